@@ -1,0 +1,228 @@
+//! `profile`: on-CPU stack sampling (bcc's `profile`, `perf record -g`).
+//!
+//! Attached to the software `cpu-clock` perf event on every CPU. Each sample is counted in the
+//! kernel under (pid, comm, kernel stack id, user stack id); userspace reads the maps once at
+//! the end. Shared layouts: `tracekit_common::profile`.
+
+use aya_ebpf::{
+    EbpfContext as _, Global,
+    bindings::{BPF_F_USER_STACK, BPF_NOEXIST},
+    helpers::{bpf_get_current_comm, bpf_get_current_pid_tgid, generated::bpf_get_stack},
+    macros::{map, perf_event, tracepoint},
+    maps::{HashMap, LruHashMap, PerCpuArray, RingBuf},
+    programs::{PerfEventContext, TracePointContext},
+};
+use tracekit_common::profile::{
+    DEFAULT_COUNT_MAP_ENTRIES, DEFAULT_STACK_MAP_ENTRIES, EVENTS_RING_BYTES, MAX_KNOWN_PIDS,
+    MAX_STACK_DEPTH, MAX_TARGET_PIDS, ProcessEvent, ProcessEventKind, STACK_ERROR, STACK_NONE,
+    STAT_COUNT, SampleKey, StackFrames, Stat, stack_hash,
+};
+
+const EFAULT: i64 = 14;
+const EEXIST: i64 = 17;
+
+/// The loader's own pid: never sampled.
+#[unsafe(no_mangle)]
+static PROFILE_SELF_PID: Global<u32> = Global::new(0);
+/// 1: only pids in `PROFILE_TARGETS` are sampled (`-p`, `-- CMD`).
+#[unsafe(no_mangle)]
+static PROFILE_FILTER_PIDS: Global<u8> = Global::new(0);
+/// 1: also count samples of the idle task (pid 0).
+#[unsafe(no_mangle)]
+static PROFILE_INCLUDE_IDLE: Global<u8> = Global::new(0);
+/// 1: collect kernel stacks.
+#[unsafe(no_mangle)]
+static PROFILE_KERNEL_STACKS: Global<u8> = Global::new(1);
+/// 1: collect user stacks.
+#[unsafe(no_mangle)]
+static PROFILE_USER_STACKS: Global<u8> = Global::new(1);
+/// Offset of `child_pid` in `sched:sched_process_fork` records, from the event's format file.
+#[unsafe(no_mangle)]
+static PROFILE_FORK_CHILD_PID_OFFSET: Global<u32> = Global::new(0);
+
+/// Stack hash to frames. Preallocated: perf_event programs may run in NMI context.
+#[map]
+static PROFILE_STACKS: HashMap<u64, StackFrames> =
+    HashMap::with_max_entries(DEFAULT_STACK_MAP_ENTRIES, 0);
+
+#[map]
+static PROFILE_COUNTS: HashMap<SampleKey, u64> =
+    HashMap::with_max_entries(DEFAULT_COUNT_MAP_ENTRIES, 0);
+
+#[map]
+static PROFILE_STATS: PerCpuArray<u64> = PerCpuArray::with_max_entries(STAT_COUNT, 0);
+
+/// Per-CPU scratch space for one stack (too big for the 512-byte BPF stack).
+#[map]
+static PROFILE_SCRATCH: PerCpuArray<StackFrames> = PerCpuArray::with_max_entries(1, 0);
+
+/// Pids selected by `-p` / `-- CMD` (value unused).
+#[map]
+static PROFILE_TARGETS: HashMap<u32, u8> = HashMap::with_max_entries(MAX_TARGET_PIDS, 0);
+
+/// Pids already announced to userspace.
+#[map]
+static PROFILE_KNOWN: LruHashMap<u32, u8> = LruHashMap::with_max_entries(MAX_KNOWN_PIDS, 0);
+
+#[map]
+static PROFILE_EVENTS: RingBuf = RingBuf::with_byte_size(EVENTS_RING_BYTES, 0);
+
+#[inline(always)]
+fn bump(stat: Stat) {
+    if let Some(counter) = PROFILE_STATS.get_ptr_mut(stat as u32) {
+        // SAFETY: per-CPU slot, only this CPU writes it while the program runs.
+        unsafe { *counter += 1 };
+    }
+}
+
+#[perf_event]
+pub fn profile_cpu_clock(ctx: PerfEventContext) -> u32 {
+    match try_profile_cpu_clock(&ctx) {
+        Ok(()) | Err(()) => 0,
+    }
+}
+
+fn try_profile_cpu_clock(ctx: &PerfEventContext) -> Result<(), ()> {
+    let pid = (bpf_get_current_pid_tgid() >> 32) as u32;
+    if pid == PROFILE_SELF_PID.load() {
+        return Ok(());
+    }
+    if pid == 0 && PROFILE_INCLUDE_IDLE.load() == 0 {
+        return Ok(());
+    }
+    if PROFILE_FILTER_PIDS.load() != 0 {
+        // SAFETY: the value is only tested for presence.
+        if unsafe { PROFILE_TARGETS.get(pid) }.is_none() {
+            return Ok(());
+        }
+    }
+
+    let kernel_stack = if PROFILE_KERNEL_STACKS.load() != 0 {
+        record_stack(ctx, 0, Stat::KernelStackError)
+    } else {
+        STACK_NONE
+    };
+    let user_stack = if PROFILE_USER_STACKS.load() != 0 && pid != 0 {
+        record_stack(ctx, u64::from(BPF_F_USER_STACK), Stat::UserStackError)
+    } else {
+        STACK_NONE
+    };
+
+    let key = SampleKey {
+        pid,
+        _pad: 0,
+        kernel_stack,
+        user_stack,
+        comm: bpf_get_current_comm().unwrap_or_default(),
+    };
+    count(&key);
+    if pid != 0 {
+        announce(pid);
+    }
+    Ok(())
+}
+
+/// Copies the current stack (kernel, or user with `BPF_F_USER_STACK`) and stores it under
+/// its hash. Returns the hash, [`STACK_NONE`] when there is no such stack, or
+/// [`STACK_ERROR`] when it could not be walked or stored (both counted).
+#[inline(always)]
+fn record_stack(ctx: &PerfEventContext, flags: u64, walk_error: Stat) -> u64 {
+    let Some(frames) = PROFILE_SCRATCH.get_ptr_mut(0) else {
+        return STACK_ERROR;
+    };
+    const BYTES: u32 = (MAX_STACK_DEPTH * 8) as u32;
+    // SAFETY: `frames` is a per-CPU map value of exactly BYTES bytes; the helper zero-fills
+    // what it does not write.
+    let copied = unsafe { bpf_get_stack(ctx.as_ptr(), frames.cast(), BYTES, flags) };
+    if copied <= 0 {
+        if copied == -EFAULT || copied == 0 {
+            return STACK_NONE;
+        }
+        bump(walk_error);
+        return STACK_ERROR;
+    }
+    let len = (copied as usize / 8).min(MAX_STACK_DEPTH);
+    // SAFETY: the map value outlives this program run and nothing else aliases it.
+    let frames = unsafe { &*frames };
+    let hash = stack_hash(frames, len);
+    // SAFETY: the value is only tested for presence.
+    if unsafe { PROFILE_STACKS.get(hash) }.is_some() {
+        return hash;
+    }
+    match PROFILE_STACKS.insert(hash, frames, u64::from(BPF_NOEXIST)) {
+        Ok(()) => hash,
+        // Another CPU stored the same stack first.
+        Err(err) if i64::from(err) == -EEXIST => hash,
+        Err(_) => {
+            bump(Stat::StackMapFull);
+            STACK_ERROR
+        }
+    }
+}
+
+/// Adds one to the key's count; a full map is counted, never hidden.
+#[inline(always)]
+fn count(key: &SampleKey) {
+    if let Some(n) = PROFILE_COUNTS.get_ptr_mut(key) {
+        crate::atomic_add(n, 1);
+        bump(Stat::Samples);
+        return;
+    }
+    match PROFILE_COUNTS.insert(key, 1, u64::from(BPF_NOEXIST)) {
+        Ok(()) => bump(Stat::Samples),
+        Err(_) => {
+            // Another CPU inserted it first (EEXIST), or the map is full (E2BIG).
+            if let Some(n) = PROFILE_COUNTS.get_ptr_mut(key) {
+                crate::atomic_add(n, 1);
+                bump(Stat::Samples);
+            } else {
+                bump(Stat::CountMapFull);
+            }
+        }
+    }
+}
+
+/// Tells userspace about a process the first time it is sampled, so it can read the
+/// process's memory map while the process is alive.
+#[inline(always)]
+fn announce(pid: u32) {
+    // SAFETY: the value is only tested for presence.
+    if unsafe { PROFILE_KNOWN.get(pid) }.is_some() {
+        return;
+    }
+    let event = ProcessEvent {
+        pid,
+        kind: ProcessEventKind::FirstSample as u32,
+    };
+    if PROFILE_EVENTS.output::<ProcessEvent>(&event, 0).is_ok() {
+        let _ = PROFILE_KNOWN.insert(pid, 1, 0);
+    } else {
+        bump(Stat::EventsLost);
+    }
+}
+
+/// `sched:sched_process_exec` (include/trace/events/sched.h): the process's memory map is
+/// replaced, so it is announced again at its next sample.
+#[tracepoint]
+pub fn profile_sched_exec(_ctx: TracePointContext) -> u32 {
+    let pid = (bpf_get_current_pid_tgid() >> 32) as u32;
+    let _ = PROFILE_KNOWN.remove(pid);
+    0
+}
+
+/// `sched:sched_process_fork` (include/trace/events/sched.h), attached for `-- CMD` only:
+/// children of a selected process are selected too.
+#[tracepoint]
+pub fn profile_sched_fork(ctx: TracePointContext) -> u32 {
+    let parent = (bpf_get_current_pid_tgid() >> 32) as u32;
+    // SAFETY: the value is only tested for presence.
+    if unsafe { PROFILE_TARGETS.get(parent) }.is_none() {
+        return 0;
+    }
+    // SAFETY: the offset comes from the event's format file; read_at checks the access.
+    if let Ok(child) = unsafe { ctx.read_at::<i32>(PROFILE_FORK_CHILD_PID_OFFSET.load() as usize) }
+    {
+        let _ = PROFILE_TARGETS.insert(child as u32, 1, 0);
+    }
+    0
+}

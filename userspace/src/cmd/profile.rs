@@ -1,0 +1,420 @@
+//! `tracekit profile`: sample on-CPU stacks, count them in the kernel, and report the
+//! hottest functions, folded stacks, a flame graph, or JSON.
+
+use std::{
+    io::Write as _,
+    time::{Duration, Instant},
+};
+
+use aya::maps::{MapData, RingBuf};
+use serde::Serialize;
+use tokio::io::{Interest, unix::AsyncFd};
+use tracekit::{
+    Error, Result, bpf, caps,
+    output::{self, Format, flamegraph, report},
+    profile::{self, Profile, Profiler, Stats},
+    stacks::{self, Stack},
+    symbolize::Symbolizer,
+    workload::{Exit, Workload},
+};
+use tracekit_common::profile::ProcessEvent;
+
+use crate::{
+    cli::{ProfileArgs, Scope},
+    cmd::session::{self, Stop, Stopper, Wake},
+};
+
+/// Runs `tracekit profile`.
+pub fn run(args: ProfileArgs, verbose: u8) -> Result<()> {
+    let started = Instant::now();
+    let hz = bpf::check_frequency(args.frequency)?;
+    let file_format = args
+        .output
+        .output
+        .as_deref()
+        .map(Format::from_path)
+        .transpose()?;
+    let scope = args.scope.scope()?;
+    let mut exit_fds = match &scope {
+        Scope::Pids(pids) => session::watch_pids(pids)?,
+        _ => Vec::new(),
+    };
+    caps::require_tracing("profile")?;
+    let scope_text = session::describe_scope(&scope);
+
+    let mut workload = match &scope {
+        Scope::Command(argv) => Some(Workload::spawn(argv)?),
+        _ => None,
+    };
+    let pids = match &scope {
+        Scope::All => None,
+        Scope::Pids(pids) => Some(pids.clone()),
+        Scope::Command(_) => workload.as_ref().map(|w| vec![w.pid()]),
+    };
+    let options = args.options(hz, pids.clone());
+    let mut profiler = Profiler::load(&options)?;
+    profiler.attach(&options)?;
+    let attached_after = started.elapsed();
+    let events = profiler.take_events()?;
+
+    let mut symbolizer = Symbolizer::new(!args.no_inline);
+    if let Scope::Pids(pids) = &scope {
+        for &pid in pids {
+            symbolizer.remember_process(pid);
+        }
+    }
+    if let Some(workload) = workload.as_mut() {
+        exit_fds.push(workload.pidfd()?);
+        workload.start()?;
+    }
+    eprintln!(
+        "Sampling on-CPU stacks of {scope_text} at {hz} Hz{}... Hit Ctrl-C to end.",
+        args.timing
+            .duration
+            .map(|d| format!(" for {d} s"))
+            .unwrap_or_default()
+    );
+
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .enable_time()
+        .build()
+        .map_err(|err| Error::runtime(format!("starting the event loop: {err}")))?;
+    let collect_started = Instant::now();
+    let mut run = Run {
+        args: &args,
+        profiler: &mut profiler,
+        symbolizer: &mut symbolizer,
+        hz,
+        interval_base: profile::RawProfile::default(),
+    };
+    let (stop, mut events) = runtime.block_on(run.collect(events, exit_fds))?;
+    let elapsed = collect_started.elapsed();
+    profiler.detach()?;
+    session::restore_default_signals();
+    remember_announced(&mut events, &mut symbolizer);
+    let raw = profiler.read()?;
+    drop(profiler);
+
+    let workload_exit = match workload.as_mut() {
+        Some(workload) => Some(session::finish_workload(workload)?),
+        None => None,
+    };
+    let profile = profile::symbolize(&raw, &symbolizer);
+    let header = Header {
+        scope: &scope_text,
+        hz,
+        elapsed,
+        cpus: options_cpus(),
+    };
+
+    if let (Some(path), Some(format)) = (args.output.output.as_deref(), file_format) {
+        output::write_file(path, |out| {
+            write_profile(out, format, &profile, &header, args.top)
+        })?;
+    }
+    let stdout_format = if args.output.json {
+        Some(Format::Json)
+    } else if args.output.output.is_none() && args.timing.interval.is_none() {
+        Some(Format::Text)
+    } else {
+        None
+    };
+    if let Some(format) = stdout_format {
+        let mut stdout = std::io::stdout().lock();
+        write_profile(&mut stdout, format, &profile, &header, args.top)
+            .and_then(|()| stdout.flush())
+            .map_err(|err| Error::Runtime {
+                what: "writing to stdout".into(),
+                source: Some(Box::new(err)),
+            })?;
+    }
+
+    print_summary(&profile, &header, stop, &scope, workload_exit);
+    if let (Some(path), Some(format)) = (args.output.output.as_deref(), file_format) {
+        eprintln!(
+            "Wrote {} ({}).",
+            path.display(),
+            match format {
+                Format::Text => "report",
+                Format::Folded => "folded stacks",
+                Format::Svg => "flame graph",
+                Format::Json => "JSON",
+            }
+        );
+    }
+    if verbose >= 1 {
+        let (user, sys, max_rss_kib) = session::own_usage();
+        eprintln!(
+            "tracekit: attached in {:.1} ms; own CPU time {:.3} s user + {:.3} s sys; peak RSS {:.1} MiB",
+            attached_after.as_secs_f64() * 1e3,
+            user.as_secs_f64(),
+            sys.as_secs_f64(),
+            max_rss_kib as f64 / 1024.0
+        );
+    }
+    Ok(())
+}
+
+fn options_cpus() -> usize {
+    aya::util::online_cpus().map(|cpus| cpus.len()).unwrap_or(0)
+}
+
+/// The state of one profiling run while it collects.
+struct Run<'a> {
+    args: &'a ProfileArgs,
+    profiler: &'a mut Profiler,
+    symbolizer: &'a mut Symbolizer,
+    hz: u64,
+    interval_base: profile::RawProfile,
+}
+
+impl Run<'_> {
+    /// Collects until a stop condition, caching each newly sampled process's memory map as
+    /// it is announced, and printing interval reports. Returns why it stopped.
+    async fn collect(
+        &mut self,
+        events: RingBuf<MapData>,
+        exit_fds: Vec<std::os::fd::OwnedFd>,
+    ) -> Result<(Stop, RingBuf<MapData>)> {
+        let io =
+            |err: std::io::Error| Error::runtime(format!("polling the event ring buffer: {err}"));
+        // SAFETY: the ring buffer owns its map fd, which stays open and unchanged until
+        // into_inner() hands it back.
+        let mut events = unsafe { AsyncFd::register_with_interest(events, Interest::READABLE) }
+            .map_err(|err| io(err.into()))?;
+        let mut stopper = Stopper::new(
+            self.args.timing.duration,
+            self.args.timing.interval,
+            exit_fds,
+        )?;
+        let mut last_tick = Instant::now();
+        let stop = loop {
+            tokio::select! {
+                guard = events.readable_mut() => {
+                    let mut guard = guard.map_err(io)?;
+                    remember_announced(guard.get_inner_mut(), self.symbolizer);
+                    guard.clear_ready();
+                }
+                wake = stopper.next() => match wake {
+                    Wake::Stop(stop) => break stop,
+                    Wake::Tick => {
+                        self.print_interval(last_tick.elapsed())?;
+                        last_tick = Instant::now();
+                    }
+                },
+            }
+        };
+        if self.args.timing.interval.is_some() {
+            remember_announced(events.get_mut(), self.symbolizer);
+            self.print_interval(last_tick.elapsed())?;
+        }
+        Ok((stop, events.into_inner()))
+    }
+
+    /// Prints what was sampled since the last interval.
+    fn print_interval(&mut self, elapsed: Duration) -> Result<()> {
+        let now = self.profiler.read()?;
+        let delta = now.since(&self.interval_base);
+        self.interval_base = now;
+        let profile = profile::symbolize(&delta, self.symbolizer);
+        let header = Header {
+            scope: &format!("interval ending {}", session::clock_time()),
+            hz: self.hz,
+            elapsed,
+            cpus: self.profiler.cpus(),
+        };
+        let format = if self.args.output.json {
+            Format::Json
+        } else {
+            Format::Text
+        };
+        let mut stdout = std::io::stdout().lock();
+        write_profile(&mut stdout, format, &profile, &header, self.args.top)
+            .and_then(|()| writeln!(stdout))
+            .and_then(|()| stdout.flush())
+            .map_err(|err| Error::Runtime {
+                what: "writing to stdout".into(),
+                source: Some(Box::new(err)),
+            })
+    }
+}
+
+/// Caches the memory map of every process the kernel announced as newly sampled.
+fn remember_announced(events: &mut RingBuf<MapData>, symbolizer: &mut Symbolizer) {
+    while let Some(item) = events.next() {
+        if item.len() < size_of::<ProcessEvent>() {
+            continue;
+        }
+        // SAFETY: the kernel wrote a ProcessEvent; read_unaligned copes with any alignment.
+        let event: ProcessEvent = unsafe { std::ptr::read_unaligned(item.as_ptr().cast()) };
+        drop(item);
+        symbolizer.remember_process(event.pid);
+    }
+}
+
+/// What a profile covered, for titles and headers.
+struct Header<'a> {
+    scope: &'a str,
+    hz: u64,
+    elapsed: Duration,
+    cpus: usize,
+}
+
+impl Header<'_> {
+    fn title(&self) -> String {
+        format!(
+            "tracekit profile: {}, {:.1} s at {} Hz",
+            self.scope,
+            self.elapsed.as_secs_f64(),
+            self.hz
+        )
+    }
+}
+
+/// The JSON form of a profile.
+#[derive(Serialize)]
+struct JsonProfile<'a> {
+    event: &'static str,
+    scope: &'a str,
+    frequency_hz: u64,
+    duration_s: f64,
+    cpus: usize,
+    samples: u64,
+    lost: JsonLost,
+    stacks: &'a [Stack],
+}
+
+#[derive(Serialize)]
+struct JsonLost {
+    #[serde(flatten)]
+    kernel: Stats,
+    unwalked_stacks: u64,
+}
+
+fn write_profile(
+    out: &mut impl std::io::Write,
+    format: Format,
+    profile: &Profile,
+    header: &Header<'_>,
+    top: usize,
+) -> std::io::Result<()> {
+    match format {
+        Format::Text => {
+            let (ranked, total) = stacks::hottest(&profile.stacks);
+            let line = format!(
+                "{} samples of cpu-clock at {} Hz over {:.1} s, {}, {} CPUs",
+                total,
+                header.hz,
+                header.elapsed.as_secs_f64(),
+                header.scope,
+                header.cpus
+            );
+            out.write_all(report::render(&line, &ranked, total, top).as_bytes())
+        }
+        Format::Folded => output::write_folded(out, &stacks::fold(&profile.stacks)),
+        Format::Svg => {
+            let folded = stacks::fold(&profile.stacks);
+            let total: u64 = folded.iter().map(|(_, count)| count).sum();
+            let subtitle = format!(
+                "{total} samples on {} CPUs; kernel frames end in _[k]",
+                header.cpus
+            );
+            flamegraph::write_svg(out, &folded, &header.title(), Some(&subtitle), "samples")
+        }
+        Format::Json => {
+            let json = JsonProfile {
+                event: "cpu-clock",
+                scope: header.scope,
+                frequency_hz: header.hz,
+                duration_s: header.elapsed.as_secs_f64(),
+                cpus: header.cpus,
+                samples: profile.stacks.iter().map(|s| s.count).sum(),
+                lost: JsonLost {
+                    kernel: profile.stats,
+                    unwalked_stacks: profile.unwalked,
+                },
+                stacks: &profile.stacks,
+            };
+            serde_json::to_writer(&mut *out, &json)?;
+            writeln!(out)
+        }
+    }
+}
+
+/// The end-of-run account on stderr: what was sampled, why it stopped, and everything lost.
+fn print_summary(
+    profile: &Profile,
+    header: &Header<'_>,
+    stop: Stop,
+    scope: &Scope,
+    workload_exit: Option<Exit>,
+) {
+    let stats = &profile.stats;
+    let processes: std::collections::HashSet<u32> = profile.stacks.iter().map(|s| s.pid).collect();
+    let why = match (stop, scope) {
+        (Stop::Duration, _) => "duration reached".to_string(),
+        (Stop::Signal(name), _) => format!("{name} received"),
+        (Stop::Exited, Scope::Command(_)) => "command exited".to_string(),
+        (Stop::Exited, _) => "traced processes exited".to_string(),
+    };
+    eprintln!(
+        "Collected {} samples from {} processes in {:.2} s at {} Hz on {} CPUs ({why}).",
+        stats.samples,
+        processes.len(),
+        header.elapsed.as_secs_f64(),
+        header.hz,
+        header.cpus
+    );
+    let mut lost = Vec::new();
+    if stats.count_map_full > 0 {
+        lost.push(format!(
+            "{} samples to a full count map (raise --count-map-size)",
+            stats.count_map_full
+        ));
+    }
+    if stats.stack_map_full > 0 {
+        lost.push(format!(
+            "{} stacks to a full stack map (raise --stack-storage-size)",
+            stats.stack_map_full
+        ));
+    }
+    let errors = stats.kernel_stack_errors + stats.user_stack_errors;
+    if errors > 0 {
+        lost.push(format!(
+            "{errors} stacks the kernel could not walk ({} kernel, {} user)",
+            stats.kernel_stack_errors, stats.user_stack_errors
+        ));
+    }
+    if profile.unwalked > 0 {
+        lost.push(format!("{} samples with no stack at all", profile.unwalked));
+    }
+    if stats.events_lost > 0 {
+        lost.push(format!(
+            "{} new-process notices to a full ring buffer (their symbols may not resolve if they exited)",
+            stats.events_lost
+        ));
+    }
+    if lost.is_empty() {
+        eprintln!("Lost: nothing.");
+    } else {
+        eprintln!("Lost: {}.", lost.join("; "));
+    }
+    for broken in &profile.broken {
+        eprintln!(
+            "tracekit: warning: pid {} ({}): {} of its {} user stacks have fewer than {} frames; \
+             its stacks look broken, likely built without frame pointers \
+             (C/C++: -fno-omit-frame-pointer; Rust: -C force-frame-pointers=yes)",
+            broken.pid,
+            broken.comm,
+            broken.short,
+            broken.samples,
+            profile::SHORT_STACK_FRAMES
+        );
+    }
+    match workload_exit {
+        Some(Exit::Code(0)) | None => {}
+        Some(Exit::Code(code)) => eprintln!("The command exited with status {code}."),
+        Some(Exit::Signal(signal)) => eprintln!("The command was killed by signal {signal}."),
+    }
+}

@@ -1,0 +1,106 @@
+//! `tracekit`: the command-line front end. Glue only: parsing, exit codes, error lines.
+//!
+//! Exit status: 0 on success (and on a closed stdout pipe), 2 for bad input, 1 for failures
+//! at run time. Every error is one line on stderr, `tracekit: ...`.
+
+mod cli;
+mod cmd;
+mod logger;
+
+use std::process::ExitCode;
+
+use clap::{Parser as _, error::ErrorKind};
+
+use crate::cli::{Cli, Command};
+
+fn main() -> ExitCode {
+    std::panic::set_hook(Box::new(|info| {
+        let location = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        let message = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        eprintln!("tracekit: internal error{location}: {message} (please report this)");
+    }));
+
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => return clap_error(err),
+    };
+    logger::init(cli.verbose);
+    let result = match cli.command {
+        Command::Profile(args) => cmd::profile::run(args, cli.verbose),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => report(&err),
+    }
+}
+
+/// Prints an error as one line (the error, then each distinct cause) and picks the status.
+fn report(err: &tracekit::Error) -> ExitCode {
+    let mut parts = vec![first_line(&err.to_string())];
+    let mut source = std::error::Error::source(err);
+    let mut broken_pipe = false;
+    while let Some(cause) = source {
+        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+            broken_pipe |= io.kind() == std::io::ErrorKind::BrokenPipe;
+        }
+        let line = first_line(&cause.to_string());
+        if !parts.iter().any(|part| part.contains(&line)) {
+            parts.push(line);
+        }
+        source = cause.source();
+    }
+    if broken_pipe {
+        return ExitCode::SUCCESS;
+    }
+    eprintln!("tracekit: {}", parts.join(": "));
+    ExitCode::from(err.exit_code())
+}
+
+/// The first line of a message (verifier logs run to thousands of lines; -vv logs them).
+fn first_line(message: &str) -> String {
+    let mut lines = message.lines();
+    let first = lines.next().unwrap_or("").trim_end().to_string();
+    if lines.next().is_some() {
+        log::debug!("{message}");
+        format!("{first} [...]")
+    } else {
+        first
+    }
+}
+
+/// Clap's errors, reduced to one line: the error and clap's tip, if any. Exit status 2.
+fn clap_error(err: clap::Error) -> ExitCode {
+    match err.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = err.print();
+            return ExitCode::SUCCESS;
+        }
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = err.print();
+            return ExitCode::from(2);
+        }
+        _ => {}
+    }
+    let rendered = err.render().to_string();
+    let mut parts = Vec::new();
+    for line in rendered.lines().map(str::trim) {
+        if let Some(message) = line.strip_prefix("error: ") {
+            parts.push(message.to_string());
+        } else if let Some(tip) = line.strip_prefix("tip: ") {
+            parts.push(tip.to_string());
+        }
+    }
+    if parts.is_empty() {
+        parts.push(rendered.trim().replace('\n', " "));
+    }
+    eprintln!("tracekit: {} (see --help)", parts.join("; "));
+    ExitCode::from(2)
+}

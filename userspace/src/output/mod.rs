@@ -1,0 +1,114 @@
+//! Rendering results: text reports, folded stacks, flame graphs, JSON.
+//!
+//! `-o FILE` picks the format from the file's extension, the same way in every subcommand.
+
+pub mod flamegraph;
+pub mod report;
+
+use std::{
+    fs::File,
+    io::{self, BufWriter, Write},
+    path::Path,
+};
+
+use crate::{Error, Result};
+
+/// A file format `-o` can write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// The text report that would go to stdout (`.txt`).
+    Text,
+    /// Folded stacks, `comm;outer;...;leaf count` per line (`.folded`).
+    Folded,
+    /// An SVG flame graph (`.svg`).
+    Svg,
+    /// JSON (`.json`).
+    Json,
+}
+
+impl Format {
+    /// Extensions accepted by `-o`, with their formats.
+    pub const EXTENSIONS: [(&'static str, Format); 4] = [
+        ("txt", Format::Text),
+        ("folded", Format::Folded),
+        ("svg", Format::Svg),
+        ("json", Format::Json),
+    ];
+
+    /// The format named by a path's extension; a usage error listing the valid ones otherwise.
+    pub fn from_path(path: &Path) -> Result<Self> {
+        let extension = path.extension().and_then(|ext| ext.to_str()).unwrap_or("");
+        Self::EXTENSIONS
+            .iter()
+            .find(|(ext, _)| ext.eq_ignore_ascii_case(extension))
+            .map(|&(_, format)| format)
+            .ok_or_else(|| {
+                let valid: Vec<_> = Self::EXTENSIONS
+                    .iter()
+                    .map(|(ext, _)| format!(".{ext}"))
+                    .collect();
+                Error::usage(format!(
+                    "-o {}: cannot tell the format from {}; use one of {}",
+                    path.display(),
+                    if extension.is_empty() {
+                        "a name without an extension".to_string()
+                    } else {
+                        format!("the extension `.{extension}`")
+                    },
+                    valid.join(", ")
+                ))
+            })
+    }
+}
+
+/// Creates (truncates) an output file, with an error naming it.
+pub fn create(path: &Path) -> Result<BufWriter<File>> {
+    File::create(path)
+        .map(BufWriter::new)
+        .map_err(|err| Error::runtime(format!("cannot write {}: {err}", path.display())))
+}
+
+/// Writes `content` with `write` to `path`, flushing, with errors naming the file.
+pub fn write_file(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
+) -> Result<()> {
+    let mut file = create(path)?;
+    write(&mut file)
+        .and_then(|()| file.flush())
+        .map_err(|err| Error::runtime(format!("writing {}: {err}", path.display())))
+}
+
+/// Writes folded stack lines (`path count`).
+pub fn write_folded(out: &mut impl Write, folded: &[(String, u64)]) -> io::Result<()> {
+    for (path, count) in folded {
+        writeln!(out, "{path} {count}")?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn format_from_extension() {
+        assert_eq!(Format::from_path(Path::new("x.svg")).unwrap(), Format::Svg);
+        assert_eq!(
+            Format::from_path(Path::new("a/b.FOLDED")).unwrap(),
+            Format::Folded
+        );
+        assert_eq!(
+            Format::from_path(Path::new("out.png"))
+                .unwrap_err()
+                .to_string(),
+            "-o out.png: cannot tell the format from the extension `.png`; \
+             use one of .txt, .folded, .svg, .json"
+        );
+        assert_eq!(
+            Format::from_path(Path::new("out")).unwrap_err().to_string(),
+            "-o out: cannot tell the format from a name without an extension; \
+             use one of .txt, .folded, .svg, .json"
+        );
+    }
+}

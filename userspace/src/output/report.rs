@@ -1,0 +1,124 @@
+//! The text report of a profile: hottest functions by self samples, in the columns of
+//! `perf report --stdio --no-children` (Overhead, Command, Shared Object, Symbol).
+
+use std::fmt::Write as _;
+
+use crate::stacks::{FrameKind, HotFunction};
+
+/// Renders the `limit` hottest functions of `ranked` (from [`crate::stacks::hottest`]) under
+/// a `# header` line. `total` is the number of samples the shares are of.
+///
+/// ```
+/// use tracekit::{output::report::render, stacks::{FrameKind, HotFunction}};
+/// let ranked = [HotFunction {
+///     samples: 3, comm: "burner".into(), module: "burner".into(),
+///     symbol: "leaf".into(), kind: FrameKind::User,
+/// }];
+/// let text = render("3 samples", &ranked, 4, 20);
+/// let rows: Vec<&str> = text.lines().collect();
+/// assert_eq!(rows[2], "# Overhead  Samples  Command  Shared Object  Symbol");
+/// assert_eq!(rows[4], "    75.00%        3  burner   burner         [.] leaf");
+/// ```
+pub fn render(header: &str, ranked: &[HotFunction], total: u64, limit: usize) -> String {
+    let shown = &ranked[..ranked.len().min(limit)];
+    let width = |title: &str, column: &dyn Fn(&HotFunction) -> usize| {
+        shown.iter().map(column).max().unwrap_or(0).max(title.len())
+    };
+    let comm_w = width("Command", &|f| f.comm.len());
+    let module_w = width("Shared Object", &|f| f.module.len());
+
+    let mut out = String::new();
+    let _ = writeln!(out, "# {header}\n#");
+    let _ = writeln!(
+        out,
+        "# Overhead  Samples  {:comm_w$}  {:module_w$}  Symbol",
+        "Command", "Shared Object"
+    );
+    let _ = writeln!(
+        out,
+        "# ........  .......  {}  {}  ......",
+        ".".repeat(comm_w),
+        ".".repeat(module_w)
+    );
+    for function in shown {
+        let share = if total == 0 {
+            0.0
+        } else {
+            100.0 * function.samples as f64 / total as f64
+        };
+        let mark = match function.kind {
+            FrameKind::User => "[.]",
+            FrameKind::Kernel => "[k]",
+        };
+        let _ = writeln!(
+            out,
+            "{:>10}  {:>7}  {:comm_w$}  {:module_w$}  {mark} {}",
+            format!("{share:.2}%"),
+            function.samples,
+            function.comm,
+            function.module,
+            function.symbol,
+        );
+    }
+    if ranked.len() > shown.len() {
+        let rest: u64 = ranked[shown.len()..].iter().map(|f| f.samples).sum();
+        let _ = writeln!(
+            out,
+            "#\n# {} more functions hold the other {rest} samples; -o FILE.folded keeps every stack",
+            ranked.len() - shown.len()
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hot(samples: u64, comm: &str, module: &str, symbol: &str, kind: FrameKind) -> HotFunction {
+        HotFunction {
+            samples,
+            comm: comm.into(),
+            module: module.into(),
+            symbol: symbol.into(),
+            kind,
+        }
+    }
+
+    #[test]
+    fn renders_perf_report_columns_and_truncates() {
+        let ranked = [
+            hot(288, "burner", "burner", "leaf", FrameKind::User),
+            hot(
+                7,
+                "syscall-loop",
+                "[kernel.kallsyms]",
+                "do_syscall_64",
+                FrameKind::Kernel,
+            ),
+            hot(2, "burner", "libc.so.6", "clock_gettime", FrameKind::User),
+        ];
+        let text = render("297 samples", &ranked, 297, 2);
+        assert_eq!(
+            text,
+            "# 297 samples\n\
+             #\n\
+             # Overhead  Samples  Command       Shared Object      Symbol\n\
+             # ........  .......  ............  .................  ......\n\
+             \x20   96.97%      288  burner        burner             [.] leaf\n\
+             \x20    2.36%        7  syscall-loop  [kernel.kallsyms]  [k] do_syscall_64\n\
+             #\n\
+             # 1 more functions hold the other 2 samples; -o FILE.folded keeps every stack\n"
+        );
+    }
+
+    #[test]
+    fn renders_empty_profile() {
+        assert_eq!(
+            render("0 samples", &[], 0, 20),
+            "# 0 samples\n#\n\
+             # Overhead  Samples  Command  Shared Object  Symbol\n\
+             # ........  .......  .......  .............  ......\n"
+        );
+    }
+}

@@ -1,0 +1,514 @@
+//! The kernel side of `tracekit profile`: load, attach, read and detach the `profile`
+//! programs (`ebpf/src/profile.rs`, layouts in `tracekit_common::profile`).
+//!
+//! Samples come from the software `cpu-clock` perf event, one per online CPU, with a fixed
+//! period of `1e9 / HZ` ns (exact rate, unlike frequency mode's feedback loop). Counting
+//! happens in the kernel; [`Profiler::read`] copies the counts and the stacks they refer to.
+
+use std::collections::HashMap;
+
+use aya::{
+    Ebpf, EbpfLoader,
+    maps::{HashMap as BpfHashMap, MapData, PerCpuArray, RingBuf},
+    programs::{
+        PerfEvent, TracePoint,
+        perf_event::{PerfEventConfig, PerfEventScope, SamplePolicy, SoftwareEvent},
+    },
+    util::online_cpus,
+};
+use tracekit_common::profile::{STACK_ERROR, STACK_NONE, STAT_COUNT, SampleKey, StackFrames, Stat};
+
+use crate::{
+    Error, Result,
+    error::Context as _,
+    stacks::{Frame, Stack},
+    symbolize::Symbolizer,
+    tracefs,
+};
+
+/// What to sample and how big the kernel maps are.
+#[derive(Clone, Debug)]
+pub struct ProfileOptions {
+    /// Samples per second per CPU (`-F`).
+    pub frequency_hz: u64,
+    /// The processes to sample; `None` samples all of them (`-a`).
+    pub pids: Option<Vec<u32>>,
+    /// Also sample the children a selected process forks (for `-- CMD`).
+    pub follow_children: bool,
+    /// Count samples of the idle task (pid 0).
+    pub include_idle: bool,
+    /// Record kernel stacks.
+    pub kernel_stacks: bool,
+    /// Record user stacks.
+    pub user_stacks: bool,
+    /// Distinct stacks the stack trace map holds (`--stack-storage-size`).
+    pub stack_map_entries: u32,
+    /// Distinct (pid, comm, stacks) keys counted (`--count-map-size`).
+    pub count_map_entries: u32,
+}
+
+/// Counters the kernel program kept, summed over CPUs. See [`Stat`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Stats {
+    /// Samples counted.
+    pub samples: u64,
+    /// Samples dropped because the count map was full.
+    pub count_map_full: u64,
+    /// Stacks dropped because the stack map was full.
+    pub stack_map_full: u64,
+    /// Kernel stacks the kernel failed to walk.
+    pub kernel_stack_errors: u64,
+    /// User stacks the kernel failed to walk.
+    pub user_stack_errors: u64,
+    /// New-process announcements lost to a full ring buffer.
+    pub events_lost: u64,
+}
+
+impl Stats {
+    fn from_counters(c: &[u64; STAT_COUNT as usize]) -> Self {
+        Self {
+            samples: c[Stat::Samples as usize],
+            count_map_full: c[Stat::CountMapFull as usize],
+            stack_map_full: c[Stat::StackMapFull as usize],
+            kernel_stack_errors: c[Stat::KernelStackError as usize],
+            user_stack_errors: c[Stat::UserStackError as usize],
+            events_lost: c[Stat::EventsLost as usize],
+        }
+    }
+
+    /// Counter-wise `self - earlier` (for interval output).
+    pub fn since(&self, earlier: &Self) -> Self {
+        Self {
+            samples: self.samples - earlier.samples,
+            count_map_full: self.count_map_full - earlier.count_map_full,
+            stack_map_full: self.stack_map_full - earlier.stack_map_full,
+            kernel_stack_errors: self.kernel_stack_errors - earlier.kernel_stack_errors,
+            user_stack_errors: self.user_stack_errors - earlier.user_stack_errors,
+            events_lost: self.events_lost - earlier.events_lost,
+        }
+    }
+}
+
+/// A copy of the kernel maps: counts per key, and the stacks the keys refer to.
+#[derive(Clone, Debug, Default)]
+pub struct RawProfile {
+    /// Samples per key.
+    pub counts: HashMap<SampleKey, u64>,
+    /// Stack hash to instruction pointers, leaf first.
+    pub stacks: HashMap<u64, Vec<u64>>,
+    /// The kernel program's counters.
+    pub stats: Stats,
+}
+
+impl RawProfile {
+    /// What was counted after `earlier` was read: counts minus earlier counts (for `-i`).
+    pub fn since(&self, earlier: &RawProfile) -> RawProfile {
+        let counts = self
+            .counts
+            .iter()
+            .filter_map(|(key, &count)| {
+                let before = earlier.counts.get(key).copied().unwrap_or(0);
+                (count > before).then_some((*key, count - before))
+            })
+            .collect();
+        RawProfile {
+            counts,
+            stacks: self.stacks.clone(),
+            stats: self.stats.since(&earlier.stats),
+        }
+    }
+}
+
+/// Loaded (and, after [`Profiler::attach`], attached) profile programs.
+pub struct Profiler {
+    ebpf: Ebpf,
+    attached_cpus: usize,
+}
+
+const PERF_PROGRAM: &str = "profile_cpu_clock";
+const EXEC_PROGRAM: &str = "profile_sched_exec";
+const FORK_PROGRAM: &str = "profile_sched_fork";
+
+impl Profiler {
+    /// Loads the programs with `options` baked in as globals and map sizes.
+    pub fn load(options: &ProfileOptions) -> Result<Self> {
+        crate::bpf::raise_memlock_limit();
+        let self_pid = std::process::id();
+        let filter = u8::from(options.pids.is_some());
+        let include_idle = u8::from(options.include_idle);
+        let kernel_stacks = u8::from(options.kernel_stacks);
+        let user_stacks = u8::from(options.user_stacks);
+        let fork_offset = if options.follow_children {
+            let tracefs = tracefs::root()?;
+            let format = tracefs::EventFormat::read(&tracefs, "sched", "sched_process_fork")?;
+            format
+                .field("child_pid")
+                .ok_or_else(|| Error::runtime("sched:sched_process_fork has no child_pid field"))?
+                .offset
+        } else {
+            0
+        };
+        let mut loader = EbpfLoader::new();
+        loader
+            .override_global("PROFILE_SELF_PID", &self_pid, true)
+            .override_global("PROFILE_FILTER_PIDS", &filter, true)
+            .override_global("PROFILE_INCLUDE_IDLE", &include_idle, true)
+            .override_global("PROFILE_KERNEL_STACKS", &kernel_stacks, true)
+            .override_global("PROFILE_USER_STACKS", &user_stacks, true)
+            .override_global("PROFILE_FORK_CHILD_PID_OFFSET", &fork_offset, true)
+            .map_max_entries("PROFILE_STACKS", options.stack_map_entries)
+            .map_max_entries("PROFILE_COUNTS", options.count_map_entries);
+        let mut ebpf = loader
+            .load(crate::bpf::object()?)
+            .context("loading the profile BPF programs")?;
+
+        if let Some(pids) = &options.pids {
+            let mut targets: BpfHashMap<_, u32, u8> =
+                BpfHashMap::try_from(ebpf.map_mut("PROFILE_TARGETS").expect("map in object"))
+                    .context("opening PROFILE_TARGETS")?;
+            for &pid in pids {
+                targets
+                    .insert(pid, 1, 0)
+                    .with_context(|| format!("selecting pid {pid}"))?;
+            }
+        }
+        Ok(Self {
+            ebpf,
+            attached_cpus: 0,
+        })
+    }
+
+    /// Attaches the sampler to every online CPU and the process-tracking tracepoints.
+    pub fn attach(&mut self, options: &ProfileOptions) -> Result<()> {
+        let period_ns = 1_000_000_000 / options.frequency_hz;
+        let cpus = online_cpus().map_err(|(path, err)| {
+            Error::runtime(format!("reading the online CPUs from {path}: {err}"))
+        })?;
+        let program: &mut PerfEvent = self
+            .ebpf
+            .program_mut(PERF_PROGRAM)
+            .expect("program in object")
+            .try_into()
+            .context("profile program type")?;
+        program.load().context("loading the cpu-clock sampler")?;
+        for &cpu in &cpus {
+            program
+                .attach(
+                    PerfEventConfig::Software(SoftwareEvent::CpuClock),
+                    PerfEventScope::AllProcessesOneCpu { cpu },
+                    SamplePolicy::Period(period_ns),
+                    false,
+                )
+                .with_context(|| format!("attaching to cpu-clock on cpu {cpu}"))?;
+        }
+        self.attached_cpus = cpus.len();
+
+        let mut tracepoints = vec![(EXEC_PROGRAM, "sched_process_exec")];
+        if options.follow_children {
+            tracepoints.push((FORK_PROGRAM, "sched_process_fork"));
+        }
+        tracefs::root()?;
+        for (name, event) in tracepoints {
+            let program: &mut TracePoint = self
+                .ebpf
+                .program_mut(name)
+                .expect("program in object")
+                .try_into()
+                .context("tracepoint program type")?;
+            program
+                .load()
+                .with_context(|| format!("loading the sched:{event} program"))?;
+            program
+                .attach("sched", event)
+                .with_context(|| format!("attaching to tracepoint sched:{event}"))?;
+        }
+        Ok(())
+    }
+
+    /// The number of CPUs sampled.
+    pub fn cpus(&self) -> usize {
+        self.attached_cpus
+    }
+
+    /// The ring buffer announcing new processes (to be polled by the caller).
+    pub fn take_events(&mut self) -> Result<RingBuf<MapData>> {
+        let map = self
+            .ebpf
+            .take_map("PROFILE_EVENTS")
+            .ok_or_else(|| Error::runtime("PROFILE_EVENTS already taken"))?;
+        RingBuf::try_from(map).context("opening the PROFILE_EVENTS ring buffer")
+    }
+
+    /// Detaches and unloads every program; the maps stay readable.
+    pub fn detach(&mut self) -> Result<()> {
+        let program: &mut PerfEvent = self
+            .ebpf
+            .program_mut(PERF_PROGRAM)
+            .expect("program in object")
+            .try_into()
+            .context("profile program type")?;
+        let _ = program.unload();
+        for name in [EXEC_PROGRAM, FORK_PROGRAM] {
+            let program: &mut TracePoint = self
+                .ebpf
+                .program_mut(name)
+                .expect("program in object")
+                .try_into()
+                .context("tracepoint program type")?;
+            let _ = program.unload();
+        }
+        Ok(())
+    }
+
+    /// Copies the counts, the stacks they use, and the counters out of the kernel.
+    pub fn read(&self) -> Result<RawProfile> {
+        let counts_map: BpfHashMap<_, SampleKey, u64> =
+            BpfHashMap::try_from(self.ebpf.map("PROFILE_COUNTS").expect("map in object"))
+                .context("opening PROFILE_COUNTS")?;
+        let mut counts = HashMap::new();
+        for entry in counts_map.iter() {
+            let (key, count) = entry.context("reading PROFILE_COUNTS")?;
+            counts.insert(key, count);
+        }
+
+        let stack_map: BpfHashMap<_, u64, StackFrames> =
+            BpfHashMap::try_from(self.ebpf.map("PROFILE_STACKS").expect("map in object"))
+                .context("opening PROFILE_STACKS")?;
+        let mut stacks = HashMap::new();
+        for key in counts.keys() {
+            for hash in [key.kernel_stack, key.user_stack] {
+                if hash == STACK_NONE || hash == STACK_ERROR || stacks.contains_key(&hash) {
+                    continue;
+                }
+                if let Ok(frames) = stack_map.get(&hash, 0) {
+                    let len = frames
+                        .iter()
+                        .position(|&ip| ip == 0)
+                        .unwrap_or(frames.len());
+                    stacks.insert(hash, frames[..len].to_vec());
+                }
+            }
+        }
+
+        let stats_map: PerCpuArray<_, u64> =
+            PerCpuArray::try_from(self.ebpf.map("PROFILE_STATS").expect("map in object"))
+                .context("opening PROFILE_STATS")?;
+        let mut counters = [0u64; STAT_COUNT as usize];
+        for (index, counter) in counters.iter_mut().enumerate() {
+            let per_cpu = stats_map
+                .get(&(index as u32), 0)
+                .context("reading PROFILE_STATS")?;
+            *counter = per_cpu.iter().sum();
+        }
+        Ok(RawProfile {
+            counts,
+            stacks,
+            stats: Stats::from_counters(&counters),
+        })
+    }
+}
+
+/// A profile with every address resolved, and what the stacks say about their own quality.
+#[derive(Clone, Debug, Default)]
+pub struct Profile {
+    /// Distinct stacks with their sample counts.
+    pub stacks: Vec<Stack>,
+    /// The kernel program's counters.
+    pub stats: Stats,
+    /// Samples with neither a kernel nor a user stack.
+    pub unwalked: u64,
+    /// Processes whose user stacks are mostly too short to be real (see [`BrokenStacks`]).
+    pub broken: Vec<BrokenStacks>,
+}
+
+/// A process whose user stacks look broken: most have fewer than [`SHORT_STACK_FRAMES`]
+/// frames, which on x86_64 almost always means code built without frame pointers (the
+/// first thing the Netflix profiling checklist asks to fix).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BrokenStacks {
+    /// Process id.
+    pub pid: u32,
+    /// Its command name.
+    pub comm: String,
+    /// Samples with a user stack.
+    pub samples: u64,
+    /// Of those, samples whose user stack is shorter than [`SHORT_STACK_FRAMES`].
+    pub short: u64,
+}
+
+/// User stacks with fewer frames than this count as short.
+pub const SHORT_STACK_FRAMES: usize = 3;
+/// A process is only judged on at least this many samples.
+const MIN_SAMPLES_TO_JUDGE: u64 = 20;
+
+/// Frame shown where a stack was lost (collision or error), as bcc's `[Missed User Stack]`.
+const MISSING_USER: &str = "[missing user stack]";
+const MISSING_KERNEL: &str = "[missing kernel stack]";
+
+/// Resolves every stack of `raw` with `symbolizer`, each distinct stack once.
+pub fn symbolize(raw: &RawProfile, symbolizer: &Symbolizer) -> Profile {
+    let mut kernel_cache: HashMap<u64, Vec<Frame>> = HashMap::new();
+    let mut user_cache: HashMap<(u32, u64), Vec<Frame>> = HashMap::new();
+    let mut judged: HashMap<u32, (String, u64, u64)> = HashMap::new();
+    let mut unwalked = 0;
+    let mut stacks = Vec::with_capacity(raw.counts.len());
+
+    let mut keys: Vec<_> = raw.counts.iter().collect();
+    keys.sort_unstable_by_key(|(key, _)| **key);
+    for (key, &count) in keys {
+        let comm = comm_string(&key.comm);
+        let mut frames = Vec::new();
+        match stack_frames(raw, key.user_stack) {
+            StackLookup::Frames(ips) => {
+                let resolved = user_cache
+                    .entry((key.pid, key.user_stack))
+                    .or_insert_with(|| symbolizer.user_stack(key.pid, ips));
+                let entry = judged
+                    .entry(key.pid)
+                    .or_insert_with(|| (comm.clone(), 0, 0));
+                entry.1 += count;
+                if ips.len() < SHORT_STACK_FRAMES {
+                    entry.2 += count;
+                }
+                frames.extend(resolved.iter().cloned());
+            }
+            StackLookup::Missing => frames.push(Frame::user(MISSING_USER, None)),
+            StackLookup::None => {}
+        }
+        match stack_frames(raw, key.kernel_stack) {
+            StackLookup::Frames(ips) => {
+                let resolved = kernel_cache
+                    .entry(key.kernel_stack)
+                    .or_insert_with(|| symbolizer.kernel_stack(ips));
+                frames.extend(resolved.iter().cloned());
+            }
+            StackLookup::Missing => frames.push(Frame::kernel(MISSING_KERNEL)),
+            StackLookup::None => {}
+        }
+        if frames.is_empty() {
+            unwalked += count;
+        }
+        stacks.push(Stack {
+            pid: key.pid,
+            comm,
+            frames,
+            count,
+        });
+    }
+
+    let mut broken: Vec<BrokenStacks> = judged
+        .into_iter()
+        .filter(|(_, (_, samples, short))| *samples >= MIN_SAMPLES_TO_JUDGE && short * 2 > *samples)
+        .map(|(pid, (comm, samples, short))| BrokenStacks {
+            pid,
+            comm,
+            samples,
+            short,
+        })
+        .collect();
+    broken.sort_by_key(|b| std::cmp::Reverse(b.samples));
+    Profile {
+        stacks,
+        stats: raw.stats,
+        unwalked,
+        broken,
+    }
+}
+
+enum StackLookup<'a> {
+    Frames(&'a [u64]),
+    /// The stack existed but was lost (walk error, full stack map).
+    Missing,
+    /// There was no stack of this kind (kernel stack of a user-mode sample, user stack of a
+    /// kernel thread) or it was not asked for.
+    None,
+}
+
+fn stack_frames(raw: &RawProfile, hash: u64) -> StackLookup<'_> {
+    if hash == STACK_NONE {
+        return StackLookup::None;
+    }
+    match raw.stacks.get(&hash) {
+        Some(ips) if !ips.is_empty() => StackLookup::Frames(ips),
+        _ => StackLookup::Missing,
+    }
+}
+
+/// A NUL-padded `comm` as text.
+pub fn comm_string(comm: &[u8]) -> String {
+    let end = comm.iter().position(|&b| b == 0).unwrap_or(comm.len());
+    String::from_utf8_lossy(&comm[..end]).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    fn key(pid: u32, kernel: u64, user: u64, comm: &str) -> SampleKey {
+        let mut c = [0u8; 16];
+        c[..comm.len()].copy_from_slice(comm.as_bytes());
+        SampleKey {
+            pid,
+            _pad: 0,
+            kernel_stack: kernel,
+            user_stack: user,
+            comm: c,
+        }
+    }
+
+    #[test]
+    fn since_subtracts_earlier_counts() {
+        let mut earlier = RawProfile::default();
+        earlier.counts.insert(key(1, STACK_NONE, 3, "a"), 5);
+        earlier.stats.samples = 5;
+        let mut now = earlier.clone();
+        now.counts.insert(key(1, STACK_NONE, 3, "a"), 8);
+        now.counts.insert(key(2, STACK_NONE, 4, "b"), 2);
+        now.stats.samples = 10;
+        let delta = now.since(&earlier);
+        assert_eq!(delta.counts.len(), 2);
+        assert_eq!(delta.counts[&key(1, STACK_NONE, 3, "a")], 3);
+        assert_eq!(delta.counts[&key(2, STACK_NONE, 4, "b")], 2);
+        assert_eq!(delta.stats.samples, 5);
+    }
+
+    #[test]
+    fn lost_and_absent_stacks() {
+        let mut raw = RawProfile::default();
+        raw.counts.insert(key(9, STACK_ERROR, STACK_NONE, "x"), 4);
+        raw.counts.insert(key(8, STACK_NONE, STACK_NONE, "y"), 2);
+        raw.counts.insert(key(7, STACK_NONE, 77, "z"), 1);
+        let profile = symbolize(&raw, &Symbolizer::default());
+        assert_eq!(profile.unwalked, 2);
+        let lost = profile.stacks.iter().find(|s| s.pid == 9).unwrap();
+        assert_eq!(lost.frames, [Frame::kernel(MISSING_KERNEL)]);
+        let evicted = profile.stacks.iter().find(|s| s.pid == 7).unwrap();
+        assert_eq!(evicted.frames, [Frame::user(MISSING_USER, None)]);
+    }
+
+    #[test]
+    fn flags_processes_with_short_user_stacks() {
+        let mut raw = RawProfile::default();
+        raw.stacks.insert(11, vec![0x10]);
+        raw.stacks.insert(12, vec![0x10, 0x20, 0x30, 0x40]);
+        raw.counts.insert(key(100, STACK_NONE, 11, "nofp"), 30);
+        raw.counts.insert(key(100, STACK_NONE, 12, "nofp"), 10);
+        raw.counts.insert(key(200, STACK_NONE, 12, "fp"), 40);
+        raw.counts.insert(key(300, STACK_NONE, 11, "few"), 5);
+        let profile = symbolize(&raw, &Symbolizer::default());
+        assert_eq!(
+            profile.broken,
+            [BrokenStacks {
+                pid: 100,
+                comm: "nofp".into(),
+                samples: 40,
+                short: 30
+            }]
+        );
+    }
+
+    #[test]
+    fn comm_stops_at_nul() {
+        assert_eq!(comm_string(b"burner\0\0\0garbage"), "burner");
+        assert_eq!(comm_string(b"0123456789abcdef"), "0123456789abcdef");
+    }
+}

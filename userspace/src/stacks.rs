@@ -1,0 +1,271 @@
+//! Symbolized stacks and what is computed from them: folded stacks and self-time rankings.
+//!
+//! A [`Stack`] is one distinct call path with its sample count, outermost frame first, the
+//! process's user frames followed by the kernel frames it was in (the order of `perf script`
+//! piped through `stackcollapse-perf.pl`).
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::Serialize;
+
+/// Where a frame's code runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FrameKind {
+    /// User space (perf marks it `[.]`).
+    User,
+    /// The kernel (perf marks it `[k]`; folded stacks suffix it with `_[k]`).
+    Kernel,
+}
+
+/// The symbol printed for a frame that did not resolve, as perf prints it.
+pub const UNKNOWN_SYMBOL: &str = "[unknown]";
+
+/// One frame of a stack.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct Frame {
+    /// Function name, demangled; [`UNKNOWN_SYMBOL`] when unresolved.
+    pub symbol: String,
+    /// The binary or library holding the code (a path), `[kernel.kallsyms]` for the kernel;
+    /// `None` when unknown.
+    pub module: Option<String>,
+    /// User or kernel.
+    pub kind: FrameKind,
+    /// Whether the compiler inlined this function into its caller (known from DWARF).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub inlined: bool,
+}
+
+impl Frame {
+    /// A user frame.
+    pub fn user(symbol: impl Into<String>, module: Option<&str>) -> Self {
+        Self {
+            symbol: symbol.into(),
+            module: module.map(str::to_string),
+            kind: FrameKind::User,
+            inlined: false,
+        }
+    }
+
+    /// A kernel frame in `[kernel.kallsyms]`.
+    pub fn kernel(symbol: impl Into<String>) -> Self {
+        Self {
+            symbol: symbol.into(),
+            module: Some(KERNEL_MODULE.to_string()),
+            kind: FrameKind::Kernel,
+            inlined: false,
+        }
+    }
+
+    /// The module's file name (`libc.so.6`), as perf's "Shared Object" column shows it.
+    pub fn module_name(&self) -> &str {
+        match &self.module {
+            Some(module) => module.rsplit('/').next().unwrap_or(module),
+            None => UNKNOWN_SYMBOL,
+        }
+    }
+}
+
+/// The module name perf gives kernel code.
+pub const KERNEL_MODULE: &str = "[kernel.kallsyms]";
+
+/// One distinct stack and how many samples (or other units) it collected.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Stack {
+    /// Process id (tgid).
+    pub pid: u32,
+    /// The thread's command name.
+    pub comm: String,
+    /// Outermost frame first; user frames, then kernel frames.
+    pub frames: Vec<Frame>,
+    /// Samples (or the unit of the profile) attributed to this stack.
+    pub count: u64,
+}
+
+/// Folds stacks into `comm;outer;...;leaf` lines with their summed counts, sorted by line:
+/// the input format of `flamegraph.pl` and inferno. Kernel frames end in `_[k]`.
+///
+/// ```
+/// use tracekit::stacks::{Frame, Stack, fold};
+/// let stack = Stack {
+///     pid: 7,
+///     comm: "burner".into(),
+///     frames: vec![Frame::user("main", None), Frame::kernel("do_syscall_64")],
+///     count: 3,
+/// };
+/// assert_eq!(fold(&[stack]), vec![("burner;main;do_syscall_64_[k]".to_string(), 3)]);
+/// ```
+pub fn fold(stacks: &[Stack]) -> Vec<(String, u64)> {
+    let mut folded: BTreeMap<String, u64> = BTreeMap::new();
+    for stack in stacks {
+        *folded.entry(folded_path(stack)).or_default() += stack.count;
+    }
+    folded.into_iter().collect()
+}
+
+/// The folded path of one stack, without its count.
+pub fn folded_path(stack: &Stack) -> String {
+    let mut line = sanitize(if stack.comm.is_empty() {
+        UNKNOWN_SYMBOL
+    } else {
+        &stack.comm
+    });
+    for frame in &stack.frames {
+        line.push(';');
+        line.push_str(&sanitize(&frame.symbol));
+        if frame.kind == FrameKind::Kernel {
+            line.push_str("_[k]");
+        }
+    }
+    line
+}
+
+/// Folded-stack readers split on `;` and take the last space-separated token as the count;
+/// names may hold spaces, but not `;` or line breaks.
+fn sanitize(name: &str) -> String {
+    name.replace(';', ":").replace(['\n', '\r'], " ")
+}
+
+/// A function ranked by self samples: the leaf frame of the stacks it ends.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct HotFunction {
+    /// Self samples.
+    pub samples: u64,
+    /// The command name of the process.
+    pub comm: String,
+    /// The module's file name (`[kernel.kallsyms]` for the kernel).
+    pub module: String,
+    /// The function.
+    pub symbol: String,
+    /// User or kernel.
+    pub kind: FrameKind,
+}
+
+/// Functions by self samples, hottest first (ties by name), as `perf report --no-children`
+/// sorts by `comm,dso,sym`. Returns the ranking and the total sample count.
+pub fn hottest(stacks: &[Stack]) -> (Vec<HotFunction>, u64) {
+    let mut by_function: HashMap<(&str, &str, &str, FrameKind), u64> = HashMap::new();
+    let mut total = 0;
+    for stack in stacks {
+        total += stack.count;
+        let (module, symbol, kind) = match stack.frames.last() {
+            Some(leaf) => (leaf.module_name(), leaf.symbol.as_str(), leaf.kind),
+            None => (UNKNOWN_SYMBOL, UNKNOWN_SYMBOL, FrameKind::User),
+        };
+        *by_function
+            .entry((stack.comm.as_str(), module, symbol, kind))
+            .or_default() += stack.count;
+    }
+    let mut ranked: Vec<HotFunction> = by_function
+        .into_iter()
+        .map(|((comm, module, symbol, kind), samples)| HotFunction {
+            samples,
+            comm: comm.to_string(),
+            module: module.to_string(),
+            symbol: symbol.to_string(),
+            kind,
+        })
+        .collect();
+    ranked.sort_by(|a, b| {
+        b.samples
+            .cmp(&a.samples)
+            .then_with(|| (&a.comm, &a.module, &a.symbol).cmp(&(&b.comm, &b.module, &b.symbol)))
+    });
+    (ranked, total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stack(comm: &str, frames: &[(&str, FrameKind)], count: u64) -> Stack {
+        Stack {
+            pid: 42,
+            comm: comm.into(),
+            frames: frames
+                .iter()
+                .map(|&(name, kind)| match kind {
+                    FrameKind::User => Frame::user(name, Some("/usr/bin/burner")),
+                    FrameKind::Kernel => Frame::kernel(name),
+                })
+                .collect(),
+            count,
+        }
+    }
+
+    use FrameKind::{Kernel as K, User as U};
+
+    #[test]
+    fn folds_merges_and_sorts() {
+        let stacks = [
+            stack(
+                "burner",
+                &[("main", U), ("a", U), ("b", U), ("leaf", U)],
+                90,
+            ),
+            stack("burner", &[("main", U), ("a", U)], 4),
+            stack("burner", &[("main", U), ("a", U), ("b", U), ("leaf", U)], 6),
+            stack(
+                "sys",
+                &[
+                    ("main", U),
+                    ("getppid", U),
+                    ("entry_SYSCALL_64", K),
+                    ("x64_sys_call", K),
+                ],
+                5,
+            ),
+            stack("", &[], 1),
+        ];
+        let lines: Vec<String> = fold(&stacks)
+            .into_iter()
+            .map(|(path, count)| format!("{path} {count}"))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "[unknown] 1",
+                "burner;main;a 4",
+                "burner;main;a;b;leaf 96",
+                "sys;main;getppid;entry_SYSCALL_64_[k];x64_sys_call_[k] 5",
+            ]
+        );
+    }
+
+    #[test]
+    fn folded_names_cannot_break_the_format() {
+        let stacks = [stack("a;b", &[("weird;name\nx", U)], 2)];
+        assert_eq!(fold(&stacks), [("a:b;weird:name x".to_string(), 2)]);
+    }
+
+    #[test]
+    fn ranks_by_self_samples() {
+        let stacks = [
+            stack("burner", &[("main", U), ("leaf", U)], 30),
+            stack("burner", &[("main", U), ("a", U), ("leaf", U)], 20),
+            stack("burner", &[("main", U), ("a", U)], 10),
+            stack("sys", &[("main", U), ("x64_sys_call", K)], 10),
+        ];
+        let (ranked, total) = hottest(&stacks);
+        assert_eq!(total, 70);
+        let rows: Vec<_> = ranked
+            .iter()
+            .map(|f| {
+                (
+                    f.samples,
+                    f.comm.as_str(),
+                    f.module.as_str(),
+                    f.symbol.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                (50, "burner", "burner", "leaf"),
+                (10, "burner", "burner", "a"),
+                (10, "sys", "[kernel.kallsyms]", "x64_sys_call"),
+            ]
+        );
+    }
+}

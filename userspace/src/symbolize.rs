@@ -1,0 +1,259 @@
+//! Addresses to function names, through blazesym.
+//!
+//! Kernel addresses resolve against `/proc/kallsyms` (or a `vmlinux` when one is installed).
+//! User addresses resolve against the ELF symbols and DWARF of the binaries a process had
+//! mapped, with inlined functions as frames of their own when DWARF says so.
+//!
+//! Names are demangled here, not by blazesym: blazesym 0.2.7 runs the C++ demangler on names
+//! of unknown language even without a `_Z` prefix, so C functions named `a` or `b` come out
+//! as `signed char` and `bool` (the same bug as uftrace#1780). [`demangle`] only touches
+//! names that carry a mangling prefix.
+//!
+//! Processes may exit before a profile ends (bpftrace#246 is the classic failure): call
+//! [`Symbolizer::remember_process`] while the process lives. It caches the process's memory
+//! map (blazesym's VMA cache), so its addresses still resolve afterwards, through the paths
+//! of the files it had mapped.
+
+use std::{borrow::Cow, collections::HashSet, path::Path};
+
+use blazesym::{
+    Pid,
+    symbolize::{
+        Input, Sym, Symbolized, Symbolizer as Blazesym,
+        cache::{Cache, Process as CacheProcess},
+        source::{Kernel, Process, Source},
+    },
+};
+
+use crate::stacks::{Frame, FrameKind, KERNEL_MODULE, UNKNOWN_SYMBOL};
+
+/// Resolves kernel and user addresses to [`Frame`]s.
+pub struct Symbolizer {
+    inner: Blazesym,
+    remembered: HashSet<u32>,
+}
+
+impl Default for Symbolizer {
+    fn default() -> Self {
+        Self::new(true)
+    }
+}
+
+impl Symbolizer {
+    /// A symbolizer. With `inlined`, functions the compiler inlined become frames of their
+    /// own where DWARF describes them (perf's `--inline`), at the cost of reading DWARF line
+    /// information; without it, only ELF and DWARF function symbols are used.
+    pub fn new(inlined: bool) -> Self {
+        Self {
+            inner: Blazesym::builder()
+                .enable_code_info(inlined)
+                .enable_inlined_fns(inlined)
+                .enable_demangling(false)
+                .build(),
+            remembered: HashSet::new(),
+        }
+    }
+
+    /// Caches the memory map of live process `pid`, so that its addresses resolve even if it
+    /// exits before [`Symbolizer::user`] is called. Calling it again (after an `exec`)
+    /// replaces the cached map. Returns false when the process is already gone.
+    pub fn remember_process(&mut self, pid: u32) -> bool {
+        let mut cache = CacheProcess::new(Pid::from(pid));
+        // JIT perf maps (/tmp/perf-PID.map) are read at symbolization time.
+        cache.cache_perf_map = false;
+        match self.inner.cache(&Cache::Process(cache)) {
+            Ok(()) => {
+                self.remembered.insert(pid);
+                true
+            }
+            Err(err) => {
+                log::debug!("caching the memory map of pid {pid}: {err}");
+                false
+            }
+        }
+    }
+
+    /// Resolves kernel addresses. `leaf_first` addresses are a stack as the kernel records
+    /// it: the sampled instruction first, then return addresses. Returns the frames
+    /// outermost first (inlined functions expanded).
+    pub fn kernel_stack(&self, leaf_first: &[u64]) -> Vec<Frame> {
+        let lookup = lookup_addresses(leaf_first);
+        let source = Source::Kernel(Kernel::default());
+        let symbolized = self.inner.symbolize(&source, Input::AbsAddr(&lookup));
+        frames_outermost_first(symbolized, lookup.len(), FrameKind::Kernel, None)
+    }
+
+    /// Resolves a user stack of process `pid`, like [`Symbolizer::kernel_stack`].
+    pub fn user_stack(&self, pid: u32, leaf_first: &[u64]) -> Vec<Frame> {
+        let lookup = lookup_addresses(leaf_first);
+        let mut source = Process::new(Pid::from(pid));
+        source.perf_map = true;
+        // A live process's files are best reached through /proc/PID/map_files (right in
+        // other mount namespaces, and for deleted files); an exited one's only through the
+        // paths remembered from its memory map.
+        source.map_files = !self.remembered.contains(&pid) || is_alive(pid);
+        let source = Source::Process(source);
+        let symbolized = self.inner.symbolize(&source, Input::AbsAddr(&lookup));
+        frames_outermost_first(symbolized, lookup.len(), FrameKind::User, Some(pid))
+    }
+}
+
+fn is_alive(pid: u32) -> bool {
+    Path::new(&format!("/proc/{pid}/maps")).exists()
+}
+
+/// Return addresses point after the call; looking up `addr - 1` lands inside the call
+/// instruction, in the calling function (a `noreturn` call may be the function's last
+/// instruction). The first address is the sampled instruction itself.
+fn lookup_addresses(leaf_first: &[u64]) -> Vec<u64> {
+    leaf_first
+        .iter()
+        .enumerate()
+        .map(|(i, &addr)| if i == 0 { addr } else { addr.saturating_sub(1) })
+        .collect()
+}
+
+fn frames_outermost_first(
+    symbolized: Result<Vec<Symbolized<'_>>, blazesym::Error>,
+    len: usize,
+    kind: FrameKind,
+    pid: Option<u32>,
+) -> Vec<Frame> {
+    let symbolized = match symbolized {
+        Ok(symbolized) => symbolized,
+        Err(err) => {
+            match pid {
+                Some(pid) => log::debug!("symbolizing pid {pid}: {err}"),
+                None => log::debug!("symbolizing kernel addresses: {err}"),
+            }
+            return vec![unknown(kind); len];
+        }
+    };
+    let mut frames = Vec::with_capacity(len);
+    for symbol in symbolized.iter().rev() {
+        match symbol {
+            Symbolized::Sym(sym) => push_symbol(&mut frames, sym, kind),
+            Symbolized::Unknown(_) => frames.push(unknown(kind)),
+        }
+    }
+    frames
+}
+
+/// Pushes a symbol's frames outermost first: the function, then the functions inlined into
+/// it at this address, in nesting order.
+fn push_symbol(frames: &mut Vec<Frame>, sym: &Sym<'_>, kind: FrameKind) {
+    let module = match kind {
+        FrameKind::Kernel => Some(KERNEL_MODULE.to_string()),
+        FrameKind::User => sym
+            .module
+            .as_ref()
+            .map(|module| module.to_string_lossy().into_owned()),
+    };
+    frames.push(Frame {
+        symbol: demangle(&sym.name).into_owned(),
+        module: module.clone(),
+        kind,
+        inlined: false,
+    });
+    for inlined in sym.inlined.iter() {
+        frames.push(Frame {
+            symbol: demangle(&inlined.name).into_owned(),
+            module: module.clone(),
+            kind,
+            inlined: true,
+        });
+    }
+}
+
+/// Demangles Rust (legacy `_ZN...E` and v0 `_R...`, without the hash) and C++ (`_Z...`)
+/// symbol names; any other name is returned as it is.
+///
+/// ```
+/// use tracekit::symbolize::demangle;
+/// assert_eq!(demangle("b"), "b");
+/// assert_eq!(demangle("_ZN3foo3bar17h0123456789abcdefE"), "foo::bar");
+/// assert_eq!(demangle("_Z3fooi"), "foo(int)");
+/// ```
+pub fn demangle(name: &str) -> Cow<'_, str> {
+    if name.starts_with("_R") || name.starts_with("_ZN") {
+        if let Ok(demangled) = rustc_demangle::try_demangle(name) {
+            return Cow::Owned(format!("{demangled:#}"));
+        }
+    }
+    if name.starts_with("_Z") {
+        if let Some(demangled) = cpp_demangle::Symbol::new(name)
+            .ok()
+            .and_then(|symbol| symbol.demangle().ok())
+        {
+            return Cow::Owned(demangled);
+        }
+    }
+    Cow::Borrowed(name)
+}
+
+fn unknown(kind: FrameKind) -> Frame {
+    Frame {
+        symbol: UNKNOWN_SYMBOL.to_string(),
+        module: (kind == FrameKind::Kernel).then(|| KERNEL_MODULE.to_string()),
+        kind,
+        inlined: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn demangles_only_mangled_names() {
+        for plain in [
+            "a",
+            "b",
+            "i",
+            "v",
+            "main",
+            "leaf",
+            "__libc_start_main",
+            "_start",
+        ] {
+            assert_eq!(demangle(plain), plain);
+        }
+        assert_eq!(
+            demangle("_ZN4core3ptr13drop_in_place17h6b3e1c5f9a1b2c3dE"),
+            "core::ptr::drop_in_place"
+        );
+        assert_eq!(demangle("_RNvCs1234_7mycrate4main"), "mycrate::main");
+        assert_eq!(
+            demangle("_ZNSt6vectorIiSaIiEE9push_backERKi"),
+            "std::vector<int, std::allocator<int> >::push_back(int const&)"
+        );
+        assert_eq!(demangle("_Znotvalid"), "_Znotvalid");
+    }
+
+    #[test]
+    fn return_addresses_step_back_into_the_call() {
+        assert_eq!(
+            lookup_addresses(&[0x1000, 0x2005, 0x3000]),
+            [0x1000, 0x2004, 0x2fff]
+        );
+    }
+
+    #[inline(never)]
+    fn marker_function_for_symbolization() -> u64 {
+        std::hint::black_box(7)
+    }
+
+    #[test]
+    fn resolves_own_function_by_address() {
+        let addr = marker_function_for_symbolization as *const () as u64;
+        let frames = Symbolizer::default().user_stack(std::process::id(), &[addr]);
+        assert_eq!(frames.len(), 1, "{frames:?}");
+        assert!(
+            frames[0]
+                .symbol
+                .ends_with("marker_function_for_symbolization"),
+            "{frames:?}"
+        );
+        assert_eq!(frames[0].kind, FrameKind::User);
+    }
+}
