@@ -1,1 +1,258 @@
+//! Helpers for tracekit's integration tests: the binary under test, fixture programs with
+//! known behaviour (compiled from `fixtures/*.c` on first use), and runs with timeouts.
+//!
+//! The tests load BPF programs, so they need root and run one at a time
+//! (`cargo xtask test` does both).
 
+use std::{
+    collections::HashMap,
+    ffi::OsStr,
+    io::{BufRead as _, BufReader, Read as _},
+    path::{Path, PathBuf},
+    process::{Child, ChildStderr, Command, ExitStatus, Stdio},
+    sync::{Mutex, OnceLock},
+    time::{Duration, Instant},
+};
+
+/// The workspace root.
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// The tracekit binary under test: `$TRACEKIT_BIN` (set by xtask), else target/release.
+pub fn tracekit_bin() -> PathBuf {
+    let path = std::env::var_os("TRACEKIT_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace().join("target/release/tracekit"));
+    assert!(
+        path.is_file(),
+        "{} does not exist; run the tests with `cargo xtask test`",
+        path.display()
+    );
+    path
+}
+
+/// Fails the test unless it runs as root: loading BPF programs needs it.
+pub fn require_root() {
+    // SAFETY: geteuid(2) has no preconditions.
+    assert_eq!(
+        unsafe { libc::geteuid() },
+        0,
+        "integration tests load BPF programs and must run as root (cargo xtask test)"
+    );
+}
+
+/// A scratch directory for one test, emptied first.
+pub fn scratch(test: &str) -> PathBuf {
+    let dir = workspace().join("target/test-scratch").join(test);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The path of fixture `name`, compiled from `fixtures/NAME.c` on first use: `-O0` with
+/// frame pointers and debug info, so every function in the source is a frame on the stack.
+pub fn fixture(name: &str) -> PathBuf {
+    static BUILT: OnceLock<Mutex<HashMap<String, PathBuf>>> = OnceLock::new();
+    let mut built = BUILT.get_or_init(Default::default).lock().unwrap();
+    if let Some(path) = built.get(name) {
+        return path.clone();
+    }
+    let source = workspace().join("tests/fixtures").join(format!("{name}.c"));
+    let dir = workspace().join("target/fixtures");
+    std::fs::create_dir_all(&dir).unwrap();
+    let binary = dir.join(name);
+    let output = Command::new("gcc")
+        .args(["-O0", "-g", "-fno-omit-frame-pointer", "-o"])
+        .arg(&binary)
+        .arg(&source)
+        .output()
+        .expect("gcc runs (cargo xtask setup installs it)");
+    assert!(
+        output.status.success(),
+        "compiling {}: {}",
+        source.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    built.insert(name.to_string(), binary.clone());
+    binary
+}
+
+/// A finished run of tracekit.
+#[derive(Debug)]
+pub struct Output {
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Output {
+    /// The exit code (panics if a signal killed it).
+    pub fn code(&self) -> i32 {
+        self.status
+            .code()
+            .unwrap_or_else(|| panic!("killed by a signal: {self:#?}"))
+    }
+
+    /// Panics with the whole output unless the exit code is `code`.
+    pub fn assert_code(&self, code: i32) -> &Self {
+        assert_eq!(self.code(), code, "unexpected exit status: {self:#?}");
+        self
+    }
+}
+
+/// Runs `tracekit ARGS` to completion (at most `timeout`).
+pub fn tracekit<I, S>(args: I, timeout: Duration) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let mut command = Command::new(tracekit_bin());
+    command.args(args);
+    run(command, timeout)
+}
+
+/// Runs a command to completion with a timeout, capturing stdout and stderr.
+pub fn run(mut command: Command, timeout: Duration) -> Output {
+    let child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|err| panic!("spawning {command:?}: {err}"));
+    wait_output(child, timeout)
+}
+
+/// Waits for a child started with piped stdout/stderr, killing it after `timeout`.
+pub fn wait_output(mut child: Child, timeout: Duration) -> Output {
+    let mut stdout = child.stdout.take().unwrap();
+    let stderr = child.stderr.take();
+    let out_thread = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stdout.read_to_string(&mut text);
+        text
+    });
+    let err_thread = std::thread::spawn(move || {
+        let mut text = String::new();
+        if let Some(mut stderr) = stderr {
+            let _ = stderr.read_to_string(&mut text);
+        }
+        text
+    });
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "timed out after {timeout:?}; stderr: {}",
+                err_thread.join().unwrap()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: out_thread.join().unwrap(),
+        stderr: err_thread.join().unwrap(),
+    }
+}
+
+/// Starts `tracekit ARGS` in the background with piped output.
+pub fn spawn_tracekit<I, S>(args: I) -> Child
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    Command::new(tracekit_bin())
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawning tracekit")
+}
+
+/// Reads the child's stderr until a line contains `needle` (tracekit prints "Hit Ctrl-C to
+/// end." once its probes are attached). Returns the lines read and keeps the rest readable.
+pub fn wait_for_stderr(child: &mut Child, needle: &str, timeout: Duration) -> Vec<String> {
+    let stderr: ChildStderr = child.stderr.take().expect("piped stderr");
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let wanted = needle.to_string();
+    std::thread::spawn(move || {
+        let mut lines = Vec::new();
+        let mut reader = BufReader::new(stderr);
+        let mut line = String::new();
+        while reader.read_line(&mut line).unwrap_or(0) > 0 {
+            let found = line.contains(&wanted);
+            lines.push(std::mem::take(&mut line));
+            if found {
+                let _ = sender.send((lines.clone(), true));
+                // Keep draining so the child never blocks on a full pipe.
+                let mut rest = String::new();
+                let _ = reader.read_to_string(&mut rest);
+                return;
+            }
+        }
+        let _ = sender.send((lines, false));
+    });
+    match receiver.recv_timeout(timeout) {
+        Ok((lines, true)) => lines,
+        Ok((lines, false)) => panic!("stderr ended without {needle:?}: {lines:?}"),
+        Err(_) => panic!("no {needle:?} on stderr within {timeout:?}"),
+    }
+}
+
+/// Starts fixture `name` with `args`, stdout discarded.
+pub fn spawn_fixture(name: &str, args: &[&str]) -> Child {
+    Command::new(fixture(name))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|err| panic!("spawning fixture {name}: {err}"))
+}
+
+/// Parses folded stacks (`frame;frame;... count` per line).
+pub fn parse_folded(text: &str) -> Vec<(String, u64)> {
+    text.lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| {
+            let (path, count) = line
+                .rsplit_once(' ')
+                .unwrap_or_else(|| panic!("not a folded line: {line:?}"));
+            let count = count
+                .parse()
+                .unwrap_or_else(|_| panic!("bad count in folded line: {line:?}"));
+            (path.to_string(), count)
+        })
+        .collect()
+}
+
+/// Sends `signal` to `pid`.
+pub fn kill(pid: u32, signal: i32) {
+    // SAFETY: kill(2).
+    unsafe { libc::kill(pid as i32, signal) };
+}
+
+/// Ids of loaded BPF programs whose name (truncated by the kernel to 15 characters) starts
+/// with `prefix`.
+pub fn loaded_program_ids(prefix: &str) -> Vec<u32> {
+    aya::programs::loaded_programs()
+        .filter_map(Result::ok)
+        .filter(|info| info.name_as_str().unwrap_or("").starts_with(prefix))
+        .map(|info| info.id())
+        .collect()
+}
+
+/// Ids of BPF links attached to any of `program_ids`.
+pub fn links_of(program_ids: &[u32]) -> Vec<u32> {
+    aya::programs::loaded_links()
+        .filter_map(Result::ok)
+        .filter(|link| program_ids.contains(&link.program_id()))
+        .map(|link| link.id())
+        .collect()
+}

@@ -52,3 +52,81 @@ pub fn check_frequency(hz: u64) -> Result<u64> {
     }
     Ok(hz)
 }
+
+/// Loads `object` with the settings `configure` applies, without aya parsing the kernel's
+/// BTF, for programs that need none (perf_event and classic tracepoint programs).
+///
+/// aya 0.14's `EbpfLoader::new()` always parses `/sys/kernel/btf/vmlinux` (aya#1172; made
+/// lazy in releases that need rustc 1.98): 25-30 ms and ~25 MiB of peak memory before the
+/// first program loads. While single-threaded, this hides the file: it enters a private
+/// mount namespace, binds `/dev/null` over it, builds the loader, and returns to the
+/// original namespace before loading. If any step is refused it loads normally.
+pub fn load_without_kernel_btf<'a>(
+    object: &[u8],
+    configure: impl FnOnce(&mut aya::EbpfLoader<'a>),
+) -> std::result::Result<aya::Ebpf, aya::EbpfError> {
+    let hidden = HiddenKernelBtf::enter();
+    let mut loader: aya::EbpfLoader<'a> = aya::EbpfLoader::new();
+    drop(hidden);
+    loader.btf(None);
+    configure(&mut loader);
+    loader.load(object)
+}
+
+/// While alive, this thread sees an empty `/sys/kernel/btf/vmlinux`.
+struct HiddenKernelBtf {
+    original: Option<std::os::fd::OwnedFd>,
+}
+
+impl HiddenKernelBtf {
+    fn enter() -> Self {
+        use std::os::fd::OwnedFd;
+        let original: Option<OwnedFd> = std::fs::File::open("/proc/self/ns/mnt").ok().map(Into::into);
+        let Some(original) = original else {
+            return Self { original: None };
+        };
+        // SAFETY: unshare(2) and mount(2) with NUL-terminated constant strings; they affect
+        // only this process's private copy of the mount namespace.
+        let hidden = unsafe {
+            libc::unshare(libc::CLONE_NEWNS) == 0
+                && libc::mount(
+                    std::ptr::null(),
+                    c"/".as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_REC | libc::MS_PRIVATE,
+                    std::ptr::null(),
+                ) == 0
+                && libc::mount(
+                    c"/dev/null".as_ptr(),
+                    c"/sys/kernel/btf/vmlinux".as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_BIND,
+                    std::ptr::null(),
+                ) == 0
+        };
+        if !hidden {
+            log::debug!(
+                "cannot hide kernel BTF from the loader ({}); aya will parse it",
+                std::io::Error::last_os_error()
+            );
+        }
+        Self {
+            original: Some(original),
+        }
+    }
+}
+
+impl Drop for HiddenKernelBtf {
+    fn drop(&mut self) {
+        use std::os::fd::AsRawFd as _;
+        if let Some(original) = &self.original {
+            // SAFETY: setns(2) back into the namespace we started in.
+            if unsafe { libc::setns(original.as_raw_fd(), libc::CLONE_NEWNS) } != 0 {
+                log::debug!(
+                    "returning to the original mount namespace: {}",
+                    std::io::Error::last_os_error()
+                );
+            }
+        }
+    }
+}

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 
 use aya::{
-    Ebpf, EbpfLoader,
+    Ebpf,
     maps::{HashMap as BpfHashMap, MapData, PerCpuArray, RingBuf},
     programs::{
         PerfEvent, TracePoint,
@@ -148,19 +148,19 @@ impl Profiler {
         } else {
             0
         };
-        let mut loader = EbpfLoader::new();
-        loader
-            .override_global("PROFILE_SELF_PID", &self_pid, true)
-            .override_global("PROFILE_FILTER_PIDS", &filter, true)
-            .override_global("PROFILE_INCLUDE_IDLE", &include_idle, true)
-            .override_global("PROFILE_KERNEL_STACKS", &kernel_stacks, true)
-            .override_global("PROFILE_USER_STACKS", &user_stacks, true)
-            .override_global("PROFILE_FORK_CHILD_PID_OFFSET", &fork_offset, true)
-            .map_max_entries("PROFILE_STACKS", options.stack_map_entries)
-            .map_max_entries("PROFILE_COUNTS", options.count_map_entries);
-        let mut ebpf = loader
-            .load(crate::bpf::object()?)
-            .context("loading the profile BPF programs")?;
+        // perf_event and tracepoint programs need no kernel BTF.
+        let mut ebpf = crate::bpf::load_without_kernel_btf(crate::bpf::object()?, |loader| {
+            loader
+                .override_global("PROFILE_SELF_PID", &self_pid, true)
+                .override_global("PROFILE_FILTER_PIDS", &filter, true)
+                .override_global("PROFILE_INCLUDE_IDLE", &include_idle, true)
+                .override_global("PROFILE_KERNEL_STACKS", &kernel_stacks, true)
+                .override_global("PROFILE_USER_STACKS", &user_stacks, true)
+                .override_global("PROFILE_FORK_CHILD_PID_OFFSET", &fork_offset, true)
+                .map_max_entries("PROFILE_STACKS", options.stack_map_entries)
+                .map_max_entries("PROFILE_COUNTS", options.count_map_entries);
+        })
+        .context("loading the profile BPF programs")?;
 
         if let Some(pids) = &options.pids {
             let mut targets: BpfHashMap<_, u32, u8> =
@@ -353,6 +353,14 @@ pub fn symbolize(raw: &RawProfile, symbolizer: &Symbolizer) -> Profile {
     let mut unwalked = 0;
     let mut stacks = Vec::with_capacity(raw.counts.len());
 
+    let started = std::time::Instant::now();
+    let kernel_addresses: usize = raw
+        .counts
+        .keys()
+        .filter_map(|key| raw.stacks.get(&key.kernel_stack))
+        .map(Vec::len)
+        .sum();
+    log::debug!("symbolizing {} stacks ({kernel_addresses} kernel frames)", raw.stacks.len());
     let mut keys: Vec<_> = raw.counts.iter().collect();
     keys.sort_unstable_by_key(|(key, _)| **key);
     for (key, &count) in keys {
@@ -396,6 +404,7 @@ pub fn symbolize(raw: &RawProfile, symbolizer: &Symbolizer) -> Profile {
         });
     }
 
+    log::debug!("symbolized {} keys in {:?}", raw.counts.len(), started.elapsed());
     let mut broken: Vec<BrokenStacks> = judged
         .into_iter()
         .filter(|(_, (_, samples, short))| *samples >= MIN_SAMPLES_TO_JUDGE && short * 2 > *samples)

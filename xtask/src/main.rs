@@ -1,1 +1,148 @@
-fn main() {}
+//! `cargo xtask`: tracekit's developer tasks.
+//!
+//! - `setup`: install what building the kernel programs needs, and nothing else;
+//! - `build`, `run -- ARGS`: set up, then build (and run) the release binary;
+//! - `test`: set up, unit tests, then the root integration tests one at a time;
+//! - `bench`: benchmarks against perf and bpftrace.
+
+mod bench;
+mod setup;
+mod util;
+
+use std::{ffi::OsString, process::ExitCode};
+
+use anyhow::{Context as _, Result, bail};
+use clap::{Parser, Subcommand};
+
+use crate::util::{Cmd, workspace_root};
+
+/// tracekit's developer tasks.
+#[derive(Parser)]
+#[command(name = "cargo xtask", after_help = "\
+EXAMPLES:
+  cargo xtask setup                                # install the BPF toolchain if missing
+  cargo xtask run -- profile -a -d 10 -o out.svg   # build release, profile the machine
+  cargo xtask test                                 # unit + root integration tests
+  cargo xtask test profile_sigint                  # integration tests matching a name
+  cargo xtask bench profile                        # tracekit vs perf vs bpftrace")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Install the nightly rust-src, LLVM and bpf-linker the kernel programs need
+    Setup,
+    /// Set up, then build the release binary (target/release/tracekit)
+    Build,
+    /// Set up, build the release binary, and run it with ARGS
+    Run {
+        /// Arguments for tracekit
+        #[arg(last = true)]
+        args: Vec<OsString>,
+    },
+    /// Set up, run the unit tests, then the integration tests as root, one at a time
+    Test {
+        /// Only the unit tests (no root needed)
+        #[arg(long, conflicts_with = "integration")]
+        unit: bool,
+        /// Only the integration tests
+        #[arg(long)]
+        integration: bool,
+        /// Run only integration tests whose name contains FILTER
+        filter: Option<String>,
+    },
+    /// Benchmarks: tracekit against perf and bpftrace on the same workload
+    Bench {
+        #[command(subcommand)]
+        bench: bench::Bench,
+    },
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("xtask: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Setup => {
+            setup::ensure()?;
+        }
+        Command::Build => {
+            setup::ensure()?;
+            build_release()?;
+        }
+        Command::Run { args } => {
+            setup::ensure()?;
+            let binary = build_release()?;
+            let status = Cmd::new(&binary).args(args).status_code()?;
+            return Ok(ExitCode::from(status));
+        }
+        Command::Test {
+            unit,
+            integration,
+            filter,
+        } => {
+            setup::ensure()?;
+            if !integration {
+                unit_tests()?;
+            }
+            if !unit {
+                integration_tests(filter.as_deref())?;
+            }
+        }
+        Command::Bench { bench } => {
+            setup::ensure()?;
+            let binary = build_release()?;
+            bench::run(bench, &binary)?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Builds `target/release/tracekit` with its kernel programs (a missing toolchain fails the
+/// build instead of producing a binary without them).
+pub fn build_release() -> Result<std::path::PathBuf> {
+    util::cargo()
+        .args(["build", "--release", "--package", "tracekit"])
+        .env("TRACEKIT_EBPF", "require")
+        .run()
+        .context("building the release binary")?;
+    Ok(workspace_root().join("target/release/tracekit"))
+}
+
+fn unit_tests() -> Result<()> {
+    eprintln!("xtask: unit tests (no root)");
+    util::cargo()
+        .args(["test", "--workspace", "--exclude", "tracekit-ebpf", "--exclude", "tracekit-tests"])
+        .env("TRACEKIT_EBPF", "require")
+        .run()
+        .context("unit tests failed")
+}
+
+fn integration_tests(filter: Option<&str>) -> Result<()> {
+    // SAFETY: geteuid(2) has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        bail!(
+            "the integration tests load BPF programs and need root; \
+             run `sudo -E cargo xtask test`, or `cargo xtask test --unit` for the unit tests only"
+        );
+    }
+    let binary = build_release()?;
+    eprintln!("xtask: integration tests (root, one at a time: the kernel is shared state)");
+    let mut cmd = util::cargo();
+    cmd.args(["test", "--package", "tracekit-tests", "--", "--test-threads=1"])
+        .env("TRACEKIT_BIN", &binary)
+        .env("TRACEKIT_EBPF", "require");
+    if let Some(filter) = filter {
+        cmd.arg(filter);
+    }
+    cmd.run().context("integration tests failed")
+}

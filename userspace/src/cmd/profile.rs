@@ -53,8 +53,10 @@ pub fn run(args: ProfileArgs, verbose: u8) -> Result<()> {
     };
     let options = args.options(hz, pids.clone());
     let mut profiler = Profiler::load(&options)?;
+    log::debug!("loaded after {:?}", started.elapsed());
     profiler.attach(&options)?;
     let attached_after = started.elapsed();
+    log::debug!("attached after {attached_after:?}");
     let events = profiler.take_events()?;
 
     let mut symbolizer = Symbolizer::new(!args.no_inline);
@@ -93,14 +95,23 @@ pub fn run(args: ProfileArgs, verbose: u8) -> Result<()> {
     profiler.detach()?;
     session::restore_default_signals();
     remember_announced(&mut events, &mut symbolizer);
+    let read_started = Instant::now();
     let raw = profiler.read()?;
     drop(profiler);
+    log::debug!(
+        "read {} keys and {} stacks in {:?}",
+        raw.counts.len(),
+        raw.stacks.len(),
+        read_started.elapsed()
+    );
 
     let workload_exit = match workload.as_mut() {
         Some(workload) => Some(session::finish_workload(workload)?),
         None => None,
     };
+    let symbolize_started = Instant::now();
     let profile = profile::symbolize(&raw, &symbolizer);
+    log::debug!("symbolized in {:?}", symbolize_started.elapsed());
     let header = Header {
         scope: &scope_text,
         hz,
@@ -199,8 +210,9 @@ impl Run<'_> {
                 wake = stopper.next() => match wake {
                     Wake::Stop(stop) => break stop,
                     Wake::Tick => {
-                        self.print_interval(last_tick.elapsed())?;
-                        last_tick = Instant::now();
+                        let now = Instant::now();
+                        self.print_interval(now - last_tick)?;
+                        last_tick = now;
                     }
                 },
             }
@@ -342,6 +354,10 @@ fn write_profile(
     }
 }
 
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// The end-of-run account on stderr: what was sampled, why it stopped, and everything lost.
 fn print_summary(
     profile: &Profile,
@@ -359,9 +375,9 @@ fn print_summary(
         (Stop::Exited, _) => "traced processes exited".to_string(),
     };
     eprintln!(
-        "Collected {} samples from {} processes in {:.2} s at {} Hz on {} CPUs ({why}).",
+        "Collected {} samples from {} in {:.2} s at {} Hz on {} CPUs ({why}).",
         stats.samples,
-        processes.len(),
+        plural(processes.len(), "process", "processes"),
         header.elapsed.as_secs_f64(),
         header.hz,
         header.cpus

@@ -1,0 +1,322 @@
+//! `cargo xtask bench`: tracekit against perf and bpftrace on the same workload, rounds
+//! interleaved, medians reported. Numbers come from `wait4(2)` rusage of each tool's
+//! processes (CPU time and peak RSS), and from the workload's own count of work done.
+
+use std::{
+    io::{BufRead as _, BufReader, Read as _},
+    path::{Path, PathBuf},
+    process::{Child, Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use anyhow::{Context as _, Result, bail};
+use clap::Subcommand;
+
+use crate::util::{Cmd, find_program, workspace_root};
+
+/// The benchmarks.
+#[derive(Clone, Copy, Debug, Subcommand)]
+pub enum Bench {
+    /// Whole-machine profile at 999 Hz while two CPU burners keep both CPUs busy: each
+    /// tool's CPU time and peak RSS (symbolizing and writing included), the burners' work
+    /// rate against no profiler, and the time from start to attached
+    Profile {
+        /// Seconds each profile runs
+        #[arg(long, default_value_t = 10.0)]
+        seconds: f64,
+        /// Rounds (each runs every tool once, interleaved)
+        #[arg(long, default_value_t = 3)]
+        rounds: usize,
+    },
+}
+
+pub fn run(bench: Bench, tracekit: &Path) -> Result<()> {
+    match bench {
+        Bench::Profile { seconds, rounds } => profile(tracekit, seconds, rounds),
+    }
+}
+
+/// CPU time and peak RSS of a process tree's parts, as `wait4(2)` reports them.
+#[derive(Clone, Copy, Debug, Default)]
+struct Usage {
+    cpu: Duration,
+    max_rss_kib: u64,
+}
+
+impl Usage {
+    fn add(self, other: Usage) -> Usage {
+        Usage {
+            cpu: self.cpu + other.cpu,
+            max_rss_kib: self.max_rss_kib.max(other.max_rss_kib),
+        }
+    }
+}
+
+/// Reaps `child` with wait4(2), returning its exit code and usage.
+fn wait_usage(child: Child) -> Result<(i32, Usage)> {
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: wait4(2) with live out-pointers; the child is ours and not yet reaped.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        if libc::wait4(pid, &mut status, 0, &mut usage) < 0 {
+            bail!("wait4({pid}): {}", std::io::Error::last_os_error());
+        }
+        usage
+    };
+    let time = |tv: libc::timeval| {
+        Duration::from_secs(tv.tv_sec as u64) + Duration::from_micros(tv.tv_usec as u64)
+    };
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        128 + libc::WTERMSIG(status)
+    };
+    Ok((
+        code,
+        Usage {
+            cpu: time(usage.ru_utime) + time(usage.ru_stime),
+            max_rss_kib: usage.ru_maxrss as u64,
+        },
+    ))
+}
+
+/// Runs a command to completion with stdout to `stdout`, returning its usage.
+fn run_measured(command: &mut Command, stdout: &Path) -> Result<Usage> {
+    let child = command
+        .stdout(std::fs::File::create(stdout)?)
+        .stderr(Stdio::null())
+        .spawn()
+        .with_context(|| format!("starting {command:?}"))?;
+    let (code, usage) = wait_usage(child)?;
+    if code != 0 {
+        bail!("{command:?} exited with {code}");
+    }
+    Ok(usage)
+}
+
+/// Starts a command and waits until `ready` appears in the stream it names.
+fn start_until(command: &mut Command, ready: Option<(&str, bool)>) -> Result<(Child, Duration)> {
+    let started = Instant::now();
+    let mut child = command
+        .stdin(Stdio::null())
+        .spawn()
+        .with_context(|| format!("starting {command:?}"))?;
+    let Some((needle, on_stderr)) = ready else {
+        // No readiness signal (perf record): give it a second.
+        std::thread::sleep(Duration::from_secs(1));
+        return Ok((child, Duration::ZERO));
+    };
+    let stream: Box<dyn std::io::Read + Send> = if on_stderr {
+        Box::new(child.stderr.take().context("stderr not piped")?)
+    } else {
+        Box::new(child.stdout.take().context("stdout not piped")?)
+    };
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let needle = needle.to_string();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(stream);
+        let mut line = String::new();
+        while reader.read_line(&mut line).unwrap_or(0) > 0 {
+            if line.contains(&needle) {
+                let _ = sender.send(());
+            }
+            line.clear();
+        }
+        let mut rest = Vec::new();
+        let _ = reader.read_to_end(&mut rest);
+    });
+    receiver
+        .recv_timeout(Duration::from_secs(60))
+        .with_context(|| format!("{command:?} never became ready"))?;
+    Ok((child, started.elapsed()))
+}
+
+/// Runs two burners for `seconds` and returns their work rate (loops per second, summed).
+fn burn(burner: &Path, seconds: f64) -> Result<f64> {
+    let children: Vec<Child> = (0..2)
+        .map(|_| {
+            Command::new(burner)
+                .arg(seconds.to_string())
+                .stdout(Stdio::piped())
+                .spawn()
+                .context("starting tk_burner")
+        })
+        .collect::<Result<_>>()?;
+    let mut loops = 0u64;
+    for child in children {
+        let output = child.wait_with_output()?;
+        let text = String::from_utf8_lossy(&output.stdout);
+        loops += text
+            .lines()
+            .find_map(|line| line.strip_prefix("loops="))
+            .and_then(|n| n.parse::<u64>().ok())
+            .context("tk_burner printed no loops=")?;
+    }
+    Ok(loops as f64 / seconds)
+}
+
+struct Sample {
+    usage: Usage,
+    rate: f64,
+    startup: Duration,
+}
+
+fn interrupt(child: &Child) {
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+}
+
+fn profile(tracekit: &Path, seconds: f64, rounds: usize) -> Result<()> {
+    let root = workspace_root();
+    let dir = root.join("target/bench");
+    std::fs::create_dir_all(&dir)?;
+    let burner = dir.join("tk_burner");
+    Cmd::new("gcc")
+        .args(["-O0", "-g", "-fno-omit-frame-pointer", "-o"])
+        .arg(&burner)
+        .arg(root.join("tests/fixtures/tk_burner.c"))
+        .run()?;
+
+    let perf = find_program("perf");
+    let bpftrace = find_program("bpftrace");
+    let collapse = match &perf {
+        Some(_) => Some(inferno_collapse_perf()?),
+        None => None,
+    };
+    eprintln!(
+        "xtask: bench profile: {rounds} rounds of {seconds} s at 999 Hz, two CPU burners; \
+         perf: {}, bpftrace: {}",
+        if perf.is_some() { "yes" } else { "not installed" },
+        if bpftrace.is_some() { "yes" } else { "not installed" }
+    );
+
+    let mut baseline = Vec::new();
+    let mut results: Vec<(&str, Vec<Sample>)> = vec![("tracekit", Vec::new())];
+    if perf.is_some() {
+        results.push(("perf record + perf script + inferno-collapse-perf", Vec::new()));
+    }
+    if bpftrace.is_some() {
+        results.push(("bpftrace", Vec::new()));
+    }
+
+    for round in 1..=rounds {
+        eprintln!("xtask: bench profile: round {round}/{rounds}");
+        baseline.push(burn(&burner, seconds)?);
+        for (name, samples) in &mut results {
+            let sample = match *name {
+                "tracekit" => {
+                    let out = dir.join("tracekit.folded");
+                    let (child, startup) = start_until(
+                        Command::new(tracekit)
+                            .args(["profile", "-a", "-F", "999", "-o"])
+                            .arg(&out)
+                            .stdout(Stdio::null())
+                            .stderr(Stdio::piped()),
+                        Some(("Hit Ctrl-C", true)),
+                    )?;
+                    let rate = burn(&burner, seconds)?;
+                    interrupt(&child);
+                    let (code, usage) = wait_usage(child)?;
+                    if code != 0 {
+                        bail!("tracekit exited with {code}");
+                    }
+                    Sample { usage, rate, startup }
+                }
+                "bpftrace" => {
+                    let (child, startup) = start_until(
+                        Command::new(bpftrace.as_ref().unwrap())
+                            .args([
+                                "-e",
+                                "profile:hz:999 { @[kstack, ustack, comm] = count(); }",
+                            ])
+                            .stdout(Stdio::piped())
+                            .stderr(Stdio::null()),
+                        Some(("Attaching", false)),
+                    )?;
+                    let rate = burn(&burner, seconds)?;
+                    interrupt(&child);
+                    let (_, usage) = wait_usage(child)?;
+                    Sample { usage, rate, startup }
+                }
+                _ => {
+                    let data = dir.join("perf.data");
+                    let (child, _) = start_until(
+                        Command::new(perf.as_ref().unwrap())
+                            .args(["record", "-q", "-F", "999", "-a", "-g", "-o"])
+                            .arg(&data)
+                            .stdout(Stdio::null())
+                            .stderr(Stdio::null()),
+                        None,
+                    )?;
+                    let rate = burn(&burner, seconds)?;
+                    interrupt(&child);
+                    let (_, record) = wait_usage(child)?;
+                    let script_out = dir.join("perf.script");
+                    let script = run_measured(
+                        Command::new(perf.as_ref().unwrap()).args(["script", "-i"]).arg(&data),
+                        &script_out,
+                    )?;
+                    let fold = run_measured(
+                        Command::new(collapse.as_ref().unwrap()).arg(&script_out),
+                        &dir.join("perf.folded"),
+                    )?;
+                    Sample {
+                        usage: record.add(script).add(fold),
+                        rate,
+                        startup: Duration::ZERO,
+                    }
+                }
+            };
+            samples.push(sample);
+        }
+    }
+
+    let base_rate = median(baseline.clone());
+    println!(
+        "\n| tool ({seconds} s at 999 Hz, {rounds} rounds, medians) | CPU time | peak RSS | \
+         workload rate vs none | start to attached |"
+    );
+    println!("|---|---|---|---|---|");
+    for (name, samples) in &results {
+        let cpu = median(samples.iter().map(|s| s.usage.cpu.as_secs_f64()).collect());
+        let rss = median(samples.iter().map(|s| s.usage.max_rss_kib as f64 / 1024.0).collect());
+        let rate = median(samples.iter().map(|s| s.rate / base_rate).collect());
+        let startup = median(samples.iter().map(|s| s.startup.as_secs_f64() * 1e3).collect());
+        println!(
+            "| {name} | {cpu:.3} s | {rss:.1} MiB | {:+.1}% | {} |",
+            (rate - 1.0) * 100.0,
+            if startup > 0.0 {
+                format!("{startup:.0} ms")
+            } else {
+                "n/a".into()
+            }
+        );
+    }
+    println!(
+        "\nBaseline work rate without a profiler: {base_rate:.0} loops/s (rounds: {:?}).",
+        baseline.iter().map(|r| r.round()).collect::<Vec<_>>()
+    );
+    Ok(())
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    match values.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => values[n / 2],
+        n => (values[n / 2 - 1] + values[n / 2]) / 2.0,
+    }
+}
+
+/// inferno's perf collapser, installed with cargo when missing (for the perf pipeline).
+fn inferno_collapse_perf() -> Result<PathBuf> {
+    if let Some(path) = find_program("inferno-collapse-perf") {
+        return Ok(path);
+    }
+    eprintln!("xtask: bench: installing inferno's command-line tools (for the perf pipeline)");
+    Cmd::new("cargo")
+        .args(["install", "inferno", "--version", "0.12.8", "--locked"])
+        .run()?;
+    find_program("inferno-collapse-perf").context("inferno-collapse-perf not found after install")
+}

@@ -1,0 +1,172 @@
+//! `cargo xtask setup`: install what building the kernel programs needs, and nothing else.
+//!
+//! The kernel side is built by the `nightly` toolchain (with `rust-src`, for
+//! `-Z build-std=core`) and linked by bpf-linker, which must be built against the same LLVM
+//! major version as nightly's rustc. On Debian that LLVM comes from `llvm-N-dev`. When all of
+//! it is there, setup is a no-op that takes well under a second.
+
+use std::{path::Path, time::Instant};
+
+use anyhow::{Context as _, Result, bail};
+
+use crate::util::{Cmd, find_program};
+
+/// The bpf-linker release tracekit builds with.
+const BPF_LINKER_VERSION: &str = "0.13.0";
+/// LLVM majors bpf-linker 0.13 has a feature for.
+const BPF_LINKER_LLVM: [u32; 3] = [21, 22, 23];
+
+/// Checks the toolchain and installs what is missing, saying what it did.
+pub fn ensure() -> Result<()> {
+    let started = Instant::now();
+    let mut did = Vec::new();
+
+    let nightly = nightly_version()?;
+    let llvm = nightly.llvm_major;
+    if !Path::new(&nightly.sysroot)
+        .join("lib/rustlib/src/rust/library/core")
+        .is_dir()
+    {
+        eprintln!("xtask: setup: adding rust-src to the nightly toolchain");
+        Cmd::new("rustup")
+            .args(["component", "add", "rust-src", "--toolchain", "nightly"])
+            .run()?;
+        did.push("installed nightly rust-src");
+    }
+
+    match bpf_linker_llvm() {
+        Some((version, Some(linked))) if version == BPF_LINKER_VERSION && linked == llvm => {}
+        found => {
+            if !BPF_LINKER_LLVM.contains(&llvm) {
+                bail!(
+                    "nightly's rustc uses LLVM {llvm}, but bpf-linker {BPF_LINKER_VERSION} \
+                     supports LLVM {BPF_LINKER_LLVM:?}; use a nightly with one of those"
+                );
+            }
+            match found {
+                None => eprintln!("xtask: setup: bpf-linker is not installed"),
+                Some((version, linked)) => eprintln!(
+                    "xtask: setup: bpf-linker {version} is linked against LLVM {}, \
+                     nightly uses LLVM {llvm}: rebuilding",
+                    linked.map_or("?".to_string(), |l| l.to_string())
+                ),
+            }
+            install_llvm(llvm)?;
+            install_bpf_linker(llvm)?;
+            did.push("built bpf-linker");
+        }
+    }
+
+    if find_program("gcc").is_none() {
+        apt_install(&["gcc", "libc6-dev"])?;
+        did.push("installed gcc (integration test fixtures)");
+    }
+
+    if did.is_empty() {
+        eprintln!(
+            "xtask: setup: toolchain ready (nightly LLVM {llvm}, bpf-linker {BPF_LINKER_VERSION}) \
+             in {:.2} s",
+            started.elapsed().as_secs_f64()
+        );
+    } else {
+        eprintln!(
+            "xtask: setup: {} in {:.0} s",
+            did.join(", "),
+            started.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
+}
+
+struct Nightly {
+    sysroot: String,
+    llvm_major: u32,
+}
+
+fn nightly_version() -> Result<Nightly> {
+    let verbose = Cmd::new("rustc")
+        .args(["+nightly", "-vV"])
+        .output_ok()
+        .context(
+            "no nightly toolchain: the kernel programs need it (`rustup toolchain install nightly`)",
+        )?;
+    let llvm_major = verbose
+        .lines()
+        .find_map(|line| line.strip_prefix("LLVM version: "))
+        .and_then(|version| version.split('.').next())
+        .and_then(|major| major.trim().parse().ok())
+        .context("cannot read nightly's LLVM version from `rustc +nightly -vV`")?;
+    let sysroot = Cmd::new("rustc")
+        .args(["+nightly", "--print", "sysroot"])
+        .output_ok()
+        .context("`rustc +nightly --print sysroot` failed")?
+        .trim()
+        .to_string();
+    Ok(Nightly {
+        sysroot,
+        llvm_major,
+    })
+}
+
+/// bpf-linker's version and the LLVM major its binary links (from `ldd`), if installed.
+fn bpf_linker_llvm() -> Option<(String, Option<u32>)> {
+    let path = find_program("bpf-linker")?;
+    let version = Cmd::new(&path).arg("--version").output_ok()?;
+    let version = version.split_whitespace().nth(1)?.to_string();
+    let ldd = Cmd::new("ldd").arg(&path).output_ok().unwrap_or_default();
+    // Debian's shared LLVM is `libLLVM.so.22.1` (or `libLLVM-22.so` on older packages).
+    let linked = ldd.lines().find_map(|line| {
+        let name = line.split_whitespace().next()?;
+        let rest = name
+            .strip_prefix("libLLVM.so.")
+            .or_else(|| name.strip_prefix("libLLVM-"))?;
+        rest.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
+    });
+    Some((version, linked))
+}
+
+fn install_llvm(llvm: u32) -> Result<()> {
+    let config = format!("/usr/lib/llvm-{llvm}/bin/llvm-config");
+    if Path::new(&config).exists() {
+        return Ok(());
+    }
+    apt_install(&[
+        &format!("llvm-{llvm}-dev"),
+        &format!("libpolly-{llvm}-dev"),
+        "libzstd-dev",
+        "zlib1g-dev",
+    ])
+}
+
+fn install_bpf_linker(llvm: u32) -> Result<()> {
+    eprintln!("xtask: setup: building bpf-linker {BPF_LINKER_VERSION} against LLVM {llvm} (about a minute)");
+    // Without LLVM_PREFIX, llvm-sys finds whichever llvm-config is first (Debian's LLVM 14).
+    Cmd::new("cargo")
+        .args(["install", "bpf-linker", "--version", BPF_LINKER_VERSION, "--locked", "--force"])
+        .args(["--no-default-features", "--features", &format!("llvm-{llvm}")])
+        .env("LLVM_PREFIX", format!("/usr/lib/llvm-{llvm}"))
+        .env(format!("LLVM_SYS_{llvm}0_PREFIX"), format!("/usr/lib/llvm-{llvm}"))
+        .run()
+        .context("building bpf-linker")
+}
+
+/// `apt-get install -y PACKAGES`, refreshing the package lists first if the install fails
+/// (a new machine's lists may be missing or stale).
+pub fn apt_install(packages: &[&str]) -> Result<()> {
+    eprintln!("xtask: setup: apt-get install {}", packages.join(" "));
+    let install = || {
+        Cmd::new("apt-get")
+            .args(["install", "-y", "--no-install-recommends"])
+            .args(packages)
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .run()
+    };
+    if install().is_ok() {
+        return Ok(());
+    }
+    Cmd::new("apt-get")
+        .args(["update"])
+        .run()
+        .context("apt-get update")?;
+    install().with_context(|| format!("installing {}", packages.join(" ")))
+}

@@ -1,0 +1,130 @@
+//! Running commands with their failures explained.
+
+use std::{
+    ffi::{OsStr, OsString},
+    path::{Path, PathBuf},
+    process::{Command, Stdio},
+};
+
+use anyhow::{Context as _, Result, bail};
+
+/// The workspace root (xtask lives in `xtask/`).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask/ has a parent")
+        .to_path_buf()
+}
+
+/// `$CARGO_HOME/bin`, where `cargo install` puts bpf-linker.
+pub fn cargo_bin_dir() -> PathBuf {
+    std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cargo")))
+        .unwrap_or_else(|| PathBuf::from("/root/.cargo"))
+        .join("bin")
+}
+
+/// `PATH` with `$CARGO_HOME/bin` in front, so a just-installed bpf-linker is found.
+pub fn path_with_cargo_bin() -> OsString {
+    let mut paths = vec![cargo_bin_dir()];
+    if let Some(path) = std::env::var_os("PATH") {
+        paths.extend(std::env::split_paths(&path));
+    }
+    std::env::join_paths(paths).unwrap_or_default()
+}
+
+/// A command builder that says what it ran when it fails.
+pub struct Cmd {
+    inner: Command,
+}
+
+impl Cmd {
+    pub fn new(program: impl AsRef<OsStr>) -> Self {
+        let mut inner = Command::new(program);
+        inner.env("PATH", path_with_cargo_bin());
+        Self { inner }
+    }
+
+    pub fn arg(&mut self, arg: impl AsRef<OsStr>) -> &mut Self {
+        self.inner.arg(arg);
+        self
+    }
+
+    pub fn args<I, S>(&mut self, args: I) -> &mut Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        self.inner.args(args);
+        self
+    }
+
+    pub fn env(&mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> &mut Self {
+        self.inner.env(key, value);
+        self
+    }
+
+    pub fn current_dir(&mut self, dir: impl AsRef<Path>) -> &mut Self {
+        self.inner.current_dir(dir);
+        self
+    }
+
+    fn describe(&self) -> String {
+        let mut words = vec![self.inner.get_program().to_string_lossy().into_owned()];
+        words.extend(self.inner.get_args().map(|a| a.to_string_lossy().into_owned()));
+        words.join(" ")
+    }
+
+    /// Runs with inherited stdio; fails unless it exits 0.
+    pub fn run(&mut self) -> Result<()> {
+        let what = self.describe();
+        let status = self
+            .inner
+            .status()
+            .with_context(|| format!("cannot start `{what}`"))?;
+        if !status.success() {
+            bail!("`{what}` failed ({status})");
+        }
+        Ok(())
+    }
+
+    /// Runs with inherited stdio and returns its exit status (1 if killed by a signal).
+    pub fn status_code(&mut self) -> Result<u8> {
+        let what = self.describe();
+        let status = self
+            .inner
+            .status()
+            .with_context(|| format!("cannot start `{what}`"))?;
+        Ok(status.code().map_or(1, |code| code as u8))
+    }
+
+    /// Runs quietly and returns stdout if it exits 0, `None` otherwise (or if it is missing).
+    pub fn output_ok(&mut self) -> Option<String> {
+        let output = self
+            .inner
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .output()
+            .ok()?;
+        output
+            .status
+            .success()
+            .then(|| String::from_utf8_lossy(&output.stdout).into_owned())
+    }
+}
+
+/// `cargo` (the one running xtask), in the workspace root.
+pub fn cargo() -> Cmd {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Cmd::new(cargo);
+    cmd.current_dir(workspace_root());
+    cmd
+}
+
+/// Whether `program` is on `PATH` (with `$CARGO_HOME/bin`).
+pub fn find_program(program: &str) -> Option<PathBuf> {
+    std::env::split_paths(&path_with_cargo_bin())
+        .map(|dir| dir.join(program))
+        .find(|path| path.is_file())
+}
