@@ -32,7 +32,12 @@ fn profile_command_known_call_chain_and_rate() {
         ["profile", "-F", "99", "-o"]
             .iter()
             .map(|s| s.as_ref())
-            .chain([out.as_os_str(), "--".as_ref(), burner.as_os_str(), "3".as_ref()]),
+            .chain([
+                out.as_os_str(),
+                "--".as_ref(),
+                burner.as_os_str(),
+                "3".as_ref(),
+            ]),
         TIMEOUT,
     );
     run.assert_code(0);
@@ -125,7 +130,10 @@ fn profile_pid_only_that_process() {
     let json: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON on stdout");
     let stacks = json["stacks"].as_array().unwrap();
     let samples: u64 = stacks.iter().map(|s| s["count"].as_u64().unwrap()).sum();
-    assert!(samples >= 100, "{samples} samples of a busy process in 1.5 s at 99 Hz");
+    assert!(
+        samples >= 100,
+        "{samples} samples of a busy process in 1.5 s at 99 Hz"
+    );
     let pids: HashSet<u64> = stacks.iter().map(|s| s["pid"].as_u64().unwrap()).collect();
     assert_eq!(pids, HashSet::from([u64::from(pid)]), "{json:#}");
     assert_eq!(json["samples"].as_u64(), Some(samples));
@@ -175,7 +183,10 @@ fn profile_svg_is_well_formed_with_function_names() {
             "no frame titled {function}: {titles:?}"
         );
     }
-    assert!(svg.contains("tracekit profile"), "the flame graph has a title");
+    assert!(
+        svg.contains("tracekit profile"),
+        "the flame graph has a title"
+    );
 }
 
 /// Acceptance 5: SIGINT during `-a` without `-d` exits 0, writes the output, and leaves no
@@ -186,7 +197,10 @@ fn profile_sigint_writes_output_and_detaches() {
     let dir = scratch("profile_sigint_writes_output_and_detaches");
     let out = dir.join("sigint.folded");
     let leftover = loaded_program_ids("profile_");
-    assert!(leftover.is_empty(), "programs left from before: {leftover:?}");
+    assert!(
+        leftover.is_empty(),
+        "programs left from before: {leftover:?}"
+    );
 
     let mut burner = spawn_fixture("tk_burner", &["3"]);
     let mut child = spawn_tracekit(["profile", "-a", "-o", out.to_str().unwrap()]);
@@ -212,12 +226,18 @@ fn profile_sigint_writes_output_and_detaches() {
         .into_iter()
         .filter(|id| programs.contains(id))
         .collect();
-    assert!(still_loaded.is_empty(), "programs left behind: {still_loaded:?}");
+    assert!(
+        still_loaded.is_empty(),
+        "programs left behind: {still_loaded:?}"
+    );
     let still_linked: Vec<u32> = links_of(&programs)
         .into_iter()
         .filter(|id| links.contains(id))
         .collect();
-    assert!(still_linked.is_empty(), "links left behind: {still_linked:?}");
+    assert!(
+        still_linked.is_empty(),
+        "links left behind: {still_linked:?}"
+    );
 }
 
 /// Acceptance 6: a process that burns 1 s and exits during `-a -d 3` keeps its names.
@@ -231,7 +251,10 @@ fn profile_exited_process_keeps_names() {
     let started = Instant::now();
     let status = spawn_fixture("tk_burner", &["1"]).wait().unwrap();
     assert!(status.success());
-    assert!(started.elapsed() < Duration::from_millis(2500), "fixture ended before the profile");
+    assert!(
+        started.elapsed() < Duration::from_millis(2500),
+        "fixture ended before the profile"
+    );
     let run = wait_output(child, TIMEOUT);
     run.assert_code(0);
     let folded = parse_folded(&std::fs::read_to_string(&out).unwrap());
@@ -258,7 +281,11 @@ fn profile_bad_input_one_line_errors() {
         .to_string();
     let cases: [(&[&str], i32, &str); 6] = [
         (&["profile", "-F", "0"], 2, "-F 0"),
-        (&["profile", "-F", "100000000"], 2, "perf_event_max_sample_rate"),
+        (
+            &["profile", "-F", "100000000"],
+            2,
+            "perf_event_max_sample_rate",
+        ),
         (&["profile", "-p", &missing_pid], 2, "no such process"),
         (&["profile", "-o", "x.png", "-d", "1"], 2, ".png"),
         (&["profile", "--", "/no/such/binary"], 2, "/no/such/binary"),
@@ -282,13 +309,20 @@ fn profile_without_privileges_names_them() {
         .args(["profile", "-d", "1"]);
     let run = tracekit_tests::run(command, TIMEOUT);
     assert_eq!(run.code(), 1, "{run:#?}");
-    assert_one_line_error(&run.stderr, "CAP_BPF and CAP_PERFMON", &["setpriv", "profile"]);
+    assert_one_line_error(
+        &run.stderr,
+        "CAP_BPF and CAP_PERFMON",
+        &["setpriv", "profile"],
+    );
 }
 
 fn assert_one_line_error(stderr: &str, needle: &str, args: &[&str]) {
     let lines: Vec<&str> = stderr.lines().collect();
     assert_eq!(lines.len(), 1, "{args:?}: not one line: {stderr}");
     assert!(lines[0].starts_with("tracekit: "), "{args:?}: {stderr}");
-    assert!(lines[0].contains(needle), "{args:?}: no {needle:?} in {stderr}");
+    assert!(
+        lines[0].contains(needle),
+        "{args:?}: no {needle:?} in {stderr}"
+    );
     assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
 }

@@ -81,7 +81,9 @@ struct HiddenKernelBtf {
 impl HiddenKernelBtf {
     fn enter() -> Self {
         use std::os::fd::OwnedFd;
-        let original: Option<OwnedFd> = std::fs::File::open("/proc/self/ns/mnt").ok().map(Into::into);
+        let original: Option<OwnedFd> = std::fs::File::open("/proc/self/ns/mnt")
+            .ok()
+            .map(Into::into);
         let Some(original) = original else {
             return Self { original: None };
         };

@@ -360,7 +360,10 @@ pub fn symbolize(raw: &RawProfile, symbolizer: &Symbolizer) -> Profile {
         .filter_map(|key| raw.stacks.get(&key.kernel_stack))
         .map(Vec::len)
         .sum();
-    log::debug!("symbolizing {} stacks ({kernel_addresses} kernel frames)", raw.stacks.len());
+    log::debug!(
+        "symbolizing {} stacks ({kernel_addresses} kernel frames)",
+        raw.stacks.len()
+    );
     let mut keys: Vec<_> = raw.counts.iter().collect();
     keys.sort_unstable_by_key(|(key, _)| **key);
     for (key, &count) in keys {
@@ -404,7 +407,11 @@ pub fn symbolize(raw: &RawProfile, symbolizer: &Symbolizer) -> Profile {
         });
     }
 
-    log::debug!("symbolized {} keys in {:?}", raw.counts.len(), started.elapsed());
+    log::debug!(
+        "symbolized {} keys in {:?}",
+        raw.counts.len(),
+        started.elapsed()
+    );
     let mut broken: Vec<BrokenStacks> = judged
         .into_iter()
         .filter(|(_, (_, samples, short))| *samples >= MIN_SAMPLES_TO_JUDGE && short * 2 > *samples)

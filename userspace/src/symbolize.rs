@@ -175,18 +175,17 @@ fn push_symbol(frames: &mut Vec<Frame>, sym: &Sym<'_>, kind: FrameKind) {
 /// assert_eq!(demangle("_Z3fooi"), "foo(int)");
 /// ```
 pub fn demangle(name: &str) -> Cow<'_, str> {
-    if name.starts_with("_R") || name.starts_with("_ZN") {
-        if let Ok(demangled) = rustc_demangle::try_demangle(name) {
-            return Cow::Owned(format!("{demangled:#}"));
-        }
+    if (name.starts_with("_R") || name.starts_with("_ZN"))
+        && let Ok(demangled) = rustc_demangle::try_demangle(name)
+    {
+        return Cow::Owned(format!("{demangled:#}"));
     }
-    if name.starts_with("_Z") {
-        if let Some(demangled) = cpp_demangle::Symbol::new(name)
+    if name.starts_with("_Z")
+        && let Some(demangled) = cpp_demangle::Symbol::new(name)
             .ok()
             .and_then(|symbol| symbol.demangle().ok())
-        {
-            return Cow::Owned(demangled);
-        }
+    {
+        return Cow::Owned(demangled);
     }
     Cow::Borrowed(name)
 }

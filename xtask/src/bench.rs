@@ -25,7 +25,7 @@ pub enum Bench {
         #[arg(long, default_value_t = 10.0)]
         seconds: f64,
         /// Rounds (each runs every tool once, interleaved)
-        #[arg(long, default_value_t = 3)]
+        #[arg(long, default_value_t = 5)]
         rounds: usize,
     },
 }
@@ -187,14 +187,25 @@ fn profile(tracekit: &Path, seconds: f64, rounds: usize) -> Result<()> {
     eprintln!(
         "xtask: bench profile: {rounds} rounds of {seconds} s at 999 Hz, two CPU burners; \
          perf: {}, bpftrace: {}",
-        if perf.is_some() { "yes" } else { "not installed" },
-        if bpftrace.is_some() { "yes" } else { "not installed" }
+        if perf.is_some() {
+            "yes"
+        } else {
+            "not installed"
+        },
+        if bpftrace.is_some() {
+            "yes"
+        } else {
+            "not installed"
+        }
     );
 
     let mut baseline = Vec::new();
     let mut results: Vec<(&str, Vec<Sample>)> = vec![("tracekit", Vec::new())];
     if perf.is_some() {
-        results.push(("perf record + perf script + inferno-collapse-perf", Vec::new()));
+        results.push((
+            "perf record + perf script + inferno-collapse-perf",
+            Vec::new(),
+        ));
     }
     if bpftrace.is_some() {
         results.push(("bpftrace", Vec::new()));
@@ -202,8 +213,15 @@ fn profile(tracekit: &Path, seconds: f64, rounds: usize) -> Result<()> {
 
     for round in 1..=rounds {
         eprintln!("xtask: bench profile: round {round}/{rounds}");
-        baseline.push(burn(&burner, seconds)?);
-        for (name, samples) in &mut results {
+        // The machine's speed drifts between runs more than a profiler slows it: compare
+        // each tool with a no-profiler run of the same round, and rotate the order.
+        let round_base = burn(&burner, seconds)?;
+        baseline.push(round_base);
+        let order: Vec<usize> = (0..results.len())
+            .map(|i| (i + round) % results.len())
+            .collect();
+        for index in order {
+            let (name, samples) = &mut results[index];
             let sample = match *name {
                 "tracekit" => {
                     let out = dir.join("tracekit.folded");
@@ -221,7 +239,11 @@ fn profile(tracekit: &Path, seconds: f64, rounds: usize) -> Result<()> {
                     if code != 0 {
                         bail!("tracekit exited with {code}");
                     }
-                    Sample { usage, rate, startup }
+                    Sample {
+                        usage,
+                        rate,
+                        startup,
+                    }
                 }
                 "bpftrace" => {
                     let (child, startup) = start_until(
@@ -237,7 +259,11 @@ fn profile(tracekit: &Path, seconds: f64, rounds: usize) -> Result<()> {
                     let rate = burn(&burner, seconds)?;
                     interrupt(&child);
                     let (_, usage) = wait_usage(child)?;
-                    Sample { usage, rate, startup }
+                    Sample {
+                        usage,
+                        rate,
+                        startup,
+                    }
                 }
                 _ => {
                     let data = dir.join("perf.data");
@@ -254,7 +280,9 @@ fn profile(tracekit: &Path, seconds: f64, rounds: usize) -> Result<()> {
                     let (_, record) = wait_usage(child)?;
                     let script_out = dir.join("perf.script");
                     let script = run_measured(
-                        Command::new(perf.as_ref().unwrap()).args(["script", "-i"]).arg(&data),
+                        Command::new(perf.as_ref().unwrap())
+                            .args(["script", "-i"])
+                            .arg(&data),
                         &script_out,
                     )?;
                     let fold = run_measured(
@@ -268,24 +296,40 @@ fn profile(tracekit: &Path, seconds: f64, rounds: usize) -> Result<()> {
                     }
                 }
             };
-            samples.push(sample);
+            samples.push(Sample {
+                rate: sample.rate / round_base,
+                ..sample
+            });
         }
     }
 
     let base_rate = median(baseline.clone());
     println!(
         "\n| tool ({seconds} s at 999 Hz, {rounds} rounds, medians) | CPU time | peak RSS | \
-         workload rate vs none | start to attached |"
+         workload rate vs none (range) | start to attached |"
     );
     println!("|---|---|---|---|---|");
     for (name, samples) in &results {
         let cpu = median(samples.iter().map(|s| s.usage.cpu.as_secs_f64()).collect());
-        let rss = median(samples.iter().map(|s| s.usage.max_rss_kib as f64 / 1024.0).collect());
-        let rate = median(samples.iter().map(|s| s.rate / base_rate).collect());
-        let startup = median(samples.iter().map(|s| s.startup.as_secs_f64() * 1e3).collect());
+        let rss = median(
+            samples
+                .iter()
+                .map(|s| s.usage.max_rss_kib as f64 / 1024.0)
+                .collect(),
+        );
+        let ratios: Vec<f64> = samples.iter().map(|s| (s.rate - 1.0) * 100.0).collect();
+        let rate = median(ratios.clone());
+        let (low, high) = ratios
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(lo, hi), &r| (lo.min(r), hi.max(r)));
+        let startup = median(
+            samples
+                .iter()
+                .map(|s| s.startup.as_secs_f64() * 1e3)
+                .collect(),
+        );
         println!(
-            "| {name} | {cpu:.3} s | {rss:.1} MiB | {:+.1}% | {} |",
-            (rate - 1.0) * 100.0,
+            "| {name} | {cpu:.3} s | {rss:.1} MiB | {rate:+.1}% ({low:+.1}% .. {high:+.1}%) | {} |",
             if startup > 0.0 {
                 format!("{startup:.0} ms")
             } else {

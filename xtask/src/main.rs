@@ -18,13 +18,16 @@ use crate::util::{Cmd, workspace_root};
 
 /// tracekit's developer tasks.
 #[derive(Parser)]
-#[command(name = "cargo xtask", after_help = "\
+#[command(
+    name = "cargo xtask",
+    after_help = "\
 EXAMPLES:
   cargo xtask setup                                # install the BPF toolchain if missing
   cargo xtask run -- profile -a -d 10 -o out.svg   # build release, profile the machine
   cargo xtask test                                 # unit + root integration tests
   cargo xtask test profile_sigint                  # integration tests matching a name
-  cargo xtask bench profile                        # tracekit vs perf vs bpftrace")]
+  cargo xtask bench profile                        # tracekit vs perf vs bpftrace"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -121,7 +124,14 @@ pub fn build_release() -> Result<std::path::PathBuf> {
 fn unit_tests() -> Result<()> {
     eprintln!("xtask: unit tests (no root)");
     util::cargo()
-        .args(["test", "--workspace", "--exclude", "tracekit-ebpf", "--exclude", "tracekit-tests"])
+        .args([
+            "test",
+            "--workspace",
+            "--exclude",
+            "tracekit-ebpf",
+            "--exclude",
+            "tracekit-tests",
+        ])
         .env("TRACEKIT_EBPF", "require")
         .run()
         .context("unit tests failed")
@@ -138,9 +148,15 @@ fn integration_tests(filter: Option<&str>) -> Result<()> {
     let binary = build_release()?;
     eprintln!("xtask: integration tests (root, one at a time: the kernel is shared state)");
     let mut cmd = util::cargo();
-    cmd.args(["test", "--package", "tracekit-tests", "--", "--test-threads=1"])
-        .env("TRACEKIT_BIN", &binary)
-        .env("TRACEKIT_EBPF", "require");
+    cmd.args([
+        "test",
+        "--package",
+        "tracekit-tests",
+        "--",
+        "--test-threads=1",
+    ])
+    .env("TRACEKIT_BIN", &binary)
+    .env("TRACEKIT_EBPF", "require");
     if let Some(filter) = filter {
         cmd.arg(filter);
     }

@@ -120,7 +120,10 @@ fn bpf_linker_llvm() -> Option<(String, Option<u32>)> {
         let rest = name
             .strip_prefix("libLLVM.so.")
             .or_else(|| name.strip_prefix("libLLVM-"))?;
-        rest.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
+        rest.split(|c: char| !c.is_ascii_digit())
+            .next()?
+            .parse()
+            .ok()
     });
     Some((version, linked))
 }
@@ -139,13 +142,29 @@ fn install_llvm(llvm: u32) -> Result<()> {
 }
 
 fn install_bpf_linker(llvm: u32) -> Result<()> {
-    eprintln!("xtask: setup: building bpf-linker {BPF_LINKER_VERSION} against LLVM {llvm} (about a minute)");
+    eprintln!(
+        "xtask: setup: building bpf-linker {BPF_LINKER_VERSION} against LLVM {llvm} (about a minute)"
+    );
     // Without LLVM_PREFIX, llvm-sys finds whichever llvm-config is first (Debian's LLVM 14).
     Cmd::new("cargo")
-        .args(["install", "bpf-linker", "--version", BPF_LINKER_VERSION, "--locked", "--force"])
-        .args(["--no-default-features", "--features", &format!("llvm-{llvm}")])
+        .args([
+            "install",
+            "bpf-linker",
+            "--version",
+            BPF_LINKER_VERSION,
+            "--locked",
+            "--force",
+        ])
+        .args([
+            "--no-default-features",
+            "--features",
+            &format!("llvm-{llvm}"),
+        ])
         .env("LLVM_PREFIX", format!("/usr/lib/llvm-{llvm}"))
-        .env(format!("LLVM_SYS_{llvm}0_PREFIX"), format!("/usr/lib/llvm-{llvm}"))
+        .env(
+            format!("LLVM_SYS_{llvm}0_PREFIX"),
+            format!("/usr/lib/llvm-{llvm}"),
+        )
         .run()
         .context("building bpf-linker")
 }

@@ -72,7 +72,11 @@ impl Cmd {
 
     fn describe(&self) -> String {
         let mut words = vec![self.inner.get_program().to_string_lossy().into_owned()];
-        words.extend(self.inner.get_args().map(|a| a.to_string_lossy().into_owned()));
+        words.extend(
+            self.inner
+                .get_args()
+                .map(|a| a.to_string_lossy().into_owned()),
+        );
         words.join(" ")
     }
 
