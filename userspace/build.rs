@@ -19,7 +19,7 @@ fn main() -> anyhow::Result<()> {
     let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR")?);
     let ebpf_dir = manifest_dir.join("../ebpf");
     let out_dir = PathBuf::from(env::var("OUT_DIR")?);
-    let object = out_dir.join("tracekit");
+    let objects = ["profile", "engine"].map(|name| out_dir.join(name));
 
     let mode = env::var("TRACEKIT_EBPF").unwrap_or_default();
     let missing = match mode.as_str() {
@@ -34,7 +34,9 @@ fn main() -> anyhow::Result<()> {
              run `cargo xtask build` for a working binary"
         );
         println!("cargo:rerun-if-changed={}", ebpf_dir.display());
-        fs::write(&object, []).with_context(|| format!("writing {}", object.display()))?;
+        for object in &objects {
+            fs::write(object, []).with_context(|| format!("writing {}", object.display()))?;
+        }
         return Ok(());
     }
 

@@ -5,6 +5,7 @@
 //! `aya::Pod` so the loader can read them out of maps.
 #![no_std]
 
+pub mod engine;
 pub mod profile;
 
 /// Length of a task's `comm` (`TASK_COMM_LEN` in `include/linux/sched.h`), NUL-padded.

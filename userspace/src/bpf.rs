@@ -2,18 +2,32 @@
 
 use crate::{Error, Result};
 
-/// The BPF object built from `ebpf/` (empty when the build had no BPF toolchain).
-static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/tracekit"));
+/// A BPF object built from `ebpf/src/bin/`, one per tool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Object {
+    /// `profile`: CPU sampling.
+    Profile,
+    /// `engine`: the aggregation engine.
+    Engine,
+}
+
+// Empty when the build had no BPF toolchain (see build.rs).
+static PROFILE: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/profile"));
+static ENGINE: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/engine"));
 
 /// The embedded BPF object, or an error saying how to build a binary that has it.
-pub fn object() -> Result<&'static [u8]> {
-    if OBJECT.is_empty() {
+pub fn object(which: Object) -> Result<&'static [u8]> {
+    let bytes = match which {
+        Object::Profile => PROFILE,
+        Object::Engine => ENGINE,
+    };
+    if bytes.is_empty() {
         return Err(Error::runtime(
             "this tracekit binary was built without its kernel programs (no bpf-linker or \
              nightly rust-src at build time); build it with `cargo xtask build`",
         ));
     }
-    Ok(OBJECT)
+    Ok(bytes)
 }
 
 /// Lifts `RLIMIT_MEMLOCK`, which kernels before 5.11 charge BPF maps against. Newer kernels

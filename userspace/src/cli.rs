@@ -11,7 +11,50 @@ const EXAMPLES: &str = "\
 EXAMPLES:
   tracekit profile -a -d 10 -o profile.svg   # flame graph of the whole machine, 10 s at 99 Hz
   tracekit profile -p 1234 -d 5              # hottest functions of pid 1234 for 5 s
-  tracekit profile -o out.folded -- ./app    # run ./app, fold its stacks until it exits";
+  tracekit profile -o out.folded -- ./app    # run ./app, fold its stacks until it exits
+  tracekit hist block:block_rq_issue --value bytes --by comm   # I/O sizes per process
+  tracekit count 'syscalls:sys_enter_*' -d 5 # which syscalls, how often
+  tracekit syscount -p 1234 --latency        # syscalls of pid 1234 with time spent
+  tracekit biolatency -d 10                  # block I/O latency histogram";
+
+const HIST_EXAMPLES: &str = "\
+EXAMPLES:
+  tracekit hist block:block_rq_issue --value bytes            # log2 histogram of I/O sizes
+  tracekit hist t:block:block_rq_issue --value bytes --by comm # one per process
+  tracekit hist block:block_rq_issue --value bytes --filter 'rwbs ~ \"*W*\"'  # writes only
+  tracekit hist block:block_rq_issue --value nr_sector --filter 'nr_sector > 200'
+  tracekit hist sched:sched_process_exec --by comm            # counts, no --value
+  tracekit hist net:net_dev_xmit --value len --linear 0,1500,100
+
+Fields are the tracepoint's own (`tracekit list --fields PROBE` shows them) plus pid, tid,
+cpu, comm. --filter takes perf/ftrace syntax: == != < <= > >= & ~ !~ && || ! ( ).";
+
+const COUNT_EXAMPLES: &str = "\
+EXAMPLES:
+  tracekit count 'syscalls:sys_enter_*' -d 5                 # like perf stat -e 'syscalls:sys_enter_*' -a
+  tracekit count block:block_rq_issue block:block_rq_complete
+  tracekit count sched:sched_switch --by comm --top 10
+  tracekit count syscalls:sys_enter_getppid -- ./app          # run ./app, count its calls
+  tracekit count block:block_rq_issue --filter 'bytes >= 65536' --by comm";
+
+const BITESIZE_EXAMPLES: &str = "\
+EXAMPLES:
+  tracekit bitesize                 # block I/O size histograms per process until Ctrl-C
+  tracekit bitesize --disk vda -d 10
+  tracekit bitesize -- dd if=/dev/zero of=f bs=64k count=512 oflag=direct";
+
+const BIOLATENCY_EXAMPLES: &str = "\
+EXAMPLES:
+  tracekit biolatency -d 10            # block I/O latency, issue to completion, in us
+  tracekit biolatency --unit ms --per-disk
+  tracekit biolatency --queued -i 1    # from insertion in the queue, every second";
+
+const SYSCOUNT_EXAMPLES: &str = "\
+EXAMPLES:
+  tracekit syscount -d 5               # top 10 syscalls of the machine
+  tracekit syscount -p 1234 --latency  # with total and average time per syscall
+  tracekit syscount --failures --by comm
+  tracekit syscount -- ./app           # run ./app and count its syscalls";
 
 const PROFILE_EXAMPLES: &str = "\
 EXAMPLES:
@@ -42,6 +85,190 @@ pub enum Command {
     /// Sample on-CPU stacks (perf record -g + flame graph, bcc profile)
     #[command(after_help = PROFILE_EXAMPLES)]
     Profile(ProfileArgs),
+    /// Histogram (log2 or linear) or counts of a tracepoint field, per group, in the kernel
+    #[command(after_help = HIST_EXAMPLES)]
+    Hist(HistArgs),
+    /// Count tracepoint events, per event and group (perf stat -e, bpftrace count())
+    #[command(after_help = COUNT_EXAMPLES)]
+    Count(CountArgs),
+    /// Block I/O size histograms per process (perf-tools/bcc bitesize)
+    #[command(after_help = BITESIZE_EXAMPLES)]
+    Bitesize(BitesizeArgs),
+    /// Block I/O latency histogram, issue to completion (bcc biolatency)
+    #[command(after_help = BIOLATENCY_EXAMPLES)]
+    Biolatency(BiolatencyArgs),
+    /// Count syscalls by name, with latency or failures (bcc syscount)
+    #[command(after_help = SYSCOUNT_EXAMPLES)]
+    Syscount(SyscountArgs),
+}
+
+/// Kernel map sizes of the aggregation engine.
+#[derive(Debug, Args)]
+pub struct MapArgs {
+    /// Distinct groups (--by keys and histogram slots) the kernel keeps
+    #[arg(long, value_name = "N", default_value_t = tracekit_common::engine::DEFAULT_HASH_ENTRIES)]
+    pub max_groups: u32,
+    /// Requests or calls in flight the kernel tracks for latencies
+    #[arg(long, value_name = "N", default_value_t = tracekit_common::engine::DEFAULT_START_ENTRIES)]
+    pub max_in_flight: u32,
+}
+
+/// `tracekit hist`.
+#[derive(Debug, Args)]
+pub struct HistArgs {
+    /// The tracepoint: SYSTEM:EVENT, tracepoint:SYSTEM:EVENT or t:SYSTEM:EVENT; wildcards allowed
+    pub probe: String,
+    /// The field to histogram; without it, events are counted per group
+    #[arg(long, value_name = "FIELD")]
+    pub value: Option<String>,
+    /// Group by these fields or pid, tid, cpu, comm (one histogram per group)
+    #[arg(long, value_name = "KEY[,KEY...]", value_delimiter = ',')]
+    pub by: Vec<String>,
+    /// Only events for which EXPR holds (perf/ftrace filter syntax), evaluated in the kernel
+    #[arg(long, value_name = "EXPR")]
+    pub filter: Option<String>,
+    /// A linear histogram from MIN to MAX in buckets of STEP instead of log2
+    #[arg(long, value_name = "MIN,MAX,STEP")]
+    pub linear: Option<String>,
+    #[command(flatten)]
+    pub scope: ScopeArgs,
+    #[command(flatten)]
+    pub timing: TimingArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(flatten)]
+    pub maps: MapArgs,
+}
+
+/// `tracekit count`.
+#[derive(Debug, Args)]
+pub struct CountArgs {
+    /// Tracepoints (SYSTEM:EVENT, t:SYSTEM:EVENT); wildcards allowed
+    #[arg(required = true, value_name = "PROBE")]
+    pub probes: Vec<String>,
+    /// Also group by these fields or pid, tid, cpu, comm
+    #[arg(long, value_name = "KEY[,KEY...]", value_delimiter = ',')]
+    pub by: Vec<String>,
+    /// Only events for which EXPR holds (perf/ftrace filter syntax), evaluated in the kernel
+    #[arg(long, value_name = "EXPR")]
+    pub filter: Option<String>,
+    /// Show only the N largest counts
+    #[arg(long, value_name = "N")]
+    pub top: Option<usize>,
+    #[command(flatten)]
+    pub scope: ScopeArgs,
+    #[command(flatten)]
+    pub timing: TimingArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(flatten)]
+    pub maps: MapArgs,
+}
+
+/// `tracekit bitesize`.
+#[derive(Debug, Args)]
+pub struct BitesizeArgs {
+    /// Only I/O to this disk (a name under /sys/block, e.g. vda, nvme0n1)
+    #[arg(long, value_name = "NAME")]
+    pub disk: Option<String>,
+    #[command(flatten)]
+    pub scope: ScopeArgs,
+    #[command(flatten)]
+    pub timing: TimingArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(flatten)]
+    pub maps: MapArgs,
+}
+
+/// Time units of latency histograms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum TimeUnit {
+    /// Nanoseconds.
+    Ns,
+    /// Microseconds.
+    Us,
+    /// Milliseconds.
+    Ms,
+}
+
+impl TimeUnit {
+    /// Nanoseconds per unit.
+    pub fn ns(self) -> u64 {
+        match self {
+            Self::Ns => 1,
+            Self::Us => 1_000,
+            Self::Ms => 1_000_000,
+        }
+    }
+
+    /// The histogram header, as bcc writes it.
+    pub fn header(self) -> &'static str {
+        match self {
+            Self::Ns => "nsecs",
+            Self::Us => "usecs",
+            Self::Ms => "msecs",
+        }
+    }
+}
+
+/// `tracekit biolatency`.
+#[derive(Debug, Args)]
+pub struct BiolatencyArgs {
+    /// Unit of the histogram
+    #[arg(long, value_enum, default_value_t = TimeUnit::Us)]
+    pub unit: TimeUnit,
+    /// One histogram per disk
+    #[arg(long)]
+    pub per_disk: bool,
+    /// Measure from insertion in the I/O queue (block_rq_insert) instead of issue to the device
+    #[arg(long)]
+    pub queued: bool,
+    /// Only I/O to this disk (a name under /sys/block)
+    #[arg(long, value_name = "NAME")]
+    pub disk: Option<String>,
+    #[command(flatten)]
+    pub scope: ScopeArgs,
+    #[command(flatten)]
+    pub timing: TimingArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(flatten)]
+    pub maps: MapArgs,
+}
+
+/// What `syscount --by` groups by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum SyscountBy {
+    /// The calling thread's command name.
+    Comm,
+    /// The calling process.
+    Pid,
+}
+
+/// `tracekit syscount`.
+#[derive(Debug, Args)]
+pub struct SyscountArgs {
+    /// Also group by process name or pid
+    #[arg(long, value_enum)]
+    pub by: Option<SyscountBy>,
+    /// Show total and average time in each syscall (microseconds)
+    #[arg(long, short = 'L')]
+    pub latency: bool,
+    /// Count only calls that returned an error
+    #[arg(long, short = 'x')]
+    pub failures: bool,
+    /// Show the N most frequent
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub top: usize,
+    #[command(flatten)]
+    pub scope: ScopeArgs,
+    #[command(flatten)]
+    pub timing: TimingArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(flatten)]
+    pub maps: MapArgs,
 }
 
 /// Which processes to trace: `-a` (the default), `-p PID,...`, or `-- CMD ARGS`.
@@ -196,7 +423,9 @@ mod tests {
             "tracekit", "profile", "-F", "999", "-p", "1,2", "-d", "1.5", "-o", "x.svg",
         ])
         .unwrap();
-        let Command::Profile(args) = cli.command;
+        let Command::Profile(args) = cli.command else {
+            panic!("profile parsed as another command");
+        };
         assert_eq!(args.frequency, 999);
         assert_eq!(args.scope.scope().unwrap(), Scope::Pids(vec![1, 2]));
         assert_eq!(args.timing.duration, Some(1.5));
@@ -206,7 +435,9 @@ mod tests {
     #[test]
     fn command_after_double_dash() {
         let cli = Cli::try_parse_from(["tracekit", "profile", "--", "ls", "-l"]).unwrap();
-        let Command::Profile(args) = cli.command;
+        let Command::Profile(args) = cli.command else {
+            panic!("profile parsed as another command");
+        };
         assert_eq!(
             args.scope.scope().unwrap(),
             Scope::Command(vec!["ls".into(), "-l".into()])
@@ -216,11 +447,45 @@ mod tests {
     #[test]
     fn contradicting_scopes_are_refused() {
         let cli = Cli::try_parse_from(["tracekit", "profile", "-p", "1", "--", "ls"]).unwrap();
-        let Command::Profile(args) = cli.command;
+        let Command::Profile(args) = cli.command else {
+            panic!("profile parsed as another command");
+        };
         assert_eq!(
             args.scope.scope().unwrap_err().to_string(),
             "choose one scope: -a (every process), -p PID (running processes) \
              or -- CMD (a command to start)"
+        );
+    }
+
+    #[test]
+    fn parses_engine_commands() {
+        let cli = Cli::try_parse_from([
+            "tracekit",
+            "hist",
+            "t:block:block_rq_issue",
+            "--value",
+            "bytes",
+            "--by",
+            "comm,pid",
+            "--filter",
+            "bytes > 4096",
+            "-d",
+            "2",
+        ])
+        .unwrap();
+        let Command::Hist(args) = cli.command else {
+            panic!("not hist");
+        };
+        assert_eq!(args.by, ["comm", "pid"]);
+        assert_eq!(args.filter.as_deref(), Some("bytes > 4096"));
+        let cli = Cli::try_parse_from(["tracekit", "syscount", "-L", "-x", "--by", "pid"]).unwrap();
+        let Command::Syscount(args) = cli.command else {
+            panic!("not syscount");
+        };
+        assert!(args.latency && args.failures && args.by == Some(SyscountBy::Pid));
+        assert!(
+            Cli::try_parse_from(["tracekit", "count"]).is_err(),
+            "count needs a probe"
         );
     }
 

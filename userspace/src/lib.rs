@@ -13,8 +13,11 @@
 
 pub mod bpf;
 pub mod caps;
+pub mod engine;
 pub mod error;
+pub mod filter;
 pub mod output;
+pub mod probe;
 pub mod profile;
 pub mod stacks;
 pub mod symbolize;

@@ -35,6 +35,11 @@ fn main() -> ExitCode {
     logger::init(cli.verbose);
     let result = match cli.command {
         Command::Profile(args) => cmd::profile::run(args, cli.verbose),
+        Command::Hist(args) => cmd::hist::run_hist(args, cli.verbose),
+        Command::Count(args) => cmd::hist::run_count(args, cli.verbose),
+        Command::Bitesize(args) => cmd::bitesize::run(args, cli.verbose),
+        Command::Biolatency(args) => cmd::biolatency::run(args, cli.verbose),
+        Command::Syscount(args) => cmd::syscount::run(args, cli.verbose),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

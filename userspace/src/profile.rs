@@ -149,17 +149,20 @@ impl Profiler {
             0
         };
         // perf_event and tracepoint programs need no kernel BTF.
-        let mut ebpf = crate::bpf::load_without_kernel_btf(crate::bpf::object()?, |loader| {
-            loader
-                .override_global("PROFILE_SELF_PID", &self_pid, true)
-                .override_global("PROFILE_FILTER_PIDS", &filter, true)
-                .override_global("PROFILE_INCLUDE_IDLE", &include_idle, true)
-                .override_global("PROFILE_KERNEL_STACKS", &kernel_stacks, true)
-                .override_global("PROFILE_USER_STACKS", &user_stacks, true)
-                .override_global("PROFILE_FORK_CHILD_PID_OFFSET", &fork_offset, true)
-                .map_max_entries("PROFILE_STACKS", options.stack_map_entries)
-                .map_max_entries("PROFILE_COUNTS", options.count_map_entries);
-        })
+        let mut ebpf = crate::bpf::load_without_kernel_btf(
+            crate::bpf::object(crate::bpf::Object::Profile)?,
+            |loader| {
+                loader
+                    .override_global("PROFILE_SELF_PID", &self_pid, true)
+                    .override_global("PROFILE_FILTER_PIDS", &filter, true)
+                    .override_global("PROFILE_INCLUDE_IDLE", &include_idle, true)
+                    .override_global("PROFILE_KERNEL_STACKS", &kernel_stacks, true)
+                    .override_global("PROFILE_USER_STACKS", &user_stacks, true)
+                    .override_global("PROFILE_FORK_CHILD_PID_OFFSET", &fork_offset, true)
+                    .map_max_entries("PROFILE_STACKS", options.stack_map_entries)
+                    .map_max_entries("PROFILE_COUNTS", options.count_map_entries);
+            },
+        )
         .context("loading the profile BPF programs")?;
 
         if let Some(pids) = &options.pids {

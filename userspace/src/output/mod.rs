@@ -3,6 +3,7 @@
 //! `-o FILE` picks the format from the file's extension, the same way in every subcommand.
 
 pub mod flamegraph;
+pub mod hist;
 pub mod report;
 
 use std::{

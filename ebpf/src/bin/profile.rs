@@ -1,4 +1,6 @@
 //! `profile`: on-CPU stack sampling (bcc's `profile`, `perf record -g`).
+#![no_std]
+#![no_main]
 //!
 //! Attached to the software `cpu-clock` perf event on every CPU. Each sample is counted in the
 //! kernel under (pid, comm, kernel stack id, user stack id); userspace reads the maps once at
@@ -7,7 +9,7 @@
 use aya_ebpf::{
     EbpfContext as _, Global,
     bindings::{BPF_F_USER_STACK, BPF_NOEXIST},
-    helpers::{bpf_get_current_comm, bpf_get_current_pid_tgid, generated::bpf_get_stack},
+    helpers::{bpf_get_current_comm, generated::bpf_get_stack},
     macros::{map, perf_event, tracepoint},
     maps::{HashMap, LruHashMap, PerCpuArray, RingBuf},
     programs::{PerfEventContext, TracePointContext},
@@ -17,6 +19,7 @@ use tracekit_common::profile::{
     MAX_STACK_DEPTH, MAX_TARGET_PIDS, ProcessEvent, ProcessEventKind, STACK_ERROR, STACK_NONE,
     STAT_COUNT, SampleKey, StackFrames, Stat, stack_hash,
 };
+use tracekit_ebpf::{atomic_add, current_pid_tid, follow_fork, selected};
 
 const EFAULT: i64 = 14;
 const EEXIST: i64 = 17;
@@ -83,18 +86,17 @@ pub fn profile_cpu_clock(ctx: PerfEventContext) -> u32 {
 }
 
 fn try_profile_cpu_clock(ctx: &PerfEventContext) -> Result<(), ()> {
-    let pid = (bpf_get_current_pid_tgid() >> 32) as u32;
-    if pid == PROFILE_SELF_PID.load() {
-        return Ok(());
-    }
+    let (pid, _) = current_pid_tid();
     if pid == 0 && PROFILE_INCLUDE_IDLE.load() == 0 {
         return Ok(());
     }
-    if PROFILE_FILTER_PIDS.load() != 0 {
-        // SAFETY: the value is only tested for presence.
-        if unsafe { PROFILE_TARGETS.get(pid) }.is_none() {
-            return Ok(());
-        }
+    if !selected(
+        pid,
+        PROFILE_SELF_PID.load(),
+        PROFILE_FILTER_PIDS.load(),
+        &PROFILE_TARGETS,
+    ) {
+        return Ok(());
     }
 
     let kernel_stack = if PROFILE_KERNEL_STACKS.load() != 0 {
@@ -164,7 +166,7 @@ fn record_stack(ctx: &PerfEventContext, flags: u64, walk_error: Stat) -> u64 {
 #[inline(always)]
 fn count(key: &SampleKey) {
     if let Some(n) = PROFILE_COUNTS.get_ptr_mut(key) {
-        crate::atomic_add(n, 1);
+        atomic_add(n, 1);
         bump(Stat::Samples);
         return;
     }
@@ -173,7 +175,7 @@ fn count(key: &SampleKey) {
         Err(_) => {
             // Another CPU inserted it first (EEXIST), or the map is full (E2BIG).
             if let Some(n) = PROFILE_COUNTS.get_ptr_mut(key) {
-                crate::atomic_add(n, 1);
+                atomic_add(n, 1);
                 bump(Stat::Samples);
             } else {
                 bump(Stat::CountMapFull);
@@ -205,7 +207,7 @@ fn announce(pid: u32) {
 /// replaced, so it is announced again at its next sample.
 #[tracepoint]
 pub fn profile_sched_exec(_ctx: TracePointContext) -> u32 {
-    let pid = (bpf_get_current_pid_tgid() >> 32) as u32;
+    let (pid, _) = current_pid_tid();
     let _ = PROFILE_KNOWN.remove(pid);
     0
 }
@@ -214,15 +216,10 @@ pub fn profile_sched_exec(_ctx: TracePointContext) -> u32 {
 /// children of a selected process are selected too.
 #[tracepoint]
 pub fn profile_sched_fork(ctx: TracePointContext) -> u32 {
-    let parent = (bpf_get_current_pid_tgid() >> 32) as u32;
-    // SAFETY: the value is only tested for presence.
-    if unsafe { PROFILE_TARGETS.get(parent) }.is_none() {
-        return 0;
-    }
-    // SAFETY: the offset comes from the event's format file; read_at checks the access.
-    if let Ok(child) = unsafe { ctx.read_at::<i32>(PROFILE_FORK_CHILD_PID_OFFSET.load() as usize) }
-    {
-        let _ = PROFILE_TARGETS.insert(child as u32, 1, 0);
-    }
+    follow_fork(&ctx, PROFILE_FORK_CHILD_PID_OFFSET.load(), &PROFILE_TARGETS);
     0
 }
+
+#[unsafe(link_section = "license")]
+#[unsafe(no_mangle)]
+static LICENSE: [u8; 4] = *b"GPL\0";

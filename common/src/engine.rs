@@ -1,0 +1,325 @@
+//! Shared types of the generic aggregation engine (`ebpf/src/bin/engine.rs`).
+//!
+//! The loader compiles a command line (probe, `--value`, `--by`, `--filter`, aggregation)
+//! into a [`Plan`] and writes it into the object's read-only data before loading. The
+//! verifier then knows every plan field as a constant and prunes the code paths the plan does
+//! not use, so a plain counter costs what a hand-written counter costs.
+//!
+//! One object holds one main plan (`ENGINE_PLAN`) and optionally one start plan
+//! (`ENGINE_START_PLAN`): a start probe stores a timestamp (and one saved value) under a
+//! correlation key; the main probe finds it again to compute a latency (block I/O issue to
+//! completion, syscall entry to exit, function entry to return).
+//!
+//! Values are computed from up to [`MAX_OPERANDS`] [`Operand`]s: tracepoint record fields,
+//! raw tracepoint arguments, and built-ins (pid, tid, cpu, comm, latency, ...). The filter is
+//! a postfix program of [`Insn`]s over those operands evaluated on a stack of booleans held
+//! in the bits of a `u64`.
+
+/// Operands a plan may read.
+pub const MAX_OPERANDS: usize = 8;
+/// Group-key parts (`--by`).
+pub const MAX_KEY_PARTS: usize = 4;
+/// Filter instructions.
+pub const MAX_INSNS: usize = 32;
+/// String constants a filter may compare against.
+pub const MAX_STR_CONSTS: usize = 4;
+/// String operands a plan may read.
+pub const MAX_STRINGS: usize = 4;
+/// Bytes of a string operand that are compared and keyed (longer strings are cut).
+pub const STR_BYTES: usize = 32;
+/// 64-bit words of a group key: an integer part takes one, a string part four.
+pub const KEY_WORDS: usize = 8;
+/// Slots of a log2 histogram: slot `i` holds values in `[2^i, 2^(i+1))`, slot 0 also 0.
+pub const LOG2_SLOTS: u32 = 64;
+/// Largest linear histogram (buckets, plus one below and one above the range).
+pub const MAX_LINEAR_SLOTS: u32 = 1002;
+/// An operand index that means "none".
+pub const NO_OPERAND: u32 = u32::MAX;
+
+/// Default entries of the per-CPU group hash map.
+pub const DEFAULT_HASH_ENTRIES: u32 = 10240;
+/// Default entries of the start-timestamp map (requests or calls in flight).
+pub const DEFAULT_START_ENTRIES: u32 = 10240;
+/// How many processes `-p`/`-- CMD` may select (children of `-- CMD` included).
+pub const MAX_TARGET_PIDS: u32 = 8192;
+/// Tracepoint programs per engine object (`engine_tp_0` ...): one per attached tracepoint,
+/// so the program knows which tracepoint fired.
+pub const MAX_TRACEPOINTS: usize = 64;
+
+/// What an [`Operand`] reads. `u32` values in [`Operand::kind`].
+pub mod operand {
+    /// Unused slot.
+    pub const NONE: u32 = 0;
+    /// Integer field of a tracepoint record: `offset`, `size` (1, 2, 4, 8), [`super::SIGNED`].
+    pub const FIELD: u32 = 1;
+    /// Fixed-size `char` array field of a tracepoint record: `offset`, `size`.
+    pub const FIELD_STRING: u32 = 2;
+    /// `__data_loc` string field: a `u32` at `offset`, low 16 bits the data's offset in the
+    /// record, high 16 bits its length.
+    pub const FIELD_DATA_LOC: u32 = 3;
+    /// Argument number `offset` of a raw tracepoint, `size` bytes wide.
+    pub const ARG: u32 = 4;
+    /// `size` bytes at `aux` bytes past the pointer in raw tracepoint argument `offset`
+    /// (e.g. `regs->orig_ax` of `raw_syscalls:sys_exit`).
+    pub const ARG_DEREF: u32 = 5;
+    /// Process id (tgid).
+    pub const PID: u32 = 6;
+    /// Thread id.
+    pub const TID: u32 = 7;
+    /// CPU number.
+    pub const CPU: u32 = 8;
+    /// The current thread's `comm` (a string).
+    pub const COMM: u32 = 9;
+    /// Nanoseconds since the start probe fired for this event's correlation key.
+    pub const LATENCY: u32 = 10;
+    /// The value the start probe saved.
+    pub const SAVED: u32 = 11;
+    /// Which of the object's tracepoint programs fired: the index of the tracepoint in the
+    /// stage's attach list (the record's own `common_type` is overwritten before BPF runs).
+    pub const EVENT_INDEX: u32 = 12;
+}
+
+/// [`Operand::flags`] bit: the integer is signed (sign-extended from `size`).
+pub const SIGNED: u32 = 1;
+
+/// One value a plan reads.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Operand {
+    /// One of [`operand`]'s constants.
+    pub kind: u32,
+    /// Record offset, or argument number.
+    pub offset: u32,
+    /// Width in bytes (strings: bytes to read, at most [`STR_BYTES`]).
+    pub size: u32,
+    /// [`SIGNED`] or 0.
+    pub flags: u32,
+    /// Extra offset (for [`operand::ARG_DEREF`]).
+    pub aux: u32,
+    /// For string operands: which of the [`MAX_STRINGS`] string buffers holds it.
+    pub string_slot: u32,
+}
+
+impl Operand {
+    /// The unused operand.
+    pub const NONE: Operand = Operand {
+        kind: operand::NONE,
+        offset: 0,
+        size: 0,
+        flags: 0,
+        aux: 0,
+        string_slot: 0,
+    };
+
+    /// Whether the operand is a string.
+    pub const fn is_string(&self) -> bool {
+        matches!(
+            self.kind,
+            operand::FIELD_STRING | operand::FIELD_DATA_LOC | operand::COMM
+        )
+    }
+}
+
+/// Filter instruction opcodes, `u32` values in [`Insn::op`].
+pub mod op {
+    /// Pops b, a; pushes a && b.
+    pub const AND: u32 = 1;
+    /// Pops b, a; pushes a || b.
+    pub const OR: u32 = 2;
+    /// Pops a; pushes !a.
+    pub const NOT: u32 = 3;
+    /// Pushes `operand == arg` (and so on; `S` variants compare as signed).
+    pub const EQ: u32 = 10;
+    pub const NE: u32 = 11;
+    pub const LT: u32 = 12;
+    pub const LE: u32 = 13;
+    pub const GT: u32 = 14;
+    pub const GE: u32 = 15;
+    pub const SLT: u32 = 16;
+    pub const SLE: u32 = 17;
+    pub const SGT: u32 = 18;
+    pub const SGE: u32 = 19;
+    /// Pushes `operand & arg != 0`.
+    pub const BITAND: u32 = 20;
+    /// Pushes whether the string operand equals string constant `arg`.
+    pub const STR_EQ: u32 = 30;
+    /// Pushes whether the string operand starts with constant `arg` (`"abc*"`).
+    pub const STR_PREFIX: u32 = 31;
+    /// Pushes whether the string operand ends with constant `arg` (`"*abc"`).
+    pub const STR_SUFFIX: u32 = 32;
+    /// Pushes whether the string operand contains constant `arg` (`"*abc*"`).
+    pub const STR_CONTAINS: u32 = 33;
+}
+
+/// One filter instruction.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Insn {
+    /// One of [`op`]'s constants.
+    pub op: u32,
+    /// The operand compared (comparisons only).
+    pub operand: u32,
+    /// The constant compared with, or the string constant's index.
+    pub arg: u64,
+}
+
+impl Insn {
+    /// The unused instruction.
+    pub const NONE: Insn = Insn {
+        op: 0,
+        operand: 0,
+        arg: 0,
+    };
+}
+
+/// How events are aggregated, `u32` values in [`Plan::agg`].
+pub mod agg {
+    /// Count events (the value's sum is kept too when there is a value).
+    pub const COUNT: u32 = 0;
+    /// Log2 histogram of the value.
+    pub const LOG2: u32 = 1;
+    /// Linear histogram of the value: slot 0 below `linear_min`, slot `slots - 1` above.
+    pub const LINEAR: u32 = 2;
+}
+
+/// Where aggregates live, `u32` values in [`Plan::layout`].
+pub mod layout {
+    /// Per-CPU array indexed by `min(key, array_key_bound) * slots + slot`: the key is at
+    /// most one small integer (a syscall id, a histogram slot). No hashing on the hot path.
+    pub const ARRAY: u32 = 0;
+    /// Per-CPU hash keyed by [`super::AggKey`].
+    pub const HASH: u32 = 1;
+}
+
+/// A compiled command line. See the module documentation.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Plan {
+    /// The values read, by index.
+    pub operands: [Operand; MAX_OPERANDS],
+    /// The filter, postfix; an empty filter passes every event.
+    pub insns: [Insn; MAX_INSNS],
+    /// String constants, NUL-padded.
+    pub str_consts: [[u8; STR_BYTES]; MAX_STR_CONSTS],
+    /// Their lengths.
+    pub str_lens: [u32; MAX_STR_CONSTS],
+    /// Operand indices of the group key parts, in order.
+    pub key_parts: [u32; MAX_KEY_PARTS],
+    /// Operand indices of the correlation key (start and main plans must agree).
+    pub corr_parts: [u32; 2],
+    /// Used entries of `operands`, `insns`, `key_parts`, `corr_parts`.
+    pub n_operands: u32,
+    pub n_insns: u32,
+    pub n_key_parts: u32,
+    pub n_corr_parts: u32,
+    /// The operand aggregated (histogram value, summed value), or [`NO_OPERAND`].
+    pub value: u32,
+    /// Start plans: the operand saved with the timestamp, or [`NO_OPERAND`].
+    pub save: u32,
+    /// Main plans: 1 if events need a start (latency, saved value), else 0.
+    pub needs_start: u32,
+    /// One of [`agg`]'s constants.
+    pub agg: u32,
+    /// One of [`layout`]'s constants.
+    pub layout: u32,
+    /// Array layout: key values at or above this share the last row.
+    pub array_key_bound: u32,
+    /// Histogram slots per group (1 when counting).
+    pub slots: u32,
+    /// Raw tracepoint arguments the plan reads (highest index + 1): only these are loaded,
+    /// as attaching checks the program reads no more arguments than the tracepoint has.
+    pub raw_args: u32,
+    /// Linear histograms: the first bucket's low end, and the bucket width.
+    pub linear_min: i64,
+    pub linear_step: u64,
+    /// The value is divided by this before it picks a histogram slot (ns to us: 1000);
+    /// sums stay undivided.
+    pub value_div: u64,
+}
+
+impl Plan {
+    /// A plan that reads nothing and counts every event.
+    pub const EMPTY: Plan = Plan {
+        operands: [Operand::NONE; MAX_OPERANDS],
+        insns: [Insn::NONE; MAX_INSNS],
+        str_consts: [[0; STR_BYTES]; MAX_STR_CONSTS],
+        str_lens: [0; MAX_STR_CONSTS],
+        key_parts: [NO_OPERAND; MAX_KEY_PARTS],
+        corr_parts: [NO_OPERAND; 2],
+        n_operands: 0,
+        n_insns: 0,
+        n_key_parts: 0,
+        n_corr_parts: 0,
+        value: NO_OPERAND,
+        save: NO_OPERAND,
+        needs_start: 0,
+        agg: agg::COUNT,
+        layout: layout::ARRAY,
+        array_key_bound: 0,
+        slots: 1,
+        raw_args: 0,
+        linear_min: 0,
+        linear_step: 1,
+        value_div: 1,
+    };
+}
+
+/// Key of the per-CPU group hash map.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct AggKey {
+    /// The group key parts, packed: integers one word each, strings [`STR_BYTES`] each.
+    pub words: [u64; KEY_WORDS],
+    /// Histogram slot (0 when counting).
+    pub slot: u32,
+    pub _pad: u32,
+}
+
+/// An aggregate: how many events, and the sum of their values.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AggValue {
+    /// Events.
+    pub count: u64,
+    /// Sum of the value operand (0 without one).
+    pub sum: u64,
+}
+
+/// Key of the start map.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CorrKey {
+    pub words: [u64; 2],
+}
+
+/// What a start probe left for the main probe.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StartValue {
+    /// `bpf_ktime_get_ns()` at the start.
+    pub ts_ns: u64,
+    /// The saved operand's value.
+    pub saved: u64,
+}
+
+/// Indices of the per-CPU counters in `ENGINE_STATS`.
+pub mod stat {
+    /// Events aggregated.
+    pub const COUNTED: u32 = 0;
+    /// Events the filter rejected.
+    pub const FILTERED: u32 = 1;
+    /// Events dropped because the group hash map was full.
+    pub const MAP_FULL: u32 = 2;
+    /// Main events without a start (in flight when tracing began, or start map full).
+    pub const NO_START: u32 = 3;
+    /// Starts dropped because the start map was full.
+    pub const START_MAP_FULL: u32 = 4;
+    /// Operands that could not be read.
+    pub const READ_ERRORS: u32 = 5;
+    /// Starts recorded.
+    pub const STARTS: u32 = 6;
+}
+/// Number of counters in `ENGINE_STATS`.
+pub const STAT_COUNT: u32 = 7;
+
+crate::impl_pod!(Plan, AggKey, AggValue, CorrKey, StartValue);

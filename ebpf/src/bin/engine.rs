@@ -1,0 +1,792 @@
+//! `engine`: the generic in-kernel aggregation engine behind `hist`, `count`, `bitesize`,
+//! `biolatency` and `syscount`. What it reads, filters, keys and aggregates is the loader's
+//! [`Plan`] (see `tracekit_common::engine`), a read-only global the verifier treats as
+//! constants, so each plan runs only the code it needs.
+#![no_std]
+#![no_main]
+
+use aya_ebpf::{
+    EbpfContext as _,
+    bindings::BPF_NOEXIST,
+    helpers::{
+        bpf_get_current_comm, bpf_probe_read_kernel, bpf_probe_read_kernel_str_bytes,
+        generated::{bpf_get_smp_processor_id, bpf_ktime_get_ns},
+    },
+    macros::{map, raw_tracepoint, tracepoint},
+    maps::{HashMap, PerCpuArray, PerCpuHashMap},
+    programs::{RawTracePointContext, TracePointContext},
+};
+use tracekit_common::engine::{
+    AggKey, AggValue, CorrKey, DEFAULT_HASH_ENTRIES, DEFAULT_START_ENTRIES, KEY_WORDS, MAX_INSNS,
+    MAX_KEY_PARTS, MAX_OPERANDS, MAX_STRINGS, MAX_TARGET_PIDS, NO_OPERAND, Operand, Plan, SIGNED,
+    STAT_COUNT, STR_BYTES, StartValue, agg, layout, op, operand, stat,
+};
+use tracekit_ebpf::{current_pid_tid, follow_fork, selected};
+
+/// The main plan (events that are aggregated).
+#[unsafe(no_mangle)]
+static ENGINE_PLAN: Plan = Plan::EMPTY;
+/// The start plan (events that only leave a timestamp for the main plan).
+#[unsafe(no_mangle)]
+static ENGINE_START_PLAN: Plan = Plan::EMPTY;
+/// The loader's own pid: never traced.
+#[unsafe(no_mangle)]
+static ENGINE_SELF_PID: u32 = 0;
+/// 1: only pids in `ENGINE_TARGETS` are traced.
+#[unsafe(no_mangle)]
+static ENGINE_FILTER_PIDS: u8 = 0;
+/// Offset of `child_pid` in `sched:sched_process_fork` records (for `-- CMD`).
+#[unsafe(no_mangle)]
+static ENGINE_FORK_CHILD_PID_OFFSET: u32 = 0;
+
+/// Array layout aggregates; the loader sizes it to `(array_key_bound + 1) * slots`.
+#[map]
+static ENGINE_ARRAY: PerCpuArray<AggValue> = PerCpuArray::with_max_entries(1, 0);
+
+/// Hash layout aggregates.
+#[map]
+static ENGINE_HASH: PerCpuHashMap<AggKey, AggValue> =
+    PerCpuHashMap::with_max_entries(DEFAULT_HASH_ENTRIES, 0);
+
+/// Start timestamps by correlation key.
+#[map]
+static ENGINE_STARTS: HashMap<CorrKey, StartValue> =
+    HashMap::with_max_entries(DEFAULT_START_ENTRIES, 0);
+
+#[map]
+static ENGINE_STATS: PerCpuArray<u64> = PerCpuArray::with_max_entries(STAT_COUNT, 0);
+
+#[map]
+static ENGINE_TARGETS: HashMap<u32, u8> = HashMap::with_max_entries(MAX_TARGET_PIDS, 0);
+
+/// Per-CPU room for an event's values and the group key (the BPF stack is 512 bytes).
+#[repr(C)]
+struct Scratch {
+    /// Integer operand values, by operand index.
+    ints: [u64; MAX_OPERANDS],
+    /// Raw tracepoint arguments.
+    args: [u64; 6],
+    /// String operand values, by string slot.
+    strings: [[u8; STR_BYTES]; MAX_STRINGS],
+    key: AggKey,
+}
+
+#[map]
+static ENGINE_SCRATCH: PerCpuArray<Scratch> = PerCpuArray::with_max_entries(1, 0);
+
+/// Reads a plan field without letting the compiler fold the build-time default.
+macro_rules! rd {
+    ($e:expr) => {
+        // SAFETY: reading a field of a static.
+        unsafe { core::ptr::read_volatile(core::ptr::addr_of!($e)) }
+    };
+}
+
+#[inline(always)]
+fn bump(index: u32) {
+    if let Some(counter) = ENGINE_STATS.get_ptr_mut(index) {
+        // SAFETY: per-CPU slot, only this CPU writes it while the program runs.
+        unsafe { *counter += 1 };
+    }
+}
+
+/// Where operands come from: a tracepoint record or raw tracepoint arguments.
+trait Source {
+    /// Reads a `T` at `offset` in the record.
+    fn field<T>(&self, offset: u32) -> Option<T>;
+    /// The record's address (for `__data_loc` strings).
+    fn record(&self) -> *const u8;
+    /// Raw tracepoint argument `n`.
+    fn arg(&self, n: u32) -> u64;
+}
+
+impl Source for TracePointContext {
+    #[inline(always)]
+    fn field<T>(&self, offset: u32) -> Option<T> {
+        // SAFETY: bpf_probe_read_kernel checks the access.
+        unsafe { self.read_at::<T>(offset as usize) }.ok()
+    }
+    #[inline(always)]
+    fn record(&self) -> *const u8 {
+        self.as_ptr() as *const u8
+    }
+    #[inline(always)]
+    fn arg(&self, _n: u32) -> u64 {
+        0
+    }
+}
+
+/// A raw tracepoint's arguments, loaded once into the scratch.
+struct RawArgs {
+    scratch: *mut Scratch,
+}
+
+impl RawArgs {
+    /// Loads the first `n` arguments, each at a literal context offset (the verifier
+    /// refuses loads through a computed context pointer).
+    #[inline(always)]
+    fn load(ctx: &RawTracePointContext, n: u32) -> Option<Self> {
+        let scratch = ENGINE_SCRATCH.get_ptr_mut(0)?;
+        // SAFETY: this CPU's scratch.
+        let args = unsafe { &mut (*scratch).args };
+        if n > 0 {
+            args[0] = ctx.arg::<u64>(0);
+        }
+        if n > 1 {
+            args[1] = ctx.arg::<u64>(1);
+        }
+        if n > 2 {
+            args[2] = ctx.arg::<u64>(2);
+        }
+        if n > 3 {
+            args[3] = ctx.arg::<u64>(3);
+        }
+        if n > 4 {
+            args[4] = ctx.arg::<u64>(4);
+        }
+        if n > 5 {
+            args[5] = ctx.arg::<u64>(5);
+        }
+        Some(Self { scratch })
+    }
+}
+
+impl Source for RawArgs {
+    #[inline(always)]
+    fn field<T>(&self, _offset: u32) -> Option<T> {
+        None
+    }
+    #[inline(always)]
+    fn record(&self) -> *const u8 {
+        core::ptr::null()
+    }
+    #[inline(always)]
+    fn arg(&self, n: u32) -> u64 {
+        // SAFETY: this CPU's scratch; index clamped.
+        unsafe { (*self.scratch).args[(n as usize).min(5)] }
+    }
+}
+
+/// Narrows a raw 64-bit value to `size` bytes, sign-extending when `flags` says signed.
+#[inline(always)]
+fn narrow(raw: u64, size: u32, flags: u32) -> u64 {
+    let signed = flags & SIGNED != 0;
+    match size {
+        1 if signed => raw as i8 as i64 as u64,
+        1 => raw as u8 as u64,
+        2 if signed => raw as i16 as i64 as u64,
+        2 => raw as u16 as u64,
+        4 if signed => raw as i32 as i64 as u64,
+        4 => raw as u32 as u64,
+        _ => raw,
+    }
+}
+
+/// Reads an integer field of `size` bytes.
+#[inline(always)]
+fn read_int<S: Source>(source: &S, offset: u32, size: u32, flags: u32) -> Option<u64> {
+    let raw = match size {
+        1 => u64::from(source.field::<u8>(offset)?),
+        2 => u64::from(source.field::<u16>(offset)?),
+        4 => u64::from(source.field::<u32>(offset)?),
+        _ => source.field::<u64>(offset)?,
+    };
+    Some(narrow(raw, size, flags))
+}
+
+/// What the start probe left for this event.
+#[derive(Clone, Copy)]
+struct Started {
+    latency_ns: u64,
+    saved: u64,
+}
+
+/// Reads every operand of `plan` into the scratch. Returns None if a read failed (counted).
+#[inline(always)]
+fn read_operands<S: Source>(
+    plan: &'static Plan,
+    source: &S,
+    scratch: *mut Scratch,
+    pid: u32,
+    tid: u32,
+    event: u32,
+    started: Started,
+) -> Option<()> {
+    let n = rd!(plan.n_operands) as usize;
+    for i in 0..MAX_OPERANDS {
+        if i >= n {
+            break;
+        }
+        let operand = Operand {
+            kind: rd!(plan.operands[i].kind),
+            offset: rd!(plan.operands[i].offset),
+            size: rd!(plan.operands[i].size),
+            flags: rd!(plan.operands[i].flags),
+            aux: rd!(plan.operands[i].aux),
+            string_slot: rd!(plan.operands[i].string_slot),
+        };
+        let slot = (operand.string_slot as usize) & (MAX_STRINGS - 1);
+        // SAFETY: scratch is this CPU's map value; slot is masked into range.
+        let buf = unsafe { &mut (*scratch).strings[slot] };
+        let value = match operand.kind {
+            operand::FIELD => read_int(source, operand.offset, operand.size, operand.flags),
+            operand::ARG => Some(narrow(
+                source.arg(operand.offset),
+                operand.size,
+                operand.flags,
+            )),
+            operand::ARG_DEREF => {
+                let base = source.arg(operand.offset);
+                // SAFETY: bpf_probe_read_kernel checks the access.
+                unsafe { bpf_probe_read_kernel((base + u64::from(operand.aux)) as *const u64).ok() }
+                    .map(|raw| narrow(raw, operand.size, operand.flags))
+            }
+            operand::PID => Some(u64::from(pid)),
+            operand::TID => Some(u64::from(tid)),
+            // SAFETY: plain helper call.
+            operand::CPU => Some(u64::from(unsafe { bpf_get_smp_processor_id() })),
+            operand::LATENCY => Some(started.latency_ns),
+            operand::SAVED => Some(started.saved),
+            operand::EVENT_INDEX => Some(u64::from(event)),
+            operand::COMM => {
+                *buf = [0; STR_BYTES];
+                let comm = bpf_get_current_comm().unwrap_or_default();
+                buf[..16].copy_from_slice(&comm);
+                Some(0)
+            }
+            operand::FIELD_STRING => {
+                *buf = [0; STR_BYTES];
+                let size = (operand.size as usize).min(STR_BYTES);
+                // SAFETY: reads at most `size` bytes of the record into the buffer.
+                let src = unsafe { source.record().add(operand.offset as usize) };
+                // SAFETY: the helper bounds the copy by the slice length.
+                unsafe { bpf_probe_read_kernel_str_bytes(src, &mut buf[..size]) }
+                    .ok()
+                    .map(|_| 0)
+            }
+            operand::FIELD_DATA_LOC => {
+                *buf = [0; STR_BYTES];
+                source.field::<u32>(operand.offset).and_then(|loc| {
+                    let data_offset = (loc & 0xffff) as usize;
+                    let len = ((loc >> 16) as usize).min(STR_BYTES);
+                    // SAFETY: the location comes from the record itself.
+                    let src = unsafe { source.record().add(data_offset) };
+                    // SAFETY: the helper bounds the copy by the slice length.
+                    unsafe { bpf_probe_read_kernel_str_bytes(src, &mut buf[..len]) }
+                        .ok()
+                        .map(|_| 0)
+                })
+            }
+            _ => Some(0),
+        };
+        match value {
+            // SAFETY: this CPU's scratch; i < MAX_OPERANDS.
+            Some(value) => unsafe { (*scratch).ints[i] = value },
+            None => {
+                bump(stat::READ_ERRORS);
+                return None;
+            }
+        }
+    }
+    Some(())
+}
+
+/// Integer operand `index` of the current event.
+#[inline(always)]
+fn int(scratch: *mut Scratch, index: usize) -> u64 {
+    // SAFETY: this CPU's scratch; index masked into range.
+    unsafe { (*scratch).ints[index & (MAX_OPERANDS - 1)] }
+}
+
+/// Compares string buffer `s` with string constant `c` of `plan` under `opcode`.
+#[inline(always)]
+fn match_string(plan: &'static Plan, opcode: u32, s: &[u8; STR_BYTES], c: usize) -> bool {
+    let c = c & 3;
+    let len = (rd!(plan.str_lens[c]) as usize).min(STR_BYTES);
+    let constant = |i: usize| rd!(plan.str_consts[c][i & (STR_BYTES - 1)]);
+    match opcode {
+        op::STR_EQ => {
+            // Both sides are NUL-padded: equal strings are equal byte arrays.
+            let mut i = 0;
+            while i < STR_BYTES {
+                if s[i] != constant(i) {
+                    return false;
+                }
+                i += 1;
+            }
+            true
+        }
+        op::STR_PREFIX => {
+            let mut i = 0;
+            while i < STR_BYTES && i < len {
+                if s[i] != constant(i) {
+                    return false;
+                }
+                i += 1;
+            }
+            true
+        }
+        _ => {
+            let mut n = 0;
+            while n < STR_BYTES && s[n] != 0 {
+                n += 1;
+            }
+            if len > n {
+                return false;
+            }
+            let last_start = n - len;
+            let (first, last) = if opcode == op::STR_SUFFIX {
+                (last_start, last_start)
+            } else {
+                (0, last_start)
+            };
+            let mut start = first;
+            while start <= last && start < STR_BYTES {
+                let mut j = 0;
+                let mut equal = true;
+                while j < len && j < STR_BYTES {
+                    if s[(start + j) & (STR_BYTES - 1)] != constant(j) {
+                        equal = false;
+                        break;
+                    }
+                    j += 1;
+                }
+                if equal {
+                    return true;
+                }
+                start += 1;
+            }
+            false
+        }
+    }
+}
+
+/// Runs the filter program; an empty program passes.
+#[inline(always)]
+fn filter(plan: &'static Plan, scratch: *mut Scratch) -> bool {
+    let n = rd!(plan.n_insns) as usize;
+    if n == 0 {
+        return true;
+    }
+    let mut stack: u64 = 0;
+    for i in 0..MAX_INSNS {
+        if i >= n {
+            break;
+        }
+        let opcode = rd!(plan.insns[i].op);
+        let index = (rd!(plan.insns[i].operand) as usize) & (MAX_OPERANDS - 1);
+        let a = int(scratch, index);
+        let b = rd!(plan.insns[i].arg);
+        let bit = match opcode {
+            op::AND => {
+                let top = stack & 1;
+                stack >>= 1;
+                let below = stack & 1;
+                stack >>= 1;
+                top & below
+            }
+            op::OR => {
+                let top = stack & 1;
+                stack >>= 1;
+                let below = stack & 1;
+                stack >>= 1;
+                top | below
+            }
+            op::NOT => {
+                let top = stack & 1;
+                stack >>= 1;
+                top ^ 1
+            }
+            op::EQ => u64::from(a == b),
+            op::NE => u64::from(a != b),
+            op::LT => u64::from(a < b),
+            op::LE => u64::from(a <= b),
+            op::GT => u64::from(a > b),
+            op::GE => u64::from(a >= b),
+            op::SLT => u64::from((a as i64) < (b as i64)),
+            op::SLE => u64::from((a as i64) <= (b as i64)),
+            op::SGT => u64::from((a as i64) > (b as i64)),
+            op::SGE => u64::from((a as i64) >= (b as i64)),
+            op::BITAND => u64::from(a & b != 0),
+            _ => {
+                let slot = (rd!(plan.operands[index].string_slot) as usize) & (MAX_STRINGS - 1);
+                // SAFETY: this CPU's scratch; slot masked into range.
+                let s = unsafe { &(*scratch).strings[slot] };
+                u64::from(match_string(plan, opcode, s, b as usize))
+            }
+        };
+        stack = (stack << 1) | bit;
+    }
+    stack & 1 == 1
+}
+
+/// floor(log2(v)), 0 for 0 (libbpf-tools' `log2l`).
+#[inline(always)]
+fn log2(mut v: u64) -> u32 {
+    let mut r = 0;
+    let mut shift = 32;
+    while shift > 0 {
+        if v >> shift != 0 {
+            v >>= shift;
+            r += shift;
+        }
+        shift >>= 1;
+    }
+    r
+}
+
+/// The histogram slot of `value` under `plan`.
+#[inline(always)]
+fn slot_of(plan: &'static Plan, value: u64, signed: bool) -> u32 {
+    match rd!(plan.agg) {
+        agg::LOG2 => {
+            if signed && (value as i64) < 0 {
+                0
+            } else {
+                log2(value)
+            }
+        }
+        agg::LINEAR => {
+            let min = rd!(plan.linear_min);
+            let step = rd!(plan.linear_step).max(1);
+            let slots = rd!(plan.slots);
+            let v = value as i64;
+            if v < min {
+                0
+            } else {
+                let bucket = ((v - min) as u64) / step;
+                if bucket >= u64::from(slots - 2) {
+                    slots - 1
+                } else {
+                    bucket as u32 + 1
+                }
+            }
+        }
+        _ => 0,
+    }
+}
+
+/// Adds one event (and `value` to the sum) to the aggregate `plan` keys it under.
+#[inline(always)]
+fn aggregate(plan: &'static Plan, scratch: *mut Scratch) {
+    let value_index = rd!(plan.value);
+    let (value, signed) = if value_index == NO_OPERAND {
+        (0, false)
+    } else {
+        let index = (value_index as usize) & (MAX_OPERANDS - 1);
+        (
+            int(scratch, index),
+            rd!(plan.operands[index].flags) & SIGNED != 0,
+        )
+    };
+    let div = rd!(plan.value_div);
+    let scaled = if div > 1 { value / div } else { value };
+    let slot = slot_of(plan, scaled, signed);
+    let n_key_parts = rd!(plan.n_key_parts) as usize;
+
+    if rd!(plan.layout) == layout::ARRAY {
+        let mut row = 0u64;
+        if n_key_parts > 0 {
+            let index = rd!(plan.key_parts[0]) as usize;
+            row = int(scratch, index).min(u64::from(rd!(plan.array_key_bound)));
+        }
+        let index = row as u32 * rd!(plan.slots) + slot;
+        if let Some(entry) = ENGINE_ARRAY.get_ptr_mut(index) {
+            // SAFETY: this CPU's slot of a per-CPU array.
+            unsafe {
+                (*entry).count += 1;
+                (*entry).sum = (*entry).sum.wrapping_add(value);
+            }
+            bump(stat::COUNTED);
+        }
+        return;
+    }
+
+    // SAFETY: this CPU's scratch.
+    let key = unsafe { &mut (*scratch).key };
+    key.words = [0; KEY_WORDS];
+    key.slot = slot;
+    key._pad = 0;
+    let mut word = 0usize;
+    for part in 0..MAX_KEY_PARTS {
+        if part >= n_key_parts {
+            break;
+        }
+        let index = (rd!(plan.key_parts[part]) as usize) & (MAX_OPERANDS - 1);
+        let kind = rd!(plan.operands[index].kind);
+        let is_string = Operand {
+            kind,
+            ..Operand::NONE
+        }
+        .is_string();
+        if is_string {
+            let slot = (rd!(plan.operands[index].string_slot) as usize) & (MAX_STRINGS - 1);
+            // SAFETY: this CPU's scratch; slot masked into range.
+            let s = unsafe { &(*scratch).strings[slot] };
+            let mut w = 0;
+            while w < STR_BYTES / 8 {
+                let mut bytes = [0u8; 8];
+                bytes.copy_from_slice(&s[w * 8..w * 8 + 8]);
+                if word + w < KEY_WORDS {
+                    key.words[word + w] = u64::from_ne_bytes(bytes);
+                }
+                w += 1;
+            }
+            word += STR_BYTES / 8;
+        } else {
+            if word < KEY_WORDS {
+                key.words[word] = int(scratch, index);
+            }
+            word += 1;
+        }
+    }
+    if let Some(entry) = ENGINE_HASH.get_ptr_mut(&*key) {
+        // SAFETY: this CPU's value of a per-CPU hash entry.
+        unsafe {
+            (*entry).count += 1;
+            (*entry).sum = (*entry).sum.wrapping_add(value);
+        }
+        bump(stat::COUNTED);
+        return;
+    }
+    let first = AggValue {
+        count: 1,
+        sum: value,
+    };
+    match ENGINE_HASH.insert(&*key, &first, u64::from(BPF_NOEXIST)) {
+        Ok(()) => bump(stat::COUNTED),
+        Err(_) => bump(stat::MAP_FULL),
+    }
+}
+
+/// The correlation key of an event.
+#[inline(always)]
+fn corr_key(plan: &'static Plan, scratch: *mut Scratch) -> CorrKey {
+    let mut key = CorrKey { words: [0; 2] };
+    let n = rd!(plan.n_corr_parts) as usize;
+    let mut i = 0;
+    while i < 2 && i < n {
+        key.words[i] = int(scratch, rd!(plan.corr_parts[i]) as usize);
+        i += 1;
+    }
+    key
+}
+
+/// A main-plan event from the program attached at `event`: find its start if it needs
+/// one, filter, aggregate.
+#[inline(always)]
+fn run_main<S: Source>(source: &S, event: u32) -> Option<()> {
+    let (pid, tid) = current_pid_tid();
+    if !selected(
+        pid,
+        rd!(ENGINE_SELF_PID),
+        rd!(ENGINE_FILTER_PIDS),
+        &ENGINE_TARGETS,
+    ) {
+        return None;
+    }
+    let scratch = ENGINE_SCRATCH.get_ptr_mut(0)?;
+    let plan = &ENGINE_PLAN;
+    let mut started = Started {
+        latency_ns: 0,
+        saved: 0,
+    };
+    read_operands(plan, source, scratch, pid, tid, event, started)?;
+    if rd!(plan.needs_start) != 0 {
+        let key = corr_key(plan, scratch);
+        // SAFETY: the value is copied out before the entry is removed.
+        let Some(start) = (unsafe { ENGINE_STARTS.get(&key) }).copied() else {
+            bump(stat::NO_START);
+            return None;
+        };
+        let _ = ENGINE_STARTS.remove(&key);
+        // SAFETY: plain helper call.
+        let now = unsafe { bpf_ktime_get_ns() };
+        started = Started {
+            latency_ns: now.saturating_sub(start.ts_ns),
+            saved: start.saved,
+        };
+        // Operands that depend on the start are filled in now.
+        let n = rd!(plan.n_operands) as usize;
+        for i in 0..MAX_OPERANDS {
+            if i >= n {
+                break;
+            }
+            // SAFETY: this CPU's scratch; i < MAX_OPERANDS.
+            match rd!(plan.operands[i].kind) {
+                operand::LATENCY => unsafe { (*scratch).ints[i] = started.latency_ns },
+                operand::SAVED => unsafe { (*scratch).ints[i] = started.saved },
+                _ => {}
+            }
+        }
+    }
+    if !filter(plan, scratch) {
+        bump(stat::FILTERED);
+        return None;
+    }
+    aggregate(plan, scratch);
+    Some(())
+}
+
+/// A start-plan event: filter, then remember when it happened.
+#[inline(always)]
+fn run_start<S: Source>(source: &S) -> Option<()> {
+    let (pid, tid) = current_pid_tid();
+    if !selected(
+        pid,
+        rd!(ENGINE_SELF_PID),
+        rd!(ENGINE_FILTER_PIDS),
+        &ENGINE_TARGETS,
+    ) {
+        return None;
+    }
+    let scratch = ENGINE_SCRATCH.get_ptr_mut(0)?;
+    let plan = &ENGINE_START_PLAN;
+    let none = Started {
+        latency_ns: 0,
+        saved: 0,
+    };
+    read_operands(plan, source, scratch, pid, tid, 0, none)?;
+    if !filter(plan, scratch) {
+        return None;
+    }
+    let save = rd!(plan.save);
+    let saved = if save == NO_OPERAND {
+        0
+    } else {
+        int(scratch, save as usize)
+    };
+    // SAFETY: plain helper call.
+    let start = StartValue {
+        ts_ns: unsafe { bpf_ktime_get_ns() },
+        saved,
+    };
+    if ENGINE_STARTS
+        .insert(&corr_key(plan, scratch), &start, 0)
+        .is_err()
+    {
+        bump(stat::START_MAP_FULL);
+    } else {
+        bump(stat::STARTS);
+    }
+    Some(())
+}
+
+/// The shared body of the `engine_tp_N` programs (a BPF subprogram: one copy of the code).
+#[inline(never)]
+fn tracepoint_main(ctx: &TracePointContext, event: u32) -> u32 {
+    let _ = run_main(ctx, event);
+    0
+}
+
+/// One entry point per tracepoint of the stage, so the program knows which one fired.
+macro_rules! tracepoint_programs {
+    ($($name:ident = $index:literal),* $(,)?) => {
+        $(
+            #[tracepoint]
+            pub fn $name(ctx: TracePointContext) -> u32 {
+                tracepoint_main(&ctx, $index)
+            }
+        )*
+    };
+}
+
+tracepoint_programs!(
+    engine_tp_0 = 0,
+    engine_tp_1 = 1,
+    engine_tp_2 = 2,
+    engine_tp_3 = 3,
+    engine_tp_4 = 4,
+    engine_tp_5 = 5,
+    engine_tp_6 = 6,
+    engine_tp_7 = 7,
+    engine_tp_8 = 8,
+    engine_tp_9 = 9,
+    engine_tp_10 = 10,
+    engine_tp_11 = 11,
+    engine_tp_12 = 12,
+    engine_tp_13 = 13,
+    engine_tp_14 = 14,
+    engine_tp_15 = 15,
+    engine_tp_16 = 16,
+    engine_tp_17 = 17,
+    engine_tp_18 = 18,
+    engine_tp_19 = 19,
+    engine_tp_20 = 20,
+    engine_tp_21 = 21,
+    engine_tp_22 = 22,
+    engine_tp_23 = 23,
+    engine_tp_24 = 24,
+    engine_tp_25 = 25,
+    engine_tp_26 = 26,
+    engine_tp_27 = 27,
+    engine_tp_28 = 28,
+    engine_tp_29 = 29,
+    engine_tp_30 = 30,
+    engine_tp_31 = 31,
+    engine_tp_32 = 32,
+    engine_tp_33 = 33,
+    engine_tp_34 = 34,
+    engine_tp_35 = 35,
+    engine_tp_36 = 36,
+    engine_tp_37 = 37,
+    engine_tp_38 = 38,
+    engine_tp_39 = 39,
+    engine_tp_40 = 40,
+    engine_tp_41 = 41,
+    engine_tp_42 = 42,
+    engine_tp_43 = 43,
+    engine_tp_44 = 44,
+    engine_tp_45 = 45,
+    engine_tp_46 = 46,
+    engine_tp_47 = 47,
+    engine_tp_48 = 48,
+    engine_tp_49 = 49,
+    engine_tp_50 = 50,
+    engine_tp_51 = 51,
+    engine_tp_52 = 52,
+    engine_tp_53 = 53,
+    engine_tp_54 = 54,
+    engine_tp_55 = 55,
+    engine_tp_56 = 56,
+    engine_tp_57 = 57,
+    engine_tp_58 = 58,
+    engine_tp_59 = 59,
+    engine_tp_60 = 60,
+    engine_tp_61 = 61,
+    engine_tp_62 = 62,
+    engine_tp_63 = 63,
+);
+
+#[tracepoint]
+pub fn engine_tp_start(ctx: TracePointContext) -> u32 {
+    let _ = run_start(&ctx);
+    0
+}
+
+#[raw_tracepoint]
+pub fn engine_raw_tp(ctx: RawTracePointContext) -> i32 {
+    if let Some(args) = RawArgs::load(&ctx, rd!(ENGINE_PLAN.raw_args)) {
+        let _ = run_main(&args, 0);
+    }
+    0
+}
+
+#[raw_tracepoint]
+pub fn engine_raw_tp_start(ctx: RawTracePointContext) -> i32 {
+    if let Some(args) = RawArgs::load(&ctx, rd!(ENGINE_START_PLAN.raw_args)) {
+        let _ = run_start(&args);
+    }
+    0
+}
+
+/// `sched:sched_process_fork`, for `-- CMD`: children of a traced process are traced.
+#[tracepoint]
+pub fn engine_sched_fork(ctx: TracePointContext) -> u32 {
+    follow_fork(&ctx, rd!(ENGINE_FORK_CHILD_PID_OFFSET), &ENGINE_TARGETS);
+    0
+}
+
+#[unsafe(link_section = "license")]
+#[unsafe(no_mangle)]
+static LICENSE: [u8; 4] = *b"GPL\0";

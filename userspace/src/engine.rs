@@ -1,0 +1,1052 @@
+//! The userspace half of the aggregation engine: build [`Plan`]s, load and attach the
+//! `engine` programs (`ebpf/src/bin/engine.rs`), and read what they aggregated.
+//!
+//! A command compiles to an [`EngineSpec`]: a main [`Stage`] (a plan and where it attaches)
+//! and optionally a start stage. [`PlanBuilder`] turns field names into operands
+//! ([`Fields`] resolves them against a tracepoint's format file, or a preset's own table),
+//! adds the filter, the group key, the value and the aggregation, and picks the map layout:
+//! a per-CPU array when the key is at most one small integer, a per-CPU hash otherwise.
+
+use std::collections::BTreeMap;
+
+use aya::{
+    Ebpf,
+    maps::{HashMap as BpfHashMap, PerCpuArray, PerCpuHashMap},
+    programs::{RawTracePoint, TracePoint},
+};
+use tracekit_common::engine::{
+    AggKey, AggValue, Insn, KEY_WORDS, LOG2_SLOTS, MAX_INSNS, MAX_KEY_PARTS, MAX_LINEAR_SLOTS,
+    MAX_OPERANDS, MAX_STR_CONSTS, MAX_STRINGS, MAX_TRACEPOINTS, NO_OPERAND, Operand, Plan, SIGNED,
+    STAT_COUNT, STR_BYTES, agg, layout, operand, stat,
+};
+
+use crate::{
+    Error, Result,
+    bpf::{Object, load_without_kernel_btf, object, raise_memlock_limit},
+    error::Context as _,
+    probe::Tracepoint,
+    tracefs::{self, EventFormat, Field},
+};
+
+/// How a value reads: an integer or a string.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ValueType {
+    /// An integer, signed or not.
+    Int { signed: bool },
+    /// A string.
+    Str,
+}
+
+/// A name resolved to the operand that reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FieldRef {
+    /// How the kernel reads it.
+    pub operand: Operand,
+    /// Its type.
+    pub ty: ValueType,
+}
+
+/// The names an event offers to `--value`, `--by` and `--filter`.
+pub trait Fields {
+    /// The operand named `name`, if any.
+    fn lookup(&self, name: &str) -> Option<FieldRef>;
+    /// Every name, for suggestions.
+    fn names(&self) -> Vec<String>;
+    /// Every name with its type, for error messages (`bytes (unsigned int), ...`).
+    fn describe(&self) -> String;
+    /// The event, for messages (`block:block_rq_issue`).
+    fn event_name(&self) -> String;
+}
+
+/// Names every event has: `pid`, `tid`, `cpu`, `comm` (of the current task).
+pub const BUILTINS: [&str; 4] = ["pid", "tid", "cpu", "comm"];
+
+/// The built-in operand named `name`.
+pub fn builtin(name: &str) -> Option<FieldRef> {
+    let (kind, ty) = match name {
+        "pid" => (operand::PID, ValueType::Int { signed: false }),
+        "tid" => (operand::TID, ValueType::Int { signed: false }),
+        "cpu" => (operand::CPU, ValueType::Int { signed: false }),
+        "comm" => (operand::COMM, ValueType::Str),
+        _ => return None,
+    };
+    Some(FieldRef {
+        operand: Operand {
+            kind,
+            size: if ty == ValueType::Str { 16 } else { 8 },
+            ..Operand::NONE
+        },
+        ty,
+    })
+}
+
+/// The fields of a tracepoint, from its format file, plus the built-ins it does not shadow.
+pub struct TracepointFields {
+    /// The tracepoint.
+    pub tracepoint: Tracepoint,
+    /// Its record layout.
+    pub format: EventFormat,
+}
+
+impl TracepointFields {
+    /// Reads the tracepoint's format file.
+    pub fn read(tracefs: &std::path::Path, tracepoint: &Tracepoint) -> Result<Self> {
+        Ok(Self {
+            format: EventFormat::read(tracefs, &tracepoint.system, &tracepoint.event)?,
+            tracepoint: tracepoint.clone(),
+        })
+    }
+
+    fn usable(&self) -> impl Iterator<Item = &Field> {
+        self.format
+            .fields
+            .iter()
+            .filter(|f| !f.is_common() && field_ref(f).is_some())
+    }
+}
+
+/// The operand reading a record field, if the engine can read it: integers of 1, 2, 4 or 8
+/// bytes and `char` arrays.
+pub fn field_ref(field: &Field) -> Option<FieldRef> {
+    if field.is_string() {
+        let kind = if field.is_dynamic() {
+            operand::FIELD_DATA_LOC
+        } else {
+            operand::FIELD_STRING
+        };
+        return Some(FieldRef {
+            operand: Operand {
+                kind,
+                offset: field.offset,
+                size: if field.is_dynamic() {
+                    STR_BYTES as u32
+                } else {
+                    field.size.min(STR_BYTES as u32)
+                },
+                ..Operand::NONE
+            },
+            ty: ValueType::Str,
+        });
+    }
+    if field.array_len.is_some() || field.is_dynamic() || !matches!(field.size, 1 | 2 | 4 | 8) {
+        return None;
+    }
+    Some(FieldRef {
+        operand: Operand {
+            kind: operand::FIELD,
+            offset: field.offset,
+            size: field.size,
+            flags: if field.signed { SIGNED } else { 0 },
+            ..Operand::NONE
+        },
+        ty: ValueType::Int {
+            signed: field.signed,
+        },
+    })
+}
+
+impl Fields for TracepointFields {
+    fn lookup(&self, name: &str) -> Option<FieldRef> {
+        match self.format.field(name) {
+            Some(field) if !field.is_common() => field_ref(field),
+            _ => builtin(name),
+        }
+    }
+
+    fn names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.usable().map(|f| f.name.clone()).collect();
+        names.extend(BUILTINS.iter().map(|b| b.to_string()));
+        names
+    }
+
+    fn describe(&self) -> String {
+        let fields: Vec<String> = self
+            .usable()
+            .map(|f| {
+                let ty = if f.is_dynamic() {
+                    "string".to_string()
+                } else {
+                    match f.array_len {
+                        Some(n) => format!("{}[{n}]", f.c_type),
+                        None => f.c_type.clone(),
+                    }
+                };
+                format!("{} ({ty})", f.name)
+            })
+            .collect();
+        let builtins: Vec<&str> = BUILTINS
+            .iter()
+            .copied()
+            .filter(|b| self.format.field(b).is_none())
+            .collect();
+        format!("{}; and {}", fields.join(", "), builtins.join(", "))
+    }
+
+    fn event_name(&self) -> String {
+        self.tracepoint.to_string()
+    }
+}
+
+/// Builds a [`Plan`], enforcing the engine's limits with one-line errors.
+#[derive(Clone, Debug)]
+pub struct PlanBuilder {
+    plan: Plan,
+    strings: u32,
+    constants: usize,
+    key_words: usize,
+}
+
+impl Default for PlanBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl PlanBuilder {
+    /// An empty plan: counts every event.
+    pub fn new() -> Self {
+        Self {
+            plan: Plan::EMPTY,
+            strings: 0,
+            constants: 0,
+            key_words: 0,
+        }
+    }
+
+    /// The index of `operand`, adding it unless an identical one is there.
+    pub fn operand(&mut self, mut new: Operand) -> Result<u32> {
+        let n = self.plan.n_operands as usize;
+        for (index, existing) in self.plan.operands[..n].iter().enumerate() {
+            let same = Operand {
+                string_slot: existing.string_slot,
+                ..new
+            };
+            if *existing == same {
+                return Ok(index as u32);
+            }
+        }
+        if n == MAX_OPERANDS {
+            return Err(Error::usage(format!(
+                "the command reads more than {MAX_OPERANDS} values per event, the most the kernel \
+                 engine reads; use fewer fields"
+            )));
+        }
+        if new.is_string() {
+            if self.strings as usize == MAX_STRINGS {
+                return Err(Error::usage(format!(
+                    "the command reads more than {MAX_STRINGS} strings per event, the most the \
+                     kernel engine reads; use fewer string fields"
+                )));
+            }
+            new.string_slot = self.strings;
+            self.strings += 1;
+        }
+        if matches!(new.kind, operand::ARG | operand::ARG_DEREF) {
+            self.plan.raw_args = self.plan.raw_args.max(new.offset + 1);
+        }
+        self.plan.operands[n] = new;
+        self.plan.n_operands += 1;
+        Ok(n as u32)
+    }
+
+    /// Appends a filter instruction.
+    pub fn push_insn(&mut self, insn: Insn) -> Result<()> {
+        let n = self.plan.n_insns as usize;
+        if n == MAX_INSNS {
+            return Err(Error::usage(format!(
+                "the filter needs more than {MAX_INSNS} kernel instructions, the most the engine \
+                 runs; simplify it"
+            )));
+        }
+        self.plan.insns[n] = insn;
+        self.plan.n_insns += 1;
+        Ok(())
+    }
+
+    /// Adds a string constant; the message of the error is for the caller to place.
+    pub fn string_constant(&mut self, text: &str) -> std::result::Result<u32, String> {
+        if text.len() >= STR_BYTES {
+            return Err(format!(
+                "string constants are at most {} bytes in the kernel engine",
+                STR_BYTES - 1
+            ));
+        }
+        let used = self.constants;
+        let n = (0..used).position(|i| {
+            self.plan.str_lens[i] as usize == text.len()
+                && self.plan.str_consts[i][..text.len()] == *text.as_bytes()
+        });
+        if let Some(index) = n {
+            return Ok(index as u32);
+        }
+        if used == MAX_STR_CONSTS {
+            return Err(format!(
+                "the kernel engine compares at most {MAX_STR_CONSTS} different strings"
+            ));
+        }
+        self.plan.str_consts[used][..text.len()].copy_from_slice(text.as_bytes());
+        self.plan.str_lens[used] = text.len() as u32;
+        self.constants += 1;
+        Ok(used as u32)
+    }
+
+    /// Appends a group-key part.
+    pub fn key_part(&mut self, index: u32) -> Result<()> {
+        let operand = self.plan.operands[index as usize];
+        let words = if operand.is_string() {
+            STR_BYTES / 8
+        } else {
+            1
+        };
+        let n = self.plan.n_key_parts as usize;
+        if n == MAX_KEY_PARTS || self.key_words + words > KEY_WORDS {
+            return Err(Error::usage(format!(
+                "--by: the kernel engine groups by at most {MAX_KEY_PARTS} values and 2 strings"
+            )));
+        }
+        self.plan.key_parts[n] = index;
+        self.plan.n_key_parts += 1;
+        self.key_words += words;
+        Ok(())
+    }
+
+    /// Appends a correlation-key part (start and main stages must build the same key).
+    pub fn corr_part(&mut self, index: u32) {
+        let n = self.plan.n_corr_parts as usize;
+        assert!(n < 2, "at most two correlation parts");
+        self.plan.corr_parts[n] = index;
+        self.plan.n_corr_parts += 1;
+    }
+
+    /// Aggregates `index` (summed, or the histogram's value).
+    pub fn value(&mut self, index: u32) {
+        self.plan.value = index;
+    }
+
+    /// Start stages: saves `index` with the timestamp.
+    pub fn save(&mut self, index: u32) {
+        self.plan.save = index;
+    }
+
+    /// Main stages: events need their start (for latency or a saved value).
+    pub fn needs_start(&mut self) {
+        self.plan.needs_start = 1;
+    }
+
+    /// Divides the value by `div` before it picks a histogram slot (sums stay undivided).
+    pub fn value_div(&mut self, div: u64) {
+        self.plan.value_div = div.max(1);
+    }
+
+    /// A log2 histogram of the value.
+    pub fn log2(&mut self) {
+        self.plan.agg = agg::LOG2;
+        self.plan.slots = LOG2_SLOTS;
+    }
+
+    /// A linear histogram of the value: buckets of `step` from `min` up to `max`.
+    pub fn linear(&mut self, min: i64, max: i64, step: u64) -> Result<()> {
+        if step == 0 || max <= min {
+            return Err(Error::usage(format!(
+                "--linear {min},{max},{step}: needs MIN < MAX and a STEP above 0"
+            )));
+        }
+        let buckets = ((max - min) as u64).div_ceil(step);
+        if buckets + 2 > u64::from(MAX_LINEAR_SLOTS) {
+            return Err(Error::usage(format!(
+                "--linear {min},{max},{step}: {buckets} buckets; the kernel engine keeps at most {}",
+                MAX_LINEAR_SLOTS - 2
+            )));
+        }
+        self.plan.agg = agg::LINEAR;
+        self.plan.linear_min = min;
+        self.plan.linear_step = step;
+        self.plan.slots = buckets as u32 + 2;
+        Ok(())
+    }
+
+    /// Picks the map layout. `array_bound`: the key is one integer below this bound (or
+    /// absent), so a per-CPU array indexed by it serves; `None` uses the hash.
+    pub fn layout(&mut self, array_bound: Option<u32>) {
+        let n = self.plan.n_key_parts;
+        match array_bound {
+            Some(bound) if n <= 1 => {
+                self.plan.layout = layout::ARRAY;
+                self.plan.array_key_bound = if n == 0 { 0 } else { bound };
+            }
+            _ if n == 0 => {
+                self.plan.layout = layout::ARRAY;
+                self.plan.array_key_bound = 0;
+            }
+            _ => self.plan.layout = layout::HASH,
+        }
+    }
+
+    /// The plan so far.
+    pub fn plan(&self) -> Plan {
+        self.plan
+    }
+}
+
+/// Where a stage's program attaches.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Attach {
+    /// Classic tracepoints (record fields).
+    Tracepoints(Vec<Tracepoint>),
+    /// A raw tracepoint by name (`sys_enter`).
+    RawTracepoint(String),
+}
+
+/// A plan and where it runs.
+#[derive(Clone, Debug)]
+pub struct Stage {
+    /// The plan.
+    pub plan: Plan,
+    /// Where it attaches.
+    pub attach: Attach,
+}
+
+/// Everything one engine object runs.
+#[derive(Clone, Debug)]
+pub struct EngineSpec {
+    /// The stage that aggregates.
+    pub main: Stage,
+    /// The stage that starts latencies, if any.
+    pub start: Option<Stage>,
+    /// Entries of the group hash map (hash layout).
+    pub hash_entries: u32,
+    /// Entries of the start map (with a start stage).
+    pub start_entries: u32,
+    /// Added to the event index key (`EVENT_INDEX`) when reading, so that events of
+    /// several engines behind one command have distinct indices.
+    pub event_base: u32,
+}
+
+/// Which processes an engine traces.
+#[derive(Clone, Debug, Default)]
+pub struct Targets {
+    /// `None`: every process.
+    pub pids: Option<Vec<u32>>,
+    /// Also trace children they fork (for `-- CMD`).
+    pub follow_children: bool,
+}
+
+/// The engine's counters, summed over CPUs (see `tracekit_common::engine::stat`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct EngineStats {
+    /// Events aggregated.
+    pub counted: u64,
+    /// Events the filter rejected.
+    pub filtered: u64,
+    /// Events dropped: the group map was full.
+    pub map_full: u64,
+    /// End events whose start was not seen.
+    pub no_start: u64,
+    /// Starts dropped: the start map was full.
+    pub start_map_full: u64,
+    /// Events whose fields could not be read.
+    pub read_errors: u64,
+    /// Starts recorded.
+    pub starts: u64,
+}
+
+impl EngineStats {
+    fn add(&mut self, other: &EngineStats) {
+        self.counted += other.counted;
+        self.filtered += other.filtered;
+        self.map_full += other.map_full;
+        self.no_start += other.no_start;
+        self.start_map_full += other.start_map_full;
+        self.read_errors += other.read_errors;
+        self.starts += other.starts;
+    }
+
+    /// Counter-wise `self - earlier`.
+    pub fn since(&self, earlier: &EngineStats) -> EngineStats {
+        EngineStats {
+            counted: self.counted - earlier.counted,
+            filtered: self.filtered - earlier.filtered,
+            map_full: self.map_full - earlier.map_full,
+            no_start: self.no_start - earlier.no_start,
+            start_map_full: self.start_map_full - earlier.start_map_full,
+            read_errors: self.read_errors - earlier.read_errors,
+            starts: self.starts - earlier.starts,
+        }
+    }
+}
+
+/// Aggregates as read: (key words, slot) to (count, sum), summed over CPUs.
+#[derive(Clone, Debug, Default)]
+pub struct Aggregates {
+    /// Per key and slot.
+    pub cells: BTreeMap<(Vec<u64>, u32), AggValue>,
+    /// Counters.
+    pub stats: EngineStats,
+}
+
+impl Aggregates {
+    /// Adds `other`'s cells and counters (several engines behind one command).
+    pub fn merge(&mut self, other: Aggregates) {
+        for (key, value) in other.cells {
+            let cell = self.cells.entry(key).or_default();
+            cell.count += value.count;
+            cell.sum = cell.sum.wrapping_add(value.sum);
+        }
+        self.stats.add(&other.stats);
+    }
+
+    /// What was aggregated after `earlier` (for `-i`).
+    pub fn since(&self, earlier: &Aggregates) -> Aggregates {
+        let cells = self
+            .cells
+            .iter()
+            .filter_map(|(key, value)| {
+                let before = earlier.cells.get(key).copied().unwrap_or_default();
+                (value.count > before.count).then(|| {
+                    (
+                        key.clone(),
+                        AggValue {
+                            count: value.count - before.count,
+                            sum: value.sum.wrapping_sub(before.sum),
+                        },
+                    )
+                })
+            })
+            .collect();
+        Aggregates {
+            cells,
+            stats: self.stats.since(&earlier.stats),
+        }
+    }
+}
+
+/// A loaded engine object.
+pub struct Engine {
+    ebpf: Ebpf,
+    plan: Plan,
+    event_base: u32,
+}
+
+const START_TP: &str = "engine_tp_start";
+const MAIN_RAW: &str = "engine_raw_tp";
+const START_RAW: &str = "engine_raw_tp_start";
+const FORK: &str = "engine_sched_fork";
+
+impl Engine {
+    /// Loads the engine object with `spec`'s plans and map sizes, tracing `targets`.
+    pub fn load(spec: &EngineSpec, targets: &Targets) -> Result<Self> {
+        raise_memlock_limit();
+        let main = spec.main.plan;
+        let start = spec.start.as_ref().map_or(Plan::EMPTY, |s| s.plan);
+        let self_pid = std::process::id();
+        let filter = u8::from(targets.pids.is_some());
+        let fork_offset = if targets.follow_children {
+            let tracefs = tracefs::root()?;
+            EventFormat::read(&tracefs, "sched", "sched_process_fork")?
+                .field("child_pid")
+                .ok_or_else(|| Error::runtime("sched:sched_process_fork has no child_pid field"))?
+                .offset
+        } else {
+            0
+        };
+        let array_entries = if main.layout == layout::ARRAY {
+            (main.array_key_bound + 1) * main.slots
+        } else {
+            1
+        };
+        let hash_entries = if main.layout == layout::HASH {
+            spec.hash_entries
+        } else {
+            1
+        };
+        let start_entries = if spec.start.is_some() {
+            spec.start_entries
+        } else {
+            1
+        };
+        // Tracepoint and raw tracepoint programs need no kernel BTF.
+        let mut ebpf = load_without_kernel_btf(object(Object::Engine)?, |loader| {
+            loader
+                .override_global("ENGINE_PLAN", &main, true)
+                .override_global("ENGINE_START_PLAN", &start, true)
+                .override_global("ENGINE_SELF_PID", &self_pid, true)
+                .override_global("ENGINE_FILTER_PIDS", &filter, true)
+                .override_global("ENGINE_FORK_CHILD_PID_OFFSET", &fork_offset, true)
+                .map_max_entries("ENGINE_ARRAY", array_entries)
+                .map_max_entries("ENGINE_HASH", hash_entries)
+                .map_max_entries("ENGINE_STARTS", start_entries);
+        })
+        .context("loading the engine BPF programs")?;
+        if let Some(pids) = &targets.pids {
+            let mut map: BpfHashMap<_, u32, u8> =
+                BpfHashMap::try_from(ebpf.map_mut("ENGINE_TARGETS").expect("map in object"))
+                    .context("opening ENGINE_TARGETS")?;
+            for &pid in pids {
+                map.insert(pid, 1, 0)
+                    .with_context(|| format!("selecting pid {pid}"))?;
+            }
+        }
+        let mut engine = Self {
+            ebpf,
+            plan: main,
+            event_base: spec.event_base,
+        };
+        if targets.follow_children {
+            engine.attach_tracepoint(
+                FORK,
+                &Tracepoint {
+                    system: "sched".into(),
+                    event: "sched_process_fork".into(),
+                },
+            )?;
+        }
+        Ok(engine)
+    }
+
+    /// Attaches the start stage first (so no end is seen before its start could be), then
+    /// the main stage.
+    pub fn attach(&mut self, spec: &EngineSpec) -> Result<()> {
+        if let Some(start) = &spec.start {
+            self.attach_stage(start, true)?;
+        }
+        self.attach_stage(&spec.main, false)
+    }
+
+    fn attach_stage(&mut self, stage: &Stage, start: bool) -> Result<()> {
+        let raw = if start { START_RAW } else { MAIN_RAW };
+        match &stage.attach {
+            Attach::Tracepoints(tracepoints) => {
+                if tracepoints.len() > MAX_TRACEPOINTS || (start && tracepoints.len() > 1) {
+                    return Err(Error::runtime(format!(
+                        "an engine attaches at most {MAX_TRACEPOINTS} tracepoints (1 to start)"
+                    )));
+                }
+                for (index, tp) in tracepoints.iter().enumerate() {
+                    let program = if start {
+                        START_TP.to_string()
+                    } else {
+                        format!("engine_tp_{index}")
+                    };
+                    self.attach_tracepoint(&program, tp)?;
+                }
+                Ok(())
+            }
+            Attach::RawTracepoint(name) => {
+                let program: &mut RawTracePoint = self
+                    .ebpf
+                    .program_mut(raw)
+                    .expect("program in object")
+                    .try_into()
+                    .context("raw tracepoint program type")?;
+                program
+                    .load()
+                    .with_context(|| format!("loading the engine for raw tracepoint {name}"))?;
+                program
+                    .attach(name)
+                    .with_context(|| format!("attaching to raw tracepoint {name}"))?;
+                Ok(())
+            }
+        }
+    }
+
+    fn attach_tracepoint(&mut self, name: &str, tp: &Tracepoint) -> Result<()> {
+        tracefs::root()?;
+        let program: &mut TracePoint = self
+            .ebpf
+            .program_mut(name)
+            .expect("program in object")
+            .try_into()
+            .context("tracepoint program type")?;
+        program
+            .load()
+            .with_context(|| format!("loading the engine for tracepoint {tp}"))?;
+        program
+            .attach(&tp.system, &tp.event)
+            .with_context(|| format!("attaching to tracepoint {tp}"))?;
+        Ok(())
+    }
+
+    /// Copies the aggregates and counters out of the kernel.
+    pub fn read(&self) -> Result<Aggregates> {
+        let mut cells = BTreeMap::new();
+        if self.plan.layout == layout::ARRAY {
+            let array: PerCpuArray<_, AggValue> =
+                PerCpuArray::try_from(self.ebpf.map("ENGINE_ARRAY").expect("map in object"))
+                    .context("opening ENGINE_ARRAY")?;
+            let slots = self.plan.slots;
+            let keyed = self.plan.n_key_parts > 0;
+            for index in 0..(self.plan.array_key_bound + 1) * slots {
+                let per_cpu = array.get(&index, 0).context("reading ENGINE_ARRAY")?;
+                let value = sum(per_cpu.iter());
+                if value.count > 0 {
+                    let key = if keyed {
+                        vec![u64::from(index / slots)]
+                    } else {
+                        Vec::new()
+                    };
+                    cells.insert((key, index % slots), value);
+                }
+            }
+        } else {
+            let hash: PerCpuHashMap<_, AggKey, AggValue> =
+                PerCpuHashMap::try_from(self.ebpf.map("ENGINE_HASH").expect("map in object"))
+                    .context("opening ENGINE_HASH")?;
+            let keyed_by_event = self.plan.n_key_parts > 0
+                && self.plan.operands[self.plan.key_parts[0] as usize].kind == operand::EVENT_INDEX;
+            for entry in hash.iter() {
+                let (key, per_cpu) = entry.context("reading ENGINE_HASH")?;
+                let mut words = key.words.to_vec();
+                if keyed_by_event {
+                    words[0] += u64::from(self.event_base);
+                }
+                cells.insert((words, key.slot), sum(per_cpu.iter()));
+            }
+        }
+        let stats_map: PerCpuArray<_, u64> =
+            PerCpuArray::try_from(self.ebpf.map("ENGINE_STATS").expect("map in object"))
+                .context("opening ENGINE_STATS")?;
+        let mut counters = [0u64; STAT_COUNT as usize];
+        for (index, counter) in counters.iter_mut().enumerate() {
+            *counter = stats_map
+                .get(&(index as u32), 0)
+                .context("reading ENGINE_STATS")?
+                .iter()
+                .sum();
+        }
+        Ok(Aggregates {
+            cells,
+            stats: EngineStats {
+                counted: counters[stat::COUNTED as usize],
+                filtered: counters[stat::FILTERED as usize],
+                map_full: counters[stat::MAP_FULL as usize],
+                no_start: counters[stat::NO_START as usize],
+                start_map_full: counters[stat::START_MAP_FULL as usize],
+                read_errors: counters[stat::READ_ERRORS as usize],
+                starts: counters[stat::STARTS as usize],
+            },
+        })
+    }
+}
+
+fn sum<'a>(values: impl Iterator<Item = &'a AggValue>) -> AggValue {
+    values.fold(AggValue::default(), |acc, v| AggValue {
+        count: acc.count + v.count,
+        sum: acc.sum.wrapping_add(v.sum),
+    })
+}
+
+/// How a group-key part is shown.
+#[derive(Clone, Debug)]
+pub enum KeyKind {
+    /// An integer.
+    Int { signed: bool },
+    /// A string.
+    Str,
+    /// An event, named from this table; groups of events not in it are not shown.
+    Event(BTreeMap<u64, String>),
+    /// A syscall number of this machine's architecture.
+    Syscall,
+    /// A block device (`dev_t` as the block tracepoints record it: major << 20 | minor).
+    Disk,
+}
+
+/// One column of a group key.
+#[derive(Clone, Debug)]
+pub struct KeyColumn {
+    /// The header (`comm`, `syscall`, `disk`).
+    pub name: String,
+    /// How it is shown.
+    pub kind: KeyKind,
+}
+
+impl KeyColumn {
+    fn words(&self) -> usize {
+        match self.kind {
+            KeyKind::Str => STR_BYTES / 8,
+            _ => 1,
+        }
+    }
+}
+
+/// One shown key value.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum KeyValue {
+    /// An integer.
+    Int(i128),
+    /// Text.
+    Text(String),
+}
+
+impl std::fmt::Display for KeyValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Int(n) => write!(f, "{n}"),
+            Self::Text(s) => f.write_str(s),
+        }
+    }
+}
+
+impl serde::Serialize for KeyValue {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::Int(n) => s.serialize_i128(*n),
+            Self::Text(t) => s.serialize_str(t),
+        }
+    }
+}
+
+/// Decodes packed key words into shown values, column by column.
+pub fn decode_key(columns: &[KeyColumn], words: &[u64]) -> Vec<KeyValue> {
+    let mut at = 0;
+    columns
+        .iter()
+        .map(|column| {
+            let n = column.words();
+            let part = words.get(at..at + n).unwrap_or(&[]);
+            at += n;
+            let first = part.first().copied().unwrap_or(0);
+            match &column.kind {
+                KeyKind::Int { signed: true } => KeyValue::Int(i128::from(first as i64)),
+                KeyKind::Int { signed: false } => KeyValue::Int(i128::from(first)),
+                KeyKind::Str => {
+                    let bytes: Vec<u8> = part.iter().flat_map(|w| w.to_ne_bytes()).collect();
+                    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+                    KeyValue::Text(String::from_utf8_lossy(&bytes[..end]).into_owned())
+                }
+                KeyKind::Event(names) => KeyValue::Text(
+                    names
+                        .get(&first)
+                        .cloned()
+                        .unwrap_or_else(|| format!("event {first}")),
+                ),
+                KeyKind::Syscall => KeyValue::Text(syscall_name(first)),
+                KeyKind::Disk => KeyValue::Text(disk_name(first)),
+            }
+        })
+        .collect()
+}
+
+/// The name of syscall `nr` on this architecture, or `syscall_NR`.
+pub fn syscall_name(nr: u64) -> String {
+    usize::try_from(nr)
+        .ok()
+        .and_then(syscalls::Sysno::new)
+        .map(|sysno| sysno.name().to_string())
+        .unwrap_or_else(|| format!("syscall_{nr}"))
+}
+
+/// The name of a block device recorded by the block tracepoints (`dev_t` with 20 minor
+/// bits, `include/linux/kdev_t.h`), from `/sys/dev/block/MAJOR:MINOR`, or `MAJOR,MINOR`.
+pub fn disk_name(dev: u64) -> String {
+    let (major, minor) = (dev >> 20, dev & ((1 << 20) - 1));
+    std::fs::read_link(format!("/sys/dev/block/{major}:{minor}"))
+        .ok()
+        .and_then(|target| target.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| format!("{major},{minor}"))
+}
+
+/// One group's aggregate, slots merged.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Group {
+    /// The key, one value per column.
+    pub key: Vec<KeyValue>,
+    /// Events.
+    pub count: u64,
+    /// Sum of values.
+    pub sum: u64,
+    /// Histogram slot counts (empty when counting).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub slots: Vec<u64>,
+}
+
+/// Groups `aggregates` by decoded key; `slots` histogram slots per group (1: counts).
+pub fn groups(aggregates: &Aggregates, columns: &[KeyColumn], slots: u32) -> Vec<Group> {
+    let mut by_key: BTreeMap<Vec<KeyValue>, Group> = BTreeMap::new();
+    for ((words, slot), value) in &aggregates.cells {
+        if let (
+            Some(KeyColumn {
+                kind: KeyKind::Event(names),
+                ..
+            }),
+            Some(first),
+        ) = (columns.first(), words.first())
+            && !names.contains_key(first)
+        {
+            continue;
+        }
+        let key = decode_key(columns, words);
+        let group = by_key.entry(key.clone()).or_insert_with(|| Group {
+            key,
+            count: 0,
+            sum: 0,
+            slots: if slots > 1 {
+                vec![0; slots as usize]
+            } else {
+                Vec::new()
+            },
+        });
+        group.count += value.count;
+        group.sum = group.sum.wrapping_add(value.sum);
+        if let Some(cell) = group.slots.get_mut(*slot as usize) {
+            *cell += value.count;
+        }
+    }
+    by_key.into_values().collect()
+}
+
+/// The operand of a raw tracepoint argument `n`, `size` bytes, signed or not.
+pub fn arg_operand(n: u32, size: u32, signed: bool) -> Operand {
+    Operand {
+        kind: operand::ARG,
+        offset: n,
+        size,
+        flags: if signed { SIGNED } else { 0 },
+        ..Operand::NONE
+    }
+}
+
+/// An operand of `kind` with no parameters (`PID`, `LATENCY`, `EVENT_INDEX`, ...).
+pub fn simple_operand(kind: u32) -> Operand {
+    Operand {
+        kind,
+        size: 8,
+        ..Operand::NONE
+    }
+}
+
+/// The value operand that marks "no value".
+pub const NONE: u32 = NO_OPERAND;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builder_dedupes_operands_and_assigns_string_slots() {
+        let mut b = PlanBuilder::new();
+        let comm = builtin("comm").unwrap().operand;
+        let pid = builtin("pid").unwrap().operand;
+        assert_eq!(b.operand(comm).unwrap(), 0);
+        assert_eq!(b.operand(pid).unwrap(), 1);
+        assert_eq!(b.operand(comm).unwrap(), 0);
+        let rwbs = Operand {
+            kind: operand::FIELD_STRING,
+            offset: 34,
+            size: 10,
+            ..Operand::NONE
+        };
+        assert_eq!(b.operand(rwbs).unwrap(), 2);
+        let plan = b.plan();
+        assert_eq!(plan.n_operands, 3);
+        assert_eq!(
+            (plan.operands[0].string_slot, plan.operands[2].string_slot),
+            (0, 1)
+        );
+    }
+
+    #[test]
+    fn layout_follows_the_key() {
+        let mut b = PlanBuilder::new();
+        b.layout(None);
+        assert_eq!(
+            (b.plan().layout, b.plan().array_key_bound),
+            (layout::ARRAY, 0)
+        );
+        let id = b.operand(arg_operand(1, 8, false)).unwrap();
+        b.key_part(id).unwrap();
+        b.layout(Some(512));
+        assert_eq!(
+            (b.plan().layout, b.plan().array_key_bound),
+            (layout::ARRAY, 512)
+        );
+        let comm = b.operand(builtin("comm").unwrap().operand).unwrap();
+        b.key_part(comm).unwrap();
+        b.layout(Some(512));
+        assert_eq!(b.plan().layout, layout::HASH);
+    }
+
+    #[test]
+    fn key_budget_is_enforced() {
+        let mut b = PlanBuilder::new();
+        for offset in [8, 40] {
+            let s = b
+                .operand(Operand {
+                    kind: operand::FIELD_STRING,
+                    offset,
+                    size: 16,
+                    ..Operand::NONE
+                })
+                .unwrap();
+            b.key_part(s).unwrap();
+        }
+        let pid = b.operand(builtin("pid").unwrap().operand).unwrap();
+        assert_eq!(
+            b.key_part(pid).unwrap_err().to_string(),
+            "--by: the kernel engine groups by at most 4 values and 2 strings"
+        );
+    }
+
+    #[test]
+    fn linear_buckets() {
+        let mut b = PlanBuilder::new();
+        b.linear(0, 100, 10).unwrap();
+        assert_eq!((b.plan().slots, b.plan().linear_step), (12, 10));
+        assert_eq!(
+            b.linear(0, 100_000, 1).unwrap_err().to_string(),
+            "--linear 0,100000,1: 100000 buckets; the kernel engine keeps at most 1000"
+        );
+    }
+
+    #[test]
+    fn decodes_keys() {
+        let columns = [
+            KeyColumn {
+                name: "comm".into(),
+                kind: KeyKind::Str,
+            },
+            KeyColumn {
+                name: "ret".into(),
+                kind: KeyKind::Int { signed: true },
+            },
+            KeyColumn {
+                name: "syscall".into(),
+                kind: KeyKind::Syscall,
+            },
+        ];
+        let mut words = vec![u64::from_ne_bytes(*b"dd\0\0\0\0\0\0"), 0, 0, 0];
+        words.push((-5i64) as u64);
+        words.push(110);
+        assert_eq!(
+            decode_key(&columns, &words),
+            [
+                KeyValue::Text("dd".into()),
+                KeyValue::Int(-5),
+                KeyValue::Text("getppid".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn groups_merge_slots() {
+        let mut aggregates = Aggregates::default();
+        aggregates
+            .cells
+            .insert((vec![7], 2), AggValue { count: 3, sum: 12 });
+        aggregates
+            .cells
+            .insert((vec![7], 5), AggValue { count: 1, sum: 40 });
+        let columns = [KeyColumn {
+            name: "pid".into(),
+            kind: KeyKind::Int { signed: false },
+        }];
+        assert_eq!(
+            groups(&aggregates, &columns, 8),
+            [Group {
+                key: vec![KeyValue::Int(7)],
+                count: 4,
+                sum: 52,
+                slots: vec![0, 0, 3, 0, 0, 1, 0, 0]
+            }]
+        );
+    }
+}
