@@ -254,8 +254,8 @@ impl PlanBuilder {
         let n = self.plan.n_insns as usize;
         if n == MAX_INSNS {
             return Err(Error::usage(format!(
-                "the filter needs more than {MAX_INSNS} kernel instructions, the most the engine \
-                 runs; simplify it"
+                "needs more than {MAX_INSNS} kernel instructions, the engine runs at most \
+                 {MAX_INSNS}; simplify it"
             )));
         }
         self.plan.insns[n] = insn;

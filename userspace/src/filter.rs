@@ -379,8 +379,12 @@ pub fn compile(text: &str, fields: &dyn Fields, builder: &mut PlanBuilder) -> Re
     let fail = |column: usize, message: String| {
         Error::usage(format!("--filter '{text}': {message} at column {column}"))
     };
-    emit(&expr, fields, builder, &fail)?;
-    Ok(())
+    emit(&expr, fields, builder, &fail).map_err(|err| match err {
+        Error::Usage(message) if !message.starts_with("--filter") => {
+            Error::usage(format!("--filter '{text}': {message}"))
+        }
+        other => other,
+    })
 }
 
 fn emit(
@@ -735,8 +739,10 @@ mod tests {
         let long = vec!["bytes > 1"; 17].join(" && ");
         assert_eq!(
             compiled(&long).unwrap_err().to_string(),
-            "the filter needs more than 32 kernel instructions, the most the engine runs; \
-             simplify it"
+            format!(
+                "--filter '{long}': needs more than 32 kernel instructions, the engine runs at \
+                 most 32; simplify it"
+            )
         );
         assert_eq!(
             compiled("rwbs == \"0123456789012345678901234567890123\"")

@@ -24,13 +24,14 @@ pub fn block_rq(event: &str) -> Tracepoint {
 pub fn disk_dev(name: &str) -> Result<u64> {
     let path = format!("/sys/block/{name}/dev");
     let text = std::fs::read_to_string(&path).map_err(|_| {
-        let disks: Vec<String> = std::fs::read_dir("/sys/block")
+        let mut disks: Vec<String> = std::fs::read_dir("/sys/block")
             .map(|dir| {
                 dir.flatten()
                     .map(|e| e.file_name().to_string_lossy().into_owned())
                     .collect()
             })
             .unwrap_or_default();
+        disks.sort();
         Error::usage(format!(
             "--disk {name}: no such disk; disks here: {}",
             disks.join(", ")

@@ -1,0 +1,446 @@
+//! The aggregation engine (`hist`, `count`, `bitesize`, `biolatency`, `syscount`) against
+//! workloads with known counts: a loop of exactly N syscalls, `dd` with known block sizes.
+
+use std::{
+    path::{Path, PathBuf},
+    process::Command,
+    time::Duration,
+};
+
+use serde_json::Value;
+use tracekit_tests::{
+    fixture, kill, require_root, scratch, spawn_tracekit, tracekit, wait_for_stderr, wait_output,
+};
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Count of the group whose key `column` is `value`, in a tool's JSON output.
+fn group_count(json: &Value, column: &str, value: &str) -> u64 {
+    json["groups"]
+        .as_array()
+        .expect("groups")
+        .iter()
+        .filter(|g| g["key"][column] == value)
+        .map(|g| g["count"].as_u64().unwrap())
+        .sum()
+}
+
+fn parse_json(stdout: &str) -> Value {
+    serde_json::from_str(stdout.lines().last().unwrap_or(""))
+        .unwrap_or_else(|err| panic!("not JSON ({err}): {stdout}"))
+}
+
+/// Runs `dd` writing `count` blocks of `bs` with O_DIRECT into `file`, as `program` (a copy
+/// of dd under another name gives the writer its own comm).
+fn dd(program: &Path, file: &Path, bs: &str, count: u32, direction: &str) {
+    let (input, output) = match direction {
+        "write" => ("if=/dev/zero".to_string(), format!("of={}", file.display())),
+        _ => (format!("if={}", file.display()), "of=/dev/null".to_string()),
+    };
+    let flag = if direction == "write" {
+        "oflag=direct"
+    } else {
+        "iflag=direct"
+    };
+    let status = Command::new(program)
+        .args([
+            input,
+            output,
+            format!("bs={bs}"),
+            format!("count={count}"),
+            flag.into(),
+        ])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .expect("dd runs");
+    assert!(status.success(), "dd failed");
+}
+
+/// A copy of dd named `name`, so its requests carry that comm.
+fn dd_as(dir: &Path, name: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::copy("/bin/dd", &path).expect("copy dd");
+    path
+}
+
+/// Starts a tool on all processes and waits until it is attached.
+fn start(args: &[&str]) -> std::process::Child {
+    let mut child = spawn_tracekit(args);
+    wait_for_stderr(&mut child, "Hit Ctrl-C to end.", TIMEOUT);
+    child
+}
+
+/// Stops a tool with SIGINT and returns its JSON.
+fn stop(child: std::process::Child) -> Value {
+    std::thread::sleep(Duration::from_millis(300));
+    kill(child.id(), libc::SIGINT);
+    let run = wait_output(child, TIMEOUT);
+    run.assert_code(0);
+    parse_json(&run.stdout)
+}
+
+/// Acceptance 1: exactly N getppid() calls are counted exactly N times, by `count` on the
+/// syscall tracepoint and by `syscount`.
+#[test]
+fn engine_exact_syscall_counts() {
+    require_root();
+    let fixture = fixture("tk_syscalls");
+    let fixture = fixture.to_str().unwrap();
+    for n in ["1000", "12345"] {
+        let run = tracekit(
+            [
+                "count",
+                "syscalls:sys_enter_getppid",
+                "--json",
+                "--",
+                fixture,
+                n,
+            ],
+            TIMEOUT,
+        );
+        run.assert_code(0);
+        let json = parse_json(&run.stdout);
+        assert_eq!(
+            group_count(&json, "event", "syscalls:sys_enter_getppid").to_string(),
+            n,
+            "{json:#}"
+        );
+
+        let run = tracekit(["syscount", "--json", "--", fixture, n], TIMEOUT);
+        run.assert_code(0);
+        let json = parse_json(&run.stdout);
+        assert_eq!(
+            group_count(&json, "syscall", "getppid").to_string(),
+            n,
+            "{json:#}"
+        );
+    }
+    // The wildcard set goes through raw_syscalls and must agree.
+    let run = tracekit(
+        [
+            "count",
+            "syscalls:sys_enter_*",
+            "--json",
+            "--",
+            fixture,
+            "777",
+        ],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    let json = parse_json(&run.stdout);
+    assert_eq!(
+        group_count(&json, "event", "syscalls:sys_enter_getppid"),
+        777,
+        "{json:#}"
+    );
+}
+
+/// `syscount --latency` times every call and `--failures` counts only errors.
+#[test]
+fn engine_syscount_latency_and_failures() {
+    require_root();
+    let fixture = fixture("tk_syscalls");
+    let run = tracekit(
+        [
+            "syscount",
+            "--latency",
+            "--json",
+            "--",
+            fixture.to_str().unwrap(),
+            "5000",
+        ],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    let json = parse_json(&run.stdout);
+    let getppid = json["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["key"]["syscall"] == "getppid")
+        .unwrap_or_else(|| panic!("{json:#}"));
+    assert_eq!(getppid["count"], 5000);
+    let ns = getppid["sum"].as_u64().unwrap();
+    assert!(
+        ns > 5000 * 20 && ns < 5000 * 1_000_000,
+        "{ns} ns for 5000 getppid"
+    );
+
+    // `false` fails nothing, `ls /nonexistent` fails at least one stat-like call.
+    let run = tracekit(
+        [
+            "syscount",
+            "--failures",
+            "--json",
+            "--",
+            "ls",
+            "/no/such/dir",
+        ],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    let json = parse_json(&run.stdout);
+    let failed: u64 = json["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["count"].as_u64().unwrap())
+        .sum();
+    assert!(
+        failed >= 1,
+        "ls of a missing path had no failed syscall: {json:#}"
+    );
+    assert!(
+        group_count(&json, "syscall", "getppid") == 0
+            && group_count(&json, "syscall", "write") == 0,
+        "calls that succeed were counted as failures: {json:#}"
+    );
+}
+
+/// Acceptance 2: bitesize puts dd's 64 KiB direct writes in the 65536 bucket and 4 KiB ones
+/// in the 4096 bucket.
+#[test]
+fn engine_bitesize_known_block_sizes() {
+    require_root();
+    let dir = scratch("engine_bitesize_known_block_sizes");
+    for (bs, count, low) in [("64k", 512, 65536u64), ("4k", 1024, 4096)] {
+        let writer = dd_as(&dir, "tk_bitesize_dd");
+        let tool = start(&["bitesize", "--json"]);
+        dd(&writer, &dir.join("file"), bs, count, "write");
+        let json = stop(tool);
+        let group = json["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["key"]["comm"] == "tk_bitesize_dd")
+            .unwrap_or_else(|| panic!("no group for the dd: {json:#}"));
+        let total = group["count"].as_u64().unwrap();
+        let in_bucket: u64 = group["hist"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|b| b["low"].as_u64() == Some(low))
+            .map(|b| b["count"].as_u64().unwrap())
+            .sum();
+        assert!(
+            total >= u64::from(count) && in_bucket as f64 >= 0.95 * total as f64,
+            "bs={bs}: {in_bucket} of {total} requests in the {low} bucket: {group:#}"
+        );
+    }
+}
+
+/// Acceptance 3: kernel-side filters on numbers and strings, and --by comm.
+#[test]
+fn engine_hist_filters_and_groups() {
+    require_root();
+    let dir = scratch("engine_hist_filters_and_groups");
+    let writer_a = dd_as(&dir, "tk_writer_a");
+    let writer_b = dd_as(&dir, "tk_writer_b");
+    let big = start(&[
+        "hist",
+        "block:block_rq_issue",
+        "--value",
+        "bytes",
+        "--by",
+        "comm",
+        "--filter",
+        "bytes >= 65536",
+        "--json",
+    ]);
+    let writes = start(&[
+        "hist",
+        "block:block_rq_issue",
+        "--value",
+        "bytes",
+        "--by",
+        "rwbs",
+        "--filter",
+        "rwbs ~ \"*W*\"",
+        "--json",
+    ]);
+    let all = start(&["count", "block:block_rq_issue", "--by", "rwbs", "--json"]);
+    let (file_a, file_b) = (dir.join("a"), dir.join("b"));
+    let a = {
+        let (w, f, small) = (writer_a.clone(), file_a.clone(), dir.join("a-small"));
+        std::thread::spawn(move || {
+            dd(&w, &f, "64k", 200, "write");
+            dd(&w, &small, "4k", 200, "write");
+        })
+    };
+    let b = {
+        let (w, f) = (writer_b.clone(), file_b.clone());
+        std::thread::spawn(move || dd(&w, &f, "64k", 150, "write"))
+    };
+    a.join().unwrap();
+    b.join().unwrap();
+    dd(&writer_a, &file_a, "64k", 100, "read");
+    let (big, writes, all) = (stop(big), stop(writes), stop(all));
+
+    // Only large requests, and both writers apart.
+    for group in big["groups"].as_array().unwrap() {
+        for bucket in group["hist"].as_array().unwrap() {
+            assert!(
+                bucket["low"].as_u64().unwrap() >= 65536,
+                "small request passed: {big:#}"
+            );
+        }
+    }
+    assert!(group_count(&big, "comm", "tk_writer_a") >= 200, "{big:#}");
+    assert!(
+        group_count(&big, "comm", "tk_writer_a") <= 200 + 100,
+        "{big:#}"
+    );
+    assert!(group_count(&big, "comm", "tk_writer_b") >= 150, "{big:#}");
+
+    // Writes only; the unfiltered count proves reads happened.
+    for group in writes["groups"].as_array().unwrap() {
+        let rwbs = group["key"]["rwbs"].as_str().unwrap();
+        assert!(rwbs.contains('W'), "{rwbs} passed a *W* filter: {writes:#}");
+    }
+    let reads: u64 = all["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["key"]["rwbs"].as_str().unwrap().contains('R'))
+        .map(|g| g["count"].as_u64().unwrap())
+        .sum();
+    assert!(reads >= 100, "the direct reads were not seen: {all:#}");
+    assert!(
+        writes["stats"]["filtered"].as_u64().unwrap() >= 100,
+        "{writes:#}"
+    );
+}
+
+/// Acceptance 4: biolatency counts exactly the completions `count` sees in the same run.
+#[test]
+fn engine_biolatency_counts_every_completion() {
+    require_root();
+    let dir = scratch("engine_biolatency_counts_every_completion");
+    let writer = dd_as(&dir, "tk_latency_dd");
+    let latency = start(&["biolatency", "--json"]);
+    let count = start(&["count", "block:block_rq_complete", "--json"]);
+    dd(&writer, &dir.join("file"), "64k", 300, "write");
+    std::thread::sleep(Duration::from_millis(500));
+    // Stop both at once so background I/O falls into both runs or neither.
+    std::thread::sleep(Duration::from_millis(300));
+    kill(latency.id(), libc::SIGINT);
+    kill(count.id(), libc::SIGINT);
+    let (latency, count) = (wait_output(latency, TIMEOUT), wait_output(count, TIMEOUT));
+    latency.assert_code(0);
+    count.assert_code(0);
+    let (latency, count) = (parse_json(&latency.stdout), parse_json(&count.stdout));
+    let histogram: u64 = latency["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["count"].as_u64().unwrap())
+        .sum();
+    let completions = group_count(&count, "event", "block:block_rq_complete");
+    assert!(completions >= 300, "{count:#}");
+    assert_eq!(
+        histogram + latency["stats"]["no_start"].as_u64().unwrap(),
+        completions,
+        "biolatency {latency:#} vs count {count:#}"
+    );
+    assert!(
+        latency["stats"]["no_start"].as_u64().unwrap() <= 2,
+        "{latency:#}"
+    );
+    assert_eq!(latency["unit"], "usecs");
+}
+
+/// `-i` prints one result per interval.
+#[test]
+fn engine_interval_output() {
+    require_root();
+    let fixture = fixture("tk_syscalls");
+    let run = tracekit(
+        [
+            "count",
+            "syscalls:sys_enter_getppid",
+            "-i",
+            "0.5",
+            "--json",
+            "--",
+            fixture.to_str().unwrap(),
+            "--seconds",
+            "1.8",
+        ],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    let intervals: Vec<Value> = run
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(
+        intervals.len() >= 4,
+        "{} intervals: {}",
+        intervals.len(),
+        run.stdout
+    );
+    let calls: u64 = run
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("calls="))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let counted: u64 = intervals
+        .iter()
+        .map(|j| group_count(j, "event", "syscalls:sys_enter_getppid"))
+        .sum();
+    assert_eq!(counted, calls, "interval counts must add up to the whole");
+}
+
+/// Acceptance 6: bad input is one line, exit 2.
+#[test]
+fn engine_bad_input_one_line_errors() {
+    require_root();
+    let long_filter = vec!["bytes > 1"; 17].join(" && ");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["hist", "block:block_rq_isue"],
+            "did you mean `block:block_rq_issue`",
+        ),
+        (
+            vec!["hist", "block:block_rq_issue", "--value", "bytez"],
+            "did you mean `bytes`",
+        ),
+        (
+            vec!["hist", "block:block_rq_issue", "--filter", "nr_sectr > 1"],
+            "nr_sector (unsigned int)",
+        ),
+        (
+            vec!["hist", "block:block_rq_issue", "--filter", "rwbs == 5"],
+            "is a string",
+        ),
+        (
+            vec!["hist", "block:block_rq_issue", "--filter", "bytes == \"x\""],
+            "is a number",
+        ),
+        (vec!["count", "block:no_such_*"], "matches no tracepoint"),
+        (
+            vec!["hist", "block:block_rq_issue", "--filter", &long_filter],
+            "at most 32",
+        ),
+        (vec!["count", "k:vfs_read"], "not supported yet"),
+        (vec!["bitesize", "--disk", "nosuchdisk"], "no such disk"),
+        (vec!["syscount", "-o", "x.svg"], ".txt or .json"),
+    ];
+    for (mut args, needle) in cases {
+        args.extend(["-d", "1"]);
+        let run = tracekit(&args, TIMEOUT);
+        assert_eq!(run.code(), 2, "{args:?}: {run:#?}");
+        let lines: Vec<&str> = run.stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{args:?}: {}", run.stderr);
+        assert!(
+            lines[0].starts_with("tracekit: ") && lines[0].contains(needle),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+}
