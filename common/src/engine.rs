@@ -229,6 +229,10 @@ pub struct Plan {
     /// Raw tracepoint arguments the plan reads (highest index + 1): only these are loaded,
     /// as attaching checks the program reads no more arguments than the tracepoint has.
     pub raw_args: u32,
+    /// 1 if the plan reads the pid or tid (operands, correlation); with no pid filter and
+    /// no self-exclusion, the program then skips `bpf_get_current_pid_tgid()`.
+    pub needs_ids: u32,
+    pub _pad: u32,
     /// Linear histograms: the first bucket's low end, and the bucket width.
     pub linear_min: i64,
     pub linear_step: u64,
@@ -258,6 +262,8 @@ impl Plan {
         array_key_bound: 0,
         slots: 1,
         raw_args: 0,
+        needs_ids: 0,
+        _pad: 0,
         linear_min: 0,
         linear_step: 1,
         value_div: 1,
@@ -304,7 +310,8 @@ pub struct StartValue {
 
 /// Indices of the per-CPU counters in `ENGINE_STATS`.
 pub mod stat {
-    /// Events aggregated.
+    /// Unused: events aggregated are the sum of the aggregates' counts (one map update
+    /// less per event).
     pub const COUNTED: u32 = 0;
     /// Events the filter rejected.
     pub const FILTERED: u32 = 1;

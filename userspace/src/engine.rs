@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use aya::{
     Ebpf,
-    maps::{HashMap as BpfHashMap, PerCpuArray, PerCpuHashMap},
+    maps::{HashMap as BpfHashMap, Map, PerCpuArray, PerCpuHashMap},
     programs::{RawTracePoint, TracePoint},
 };
 use tracekit_common::engine::{
@@ -244,6 +244,9 @@ impl PlanBuilder {
         if matches!(new.kind, operand::ARG | operand::ARG_DEREF) {
             self.plan.raw_args = self.plan.raw_args.max(new.offset + 1);
         }
+        if matches!(new.kind, operand::PID | operand::TID) {
+            self.plan.needs_ids = 1;
+        }
         self.plan.operands[n] = new;
         self.plan.n_operands += 1;
         Ok(n as u32)
@@ -429,6 +432,9 @@ pub struct Targets {
     pub pids: Option<Vec<u32>>,
     /// Also trace children they fork (for `-- CMD`).
     pub follow_children: bool,
+    /// Leave tracekit's own events out. Costs a helper call per event when tracing every
+    /// process; unneeded when the maps are only read after [`Engine::detach`].
+    pub exclude_self: bool,
 }
 
 /// The engine's counters, summed over CPUs (see `tracekit_common::engine::stat`).
@@ -522,7 +528,11 @@ impl Aggregates {
 
 /// A loaded engine object.
 pub struct Engine {
-    ebpf: Ebpf,
+    /// The programs and the maps not read back; dropped by [`Engine::detach`].
+    ebpf: Option<Ebpf>,
+    array: Map,
+    hash: Map,
+    stats: Map,
     plan: Plan,
     event_base: u32,
 }
@@ -538,7 +548,11 @@ impl Engine {
         raise_memlock_limit();
         let main = spec.main.plan;
         let start = spec.start.as_ref().map_or(Plan::EMPTY, |s| s.plan);
-        let self_pid = std::process::id();
+        let self_pid = if targets.exclude_self {
+            std::process::id()
+        } else {
+            0
+        };
         let filter = u8::from(targets.pids.is_some());
         let fork_offset = if targets.follow_children {
             let tracefs = tracefs::root()?;
@@ -586,8 +600,20 @@ impl Engine {
                     .with_context(|| format!("selecting pid {pid}"))?;
             }
         }
+        let mut take = |name: &str| {
+            ebpf.take_map(name)
+                .ok_or_else(|| Error::runtime(format!("{name} is not in the engine object")))
+        };
+        let (array, hash, stats) = (
+            take("ENGINE_ARRAY")?,
+            take("ENGINE_HASH")?,
+            take("ENGINE_STATS")?,
+        );
         let mut engine = Self {
-            ebpf,
+            ebpf: Some(ebpf),
+            array,
+            hash,
+            stats,
             plan: main,
             event_base: spec.event_base,
         };
@@ -612,6 +638,17 @@ impl Engine {
         self.attach_stage(&spec.main, false)
     }
 
+    /// Detaches and unloads every program; the aggregates stay readable.
+    pub fn detach(&mut self) {
+        self.ebpf = None;
+    }
+
+    fn ebpf(&mut self) -> Result<&mut Ebpf> {
+        self.ebpf
+            .as_mut()
+            .ok_or_else(|| Error::runtime("the engine was detached"))
+    }
+
     fn attach_stage(&mut self, stage: &Stage, start: bool) -> Result<()> {
         let raw = if start { START_RAW } else { MAIN_RAW };
         match &stage.attach {
@@ -633,7 +670,7 @@ impl Engine {
             }
             Attach::RawTracepoint(name) => {
                 let program: &mut RawTracePoint = self
-                    .ebpf
+                    .ebpf()?
                     .program_mut(raw)
                     .expect("program in object")
                     .try_into()
@@ -652,7 +689,7 @@ impl Engine {
     fn attach_tracepoint(&mut self, name: &str, tp: &Tracepoint) -> Result<()> {
         tracefs::root()?;
         let program: &mut TracePoint = self
-            .ebpf
+            .ebpf()?
             .program_mut(name)
             .expect("program in object")
             .try_into()
@@ -669,10 +706,16 @@ impl Engine {
     /// Copies the aggregates and counters out of the kernel.
     pub fn read(&self) -> Result<Aggregates> {
         let mut cells = BTreeMap::new();
+        let keyed_by_event = self.plan.n_key_parts > 0
+            && self.plan.operands[self.plan.key_parts[0] as usize].kind == operand::EVENT_INDEX;
+        let base = if keyed_by_event {
+            u64::from(self.event_base)
+        } else {
+            0
+        };
         if self.plan.layout == layout::ARRAY {
             let array: PerCpuArray<_, AggValue> =
-                PerCpuArray::try_from(self.ebpf.map("ENGINE_ARRAY").expect("map in object"))
-                    .context("opening ENGINE_ARRAY")?;
+                PerCpuArray::try_from(&self.array).context("opening ENGINE_ARRAY")?;
             let slots = self.plan.slots;
             let keyed = self.plan.n_key_parts > 0;
             for index in 0..(self.plan.array_key_bound + 1) * slots {
@@ -680,7 +723,7 @@ impl Engine {
                 let value = sum(per_cpu.iter());
                 if value.count > 0 {
                     let key = if keyed {
-                        vec![u64::from(index / slots)]
+                        vec![u64::from(index / slots) + base]
                     } else {
                         Vec::new()
                     };
@@ -689,22 +732,16 @@ impl Engine {
             }
         } else {
             let hash: PerCpuHashMap<_, AggKey, AggValue> =
-                PerCpuHashMap::try_from(self.ebpf.map("ENGINE_HASH").expect("map in object"))
-                    .context("opening ENGINE_HASH")?;
-            let keyed_by_event = self.plan.n_key_parts > 0
-                && self.plan.operands[self.plan.key_parts[0] as usize].kind == operand::EVENT_INDEX;
+                PerCpuHashMap::try_from(&self.hash).context("opening ENGINE_HASH")?;
             for entry in hash.iter() {
                 let (key, per_cpu) = entry.context("reading ENGINE_HASH")?;
                 let mut words = key.words.to_vec();
-                if keyed_by_event {
-                    words[0] += u64::from(self.event_base);
-                }
+                words[0] += base;
                 cells.insert((words, key.slot), sum(per_cpu.iter()));
             }
         }
         let stats_map: PerCpuArray<_, u64> =
-            PerCpuArray::try_from(self.ebpf.map("ENGINE_STATS").expect("map in object"))
-                .context("opening ENGINE_STATS")?;
+            PerCpuArray::try_from(&self.stats).context("opening ENGINE_STATS")?;
         let mut counters = [0u64; STAT_COUNT as usize];
         for (index, counter) in counters.iter_mut().enumerate() {
             *counter = stats_map
@@ -713,10 +750,11 @@ impl Engine {
                 .iter()
                 .sum();
         }
+        let counted = cells.values().map(|value| value.count).sum();
         Ok(Aggregates {
             cells,
             stats: EngineStats {
-                counted: counters[stat::COUNTED as usize],
+                counted,
                 filtered: counters[stat::FILTERED as usize],
                 map_full: counters[stat::MAP_FULL as usize],
                 no_start: counters[stat::NO_START as usize],

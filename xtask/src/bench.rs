@@ -28,12 +28,193 @@ pub enum Bench {
         #[arg(long, default_value_t = 5)]
         rounds: usize,
     },
+    /// A loop of getppid() alone and under syscount, perf stat and bpftrace: the time each
+    /// adds per syscall
+    Syscount {
+        /// getppid() calls per run
+        #[arg(long, default_value_t = 2_000_000)]
+        calls: u64,
+        /// Rounds (each runs every configuration once, interleaved)
+        #[arg(long, default_value_t = 15)]
+        rounds: usize,
+    },
 }
 
 pub fn run(bench: Bench, tracekit: &Path) -> Result<()> {
     match bench {
         Bench::Profile { seconds, rounds } => profile(tracekit, seconds, rounds),
+        Bench::Syscount { calls, rounds } => syscount(tracekit, calls, rounds),
     }
+}
+
+/// Compiles a fixture from tests/fixtures into target/bench.
+fn build_fixture(name: &str) -> Result<PathBuf> {
+    let root = workspace_root();
+    let dir = root.join("target/bench");
+    std::fs::create_dir_all(&dir)?;
+    let binary = dir.join(name);
+    Cmd::new("gcc")
+        .args(["-O0", "-g", "-fno-omit-frame-pointer", "-o"])
+        .arg(&binary)
+        .arg(root.join(format!("tests/fixtures/{name}.c")))
+        .run()?;
+    Ok(binary)
+}
+
+/// One way of watching the syscall loop.
+struct Watcher {
+    name: &'static str,
+    /// The command, or None for the loop alone.
+    command: Option<Vec<String>>,
+    /// A line on stderr (true) or stdout that says it is attached.
+    ready: Option<(&'static str, bool)>,
+}
+
+fn syscount(tracekit: &Path, calls: u64, rounds: usize) -> Result<()> {
+    let fixture = build_fixture("tk_syscalls")?;
+    crate::util::cargo()
+        .args([
+            "build",
+            "--release",
+            "--package",
+            "tracekit",
+            "--example",
+            "bench_floor",
+        ])
+        .env("TRACEKIT_EBPF", "require")
+        .run()?;
+    let floor = workspace_root().join("target/release/examples/bench_floor");
+    let tk = tracekit.display().to_string();
+    let mut watchers = vec![
+        Watcher {
+            name: "getppid loop alone",
+            command: None,
+            ready: None,
+        },
+        Watcher {
+            name: "empty BPF program on raw tracepoint sys_enter (the floor)",
+            command: Some(vec![floor.display().to_string(), "sys_enter".into()]),
+            ready: Some(("attached", true)),
+        },
+        Watcher {
+            name: "tracekit syscount",
+            command: Some(vec![tk.clone(), "syscount".into()]),
+            ready: Some(("Hit Ctrl-C", true)),
+        },
+        Watcher {
+            name: "tracekit syscount --by comm",
+            command: Some(vec![
+                tk.clone(),
+                "syscount".into(),
+                "--by".into(),
+                "comm".into(),
+            ]),
+            ready: Some(("Hit Ctrl-C", true)),
+        },
+        Watcher {
+            name: "tracekit count raw_syscalls:sys_enter (classic tracepoint)",
+            command: Some(vec![tk, "count".into(), "raw_syscalls:sys_enter".into()]),
+            ready: Some(("Hit Ctrl-C", true)),
+        },
+    ];
+    if let Some(perf) = find_program("perf") {
+        watchers.push(Watcher {
+            name: "perf stat -e raw_syscalls:sys_enter -a",
+            command: Some(vec![
+                perf.display().to_string(),
+                "stat".into(),
+                "-e".into(),
+                "raw_syscalls:sys_enter".into(),
+                "-a".into(),
+            ]),
+            ready: None,
+        });
+    }
+    if let Some(bpftrace) = find_program("bpftrace") {
+        for (name, program) in [
+            (
+                "bpftrace @[comm] = count() on raw_syscalls:sys_enter",
+                "tracepoint:raw_syscalls:sys_enter { @[comm] = count(); }",
+            ),
+            (
+                "bpftrace empty program on raw_syscalls:sys_enter",
+                "tracepoint:raw_syscalls:sys_enter { }",
+            ),
+        ] {
+            watchers.push(Watcher {
+                name,
+                command: Some(vec![
+                    bpftrace.display().to_string(),
+                    "-e".into(),
+                    program.into(),
+                ]),
+                ready: Some(("Attaching", false)),
+            });
+        }
+    }
+    eprintln!(
+        "xtask: bench syscount: {rounds} rounds of {calls} getppid() calls per configuration"
+    );
+    let mut ns_per_call: Vec<Vec<f64>> = vec![Vec::new(); watchers.len()];
+    for round in 1..=rounds {
+        eprintln!("xtask: bench syscount: round {round}/{rounds}");
+        for offset in 0..watchers.len() {
+            let index = (offset + round) % watchers.len();
+            let watcher = &watchers[index];
+            let child = match &watcher.command {
+                Some(argv) => {
+                    let mut command = Command::new(&argv[0]);
+                    command.args(&argv[1..]);
+                    let streams = |on_stderr: bool| {
+                        if on_stderr {
+                            (Stdio::null(), Stdio::piped())
+                        } else {
+                            (Stdio::piped(), Stdio::null())
+                        }
+                    };
+                    let (out, err) = match watcher.ready {
+                        Some((_, on_stderr)) => streams(on_stderr),
+                        None => (Stdio::null(), Stdio::null()),
+                    };
+                    command.stdout(out).stderr(err);
+                    Some(start_until(&mut command, watcher.ready)?.0)
+                }
+                None => None,
+            };
+            let started = Instant::now();
+            let status = Command::new(&fixture)
+                .arg(calls.to_string())
+                .stdout(Stdio::null())
+                .status()?;
+            let elapsed = started.elapsed();
+            if !status.success() {
+                bail!("tk_syscalls failed");
+            }
+            if let Some(child) = child {
+                interrupt(&child);
+                wait_usage(child)?;
+            }
+            ns_per_call[index].push(elapsed.as_secs_f64() * 1e9 / calls as f64);
+        }
+    }
+    let alone = median(ns_per_call[0].clone());
+    println!(
+        "\n| getppid() loop, {calls} calls, {rounds} rounds, medians | ns per call | added ns per syscall |"
+    );
+    println!("|---|---|---|");
+    for (watcher, samples) in watchers.iter().zip(&ns_per_call) {
+        let ns = median(samples.clone());
+        println!(
+            "| {} | {ns:.0} | {} |",
+            watcher.name,
+            if watcher.command.is_none() {
+                "-".to_string()
+            } else {
+                format!("{:+.0}", ns - alone)
+            }
+        );
+    }
+    Ok(())
 }
 
 /// CPU time and peak RSS of a process tree's parts, as `wait4(2)` reports them.
@@ -98,8 +279,9 @@ fn run_measured(command: &mut Command, stdout: &Path) -> Result<Usage> {
 /// Starts a command and waits until `ready` appears in the stream it names.
 fn start_until(command: &mut Command, ready: Option<(&str, bool)>) -> Result<(Child, Duration)> {
     let started = Instant::now();
+    // A piped stdin stays open until the child is interrupted (bench_floor waits on it).
     let mut child = command
-        .stdin(Stdio::null())
+        .stdin(Stdio::piped())
         .spawn()
         .with_context(|| format!("starting {command:?}"))?;
     let Some((needle, on_stderr)) = ready else {
@@ -168,15 +350,8 @@ fn interrupt(child: &Child) {
 }
 
 fn profile(tracekit: &Path, seconds: f64, rounds: usize) -> Result<()> {
-    let root = workspace_root();
-    let dir = root.join("target/bench");
-    std::fs::create_dir_all(&dir)?;
-    let burner = dir.join("tk_burner");
-    Cmd::new("gcc")
-        .args(["-O0", "-g", "-fno-omit-frame-pointer", "-o"])
-        .arg(&burner)
-        .arg(root.join("tests/fixtures/tk_burner.c"))
-        .run()?;
+    let dir = workspace_root().join("target/bench");
+    let burner = build_fixture("tk_burner")?;
 
     let perf = find_program("perf");
     let bpftrace = find_program("bpftrace");

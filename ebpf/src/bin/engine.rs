@@ -125,8 +125,7 @@ impl RawArgs {
     /// Loads the first `n` arguments, each at a literal context offset (the verifier
     /// refuses loads through a computed context pointer).
     #[inline(always)]
-    fn load(ctx: &RawTracePointContext, n: u32) -> Option<Self> {
-        let scratch = ENGINE_SCRATCH.get_ptr_mut(0)?;
+    fn load(ctx: &RawTracePointContext, scratch: *mut Scratch, n: u32) -> Self {
         // SAFETY: this CPU's scratch.
         let args = unsafe { &mut (*scratch).args };
         if n > 0 {
@@ -147,7 +146,7 @@ impl RawArgs {
         if n > 5 {
             args[5] = ctx.arg::<u64>(5);
         }
-        Some(Self { scratch })
+        Self { scratch }
     }
 }
 
@@ -497,7 +496,6 @@ fn aggregate(plan: &'static Plan, scratch: *mut Scratch) {
                 (*entry).count += 1;
                 (*entry).sum = (*entry).sum.wrapping_add(value);
             }
-            bump(stat::COUNTED);
         }
         return;
     }
@@ -546,17 +544,31 @@ fn aggregate(plan: &'static Plan, scratch: *mut Scratch) {
             (*entry).count += 1;
             (*entry).sum = (*entry).sum.wrapping_add(value);
         }
-        bump(stat::COUNTED);
         return;
     }
     let first = AggValue {
         count: 1,
         sum: value,
     };
-    match ENGINE_HASH.insert(&*key, &first, u64::from(BPF_NOEXIST)) {
-        Ok(()) => bump(stat::COUNTED),
-        Err(_) => bump(stat::MAP_FULL),
+    if ENGINE_HASH
+        .insert(&*key, &first, u64::from(BPF_NOEXIST))
+        .is_err()
+    {
+        bump(stat::MAP_FULL);
     }
+}
+
+/// The current pid and tid, or None if the process is not traced. The helper call is
+/// skipped when nothing needs it (no pid filter, no self-exclusion, no pid operand).
+#[inline(always)]
+fn task_ids(plan: &'static Plan) -> Option<(u32, u32)> {
+    let self_pid = rd!(ENGINE_SELF_PID);
+    let filter = rd!(ENGINE_FILTER_PIDS);
+    if self_pid == 0 && filter == 0 && rd!(plan.needs_ids) == 0 {
+        return Some((0, 0));
+    }
+    let (pid, tid) = current_pid_tid();
+    selected(pid, self_pid, filter, &ENGINE_TARGETS).then_some((pid, tid))
 }
 
 /// The correlation key of an event.
@@ -575,18 +587,9 @@ fn corr_key(plan: &'static Plan, scratch: *mut Scratch) -> CorrKey {
 /// A main-plan event from the program attached at `event`: find its start if it needs
 /// one, filter, aggregate.
 #[inline(always)]
-fn run_main<S: Source>(source: &S, event: u32) -> Option<()> {
-    let (pid, tid) = current_pid_tid();
-    if !selected(
-        pid,
-        rd!(ENGINE_SELF_PID),
-        rd!(ENGINE_FILTER_PIDS),
-        &ENGINE_TARGETS,
-    ) {
-        return None;
-    }
-    let scratch = ENGINE_SCRATCH.get_ptr_mut(0)?;
+fn run_main<S: Source>(source: &S, scratch: *mut Scratch, event: u32) -> Option<()> {
     let plan = &ENGINE_PLAN;
+    let (pid, tid) = task_ids(plan)?;
     let mut started = Started {
         latency_ns: 0,
         saved: 0,
@@ -630,18 +633,9 @@ fn run_main<S: Source>(source: &S, event: u32) -> Option<()> {
 
 /// A start-plan event: filter, then remember when it happened.
 #[inline(always)]
-fn run_start<S: Source>(source: &S) -> Option<()> {
-    let (pid, tid) = current_pid_tid();
-    if !selected(
-        pid,
-        rd!(ENGINE_SELF_PID),
-        rd!(ENGINE_FILTER_PIDS),
-        &ENGINE_TARGETS,
-    ) {
-        return None;
-    }
-    let scratch = ENGINE_SCRATCH.get_ptr_mut(0)?;
+fn run_start<S: Source>(source: &S, scratch: *mut Scratch) -> Option<()> {
     let plan = &ENGINE_START_PLAN;
+    let (pid, tid) = task_ids(plan)?;
     let none = Started {
         latency_ns: 0,
         saved: 0,
@@ -675,7 +669,9 @@ fn run_start<S: Source>(source: &S) -> Option<()> {
 /// The shared body of the `engine_tp_N` programs (a BPF subprogram: one copy of the code).
 #[inline(never)]
 fn tracepoint_main(ctx: &TracePointContext, event: u32) -> u32 {
-    let _ = run_main(ctx, event);
+    if let Some(scratch) = ENGINE_SCRATCH.get_ptr_mut(0) {
+        let _ = run_main(ctx, scratch, event);
+    }
     0
 }
 
@@ -760,22 +756,26 @@ tracepoint_programs!(
 
 #[tracepoint]
 pub fn engine_tp_start(ctx: TracePointContext) -> u32 {
-    let _ = run_start(&ctx);
+    if let Some(scratch) = ENGINE_SCRATCH.get_ptr_mut(0) {
+        let _ = run_start(&ctx, scratch);
+    }
     0
 }
 
 #[raw_tracepoint]
 pub fn engine_raw_tp(ctx: RawTracePointContext) -> i32 {
-    if let Some(args) = RawArgs::load(&ctx, rd!(ENGINE_PLAN.raw_args)) {
-        let _ = run_main(&args, 0);
+    if let Some(scratch) = ENGINE_SCRATCH.get_ptr_mut(0) {
+        let args = RawArgs::load(&ctx, scratch, rd!(ENGINE_PLAN.raw_args));
+        let _ = run_main(&args, scratch, 0);
     }
     0
 }
 
 #[raw_tracepoint]
 pub fn engine_raw_tp_start(ctx: RawTracePointContext) -> i32 {
-    if let Some(args) = RawArgs::load(&ctx, rd!(ENGINE_START_PLAN.raw_args)) {
-        let _ = run_start(&args);
+    if let Some(scratch) = ENGINE_SCRATCH.get_ptr_mut(0) {
+        let args = RawArgs::load(&ctx, scratch, rd!(ENGINE_START_PLAN.raw_args));
+        let _ = run_start(&args, scratch);
     }
     0
 }
@@ -790,3 +790,10 @@ pub fn engine_sched_fork(ctx: TracePointContext) -> u32 {
 #[unsafe(link_section = "license")]
 #[unsafe(no_mangle)]
 static LICENSE: [u8; 4] = *b"GPL\0";
+
+/// An empty program, for benchmarks: attached to a hook it measures the hook's own cost,
+/// the floor every program on that hook pays.
+#[raw_tracepoint]
+pub fn engine_empty(_ctx: RawTracePointContext) -> i32 {
+    0
+}

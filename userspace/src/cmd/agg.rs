@@ -95,6 +95,9 @@ pub fn run(
             Scope::Command(_) => workload.as_ref().map(|w| vec![w.pid()]),
         },
         follow_children: workload.is_some(),
+        // Without intervals the maps are read after detaching, so tracekit's own reads are
+        // never seen; with them, its events must be filtered out in the kernel.
+        exclude_self: timing.interval.is_some(),
     };
     let mut engines = Vec::with_capacity(job.specs.len());
     for spec in &job.specs {
@@ -152,6 +155,9 @@ pub fn run(
         }
     })?;
     let elapsed = collect_started.elapsed();
+    for engine in &mut engines {
+        engine.detach();
+    }
     let all = read_all(&engines)?;
     drop(engines);
     session::restore_default_signals();

@@ -154,7 +154,8 @@ fn compile(
         &|name, ty| key_kind(fields, name, ty),
         request,
     )?);
-    builder.layout(None);
+    // An event index alone is a small integer: an array serves, no hashing.
+    builder.layout(by_event.then_some(MAX_TRACEPOINTS as u32));
     Ok((builder.plan(), columns))
 }
 
