@@ -74,9 +74,18 @@ pub mod operand {
     pub const LATENCY: u32 = 10;
     /// The value the start probe saved.
     pub const SAVED: u32 = 11;
-    /// Which of the object's tracepoint programs fired: the index of the tracepoint in the
-    /// stage's attach list (the record's own `common_type` is overwritten before BPF runs).
+    /// Which attachment fired: for tracepoints the index in the stage's attach list (the
+    /// record's own `common_type` is overwritten before BPF runs), for uprobes the attach
+    /// cookie, which the loader sets to the same index.
     pub const EVENT_INDEX: u32 = 12;
+    /// The probed function's return value (return probes).
+    pub const RETVAL: u32 = 13;
+    /// The probed kernel function's address (`bpf_get_func_ip`), naming it among several.
+    pub const FUNC_IP: u32 = 14;
+    /// The kernel stack, stored in `ENGINE_STACKS` under this hash (0: none, 1: lost).
+    pub const KERNEL_STACK: u32 = 15;
+    /// The user stack, likewise.
+    pub const USER_STACK: u32 = 16;
 }
 
 /// [`Operand::flags`] bit: the integer is signed (sign-extended from `size`).
@@ -180,6 +189,8 @@ pub mod agg {
     pub const LOG2: u32 = 1;
     /// Linear histogram of the value: slot 0 below `linear_min`, slot `slots - 1` above.
     pub const LINEAR: u32 = 2;
+    /// No aggregation: each event goes to userspace as a [`super::TraceRecord`].
+    pub const TRACE: u32 = 3;
 }
 
 /// Where aggregates live, `u32` values in [`Plan::layout`].
@@ -232,7 +243,9 @@ pub struct Plan {
     /// 1 if the plan reads the pid or tid (operands, correlation); with no pid filter and
     /// no self-exclusion, the program then skips `bpf_get_current_pid_tgid()`.
     pub needs_ids: u32,
-    pub _pad: u32,
+    /// 1: announce each traced process once (ring buffer `ENGINE_ANNOUNCE`), so userspace
+    /// can cache its memory map for symbolizing user stacks after it exits.
+    pub announce: u32,
     /// Linear histograms: the first bucket's low end, and the bucket width.
     pub linear_min: i64,
     pub linear_step: u64,
@@ -263,7 +276,7 @@ impl Plan {
         slots: 1,
         raw_args: 0,
         needs_ids: 0,
-        _pad: 0,
+        announce: 0,
         linear_min: 0,
         linear_step: 1,
         value_div: 1,
@@ -325,8 +338,43 @@ pub mod stat {
     pub const READ_ERRORS: u32 = 5;
     /// Starts recorded.
     pub const STARTS: u32 = 6;
+    /// Trace records dropped: the ring buffer was full (userspace fell behind).
+    pub const TRACE_LOST: u32 = 7;
+    /// Stacks dropped: `ENGINE_STACKS` was full.
+    pub const STACK_MAP_FULL: u32 = 8;
+    /// Stacks the kernel could not walk.
+    pub const STACK_ERRORS: u32 = 9;
+    /// New-process announcements dropped (retried at the process's next event).
+    pub const ANNOUNCE_LOST: u32 = 10;
 }
 /// Number of counters in `ENGINE_STATS`.
-pub const STAT_COUNT: u32 = 7;
+pub const STAT_COUNT: u32 = 11;
 
-crate::impl_pod!(Plan, AggKey, AggValue, CorrKey, StartValue);
+/// Default entries of the stack map (~1 KiB each).
+pub const DEFAULT_STACK_ENTRIES: u32 = 16384;
+/// Default size of the trace ring buffer, in bytes.
+pub const TRACE_RING_BYTES: u32 = 4 << 20;
+
+/// One event sent to userspace by a [`agg::TRACE`] plan.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct TraceRecord {
+    /// `bpf_ktime_get_ns()`: CLOCK_MONOTONIC, in ns.
+    pub ts_ns: u64,
+    /// Process id.
+    pub pid: u32,
+    /// Thread id.
+    pub tid: u32,
+    /// CPU.
+    pub cpu: u32,
+    /// Which attachment fired (see [`operand::EVENT_INDEX`]).
+    pub event: u32,
+    /// The thread's `comm`.
+    pub comm: [u8; 16],
+    /// Integer operand values, by operand index.
+    pub ints: [u64; MAX_OPERANDS],
+    /// String operand values, by string slot.
+    pub strings: [[u8; STR_BYTES]; MAX_STRINGS],
+}
+
+crate::impl_pod!(Plan, AggKey, AggValue, CorrKey, StartValue, TraceRecord);

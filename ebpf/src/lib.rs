@@ -9,7 +9,15 @@
 #![feature(core_intrinsics)]
 #![allow(internal_features)]
 
-use aya_ebpf::maps::HashMap;
+use aya_ebpf::{
+    EbpfContext,
+    bindings::BPF_NOEXIST,
+    helpers::generated::bpf_get_stack,
+    maps::{HashMap, LruHashMap, RingBuf},
+};
+use tracekit_common::profile::{
+    MAX_STACK_DEPTH, ProcessEvent, ProcessEventKind, StackFrames, stack_hash,
+};
 
 /// Atomically adds `value` to the map value at `ptr` (a value shared by all CPUs).
 #[inline(always)]
@@ -56,6 +64,81 @@ pub fn follow_fork(
     // SAFETY: the offset comes from the event's format file; read_at checks the access.
     if let Ok(child) = unsafe { ctx.read_at::<i32>(child_pid_offset as usize) } {
         let _ = targets.insert(child as u32, 1, 0);
+    }
+}
+
+/// What [`record_stack`] did.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Recorded {
+    /// The stack is stored under this hash.
+    Stack(u64),
+    /// There is no stack of this kind (kernel stack of a user-mode event, user stack of a
+    /// kernel thread).
+    None,
+    /// The kernel could not walk it.
+    WalkError,
+    /// The stack map is full.
+    MapFull,
+}
+
+const EFAULT: i64 = 14;
+const EEXIST: i64 = 17;
+
+/// Copies the current stack (kernel, or user with `BPF_F_USER_STACK` in `flags`) into
+/// `frames` and stores it in `stacks` under its [`stack_hash`]: a 64-bit content hash, so
+/// distinct stacks never evict each other as they do in a `BPF_MAP_TYPE_STACK_TRACE`.
+#[inline(always)]
+pub fn record_stack<C: EbpfContext>(
+    ctx: &C,
+    frames: *mut StackFrames,
+    stacks: &HashMap<u64, StackFrames>,
+    flags: u64,
+) -> Recorded {
+    const BYTES: u32 = (MAX_STACK_DEPTH * 8) as u32;
+    // SAFETY: `frames` is a map value of exactly BYTES bytes; the helper zero-fills what it
+    // does not write.
+    let copied = unsafe { bpf_get_stack(ctx.as_ptr(), frames.cast(), BYTES, flags) };
+    if copied <= 0 {
+        return if copied == -EFAULT || copied == 0 {
+            Recorded::None
+        } else {
+            Recorded::WalkError
+        };
+    }
+    let len = (copied as usize / 8).min(MAX_STACK_DEPTH);
+    // SAFETY: the map value outlives this program run and nothing else aliases it.
+    let frames = unsafe { &*frames };
+    let hash = stack_hash(frames, len);
+    // SAFETY: the value is only tested for presence.
+    if unsafe { stacks.get(hash) }.is_some() {
+        return Recorded::Stack(hash);
+    }
+    match stacks.insert(hash, frames, u64::from(BPF_NOEXIST)) {
+        Ok(()) => Recorded::Stack(hash),
+        // Another CPU stored the same stack first.
+        Err(err) if i64::from(err) == -EEXIST => Recorded::Stack(hash),
+        Err(_) => Recorded::MapFull,
+    }
+}
+
+/// Tells userspace, through `events`, about a process the first time it is seen (and again
+/// after it calls exec, when the caller's exec hook forgets it), so its memory map can be
+/// read while it lives. Returns false if the ring buffer was full (it is retried later).
+#[inline(always)]
+pub fn announce(pid: u32, known: &LruHashMap<u32, u8>, events: &RingBuf) -> bool {
+    // SAFETY: the value is only tested for presence.
+    if unsafe { known.get(pid) }.is_some() {
+        return true;
+    }
+    let event = ProcessEvent {
+        pid,
+        kind: ProcessEventKind::FirstSample as u32,
+    };
+    if events.output::<ProcessEvent>(&event, 0).is_ok() {
+        let _ = known.insert(pid, 1, 0);
+        true
+    } else {
+        false
     }
 }
 

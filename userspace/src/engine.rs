@@ -11,13 +11,21 @@ use std::collections::BTreeMap;
 
 use aya::{
     Ebpf,
-    maps::{HashMap as BpfHashMap, Map, PerCpuArray, PerCpuHashMap},
-    programs::{RawTracePoint, TracePoint},
+    maps::{HashMap as BpfHashMap, Map, PerCpuArray, PerCpuHashMap, RingBuf},
+    programs::{
+        FEntry, FExit, KProbe, PerfEvent, RawTracePoint, TracePoint, UProbe,
+        perf_event::{PerfEventConfig, PerfEventScope, SamplePolicy, SoftwareEvent},
+        uprobe::{UProbeAttachLocation, UProbeAttachPoint, UProbeScope},
+    },
 };
-use tracekit_common::engine::{
-    AggKey, AggValue, Insn, KEY_WORDS, LOG2_SLOTS, MAX_INSNS, MAX_KEY_PARTS, MAX_LINEAR_SLOTS,
-    MAX_OPERANDS, MAX_STR_CONSTS, MAX_STRINGS, MAX_TRACEPOINTS, NO_OPERAND, Operand, Plan, SIGNED,
-    STAT_COUNT, STR_BYTES, agg, layout, operand, stat,
+use tracekit_common::{
+    engine::{
+        AggKey, AggValue, DEFAULT_HASH_ENTRIES, DEFAULT_STACK_ENTRIES, DEFAULT_START_ENTRIES, Insn,
+        KEY_WORDS, LOG2_SLOTS, MAX_INSNS, MAX_KEY_PARTS, MAX_LINEAR_SLOTS, MAX_OPERANDS,
+        MAX_STR_CONSTS, MAX_STRINGS, MAX_TRACEPOINTS, NO_OPERAND, Operand, Plan, SIGNED,
+        STAT_COUNT, STR_BYTES, TRACE_RING_BYTES, agg, layout, operand, stat,
+    },
+    profile::{EVENTS_RING_BYTES, STACK_ERROR, StackFrames},
 };
 
 use crate::{
@@ -398,6 +406,20 @@ pub enum Attach {
     Tracepoints(Vec<Tracepoint>),
     /// A raw tracepoint by name (`sys_enter`).
     RawTracepoint(String),
+    /// Kernel functions through kprobes (entry) or kretprobes (`ret`).
+    Kprobes { functions: Vec<String>, ret: bool },
+    /// One kernel function through a BPF trampoline: fentry, or fexit (`ret`).
+    Fentry { function: String, ret: bool },
+    /// User functions through uprobes or uretprobes (`ret`): the binary, each function's
+    /// file offset, and the process to limit them to. Function `i` gets attach cookie `i`.
+    Uprobes {
+        binary: std::path::PathBuf,
+        offsets: Vec<u64>,
+        pid: Option<u32>,
+        ret: bool,
+    },
+    /// A software perf event (`PERF_COUNT_SW_*`) on every CPU, every `period` events.
+    SoftwareEvent { config: u64, period: u64 },
 }
 
 /// A plan and where it runs.
@@ -423,6 +445,19 @@ pub struct EngineSpec {
     /// Added to the event index key (`EVENT_INDEX`) when reading, so that events of
     /// several engines behind one command have distinct indices.
     pub event_base: u32,
+}
+
+impl EngineSpec {
+    /// A spec with the default map sizes.
+    pub fn new(main: Stage, start: Option<Stage>) -> Self {
+        Self {
+            main,
+            start,
+            hash_entries: DEFAULT_HASH_ENTRIES,
+            start_entries: DEFAULT_START_ENTRIES,
+            event_base: 0,
+        }
+    }
 }
 
 /// Which processes an engine traces.
@@ -454,10 +489,22 @@ pub struct EngineStats {
     pub read_errors: u64,
     /// Starts recorded.
     pub starts: u64,
+    /// Trace records lost to a full ring buffer.
+    pub trace_lost: u64,
+    /// Stacks lost to a full stack map.
+    pub stack_map_full: u64,
+    /// Stacks the kernel could not walk.
+    pub stack_errors: u64,
+    /// New-process announcements lost.
+    pub announce_lost: u64,
 }
 
 impl EngineStats {
     fn add(&mut self, other: &EngineStats) {
+        self.trace_lost += other.trace_lost;
+        self.stack_map_full += other.stack_map_full;
+        self.stack_errors += other.stack_errors;
+        self.announce_lost += other.announce_lost;
         self.counted += other.counted;
         self.filtered += other.filtered;
         self.map_full += other.map_full;
@@ -477,6 +524,10 @@ impl EngineStats {
             start_map_full: self.start_map_full - earlier.start_map_full,
             read_errors: self.read_errors - earlier.read_errors,
             starts: self.starts - earlier.starts,
+            trace_lost: self.trace_lost - earlier.trace_lost,
+            stack_map_full: self.stack_map_full - earlier.stack_map_full,
+            stack_errors: self.stack_errors - earlier.stack_errors,
+            announce_lost: self.announce_lost - earlier.announce_lost,
         }
     }
 }
@@ -533,6 +584,9 @@ pub struct Engine {
     array: Map,
     hash: Map,
     stats: Map,
+    stacks: Map,
+    trace: Option<Map>,
+    announce: Option<Map>,
     plan: Plan,
     event_base: u32,
 }
@@ -578,6 +632,29 @@ impl Engine {
         } else {
             1
         };
+        let uses = |kind: u32| {
+            [&main, &start].iter().any(|plan| {
+                plan.operands[..plan.n_operands as usize]
+                    .iter()
+                    .any(|o| o.kind == kind)
+            })
+        };
+        let stack_entries = if uses(operand::KERNEL_STACK) || uses(operand::USER_STACK) {
+            DEFAULT_STACK_ENTRIES
+        } else {
+            1
+        };
+        let page = 4096;
+        let trace_bytes = if main.agg == agg::TRACE {
+            TRACE_RING_BYTES
+        } else {
+            page
+        };
+        let announce_bytes = if main.announce != 0 {
+            EVENTS_RING_BYTES
+        } else {
+            page
+        };
         // Tracepoint and raw tracepoint programs need no kernel BTF.
         let mut ebpf = load_without_kernel_btf(object(Object::Engine)?, |loader| {
             loader
@@ -588,7 +665,10 @@ impl Engine {
                 .override_global("ENGINE_FORK_CHILD_PID_OFFSET", &fork_offset, true)
                 .map_max_entries("ENGINE_ARRAY", array_entries)
                 .map_max_entries("ENGINE_HASH", hash_entries)
-                .map_max_entries("ENGINE_STARTS", start_entries);
+                .map_max_entries("ENGINE_STARTS", start_entries)
+                .map_max_entries("ENGINE_STACKS", stack_entries)
+                .map_max_entries("ENGINE_TRACE", trace_bytes)
+                .map_max_entries("ENGINE_ANNOUNCE", announce_bytes);
         })
         .context("loading the engine BPF programs")?;
         if let Some(pids) = &targets.pids {
@@ -609,14 +689,31 @@ impl Engine {
             take("ENGINE_HASH")?,
             take("ENGINE_STATS")?,
         );
+        let (stacks, trace, announce) = (
+            take("ENGINE_STACKS")?,
+            take("ENGINE_TRACE")?,
+            take("ENGINE_ANNOUNCE")?,
+        );
         let mut engine = Self {
             ebpf: Some(ebpf),
             array,
             hash,
             stats,
+            stacks,
+            trace: Some(trace),
+            announce: Some(announce),
             plan: main,
             event_base: spec.event_base,
         };
+        if main.announce != 0 {
+            engine.attach_tracepoint(
+                "engine_sched_exec",
+                &Tracepoint {
+                    system: "sched".into(),
+                    event: "sched_process_exec".into(),
+                },
+            )?;
+        }
         if targets.follow_children {
             engine.attach_tracepoint(
                 FORK,
@@ -683,6 +780,124 @@ impl Engine {
                     .with_context(|| format!("attaching to raw tracepoint {name}"))?;
                 Ok(())
             }
+            Attach::Kprobes { functions, ret } => {
+                let name = match (start, ret) {
+                    (true, _) => "engine_kprobe_start",
+                    (false, false) => "engine_kprobe",
+                    (false, true) => "engine_kretprobe",
+                };
+                let kind = if *ret { "kretprobe" } else { "kprobe" };
+                let program: &mut KProbe = self
+                    .ebpf()?
+                    .program_mut(name)
+                    .expect("program in object")
+                    .try_into()
+                    .context("kprobe program type")?;
+                program
+                    .load()
+                    .with_context(|| format!("loading the engine's {kind}"))?;
+                for function in functions {
+                    program
+                        .attach(function, 0)
+                        .map_err(|err| kprobe_error(kind, function, err))?;
+                }
+                Ok(())
+            }
+            Attach::Fentry { function, ret } => {
+                let btf = aya::Btf::from_sys_fs().context("reading the kernel's BTF")?;
+                if start || !ret {
+                    let name = if start {
+                        "engine_fentry_start"
+                    } else {
+                        "engine_fentry"
+                    };
+                    let program: &mut FEntry = self
+                        .ebpf()?
+                        .program_mut(name)
+                        .expect("program in object")
+                        .try_into()
+                        .context("fentry program type")?;
+                    program
+                        .load(function, &btf)
+                        .with_context(|| format!("loading fentry for {function}"))?;
+                    program
+                        .attach()
+                        .with_context(|| format!("attaching fentry to {function}"))?;
+                } else {
+                    let program: &mut FExit = self
+                        .ebpf()?
+                        .program_mut("engine_fexit")
+                        .expect("program in object")
+                        .try_into()
+                        .context("fexit program type")?;
+                    program
+                        .load(function, &btf)
+                        .with_context(|| format!("loading fexit for {function}"))?;
+                    program
+                        .attach()
+                        .with_context(|| format!("attaching fexit to {function}"))?;
+                }
+                Ok(())
+            }
+            Attach::Uprobes {
+                binary,
+                offsets,
+                pid,
+                ret,
+            } => {
+                let name = match (start, ret) {
+                    (true, _) => "engine_uprobe_start",
+                    (false, false) => "engine_uprobe",
+                    (false, true) => "engine_uretprobe",
+                };
+                let program: &mut UProbe = self
+                    .ebpf()?
+                    .program_mut(name)
+                    .expect("program in object")
+                    .try_into()
+                    .context("uprobe program type")?;
+                program.load().context("loading the engine's uprobe")?;
+                let scope = match pid.and_then(std::num::NonZeroU32::new) {
+                    Some(pid) => UProbeScope::OneProcess(pid),
+                    None => UProbeScope::AllProcesses,
+                };
+                for (index, &offset) in offsets.iter().enumerate() {
+                    let point = UProbeAttachPoint {
+                        location: UProbeAttachLocation::AbsoluteOffset(offset),
+                        cookie: Some(index as u64),
+                    };
+                    program.attach(point, binary, scope).with_context(|| {
+                        format!("attaching a uprobe to {} at {offset:#x}", binary.display())
+                    })?;
+                }
+                Ok(())
+            }
+            Attach::SoftwareEvent { config, period } => {
+                let program: &mut PerfEvent = self
+                    .ebpf()?
+                    .program_mut("engine_perf_event")
+                    .expect("program in object")
+                    .try_into()
+                    .context("perf event program type")?;
+                program
+                    .load()
+                    .context("loading the engine's perf event program")?;
+                let event = software_event(*config)?;
+                let cpus = aya::util::online_cpus().map_err(|(path, err)| {
+                    Error::runtime(format!("reading the online CPUs from {path}: {err}"))
+                })?;
+                for cpu in cpus {
+                    program
+                        .attach(
+                            PerfEventConfig::Software(event),
+                            PerfEventScope::AllProcessesOneCpu { cpu },
+                            SamplePolicy::Period(*period),
+                            false,
+                        )
+                        .with_context(|| format!("attaching to a software event on cpu {cpu}"))?;
+                }
+                Ok(())
+            }
         }
     }
 
@@ -701,6 +916,44 @@ impl Engine {
             .attach(&tp.system, &tp.event)
             .with_context(|| format!("attaching to tracepoint {tp}"))?;
         Ok(())
+    }
+
+    /// The ring buffer of trace records (once).
+    pub fn take_trace(&mut self) -> Result<RingBuf<aya::maps::MapData>> {
+        let map = self
+            .trace
+            .take()
+            .ok_or_else(|| Error::runtime("ENGINE_TRACE already taken"))?;
+        RingBuf::try_from(map).context("opening ENGINE_TRACE")
+    }
+
+    /// The ring buffer announcing processes (once).
+    pub fn take_announce(&mut self) -> Result<RingBuf<aya::maps::MapData>> {
+        let map = self
+            .announce
+            .take()
+            .ok_or_else(|| Error::runtime("ENGINE_ANNOUNCE already taken"))?;
+        RingBuf::try_from(map).context("opening ENGINE_ANNOUNCE")
+    }
+
+    /// The frames (leaf first) of each stack hash in `hashes` that the stack map holds.
+    pub fn stacks(&self, hashes: impl IntoIterator<Item = u64>) -> Result<BTreeMap<u64, Vec<u64>>> {
+        let map: BpfHashMap<_, u64, StackFrames> =
+            BpfHashMap::try_from(&self.stacks).context("opening ENGINE_STACKS")?;
+        let mut out = BTreeMap::new();
+        for hash in hashes {
+            if hash <= STACK_ERROR || out.contains_key(&hash) {
+                continue;
+            }
+            if let Ok(frames) = map.get(&hash, 0) {
+                let len = frames
+                    .iter()
+                    .position(|&ip| ip == 0)
+                    .unwrap_or(frames.len());
+                out.insert(hash, frames[..len].to_vec());
+            }
+        }
+        Ok(out)
     }
 
     /// Copies the aggregates and counters out of the kernel.
@@ -761,9 +1014,48 @@ impl Engine {
                 start_map_full: counters[stat::START_MAP_FULL as usize],
                 read_errors: counters[stat::READ_ERRORS as usize],
                 starts: counters[stat::STARTS as usize],
+                trace_lost: counters[stat::TRACE_LOST as usize],
+                stack_map_full: counters[stat::STACK_MAP_FULL as usize],
+                stack_errors: counters[stat::STACK_ERRORS as usize],
+                announce_lost: counters[stat::ANNOUNCE_LOST as usize],
             },
         })
     }
+}
+
+/// A kprobe attach failure in one line, naming the missing kernel feature when the kernel
+/// has no kprobes at all (`/sys/bus/event_source/devices/kprobe` absent: no CONFIG_KPROBES).
+fn kprobe_error(kind: &str, function: &str, err: aya::programs::ProgramError) -> Error {
+    if !std::path::Path::new("/sys/bus/event_source/devices/kprobe").exists() {
+        return Error::runtime(format!(
+            "cannot attach a {kind} to {function}: this kernel has no kprobes \
+             (CONFIG_KPROBES is not set; /sys/bus/event_source/devices/kprobe is missing)"
+        ));
+    }
+    Error::Runtime {
+        what: format!("attaching a {kind} to {function}"),
+        source: Some(Box::new(err)),
+    }
+}
+
+/// The aya software event for `PERF_COUNT_SW_*` number `config`.
+fn software_event(config: u64) -> Result<SoftwareEvent> {
+    Ok(match config {
+        0 => SoftwareEvent::CpuClock,
+        1 => SoftwareEvent::TaskClock,
+        2 => SoftwareEvent::PageFaults,
+        3 => SoftwareEvent::ContextSwitches,
+        4 => SoftwareEvent::CpuMigrations,
+        5 => SoftwareEvent::PageFaultsMin,
+        6 => SoftwareEvent::PageFaultsMaj,
+        7 => SoftwareEvent::AlignmentFaults,
+        8 => SoftwareEvent::EmulationFaults,
+        other => {
+            return Err(Error::usage(format!(
+                "unknown software event number {other}"
+            )));
+        }
+    })
 }
 
 fn sum<'a>(values: impl Iterator<Item = &'a AggValue>) -> AggValue {

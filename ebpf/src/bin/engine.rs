@@ -1,27 +1,46 @@
-//! `engine`: the generic in-kernel aggregation engine behind `hist`, `count`, `bitesize`,
-//! `biolatency` and `syscount`. What it reads, filters, keys and aggregates is the loader's
-//! [`Plan`] (see `tracekit_common::engine`), a read-only global the verifier treats as
-//! constants, so each plan runs only the code it needs.
+//! `engine`: the generic in-kernel aggregation engine behind `hist`, `count`, `trace`,
+//! `funccount`, `funclatency`, `stackcount` and the presets (`bitesize`, `biolatency`,
+//! `syscount`). What it reads, filters, keys and aggregates is the loader's [`Plan`] (see
+//! `tracekit_common::engine`), a read-only global the verifier treats as constants, so each
+//! plan runs only the code it needs.
+//!
+//! Every entry point (tracepoint, raw tracepoint, kprobe, kretprobe, uprobe, uretprobe,
+//! fentry, fexit, perf event) loads its context's arguments into the per-CPU scratch, then
+//! runs the shared start or main logic.
 #![no_std]
 #![no_main]
 
+use core::ffi::c_void;
+
 use aya_ebpf::{
-    EbpfContext as _,
-    bindings::BPF_NOEXIST,
+    EbpfContext,
+    bindings::{BPF_F_USER_STACK, BPF_NOEXIST},
     helpers::{
         bpf_get_current_comm, bpf_probe_read_kernel, bpf_probe_read_kernel_str_bytes,
-        generated::{bpf_get_smp_processor_id, bpf_ktime_get_ns},
+        generated::{
+            bpf_get_attach_cookie, bpf_get_func_ip, bpf_get_smp_processor_id, bpf_ktime_get_ns,
+        },
     },
-    macros::{map, raw_tracepoint, tracepoint},
-    maps::{HashMap, PerCpuArray, PerCpuHashMap},
-    programs::{RawTracePointContext, TracePointContext},
+    macros::{
+        fentry, fexit, kprobe, kretprobe, map, perf_event, raw_tracepoint, tracepoint, uprobe,
+        uretprobe,
+    },
+    maps::{HashMap, LruHashMap, PerCpuArray, PerCpuHashMap, RingBuf},
+    programs::{
+        FEntryContext, FExitContext, PerfEventContext, ProbeContext, RawTracePointContext,
+        RetProbeContext, TracePointContext,
+    },
 };
-use tracekit_common::engine::{
-    AggKey, AggValue, CorrKey, DEFAULT_HASH_ENTRIES, DEFAULT_START_ENTRIES, KEY_WORDS, MAX_INSNS,
-    MAX_KEY_PARTS, MAX_OPERANDS, MAX_STRINGS, MAX_TARGET_PIDS, NO_OPERAND, Operand, Plan, SIGNED,
-    STAT_COUNT, STR_BYTES, StartValue, agg, layout, op, operand, stat,
+use tracekit_common::{
+    engine::{
+        AggKey, AggValue, CorrKey, DEFAULT_HASH_ENTRIES, DEFAULT_STACK_ENTRIES,
+        DEFAULT_START_ENTRIES, KEY_WORDS, MAX_INSNS, MAX_KEY_PARTS, MAX_OPERANDS, MAX_STRINGS,
+        MAX_TARGET_PIDS, NO_OPERAND, Operand, Plan, SIGNED, STAT_COUNT, STR_BYTES, StartValue,
+        TRACE_RING_BYTES, TraceRecord, agg, layout, op, operand, stat,
+    },
+    profile::{EVENTS_RING_BYTES, MAX_KNOWN_PIDS, STACK_ERROR, STACK_NONE, StackFrames},
 };
-use tracekit_ebpf::{current_pid_tid, follow_fork, selected};
+use tracekit_ebpf::{Recorded, announce, current_pid_tid, follow_fork, record_stack, selected};
 
 /// The main plan (events that are aggregated).
 #[unsafe(no_mangle)]
@@ -59,13 +78,35 @@ static ENGINE_STATS: PerCpuArray<u64> = PerCpuArray::with_max_entries(STAT_COUNT
 #[map]
 static ENGINE_TARGETS: HashMap<u32, u8> = HashMap::with_max_entries(MAX_TARGET_PIDS, 0);
 
+/// Stacks by content hash (stack operands); the loader shrinks it when unused.
+#[map]
+static ENGINE_STACKS: HashMap<u64, StackFrames> =
+    HashMap::with_max_entries(DEFAULT_STACK_ENTRIES, 0);
+
+/// Per-event records (`agg::TRACE`).
+#[map]
+static ENGINE_TRACE: RingBuf = RingBuf::with_byte_size(TRACE_RING_BYTES, 0);
+
+/// New processes, announced once (`Plan::announce`).
+#[map]
+static ENGINE_ANNOUNCE: RingBuf = RingBuf::with_byte_size(EVENTS_RING_BYTES, 0);
+
+/// Processes already announced.
+#[map]
+static ENGINE_KNOWN: LruHashMap<u32, u8> = LruHashMap::with_max_entries(MAX_KNOWN_PIDS, 0);
+
+/// Index of the return value in `Scratch::args`.
+const RET: usize = 7;
+
 /// Per-CPU room for an event's values and the group key (the BPF stack is 512 bytes).
 #[repr(C)]
 struct Scratch {
     /// Integer operand values, by operand index.
     ints: [u64; MAX_OPERANDS],
-    /// Raw tracepoint arguments.
-    args: [u64; 6],
+    /// Probe arguments 0..6, and the return value at [`RET`].
+    args: [u64; 8],
+    /// A stack being recorded.
+    frames: StackFrames,
     /// String operand values, by string slot.
     strings: [[u8; STR_BYTES]; MAX_STRINGS],
     key: AggKey,
@@ -90,14 +131,15 @@ fn bump(index: u32) {
     }
 }
 
-/// Where operands come from: a tracepoint record or raw tracepoint arguments.
+/// Where operands come from. Arguments are loaded into the scratch by each entry point;
+/// only tracepoints have a record with fields.
 trait Source {
     /// Reads a `T` at `offset` in the record.
     fn field<T>(&self, offset: u32) -> Option<T>;
     /// The record's address (for `__data_loc` strings).
     fn record(&self) -> *const u8;
-    /// Raw tracepoint argument `n`.
-    fn arg(&self, n: u32) -> u64;
+    /// The program's context.
+    fn ctx(&self) -> *mut c_void;
 }
 
 impl Source for TracePointContext {
@@ -111,46 +153,15 @@ impl Source for TracePointContext {
         self.as_ptr() as *const u8
     }
     #[inline(always)]
-    fn arg(&self, _n: u32) -> u64 {
-        0
+    fn ctx(&self) -> *mut c_void {
+        self.as_ptr()
     }
 }
 
-/// A raw tracepoint's arguments, loaded once into the scratch.
-struct RawArgs {
-    scratch: *mut Scratch,
-}
+/// Any other context: no record, only the context pointer.
+struct NoRecord(*mut c_void);
 
-impl RawArgs {
-    /// Loads the first `n` arguments, each at a literal context offset (the verifier
-    /// refuses loads through a computed context pointer).
-    #[inline(always)]
-    fn load(ctx: &RawTracePointContext, scratch: *mut Scratch, n: u32) -> Self {
-        // SAFETY: this CPU's scratch.
-        let args = unsafe { &mut (*scratch).args };
-        if n > 0 {
-            args[0] = ctx.arg::<u64>(0);
-        }
-        if n > 1 {
-            args[1] = ctx.arg::<u64>(1);
-        }
-        if n > 2 {
-            args[2] = ctx.arg::<u64>(2);
-        }
-        if n > 3 {
-            args[3] = ctx.arg::<u64>(3);
-        }
-        if n > 4 {
-            args[4] = ctx.arg::<u64>(4);
-        }
-        if n > 5 {
-            args[5] = ctx.arg::<u64>(5);
-        }
-        Self { scratch }
-    }
-}
-
-impl Source for RawArgs {
+impl Source for NoRecord {
     #[inline(always)]
     fn field<T>(&self, _offset: u32) -> Option<T> {
         None
@@ -160,10 +171,69 @@ impl Source for RawArgs {
         core::ptr::null()
     }
     #[inline(always)]
-    fn arg(&self, n: u32) -> u64 {
-        // SAFETY: this CPU's scratch; index clamped.
-        unsafe { (*self.scratch).args[(n as usize).min(5)] }
+    fn ctx(&self) -> *mut c_void {
+        self.0
     }
+}
+
+impl EbpfContext for NoRecord {
+    fn as_ptr(&self) -> *mut c_void {
+        self.0
+    }
+}
+
+/// Stores the first `n` arguments into the scratch, `arg(i)` reading each at a literal
+/// index (the verifier refuses context loads through a computed pointer).
+macro_rules! load_args {
+    ($scratch:expr, $n:expr, $arg:expr) => {{
+        // SAFETY: this CPU's scratch.
+        let args = unsafe { &mut (*$scratch).args };
+        let n = $n;
+        if n > 0 {
+            args[0] = $arg(0);
+        }
+        if n > 1 {
+            args[1] = $arg(1);
+        }
+        if n > 2 {
+            args[2] = $arg(2);
+        }
+        if n > 3 {
+            args[3] = $arg(3);
+        }
+        if n > 4 {
+            args[4] = $arg(4);
+        }
+        if n > 5 {
+            args[5] = $arg(5);
+        }
+    }};
+}
+
+/// Records a stack operand, counting what could not be recorded.
+#[inline(always)]
+fn stack_operand<S: Source>(source: &S, scratch: *mut Scratch, flags: u64) -> u64 {
+    // SAFETY: this CPU's scratch.
+    let frames = unsafe { &raw mut (*scratch).frames };
+    match record_stack(&NoRecord(source.ctx()), frames, &ENGINE_STACKS, flags) {
+        Recorded::Stack(hash) => hash,
+        Recorded::None => STACK_NONE,
+        Recorded::WalkError => {
+            bump(stat::STACK_ERRORS);
+            STACK_ERROR
+        }
+        Recorded::MapFull => {
+            bump(stat::STACK_MAP_FULL);
+            STACK_ERROR
+        }
+    }
+}
+
+/// Argument `n` loaded by the entry point.
+#[inline(always)]
+fn arg(scratch: *mut Scratch, n: u32) -> u64 {
+    // SAFETY: this CPU's scratch; index clamped.
+    unsafe { (*scratch).args[(n as usize).min(RET)] }
 }
 
 /// Narrows a raw 64-bit value to `size` bytes, sign-extending when `flags` says signed.
@@ -230,12 +300,23 @@ fn read_operands<S: Source>(
         let value = match operand.kind {
             operand::FIELD => read_int(source, operand.offset, operand.size, operand.flags),
             operand::ARG => Some(narrow(
-                source.arg(operand.offset),
+                arg(scratch, operand.offset),
                 operand.size,
                 operand.flags,
             )),
+            operand::RETVAL => Some(narrow(
+                arg(scratch, RET as u32),
+                operand.size,
+                operand.flags,
+            )),
+            // SAFETY: plain helper call on the program's context.
+            operand::FUNC_IP => Some(unsafe { bpf_get_func_ip(source.ctx()) }),
+            operand::KERNEL_STACK => Some(stack_operand(source, scratch, 0)),
+            operand::USER_STACK => {
+                Some(stack_operand(source, scratch, u64::from(BPF_F_USER_STACK)))
+            }
             operand::ARG_DEREF => {
-                let base = source.arg(operand.offset);
+                let base = arg(scratch, operand.offset);
                 // SAFETY: bpf_probe_read_kernel checks the access.
                 unsafe { bpf_probe_read_kernel((base + u64::from(operand.aux)) as *const u64).ok() }
                     .map(|raw| narrow(raw, operand.size, operand.flags))
@@ -571,6 +652,28 @@ fn task_ids(plan: &'static Plan) -> Option<(u32, u32)> {
     selected(pid, self_pid, filter, &ENGINE_TARGETS).then_some((pid, tid))
 }
 
+/// Sends the event to userspace as a [`TraceRecord`]; a full ring buffer is counted.
+#[inline(always)]
+fn emit(scratch: *mut Scratch, pid: u32, tid: u32, event: u32) {
+    let Some(mut entry) = ENGINE_TRACE.reserve::<TraceRecord>(0) else {
+        bump(stat::TRACE_LOST);
+        return;
+    };
+    let record = entry.as_mut_ptr();
+    // SAFETY: the reserved entry is ours until submitted; scratch is this CPU's.
+    unsafe {
+        (*record).ts_ns = bpf_ktime_get_ns();
+        (*record).pid = pid;
+        (*record).tid = tid;
+        (*record).cpu = bpf_get_smp_processor_id();
+        (*record).event = event;
+        (*record).comm = bpf_get_current_comm().unwrap_or_default();
+        (*record).ints = (*scratch).ints;
+        (*record).strings = (*scratch).strings;
+    }
+    entry.submit(0);
+}
+
 /// The correlation key of an event.
 #[inline(always)]
 fn corr_key(plan: &'static Plan, scratch: *mut Scratch) -> CorrKey {
@@ -627,7 +730,14 @@ fn run_main<S: Source>(source: &S, scratch: *mut Scratch, event: u32) -> Option<
         bump(stat::FILTERED);
         return None;
     }
-    aggregate(plan, scratch);
+    if rd!(plan.announce) != 0 && pid != 0 && !announce(pid, &ENGINE_KNOWN, &ENGINE_ANNOUNCE) {
+        bump(stat::ANNOUNCE_LOST);
+    }
+    if rd!(plan.agg) == agg::TRACE {
+        emit(scratch, pid, tid, event);
+    } else {
+        aggregate(plan, scratch);
+    }
     Some(())
 }
 
@@ -664,6 +774,14 @@ fn run_start<S: Source>(source: &S, scratch: *mut Scratch) -> Option<()> {
         bump(stat::STARTS);
     }
     Some(())
+}
+
+#[tracepoint]
+pub fn engine_tp_start(ctx: TracePointContext) -> u32 {
+    if let Some(scratch) = ENGINE_SCRATCH.get_ptr_mut(0) {
+        let _ = run_start(&ctx, scratch);
+    }
+    0
 }
 
 /// The shared body of the `engine_tp_N` programs (a BPF subprogram: one copy of the code).
@@ -754,29 +872,142 @@ tracepoint_programs!(
     engine_tp_63 = 63,
 );
 
-#[tracepoint]
-pub fn engine_tp_start(ctx: TracePointContext) -> u32 {
-    if let Some(scratch) = ENGINE_SCRATCH.get_ptr_mut(0) {
-        let _ = run_start(&ctx, scratch);
+/// Runs the main (`start == false`) or start plan for a context without a record, after
+/// `load` put its arguments into the scratch.
+#[inline(always)]
+fn run(ctx: *mut c_void, start: bool, event: u32, load: impl FnOnce(*mut Scratch, u32)) {
+    let Some(scratch) = ENGINE_SCRATCH.get_ptr_mut(0) else {
+        return;
+    };
+    let plan = if start {
+        &ENGINE_START_PLAN
+    } else {
+        &ENGINE_PLAN
+    };
+    load(scratch, rd!(plan.raw_args));
+    let source = NoRecord(ctx);
+    if start {
+        let _ = run_start(&source, scratch);
+    } else {
+        let _ = run_main(&source, scratch, event);
     }
-    0
 }
 
 #[raw_tracepoint]
 pub fn engine_raw_tp(ctx: RawTracePointContext) -> i32 {
-    if let Some(scratch) = ENGINE_SCRATCH.get_ptr_mut(0) {
-        let args = RawArgs::load(&ctx, scratch, rd!(ENGINE_PLAN.raw_args));
-        let _ = run_main(&args, scratch, 0);
-    }
+    run(ctx.as_ptr(), false, 0, |s, n| {
+        load_args!(s, n, |i| ctx.arg::<u64>(i))
+    });
     0
 }
 
 #[raw_tracepoint]
 pub fn engine_raw_tp_start(ctx: RawTracePointContext) -> i32 {
-    if let Some(scratch) = ENGINE_SCRATCH.get_ptr_mut(0) {
-        let args = RawArgs::load(&ctx, scratch, rd!(ENGINE_START_PLAN.raw_args));
-        let _ = run_start(&args, scratch);
-    }
+    run(ctx.as_ptr(), true, 0, |s, n| {
+        load_args!(s, n, |i| ctx.arg::<u64>(i))
+    });
+    0
+}
+
+/// Kernel function entry (kprobe): arguments from the registers.
+#[kprobe]
+pub fn engine_kprobe(ctx: ProbeContext) -> u32 {
+    run(ctx.as_ptr(), false, 0, |s, n| {
+        load_args!(s, n, |i| ctx.arg::<u64>(i).unwrap_or(0))
+    });
+    0
+}
+
+#[kprobe]
+pub fn engine_kprobe_start(ctx: ProbeContext) -> u32 {
+    run(ctx.as_ptr(), true, 0, |s, n| {
+        load_args!(s, n, |i| ctx.arg::<u64>(i).unwrap_or(0))
+    });
+    0
+}
+
+/// Kernel function return (kretprobe): the return value.
+#[kretprobe]
+pub fn engine_kretprobe(ctx: RetProbeContext) -> u32 {
+    run(ctx.as_ptr(), false, 0, |s, _| {
+        // SAFETY: this CPU's scratch.
+        unsafe { (*s).args[RET] = ctx.ret::<u64>() }
+    });
+    0
+}
+
+/// User function entry (uprobe); the attach cookie says which function.
+#[uprobe]
+pub fn engine_uprobe(ctx: ProbeContext) -> u32 {
+    // SAFETY: plain helper call.
+    let event = unsafe { bpf_get_attach_cookie(ctx.as_ptr()) } as u32;
+    run(ctx.as_ptr(), false, event, |s, n| {
+        load_args!(s, n, |i| ctx.arg::<u64>(i).unwrap_or(0))
+    });
+    0
+}
+
+#[uprobe]
+pub fn engine_uprobe_start(ctx: ProbeContext) -> u32 {
+    run(ctx.as_ptr(), true, 0, |s, n| {
+        load_args!(s, n, |i| ctx.arg::<u64>(i).unwrap_or(0))
+    });
+    0
+}
+
+/// User function return (uretprobe).
+#[uretprobe]
+pub fn engine_uretprobe(ctx: RetProbeContext) -> u32 {
+    // SAFETY: plain helper call.
+    let event = unsafe { bpf_get_attach_cookie(ctx.as_ptr()) } as u32;
+    run(ctx.as_ptr(), false, event, |s, _| {
+        // SAFETY: this CPU's scratch.
+        unsafe { (*s).args[RET] = ctx.ret::<u64>() }
+    });
+    0
+}
+
+/// Kernel function entry through a BPF trampoline (fentry).
+#[fentry]
+pub fn engine_fentry(ctx: FEntryContext) -> u32 {
+    run(ctx.as_ptr(), false, 0, |s, n| {
+        load_args!(s, n, |i| ctx.arg::<u64>(i))
+    });
+    0
+}
+
+#[fentry]
+pub fn engine_fentry_start(ctx: FEntryContext) -> u32 {
+    run(ctx.as_ptr(), true, 0, |s, n| {
+        load_args!(s, n, |i| ctx.arg::<u64>(i))
+    });
+    0
+}
+
+/// Kernel function return through a BPF trampoline (fexit): arguments and return value.
+#[fexit]
+pub fn engine_fexit(ctx: FExitContext) -> u32 {
+    run(ctx.as_ptr(), false, 0, |s, n| {
+        load_args!(s, n, |i| ctx.arg::<u64>(i));
+        // SAFETY: this CPU's scratch.
+        unsafe { (*s).args[RET] = ctx.ret::<u64>().unwrap_or(0) }
+    });
+    0
+}
+
+/// A perf event (software events: page faults, context switches, ...).
+#[perf_event]
+pub fn engine_perf_event(ctx: PerfEventContext) -> u32 {
+    run(ctx.as_ptr(), false, 0, |_, _| {});
+    0
+}
+
+/// `sched:sched_process_exec`: the process's memory map is replaced, so it is announced
+/// again at its next event.
+#[tracepoint]
+pub fn engine_sched_exec(_ctx: TracePointContext) -> u32 {
+    let (pid, _) = current_pid_tid();
+    let _ = ENGINE_KNOWN.remove(pid);
     0
 }
 

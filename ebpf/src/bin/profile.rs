@@ -1,28 +1,26 @@
 //! `profile`: on-CPU stack sampling (bcc's `profile`, `perf record -g`).
-#![no_std]
-#![no_main]
 //!
 //! Attached to the software `cpu-clock` perf event on every CPU. Each sample is counted in the
-//! kernel under (pid, comm, kernel stack id, user stack id); userspace reads the maps once at
-//! the end. Shared layouts: `tracekit_common::profile`.
+//! kernel under (pid, comm, kernel stack, user stack); userspace reads the maps once at the
+//! end. Shared layouts: `tracekit_common::profile`.
+#![no_std]
+#![no_main]
 
 use aya_ebpf::{
-    EbpfContext as _, Global,
+    Global,
     bindings::{BPF_F_USER_STACK, BPF_NOEXIST},
-    helpers::{bpf_get_current_comm, generated::bpf_get_stack},
+    helpers::bpf_get_current_comm,
     macros::{map, perf_event, tracepoint},
     maps::{HashMap, LruHashMap, PerCpuArray, RingBuf},
     programs::{PerfEventContext, TracePointContext},
 };
 use tracekit_common::profile::{
     DEFAULT_COUNT_MAP_ENTRIES, DEFAULT_STACK_MAP_ENTRIES, EVENTS_RING_BYTES, MAX_KNOWN_PIDS,
-    MAX_STACK_DEPTH, MAX_TARGET_PIDS, ProcessEvent, ProcessEventKind, STACK_ERROR, STACK_NONE,
-    STAT_COUNT, SampleKey, StackFrames, Stat, stack_hash,
+    MAX_TARGET_PIDS, STACK_ERROR, STACK_NONE, STAT_COUNT, SampleKey, StackFrames, Stat,
 };
-use tracekit_ebpf::{atomic_add, current_pid_tid, follow_fork, selected};
-
-const EFAULT: i64 = 14;
-const EEXIST: i64 = 17;
+use tracekit_ebpf::{
+    Recorded, announce, atomic_add, current_pid_tid, follow_fork, record_stack, selected,
+};
 
 /// The loader's own pid: never sampled.
 #[unsafe(no_mangle)]
@@ -100,12 +98,12 @@ fn try_profile_cpu_clock(ctx: &PerfEventContext) -> Result<(), ()> {
     }
 
     let kernel_stack = if PROFILE_KERNEL_STACKS.load() != 0 {
-        record_stack(ctx, 0, Stat::KernelStackError)
+        stack(ctx, 0, Stat::KernelStackError)
     } else {
         STACK_NONE
     };
     let user_stack = if PROFILE_USER_STACKS.load() != 0 && pid != 0 {
-        record_stack(ctx, u64::from(BPF_F_USER_STACK), Stat::UserStackError)
+        stack(ctx, u64::from(BPF_F_USER_STACK), Stat::UserStackError)
     } else {
         STACK_NONE
     };
@@ -118,44 +116,26 @@ fn try_profile_cpu_clock(ctx: &PerfEventContext) -> Result<(), ()> {
         comm: bpf_get_current_comm().unwrap_or_default(),
     };
     count(&key);
-    if pid != 0 {
-        announce(pid);
+    if pid != 0 && !announce(pid, &PROFILE_KNOWN, &PROFILE_EVENTS) {
+        bump(Stat::EventsLost);
     }
     Ok(())
 }
 
-/// Copies the current stack (kernel, or user with `BPF_F_USER_STACK`) and stores it under
-/// its hash. Returns the hash, [`STACK_NONE`] when there is no such stack, or
-/// [`STACK_ERROR`] when it could not be walked or stored (both counted).
+/// Records a stack, counting what could not be recorded.
 #[inline(always)]
-fn record_stack(ctx: &PerfEventContext, flags: u64, walk_error: Stat) -> u64 {
+fn stack(ctx: &PerfEventContext, flags: u64, walk_error: Stat) -> u64 {
     let Some(frames) = PROFILE_SCRATCH.get_ptr_mut(0) else {
         return STACK_ERROR;
     };
-    const BYTES: u32 = (MAX_STACK_DEPTH * 8) as u32;
-    // SAFETY: `frames` is a per-CPU map value of exactly BYTES bytes; the helper zero-fills
-    // what it does not write.
-    let copied = unsafe { bpf_get_stack(ctx.as_ptr(), frames.cast(), BYTES, flags) };
-    if copied <= 0 {
-        if copied == -EFAULT || copied == 0 {
-            return STACK_NONE;
+    match record_stack(ctx, frames, &PROFILE_STACKS, flags) {
+        Recorded::Stack(hash) => hash,
+        Recorded::None => STACK_NONE,
+        Recorded::WalkError => {
+            bump(walk_error);
+            STACK_ERROR
         }
-        bump(walk_error);
-        return STACK_ERROR;
-    }
-    let len = (copied as usize / 8).min(MAX_STACK_DEPTH);
-    // SAFETY: the map value outlives this program run and nothing else aliases it.
-    let frames = unsafe { &*frames };
-    let hash = stack_hash(frames, len);
-    // SAFETY: the value is only tested for presence.
-    if unsafe { PROFILE_STACKS.get(hash) }.is_some() {
-        return hash;
-    }
-    match PROFILE_STACKS.insert(hash, frames, u64::from(BPF_NOEXIST)) {
-        Ok(()) => hash,
-        // Another CPU stored the same stack first.
-        Err(err) if i64::from(err) == -EEXIST => hash,
-        Err(_) => {
+        Recorded::MapFull => {
             bump(Stat::StackMapFull);
             STACK_ERROR
         }
@@ -181,25 +161,6 @@ fn count(key: &SampleKey) {
                 bump(Stat::CountMapFull);
             }
         }
-    }
-}
-
-/// Tells userspace about a process the first time it is sampled, so it can read the
-/// process's memory map while the process is alive.
-#[inline(always)]
-fn announce(pid: u32) {
-    // SAFETY: the value is only tested for presence.
-    if unsafe { PROFILE_KNOWN.get(pid) }.is_some() {
-        return;
-    }
-    let event = ProcessEvent {
-        pid,
-        kind: ProcessEventKind::FirstSample as u32,
-    };
-    if PROFILE_EVENTS.output::<ProcessEvent>(&event, 0).is_ok() {
-        let _ = PROFILE_KNOWN.insert(pid, 1, 0);
-    } else {
-        bump(Stat::EventsLost);
     }
 }
 
