@@ -100,6 +100,178 @@ pub enum Command {
     /// Count syscalls by name, with latency or failures (bcc syscount)
     #[command(after_help = SYSCOUNT_EXAMPLES)]
     Syscount(SyscountArgs),
+    /// Count calls of kernel or user functions (bcc funccount)
+    #[command(after_help = FUNCCOUNT_EXAMPLES)]
+    Funccount(FunccountArgs),
+    /// Histogram of a function's latency, entry to return (bcc funclatency)
+    #[command(after_help = FUNCLATENCY_EXAMPLES)]
+    Funclatency(FunclatencyArgs),
+    /// Print each event with its fields, as it happens (perf trace, bcc trace)
+    #[command(after_help = TRACE_EXAMPLES)]
+    Trace(TraceArgs),
+    /// Count the stacks that led to an event (bcc stackcount)
+    #[command(after_help = STACKCOUNT_EXAMPLES)]
+    Stackcount(StackcountArgs),
+}
+
+const FUNCCOUNT_EXAMPLES: &str = "\
+EXAMPLES:
+  tracekit funccount 'vfs_*' -d 5              # kernel functions matching vfs_*
+  tracekit funccount 'libc:str*' -p 1234       # libc's str* functions in pid 1234
+  tracekit funccount tcp_sendmsg --by comm
+  tracekit funccount ./app:parse -- ./app in.txt";
+
+const FUNCLATENCY_EXAMPLES: &str = "\
+EXAMPLES:
+  tracekit funclatency vfs_read -d 5           # kernel function, in us
+  tracekit funclatency --unit ms libc:nanosleep -p 1234
+  tracekit funclatency ./app:handle -- ./app";
+
+const TRACE_EXAMPLES: &str = "\
+EXAMPLES:
+  tracekit trace 'uprobe:libc:malloc' --print arg0 -p 1234
+  tracekit trace 'kretprobe:vfs_read' --print retval --filter 'retval < 0'
+  tracekit trace block:block_rq_issue --print bytes,rwbs,comm -K
+  tracekit trace syscalls:sys_enter_openat --print filename -- ls";
+
+const STACKCOUNT_EXAMPLES: &str = "\
+EXAMPLES:
+  tracekit stackcount software:page-faults -- ./app       # who faults memory in
+  tracekit stackcount t:sched:sched_switch -d 5 -o cs.svg # context switches, flame graph
+  tracekit stackcount kprobe:tcp_sendmsg -K -o send.folded
+  tracekit stackcount uprobe:libc:malloc -p 1234";
+
+/// A kernel or user function pattern: `vfs_read`, `vfs_*`, `libc:malloc`, `/path/app:fn`,
+/// or an explicit probe spec (`k:FUNC`, `u:BINARY:FUNC`).
+#[derive(Debug, Args)]
+pub struct FunccountArgs {
+    /// Functions to count
+    #[arg(required = true, value_name = "PATTERN")]
+    pub patterns: Vec<String>,
+    /// Also group by process name or pid
+    #[arg(long, value_enum)]
+    pub by: Option<SyscountBy>,
+    /// Show the N most called
+    #[arg(long, value_name = "N")]
+    pub top: Option<usize>,
+    #[command(flatten)]
+    pub scope: ScopeArgs,
+    #[command(flatten)]
+    pub timing: TimingArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(flatten)]
+    pub maps: MapArgs,
+    #[command(flatten)]
+    pub target: TargetArgs,
+}
+
+/// `tracekit funclatency`.
+#[derive(Debug, Args)]
+pub struct FunclatencyArgs {
+    /// The function: kernel (`vfs_read`) or user (`libc:nanosleep`, `/path/app:fn`)
+    pub function: String,
+    /// Unit of the histogram
+    #[arg(long, value_enum, default_value_t = TimeUnit::Us)]
+    pub unit: TimeUnit,
+    #[command(flatten)]
+    pub scope: ScopeArgs,
+    #[command(flatten)]
+    pub timing: TimingArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(flatten)]
+    pub maps: MapArgs,
+    #[command(flatten)]
+    pub target: TargetArgs,
+}
+
+/// `tracekit trace`.
+#[derive(Debug, Args)]
+pub struct TraceArgs {
+    /// Probes: tracepoints, or one function probe (k:, kr:, f:, fr:, u:, ur:)
+    #[arg(required = true, value_name = "PROBE")]
+    pub probes: Vec<String>,
+    /// Only events for which EXPR holds (perf/ftrace filter syntax), evaluated in the kernel
+    #[arg(long, value_name = "EXPR")]
+    pub filter: Option<String>,
+    /// Fields to print with each event
+    #[arg(long, value_name = "FIELD[,FIELD...]", value_delimiter = ',')]
+    pub print: Vec<String>,
+    /// Print the kernel stack of each event
+    #[arg(short = 'K', long)]
+    pub kernel_stack: bool,
+    /// Print the user stack of each event
+    #[arg(short = 'U', long)]
+    pub user_stack: bool,
+    #[command(flatten)]
+    pub scope: ScopeArgs,
+    #[command(flatten)]
+    pub timing: TimingArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(flatten)]
+    pub maps: MapArgs,
+    #[command(flatten)]
+    pub target: TargetArgs,
+}
+
+/// `tracekit stackcount`.
+#[derive(Debug, Args)]
+pub struct StackcountArgs {
+    /// The event: a tracepoint, a function probe, or software:EVENT (page-faults,
+    /// context-switches, ...)
+    pub probe: String,
+    /// Only events for which EXPR holds
+    #[arg(long, value_name = "EXPR")]
+    pub filter: Option<String>,
+    /// Kernel stacks only
+    #[arg(short = 'K', long, conflicts_with = "user_only")]
+    pub kernel_only: bool,
+    /// User stacks only
+    #[arg(short = 'U', long)]
+    pub user_only: bool,
+    /// Rows in the text report
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub top: usize,
+    #[command(flatten)]
+    pub scope: ScopeArgs,
+    #[command(flatten)]
+    pub timing: TimingArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(flatten)]
+    pub maps: MapArgs,
+    #[command(flatten)]
+    pub target: TargetArgs,
+}
+
+/// How kernel functions are probed.
+#[derive(Debug, Args)]
+pub struct TargetArgs {
+    /// Probe kernel functions with kprobes, never fentry/fexit
+    #[arg(long, conflicts_with = "fentry")]
+    pub kprobe: bool,
+    /// Probe kernel functions with fentry/fexit (BPF trampolines), never kprobes
+    #[arg(long)]
+    pub fentry: bool,
+}
+
+impl TargetArgs {
+    /// The attach policy and the pid uprobes are limited to (a single `-p PID`).
+    pub fn target(&self, scope: &ScopeArgs) -> tracekit::Result<crate::cmd::compile::Target> {
+        use tracekit::engine::KernelAttach;
+        let how = match (self.kprobe, self.fentry) {
+            (true, _) => KernelAttach::Kprobe,
+            (_, true) => KernelAttach::Fentry,
+            _ => KernelAttach::Auto,
+        };
+        let pid = match scope.pids.as_slice() {
+            [one] => Some(*one),
+            _ => None,
+        };
+        Ok(crate::cmd::compile::Target { pid, how })
+    }
 }
 
 /// Kernel map sizes of the aggregation engine.
@@ -116,7 +288,9 @@ pub struct MapArgs {
 /// `tracekit hist`.
 #[derive(Debug, Args)]
 pub struct HistArgs {
-    /// The tracepoint: SYSTEM:EVENT, tracepoint:SYSTEM:EVENT or t:SYSTEM:EVENT; wildcards allowed
+    /// The probe: a tracepoint (block:block_rq_issue, t:SYSTEM:EVENT), kprobe:FUNC,
+    /// kretprobe:FUNC, fentry:FUNC, fexit:FUNC, uprobe:BINARY:FUNC, uretprobe:BINARY:FUNC;
+    /// wildcards allowed
     pub probe: String,
     /// The field to histogram; without it, events are counted per group
     #[arg(long, value_name = "FIELD")]
@@ -138,12 +312,15 @@ pub struct HistArgs {
     pub output: OutputArgs,
     #[command(flatten)]
     pub maps: MapArgs,
+    #[command(flatten)]
+    pub target: TargetArgs,
 }
 
 /// `tracekit count`.
 #[derive(Debug, Args)]
 pub struct CountArgs {
-    /// Tracepoints (SYSTEM:EVENT, t:SYSTEM:EVENT); wildcards allowed
+    /// Tracepoints (SYSTEM:EVENT, t:SYSTEM:EVENT), or one function probe (k:FUNC, kr:FUNC,
+    /// f:FUNC, fr:FUNC, u:BINARY:FUNC, ur:BINARY:FUNC); wildcards allowed
     #[arg(required = true, value_name = "PROBE")]
     pub probes: Vec<String>,
     /// Also group by these fields or pid, tid, cpu, comm
@@ -163,6 +340,8 @@ pub struct CountArgs {
     pub output: OutputArgs,
     #[command(flatten)]
     pub maps: MapArgs,
+    #[command(flatten)]
+    pub target: TargetArgs,
 }
 
 /// `tracekit bitesize`.

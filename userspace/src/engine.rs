@@ -7,11 +7,11 @@
 //! adds the filter, the group key, the value and the aggregation, and picks the map layout:
 //! a per-CPU array when the key is at most one small integer, a per-CPU hash otherwise.
 
-use std::collections::BTreeMap;
+use std::{collections::BTreeMap, path::Path};
 
 use aya::{
     Ebpf,
-    maps::{HashMap as BpfHashMap, Map, PerCpuArray, PerCpuHashMap, RingBuf},
+    maps::{HashMap as BpfHashMap, Map, MapData, PerCpuArray, PerCpuHashMap, RingBuf},
     programs::{
         FEntry, FExit, KProbe, PerfEvent, RawTracePoint, TracePoint, UProbe,
         perf_event::{PerfEventConfig, PerfEventScope, SamplePolicy, SoftwareEvent},
@@ -349,6 +349,17 @@ impl PlanBuilder {
         self.plan.value_div = div.max(1);
     }
 
+    /// Each event goes to userspace as a trace record instead of being aggregated.
+    pub fn trace(&mut self) {
+        self.plan.agg = agg::TRACE;
+    }
+
+    /// Announce each traced process once, so its memory map can be cached for
+    /// symbolizing user stacks.
+    pub fn announce(&mut self) {
+        self.plan.announce = 1;
+    }
+
     /// A log2 histogram of the value.
     pub fn log2(&mut self) {
         self.plan.agg = agg::LOG2;
@@ -406,10 +417,13 @@ pub enum Attach {
     Tracepoints(Vec<Tracepoint>),
     /// A raw tracepoint by name (`sys_enter`).
     RawTracepoint(String),
-    /// Kernel functions through kprobes (entry) or kretprobes (`ret`).
-    Kprobes { functions: Vec<String>, ret: bool },
-    /// One kernel function through a BPF trampoline: fentry, or fexit (`ret`).
-    Fentry { function: String, ret: bool },
+    /// Kernel functions, at entry or return (`ret`), through BPF trampolines (fentry,
+    /// fexit) or kprobes as `how` decides.
+    KernelFunctions {
+        functions: Vec<String>,
+        ret: bool,
+        how: KernelAttach,
+    },
     /// User functions through uprobes or uretprobes (`ret`): the binary, each function's
     /// file offset, and the process to limit them to. Function `i` gets attach cookie `i`.
     Uprobes {
@@ -429,6 +443,20 @@ pub struct Stage {
     pub plan: Plan,
     /// Where it attaches.
     pub attach: Attach,
+}
+
+/// How kernel functions are probed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum KernelAttach {
+    /// fentry/fexit for a single function when the kernel allows it, else kprobes (as
+    /// libbpf-tools' `fentry_can_attach` decides); kprobes for several functions, since a
+    /// trampoline program is loaded per function.
+    #[default]
+    Auto,
+    /// Always kprobes/kretprobes (`--kprobe`).
+    Kprobe,
+    /// Always fentry/fexit (`--fentry`).
+    Fentry,
 }
 
 /// Everything one engine object runs.
@@ -589,6 +617,14 @@ pub struct Engine {
     announce: Option<Map>,
     plan: Plan,
     event_base: u32,
+    notes: Vec<String>,
+}
+
+const KPROBE_PMU: &str = "/sys/bus/event_source/devices/kprobe";
+
+/// The first line of a message.
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or("")
 }
 
 const START_TP: &str = "engine_tp_start";
@@ -704,6 +740,7 @@ impl Engine {
             announce: Some(announce),
             plan: main,
             event_base: spec.event_base,
+            notes: Vec::new(),
         };
         if main.announce != 0 {
             engine.attach_tracepoint(
@@ -733,6 +770,75 @@ impl Engine {
             self.attach_stage(start, true)?;
         }
         self.attach_stage(&spec.main, false)
+    }
+
+    fn attach_trampoline(&mut self, function: &str, start: bool, ret: bool) -> Result<()> {
+        let fentry_error = |err: aya::programs::ProgramError| {
+            let text = err.to_string();
+            Error::runtime(if text.contains("(os error 1)") {
+                "refuses BPF trampolines (fentry load: EPERM)".to_string()
+            } else {
+                format!("fentry/fexit failed: {}", first_line(&text))
+            })
+        };
+        let btf = aya::Btf::from_sys_fs()
+            .map_err(|err| Error::runtime(format!("fentry needs kernel BTF: {err}")))?;
+        if start || !ret {
+            let name = if start {
+                "engine_fentry_start"
+            } else {
+                "engine_fentry"
+            };
+            let program: &mut FEntry = self
+                .ebpf()?
+                .program_mut(name)
+                .expect("program in object")
+                .try_into()
+                .context("fentry program type")?;
+            program.load(function, &btf).map_err(fentry_error)?;
+            program.attach().map_err(fentry_error)?;
+        } else {
+            let program: &mut FExit = self
+                .ebpf()?
+                .program_mut("engine_fexit")
+                .expect("program in object")
+                .try_into()
+                .context("fexit program type")?;
+            program.load(function, &btf).map_err(fentry_error)?;
+            program.attach().map_err(fentry_error)?;
+        }
+        Ok(())
+    }
+
+    fn attach_kprobes(&mut self, functions: &[String], start: bool, ret: bool) -> Result<()> {
+        let name = match (start, ret) {
+            (true, _) => "engine_kprobe_start",
+            (false, false) => "engine_kprobe",
+            (false, true) => "engine_kretprobe",
+        };
+        let kind = if ret && !start { "kretprobe" } else { "kprobe" };
+        let program: &mut KProbe = self
+            .ebpf()?
+            .program_mut(name)
+            .expect("program in object")
+            .try_into()
+            .context("kprobe program type")?;
+        if program.fd().is_err() {
+            program
+                .load()
+                .with_context(|| format!("loading the engine's {kind}"))?;
+        }
+        for function in functions {
+            program
+                .attach(function, 0)
+                .map_err(|err| kprobe_error(kind, function, err))?;
+        }
+        Ok(())
+    }
+
+    /// How each stage attached (`fentry vfs_read`, `kprobe on 12 functions`), for `-v`.
+    pub fn notes(&self) -> &[String] {
+        &self.notes
     }
 
     /// Detaches and unloads every program; the aggregates stay readable.
@@ -780,63 +886,54 @@ impl Engine {
                     .with_context(|| format!("attaching to raw tracepoint {name}"))?;
                 Ok(())
             }
-            Attach::Kprobes { functions, ret } => {
-                let name = match (start, ret) {
-                    (true, _) => "engine_kprobe_start",
-                    (false, false) => "engine_kprobe",
-                    (false, true) => "engine_kretprobe",
+            Attach::KernelFunctions {
+                functions,
+                ret,
+                how,
+            } => {
+                let kprobes = Path::new(KPROBE_PMU).exists();
+                let what = match functions.as_slice() {
+                    [one] => format!("kernel function {one}"),
+                    many => format!("{} kernel functions ({}, ...)", many.len(), many[0]),
                 };
-                let kind = if *ret { "kretprobe" } else { "kprobe" };
-                let program: &mut KProbe = self
-                    .ebpf()?
-                    .program_mut(name)
-                    .expect("program in object")
-                    .try_into()
-                    .context("kprobe program type")?;
-                program
-                    .load()
-                    .with_context(|| format!("loading the engine's {kind}"))?;
-                for function in functions {
-                    program
-                        .attach(function, 0)
-                        .map_err(|err| kprobe_error(kind, function, err))?;
+                let mut trampoline_error = None;
+                if *how != KernelAttach::Kprobe && functions.len() == 1 {
+                    match self.attach_trampoline(&functions[0], start, *ret) {
+                        Ok(()) => {
+                            self.notes.push(format!(
+                                "{} {}",
+                                if *ret && !start { "fexit" } else { "fentry" },
+                                functions[0]
+                            ));
+                            return Ok(());
+                        }
+                        Err(err) if *how == KernelAttach::Fentry => return Err(err),
+                        Err(err) => trampoline_error = Some(err),
+                    }
+                } else if *how == KernelAttach::Fentry {
+                    return Err(Error::usage(format!(
+                        "--fentry probes one function at a time; {what} match; use --kprobe"
+                    )));
                 }
-                Ok(())
-            }
-            Attach::Fentry { function, ret } => {
-                let btf = aya::Btf::from_sys_fs().context("reading the kernel's BTF")?;
-                if start || !ret {
-                    let name = if start {
-                        "engine_fentry_start"
+                if !kprobes {
+                    let no_kprobes = "this kernel has no kprobes (CONFIG_KPROBES is not set)";
+                    return Err(Error::runtime(match trampoline_error {
+                        Some(fentry) => format!("cannot probe {what}: {no_kprobes} and {fentry}"),
+                        None => format!(
+                            "cannot probe {what}: {no_kprobes}; fentry probes one function at a time"
+                        ),
+                    }));
+                }
+                self.attach_kprobes(functions, start, *ret)?;
+                self.notes.push(format!(
+                    "{} on {} functions",
+                    if *ret && !start {
+                        "kretprobe"
                     } else {
-                        "engine_fentry"
-                    };
-                    let program: &mut FEntry = self
-                        .ebpf()?
-                        .program_mut(name)
-                        .expect("program in object")
-                        .try_into()
-                        .context("fentry program type")?;
-                    program
-                        .load(function, &btf)
-                        .with_context(|| format!("loading fentry for {function}"))?;
-                    program
-                        .attach()
-                        .with_context(|| format!("attaching fentry to {function}"))?;
-                } else {
-                    let program: &mut FExit = self
-                        .ebpf()?
-                        .program_mut("engine_fexit")
-                        .expect("program in object")
-                        .try_into()
-                        .context("fexit program type")?;
-                    program
-                        .load(function, &btf)
-                        .with_context(|| format!("loading fexit for {function}"))?;
-                    program
-                        .attach()
-                        .with_context(|| format!("attaching fexit to {function}"))?;
-                }
+                        "kprobe"
+                    },
+                    functions.len()
+                ));
                 Ok(())
             }
             Attach::Uprobes {
@@ -956,6 +1053,18 @@ impl Engine {
         Ok(out)
     }
 
+    /// An independent handle on the stack map, for looking stacks up while events stream.
+    pub fn stack_reader(&self) -> Result<StackReader> {
+        let Map::HashMap(data) = &self.stacks else {
+            return Err(Error::runtime("ENGINE_STACKS is not a hash map"));
+        };
+        let id = data.info().context("ENGINE_STACKS info")?.id();
+        let map = MapData::from_id(id).context("reopening ENGINE_STACKS")?;
+        Ok(StackReader {
+            map: BpfHashMap::try_from(Map::HashMap(map)).context("opening ENGINE_STACKS")?,
+        })
+    }
+
     /// Copies the aggregates and counters out of the kernel.
     pub fn read(&self) -> Result<Aggregates> {
         let mut cells = BTreeMap::new();
@@ -1026,7 +1135,7 @@ impl Engine {
 /// A kprobe attach failure in one line, naming the missing kernel feature when the kernel
 /// has no kprobes at all (`/sys/bus/event_source/devices/kprobe` absent: no CONFIG_KPROBES).
 fn kprobe_error(kind: &str, function: &str, err: aya::programs::ProgramError) -> Error {
-    if !std::path::Path::new("/sys/bus/event_source/devices/kprobe").exists() {
+    if !Path::new(KPROBE_PMU).exists() {
         return Error::runtime(format!(
             "cannot attach a {kind} to {function}: this kernel has no kprobes \
              (CONFIG_KPROBES is not set; /sys/bus/event_source/devices/kprobe is missing)"
@@ -1065,6 +1174,26 @@ fn sum<'a>(values: impl Iterator<Item = &'a AggValue>) -> AggValue {
     })
 }
 
+/// Looks up stacks by hash in an engine's stack map.
+pub struct StackReader {
+    map: BpfHashMap<MapData, u64, StackFrames>,
+}
+
+impl StackReader {
+    /// The frames of a stack, leaf first, if it is in the map.
+    pub fn frames(&self, hash: u64) -> Option<Vec<u64>> {
+        if hash <= STACK_ERROR {
+            return None;
+        }
+        let frames = self.map.get(&hash, 0).ok()?;
+        let len = frames
+            .iter()
+            .position(|&ip| ip == 0)
+            .unwrap_or(frames.len());
+        Some(frames[..len].to_vec())
+    }
+}
+
 /// How a group-key part is shown.
 #[derive(Clone, Debug)]
 pub enum KeyKind {
@@ -1078,6 +1207,8 @@ pub enum KeyKind {
     Syscall,
     /// A block device (`dev_t` as the block tracepoints record it: major << 20 | minor).
     Disk,
+    /// A kernel function's address, shown as its name.
+    KernelFunction,
 }
 
 /// One column of a group key.
@@ -1151,6 +1282,7 @@ pub fn decode_key(columns: &[KeyColumn], words: &[u64]) -> Vec<KeyValue> {
                 ),
                 KeyKind::Syscall => KeyValue::Text(syscall_name(first)),
                 KeyKind::Disk => KeyValue::Text(disk_name(first)),
+                KeyKind::KernelFunction => KeyValue::Text(crate::symbolize::kernel_function(first)),
             }
         })
         .collect()

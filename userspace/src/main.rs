@@ -40,6 +40,10 @@ fn main() -> ExitCode {
         Command::Bitesize(args) => cmd::bitesize::run(args, cli.verbose),
         Command::Biolatency(args) => cmd::biolatency::run(args, cli.verbose),
         Command::Syscount(args) => cmd::syscount::run(args, cli.verbose),
+        Command::Funccount(args) => cmd::funccount::run(args, cli.verbose),
+        Command::Funclatency(args) => cmd::funclatency::run(args, cli.verbose),
+        Command::Trace(args) => cmd::trace::run(args, cli.verbose),
+        Command::Stackcount(args) => cmd::stackcount::run(args, cli.verbose),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -165,6 +165,22 @@ fn push_symbol(frames: &mut Vec<Frame>, sym: &Sym<'_>, kind: FrameKind) {
     }
 }
 
+/// The name of the kernel function at `addr` (a function's entry, as `bpf_get_func_ip`
+/// reports it), or the address in hex.
+pub fn kernel_function(addr: u64) -> String {
+    thread_local! {
+        static SYMBOLIZER: Symbolizer = Symbolizer::new(false);
+    }
+    SYMBOLIZER.with(|symbolizer| {
+        symbolizer
+            .kernel_stack(&[addr])
+            .first()
+            .filter(|frame| frame.symbol != UNKNOWN_SYMBOL)
+            .map(|frame| frame.symbol.clone())
+            .unwrap_or_else(|| format!("{addr:#x}"))
+    })
+}
+
 /// Demangles Rust (legacy `_ZN...E` and v0 `_R...`, without the hash) and C++ (`_Z...`)
 /// symbol names; any other name is returned as it is.
 ///

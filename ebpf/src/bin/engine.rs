@@ -743,14 +743,14 @@ fn run_main<S: Source>(source: &S, scratch: *mut Scratch, event: u32) -> Option<
 
 /// A start-plan event: filter, then remember when it happened.
 #[inline(always)]
-fn run_start<S: Source>(source: &S, scratch: *mut Scratch) -> Option<()> {
+fn run_start<S: Source>(source: &S, scratch: *mut Scratch, event: u32) -> Option<()> {
     let plan = &ENGINE_START_PLAN;
     let (pid, tid) = task_ids(plan)?;
     let none = Started {
         latency_ns: 0,
         saved: 0,
     };
-    read_operands(plan, source, scratch, pid, tid, 0, none)?;
+    read_operands(plan, source, scratch, pid, tid, event, none)?;
     if !filter(plan, scratch) {
         return None;
     }
@@ -779,7 +779,7 @@ fn run_start<S: Source>(source: &S, scratch: *mut Scratch) -> Option<()> {
 #[tracepoint]
 pub fn engine_tp_start(ctx: TracePointContext) -> u32 {
     if let Some(scratch) = ENGINE_SCRATCH.get_ptr_mut(0) {
-        let _ = run_start(&ctx, scratch);
+        let _ = run_start(&ctx, scratch, 0);
     }
     0
 }
@@ -887,7 +887,7 @@ fn run(ctx: *mut c_void, start: bool, event: u32, load: impl FnOnce(*mut Scratch
     load(scratch, rd!(plan.raw_args));
     let source = NoRecord(ctx);
     if start {
-        let _ = run_start(&source, scratch);
+        let _ = run_start(&source, scratch, event);
     } else {
         let _ = run_main(&source, scratch, event);
     }
@@ -949,7 +949,9 @@ pub fn engine_uprobe(ctx: ProbeContext) -> u32 {
 
 #[uprobe]
 pub fn engine_uprobe_start(ctx: ProbeContext) -> u32 {
-    run(ctx.as_ptr(), true, 0, |s, n| {
+    // SAFETY: plain helper call.
+    let event = unsafe { bpf_get_attach_cookie(ctx.as_ptr()) } as u32;
+    run(ctx.as_ptr(), true, event, |s, n| {
         load_args!(s, n, |i| ctx.arg::<u64>(i).unwrap_or(0))
     });
     0

@@ -7,7 +7,9 @@ use std::{
     time::{Duration, Instant},
 };
 
+use aya::maps::{MapData, RingBuf};
 use serde::Serialize;
+use tokio::io::{Interest, unix::AsyncFd};
 use tracekit::{
     Error, Result, caps,
     engine::{Aggregates, Engine, EngineSpec, EngineStats, Group, KeyColumn, Targets, groups},
@@ -51,69 +53,90 @@ pub struct Job {
     pub report: Report,
 }
 
-/// Runs `job` over the scope and timing of the command line.
-pub fn run(
-    job: Job,
-    scope: &ScopeArgs,
-    timing: &TimingArgs,
-    output_args: &OutputArgs,
-    verbose: u8,
-) -> Result<()> {
+/// What to do with each record of a ring buffer.
+pub type RecordHandler<'a> = Box<dyn FnMut(&[u8]) + 'a>;
+
+/// A ring buffer and what to do with each record.
+pub type RingHandler<'a> = (RingBuf<MapData>, RecordHandler<'a>);
+
+/// What [`run_engines`] needs.
+pub struct Setup<'a> {
+    /// The subcommand, for messages.
+    pub command: &'static str,
+    /// What is traced, for "Tracing ...".
+    pub what: &'a str,
+    /// The engines.
+    pub specs: &'a [EngineSpec],
+    pub scope: &'a ScopeArgs,
+    pub timing: &'a TimingArgs,
+    /// Filter tracekit's own events out in the kernel (needed when maps are read, or
+    /// events streamed, while attached).
+    pub exclude_self: bool,
+}
+
+/// How a run ended.
+pub struct Finished {
+    /// The engines, detached; their maps still readable.
+    pub engines: Vec<Engine>,
+    pub stop: Stop,
+    /// From attached to stopped.
+    pub elapsed: Duration,
+    pub scope: Scope,
+    pub scope_text: String,
+    pub workload_exit: Option<Exit>,
+    pub attached_after: Duration,
+}
+
+/// Loads and attaches the engines over the scope (starting `-- CMD` once attached), polls
+/// the ring buffers `rings` returns, calls `on_tick` every `-i` interval, and stops at `-d`,
+/// Ctrl-C, SIGTERM or when the traced processes exit. The engines are detached before
+/// returning; the rings are drained once more.
+pub fn run_engines<'a>(
+    setup: Setup<'_>,
+    rings: impl FnOnce(&mut [Engine]) -> Result<Vec<RingHandler<'a>>>,
+    mut on_tick: impl FnMut(&[Engine], Duration) -> Result<()>,
+) -> Result<Finished> {
     let started = Instant::now();
-    let file_format = output_args
-        .output
-        .as_deref()
-        .map(Format::from_path)
-        .transpose()?;
-    if let Some(format @ (Format::Folded | Format::Svg)) = file_format {
-        return Err(Error::usage(format!(
-            "-o {}: {} writes .txt or .json, not {}",
-            output_args.output.as_ref().unwrap().display(),
-            job.command,
-            if format == Format::Svg {
-                ".svg"
-            } else {
-                ".folded"
-            }
-        )));
-    }
-    let scope_value = scope.scope()?;
-    let mut exit_fds = match &scope_value {
+    let scope = setup.scope.scope()?;
+    let mut exit_fds = match &scope {
         Scope::Pids(pids) => session::watch_pids(pids)?,
         _ => Vec::new(),
     };
-    caps::require_tracing(job.command)?;
-    let scope_text = session::describe_scope(&scope_value);
-    let mut workload = match &scope_value {
+    caps::require_tracing(setup.command)?;
+    let scope_text = session::describe_scope(&scope);
+    let mut workload = match &scope {
         Scope::Command(argv) => Some(Workload::spawn(argv)?),
         _ => None,
     };
     let targets = Targets {
-        pids: match &scope_value {
+        pids: match &scope {
             Scope::All => None,
             Scope::Pids(pids) => Some(pids.clone()),
             Scope::Command(_) => workload.as_ref().map(|w| vec![w.pid()]),
         },
         follow_children: workload.is_some(),
-        // Without intervals the maps are read after detaching, so tracekit's own reads are
-        // never seen; with them, its events must be filtered out in the kernel.
-        exclude_self: timing.interval.is_some(),
+        exclude_self: setup.exclude_self,
     };
-    let mut engines = Vec::with_capacity(job.specs.len());
-    for spec in &job.specs {
+    let mut engines = Vec::with_capacity(setup.specs.len());
+    for spec in setup.specs {
         let mut engine = Engine::load(spec, &targets)?;
         engine.attach(spec)?;
+        for note in engine.notes() {
+            log::info!("{note}");
+        }
         engines.push(engine);
     }
     let attached_after = started.elapsed();
+    let handlers = rings(&mut engines)?;
     if let Some(workload) = workload.as_mut() {
         exit_fds.push(workload.pidfd()?);
         workload.start()?;
     }
     eprintln!(
         "Tracing {} for {scope_text}{}... Hit Ctrl-C to end.",
-        job.what,
-        timing
+        setup.what,
+        setup
+            .timing
             .duration
             .map(|d| format!(" for {d} s"))
             .unwrap_or_default()
@@ -125,49 +148,134 @@ pub fn run(
         .build()
         .map_err(|err| Error::runtime(format!("starting the event loop: {err}")))?;
     let collect_started = Instant::now();
-    let read_all = |engines: &[Engine]| -> Result<Aggregates> {
-        let mut all = Aggregates::default();
-        for engine in engines {
-            all.merge(engine.read()?);
+    let io = |err: std::io::Error| Error::runtime(format!("polling a ring buffer: {err}"));
+    let stop = runtime.block_on(async {
+        let mut stopper = Stopper::new(setup.timing.duration, setup.timing.interval, exit_fds)?;
+        let mut rings = Vec::with_capacity(handlers.len());
+        for (ring, handler) in handlers {
+            // SAFETY: the ring buffer owns its map fd, which stays open and unchanged.
+            let fd = unsafe { AsyncFd::register_with_interest(ring, Interest::READABLE) }
+                .map_err(|err| io(err.into()))?;
+            rings.push((fd, handler));
         }
-        Ok(all)
-    };
-    let (stop, last) = runtime.block_on(async {
-        let mut stopper = Stopper::new(timing.duration, timing.interval, exit_fds)?;
-        let mut previous = Aggregates::default();
         let mut last_tick = Instant::now();
-        loop {
-            match stopper.next().await {
-                Wake::Stop(stop) => return Ok::<_, Error>((stop, previous)),
-                Wake::Tick => {
-                    let now = read_all(&engines)?;
-                    let tick = Instant::now();
-                    print_interval(
-                        &job,
-                        &now.since(&previous),
-                        tick - last_tick,
-                        output_args.json,
-                    )?;
-                    previous = now;
-                    last_tick = tick;
+        let stop = loop {
+            let readable = async {
+                if rings.is_empty() {
+                    return std::future::pending().await;
                 }
+                let polls = rings.iter().map(|(fd, _)| Box::pin(fd.readable()));
+                let (result, index, _) = futures_select_all(polls).await;
+                (result, index)
+            };
+            tokio::select! {
+                (ready, index) = readable => {
+                    let mut guard = ready.map_err(io)?;
+                    guard.clear_ready();
+                    drop(guard);
+                    let (fd, handler) = &mut rings[index];
+                    drain(fd.get_mut(), handler);
+                }
+                wake = stopper.next() => match wake {
+                    Wake::Stop(stop) => break stop,
+                    Wake::Tick => {
+                        let now = Instant::now();
+                        on_tick(&engines, now - last_tick)?;
+                        last_tick = now;
+                    }
+                },
             }
+        };
+        for (fd, handler) in &mut rings {
+            drain(fd.get_mut(), handler);
         }
+        Ok::<_, Error>(stop)
     })?;
     let elapsed = collect_started.elapsed();
     for engine in &mut engines {
         engine.detach();
     }
-    let all = read_all(&engines)?;
-    drop(engines);
     session::restore_default_signals();
     let workload_exit = match workload.as_mut() {
         Some(workload) => Some(session::finish_workload(workload)?),
         None => None,
     };
+    Ok(Finished {
+        engines,
+        stop,
+        elapsed,
+        scope,
+        scope_text,
+        workload_exit,
+        attached_after,
+    })
+}
+
+fn drain(ring: &mut RingBuf<MapData>, handler: &mut RecordHandler<'_>) {
+    while let Some(item) = ring.next() {
+        handler(&item);
+    }
+}
+
+/// Waits for the first of several futures (a small `select_all`, to avoid a dependency).
+async fn futures_select_all<F: std::future::Future + Unpin>(
+    futures: impl Iterator<Item = F>,
+) -> (F::Output, usize, ()) {
+    let mut futures: Vec<F> = futures.collect();
+    std::future::poll_fn(move |cx| {
+        for (index, future) in futures.iter_mut().enumerate() {
+            if let std::task::Poll::Ready(output) = std::pin::Pin::new(future).poll(cx) {
+                return std::task::Poll::Ready((output, index, ()));
+            }
+        }
+        std::task::Poll::Pending
+    })
+    .await
+}
+
+/// Reads every engine's aggregates, merged.
+pub fn read_all(engines: &[Engine]) -> Result<Aggregates> {
+    let mut all = Aggregates::default();
+    for engine in engines {
+        all.merge(engine.read()?);
+    }
+    Ok(all)
+}
+
+/// Runs `job` over the scope and timing of the command line, printing its aggregates.
+pub fn run(
+    job: Job,
+    scope: &ScopeArgs,
+    timing: &TimingArgs,
+    output_args: &OutputArgs,
+    verbose: u8,
+) -> Result<()> {
+    let file_format = check_output(output_args, job.command, false)?;
+    let mut previous = Aggregates::default();
+    let finished = run_engines(
+        Setup {
+            command: job.command,
+            what: &job.what,
+            specs: &job.specs,
+            scope,
+            timing,
+            // Without intervals the maps are read after detaching, so tracekit's own
+            // reads are never seen; with them, its events must be filtered in the kernel.
+            exclude_self: timing.interval.is_some(),
+        },
+        |_| Ok(Vec::new()),
+        |engines, elapsed| {
+            let now = read_all(engines)?;
+            print_interval(&job, &now.since(&previous), elapsed, output_args.json)?;
+            previous = now;
+            Ok(())
+        },
+    )?;
+    let all = read_all(&finished.engines)?;
+    let elapsed = finished.elapsed;
 
     let shown = if timing.interval.is_some() {
-        all.since(&last)
+        all.since(&previous)
     } else {
         all.clone()
     };
@@ -207,7 +315,44 @@ pub fn run(
         .and_then(|()| stdout.flush())
         .map_err(stdout_error)?;
     }
-    print_summary(&all.stats, elapsed, stop, &scope_value, workload_exit);
+    print_summary(
+        &all.stats,
+        elapsed,
+        finished.stop,
+        &finished.scope,
+        finished.workload_exit,
+    );
+    print_usage(verbose, finished.attached_after);
+    Ok(())
+}
+
+/// The `-o` format, refusing what `command` cannot write.
+pub fn check_output(
+    output_args: &OutputArgs,
+    command: &str,
+    stacks: bool,
+) -> Result<Option<Format>> {
+    let format = output_args
+        .output
+        .as_deref()
+        .map(Format::from_path)
+        .transpose()?;
+    if !stacks && let Some(format @ (Format::Folded | Format::Svg)) = format {
+        return Err(Error::usage(format!(
+            "-o {}: {command} writes .txt or .json, not {}",
+            output_args.output.as_ref().unwrap().display(),
+            if format == Format::Svg {
+                ".svg"
+            } else {
+                ".folded"
+            }
+        )));
+    }
+    Ok(format)
+}
+
+/// With `-v`: time to attach, own CPU time and peak memory.
+pub fn print_usage(verbose: u8, attached_after: Duration) {
     if verbose >= 1 {
         let (user, sys, max_rss_kib) = session::own_usage();
         eprintln!(
@@ -218,7 +363,6 @@ pub fn run(
             max_rss_kib as f64 / 1024.0
         );
     }
-    Ok(())
 }
 
 fn stdout_error(err: std::io::Error) -> Error {
@@ -426,7 +570,7 @@ fn write_result(
     }
 }
 
-fn print_summary(
+pub fn print_summary(
     stats: &EngineStats,
     elapsed: Duration,
     stop: Stop,

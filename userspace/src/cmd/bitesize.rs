@@ -7,7 +7,7 @@ use crate::{
     cli::BitesizeArgs,
     cmd::{
         agg::{self, Job, Report},
-        hist::{self, Request, Shape},
+        compile::{self, Request, Shape},
     },
 };
 
@@ -55,12 +55,11 @@ pub fn run(args: BitesizeArgs, verbose: u8) -> Result<()> {
     let by = ["comm".to_string()];
     let request = Request {
         value: Some("bytes"),
-        by: &by,
-        filter: filter.as_deref(),
         shape: Shape::Log2,
+        ..Request::count(&by, filter.as_deref())
     };
     let tracepoints = [block_rq("block_rq_issue")];
-    let (specs, columns) = hist::specs(&tracepoints, &request, false, &args.maps)?;
+    let (specs, columns) = compile::specs(&tracepoints, &request, false, &args.maps)?;
     let job = Job {
         command: "bitesize",
         what: "block I/O sizes".into(),

@@ -3,7 +3,12 @@
 pub mod agg;
 pub mod biolatency;
 pub mod bitesize;
+pub mod compile;
+pub mod funccount;
+pub mod funclatency;
 pub mod hist;
 pub mod profile;
 pub mod session;
+pub mod stackcount;
 pub mod syscount;
+pub mod trace;

@@ -113,8 +113,11 @@ pub fn run(args: ProfileArgs, verbose: u8) -> Result<()> {
     let profile = profile::symbolize(&raw, &symbolizer);
     log::debug!("symbolized in {:?}", symbolize_started.elapsed());
     let header = Header {
+        tool: "profile",
+        event: "cpu-clock",
+        unit: "samples",
         scope: &scope_text,
-        hz,
+        hz: Some(hz),
         elapsed,
         cpus: options_cpus(),
     };
@@ -167,7 +170,8 @@ pub fn run(args: ProfileArgs, verbose: u8) -> Result<()> {
     Ok(())
 }
 
-fn options_cpus() -> usize {
+/// The number of online CPUs.
+pub fn options_cpus() -> usize {
     aya::util::online_cpus().map(|cpus| cpus.len()).unwrap_or(0)
 }
 
@@ -230,9 +234,13 @@ impl Run<'_> {
         let delta = now.since(&self.interval_base);
         self.interval_base = now;
         let profile = profile::symbolize(&delta, self.symbolizer);
+        let scope = format!("interval ending {}", session::clock_time());
         let header = Header {
-            scope: &format!("interval ending {}", session::clock_time()),
-            hz: self.hz,
+            tool: "profile",
+            event: "cpu-clock",
+            unit: "samples",
+            scope: &scope,
+            hz: Some(self.hz),
             elapsed,
             cpus: self.profiler.cpus(),
         };
@@ -265,21 +273,41 @@ fn remember_announced(events: &mut RingBuf<MapData>, symbolizer: &mut Symbolizer
     }
 }
 
-/// What a profile covered, for titles and headers.
-struct Header<'a> {
-    scope: &'a str,
-    hz: u64,
-    elapsed: Duration,
-    cpus: usize,
+/// What a stack profile covered, for titles and headers.
+pub struct Header<'a> {
+    /// The subcommand (`profile`, `stackcount`).
+    pub tool: &'a str,
+    /// The event counted (`cpu-clock`, `software:page-faults`).
+    pub event: &'a str,
+    /// What a count is (`samples`, `events`).
+    pub unit: &'a str,
+    pub scope: &'a str,
+    /// Sampling rate, when sampling.
+    pub hz: Option<u64>,
+    pub elapsed: Duration,
+    pub cpus: usize,
 }
 
 impl Header<'_> {
+    fn rate(&self) -> String {
+        self.hz.map(|hz| format!(" at {hz} Hz")).unwrap_or_default()
+    }
+
     fn title(&self) -> String {
+        if self.tool == "profile" {
+            return format!(
+                "tracekit profile: {}, {:.1} s{}",
+                self.scope,
+                self.elapsed.as_secs_f64(),
+                self.rate()
+            );
+        }
         format!(
-            "tracekit profile: {}, {:.1} s at {} Hz",
+            "tracekit {}: {}, {}, {:.1} s",
+            self.tool,
+            self.event,
             self.scope,
-            self.elapsed.as_secs_f64(),
-            self.hz
+            self.elapsed.as_secs_f64()
         )
     }
 }
@@ -287,9 +315,10 @@ impl Header<'_> {
 /// The JSON form of a profile.
 #[derive(Serialize)]
 struct JsonProfile<'a> {
-    event: &'static str,
+    event: &'a str,
     scope: &'a str,
-    frequency_hz: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    frequency_hz: Option<u64>,
     duration_s: f64,
     cpus: usize,
     samples: u64,
@@ -304,7 +333,9 @@ struct JsonLost {
     unwalked_stacks: u64,
 }
 
-fn write_profile(
+/// Writes a stack profile in `format`: the report of hottest functions, folded stacks, a
+/// flame graph, or JSON.
+pub fn write_profile(
     out: &mut impl std::io::Write,
     format: Format,
     profile: &Profile,
@@ -315,9 +346,11 @@ fn write_profile(
         Format::Text => {
             let (ranked, total) = stacks::hottest(&profile.stacks);
             let line = format!(
-                "{} samples of cpu-clock at {} Hz over {:.1} s, {}, {} CPUs",
+                "{} {} of {}{} over {:.1} s, {}, {} CPUs",
                 total,
-                header.hz,
+                header.unit,
+                header.event,
+                header.rate(),
                 header.elapsed.as_secs_f64(),
                 header.scope,
                 header.cpus
@@ -329,14 +362,14 @@ fn write_profile(
             let folded = stacks::fold(&profile.stacks);
             let total: u64 = folded.iter().map(|(_, count)| count).sum();
             let subtitle = format!(
-                "{total} samples on {} CPUs; kernel frames end in _[k]",
-                header.cpus
+                "{total} {} on {} CPUs; kernel frames end in _[k]",
+                header.unit, header.cpus
             );
-            flamegraph::write_svg(out, &folded, &header.title(), Some(&subtitle), "samples")
+            flamegraph::write_svg(out, &folded, &header.title(), Some(&subtitle), header.unit)
         }
         Format::Json => {
             let json = JsonProfile {
-                event: "cpu-clock",
+                event: header.event,
                 scope: header.scope,
                 frequency_hz: header.hz,
                 duration_s: header.elapsed.as_secs_f64(),
@@ -379,7 +412,7 @@ fn print_summary(
         stats.samples,
         plural(processes.len(), "process", "processes"),
         header.elapsed.as_secs_f64(),
-        header.hz,
+        header.hz.unwrap_or(0),
         header.cpus
     );
     let mut lost = Vec::new();

@@ -1,0 +1,180 @@
+//! `tracekit stackcount`: how often each stack led to an event (bcc `stackcount`), for any
+//! probe kind: tracepoints, kernel and user functions, software events. Counting happens in
+//! the kernel, keyed by (pid, comm, kernel stack, user stack); the output is the profile's:
+//! a report of the hottest functions, folded stacks, a flame graph, or JSON.
+
+use std::{cell::RefCell, collections::HashMap};
+
+use tracekit::{
+    Result,
+    engine::{KeyColumn, KeyKind},
+    output::{self, Format},
+    profile::{self, RawProfile},
+    symbolize::Symbolizer,
+};
+use tracekit_common::{
+    engine::STR_BYTES,
+    profile::{ProcessEvent, STACK_NONE, SampleKey},
+};
+
+use crate::{
+    cli::StackcountArgs,
+    cmd::{
+        agg::{self, RingHandler, Setup},
+        compile::{self, Request, Stacks},
+        profile::{Header, options_cpus, write_profile},
+    },
+};
+
+/// Runs `tracekit stackcount`.
+pub fn run(args: StackcountArgs, verbose: u8) -> Result<()> {
+    let file_format = agg::check_output(&args.output, "stackcount", true)?;
+    let stacks = Stacks {
+        kernel: !args.user_only,
+        user: !args.kernel_only,
+    };
+    let by = ["pid".to_string(), "comm".to_string()];
+    let request = Request {
+        stacks,
+        ..Request::count(&by, args.filter.as_deref())
+    };
+    let compiled = compile::compile(
+        std::slice::from_ref(&args.probe),
+        &request,
+        false,
+        &args.maps,
+        args.target.target(&args.scope)?,
+    )?;
+    let symbolizer = RefCell::new(Symbolizer::default());
+    let symbolizer = &symbolizer;
+    let finished = agg::run_engines(
+        Setup {
+            command: "stackcount",
+            what: &format!("stacks of {}", compiled.what),
+            specs: &compiled.specs,
+            scope: &args.scope,
+            timing: &args.timing,
+            exclude_self: false,
+        },
+        |engines| {
+            let mut handlers: Vec<RingHandler<'_>> = Vec::new();
+            if stacks.user {
+                for engine in engines.iter_mut() {
+                    handlers.push((
+                        engine.take_announce()?,
+                        Box::new(move |bytes: &[u8]| {
+                            if bytes.len() >= size_of::<ProcessEvent>() {
+                                // SAFETY: the kernel wrote a ProcessEvent.
+                                let event: ProcessEvent =
+                                    unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast()) };
+                                symbolizer.borrow_mut().remember_process(event.pid);
+                            }
+                        }),
+                    ));
+                }
+            }
+            Ok(handlers)
+        },
+        |_, _| Ok(()),
+    )?;
+
+    // The key's words: [function]? pid comm[4] kernel? user? (see compile_request).
+    let mut raw = RawProfile::default();
+    let leading = compiled
+        .columns
+        .iter()
+        .take_while(|c| !matches!(c.name.as_str(), "pid"))
+        .map(words_of)
+        .sum::<usize>();
+    for engine in &finished.engines {
+        let aggregates = engine.read()?;
+        let mut hashes = Vec::new();
+        for ((words, _), value) in &aggregates.cells {
+            let at = |i: usize| words.get(leading + i).copied().unwrap_or(0);
+            let mut comm = [0u8; 16];
+            for (w, chunk) in comm.chunks_mut(8).enumerate() {
+                chunk.copy_from_slice(&at(1 + w).to_ne_bytes());
+            }
+            let after = 1 + STR_BYTES / 8;
+            let kernel_stack = if stacks.kernel { at(after) } else { STACK_NONE };
+            let user_stack = if stacks.user {
+                at(after + usize::from(stacks.kernel))
+            } else {
+                STACK_NONE
+            };
+            hashes.extend([kernel_stack, user_stack]);
+            let key = SampleKey {
+                pid: at(0) as u32,
+                _pad: 0,
+                kernel_stack,
+                user_stack,
+                comm,
+            };
+            *raw.counts.entry(key).or_default() += value.count;
+        }
+        raw.stacks.extend(
+            engine
+                .stacks(hashes)?
+                .into_iter()
+                .collect::<HashMap<_, _>>(),
+        );
+        let stats = aggregates.stats;
+        raw.stats.samples += stats.counted;
+        raw.stats.count_map_full += stats.map_full;
+        raw.stats.stack_map_full += stats.stack_map_full;
+        raw.stats.kernel_stack_errors += stats.stack_errors;
+        raw.stats.events_lost += stats.announce_lost;
+    }
+    let profile = profile::symbolize(&raw, &symbolizer.borrow());
+    let header = Header {
+        tool: "stackcount",
+        event: &compiled.what,
+        unit: "events",
+        scope: &finished.scope_text,
+        hz: None,
+        elapsed: finished.elapsed,
+        cpus: options_cpus(),
+    };
+    if let (Some(path), Some(format)) = (args.output.output.as_deref(), file_format) {
+        output::write_file(path, |out| {
+            write_profile(out, format, &profile, &header, args.top)
+        })?;
+    }
+    let stdout_format = if args.output.json {
+        Some(Format::Json)
+    } else if args.output.output.is_none() {
+        Some(Format::Text)
+    } else {
+        None
+    };
+    if let Some(format) = stdout_format {
+        let mut stdout = std::io::stdout().lock();
+        write_profile(&mut stdout, format, &profile, &header, args.top).map_err(|err| {
+            tracekit::Error::Runtime {
+                what: "writing to stdout".into(),
+                source: Some(Box::new(err)),
+            }
+        })?;
+    }
+    let stats = agg::read_all(&finished.engines)?.stats;
+    agg::print_summary(
+        &stats,
+        finished.elapsed,
+        finished.stop,
+        &finished.scope,
+        finished.workload_exit,
+    );
+    if let (Some(path), Some(_)) = (args.output.output.as_deref(), file_format) {
+        eprintln!("Wrote {}.", path.display());
+    }
+    agg::print_usage(verbose, finished.attached_after);
+    Ok(())
+}
+
+/// Key words a column takes.
+fn words_of(column: &KeyColumn) -> usize {
+    match column.kind {
+        KeyKind::Str => STR_BYTES / 8,
+        _ => 1,
+    }
+}
