@@ -55,7 +55,11 @@ pub fn scratch(test: &str) -> PathBuf {
 
 /// The path of fixture `name`, compiled from `fixtures/NAME.c` on first use: `-O0` with
 /// frame pointers and debug info, so every function in the source is a frame on the stack.
+/// In the VM matrix the fixtures are prebuilt (static) in `$TRACEKIT_FIXTURES`.
 pub fn fixture(name: &str) -> PathBuf {
+    if let Some(dir) = std::env::var_os("TRACEKIT_FIXTURES") {
+        return PathBuf::from(dir).join(name);
+    }
     static BUILT: OnceLock<Mutex<HashMap<String, PathBuf>>> = OnceLock::new();
     let mut built = BUILT.get_or_init(Default::default).lock().unwrap();
     if let Some(path) = built.get(name) {
@@ -258,4 +262,16 @@ pub fn links_of(program_ids: &[u32]) -> Vec<u32> {
         .filter(|link| program_ids.contains(&link.program_id()))
         .map(|link| link.id())
         .collect()
+}
+
+/// Whether this kernel has kprobes; prints why a test is skipped when it has not.
+pub fn kprobes_or_skip(test: &str) -> bool {
+    if Path::new("/sys/bus/event_source/devices/kprobe").exists() {
+        return true;
+    }
+    eprintln!(
+        "{test}: skipped: this kernel has no kprobes (CONFIG_KPROBES is not set); \
+         it runs in the VM kernel matrix (cargo xtask test --vm)"
+    );
+    false
 }

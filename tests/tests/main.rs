@@ -2,4 +2,6 @@
 //! programs whose behaviour is known. Root only, one at a time: `cargo xtask test`.
 
 mod engine;
+mod kfunc;
 mod profile;
+mod ufunc;

@@ -72,6 +72,8 @@ pub struct Setup<'a> {
     /// Filter tracekit's own events out in the kernel (needed when maps are read, or
     /// events streamed, while attached).
     pub exclude_self: bool,
+    /// `-v`: say how each probe attached.
+    pub verbose: u8,
 }
 
 /// How a run ended.
@@ -121,8 +123,10 @@ pub fn run_engines<'a>(
     for spec in setup.specs {
         let mut engine = Engine::load(spec, &targets)?;
         engine.attach(spec)?;
-        for note in engine.notes() {
-            log::info!("{note}");
+        if setup.verbose >= 1 {
+            for note in engine.notes() {
+                eprintln!("tracekit: attached {note}");
+            }
         }
         engines.push(engine);
     }
@@ -262,6 +266,7 @@ pub fn run(
             // Without intervals the maps are read after detaching, so tracekit's own
             // reads are never seen; with them, its events must be filtered in the kernel.
             exclude_self: timing.interval.is_some(),
+            verbose,
         },
         |_| Ok(Vec::new()),
         |engines, elapsed| {

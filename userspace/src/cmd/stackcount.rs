@@ -55,6 +55,7 @@ pub fn run(args: StackcountArgs, verbose: u8) -> Result<()> {
             scope: &args.scope,
             timing: &args.timing,
             exclude_self: false,
+            verbose,
         },
         |engines| {
             let mut handlers: Vec<RingHandler<'_>> = Vec::new();

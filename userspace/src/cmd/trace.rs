@@ -113,6 +113,7 @@ pub fn run(args: TraceArgs, verbose: u8) -> Result<()> {
             scope: &args.scope,
             timing: &args.timing,
             exclude_self: true,
+            verbose,
         },
         |engines| {
             *start_ns.borrow_mut() = monotonic_ns();
