@@ -618,6 +618,8 @@ pub struct Engine {
     plan: Plan,
     event_base: u32,
     notes: Vec<String>,
+    /// Kprobe links, owned here so that detaching can close them in parallel.
+    kprobe_links: Vec<aya::programs::kprobe::KProbeLink>,
 }
 
 const KPROBE_PMU: &str = "/sys/bus/event_source/devices/kprobe";
@@ -741,6 +743,7 @@ impl Engine {
             plan: main,
             event_base: spec.event_base,
             notes: Vec::new(),
+            kprobe_links: Vec::new(),
         };
         if main.announce != 0 {
             engine.attach_tracepoint(
@@ -828,11 +831,18 @@ impl Engine {
                 .load()
                 .with_context(|| format!("loading the engine's {kind}"))?;
         }
+        let mut links = Vec::with_capacity(functions.len());
         for function in functions {
-            program
+            let link = program
                 .attach(function, 0)
                 .map_err(|err| kprobe_error(kind, function, err))?;
+            links.push(
+                program
+                    .take_link(link)
+                    .with_context(|| format!("owning the {kind} link of {function}"))?,
+            );
         }
+        self.kprobe_links.extend(links);
         Ok(())
     }
 
@@ -842,7 +852,24 @@ impl Engine {
     }
 
     /// Detaches and unloads every program; the aggregates stay readable.
+    ///
+    /// Each kprobe waits for an RCU grace period when it is released; closing the links from
+    /// many threads at once lets those waits share grace periods, so detaching hundreds of
+    /// kprobes takes a few grace periods instead of hundreds.
     pub fn detach(&mut self) {
+        let links = std::mem::take(&mut self.kprobe_links);
+        if links.len() > 4 {
+            let threads = links.len().min(64);
+            let mut buckets: Vec<Vec<_>> = (0..threads).map(|_| Vec::new()).collect();
+            for (index, link) in links.into_iter().enumerate() {
+                buckets[index % threads].push(link);
+            }
+            std::thread::scope(|scope| {
+                for bucket in buckets {
+                    scope.spawn(move || drop(bucket));
+                }
+            });
+        }
         self.ebpf = None;
     }
 
@@ -1172,6 +1199,12 @@ fn sum<'a>(values: impl Iterator<Item = &'a AggValue>) -> AggValue {
         count: acc.count + v.count,
         sum: acc.sum.wrapping_add(v.sum),
     })
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        self.detach();
+    }
 }
 
 /// Looks up stacks by hash in an engine's stack map.

@@ -8,6 +8,7 @@
 mod bench;
 mod setup;
 mod util;
+mod vm;
 
 use std::{ffi::OsString, process::ExitCode};
 
@@ -25,7 +26,8 @@ EXAMPLES:
   cargo xtask setup                                # install the BPF toolchain if missing
   cargo xtask run -- profile -a -d 10 -o out.svg   # build release, profile the machine
   cargo xtask test                                 # unit + root integration tests
-  cargo xtask test profile_sigint                  # integration tests matching a name
+  cargo xtask test --integration profile_sigint    # integration tests matching a name
+  cargo xtask test --vm                            # kprobe/fentry tests in Debian kernels
   cargo xtask bench profile                        # tracekit vs perf vs bpftrace"
 )]
 struct Cli {
@@ -45,14 +47,18 @@ enum Command {
         #[arg(last = true)]
         args: Vec<OsString>,
     },
-    /// Set up, run the unit tests, then the integration tests as root, one at a time
+    /// Set up, run the unit tests, the integration tests as root one at a time, then the
+    /// kernel matrix (kprobe and fentry tests in Debian 6.1 and 6.12 kernels under qemu)
     Test {
         /// Only the unit tests (no root needed)
-        #[arg(long, conflicts_with = "integration")]
+        #[arg(long, conflicts_with_all = ["integration", "vm"])]
         unit: bool,
-        /// Only the integration tests
-        #[arg(long)]
+        /// Only the integration tests on this machine's kernel
+        #[arg(long, conflicts_with = "vm")]
         integration: bool,
+        /// Only the kernel matrix in VMs
+        #[arg(long)]
+        vm: bool,
         /// Run only integration tests whose name contains FILTER
         filter: Option<String>,
     },
@@ -91,14 +97,19 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Test {
             unit,
             integration,
+            vm,
             filter,
         } => {
             setup::ensure()?;
-            if !integration {
+            let all = !(unit || integration || vm);
+            if all || unit {
                 unit_tests()?;
             }
-            if !unit {
+            if all || integration {
                 integration_tests(filter.as_deref())?;
+            }
+            if (all || vm) && !vm::run(if vm { filter.as_deref() } else { None })? {
+                bail!("the kernel matrix failed");
             }
         }
         Command::Bench { bench } => {

@@ -103,6 +103,21 @@ impl Cmd {
         Ok(status.code().map_or(1, |code| code as u8))
     }
 
+    /// Runs with stderr shown and returns stdout; fails unless it exits 0.
+    pub fn stdout_only(&mut self) -> Result<String> {
+        let what = self.describe();
+        let output = self
+            .inner
+            .stdin(Stdio::null())
+            .stderr(Stdio::inherit())
+            .output()
+            .with_context(|| format!("cannot start `{what}`"))?;
+        if !output.status.success() {
+            bail!("`{what}` failed ({})", output.status);
+        }
+        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    }
+
     /// Runs quietly and returns stdout if it exits 0, `None` otherwise (or if it is missing).
     pub fn output_ok(&mut self) -> Option<String> {
         let output = self

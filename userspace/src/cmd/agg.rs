@@ -136,16 +136,6 @@ pub fn run_engines<'a>(
         exit_fds.push(workload.pidfd()?);
         workload.start()?;
     }
-    eprintln!(
-        "Tracing {} for {scope_text}{}... Hit Ctrl-C to end.",
-        setup.what,
-        setup
-            .timing
-            .duration
-            .map(|d| format!(" for {d} s"))
-            .unwrap_or_default()
-    );
-
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .enable_time()
@@ -155,6 +145,16 @@ pub fn run_engines<'a>(
     let io = |err: std::io::Error| Error::runtime(format!("polling a ring buffer: {err}"));
     let stop = runtime.block_on(async {
         let mut stopper = Stopper::new(setup.timing.duration, setup.timing.interval, exit_fds)?;
+        // Only now, with Ctrl-C handled, invite it.
+        eprintln!(
+            "Tracing {} for {scope_text}{}... Hit Ctrl-C to end.",
+            setup.what,
+            setup
+                .timing
+                .duration
+                .map(|d| format!(" for {d} s"))
+                .unwrap_or_default()
+        );
         let mut rings = Vec::with_capacity(handlers.len());
         for (ring, handler) in handlers {
             // SAFETY: the ring buffer owns its map fd, which stays open and unchanged.

@@ -69,13 +69,6 @@ pub fn run(args: ProfileArgs, verbose: u8) -> Result<()> {
         exit_fds.push(workload.pidfd()?);
         workload.start()?;
     }
-    eprintln!(
-        "Sampling on-CPU stacks of {scope_text} at {hz} Hz{}... Hit Ctrl-C to end.",
-        args.timing
-            .duration
-            .map(|d| format!(" for {d} s"))
-            .unwrap_or_default()
-    );
 
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()
@@ -87,6 +80,7 @@ pub fn run(args: ProfileArgs, verbose: u8) -> Result<()> {
         args: &args,
         profiler: &mut profiler,
         symbolizer: &mut symbolizer,
+        scope_text: &scope_text,
         hz,
         interval_base: profile::RawProfile::default(),
     };
@@ -180,6 +174,7 @@ struct Run<'a> {
     args: &'a ProfileArgs,
     profiler: &'a mut Profiler,
     symbolizer: &'a mut Symbolizer,
+    scope_text: &'a str,
     hz: u64,
     interval_base: profile::RawProfile,
 }
@@ -203,6 +198,17 @@ impl Run<'_> {
             self.args.timing.interval,
             exit_fds,
         )?;
+        // Only now, with Ctrl-C handled, invite it.
+        eprintln!(
+            "Sampling on-CPU stacks of {} at {} Hz{}... Hit Ctrl-C to end.",
+            self.scope_text,
+            self.hz,
+            self.args
+                .timing
+                .duration
+                .map(|d| format!(" for {d} s"))
+                .unwrap_or_default()
+        );
         let mut last_tick = Instant::now();
         let stop = loop {
             tokio::select! {

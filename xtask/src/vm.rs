@@ -1,0 +1,403 @@
+//! `cargo xtask test --vm`: the kernel test matrix. Boots stock Debian kernels (6.1 LTS,
+//! 6.12 LTS) under qemu with an initramfs holding static builds of tracekit, the
+//! integration tests and their fixtures, runs the tests that need what the development
+//! machine's kernel lacks (kprobes, BPF trampolines), and reads a verdict line from the
+//! console. Kernel packages and the initramfs are cached under `target/vm/`.
+//!
+//! KVM is used when `/dev/kvm` works; otherwise TCG emulation (nested KVM fails on the
+//! development machines), where everything runs 2-10x slower.
+
+use std::{
+    io::{BufRead as _, BufReader},
+    path::{Path, PathBuf},
+    process::{Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use anyhow::{Context as _, Result, bail};
+
+use crate::{
+    setup::apt_install,
+    util::{Cmd, cargo, find_program, workspace_root},
+};
+
+const MUSL: &str = "x86_64-unknown-linux-musl";
+const VERDICT: &str = "TRACEKIT-VM-RESULT";
+
+/// The tests run in each kernel.
+pub const VM_TESTS: &[&str] = &[
+    "kfunc_",
+    "engine_exact_syscall_counts",
+    "ufunc_funccount_exact",
+];
+
+/// A kernel of the matrix: a Debian package name pattern.
+struct Kernel {
+    label: &'static str,
+    /// Picks the newest `linux-image-...-amd64` matching this.
+    matches: fn(&str) -> bool,
+}
+
+const KERNELS: [Kernel; 2] = [
+    Kernel {
+        label: "6.1",
+        matches: |p| {
+            p.starts_with("linux-image-6.1.0-")
+                && p.ends_with("-amd64")
+                && !p.contains("cloud")
+                && !p.contains("-rt-")
+        },
+    },
+    Kernel {
+        label: "6.12",
+        matches: |p| p.starts_with("linux-image-6.12.") && p.ends_with("+deb12-amd64"),
+    },
+];
+
+/// Runs the matrix; returns whether every kernel passed.
+pub fn run(extra_filter: Option<&str>) -> Result<bool> {
+    let root = workspace_root();
+    let dir = root.join("target/vm");
+    std::fs::create_dir_all(&dir)?;
+    prerequisites()?;
+    let initramfs = build_initramfs(&dir)?;
+    let mut filters: Vec<String> = VM_TESTS.iter().map(|s| s.to_string()).collect();
+    if let Some(filter) = extra_filter {
+        filters = vec![filter.to_string()];
+    }
+    let mut results = Vec::new();
+    let mut kvm = kvm_available();
+    for kernel in &KERNELS {
+        let vmlinuz = fetch_kernel(&dir, kernel)?;
+        eprintln!(
+            "xtask: vm {}: booting {} ({})",
+            kernel.label,
+            vmlinuz.display(),
+            if kvm { "KVM" } else { "TCG emulation" }
+        );
+        let started = Instant::now();
+        let mut outcome = boot(&vmlinuz, &initramfs, &filters, kernel.label, kvm)?;
+        if kvm && outcome == Boot::NoInit {
+            eprintln!(
+                "xtask: vm: KVM does not boot here (nested KVM?); using TCG emulation from now on"
+            );
+            kvm = false;
+            outcome = boot(&vmlinuz, &initramfs, &filters, kernel.label, kvm)?;
+        }
+        let passed = outcome == Boot::Verdict(true);
+        eprintln!(
+            "xtask: vm {}: {} in {:.0} s",
+            kernel.label,
+            if passed { "PASS" } else { "FAIL" },
+            started.elapsed().as_secs_f64()
+        );
+        results.push((kernel.label, passed));
+    }
+    eprintln!("xtask: kernel matrix:");
+    for (label, passed) in &results {
+        eprintln!("  linux {label}: {}", if *passed { "pass" } else { "FAIL" });
+    }
+    Ok(results.iter().all(|(_, passed)| *passed))
+}
+
+fn prerequisites() -> Result<()> {
+    let mut missing = Vec::new();
+    if find_program("qemu-system-x86_64").is_none() {
+        missing.push("qemu-system-x86");
+    }
+    if !Path::new("/bin/busybox").exists() {
+        missing.push("busybox-static");
+    }
+    if find_program("cpio").is_none() {
+        missing.push("cpio");
+    }
+    if !missing.is_empty() {
+        apt_install(&missing)?;
+    }
+    let targets = Cmd::new("rustup")
+        .args(["target", "list", "--installed"])
+        .output_ok()
+        .unwrap_or_default();
+    if !targets.lines().any(|t| t.trim() == MUSL) {
+        Cmd::new("rustup").args(["target", "add", MUSL]).run()?;
+    }
+    Ok(())
+}
+
+/// Builds (or reuses) the initramfs: busybox, static tracekit, the static integration test
+/// binary, static fixtures, and `/init`.
+fn build_initramfs(dir: &Path) -> Result<PathBuf> {
+    let root = workspace_root();
+    eprintln!("xtask: vm: building static binaries ({MUSL})");
+    cargo()
+        .args([
+            "build",
+            "--release",
+            "--package",
+            "tracekit",
+            "--target",
+            MUSL,
+        ])
+        .env("TRACEKIT_EBPF", "require")
+        .run()?;
+    let output = cargo()
+        .args([
+            "test",
+            "--release",
+            "--no-run",
+            "--package",
+            "tracekit-tests",
+            "--target",
+            MUSL,
+        ])
+        .args(["--test", "integration", "--message-format=json"])
+        .env("TRACEKIT_EBPF", "require")
+        .stdout_only()
+        .context("building the integration tests for the VM")?;
+    let tests = output
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|m| m["target"]["name"] == "integration")
+        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+        .context("no integration test executable in cargo's output")?;
+
+    let image = dir.join("image");
+    let _ = std::fs::remove_dir_all(&image);
+    for sub in ["bin", "fixtures", "proc", "sys", "dev", "tmp", "root"] {
+        std::fs::create_dir_all(image.join(sub))?;
+    }
+    std::fs::copy("/bin/busybox", image.join("bin/busybox"))?;
+    std::fs::copy(
+        root.join(format!("target/{MUSL}/release/tracekit")),
+        image.join("bin/tracekit"),
+    )?;
+    std::fs::copy(&tests, image.join("bin/integration"))?;
+    for fixture in ["tk_reads", "tk_syscalls", "tk_funcs", "tk_burner"] {
+        Cmd::new("gcc")
+            .args(["-static", "-O0", "-g", "-fno-omit-frame-pointer", "-o"])
+            .arg(image.join("fixtures").join(fixture))
+            .arg(root.join(format!("tests/fixtures/{fixture}.c")))
+            .run()?;
+    }
+    let init = image.join("init");
+    std::fs::write(&init, INIT)?;
+    Cmd::new("chmod").arg("+x").arg(&init).run()?;
+    let initramfs = dir.join("initramfs.cpio");
+    let status = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "cd {} && find . | cpio --quiet -o -H newc > {}",
+            image.display(),
+            initramfs.display()
+        ))
+        .status()?;
+    if !status.success() {
+        bail!("building the initramfs failed");
+    }
+    Ok(initramfs)
+}
+
+/// `/init`: mount what tracing needs, run the tests named on the kernel command line,
+/// print the verdict, power off.
+const INIT: &str = r#"#!/bin/busybox sh
+/bin/busybox --install -s /bin
+export PATH=/bin HOME=/root
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mount -t tracefs nodev /sys/kernel/tracing
+mount -t debugfs nodev /sys/kernel/debug
+mount -t tmpfs tmpfs /tmp
+filters=$(sed -n 's/.*tracekit.tests=\([^ ]*\).*/\1/p' /proc/cmdline | tr ',' ' ')
+export TRACEKIT_VM_EMULATED=$(sed -n 's/.*tracekit.emulated=\([01]\).*/\1/p' /proc/cmdline)
+echo "TRACEKIT-VM-KERNEL $(uname -r)"
+TRACEKIT_BIN=/bin/tracekit TRACEKIT_FIXTURES=/fixtures /bin/integration --test-threads=1 $filters
+if [ $? -eq 0 ]; then echo "TRACEKIT-VM-RESULT PASS"; else echo "TRACEKIT-VM-RESULT FAIL"; fi
+poweroff -f
+"#;
+
+/// The kernel image of `kernel`, downloaded and unpacked once into the cache.
+fn fetch_kernel(dir: &Path, kernel: &Kernel) -> Result<PathBuf> {
+    let cache = dir.join("kernels").join(kernel.label);
+    if let Some(vmlinuz) = find_vmlinuz(&cache) {
+        return Ok(vmlinuz);
+    }
+    std::fs::create_dir_all(&cache)?;
+    let package = newest_package(kernel)?;
+    eprintln!("xtask: vm {}: downloading {package}", kernel.label);
+    let download = || {
+        Cmd::new("apt-get")
+            .args(["download", &package])
+            .current_dir(&cache)
+            .run()
+    };
+    if download().is_err() {
+        Cmd::new("apt-get").arg("update").run()?;
+        download()?;
+    }
+    let deb = std::fs::read_dir(&cache)?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "deb"))
+        .context("apt-get download left no .deb")?;
+    Cmd::new("dpkg-deb").arg("-x").arg(&deb).arg(&cache).run()?;
+    let _ = std::fs::remove_file(&deb);
+    find_vmlinuz(&cache).context("no boot/vmlinuz-* in the kernel package")
+}
+
+fn find_vmlinuz(cache: &Path) -> Option<PathBuf> {
+    std::fs::read_dir(cache.join("boot"))
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("vmlinuz-"))
+        })
+}
+
+fn newest_package(kernel: &Kernel) -> Result<String> {
+    let search = || {
+        Cmd::new("apt-cache")
+            .args(["search", "--names-only", "^linux-image-6"])
+            .output_ok()
+            .unwrap_or_default()
+    };
+    let mut text = search();
+    if !text
+        .lines()
+        .any(|l| (kernel.matches)(l.split_whitespace().next().unwrap_or("")))
+    {
+        Cmd::new("apt-get").arg("update").run()?;
+        text = search();
+    }
+    let mut packages: Vec<String> = text
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|p| (kernel.matches)(p))
+        .map(str::to_string)
+        .collect();
+    packages.sort_by_key(|p| version_key(p));
+    packages
+        .pop()
+        .with_context(|| format!("no Debian linux-image package for {}", kernel.label))
+}
+
+/// Numeric parts of a package name, for ordering versions.
+fn version_key(package: &str) -> Vec<u64> {
+    package
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|part| part.parse().ok())
+        .collect()
+}
+
+/// Whether `/dev/kvm` opens (`TRACEKIT_VM_NO_KVM` set: do not try).
+fn kvm_available() -> bool {
+    std::env::var_os("TRACEKIT_VM_NO_KVM").is_none()
+        && std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/kvm")
+            .is_ok()
+}
+
+/// How a boot ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Boot {
+    /// The tests ran; did they pass.
+    Verdict(bool),
+    /// `/init` never started (KVM that does not work hangs silently).
+    NoInit,
+    /// `/init` started, but no verdict came in time.
+    Timeout,
+}
+
+/// Boots `vmlinuz` with the initramfs, echoing test lines.
+fn boot(
+    vmlinuz: &Path,
+    initramfs: &Path,
+    filters: &[String],
+    label: &str,
+    kvm: bool,
+) -> Result<Boot> {
+    let accel = if kvm { "kvm" } else { "tcg,thread=multi" };
+    let cpu = if kvm { "host" } else { "max" };
+    let mut child = Command::new("qemu-system-x86_64")
+        .args(["-accel", accel, "-cpu", cpu, "-m", "1024", "-smp", "2"])
+        .args(["-nographic", "-no-reboot", "-kernel"])
+        .arg(vmlinuz)
+        .arg("-initrd")
+        .arg(initramfs)
+        .arg("-append")
+        .arg(format!(
+            "console=ttyS0 panic=-1 quiet tsc=reliable tracekit.tests={} tracekit.emulated={}",
+            filters.join(","),
+            u8::from(!kvm)
+        ))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .context("starting qemu-system-x86_64")?;
+    let stdout = child.stdout.take().expect("piped");
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let (init_sender, init_receiver) = std::sync::mpsc::channel();
+    let tag = label.to_string();
+    let reader = std::thread::spawn(move || {
+        let mut verdict = None;
+        for line in BufReader::new(stdout)
+            .lines()
+            .map_while(std::result::Result::ok)
+        {
+            let line = line.trim_end().to_string();
+            // Kernel messages may share the console line: look anywhere in it.
+            if line.contains("TRACEKIT-VM-KERNEL") {
+                let _ = init_sender.send(());
+            }
+            if let Some(at) = line.find(VERDICT) {
+                verdict = Some(line[at + VERDICT.len()..].trim_start().starts_with("PASS"));
+            } else if !line.is_empty() && !line.starts_with('[') && !line.contains("\x1b") {
+                // The tests' own output (kernel messages start with "[  time]").
+                eprintln!("  [{tag}] {line}");
+            }
+        }
+        let _ = sender.send(verdict);
+    });
+    let boot_limit = Duration::from_secs(if kvm { 30 } else { 300 });
+    if init_receiver.recv_timeout(boot_limit).is_err() {
+        let _ = child.kill();
+        let _ = child.wait();
+        let _ = reader.join();
+        eprintln!("xtask: vm {label}: /init did not start within {boot_limit:?}");
+        return Ok(Boot::NoInit);
+    }
+    let limit = Duration::from_secs(if kvm { 300 } else { 900 });
+    let outcome = match receiver.recv_timeout(limit) {
+        Ok(Some(passed)) => Boot::Verdict(passed),
+        Ok(None) => Boot::Verdict(false),
+        Err(_) => {
+            eprintln!("xtask: vm {label}: no verdict within {limit:?}");
+            Boot::Timeout
+        }
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = reader.join();
+    Ok(outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn picks_kernel_packages_and_orders_versions() {
+        assert!((KERNELS[0].matches)("linux-image-6.1.0-56-amd64"));
+        assert!(!(KERNELS[0].matches)("linux-image-6.1.0-56-cloud-amd64"));
+        assert!((KERNELS[1].matches)("linux-image-6.12.117+deb12-amd64"));
+        assert!(!(KERNELS[1].matches)("linux-image-6.12.117+deb12-rt-amd64"));
+        let mut packages = vec!["linux-image-6.1.0-9-amd64", "linux-image-6.1.0-56-amd64"];
+        packages.sort_by_key(|p| version_key(p));
+        assert_eq!(packages.last(), Some(&"linux-image-6.1.0-56-amd64"));
+    }
+}
