@@ -396,7 +396,7 @@ mod tests {
         assert!(!(KERNELS[0].matches)("linux-image-6.1.0-56-cloud-amd64"));
         assert!((KERNELS[1].matches)("linux-image-6.12.117+deb12-amd64"));
         assert!(!(KERNELS[1].matches)("linux-image-6.12.117+deb12-rt-amd64"));
-        let mut packages = vec!["linux-image-6.1.0-9-amd64", "linux-image-6.1.0-56-amd64"];
+        let mut packages = ["linux-image-6.1.0-9-amd64", "linux-image-6.1.0-56-amd64"];
         packages.sort_by_key(|p| version_key(p));
         assert_eq!(packages.last(), Some(&"linux-image-6.1.0-56-amd64"));
     }
