@@ -112,6 +112,43 @@ pub enum Command {
     /// Count the stacks that led to an event (bcc stackcount)
     #[command(after_help = STACKCOUNT_EXAMPLES)]
     Stackcount(StackcountArgs),
+    /// Count events with perf counters: software, hardware, tracepoints (perf stat)
+    #[command(after_help = STAT_EXAMPLES)]
+    Stat(StatArgs),
+}
+
+const STAT_EXAMPLES: &str = "\
+EXAMPLES:
+  tracekit stat -- ./app                          # perf stat's default events for ./app
+  tracekit stat -a -d 5                           # the whole machine for 5 s
+  tracekit stat -e 'syscalls:sys_enter_*' -a -d 5 # every syscall tracepoint, sorted
+  tracekit stat -e page-faults,cs -p 1234 -i 1    # per-second counts of one process
+  tracekit stat -e cycles,instructions -- ./app   # IPC, where the hardware counts it";
+
+/// `tracekit stat`.
+#[derive(Debug, Args)]
+pub struct StatArgs {
+    /// Events: perf names (task-clock, page-faults, cycles, ...) and tracepoints
+    /// (SYSTEM:EVENT, wildcards allowed); comma-separated or repeated
+    #[arg(
+        short = 'e',
+        long = "event",
+        value_name = "EVENT",
+        value_delimiter = ','
+    )]
+    pub events: Vec<String>,
+    /// Also show tracepoints that counted zero
+    #[arg(long = "all")]
+    pub show_zero: bool,
+    /// perf's interval flag, in milliseconds (same as -i MS/1000)
+    #[arg(short = 'I', value_name = "MS", conflicts_with = "interval")]
+    pub interval_ms: Option<u64>,
+    #[command(flatten)]
+    pub scope: ScopeArgs,
+    #[command(flatten)]
+    pub timing: TimingArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 const FUNCCOUNT_EXAMPLES: &str = "\

@@ -13,6 +13,7 @@
 
 pub mod bpf;
 pub mod caps;
+pub mod counters;
 pub mod engine;
 pub mod error;
 pub mod filter;

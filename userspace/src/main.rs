@@ -44,6 +44,7 @@ fn main() -> ExitCode {
         Command::Funclatency(args) => cmd::funclatency::run(args, cli.verbose),
         Command::Trace(args) => cmd::trace::run(args, cli.verbose),
         Command::Stackcount(args) => cmd::stackcount::run(args, cli.verbose),
+        Command::Stat(args) => cmd::stat::run(args, cli.verbose),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -10,5 +10,6 @@ pub mod hist;
 pub mod profile;
 pub mod session;
 pub mod stackcount;
+pub mod stat;
 pub mod syscount;
 pub mod trace;
