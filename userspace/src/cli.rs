@@ -115,6 +115,27 @@ pub enum Command {
     /// Count events with perf counters: software, hardware, tracepoints (perf stat)
     #[command(after_help = STAT_EXAMPLES)]
     Stat(StatArgs),
+    /// List events and probes: hardware, software, tracepoints, kernel functions (perf list)
+    #[command(after_help = LIST_EXAMPLES)]
+    List(ListArgs),
+}
+
+const LIST_EXAMPLES: &str = "\
+EXAMPLES:
+  tracekit list                                  # every event; kernel functions counted
+  tracekit list 'block:*'                        # the block tracepoints
+  tracekit list 'vfs_*'                          # kernel functions, where tracefs lists them
+  tracekit list --fields block:block_rq_issue    # a tracepoint's fields, for --filter/--value
+  tracekit list --fields kprobe:vfs_read         # a kernel function's BTF parameters";
+
+/// `tracekit list`.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Only names matching GLOB (`block:*`, `*page*`, `vfs_*`)
+    pub glob: Option<String>,
+    /// Show the fields of PROBE (a tracepoint or function probe) with their types
+    #[arg(long, value_name = "PROBE", conflicts_with = "glob")]
+    pub fields: Option<String>,
 }
 
 const STAT_EXAMPLES: &str = "\

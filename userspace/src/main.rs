@@ -45,6 +45,7 @@ fn main() -> ExitCode {
         Command::Trace(args) => cmd::trace::run(args, cli.verbose),
         Command::Stackcount(args) => cmd::stackcount::run(args, cli.verbose),
         Command::Stat(args) => cmd::stat::run(args, cli.verbose),
+        Command::List(args) => cmd::list::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -7,6 +7,7 @@ pub mod compile;
 pub mod funccount;
 pub mod funclatency;
 pub mod hist;
+pub mod list;
 pub mod profile;
 pub mod session;
 pub mod stackcount;

@@ -1,0 +1,158 @@
+//! `tracekit list`: what can be traced here, as `perf list` shows it, with whether this
+//! machine supports each hardware event; `--fields` shows a probe's fields and types.
+
+use std::io::Write as _;
+
+use tracekit::{
+    Error, Result,
+    counters::{self, HARDWARE, SOFTWARE},
+    engine::{BUILTINS, Fields as _},
+    functions::{self, KernelBtf},
+    probe::{self, ProbeKind, ProbeSpec, glob_match},
+    probes::FunctionFields,
+    tracefs::{self, EventFormat},
+};
+
+use crate::cli::ListArgs;
+
+/// Runs `tracekit list`.
+pub fn run(args: ListArgs) -> Result<()> {
+    let text = match &args.fields {
+        Some(probe) => fields(probe)?,
+        None => events(args.glob.as_deref())?,
+    };
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        .map_err(|err| Error::Runtime {
+            what: "writing to stdout".into(),
+            source: Some(Box::new(err)),
+        })
+}
+
+fn line(out: &mut String, name: &str, kind: &str) {
+    out.push_str(&format!("  {name:<50} [{kind}]\n"));
+}
+
+fn events(glob: Option<&str>) -> Result<String> {
+    let wanted = |name: &str| glob.is_none_or(|g| glob_match(g, name));
+    let mut out =
+        String::from("\nList of events (-e of stat, probes of the tracing commands):\n\n");
+    for (name, config) in HARDWARE {
+        if wanted(name) {
+            let kind = if counters::hardware_supported(*config) {
+                "Hardware event"
+            } else {
+                "Hardware event, not supported here"
+            };
+            line(&mut out, name, kind);
+        }
+    }
+    for (name, _) in SOFTWARE {
+        if wanted(name) {
+            line(&mut out, name, "Software event");
+        }
+    }
+    let tracepoints = tracefs::root()
+        .and_then(|root| probe::all_tracepoints(&root))
+        .unwrap_or_default();
+    for tp in tracepoints
+        .iter()
+        .map(ToString::to_string)
+        .filter(|n| wanted(n))
+    {
+        line(&mut out, &tp, "Tracepoint event");
+    }
+    match functions::traceable_kernel_functions() {
+        Some(names) => match glob {
+            Some(_) => {
+                for name in names.iter().filter(|n| wanted(n)) {
+                    line(&mut out, name, "Kernel function");
+                }
+            }
+            None => out.push_str(&format!(
+                "\n  ({} traceable kernel functions; give a GLOB to list them, e.g. tracekit list 'vfs_*')\n",
+                names.len()
+            )),
+        },
+        None => out.push_str(
+            "\n  (kernel functions are not listed: this kernel does not let tracefs show \
+             available_filter_functions)\n",
+        ),
+    }
+    out.push('\n');
+    Ok(out)
+}
+
+fn fields(text: &str) -> Result<String> {
+    let spec = ProbeSpec::parse(text)?;
+    let mut out = String::new();
+    match spec.kind {
+        ProbeKind::Tracepoint => {
+            let root = tracefs::root()?;
+            let all = probe::all_tracepoints(&root)?;
+            for tp in probe::expand_tracepoints(&spec.target, &all)? {
+                let format = EventFormat::read(&root, &tp.system, &tp.event)?;
+                out.push_str(&format!("{tp} (id {}):\n", format.id));
+                for field in format.fields.iter().filter(|f| !f.is_common()) {
+                    let ty = if field.is_dynamic() {
+                        "string (__data_loc)".to_string()
+                    } else {
+                        match field.array_len {
+                            Some(n) => format!("{}[{n}]", field.c_type),
+                            None => field.c_type.clone(),
+                        }
+                    };
+                    out.push_str(&format!(
+                        "  {:<24} {:<24} offset {:<4} size {}{}\n",
+                        field.name,
+                        ty,
+                        field.offset,
+                        field.size,
+                        if field.signed { ", signed" } else { "" }
+                    ));
+                }
+                let builtins: Vec<&str> = BUILTINS
+                    .iter()
+                    .copied()
+                    .filter(|b| format.field(b).is_none())
+                    .collect();
+                out.push_str(&format!("  built-in: {}\n\n", builtins.join(", ")));
+            }
+        }
+        ProbeKind::Kprobe | ProbeKind::Kretprobe | ProbeKind::Fentry | ProbeKind::Fexit => {
+            let is_return = matches!(spec.kind, ProbeKind::Kretprobe | ProbeKind::Fexit);
+            let btf = KernelBtf::open();
+            let found = functions::kernel_functions(&spec.target, btf.as_ref())?;
+            for function in found {
+                let params = btf
+                    .as_ref()
+                    .and_then(|btf| btf.params(&function))
+                    .unwrap_or_default();
+                let fields = FunctionFields {
+                    event: format!("{}:{function}", spec.kind.name()),
+                    is_return,
+                    params,
+                };
+                out.push_str(&format!("{}: {}\n", fields.event_name(), fields.describe()));
+            }
+        }
+        ProbeKind::Uprobe | ProbeKind::Uretprobe => {
+            let fields = FunctionFields {
+                event: spec.text.clone(),
+                is_return: spec.kind == ProbeKind::Uretprobe,
+                params: Vec::new(),
+            };
+            out.push_str(&format!("{}: {}\n", fields.event_name(), fields.describe()));
+        }
+        other => {
+            return Err(Error::usage(format!(
+                "--fields {text}: {} events carry no fields beyond {}",
+                other.name(),
+                BUILTINS.join(", ")
+            )));
+        }
+    }
+    Ok(out)
+}
