@@ -46,6 +46,7 @@ fn main() -> ExitCode {
         Command::Stackcount(args) => cmd::stackcount::run(args, cli.verbose),
         Command::Stat(args) => cmd::stat::run(args, cli.verbose),
         Command::List(args) => cmd::list::run(args),
+        Command::Top(args) => cmd::top::run(args, cli.verbose),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -13,4 +13,5 @@ pub mod session;
 pub mod stackcount;
 pub mod stat;
 pub mod syscount;
+pub mod top;
 pub mod trace;
