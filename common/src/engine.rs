@@ -72,7 +72,7 @@ pub mod operand {
     pub const COMM: u32 = 9;
     /// Nanoseconds since the start probe fired for this event's correlation key.
     pub const LATENCY: u32 = 10;
-    /// The value the start probe saved.
+    /// Value number `offset` (0..3) the start probe saved.
     pub const SAVED: u32 = 11;
     /// Which attachment fired: for tracepoints the index in the stage's attach list (the
     /// record's own `common_type` is overwritten before BPF runs), for uprobes the attach
@@ -218,6 +218,9 @@ pub struct Plan {
     pub key_parts: [u32; MAX_KEY_PARTS],
     /// Operand indices of the correlation key (start and main plans must agree).
     pub corr_parts: [u32; 2],
+    /// Start plans: the operands saved with the timestamp, read back by the main plan as
+    /// [`operand::SAVED`] number 0..3; [`NO_OPERAND`] where unused.
+    pub saves: [u32; 4],
     /// Used entries of `operands`, `insns`, `key_parts`, `corr_parts`.
     pub n_operands: u32,
     pub n_insns: u32,
@@ -225,8 +228,6 @@ pub struct Plan {
     pub n_corr_parts: u32,
     /// The operand aggregated (histogram value, summed value), or [`NO_OPERAND`].
     pub value: u32,
-    /// Start plans: the operand saved with the timestamp, or [`NO_OPERAND`].
-    pub save: u32,
     /// Main plans: 1 if events need a start (latency, saved value), else 0.
     pub needs_start: u32,
     /// One of [`agg`]'s constants.
@@ -246,6 +247,11 @@ pub struct Plan {
     /// 1: announce each traced process once (ring buffer `ENGINE_ANNOUNCE`), so userspace
     /// can cache its memory map for symbolizing user stacks after it exits.
     pub announce: u32,
+    /// 1: this plan's events happen in another task's context (the main stage of
+    /// `sched_switch` runs as the task leaving): no pid filter, no self-exclusion; the start
+    /// stage selects.
+    pub all_tasks: u32,
+    pub _pad: u32,
     /// Linear histograms: the first bucket's low end, and the bucket width.
     pub linear_min: i64,
     pub linear_step: u64,
@@ -263,12 +269,12 @@ impl Plan {
         str_lens: [0; MAX_STR_CONSTS],
         key_parts: [NO_OPERAND; MAX_KEY_PARTS],
         corr_parts: [NO_OPERAND; 2],
+        saves: [NO_OPERAND; 4],
         n_operands: 0,
         n_insns: 0,
         n_key_parts: 0,
         n_corr_parts: 0,
         value: NO_OPERAND,
-        save: NO_OPERAND,
         needs_start: 0,
         agg: agg::COUNT,
         layout: layout::ARRAY,
@@ -277,6 +283,8 @@ impl Plan {
         raw_args: 0,
         needs_ids: 0,
         announce: 0,
+        all_tasks: 0,
+        _pad: 0,
         linear_min: 0,
         linear_step: 1,
         value_div: 1,
@@ -317,8 +325,8 @@ pub struct CorrKey {
 pub struct StartValue {
     /// `bpf_ktime_get_ns()` at the start.
     pub ts_ns: u64,
-    /// The saved operand's value.
-    pub saved: u64,
+    /// The saved operands' values ([`Plan::saves`]).
+    pub saved: [u64; 4],
 }
 
 /// Indices of the per-CPU counters in `ENGINE_STATS`.

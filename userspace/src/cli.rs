@@ -121,6 +121,56 @@ pub enum Command {
     /// Live view of the hottest functions, or of any event's counts (perf top)
     #[command(after_help = TOP_EXAMPLES)]
     Top(TopArgs),
+    /// Time spent blocked, by stack (bcc offcputime)
+    #[command(after_help = OFFCPU_EXAMPLES)]
+    Offcpu(OffcpuArgs),
+}
+
+const OFFCPU_EXAMPLES: &str = "\
+EXAMPLES:
+  tracekit offcpu -- ./app                        # where ./app waits, in microseconds
+  tracekit offcpu -p 1234 -d 10 -o offcpu.svg     # off-CPU flame graph of pid 1234
+  tracekit offcpu --state uninterruptible -a -d 5 # D-state waits (disk, locks) machine-wide
+  tracekit offcpu --min-us 1000 -- ./app          # only waits of 1 ms or more";
+
+/// Task states `offcpu --state` selects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum TaskState {
+    /// TASK_INTERRUPTIBLE (S): waiting for an event, a timer, I/O readiness.
+    Interruptible,
+    /// TASK_UNINTERRUPTIBLE (D): waiting for disk I/O or a kernel lock.
+    Uninterruptible,
+}
+
+/// `tracekit offcpu`.
+#[derive(Debug, Args)]
+pub struct OffcpuArgs {
+    /// Only blocks of at least US microseconds
+    #[arg(long, value_name = "US")]
+    pub min_us: Option<u64>,
+    /// Only blocks of at most US microseconds
+    #[arg(long, value_name = "US")]
+    pub max_us: Option<u64>,
+    /// Only tasks that blocked in this state (default: any, preemption included)
+    #[arg(long, value_enum)]
+    pub state: Option<TaskState>,
+    /// Kernel stacks only
+    #[arg(short = 'K', long, conflicts_with = "user_only")]
+    pub kernel_only: bool,
+    /// User stacks only
+    #[arg(short = 'U', long)]
+    pub user_only: bool,
+    /// Rows in the text report
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub top: usize,
+    #[command(flatten)]
+    pub scope: ScopeArgs,
+    #[command(flatten)]
+    pub timing: TimingArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(flatten)]
+    pub maps: MapArgs,
 }
 
 const TOP_EXAMPLES: &str = "\

@@ -334,9 +334,22 @@ impl PlanBuilder {
         self.plan.value = index;
     }
 
-    /// Start stages: saves `index` with the timestamp.
-    pub fn save(&mut self, index: u32) {
-        self.plan.save = index;
+    /// Start stages: saves operand `index` with the timestamp; the main stage reads it back
+    /// with [`saved_operand`] of the returned slot.
+    pub fn save(&mut self, index: u32) -> Result<u32> {
+        let slot = self
+            .plan
+            .saves
+            .iter()
+            .position(|&s| s == NO_OPERAND)
+            .ok_or_else(|| Error::runtime("a start stage saves at most 4 values"))?;
+        self.plan.saves[slot] = index;
+        Ok(slot as u32)
+    }
+
+    /// Main stages whose events run in another task's context: no pid filter here.
+    pub fn all_tasks(&mut self) {
+        self.plan.all_tasks = 1;
     }
 
     /// Main stages: events need their start (for latency or a saved value).
@@ -1396,6 +1409,16 @@ pub fn arg_operand(n: u32, size: u32, signed: bool) -> Operand {
         offset: n,
         size,
         flags: if signed { SIGNED } else { 0 },
+        ..Operand::NONE
+    }
+}
+
+/// The operand reading value `slot` the start stage saved.
+pub fn saved_operand(slot: u32) -> Operand {
+    Operand {
+        kind: operand::SAVED,
+        offset: slot,
+        size: 8,
         ..Operand::NONE
     }
 }

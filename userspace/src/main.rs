@@ -47,6 +47,7 @@ fn main() -> ExitCode {
         Command::Stat(args) => cmd::stat::run(args, cli.verbose),
         Command::List(args) => cmd::list::run(args),
         Command::Top(args) => cmd::top::run(args, cli.verbose),
+        Command::Offcpu(args) => cmd::offcpu::run(args, cli.verbose),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -267,7 +267,7 @@ fn read_int<S: Source>(source: &S, offset: u32, size: u32, flags: u32) -> Option
 #[derive(Clone, Copy)]
 struct Started {
     latency_ns: u64,
-    saved: u64,
+    saved: [u64; 4],
 }
 
 /// Reads every operand of `plan` into the scratch. Returns None if a read failed (counted).
@@ -326,7 +326,7 @@ fn read_operands<S: Source>(
             // SAFETY: plain helper call.
             operand::CPU => Some(u64::from(unsafe { bpf_get_smp_processor_id() })),
             operand::LATENCY => Some(started.latency_ns),
-            operand::SAVED => Some(started.saved),
+            operand::SAVED => Some(started.saved[(operand.offset & 3) as usize]),
             operand::EVENT_INDEX => Some(u64::from(event)),
             operand::COMM => {
                 *buf = [0; STR_BYTES];
@@ -643,6 +643,13 @@ fn aggregate(plan: &'static Plan, scratch: *mut Scratch) {
 /// skipped when nothing needs it (no pid filter, no self-exclusion, no pid operand).
 #[inline(always)]
 fn task_ids(plan: &'static Plan) -> Option<(u32, u32)> {
+    if rd!(plan.all_tasks) != 0 {
+        return Some(if rd!(plan.needs_ids) != 0 {
+            current_pid_tid()
+        } else {
+            (0, 0)
+        });
+    }
     let self_pid = rd!(ENGINE_SELF_PID);
     let filter = rd!(ENGINE_FILTER_PIDS);
     if self_pid == 0 && filter == 0 && rd!(plan.needs_ids) == 0 {
@@ -695,7 +702,7 @@ fn run_main<S: Source>(source: &S, scratch: *mut Scratch, event: u32) -> Option<
     let (pid, tid) = task_ids(plan)?;
     let mut started = Started {
         latency_ns: 0,
-        saved: 0,
+        saved: [0; 4],
     };
     read_operands(plan, source, scratch, pid, tid, event, started)?;
     if rd!(plan.needs_start) != 0 {
@@ -721,7 +728,11 @@ fn run_main<S: Source>(source: &S, scratch: *mut Scratch, event: u32) -> Option<
             // SAFETY: this CPU's scratch; i < MAX_OPERANDS.
             match rd!(plan.operands[i].kind) {
                 operand::LATENCY => unsafe { (*scratch).ints[i] = started.latency_ns },
-                operand::SAVED => unsafe { (*scratch).ints[i] = started.saved },
+                operand::SAVED => {
+                    let slot = (rd!(plan.operands[i].offset) & 3) as usize;
+                    // SAFETY: this CPU's scratch; i < MAX_OPERANDS.
+                    unsafe { (*scratch).ints[i] = started.saved[slot] }
+                }
                 _ => {}
             }
         }
@@ -748,18 +759,24 @@ fn run_start<S: Source>(source: &S, scratch: *mut Scratch, event: u32) -> Option
     let (pid, tid) = task_ids(plan)?;
     let none = Started {
         latency_ns: 0,
-        saved: 0,
+        saved: [0; 4],
     };
     read_operands(plan, source, scratch, pid, tid, event, none)?;
     if !filter(plan, scratch) {
         return None;
     }
-    let save = rd!(plan.save);
-    let saved = if save == NO_OPERAND {
-        0
-    } else {
-        int(scratch, save as usize)
-    };
+    let mut saved = [0u64; 4];
+    let mut i = 0;
+    while i < 4 {
+        let save = rd!(plan.saves[i]);
+        if save != NO_OPERAND {
+            saved[i] = int(scratch, save as usize);
+        }
+        i += 1;
+    }
+    if rd!(plan.announce) != 0 && pid != 0 && !announce(pid, &ENGINE_KNOWN, &ENGINE_ANNOUNCE) {
+        bump(stat::ANNOUNCE_LOST);
+    }
     // SAFETY: plain helper call.
     let start = StartValue {
         ts_ns: unsafe { bpf_ktime_get_ns() },

@@ -326,6 +326,7 @@ pub fn run(
         finished.stop,
         &finished.scope,
         finished.workload_exit,
+        false,
     );
     print_usage(verbose, finished.attached_after);
     Ok(())
@@ -575,12 +576,15 @@ fn write_result(
     }
 }
 
+/// `all_tasks`: the main stage sees every task (offcpu), so ends without a start are the
+/// norm, not worth a line.
 pub fn print_summary(
     stats: &EngineStats,
     elapsed: Duration,
     stop: Stop,
     scope: &Scope,
     workload_exit: Option<Exit>,
+    all_tasks: bool,
 ) {
     let why = match (stop, scope) {
         (Stop::Duration, _) => "duration reached".to_string(),
@@ -622,7 +626,7 @@ pub fn print_summary(
     } else {
         eprintln!("Lost: {}.", lost.join("; "));
     }
-    if stats.no_start > 0 {
+    if stats.no_start > 0 && !all_tasks {
         eprintln!(
             "Not counted: {} ends whose start was not seen (in flight when tracing began).",
             stats.no_start

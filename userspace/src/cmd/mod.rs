@@ -8,6 +8,7 @@ pub mod funccount;
 pub mod funclatency;
 pub mod hist;
 pub mod list;
+pub mod offcpu;
 pub mod profile;
 pub mod session;
 pub mod stackcount;

@@ -79,53 +79,13 @@ pub fn run(args: StackcountArgs, verbose: u8) -> Result<()> {
         |_, _| Ok(()),
     )?;
 
-    // The key's words: [function]? pid comm[4] kernel? user? (see compile_request).
-    let mut raw = RawProfile::default();
     let leading = compiled
         .columns
         .iter()
         .take_while(|c| !matches!(c.name.as_str(), "pid"))
         .map(words_of)
         .sum::<usize>();
-    for engine in &finished.engines {
-        let aggregates = engine.read()?;
-        let mut hashes = Vec::new();
-        for ((words, _), value) in &aggregates.cells {
-            let at = |i: usize| words.get(leading + i).copied().unwrap_or(0);
-            let mut comm = [0u8; 16];
-            for (w, chunk) in comm.chunks_mut(8).enumerate() {
-                chunk.copy_from_slice(&at(1 + w).to_ne_bytes());
-            }
-            let after = 1 + STR_BYTES / 8;
-            let kernel_stack = if stacks.kernel { at(after) } else { STACK_NONE };
-            let user_stack = if stacks.user {
-                at(after + usize::from(stacks.kernel))
-            } else {
-                STACK_NONE
-            };
-            hashes.extend([kernel_stack, user_stack]);
-            let key = SampleKey {
-                pid: at(0) as u32,
-                _pad: 0,
-                kernel_stack,
-                user_stack,
-                comm,
-            };
-            *raw.counts.entry(key).or_default() += value.count;
-        }
-        raw.stacks.extend(
-            engine
-                .stacks(hashes)?
-                .into_iter()
-                .collect::<HashMap<_, _>>(),
-        );
-        let stats = aggregates.stats;
-        raw.stats.samples += stats.counted;
-        raw.stats.count_map_full += stats.map_full;
-        raw.stats.stack_map_full += stats.stack_map_full;
-        raw.stats.kernel_stack_errors += stats.stack_errors;
-        raw.stats.events_lost += stats.announce_lost;
-    }
+    let raw = collect_profile(&finished.engines, leading, stacks, Weight::Count)?;
     let profile = profile::symbolize(&raw, &symbolizer.borrow());
     let header = Header {
         tool: "stackcount",
@@ -164,6 +124,7 @@ pub fn run(args: StackcountArgs, verbose: u8) -> Result<()> {
         finished.stop,
         &finished.scope,
         finished.workload_exit,
+        false,
     );
     if let (Some(path), Some(_)) = (args.output.output.as_deref(), file_format) {
         eprintln!("Wrote {}.", path.display());
@@ -172,8 +133,71 @@ pub fn run(args: StackcountArgs, verbose: u8) -> Result<()> {
     Ok(())
 }
 
+/// What a stack's count is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Weight {
+    /// Events.
+    Count,
+    /// The summed value, in microseconds (the value being nanoseconds).
+    SumMicros,
+}
+
+/// Reads engines whose group keys are `[leading words] pid comm kernel? user?` into a raw
+/// profile (stacks and their counts), for the profile's symbolization and output.
+pub fn collect_profile(
+    engines: &[tracekit::engine::Engine],
+    leading: usize,
+    stacks: Stacks,
+    weight: Weight,
+) -> Result<RawProfile> {
+    let mut raw = RawProfile::default();
+    for engine in engines {
+        let aggregates = engine.read()?;
+        let mut hashes = Vec::new();
+        for ((words, _), value) in &aggregates.cells {
+            let at = |i: usize| words.get(leading + i).copied().unwrap_or(0);
+            let mut comm = [0u8; 16];
+            for (w, chunk) in comm.chunks_mut(8).enumerate() {
+                chunk.copy_from_slice(&at(1 + w).to_ne_bytes());
+            }
+            let after = 1 + STR_BYTES / 8;
+            let kernel_stack = if stacks.kernel { at(after) } else { STACK_NONE };
+            let user_stack = if stacks.user {
+                at(after + usize::from(stacks.kernel))
+            } else {
+                STACK_NONE
+            };
+            hashes.extend([kernel_stack, user_stack]);
+            let key = SampleKey {
+                pid: at(0) as u32,
+                _pad: 0,
+                kernel_stack,
+                user_stack,
+                comm,
+            };
+            *raw.counts.entry(key).or_default() += match weight {
+                Weight::Count => value.count,
+                Weight::SumMicros => value.sum / 1000,
+            };
+        }
+        raw.stacks.extend(
+            engine
+                .stacks(hashes)?
+                .into_iter()
+                .collect::<HashMap<_, _>>(),
+        );
+        let stats = aggregates.stats;
+        raw.stats.samples += stats.counted;
+        raw.stats.count_map_full += stats.map_full;
+        raw.stats.stack_map_full += stats.stack_map_full;
+        raw.stats.kernel_stack_errors += stats.stack_errors;
+        raw.stats.events_lost += stats.announce_lost;
+    }
+    Ok(raw)
+}
+
 /// Key words a column takes.
-fn words_of(column: &KeyColumn) -> usize {
+pub fn words_of(column: &KeyColumn) -> usize {
     match column.kind {
         KeyKind::Str => STR_BYTES / 8,
         _ => 1,

@@ -10,7 +10,7 @@ use tracekit::{
     Error, Result,
     engine::{
         Attach, EngineSpec, KeyColumn, KeyKind, PlanBuilder, Stage, arg_operand, builtin,
-        simple_operand,
+        saved_operand, simple_operand,
     },
 };
 use tracekit_common::engine::{Insn, Operand, op, operand};
@@ -40,14 +40,14 @@ pub fn run(args: SyscountArgs, verbose: u8) -> Result<()> {
         let tid = builder.operand(builtin("tid").expect("builtin").operand)?;
         builder.corr_part(tid);
         let id = builder.operand(arg_operand(1, 8, false))?;
-        builder.save(id);
+        let slot = builder.save(id)?;
         start = Some(builder.plan());
         let tid = main.operand(builtin("tid").expect("builtin").operand)?;
         main.corr_part(tid);
         main.needs_start();
         let latency = main.operand(simple_operand(operand::LATENCY))?;
         main.value(latency);
-        main.operand(simple_operand(operand::SAVED))?
+        main.operand(saved_operand(slot))?
     } else if args.failures {
         let offset = ORIG_AX_OFFSET.ok_or_else(|| {
             Error::usage("--failures reads the syscall number from pt_regs: x86_64 only for now")

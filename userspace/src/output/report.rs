@@ -71,6 +71,34 @@ pub fn render(header: &str, ranked: &[HotFunction], total: u64, limit: usize) ->
     out
 }
 
+/// Renders the `limit` heaviest folded stacks under a `# header` line, their weight in
+/// `unit` first (off-CPU time, where every stack ends in the scheduler and only the whole
+/// stack says why).
+///
+/// ```
+/// let text = tracekit::output::report::render_stacks(
+///     "2 stacks", &[("app;main;sleep".to_string(), 2000), ("app;main;read".to_string(), 10)], "us", 1,
+/// );
+/// assert_eq!(text, "# 2 stacks\n#\n#       us  stack\n      2000  app;main;sleep\n#\n# 1 more stacks hold the other 10 us\n");
+/// ```
+pub fn render_stacks(header: &str, folded: &[(String, u64)], unit: &str, limit: usize) -> String {
+    let mut sorted: Vec<&(String, u64)> = folded.iter().collect();
+    sorted.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let mut out = format!("# {header}\n#\n# {unit:>8}  stack\n");
+    for (path, count) in sorted.iter().take(limit) {
+        let _ = writeln!(out, "{count:>10}  {path}");
+    }
+    if sorted.len() > limit {
+        let rest: u64 = sorted[limit..].iter().map(|(_, c)| c).sum();
+        let _ = writeln!(
+            out,
+            "#\n# {} more stacks hold the other {rest} {unit}",
+            sorted.len() - limit
+        );
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,249 @@
+//! `tracekit offcpu`: time spent blocked, by stack (bcc/libbpf-tools `offcputime`).
+//!
+//! Two engine stages on `sched:sched_switch` (include/trace/events/sched.h). The start stage
+//! runs as the task leaving the CPU: it stores the time, its kernel and user stacks and its
+//! pid under its thread id (`prev_pid`). The main stage finds them when the thread comes
+//! back (`next_pid`) and adds the time it was away to (pid, comm, stacks), in microseconds.
+//! The record's fields come from the format file; no kernel struct is read.
+
+use std::cell::RefCell;
+
+use tracekit::{
+    Error, Result,
+    engine::{
+        Attach, EngineSpec, Fields, PlanBuilder, Stage, TracepointFields, builtin, saved_operand,
+        simple_operand,
+    },
+    output::{self, Format},
+    probe::Tracepoint,
+    profile,
+    symbolize::Symbolizer,
+    tracefs,
+};
+use tracekit_common::{
+    engine::{Insn, op, operand},
+    profile::ProcessEvent,
+};
+
+use crate::{
+    cli::{OffcpuArgs, TaskState},
+    cmd::{
+        agg::{self, RingHandler, Setup},
+        compile::Stacks,
+        profile::{Header, options_cpus, write_profile},
+        stackcount::{Weight, collect_profile},
+    },
+};
+
+/// `TASK_INTERRUPTIBLE` and `TASK_UNINTERRUPTIBLE` (include/linux/sched.h), as
+/// `sched_switch`'s `prev_state` reports them.
+const TASK_INTERRUPTIBLE: u64 = 0x1;
+const TASK_UNINTERRUPTIBLE: u64 = 0x2;
+
+fn field(fields: &TracepointFields, name: &str) -> Result<tracekit_common::engine::Operand> {
+    fields
+        .lookup(name)
+        .map(|f| f.operand)
+        .ok_or_else(|| Error::runtime(format!("sched:sched_switch has no `{name}` field")))
+}
+
+/// Runs `tracekit offcpu`.
+pub fn run(args: OffcpuArgs, verbose: u8) -> Result<()> {
+    let file_format = agg::check_output(&args.output, "offcpu", true)?;
+    if let (Some(min), Some(max)) = (args.min_us, args.max_us)
+        && min > max
+    {
+        return Err(Error::usage(format!(
+            "--min-us {min} is above --max-us {max}"
+        )));
+    }
+    let stacks = Stacks {
+        kernel: !args.user_only,
+        user: !args.kernel_only,
+    };
+    let tracefs = tracefs::root()?;
+    let switch = Tracepoint {
+        system: "sched".into(),
+        event: "sched_switch".into(),
+    };
+    let fields = TracepointFields::read(&tracefs, &switch)?;
+
+    // Start: the task leaving the CPU.
+    let mut start = PlanBuilder::new();
+    let prev_pid = start.operand(field(&fields, "prev_pid")?)?;
+    start.corr_part(prev_pid);
+    start.push_insn(Insn {
+        op: op::NE,
+        operand: prev_pid,
+        arg: 0,
+    })?;
+    if let Some(state) = args.state {
+        let prev_state = start.operand(field(&fields, "prev_state")?)?;
+        let mask = match state {
+            TaskState::Interruptible => TASK_INTERRUPTIBLE,
+            TaskState::Uninterruptible => TASK_UNINTERRUPTIBLE,
+        };
+        start.push_insn(Insn {
+            op: op::BITAND,
+            operand: prev_state,
+            arg: mask,
+        })?;
+        start.push_insn(Insn {
+            op: op::AND,
+            operand: 0,
+            arg: 0,
+        })?;
+    }
+    let mut kernel_slot = None;
+    let mut user_slot = None;
+    if stacks.kernel {
+        let index = start.operand(simple_operand(operand::KERNEL_STACK))?;
+        kernel_slot = Some(start.save(index)?);
+    }
+    if stacks.user {
+        let index = start.operand(simple_operand(operand::USER_STACK))?;
+        user_slot = Some(start.save(index)?);
+        start.announce();
+    }
+    let pid = start.operand(builtin("pid").expect("builtin").operand)?;
+    let pid_slot = start.save(pid)?;
+    start.layout(None);
+
+    // Main: the same thread coming back.
+    let mut main = PlanBuilder::new();
+    let next_pid = main.operand(field(&fields, "next_pid")?)?;
+    main.corr_part(next_pid);
+    main.needs_start();
+    main.all_tasks();
+    let latency = main.operand(simple_operand(operand::LATENCY))?;
+    main.value(latency);
+    let key_pid = main.operand(saved_operand(pid_slot))?;
+    main.key_part(key_pid)?;
+    let comm = main.operand(field(&fields, "next_comm")?)?;
+    main.key_part(comm)?;
+    for slot in [kernel_slot, user_slot].into_iter().flatten() {
+        let index = main.operand(saved_operand(slot))?;
+        main.key_part(index)?;
+    }
+    let mut insns = 0;
+    if let Some(min) = args.min_us {
+        main.push_insn(Insn {
+            op: op::GE,
+            operand: latency,
+            arg: min * 1000,
+        })?;
+        insns += 1;
+    }
+    if let Some(max) = args.max_us {
+        main.push_insn(Insn {
+            op: op::LE,
+            operand: latency,
+            arg: max * 1000,
+        })?;
+        insns += 1;
+    }
+    if insns == 2 {
+        main.push_insn(Insn {
+            op: op::AND,
+            operand: 0,
+            arg: 0,
+        })?;
+    }
+    main.layout(None);
+
+    let specs = vec![EngineSpec {
+        main: Stage {
+            plan: main.plan(),
+            attach: Attach::Tracepoints(vec![switch.clone()]),
+        },
+        start: Some(Stage {
+            plan: start.plan(),
+            attach: Attach::Tracepoints(vec![switch]),
+        }),
+        hash_entries: args.maps.max_groups,
+        start_entries: args.maps.max_in_flight,
+        event_base: 0,
+    }];
+    let symbolizer = RefCell::new(Symbolizer::default());
+    let symbolizer = &symbolizer;
+    let finished = agg::run_engines(
+        Setup {
+            command: "offcpu",
+            what: "off-CPU time",
+            specs: &specs,
+            scope: &args.scope,
+            timing: &args.timing,
+            exclude_self: false,
+            verbose,
+        },
+        |engines| {
+            let mut handlers: Vec<RingHandler<'_>> = Vec::new();
+            if stacks.user {
+                for engine in engines.iter_mut() {
+                    handlers.push((
+                        engine.take_announce()?,
+                        Box::new(move |bytes: &[u8]| {
+                            if bytes.len() >= size_of::<ProcessEvent>() {
+                                // SAFETY: the kernel wrote a ProcessEvent.
+                                let event: ProcessEvent =
+                                    unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast()) };
+                                symbolizer.borrow_mut().remember_process(event.pid);
+                            }
+                        }),
+                    ));
+                }
+            }
+            Ok(handlers)
+        },
+        |_, _| Ok(()),
+    )?;
+    let raw = collect_profile(&finished.engines, 0, stacks, Weight::SumMicros)?;
+    let profile = profile::symbolize(&raw, &symbolizer.borrow());
+    let header = Header {
+        tool: "offcpu",
+        event: "off-CPU time (sched:sched_switch)",
+        unit: "us",
+        scope: &finished.scope_text,
+        hz: None,
+        elapsed: finished.elapsed,
+        cpus: options_cpus(),
+    };
+    if let (Some(path), Some(format)) = (args.output.output.as_deref(), file_format) {
+        output::write_file(path, |out| {
+            write_profile(out, format, &profile, &header, args.top)
+        })?;
+    }
+    let stdout_format = if args.output.json {
+        Some(Format::Json)
+    } else if args.output.output.is_none() {
+        Some(Format::Text)
+    } else {
+        None
+    };
+    if let Some(format) = stdout_format {
+        let mut stdout = std::io::stdout().lock();
+        write_profile(&mut stdout, format, &profile, &header, args.top).map_err(|err| {
+            Error::Runtime {
+                what: "writing to stdout".into(),
+                source: Some(Box::new(err)),
+            }
+        })?;
+    }
+    let stats = agg::read_all(&finished.engines)?.stats;
+    let total_us: u64 = profile.stacks.iter().map(|s| s.count).sum();
+    eprintln!(
+        "Off CPU: {:.3} s over {} blocks.",
+        total_us as f64 / 1e6,
+        stats.counted
+    );
+    agg::print_summary(
+        &stats,
+        finished.elapsed,
+        finished.stop,
+        &finished.scope,
+        finished.workload_exit,
+        true,
+    );
+    agg::print_usage(verbose, finished.attached_after);
+    Ok(())
+}
