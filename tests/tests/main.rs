@@ -2,6 +2,7 @@
 //! programs whose behaviour is known. Root only, one at a time: `cargo xtask test`.
 
 mod engine;
+mod everyday;
 mod kfunc;
 mod profile;
 mod ufunc;

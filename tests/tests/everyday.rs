@@ -1,0 +1,282 @@
+//! perf's everyday commands: `stat`, `top`, `list`, and `offcpu`, against fixtures with
+//! known page faults, sleeps, syscalls and call chains.
+
+use std::time::Duration;
+
+use serde_json::Value;
+use tracekit_tests::{
+    fixture, kill, parse_folded, require_root, scratch, spawn_fixture, spawn_tracekit, tracekit,
+    wait_for_stderr, wait_output,
+};
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+fn stat_json(args: &[&str]) -> Value {
+    let mut all = vec!["stat", "--json"];
+    all.extend(args);
+    let run = tracekit(&all, TIMEOUT);
+    run.assert_code(0);
+    serde_json::from_str(run.stdout.lines().last().unwrap_or(""))
+        .unwrap_or_else(|err| panic!("not JSON ({err}): {}", run.stdout))
+}
+
+fn event<'a>(json: &'a Value, name: &str) -> &'a Value {
+    json["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["event"] == name)
+        .unwrap_or_else(|| panic!("no {name}: {json:#}"))
+}
+
+/// Whether the machine has a hardware PMU perf can use.
+fn has_hardware_pmu() -> bool {
+    std::path::Path::new("/sys/bus/event_source/devices/cpu").exists()
+}
+
+/// Acceptance 1: page faults of a fixture touching N pages, context switches of one that
+/// sleeps 100 times, exact syscall tracepoint counts, unsupported hardware counters.
+#[test]
+fn everyday_stat_known_counts() {
+    require_root();
+    let funcs = fixture("tk_funcs");
+    let funcs = funcs.to_str().unwrap();
+    let pages = 5000u64;
+    let json = stat_json(&["--", funcs, "touch", &pages.to_string()]);
+    let faults = event(&json, "page-faults")["value"].as_u64().unwrap();
+    assert!(
+        faults >= pages && faults as f64 <= 1.1 * pages as f64 + 200.0,
+        "{faults} page faults for {pages} pages"
+    );
+    for name in ["task-clock", "context-switches", "cpu-migrations"] {
+        assert_eq!(event(&json, name)["supported"], true, "{name}");
+    }
+    if !has_hardware_pmu() {
+        for name in ["cycles", "instructions", "branches", "branch-misses"] {
+            assert_eq!(event(&json, name)["supported"], false, "{name}: {json:#}");
+        }
+        // And in the text layout, as perf prints it.
+        let run = tracekit(["stat", "--", funcs, "calls", "1"], TIMEOUT);
+        run.assert_code(0);
+        for name in ["cycles", "instructions"] {
+            assert!(
+                run.stdout
+                    .lines()
+                    .any(|l| l.contains("<not supported>") && l.trim_end().ends_with(name)),
+                "{}",
+                run.stdout
+            );
+        }
+    }
+
+    let json = stat_json(&["-e", "cs", "--", funcs, "sleep", "100", "1"]);
+    let switches = event(&json, "context-switches")["value"].as_u64().unwrap();
+    assert!(
+        switches >= 100,
+        "{switches} context switches for 100 sleeps"
+    );
+
+    let syscalls = fixture("tk_syscalls");
+    let json = stat_json(&[
+        "-e",
+        "syscalls:sys_enter_getppid",
+        "--",
+        syscalls.to_str().unwrap(),
+        "7777",
+    ]);
+    assert_eq!(
+        event(&json, "syscalls:sys_enter_getppid")["value"],
+        7777,
+        "{json:#}"
+    );
+}
+
+/// Acceptance 2: `top` piped shows the CPU burner's hot function first within 3 s.
+#[test]
+fn everyday_top_piped_shows_hot_function() {
+    require_root();
+    let mut burner = spawn_fixture("tk_burner", &["5"]);
+    std::thread::sleep(Duration::from_millis(200));
+    let run = tracekit(["top", "-d", "3", "--sort", "comm,sym"], TIMEOUT);
+    let _ = burner.kill();
+    let _ = burner.wait();
+    run.assert_code(0);
+    let first = run
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+        .unwrap_or_else(|| panic!("no rows: {}", run.stdout));
+    assert!(
+        first.contains("tk_burner") && first.contains("[.] leaf"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.matches("tracekit top").count() >= 2,
+        "snapshots: {}",
+        run.stdout
+    );
+}
+
+/// Acceptance 2: `top -e raw_syscalls:sys_enter --sort comm` shows the syscall fixture first.
+#[test]
+fn everyday_top_event_by_comm() {
+    require_root();
+    let mut syscalls = spawn_fixture("tk_syscalls", &["--seconds", "4"]);
+    std::thread::sleep(Duration::from_millis(200));
+    let run = tracekit(
+        [
+            "top",
+            "-e",
+            "raw_syscalls:sys_enter",
+            "--sort",
+            "comm",
+            "-d",
+            "2.5",
+        ],
+        TIMEOUT,
+    );
+    let _ = syscalls.wait();
+    run.assert_code(0);
+    let first = run
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+        .unwrap_or_else(|| panic!("no rows: {}", run.stdout));
+    assert!(first.trim_end().ends_with("tk_syscalls"), "{}", run.stdout);
+}
+
+/// Acceptance 3: offcpu puts >= 90% of a 2 s sleep on stacks holding the sleeping
+/// function, and the total within 10% of 2 s.
+#[test]
+fn everyday_offcpu_sleep_attributed() {
+    require_root();
+    let dir = scratch("everyday_offcpu_sleep_attributed");
+    let out = dir.join("offcpu.folded");
+    let funcs = fixture("tk_funcs");
+    let run = tracekit(
+        [
+            "offcpu",
+            "-o",
+            out.to_str().unwrap(),
+            "--",
+            funcs.to_str().unwrap(),
+            "sleep",
+            "1",
+            "2000",
+        ],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    let folded = parse_folded(&std::fs::read_to_string(&out).unwrap());
+    let mine: Vec<&(String, u64)> = folded
+        .iter()
+        .filter(|(p, _)| p.starts_with("tk_funcs;"))
+        .collect();
+    let total: u64 = mine.iter().map(|(_, us)| us).sum();
+    let in_sleeper: u64 = mine
+        .iter()
+        .filter(|(p, _)| p.contains(";main;sleeper;"))
+        .map(|(_, us)| us)
+        .sum();
+    assert!(
+        in_sleeper as f64 >= 0.9 * total as f64,
+        "{in_sleeper} of {total} us: {folded:#?}"
+    );
+    assert!(
+        (in_sleeper as f64 - 2e6).abs() <= 0.1 * 2e6,
+        "{in_sleeper} us in sleeper for a 2 s sleep"
+    );
+}
+
+/// SIGINT during offcpu -a still writes what was gathered.
+#[test]
+fn everyday_offcpu_sigint() {
+    require_root();
+    let mut child = spawn_tracekit(["offcpu", "-a", "--json"]);
+    wait_for_stderr(&mut child, "Hit Ctrl-C to end.", TIMEOUT);
+    std::thread::sleep(Duration::from_millis(500));
+    kill(child.id(), libc::SIGINT);
+    let run = wait_output(child, TIMEOUT);
+    run.assert_code(0);
+    let json: Value = serde_json::from_str(run.stdout.trim()).expect("JSON written on SIGINT");
+    assert!(json["stacks"].is_array());
+}
+
+/// Acceptance 4: list.
+#[test]
+fn everyday_list() {
+    require_root();
+    let run = tracekit(["list", "block:*"], TIMEOUT);
+    run.assert_code(0);
+    assert!(
+        run.stdout
+            .lines()
+            .any(|l| l.trim_start().starts_with("block:block_rq_issue ")),
+        "{}",
+        run.stdout
+    );
+    let run = tracekit(["list", "--fields", "block:block_rq_issue"], TIMEOUT);
+    run.assert_code(0);
+    assert!(
+        run.stdout
+            .lines()
+            .any(|l| l.trim_start().starts_with("bytes ")),
+        "{}",
+        run.stdout
+    );
+    if !has_hardware_pmu() {
+        let run = tracekit(["list"], TIMEOUT);
+        run.assert_code(0);
+        assert!(
+            run.stdout
+                .lines()
+                .any(|l| l.trim_start().starts_with("cycles ") && l.contains("not supported here")),
+            "{}",
+            run.stdout
+        );
+    }
+}
+
+/// Acceptance 5: bad input, one line, exit 2.
+#[test]
+fn everyday_bad_input_one_line_errors() {
+    require_root();
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["stat", "-e", "cyclez", "-d", "1"],
+            "did you mean `cycles`",
+        ),
+        (
+            &["stat", "-e", "kprobe:vfs_read", "-d", "1"],
+            "use funccount",
+        ),
+        (
+            &["stat", "-e", "block:no_such_event", "-d", "1"],
+            "unknown tracepoint",
+        ),
+        (
+            &["top", "--sort", "cpu", "-d", "1"],
+            "valid: sym, dso, comm, pid",
+        ),
+        (
+            &[
+                "top",
+                "-e",
+                "raw_syscalls:sys_enter",
+                "--sort",
+                "sym",
+                "-d",
+                "1",
+            ],
+            "grouped by comm or pid",
+        ),
+    ];
+    for (args, needle) in cases {
+        let run = tracekit(args, TIMEOUT);
+        assert_eq!(run.code(), 2, "{args:?}: {run:#?}");
+        let lines: Vec<&str> = run.stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{args:?}: {}", run.stderr);
+        assert!(lines[0].contains(needle), "{args:?}: {}", run.stderr);
+    }
+}
