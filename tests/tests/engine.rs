@@ -9,7 +9,8 @@ use std::{
 
 use serde_json::Value;
 use tracekit_tests::{
-    fixture, kill, require_root, scratch, spawn_tracekit, tracekit, wait_for_stderr, wait_output,
+    fixture, kill, parse_json, require_root, scratch, spawn_tracekit, tracekit, wait_for_stderr,
+    wait_output,
 };
 
 const TIMEOUT: Duration = Duration::from_secs(60);
@@ -23,11 +24,6 @@ fn group_count(json: &Value, column: &str, value: &str) -> u64 {
         .filter(|g| g["key"][column] == value)
         .map(|g| g["count"].as_u64().unwrap())
         .sum()
-}
-
-fn parse_json(stdout: &str) -> Value {
-    serde_json::from_str(stdout.lines().last().unwrap_or(""))
-        .unwrap_or_else(|err| panic!("not JSON ({err}): {stdout}"))
 }
 
 /// Runs `dd` writing `count` blocks of `bs` with O_DIRECT into `file`, as `program` (a copy
@@ -427,7 +423,6 @@ fn engine_bad_input_one_line_errors() {
             vec!["hist", "block:block_rq_issue", "--filter", &long_filter],
             "at most 32",
         ),
-        (vec!["count", "k:vfs_read"], "not supported yet"),
         (vec!["bitesize", "--disk", "nosuchdisk"], "no such disk"),
         (vec!["syscount", "-o", "x.svg"], ".txt or .json"),
     ];
