@@ -58,11 +58,18 @@ impl Symbolizer {
     /// exits before [`Symbolizer::user`] is called. Calling it again (after an `exec`)
     /// replaces the cached map. Returns false when the process is already gone.
     pub fn remember_process(&mut self, pid: u32) -> bool {
+        // An exiting process (or a zombie) shows an empty map; caching it would replace a
+        // good map from an earlier announcement with nothing.
+        if !has_memory_map(pid) {
+            log::debug!("pid {pid} has no memory map left to remember");
+            return false;
+        }
         let mut cache = CacheProcess::new(Pid::from(pid));
         // JIT perf maps (/tmp/perf-PID.map) are read at symbolization time.
         cache.cache_perf_map = false;
         match self.inner.cache(&Cache::Process(cache)) {
             Ok(()) => {
+                log::debug!("remembered the memory map of pid {pid}");
                 self.remembered.insert(pid);
                 true
             }
@@ -96,6 +103,16 @@ impl Symbolizer {
         let symbolized = self.inner.symbolize(&source, Input::AbsAddr(&lookup));
         frames_outermost_first(symbolized, lookup.len(), FrameKind::User, Some(pid))
     }
+}
+
+/// Whether `/proc/PID/maps` has at least one entry: false once the process's memory is torn
+/// down at exit (the file still exists until the zombie is reaped).
+fn has_memory_map(pid: u32) -> bool {
+    use std::io::Read as _;
+    let mut byte = [0u8; 1];
+    std::fs::File::open(format!("/proc/{pid}/maps"))
+        .and_then(|mut maps| maps.read(&mut byte))
+        .is_ok_and(|n| n == 1)
 }
 
 fn is_alive(pid: u32) -> bool {

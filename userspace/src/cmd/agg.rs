@@ -59,6 +59,23 @@ pub type RecordHandler<'a> = Box<dyn FnMut(&[u8]) + 'a>;
 /// A ring buffer and what to do with each record.
 pub type RingHandler<'a> = (RingBuf<MapData>, RecordHandler<'a>);
 
+/// Remembers the memory map of each process the engine announces (the first time one of its
+/// stacks is taken, and after `exec`), so that user frames of processes that exit before the
+/// end still symbolize.
+pub fn announce_handler<'a>(
+    engine: &mut Engine,
+    symbolizer: &'a std::cell::RefCell<tracekit::symbolize::Symbolizer>,
+) -> Result<RingHandler<'a>> {
+    Ok((
+        engine.take_announce()?,
+        Box::new(move |record: &[u8]| {
+            if let Some(pid) = tracekit::profile::announced_pid(record) {
+                symbolizer.borrow_mut().remember_process(pid);
+            }
+        }),
+    ))
+}
+
 /// What [`run_engines`] needs.
 pub struct Setup<'a> {
     /// The subcommand, for messages.
@@ -132,9 +149,8 @@ pub fn run_engines<'a>(
     }
     let attached_after = started.elapsed();
     let handlers = rings(&mut engines)?;
-    if let Some(workload) = workload.as_mut() {
+    if let Some(workload) = workload.as_ref() {
         exit_fds.push(workload.pidfd()?);
-        workload.start()?;
     }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()
@@ -161,6 +177,11 @@ pub fn run_engines<'a>(
             let fd = unsafe { AsyncFd::register_with_interest(ring, Interest::READABLE) }
                 .map_err(|err| io(err.into()))?;
             rings.push((fd, handler));
+        }
+        // Released only now, with the event loop ready: a command that runs for a
+        // millisecond must still have its memory map read before it exits.
+        if let Some(workload) = workload.as_mut() {
+            workload.start()?;
         }
         let mut last_tick = Instant::now();
         let stop = loop {
@@ -586,12 +607,7 @@ pub fn print_summary(
     workload_exit: Option<Exit>,
     all_tasks: bool,
 ) {
-    let why = match (stop, scope) {
-        (Stop::Duration, _) => "duration reached".to_string(),
-        (Stop::Signal(name), _) => format!("{name} received"),
-        (Stop::Exited, Scope::Command(_)) => "command exited".to_string(),
-        (Stop::Exited, _) => "traced processes exited".to_string(),
-    };
+    let why = stop.reason(scope);
     let filtered = if stats.filtered > 0 {
         format!(" ({} more did not pass the filter)", stats.filtered)
     } else {

@@ -17,10 +17,9 @@ use tracekit::{
     symbolize::Symbolizer,
     workload::{Exit, Workload},
 };
-use tracekit_common::profile::ProcessEvent;
 
 use crate::{
-    cli::{ProfileArgs, Scope},
+    cli::{OutputArgs, ProfileArgs, Scope},
     cmd::session::{self, Stop, Stopper, Wake},
 };
 
@@ -65,9 +64,8 @@ pub fn run(args: ProfileArgs, verbose: u8) -> Result<()> {
             symbolizer.remember_process(pid);
         }
     }
-    if let Some(workload) = workload.as_mut() {
+    if let Some(workload) = workload.as_ref() {
         exit_fds.push(workload.pidfd()?);
-        workload.start()?;
     }
 
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -84,7 +82,7 @@ pub fn run(args: ProfileArgs, verbose: u8) -> Result<()> {
         hz,
         interval_base: profile::RawProfile::default(),
     };
-    let (stop, mut events) = runtime.block_on(run.collect(events, exit_fds))?;
+    let (stop, mut events) = runtime.block_on(run.collect(events, exit_fds, workload.as_mut()))?;
     let elapsed = collect_started.elapsed();
     profiler.detach()?;
     session::restore_default_signals();
@@ -116,41 +114,16 @@ pub fn run(args: ProfileArgs, verbose: u8) -> Result<()> {
         cpus: options_cpus(),
     };
 
-    if let (Some(path), Some(format)) = (args.output.output.as_deref(), file_format) {
-        output::write_file(path, |out| {
-            write_profile(out, format, &profile, &header, args.top)
-        })?;
-    }
-    let stdout_format = if args.output.json {
-        Some(Format::Json)
-    } else if args.output.output.is_none() && args.timing.interval.is_none() {
-        Some(Format::Text)
-    } else {
-        None
-    };
-    if let Some(format) = stdout_format {
-        let mut stdout = std::io::stdout().lock();
-        write_profile(&mut stdout, format, &profile, &header, args.top)
-            .and_then(|()| stdout.flush())
-            .map_err(|err| Error::Runtime {
-                what: "writing to stdout".into(),
-                source: Some(Box::new(err)),
-            })?;
-    }
-
+    emit_profile(
+        &args.output,
+        file_format,
+        &profile,
+        &header,
+        args.top,
+        args.timing.interval.is_none(),
+    )?;
     print_summary(&profile, &header, stop, &scope, workload_exit);
-    if let (Some(path), Some(format)) = (args.output.output.as_deref(), file_format) {
-        eprintln!(
-            "Wrote {} ({}).",
-            path.display(),
-            match format {
-                Format::Text => "report",
-                Format::Folded => "folded stacks",
-                Format::Svg => "flame graph",
-                Format::Json => "JSON",
-            }
-        );
-    }
+    print_written(&args.output, file_format);
     if verbose >= 1 {
         let (user, sys, max_rss_kib) = session::own_usage();
         eprintln!(
@@ -162,6 +135,54 @@ pub fn run(args: ProfileArgs, verbose: u8) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// Writes a stack profile where the flags ask: to `-o FILE` in `file_format`, and to stdout
+/// as JSON with `--json`, or as the text report when there is no `-o` and `text_on_stdout`.
+pub fn emit_profile(
+    output: &OutputArgs,
+    file_format: Option<Format>,
+    profile: &Profile,
+    header: &Header<'_>,
+    top: usize,
+    text_on_stdout: bool,
+) -> Result<()> {
+    if let (Some(path), Some(format)) = (output.output.as_deref(), file_format) {
+        output::write_file(path, |out| write_profile(out, format, profile, header, top))?;
+    }
+    let stdout_format = if output.json {
+        Some(Format::Json)
+    } else if output.output.is_none() && text_on_stdout {
+        Some(Format::Text)
+    } else {
+        None
+    };
+    if let Some(format) = stdout_format {
+        let mut stdout = std::io::stdout().lock();
+        write_profile(&mut stdout, format, profile, header, top)
+            .and_then(|()| stdout.flush())
+            .map_err(|err| Error::Runtime {
+                what: "writing to stdout".into(),
+                source: Some(Box::new(err)),
+            })?;
+    }
+    Ok(())
+}
+
+/// Says on stderr what `-o FILE` received, after the summary.
+pub fn print_written(output: &OutputArgs, file_format: Option<Format>) {
+    if let (Some(path), Some(format)) = (output.output.as_deref(), file_format) {
+        eprintln!(
+            "Wrote {} ({}).",
+            path.display(),
+            match format {
+                Format::Text => "report",
+                Format::Folded => "folded stacks",
+                Format::Svg => "flame graph",
+                Format::Json => "JSON",
+            }
+        );
+    }
 }
 
 /// The number of online CPUs.
@@ -186,6 +207,7 @@ impl Run<'_> {
         &mut self,
         events: RingBuf<MapData>,
         exit_fds: Vec<std::os::fd::OwnedFd>,
+        workload: Option<&mut Workload>,
     ) -> Result<(Stop, RingBuf<MapData>)> {
         let io =
             |err: std::io::Error| Error::runtime(format!("polling the event ring buffer: {err}"));
@@ -209,6 +231,11 @@ impl Run<'_> {
                 .map(|d| format!(" for {d} s"))
                 .unwrap_or_default()
         );
+        // Released only now, with the event loop ready: a command that runs for a
+        // millisecond must still have its memory map read before it exits.
+        if let Some(workload) = workload {
+            workload.start()?;
+        }
         let mut last_tick = Instant::now();
         let stop = loop {
             tokio::select! {
@@ -267,15 +294,13 @@ impl Run<'_> {
 }
 
 /// Caches the memory map of every process the kernel announced as newly sampled.
-fn remember_announced(events: &mut RingBuf<MapData>, symbolizer: &mut Symbolizer) {
+pub fn remember_announced(events: &mut RingBuf<MapData>, symbolizer: &mut Symbolizer) {
     while let Some(item) = events.next() {
-        if item.len() < size_of::<ProcessEvent>() {
-            continue;
-        }
-        // SAFETY: the kernel wrote a ProcessEvent; read_unaligned copes with any alignment.
-        let event: ProcessEvent = unsafe { std::ptr::read_unaligned(item.as_ptr().cast()) };
+        let pid = profile::announced_pid(&item);
         drop(item);
-        symbolizer.remember_process(event.pid);
+        if let Some(pid) = pid {
+            symbolizer.remember_process(pid);
+        }
     }
 }
 
@@ -418,12 +443,7 @@ fn print_summary(
 ) {
     let stats = &profile.stats;
     let processes: std::collections::HashSet<u32> = profile.stacks.iter().map(|s| s.pid).collect();
-    let why = match (stop, scope) {
-        (Stop::Duration, _) => "duration reached".to_string(),
-        (Stop::Signal(name), _) => format!("{name} received"),
-        (Stop::Exited, Scope::Command(_)) => "command exited".to_string(),
-        (Stop::Exited, _) => "traced processes exited".to_string(),
-    };
+    let why = stop.reason(scope);
     eprintln!(
         "Collected {} samples from {} in {:.2} s at {} Hz on {} CPUs ({why}).",
         stats.samples,
