@@ -15,7 +15,13 @@ EXAMPLES:
   tracekit hist block:block_rq_issue --value bytes --by comm   # I/O sizes per process
   tracekit count 'syscalls:sys_enter_*' -d 5 # which syscalls, how often
   tracekit syscount -p 1234 --latency        # syscalls of pid 1234 with time spent
-  tracekit biolatency -d 10                  # block I/O latency histogram";
+  tracekit biolatency -d 10                  # block I/O latency histogram
+  tracekit hist uprobe:libc:malloc --value arg0 -p 1234     # malloc sizes of pid 1234
+  tracekit funclatency vfs_read --unit us    # kernel function latency histogram
+  tracekit trace 'k:tcp_sendmsg' --filter 'size > 100' --print size
+  tracekit stat -e 'syscalls:sys_enter_*' -- ./app  # perf stat, tracepoints included
+  tracekit top -e raw_syscalls:sys_enter --sort comm   # syscalls per process, live
+  tracekit offcpu -p 1234 -d 10 -o offcpu.svg          # where pid 1234 waits";
 
 const HIST_EXAMPLES: &str = "\
 EXAMPLES:
@@ -25,9 +31,13 @@ EXAMPLES:
   tracekit hist block:block_rq_issue --value nr_sector --filter 'nr_sector > 200'
   tracekit hist sched:sched_process_exec --by comm            # counts, no --value
   tracekit hist net:net_dev_xmit --value len --linear 0,1500,100
+  tracekit hist uprobe:libc:malloc --value arg0 -p 1234       # malloc sizes
+  tracekit hist kretprobe:vfs_read --value retval             # bytes returned by reads
+  tracekit hist fentry:tcp_sendmsg --value size --by comm     # BTF parameter names
 
-Fields are the tracepoint's own (`tracekit list --fields PROBE` shows them) plus pid, tid,
-cpu, comm. --filter takes perf/ftrace syntax: == != < <= > >= & ~ !~ && || ! ( ).";
+Fields are the tracepoint's own (`tracekit list --fields PROBE` shows them), arg0..arg5,
+retval and latency on function probes, BTF parameter names on kernel functions, plus pid,
+tid, cpu, comm. --filter takes perf/ftrace syntax: == != < <= > >= & ~ !~ && || ! ( ).";
 
 const COUNT_EXAMPLES: &str = "\
 EXAMPLES:
@@ -35,7 +45,9 @@ EXAMPLES:
   tracekit count block:block_rq_issue block:block_rq_complete
   tracekit count sched:sched_switch --by comm --top 10
   tracekit count syscalls:sys_enter_getppid -- ./app          # run ./app, count its calls
-  tracekit count block:block_rq_issue --filter 'bytes >= 65536' --by comm";
+  tracekit count block:block_rq_issue --filter 'bytes >= 65536' --by comm
+  tracekit count 'k:vfs_*' --by comm -d 5                     # kernel functions too
+  tracekit count uprobe:libc:malloc --filter 'arg0 >= 4096' -p 1234";
 
 const BITESIZE_EXAMPLES: &str = "\
 EXAMPLES:
@@ -68,7 +80,7 @@ EXAMPLES:
 Output by -o FILE's extension: .txt (report), .folded (flamegraph.pl/inferno input),
 .svg (flame graph), .json. Kernel frames in folded stacks end in _[k].";
 
-/// eBPF tracing toolkit: CPU profiles and flame graphs, aggregated in the kernel.
+/// eBPF tracing toolkit: profiles, counts and histograms of any event, aggregated in the kernel.
 #[derive(Debug, Parser)]
 #[command(name = "tracekit", version, after_help = EXAMPLES, propagate_version = true)]
 pub struct Cli {
@@ -85,10 +97,10 @@ pub enum Command {
     /// Sample on-CPU stacks (perf record -g + flame graph, bcc profile)
     #[command(after_help = PROFILE_EXAMPLES)]
     Profile(ProfileArgs),
-    /// Histogram (log2 or linear) or counts of a tracepoint field, per group, in the kernel
+    /// Histogram (log2 or linear) or counts of an event's field, per group, in the kernel
     #[command(after_help = HIST_EXAMPLES)]
     Hist(HistArgs),
-    /// Count tracepoint events, per event and group (perf stat -e, bpftrace count())
+    /// Count events, per event and group (perf stat -e, bpftrace count())
     #[command(after_help = COUNT_EXAMPLES)]
     Count(CountArgs),
     /// Block I/O size histograms per process (perf-tools/bcc bitesize)
