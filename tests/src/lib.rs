@@ -275,3 +275,31 @@ pub fn kprobes_or_skip(test: &str) -> bool {
     );
     false
 }
+
+/// The JSON document on the last line of a tool's stdout (`--json` output).
+pub fn parse_json(stdout: &str) -> serde_json::Value {
+    serde_json::from_str(stdout.lines().last().unwrap_or(""))
+        .unwrap_or_else(|err| panic!("not JSON ({err}): {stdout}"))
+}
+
+/// The sum of every group's count in an engine command's JSON output.
+pub fn total_count(json: &serde_json::Value) -> u64 {
+    json["groups"]
+        .as_array()
+        .expect("groups")
+        .iter()
+        .map(|g| g["count"].as_u64().unwrap())
+        .sum()
+}
+
+/// The count in the histogram bucket starting at `low`, summed over the groups.
+pub fn bucket(json: &serde_json::Value, low: u64) -> u64 {
+    json["groups"]
+        .as_array()
+        .expect("groups")
+        .iter()
+        .flat_map(|g| g["hist"].as_array().unwrap())
+        .filter(|b| b["low"].as_u64() == Some(low))
+        .map(|b| b["count"].as_u64().unwrap())
+        .sum()
+}

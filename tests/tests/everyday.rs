@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 use tracekit_tests::{
-    fixture, kill, parse_folded, require_root, scratch, spawn_fixture, spawn_tracekit, tracekit,
-    wait_for_stderr, wait_output,
+    fixture, kill, parse_folded, parse_json, require_root, scratch, spawn_fixture, spawn_tracekit,
+    tracekit, wait_for_stderr, wait_output,
 };
 
 const TIMEOUT: Duration = Duration::from_secs(60);
@@ -16,8 +16,7 @@ fn stat_json(args: &[&str]) -> Value {
     all.extend(args);
     let run = tracekit(&all, TIMEOUT);
     run.assert_code(0);
-    serde_json::from_str(run.stdout.lines().last().unwrap_or(""))
-        .unwrap_or_else(|err| panic!("not JSON ({err}): {}", run.stdout))
+    parse_json(&run.stdout)
 }
 
 fn event<'a>(json: &'a Value, name: &str) -> &'a Value {

@@ -5,40 +5,13 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
 use tracekit_tests::{
-    fixture, kill, kprobes_or_skip, require_root, spawn_tracekit, tracekit, wait_for_stderr,
-    wait_output,
+    bucket, fixture, kill, kprobes_or_skip, parse_json, require_root, spawn_tracekit, total_count,
+    tracekit, wait_for_stderr, wait_output,
 };
 
 // Emulated VMs run everything 2-10x slower.
 const TIMEOUT: Duration = Duration::from_secs(300);
-
-fn json(stdout: &str) -> Value {
-    serde_json::from_str(stdout.lines().last().unwrap_or(""))
-        .unwrap_or_else(|err| panic!("not JSON ({err}): {stdout}"))
-}
-
-fn total(json: &Value) -> u64 {
-    json["groups"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|g| g["count"].as_u64().unwrap())
-        .sum()
-}
-
-/// Count in the histogram bucket starting at `low`.
-fn bucket(json: &Value, low: u64) -> u64 {
-    json["groups"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|g| g["hist"].as_array().unwrap())
-        .filter(|b| b["low"].as_u64() == Some(low))
-        .map(|b| b["count"].as_u64().unwrap())
-        .sum()
-}
 
 fn reads() -> String {
     fixture("tk_reads").to_string_lossy().into_owned()
@@ -56,8 +29,8 @@ fn kfunc_funccount_vfs_read() {
         TIMEOUT,
     );
     run.assert_code(0);
-    let json = json(&run.stdout);
-    assert!(total(&json) >= 500, "{json:#}");
+    let json = parse_json(&run.stdout);
+    assert!(total_count(&json) >= 500, "{json:#}");
     assert_eq!(json["groups"][0]["key"]["function"], "vfs_read", "{json:#}");
 }
 
@@ -82,7 +55,7 @@ fn kfunc_kretprobe_retval_bucket() {
         TIMEOUT,
     );
     run.assert_code(0);
-    let json = json(&run.stdout);
+    let json = parse_json(&run.stdout);
     assert!(bucket(&json, 4096) >= 300, "{json:#}");
 }
 
@@ -109,11 +82,11 @@ fn kfunc_btf_argument_by_name() {
         TIMEOUT,
     );
     run.assert_code(0);
-    let json = json(&run.stdout);
+    let json = parse_json(&run.stdout);
     assert!(bucket(&json, 4096) >= 300, "{json:#}");
     assert_eq!(
         bucket(&json, 4096),
-        total(&json),
+        total_count(&json),
         "only count == 4096 passed: {json:#}"
     );
 }
@@ -145,7 +118,7 @@ fn kfunc_fentry_and_kprobe_agree() {
         );
         run.assert_code(0);
         assert!(run.stderr.contains(note), "{flag}: {}", run.stderr);
-        counts.push(total(&json(&run.stdout)));
+        counts.push(total_count(&parse_json(&run.stdout)));
     }
     assert!(counts[0] >= 400, "{counts:?}");
     assert_eq!(counts[0], counts[1], "fentry and kprobe counts differ");
@@ -172,8 +145,8 @@ fn kfunc_funclatency_counts_calls() {
         TIMEOUT,
     );
     run.assert_code(0);
-    let json = json(&run.stdout);
-    assert!(total(&json) >= 200, "{json:#}");
+    let json = parse_json(&run.stdout);
+    assert!(total_count(&json) >= 200, "{json:#}");
     assert_eq!(json["unit"], "nsecs");
 }
 
