@@ -4,6 +4,7 @@
 
 use std::{
     io::{BufRead as _, BufReader, Read as _},
+    os::unix::process::CommandExt as _,
     path::{Path, PathBuf},
     process::{Child, Command, Stdio},
     time::{Duration, Instant},
@@ -68,6 +69,8 @@ struct Watcher {
     command: Option<Vec<String>>,
     /// A line on stderr (true) or stdout that says it is attached.
     ready: Option<(&'static str, bool)>,
+    /// Perf event fds it holds once attached, when its line comes before attaching.
+    perf_event_fds: usize,
 }
 
 fn syscount(tracekit: &Path, calls: u64, rounds: usize) -> Result<()> {
@@ -90,16 +93,19 @@ fn syscount(tracekit: &Path, calls: u64, rounds: usize) -> Result<()> {
             name: "getppid loop alone",
             command: None,
             ready: None,
+            perf_event_fds: 0,
         },
         Watcher {
             name: "empty BPF program on raw tracepoint sys_enter (the floor)",
             command: Some(vec![floor.display().to_string(), "sys_enter".into()]),
             ready: Some(("attached", true)),
+            perf_event_fds: 0,
         },
         Watcher {
             name: "tracekit syscount",
             command: Some(vec![tk.clone(), "syscount".into()]),
             ready: Some(("Hit Ctrl-C", true)),
+            perf_event_fds: 0,
         },
         Watcher {
             name: "tracekit syscount --by comm",
@@ -110,11 +116,13 @@ fn syscount(tracekit: &Path, calls: u64, rounds: usize) -> Result<()> {
                 "comm".into(),
             ]),
             ready: Some(("Hit Ctrl-C", true)),
+            perf_event_fds: 0,
         },
         Watcher {
             name: "tracekit count raw_syscalls:sys_enter (classic tracepoint)",
             command: Some(vec![tk, "count".into(), "raw_syscalls:sys_enter".into()]),
             ready: Some(("Hit Ctrl-C", true)),
+            perf_event_fds: 0,
         },
     ];
     if let Some(perf) = find_program("perf") {
@@ -128,6 +136,7 @@ fn syscount(tracekit: &Path, calls: u64, rounds: usize) -> Result<()> {
                 "-a".into(),
             ]),
             ready: None,
+            perf_event_fds: 0,
         });
     }
     if let Some(bpftrace) = find_program("bpftrace") {
@@ -148,7 +157,9 @@ fn syscount(tracekit: &Path, calls: u64, rounds: usize) -> Result<()> {
                     "-e".into(),
                     program.into(),
                 ]),
+                // bpftrace says "Attaching" before it attaches.
                 ready: Some(("Attaching", false)),
+                perf_event_fds: 1,
             });
         }
     }
@@ -177,7 +188,7 @@ fn syscount(tracekit: &Path, calls: u64, rounds: usize) -> Result<()> {
                         None => (Stdio::null(), Stdio::null()),
                     };
                     command.stdout(out).stderr(err);
-                    Some(start_until(&mut command, watcher.ready)?.0)
+                    Some(start_until(&mut command, watcher.ready, watcher.perf_event_fds)?.0)
                 }
                 None => None,
             };
@@ -191,8 +202,7 @@ fn syscount(tracekit: &Path, calls: u64, rounds: usize) -> Result<()> {
                 bail!("tk_syscalls failed");
             }
             if let Some(child) = child {
-                interrupt(&child);
-                wait_usage(child)?;
+                stop(child)?;
             }
             ns_per_call[index].push(elapsed.as_secs_f64() * 1e9 / calls as f64);
         }
@@ -235,15 +245,23 @@ impl Usage {
 
 /// Reaps `child` with wait4(2), returning its exit code and usage.
 fn wait_usage(child: Child) -> Result<(i32, Usage)> {
+    Ok(try_wait_usage(&child, 0)?.expect("a blocking wait4 reaps"))
+}
+
+/// wait4(2) with `flags` (WNOHANG: None while the child runs).
+fn try_wait_usage(child: &Child, flags: i32) -> Result<Option<(i32, Usage)>> {
     let pid = child.id() as libc::pid_t;
     let mut status = 0;
     // SAFETY: wait4(2) with live out-pointers; the child is ours and not yet reaped.
     let usage = unsafe {
         let mut usage: libc::rusage = std::mem::zeroed();
-        if libc::wait4(pid, &mut status, 0, &mut usage) < 0 {
-            bail!("wait4({pid}): {}", std::io::Error::last_os_error());
+        match libc::wait4(pid, &mut status, flags, &mut usage) {
+            0 => return Ok(None),
+            reaped if reaped < 0 => {
+                bail!("wait4({pid}): {}", std::io::Error::last_os_error())
+            }
+            _ => usage,
         }
-        usage
     };
     let time = |tv: libc::timeval| {
         Duration::from_secs(tv.tv_sec as u64) + Duration::from_micros(tv.tv_usec as u64)
@@ -253,13 +271,38 @@ fn wait_usage(child: Child) -> Result<(i32, Usage)> {
     } else {
         128 + libc::WTERMSIG(status)
     };
-    Ok((
+    Ok(Some((
         code,
         Usage {
             cpu: time(usage.ru_utime) + time(usage.ru_stime),
             max_rss_kib: usage.ru_maxrss as u64,
         },
-    ))
+    )))
+}
+
+/// Ends a watcher as Ctrl-C would and reaps it: closes its stdin (bench_floor waits on it)
+/// and sends SIGINT, again each second, since a SIGINT that lands while bpftrace sets up its
+/// poll loop is lost; SIGKILL and an error after 30 s.
+fn stop(mut child: Child) -> Result<(i32, Usage)> {
+    drop(child.stdin.take());
+    let started = Instant::now();
+    let mut signalled: Option<Instant> = None;
+    loop {
+        if let Some(reaped) = try_wait_usage(&child, libc::WNOHANG)? {
+            return Ok(reaped);
+        }
+        if started.elapsed() > Duration::from_secs(30) {
+            let _ = child.kill();
+            let _ = child.wait();
+            bail!("pid {} did not end within 30 s of SIGINT", child.id());
+        }
+        if signalled.is_none_or(|at| at.elapsed() >= Duration::from_secs(1)) {
+            // SAFETY: kill(2) on our own child, not yet reaped.
+            unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+            signalled = Some(Instant::now());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 /// Runs a command to completion with stdout to `stdout`, returning its usage.
@@ -276,12 +319,26 @@ fn run_measured(command: &mut Command, stdout: &Path) -> Result<Usage> {
     Ok(usage)
 }
 
-/// Starts a command and waits until `ready` appears in the stream it names.
-fn start_until(command: &mut Command, ready: Option<(&str, bool)>) -> Result<(Child, Duration)> {
+/// Starts a command and waits until `ready` appears in the stream it names, then until it
+/// holds `perf_event_fds` perf event fds.
+fn start_until(
+    command: &mut Command,
+    ready: Option<(&str, bool)>,
+    perf_event_fds: usize,
+) -> Result<(Child, Duration)> {
     let started = Instant::now();
     // A piped stdin stays open until the child is interrupted (bench_floor waits on it).
+    command.stdin(Stdio::piped());
+    // SAFETY: only async-signal-safe signal(2) between fork and exec. A shell that starts
+    // xtask in the background ignores SIGINT, and children would inherit that: interrupt()
+    // must end them.
+    unsafe {
+        command.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
     let mut child = command
-        .stdin(Stdio::piped())
         .spawn()
         .with_context(|| format!("starting {command:?}"))?;
     let Some((needle, on_stderr)) = ready else {
@@ -311,7 +368,30 @@ fn start_until(command: &mut Command, ready: Option<(&str, bool)>) -> Result<(Ch
     receiver
         .recv_timeout(Duration::from_secs(60))
         .with_context(|| format!("{command:?} never became ready"))?;
+    while count_perf_event_fds(child.id()) < perf_event_fds {
+        if started.elapsed() > Duration::from_secs(60) {
+            bail!("{command:?} never attached its {perf_event_fds} perf events");
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
     Ok((child, started.elapsed()))
+}
+
+/// The number of online CPUs.
+fn online_cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
+}
+
+/// How many perf event fds `pid` holds (tracepoint and perf event attachments).
+fn count_perf_event_fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|entries| {
+            entries
+                .filter_map(|entry| std::fs::read_link(entry.ok()?.path()).ok())
+                .filter(|target| target.as_os_str() == "anon_inode:[perf_event]")
+                .count()
+        })
+        .unwrap_or(0)
 }
 
 /// Runs two burners for `seconds` and returns their work rate (loops per second, summed).
@@ -342,11 +422,6 @@ struct Sample {
     usage: Usage,
     rate: f64,
     startup: Duration,
-}
-
-fn interrupt(child: &Child) {
-    // SAFETY: kill(2) on our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
 }
 
 fn profile(tracekit: &Path, seconds: f64, rounds: usize) -> Result<()> {
@@ -407,10 +482,10 @@ fn profile(tracekit: &Path, seconds: f64, rounds: usize) -> Result<()> {
                             .stdout(Stdio::null())
                             .stderr(Stdio::piped()),
                         Some(("Hit Ctrl-C", true)),
+                        0,
                     )?;
                     let rate = burn(&burner, seconds)?;
-                    interrupt(&child);
-                    let (code, usage) = wait_usage(child)?;
+                    let (code, usage) = stop(child)?;
                     if code != 0 {
                         bail!("tracekit exited with {code}");
                     }
@@ -429,11 +504,12 @@ fn profile(tracekit: &Path, seconds: f64, rounds: usize) -> Result<()> {
                             ])
                             .stdout(Stdio::piped())
                             .stderr(Stdio::null()),
+                        // "Attaching" comes before attaching: wait for every CPU's event.
                         Some(("Attaching", false)),
+                        online_cpus(),
                     )?;
                     let rate = burn(&burner, seconds)?;
-                    interrupt(&child);
-                    let (_, usage) = wait_usage(child)?;
+                    let (_, usage) = stop(child)?;
                     Sample {
                         usage,
                         rate,
@@ -449,10 +525,10 @@ fn profile(tracekit: &Path, seconds: f64, rounds: usize) -> Result<()> {
                             .stdout(Stdio::null())
                             .stderr(Stdio::null()),
                         None,
+                        0,
                     )?;
                     let rate = burn(&burner, seconds)?;
-                    interrupt(&child);
-                    let (_, record) = wait_usage(child)?;
+                    let (_, record) = stop(child)?;
                     let script_out = dir.join("perf.script");
                     let script = run_measured(
                         Command::new(perf.as_ref().unwrap())
