@@ -26,6 +26,19 @@ use crate::{
     tracefs,
 };
 
+/// The pid (tgid) a process announcement names: the kernel writes a
+/// [`tracekit_common::profile::ProcessEvent`] to an announce ring buffer when it first
+/// samples or stacks a process, and again after `exec`. `None` for a short record.
+pub fn announced_pid(record: &[u8]) -> Option<u32> {
+    if record.len() < size_of::<tracekit_common::profile::ProcessEvent>() {
+        return None;
+    }
+    // SAFETY: the kernel wrote a ProcessEvent; read_unaligned copes with any alignment.
+    let event: tracekit_common::profile::ProcessEvent =
+        unsafe { std::ptr::read_unaligned(record.as_ptr().cast()) };
+    Some(event.pid)
+}
+
 /// What to sample and how big the kernel maps are.
 #[derive(Clone, Debug)]
 pub struct ProfileOptions {

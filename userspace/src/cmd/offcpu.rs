@@ -14,23 +14,19 @@ use tracekit::{
         Attach, EngineSpec, Fields, PlanBuilder, Stage, TracepointFields, builtin, saved_operand,
         simple_operand,
     },
-    output::{self, Format},
     probe::Tracepoint,
     profile,
     symbolize::Symbolizer,
     tracefs,
 };
-use tracekit_common::{
-    engine::{Insn, op, operand},
-    profile::ProcessEvent,
-};
+use tracekit_common::engine::{Insn, op, operand};
 
 use crate::{
     cli::{OffcpuArgs, TaskState},
     cmd::{
         agg::{self, RingHandler, Setup},
         compile::Stacks,
-        profile::{Header, options_cpus, write_profile},
+        profile::{Header, emit_profile, options_cpus, print_written},
         stackcount::{Weight, collect_profile},
     },
 };
@@ -180,17 +176,7 @@ pub fn run(args: OffcpuArgs, verbose: u8) -> Result<()> {
             let mut handlers: Vec<RingHandler<'_>> = Vec::new();
             if stacks.user {
                 for engine in engines.iter_mut() {
-                    handlers.push((
-                        engine.take_announce()?,
-                        Box::new(move |bytes: &[u8]| {
-                            if bytes.len() >= size_of::<ProcessEvent>() {
-                                // SAFETY: the kernel wrote a ProcessEvent.
-                                let event: ProcessEvent =
-                                    unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast()) };
-                                symbolizer.borrow_mut().remember_process(event.pid);
-                            }
-                        }),
-                    ));
+                    handlers.push(agg::announce_handler(engine, symbolizer)?);
                 }
             }
             Ok(handlers)
@@ -208,27 +194,7 @@ pub fn run(args: OffcpuArgs, verbose: u8) -> Result<()> {
         elapsed: finished.elapsed,
         cpus: options_cpus(),
     };
-    if let (Some(path), Some(format)) = (args.output.output.as_deref(), file_format) {
-        output::write_file(path, |out| {
-            write_profile(out, format, &profile, &header, args.top)
-        })?;
-    }
-    let stdout_format = if args.output.json {
-        Some(Format::Json)
-    } else if args.output.output.is_none() {
-        Some(Format::Text)
-    } else {
-        None
-    };
-    if let Some(format) = stdout_format {
-        let mut stdout = std::io::stdout().lock();
-        write_profile(&mut stdout, format, &profile, &header, args.top).map_err(|err| {
-            Error::Runtime {
-                what: "writing to stdout".into(),
-                source: Some(Box::new(err)),
-            }
-        })?;
-    }
+    emit_profile(&args.output, file_format, &profile, &header, args.top, true)?;
     let stats = agg::read_all(&finished.engines)?.stats;
     let total_us: u64 = profile.stacks.iter().map(|s| s.count).sum();
     eprintln!(
@@ -244,6 +210,7 @@ pub fn run(args: OffcpuArgs, verbose: u8) -> Result<()> {
         finished.workload_exit,
         true,
     );
+    print_written(&args.output, file_format);
     agg::print_usage(verbose, finished.attached_after);
     Ok(())
 }

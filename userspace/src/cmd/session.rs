@@ -29,6 +29,19 @@ pub enum Stop {
     Exited,
 }
 
+impl Stop {
+    /// Why the run ended, for the summary line: "duration reached", "SIGINT received",
+    /// "command exited" (`-- CMD`) or "traced processes exited" (`-p`).
+    pub fn reason(self, scope: &Scope) -> String {
+        match (self, scope) {
+            (Stop::Duration, _) => "duration reached".to_string(),
+            (Stop::Signal(name), _) => format!("{name} received"),
+            (Stop::Exited, Scope::Command(_)) => "command exited".to_string(),
+            (Stop::Exited, _) => "traced processes exited".to_string(),
+        }
+    }
+}
+
 /// Stop conditions and interval ticks of one run. Create it inside the tokio runtime.
 pub struct Stopper {
     sleep: Option<std::pin::Pin<Box<Sleep>>>,

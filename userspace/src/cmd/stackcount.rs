@@ -8,13 +8,12 @@ use std::{cell::RefCell, collections::HashMap};
 use tracekit::{
     Result,
     engine::{KeyColumn, KeyKind},
-    output::{self, Format},
     profile::{self, RawProfile},
     symbolize::Symbolizer,
 };
 use tracekit_common::{
     engine::STR_BYTES,
-    profile::{ProcessEvent, STACK_NONE, SampleKey},
+    profile::{STACK_NONE, SampleKey},
 };
 
 use crate::{
@@ -22,7 +21,7 @@ use crate::{
     cmd::{
         agg::{self, RingHandler, Setup},
         compile::{self, Request, Stacks},
-        profile::{Header, options_cpus, write_profile},
+        profile::{Header, emit_profile, options_cpus, print_written},
     },
 };
 
@@ -61,17 +60,7 @@ pub fn run(args: StackcountArgs, verbose: u8) -> Result<()> {
             let mut handlers: Vec<RingHandler<'_>> = Vec::new();
             if stacks.user {
                 for engine in engines.iter_mut() {
-                    handlers.push((
-                        engine.take_announce()?,
-                        Box::new(move |bytes: &[u8]| {
-                            if bytes.len() >= size_of::<ProcessEvent>() {
-                                // SAFETY: the kernel wrote a ProcessEvent.
-                                let event: ProcessEvent =
-                                    unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast()) };
-                                symbolizer.borrow_mut().remember_process(event.pid);
-                            }
-                        }),
-                    ));
+                    handlers.push(agg::announce_handler(engine, symbolizer)?);
                 }
             }
             Ok(handlers)
@@ -96,27 +85,7 @@ pub fn run(args: StackcountArgs, verbose: u8) -> Result<()> {
         elapsed: finished.elapsed,
         cpus: options_cpus(),
     };
-    if let (Some(path), Some(format)) = (args.output.output.as_deref(), file_format) {
-        output::write_file(path, |out| {
-            write_profile(out, format, &profile, &header, args.top)
-        })?;
-    }
-    let stdout_format = if args.output.json {
-        Some(Format::Json)
-    } else if args.output.output.is_none() {
-        Some(Format::Text)
-    } else {
-        None
-    };
-    if let Some(format) = stdout_format {
-        let mut stdout = std::io::stdout().lock();
-        write_profile(&mut stdout, format, &profile, &header, args.top).map_err(|err| {
-            tracekit::Error::Runtime {
-                what: "writing to stdout".into(),
-                source: Some(Box::new(err)),
-            }
-        })?;
-    }
+    emit_profile(&args.output, file_format, &profile, &header, args.top, true)?;
     let stats = agg::read_all(&finished.engines)?.stats;
     agg::print_summary(
         &stats,
@@ -126,9 +95,7 @@ pub fn run(args: StackcountArgs, verbose: u8) -> Result<()> {
         finished.workload_exit,
         false,
     );
-    if let (Some(path), Some(_)) = (args.output.output.as_deref(), file_format) {
-        eprintln!("Wrote {}.", path.display());
-    }
+    print_written(&args.output, file_format);
     agg::print_usage(verbose, finished.attached_after);
     Ok(())
 }

@@ -16,9 +16,7 @@ use tracekit::{
     symbolize::Symbolizer,
     workload::Workload,
 };
-use tracekit_common::profile::{
-    DEFAULT_COUNT_MAP_ENTRIES, DEFAULT_STACK_MAP_ENTRIES, ProcessEvent,
-};
+use tracekit_common::profile::{DEFAULT_COUNT_MAP_ENTRIES, DEFAULT_STACK_MAP_ENTRIES};
 
 use crate::{
     cli::{Scope, TimingArgs, TopArgs},
@@ -227,15 +225,7 @@ fn run_samples(args: &TopArgs, keys: &[SortKey]) -> Result<()> {
             match stopper.next().await {
                 Wake::Stop(_) => return Ok::<_, Error>(()),
                 Wake::Tick => {
-                    while let Some(item) = events.next() {
-                        if item.len() >= size_of::<ProcessEvent>() {
-                            // SAFETY: the kernel wrote a ProcessEvent.
-                            let event: ProcessEvent =
-                                unsafe { std::ptr::read_unaligned(item.as_ptr().cast()) };
-                            drop(item);
-                            symbolizer.remember_process(event.pid);
-                        }
-                    }
+                    crate::cmd::profile::remember_announced(&mut events, &mut symbolizer);
                     let now = profiler.read()?;
                     let (rows, total) = rank_samples(&now.since(&previous), &symbolizer, keys);
                     previous = now;

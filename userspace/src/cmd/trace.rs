@@ -12,10 +12,7 @@ use tracekit::{
     stacks::{Frame, UNKNOWN_SYMBOL},
     symbolize::{Symbolizer, kernel_function},
 };
-use tracekit_common::{
-    engine::{STR_BYTES, TraceRecord},
-    profile::ProcessEvent,
-};
+use tracekit_common::engine::{STR_BYTES, TraceRecord};
 
 use crate::{
     cli::TraceArgs,
@@ -153,17 +150,7 @@ pub fn run(args: TraceArgs, verbose: u8) -> Result<()> {
                     }),
                 ));
                 if stacks.user {
-                    handlers.push((
-                        engine.take_announce()?,
-                        Box::new(move |bytes: &[u8]| {
-                            if bytes.len() >= size_of::<ProcessEvent>() {
-                                // SAFETY: the kernel wrote a ProcessEvent.
-                                let event: ProcessEvent =
-                                    unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast()) };
-                                symbolizer.borrow_mut().remember_process(event.pid);
-                            }
-                        }),
-                    ));
+                    handlers.push(agg::announce_handler(engine, symbolizer)?);
                 }
             }
             Ok(handlers)
