@@ -347,7 +347,9 @@ pub fn run(
         finished.stop,
         &finished.scope,
         finished.workload_exit,
-        false,
+        // Other tasks' ends are expected then; with -a they are in-flight requests.
+        !matches!(finished.scope, Scope::All)
+            && job.specs.iter().any(|spec| spec.main.plan.all_tasks != 0),
     );
     print_usage(verbose, finished.attached_after);
     Ok(())

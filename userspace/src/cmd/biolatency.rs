@@ -65,6 +65,9 @@ pub fn run(args: BiolatencyArgs, verbose: u8) -> Result<()> {
     let mut main = PlanBuilder::new();
     let dev = correlate(&mut main, &end_fields, disk)?;
     main.needs_start();
+    // Completions run in interrupt context or another task's: with -p or -- CMD, the
+    // issue stage selects the I/O and its completion counts whoever runs it.
+    main.all_tasks();
     let latency = main.operand(simple_operand(operand::LATENCY))?;
     main.value(latency);
     main.value_div(args.unit.ns());
