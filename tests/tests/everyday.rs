@@ -132,11 +132,20 @@ fn everyday_top_event_by_comm() {
             "comm",
             "-d",
             "2.5",
+            "-i",
+            "1",
         ],
         TIMEOUT,
     );
     let _ = syscalls.wait();
     run.assert_code(0);
+    // Two full intervals, then the last half second when -d ends it.
+    assert_eq!(
+        run.stdout.matches("tracekit top").count(),
+        3,
+        "snapshots: {}",
+        run.stdout
+    );
     let first = run
         .stdout
         .lines()
@@ -224,8 +233,14 @@ fn everyday_list() {
         "{}",
         run.stdout
     );
+    // perf list's class words list one class: only the 9 software events.
+    let run = tracekit(["list", "sw"], TIMEOUT);
+    run.assert_code(0);
+    let software: Vec<&str> = run.stdout.lines().filter(|l| l.contains('[')).collect();
+    assert_eq!(software.len(), 9, "{}", run.stdout);
+    assert!(software.iter().all(|l| l.ends_with("[Software event]")));
     if !has_hardware_pmu() {
-        let run = tracekit(["list"], TIMEOUT);
+        let run = tracekit(["list", "hardware"], TIMEOUT);
         run.assert_code(0);
         assert!(
             run.stdout

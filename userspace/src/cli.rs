@@ -238,6 +238,7 @@ const LIST_EXAMPLES: &str = "\
 EXAMPLES:
   tracekit list                                  # every event; kernel functions counted
   tracekit list 'block:*'                        # the block tracepoints
+  tracekit list hw                               # hardware events (also sw, tracepoint)
   tracekit list 'vfs_*'                          # kernel functions, where tracefs lists them
   tracekit list --fields block:block_rq_issue    # a tracepoint's fields, for --filter/--value
   tracekit list --fields kprobe:vfs_read         # a kernel function's BTF parameters";
@@ -245,7 +246,8 @@ EXAMPLES:
 /// `tracekit list`.
 #[derive(Debug, Args)]
 pub struct ListArgs {
-    /// Only names matching GLOB (`block:*`, `*page*`, `vfs_*`)
+    /// Only names matching GLOB (`block:*`, `*page*`, `vfs_*`), or one class as in perf
+    /// list: `hw`/`hardware`, `sw`/`software`, `tracepoint`
     pub glob: Option<String>,
     /// Show the fields of PROBE (a tracepoint or function probe) with their types
     #[arg(long, value_name = "PROBE", conflicts_with = "glob")]

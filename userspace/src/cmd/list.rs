@@ -35,12 +35,28 @@ fn line(out: &mut String, name: &str, kind: &str) {
     out.push_str(&format!("  {name:<50} [{kind}]\n"));
 }
 
+/// Which kinds of event to list: perf list's class words, or everything a glob matches.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Class {
+    All,
+    Hardware,
+    Software,
+    Tracepoint,
+}
+
 fn events(glob: Option<&str>) -> Result<String> {
+    let (class, glob) = match glob {
+        Some("hw" | "hardware") => (Class::Hardware, None),
+        Some("sw" | "software") => (Class::Software, None),
+        Some("tracepoint" | "tracepoints") => (Class::Tracepoint, None),
+        other => (Class::All, other),
+    };
+    let listed = |c: Class| class == Class::All || class == c;
     let wanted = |name: &str| glob.is_none_or(|g| glob_match(g, name));
     let mut out =
         String::from("\nList of events (-e of stat, probes of the tracing commands):\n\n");
     for (name, config) in HARDWARE {
-        if wanted(name) {
+        if listed(Class::Hardware) && wanted(name) {
             let kind = if counters::hardware_supported(*config) {
                 "Hardware event"
             } else {
@@ -50,36 +66,41 @@ fn events(glob: Option<&str>) -> Result<String> {
         }
     }
     for (name, _) in SOFTWARE {
-        if wanted(name) {
+        if listed(Class::Software) && wanted(name) {
             line(&mut out, name, "Software event");
         }
     }
-    let tracepoints = tracefs::root()
-        .and_then(|root| probe::all_tracepoints(&root))
-        .unwrap_or_default();
-    for tp in tracepoints
-        .iter()
-        .map(ToString::to_string)
-        .filter(|n| wanted(n))
-    {
-        line(&mut out, &tp, "Tracepoint event");
+    if listed(Class::Tracepoint) {
+        let tracepoints = tracefs::root()
+            .and_then(|root| probe::all_tracepoints(&root))
+            .unwrap_or_default();
+        for tp in tracepoints
+            .iter()
+            .map(ToString::to_string)
+            .filter(|n| wanted(n))
+        {
+            line(&mut out, &tp, "Tracepoint event");
+        }
     }
-    match functions::traceable_kernel_functions() {
-        Some(names) => match glob {
-            Some(_) => {
-                for name in names.iter().filter(|n| wanted(n)) {
-                    line(&mut out, name, "Kernel function");
+    // Kernel function names have no `:`; a `system:event` glob is about tracepoints.
+    if class == Class::All && glob.is_none_or(|g| !g.contains(':')) {
+        match functions::traceable_kernel_functions() {
+            Some(names) => match glob {
+                Some(_) => {
+                    for name in names.iter().filter(|n| wanted(n)) {
+                        line(&mut out, name, "Kernel function");
+                    }
                 }
-            }
-            None => out.push_str(&format!(
-                "\n  ({} traceable kernel functions; give a GLOB to list them, e.g. tracekit list 'vfs_*')\n",
-                names.len()
-            )),
-        },
-        None => out.push_str(
-            "\n  (kernel functions are not listed: this kernel does not let tracefs show \
-             available_filter_functions)\n",
-        ),
+                None => out.push_str(&format!(
+                    "\n  ({} traceable kernel functions; give a GLOB to list them, e.g. tracekit list 'vfs_*')\n",
+                    names.len()
+                )),
+            },
+            None => out.push_str(
+                "\n  (kernel functions are not listed: this kernel does not let tracefs show \
+                 available_filter_functions)\n",
+            ),
+        }
     }
     out.push('\n');
     Ok(out)

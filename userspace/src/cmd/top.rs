@@ -5,7 +5,7 @@
 use std::{
     collections::HashMap,
     io::{IsTerminal as _, Write as _},
-    time::Duration,
+    time::{Duration, Instant},
 };
 
 use tracekit::{
@@ -109,6 +109,9 @@ impl Screen<'_> {
         out
     }
 }
+
+/// A stop this soon after the last snapshot shows nothing new worth a screen.
+const FINAL_SNAPSHOT_MIN: Duration = Duration::from_millis(100);
 
 fn show(screen: &Screen<'_>, tty: bool) -> Result<()> {
     let mut stdout = std::io::stdout().lock();
@@ -221,30 +224,35 @@ fn run_samples(args: &TopArgs, keys: &[SortKey]) -> Result<()> {
     runtime.block_on(async {
         let mut stopper = Stopper::new(args.duration, Some(args.interval), exit_fds)?;
         let mut previous = RawProfile::default();
+        let mut last_shown = Instant::now();
         loop {
-            match stopper.next().await {
-                Wake::Stop(_) => return Ok::<_, Error>(()),
-                Wake::Tick => {
-                    crate::cmd::profile::remember_announced(&mut events, &mut symbolizer);
-                    let now = profiler.read()?;
-                    let (rows, total) = rank_samples(&now.since(&previous), &symbolizer, keys);
-                    previous = now;
-                    show(
-                        &Screen {
-                            title: format!(
-                                "tracekit top {}: {total} samples of cpu-clock at {hz} Hz in the last {} s, {scope_text}; by {}",
-                                session::clock_time(),
-                                args.interval,
-                                sort.join(",")
-                            ),
-                            keys,
-                            rows,
-                            total,
-                            limit: args.top,
-                        },
-                        tty,
-                    )?;
-                }
+            let wake = stopper.next().await;
+            let since = last_shown.elapsed();
+            // What came after the last full interval is shown too when tracing stops.
+            if matches!(wake, Wake::Tick) || since >= FINAL_SNAPSHOT_MIN {
+                crate::cmd::profile::remember_announced(&mut events, &mut symbolizer);
+                let now = profiler.read()?;
+                let (rows, total) = rank_samples(&now.since(&previous), &symbolizer, keys);
+                previous = now;
+                last_shown = Instant::now();
+                show(
+                    &Screen {
+                        title: format!(
+                            "tracekit top {}: {total} samples of cpu-clock at {hz} Hz in the last {:.1} s, {scope_text}; by {}",
+                            session::clock_time(),
+                            since.as_secs_f64(),
+                            sort.join(",")
+                        ),
+                        keys,
+                        rows,
+                        total,
+                        limit: args.top,
+                    },
+                    tty,
+                )?;
+            }
+            if let Wake::Stop(_) = wake {
+                return Ok::<_, Error>(());
             }
         }
     })?;
@@ -281,7 +289,35 @@ fn run_event(args: &TopArgs, probe: &str, keys: &[SortKey], verbose: u8) -> Resu
     let columns = compiled.columns.clone();
     let sort: Vec<&str> = args.sort.iter().map(String::as_str).collect();
     let mut previous = Aggregates::default();
-    agg::run_engines(
+    let last_shown = std::cell::Cell::new(Instant::now());
+    let mut snapshot = |now: Aggregates, elapsed: Duration| {
+        let delta = now.since(&previous);
+        previous = now;
+        last_shown.set(Instant::now());
+        let mut rows: Vec<(u64, Vec<String>)> = groups(&delta, &columns, 1)
+            .into_iter()
+            .map(|g| (g.count, g.key.iter().map(ToString::to_string).collect()))
+            .collect();
+        rows.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        let total = rows.iter().map(|(c, _)| c).sum();
+        show(
+            &Screen {
+                title: format!(
+                    "tracekit top {}: {total} {} events in the last {:.1} s; by {}",
+                    session::clock_time(),
+                    compiled.what,
+                    elapsed.as_secs_f64(),
+                    sort.join(",")
+                ),
+                keys,
+                rows,
+                total,
+                limit: args.top,
+            },
+            tty,
+        )
+    };
+    let finished = agg::run_engines(
         Setup {
             command: "top",
             what: &compiled.what,
@@ -292,34 +328,13 @@ fn run_event(args: &TopArgs, probe: &str, keys: &[SortKey], verbose: u8) -> Resu
             verbose,
         },
         |_| Ok(Vec::<RingHandler<'_>>::new()),
-        |engines, elapsed: Duration| {
-            let now = agg::read_all(engines)?;
-            let delta = now.since(&previous);
-            previous = now;
-            let mut rows: Vec<(u64, Vec<String>)> = groups(&delta, &columns, 1)
-                .into_iter()
-                .map(|g| (g.count, g.key.iter().map(ToString::to_string).collect()))
-                .collect();
-            rows.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-            let total = rows.iter().map(|(c, _)| c).sum();
-            show(
-                &Screen {
-                    title: format!(
-                        "tracekit top {}: {total} {} events in the last {:.1} s; by {}",
-                        session::clock_time(),
-                        compiled.what,
-                        elapsed.as_secs_f64(),
-                        sort.join(",")
-                    ),
-                    keys,
-                    rows,
-                    total,
-                    limit: args.top,
-                },
-                tty,
-            )
-        },
+        |engines, elapsed: Duration| snapshot(agg::read_all(engines)?, elapsed),
     )?;
+    // What came after the last full interval is shown too when tracing stops.
+    let since = last_shown.get().elapsed();
+    if since >= FINAL_SNAPSHOT_MIN {
+        snapshot(agg::read_all(&finished.engines)?, since)?;
+    }
     Ok(())
 }
 
