@@ -48,6 +48,26 @@ pub fn selected(pid: u32, self_pid: u32, filter: u8, targets: &HashMap<u32, u8>)
     filter == 0 || unsafe { targets.get(pid) }.is_some()
 }
 
+/// `syscalls:sys_enter_mmap` logic: a process mapping executable code (the dynamic linker
+/// loading a library, a `dlopen`) is forgotten, so it is announced again at its next event
+/// and userspace re-reads its memory map with the new code in it. `prot_offset` is `prot`'s
+/// offset, from the event's format file.
+#[inline(always)]
+pub fn forget_on_exec_mmap(
+    ctx: &aya_ebpf::programs::TracePointContext,
+    prot_offset: u32,
+    known: &LruHashMap<u32, u8>,
+) {
+    const PROT_EXEC: u64 = 4;
+    // SAFETY: the offset comes from the event's format file; read_at checks the access.
+    if let Ok(prot) = unsafe { ctx.read_at::<u64>(prot_offset as usize) }
+        && prot & PROT_EXEC != 0
+    {
+        let (pid, _) = current_pid_tid();
+        let _ = known.remove(pid);
+    }
+}
+
 /// `sched:sched_process_fork` logic for `-- CMD`: a child of a selected process is selected.
 /// `child_pid_offset` is `child_pid`'s offset, from the event's format file.
 #[inline(always)]

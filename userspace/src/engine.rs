@@ -659,6 +659,8 @@ impl Engine {
             0
         };
         let filter = u8::from(targets.pids.is_some());
+        // offcpu announces from its start stage (the task leaving the CPU).
+        let announces = main.announce != 0 || start.announce != 0;
         let fork_offset = if targets.follow_children {
             let tracefs = tracefs::root()?;
             EventFormat::read(&tracefs, "sched", "sched_process_fork")?
@@ -668,6 +670,7 @@ impl Engine {
         } else {
             0
         };
+        let mmap_prot_offset = if announces { mmap_prot_offset() } else { None };
         let array_entries = if main.layout == layout::ARRAY {
             (main.array_key_bound + 1) * main.slots
         } else {
@@ -701,12 +704,9 @@ impl Engine {
         } else {
             page
         };
-        let announce_bytes = if main.announce != 0 {
-            EVENTS_RING_BYTES
-        } else {
-            page
-        };
+        let announce_bytes = if announces { EVENTS_RING_BYTES } else { page };
         // Tracepoint and raw tracepoint programs need no kernel BTF.
+        let prot_offset = mmap_prot_offset.unwrap_or(0);
         let mut ebpf = load_without_kernel_btf(object(Object::Engine)?, |loader| {
             loader
                 .override_global("ENGINE_PLAN", &main, true)
@@ -714,6 +714,7 @@ impl Engine {
                 .override_global("ENGINE_SELF_PID", &self_pid, true)
                 .override_global("ENGINE_FILTER_PIDS", &filter, true)
                 .override_global("ENGINE_FORK_CHILD_PID_OFFSET", &fork_offset, true)
+                .override_global("ENGINE_MMAP_PROT_OFFSET", &prot_offset, true)
                 .map_max_entries("ENGINE_ARRAY", array_entries)
                 .map_max_entries("ENGINE_HASH", hash_entries)
                 .map_max_entries("ENGINE_STARTS", start_entries)
@@ -758,7 +759,7 @@ impl Engine {
             notes: Vec::new(),
             kprobe_links: Vec::new(),
         };
-        if main.announce != 0 {
+        if announces {
             engine.attach_tracepoint(
                 "engine_sched_exec",
                 &Tracepoint {
@@ -766,6 +767,15 @@ impl Engine {
                     event: "sched_process_exec".into(),
                 },
             )?;
+            if mmap_prot_offset.is_some() {
+                engine.attach_tracepoint(
+                    "engine_mmap_exec",
+                    &Tracepoint {
+                        system: "syscalls".into(),
+                        event: "sys_enter_mmap".into(),
+                    },
+                )?;
+            }
         }
         if targets.follow_children {
             engine.attach_tracepoint(
@@ -1434,6 +1444,17 @@ pub fn simple_operand(kind: u32) -> Operand {
 
 /// The value operand that marks "no value".
 pub const NONE: u32 = NO_OPERAND;
+
+/// Offset of `prot` in `syscalls:sys_enter_mmap` (include/trace/events/syscalls.h), or None
+/// when the kernel has no syscall tracepoints: then processes are announced at their first
+/// event and after exec only, and libraries loaded later may not symbolize once they exit.
+pub(crate) fn mmap_prot_offset() -> Option<u32> {
+    let tracefs = tracefs::root().ok()?;
+    let format = EventFormat::read(&tracefs, "syscalls", "sys_enter_mmap")
+        .inspect_err(|err| log::debug!("no mmap tracepoint for re-reading memory maps: {err}"))
+        .ok()?;
+    format.field("prot").map(|field| field.offset)
+}
 
 #[cfg(test)]
 mod tests {

@@ -136,10 +136,12 @@ impl RawProfile {
 pub struct Profiler {
     ebpf: Ebpf,
     attached_cpus: usize,
+    mmap_prot_offset: Option<u32>,
 }
 
 const PERF_PROGRAM: &str = "profile_cpu_clock";
 const EXEC_PROGRAM: &str = "profile_sched_exec";
+const MMAP_PROGRAM: &str = "profile_mmap_exec";
 const FORK_PROGRAM: &str = "profile_sched_fork";
 
 impl Profiler {
@@ -161,6 +163,12 @@ impl Profiler {
         } else {
             0
         };
+        let mmap_prot_offset = if options.user_stacks {
+            crate::engine::mmap_prot_offset()
+        } else {
+            None
+        };
+        let prot_offset = mmap_prot_offset.unwrap_or(0);
         // perf_event and tracepoint programs need no kernel BTF.
         let mut ebpf = crate::bpf::load_without_kernel_btf(
             crate::bpf::object(crate::bpf::Object::Profile)?,
@@ -172,6 +180,7 @@ impl Profiler {
                     .override_global("PROFILE_KERNEL_STACKS", &kernel_stacks, true)
                     .override_global("PROFILE_USER_STACKS", &user_stacks, true)
                     .override_global("PROFILE_FORK_CHILD_PID_OFFSET", &fork_offset, true)
+                    .override_global("PROFILE_MMAP_PROT_OFFSET", &prot_offset, true)
                     .map_max_entries("PROFILE_STACKS", options.stack_map_entries)
                     .map_max_entries("PROFILE_COUNTS", options.count_map_entries);
             },
@@ -191,6 +200,7 @@ impl Profiler {
         Ok(Self {
             ebpf,
             attached_cpus: 0,
+            mmap_prot_offset,
         })
     }
 
@@ -219,12 +229,15 @@ impl Profiler {
         }
         self.attached_cpus = cpus.len();
 
-        let mut tracepoints = vec![(EXEC_PROGRAM, "sched_process_exec")];
+        let mut tracepoints = vec![(EXEC_PROGRAM, "sched", "sched_process_exec")];
         if options.follow_children {
-            tracepoints.push((FORK_PROGRAM, "sched_process_fork"));
+            tracepoints.push((FORK_PROGRAM, "sched", "sched_process_fork"));
+        }
+        if self.mmap_prot_offset.is_some() {
+            tracepoints.push((MMAP_PROGRAM, "syscalls", "sys_enter_mmap"));
         }
         tracefs::root()?;
-        for (name, event) in tracepoints {
+        for (name, system, event) in tracepoints {
             let program: &mut TracePoint = self
                 .ebpf
                 .program_mut(name)
@@ -233,10 +246,10 @@ impl Profiler {
                 .context("tracepoint program type")?;
             program
                 .load()
-                .with_context(|| format!("loading the sched:{event} program"))?;
+                .with_context(|| format!("loading the {system}:{event} program"))?;
             program
-                .attach("sched", event)
-                .with_context(|| format!("attaching to tracepoint sched:{event}"))?;
+                .attach(system, event)
+                .with_context(|| format!("attaching to tracepoint {system}:{event}"))?;
         }
         Ok(())
     }

@@ -40,7 +40,9 @@ use tracekit_common::{
     },
     profile::{EVENTS_RING_BYTES, MAX_KNOWN_PIDS, STACK_ERROR, STACK_NONE, StackFrames},
 };
-use tracekit_ebpf::{Recorded, announce, current_pid_tid, follow_fork, record_stack, selected};
+use tracekit_ebpf::{
+    Recorded, announce, current_pid_tid, follow_fork, forget_on_exec_mmap, record_stack, selected,
+};
 
 /// The main plan (events that are aggregated).
 #[unsafe(no_mangle)]
@@ -57,6 +59,9 @@ static ENGINE_FILTER_PIDS: u8 = 0;
 /// Offset of `child_pid` in `sched:sched_process_fork` records (for `-- CMD`).
 #[unsafe(no_mangle)]
 static ENGINE_FORK_CHILD_PID_OFFSET: u32 = 0;
+/// Offset of `prot` in `syscalls:sys_enter_mmap` records (with `Plan::announce`).
+#[unsafe(no_mangle)]
+static ENGINE_MMAP_PROT_OFFSET: u32 = 0;
 
 /// Array layout aggregates; the loader sizes it to `(array_key_bound + 1) * slots`.
 #[map]
@@ -1027,6 +1032,13 @@ pub fn engine_perf_event(ctx: PerfEventContext) -> u32 {
 pub fn engine_sched_exec(_ctx: TracePointContext) -> u32 {
     let (pid, _) = current_pid_tid();
     let _ = ENGINE_KNOWN.remove(pid);
+    0
+}
+
+/// `syscalls:sys_enter_mmap`: new executable code means a new memory map to read.
+#[tracepoint]
+pub fn engine_mmap_exec(ctx: TracePointContext) -> u32 {
+    forget_on_exec_mmap(&ctx, rd!(ENGINE_MMAP_PROT_OFFSET), &ENGINE_KNOWN);
     0
 }
 

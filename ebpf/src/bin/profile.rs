@@ -19,7 +19,8 @@ use tracekit_common::profile::{
     MAX_TARGET_PIDS, STACK_ERROR, STACK_NONE, STAT_COUNT, SampleKey, StackFrames, Stat,
 };
 use tracekit_ebpf::{
-    Recorded, announce, atomic_add, current_pid_tid, follow_fork, record_stack, selected,
+    Recorded, announce, atomic_add, current_pid_tid, follow_fork, forget_on_exec_mmap,
+    record_stack, selected,
 };
 
 /// The loader's own pid: never sampled.
@@ -40,6 +41,9 @@ static PROFILE_USER_STACKS: Global<u8> = Global::new(1);
 /// Offset of `child_pid` in `sched:sched_process_fork` records, from the event's format file.
 #[unsafe(no_mangle)]
 static PROFILE_FORK_CHILD_PID_OFFSET: Global<u32> = Global::new(0);
+/// Offset of `prot` in `syscalls:sys_enter_mmap` records, from the event's format file.
+#[unsafe(no_mangle)]
+static PROFILE_MMAP_PROT_OFFSET: Global<u32> = Global::new(0);
 
 /// Stack hash to frames. Preallocated: perf_event programs may run in NMI context.
 #[map]
@@ -170,6 +174,13 @@ fn count(key: &SampleKey) {
 pub fn profile_sched_exec(_ctx: TracePointContext) -> u32 {
     let (pid, _) = current_pid_tid();
     let _ = PROFILE_KNOWN.remove(pid);
+    0
+}
+
+/// `syscalls:sys_enter_mmap`: new executable code means a new memory map to read.
+#[tracepoint]
+pub fn profile_mmap_exec(ctx: TracePointContext) -> u32 {
+    forget_on_exec_mmap(&ctx, PROFILE_MMAP_PROT_OFFSET.load(), &PROFILE_KNOWN);
     0
 }
 
