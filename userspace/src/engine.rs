@@ -644,6 +644,7 @@ fn first_line(text: &str) -> &str {
 
 const START_TP: &str = "engine_tp_start";
 const MAIN_RAW: &str = "engine_raw_tp";
+const MAIN_RAW_COUNT_ARG1: &str = "engine_raw_tp_count_arg1";
 const START_RAW: &str = "engine_raw_tp_start";
 const FORK: &str = "engine_sched_fork";
 
@@ -903,7 +904,13 @@ impl Engine {
     }
 
     fn attach_stage(&mut self, stage: &Stage, start: bool) -> Result<()> {
-        let raw = if start { START_RAW } else { MAIN_RAW };
+        let raw = if start {
+            START_RAW
+        } else if fast_count_arg1(&stage.plan) {
+            MAIN_RAW_COUNT_ARG1
+        } else {
+            MAIN_RAW
+        };
         match &stage.attach {
             Attach::Tracepoints(tracepoints) => {
                 if tracepoints.len() > MAX_TRACEPOINTS || (start && tracepoints.len() > 1) {
@@ -1445,6 +1452,27 @@ pub fn simple_operand(kind: u32) -> Operand {
 /// The value operand that marks "no value".
 pub const NONE: u32 = NO_OPERAND;
 
+/// Whether `plan` only counts events by raw tracepoint argument 1 into the array layout
+/// (`syscount` without options), so `engine_raw_tp_count_arg1` computes exactly what the
+/// interpreter would, without interpreting.
+fn fast_count_arg1(plan: &Plan) -> bool {
+    let operand = plan.operands[0];
+    plan.n_operands == 1
+        && operand.kind == operand::ARG
+        && operand.offset == 1
+        && operand.size == 8
+        && operand.flags == 0
+        && plan.n_key_parts == 1
+        && plan.key_parts[0] == 0
+        && plan.n_insns == 0
+        && plan.value == NO_OPERAND
+        && plan.needs_start == 0
+        && plan.agg == agg::COUNT
+        && plan.layout == layout::ARRAY
+        && plan.slots == 1
+        && plan.announce == 0
+}
+
 /// Offset of `prot` in `syscalls:sys_enter_mmap` (include/trace/events/syscalls.h), or None
 /// when the kernel has no syscall tracepoints: then processes are announced at their first
 /// event and after exec only, and libraries loaded later may not symbolize once they exit.
@@ -1459,6 +1487,43 @@ pub(crate) fn mmap_prot_offset() -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// syscount's plain plan takes the fast path; anything more does not.
+    #[test]
+    fn fast_count_arg1_only_for_plain_counts_by_arg1() {
+        let plain = || {
+            let mut builder = PlanBuilder::new();
+            let nr = builder.operand(arg_operand(1, 8, false)).unwrap();
+            builder.key_part(nr).unwrap();
+            builder
+        };
+        let mut builder = plain();
+        builder.layout(Some(1024));
+        assert!(fast_count_arg1(&builder.plan()));
+
+        let mut filtered = plain();
+        filtered
+            .push_insn(Insn {
+                op: tracekit_common::engine::op::EQ,
+                operand: 0,
+                arg: 39,
+            })
+            .unwrap();
+        filtered.layout(Some(1024));
+        assert!(!fast_count_arg1(&filtered.plan()));
+
+        let mut histogram = plain();
+        histogram.value(0);
+        histogram.log2();
+        histogram.layout(Some(1024));
+        assert!(!fast_count_arg1(&histogram.plan()));
+
+        let mut arg0 = PlanBuilder::new();
+        let first = arg0.operand(arg_operand(0, 8, false)).unwrap();
+        arg0.key_part(first).unwrap();
+        arg0.layout(Some(1024));
+        assert!(!fast_count_arg1(&arg0.plan()));
+    }
 
     #[test]
     fn builder_dedupes_operands_and_assigns_string_slots() {

@@ -923,6 +923,26 @@ pub fn engine_raw_tp(ctx: RawTracePointContext) -> i32 {
     0
 }
 
+/// The interpreter's fast path for the plainest plan, `syscount` without options: count by
+/// raw tracepoint argument 1 (the syscall number of `sys_enter`) in the per-CPU array, no
+/// filter, no value. Same cells as [`engine_raw_tp`] writes; the loader picks this program
+/// only for plans where the two agree (`fast_count_arg1` in userspace/src/engine.rs).
+#[raw_tracepoint]
+pub fn engine_raw_tp_count_arg1(ctx: RawTracePointContext) -> i32 {
+    let plan = &ENGINE_PLAN;
+    if task_ids(plan).is_none() {
+        return 0;
+    }
+    // The loader attaches this program to raw tracepoints with two arguments.
+    let key: u64 = ctx.arg(1);
+    let row = key.min(u64::from(rd!(plan.array_key_bound))) as u32;
+    if let Some(entry) = ENGINE_ARRAY.get_ptr_mut(row) {
+        // SAFETY: this CPU's slot of a per-CPU array.
+        unsafe { (*entry).count += 1 };
+    }
+    0
+}
+
 #[raw_tracepoint]
 pub fn engine_raw_tp_start(ctx: RawTracePointContext) -> i32 {
     run(ctx.as_ptr(), true, 0, |s, n| {
