@@ -6,8 +6,8 @@ use std::{
 };
 
 use tracekit_tests::{
-    fixture, kill, links_of, loaded_program_ids, parse_folded, require_root, scratch,
-    spawn_fixture, spawn_tracekit, tracekit, wait_for_stderr, wait_output,
+    fixture, kill, links_of, loaded_program_ids, parse_folded, require_root, run, scratch,
+    spawn_fixture, spawn_tracekit, tracekit, tracekit_bin, wait_for_stderr, wait_output,
 };
 
 const TIMEOUT: Duration = Duration::from_secs(60);
@@ -142,6 +142,64 @@ fn profile_pid_only_that_process() {
         .filter(|s| s["frames"].as_array().unwrap().last().unwrap()["symbol"] == "leaf")
         .count();
     assert!(leaf_frames > 0, "{json:#}");
+}
+
+/// A relative `-o` path is relative to the directory tracekit was started in, for the
+/// profiler and for the engine (both load their programs from a private mount namespace and
+/// come back; setns(2) moves the working directory to `/`).
+#[test]
+fn profile_relative_output_lands_in_the_working_directory() {
+    require_root();
+    let dir = scratch("profile_relative_output");
+    let burner = fixture("tk_burner");
+    let syscalls = fixture("tk_syscalls");
+    let cases = [
+        (
+            "cpu.folded",
+            vec![
+                "profile",
+                "-o",
+                "cpu.folded",
+                "--",
+                burner.to_str().unwrap(),
+                "0.3",
+            ],
+        ),
+        (
+            "calls.folded",
+            vec![
+                "stackcount",
+                "syscalls:sys_enter_getppid",
+                "-o",
+                "calls.folded",
+                "--",
+                syscalls.to_str().unwrap(),
+                "100",
+            ],
+        ),
+        (
+            "count.json",
+            vec![
+                "count",
+                "syscalls:sys_enter_getppid",
+                "-o",
+                "count.json",
+                "--",
+                syscalls.to_str().unwrap(),
+                "100",
+            ],
+        ),
+    ];
+    for (file, args) in cases {
+        let mut command = std::process::Command::new(tracekit_bin());
+        command.args(&args).current_dir(&dir);
+        run(command, TIMEOUT).assert_code(0);
+        assert!(
+            dir.join(file).is_file(),
+            "{args:?} did not write {file} in {}",
+            dir.display()
+        );
+    }
 }
 
 /// Acceptance 4: `-o x.svg` is well-formed SVG naming the fixture's functions.

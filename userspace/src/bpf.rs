@@ -90,6 +90,7 @@ pub fn load_without_kernel_btf<'a>(
 /// While alive, this thread sees an empty `/sys/kernel/btf/vmlinux`.
 struct HiddenKernelBtf {
     original: Option<std::os::fd::OwnedFd>,
+    cwd: Option<std::fs::File>,
 }
 
 impl HiddenKernelBtf {
@@ -99,8 +100,14 @@ impl HiddenKernelBtf {
             .ok()
             .map(Into::into);
         let Some(original) = original else {
-            return Self { original: None };
+            return Self {
+                original: None,
+                cwd: None,
+            };
         };
+        // setns(2) into a mount namespace moves the working directory to its root: keep a
+        // handle to come back to (relative `-o` paths were written to `/`).
+        let cwd = std::fs::File::open(".").ok();
         // SAFETY: unshare(2) and mount(2) with NUL-terminated constant strings; they affect
         // only this process's private copy of the mount namespace.
         let hidden = unsafe {
@@ -128,6 +135,7 @@ impl HiddenKernelBtf {
         }
         Self {
             original: Some(original),
+            cwd,
         }
     }
 }
@@ -140,6 +148,15 @@ impl Drop for HiddenKernelBtf {
             if unsafe { libc::setns(original.as_raw_fd(), libc::CLONE_NEWNS) } != 0 {
                 log::debug!(
                     "returning to the original mount namespace: {}",
+                    std::io::Error::last_os_error()
+                );
+            }
+        }
+        if let Some(cwd) = &self.cwd {
+            // SAFETY: fchdir(2) on an open directory fd.
+            if unsafe { libc::fchdir(cwd.as_raw_fd()) } != 0 {
+                log::debug!(
+                    "returning to the working directory: {}",
                     std::io::Error::last_os_error()
                 );
             }
