@@ -124,16 +124,7 @@ pub fn run(args: ProfileArgs, verbose: u8) -> Result<()> {
     )?;
     print_summary(&profile, &header, stop, &scope, workload_exit);
     print_written(&args.output, file_format);
-    if verbose >= 1 {
-        let (user, sys, max_rss_kib) = session::own_usage();
-        eprintln!(
-            "tracekit: attached in {:.1} ms; own CPU time {:.3} s user + {:.3} s sys; peak RSS {:.1} MiB",
-            attached_after.as_secs_f64() * 1e3,
-            user.as_secs_f64(),
-            sys.as_secs_f64(),
-            max_rss_kib as f64 / 1024.0
-        );
-    }
+    crate::cmd::agg::print_usage(verbose, attached_after);
     Ok(())
 }
 

@@ -81,6 +81,34 @@ struct Screen<'a> {
     limit: usize,
 }
 
+impl<'a> Screen<'a> {
+    fn new(
+        title: String,
+        keys: &'a [SortKey],
+        rows: Vec<(u64, Vec<String>)>,
+        total: u64,
+        limit: usize,
+    ) -> Self {
+        Self {
+            title,
+            keys,
+            rows,
+            total,
+            limit,
+        }
+    }
+}
+
+/// `tracekit top HH:MM:SS: N WHAT in the last S s, SCOPE; by KEYS`.
+fn title(total: u64, what: &str, elapsed: Duration, scope: &str, sort: &[&str]) -> String {
+    format!(
+        "tracekit top {}: {total} {what} in the last {:.1} s, {scope}; by {}",
+        session::clock_time(),
+        elapsed.as_secs_f64(),
+        sort.join(",")
+    )
+}
+
 impl Screen<'_> {
     fn render(&self) -> String {
         let mut widths: Vec<usize> = self.keys.iter().map(|k| k.header().len()).collect();
@@ -235,21 +263,9 @@ fn run_samples(args: &TopArgs, keys: &[SortKey]) -> Result<()> {
                 let (rows, total) = rank_samples(&now.since(&previous), &symbolizer, keys);
                 previous = now;
                 last_shown = Instant::now();
-                show(
-                    &Screen {
-                        title: format!(
-                            "tracekit top {}: {total} samples of cpu-clock at {hz} Hz in the last {:.1} s, {scope_text}; by {}",
-                            session::clock_time(),
-                            since.as_secs_f64(),
-                            sort.join(",")
-                        ),
-                        keys,
-                        rows,
-                        total,
-                        limit: args.top,
-                    },
-                    tty,
-                )?;
+                let what = format!("samples of cpu-clock at {hz} Hz");
+                let title = title(total, &what, since, &scope_text, &sort);
+                show(&Screen::new(title, keys, rows, total, args.top), tty)?;
             }
             if let Wake::Stop(_) = wake {
                 return Ok::<_, Error>(());
@@ -287,6 +303,7 @@ fn run_event(args: &TopArgs, probe: &str, keys: &[SortKey], verbose: u8) -> Resu
         interval: Some(args.interval),
     };
     let columns = compiled.columns.clone();
+    let scope_text = session::describe_scope(&args.scope.scope()?);
     let sort: Vec<&str> = args.sort.iter().map(String::as_str).collect();
     let mut previous = Aggregates::default();
     let last_shown = std::cell::Cell::new(Instant::now());
@@ -300,22 +317,9 @@ fn run_event(args: &TopArgs, probe: &str, keys: &[SortKey], verbose: u8) -> Resu
             .collect();
         rows.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
         let total = rows.iter().map(|(c, _)| c).sum();
-        show(
-            &Screen {
-                title: format!(
-                    "tracekit top {}: {total} {} events in the last {:.1} s; by {}",
-                    session::clock_time(),
-                    compiled.what,
-                    elapsed.as_secs_f64(),
-                    sort.join(",")
-                ),
-                keys,
-                rows,
-                total,
-                limit: args.top,
-            },
-            tty,
-        )
+        let what = format!("{} events", compiled.what);
+        let title = title(total, &what, elapsed, &scope_text, &sort);
+        show(&Screen::new(title, keys, rows, total, args.top), tty)
     };
     let finished = agg::run_engines(
         Setup {
