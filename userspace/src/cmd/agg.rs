@@ -76,6 +76,21 @@ pub fn announce_handler<'a>(
     ))
 }
 
+/// [`announce_handler`] for each engine when user stacks are taken, else none.
+pub fn announce_handlers<'a>(
+    engines: &mut [Engine],
+    symbolizer: &'a std::cell::RefCell<tracekit::symbolize::Symbolizer>,
+    user_stacks: bool,
+) -> Result<Vec<RingHandler<'a>>> {
+    if !user_stacks {
+        return Ok(Vec::new());
+    }
+    engines
+        .iter_mut()
+        .map(|engine| announce_handler(engine, symbolizer))
+        .collect()
+}
+
 /// What [`run_engines`] needs.
 pub struct Setup<'a> {
     /// The subcommand, for messages.
@@ -152,11 +167,7 @@ pub fn run_engines<'a>(
     if let Some(workload) = workload.as_ref() {
         exit_fds.push(workload.pidfd()?);
     }
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_io()
-        .enable_time()
-        .build()
-        .map_err(|err| Error::runtime(format!("starting the event loop: {err}")))?;
+    let runtime = session::runtime()?;
     let collect_started = Instant::now();
     let io = |err: std::io::Error| Error::runtime(format!("polling a ring buffer: {err}"));
     let stop = runtime.block_on(async {

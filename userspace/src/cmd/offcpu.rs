@@ -24,7 +24,7 @@ use tracekit_common::engine::{Insn, op, operand};
 use crate::{
     cli::{OffcpuArgs, TaskState},
     cmd::{
-        agg::{self, RingHandler, Setup},
+        agg::{self, Setup},
         compile::Stacks,
         profile::{Header, emit_profile, options_cpus, print_written},
         stackcount::{Weight, collect_profile},
@@ -172,15 +172,7 @@ pub fn run(args: OffcpuArgs, verbose: u8) -> Result<()> {
             exclude_self: false,
             verbose,
         },
-        |engines| {
-            let mut handlers: Vec<RingHandler<'_>> = Vec::new();
-            if stacks.user {
-                for engine in engines.iter_mut() {
-                    handlers.push(agg::announce_handler(engine, symbolizer)?);
-                }
-            }
-            Ok(handlers)
-        },
+        |engines| agg::announce_handlers(engines, symbolizer, stacks.user),
         |_, _| Ok(()),
     )?;
     let raw = collect_profile(&finished.engines, 0, stacks, Weight::SumMicros)?;

@@ -68,11 +68,7 @@ pub fn run(args: ProfileArgs, verbose: u8) -> Result<()> {
         exit_fds.push(workload.pidfd()?);
     }
 
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_io()
-        .enable_time()
-        .build()
-        .map_err(|err| Error::runtime(format!("starting the event loop: {err}")))?;
+    let runtime = session::runtime()?;
     let collect_started = Instant::now();
     let mut run = Run {
         args: &args,

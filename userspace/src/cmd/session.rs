@@ -119,6 +119,15 @@ impl Stopper {
     }
 }
 
+/// The single-threaded event loop every command polls its rings, timers and signals on.
+pub fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .enable_time()
+        .build()
+        .map_err(|err| Error::runtime(format!("starting the event loop: {err}")))
+}
+
 /// After the run: signals go back to their default action, so a second Ctrl-C during
 /// symbolization ends tracekit at once (the probes are already detached by then).
 pub fn restore_default_signals() {

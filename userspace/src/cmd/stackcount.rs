@@ -19,7 +19,7 @@ use tracekit_common::{
 use crate::{
     cli::StackcountArgs,
     cmd::{
-        agg::{self, RingHandler, Setup},
+        agg::{self, Setup},
         compile::{self, Request, Stacks},
         profile::{Header, emit_profile, options_cpus, print_written},
     },
@@ -56,15 +56,7 @@ pub fn run(args: StackcountArgs, verbose: u8) -> Result<()> {
             exclude_self: false,
             verbose,
         },
-        |engines| {
-            let mut handlers: Vec<RingHandler<'_>> = Vec::new();
-            if stacks.user {
-                for engine in engines.iter_mut() {
-                    handlers.push(agg::announce_handler(engine, symbolizer)?);
-                }
-            }
-            Ok(handlers)
-        },
+        |engines| agg::announce_handlers(engines, symbolizer, stacks.user),
         |_, _| Ok(()),
     )?;
 

@@ -154,11 +154,7 @@ pub fn run(args: StatArgs, _verbose: u8) -> Result<()> {
     if let Some(workload) = workload.as_ref() {
         exit_fds.push(workload.pidfd()?);
     }
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_io()
-        .enable_time()
-        .build()
-        .map_err(|err| Error::runtime(format!("starting the event loop: {err}")))?;
+    let runtime = session::runtime()?;
     let json = args.output.json;
     let mut previous: Vec<Reading> = vec![Reading::default(); rows.len()];
     let mut started = Instant::now();

@@ -243,11 +243,7 @@ fn run_samples(args: &TopArgs, keys: &[SortKey]) -> Result<()> {
     }
     let mut symbolizer = Symbolizer::new(false);
     let tty = std::io::stdout().is_terminal();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_io()
-        .enable_time()
-        .build()
-        .map_err(|err| Error::runtime(format!("starting the event loop: {err}")))?;
+    let runtime = session::runtime()?;
     let sort: Vec<&str> = args.sort.iter().map(String::as_str).collect();
     runtime.block_on(async {
         let mut stopper = Stopper::new(args.duration, Some(args.interval), exit_fds)?;
