@@ -154,6 +154,20 @@ pub enum TaskState {
     Uninterruptible,
 }
 
+/// Which stacks `offcpu` and `stackcount` take (bcc's `-K`/`-U`), and report rows.
+#[derive(Debug, Args)]
+pub struct StackArgs {
+    /// Kernel stacks only
+    #[arg(short = 'K', long, conflicts_with = "user_only")]
+    pub kernel_only: bool,
+    /// User stacks only
+    #[arg(short = 'U', long)]
+    pub user_only: bool,
+    /// Rows in the text report
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub top: usize,
+}
+
 /// `tracekit offcpu`.
 #[derive(Debug, Args)]
 pub struct OffcpuArgs {
@@ -166,15 +180,8 @@ pub struct OffcpuArgs {
     /// Only tasks that blocked in this state (default: any, preemption included)
     #[arg(long, value_enum)]
     pub state: Option<TaskState>,
-    /// Kernel stacks only
-    #[arg(short = 'K', long, conflicts_with = "user_only")]
-    pub kernel_only: bool,
-    /// User stacks only
-    #[arg(short = 'U', long)]
-    pub user_only: bool,
-    /// Rows in the text report
-    #[arg(long, value_name = "N", default_value_t = 20)]
-    pub top: usize,
+    #[command(flatten)]
+    pub stacks: StackArgs,
     #[command(flatten)]
     pub scope: ScopeArgs,
     #[command(flatten)]
@@ -399,15 +406,8 @@ pub struct StackcountArgs {
     /// Only events for which EXPR holds
     #[arg(long, value_name = "EXPR")]
     pub filter: Option<String>,
-    /// Kernel stacks only
-    #[arg(short = 'K', long, conflicts_with = "user_only")]
-    pub kernel_only: bool,
-    /// User stacks only
-    #[arg(short = 'U', long)]
-    pub user_only: bool,
-    /// Rows in the text report
-    #[arg(long, value_name = "N", default_value_t = 20)]
-    pub top: usize,
+    #[command(flatten)]
+    pub stacks: StackArgs,
     #[command(flatten)]
     pub scope: ScopeArgs,
     #[command(flatten)]

@@ -121,6 +121,20 @@ pub struct Finished {
     pub attached_after: Duration,
 }
 
+impl Finished {
+    /// [`print_summary`] of this run.
+    pub fn print_summary(&self, stats: &EngineStats, all_tasks: bool) {
+        print_summary(
+            stats,
+            self.elapsed,
+            self.stop,
+            &self.scope,
+            self.workload_exit,
+            all_tasks,
+        );
+    }
+}
+
 /// Loads and attaches the engines over the scope (starting `-- CMD` once attached), polls
 /// the ring buffers `rings` returns, calls `on_tick` every `-i` interval, and stops at `-d`,
 /// Ctrl-C, SIGTERM or when the traced processes exit. The engines are detached before
@@ -352,12 +366,8 @@ pub fn run(
         .and_then(|()| stdout.flush())
         .map_err(stdout_error)?;
     }
-    print_summary(
+    finished.print_summary(
         &all.stats,
-        elapsed,
-        finished.stop,
-        &finished.scope,
-        finished.workload_exit,
         // Other tasks' ends are expected then; with -a they are in-flight requests.
         !matches!(finished.scope, Scope::All)
             && job.specs.iter().any(|spec| spec.main.plan.all_tasks != 0),

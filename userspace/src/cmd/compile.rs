@@ -42,6 +42,15 @@ pub struct Stacks {
     pub user: bool,
 }
 
+impl From<&crate::cli::StackArgs> for Stacks {
+    fn from(args: &crate::cli::StackArgs) -> Self {
+        Self {
+            kernel: !args.user_only,
+            user: !args.kernel_only,
+        }
+    }
+}
+
 /// What to compile for each probe.
 #[derive(Clone, Copy)]
 pub struct Request<'a> {

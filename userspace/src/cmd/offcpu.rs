@@ -53,10 +53,7 @@ pub fn run(args: OffcpuArgs, verbose: u8) -> Result<()> {
             "--min-us {min} is above --max-us {max}"
         )));
     }
-    let stacks = Stacks {
-        kernel: !args.user_only,
-        user: !args.kernel_only,
-    };
+    let stacks = Stacks::from(&args.stacks);
     let tracefs = tracefs::root()?;
     let switch = Tracepoint {
         system: "sched".into(),
@@ -186,7 +183,14 @@ pub fn run(args: OffcpuArgs, verbose: u8) -> Result<()> {
         elapsed: finished.elapsed,
         cpus: options_cpus(),
     };
-    emit_profile(&args.output, file_format, &profile, &header, args.top, true)?;
+    emit_profile(
+        &args.output,
+        file_format,
+        &profile,
+        &header,
+        args.stacks.top,
+        true,
+    )?;
     let stats = agg::read_all(&finished.engines)?.stats;
     let total_us: u64 = profile.stacks.iter().map(|s| s.count).sum();
     eprintln!(
@@ -194,14 +198,7 @@ pub fn run(args: OffcpuArgs, verbose: u8) -> Result<()> {
         total_us as f64 / 1e6,
         stats.counted
     );
-    agg::print_summary(
-        &stats,
-        finished.elapsed,
-        finished.stop,
-        &finished.scope,
-        finished.workload_exit,
-        true,
-    );
+    finished.print_summary(&stats, true);
     print_written(&args.output, file_format);
     agg::print_usage(verbose, finished.attached_after);
     Ok(())

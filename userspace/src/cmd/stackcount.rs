@@ -28,10 +28,7 @@ use crate::{
 /// Runs `tracekit stackcount`.
 pub fn run(args: StackcountArgs, verbose: u8) -> Result<()> {
     let file_format = agg::check_output(&args.output, "stackcount", true)?;
-    let stacks = Stacks {
-        kernel: !args.user_only,
-        user: !args.kernel_only,
-    };
+    let stacks = Stacks::from(&args.stacks);
     let by = ["pid".to_string(), "comm".to_string()];
     let request = Request {
         stacks,
@@ -77,16 +74,16 @@ pub fn run(args: StackcountArgs, verbose: u8) -> Result<()> {
         elapsed: finished.elapsed,
         cpus: options_cpus(),
     };
-    emit_profile(&args.output, file_format, &profile, &header, args.top, true)?;
+    emit_profile(
+        &args.output,
+        file_format,
+        &profile,
+        &header,
+        args.stacks.top,
+        true,
+    )?;
     let stats = agg::read_all(&finished.engines)?.stats;
-    agg::print_summary(
-        &stats,
-        finished.elapsed,
-        finished.stop,
-        &finished.scope,
-        finished.workload_exit,
-        false,
-    );
+    finished.print_summary(&stats, false);
     print_written(&args.output, file_format);
     agg::print_usage(verbose, finished.attached_after);
     Ok(())
