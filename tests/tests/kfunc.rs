@@ -124,6 +124,77 @@ fn kfunc_fentry_and_kprobe_agree() {
     assert_eq!(counts[0], counts[1], "fentry and kprobe counts differ");
 }
 
+/// Several functions share one kprobe.multi program: `bpf_get_func_ip` still tells them apart
+/// (per-function counts), and return probes (`BPF_F_KPROBE_MULTI_RETURN`) still see the
+/// return value.
+#[test]
+fn kfunc_several_functions_counted_apart() {
+    require_root();
+    if !kprobes_or_skip("kfunc_several_functions_counted_apart") {
+        return;
+    }
+    let run = tracekit(
+        [
+            "funccount",
+            "-v",
+            "vfs_read",
+            "vfs_write",
+            "--json",
+            "--",
+            &reads(),
+            "500",
+        ],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    assert!(
+        run.stderr.contains("attached kprobe.multi on 2 functions")
+            || run.stderr.contains("CONFIG_FPROBE is not set"),
+        "{}",
+        run.stderr
+    );
+    let json = parse_json(&run.stdout);
+    let count_of = |name: &str| -> u64 {
+        json["groups"]
+            .as_array()
+            .expect("groups")
+            .iter()
+            .filter(|g| g["key"]["function"] == name)
+            .map(|g| g["count"].as_u64().unwrap())
+            .sum()
+    };
+    assert!(count_of("vfs_read") >= 500, "{json:#}");
+    assert_eq!(
+        count_of("vfs_read") + count_of("vfs_write"),
+        total_count(&json),
+        "only the two functions: {json:#}"
+    );
+
+    let run = tracekit(
+        [
+            "hist",
+            "-v",
+            "kretprobe:vfs_read*",
+            "--value",
+            "retval",
+            "--json",
+            "--",
+            &reads(),
+            "300",
+        ],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    assert!(
+        run.stderr.contains("attached kretprobe.multi on")
+            || run.stderr.contains("CONFIG_FPROBE is not set"),
+        "{}",
+        run.stderr
+    );
+    let json = parse_json(&run.stdout);
+    assert!(bucket(&json, 4096) >= 300, "{json:#}");
+}
+
 /// Latency of a kernel function: one entry per call, through the start stage.
 #[test]
 fn kfunc_funclatency_counts_calls() {
@@ -150,43 +221,68 @@ fn kfunc_funclatency_counts_calls() {
     assert_eq!(json["unit"], "nsecs");
 }
 
-/// A wildcard matching 100+ functions attaches and detaches in under 2 s, at native speed.
-/// Under TCG emulation (`TRACEKIT_VM_EMULATED=1`, set by the VM matrix when KVM does not
-/// work), where the ENVIRONMENT notes measure setup 10-15x slower, the bound scales by 15.
-///
-/// Known gap: with one kprobe per function, attaching and detaching cost ~60 ms per function
-/// under emulation (serialized text patching in the kernel); meeting 2 s natively for
-/// hundreds of functions needs kprobe.multi links, which aya 0.14 cannot load.
+/// A wildcard matching 100+ functions attaches and detaches in under 2 s through one
+/// kprobe.multi link. Under TCG emulation (`TRACEKIT_VM_EMULATED=1`, set by the VM matrix when
+/// KVM does not work) everything, process start and BPF loading included, runs 10-15x
+/// slower; there the bound is on what the 100+ functions add over probing one function:
+/// under 1 s. Kernels without kprobe.multi (Debian's 6.1 has no CONFIG_FPROBE) get one kprobe
+/// per function, ~60 ms each under emulation (serialized text patching): 30 s there.
 #[test]
 fn kfunc_wildcard_attach_detach_is_fast() {
     require_root();
     if !kprobes_or_skip("kfunc_wildcard_attach_detach_is_fast") {
         return;
     }
-    let started = Instant::now();
-    let mut child = spawn_tracekit(["funccount", "-v", "udp*"]);
-    let lines = wait_for_stderr(&mut child, "Hit Ctrl-C to end.", TIMEOUT);
-    let attach = started.elapsed();
-    let functions: usize = lines
-        .iter()
-        .find_map(|l| l.strip_prefix("tracekit: attached kprobe on "))
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no attach note: {lines:?}"));
+    let (one, _, one_time) = attach_detach("udp_sendmsg");
+    let (functions, note, time) = attach_detach("udp*");
+    assert_eq!(one, 1, "udp_sendmsg matched {one} functions");
     assert!(functions >= 100, "udp* matched only {functions} functions");
-    let stopping = Instant::now();
+    let multi = note.starts_with(".multi");
+    // Debian's 6.1 is built without CONFIG_FPROBE: one kprobe per function is all it has.
+    assert!(
+        multi || note.contains("CONFIG_FPROBE is not set"),
+        "kprobe.multi not used: {note}"
+    );
+    let emulated = std::env::var("TRACEKIT_VM_EMULATED").is_ok_and(|v| v == "1");
+    eprintln!(
+        "{functions} functions{}: attach + detach {time:?}; one function: {one_time:?}{}",
+        if multi { " (kprobe.multi)" } else { "" },
+        if emulated { " (emulated)" } else { "" }
+    );
+    match (emulated, multi) {
+        (false, _) => assert!(time < Duration::from_secs(2), "{functions}: {time:?}"),
+        (true, true) => assert!(
+            time.saturating_sub(one_time) < Duration::from_secs(1),
+            "{functions} functions: {time:?}, one: {one_time:?}"
+        ),
+        (true, false) => assert!(time < Duration::from_secs(30), "{functions}: {time:?}"),
+    }
+}
+
+/// Runs `funccount -v PATTERN` until attached, then SIGINT: the number of functions, the
+/// attach note after `attached kprobe` (`.multi on N functions`, ` on N functions, one link
+/// each (...)`, or the fentry note), and the time from start to detached.
+fn attach_detach(pattern: &str) -> (usize, String, Duration) {
+    let started = Instant::now();
+    let mut child = spawn_tracekit(["funccount", "-v", "--kprobe", pattern]);
+    let lines = wait_for_stderr(&mut child, "Hit Ctrl-C to end.", TIMEOUT);
     kill(child.id(), libc::SIGINT);
     let run = wait_output(child, TIMEOUT);
     run.assert_code(0);
-    let detach = stopping.elapsed();
-    let emulated = std::env::var("TRACEKIT_VM_EMULATED").is_ok_and(|v| v == "1");
-    let bound = Duration::from_secs(if emulated { 30 } else { 2 });
-    eprintln!(
-        "{functions} kprobes: attach {attach:?}, detach {detach:?} (bound {bound:?}{})",
-        if emulated { ", emulated" } else { "" }
-    );
-    assert!(
-        attach + detach < bound,
-        "{functions} kprobes: attach {attach:?}, detach {detach:?}"
-    );
+    let time = started.elapsed();
+    let note = lines
+        .iter()
+        .find_map(|l| l.strip_prefix("tracekit: attached kprobe"))
+        .unwrap_or_else(|| panic!("no attach note: {lines:?}"))
+        .to_string();
+    let functions = if note.starts_with(" udp_sendmsg") || !note.contains("functions") {
+        1
+    } else {
+        note.trim_start_matches(".multi")
+            .split_whitespace()
+            .nth(1)
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no function count in {note:?}"))
+    };
+    (functions, note, time)
 }

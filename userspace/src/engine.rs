@@ -7,7 +7,11 @@
 //! adds the filter, the group key, the value and the aggregation, and picks the map layout:
 //! a per-CPU array when the key is at most one small integer, a per-CPU hash otherwise.
 
-use std::{collections::BTreeMap, path::Path};
+use std::{
+    collections::BTreeMap,
+    os::fd::{AsFd as _, OwnedFd},
+    path::Path,
+};
 
 use aya::{
     Ebpf,
@@ -32,6 +36,7 @@ use crate::{
     Error, Result,
     bpf::{Object, load_without_kernel_btf, object, raise_memlock_limit},
     error::Context as _,
+    kprobe_multi,
     probe::Tracepoint,
     tracefs::{self, EventFormat, Field},
 };
@@ -633,6 +638,28 @@ pub struct Engine {
     notes: Vec<String>,
     /// Kprobe links, owned here so that detaching can close them in parallel.
     kprobe_links: Vec<aya::programs::kprobe::KProbeLink>,
+    /// The object's maps by name, kept when a stage probes several kernel functions: the
+    /// kprobe.multi program shares them (see [`kprobe_multi`]).
+    map_fds: Vec<(String, OwnedFd)>,
+    /// kprobe.multi links and their programs; closing them detaches.
+    multi_links: Vec<(OwnedFd, OwnedFd)>,
+}
+
+/// The kernel object behind an aya map handle.
+fn map_data(map: &Map) -> Option<&MapData> {
+    match map {
+        Map::Array(data)
+        | Map::PerCpuArray(data)
+        | Map::HashMap(data)
+        | Map::PerCpuHashMap(data)
+        | Map::LruHashMap(data)
+        | Map::PerCpuLruHashMap(data)
+        | Map::RingBuf(data)
+        | Map::StackTraceMap(data)
+        | Map::PerfEventArray(data)
+        | Map::Unsupported(data) => Some(data),
+        _ => None,
+    }
 }
 
 const KPROBE_PMU: &str = "/sys/bus/event_source/devices/kprobe";
@@ -733,6 +760,23 @@ impl Engine {
                     .with_context(|| format!("selecting pid {pid}"))?;
             }
         }
+        let several_functions = |stage: Option<&Stage>| {
+            stage.is_some_and(|stage| {
+                matches!(&stage.attach, Attach::KernelFunctions { functions, how, .. }
+                    if functions.len() > 1 && *how != KernelAttach::Fentry)
+            })
+        };
+        let map_fds =
+            if several_functions(Some(&spec.main)) || several_functions(spec.start.as_ref()) {
+                ebpf.maps()
+                    .filter_map(|(name, map)| {
+                        let fd = map_data(map)?.fd().as_fd().try_clone_to_owned().ok()?;
+                        Some((name.to_string(), fd))
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            };
         let mut take = |name: &str| {
             ebpf.take_map(name)
                 .ok_or_else(|| Error::runtime(format!("{name} is not in the engine object")))
@@ -759,6 +803,8 @@ impl Engine {
             event_base: spec.event_base,
             notes: Vec::new(),
             kprobe_links: Vec::new(),
+            map_fds,
+            multi_links: Vec::new(),
         };
         if announces {
             engine.attach_tracepoint(
@@ -837,13 +883,25 @@ impl Engine {
         Ok(())
     }
 
-    fn attach_kprobes(&mut self, functions: &[String], start: bool, ret: bool) -> Result<()> {
+    /// Attaches `functions` through one kprobe.multi link when the kernel has them, else
+    /// through one kprobe per function. Returns how, for `-v`.
+    fn attach_kprobes(&mut self, functions: &[String], start: bool, ret: bool) -> Result<String> {
         let name = match (start, ret) {
             (true, _) => "engine_kprobe_start",
             (false, false) => "engine_kprobe",
             (false, true) => "engine_kretprobe",
         };
         let kind = if ret && !start { "kretprobe" } else { "kprobe" };
+        let mut how = match functions {
+            [one] => format!("{kind} {one}"),
+            many => format!("{kind} on {} functions", many.len()),
+        };
+        if functions.len() > 1 && !self.map_fds.is_empty() {
+            match self.attach_kprobe_multi(name, functions, ret && !start) {
+                Ok(()) => return Ok(format!("{kind}.multi on {} functions", functions.len())),
+                Err(err) => how.push_str(&format!(", one link each (kprobe.multi: {err})")),
+            }
+        }
         let program: &mut KProbe = self
             .ebpf()?
             .program_mut(name)
@@ -867,6 +925,33 @@ impl Engine {
             );
         }
         self.kprobe_links.extend(links);
+        Ok(how)
+    }
+
+    fn attach_kprobe_multi(
+        &mut self,
+        program: &str,
+        functions: &[String],
+        ret: bool,
+    ) -> std::result::Result<(), String> {
+        let loaded = kprobe_multi::load(
+            object(Object::Engine).map_err(|err| err.to_string())?,
+            program,
+            &self.map_fds,
+        )?;
+        // The kernel rejects duplicate names (static functions sharing a name appear once
+        // per definition in available_filter_functions).
+        let mut unique = functions.to_vec();
+        unique.sort_unstable();
+        unique.dedup();
+        let link = kprobe_multi::attach(&loaded, &unique, ret).map_err(|err| {
+            if err.raw_os_error() == Some(libc::EOPNOTSUPP) {
+                "this kernel has none (CONFIG_FPROBE is not set)".to_string()
+            } else {
+                format!("creating the link: {err}")
+            }
+        })?;
+        self.multi_links.push((link, loaded));
         Ok(())
     }
 
@@ -881,6 +966,8 @@ impl Engine {
     /// many threads at once lets those waits share grace periods, so detaching hundreds of
     /// kprobes takes a few grace periods instead of hundreds.
     pub fn detach(&mut self) {
+        self.multi_links.clear();
+        self.map_fds.clear();
         let links = std::mem::take(&mut self.kprobe_links);
         if links.len() > 4 {
             let threads = links.len().min(64);
@@ -981,16 +1068,8 @@ impl Engine {
                         ),
                     }));
                 }
-                self.attach_kprobes(functions, start, *ret)?;
-                self.notes.push(format!(
-                    "{} on {} functions",
-                    if *ret && !start {
-                        "kretprobe"
-                    } else {
-                        "kprobe"
-                    },
-                    functions.len()
-                ));
+                let how = self.attach_kprobes(functions, start, *ret)?;
+                self.notes.push(how);
                 Ok(())
             }
             Attach::Uprobes {

@@ -18,6 +18,7 @@ pub mod engine;
 pub mod error;
 pub mod filter;
 pub mod functions;
+pub mod kprobe_multi;
 pub mod output;
 pub mod probe;
 pub mod probes;
