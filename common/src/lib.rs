@@ -6,6 +6,7 @@
 #![no_std]
 
 pub mod engine;
+pub mod ksyms;
 pub mod profile;
 
 /// Length of a task's `comm` (`TASK_COMM_LEN` in `include/linux/sched.h`), NUL-padded.

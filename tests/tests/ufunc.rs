@@ -228,6 +228,54 @@ fn ufunc_stackcount_syscall_tracepoint() {
     assert_eq!(under, 3333, "{folded:#?}");
 }
 
+/// Kernel frames are named by the kernel (the `ksyms` program's `%ps` lookups): every name is a
+/// symbol of /proc/kallsyms, and the syscall entry path shows under the fixture's frames.
+#[test]
+fn ufunc_stackcount_kernel_frames_are_kallsyms_names() {
+    require_root();
+    let dir = scratch("ufunc_stackcount_kernel_frames_are_kallsyms_names");
+    let out = dir.join("getppid.folded");
+    let fixture = fixture("tk_syscalls");
+    let run = tracekit(
+        [
+            "stackcount",
+            "t:syscalls:sys_enter_getppid",
+            "-o",
+            out.to_str().unwrap(),
+            "--",
+            fixture.to_str().unwrap(),
+            "2000",
+        ],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    let kallsyms = std::fs::read_to_string("/proc/kallsyms").unwrap();
+    let names: std::collections::HashSet<&str> = kallsyms
+        .lines()
+        .filter_map(|line| line.split_whitespace().nth(2))
+        .collect();
+    let folded = parse_folded(&std::fs::read_to_string(&out).unwrap());
+    let mut kernel_frames = 0;
+    for (path, count) in folded.iter().filter(|(p, _)| p.contains(";syscall_loop;")) {
+        let frames: Vec<&str> = path
+            .split(';')
+            .filter_map(|f| f.strip_suffix("_[k]"))
+            .collect();
+        assert!(
+            frames.len() >= 2,
+            "{count} stacks without kernel frames: {path}"
+        );
+        for frame in frames {
+            assert!(
+                names.contains(frame),
+                "{frame} is not in /proc/kallsyms: {path}"
+            );
+            kernel_frames += count;
+        }
+    }
+    assert!(kernel_frames >= 2 * 2000, "{folded:#?}");
+}
+
 /// Acceptance 4 (host part): bad function probes, one line, exit 2; kernel functions on a
 /// kernel without kprobes or trampolines, one line naming both, exit 1.
 #[test]

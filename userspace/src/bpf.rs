@@ -9,17 +9,21 @@ pub enum Object {
     Profile,
     /// `engine`: the aggregation engine.
     Engine,
+    /// `ksyms`: kernel addresses to names, by the kernel.
+    Ksyms,
 }
 
 // Empty when the build had no BPF toolchain (see build.rs).
 static PROFILE: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/profile"));
 static ENGINE: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/engine"));
+static KSYMS: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/ksyms"));
 
 /// The embedded BPF object, or an error saying how to build a binary that has it.
 pub fn object(which: Object) -> Result<&'static [u8]> {
     let bytes = match which {
         Object::Profile => PROFILE,
         Object::Engine => ENGINE,
+        Object::Ksyms => KSYMS,
     };
     if bytes.is_empty() {
         return Err(Error::runtime(
@@ -161,5 +165,28 @@ impl Drop for HiddenKernelBtf {
                 );
             }
         }
+    }
+}
+
+/// `bpf(2)` for the commands aya 0.14 does not wrap (kprobe.multi loads and links, test
+/// runs): the kernel's return value.
+pub(crate) fn sys_bpf(
+    cmd: aya_obj::generated::bpf_cmd,
+    attr: &mut aya_obj::generated::bpf_attr,
+) -> std::io::Result<i64> {
+    // SAFETY: bpf(2) reads and writes `attr` (and the buffers it points to, which the caller
+    // keeps alive for the call).
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_bpf,
+            cmd as libc::c_int,
+            attr as *mut aya_obj::generated::bpf_attr,
+            std::mem::size_of::<aya_obj::generated::bpf_attr>(),
+        )
+    };
+    if ret < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(ret)
     }
 }

@@ -131,18 +131,8 @@ pub fn attach(program: &OwnedFd, functions: &[String], ret: bool) -> io::Result<
 }
 
 fn bpf(cmd: bpf_cmd, attr: &bpf_attr) -> io::Result<OwnedFd> {
-    // SAFETY: bpf(2) reads `attr` (and the buffers it points to, alive for the call).
-    let ret = unsafe {
-        libc::syscall(
-            libc::SYS_bpf,
-            cmd as libc::c_int,
-            attr as *const bpf_attr,
-            std::mem::size_of::<bpf_attr>(),
-        )
-    };
-    if ret < 0 {
-        return Err(io::Error::last_os_error());
-    }
+    let mut attr = *attr;
+    let fd = crate::bpf::sys_bpf(cmd, &mut attr)?;
     // SAFETY: the kernel returned a new file descriptor that nothing else owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(ret as RawFd) })
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
 }

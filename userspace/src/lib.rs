@@ -19,6 +19,7 @@ pub mod error;
 pub mod filter;
 pub mod functions;
 pub mod kprobe_multi;
+pub mod ksyms;
 pub mod output;
 pub mod probe;
 pub mod probes;
