@@ -133,27 +133,11 @@ fn kfunc_several_functions_counted_apart() {
     if !kprobes_or_skip("kfunc_several_functions_counted_apart") {
         return;
     }
-    let run = tracekit(
-        [
-            "funccount",
-            "-v",
-            "vfs_read",
-            "vfs_write",
-            "--json",
-            "--",
-            &reads(),
-            "500",
-        ],
-        TIMEOUT,
+    let json = run_multi(
+        &["funccount", "vfs_read", "vfs_write"],
+        "500",
+        "attached kprobe.multi on 2 functions",
     );
-    run.assert_code(0);
-    assert!(
-        run.stderr.contains("attached kprobe.multi on 2 functions")
-            || run.stderr.contains("CONFIG_FPROBE is not set"),
-        "{}",
-        run.stderr
-    );
-    let json = parse_json(&run.stdout);
     let count_of = |name: &str| -> u64 {
         json["groups"]
             .as_array()
@@ -170,29 +154,28 @@ fn kfunc_several_functions_counted_apart() {
         "only the two functions: {json:#}"
     );
 
-    let run = tracekit(
-        [
-            "hist",
-            "-v",
-            "kretprobe:vfs_read*",
-            "--value",
-            "retval",
-            "--json",
-            "--",
-            &reads(),
-            "300",
-        ],
-        TIMEOUT,
+    let json = run_multi(
+        &["hist", "kretprobe:vfs_read*", "--value", "retval"],
+        "300",
+        "attached kretprobe.multi on",
     );
+    assert!(bucket(&json, 4096) >= 300, "{json:#}");
+}
+
+/// Runs `ARGS -v --json -- tk_reads READS`, checks that `-v` says `note` (or that the kernel
+/// has no kprobe.multi), and returns the JSON.
+fn run_multi(args: &[&str], reads_count: &str, note: &str) -> serde_json::Value {
+    let reads = reads();
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["-v", "--json", "--", &reads, reads_count]);
+    let run = tracekit(all, TIMEOUT);
     run.assert_code(0);
     assert!(
-        run.stderr.contains("attached kretprobe.multi on")
-            || run.stderr.contains("CONFIG_FPROBE is not set"),
+        run.stderr.contains(note) || run.stderr.contains("CONFIG_FPROBE is not set"),
         "{}",
         run.stderr
     );
-    let json = parse_json(&run.stdout);
-    assert!(bucket(&json, 4096) >= 300, "{json:#}");
+    parse_json(&run.stdout)
 }
 
 /// Latency of a kernel function: one entry per call, through the start stage.
