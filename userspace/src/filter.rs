@@ -16,7 +16,7 @@
 //! `cpu` and `comm` where the event has no field of that name.
 //!
 //! [`compile`] type-checks against the event's fields and emits postfix
-//! [`Insn`](tracekit_common::engine::Insn)s; every error is one line naming the offending
+//! [`Insn`]s; every error is one line naming the offending
 //! token, its column, and what would be valid.
 
 use tracekit_common::engine::{Insn, op};

@@ -5,6 +5,9 @@
 //! - [`profile`]: the kernel side of CPU sampling (load, attach, read, detach) and
 //!   symbolization of what it collected;
 //! - [`symbolize`]: addresses to frames (blazesym), surviving process exit;
+//! - [`ksyms`]: kernel addresses named by the kernel's own kallsyms lookup;
+//! - [`engine`], [`kprobe_multi`]: the aggregation engine's loader, and one kprobe.multi
+//!   link for many kernel functions;
 //! - [`stacks`]: the stack model, folding, self-time ranking;
 //! - [`output`]: text report, folded stacks, flame graph SVG;
 //! - [`tracefs`]: tracefs mounting and tracepoint format files;

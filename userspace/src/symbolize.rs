@@ -5,7 +5,7 @@
 //! User addresses resolve against the ELF symbols and DWARF of the binaries a process had
 //! mapped, with inlined functions as frames of their own when DWARF says so. Stripped
 //! binaries with a separate debug file (libc6-dbg and other `-dbg`/`-dbgsym` packages) resolve
-//! through that file's symbol table, not its DWARF (see [`SplitDebug`]).
+//! through that file's symbol table, not its DWARF (see `SplitDebug`).
 //!
 //! Names are demangled here, not by blazesym: blazesym 0.2.7 runs the C++ demangler on names
 //! of unknown language even without a `_Z` prefix, so C functions named `a` or `b` come out
@@ -77,7 +77,7 @@ impl Symbolizer {
     }
 
     /// Caches the memory map of live process `pid`, so that its addresses resolve even if it
-    /// exits before [`Symbolizer::user`] is called. Calling it again (after an `exec`)
+    /// exits before [`Symbolizer::user_stack`] is called. Calling it again (after an `exec`)
     /// replaces the cached map. Returns false when the process is already gone.
     pub fn remember_process(&mut self, pid: u32) -> bool {
         // An exiting process (or a zombie) shows an empty map; caching it would replace a
