@@ -45,6 +45,8 @@ pub const MAX_TARGET_PIDS: u32 = 8192;
 /// Tracepoint programs per engine object (`engine_tp_0` ...): one per attached tracepoint,
 /// so the program knows which tracepoint fired.
 pub const MAX_TRACEPOINTS: usize = 64;
+/// Tracepoint programs of the start stage (`engine_tp_start`, `engine_tp_start_1` ...).
+pub const MAX_START_TRACEPOINTS: usize = 4;
 
 /// What an [`Operand`] reads. `u32` values in [`Operand::kind`].
 pub mod operand {
@@ -251,7 +253,10 @@ pub struct Plan {
     /// `sched_switch` runs as the task leaving): no pid filter, no self-exclusion; the start
     /// stage selects.
     pub all_tasks: u32,
-    pub _pad: u32,
+    /// Main plans with a start: 1 when the filter reads nothing from the start (no latency,
+    /// no saved value), so it runs before the start is looked up and events it drops are not
+    /// counted as missing their start (`runqlat`'s switches to the idle task).
+    pub filter_first: u32,
     /// Linear histograms: the first bucket's low end, and the bucket width.
     pub linear_min: i64,
     pub linear_step: u64,
@@ -284,7 +289,7 @@ impl Plan {
         needs_ids: 0,
         announce: 0,
         all_tasks: 0,
-        _pad: 0,
+        filter_first: 0,
         linear_min: 0,
         linear_step: 1,
         value_div: 1,

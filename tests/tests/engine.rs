@@ -461,6 +461,7 @@ fn engine_bad_input_one_line_errors() {
         ),
         (vec!["bitesize", "--disk", "nosuchdisk"], "no such disk"),
         (vec!["syscount", "-o", "x.svg"], ".txt or .json"),
+        (vec!["runqlat", "-p", "1"], "measures every task"),
     ];
     for (mut args, needle) in cases {
         args.extend(["-d", "1"]);
@@ -474,4 +475,84 @@ fn engine_bad_input_one_line_errors() {
             run.stderr
         );
     }
+}
+
+/// `runqlat --tids`: a thread that sleeps N times waits for a CPU after each wakeup, so its
+/// histogram holds at least N waits (one more for the wakeup that starts it, and a few for
+/// preemptions). CPU burners, one more than there are CPUs, never sleep: their waits start
+/// when they are preempted (sched_switch of a runnable task), every few milliseconds.
+#[test]
+fn engine_runqlat_counts_wakeups_and_preemptions() {
+    require_root();
+    const SLEEPS: u64 = 200;
+    let mut sleeper = Command::new(fixture("tk_funcs"))
+        .args(["--wait", "sleep", &SLEEPS.to_string(), "1"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("spawning tk_funcs");
+    let mut child = spawn_tracekit(["runqlat", "--tids", "--json", "-v"]);
+    let lines = wait_for_stderr(&mut child, "Hit Ctrl-C to end.", TIMEOUT);
+    use std::io::Write as _;
+    sleeper
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"go\n")
+        .expect("releasing tk_funcs");
+    assert!(sleeper.wait().unwrap().success());
+    let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let burners: Vec<_> = (0..=cpus)
+        .map(|_| {
+            Command::new(fixture("tk_burner"))
+                .arg("1")
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .expect("spawning tk_burner")
+        })
+        .collect();
+    let burner_ids: Vec<u64> = burners.iter().map(|b| u64::from(b.id())).collect();
+    for mut burner in burners {
+        assert!(burner.wait().unwrap().success());
+    }
+    kill(child.id(), libc::SIGINT);
+    let run = wait_output(child, TIMEOUT);
+    run.assert_code(0);
+    assert!(!run.stderr.contains("warning"), "{lines:?} {}", run.stderr);
+    // Only tasks already waiting when tracing began lack a start; switches to the idle task
+    // (hundreds here, one per sleep) are no task's wait and must not be counted as missing.
+    let no_start: u64 = run
+        .stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("Not counted: "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .map_or(0, |n| n.parse().unwrap());
+    assert!(no_start <= 50, "{}", run.stderr);
+    assert!(
+        !run.stderr.contains("did not pass the filter"),
+        "{}",
+        run.stderr
+    );
+    let json = parse_json(&run.stdout);
+    let waits_of = |tids: &[u64]| -> u64 {
+        json["groups"]
+            .as_array()
+            .expect("groups")
+            .iter()
+            .filter(|g| g["key"]["tid"].as_u64().is_some_and(|t| tids.contains(&t)))
+            .map(|g| g["count"].as_u64().unwrap())
+            .sum()
+    };
+    let waits = waits_of(&[u64::from(sleeper.id())]);
+    assert!(
+        (SLEEPS..=SLEEPS + 60).contains(&waits),
+        "{waits} waits for {SLEEPS} sleeps: {json:#}"
+    );
+    // Each burner is started once (sched_wakeup_new); the rest are preemptions.
+    let preempted = waits_of(&burner_ids);
+    assert!(
+        preempted >= 20 * burner_ids.len() as u64,
+        "{preempted} waits of {} burners sharing {cpus} CPUs for 1 s: {json:#}",
+        burner_ids.len()
+    );
 }

@@ -16,6 +16,7 @@ EXAMPLES:
   tracekit count 'syscalls:sys_enter_*' -d 5 # which syscalls, how often
   tracekit syscount -p 1234 --latency        # syscalls of pid 1234 with time spent
   tracekit biolatency -d 10                  # block I/O latency histogram
+  tracekit runqlat -d 10                     # how long runnable tasks wait for a CPU
   tracekit hist uprobe:libc:malloc --value arg0 -p 1234     # malloc sizes of pid 1234
   tracekit funclatency vfs_read --unit us    # kernel function latency histogram
   tracekit trace 'k:tcp_sendmsg' --filter 'size > 100' --print size
@@ -60,6 +61,16 @@ EXAMPLES:
   tracekit biolatency -d 10            # block I/O latency, issue to completion, in us
   tracekit biolatency --unit ms --per-disk
   tracekit biolatency --queued -i 1    # from insertion in the queue, every second";
+
+const RUNQLAT_EXAMPLES: &str = "\
+EXAMPLES:
+  tracekit runqlat -d 10               # how long runnable tasks waited for a CPU, in us
+  tracekit runqlat --unit ms -i 1      # a histogram every second
+  tracekit runqlat --tids -d 5         # one histogram per thread
+  tracekit runqlat -- make -j8         # every task's wait while make runs
+
+Measured from wakeup (sched_wakeup, sched_wakeup_new) or preemption (sched_switch of a
+runnable task) to the task's next sched_switch onto a CPU.";
 
 const SYSCOUNT_EXAMPLES: &str = "\
 EXAMPLES:
@@ -109,6 +120,9 @@ pub enum Command {
     /// Block I/O latency histogram, issue to completion (bcc biolatency)
     #[command(after_help = BIOLATENCY_EXAMPLES)]
     Biolatency(BiolatencyArgs),
+    /// Run queue latency histogram: how long runnable tasks wait for a CPU (bcc runqlat)
+    #[command(after_help = RUNQLAT_EXAMPLES)]
+    Runqlat(RunqlatArgs),
     /// Count syscalls by name, with latency or failures (bcc syscount)
     #[command(after_help = SYSCOUNT_EXAMPLES)]
     Syscount(SyscountArgs),
@@ -580,6 +594,25 @@ pub struct BiolatencyArgs {
     /// Only I/O to this disk (a name under /sys/block)
     #[arg(long, value_name = "NAME")]
     pub disk: Option<String>,
+    #[command(flatten)]
+    pub scope: ScopeArgs,
+    #[command(flatten)]
+    pub timing: TimingArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(flatten)]
+    pub maps: MapArgs,
+}
+
+/// `tracekit runqlat`.
+#[derive(Debug, Args)]
+pub struct RunqlatArgs {
+    /// Unit of the histogram
+    #[arg(long, value_enum, default_value_t = TimeUnit::Us)]
+    pub unit: TimeUnit,
+    /// One histogram per thread (bcc runqlat -L)
+    #[arg(long, short = 'L')]
+    pub tids: bool,
     #[command(flatten)]
     pub scope: ScopeArgs,
     #[command(flatten)]

@@ -26,8 +26,8 @@ use tracekit_common::{
     engine::{
         AggKey, AggValue, DEFAULT_HASH_ENTRIES, DEFAULT_STACK_ENTRIES, DEFAULT_START_ENTRIES, Insn,
         KEY_WORDS, LOG2_SLOTS, MAX_INSNS, MAX_KEY_PARTS, MAX_LINEAR_SLOTS, MAX_OPERANDS,
-        MAX_STR_CONSTS, MAX_STRINGS, MAX_TRACEPOINTS, NO_OPERAND, Operand, Plan, SIGNED,
-        STAT_COUNT, STR_BYTES, TRACE_RING_BYTES, agg, layout, operand, stat,
+        MAX_START_TRACEPOINTS, MAX_STR_CONSTS, MAX_STRINGS, MAX_TRACEPOINTS, NO_OPERAND, Operand,
+        Plan, SIGNED, STAT_COUNT, STR_BYTES, TRACE_RING_BYTES, agg, layout, op, operand, stat,
     },
     profile::{EVENTS_RING_BYTES, STACK_ERROR, StackFrames},
 };
@@ -424,7 +424,20 @@ impl PlanBuilder {
 
     /// The plan so far.
     pub fn plan(&self) -> Plan {
-        self.plan
+        let mut plan = self.plan;
+        let from_start = |insn: &Insn| {
+            let kind = plan
+                .operands
+                .get(insn.operand as usize)
+                .map_or(operand::NONE, |o| o.kind);
+            insn.op >= op::EQ && matches!(kind, operand::LATENCY | operand::SAVED)
+        };
+        plan.filter_first = u32::from(
+            plan.needs_start != 0
+                && plan.n_insns > 0
+                && !plan.insns[..plan.n_insns as usize].iter().any(from_start),
+        );
+        plan
     }
 }
 
@@ -1000,16 +1013,19 @@ impl Engine {
         };
         match &stage.attach {
             Attach::Tracepoints(tracepoints) => {
-                if tracepoints.len() > MAX_TRACEPOINTS || (start && tracepoints.len() > 1) {
+                if tracepoints.len() > MAX_TRACEPOINTS
+                    || (start && tracepoints.len() > MAX_START_TRACEPOINTS)
+                {
                     return Err(Error::runtime(format!(
-                        "an engine attaches at most {MAX_TRACEPOINTS} tracepoints (1 to start)"
+                        "an engine attaches at most {MAX_TRACEPOINTS} tracepoints \
+                         ({MAX_START_TRACEPOINTS} to start)"
                     )));
                 }
                 for (index, tp) in tracepoints.iter().enumerate() {
-                    let program = if start {
-                        START_TP.to_string()
-                    } else {
-                        format!("engine_tp_{index}")
+                    let program = match (start, index) {
+                        (true, 0) => START_TP.to_string(),
+                        (true, _) => format!("{START_TP}_{index}"),
+                        (false, _) => format!("engine_tp_{index}"),
                     };
                     self.attach_tracepoint(&program, tp)?;
                 }
@@ -1566,6 +1582,39 @@ pub(crate) fn mmap_prot_offset() -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A filter runs before the start lookup unless it reads the latency or a saved value.
+    #[test]
+    fn filter_first_only_when_the_filter_needs_no_start() {
+        let with_filter = |kind: u32| {
+            let mut builder = PlanBuilder::new();
+            builder.needs_start();
+            let read = builder.operand(simple_operand(kind)).unwrap();
+            builder
+                .push_insn(Insn {
+                    op: op::NE,
+                    operand: read,
+                    arg: 0,
+                })
+                .unwrap();
+            builder.plan().filter_first
+        };
+        assert_eq!(with_filter(operand::CPU), 1);
+        assert_eq!(with_filter(operand::LATENCY), 0);
+        let mut no_filter = PlanBuilder::new();
+        no_filter.needs_start();
+        assert_eq!(no_filter.plan().filter_first, 0);
+        let mut no_start = PlanBuilder::new();
+        let cpu = no_start.operand(simple_operand(operand::CPU)).unwrap();
+        no_start
+            .push_insn(Insn {
+                op: op::NE,
+                operand: cpu,
+                arg: 0,
+            })
+            .unwrap();
+        assert_eq!(no_start.plan().filter_first, 0);
+    }
 
     /// syscount's plain plan takes the fast path; anything more does not.
     #[test]

@@ -39,6 +39,7 @@ fn main() -> ExitCode {
         Command::Count(args) => cmd::hist::run_count(args, cli.verbose),
         Command::Bitesize(args) => cmd::bitesize::run(args, cli.verbose),
         Command::Biolatency(args) => cmd::biolatency::run(args, cli.verbose),
+        Command::Runqlat(args) => cmd::runqlat::run(args, cli.verbose),
         Command::Syscount(args) => cmd::syscount::run(args, cli.verbose),
         Command::Funccount(args) => cmd::funccount::run(args, cli.verbose),
         Command::Funclatency(args) => cmd::funclatency::run(args, cli.verbose),

@@ -710,6 +710,11 @@ fn run_main<S: Source>(source: &S, scratch: *mut Scratch, event: u32) -> Option<
         saved: [0; 4],
     };
     read_operands(plan, source, scratch, pid, tid, event, started)?;
+    let filter_first = rd!(plan.filter_first) != 0;
+    if filter_first && !filter(plan, scratch) {
+        bump(stat::FILTERED);
+        return None;
+    }
     if rd!(plan.needs_start) != 0 {
         let key = corr_key(plan, scratch);
         // SAFETY: the value is copied out before the entry is removed.
@@ -742,7 +747,7 @@ fn run_main<S: Source>(source: &S, scratch: *mut Scratch, event: u32) -> Option<
             }
         }
     }
-    if !filter(plan, scratch) {
+    if !filter_first && !filter(plan, scratch) {
         bump(stat::FILTERED);
         return None;
     }
@@ -798,12 +803,35 @@ fn run_start<S: Source>(source: &S, scratch: *mut Scratch, event: u32) -> Option
     Some(())
 }
 
-#[tracepoint]
-pub fn engine_tp_start(ctx: TracePointContext) -> u32 {
+/// The shared body of the start stage's tracepoint programs.
+#[inline(never)]
+fn tracepoint_start(ctx: &TracePointContext, event: u32) -> u32 {
     if let Some(scratch) = ENGINE_SCRATCH.get_ptr_mut(0) {
-        let _ = run_start(&ctx, scratch, 0);
+        let _ = run_start(ctx, scratch, event);
     }
     0
+}
+
+/// Start-stage entry points, one per tracepoint (`runqlat` starts at wakeups and at
+/// preemption); the start plan sees which one fired as the event index.
+#[tracepoint]
+pub fn engine_tp_start(ctx: TracePointContext) -> u32 {
+    tracepoint_start(&ctx, 0)
+}
+
+#[tracepoint]
+pub fn engine_tp_start_1(ctx: TracePointContext) -> u32 {
+    tracepoint_start(&ctx, 1)
+}
+
+#[tracepoint]
+pub fn engine_tp_start_2(ctx: TracePointContext) -> u32 {
+    tracepoint_start(&ctx, 2)
+}
+
+#[tracepoint]
+pub fn engine_tp_start_3(ctx: TracePointContext) -> u32 {
+    tracepoint_start(&ctx, 3)
 }
 
 /// The shared body of the `engine_tp_N` programs (a BPF subprogram: one copy of the code).

@@ -51,6 +51,9 @@ pub struct Job {
     pub columns: Vec<KeyColumn>,
     /// How to show it.
     pub report: Report,
+    /// The filter is the tool's own, not the user's (`runqlat` skips switches to the idle
+    /// task): the events it drops are not events of the tool, so they are not reported.
+    pub tool_filter: bool,
 }
 
 /// What to do with each record of a ring buffer.
@@ -366,8 +369,12 @@ pub fn run(
         .and_then(|()| stdout.flush())
         .map_err(stdout_error)?;
     }
+    let mut stats = all.stats;
+    if job.tool_filter {
+        stats.filtered = 0;
+    }
     finished.print_summary(
-        &all.stats,
+        &stats,
         // Other tasks' ends are expected then; with -a they are in-flight requests.
         !matches!(finished.scope, Scope::All)
             && job.specs.iter().any(|spec| spec.main.plan.all_tasks != 0),

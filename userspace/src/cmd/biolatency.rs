@@ -96,6 +96,7 @@ pub fn run(args: BiolatencyArgs, verbose: u8) -> Result<()> {
         event_base: 0,
     };
     let job = Job {
+        tool_filter: false,
         command: "biolatency",
         what: format!(
             "block I/O latency ({} to completion)",

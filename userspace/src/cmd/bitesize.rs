@@ -61,6 +61,7 @@ pub fn run(args: BitesizeArgs, verbose: u8) -> Result<()> {
     let tracepoints = [block_rq("block_rq_issue")];
     let (specs, columns) = compile::specs(&tracepoints, &request, false, &args.maps)?;
     let job = Job {
+        tool_filter: false,
         command: "bitesize",
         what: "block I/O sizes".into(),
         specs,

@@ -69,6 +69,7 @@ pub fn run(args: FunccountArgs, verbose: u8) -> Result<()> {
         args.target.target(&args.scope)?,
     )?;
     let job = Job {
+        tool_filter: false,
         command: "funccount",
         what: compiled.what,
         specs: compiled.specs,

@@ -31,6 +31,7 @@ pub fn run(args: FunclatencyArgs, verbose: u8) -> Result<()> {
         args.target.target(&args.scope)?,
     )?;
     let job = Job {
+        tool_filter: false,
         command: "funclatency",
         what: format!("latency of {}", compiled.what),
         specs: compiled.specs,

@@ -65,6 +65,7 @@ pub fn run_hist(args: HistArgs, verbose: u8) -> Result<()> {
         Shape::Linear { min, step, .. } => Report::Linear { min, step, unit },
     };
     let job = Job {
+        tool_filter: false,
         command: "hist",
         what: compiled.what,
         specs: compiled.specs,
@@ -85,6 +86,7 @@ pub fn run_count(args: CountArgs, verbose: u8) -> Result<()> {
         args.target.target(&args.scope)?,
     )?;
     let job = Job {
+        tool_filter: false,
         command: "count",
         what: compiled.what,
         specs: compiled.specs,

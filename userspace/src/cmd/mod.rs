@@ -10,6 +10,7 @@ pub mod hist;
 pub mod list;
 pub mod offcpu;
 pub mod profile;
+pub mod runqlat;
 pub mod session;
 pub mod stackcount;
 pub mod stat;

@@ -104,6 +104,7 @@ pub fn run(args: SyscountArgs, verbose: u8) -> Result<()> {
         event_base: 0,
     };
     let job = Job {
+        tool_filter: false,
         command: "syscount",
         what: format!(
             "syscalls{}",
