@@ -519,15 +519,16 @@ fn engine_runqlat_counts_wakeups_and_preemptions() {
     let run = wait_output(child, TIMEOUT);
     run.assert_code(0);
     assert!(!run.stderr.contains("warning"), "{lines:?} {}", run.stderr);
-    // Only tasks already waiting when tracing began lack a start; switches to the idle task
-    // (hundreds here, one per sleep) are no task's wait and must not be counted as missing.
+    // Only tasks already waiting when tracing began lack a start. Switches to the idle task
+    // (hundreds here, one per sleep) are no task's wait, and tasks woken while tracekit
+    // detaches (the RCU kthreads) must not lose their start first: neither is missing.
     let no_start: u64 = run
         .stderr
         .lines()
         .find_map(|l| l.strip_prefix("Not counted: "))
         .and_then(|rest| rest.split_whitespace().next())
         .map_or(0, |n| n.parse().unwrap());
-    assert!(no_start <= 50, "{}", run.stderr);
+    assert!(no_start <= 20, "{}", run.stderr);
     assert!(
         !run.stderr.contains("did not pass the filter"),
         "{}",

@@ -649,13 +649,15 @@ pub struct Engine {
     plan: Plan,
     event_base: u32,
     notes: Vec<String>,
-    /// Kprobe links, owned here so that detaching can close them in parallel.
-    kprobe_links: Vec<aya::programs::kprobe::KProbeLink>,
+    /// Kprobe links (true: of the start stage), owned here so that detaching can close them
+    /// in parallel.
+    kprobe_links: Vec<(bool, aya::programs::kprobe::KProbeLink)>,
     /// The object's maps by name, kept when a stage probes several kernel functions: the
     /// kprobe.multi program shares them (see [`kprobe_multi`]).
     map_fds: Vec<(String, OwnedFd)>,
-    /// kprobe.multi links and their programs; closing them detaches.
-    multi_links: Vec<(OwnedFd, OwnedFd)>,
+    /// kprobe.multi links and their programs (true: of the start stage); closing them
+    /// detaches.
+    multi_links: Vec<(bool, OwnedFd, OwnedFd)>,
 }
 
 /// The kernel object behind an aya map handle.
@@ -676,6 +678,50 @@ fn map_data(map: &Map) -> Option<&MapData> {
 }
 
 const KPROBE_PMU: &str = "/sys/bus/event_source/devices/kprobe";
+
+/// Closes kprobe links, from many threads when there are many: each waits for an RCU grace
+/// period, and waits in parallel share grace periods.
+fn close_in_parallel(links: Vec<(bool, aya::programs::kprobe::KProbeLink)>) {
+    if links.len() <= 4 {
+        return;
+    }
+    let threads = links.len().min(64);
+    let mut buckets: Vec<Vec<_>> = (0..threads).map(|_| Vec::new()).collect();
+    for (index, link) in links.into_iter().enumerate() {
+        buckets[index % threads].push(link);
+    }
+    std::thread::scope(|scope| {
+        for bucket in buckets {
+            scope.spawn(move || drop(bucket));
+        }
+    });
+}
+
+/// Detaches and unloads `program` (its tracked links included).
+fn unload(program: &mut aya::programs::Program) {
+    use aya::programs::Program;
+    let result = match program {
+        Program::TracePoint(p) => p.unload(),
+        Program::RawTracePoint(p) => p.unload(),
+        Program::KProbe(p) => p.unload(),
+        Program::UProbe(p) => p.unload(),
+        Program::PerfEvent(p) => p.unload(),
+        Program::FEntry(p) => p.unload(),
+        Program::FExit(p) => p.unload(),
+        _ => Ok(()),
+    };
+    // Programs never loaded say so; nothing to do for them.
+    let _ = result;
+}
+
+/// The engine program for a stage's `index`th tracepoint.
+fn tracepoint_program(start: bool, index: usize) -> String {
+    match (start, index) {
+        (true, 0) => START_TP.to_string(),
+        (true, _) => format!("{START_TP}_{index}"),
+        (false, _) => format!("engine_tp_{index}"),
+    }
+}
 
 /// The first line of a message.
 fn first_line(text: &str) -> &str {
@@ -852,6 +898,26 @@ impl Engine {
     /// Attaches the start stage first (so no end is seen before its start could be), then
     /// the main stage.
     pub fn attach(&mut self, spec: &EngineSpec) -> Result<()> {
+        // Verifying a program takes milliseconds: load every tracepoint program first, so
+        // the stages start within a short window (a wait that begins between the start's
+        // attach and the main's has no start).
+        for (stage, start) in [(spec.start.as_ref(), true), (Some(&spec.main), false)] {
+            let most = if start {
+                MAX_START_TRACEPOINTS
+            } else {
+                MAX_TRACEPOINTS
+            };
+            if let Some(Stage {
+                attach: Attach::Tracepoints(tracepoints),
+                ..
+            }) = stage
+                && tracepoints.len() <= most
+            {
+                for (index, tp) in tracepoints.iter().enumerate() {
+                    self.load_tracepoint_program(&tracepoint_program(start, index), tp)?;
+                }
+            }
+        }
         if let Some(start) = &spec.start {
             self.attach_stage(start, true)?;
         }
@@ -910,7 +976,7 @@ impl Engine {
             many => format!("{kind} on {} functions", many.len()),
         };
         if functions.len() > 1 && !self.map_fds.is_empty() {
-            match self.attach_kprobe_multi(name, functions, ret && !start) {
+            match self.attach_kprobe_multi(name, functions, start, ret && !start) {
                 Ok(()) => return Ok(format!("{kind}.multi on {} functions", functions.len())),
                 Err(err) => how.push_str(&format!(", one link each (kprobe.multi: {err})")),
             }
@@ -937,7 +1003,8 @@ impl Engine {
                     .with_context(|| format!("owning the {kind} link of {function}"))?,
             );
         }
-        self.kprobe_links.extend(links);
+        self.kprobe_links
+            .extend(links.into_iter().map(|link| (start, link)));
         Ok(how)
     }
 
@@ -945,6 +1012,7 @@ impl Engine {
         &mut self,
         program: &str,
         functions: &[String],
+        start: bool,
         ret: bool,
     ) -> std::result::Result<(), String> {
         let loaded = kprobe_multi::load(
@@ -964,7 +1032,7 @@ impl Engine {
                 format!("creating the link: {err}")
             }
         })?;
-        self.multi_links.push((link, loaded));
+        self.multi_links.push((start, link, loaded));
         Ok(())
     }
 
@@ -978,22 +1046,34 @@ impl Engine {
     /// Each kprobe waits for an RCU grace period when it is released; closing the links from
     /// many threads at once lets those waits share grace periods, so detaching hundreds of
     /// kprobes takes a few grace periods instead of hundreds.
+    ///
+    /// The main stage goes first: while it runs, every start it looks up is still being
+    /// recorded. The other order leaves the tasks woken meanwhile (detaching itself wakes the
+    /// RCU kthreads) without a start, counted as ends whose start was not seen.
     pub fn detach(&mut self) {
-        self.multi_links.clear();
         self.map_fds.clear();
-        let links = std::mem::take(&mut self.kprobe_links);
-        if links.len() > 4 {
-            let threads = links.len().min(64);
-            let mut buckets: Vec<Vec<_>> = (0..threads).map(|_| Vec::new()).collect();
-            for (index, link) in links.into_iter().enumerate() {
-                buckets[index % threads].push(link);
-            }
-            std::thread::scope(|scope| {
-                for bucket in buckets {
-                    scope.spawn(move || drop(bucket));
+        let (start_multi, main_multi): (Vec<_>, Vec<_>) = std::mem::take(&mut self.multi_links)
+            .into_iter()
+            .partition(|(start, ..)| *start);
+        drop(main_multi);
+        let (start_links, main_links): (Vec<_>, Vec<_>) = std::mem::take(&mut self.kprobe_links)
+            .into_iter()
+            .partition(|(start, _)| *start);
+        close_in_parallel(main_links);
+        if let Some(ebpf) = self.ebpf.as_mut() {
+            let main: Vec<String> = ebpf
+                .programs()
+                .map(|(name, _)| name.to_string())
+                .filter(|name| !name.contains("_start"))
+                .collect();
+            for name in main {
+                if let Some(program) = ebpf.program_mut(&name) {
+                    unload(program);
                 }
-            });
+            }
         }
+        drop(start_multi);
+        close_in_parallel(start_links);
         self.ebpf = None;
     }
 
@@ -1022,12 +1102,7 @@ impl Engine {
                     )));
                 }
                 for (index, tp) in tracepoints.iter().enumerate() {
-                    let program = match (start, index) {
-                        (true, 0) => START_TP.to_string(),
-                        (true, _) => format!("{START_TP}_{index}"),
-                        (false, _) => format!("engine_tp_{index}"),
-                    };
-                    self.attach_tracepoint(&program, tp)?;
+                    self.attach_tracepoint(&tracepoint_program(start, index), tp)?;
                 }
                 Ok(())
             }
@@ -1150,17 +1225,31 @@ impl Engine {
         }
     }
 
-    fn attach_tracepoint(&mut self, name: &str, tp: &Tracepoint) -> Result<()> {
-        tracefs::root()?;
+    /// Loads tracepoint program `name` for `tp` unless it is loaded.
+    fn load_tracepoint_program(&mut self, name: &str, tp: &Tracepoint) -> Result<()> {
         let program: &mut TracePoint = self
             .ebpf()?
             .program_mut(name)
             .expect("program in object")
             .try_into()
             .context("tracepoint program type")?;
-        program
-            .load()
-            .with_context(|| format!("loading the engine for tracepoint {tp}"))?;
+        if program.fd().is_err() {
+            program
+                .load()
+                .with_context(|| format!("loading the engine for tracepoint {tp}"))?;
+        }
+        Ok(())
+    }
+
+    fn attach_tracepoint(&mut self, name: &str, tp: &Tracepoint) -> Result<()> {
+        tracefs::root()?;
+        self.load_tracepoint_program(name, tp)?;
+        let program: &mut TracePoint = self
+            .ebpf()?
+            .program_mut(name)
+            .expect("program in object")
+            .try_into()
+            .context("tracepoint program type")?;
         program
             .attach(&tp.system, &tp.event)
             .with_context(|| format!("attaching to tracepoint {tp}"))?;
