@@ -1225,8 +1225,8 @@ impl Engine {
         }
     }
 
-    /// Loads tracepoint program `name` for `tp` unless it is loaded.
-    fn load_tracepoint_program(&mut self, name: &str, tp: &Tracepoint) -> Result<()> {
+    /// Tracepoint program `name`, loaded for `tp` unless it was.
+    fn load_tracepoint_program(&mut self, name: &str, tp: &Tracepoint) -> Result<&mut TracePoint> {
         let program: &mut TracePoint = self
             .ebpf()?
             .program_mut(name)
@@ -1238,19 +1238,12 @@ impl Engine {
                 .load()
                 .with_context(|| format!("loading the engine for tracepoint {tp}"))?;
         }
-        Ok(())
+        Ok(program)
     }
 
     fn attach_tracepoint(&mut self, name: &str, tp: &Tracepoint) -> Result<()> {
         tracefs::root()?;
-        self.load_tracepoint_program(name, tp)?;
-        let program: &mut TracePoint = self
-            .ebpf()?
-            .program_mut(name)
-            .expect("program in object")
-            .try_into()
-            .context("tracepoint program type")?;
-        program
+        self.load_tracepoint_program(name, tp)?
             .attach(&tp.system, &tp.event)
             .with_context(|| format!("attaching to tracepoint {tp}"))?;
         Ok(())
