@@ -213,8 +213,9 @@ impl Symbolize for SplitDebug {
         opts: &FindSymOpts,
     ) -> blazesym::Result<Result<ResolvedSym<'_>, Reason>> {
         // Exported names first (`malloc`, not its internal alias `__GI___libc_malloc`).
-        if let Ok(Ok(sym)) = self.binary.find_sym(addr, opts) {
-            return Ok(Ok(sym));
+        let exported = self.binary.find_sym(addr, opts);
+        if let Ok(Ok(_)) = exported {
+            return exported;
         }
         let mut source = Elf::new(&self.debug_file);
         source.debug_syms = false;
@@ -240,7 +241,7 @@ impl Symbolize for SplitDebug {
                 _non_exhaustive: (),
             }));
         }
-        self.binary.find_sym(addr, opts)
+        exported
     }
 }
 
