@@ -110,6 +110,16 @@ impl TracepointFields {
         })
     }
 
+    /// The operand reading field `name`, for presets that need the field to exist.
+    ///
+    /// # Errors
+    /// A runtime error naming the tracepoint when it has no such field.
+    pub fn operand(&self, name: &str) -> Result<Operand> {
+        self.lookup(name)
+            .map(|field| field.operand)
+            .ok_or_else(|| Error::runtime(format!("{} has no `{name}` field", self.event_name())))
+    }
+
     fn usable(&self) -> impl Iterator<Item = &Field> {
         self.format
             .fields
@@ -902,17 +912,19 @@ impl Engine {
         // the stages start within a short window (a wait that begins between the start's
         // attach and the main's has no start).
         for (stage, start) in [(spec.start.as_ref(), true), (Some(&spec.main), false)] {
-            let most = if start {
-                MAX_START_TRACEPOINTS
-            } else {
-                MAX_TRACEPOINTS
-            };
             if let Some(Stage {
                 attach: Attach::Tracepoints(tracepoints),
                 ..
             }) = stage
-                && tracepoints.len() <= most
             {
+                if tracepoints.len() > MAX_TRACEPOINTS
+                    || (start && tracepoints.len() > MAX_START_TRACEPOINTS)
+                {
+                    return Err(Error::runtime(format!(
+                        "an engine attaches at most {MAX_TRACEPOINTS} tracepoints \
+                         ({MAX_START_TRACEPOINTS} to start)"
+                    )));
+                }
                 for (index, tp) in tracepoints.iter().enumerate() {
                     self.load_tracepoint_program(&tracepoint_program(start, index), tp)?;
                 }
@@ -1093,14 +1105,7 @@ impl Engine {
         };
         match &stage.attach {
             Attach::Tracepoints(tracepoints) => {
-                if tracepoints.len() > MAX_TRACEPOINTS
-                    || (start && tracepoints.len() > MAX_START_TRACEPOINTS)
-                {
-                    return Err(Error::runtime(format!(
-                        "an engine attaches at most {MAX_TRACEPOINTS} tracepoints \
-                         ({MAX_START_TRACEPOINTS} to start)"
-                    )));
-                }
+                // Counts were checked (and the programs loaded) by `attach`.
                 for (index, tp) in tracepoints.iter().enumerate() {
                     self.attach_tracepoint(&tracepoint_program(start, index), tp)?;
                 }

@@ -4,9 +4,9 @@
 //! finds it and aggregates the difference (include/trace/events/block.h).
 
 use tracekit::{
-    Error, Result,
+    Result,
     engine::{
-        Attach, EngineSpec, Fields, KeyColumn, KeyKind, PlanBuilder, Stage, TracepointFields,
+        Attach, EngineSpec, KeyColumn, KeyKind, PlanBuilder, Stage, TracepointFields,
         simple_operand,
     },
     tracefs,
@@ -27,13 +27,8 @@ fn correlate(
     fields: &TracepointFields,
     disk: Option<u64>,
 ) -> Result<u32> {
-    let field = |name: &str| {
-        fields
-            .lookup(name)
-            .ok_or_else(|| Error::runtime(format!("{} has no `{name}` field", fields.event_name())))
-    };
-    let dev = builder.operand(field("dev")?.operand)?;
-    let sector = builder.operand(field("sector")?.operand)?;
+    let dev = builder.operand(fields.operand("dev")?)?;
+    let sector = builder.operand(fields.operand("sector")?)?;
     builder.corr_part(dev);
     builder.corr_part(sector);
     if let Some(disk) = disk {

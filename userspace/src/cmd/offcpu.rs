@@ -11,7 +11,7 @@ use std::cell::RefCell;
 use tracekit::{
     Error, Result,
     engine::{
-        Attach, EngineSpec, Fields, PlanBuilder, Stage, TracepointFields, builtin, saved_operand,
+        Attach, EngineSpec, PlanBuilder, Stage, TracepointFields, builtin, saved_operand,
         simple_operand,
     },
     probe::Tracepoint,
@@ -36,13 +36,6 @@ use crate::{
 const TASK_INTERRUPTIBLE: u64 = 0x1;
 const TASK_UNINTERRUPTIBLE: u64 = 0x2;
 
-fn field(fields: &TracepointFields, name: &str) -> Result<tracekit_common::engine::Operand> {
-    fields
-        .lookup(name)
-        .map(|f| f.operand)
-        .ok_or_else(|| Error::runtime(format!("sched:sched_switch has no `{name}` field")))
-}
-
 /// Runs `tracekit offcpu`.
 pub fn run(args: OffcpuArgs, verbose: u8) -> Result<()> {
     let file_format = agg::check_output(&args.output, "offcpu", true)?;
@@ -63,7 +56,7 @@ pub fn run(args: OffcpuArgs, verbose: u8) -> Result<()> {
 
     // Start: the task leaving the CPU.
     let mut start = PlanBuilder::new();
-    let prev_pid = start.operand(field(&fields, "prev_pid")?)?;
+    let prev_pid = start.operand(fields.operand("prev_pid")?)?;
     start.corr_part(prev_pid);
     start.push_insn(Insn {
         op: op::NE,
@@ -71,7 +64,7 @@ pub fn run(args: OffcpuArgs, verbose: u8) -> Result<()> {
         arg: 0,
     })?;
     if let Some(state) = args.state {
-        let prev_state = start.operand(field(&fields, "prev_state")?)?;
+        let prev_state = start.operand(fields.operand("prev_state")?)?;
         let mask = match state {
             TaskState::Interruptible => TASK_INTERRUPTIBLE,
             TaskState::Uninterruptible => TASK_UNINTERRUPTIBLE,
@@ -104,7 +97,7 @@ pub fn run(args: OffcpuArgs, verbose: u8) -> Result<()> {
 
     // Main: the same thread coming back.
     let mut main = PlanBuilder::new();
-    let next_pid = main.operand(field(&fields, "next_pid")?)?;
+    let next_pid = main.operand(fields.operand("next_pid")?)?;
     main.corr_part(next_pid);
     main.needs_start();
     main.all_tasks();
@@ -112,7 +105,7 @@ pub fn run(args: OffcpuArgs, verbose: u8) -> Result<()> {
     main.value(latency);
     let key_pid = main.operand(saved_operand(pid_slot))?;
     main.key_part(key_pid)?;
-    let comm = main.operand(field(&fields, "next_comm")?)?;
+    let comm = main.operand(fields.operand("next_comm")?)?;
     main.key_part(comm)?;
     for slot in [kernel_slot, user_slot].into_iter().flatten() {
         let index = main.operand(saved_operand(slot))?;

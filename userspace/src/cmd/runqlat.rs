@@ -12,13 +12,13 @@
 use tracekit::{
     Error, Result,
     engine::{
-        Attach, EngineSpec, Fields, KeyColumn, KeyKind, PlanBuilder, Stage, TracepointFields,
+        Attach, EngineSpec, KeyColumn, KeyKind, PlanBuilder, Stage, TracepointFields,
         simple_operand,
     },
     probe::Tracepoint,
     tracefs,
 };
-use tracekit_common::engine::{Insn, Operand, op, operand};
+use tracekit_common::engine::{Insn, op, operand};
 
 use crate::{
     cli::{RunqlatArgs, Scope},
@@ -30,14 +30,6 @@ fn sched(event: &str) -> Tracepoint {
         system: "sched".into(),
         event: event.into(),
     }
-}
-
-/// The operand of field `name` of `fields`.
-fn field(fields: &TracepointFields, name: &str) -> Result<Operand> {
-    fields
-        .lookup(name)
-        .map(|field| field.operand)
-        .ok_or_else(|| Error::runtime(format!("{} has no `{name}` field", fields.event_name())))
 }
 
 /// `prev_state` bits of a task that was still runnable when switched out: 0 (`R`, it yielded)
@@ -59,9 +51,9 @@ pub fn run(args: RunqlatArgs, verbose: u8) -> Result<()> {
     let wakeup_new = TracepointFields::read(&tracefs, &sched("sched_wakeup_new"))?;
     let switch = TracepointFields::read(&tracefs, &sched("sched_switch"))?;
 
-    let pid = field(&wakeup, "pid")?;
+    let pid = wakeup.operand("pid")?;
     let mut start_tracepoints = vec![sched("sched_wakeup"), sched("sched_wakeup_new")];
-    if field(&wakeup_new, "pid")? != pid {
+    if wakeup_new.operand("pid")? != pid {
         start_tracepoints.pop();
         log::warn!(
             "sched_wakeup_new's pid is not where sched_wakeup's is; new tasks' first wait is \
@@ -71,7 +63,7 @@ pub fn run(args: RunqlatArgs, verbose: u8) -> Result<()> {
     // Preempted tasks wait too; their start is at sched_switch, event index 2 when both
     // wakeups are there.
     let switch_event = start_tracepoints.len() as u64;
-    let preemption = field(&switch, "prev_pid")? == pid;
+    let preemption = switch.operand("prev_pid")? == pid;
     if preemption {
         start_tracepoints.push(sched("sched_switch"));
     } else {
@@ -92,7 +84,7 @@ pub fn run(args: RunqlatArgs, verbose: u8) -> Result<()> {
     })?;
     if preemption {
         let event = start.operand(simple_operand(operand::EVENT_INDEX))?;
-        let state = start.operand(field(&switch, "prev_state")?)?;
+        let state = start.operand(switch.operand("prev_state")?)?;
         for insn in [
             Insn {
                 op: op::NE,
@@ -123,7 +115,7 @@ pub fn run(args: RunqlatArgs, verbose: u8) -> Result<()> {
 
     let mut main = PlanBuilder::new();
     main.all_tasks();
-    let next = main.operand(field(&switch, "next_pid")?)?;
+    let next = main.operand(switch.operand("next_pid")?)?;
     main.corr_part(next);
     main.push_insn(Insn {
         op: op::NE,
