@@ -31,6 +31,34 @@ pub const STR_BYTES: usize = 32;
 pub const KEY_WORDS: usize = 8;
 /// Slots of a log2 histogram: slot `i` holds values in `[2^i, 2^(i+1))`, slot 0 also 0.
 pub const LOG2_SLOTS: u32 = 64;
+/// The log2 histogram slot of `value`: floor(log2(value)), with 0 and 1 both in slot 0
+/// (libbpf-tools' `log2l`). The kernel program buckets with it and the renderers label with
+/// [`log2_slot_bounds`], so the two cannot disagree.
+#[inline(always)]
+pub fn log2_slot(mut value: u64) -> u32 {
+    let mut slot = 0;
+    let mut shift = 32;
+    while shift > 0 {
+        if value >> shift != 0 {
+            value >>= shift;
+            slot += shift;
+        }
+        shift >>= 1;
+    }
+    slot
+}
+
+/// The values log2 slot `slot` holds, inclusive: `[2^slot, 2^(slot+1) - 1]`, and 0 in slot 0.
+pub const fn log2_slot_bounds(slot: u32) -> (u64, u64) {
+    let low = if slot == 0 { 0 } else { 1u64 << slot };
+    let high = if slot >= 63 {
+        u64::MAX
+    } else {
+        (1u64 << (slot + 1)) - 1
+    };
+    (low, high)
+}
+
 /// Largest linear histogram (buckets, plus one below and one above the range).
 pub const MAX_LINEAR_SLOTS: u32 = 1002;
 /// An operand index that means "none".
@@ -391,3 +419,44 @@ pub struct TraceRecord {
 }
 
 crate::impl_pod!(Plan, AggKey, AggValue, CorrKey, StartValue, TraceRecord);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log2_slots_and_their_bounds_agree() {
+        assert_eq!(log2_slot(0), 0);
+        assert_eq!(log2_slot(1), 0);
+        assert_eq!(log2_slot(2), 1);
+        assert_eq!(log2_slot(3), 1);
+        assert_eq!(log2_slot(4096), 12);
+        assert_eq!(log2_slot(65535), 15);
+        assert_eq!(log2_slot(65536), 16);
+        assert_eq!(log2_slot(u64::MAX), 63);
+        assert_eq!(log2_slot_bounds(0), (0, 1));
+        assert_eq!(log2_slot_bounds(16), (65536, 131071));
+        assert_eq!(log2_slot_bounds(63), (1 << 63, u64::MAX));
+        for value in [
+            0,
+            1,
+            2,
+            3,
+            7,
+            8,
+            1000,
+            4096,
+            65535,
+            1 << 40,
+            u64::MAX - 1,
+            u64::MAX,
+        ] {
+            let (low, high) = log2_slot_bounds(log2_slot(value));
+            assert!(low <= value && value <= high, "{value} in [{low}, {high}]");
+        }
+        for slot in 0..LOG2_SLOTS {
+            let (low, high) = log2_slot_bounds(slot);
+            assert_eq!((log2_slot(low), log2_slot(high)), (slot, slot));
+        }
+    }
+}

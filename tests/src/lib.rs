@@ -38,9 +38,9 @@ pub fn tracekit_bin() -> PathBuf {
 /// Fails the test unless it runs as root: loading BPF programs needs it.
 pub fn require_root() {
     // SAFETY: geteuid(2) has no preconditions.
+    let euid = unsafe { libc::geteuid() };
     assert_eq!(
-        unsafe { libc::geteuid() },
-        0,
+        euid, 0,
         "integration tests load BPF programs and must run as root (cargo xtask test)"
     );
 }

@@ -1,17 +1,18 @@
-//! `tracekit`: the command-line front end. Glue only: parsing, exit codes, error lines.
+//! `tracekit`: the command-line front end. Glue only: parsing, exit codes, error lines. The
+//! commands are in `tools/`, one file each; the flags they share in `cli/`.
 //!
 //! Exit status: 0 on success (and on a closed stdout pipe), 2 for bad input, 1 for failures
 //! at run time. Every error is one line on stderr, `tracekit: ...`.
 
 mod cli;
-mod cmd;
 mod logger;
+mod tools;
 
 use std::process::ExitCode;
 
 use clap::{Parser as _, error::ErrorKind};
 
-use crate::cli::{Cli, Command};
+use crate::cli::Cli;
 
 fn main() -> ExitCode {
     std::panic::set_hook(Box::new(|info| {
@@ -33,24 +34,7 @@ fn main() -> ExitCode {
         Err(err) => return clap_error(err),
     };
     logger::init(cli.verbose);
-    let result = match cli.command {
-        Command::Profile(args) => cmd::profile::run(args, cli.verbose),
-        Command::Hist(args) => cmd::hist::run_hist(args, cli.verbose),
-        Command::Count(args) => cmd::hist::run_count(args, cli.verbose),
-        Command::Bitesize(args) => cmd::bitesize::run(args, cli.verbose),
-        Command::Biolatency(args) => cmd::biolatency::run(args, cli.verbose),
-        Command::Runqlat(args) => cmd::runqlat::run(args, cli.verbose),
-        Command::Syscount(args) => cmd::syscount::run(args, cli.verbose),
-        Command::Funccount(args) => cmd::funccount::run(args, cli.verbose),
-        Command::Funclatency(args) => cmd::funclatency::run(args, cli.verbose),
-        Command::Trace(args) => cmd::trace::run(args, cli.verbose),
-        Command::Stackcount(args) => cmd::stackcount::run(args, cli.verbose),
-        Command::Stat(args) => cmd::stat::run(args, cli.verbose),
-        Command::List(args) => cmd::list::run(args),
-        Command::Top(args) => cmd::top::run(args, cli.verbose),
-        Command::Offcpu(args) => cmd::offcpu::run(args, cli.verbose),
-    };
-    match result {
+    match cli.command.run(cli.verbose) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => report(&err),
     }

@@ -21,9 +21,9 @@ use tracekit_common::profile::{STACK_ERROR, STACK_NONE, STAT_COUNT, SampleKey, S
 use crate::{
     Error, Result,
     error::Context as _,
+    probe::tracefs,
     stacks::{Frame, Stack},
     symbolize::Symbolizer,
-    tracefs,
 };
 
 /// The pid (tgid) a process announcement names: the kernel writes a

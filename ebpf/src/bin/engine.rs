@@ -36,7 +36,7 @@ use tracekit_common::{
         AggKey, AggValue, CorrKey, DEFAULT_HASH_ENTRIES, DEFAULT_STACK_ENTRIES,
         DEFAULT_START_ENTRIES, KEY_WORDS, MAX_INSNS, MAX_KEY_PARTS, MAX_OPERANDS, MAX_STRINGS,
         MAX_TARGET_PIDS, NO_OPERAND, Operand, Plan, SIGNED, STAT_COUNT, STR_BYTES, StartValue,
-        TRACE_RING_BYTES, TraceRecord, agg, layout, op, operand, stat,
+        TRACE_RING_BYTES, TraceRecord, agg, layout, log2_slot, op, operand, stat,
     },
     profile::{EVENTS_RING_BYTES, MAX_KNOWN_PIDS, STACK_ERROR, STACK_NONE, StackFrames},
 };
@@ -505,21 +505,6 @@ fn filter(plan: &'static Plan, scratch: *mut Scratch) -> bool {
     stack & 1 == 1
 }
 
-/// floor(log2(v)), 0 for 0 (libbpf-tools' `log2l`).
-#[inline(always)]
-fn log2(mut v: u64) -> u32 {
-    let mut r = 0;
-    let mut shift = 32;
-    while shift > 0 {
-        if v >> shift != 0 {
-            v >>= shift;
-            r += shift;
-        }
-        shift >>= 1;
-    }
-    r
-}
-
 /// The histogram slot of `value` under `plan`.
 #[inline(always)]
 fn slot_of(plan: &'static Plan, value: u64, signed: bool) -> u32 {
@@ -528,7 +513,7 @@ fn slot_of(plan: &'static Plan, value: u64, signed: bool) -> u32 {
             if signed && (value as i64) < 0 {
                 0
             } else {
-                log2(value)
+                log2_slot(value)
             }
         }
         agg::LINEAR => {

@@ -9,7 +9,7 @@ use inferno::flamegraph::{self, Options};
 /// `title` says what was profiled; `count_name` is the unit of the counts ("samples",
 /// "us"). Kernel frames keep their `_[k]` suffix, as in the folded file.
 pub fn write_svg(
-    out: &mut impl Write,
+    out: &mut (impl Write + ?Sized),
     folded: &[(String, u64)],
     title: &str,
     subtitle: Option<&str>,

@@ -48,8 +48,7 @@ pub fn log2(slots: &[u64], unit: &str) -> String {
         let _ = writeln!(out, "     {unit:<19} : count     distribution");
     }
     for (slot, &count) in slots.iter().enumerate().take(last + 1).skip(first) {
-        let high = (1u128 << (slot + 1)) - 1;
-        let low = if slot == 0 { 0 } else { 1u128 << slot };
+        let (low, high) = tracekit_common::engine::log2_slot_bounds(slot as u32);
         let _ = writeln!(
             out,
             "{low:>width$} -> {high:<width$} : {count:<8} |{:<sw$}|",

@@ -1,10 +1,21 @@
-//! Rendering results: text reports, folded stacks, flame graphs, JSON.
+//! Rendering results from neutral values: text reports, folded stacks, flame graphs, JSON.
+//! Nothing here reads a map or a file other than what it writes.
+//!
+//! - [`aggregates`]: counts and histograms per group, and the end-of-run account;
+//! - [`profile`]: stack profiles (report, folded, SVG, JSON) and their account;
+//! - [`hist`]: log2 and linear histograms and tables, one renderer for every command;
+//! - [`report`]: the hottest-functions report; [`flamegraph`]: SVG through inferno;
+//! - [`stat`]: perf stat's layout; [`top`]: perf top's view.
 //!
 //! `-o FILE` picks the format from the file's extension, the same way in every subcommand.
 
+pub mod aggregates;
 pub mod flamegraph;
 pub mod hist;
+pub mod profile;
 pub mod report;
+pub mod stat;
+pub mod top;
 
 use std::{
     fs::File,
@@ -81,7 +92,7 @@ pub fn write_file(
 }
 
 /// Writes folded stack lines (`path count`).
-pub fn write_folded(out: &mut impl Write, folded: &[(String, u64)]) -> io::Result<()> {
+pub fn write_folded(out: &mut (impl Write + ?Sized), folded: &[(String, u64)]) -> io::Result<()> {
     for (path, count) in folded {
         writeln!(out, "{path} {count}")?;
     }

@@ -1,0 +1,360 @@
+//! The flag groups every command shares, meaning the same everywhere, as in perf and bcc:
+//! `-a`, `-p PID`, `-- CMD ARGS`, `-d SECONDS`, `-i SECONDS`, `-o FILE`, `--json`, the
+//! kernel map sizes and how kernel functions are probed. Each command's own flags live in
+//! its file under `tools/`.
+
+use std::{ffi::OsString, path::PathBuf, time::Duration};
+
+use clap::{ArgAction, Args, Parser};
+use tracekit::{
+    Result,
+    engine::{
+        KernelAttach,
+        request::{MapSizes, Request, Target},
+    },
+    jobs::{RunOptions, presets::LatencyUnit},
+    session::Scope,
+};
+
+use crate::tools::Command;
+
+const EXAMPLES: &str = "\
+EXAMPLES:
+  tracekit profile -a -d 10 -o profile.svg   # flame graph of the whole machine, 10 s at 99 Hz
+  tracekit profile -p 1234 -d 5              # hottest functions of pid 1234 for 5 s
+  tracekit profile -o out.folded -- ./app    # run ./app, fold its stacks until it exits
+  tracekit hist block:block_rq_issue --value bytes --by comm   # I/O sizes per process
+  tracekit count 'syscalls:sys_enter_*' -d 5 # which syscalls, how often
+  tracekit syscount -p 1234 --latency        # syscalls of pid 1234 with time spent
+  tracekit biolatency -d 10                  # block I/O latency histogram
+  tracekit runqlat -d 10                     # how long runnable tasks wait for a CPU
+  tracekit hist uprobe:libc:malloc --value arg0 -p 1234     # malloc sizes of pid 1234
+  tracekit funclatency vfs_read --unit us    # kernel function latency histogram
+  tracekit trace 'k:tcp_sendmsg' --filter 'size > 100' --print size
+  tracekit stat -e 'syscalls:sys_enter_*' -- ./app  # perf stat, tracepoints included
+  tracekit top -e raw_syscalls:sys_enter --sort comm   # syscalls per process, live
+  tracekit offcpu -p 1234 -d 10 -o offcpu.svg          # where pid 1234 waits";
+
+/// eBPF tracing toolkit: profiles, counts and histograms of any event, aggregated in the kernel.
+#[derive(Debug, Parser)]
+#[command(name = "tracekit", version, after_help = EXAMPLES, propagate_version = true)]
+pub struct Cli {
+    /// Say more: -v prints timings and own CPU time, -vv debug logs
+    #[arg(short, long, global = true, action = ArgAction::Count)]
+    pub verbose: u8,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Which processes to trace: `-a` (the default), `-p PID,...`, or `-- CMD ARGS`.
+#[derive(Debug, Args)]
+pub struct ScopeArgs {
+    /// Trace every process on every CPU (the default)
+    #[arg(short = 'a', long = "all-cpus")]
+    pub all: bool,
+    /// Trace only these processes (comma-separated pids); ends when they have all exited
+    #[arg(
+        short = 'p',
+        long = "pid",
+        value_name = "PID[,PID...]",
+        value_delimiter = ','
+    )]
+    pub pids: Vec<u32>,
+    /// Run CMD with ARGS, trace it and its children, and end when it exits
+    #[arg(last = true, value_name = "CMD [ARGS]")]
+    pub command: Vec<OsString>,
+}
+
+impl ScopeArgs {
+    /// The one scope these flags ask for; a usage error when they contradict each other.
+    pub fn scope(&self) -> Result<Scope> {
+        let chosen = [self.all, !self.pids.is_empty(), !self.command.is_empty()];
+        if chosen.iter().filter(|&&c| c).count() > 1 {
+            return Err(tracekit::Error::usage(
+                "choose one scope: -a (every process), -p PID (running processes) \
+                 or -- CMD (a command to start)",
+            ));
+        }
+        Ok(if !self.pids.is_empty() {
+            Scope::Pids(self.pids.clone())
+        } else if !self.command.is_empty() {
+            Scope::Command(self.command.clone())
+        } else {
+            Scope::All
+        })
+    }
+
+    /// The pid uprobes are limited to: a single `-p PID`.
+    pub fn one_pid(&self) -> Option<u32> {
+        match self.pids.as_slice() {
+            [one] => Some(*one),
+            _ => None,
+        }
+    }
+}
+
+/// How long to trace and how often to print.
+#[derive(Debug, Args)]
+pub struct TimingArgs {
+    /// Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits
+    #[arg(short = 'd', long = "duration", value_name = "SECONDS", value_parser = parse_seconds)]
+    pub duration: Option<f64>,
+    /// Also print what was gathered in each interval of SECONDS
+    #[arg(short = 'i', long = "interval", value_name = "SECONDS", value_parser = parse_seconds)]
+    pub interval: Option<f64>,
+}
+
+/// Where results go.
+#[derive(Debug, Args)]
+pub struct OutputArgs {
+    /// Write the result to FILE, in the format its extension names (.txt .folded .svg .json)
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Print JSON on stdout instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Scope, timing and output: what every tracing command takes.
+#[derive(Debug, Args)]
+pub struct Common {
+    #[command(flatten)]
+    pub scope: ScopeArgs,
+    #[command(flatten)]
+    pub timing: TimingArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+impl Common {
+    /// The run options these flags ask for.
+    pub fn run_options(&self, verbose: u8) -> Result<RunOptions> {
+        Ok(RunOptions {
+            scope: self.scope.scope()?,
+            duration: self.timing.duration.map(Duration::from_secs_f64),
+            interval: self.timing.interval.map(Duration::from_secs_f64),
+            output: self.output.output.clone(),
+            json: self.output.json,
+            verbose,
+        })
+    }
+}
+
+/// What the probe-taking commands share: scope, timing, output, kernel map sizes, and how
+/// kernel functions are probed.
+#[derive(Debug, Args)]
+pub struct ProbeArgs {
+    #[command(flatten)]
+    pub common: Common,
+    #[command(flatten)]
+    pub maps: MapArgs,
+    #[command(flatten)]
+    pub target: TargetArgs,
+}
+
+impl ProbeArgs {
+    /// A request counting `probes` with these map sizes and attach policy.
+    pub fn request(&self, probes: Vec<String>) -> Request {
+        Request {
+            maps: self.maps.sizes(),
+            target: self.target.target(&self.common.scope),
+            ..Request::count(probes)
+        }
+    }
+
+    /// The run options these flags ask for.
+    pub fn run_options(&self, verbose: u8) -> Result<RunOptions> {
+        self.common.run_options(verbose)
+    }
+}
+
+/// How kernel functions are probed.
+#[derive(Debug, Args)]
+pub struct TargetArgs {
+    /// Probe kernel functions with kprobes, never fentry/fexit
+    #[arg(long, conflicts_with = "fentry")]
+    pub kprobe: bool,
+    /// Probe kernel functions with fentry/fexit (BPF trampolines), never kprobes
+    #[arg(long)]
+    pub fentry: bool,
+}
+
+impl TargetArgs {
+    /// The attach policy, and the pid uprobes are limited to (a single `-p PID`).
+    pub fn target(&self, scope: &ScopeArgs) -> Target {
+        Target {
+            pid: scope.one_pid(),
+            how: match (self.kprobe, self.fentry) {
+                (true, _) => KernelAttach::Kprobe,
+                (_, true) => KernelAttach::Fentry,
+                _ => KernelAttach::Auto,
+            },
+        }
+    }
+}
+
+/// Kernel map sizes of the aggregation engine.
+#[derive(Debug, Args)]
+pub struct MapArgs {
+    /// Distinct groups (--by keys and histogram slots) the kernel keeps
+    #[arg(long, value_name = "N", default_value_t = tracekit_common::engine::DEFAULT_HASH_ENTRIES)]
+    pub max_groups: u32,
+    /// Requests or calls in flight the kernel tracks for latencies
+    #[arg(long, value_name = "N", default_value_t = tracekit_common::engine::DEFAULT_START_ENTRIES)]
+    pub max_in_flight: u32,
+}
+
+impl MapArgs {
+    /// The sizes.
+    pub fn sizes(&self) -> MapSizes {
+        MapSizes {
+            max_groups: self.max_groups,
+            max_in_flight: self.max_in_flight,
+        }
+    }
+}
+
+/// Which stacks `offcpu` and `stackcount` take (bcc's `-K`/`-U`), and report rows.
+#[derive(Debug, Args)]
+pub struct StackArgs {
+    /// Kernel stacks only
+    #[arg(short = 'K', long, conflicts_with = "user_only")]
+    pub kernel_only: bool,
+    /// User stacks only
+    #[arg(short = 'U', long)]
+    pub user_only: bool,
+    /// Rows in the text report
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub top: usize,
+}
+
+impl StackArgs {
+    /// The stack fields to key by: `kstack`, `ustack`, or both, prefixed (`start.`).
+    pub fn fields(&self, prefix: &str) -> Vec<String> {
+        let mut fields = Vec::new();
+        if !self.user_only {
+            fields.push(format!("{prefix}kstack"));
+        }
+        if !self.kernel_only {
+            fields.push(format!("{prefix}ustack"));
+        }
+        fields
+    }
+}
+
+/// Time units of latency histograms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum TimeUnit {
+    /// Nanoseconds.
+    Ns,
+    /// Microseconds.
+    Us,
+    /// Milliseconds.
+    Ms,
+}
+
+impl TimeUnit {
+    /// Nanoseconds per unit.
+    pub fn ns(self) -> u64 {
+        match self {
+            Self::Ns => 1,
+            Self::Us => 1_000,
+            Self::Ms => 1_000_000,
+        }
+    }
+
+    /// The histogram header, as bcc writes it.
+    pub fn header(self) -> &'static str {
+        match self {
+            Self::Ns => "nsecs",
+            Self::Us => "usecs",
+            Self::Ms => "msecs",
+        }
+    }
+
+    /// The unit as the presets take it.
+    pub fn latency(self) -> LatencyUnit {
+        LatencyUnit {
+            ns: self.ns(),
+            header: self.header(),
+        }
+    }
+}
+
+/// What `syscount --by` and `funccount --by` group by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ProcessKey {
+    /// The calling thread's command name.
+    Comm,
+    /// The calling process.
+    Pid,
+}
+
+impl ProcessKey {
+    /// The field it names.
+    pub fn field(self) -> &'static str {
+        match self {
+            Self::Comm => "comm",
+            Self::Pid => "pid",
+        }
+    }
+}
+
+/// Parses a positive number of seconds, fractions allowed.
+pub fn parse_seconds(text: &str) -> std::result::Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(seconds) if seconds.is_finite() && seconds > 0.0 && seconds < 1e9 => Ok(seconds),
+        _ => Err("expected a positive number of seconds, like 10 or 0.5".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory as _;
+
+    use super::*;
+
+    #[test]
+    fn cli_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn every_command_has_a_summary_and_examples() {
+        for command in Cli::command().get_subcommands_mut() {
+            let name = command.get_name().to_string();
+            let summary = command
+                .get_about()
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            assert!(!summary.is_empty(), "{name} has no one-line summary");
+            let help = command.render_long_help().to_string();
+            assert!(
+                help.contains("EXAMPLES:\n  tracekit"),
+                "{name}: no examples\n{help}"
+            );
+        }
+    }
+
+    #[test]
+    fn contradicting_scopes_are_refused() {
+        let scope = ScopeArgs {
+            all: false,
+            pids: vec![1],
+            command: vec!["ls".into()],
+        };
+        assert_eq!(
+            scope.scope().unwrap_err().to_string(),
+            "choose one scope: -a (every process), -p PID (running processes) \
+             or -- CMD (a command to start)"
+        );
+    }
+
+    #[test]
+    fn seconds_must_be_positive() {
+        assert_eq!(parse_seconds("0.5"), Ok(0.5));
+        assert!(parse_seconds("0").is_err());
+        assert!(parse_seconds("-3").is_err());
+        assert!(parse_seconds("ten").is_err());
+    }
+}

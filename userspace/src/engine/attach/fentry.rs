@@ -1,0 +1,51 @@
+//! BPF trampolines: fentry at a kernel function's entry, fexit at its return (5.5+, needs
+//! kernel BTF; the cheaper hook where the kernel allows it). One function per program.
+
+use aya::programs::{FEntry, FExit};
+
+use super::Role;
+use crate::{Error, Result, engine::Engine, error::Context as _};
+
+/// Loads and attaches the engine's fentry (entries and start stages) or fexit (returns of
+/// the main stage) program to `function`.
+///
+/// # Errors
+/// A runtime error whose text completes "cannot probe FUNCTION: this kernel ... and ___":
+/// "refuses BPF trampolines (fentry load: EPERM)" where the kernel has none.
+pub(super) fn attach(engine: &mut Engine, function: &str, role: Role, ret: bool) -> Result<()> {
+    let fentry_error = |err: aya::programs::ProgramError| {
+        let text = err.to_string();
+        Error::runtime(if text.contains("(os error 1)") {
+            "refuses BPF trampolines (fentry load: EPERM)".to_string()
+        } else {
+            format!("fentry/fexit failed: {}", text.lines().next().unwrap_or(""))
+        })
+    };
+    let btf = aya::Btf::from_sys_fs()
+        .map_err(|err| Error::runtime(format!("fentry needs kernel BTF: {err}")))?;
+    if role.is_start() || !ret {
+        let name = if role.is_start() {
+            "engine_fentry_start"
+        } else {
+            "engine_fentry"
+        };
+        let program: &mut FEntry = engine
+            .ebpf()?
+            .program_mut(name)
+            .expect("program in object")
+            .try_into()
+            .context("fentry program type")?;
+        program.load(function, &btf).map_err(fentry_error)?;
+        program.attach().map_err(fentry_error)?;
+    } else {
+        let program: &mut FExit = engine
+            .ebpf()?
+            .program_mut("engine_fexit")
+            .expect("program in object")
+            .try_into()
+            .context("fexit program type")?;
+        program.load(function, &btf).map_err(fentry_error)?;
+        program.attach().map_err(fentry_error)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,359 @@
+//! The filter language (`probe::filter`) compiled for the kernel engine: type-checked
+//! against the event's fields, emitted as postfix [`Insn`]s.
+
+use tracekit_common::engine::{Insn, op};
+
+use crate::{
+    Error, Result,
+    engine::PlanBuilder,
+    probe::{
+        fields::{FieldRef, Fields, ValueType},
+        filter::{CmpOp, Expr, Literal, parse},
+    },
+};
+
+/// Type-checks `text` against `fields` and appends its instructions to `builder`.
+pub fn compile(text: &str, fields: &dyn Fields, builder: &mut PlanBuilder) -> Result<()> {
+    let expr = parse(text)?;
+    let fail = |column: usize, message: String| {
+        Error::usage(format!("--filter '{text}': {message} at column {column}"))
+    };
+    emit(&expr, fields, builder, &fail).map_err(|err| match err {
+        Error::Usage(message) if !message.starts_with("--filter") => {
+            Error::usage(format!("--filter '{text}': {message}"))
+        }
+        other => other,
+    })
+}
+
+fn emit(
+    expr: &Expr,
+    fields: &dyn Fields,
+    builder: &mut PlanBuilder,
+    fail: &dyn Fn(usize, String) -> Error,
+) -> Result<()> {
+    let simple = |op| Insn {
+        op,
+        operand: 0,
+        arg: 0,
+    };
+    match expr {
+        Expr::And(a, b) | Expr::Or(a, b) => {
+            emit(a, fields, builder, fail)?;
+            emit(b, fields, builder, fail)?;
+            let code = if matches!(expr, Expr::And(..)) {
+                op::AND
+            } else {
+                op::OR
+            };
+            builder.push_insn(simple(code))
+        }
+        Expr::Not(inner) => {
+            emit(inner, fields, builder, fail)?;
+            builder.push_insn(simple(op::NOT))
+        }
+        Expr::Cmp {
+            field,
+            column,
+            op: cmp,
+            value,
+            value_column,
+        } => {
+            let FieldRef { operand, ty, .. } = fields.lookup(field).ok_or_else(|| {
+                let near = crate::probe::nearest(field, &fields.names(), 1);
+                fail(
+                    *column,
+                    format!(
+                        "unknown field `{field}`{}; {} has {}",
+                        if near.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" (did you mean {}?)", near[0])
+                        },
+                        fields.event_name(),
+                        fields.describe()
+                    ),
+                )
+            })?;
+            let index = builder.operand(operand)?;
+            match ty {
+                ValueType::Str => {
+                    let s = match value {
+                        Literal::Str(s) | Literal::Word(s) => s,
+                        Literal::Number(_) => {
+                            return Err(fail(
+                                *value_column,
+                                format!("`{field}` is a string; compare it with a quoted string"),
+                            ));
+                        }
+                    };
+                    let (code, pattern, negate) = match cmp {
+                        CmpOp::Eq => (op::STR_EQ, s.as_str(), false),
+                        CmpOp::Ne => (op::STR_EQ, s.as_str(), true),
+                        CmpOp::Glob | CmpOp::NotGlob => {
+                            let (code, pattern) = glob_kind(s).ok_or_else(|| {
+                                fail(
+                                    *value_column,
+                                    format!(
+                                        "glob \"{s}\" is not one the kernel engine matches; \
+                                         valid: \"abc\", \"abc*\", \"*abc\", \"*abc*\""
+                                    ),
+                                )
+                            })?;
+                            (code, pattern, *cmp == CmpOp::NotGlob)
+                        }
+                        other => {
+                            return Err(fail(
+                                *column,
+                                format!(
+                                    "`{field}` is a string: use == != ~ !~, not {}",
+                                    other.text()
+                                ),
+                            ));
+                        }
+                    };
+                    let constant = builder
+                        .string_constant(pattern)
+                        .map_err(|message| fail(*value_column, message))?;
+                    builder.push_insn(Insn {
+                        op: code,
+                        operand: index,
+                        arg: u64::from(constant),
+                    })?;
+                    if negate {
+                        builder.push_insn(simple(op::NOT))?;
+                    }
+                    Ok(())
+                }
+                ValueType::Int { signed } => {
+                    let number = match value {
+                        Literal::Number(n) => *n,
+                        Literal::Str(s) | Literal::Word(s) => {
+                            return Err(fail(
+                                *value_column,
+                                format!("`{field}` is a number; \"{s}\" is not"),
+                            ));
+                        }
+                    };
+                    let code = match (cmp, signed) {
+                        (CmpOp::Eq, _) => op::EQ,
+                        (CmpOp::Ne, _) => op::NE,
+                        (CmpOp::Lt, false) => op::LT,
+                        (CmpOp::Le, false) => op::LE,
+                        (CmpOp::Gt, false) => op::GT,
+                        (CmpOp::Ge, false) => op::GE,
+                        (CmpOp::Lt, true) => op::SLT,
+                        (CmpOp::Le, true) => op::SLE,
+                        (CmpOp::Gt, true) => op::SGT,
+                        (CmpOp::Ge, true) => op::SGE,
+                        (CmpOp::BitAnd, _) => op::BITAND,
+                        (CmpOp::Glob | CmpOp::NotGlob, _) => {
+                            return Err(fail(
+                                *column,
+                                format!("`{field}` is a number: {} matches strings", cmp.text()),
+                            ));
+                        }
+                    };
+                    builder.push_insn(Insn {
+                        op: code,
+                        operand: index,
+                        arg: number,
+                    })
+                }
+            }
+        }
+    }
+}
+
+/// The engine opcode and literal text of a glob the kernel can match.
+fn glob_kind(pattern: &str) -> Option<(u32, &str)> {
+    if pattern.contains(['?', '[', ']']) {
+        return None;
+    }
+    let inner = pattern.trim_matches('*');
+    if inner.contains('*') {
+        return None;
+    }
+    let starts = pattern.starts_with('*');
+    let ends = pattern.len() > usize::from(starts) && pattern.ends_with('*');
+    Some(match (starts, ends) {
+        (false, false) => (op::STR_EQ, inner),
+        (false, true) => (op::STR_PREFIX, inner),
+        (true, false) => (op::STR_SUFFIX, inner),
+        (true, true) => (op::STR_CONTAINS, inner),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use tracekit_common::engine::{Operand, SIGNED, operand};
+
+    use super::*;
+
+    struct TestFields;
+
+    impl Fields for TestFields {
+        fn lookup(&self, name: &str) -> Option<FieldRef> {
+            let int = |offset, signed| {
+                FieldRef::new(
+                    Operand {
+                        kind: operand::FIELD,
+                        offset,
+                        size: 4,
+                        flags: if signed { SIGNED } else { 0 },
+                        ..Operand::NONE
+                    },
+                    ValueType::Int { signed },
+                )
+            };
+            match name {
+                "nr_sector" => Some(int(24, false)),
+                "bytes" => Some(int(28, false)),
+                "ret" => Some(int(32, true)),
+                "rwbs" => Some(FieldRef::new(
+                    Operand {
+                        kind: operand::FIELD_STRING,
+                        offset: 34,
+                        size: 10,
+                        ..Operand::NONE
+                    },
+                    ValueType::Str,
+                )),
+                _ => None,
+            }
+        }
+        fn names(&self) -> Vec<String> {
+            ["nr_sector", "bytes", "ret", "rwbs"]
+                .map(String::from)
+                .to_vec()
+        }
+        fn describe(&self) -> String {
+            "nr_sector (unsigned int), bytes (unsigned int), ret (int), rwbs (char[10])".into()
+        }
+        fn event_name(&self) -> String {
+            "block:test".into()
+        }
+    }
+
+    fn compiled(text: &str) -> Result<Vec<(u32, u32, u64)>> {
+        let mut builder = PlanBuilder::new();
+        compile(text, &TestFields, &mut builder)?;
+        let plan = builder.plan();
+        Ok(plan.insns[..plan.n_insns as usize]
+            .iter()
+            .map(|i| (i.op, i.operand, i.arg))
+            .collect())
+    }
+
+    #[test]
+    fn compiles_the_seed_filters() {
+        assert_eq!(compiled("nr_sector > 200").unwrap(), [(op::GT, 0, 200)]);
+        assert_eq!(compiled("rwbs == \"WS\"").unwrap(), [(op::STR_EQ, 0, 0)]);
+        assert_eq!(
+            compiled("rwbs ~ \"*W*\"").unwrap(),
+            [(op::STR_CONTAINS, 0, 0)]
+        );
+        assert_eq!(
+            compiled("bytes >= 65536 && !(ret < 0 || rwbs != R)").unwrap(),
+            [
+                (op::GE, 0, 65536),
+                (op::SLT, 1, 0),
+                (op::STR_EQ, 2, 0),
+                (op::NOT, 0, 0),
+                (op::OR, 0, 0),
+                (op::NOT, 0, 0),
+                (op::AND, 0, 0),
+            ]
+        );
+        assert_eq!(compiled("bytes & 0x200").unwrap(), [(op::BITAND, 0, 512)]);
+    }
+
+    #[test]
+    fn exact_error_messages() {
+        let cases = [
+            (
+                "nr_sectr > 200",
+                "--filter 'nr_sectr > 200': unknown field `nr_sectr` (did you mean `nr_sector`?); \
+                 block:test has nr_sector (unsigned int), bytes (unsigned int), ret (int), \
+                 rwbs (char[10]) at column 1",
+            ),
+            (
+                "rwbs == 5",
+                "--filter 'rwbs == 5': `rwbs` is a string; compare it with a quoted string at column 9",
+            ),
+            (
+                "bytes > \"big\"",
+                "--filter 'bytes > \"big\"': `bytes` is a number; \"big\" is not at column 9",
+            ),
+            (
+                "bytes > 1 &&",
+                "--filter 'bytes > 1 &&': expected a field name before the end at column 13",
+            ),
+            (
+                "bytes 100",
+                "--filter 'bytes 100': expected an operator (== != < <= > >= & ~ !~) after \
+                 `bytes`, found `100` at column 7",
+            ),
+            (
+                "(bytes > 1",
+                "--filter '(bytes > 1': expected `)` before the end at column 11",
+            ),
+            (
+                "bytes > 1 bytes",
+                "--filter 'bytes > 1 bytes': unexpected `bytes` (missing && or ||?) at column 11",
+            ),
+            (
+                "rwbs ~ \"W?\"",
+                "--filter 'rwbs ~ \"W?\"': glob \"W?\" is not one the kernel engine matches; \
+                 valid: \"abc\", \"abc*\", \"*abc\", \"*abc*\" at column 8",
+            ),
+            (
+                "rwbs < \"W\"",
+                "--filter 'rwbs < \"W\"': `rwbs` is a string: use == != ~ !~, not < at column 1",
+            ),
+            (
+                "bytes ~ 4",
+                "--filter 'bytes ~ 4': `bytes` is a number: ~ matches strings at column 1",
+            ),
+            (
+                "bytes > 12x",
+                "--filter 'bytes > 12x': `12x` is not a number at column 9",
+            ),
+            (
+                "rwbs == \"W",
+                "--filter 'rwbs == \"W': unterminated string starting with \" at column 9",
+            ),
+        ];
+        for (text, message) in cases {
+            assert_eq!(compiled(text).unwrap_err().to_string(), message, "{text}");
+        }
+    }
+
+    #[test]
+    fn refuses_filters_over_the_engine_limits() {
+        let long = vec!["bytes > 1"; 17].join(" && ");
+        assert_eq!(
+            compiled(&long).unwrap_err().to_string(),
+            format!(
+                "--filter '{long}': needs more than 32 kernel instructions, the engine runs at \
+                 most 32; simplify it"
+            )
+        );
+        assert_eq!(
+            compiled("rwbs == \"0123456789012345678901234567890123\"")
+                .unwrap_err()
+                .to_string(),
+            "--filter 'rwbs == \"0123456789012345678901234567890123\"': string constants are at \
+             most 31 bytes in the kernel engine at column 9"
+        );
+    }
+
+    #[test]
+    fn glob_kinds() {
+        assert_eq!(glob_kind("WS"), Some((op::STR_EQ, "WS")));
+        assert_eq!(glob_kind("W*"), Some((op::STR_PREFIX, "W")));
+        assert_eq!(glob_kind("*S"), Some((op::STR_SUFFIX, "S")));
+        assert_eq!(glob_kind("*W*"), Some((op::STR_CONTAINS, "W")));
+        assert_eq!(glob_kind("a*b"), None);
+    }
+}

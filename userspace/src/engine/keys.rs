@@ -1,0 +1,250 @@
+//! Group keys as the engine packs them (64-bit words, strings in 16 bytes), decoded for
+//! display: integers, strings, event and syscall names, disks, kernel functions.
+
+use std::collections::BTreeMap;
+
+use tracekit_common::engine::STR_BYTES;
+
+use super::{maps::Aggregates, syscalls::syscall_name};
+
+/// How a group-key part is shown.
+#[derive(Clone, Debug)]
+pub enum KeyKind {
+    /// An integer.
+    Int { signed: bool },
+    /// A string.
+    Str,
+    /// An event, named from this table; groups of events not in it are not shown.
+    Event(BTreeMap<u64, String>),
+    /// A syscall number of this machine's architecture.
+    Syscall,
+    /// A block device (`dev_t` as the block tracepoints record it: major << 20 | minor).
+    Disk,
+    /// A kernel function's address, shown as its name.
+    KernelFunction,
+}
+
+/// One column of a group key.
+#[derive(Clone, Debug)]
+pub struct KeyColumn {
+    /// The header (`comm`, `syscall`, `disk`).
+    pub name: String,
+    /// How it is shown.
+    pub kind: KeyKind,
+}
+
+impl KeyColumn {
+    fn words(&self) -> usize {
+        match self.kind {
+            KeyKind::Str => STR_BYTES / 8,
+            _ => 1,
+        }
+    }
+}
+
+/// One shown key value.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum KeyValue {
+    /// An integer.
+    Int(i128),
+    /// Text.
+    Text(String),
+}
+
+impl std::fmt::Display for KeyValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Int(n) => write!(f, "{n}"),
+            Self::Text(s) => f.write_str(s),
+        }
+    }
+}
+
+impl serde::Serialize for KeyValue {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::Int(n) => s.serialize_i128(*n),
+            Self::Text(t) => s.serialize_str(t),
+        }
+    }
+}
+
+/// Decodes packed key words into shown values, column by column.
+pub fn decode_key(columns: &[KeyColumn], words: &[u64]) -> Vec<KeyValue> {
+    let mut at = 0;
+    columns
+        .iter()
+        .map(|column| {
+            let n = column.words();
+            let part = words.get(at..at + n).unwrap_or(&[]);
+            at += n;
+            let first = part.first().copied().unwrap_or(0);
+            match &column.kind {
+                KeyKind::Int { signed: true } => KeyValue::Int(i128::from(first as i64)),
+                KeyKind::Int { signed: false } => KeyValue::Int(i128::from(first)),
+                KeyKind::Str => {
+                    let bytes: Vec<u8> = part.iter().flat_map(|w| w.to_ne_bytes()).collect();
+                    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+                    KeyValue::Text(String::from_utf8_lossy(&bytes[..end]).into_owned())
+                }
+                KeyKind::Event(names) => KeyValue::Text(
+                    names
+                        .get(&first)
+                        .cloned()
+                        .unwrap_or_else(|| format!("event {first}")),
+                ),
+                KeyKind::Syscall => KeyValue::Text(syscall_name(first)),
+                KeyKind::Disk => KeyValue::Text(disk_name(first)),
+                KeyKind::KernelFunction => KeyValue::Text(crate::symbolize::kernel_function(first)),
+            }
+        })
+        .collect()
+}
+
+/// The name of a block device recorded by the block tracepoints (`dev_t` with 20 minor
+/// bits, `include/linux/kdev_t.h`), from `/sys/dev/block/MAJOR:MINOR`, or `MAJOR,MINOR`.
+pub fn disk_name(dev: u64) -> String {
+    let (major, minor) = (dev >> 20, dev & ((1 << 20) - 1));
+    std::fs::read_link(format!("/sys/dev/block/{major}:{minor}"))
+        .ok()
+        .and_then(|target| target.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| format!("{major},{minor}"))
+}
+
+/// The `dev` value the block tracepoints record for disk `name` (`dev_t`: major << 20 |
+/// minor), from `/sys/block/NAME/dev`: the inverse of [`disk_name`].
+///
+/// # Errors
+/// A usage error listing the disks when there is no such disk.
+pub fn disk_dev(name: &str) -> crate::Result<u64> {
+    let path = format!("/sys/block/{name}/dev");
+    let text = std::fs::read_to_string(&path).map_err(|_| {
+        let mut disks: Vec<String> = std::fs::read_dir("/sys/block")
+            .map(|dir| {
+                dir.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        disks.sort();
+        crate::Error::usage(format!(
+            "--disk {name}: no such disk; disks here: {}",
+            disks.join(", ")
+        ))
+    })?;
+    let (major, minor) = text
+        .trim()
+        .split_once(':')
+        .and_then(|(a, b)| Some((a.parse::<u64>().ok()?, b.parse::<u64>().ok()?)))
+        .ok_or_else(|| crate::Error::runtime(format!("{path}: unexpected contents {text:?}")))?;
+    Ok(major << 20 | minor)
+}
+
+/// One group's aggregate, slots merged.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Group {
+    /// The key, one value per column.
+    pub key: Vec<KeyValue>,
+    /// Events.
+    pub count: u64,
+    /// Sum of values.
+    pub sum: u64,
+    /// Histogram slot counts (empty when counting).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub slots: Vec<u64>,
+}
+
+/// Groups `aggregates` by decoded key; `slots` histogram slots per group (1: counts).
+pub fn groups(aggregates: &Aggregates, columns: &[KeyColumn], slots: u32) -> Vec<Group> {
+    let mut by_key: BTreeMap<Vec<KeyValue>, Group> = BTreeMap::new();
+    for ((words, slot), value) in &aggregates.cells {
+        if let (
+            Some(KeyColumn {
+                kind: KeyKind::Event(names),
+                ..
+            }),
+            Some(first),
+        ) = (columns.first(), words.first())
+            && !names.contains_key(first)
+        {
+            continue;
+        }
+        let key = decode_key(columns, words);
+        let group = by_key.entry(key.clone()).or_insert_with(|| Group {
+            key,
+            count: 0,
+            sum: 0,
+            slots: if slots > 1 {
+                vec![0; slots as usize]
+            } else {
+                Vec::new()
+            },
+        });
+        group.count += value.count;
+        group.sum = group.sum.wrapping_add(value.sum);
+        if let Some(cell) = group.slots.get_mut(*slot as usize) {
+            *cell += value.count;
+        }
+    }
+    by_key.into_values().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use tracekit_common::engine::AggValue;
+
+    use super::*;
+
+    #[test]
+    fn decodes_keys() {
+        let columns = [
+            KeyColumn {
+                name: "comm".into(),
+                kind: KeyKind::Str,
+            },
+            KeyColumn {
+                name: "ret".into(),
+                kind: KeyKind::Int { signed: true },
+            },
+            KeyColumn {
+                name: "syscall".into(),
+                kind: KeyKind::Syscall,
+            },
+        ];
+        let mut words = vec![u64::from_ne_bytes(*b"dd\0\0\0\0\0\0"), 0, 0, 0];
+        words.push((-5i64) as u64);
+        words.push(110);
+        assert_eq!(
+            decode_key(&columns, &words),
+            [
+                KeyValue::Text("dd".into()),
+                KeyValue::Int(-5),
+                KeyValue::Text("getppid".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn groups_merge_slots() {
+        let mut aggregates = Aggregates::default();
+        aggregates
+            .cells
+            .insert((vec![7], 2), AggValue { count: 3, sum: 12 });
+        aggregates
+            .cells
+            .insert((vec![7], 5), AggValue { count: 1, sum: 40 });
+        let columns = [KeyColumn {
+            name: "pid".into(),
+            kind: KeyKind::Int { signed: false },
+        }];
+        assert_eq!(
+            groups(&aggregates, &columns, 8),
+            [Group {
+                key: vec![KeyValue::Int(7)],
+                count: 4,
+                sum: 52,
+                slots: vec![0, 0, 3, 0, 0, 1, 0, 0]
+            }]
+        );
+    }
+}

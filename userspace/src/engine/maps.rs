@@ -1,0 +1,182 @@
+//! What the engine's maps hold, as read: aggregates per (key, slot), the engine's counters,
+//! and stacks by hash.
+
+use std::collections::BTreeMap;
+
+use aya::maps::{HashMap as BpfHashMap, Map, MapData};
+use tracekit_common::{
+    engine::AggValue,
+    profile::{STACK_ERROR, StackFrames},
+};
+
+/// The engine's counters, summed over CPUs (see `tracekit_common::engine::stat`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct EngineStats {
+    /// Events aggregated.
+    pub counted: u64,
+    /// Events the filter rejected.
+    pub filtered: u64,
+    /// Events dropped: the group map was full.
+    pub map_full: u64,
+    /// End events whose start was not seen.
+    pub no_start: u64,
+    /// Starts dropped: the start map was full.
+    pub start_map_full: u64,
+    /// Events whose fields could not be read.
+    pub read_errors: u64,
+    /// Starts recorded.
+    pub starts: u64,
+    /// Trace records lost to a full ring buffer.
+    pub trace_lost: u64,
+    /// Stacks lost to a full stack map.
+    pub stack_map_full: u64,
+    /// Stacks the kernel could not walk.
+    pub stack_errors: u64,
+    /// New-process announcements lost.
+    pub announce_lost: u64,
+}
+
+impl EngineStats {
+    pub fn add(&mut self, other: &EngineStats) {
+        self.trace_lost += other.trace_lost;
+        self.stack_map_full += other.stack_map_full;
+        self.stack_errors += other.stack_errors;
+        self.announce_lost += other.announce_lost;
+        self.counted += other.counted;
+        self.filtered += other.filtered;
+        self.map_full += other.map_full;
+        self.no_start += other.no_start;
+        self.start_map_full += other.start_map_full;
+        self.read_errors += other.read_errors;
+        self.starts += other.starts;
+    }
+
+    /// Counter-wise `self - earlier`.
+    pub fn since(&self, earlier: &EngineStats) -> EngineStats {
+        EngineStats {
+            counted: self.counted - earlier.counted,
+            filtered: self.filtered - earlier.filtered,
+            map_full: self.map_full - earlier.map_full,
+            no_start: self.no_start - earlier.no_start,
+            start_map_full: self.start_map_full - earlier.start_map_full,
+            read_errors: self.read_errors - earlier.read_errors,
+            starts: self.starts - earlier.starts,
+            trace_lost: self.trace_lost - earlier.trace_lost,
+            stack_map_full: self.stack_map_full - earlier.stack_map_full,
+            stack_errors: self.stack_errors - earlier.stack_errors,
+            announce_lost: self.announce_lost - earlier.announce_lost,
+        }
+    }
+}
+
+/// Aggregates as read: (key words, slot) to (count, sum), summed over CPUs.
+#[derive(Clone, Debug, Default)]
+pub struct Aggregates {
+    /// Per key and slot.
+    pub cells: BTreeMap<(Vec<u64>, u32), AggValue>,
+    /// Counters.
+    pub stats: EngineStats,
+}
+
+impl Aggregates {
+    /// Adds `other`'s cells and counters (several engines behind one command).
+    pub fn merge(&mut self, other: Aggregates) {
+        for (key, value) in other.cells {
+            let cell = self.cells.entry(key).or_default();
+            cell.count += value.count;
+            cell.sum = cell.sum.wrapping_add(value.sum);
+        }
+        self.stats.add(&other.stats);
+    }
+
+    /// What was aggregated after `earlier` (for `-i`).
+    pub fn since(&self, earlier: &Aggregates) -> Aggregates {
+        let cells = self
+            .cells
+            .iter()
+            .filter_map(|(key, value)| {
+                let before = earlier.cells.get(key).copied().unwrap_or_default();
+                (value.count > before.count).then(|| {
+                    (
+                        key.clone(),
+                        AggValue {
+                            count: value.count - before.count,
+                            sum: value.sum.wrapping_sub(before.sum),
+                        },
+                    )
+                })
+            })
+            .collect();
+        Aggregates {
+            cells,
+            stats: self.stats.since(&earlier.stats),
+        }
+    }
+}
+
+/// The kernel object behind an aya map handle.
+pub(crate) fn map_data(map: &Map) -> Option<&MapData> {
+    match map {
+        Map::Array(data)
+        | Map::PerCpuArray(data)
+        | Map::HashMap(data)
+        | Map::PerCpuHashMap(data)
+        | Map::LruHashMap(data)
+        | Map::PerCpuLruHashMap(data)
+        | Map::RingBuf(data)
+        | Map::StackTraceMap(data)
+        | Map::PerfEventArray(data)
+        | Map::Unsupported(data) => Some(data),
+        _ => None,
+    }
+}
+
+pub(crate) fn sum<'a>(values: impl Iterator<Item = &'a AggValue>) -> AggValue {
+    values.fold(AggValue::default(), |acc, v| AggValue {
+        count: acc.count + v.count,
+        sum: acc.sum.wrapping_add(v.sum),
+    })
+}
+
+/// Looks up stacks by hash in an engine's stack map.
+pub struct StackReader {
+    pub(crate) map: BpfHashMap<MapData, u64, StackFrames>,
+}
+
+impl StackReader {
+    /// The frames of a stack, leaf first, if it is in the map.
+    pub fn frames(&self, hash: u64) -> Option<Vec<u64>> {
+        if hash <= STACK_ERROR {
+            return None;
+        }
+        let frames = self.map.get(&hash, 0).ok()?;
+        Some(leaf_first(&frames))
+    }
+}
+
+/// A stack map value's frames, leaf first, without the zero padding after the last.
+pub fn leaf_first(frames: &StackFrames) -> Vec<u64> {
+    let len = frames
+        .iter()
+        .position(|&ip| ip == 0)
+        .unwrap_or(frames.len());
+    frames[..len].to_vec()
+}
+
+/// The frames of each stack in `hashes` that `map` holds (none for `STACK_NONE`,
+/// `STACK_ERROR` and hashes it lost).
+pub fn read_stacks<T: std::borrow::Borrow<MapData>>(
+    map: &BpfHashMap<T, u64, StackFrames>,
+    hashes: impl IntoIterator<Item = u64>,
+) -> BTreeMap<u64, Vec<u64>> {
+    let mut out = BTreeMap::new();
+    for hash in hashes {
+        if hash <= STACK_ERROR || out.contains_key(&hash) {
+            continue;
+        }
+        if let Ok(frames) = map.get(&hash, 0) {
+            out.insert(hash, leaf_first(&frames));
+        }
+    }
+    out
+}

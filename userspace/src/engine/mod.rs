@@ -1,0 +1,431 @@
+//! The aggregation engine's userspace half: requests compile to plans, plans load into the
+//! `engine` object (`ebpf/src/bin/engine.rs`), and what it aggregated is read back.
+//!
+//! - [`request`]: what a command asks for (probes, value, group key, filter, aggregation, an
+//!   optional start stage that pairs begin and end events), as data;
+//! - [`compile`]: a request to [`EngineSpec`]s, for every probe kind;
+//! - [`plan`]: [`PlanBuilder`], which enforces the kernel engine's limits;
+//! - [`filter`]: the filter language compiled to the engine's instructions;
+//! - [`spec`]: stages, targets; [`attach`]: one file per attach kind;
+//! - [`maps`]: aggregates and counters as read; [`keys`]: group keys decoded for display;
+//! - [`syscalls`]: the syscall constants of this architecture.
+//!
+//! [`Engine`] is one loaded object: [`Engine::load`], [`Engine::attach`], [`Engine::read`],
+//! [`Engine::detach`].
+
+pub mod attach;
+pub mod compile;
+pub mod filter;
+pub mod keys;
+pub mod maps;
+pub mod plan;
+pub mod request;
+pub mod spec;
+pub mod syscalls;
+
+use std::os::fd::{AsFd as _, OwnedFd};
+
+use aya::{
+    Ebpf,
+    maps::{HashMap as BpfHashMap, Map, MapData, PerCpuArray, PerCpuHashMap, RingBuf},
+};
+use tracekit_common::{
+    engine::{
+        AggKey, AggValue, DEFAULT_STACK_ENTRIES, Plan, STAT_COUNT, TRACE_RING_BYTES, agg, layout,
+        operand, stat,
+    },
+    profile::{EVENTS_RING_BYTES, StackFrames},
+};
+
+pub use self::{
+    attach::Role,
+    keys::{Group, KeyColumn, KeyKind, KeyValue, groups},
+    maps::{Aggregates, EngineStats, StackReader},
+    plan::PlanBuilder,
+    spec::{Attach, EngineSpec, KernelAttach, Stage, Targets},
+};
+use crate::{
+    Error, Result,
+    bpf::{Object, load_without_kernel_btf, object, raise_memlock_limit},
+    error::Context as _,
+    probe::{
+        Tracepoint,
+        tracefs::{self, EventFormat},
+    },
+};
+
+/// A loaded engine object.
+pub struct Engine {
+    /// The programs and the maps not read back; dropped by [`Engine::detach`].
+    ebpf: Option<Ebpf>,
+    array: Map,
+    hash: Map,
+    stats: Map,
+    stacks: Map,
+    trace: Option<Map>,
+    announce: Option<Map>,
+    plan: Plan,
+    event_base: u32,
+    notes: Vec<String>,
+    /// Kprobe links, owned here so that detaching can close them in parallel.
+    kprobe_links: Vec<(Role, aya::programs::kprobe::KProbeLink)>,
+    /// The object's maps by name, kept when a stage probes several kernel functions: the
+    /// kprobe.multi program shares them (see [`attach::kprobe_multi`]).
+    map_fds: Vec<(String, OwnedFd)>,
+    /// kprobe.multi links and their programs; closing them detaches.
+    multi_links: Vec<(Role, OwnedFd, OwnedFd)>,
+}
+
+/// Detaches and unloads `program` (its tracked links included).
+fn unload(program: &mut aya::programs::Program) {
+    use aya::programs::Program;
+    let result = match program {
+        Program::TracePoint(p) => p.unload(),
+        Program::RawTracePoint(p) => p.unload(),
+        Program::KProbe(p) => p.unload(),
+        Program::UProbe(p) => p.unload(),
+        Program::PerfEvent(p) => p.unload(),
+        Program::FEntry(p) => p.unload(),
+        Program::FExit(p) => p.unload(),
+        _ => Ok(()),
+    };
+    // Programs never loaded say so; nothing to do for them.
+    let _ = result;
+}
+
+fn tracepoint(system: &str, event: &str) -> Tracepoint {
+    Tracepoint {
+        system: system.into(),
+        event: event.into(),
+    }
+}
+
+impl Engine {
+    /// Loads the engine object with `spec`'s plans and map sizes, tracing `targets`.
+    pub fn load(spec: &EngineSpec, targets: &Targets) -> Result<Self> {
+        raise_memlock_limit();
+        let main = spec.main.plan;
+        let start = spec.start.as_ref().map_or(Plan::EMPTY, |s| s.plan);
+        let self_pid = if targets.exclude_self {
+            std::process::id()
+        } else {
+            0
+        };
+        let filter = u8::from(targets.pids.is_some());
+        // offcpu announces from its start stage (the task leaving the CPU).
+        let announces = main.announce != 0 || start.announce != 0;
+        let fork_offset = if targets.follow_children {
+            let tracefs = tracefs::root()?;
+            EventFormat::read(&tracefs, "sched", "sched_process_fork")?
+                .field("child_pid")
+                .ok_or_else(|| Error::runtime("sched:sched_process_fork has no child_pid field"))?
+                .offset
+        } else {
+            0
+        };
+        let mmap_prot_offset = if announces { mmap_prot_offset() } else { None };
+        let array_entries = if main.layout == layout::ARRAY {
+            (main.array_key_bound + 1) * main.slots
+        } else {
+            1
+        };
+        let hash_entries = if main.layout == layout::HASH {
+            spec.hash_entries
+        } else {
+            1
+        };
+        let start_entries = if spec.start.is_some() {
+            spec.start_entries
+        } else {
+            1
+        };
+        let uses = |kind: u32| {
+            [&main, &start].iter().any(|plan| {
+                plan.operands[..plan.n_operands as usize]
+                    .iter()
+                    .any(|o| o.kind == kind)
+            })
+        };
+        let stack_entries = if uses(operand::KERNEL_STACK) || uses(operand::USER_STACK) {
+            DEFAULT_STACK_ENTRIES
+        } else {
+            1
+        };
+        let page = 4096;
+        let trace_bytes = if main.agg == agg::TRACE {
+            TRACE_RING_BYTES
+        } else {
+            page
+        };
+        let announce_bytes = if announces { EVENTS_RING_BYTES } else { page };
+        // Tracepoint and raw tracepoint programs need no kernel BTF.
+        let prot_offset = mmap_prot_offset.unwrap_or(0);
+        let mut ebpf = load_without_kernel_btf(object(Object::Engine)?, |loader| {
+            loader
+                .override_global("ENGINE_PLAN", &main, true)
+                .override_global("ENGINE_START_PLAN", &start, true)
+                .override_global("ENGINE_SELF_PID", &self_pid, true)
+                .override_global("ENGINE_FILTER_PIDS", &filter, true)
+                .override_global("ENGINE_FORK_CHILD_PID_OFFSET", &fork_offset, true)
+                .override_global("ENGINE_MMAP_PROT_OFFSET", &prot_offset, true)
+                .map_max_entries("ENGINE_ARRAY", array_entries)
+                .map_max_entries("ENGINE_HASH", hash_entries)
+                .map_max_entries("ENGINE_STARTS", start_entries)
+                .map_max_entries("ENGINE_STACKS", stack_entries)
+                .map_max_entries("ENGINE_TRACE", trace_bytes)
+                .map_max_entries("ENGINE_ANNOUNCE", announce_bytes);
+        })
+        .context("loading the engine BPF programs")?;
+        if let Some(pids) = &targets.pids {
+            let mut map: BpfHashMap<_, u32, u8> =
+                BpfHashMap::try_from(ebpf.map_mut("ENGINE_TARGETS").expect("map in object"))
+                    .context("opening ENGINE_TARGETS")?;
+            for &pid in pids {
+                map.insert(pid, 1, 0)
+                    .with_context(|| format!("selecting pid {pid}"))?;
+            }
+        }
+        let map_fds = if spec.stages().any(|(stage, _)| stage.attach.shares_maps()) {
+            ebpf.maps()
+                .filter_map(|(name, map)| {
+                    let fd = maps::map_data(map)?
+                        .fd()
+                        .as_fd()
+                        .try_clone_to_owned()
+                        .ok()?;
+                    Some((name.to_string(), fd))
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let mut take = |name: &str| {
+            ebpf.take_map(name)
+                .ok_or_else(|| Error::runtime(format!("{name} is not in the engine object")))
+        };
+        let (array, hash, stats) = (
+            take("ENGINE_ARRAY")?,
+            take("ENGINE_HASH")?,
+            take("ENGINE_STATS")?,
+        );
+        let (stacks, trace, announce) = (
+            take("ENGINE_STACKS")?,
+            take("ENGINE_TRACE")?,
+            take("ENGINE_ANNOUNCE")?,
+        );
+        let mut engine = Self {
+            ebpf: Some(ebpf),
+            array,
+            hash,
+            stats,
+            stacks,
+            trace: Some(trace),
+            announce: Some(announce),
+            plan: main,
+            event_base: spec.event_base,
+            notes: Vec::new(),
+            kprobe_links: Vec::new(),
+            map_fds,
+            multi_links: Vec::new(),
+        };
+        if announces {
+            let exec = tracepoint("sched", "sched_process_exec");
+            attach::tracepoint::attach(&mut engine, "engine_sched_exec", &exec)?;
+            if mmap_prot_offset.is_some() {
+                let mmap = tracepoint("syscalls", "sys_enter_mmap");
+                attach::tracepoint::attach(&mut engine, "engine_mmap_exec", &mmap)?;
+            }
+        }
+        if targets.follow_children {
+            let fork = tracepoint("sched", "sched_process_fork");
+            attach::tracepoint::attach(&mut engine, "engine_sched_fork", &fork)?;
+        }
+        Ok(engine)
+    }
+
+    /// Attaches the start stage first (so no end is seen before its start could be), then
+    /// the main stage. Every stage's programs are loaded before any attaches, so the stages
+    /// start within a short window (a wait that begins between the start's attach and the
+    /// main's has no start).
+    pub fn attach(&mut self, spec: &EngineSpec) -> Result<()> {
+        for (stage, role) in spec.stages() {
+            stage.attach.prepare(self, role)?;
+        }
+        for (stage, role) in spec.stages() {
+            stage.attach.attach(self, role)?;
+        }
+        Ok(())
+    }
+
+    /// How each stage attached (`fentry vfs_read`, `kprobe on 12 functions`), for `-v`.
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
+
+    /// Detaches and unloads every program; the aggregates stay readable.
+    ///
+    /// Each kprobe waits for an RCU grace period when it is released; closing the links from
+    /// many threads at once lets those waits share grace periods, so detaching hundreds of
+    /// kprobes takes a few grace periods instead of hundreds.
+    ///
+    /// The main stage goes first: while it runs, every start it looks up is still being
+    /// recorded. The other order leaves the tasks woken meanwhile (detaching itself wakes the
+    /// RCU kthreads) without a start, counted as ends whose start was not seen.
+    pub fn detach(&mut self) {
+        self.map_fds.clear();
+        let (start_multi, main_multi): (Vec<_>, Vec<_>) = std::mem::take(&mut self.multi_links)
+            .into_iter()
+            .partition(|(role, ..)| role.is_start());
+        drop(main_multi);
+        let (start_links, main_links): (Vec<_>, Vec<_>) = std::mem::take(&mut self.kprobe_links)
+            .into_iter()
+            .partition(|(role, _)| role.is_start());
+        let links = |links: Vec<(Role, _)>| links.into_iter().map(|(_, link)| link).collect();
+        attach::kprobe::close_in_parallel(links(main_links));
+        if let Some(ebpf) = self.ebpf.as_mut() {
+            let main: Vec<String> = ebpf
+                .programs()
+                .map(|(name, _)| name.to_string())
+                .filter(|name| !name.contains("_start"))
+                .collect();
+            for name in main {
+                if let Some(program) = ebpf.program_mut(&name) {
+                    unload(program);
+                }
+            }
+        }
+        drop(start_multi);
+        attach::kprobe::close_in_parallel(links(start_links));
+        self.ebpf = None;
+    }
+
+    /// The loaded object, for the attach kinds.
+    fn ebpf(&mut self) -> Result<&mut Ebpf> {
+        self.ebpf
+            .as_mut()
+            .ok_or_else(|| Error::runtime("the engine was detached"))
+    }
+
+    /// The ring buffer of trace records (once).
+    pub fn take_trace(&mut self) -> Result<RingBuf<MapData>> {
+        let map = self
+            .trace
+            .take()
+            .ok_or_else(|| Error::runtime("ENGINE_TRACE already taken"))?;
+        RingBuf::try_from(map).context("opening ENGINE_TRACE")
+    }
+
+    /// The ring buffer announcing processes (once).
+    pub fn take_announce(&mut self) -> Result<RingBuf<MapData>> {
+        let map = self
+            .announce
+            .take()
+            .ok_or_else(|| Error::runtime("ENGINE_ANNOUNCE already taken"))?;
+        RingBuf::try_from(map).context("opening ENGINE_ANNOUNCE")
+    }
+
+    /// The frames (leaf first) of each stack hash in `hashes` that the stack map holds.
+    pub fn stacks(
+        &self,
+        hashes: impl IntoIterator<Item = u64>,
+    ) -> Result<std::collections::BTreeMap<u64, Vec<u64>>> {
+        let map: BpfHashMap<_, u64, StackFrames> =
+            BpfHashMap::try_from(&self.stacks).context("opening ENGINE_STACKS")?;
+        Ok(maps::read_stacks(&map, hashes))
+    }
+
+    /// An independent handle on the stack map, for looking stacks up while events stream.
+    pub fn stack_reader(&self) -> Result<StackReader> {
+        let Map::HashMap(data) = &self.stacks else {
+            return Err(Error::runtime("ENGINE_STACKS is not a hash map"));
+        };
+        let id = data.info().context("ENGINE_STACKS info")?.id();
+        let map = MapData::from_id(id).context("reopening ENGINE_STACKS")?;
+        Ok(StackReader {
+            map: BpfHashMap::try_from(Map::HashMap(map)).context("opening ENGINE_STACKS")?,
+        })
+    }
+
+    /// Copies the aggregates and counters out of the kernel.
+    pub fn read(&self) -> Result<Aggregates> {
+        let mut cells = std::collections::BTreeMap::new();
+        let keyed_by_event = self.plan.n_key_parts > 0
+            && self.plan.operands[self.plan.key_parts[0] as usize].kind == operand::EVENT_INDEX;
+        let base = if keyed_by_event {
+            u64::from(self.event_base)
+        } else {
+            0
+        };
+        if self.plan.layout == layout::ARRAY {
+            let array: PerCpuArray<_, AggValue> =
+                PerCpuArray::try_from(&self.array).context("opening ENGINE_ARRAY")?;
+            let slots = self.plan.slots;
+            let keyed = self.plan.n_key_parts > 0;
+            for index in 0..(self.plan.array_key_bound + 1) * slots {
+                let per_cpu = array.get(&index, 0).context("reading ENGINE_ARRAY")?;
+                let value = maps::sum(per_cpu.iter());
+                if value.count > 0 {
+                    let key = if keyed {
+                        vec![u64::from(index / slots) + base]
+                    } else {
+                        Vec::new()
+                    };
+                    cells.insert((key, index % slots), value);
+                }
+            }
+        } else {
+            let hash: PerCpuHashMap<_, AggKey, AggValue> =
+                PerCpuHashMap::try_from(&self.hash).context("opening ENGINE_HASH")?;
+            for entry in hash.iter() {
+                let (key, per_cpu) = entry.context("reading ENGINE_HASH")?;
+                let mut words = key.words.to_vec();
+                words[0] += base;
+                cells.insert((words, key.slot), maps::sum(per_cpu.iter()));
+            }
+        }
+        let stats_map: PerCpuArray<_, u64> =
+            PerCpuArray::try_from(&self.stats).context("opening ENGINE_STATS")?;
+        let mut counters = [0u64; STAT_COUNT as usize];
+        for (index, counter) in counters.iter_mut().enumerate() {
+            *counter = stats_map
+                .get(&(index as u32), 0)
+                .context("reading ENGINE_STATS")?
+                .iter()
+                .sum();
+        }
+        let counted = cells.values().map(|value| value.count).sum();
+        Ok(Aggregates {
+            cells,
+            stats: EngineStats {
+                counted,
+                filtered: counters[stat::FILTERED as usize],
+                map_full: counters[stat::MAP_FULL as usize],
+                no_start: counters[stat::NO_START as usize],
+                start_map_full: counters[stat::START_MAP_FULL as usize],
+                read_errors: counters[stat::READ_ERRORS as usize],
+                starts: counters[stat::STARTS as usize],
+                trace_lost: counters[stat::TRACE_LOST as usize],
+                stack_map_full: counters[stat::STACK_MAP_FULL as usize],
+                stack_errors: counters[stat::STACK_ERRORS as usize],
+                announce_lost: counters[stat::ANNOUNCE_LOST as usize],
+            },
+        })
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        self.detach();
+    }
+}
+
+/// Offset of `prot` in `syscalls:sys_enter_mmap` (include/trace/events/syscalls.h), or None
+/// when the kernel has no syscall tracepoints: then processes are announced at their first
+/// event and after exec only, and libraries loaded later may not symbolize once they exit.
+pub(crate) fn mmap_prot_offset() -> Option<u32> {
+    let tracefs = tracefs::root().ok()?;
+    let format = EventFormat::read(&tracefs, "syscalls", "sys_enter_mmap")
+        .inspect_err(|err| log::debug!("no mmap tracepoint for re-reading memory maps: {err}"))
+        .ok()?;
+    format.field("prot").map(|field| field.offset)
+}

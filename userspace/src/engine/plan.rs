@@ -1,0 +1,629 @@
+//! [`PlanBuilder`]: assembles a [`Plan`] (operands, filter instructions, key, value,
+//! aggregation, map layout) and enforces the kernel engine's limits with one-line errors.
+
+use tracekit_common::engine::{
+    Insn, KEY_WORDS, LOG2_SLOTS, MAX_INSNS, MAX_KEY_PARTS, MAX_LINEAR_SLOTS, MAX_OPERANDS,
+    MAX_STR_CONSTS, MAX_STRINGS, NO_OPERAND, Operand, Plan, SIGNED, STR_BYTES, agg, layout, op,
+    operand,
+};
+
+use crate::{Error, Result};
+
+/// Builds a [`Plan`], enforcing the engine's limits with one-line errors.
+#[derive(Clone, Debug)]
+pub struct PlanBuilder {
+    plan: Plan,
+    strings: u32,
+    constants: usize,
+    key_words: usize,
+}
+
+impl Default for PlanBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl PlanBuilder {
+    /// An empty plan: counts every event.
+    pub fn new() -> Self {
+        Self {
+            plan: Plan::EMPTY,
+            strings: 0,
+            constants: 0,
+            key_words: 0,
+        }
+    }
+
+    /// The index of `operand`, adding it unless an identical one is there.
+    pub fn operand(&mut self, mut new: Operand) -> Result<u32> {
+        let n = self.plan.n_operands as usize;
+        for (index, existing) in self.plan.operands[..n].iter().enumerate() {
+            let same = Operand {
+                string_slot: existing.string_slot,
+                ..new
+            };
+            if *existing == same {
+                return Ok(index as u32);
+            }
+        }
+        if n == MAX_OPERANDS {
+            return Err(Error::usage(format!(
+                "the command reads more than {MAX_OPERANDS} values per event, the most the kernel \
+                 engine reads; use fewer fields"
+            )));
+        }
+        if new.is_string() {
+            if self.strings as usize == MAX_STRINGS {
+                return Err(Error::usage(format!(
+                    "the command reads more than {MAX_STRINGS} strings per event, the most the \
+                     kernel engine reads; use fewer string fields"
+                )));
+            }
+            new.string_slot = self.strings;
+            self.strings += 1;
+        }
+        if matches!(new.kind, operand::ARG | operand::ARG_DEREF) {
+            self.plan.raw_args = self.plan.raw_args.max(new.offset + 1);
+        }
+        if matches!(new.kind, operand::PID | operand::TID) {
+            self.plan.needs_ids = 1;
+        }
+        self.plan.operands[n] = new;
+        self.plan.n_operands += 1;
+        Ok(n as u32)
+    }
+
+    /// Appends a filter instruction.
+    pub fn push_insn(&mut self, insn: Insn) -> Result<()> {
+        let n = self.plan.n_insns as usize;
+        if n == MAX_INSNS {
+            return Err(Error::usage(format!(
+                "needs more than {MAX_INSNS} kernel instructions, the engine runs at most \
+                 {MAX_INSNS}; simplify it"
+            )));
+        }
+        self.plan.insns[n] = insn;
+        self.plan.n_insns += 1;
+        Ok(())
+    }
+
+    /// Appends an instruction without an operand (`op::AND`, `op::OR`, `op::NOT`).
+    pub fn push_op(&mut self, code: u32) -> Result<()> {
+        self.push_insn(Insn {
+            op: code,
+            ..Insn::NONE
+        })
+    }
+
+    /// Whether the plan reads an operand of `kind` (`operand::USER_STACK`, ...).
+    pub fn uses(&self, kind: u32) -> bool {
+        self.plan.operands[..self.plan.n_operands as usize]
+            .iter()
+            .any(|o| o.kind == kind)
+    }
+
+    /// Adds a string constant; the message of the error is for the caller to place.
+    pub fn string_constant(&mut self, text: &str) -> std::result::Result<u32, String> {
+        if text.len() >= STR_BYTES {
+            return Err(format!(
+                "string constants are at most {} bytes in the kernel engine",
+                STR_BYTES - 1
+            ));
+        }
+        let used = self.constants;
+        let n = (0..used).position(|i| {
+            self.plan.str_lens[i] as usize == text.len()
+                && self.plan.str_consts[i][..text.len()] == *text.as_bytes()
+        });
+        if let Some(index) = n {
+            return Ok(index as u32);
+        }
+        if used == MAX_STR_CONSTS {
+            return Err(format!(
+                "the kernel engine compares at most {MAX_STR_CONSTS} different strings"
+            ));
+        }
+        self.plan.str_consts[used][..text.len()].copy_from_slice(text.as_bytes());
+        self.plan.str_lens[used] = text.len() as u32;
+        self.constants += 1;
+        Ok(used as u32)
+    }
+
+    /// Appends a group-key part.
+    pub fn key_part(&mut self, index: u32) -> Result<()> {
+        let operand = self.plan.operands[index as usize];
+        let words = if operand.is_string() {
+            STR_BYTES / 8
+        } else {
+            1
+        };
+        let n = self.plan.n_key_parts as usize;
+        if n == MAX_KEY_PARTS || self.key_words + words > KEY_WORDS {
+            return Err(Error::usage(format!(
+                "--by: the kernel engine groups by at most {MAX_KEY_PARTS} values and 2 strings"
+            )));
+        }
+        self.plan.key_parts[n] = index;
+        self.plan.n_key_parts += 1;
+        self.key_words += words;
+        Ok(())
+    }
+
+    /// Appends a correlation-key part (start and main stages must build the same key).
+    pub fn corr_part(&mut self, index: u32) {
+        let n = self.plan.n_corr_parts as usize;
+        assert!(n < 2, "at most two correlation parts");
+        self.plan.corr_parts[n] = index;
+        self.plan.n_corr_parts += 1;
+    }
+
+    /// Aggregates `index` (summed, or the histogram's value).
+    pub fn value(&mut self, index: u32) {
+        self.plan.value = index;
+    }
+
+    /// Start stages: saves operand `index` with the timestamp; the main stage reads it back
+    /// with [`saved_operand`] of the returned slot.
+    pub fn save(&mut self, index: u32) -> Result<u32> {
+        let slot = self
+            .plan
+            .saves
+            .iter()
+            .position(|&s| s == NO_OPERAND)
+            .ok_or_else(|| Error::runtime("a start stage saves at most 4 values"))?;
+        self.plan.saves[slot] = index;
+        Ok(slot as u32)
+    }
+
+    /// Main stages whose events run in another task's context: no pid filter here.
+    pub fn all_tasks(&mut self) {
+        self.plan.all_tasks = 1;
+    }
+
+    /// Main stages: events need their start (for latency or a saved value).
+    pub fn needs_start(&mut self) {
+        self.plan.needs_start = 1;
+    }
+
+    /// Divides the value by `div` before it picks a histogram slot (sums stay undivided).
+    pub fn value_div(&mut self, div: u64) {
+        self.plan.value_div = div.max(1);
+    }
+
+    /// Each event goes to userspace as a trace record instead of being aggregated.
+    pub fn trace(&mut self) {
+        self.plan.agg = agg::TRACE;
+    }
+
+    /// Announce each traced process once, so its memory map can be cached for
+    /// symbolizing user stacks.
+    pub fn announce(&mut self) {
+        self.plan.announce = 1;
+    }
+
+    /// A log2 histogram of the value.
+    pub fn log2(&mut self) {
+        self.plan.agg = agg::LOG2;
+        self.plan.slots = LOG2_SLOTS;
+    }
+
+    /// A linear histogram of the value: buckets of `step` from `min` up to `max`.
+    pub fn linear(&mut self, min: i64, max: i64, step: u64) -> Result<()> {
+        if step == 0 || max <= min {
+            return Err(Error::usage(format!(
+                "--linear {min},{max},{step}: needs MIN < MAX and a STEP above 0"
+            )));
+        }
+        let buckets = ((max - min) as u64).div_ceil(step);
+        if buckets + 2 > u64::from(MAX_LINEAR_SLOTS) {
+            return Err(Error::usage(format!(
+                "--linear {min},{max},{step}: {buckets} buckets; the kernel engine keeps at most {}",
+                MAX_LINEAR_SLOTS - 2
+            )));
+        }
+        self.plan.agg = agg::LINEAR;
+        self.plan.linear_min = min;
+        self.plan.linear_step = step;
+        self.plan.slots = buckets as u32 + 2;
+        Ok(())
+    }
+
+    /// Picks the map layout. `array_bound`: the key is one integer below this bound (or
+    /// absent), so a per-CPU array indexed by it serves; `None` uses the hash.
+    pub fn layout(&mut self, array_bound: Option<u32>) {
+        let n = self.plan.n_key_parts;
+        match array_bound {
+            Some(bound) if n <= 1 => {
+                self.plan.layout = layout::ARRAY;
+                self.plan.array_key_bound = if n == 0 { 0 } else { bound };
+            }
+            _ if n == 0 => {
+                self.plan.layout = layout::ARRAY;
+                self.plan.array_key_bound = 0;
+            }
+            _ => self.plan.layout = layout::HASH,
+        }
+    }
+
+    /// The plan so far.
+    pub fn plan(&self) -> Plan {
+        let mut plan = self.plan;
+        let from_start = |insn: &Insn| {
+            let kind = plan
+                .operands
+                .get(insn.operand as usize)
+                .map_or(operand::NONE, |o| o.kind);
+            insn.op >= op::EQ && matches!(kind, operand::LATENCY | operand::SAVED)
+        };
+        plan.filter_first = u32::from(
+            plan.needs_start != 0
+                && plan.n_insns > 0
+                && !plan.insns[..plan.n_insns as usize].iter().any(from_start),
+        );
+        plan
+    }
+}
+
+/// A plan as text, one line per part, for tests and `-vv` logs:
+///
+/// ```text
+/// operands: #0 field@8:4 #1 field@16:8 #2 latency
+/// corr: #0 #1 | key: - | saves: -
+/// value: #2 /1000 | agg: log2 64 slots | layout: hash
+/// filter: eq #0 8388608
+/// flags: needs_start all_tasks
+/// ```
+pub fn disassemble(plan: &Plan) -> String {
+    let operand_text = |o: &Operand| {
+        let kind = match o.kind {
+            operand::FIELD => "field",
+            operand::FIELD_STRING => "field_string",
+            operand::FIELD_DATA_LOC => "field_data_loc",
+            operand::ARG => "arg",
+            operand::ARG_DEREF => "arg_deref",
+            operand::PID => "pid",
+            operand::TID => "tid",
+            operand::CPU => "cpu",
+            operand::COMM => "comm",
+            operand::LATENCY => "latency",
+            operand::SAVED => "saved",
+            operand::EVENT_INDEX => "event",
+            operand::RETVAL => "retval",
+            operand::FUNC_IP => "func_ip",
+            operand::KERNEL_STACK => "kstack",
+            operand::USER_STACK => "ustack",
+            _ => "?",
+        };
+        let signed = if o.flags & SIGNED != 0 { "s" } else { "" };
+        match o.kind {
+            operand::FIELD | operand::FIELD_STRING | operand::FIELD_DATA_LOC => {
+                format!("{kind}@{}:{signed}{}", o.offset, o.size)
+            }
+            operand::ARG => format!("{kind}{}:{signed}{}", o.offset, o.size),
+            operand::ARG_DEREF => format!("{kind}{}+{}:{signed}{}", o.offset, o.aux, o.size),
+            operand::SAVED => format!("{kind}{}", o.offset),
+            _ => kind.to_string(),
+        }
+    };
+    let list = |items: &[u32]| {
+        if items.is_empty() {
+            "-".to_string()
+        } else {
+            items
+                .iter()
+                .map(|i| format!("#{i}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        }
+    };
+    let operands: Vec<String> = plan.operands[..plan.n_operands as usize]
+        .iter()
+        .enumerate()
+        .map(|(i, o)| format!("#{i} {}", operand_text(o)))
+        .collect();
+    let saves: Vec<String> = plan
+        .saves
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| **s != NO_OPERAND)
+        .map(|(slot, s)| format!("#{s}->{slot}"))
+        .collect();
+    let value = if plan.value == NO_OPERAND {
+        "-".to_string()
+    } else {
+        format!("#{}", plan.value)
+    };
+    let div = if plan.value_div > 1 {
+        format!(" /{}", plan.value_div)
+    } else {
+        String::new()
+    };
+    let aggregation = match plan.agg {
+        agg::COUNT => "count".to_string(),
+        agg::LOG2 => format!("log2 {} slots", plan.slots),
+        agg::LINEAR => format!(
+            "linear {} slots from {} step {}",
+            plan.slots, plan.linear_min, plan.linear_step
+        ),
+        agg::TRACE => "trace".to_string(),
+        _ => "?".to_string(),
+    };
+    let layout = match plan.layout {
+        layout::ARRAY => format!("array bound {}", plan.array_key_bound),
+        _ => "hash".to_string(),
+    };
+    let filter: Vec<String> = plan.insns[..plan.n_insns as usize]
+        .iter()
+        .map(|insn| {
+            let name = match insn.op {
+                op::AND => return "and".to_string(),
+                op::OR => return "or".to_string(),
+                op::NOT => return "not".to_string(),
+                op::EQ => "eq",
+                op::NE => "ne",
+                op::LT => "lt",
+                op::LE => "le",
+                op::GT => "gt",
+                op::GE => "ge",
+                op::SLT => "slt",
+                op::SLE => "sle",
+                op::SGT => "sgt",
+                op::SGE => "sge",
+                op::BITAND => "bitand",
+                op::STR_EQ => "str_eq",
+                op::STR_PREFIX => "str_prefix",
+                op::STR_SUFFIX => "str_suffix",
+                op::STR_CONTAINS => "str_contains",
+                _ => "?",
+            };
+            format!("{name} #{} {}", insn.operand, insn.arg)
+        })
+        .collect();
+    let mut flags = Vec::new();
+    for (set, name) in [
+        (plan.needs_start, "needs_start"),
+        (plan.all_tasks, "all_tasks"),
+        (plan.announce, "announce"),
+        (plan.filter_first, "filter_first"),
+        (plan.needs_ids, "needs_ids"),
+    ] {
+        if set != 0 {
+            flags.push(name.to_string());
+        }
+    }
+    if plan.raw_args > 0 {
+        flags.push(format!("raw_args={}", plan.raw_args));
+    }
+    format!(
+        "operands: {}\ncorr: {} | key: {} | saves: {}\nvalue: {value}{div} | agg: {aggregation} | layout: {layout}\nfilter: {}\nflags: {}\n",
+        if operands.is_empty() {
+            "-".to_string()
+        } else {
+            operands.join(" ")
+        },
+        list(&plan.corr_parts[..plan.n_corr_parts as usize]),
+        list(&plan.key_parts[..plan.n_key_parts as usize]),
+        if saves.is_empty() {
+            "-".to_string()
+        } else {
+            saves.join(" ")
+        },
+        if filter.is_empty() {
+            "-".to_string()
+        } else {
+            filter.join(" ")
+        },
+        if flags.is_empty() {
+            "-".to_string()
+        } else {
+            flags.join(" ")
+        },
+    )
+}
+
+/// The operand of a raw tracepoint argument `n`, `size` bytes, signed or not.
+pub fn arg_operand(n: u32, size: u32, signed: bool) -> Operand {
+    Operand {
+        kind: operand::ARG,
+        offset: n,
+        size,
+        flags: if signed { SIGNED } else { 0 },
+        ..Operand::NONE
+    }
+}
+
+/// The operand reading value `slot` the start stage saved.
+pub fn saved_operand(slot: u32) -> Operand {
+    Operand {
+        kind: operand::SAVED,
+        offset: slot,
+        size: 8,
+        ..Operand::NONE
+    }
+}
+
+/// An operand of `kind` with no parameters (`PID`, `LATENCY`, `EVENT_INDEX`, ...).
+pub fn simple_operand(kind: u32) -> Operand {
+    Operand {
+        kind,
+        size: 8,
+        ..Operand::NONE
+    }
+}
+
+/// The value operand that marks "no value".
+pub const NONE: u32 = NO_OPERAND;
+
+/// Whether `plan` only counts events by raw tracepoint argument 1 into the array layout
+/// (`syscount` without options), so `engine_raw_tp_count_arg1` computes exactly what the
+/// interpreter would, without interpreting.
+pub(crate) fn fast_count_arg1(plan: &Plan) -> bool {
+    let operand = plan.operands[0];
+    plan.n_operands == 1
+        && operand.kind == operand::ARG
+        && operand.offset == 1
+        && operand.size == 8
+        && operand.flags == 0
+        && plan.n_key_parts == 1
+        && plan.key_parts[0] == 0
+        && plan.n_insns == 0
+        && plan.value == NO_OPERAND
+        && plan.needs_start == 0
+        && plan.agg == agg::COUNT
+        && plan.layout == layout::ARRAY
+        && plan.slots == 1
+        && plan.announce == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probe::fields::builtin;
+
+    /// A filter runs before the start lookup unless it reads the latency or a saved value.
+    #[test]
+    fn filter_first_only_when_the_filter_needs_no_start() {
+        let with_filter = |kind: u32| {
+            let mut builder = PlanBuilder::new();
+            builder.needs_start();
+            let read = builder.operand(simple_operand(kind)).unwrap();
+            builder
+                .push_insn(Insn {
+                    op: op::NE,
+                    operand: read,
+                    arg: 0,
+                })
+                .unwrap();
+            builder.plan().filter_first
+        };
+        assert_eq!(with_filter(operand::CPU), 1);
+        assert_eq!(with_filter(operand::LATENCY), 0);
+        let mut no_filter = PlanBuilder::new();
+        no_filter.needs_start();
+        assert_eq!(no_filter.plan().filter_first, 0);
+        let mut no_start = PlanBuilder::new();
+        let cpu = no_start.operand(simple_operand(operand::CPU)).unwrap();
+        no_start
+            .push_insn(Insn {
+                op: op::NE,
+                operand: cpu,
+                arg: 0,
+            })
+            .unwrap();
+        assert_eq!(no_start.plan().filter_first, 0);
+    }
+
+    /// syscount's plain plan takes the fast path; anything more does not.
+    #[test]
+    fn fast_count_arg1_only_for_plain_counts_by_arg1() {
+        let plain = || {
+            let mut builder = PlanBuilder::new();
+            let nr = builder.operand(arg_operand(1, 8, false)).unwrap();
+            builder.key_part(nr).unwrap();
+            builder
+        };
+        let mut builder = plain();
+        builder.layout(Some(1024));
+        assert!(fast_count_arg1(&builder.plan()));
+
+        let mut filtered = plain();
+        filtered
+            .push_insn(Insn {
+                op: tracekit_common::engine::op::EQ,
+                operand: 0,
+                arg: 39,
+            })
+            .unwrap();
+        filtered.layout(Some(1024));
+        assert!(!fast_count_arg1(&filtered.plan()));
+
+        let mut histogram = plain();
+        histogram.value(0);
+        histogram.log2();
+        histogram.layout(Some(1024));
+        assert!(!fast_count_arg1(&histogram.plan()));
+
+        let mut arg0 = PlanBuilder::new();
+        let first = arg0.operand(arg_operand(0, 8, false)).unwrap();
+        arg0.key_part(first).unwrap();
+        arg0.layout(Some(1024));
+        assert!(!fast_count_arg1(&arg0.plan()));
+    }
+
+    #[test]
+    fn builder_dedupes_operands_and_assigns_string_slots() {
+        let mut b = PlanBuilder::new();
+        let comm = builtin("comm").unwrap().operand;
+        let pid = builtin("pid").unwrap().operand;
+        assert_eq!(b.operand(comm).unwrap(), 0);
+        assert_eq!(b.operand(pid).unwrap(), 1);
+        assert_eq!(b.operand(comm).unwrap(), 0);
+        let rwbs = Operand {
+            kind: operand::FIELD_STRING,
+            offset: 34,
+            size: 10,
+            ..Operand::NONE
+        };
+        assert_eq!(b.operand(rwbs).unwrap(), 2);
+        let plan = b.plan();
+        assert_eq!(plan.n_operands, 3);
+        assert_eq!(
+            (plan.operands[0].string_slot, plan.operands[2].string_slot),
+            (0, 1)
+        );
+    }
+
+    #[test]
+    fn layout_follows_the_key() {
+        let mut b = PlanBuilder::new();
+        b.layout(None);
+        assert_eq!(
+            (b.plan().layout, b.plan().array_key_bound),
+            (layout::ARRAY, 0)
+        );
+        let id = b.operand(arg_operand(1, 8, false)).unwrap();
+        b.key_part(id).unwrap();
+        b.layout(Some(512));
+        assert_eq!(
+            (b.plan().layout, b.plan().array_key_bound),
+            (layout::ARRAY, 512)
+        );
+        let comm = b.operand(builtin("comm").unwrap().operand).unwrap();
+        b.key_part(comm).unwrap();
+        b.layout(Some(512));
+        assert_eq!(b.plan().layout, layout::HASH);
+    }
+
+    #[test]
+    fn key_budget_is_enforced() {
+        let mut b = PlanBuilder::new();
+        for offset in [8, 40] {
+            let s = b
+                .operand(Operand {
+                    kind: operand::FIELD_STRING,
+                    offset,
+                    size: 16,
+                    ..Operand::NONE
+                })
+                .unwrap();
+            b.key_part(s).unwrap();
+        }
+        let pid = b.operand(builtin("pid").unwrap().operand).unwrap();
+        assert_eq!(
+            b.key_part(pid).unwrap_err().to_string(),
+            "--by: the kernel engine groups by at most 4 values and 2 strings"
+        );
+    }
+
+    #[test]
+    fn linear_buckets() {
+        let mut b = PlanBuilder::new();
+        b.linear(0, 100, 10).unwrap();
+        assert_eq!((b.plan().slots, b.plan().linear_step), (12, 10));
+        assert_eq!(
+            b.linear(0, 100_000, 1).unwrap_err().to_string(),
+            "--linear 0,100000,1: 100000 buckets; the kernel engine keeps at most 1000"
+        );
+    }
+}

@@ -1,0 +1,64 @@
+//! What one engine object runs: a main [`Stage`] (a plan and where it attaches), optionally a
+//! start stage, the kernel map sizes, and which processes it traces ([`Targets`]).
+
+use tracekit_common::engine::{DEFAULT_HASH_ENTRIES, DEFAULT_START_ENTRIES, Plan};
+
+pub use super::attach::{Attach, AttachPoint, Role, kernel_function::KernelAttach};
+
+/// A plan and where it runs.
+#[derive(Clone, Debug)]
+pub struct Stage {
+    /// The plan.
+    pub plan: Plan,
+    /// Where it attaches.
+    pub attach: Attach,
+}
+
+/// Everything one engine object runs.
+#[derive(Clone, Debug)]
+pub struct EngineSpec {
+    /// The stage that aggregates.
+    pub main: Stage,
+    /// The stage that starts latencies, if any.
+    pub start: Option<Stage>,
+    /// Entries of the group hash map (hash layout).
+    pub hash_entries: u32,
+    /// Entries of the start map (with a start stage).
+    pub start_entries: u32,
+    /// Added to the event index key (`EVENT_INDEX`) when reading, so that events of
+    /// several engines behind one command have distinct indices.
+    pub event_base: u32,
+}
+
+impl EngineSpec {
+    /// A spec with the default map sizes.
+    pub fn new(main: Stage, start: Option<Stage>) -> Self {
+        Self {
+            main,
+            start,
+            hash_entries: DEFAULT_HASH_ENTRIES,
+            start_entries: DEFAULT_START_ENTRIES,
+            event_base: 0,
+        }
+    }
+
+    /// The stages, start first (the order they attach in).
+    pub fn stages(&self) -> impl Iterator<Item = (&Stage, Role)> {
+        self.start
+            .iter()
+            .map(|stage| (stage, Role::Start))
+            .chain(std::iter::once((&self.main, Role::Main)))
+    }
+}
+
+/// Which processes an engine traces.
+#[derive(Clone, Debug, Default)]
+pub struct Targets {
+    /// `None`: every process.
+    pub pids: Option<Vec<u32>>,
+    /// Also trace children they fork (for `-- CMD`).
+    pub follow_children: bool,
+    /// Leave tracekit's own events out. Costs a helper call per event when tracing every
+    /// process; unneeded when the maps are only read after the engine is detached.
+    pub exclude_self: bool,
+}

@@ -1,0 +1,224 @@
+//! Engine requests read as counts or histograms: `hist`, `count` and the presets. Each
+//! interval (`-i`) prints what was aggregated in it; the end prints the whole run (or, with
+//! `-i`, the last partial interval), writes `-o FILE`, and accounts on stderr for every
+//! event that was not counted.
+
+use std::time::Duration;
+
+use super::{RunOptions, is_broken_pipe, to_stdout};
+use crate::{
+    Result,
+    engine::{
+        Aggregates, Engine, EngineSpec, Targets,
+        compile::{Compiled, compile},
+        groups,
+        request::Request,
+    },
+    output::{
+        self, Format,
+        aggregates::{self, Report, Table},
+    },
+    session::{self, Collector, Flow, Interval, Scope, Tracees},
+};
+
+/// One command's request and how to show what it gathered.
+#[derive(Clone, Debug)]
+pub struct AggregateJob {
+    /// The subcommand, for messages and JSON.
+    pub command: &'static str,
+    /// What is traced, for "Tracing ..."; `{probes}` in it stands for the compiled probes'
+    /// description, and `None` is that description alone.
+    pub what: Option<String>,
+    /// The request.
+    pub request: Request,
+    /// How to show it.
+    pub report: Report,
+    /// The filter is the tool's own, not the user's (`runqlat` skips switches to the idle
+    /// task): the events it drops are not events of the tool, so they are not reported.
+    pub tool_filter: bool,
+}
+
+/// Loaded engines, read at intervals and at the end.
+pub(crate) struct Engines<'a> {
+    pub(crate) specs: &'a [EngineSpec],
+    pub(crate) engines: Vec<Engine>,
+    /// Leave tracekit's own events out (needed when maps are read, or events streamed,
+    /// while attached).
+    pub(crate) exclude_self: bool,
+    pub(crate) verbose: u8,
+}
+
+impl Engines<'_> {
+    /// Loads and attaches every spec for `tracees`.
+    pub(crate) fn attach(&mut self, tracees: &Tracees) -> Result<()> {
+        let targets = Targets {
+            pids: tracees.pids.clone(),
+            follow_children: tracees.follow_children,
+            exclude_self: self.exclude_self,
+        };
+        for spec in self.specs {
+            let mut engine = Engine::load(spec, &targets)?;
+            engine.attach(spec)?;
+            if self.verbose >= 1 {
+                for note in engine.notes() {
+                    eprintln!("tracekit: attached {note}");
+                }
+            }
+            self.engines.push(engine);
+        }
+        Ok(())
+    }
+
+    /// Every engine's aggregates, merged.
+    pub(crate) fn read(&self) -> Result<Aggregates> {
+        let mut all = Aggregates::default();
+        for engine in &self.engines {
+            all.merge(engine.read()?);
+        }
+        Ok(all)
+    }
+
+    pub(crate) fn detach(&mut self) {
+        for engine in &mut self.engines {
+            engine.detach();
+        }
+    }
+}
+
+struct AggregateCollector<'a> {
+    engines: Engines<'a>,
+    table: Table<'a>,
+    slots: u32,
+    json: bool,
+    previous: Aggregates,
+}
+
+impl AggregateCollector<'_> {
+    /// Prints what was aggregated since the last interval.
+    fn print_interval(&mut self, elapsed: Duration) -> Result<Flow> {
+        let now = self.engines.read()?;
+        let delta = now.since(&self.previous);
+        self.previous = now;
+        let shown = groups(&delta, self.table.columns, self.slots);
+        let format = if self.json {
+            Format::Json
+        } else {
+            Format::Text
+        };
+        let written = to_stdout(|out| {
+            if !self.json {
+                writeln!(
+                    out,
+                    "{}",
+                    aggregates::interval_header(&session::clock_time(), elapsed)
+                )?;
+            }
+            aggregates::write(out, format, &self.table, &shown, &delta.stats, elapsed)?;
+            if !self.json {
+                writeln!(out)?;
+            }
+            Ok(())
+        });
+        match written {
+            Err(err) if is_broken_pipe(&err) => Ok(Flow::OutputClosed),
+            other => other.map(|()| Flow::Continue),
+        }
+    }
+}
+
+impl Collector for AggregateCollector<'_> {
+    fn attach(&mut self, tracees: &Tracees) -> Result<()> {
+        self.engines.attach(tracees)
+    }
+
+    fn interval(&mut self, interval: Interval) -> Result<Flow> {
+        self.print_interval(interval.elapsed)
+    }
+
+    fn detach(&mut self) -> Result<()> {
+        self.engines.detach();
+        Ok(())
+    }
+}
+
+/// Histogram slots per group (1 for counts), as the plans keep them.
+fn slots_of(report: &Report, compiled: &Compiled) -> u32 {
+    match report {
+        Report::Counts { .. } => 1,
+        _ => compiled
+            .specs
+            .first()
+            .map_or(1, |spec| spec.main.plan.slots),
+    }
+}
+
+/// Runs `job` over `options`' scope and timing, printing its aggregates.
+pub fn run(job: AggregateJob, options: &RunOptions) -> Result<()> {
+    let file_format = options.file_format(job.command, false)?;
+    let compiled = compile(&job.request)?;
+    let what = job.what.as_deref().map_or_else(
+        || compiled.what.clone(),
+        |what| what.replace("{probes}", &compiled.what),
+    );
+    let table = Table {
+        command: job.command,
+        traced: &what,
+        columns: &compiled.columns,
+        report: &job.report,
+    };
+    let mut collector = AggregateCollector {
+        engines: Engines {
+            specs: &compiled.specs,
+            engines: Vec::new(),
+            // Without intervals the maps are read after detaching, so tracekit's own
+            // reads are never seen; with them, its events must be filtered in the kernel.
+            exclude_self: options.interval.is_some(),
+            verbose: options.verbose,
+        },
+        table,
+        slots: slots_of(&job.report, &compiled),
+        json: options.json,
+        previous: Aggregates::default(),
+    };
+    let mut session = options.session(job.command, true);
+    let banner_what = what.clone();
+    session.banner = Some(Box::new(move |scope| {
+        format!("Tracing {banner_what} for {scope}")
+    }));
+    let finished = session::run(session, &mut collector)?;
+    let all = collector.engines.read()?;
+    let elapsed = finished.elapsed;
+    if let (Some(path), Some(format)) = (options.output.as_deref(), file_format) {
+        let whole = groups(&all, table.columns, collector.slots);
+        output::write_file(path, |out| {
+            aggregates::write(out, format, &table, &whole, &all.stats, elapsed)
+        })?;
+    }
+    // With -i, the session has printed the last interval already.
+    if options.interval.is_none() && (options.json || options.output.is_none()) {
+        let format = if options.json {
+            Format::Json
+        } else {
+            Format::Text
+        };
+        let shown = groups(&all, table.columns, collector.slots);
+        to_stdout(|out| aggregates::write(out, format, &table, &shown, &all.stats, elapsed))?;
+    }
+    let mut stats = all.stats;
+    if job.tool_filter {
+        stats.filtered = 0;
+    }
+    // Other tasks' ends are expected then; with -a they are in-flight requests.
+    let all_tasks = !matches!(finished.scope, Scope::All)
+        && compiled
+            .specs
+            .iter()
+            .any(|spec| spec.main.plan.all_tasks != 0);
+    eprint!(
+        "{}",
+        aggregates::summary(&stats, elapsed, &finished.reason(), all_tasks)
+    );
+    finished.print_workload_exit();
+    session::print_usage(options.verbose, finished.attached_after);
+    Ok(())
+}

@@ -1,0 +1,117 @@
+//! What the commands run, on the one session skeleton ([`crate::session`]): each job is a
+//! [`crate::session::Collector`] plus its end-of-run output.
+//!
+//! - [`aggregate`]: engine requests read as counts or histograms (`hist`, `count`, and the
+//!   [`presets`] `bitesize`, `biolatency`, `runqlat`, `syscount`, `funccount`,
+//!   `funclatency`);
+//! - [`stacks`]: stack profiles (`profile` by CPU sampling; `stackcount`, `offcpu` through
+//!   engine requests keyed by stack);
+//! - [`trace`]: one line per event (`trace`);
+//! - [`stat`]: perf counters (`stat`);
+//! - [`top`]: a live view (`top`);
+//! - [`list`]: what can be traced (`list`).
+//!
+//! A command builds a request (or options) and hands it to its job with [`RunOptions`].
+
+pub mod aggregate;
+pub mod list;
+pub mod presets;
+pub mod stacks;
+pub mod stat;
+pub mod top;
+pub mod trace;
+
+use std::{io::Write as _, path::PathBuf, time::Duration};
+
+use crate::{Error, Result, output::Format, session::Scope};
+
+/// What every run takes from the command line: scope, timing, output, verbosity.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// `-a`, `-p PID`, `-- CMD`.
+    pub scope: Scope,
+    /// `-d SECONDS`.
+    pub duration: Option<Duration>,
+    /// `-i SECONDS`.
+    pub interval: Option<Duration>,
+    /// `-o FILE`.
+    pub output: Option<PathBuf>,
+    /// `--json`.
+    pub json: bool,
+    /// `-v` count.
+    pub verbose: u8,
+}
+
+impl RunOptions {
+    /// The `-o` file's format, refusing what `command` cannot write (only stack commands
+    /// write `.folded` and `.svg`).
+    pub fn file_format(&self, command: &str, stacks: bool) -> Result<Option<Format>> {
+        let format = self.output.as_deref().map(Format::from_path).transpose()?;
+        if !stacks && let Some(format @ (Format::Folded | Format::Svg)) = format {
+            return Err(Error::usage(format!(
+                "-o {}: {command} writes .txt or .json, not {}",
+                self.output.as_ref().expect("a format has a path").display(),
+                if format == Format::Svg {
+                    ".svg"
+                } else {
+                    ".folded"
+                }
+            )));
+        }
+        Ok(format)
+    }
+
+    /// `-d` as "for N s" in start lines.
+    fn session(&self, command: &str, needs_bpf: bool) -> crate::session::Options {
+        crate::session::Options {
+            command: command.to_string(),
+            scope: self.scope.clone(),
+            duration: self.duration,
+            interval: self.interval,
+            needs_bpf,
+            banner: None,
+        }
+    }
+}
+
+/// Writes to stdout through `write`, flushing; a closed pipe is an error whose cause the
+/// binary recognizes (exit 0).
+pub(crate) fn to_stdout(
+    write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    write(&mut stdout)
+        .and_then(|()| stdout.flush())
+        .map_err(stdout_error)
+}
+
+/// Prints `text` on stdout.
+pub fn print(text: &str) -> Result<()> {
+    to_stdout(|out| out.write_all(text.as_bytes()))
+}
+
+/// An error writing to stdout.
+pub(crate) fn stdout_error(err: std::io::Error) -> Error {
+    Error::Runtime {
+        what: "writing to stdout".into(),
+        source: Some(Box::new(err)),
+    }
+}
+
+/// Whether `err` is a write to a closed pipe (the reader, say `head`, has gone).
+pub(crate) fn is_broken_pipe(err: &Error) -> bool {
+    match err {
+        Error::Runtime {
+            source: Some(source),
+            ..
+        } => source
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe),
+        _ => false,
+    }
+}
+
+/// The number of online CPUs.
+pub fn online_cpus() -> usize {
+    aya::util::online_cpus().map(|cpus| cpus.len()).unwrap_or(0)
+}

@@ -1,0 +1,426 @@
+//! Stack profiles: `profile` samples on-CPU stacks with the CPU sampler
+//! ([`crate::profile::Profiler`]); `stackcount` and `offcpu` count or time stacks with
+//! engine requests keyed by `pid, comm, kstack, ustack`. Both end the same way: the stacks
+//! are symbolized and written as a report, folded stacks, a flame graph or JSON, per
+//! interval (`-i`) and for the whole run.
+
+use std::{collections::HashMap, time::Duration};
+
+use aya::maps::{MapData, RingBuf};
+use tracekit_common::{
+    engine::STR_BYTES,
+    profile::{STACK_NONE, SampleKey},
+};
+
+use super::{RunOptions, aggregate::Engines, is_broken_pipe, online_cpus, to_stdout};
+use crate::{
+    Result, bpf,
+    engine::{
+        KeyColumn, KeyKind,
+        compile::{Compiled, compile},
+        request::Request,
+    },
+    output::{self, Format, profile::Header},
+    profile::{self, ProfileOptions, Profiler, RawProfile},
+    session::{self, Collector, Flow, Interval, Tracees},
+    symbolize::Symbolizer,
+};
+
+/// What a stack's count is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Weight {
+    /// Events.
+    Count,
+    /// The summed value, in microseconds (the value being nanoseconds).
+    SumMicros,
+}
+
+/// How a stack profile is labelled. In `event` and `banner`, `{probes}` stands for the
+/// compiled probes' description (`uprobe:/lib/x86_64-linux-gnu/libc.so.6:malloc (1
+/// function)`).
+#[derive(Clone, Debug)]
+pub struct Labels {
+    /// The subcommand (`profile`, `stackcount`, `offcpu`).
+    pub tool: &'static str,
+    /// The event counted, for headers (`cpu-clock`, `{probes}`).
+    pub event: String,
+    /// What a count is (`samples`, `events`, `us`).
+    pub unit: &'static str,
+    /// What "Tracing ..." names (`stacks of {probes}`, `off-CPU time`).
+    pub banner: String,
+}
+
+/// What the report shows.
+#[derive(Clone, Copy, Debug)]
+pub struct ReportOptions {
+    /// Rows of the text report.
+    pub top: usize,
+    /// Show inlined functions as frames (reads DWARF line tables).
+    pub inlined: bool,
+}
+
+/// `profile`'s CPU sampler options (scope excluded: the session supplies it).
+#[derive(Clone, Debug)]
+pub struct Sampling {
+    /// Samples per second per CPU (`-F`), checked against the kernel's limit.
+    pub frequency_hz: u64,
+    /// Count samples of the idle task.
+    pub include_idle: bool,
+    /// Record kernel stacks.
+    pub kernel_stacks: bool,
+    /// Record user stacks.
+    pub user_stacks: bool,
+    /// `--stack-storage-size`.
+    pub stack_map_entries: u32,
+    /// `--count-map-size`.
+    pub count_map_entries: u32,
+}
+
+/// Where the stacks come from.
+enum Source<'a> {
+    Sampler {
+        options: ProfileOptions,
+        profiler: Option<Profiler>,
+    },
+    Engines {
+        engines: Engines<'a>,
+        columns: &'a [KeyColumn],
+        weight: Weight,
+        kernel: bool,
+        user: bool,
+    },
+}
+
+impl Source<'_> {
+    fn read(&self) -> Result<RawProfile> {
+        match self {
+            Source::Sampler { profiler, .. } => match profiler {
+                Some(profiler) => profiler.read(),
+                None => Ok(RawProfile::default()),
+            },
+            Source::Engines {
+                engines,
+                columns,
+                weight,
+                kernel,
+                user,
+            } => {
+                let leading = columns
+                    .iter()
+                    .take_while(|c| c.name != "pid")
+                    .map(words_of)
+                    .sum::<usize>();
+                collect_profile(engines, leading, (*kernel, *user), *weight)
+            }
+        }
+    }
+}
+
+struct StackCollector<'a> {
+    source: Source<'a>,
+    labels: &'a Labels,
+    report: ReportOptions,
+    symbolizer: Symbolizer,
+    json: bool,
+    hz: Option<u64>,
+    cpus: usize,
+    previous: RawProfile,
+}
+
+impl StackCollector<'_> {
+    fn header<'h>(&'h self, scope: &'h str, elapsed: Duration) -> Header<'h> {
+        Header {
+            tool: self.labels.tool,
+            event: &self.labels.event,
+            unit: self.labels.unit,
+            scope,
+            hz: self.hz,
+            elapsed,
+            cpus: self.cpus,
+        }
+    }
+}
+
+impl Collector for StackCollector<'_> {
+    fn attach(&mut self, tracees: &Tracees) -> Result<()> {
+        if let (Some(pids), false) = (&tracees.pids, tracees.follow_children) {
+            for &pid in pids {
+                self.symbolizer.remember_process(pid);
+            }
+        }
+        match &mut self.source {
+            Source::Sampler { options, profiler } => {
+                options.pids = tracees.pids.clone();
+                options.follow_children = tracees.follow_children;
+                let mut loaded = Profiler::load(options)?;
+                loaded.attach(options)?;
+                self.cpus = loaded.cpus();
+                *profiler = Some(loaded);
+                Ok(())
+            }
+            Source::Engines { engines, .. } => engines.attach(tracees),
+        }
+    }
+
+    fn rings(&mut self) -> Result<Vec<RingBuf<MapData>>> {
+        match &mut self.source {
+            Source::Sampler { profiler, .. } => Ok(profiler
+                .as_mut()
+                .map(Profiler::take_events)
+                .transpose()?
+                .into_iter()
+                .collect()),
+            Source::Engines { engines, user, .. } => {
+                if !*user {
+                    return Ok(Vec::new());
+                }
+                engines
+                    .engines
+                    .iter_mut()
+                    .map(|engine| engine.take_announce())
+                    .collect()
+            }
+        }
+    }
+
+    fn record(&mut self, _ring: usize, data: &[u8]) -> Flow {
+        if let Some(pid) = profile::announced_pid(data) {
+            self.symbolizer.remember_process(pid);
+        }
+        Flow::Continue
+    }
+
+    fn interval(&mut self, interval: Interval) -> Result<Flow> {
+        let now = self.source.read()?;
+        let delta = now.since(&self.previous);
+        self.previous = now;
+        let profile = profile::symbolize(&delta, &self.symbolizer);
+        let scope = format!("interval ending {}", session::clock_time());
+        let header = self.header(&scope, interval.elapsed);
+        let format = if self.json {
+            Format::Json
+        } else {
+            Format::Text
+        };
+        let written = to_stdout(|out| {
+            output::profile::write(out, format, &profile, &header, self.report.top)?;
+            writeln!(out)
+        });
+        match written {
+            Err(err) if is_broken_pipe(&err) => Ok(Flow::OutputClosed),
+            other => other.map(|()| Flow::Continue),
+        }
+    }
+
+    fn detach(&mut self) -> Result<()> {
+        match &mut self.source {
+            Source::Sampler { profiler, .. } => match profiler {
+                Some(profiler) => profiler.detach(),
+                None => Ok(()),
+            },
+            Source::Engines { engines, .. } => {
+                engines.detach();
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Samples on-CPU stacks (`profile`).
+pub fn profile(
+    sampling: &Sampling,
+    labels: &Labels,
+    report: ReportOptions,
+    options: &RunOptions,
+) -> Result<()> {
+    let hz = bpf::check_frequency(sampling.frequency_hz)?;
+    let source = Source::Sampler {
+        options: ProfileOptions {
+            frequency_hz: hz,
+            pids: None,
+            follow_children: false,
+            include_idle: sampling.include_idle,
+            kernel_stacks: sampling.kernel_stacks,
+            user_stacks: sampling.user_stacks,
+            stack_map_entries: sampling.stack_map_entries,
+            count_map_entries: sampling.count_map_entries,
+        },
+        profiler: None,
+    };
+    let banner = move |scope: &str| format!("Sampling on-CPU stacks of {scope} at {hz} Hz");
+    run(source, Some(hz), labels, report, options, Box::new(banner))
+}
+
+/// Counts (or, with [`Weight::SumMicros`], times) the stacks of a request whose group key
+/// is `[leading columns] pid comm kstack? ustack?` (`stackcount`, `offcpu`).
+pub fn engine(
+    request: &Request,
+    weight: Weight,
+    labels: &Labels,
+    report: ReportOptions,
+    options: &RunOptions,
+) -> Result<()> {
+    let compiled: Compiled = compile(request)?;
+    let labels = &Labels {
+        event: labels.event.replace("{probes}", &compiled.what),
+        banner: labels.banner.replace("{probes}", &compiled.what),
+        ..labels.clone()
+    };
+    let uses = |name: &str| request.by.iter().any(|k| k.field.ends_with(name));
+    let source = Source::Engines {
+        engines: Engines {
+            specs: &compiled.specs,
+            engines: Vec::new(),
+            exclude_self: options.interval.is_some(),
+            verbose: options.verbose,
+        },
+        columns: &compiled.columns,
+        weight,
+        kernel: uses("kstack"),
+        user: uses("ustack"),
+    };
+    let what = labels.banner.clone();
+    let banner = move |scope: &str| format!("Tracing {what} for {scope}");
+    run(source, None, labels, report, options, Box::new(banner))
+}
+
+fn run(
+    source: Source<'_>,
+    hz: Option<u64>,
+    labels: &Labels,
+    report: ReportOptions,
+    options: &RunOptions,
+    banner: session::Banner,
+) -> Result<()> {
+    let file_format = options.file_format(labels.tool, true)?;
+    let mut collector = StackCollector {
+        source,
+        labels,
+        report,
+        symbolizer: Symbolizer::new(report.inlined),
+        json: options.json,
+        hz,
+        cpus: online_cpus(),
+        previous: RawProfile::default(),
+    };
+    let mut session = options.session(labels.tool, true);
+    session.banner = Some(banner);
+    let finished = session::run(session, &mut collector)?;
+    let raw = collector.source.read()?;
+    let started = std::time::Instant::now();
+    let profile = profile::symbolize(&raw, &collector.symbolizer);
+    log::debug!("symbolized in {:?}", started.elapsed());
+    let header = collector.header(&finished.scope_text, finished.elapsed);
+    if let (Some(path), Some(format)) = (options.output.as_deref(), file_format) {
+        output::write_file(path, |out| {
+            output::profile::write(out, format, &profile, &header, report.top)
+        })?;
+    }
+    let stdout_format = if options.json {
+        Some(Format::Json)
+    } else if options.output.is_none() && options.interval.is_none() {
+        Some(Format::Text)
+    } else {
+        None
+    };
+    if let Some(format) = stdout_format {
+        to_stdout(|out| output::profile::write(out, format, &profile, &header, report.top))?;
+    }
+    match &collector.source {
+        Source::Sampler { .. } => {
+            eprint!(
+                "{}",
+                output::profile::summary(&profile, &header, &finished.reason())
+            );
+            finished.print_workload_exit();
+        }
+        Source::Engines { engines, .. } => {
+            let stats = engines.read()?.stats;
+            if labels.tool == "offcpu" {
+                let total_us: u64 = profile.stacks.iter().map(|s| s.count).sum();
+                eprintln!(
+                    "Off CPU: {:.3} s over {} blocks.",
+                    total_us as f64 / 1e6,
+                    stats.counted
+                );
+            }
+            eprint!(
+                "{}",
+                output::aggregates::summary(
+                    &stats,
+                    finished.elapsed,
+                    &finished.reason(),
+                    labels.tool == "offcpu"
+                )
+            );
+            finished.print_workload_exit();
+        }
+    }
+    if let (Some(path), Some(format)) = (options.output.as_deref(), file_format) {
+        eprintln!("{}", output::profile::written(path, format));
+    }
+    session::print_usage(options.verbose, finished.attached_after);
+    Ok(())
+}
+
+/// Reads engines whose group keys are `[leading words] pid comm kstack? ustack?` into a raw
+/// profile (stacks and their counts), for the profile's symbolization and output.
+fn collect_profile(
+    engines: &Engines<'_>,
+    leading: usize,
+    (kernel, user): (bool, bool),
+    weight: Weight,
+) -> Result<RawProfile> {
+    let mut raw = RawProfile::default();
+    for engine in &engines.engines {
+        let aggregates = engine.read()?;
+        let mut hashes = Vec::new();
+        for ((words, _), value) in &aggregates.cells {
+            let at = |i: usize| words.get(leading + i).copied().unwrap_or(0);
+            let mut comm = [0u8; 16];
+            for (w, chunk) in comm.chunks_mut(8).enumerate() {
+                chunk.copy_from_slice(&at(1 + w).to_ne_bytes());
+            }
+            let after = 1 + STR_BYTES / 8;
+            let kernel_stack = if kernel { at(after) } else { STACK_NONE };
+            let user_stack = if user {
+                at(after + usize::from(kernel))
+            } else {
+                STACK_NONE
+            };
+            hashes.extend([kernel_stack, user_stack]);
+            let key = SampleKey {
+                pid: at(0) as u32,
+                _pad: 0,
+                kernel_stack,
+                user_stack,
+                comm,
+            };
+            *raw.counts.entry(key).or_default() += match weight {
+                Weight::Count => value.count,
+                Weight::SumMicros => value.sum / 1000,
+            };
+        }
+        raw.stacks.extend(
+            engine
+                .stacks(hashes)?
+                .into_iter()
+                .collect::<HashMap<_, _>>(),
+        );
+        let stats = aggregates.stats;
+        raw.stats.samples += stats.counted;
+        raw.stats.count_map_full += stats.map_full;
+        raw.stats.stack_map_full += stats.stack_map_full;
+        raw.stats.kernel_stack_errors += stats.stack_errors;
+        raw.stats.events_lost += stats.announce_lost;
+    }
+    Ok(raw)
+}
+
+/// Key words a column takes.
+fn words_of(column: &KeyColumn) -> usize {
+    match column.kind {
+        KeyKind::Str => STR_BYTES / 8,
+        _ => 1,
+    }
+}

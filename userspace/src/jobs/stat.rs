@@ -1,0 +1,274 @@
+//! `perf stat`: counts of perf events (software, hardware, tracepoints) for a command,
+//! processes, or the whole machine, per interval (`-i`) and for the whole run, on stdout or
+//! in `-o FILE`.
+
+use std::{io::Write as _, time::Duration};
+
+use super::{RunOptions, is_broken_pipe, to_stdout};
+use crate::{
+    Error, Result,
+    counters::{self, Counter, Event, Kind, OpenError, Reading, Scope as CounterScope},
+    output::{
+        self, Format,
+        stat::{StatRow, interval_report, json_report, text_report},
+    },
+    probe::{self, tracefs},
+    session::{self, Collector, Flow, Interval, Scope, Tracees},
+};
+
+/// perf stat's default events.
+pub const DEFAULT_EVENTS: &[&str] = &[
+    "task-clock",
+    "context-switches",
+    "cpu-migrations",
+    "page-faults",
+    "cycles",
+    "instructions",
+    "branches",
+    "branch-misses",
+];
+
+/// What `stat` counts and shows.
+#[derive(Clone, Debug, Default)]
+pub struct StatOptions {
+    /// `-e` names: perf names and tracepoints (wildcards allowed); empty: the defaults.
+    pub events: Vec<String>,
+    /// Show tracepoints from wildcards that counted zero (`--all`).
+    pub show_zero: bool,
+}
+
+/// Resolves `-e` names (perf names and tracepoints) into events, each with whether it came
+/// from a wildcard.
+///
+/// # Errors
+/// A usage error naming an unknown event (with the nearest names) or a function probe.
+pub fn resolve_events(names: &[String], all_cpus: bool) -> Result<Vec<(Event, bool)>> {
+    let defaults: Vec<String> = DEFAULT_EVENTS.iter().map(|s| s.to_string()).collect();
+    let names = if names.is_empty() { &defaults } else { names };
+    let mut events = Vec::new();
+    let mut tracepoints = None;
+    for name in names {
+        // perf stat -a counts cpu-clock where a command's stat counts task-clock.
+        let name = if all_cpus && name == "task-clock" {
+            "cpu-clock"
+        } else {
+            name.as_str()
+        };
+        if let Some(event) = counters::named_event(name) {
+            events.push((event, false));
+            continue;
+        }
+        if name.contains(':') {
+            let spec = probe::ProbeSpec::parse(name)?;
+            if spec.kind != probe::ProbeKind::Tracepoint {
+                return Err(Error::usage(format!(
+                    "-e {name}: stat counts perf events and tracepoints; use funccount for functions"
+                )));
+            }
+            let root = tracefs::root()?;
+            let all = match &tracepoints {
+                Some(all) => all,
+                None => tracepoints.insert(probe::all_tracepoints(&root)?),
+            };
+            let matched = probe::expand_tracepoints(&spec.target, all)?;
+            let wildcard = spec.target.contains(['*', '?']);
+            for tp in matched {
+                let format = tracefs::EventFormat::read(&root, &tp.system, &tp.event)?;
+                events.push((
+                    Event {
+                        name: tp.to_string(),
+                        kind: Kind::Tracepoint,
+                        config: u64::from(format.id),
+                    },
+                    wildcard,
+                ));
+            }
+            continue;
+        }
+        let near = probe::nearest(name, &counters::event_names(), 3);
+        return Err(Error::usage(format!(
+            "-e {name}: unknown event{}; `tracekit list` shows them",
+            if near.is_empty() {
+                String::new()
+            } else {
+                format!(" (did you mean {}?)", near.join(", "))
+            }
+        )));
+    }
+    Ok(events)
+}
+
+struct StatCollector {
+    events: Vec<(Event, bool)>,
+    rows: Vec<StatRow>,
+    counters: Vec<Option<Counter>>,
+    scope_text: String,
+    json: bool,
+    show_zero: bool,
+    previous: Vec<Reading>,
+    since_start: Duration,
+}
+
+impl StatCollector {
+    fn read(&self) -> Result<Vec<Reading>> {
+        self.counters
+            .iter()
+            .map(|counter| match counter {
+                Some(counter) => counter.read(),
+                None => Ok(Reading::default()),
+            })
+            .collect()
+    }
+}
+
+impl Collector for StatCollector {
+    fn attach(&mut self, tracees: &Tracees) -> Result<()> {
+        counters::raise_fd_limit();
+        let scope = match (&tracees.pids, tracees.follow_children) {
+            (None, _) => {
+                CounterScope::AllCpus(aya::util::online_cpus().map_err(|(path, err)| {
+                    Error::runtime(format!("reading the online CPUs from {path}: {err}"))
+                })?)
+            }
+            (Some(pids), false) => {
+                CounterScope::Threads(pids.iter().flat_map(|&p| counters::threads_of(p)).collect())
+            }
+            (Some(pids), true) => CounterScope::Command(pids[0]),
+        };
+        for (event, from_wildcard) in std::mem::take(&mut self.events) {
+            let counter = match Counter::open(&event, &scope) {
+                Ok(counter) => Some(counter),
+                Err(OpenError::NotSupported) => None,
+                Err(OpenError::Other(err)) => {
+                    return Err(match err.raw_os_error() {
+                        Some(libc::EACCES | libc::EPERM) => Error::Privilege(format!(
+                            "tracekit stat: counting {} for {} needs CAP_PERFMON \
+                             (or a lower kernel.perf_event_paranoid): {err}",
+                            event.name, self.scope_text
+                        )),
+                        _ => Error::runtime(format!("opening the {} counter: {err}", event.name)),
+                    });
+                }
+            };
+            self.rows.push(StatRow {
+                event,
+                supported: counter.is_some(),
+                from_wildcard,
+            });
+            self.counters.push(counter);
+        }
+        self.previous = vec![Reading::default(); self.rows.len()];
+        Ok(())
+    }
+
+    fn started(&mut self) -> Result<()> {
+        // Count from here: everything is ready (a command's counters start at its exec).
+        counters::enable_all(true);
+        Ok(())
+    }
+
+    fn interval(&mut self, interval: Interval) -> Result<Flow> {
+        self.since_start += interval.elapsed;
+        if interval.last {
+            return Ok(Flow::Continue);
+        }
+        let now = self.read()?;
+        let text = interval_report(
+            &self.rows,
+            &now,
+            &self.previous,
+            self.since_start,
+            self.json,
+            self.show_zero,
+        );
+        self.previous = now;
+        match to_stdout(|out| out.write_all(text.as_bytes())) {
+            Err(err) if is_broken_pipe(&err) => Ok(Flow::OutputClosed),
+            other => other.map(|()| Flow::Continue),
+        }
+    }
+
+    fn detach(&mut self) -> Result<()> {
+        counters::enable_all(false);
+        Ok(())
+    }
+}
+
+/// perf's name for what was counted: `system wide`, `process id '12,13'`, `'ls -l'`.
+fn target(scope: &Scope) -> String {
+    match scope {
+        Scope::All => "system wide".to_string(),
+        Scope::Pids(pids) => format!(
+            "process id '{}'",
+            pids.iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
+        Scope::Command(argv) => format!(
+            "'{}'",
+            argv.iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join(" ")
+        ),
+    }
+}
+
+/// Counts `stat`'s events over `options`' scope and prints perf stat's report (to `-o
+/// FILE` too, in the format its extension names).
+pub fn run(stat: &StatOptions, options: &RunOptions) -> Result<()> {
+    let file_format = options.file_format("stat", false)?;
+    if options
+        .interval
+        .is_some_and(|i| i < Duration::from_millis(10))
+    {
+        return Err(Error::usage("-I: the interval must be at least 10 ms"));
+    }
+    let all_cpus = options.scope == Scope::All;
+    let events = resolve_events(&stat.events, all_cpus)?;
+    let mut collector = StatCollector {
+        events,
+        rows: Vec::new(),
+        counters: Vec::new(),
+        scope_text: options.scope.describe(),
+        json: options.json,
+        show_zero: stat.show_zero,
+        previous: Vec::new(),
+        since_start: Duration::ZERO,
+    };
+    if options.interval.is_some() && !options.json {
+        to_stdout(|out| writeln!(out, "#           time             counts unit events"))?;
+    }
+    let session = options.session(if all_cpus { "stat -a" } else { "stat" }, all_cpus);
+    let finished = session::run(session, &mut collector)?;
+    let readings = collector.read()?;
+    let elapsed = finished.elapsed;
+    let report = |format: Format| match format {
+        Format::Json => json_report(&collector.rows, &readings, elapsed, &finished.scope_text),
+        _ => text_report(
+            &collector.rows,
+            &readings,
+            elapsed,
+            &target(&finished.scope),
+            stat.show_zero,
+        ),
+    };
+    if let (Some(path), Some(format)) = (options.output.as_deref(), file_format) {
+        let text = report(format);
+        output::write_file(path, |out| out.write_all(text.as_bytes()))?;
+    }
+    if options.json || options.output.is_none() {
+        let text = report(if options.json {
+            Format::Json
+        } else {
+            Format::Text
+        });
+        to_stdout(|out| out.write_all(text.as_bytes()))?;
+    }
+    if let (Some(path), Some(format)) = (options.output.as_deref(), file_format) {
+        eprintln!("{}", output::profile::written(path, format));
+    }
+    finished.print_workload_exit();
+    Ok(())
+}

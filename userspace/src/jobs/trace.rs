@@ -1,0 +1,344 @@
+//! One line per event, with the fields asked for, streamed from the kernel through a ring
+//! buffer (`perf trace`, bcc `trace`). Events the ring buffer could not hold are counted and
+//! reported; `kstack`/`ustack` among the printed fields print each event's stacks. The run
+//! ends when whoever reads the output goes away (`| head`).
+
+use std::io::Write as _;
+
+use aya::maps::{MapData, RingBuf};
+use tracekit_common::engine::{STR_BYTES, TraceRecord, operand};
+
+use super::{RunOptions, aggregate::Engines};
+use crate::{
+    Error, Result,
+    engine::{
+        StackReader,
+        compile::{Compiled, EventNames, Printed, compile},
+        request::Request,
+    },
+    output::{self, Format},
+    probe::fields::{STACKS, ValueType},
+    profile::{announced_pid, comm_string},
+    session::{self, Collector, Flow, Tracees},
+    stacks::{Frame, UNKNOWN_SYMBOL},
+    symbolize::{Symbolizer, kernel_function},
+};
+
+/// CLOCK_MONOTONIC now, in ns (the clock of `bpf_ktime_get_ns`).
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime(2) with a live out-pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// One printed field: as text, and as JSON.
+fn field_text(record: &TraceRecord, printed: &Printed) -> (String, serde_json::Value) {
+    match printed.ty {
+        ValueType::Str => {
+            let bytes = &record.strings[printed.string_slot as usize % record.strings.len()];
+            let end = bytes.iter().position(|&b| b == 0).unwrap_or(STR_BYTES);
+            let text = String::from_utf8_lossy(&bytes[..end]).into_owned();
+            (format!("{:?}", text), serde_json::Value::String(text))
+        }
+        ValueType::Int { signed } => {
+            let raw = record.ints[printed.operand as usize % record.ints.len()];
+            if signed {
+                ((raw as i64).to_string(), (raw as i64).into())
+            } else {
+                (raw.to_string(), raw.into())
+            }
+        }
+    }
+}
+
+/// What one ring buffer carries.
+enum Ring {
+    /// Trace records of engine `engine`.
+    Records { engine: usize },
+    /// Process announcements (for user stacks).
+    Announce,
+}
+
+/// How one engine's records render.
+struct EngineView {
+    prints: Vec<Printed>,
+    events: EventNames,
+    reader: Option<StackReader>,
+    stacks: (Option<u32>, Option<u32>),
+}
+
+struct TraceCollector<'a> {
+    engines: Engines<'a>,
+    compiled: &'a Compiled,
+    stacks: (bool, bool),
+    json: bool,
+    out: Box<dyn std::io::Write>,
+    views: Vec<EngineView>,
+    rings: Vec<Ring>,
+    symbolizer: Symbolizer,
+    start_ns: u64,
+    printed: u64,
+    write_error: Option<std::io::Error>,
+}
+
+impl Collector for TraceCollector<'_> {
+    fn attach(&mut self, tracees: &Tracees) -> Result<()> {
+        self.engines.attach(tracees)
+    }
+
+    fn rings(&mut self) -> Result<Vec<RingBuf<MapData>>> {
+        self.start_ns = monotonic_ns();
+        let mut rings = Vec::new();
+        for (index, engine) in self.engines.engines.iter_mut().enumerate() {
+            let plan = &self.compiled.specs[index].main.plan;
+            self.views.push(EngineView {
+                prints: self.compiled.prints[index].clone(),
+                events: self.compiled.events[index].clone(),
+                reader: if self.stacks.0 || self.stacks.1 {
+                    Some(engine.stack_reader()?)
+                } else {
+                    None
+                },
+                stacks: stack_operand_indices(plan),
+            });
+            rings.push(engine.take_trace()?);
+            self.rings.push(Ring::Records { engine: index });
+            if self.stacks.1 {
+                rings.push(engine.take_announce()?);
+                self.rings.push(Ring::Announce);
+            }
+        }
+        Ok(rings)
+    }
+
+    fn record(&mut self, ring: usize, data: &[u8]) -> Flow {
+        match self.rings[ring] {
+            Ring::Announce => {
+                if let Some(pid) = announced_pid(data) {
+                    self.symbolizer.remember_process(pid);
+                }
+                Flow::Continue
+            }
+            Ring::Records { engine } => {
+                if data.len() < size_of::<TraceRecord>() || self.write_error.is_some() {
+                    return Flow::Continue;
+                }
+                // SAFETY: the kernel wrote a TraceRecord; read_unaligned copes with any alignment.
+                let record: TraceRecord = unsafe { std::ptr::read_unaligned(data.as_ptr().cast()) };
+                let line = render(
+                    &record,
+                    &self.views[engine],
+                    self.start_ns,
+                    self.json,
+                    &self.symbolizer,
+                );
+                match self.out.write_all(line.as_bytes()) {
+                    Ok(()) => {
+                        self.printed += 1;
+                        Flow::Continue
+                    }
+                    Err(err) => {
+                        let closed = err.kind() == std::io::ErrorKind::BrokenPipe;
+                        self.write_error = Some(err);
+                        if closed {
+                            Flow::OutputClosed
+                        } else {
+                            Flow::Continue
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn detach(&mut self) -> Result<()> {
+        self.engines.detach();
+        Ok(())
+    }
+}
+
+/// Prints `request`'s events as they happen (its shape must be [`crate::engine::request::
+/// Shape::Trace`]; `kstack`/`ustack` among its printed fields print stacks).
+pub fn run(request: &Request, options: &RunOptions) -> Result<()> {
+    let file_format = options.file_format("trace", false)?;
+    let compiled = compile(request)?;
+    let stacks = (
+        request.print.iter().any(|p| p == STACKS[0]),
+        request.print.iter().any(|p| p == STACKS[1]),
+    );
+    let json = options.json || file_format == Some(Format::Json);
+    let mut out: Box<dyn std::io::Write> = match options.output.as_deref() {
+        Some(path) => Box::new(output::create(path)?),
+        None => Box::new(std::io::stdout()),
+    };
+    if !json {
+        let mut header = format!(
+            "{:<12} {:<16} {:>7} {:>7} {:<28}",
+            "TIME(s)", "COMM", "PID", "TID", "EVENT"
+        );
+        for name in request
+            .print
+            .iter()
+            .filter(|p| !STACKS.contains(&p.as_str()))
+        {
+            header.push(' ');
+            header.push_str(name);
+        }
+        let _ = writeln!(out, "{}", header.trim_end());
+    }
+    let mut collector = TraceCollector {
+        engines: Engines {
+            specs: &compiled.specs,
+            engines: Vec::new(),
+            exclude_self: true,
+            verbose: options.verbose,
+        },
+        compiled: &compiled,
+        stacks,
+        json,
+        out,
+        views: Vec::new(),
+        rings: Vec::new(),
+        symbolizer: Symbolizer::new(false),
+        start_ns: 0,
+        printed: 0,
+        write_error: None,
+    };
+    let mut session = options.session("trace", true);
+    let what = compiled.what.clone();
+    session.banner = Some(Box::new(move |scope| format!("Tracing {what} for {scope}")));
+    let finished = session::run(session, &mut collector)?;
+    let flushed = collector.out.flush();
+    if let Some(err) = collector.write_error.take().or(flushed.err())
+        && err.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        return Err(Error::Runtime {
+            what: "writing the trace".into(),
+            source: Some(Box::new(err)),
+        });
+    }
+    let stats = collector.engines.read()?.stats;
+    eprintln!(
+        "Printed {} events in {:.2} s{}.",
+        collector.printed,
+        finished.elapsed.as_secs_f64(),
+        if stats.filtered > 0 {
+            format!(" ({} more did not pass the filter)", stats.filtered)
+        } else {
+            String::new()
+        }
+    );
+    let mut lost = Vec::new();
+    if stats.trace_lost > 0 {
+        lost.push(format!("{} events to a full ring buffer", stats.trace_lost));
+    }
+    if stats.stack_map_full + stats.stack_errors > 0 {
+        lost.push(format!(
+            "{} stacks",
+            stats.stack_map_full + stats.stack_errors
+        ));
+    }
+    if stats.read_errors > 0 {
+        lost.push(format!(
+            "{} events whose fields could not be read",
+            stats.read_errors
+        ));
+    }
+    eprint!("{}", output::aggregates::lost_line(&lost));
+    session::print_usage(options.verbose, finished.attached_after);
+    Ok(())
+}
+
+/// Operand indices of the kernel and user stacks in a plan.
+fn stack_operand_indices(plan: &tracekit_common::engine::Plan) -> (Option<u32>, Option<u32>) {
+    let find = |kind| {
+        plan.operands[..plan.n_operands as usize]
+            .iter()
+            .position(|o| o.kind == kind)
+            .map(|i| i as u32)
+    };
+    (find(operand::KERNEL_STACK), find(operand::USER_STACK))
+}
+
+fn render(
+    record: &TraceRecord,
+    view: &EngineView,
+    start_ns: u64,
+    json: bool,
+    symbolizer: &Symbolizer,
+) -> String {
+    let (kernel, user) = view.stacks;
+    let event = match &view.events {
+        EventNames::ByIndex(names) => names
+            .get(&record.event)
+            .cloned()
+            .unwrap_or_else(|| format!("event {}", record.event)),
+        EventNames::ByFunctionIp(operand) => {
+            kernel_function(record.ints[*operand as usize % record.ints.len()])
+        }
+    };
+    let time = record.ts_ns.saturating_sub(start_ns) as f64 / 1e9;
+    let comm = comm_string(&record.comm);
+    let stack = |operand: Option<u32>, user: bool| -> Vec<Frame> {
+        let (Some(operand), Some(reader)) = (operand, view.reader.as_ref()) else {
+            return Vec::new();
+        };
+        let hash = record.ints[operand as usize % record.ints.len()];
+        match reader.frames(hash) {
+            Some(ips) if user => symbolizer.user_stack(record.pid, &ips),
+            Some(ips) => symbolizer.kernel_stack(&ips),
+            None => Vec::new(),
+        }
+    };
+    let kernel_frames = stack(kernel, false);
+    let user_frames = stack(user, true);
+    let fields = view
+        .prints
+        .iter()
+        .filter(|p| !STACKS.contains(&p.name.as_str()));
+    if json {
+        let mut object = serde_json::Map::new();
+        object.insert("time_s".into(), time.into());
+        object.insert("comm".into(), comm.into());
+        object.insert("pid".into(), record.pid.into());
+        object.insert("tid".into(), record.tid.into());
+        object.insert("cpu".into(), record.cpu.into());
+        object.insert("event".into(), event.into());
+        for printed in fields {
+            object.insert(printed.name.clone(), field_text(record, printed).1);
+        }
+        for (name, frames, wanted) in [
+            ("kernel_stack", &kernel_frames, kernel.is_some()),
+            ("user_stack", &user_frames, user.is_some()),
+        ] {
+            if wanted {
+                let names: Vec<&str> = frames.iter().rev().map(|f| f.symbol.as_str()).collect();
+                object.insert(name.into(), names.into());
+            }
+        }
+        return format!("{}\n", serde_json::Value::Object(object));
+    }
+    let mut line = format!(
+        "{time:<12.6} {comm:<16} {:>7} {:>7} {event:<28}",
+        record.pid, record.tid
+    );
+    for printed in fields {
+        line.push(' ');
+        line.push_str(&field_text(record, printed).0);
+    }
+    let mut text = format!("{}\n", line.trim_end());
+    // Leaf first, as bcc's trace prints stacks.
+    for frame in kernel_frames.iter().rev().chain(user_frames.iter().rev()) {
+        let name = if frame.symbol == UNKNOWN_SYMBOL {
+            "[unknown]"
+        } else {
+            frame.symbol.as_str()
+        };
+        text.push_str(&format!("        {name} ({})\n", frame.module_name()));
+    }
+    text
+}

@@ -1,0 +1,444 @@
+//! Aggregates as text and JSON: a table of counts per group (bcc `syscount`, `funccount`),
+//! or a histogram per group (bcc `print_log2_hist`, [`super::hist`]); and the end-of-run
+//! account of what was counted and what was lost.
+//!
+//! The input is neutral: groups with decoded keys ([`Group`], from
+//! [`crate::engine::groups`]) and the engine's counters; nothing here reads a map.
+
+use std::{io, time::Duration};
+
+use serde::Serialize;
+
+use super::{Format, hist};
+use crate::engine::{EngineStats, Group, KeyColumn};
+
+/// How aggregates are shown.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Report {
+    /// A table of counts per group, sorted by count.
+    Counts {
+        /// Also show the value's total and average, under this header (e.g. `TIME(us)`),
+        /// dividing the sums by the second element.
+        sum: Option<(String, f64)>,
+        /// Show only the first N rows.
+        top: Option<usize>,
+    },
+    /// A log2 histogram per group; `unit` heads the value column.
+    Log2 { unit: String },
+    /// A linear histogram per group.
+    Linear { min: i64, step: u64, unit: String },
+}
+
+/// What a table of aggregates shows, and about what.
+#[derive(Clone, Copy, Debug)]
+pub struct Table<'a> {
+    /// The subcommand (`hist`, `syscount`), for JSON.
+    pub command: &'a str,
+    /// What is traced, for JSON.
+    pub traced: &'a str,
+    /// The group key's columns.
+    pub columns: &'a [KeyColumn],
+    /// How to show it.
+    pub report: &'a Report,
+}
+
+/// The JSON form of one bucket.
+#[derive(Serialize)]
+struct JsonBucket {
+    low: i128,
+    high: i128,
+    count: u64,
+}
+
+#[derive(Serialize)]
+struct JsonGroup {
+    key: serde_json::Map<String, serde_json::Value>,
+    count: u64,
+    sum: u64,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    hist: Vec<JsonBucket>,
+}
+
+#[derive(Serialize)]
+struct JsonResult<'a> {
+    command: &'a str,
+    traced: &'a str,
+    duration_s: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unit: Option<&'a str>,
+    groups: Vec<JsonGroup>,
+    stats: &'a EngineStats,
+}
+
+/// The bounds of histogram slot `slot` of `slots` slots, as `report` buckets values.
+pub fn slot_bounds(report: &Report, slot: usize, slots: usize) -> (i128, i128) {
+    match report {
+        Report::Log2 { .. } => {
+            let (low, high) = tracekit_common::engine::log2_slot_bounds(slot as u32);
+            (i128::from(low), i128::from(high))
+        }
+        Report::Linear { min, step, .. } => {
+            let last = slots - 1;
+            let (min, step) = (i128::from(*min), i128::from(*step));
+            if slot == 0 {
+                (i128::from(i64::MIN), min - 1)
+            } else if slot == last {
+                (min + step * (last as i128 - 1), i128::from(i64::MAX))
+            } else {
+                let low = min + step * (slot as i128 - 1);
+                (low, low + step - 1)
+            }
+        }
+        Report::Counts { .. } => (0, 0),
+    }
+}
+
+fn buckets(report: &Report, slots: &[u64]) -> Vec<JsonBucket> {
+    slots
+        .iter()
+        .enumerate()
+        .filter(|(_, count)| **count > 0)
+        .map(|(slot, &count)| {
+            let (low, high) = slot_bounds(report, slot, slots.len());
+            JsonBucket { low, high, count }
+        })
+        .collect()
+}
+
+/// Sorts groups as shown: counts by count (largest first), histograms by key.
+fn ordered<'a>(report: &Report, groups: &'a [Group]) -> Vec<&'a Group> {
+    let mut rows: Vec<&Group> = groups.iter().collect();
+    if let Report::Counts { top, .. } = report {
+        rows.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.key.cmp(&b.key)));
+        if let Some(top) = top {
+            rows.truncate(*top);
+        }
+    }
+    rows
+}
+
+/// Writes `groups` in `format` (text or JSON; stacks formats are not for aggregates).
+pub fn write(
+    out: &mut dyn io::Write,
+    format: Format,
+    table: &Table<'_>,
+    groups: &[Group],
+    stats: &EngineStats,
+    elapsed: Duration,
+) -> io::Result<()> {
+    let rows = ordered(table.report, groups);
+    if format == Format::Json {
+        let unit = match table.report {
+            Report::Log2 { unit } | Report::Linear { unit, .. } => Some(unit.as_str()),
+            Report::Counts { .. } => None,
+        };
+        let json = JsonResult {
+            command: table.command,
+            traced: table.traced,
+            duration_s: elapsed.as_secs_f64(),
+            unit,
+            groups: rows
+                .iter()
+                .map(|group| JsonGroup {
+                    key: table
+                        .columns
+                        .iter()
+                        .zip(&group.key)
+                        .map(|(column, value)| {
+                            (
+                                column.name.clone(),
+                                serde_json::to_value(value).unwrap_or_default(),
+                            )
+                        })
+                        .collect(),
+                    count: group.count,
+                    sum: group.sum,
+                    hist: buckets(table.report, &group.slots),
+                })
+                .collect(),
+            stats,
+        };
+        serde_json::to_writer(&mut *out, &json)?;
+        return writeln!(out);
+    }
+    match table.report {
+        Report::Counts { sum, .. } => {
+            let mut header: Vec<String> = table
+                .columns
+                .iter()
+                .map(|c| c.name.to_uppercase())
+                .collect();
+            header.push("COUNT".into());
+            if let Some((name, _)) = sum {
+                header.push(name.clone());
+                header.push(format!("AVG {name}"));
+            }
+            let table_rows: Vec<Vec<String>> = rows
+                .iter()
+                .map(|group| {
+                    let mut row: Vec<String> = group.key.iter().map(ToString::to_string).collect();
+                    row.push(group.count.to_string());
+                    if let Some((_, div)) = sum {
+                        let total = group.sum as f64 / div;
+                        row.push(format!("{total:.3}"));
+                        row.push(format!("{:.3}", total / group.count.max(1) as f64));
+                    }
+                    row
+                })
+                .collect();
+            let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
+            let numeric = if sum.is_some() { 3 } else { 1 };
+            out.write_all(hist::table(&header_refs, &table_rows, numeric).as_bytes())
+        }
+        Report::Log2 { unit } | Report::Linear { unit, .. } => {
+            for (index, group) in rows.iter().enumerate() {
+                if !table.columns.is_empty() {
+                    if index > 0 {
+                        writeln!(out)?;
+                    }
+                    let key: Vec<String> = table
+                        .columns
+                        .iter()
+                        .zip(&group.key)
+                        .map(|(column, value)| format!("{} = {value}", column.name))
+                        .collect();
+                    writeln!(out, "{}", key.join(", "))?;
+                }
+                let text = match table.report {
+                    Report::Linear { min, step, .. } => {
+                        hist::linear(&group.slots, *min, *step, unit)
+                    }
+                    _ => hist::log2(&group.slots, unit),
+                };
+                out.write_all(text.as_bytes())?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// The header line of an interval's report: `HH:MM:SS (1.0 s)`.
+pub fn interval_header(clock: &str, elapsed: Duration) -> String {
+    format!("{clock} ({:.1} s)", elapsed.as_secs_f64())
+}
+
+/// The end-of-run account: what was counted, in how long and why it stopped (`reason`),
+/// and everything lost. `all_tasks`: the main stage sees every task (offcpu), so ends
+/// without a start are the norm, not worth a line.
+pub fn summary(stats: &EngineStats, elapsed: Duration, reason: &str, all_tasks: bool) -> String {
+    let filtered = if stats.filtered > 0 {
+        format!(" ({} more did not pass the filter)", stats.filtered)
+    } else {
+        String::new()
+    };
+    let mut out = format!(
+        "Counted {} events{filtered} in {:.2} s ({reason}).\n",
+        stats.counted,
+        elapsed.as_secs_f64()
+    );
+    let mut lost = Vec::new();
+    if stats.map_full > 0 {
+        lost.push(format!(
+            "{} events to a full map (raise --max-groups)",
+            stats.map_full
+        ));
+    }
+    if stats.start_map_full > 0 {
+        lost.push(format!(
+            "{} starts to a full start map (raise --max-in-flight)",
+            stats.start_map_full
+        ));
+    }
+    if stats.read_errors > 0 {
+        lost.push(format!(
+            "{} events whose fields could not be read",
+            stats.read_errors
+        ));
+    }
+    out.push_str(&lost_line(&lost));
+    if stats.no_start > 0 && !all_tasks {
+        out.push_str(&format!(
+            "Not counted: {} ends whose start was not seen (in flight when tracing began).\n",
+            stats.no_start
+        ));
+    }
+    out
+}
+
+/// `Lost: nothing.` or `Lost: A; B.`, with a newline.
+pub fn lost_line(lost: &[String]) -> String {
+    if lost.is_empty() {
+        "Lost: nothing.\n".to_string()
+    } else {
+        format!("Lost: {}.\n", lost.join("; "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::engine::{KeyKind, KeyValue};
+
+    fn group(key: &str, count: u64, sum: u64, slots: Vec<u64>) -> Group {
+        Group {
+            key: vec![KeyValue::Text(key.into())],
+            count,
+            sum,
+            slots,
+        }
+    }
+
+    fn render(format: Format, table: &Table<'_>, groups: &[Group]) -> String {
+        let mut out = Vec::new();
+        let stats = EngineStats {
+            counted: groups.iter().map(|g| g.count).sum(),
+            ..EngineStats::default()
+        };
+        write(
+            &mut out,
+            format,
+            table,
+            groups,
+            &stats,
+            Duration::from_millis(1500),
+        )
+        .unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn counts_table_with_sums_sorted_and_cut() {
+        let columns = [KeyColumn {
+            name: "syscall".into(),
+            kind: KeyKind::Syscall,
+        }];
+        let report = Report::Counts {
+            sum: Some(("TIME(us)".into(), 1000.0)),
+            top: Some(2),
+        };
+        let table = Table {
+            command: "syscount",
+            traced: "syscalls",
+            columns: &columns,
+            report: &report,
+        };
+        let groups = [
+            group("read", 10, 5_000, vec![]),
+            group("nanosleep", 20, 102_146_077, vec![]),
+            group("close", 2, 1_879, vec![]),
+        ];
+        assert_eq!(
+            render(Format::Text, &table, &groups),
+            "SYSCALL    COUNT    TIME(us)  AVG TIME(us)\n\
+             nanosleep     20  102146.077      5107.304\n\
+             read          10       5.000         0.500\n"
+        );
+    }
+
+    #[test]
+    fn log2_histograms_per_group() {
+        let columns = [KeyColumn {
+            name: "comm".into(),
+            kind: KeyKind::Str,
+        }];
+        let report = Report::Log2 {
+            unit: "bytes".into(),
+        };
+        let table = Table {
+            command: "bitesize",
+            traced: "block I/O sizes",
+            columns: &columns,
+            report: &report,
+        };
+        let mut slots = vec![0; 18];
+        slots[12] = 4;
+        slots[16] = 512;
+        let mut other = vec![0; 18];
+        other[14] = 1;
+        let groups = [group("dd", 516, 0, slots), group("tracekit", 1, 0, other)];
+        assert_eq!(
+            render(Format::Text, &table, &groups),
+            "comm = dd\n\
+             \x20    bytes               : count     distribution\n\
+             \x20     4096 -> 8191       : 4        |                                        |\n\
+             \x20     8192 -> 16383      : 0        |                                        |\n\
+             \x20    16384 -> 32767      : 0        |                                        |\n\
+             \x20    32768 -> 65535      : 0        |                                        |\n\
+             \x20    65536 -> 131071     : 512      |****************************************|\n\
+             \n\
+             comm = tracekit\n\
+             \x20    bytes               : count     distribution\n\
+             \x20    16384 -> 32767      : 1        |****************************************|\n"
+        );
+        assert_eq!(
+            render(Format::Json, &table, &groups[1..]),
+            "{\"command\":\"bitesize\",\"traced\":\"block I/O sizes\",\"duration_s\":1.5,\
+             \"unit\":\"bytes\",\"groups\":[{\"key\":{\"comm\":\"tracekit\"},\"count\":1,\
+             \"sum\":0,\"hist\":[{\"low\":16384,\"high\":32767,\"count\":1}]}],\
+             \"stats\":{\"counted\":1,\"filtered\":0,\"map_full\":0,\"no_start\":0,\
+             \"start_map_full\":0,\"read_errors\":0,\"starts\":0,\"trace_lost\":0,\
+             \"stack_map_full\":0,\"stack_errors\":0,\"announce_lost\":0}}\n"
+        );
+    }
+
+    #[test]
+    fn linear_buckets_in_json() {
+        let report = Report::Linear {
+            min: 0,
+            step: 100,
+            unit: "len".into(),
+        };
+        let table = Table {
+            command: "hist",
+            traced: "net:net_dev_xmit",
+            columns: &[],
+            report: &report,
+        };
+        let groups = [Group {
+            key: vec![],
+            count: 3,
+            sum: 0,
+            slots: vec![1, 0, 1, 1],
+        }];
+        let json = render(Format::Json, &table, &groups);
+        assert!(
+            json.contains(
+                "\"hist\":[{\"low\":-9223372036854775808,\"high\":-1,\"count\":1},\
+                 {\"low\":100,\"high\":199,\"count\":1},\
+                 {\"low\":200,\"high\":9223372036854775807,\"count\":1}]"
+            ),
+            "{json}"
+        );
+        let _ = BTreeMap::<u8, u8>::new();
+    }
+
+    #[test]
+    fn summary_accounts_for_every_loss() {
+        let stats = EngineStats {
+            counted: 632,
+            filtered: 7,
+            map_full: 3,
+            start_map_full: 2,
+            no_start: 4,
+            ..EngineStats::default()
+        };
+        assert_eq!(
+            summary(&stats, Duration::from_secs(2), "duration reached", false),
+            "Counted 632 events (7 more did not pass the filter) in 2.00 s (duration reached).\n\
+             Lost: 3 events to a full map (raise --max-groups); 2 starts to a full start map \
+             (raise --max-in-flight).\n\
+             Not counted: 4 ends whose start was not seen (in flight when tracing began).\n"
+        );
+        assert_eq!(
+            summary(
+                &EngineStats::default(),
+                Duration::ZERO,
+                "command exited",
+                true
+            ),
+            "Counted 0 events in 0.00 s (command exited).\nLost: nothing.\n"
+        );
+    }
+}

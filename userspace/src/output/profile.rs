@@ -1,0 +1,316 @@
+//! Stack profiles (`profile`, `stackcount`, `offcpu`) in every format: the report of the
+//! hottest functions, folded stacks, a flame graph, JSON; and the end-of-run account of
+//! what was sampled and what was lost.
+
+use std::{io, time::Duration};
+
+use serde::Serialize;
+
+use super::{Format, flamegraph, report};
+use crate::{
+    profile::{Profile, SHORT_STACK_FRAMES, Stats},
+    stacks::{self, Stack},
+};
+
+/// What a stack profile covered, for titles and headers.
+#[derive(Clone, Copy, Debug)]
+pub struct Header<'a> {
+    /// The subcommand (`profile`, `stackcount`, `offcpu`).
+    pub tool: &'a str,
+    /// The event counted (`cpu-clock`, `software:page-faults`).
+    pub event: &'a str,
+    /// What a count is (`samples`, `events`, `us`).
+    pub unit: &'a str,
+    /// The scope as messages show it.
+    pub scope: &'a str,
+    /// Sampling rate, when sampling.
+    pub hz: Option<u64>,
+    /// How long it covered.
+    pub elapsed: Duration,
+    /// CPUs sampled.
+    pub cpus: usize,
+}
+
+impl Header<'_> {
+    fn rate(&self) -> String {
+        self.hz.map(|hz| format!(" at {hz} Hz")).unwrap_or_default()
+    }
+
+    /// The flame graph's title.
+    pub fn title(&self) -> String {
+        if self.tool == "profile" {
+            return format!(
+                "tracekit profile: {}, {:.1} s{}",
+                self.scope,
+                self.elapsed.as_secs_f64(),
+                self.rate()
+            );
+        }
+        format!(
+            "tracekit {}: {}, {}, {:.1} s",
+            self.tool,
+            self.event,
+            self.scope,
+            self.elapsed.as_secs_f64()
+        )
+    }
+}
+
+/// The JSON form of a profile.
+#[derive(Serialize)]
+struct JsonProfile<'a> {
+    event: &'a str,
+    scope: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    frequency_hz: Option<u64>,
+    duration_s: f64,
+    cpus: usize,
+    samples: u64,
+    lost: JsonLost,
+    stacks: &'a [Stack],
+}
+
+#[derive(Serialize)]
+struct JsonLost {
+    #[serde(flatten)]
+    kernel: Stats,
+    unwalked_stacks: u64,
+}
+
+/// Writes a stack profile in `format`: the report of the `top` hottest functions (for
+/// `offcpu`, the heaviest stacks), folded stacks, a flame graph, or JSON.
+pub fn write(
+    out: &mut dyn io::Write,
+    format: Format,
+    profile: &Profile,
+    header: &Header<'_>,
+    top: usize,
+) -> io::Result<()> {
+    match format {
+        Format::Text if header.tool == "offcpu" => {
+            let folded = stacks::fold(&profile.stacks);
+            let total: u64 = folded.iter().map(|(_, c)| c).sum();
+            let line = format!(
+                "{:.3} s off CPU over {:.1} s, {}",
+                total as f64 / 1e6,
+                header.elapsed.as_secs_f64(),
+                header.scope
+            );
+            out.write_all(report::render_stacks(&line, &folded, header.unit, top).as_bytes())
+        }
+        Format::Text => {
+            let (ranked, total) = stacks::hottest(&profile.stacks);
+            let line = format!(
+                "{} {} of {}{} over {:.1} s, {}, {} CPUs",
+                total,
+                header.unit,
+                header.event,
+                header.rate(),
+                header.elapsed.as_secs_f64(),
+                header.scope,
+                header.cpus
+            );
+            out.write_all(report::render(&line, &ranked, total, top).as_bytes())
+        }
+        Format::Folded => super::write_folded(out, &stacks::fold(&profile.stacks)),
+        Format::Svg => {
+            let folded = stacks::fold(&profile.stacks);
+            let total: u64 = folded.iter().map(|(_, count)| count).sum();
+            let subtitle = format!(
+                "{total} {} on {} CPUs; kernel frames end in _[k]",
+                header.unit, header.cpus
+            );
+            flamegraph::write_svg(out, &folded, &header.title(), Some(&subtitle), header.unit)
+        }
+        Format::Json => {
+            let json = JsonProfile {
+                event: header.event,
+                scope: header.scope,
+                frequency_hz: header.hz,
+                duration_s: header.elapsed.as_secs_f64(),
+                cpus: header.cpus,
+                samples: profile.stacks.iter().map(|s| s.count).sum(),
+                lost: JsonLost {
+                    kernel: profile.stats,
+                    unwalked_stacks: profile.unwalked,
+                },
+                stacks: &profile.stacks,
+            };
+            serde_json::to_writer(&mut *out, &json)?;
+            writeln!(out)
+        }
+    }
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The end-of-run account of a CPU profile: what was sampled and why it stopped
+/// (`reason`), everything lost, and the processes whose user stacks look broken.
+pub fn summary(profile: &Profile, header: &Header<'_>, reason: &str) -> String {
+    let stats = &profile.stats;
+    let processes: std::collections::HashSet<u32> = profile.stacks.iter().map(|s| s.pid).collect();
+    let mut out = format!(
+        "Collected {} samples from {} in {:.2} s at {} Hz on {} CPUs ({reason}).\n",
+        stats.samples,
+        plural(processes.len(), "process", "processes"),
+        header.elapsed.as_secs_f64(),
+        header.hz.unwrap_or(0),
+        header.cpus
+    );
+    let mut lost = Vec::new();
+    if stats.count_map_full > 0 {
+        lost.push(format!(
+            "{} samples to a full count map (raise --count-map-size)",
+            stats.count_map_full
+        ));
+    }
+    if stats.stack_map_full > 0 {
+        lost.push(format!(
+            "{} stacks to a full stack map (raise --stack-storage-size)",
+            stats.stack_map_full
+        ));
+    }
+    let errors = stats.kernel_stack_errors + stats.user_stack_errors;
+    if errors > 0 {
+        lost.push(format!(
+            "{errors} stacks the kernel could not walk ({} kernel, {} user)",
+            stats.kernel_stack_errors, stats.user_stack_errors
+        ));
+    }
+    if profile.unwalked > 0 {
+        lost.push(format!("{} samples with no stack at all", profile.unwalked));
+    }
+    if stats.events_lost > 0 {
+        lost.push(format!(
+            "{} new-process notices to a full ring buffer (their symbols may not resolve if they exited)",
+            stats.events_lost
+        ));
+    }
+    out.push_str(&super::aggregates::lost_line(&lost));
+    for broken in &profile.broken {
+        out.push_str(&format!(
+            "tracekit: warning: pid {} ({}): {} of its {} user stacks have fewer than {} frames; \
+             its stacks look broken, likely built without frame pointers \
+             (C/C++: -fno-omit-frame-pointer; Rust: -C force-frame-pointers=yes)\n",
+            broken.pid, broken.comm, broken.short, broken.samples, SHORT_STACK_FRAMES
+        ));
+    }
+    out
+}
+
+/// What `-o FILE` received, for stderr after the summary: `Wrote x.svg (flame graph).`
+pub fn written(path: &std::path::Path, format: Format) -> String {
+    format!(
+        "Wrote {} ({}).",
+        path.display(),
+        match format {
+            Format::Text => "report",
+            Format::Folded => "folded stacks",
+            Format::Svg => "flame graph",
+            Format::Json => "JSON",
+        }
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{
+        profile::BrokenStacks,
+        stacks::{Frame, FrameKind},
+    };
+
+    fn profile() -> Profile {
+        let stack = |symbols: &[&str], count| Stack {
+            pid: 42,
+            comm: "tk_burner".into(),
+            frames: symbols
+                .iter()
+                .map(|s| Frame::user(*s, Some("/bin/tk_burner")))
+                .collect(),
+            count,
+        };
+        Profile {
+            stacks: vec![
+                stack(&["main", "a", "b", "leaf"], 297),
+                stack(&["main", "a"], 3),
+            ],
+            stats: Stats {
+                samples: 300,
+                ..Stats::default()
+            },
+            unwalked: 0,
+            broken: Vec::new(),
+        }
+    }
+
+    fn header() -> Header<'static> {
+        Header {
+            tool: "profile",
+            event: "cpu-clock",
+            unit: "samples",
+            scope: "`tk_burner 3`",
+            hz: Some(99),
+            elapsed: Duration::from_secs(3),
+            cpus: 2,
+        }
+    }
+
+    fn render(format: Format) -> String {
+        let mut out = Vec::new();
+        write(&mut out, format, &profile(), &header(), 20).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn report_and_folded() {
+        assert_eq!(
+            render(Format::Text),
+            "# 300 samples of cpu-clock at 99 Hz over 3.0 s, `tk_burner 3`, 2 CPUs\n\
+             #\n\
+             # Overhead  Samples  Command    Shared Object  Symbol\n\
+             # ........  .......  .........  .............  ......\n\
+             \x20   99.00%      297  tk_burner  tk_burner      [.] leaf\n\
+             \x20    1.00%        3  tk_burner  tk_burner      [.] a\n"
+        );
+        assert_eq!(
+            render(Format::Folded),
+            "tk_burner;main;a 3\ntk_burner;main;a;b;leaf 297\n"
+        );
+    }
+
+    #[test]
+    fn json_carries_the_losses() {
+        let json: serde_json::Value = serde_json::from_str(&render(Format::Json)).unwrap();
+        assert_eq!(json["samples"], 300);
+        assert_eq!(json["frequency_hz"], 99);
+        assert_eq!(json["lost"]["count_map_full"], 0);
+        assert_eq!(json["lost"]["unwalked_stacks"], 0);
+        assert_eq!(json["stacks"][0]["frames"][3]["symbol"], "leaf");
+    }
+
+    #[test]
+    fn summary_names_losses_and_broken_stacks() {
+        let mut profile = profile();
+        profile.stats.stack_map_full = 2;
+        profile.unwalked = 1;
+        profile.broken.push(BrokenStacks {
+            pid: 7,
+            comm: "xz".into(),
+            samples: 10,
+            short: 9,
+        });
+        assert_eq!(
+            summary(&profile, &header(), "command exited"),
+            "Collected 300 samples from 1 process in 3.00 s at 99 Hz on 2 CPUs (command exited).\n\
+             Lost: 2 stacks to a full stack map (raise --stack-storage-size); 1 samples with no \
+             stack at all.\n\
+             tracekit: warning: pid 7 (xz): 9 of its 10 user stacks have fewer than 3 frames; its \
+             stacks look broken, likely built without frame pointers (C/C++: \
+             -fno-omit-frame-pointer; Rust: -C force-frame-pointers=yes)\n"
+        );
+        let _ = FrameKind::User;
+    }
+}

@@ -1,0 +1,424 @@
+//! The names an event offers to `--value`, `--by`, `--filter` and `--print`, resolved to the
+//! operands the kernel engine reads.
+//!
+//! - Tracepoints: the fields of their format file (`/sys/kernel/tracing/events/SYS/EV/format`);
+//! - function probes: `arg0`..`arg5` (64-bit, or with a width and sign: `arg1:u32`,
+//!   `arg0:s16`), `retval` (return probes), `latency` (entry to return, in ns), BTF parameter
+//!   names (kernel functions);
+//! - every event: the built-ins `pid`, `tid`, `cpu`, `comm`.
+
+use tracekit_common::engine::{Operand, SIGNED, STR_BYTES, operand};
+
+use crate::{
+    Error, Result,
+    probe::{
+        Tracepoint,
+        functions::Param,
+        tracefs::{EventFormat, Field},
+    },
+};
+
+/// How a value reads: an integer or a string.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ValueType {
+    /// An integer, signed or not.
+    Int { signed: bool },
+    /// A string.
+    Str,
+}
+
+/// What a value means beyond its type, for showing it as a group key.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Hint {
+    /// A plain number or string.
+    #[default]
+    Plain,
+    /// A block device (`dev_t` as the block tracepoints record it).
+    Disk,
+    /// A syscall number of this architecture.
+    Syscall,
+    /// A stack, by the hash the engine stores it under.
+    Stack,
+}
+
+/// A name resolved to the operand that reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FieldRef {
+    /// How the kernel reads it.
+    pub operand: Operand,
+    /// Its type.
+    pub ty: ValueType,
+    /// What it means, for display.
+    pub hint: Hint,
+    /// Values are below this bound (a syscall number, an event index), so a per-CPU array
+    /// indexed by it can hold a count per value; `None`: unbounded.
+    pub bound: Option<u32>,
+}
+
+impl FieldRef {
+    /// A plain, unbounded value read by `operand`.
+    pub fn new(operand: Operand, ty: ValueType) -> Self {
+        Self {
+            operand,
+            ty,
+            hint: Hint::Plain,
+            bound: None,
+        }
+    }
+
+    /// The same value, shown as `hint`.
+    pub fn hinted(self, hint: Hint) -> Self {
+        Self { hint, ..self }
+    }
+
+    /// The same value, known to be below `bound`.
+    pub fn bounded(self, bound: u32) -> Self {
+        Self {
+            bound: Some(bound),
+            ..self
+        }
+    }
+}
+
+/// The names an event offers to `--value`, `--by` and `--filter`.
+pub trait Fields {
+    /// The operand named `name`, if any.
+    fn lookup(&self, name: &str) -> Option<FieldRef>;
+    /// Every name, for suggestions.
+    fn names(&self) -> Vec<String>;
+    /// Every name with its type, for error messages (`bytes (unsigned int), ...`).
+    fn describe(&self) -> String;
+    /// The event, for messages (`block:block_rq_issue`).
+    fn event_name(&self) -> String;
+}
+
+/// Names every event has: `pid`, `tid`, `cpu`, `comm` (of the current task).
+pub const BUILTINS: [&str; 4] = ["pid", "tid", "cpu", "comm"];
+
+/// The stacks of the current task, by the hash the engine stores them under (bpftrace's
+/// names): group keys of `stackcount` and `offcpu`, printed by `trace -K`/`-U`.
+pub const STACKS: [&str; 2] = ["kstack", "ustack"];
+
+/// The built-in operand named `name` (one of [`BUILTINS`] or [`STACKS`]).
+pub fn builtin(name: &str) -> Option<FieldRef> {
+    let (kind, ty) = match name {
+        "pid" => (operand::PID, ValueType::Int { signed: false }),
+        "tid" => (operand::TID, ValueType::Int { signed: false }),
+        "cpu" => (operand::CPU, ValueType::Int { signed: false }),
+        "comm" => (operand::COMM, ValueType::Str),
+        "kstack" => (operand::KERNEL_STACK, ValueType::Int { signed: false }),
+        "ustack" => (operand::USER_STACK, ValueType::Int { signed: false }),
+        _ => return None,
+    };
+    let field = FieldRef::new(
+        Operand {
+            kind,
+            size: if ty == ValueType::Str { 16 } else { 8 },
+            ..Operand::NONE
+        },
+        ty,
+    );
+    Some(if STACKS.contains(&name) {
+        field.hinted(Hint::Stack)
+    } else {
+        field
+    })
+}
+
+/// The fields of a tracepoint, from its format file, plus the built-ins it does not shadow.
+pub struct TracepointFields {
+    /// The tracepoint.
+    pub tracepoint: Tracepoint,
+    /// Its record layout.
+    pub format: EventFormat,
+}
+
+impl TracepointFields {
+    /// Reads the tracepoint's format file.
+    pub fn read(tracefs: &std::path::Path, tracepoint: &Tracepoint) -> Result<Self> {
+        Ok(Self {
+            format: EventFormat::read(tracefs, &tracepoint.system, &tracepoint.event)?,
+            tracepoint: tracepoint.clone(),
+        })
+    }
+
+    /// The operand reading field `name`, for presets that need the field to exist.
+    ///
+    /// # Errors
+    /// A runtime error naming the tracepoint when it has no such field.
+    pub fn operand(&self, name: &str) -> Result<Operand> {
+        self.lookup(name)
+            .map(|field| field.operand)
+            .ok_or_else(|| Error::runtime(format!("{} has no `{name}` field", self.event_name())))
+    }
+
+    fn usable(&self) -> impl Iterator<Item = &Field> {
+        self.format
+            .fields
+            .iter()
+            .filter(|f| !f.is_common() && field_ref(f).is_some())
+    }
+}
+
+/// The operand reading a record field, if the engine can read it: integers of 1, 2, 4 or 8
+/// bytes and `char` arrays.
+pub fn field_ref(field: &Field) -> Option<FieldRef> {
+    if field.is_string() {
+        let kind = if field.is_dynamic() {
+            operand::FIELD_DATA_LOC
+        } else {
+            operand::FIELD_STRING
+        };
+        return Some(FieldRef::new(
+            Operand {
+                kind,
+                offset: field.offset,
+                size: if field.is_dynamic() {
+                    STR_BYTES as u32
+                } else {
+                    field.size.min(STR_BYTES as u32)
+                },
+                ..Operand::NONE
+            },
+            ValueType::Str,
+        ));
+    }
+    if field.array_len.is_some() || field.is_dynamic() || !matches!(field.size, 1 | 2 | 4 | 8) {
+        return None;
+    }
+    let shown = if field.c_type == "dev_t" {
+        Hint::Disk
+    } else if field.name == "__syscall_nr" {
+        Hint::Syscall
+    } else {
+        Hint::Plain
+    };
+    Some(
+        FieldRef::new(
+            Operand {
+                kind: operand::FIELD,
+                offset: field.offset,
+                size: field.size,
+                flags: if field.signed { SIGNED } else { 0 },
+                ..Operand::NONE
+            },
+            ValueType::Int {
+                signed: field.signed,
+            },
+        )
+        .hinted(shown),
+    )
+}
+
+impl Fields for TracepointFields {
+    fn lookup(&self, name: &str) -> Option<FieldRef> {
+        match self.format.field(name) {
+            // raw_syscalls' `id` is the syscall number (include/trace/events/syscalls.h).
+            Some(field) if self.tracepoint.system == "raw_syscalls" && name == "id" => {
+                field_ref(field).map(|f| f.hinted(Hint::Syscall))
+            }
+            Some(field) if !field.is_common() => field_ref(field),
+            _ => builtin(name),
+        }
+    }
+
+    fn names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.usable().map(|f| f.name.clone()).collect();
+        names.extend(BUILTINS.iter().map(|b| b.to_string()));
+        names
+    }
+
+    fn describe(&self) -> String {
+        let fields: Vec<String> = self
+            .usable()
+            .map(|f| {
+                let ty = if f.is_dynamic() {
+                    "string".to_string()
+                } else {
+                    match f.array_len {
+                        Some(n) => format!("{}[{n}]", f.c_type),
+                        None => f.c_type.clone(),
+                    }
+                };
+                format!("{} ({ty})", f.name)
+            })
+            .collect();
+        let builtins: Vec<&str> = BUILTINS
+            .iter()
+            .copied()
+            .filter(|b| self.format.field(b).is_none())
+            .collect();
+        format!("{}; and {}", fields.join(", "), builtins.join(", "))
+    }
+
+    fn event_name(&self) -> String {
+        self.tracepoint.to_string()
+    }
+}
+
+/// The names of one function probe.
+pub struct FunctionFields {
+    /// For messages (`kprobe:vfs_read`).
+    pub event: String,
+    /// Entry probes read arguments; return probes read `retval` (and `latency`).
+    pub is_return: bool,
+    /// BTF parameters (kernel functions), if known.
+    pub params: Vec<Param>,
+}
+
+/// Parses `argN` or `argN:TYPE` (TYPE: u8 u16 u32 u64 s8 s16 s32 s64).
+pub fn parse_arg(name: &str) -> Option<(u32, u32, bool)> {
+    let (head, ty) = match name.split_once(':') {
+        Some((head, ty)) => (head, Some(ty)),
+        None => (name, None),
+    };
+    let index: u32 = head.strip_prefix("arg")?.parse().ok()?;
+    let (size, signed) = match ty {
+        None | Some("u64") => (8, false),
+        Some("s64") => (8, true),
+        Some("u32") => (4, false),
+        Some("s32") => (4, true),
+        Some("u16") => (2, false),
+        Some("s16") => (2, true),
+        Some("u8") => (1, false),
+        Some("s8") => (1, true),
+        Some(_) => return None,
+    };
+    Some((index, size, signed))
+}
+
+/// An integer read by an operand of `kind`.
+pub fn int(kind: u32, offset: u32, size: u32, signed: bool) -> FieldRef {
+    FieldRef::new(
+        Operand {
+            kind,
+            offset,
+            size,
+            flags: if signed { SIGNED } else { 0 },
+            ..Operand::NONE
+        },
+        ValueType::Int { signed },
+    )
+}
+
+impl Fields for FunctionFields {
+    fn lookup(&self, name: &str) -> Option<FieldRef> {
+        if let Some(field) = builtin(name) {
+            return Some(field);
+        }
+        if self.is_return {
+            return match name {
+                "retval" => Some(int(operand::RETVAL, 0, 8, true)),
+                "latency" => Some(int(operand::LATENCY, 0, 8, false)),
+                _ => None,
+            };
+        }
+        if let Some((index, size, signed)) = parse_arg(name) {
+            return (index < 6).then(|| int(operand::ARG, index, size, signed));
+        }
+        self.params
+            .iter()
+            .position(|p| p.name == name)
+            .filter(|&index| index < 6)
+            .map(|index| {
+                let param = &self.params[index];
+                int(operand::ARG, index as u32, param.size, param.signed)
+            })
+    }
+
+    fn names(&self) -> Vec<String> {
+        let mut names: Vec<String> = if self.is_return {
+            vec!["retval".into(), "latency".into()]
+        } else {
+            let mut names: Vec<String> = (0..6).map(|i| format!("arg{i}")).collect();
+            names.extend(self.params.iter().map(|p| p.name.clone()));
+            names
+        };
+        names.extend(BUILTINS.iter().map(|b| b.to_string()));
+        names
+    }
+
+    fn describe(&self) -> String {
+        let own = if self.is_return {
+            "retval, latency".to_string()
+        } else if self.params.is_empty() {
+            "arg0..arg5 (arg0:u32 etc. for a width and sign)".to_string()
+        } else {
+            let params: Vec<String> = self
+                .params
+                .iter()
+                .enumerate()
+                .map(|(i, p)| format!("{} (arg{i}, {})", p.name, p.c_type))
+                .collect();
+            format!("{}, arg0..arg5", params.join(", "))
+        };
+        format!("{own}; and {}", BUILTINS.join(", "))
+    }
+
+    fn event_name(&self) -> String {
+        self.event.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn args_with_widths() {
+        assert_eq!(parse_arg("arg0"), Some((0, 8, false)));
+        assert_eq!(parse_arg("arg3:s32"), Some((3, 4, true)));
+        assert_eq!(parse_arg("arg1:f32"), None);
+        assert_eq!(parse_arg("args"), None);
+    }
+
+    #[test]
+    fn btf_names_become_arguments() {
+        let fields = FunctionFields {
+            event: "kprobe:vfs_read".into(),
+            is_return: false,
+            params: vec![
+                Param {
+                    name: "file".into(),
+                    size: 8,
+                    signed: false,
+                    c_type: "struct file *".into(),
+                },
+                Param {
+                    name: "buf".into(),
+                    size: 8,
+                    signed: false,
+                    c_type: "char *".into(),
+                },
+                Param {
+                    name: "count".into(),
+                    size: 8,
+                    signed: false,
+                    c_type: "size_t".into(),
+                },
+            ],
+        };
+        let count = fields.lookup("count").unwrap();
+        assert_eq!(
+            (count.operand.kind, count.operand.offset),
+            (operand::ARG, 2)
+        );
+        assert!(fields.lookup("retval").is_none());
+        assert!(fields.lookup("arg6").is_none());
+        assert!(
+            fields
+                .describe()
+                .starts_with("file (arg0, struct file *), buf (arg1, char *)")
+        );
+        let ret = FunctionFields {
+            event: "kr".into(),
+            is_return: true,
+            params: vec![],
+        };
+        assert_eq!(
+            ret.lookup("retval").unwrap().ty,
+            ValueType::Int { signed: true }
+        );
+        assert!(ret.lookup("arg0").is_none());
+    }
+}

@@ -1,0 +1,420 @@
+//! The perf/ftrace event filter language, compiled for the kernel engine.
+//!
+//! ```text
+//! expr       := or
+//! or         := and ("||" and)*
+//! and        := unary ("&&" unary)*
+//! unary      := "!" unary | "(" expr ")" | comparison
+//! comparison := FIELD OP VALUE
+//! OP         := "==" | "!=" | "<" | "<=" | ">" | ">=" | "&" | "~" | "!~"
+//! VALUE      := number (decimal, 0x hex, negative) | "string" | 'string' | bare word
+//! ```
+//!
+//! As in ftrace (`Documentation/trace/events.rst`, "Event filtering"): numeric fields compare
+//! with numbers, `&` tests bits, strings compare with `==`/`!=` or glob-match with `~`
+//! (`"abc"`, `"abc*"`, `"*abc"`, `"*abc*"`). Fields are the event's own, plus `pid`, `tid`,
+//! `cpu` and `comm` where the event has no field of that name.
+//!
+//! [`parse`] checks the syntax; `engine::filter::compile` type-checks against the event's
+//! fields and emits the kernel engine's instructions. Every error is one line naming the
+//! offending token, its column, and what would be valid.
+
+use crate::{Error, Result};
+
+/// A comparison operator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CmpOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    BitAnd,
+    Glob,
+    NotGlob,
+}
+
+impl CmpOp {
+    pub fn text(self) -> &'static str {
+        match self {
+            Self::Eq => "==",
+            Self::Ne => "!=",
+            Self::Lt => "<",
+            Self::Le => "<=",
+            Self::Gt => ">",
+            Self::Ge => ">=",
+            Self::BitAnd => "&",
+            Self::Glob => "~",
+            Self::NotGlob => "!~",
+        }
+    }
+}
+
+/// A literal on the right of a comparison.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Literal {
+    /// A number (negative numbers are stored two's complement).
+    Number(u64),
+    /// A quoted string.
+    Str(String),
+    /// An unquoted word: a string if the field is one.
+    Word(String),
+}
+
+/// A filter expression.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Expr {
+    And(Box<Expr>, Box<Expr>),
+    Or(Box<Expr>, Box<Expr>),
+    Not(Box<Expr>),
+    Cmp {
+        field: String,
+        /// 1-based column of the field name.
+        column: usize,
+        op: CmpOp,
+        value: Literal,
+        /// 1-based column of the value.
+        value_column: usize,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Token {
+    Ident(String),
+    Number(u64),
+    Str(String),
+    Op(CmpOp),
+    And,
+    Or,
+    Not,
+    Open,
+    Close,
+}
+
+fn describe(token: &Token) -> String {
+    match token {
+        Token::Ident(name) => format!("`{name}`"),
+        Token::Number(n) => format!("`{n}`"),
+        Token::Str(s) => format!("\"{s}\""),
+        Token::Op(op) => format!("`{}`", op.text()),
+        Token::And => "`&&`".into(),
+        Token::Or => "`||`".into(),
+        Token::Not => "`!`".into(),
+        Token::Open => "`(`".into(),
+        Token::Close => "`)`".into(),
+    }
+}
+
+/// A parse error: what and where (1-based column).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct ParseError {
+    column: usize,
+    message: String,
+}
+
+fn tokenize(text: &str) -> std::result::Result<Vec<(Token, usize)>, ParseError> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut tokens = Vec::new();
+    let mut i = 0;
+    let error = |column: usize, message: String| ParseError { column, message };
+    while i < chars.len() {
+        let c = chars[i];
+        let column = i + 1;
+        let next = chars.get(i + 1).copied();
+        let (token, width) = match c {
+            ' ' | '\t' | '\n' => {
+                i += 1;
+                continue;
+            }
+            '(' => (Token::Open, 1),
+            ')' => (Token::Close, 1),
+            '&' if next == Some('&') => (Token::And, 2),
+            '&' => (Token::Op(CmpOp::BitAnd), 1),
+            '|' if next == Some('|') => (Token::Or, 2),
+            '=' if next == Some('=') => (Token::Op(CmpOp::Eq), 2),
+            '!' if next == Some('=') => (Token::Op(CmpOp::Ne), 2),
+            '!' if next == Some('~') => (Token::Op(CmpOp::NotGlob), 2),
+            '!' => (Token::Not, 1),
+            '<' if next == Some('=') => (Token::Op(CmpOp::Le), 2),
+            '<' => (Token::Op(CmpOp::Lt), 1),
+            '>' if next == Some('=') => (Token::Op(CmpOp::Ge), 2),
+            '>' => (Token::Op(CmpOp::Gt), 1),
+            '~' => (Token::Op(CmpOp::Glob), 1),
+            '"' | '\'' => {
+                let end = chars[i + 1..].iter().position(|&d| d == c).ok_or_else(|| {
+                    error(column, format!("unterminated string starting with {c}"))
+                })?;
+                let s: String = chars[i + 1..i + 1 + end].iter().collect();
+                (Token::Str(s), end + 2)
+            }
+            '-' | '0'..='9' => {
+                let len = chars[i + 1..]
+                    .iter()
+                    .position(|d| !(d.is_ascii_alphanumeric()))
+                    .map_or(chars.len() - i, |p| p + 1);
+                let word: String = chars[i..i + len].iter().collect();
+                let (negative, digits) = match word.strip_prefix('-') {
+                    Some(rest) => (true, rest),
+                    None => (false, word.as_str()),
+                };
+                let parsed = match digits
+                    .strip_prefix("0x")
+                    .or_else(|| digits.strip_prefix("0X"))
+                {
+                    Some(hex) => u64::from_str_radix(hex, 16),
+                    None => digits.parse::<u64>(),
+                };
+                let value =
+                    parsed.map_err(|_| error(column, format!("`{word}` is not a number")))?;
+                (
+                    Token::Number(if negative {
+                        value.wrapping_neg()
+                    } else {
+                        value
+                    }),
+                    len,
+                )
+            }
+            c if c.is_ascii_alphabetic() || c == '_' => {
+                let len = chars[i..]
+                    .iter()
+                    .position(|d| !(d.is_ascii_alphanumeric() || *d == '_'))
+                    .unwrap_or(chars.len() - i);
+                (Token::Ident(chars[i..i + len].iter().collect()), len)
+            }
+            other => return Err(error(column, format!("unexpected `{other}`"))),
+        };
+        tokens.push((token, column));
+        i += width;
+    }
+    Ok(tokens)
+}
+
+struct Parser {
+    tokens: Vec<(Token, usize)>,
+    pos: usize,
+    end_column: usize,
+}
+
+impl Parser {
+    fn peek(&self) -> Option<&Token> {
+        self.tokens.get(self.pos).map(|(t, _)| t)
+    }
+
+    fn column(&self) -> usize {
+        self.tokens
+            .get(self.pos)
+            .map_or(self.end_column, |(_, c)| *c)
+    }
+
+    fn next(&mut self) -> Option<(Token, usize)> {
+        let token = self.tokens.get(self.pos).cloned();
+        self.pos += 1;
+        token
+    }
+
+    fn error<T>(&self, message: impl Into<String>) -> std::result::Result<T, ParseError> {
+        Err(ParseError {
+            column: self.column(),
+            message: message.into(),
+        })
+    }
+
+    fn or(&mut self) -> std::result::Result<Expr, ParseError> {
+        let mut left = self.and()?;
+        while self.peek() == Some(&Token::Or) {
+            self.pos += 1;
+            left = Expr::Or(Box::new(left), Box::new(self.and()?));
+        }
+        Ok(left)
+    }
+
+    fn and(&mut self) -> std::result::Result<Expr, ParseError> {
+        let mut left = self.unary()?;
+        while self.peek() == Some(&Token::And) {
+            self.pos += 1;
+            left = Expr::And(Box::new(left), Box::new(self.unary()?));
+        }
+        Ok(left)
+    }
+
+    fn unary(&mut self) -> std::result::Result<Expr, ParseError> {
+        match self.peek() {
+            Some(Token::Not) => {
+                self.pos += 1;
+                Ok(Expr::Not(Box::new(self.unary()?)))
+            }
+            Some(Token::Open) => {
+                self.pos += 1;
+                let inner = self.or()?;
+                match self.next() {
+                    Some((Token::Close, _)) => Ok(inner),
+                    Some((token, column)) => Err(ParseError {
+                        column,
+                        message: format!("expected `)`, found {}", describe(&token)),
+                    }),
+                    None => self.error("expected `)` before the end"),
+                }
+            }
+            _ => self.comparison(),
+        }
+    }
+
+    fn comparison(&mut self) -> std::result::Result<Expr, ParseError> {
+        let (field, column) = match self.next() {
+            Some((Token::Ident(name), column)) => (name, column),
+            Some((token, column)) => {
+                return Err(ParseError {
+                    column,
+                    message: format!("expected a field name, found {}", describe(&token)),
+                });
+            }
+            None => {
+                self.pos -= 1;
+                return self.error("expected a field name before the end");
+            }
+        };
+        let op = match self.next() {
+            Some((Token::Op(op), _)) => op,
+            Some((token, column)) => {
+                return Err(ParseError {
+                    column,
+                    message: format!(
+                        "expected an operator (== != < <= > >= & ~ !~) after `{field}`, found {}",
+                        describe(&token)
+                    ),
+                });
+            }
+            None => {
+                self.pos -= 1;
+                return self.error(format!(
+                    "expected an operator (== != < <= > >= & ~ !~) after `{field}`"
+                ));
+            }
+        };
+        let (value, value_column) = match self.next() {
+            Some((Token::Number(n), c)) => (Literal::Number(n), c),
+            Some((Token::Str(s), c)) => (Literal::Str(s), c),
+            Some((Token::Ident(w), c)) => (Literal::Word(w), c),
+            Some((token, column)) => {
+                return Err(ParseError {
+                    column,
+                    message: format!(
+                        "expected a value after `{}`, found {}",
+                        op.text(),
+                        describe(&token)
+                    ),
+                });
+            }
+            None => {
+                self.pos -= 1;
+                return self.error(format!("expected a value after `{}`", op.text()));
+            }
+        };
+        Ok(Expr::Cmp {
+            field,
+            column,
+            op,
+            value,
+            value_column,
+        })
+    }
+}
+
+fn parse_expr(text: &str) -> std::result::Result<Expr, ParseError> {
+    let tokens = tokenize(text)?;
+    if tokens.is_empty() {
+        return Err(ParseError {
+            column: 1,
+            message: "empty filter".into(),
+        });
+    }
+    let mut parser = Parser {
+        tokens,
+        pos: 0,
+        end_column: text.chars().count() + 1,
+    };
+    let expr = parser.or()?;
+    if let Some((token, column)) = parser.next() {
+        return Err(ParseError {
+            column,
+            message: format!("unexpected {} (missing && or ||?)", describe(&token)),
+        });
+    }
+    Ok(expr)
+}
+
+/// Parses a filter into an expression (syntax only).
+pub fn parse(text: &str) -> Result<Expr> {
+    parse_expr(text).map_err(|err| {
+        Error::usage(format!(
+            "--filter '{text}': {} at column {}",
+            err.message, err.column
+        ))
+    })
+}
+
+/// The field names an expression compares, in order of appearance.
+pub fn fields(expr: &Expr) -> Vec<String> {
+    match expr {
+        Expr::And(a, b) | Expr::Or(a, b) => {
+            let mut names = fields(a);
+            names.extend(fields(b));
+            names
+        }
+        Expr::Not(inner) => fields(inner),
+        Expr::Cmp { field, .. } => vec![field.clone()],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_precedence_and_parentheses() {
+        assert_eq!(
+            parse("a == 1 || b == 2 && !c == 3").unwrap(),
+            Expr::Or(
+                Box::new(Expr::Cmp {
+                    field: "a".into(),
+                    column: 1,
+                    op: CmpOp::Eq,
+                    value: Literal::Number(1),
+                    value_column: 6
+                }),
+                Box::new(Expr::And(
+                    Box::new(Expr::Cmp {
+                        field: "b".into(),
+                        column: 11,
+                        op: CmpOp::Eq,
+                        value: Literal::Number(2),
+                        value_column: 16
+                    }),
+                    Box::new(Expr::Not(Box::new(Expr::Cmp {
+                        field: "c".into(),
+                        column: 22,
+                        op: CmpOp::Eq,
+                        value: Literal::Number(3),
+                        value_column: 27
+                    })))
+                ))
+            )
+        );
+        assert_eq!(
+            parse("(a > 0x10)").unwrap(),
+            Expr::Cmp {
+                field: "a".into(),
+                column: 2,
+                op: CmpOp::Gt,
+                value: Literal::Number(16),
+                value_column: 6
+            }
+        );
+        assert!(matches!(
+            parse("x >= -1").unwrap(),
+            Expr::Cmp { value: Literal::Number(n), .. } if n == u64::MAX
+        ));
+    }
+}

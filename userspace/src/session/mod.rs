@@ -1,0 +1,625 @@
+//! One run skeleton for every command: the scope (`-a`, `-p PID`, `-- CMD`), the workload's
+//! life, privileges, attaching, the event loop (ring buffers, `-i` intervals, `-d`, Ctrl-C,
+//! SIGTERM, the traced processes exiting, stdout closing), detaching, and the workload's end.
+//!
+//! A command supplies a [`Collector`] (what to attach, what to do with ring-buffer records
+//! and at each interval) and [`Options`]; [`run`] does the rest and says how the run
+//! [`Finished`]. Every command stops, reports intervals and releases its `-- CMD` the same
+//! way because none of them does it itself.
+
+pub mod workload;
+
+use std::{
+    io::IsTerminal as _,
+    os::fd::{AsFd as _, AsRawFd as _, OwnedFd},
+    time::{Duration, Instant},
+};
+
+use aya::maps::{MapData, RingBuf};
+use tokio::{
+    io::{Interest, unix::AsyncFd},
+    signal::unix::{Signal, SignalKind, signal},
+};
+
+use self::workload::{Exit, Workload};
+use crate::{Error, Result, caps};
+
+/// Which processes to trace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    /// Every process (`-a`, the default).
+    All,
+    /// These running processes (`-p PID,...`); the run ends when they have all exited.
+    Pids(Vec<u32>),
+    /// A command to start (`-- CMD ARGS`), traced with its children until it exits.
+    Command(Vec<std::ffi::OsString>),
+}
+
+impl Scope {
+    /// How the scope reads in messages and titles: `all processes`, `pid 12 (bash)`,
+    /// `` `make -j8` ``.
+    pub fn describe(&self) -> String {
+        match self {
+            Scope::All => "all processes".to_string(),
+            Scope::Pids(pids) => {
+                let described: Vec<String> = pids
+                    .iter()
+                    .map(
+                        |pid| match std::fs::read_to_string(format!("/proc/{pid}/comm")) {
+                            Ok(comm) => format!("{pid} ({})", comm.trim()),
+                            Err(_) => pid.to_string(),
+                        },
+                    )
+                    .collect();
+                format!(
+                    "{} {}",
+                    if pids.len() == 1 { "pid" } else { "pids" },
+                    described.join(", ")
+                )
+            }
+            Scope::Command(argv) => {
+                let words: Vec<String> = argv
+                    .iter()
+                    .map(|a| a.to_string_lossy().into_owned())
+                    .collect();
+                format!("`{}`", words.join(" "))
+            }
+        }
+    }
+}
+
+/// Why tracing stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// `-d` elapsed.
+    Duration,
+    /// SIGINT (Ctrl-C) or SIGTERM.
+    Signal(&'static str),
+    /// The `-- CMD` command, or every `-p` process, exited.
+    Exited,
+    /// Whoever read stdout has gone (`| head`).
+    OutputClosed,
+}
+
+impl Stop {
+    /// Why the run ended, for the summary line: "duration reached", "SIGINT received",
+    /// "command exited" (`-- CMD`), "traced processes exited" (`-p`), "output closed".
+    pub fn reason(self, scope: &Scope) -> String {
+        match (self, scope) {
+            (Stop::Duration, _) => "duration reached".to_string(),
+            (Stop::Signal(name), _) => format!("{name} received"),
+            (Stop::Exited, Scope::Command(_)) => "command exited".to_string(),
+            (Stop::Exited, _) => "traced processes exited".to_string(),
+            (Stop::OutputClosed, _) => "output closed".to_string(),
+        }
+    }
+}
+
+/// The processes a collector traces, as the kernel programs select them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Tracees {
+    /// `None`: every process.
+    pub pids: Option<Vec<u32>>,
+    /// Also trace the children they fork (`-- CMD`).
+    pub follow_children: bool,
+}
+
+/// Whether the run goes on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flow {
+    /// Go on.
+    Continue,
+    /// Stop: the output is gone (a closed pipe).
+    OutputClosed,
+}
+
+/// One `-i` interval that ended.
+#[derive(Clone, Copy, Debug)]
+pub struct Interval {
+    /// How long it lasted (the last one is usually shorter).
+    pub elapsed: Duration,
+    /// The run stopped: this is the last, partial interval, read after detaching.
+    pub last: bool,
+}
+
+/// What a command runs: the probes it attaches and what it does while they run.
+pub trait Collector {
+    /// Loads and attaches the probes for `tracees`. A `-- CMD` workload is forked and held
+    /// before `exec` meanwhile, so it is traced from its first instruction.
+    fn attach(&mut self, tracees: &Tracees) -> Result<()>;
+
+    /// Ring buffers to poll while running (taken once, after attaching).
+    fn rings(&mut self) -> Result<Vec<RingBuf<MapData>>> {
+        Ok(Vec::new())
+    }
+
+    /// A record from ring `ring` (an index into [`Collector::rings`]).
+    fn record(&mut self, _ring: usize, _data: &[u8]) -> Flow {
+        Flow::Continue
+    }
+
+    /// Everything is ready and the workload is about to be released: start counting.
+    fn started(&mut self) -> Result<()> {
+        Ok(())
+    }
+
+    /// An interval of `-i` ended; also called for the last, partial one when the run stops.
+    fn interval(&mut self, _interval: Interval) -> Result<Flow> {
+        Ok(Flow::Continue)
+    }
+
+    /// Detaches the probes; what they gathered stays readable.
+    fn detach(&mut self) -> Result<()>;
+}
+
+/// How a run is set up.
+pub struct Options {
+    /// The subcommand, for privilege messages (`profile`, `stat -a`).
+    pub command: String,
+    /// Which processes.
+    pub scope: Scope,
+    /// `-d`: stop after this long.
+    pub duration: Option<Duration>,
+    /// `-i`: report every interval this long.
+    pub interval: Option<Duration>,
+    /// The run loads BPF programs: check for the capabilities first.
+    pub needs_bpf: bool,
+    /// The first words of the start line (`Tracing block I/O sizes`, given the scope's
+    /// description); the session adds the duration and "... Hit Ctrl-C to end.". None: no
+    /// start line (`top`, `stat`).
+    pub banner: Option<Banner>,
+}
+
+/// The first words of a run's start line, given the scope's description.
+pub type Banner = Box<dyn Fn(&str) -> String>;
+
+/// How a run ended.
+#[derive(Debug)]
+pub struct Finished {
+    /// Why it stopped.
+    pub stop: Stop,
+    /// From the start of collection to the stop.
+    pub elapsed: Duration,
+    /// The scope.
+    pub scope: Scope,
+    /// The scope as messages show it.
+    pub scope_text: String,
+    /// How `-- CMD` ended.
+    pub workload_exit: Option<Exit>,
+    /// From the start of the run to attached (for `-v`).
+    pub attached_after: Duration,
+}
+
+impl Finished {
+    /// Why the run ended, for the summary line.
+    pub fn reason(&self) -> String {
+        self.stop.reason(&self.scope)
+    }
+
+    /// Says on stderr how `-- CMD` ended, when it did not exit with status 0.
+    pub fn print_workload_exit(&self) {
+        match self.workload_exit {
+            Some(Exit::Code(0)) | None => {}
+            Some(Exit::Code(code)) => eprintln!("The command exited with status {code}."),
+            Some(Exit::Signal(signal)) => eprintln!("The command was killed by signal {signal}."),
+        }
+    }
+}
+
+/// Runs `collector` over `options`' scope until `-d`, Ctrl-C, SIGTERM, the traced processes'
+/// exit or stdout closing; reports intervals; detaches; ends the workload.
+///
+/// # Errors
+/// Usage errors for a bad scope (a pid that does not exist, a command that cannot be
+/// found), privilege errors, and whatever the collector fails with. The collector is detached
+/// and the workload ended on every path.
+pub fn run(options: Options, collector: &mut dyn Collector) -> Result<Finished> {
+    let started = Instant::now();
+    let mut exit_fds = match &options.scope {
+        Scope::Pids(pids) => watch_pids(pids)?,
+        _ => Vec::new(),
+    };
+    if options.needs_bpf {
+        caps::require_tracing(&options.command)?;
+    }
+    let scope_text = options.scope.describe();
+    let mut workload = match &options.scope {
+        Scope::Command(argv) => Some(Workload::spawn(argv)?),
+        _ => None,
+    };
+    let tracees = Tracees {
+        pids: match &options.scope {
+            Scope::All => None,
+            Scope::Pids(pids) => Some(pids.clone()),
+            Scope::Command(_) => workload.as_ref().map(|w| vec![w.pid()]),
+        },
+        follow_children: workload.is_some(),
+    };
+    let outcome = collect(
+        &options,
+        collector,
+        &tracees,
+        &mut exit_fds,
+        workload.as_mut(),
+        &scope_text,
+    );
+    let detached = collector.detach();
+    restore_default_signals();
+    let (stop, elapsed, attached_after, last_tick) = match outcome {
+        Ok(collected) => collected,
+        Err(err) => {
+            if let Some(workload) = workload.as_mut() {
+                let _ = finish_workload(workload);
+            }
+            return Err(err);
+        }
+    };
+    let attached_after = attached_after - started;
+    detached?;
+    if options.interval.is_some() {
+        collector.interval(Interval {
+            elapsed: elapsed.saturating_sub(last_tick),
+            last: true,
+        })?;
+    }
+    let workload_exit = match workload.as_mut() {
+        Some(workload) => Some(finish_workload(workload)?),
+        None => None,
+    };
+    Ok(Finished {
+        stop,
+        elapsed,
+        scope: options.scope,
+        scope_text,
+        workload_exit,
+        attached_after,
+    })
+}
+
+/// Attaches and runs the event loop. Returns why it stopped, how long it collected, when it
+/// was attached, and when (from the start of collection) the last interval tick came.
+fn collect(
+    options: &Options,
+    collector: &mut dyn Collector,
+    tracees: &Tracees,
+    exit_fds: &mut Vec<OwnedFd>,
+    workload: Option<&mut Workload>,
+    scope_text: &str,
+) -> Result<(Stop, Duration, Instant, Duration)> {
+    collector.attach(tracees)?;
+    let attached = Instant::now();
+    let rings = collector.rings()?;
+    if let Some(workload) = workload.as_ref() {
+        exit_fds.push(workload.pidfd()?);
+    }
+    let runtime = runtime()?;
+    let io = |err: std::io::Error| Error::runtime(format!("polling a ring buffer: {err}"));
+    let (stop, elapsed, last_tick) = runtime.block_on(async {
+        let mut stopper =
+            Stopper::new(options.duration, options.interval, std::mem::take(exit_fds))?;
+        if let Some(banner) = &options.banner {
+            // Only now, with Ctrl-C handled, invite it.
+            eprintln!(
+                "{}{}... Hit Ctrl-C to end.",
+                banner(scope_text),
+                options
+                    .duration
+                    .map(|d| format!(" for {} s", d.as_secs_f64()))
+                    .unwrap_or_default()
+            );
+        }
+        let mut rings = rings
+            .into_iter()
+            .map(|ring| {
+                // SAFETY: the ring buffer owns its map fd, which stays open and unchanged.
+                unsafe { AsyncFd::register_with_interest(ring, Interest::READABLE) }
+                    .map_err(|err| io(err.into()))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let stdout_gone = StdoutWatch::new();
+        collector.started()?;
+        let collect_started = Instant::now();
+        stopper.restart(collect_started);
+        // Released only now, with the event loop ready: a command that runs for a
+        // millisecond must still have its memory map read before it exits.
+        if let Some(workload) = workload {
+            workload.start()?;
+        }
+        let mut last_tick = collect_started;
+        let stop = 'run: loop {
+            let readable = async {
+                if rings.is_empty() {
+                    return std::future::pending().await;
+                }
+                select_first(rings.iter().map(|fd| Box::pin(fd.readable()))).await
+            };
+            tokio::select! {
+                biased;
+                wake = stopper.next() => match wake {
+                    Wake::Stop(stop) => break stop,
+                    Wake::Tick => {
+                        let now = Instant::now();
+                        let interval = Interval { elapsed: now - last_tick, last: false };
+                        last_tick = now;
+                        if collector.interval(interval)? == Flow::OutputClosed {
+                            break Stop::OutputClosed;
+                        }
+                    }
+                },
+                () = stdout_gone.closed() => break Stop::OutputClosed,
+                (ready, index) = readable => {
+                    let mut guard = ready.map_err(io)?;
+                    guard.clear_ready();
+                    drop(guard);
+                    let ring = rings[index].get_mut();
+                    while let Some(item) = ring.next() {
+                        if collector.record(index, &item) == Flow::OutputClosed {
+                            break 'run Stop::OutputClosed;
+                        }
+                    }
+                }
+            }
+        };
+        let elapsed = collect_started.elapsed();
+        if stop != Stop::OutputClosed {
+            for (index, fd) in rings.iter_mut().enumerate() {
+                let ring = fd.get_mut();
+                while let Some(item) = ring.next() {
+                    if collector.record(index, &item) == Flow::OutputClosed {
+                        break;
+                    }
+                }
+            }
+        }
+        Ok::<_, Error>((stop, elapsed, last_tick - collect_started))
+    })?;
+    Ok((stop, elapsed, attached, last_tick))
+}
+
+/// Waits for the first of several futures (a small `select_all`, to avoid a dependency).
+async fn select_first<F: std::future::Future + Unpin>(
+    futures: impl Iterator<Item = F>,
+) -> (F::Output, usize) {
+    let mut futures: Vec<F> = futures.collect();
+    std::future::poll_fn(move |cx| {
+        for (index, future) in futures.iter_mut().enumerate() {
+            if let std::task::Poll::Ready(output) = std::pin::Pin::new(future).poll(cx) {
+                return std::task::Poll::Ready((output, index));
+            }
+        }
+        std::task::Poll::Pending
+    })
+    .await
+}
+
+/// Tells when stdout is a pipe whose reader has gone (`| head` exited): the pipe's write
+/// end reports an error condition then, before anything is written.
+struct StdoutWatch(Option<AsyncFd<OwnedFd>>);
+
+impl StdoutWatch {
+    fn new() -> Self {
+        let stdout = std::io::stdout();
+        if stdout.is_terminal() {
+            return Self(None);
+        }
+        let watch = stdout
+            .as_fd()
+            .try_clone_to_owned()
+            .ok()
+            // Regular files cannot be polled (epoll refuses them): nothing to watch.
+            // SAFETY: the duplicated fd is owned by the AsyncFd and never changes.
+            .and_then(|fd| unsafe { AsyncFd::register_with_interest(fd, Interest::ERROR) }.ok());
+        Self(watch)
+    }
+
+    async fn closed(&self) {
+        match &self.0 {
+            Some(fd) => {
+                let _ = fd.ready(Interest::ERROR).await;
+            }
+            None => std::future::pending().await,
+        }
+    }
+}
+
+/// What woke the run up.
+enum Wake {
+    /// Time to stop.
+    Stop(Stop),
+    /// An interval ended.
+    Tick,
+}
+
+/// Stop conditions and interval ticks of one run. Ticks fall on whole multiples of the
+/// interval; none falls on or after the `-d` deadline, which ends the run instead (so
+/// `-i 1 -d 3` reports three intervals: two ticks and the last one at the stop).
+struct Stopper {
+    duration: Option<Duration>,
+    interval: Option<Duration>,
+    start: tokio::time::Instant,
+    ticks: u32,
+    sigint: Signal,
+    sigterm: Signal,
+    exits: Vec<AsyncFd<OwnedFd>>,
+}
+
+impl Stopper {
+    /// Watches `-d`, `-i`, signals, and the exit of each pidfd in `exits`.
+    fn new(
+        duration: Option<Duration>,
+        interval: Option<Duration>,
+        exits: Vec<OwnedFd>,
+    ) -> Result<Self> {
+        let io = |err: std::io::Error| Error::runtime(format!("setting up the event loop: {err}"));
+        Ok(Self {
+            duration,
+            interval,
+            start: tokio::time::Instant::now(),
+            ticks: 0,
+            sigint: signal(SignalKind::interrupt()).map_err(io)?,
+            sigterm: signal(SignalKind::terminate()).map_err(io)?,
+            exits: exits
+                .into_iter()
+                .map(|fd| {
+                    // SAFETY: the OwnedFd is owned by the AsyncFd and never changes.
+                    unsafe { AsyncFd::register_with_interest(fd, Interest::READABLE) }
+                        .map_err(|err| io(err.into()))
+                })
+                .collect::<Result<_>>()?,
+        })
+    }
+
+    /// Measures `-d` and `-i` from `start`.
+    fn restart(&mut self, start: Instant) {
+        self.start = tokio::time::Instant::from_std(start);
+        self.ticks = 0;
+    }
+
+    /// Waits for the next stop condition or interval tick.
+    async fn next(&mut self) -> Wake {
+        let deadline = self.duration.map(|d| self.start + d);
+        let next_tick = self
+            .interval
+            .map(|i| self.start + i * (self.ticks + 1))
+            .filter(|tick| deadline.is_none_or(|deadline| *tick < deadline));
+        let exits = &mut self.exits;
+        let all_exited = async {
+            if exits.is_empty() {
+                return std::future::pending().await;
+            }
+            // pidfds become readable when their process exits; wait for every one.
+            while let Some(fd) = exits.last() {
+                let _ = fd.readable().await;
+                exits.pop();
+            }
+        };
+        let until = |at: Option<tokio::time::Instant>| async move {
+            match at {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            biased;
+            _ = self.sigint.recv() => Wake::Stop(Stop::Signal("SIGINT")),
+            _ = self.sigterm.recv() => Wake::Stop(Stop::Signal("SIGTERM")),
+            () = until(deadline) => Wake::Stop(Stop::Duration),
+            () = all_exited => Wake::Stop(Stop::Exited),
+            () = until(next_tick) => {
+                self.ticks += 1;
+                Wake::Tick
+            }
+        }
+    }
+}
+
+/// The single-threaded event loop every command polls its rings, timers and signals on.
+pub fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .enable_time()
+        .build()
+        .map_err(|err| Error::runtime(format!("starting the event loop: {err}")))
+}
+
+/// After the run: signals go back to their default action, so a second Ctrl-C during
+/// symbolization ends tracekit at once (the probes are already detached by then).
+pub fn restore_default_signals() {
+    // SAFETY: resetting dispositions to SIG_DFL is always sound.
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_DFL);
+        libc::signal(libc::SIGTERM, libc::SIG_DFL);
+    }
+}
+
+/// Ends the `-- CMD` workload: reaps it if it exited, else sends SIGTERM (as `perf stat
+/// --timeout` does), SIGKILL after a second, and reaps it. Returns how it ended.
+pub fn finish_workload(workload: &mut Workload) -> Result<Exit> {
+    let pidfd = workload.pidfd().ok();
+    let exited = |timeout_ms| {
+        pidfd.as_ref().is_none_or(|fd| {
+            let mut poll = libc::pollfd {
+                fd: fd.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: poll(2) on one live pollfd.
+            unsafe { libc::poll(&mut poll, 1, timeout_ms) > 0 }
+        })
+    };
+    if !exited(0) {
+        workload.kill(libc::SIGTERM);
+        if !exited(1000) {
+            workload.kill(libc::SIGKILL);
+        }
+    }
+    workload.wait()
+}
+
+/// Checks that each `-p` pid exists, returning a pidfd per pid that tells when it exits.
+pub fn watch_pids(pids: &[u32]) -> Result<Vec<OwnedFd>> {
+    pids.iter().map(|&pid| workload::pidfd_open(pid)).collect()
+}
+
+/// Local wall-clock time as `HH:MM:SS`, for interval headers.
+pub fn clock_time() -> String {
+    // SAFETY: time(2) and localtime_r(3) with live out-pointers.
+    unsafe {
+        let now = libc::time(std::ptr::null_mut());
+        let mut tm: libc::tm = std::mem::zeroed();
+        libc::localtime_r(&now, &mut tm);
+        format!("{:02}:{:02}:{:02}", tm.tm_hour, tm.tm_min, tm.tm_sec)
+    }
+}
+
+/// This process's CPU time so far (user, system) and peak RSS in KiB (`getrusage(2)`).
+pub fn own_usage() -> (Duration, Duration, u64) {
+    // SAFETY: getrusage(2) with a live out-pointer.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    let time = |tv: libc::timeval| {
+        Duration::from_secs(tv.tv_sec as u64) + Duration::from_micros(tv.tv_usec as u64)
+    };
+    (
+        time(usage.ru_utime),
+        time(usage.ru_stime),
+        usage.ru_maxrss as u64,
+    )
+}
+
+/// With `-v`: time to attach, own CPU time and peak memory, on stderr.
+pub fn print_usage(verbose: u8, attached_after: Duration) {
+    if verbose >= 1 {
+        let (user, sys, max_rss_kib) = own_usage();
+        eprintln!(
+            "tracekit: attached in {:.1} ms; own CPU time {:.3} s user + {:.3} s sys; peak RSS {:.1} MiB",
+            attached_after.as_secs_f64() * 1e3,
+            user.as_secs_f64(),
+            sys.as_secs_f64(),
+            max_rss_kib as f64 / 1024.0
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stop_reasons() {
+        let command = Scope::Command(vec!["ls".into()]);
+        assert_eq!(Stop::Exited.reason(&command), "command exited");
+        assert_eq!(
+            Stop::Exited.reason(&Scope::Pids(vec![1])),
+            "traced processes exited"
+        );
+        assert_eq!(
+            Stop::Signal("SIGTERM").reason(&Scope::All),
+            "SIGTERM received"
+        );
+        assert_eq!(Stop::OutputClosed.reason(&Scope::All), "output closed");
+    }
+}

@@ -1,0 +1,67 @@
+//! `tracekit count`: events counted per event and group (`perf stat -e`, bpftrace
+//! `count()`), for tracepoints (wildcards included) or one function probe.
+
+use clap::Args as ClapArgs;
+use tracekit::{
+    Result,
+    engine::request::{KeyField, Request},
+    jobs::aggregate::{self, AggregateJob},
+    output::aggregates::Report,
+};
+
+use crate::cli::ProbeArgs;
+
+const EXAMPLES: &str = "\
+EXAMPLES:
+  tracekit count 'syscalls:sys_enter_*' -d 5                 # like perf stat -e 'syscalls:sys_enter_*' -a
+  tracekit count block:block_rq_issue block:block_rq_complete
+  tracekit count sched:sched_switch --by comm --top 10
+  tracekit count syscalls:sys_enter_getppid -- ./app          # run ./app, count its calls
+  tracekit count block:block_rq_issue --filter 'bytes >= 65536' --by comm
+  tracekit count 'k:vfs_*' --by comm -d 5                     # kernel functions too
+  tracekit count uprobe:libc:malloc --filter 'arg0 >= 4096' -p 1234";
+
+/// `tracekit count`.
+#[derive(Debug, ClapArgs)]
+#[command(
+    about = "Count events, per event and group (perf stat -e, bpftrace count())",
+    after_help = EXAMPLES
+)]
+pub struct Args {
+    /// Tracepoints (SYSTEM:EVENT, t:SYSTEM:EVENT), or one function probe (k:FUNC, kr:FUNC,
+    /// f:FUNC, fr:FUNC, u:BINARY:FUNC, ur:BINARY:FUNC); wildcards allowed
+    #[arg(required = true, value_name = "PROBE")]
+    pub probes: Vec<String>,
+    /// Also group by these fields or pid, tid, cpu, comm
+    #[arg(long, value_name = "KEY[,KEY...]", value_delimiter = ',')]
+    pub by: Vec<String>,
+    /// Only events for which EXPR holds (perf/ftrace filter syntax), evaluated in the kernel
+    #[arg(long, value_name = "EXPR")]
+    pub filter: Option<String>,
+    /// Show only the N largest counts
+    #[arg(long, value_name = "N")]
+    pub top: Option<usize>,
+    #[command(flatten)]
+    pub probing: ProbeArgs,
+}
+
+/// Runs `tracekit count`.
+pub fn run(args: Args, verbose: u8) -> Result<()> {
+    let request = Request {
+        by: KeyField::all(&args.by),
+        filter: args.filter.clone(),
+        by_event: true,
+        ..args.probing.request(args.probes.clone())
+    };
+    let job = AggregateJob {
+        command: "count",
+        what: None,
+        request,
+        report: Report::Counts {
+            sum: None,
+            top: args.top,
+        },
+        tool_filter: false,
+    };
+    aggregate::run(job, &args.probing.run_options(verbose)?)
+}

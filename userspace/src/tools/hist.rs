@@ -1,0 +1,133 @@
+//! `tracekit hist`: a field of any event as a log2 or linear histogram, or events counted,
+//! per group, with a filter, all in the kernel (bpftrace `hist()`, bcc `argdist`).
+
+use clap::Args as ClapArgs;
+use tracekit::{
+    Error, Result,
+    engine::request::{KeyField, Request, Shape},
+    jobs::aggregate::{self, AggregateJob},
+    output::aggregates::Report,
+};
+
+use crate::cli::ProbeArgs;
+
+const EXAMPLES: &str = "\
+EXAMPLES:
+  tracekit hist block:block_rq_issue --value bytes            # log2 histogram of I/O sizes
+  tracekit hist t:block:block_rq_issue --value bytes --by comm # one per process
+  tracekit hist block:block_rq_issue --value bytes --filter 'rwbs ~ \"*W*\"'  # writes only
+  tracekit hist block:block_rq_issue --value nr_sector --filter 'nr_sector > 200'
+  tracekit hist sched:sched_process_exec --by comm            # counts, no --value
+  tracekit hist net:net_dev_xmit --value len --linear 0,1500,100
+  tracekit hist uprobe:libc:malloc --value arg0 -p 1234       # malloc sizes
+  tracekit hist kretprobe:vfs_read --value retval             # bytes returned by reads
+  tracekit hist fentry:tcp_sendmsg --value size --by comm     # BTF parameter names
+  tracekit hist rawtracepoint:sys_enter --by id               # syscalls by number, no record
+
+Fields are the tracepoint's own (`tracekit list --fields PROBE` shows them), arg0..arg5,
+retval and latency on function probes, BTF parameter names on kernel functions, plus pid,
+tid, cpu, comm. --filter takes perf/ftrace syntax: == != < <= > >= & ~ !~ && || ! ( ).";
+
+/// `tracekit hist`.
+#[derive(Debug, ClapArgs)]
+#[command(
+    about = "Histogram (log2 or linear) or counts of an event's field, per group, in the kernel",
+    after_help = EXAMPLES
+)]
+pub struct Args {
+    /// The probe: a tracepoint (block:block_rq_issue, t:SYSTEM:EVENT), kprobe:FUNC,
+    /// kretprobe:FUNC, fentry:FUNC, fexit:FUNC, uprobe:BINARY:FUNC, uretprobe:BINARY:FUNC,
+    /// rawtracepoint:NAME; wildcards allowed
+    pub probe: String,
+    /// The field to histogram; without it, events are counted per group
+    #[arg(long, value_name = "FIELD")]
+    pub value: Option<String>,
+    /// Group by these fields or pid, tid, cpu, comm (one histogram per group)
+    #[arg(long, value_name = "KEY[,KEY...]", value_delimiter = ',')]
+    pub by: Vec<String>,
+    /// Only events for which EXPR holds (perf/ftrace filter syntax), evaluated in the kernel
+    #[arg(long, value_name = "EXPR")]
+    pub filter: Option<String>,
+    /// A linear histogram from MIN to MAX in buckets of STEP instead of log2
+    #[arg(long, value_name = "MIN,MAX,STEP")]
+    pub linear: Option<String>,
+    #[command(flatten)]
+    pub probing: ProbeArgs,
+}
+
+/// Parses `--linear MIN,MAX,STEP`.
+fn parse_linear(text: &str) -> Result<Shape> {
+    let parts: Vec<&str> = text.split(',').map(str::trim).collect();
+    let bad = || {
+        Error::usage(format!(
+            "--linear {text}: expected MIN,MAX,STEP as integers, e.g. --linear 0,1000,100"
+        ))
+    };
+    let [min, max, step] = parts.as_slice() else {
+        return Err(bad());
+    };
+    Ok(Shape::Linear {
+        min: min.parse().map_err(|_| bad())?,
+        max: max.parse().map_err(|_| bad())?,
+        step: step.parse().map_err(|_| bad())?,
+    })
+}
+
+/// Runs `tracekit hist`.
+pub fn run(args: Args, verbose: u8) -> Result<()> {
+    let shape = match (&args.value, &args.linear) {
+        (None, Some(_)) => {
+            return Err(Error::usage(
+                "--linear needs --value FIELD (the value to histogram)",
+            ));
+        }
+        (None, None) => Shape::Count,
+        (Some(_), None) => Shape::Log2,
+        (Some(_), Some(linear)) => parse_linear(linear)?,
+    };
+    let unit = args.value.clone().unwrap_or_default();
+    let report = match shape {
+        Shape::Count | Shape::Trace => Report::Counts {
+            sum: None,
+            top: None,
+        },
+        Shape::Log2 => Report::Log2 { unit },
+        Shape::Linear { min, step, .. } => Report::Linear { min, step, unit },
+    };
+    let request = Request {
+        value: args.value.clone(),
+        shape,
+        by: KeyField::all(&args.by),
+        filter: args.filter.clone(),
+        ..args.probing.request(vec![args.probe.clone()])
+    };
+    let job = AggregateJob {
+        command: "hist",
+        what: None,
+        request,
+        report,
+        tool_filter: false,
+    };
+    aggregate::run(job, &args.probing.run_options(verbose)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn linear_takes_three_integers() {
+        assert_eq!(
+            parse_linear("0, 1500,100").unwrap(),
+            Shape::Linear {
+                min: 0,
+                max: 1500,
+                step: 100
+            }
+        );
+        assert_eq!(
+            parse_linear("0,1500").unwrap_err().to_string(),
+            "--linear 0,1500: expected MIN,MAX,STEP as integers, e.g. --linear 0,1000,100"
+        );
+    }
+}

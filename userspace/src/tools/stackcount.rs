@@ -1,0 +1,58 @@
+//! `tracekit stackcount`: how often each stack led to an event (bcc's `stackcount`), for any
+//! probe kind, counted in the kernel by (pid, comm, kernel stack, user stack); written as
+//! `profile` writes (report, folded stacks, flame graph, JSON).
+
+use clap::Args as ClapArgs;
+use tracekit::{
+    Result,
+    engine::request::{KeyField, Request},
+    jobs::stacks::{self, Labels, ReportOptions, Weight},
+};
+
+use crate::cli::{ProbeArgs, StackArgs};
+
+const EXAMPLES: &str = "\
+EXAMPLES:
+  tracekit stackcount software:page-faults -- ./app       # who faults memory in
+  tracekit stackcount t:sched:sched_switch -d 5 -o cs.svg # context switches, flame graph
+  tracekit stackcount kprobe:tcp_sendmsg -K -o send.folded
+  tracekit stackcount uprobe:libc:malloc -p 1234";
+
+/// `tracekit stackcount`.
+#[derive(Debug, ClapArgs)]
+#[command(about = "Count the stacks that led to an event (bcc stackcount)", after_help = EXAMPLES)]
+pub struct Args {
+    /// The event: a tracepoint, a function probe, or software:EVENT (page-faults,
+    /// context-switches, ...)
+    pub probe: String,
+    /// Only events for which EXPR holds
+    #[arg(long, value_name = "EXPR")]
+    pub filter: Option<String>,
+    #[command(flatten)]
+    pub stacks: StackArgs,
+    #[command(flatten)]
+    pub probing: ProbeArgs,
+}
+
+/// Runs `tracekit stackcount`.
+pub fn run(args: Args, verbose: u8) -> Result<()> {
+    let mut by = vec![KeyField::new("pid"), KeyField::new("comm")];
+    by.extend(args.stacks.fields("").into_iter().map(KeyField::new));
+    let request = Request {
+        by,
+        filter: args.filter.clone(),
+        ..args.probing.request(vec![args.probe.clone()])
+    };
+    let labels = Labels {
+        tool: "stackcount",
+        event: "{probes}".into(),
+        unit: "events",
+        banner: "stacks of {probes}".into(),
+    };
+    let report = ReportOptions {
+        top: args.stacks.top,
+        inlined: true,
+    };
+    let options = args.probing.run_options(verbose)?;
+    stacks::engine(&request, Weight::Count, &labels, report, &options)
+}

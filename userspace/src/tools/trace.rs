@@ -1,0 +1,64 @@
+//! `tracekit trace`: one line per event, with the fields asked for, as it happens (`perf
+//! trace`, bcc `trace`); the one command that sends events to userspace.
+
+use clap::Args as ClapArgs;
+use tracekit::{
+    Result,
+    engine::request::{Request, Shape},
+    jobs::trace,
+    probe::fields::STACKS,
+};
+
+use crate::cli::ProbeArgs;
+
+const EXAMPLES: &str = "\
+EXAMPLES:
+  tracekit trace 'uprobe:libc:malloc' --print arg0 -p 1234
+  tracekit trace 'kretprobe:vfs_read' --print retval --filter 'retval < 0'
+  tracekit trace block:block_rq_issue --print bytes,rwbs,comm -K
+  tracekit trace syscalls:sys_enter_openat --print filename -- ls";
+
+/// `tracekit trace`.
+#[derive(Debug, ClapArgs)]
+#[command(about = "Print each event with its fields, as it happens (perf trace, bcc trace)", after_help = EXAMPLES)]
+pub struct Args {
+    /// Probes: tracepoints, or one function probe (k:, kr:, f:, fr:, u:, ur:)
+    #[arg(required = true, value_name = "PROBE")]
+    pub probes: Vec<String>,
+    /// Only events for which EXPR holds (perf/ftrace filter syntax), evaluated in the kernel
+    #[arg(long, value_name = "EXPR")]
+    pub filter: Option<String>,
+    /// Fields to print with each event (kstack, ustack: its stacks)
+    #[arg(long, value_name = "FIELD[,FIELD...]", value_delimiter = ',')]
+    pub print: Vec<String>,
+    /// Print the kernel stack of each event
+    #[arg(short = 'K', long)]
+    pub kernel_stack: bool,
+    /// Print the user stack of each event
+    #[arg(short = 'U', long)]
+    pub user_stack: bool,
+    #[command(flatten)]
+    pub probing: ProbeArgs,
+}
+
+/// Runs `tracekit trace`.
+pub fn run(args: Args, verbose: u8) -> Result<()> {
+    let mut print: Vec<String> = args
+        .print
+        .iter()
+        .filter(|name| !STACKS.contains(&name.as_str()))
+        .cloned()
+        .collect();
+    for (index, wanted) in [args.kernel_stack, args.user_stack].into_iter().enumerate() {
+        if wanted || args.print.iter().any(|p| p == STACKS[index]) {
+            print.push(STACKS[index].to_string());
+        }
+    }
+    let request = Request {
+        shape: Shape::Trace,
+        print,
+        filter: args.filter.clone(),
+        ..args.probing.request(args.probes.clone())
+    };
+    trace::run(&request, &args.probing.run_options(verbose)?)
+}
