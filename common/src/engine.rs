@@ -285,6 +285,10 @@ pub struct Plan {
     /// no saved value), so it runs before the start is looked up and events it drops are not
     /// counted as missing their start (`runqlat`'s switches to the idle task).
     pub filter_first: u32,
+    /// Start plans: 1 when the correlation key is one thread id, so the start of a thread
+    /// that exits is dropped (`sched:sched_process_exit`) and a new thread reusing its id
+    /// never inherits one (`sched:sched_process_fork`).
+    pub by_thread: u32,
     /// Linear histograms: the first bucket's low end, and the bucket width.
     pub linear_min: i64,
     pub linear_step: u64,
@@ -318,6 +322,7 @@ impl Plan {
         announce: 0,
         all_tasks: 0,
         filter_first: 0,
+        by_thread: 0,
         linear_min: 0,
         linear_step: 1,
         value_div: 1,
@@ -387,9 +392,13 @@ pub mod stat {
     pub const STACK_ERRORS: u32 = 9;
     /// New-process announcements dropped (retried at the process's next event).
     pub const ANNOUNCE_LOST: u32 = 10;
+    /// Starts found by their end event.
+    pub const STARTS_ENDED: u32 = 11;
+    /// Starts dropped because their thread exited before the end event.
+    pub const STARTS_EXITED: u32 = 12;
 }
 /// Number of counters in `ENGINE_STATS`.
-pub const STAT_COUNT: u32 = 11;
+pub const STAT_COUNT: u32 = 13;
 
 /// Default entries of the stack map (~1 KiB each).
 pub const DEFAULT_STACK_ENTRIES: u32 = 16384;
@@ -423,6 +432,18 @@ crate::impl_pod!(Plan, AggKey, AggValue, CorrKey, StartValue, TraceRecord);
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The plan crosses to the kernel byte for byte: no implicit padding.
+    #[test]
+    fn plan_has_no_padding() {
+        use core::mem::{offset_of, size_of};
+        assert_eq!(
+            offset_of!(Plan, linear_min),
+            offset_of!(Plan, by_thread) + 4
+        );
+        assert_eq!(size_of::<Plan>(), offset_of!(Plan, value_div) + 8);
+        assert_eq!(offset_of!(Plan, n_operands), offset_of!(Plan, saves) + 16);
+    }
 
     #[test]
     fn log2_slots_and_their_bounds_agree() {

@@ -5,4 +5,5 @@ mod engine;
 mod everyday;
 mod kfunc;
 mod profile;
+mod reliability;
 mod ufunc;

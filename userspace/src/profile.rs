@@ -92,12 +92,16 @@ impl Stats {
     /// Counter-wise `self - earlier` (for interval output).
     pub fn since(&self, earlier: &Self) -> Self {
         Self {
-            samples: self.samples - earlier.samples,
-            count_map_full: self.count_map_full - earlier.count_map_full,
-            stack_map_full: self.stack_map_full - earlier.stack_map_full,
-            kernel_stack_errors: self.kernel_stack_errors - earlier.kernel_stack_errors,
-            user_stack_errors: self.user_stack_errors - earlier.user_stack_errors,
-            events_lost: self.events_lost - earlier.events_lost,
+            samples: self.samples.saturating_sub(earlier.samples),
+            count_map_full: self.count_map_full.saturating_sub(earlier.count_map_full),
+            stack_map_full: self.stack_map_full.saturating_sub(earlier.stack_map_full),
+            kernel_stack_errors: self
+                .kernel_stack_errors
+                .saturating_sub(earlier.kernel_stack_errors),
+            user_stack_errors: self
+                .user_stack_errors
+                .saturating_sub(earlier.user_stack_errors),
+            events_lost: self.events_lost.saturating_sub(earlier.events_lost),
         }
     }
 }

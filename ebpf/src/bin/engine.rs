@@ -708,6 +708,7 @@ fn run_main<S: Source>(source: &S, scratch: *mut Scratch, event: u32) -> Option<
             return None;
         };
         let _ = ENGINE_STARTS.remove(&key);
+        bump(stat::STARTS_ENDED);
         // SAFETY: plain helper call.
         let now = unsafe { bpf_ktime_get_ns() };
         started = Started {
@@ -1079,6 +1080,39 @@ pub fn engine_mmap_exec(ctx: TracePointContext) -> u32 {
 #[tracepoint]
 pub fn engine_sched_fork(ctx: TracePointContext) -> u32 {
     follow_fork(&ctx, rd!(ENGINE_FORK_CHILD_PID_OFFSET), &ENGINE_TARGETS);
+    0
+}
+
+/// The start of thread `tid`, when starts are kept per thread.
+#[inline(always)]
+fn thread_start(tid: u32) -> CorrKey {
+    CorrKey {
+        words: [u64::from(tid), 0],
+    }
+}
+
+/// `sched:sched_process_exit` (include/trace/events/sched.h), attached when starts are kept
+/// per thread (`Plan::by_thread`): a thread that exits never ends what it started (the
+/// `exit_group` of `syscount --latency`), so its start goes now instead of filling the map.
+#[tracepoint]
+pub fn engine_start_exit(_ctx: TracePointContext) -> u32 {
+    let (_, tid) = current_pid_tid();
+    if ENGINE_STARTS.remove(&thread_start(tid)).is_ok() {
+        bump(stat::STARTS_EXITED);
+    }
+    0
+}
+
+/// `sched:sched_process_fork`, attached when starts are kept per thread: a new thread that
+/// reuses a dead thread's id must not find that thread's start.
+#[tracepoint]
+pub fn engine_start_fork(ctx: TracePointContext) -> u32 {
+    // SAFETY: the offset comes from the event's format file; read_at checks the access.
+    if let Ok(child) = unsafe { ctx.read_at::<i32>(rd!(ENGINE_FORK_CHILD_PID_OFFSET) as usize) }
+        && ENGINE_STARTS.remove(&thread_start(child as u32)).is_ok()
+    {
+        bump(stat::STARTS_EXITED);
+    }
     0
 }
 

@@ -488,6 +488,9 @@ fn compile_start(start: &Start, request: &Request, tracefs: &Path) -> Result<Sta
     if start.all_tasks {
         builder.all_tasks();
     }
+    if start.per_thread && pair.len() == 1 {
+        builder.by_thread();
+    }
     for operand in &pair {
         let index = builder.operand(*operand)?;
         builder.corr_part(index);
@@ -1041,6 +1044,9 @@ fn function_specs(spec: &ProbeSpec, request: &Request) -> Result<Compiled> {
         let tid = builtin("tid").expect("builtin").operand;
         let tid_start = start.operand(tid)?;
         start.corr_part(tid_start);
+        if !several {
+            start.by_thread();
+        }
         let tid_main = main.operand(tid)?;
         main.corr_part(tid_main);
         if several {
@@ -1168,7 +1174,7 @@ operands: #0 field@24:s4 #1 event #2 field@32:s8
 corr: #0 | key: - | saves: -
 value: - | agg: count | layout: array bound 0
 filter: eq #1 0 ne #0 0 and eq #1 1 ne #0 0 and or eq #1 2 ne #0 0 bitand #2 255 not and and or
-flags: all_tasks
+flags: all_tasks by_thread
 Main Tracepoints([Tracepoint { system: "sched", event: "sched_switch" }])
 operands: #0 field@56:s4 #1 latency
 corr: #0 | key: - | saves: -
@@ -1214,7 +1220,7 @@ operands: #0 tid #1 arg1:8
 corr: #0 | key: - | saves: #1->0
 value: - | agg: count | layout: array bound 0
 filter: -
-flags: needs_ids raw_args=2
+flags: needs_ids by_thread raw_args=2
 Main RawTracepoint("sys_exit")
 operands: #0 tid #1 saved0 #2 comm #3 latency
 corr: #0 | key: #1 #2 | saves: -
@@ -1251,6 +1257,7 @@ columns: syscall Syscall
                 ],
                 end_pair: vec!["next_pid".into()],
                 all_tasks: false,
+                per_thread: true,
             }),
             all_tasks: true,
             value: Some("latency".into()),
@@ -1270,7 +1277,7 @@ operands: #0 field@24:s4 #1 field@32:s8 #2 pid #3 kstack #4 ustack
 corr: #0 | key: - | saves: #2->0 #3->1 #4->2
 value: - | agg: count | layout: array bound 0
 filter: ne #0 0 bitand #1 2 and
-flags: announce needs_ids
+flags: announce needs_ids by_thread
 Main Tracepoints([Tracepoint { system: "sched", event: "sched_switch" }])
 operands: #0 field@56:s4 #1 saved0 #2 field_string@40:16 #3 saved1 #4 saved2 #5 latency
 corr: #0 | key: #1 #2 #3 #4 | saves: -
@@ -1422,6 +1429,7 @@ columns:
             probes: vec![StartProbe::new("sched:sched_switch", &["prev_pid"])],
             end_pair: vec!["next_pid".into()],
             all_tasks: false,
+            per_thread: true,
         };
         assert_eq!(
             error(Request {

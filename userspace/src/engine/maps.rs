@@ -34,6 +34,10 @@ pub struct EngineStats {
     pub stack_errors: u64,
     /// New-process announcements lost.
     pub announce_lost: u64,
+    /// Starts their end event found.
+    pub starts_ended: u64,
+    /// Starts dropped because their thread exited first.
+    pub starts_exited: u64,
 }
 
 impl EngineStats {
@@ -49,22 +53,26 @@ impl EngineStats {
         self.start_map_full += other.start_map_full;
         self.read_errors += other.read_errors;
         self.starts += other.starts;
+        self.starts_ended += other.starts_ended;
+        self.starts_exited += other.starts_exited;
     }
 
     /// Counter-wise `self - earlier`.
     pub fn since(&self, earlier: &EngineStats) -> EngineStats {
         EngineStats {
-            counted: self.counted - earlier.counted,
-            filtered: self.filtered - earlier.filtered,
-            map_full: self.map_full - earlier.map_full,
-            no_start: self.no_start - earlier.no_start,
-            start_map_full: self.start_map_full - earlier.start_map_full,
-            read_errors: self.read_errors - earlier.read_errors,
-            starts: self.starts - earlier.starts,
-            trace_lost: self.trace_lost - earlier.trace_lost,
-            stack_map_full: self.stack_map_full - earlier.stack_map_full,
-            stack_errors: self.stack_errors - earlier.stack_errors,
-            announce_lost: self.announce_lost - earlier.announce_lost,
+            counted: self.counted.saturating_sub(earlier.counted),
+            filtered: self.filtered.saturating_sub(earlier.filtered),
+            map_full: self.map_full.saturating_sub(earlier.map_full),
+            no_start: self.no_start.saturating_sub(earlier.no_start),
+            start_map_full: self.start_map_full.saturating_sub(earlier.start_map_full),
+            read_errors: self.read_errors.saturating_sub(earlier.read_errors),
+            starts: self.starts.saturating_sub(earlier.starts),
+            trace_lost: self.trace_lost.saturating_sub(earlier.trace_lost),
+            stack_map_full: self.stack_map_full.saturating_sub(earlier.stack_map_full),
+            stack_errors: self.stack_errors.saturating_sub(earlier.stack_errors),
+            announce_lost: self.announce_lost.saturating_sub(earlier.announce_lost),
+            starts_ended: self.starts_ended.saturating_sub(earlier.starts_ended),
+            starts_exited: self.starts_exited.saturating_sub(earlier.starts_exited),
         }
     }
 }

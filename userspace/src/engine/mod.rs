@@ -114,7 +114,8 @@ impl Engine {
         let filter = u8::from(targets.pids.is_some());
         // offcpu announces from its start stage (the task leaving the CPU).
         let announces = main.announce != 0 || start.announce != 0;
-        let fork_offset = if targets.follow_children {
+        let by_thread = start.by_thread != 0;
+        let fork_offset = if targets.follow_children || by_thread {
             let tracefs = tracefs::root()?;
             EventFormat::read(&tracefs, "sched", "sched_process_fork")?
                 .field("child_pid")
@@ -239,6 +240,12 @@ impl Engine {
         if targets.follow_children {
             let fork = tracepoint("sched", "sched_process_fork");
             attach::tracepoint::attach(&mut engine, "engine_sched_fork", &fork)?;
+        }
+        if by_thread {
+            let exit = tracepoint("sched", "sched_process_exit");
+            attach::tracepoint::attach(&mut engine, "engine_start_exit", &exit)?;
+            let fork = tracepoint("sched", "sched_process_fork");
+            attach::tracepoint::attach(&mut engine, "engine_start_fork", &fork)?;
         }
         Ok(engine)
     }
@@ -408,6 +415,8 @@ impl Engine {
                 stack_map_full: counters[stat::STACK_MAP_FULL as usize],
                 stack_errors: counters[stat::STACK_ERRORS as usize],
                 announce_lost: counters[stat::ANNOUNCE_LOST as usize],
+                starts_ended: counters[stat::STARTS_ENDED as usize],
+                starts_exited: counters[stat::STARTS_EXITED as usize],
             },
         })
     }

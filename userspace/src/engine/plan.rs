@@ -176,6 +176,12 @@ impl PlanBuilder {
         Ok(slot as u32)
     }
 
+    /// Start stages whose correlation key is one thread id: starts of exiting threads are
+    /// dropped, and new threads never inherit one.
+    pub fn by_thread(&mut self) {
+        self.plan.by_thread = 1;
+    }
+
     /// Main stages whose events run in another task's context: no pid filter here.
     pub fn all_tasks(&mut self) {
         self.plan.all_tasks = 1;
@@ -387,6 +393,7 @@ pub fn disassemble(plan: &Plan) -> String {
         (plan.announce, "announce"),
         (plan.filter_first, "filter_first"),
         (plan.needs_ids, "needs_ids"),
+        (plan.by_thread, "by_thread"),
     ] {
         if set != 0 {
             flags.push(name.to_string());

@@ -104,6 +104,10 @@ pub struct Start {
     /// Begin events of any task count, also with `-p`/`-- CMD` (wakeups run in the
     /// waker's context).
     pub all_tasks: bool,
+    /// The pairing field is a thread id (one field): the start of a thread that exits is
+    /// dropped, and a new thread reusing the id does not inherit it. Without this, starts
+    /// that never end (a thread exiting mid-call) stay until the run ends.
+    pub per_thread: bool,
 }
 
 /// Kernel map sizes.

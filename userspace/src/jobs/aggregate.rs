@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::{RunOptions, is_broken_pipe, to_stdout};
 use crate::{
-    Result,
+    Result, caps,
     engine::{
         Aggregates, Engine, EngineSpec, Targets,
         compile::{Compiled, compile},
@@ -155,6 +155,8 @@ fn slots_of(report: &Report, compiled: &Compiled) -> u32 {
 /// Runs `job` over `options`' scope and timing, printing its aggregates.
 pub fn run(job: AggregateJob, options: &RunOptions) -> Result<()> {
     let file_format = options.file_format(job.command, false)?;
+    // Privileges first: without them, reading tracefs fails with a less useful message.
+    caps::require_tracing(job.command)?;
     let compiled = compile(&job.request)?;
     let what = job.what.as_deref().map_or_else(
         || compiled.what.clone(),

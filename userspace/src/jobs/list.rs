@@ -57,15 +57,21 @@ pub fn events(glob: Option<&str>) -> Result<String> {
         }
     }
     if listed(Class::Tracepoint) {
-        let tracepoints = tracefs::root()
-            .and_then(|root| probe::all_tracepoints(&root))
-            .unwrap_or_default();
-        for tp in tracepoints
-            .iter()
-            .map(ToString::to_string)
-            .filter(|n| wanted(n))
-        {
-            line(&mut out, &tp, "Tracepoint event");
+        match tracefs::root().and_then(|root| probe::all_tracepoints(&root)) {
+            Ok(tracepoints) => {
+                for tp in tracepoints
+                    .iter()
+                    .map(ToString::to_string)
+                    .filter(|n| wanted(n))
+                {
+                    line(&mut out, &tp, "Tracepoint event");
+                }
+            }
+            // Asked for tracepoints: say why there are none, as an error.
+            Err(err) if class == Class::Tracepoint || glob.is_some_and(|g| g.contains(':')) => {
+                return Err(err);
+            }
+            Err(err) => out.push_str(&format!("\n  (tracepoints are not listed: {err})\n")),
         }
     }
     // Kernel function names have no `:`; a `system:event` glob is about tracepoints.

@@ -14,7 +14,7 @@ use tracekit_common::{
 
 use super::{RunOptions, aggregate::Engines, is_broken_pipe, online_cpus, to_stdout};
 use crate::{
-    Result, bpf,
+    Result, bpf, caps,
     engine::{
         KeyColumn, KeyKind,
         compile::{Compiled, compile},
@@ -260,6 +260,7 @@ pub fn engine(
     report: ReportOptions,
     options: &RunOptions,
 ) -> Result<()> {
+    caps::require_tracing(labels.tool)?;
     let compiled: Compiled = compile(request)?;
     let labels = &Labels {
         event: labels.event.replace("{probes}", &compiled.what),

@@ -9,7 +9,7 @@ use tracekit_common::profile::{DEFAULT_COUNT_MAP_ENTRIES, DEFAULT_STACK_MAP_ENTR
 
 use super::{RunOptions, aggregate::Engines, is_broken_pipe, to_stdout};
 use crate::{
-    Error, Result, bpf,
+    Error, Result, bpf, caps,
     engine::{
         Aggregates, KeyColumn,
         compile::{Compiled, compile},
@@ -289,6 +289,7 @@ fn rank_samples(
 /// interval (`options.interval`, which the caller sets).
 pub fn run(top: &TopOptions, options: &RunOptions) -> Result<()> {
     let keys = parse_sort(&top.sort, top.event.is_some())?;
+    caps::require_tracing("top")?;
     let compiled: Option<Compiled> = match &top.event {
         Some(probe) => {
             let by = keys

@@ -10,7 +10,7 @@ use tracekit_common::engine::{STR_BYTES, TraceRecord, operand};
 
 use super::{RunOptions, aggregate::Engines};
 use crate::{
-    Error, Result,
+    Error, Result, caps,
     engine::{
         StackReader,
         compile::{Compiled, EventNames, Printed, compile},
@@ -165,6 +165,7 @@ impl Collector for TraceCollector<'_> {
 /// Shape::Trace`]; `kstack`/`ustack` among its printed fields print stacks).
 pub fn run(request: &Request, options: &RunOptions) -> Result<()> {
     let file_format = options.file_format("trace", false)?;
+    caps::require_tracing("trace")?;
     let compiled = compile(request)?;
     let stacks = (
         request.print.iter().any(|p| p == STACKS[0]),

@@ -379,7 +379,8 @@ mod tests {
              \"sum\":0,\"hist\":[{\"low\":16384,\"high\":32767,\"count\":1}]}],\
              \"stats\":{\"counted\":1,\"filtered\":0,\"map_full\":0,\"no_start\":0,\
              \"start_map_full\":0,\"read_errors\":0,\"starts\":0,\"trace_lost\":0,\
-             \"stack_map_full\":0,\"stack_errors\":0,\"announce_lost\":0}}\n"
+             \"stack_map_full\":0,\"stack_errors\":0,\"announce_lost\":0,\"starts_ended\":0,\
+             \"starts_exited\":0}}\n"
         );
     }
 

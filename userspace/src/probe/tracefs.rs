@@ -18,20 +18,62 @@ pub const TRACEFS: &str = "/sys/kernel/tracing";
 pub const DEBUGFS_TRACING: &str = "/sys/kernel/debug/tracing";
 
 /// The tracefs root, mounting tracefs at [`TRACEFS`] when nothing is mounted (a fresh boot
-/// leaves the directory empty). Fails with a message saying how to mount it by hand.
+/// leaves the directory empty).
+///
+/// # Errors
+/// [`Error::Privilege`] naming the capability when tracefs is mounted but this user cannot
+/// read it (it is `drwx------ root`: `CAP_DAC_READ_SEARCH` reads it) or when mounting it needs
+/// `CAP_SYS_ADMIN`; a runtime error saying how to mount it by hand otherwise.
 pub fn root() -> Result<PathBuf> {
     for dir in [TRACEFS, DEBUGFS_TRACING] {
-        if Path::new(dir).join("events").is_dir() {
-            return Ok(PathBuf::from(dir));
+        match fs::metadata(Path::new(dir).join("events")) {
+            Ok(meta) if meta.is_dir() => return Ok(PathBuf::from(dir)),
+            Err(err) if err.kind() == std::io::ErrorKind::PermissionDenied => {
+                return Err(unreadable(dir));
+            }
+            _ => {}
         }
     }
+    if mounted_at(TRACEFS) {
+        return Err(unreadable(TRACEFS));
+    }
     mount_tracefs().map_err(|err| {
-        Error::runtime(format!(
-            "tracefs is not mounted and mounting it failed ({err}); \
-             mount it with `mount -t tracefs nodev {TRACEFS}`"
-        ))
+        if err.raw_os_error() == Some(libc::EPERM) {
+            Error::Privilege(format!(
+                "tracefs is not mounted, and mounting it needs CAP_SYS_ADMIN; mount it as root \
+                 with `mount -t tracefs nodev {TRACEFS}`"
+            ))
+        } else {
+            Error::runtime(format!(
+                "tracefs is not mounted and mounting it failed ({err}); \
+                 mount it with `mount -t tracefs nodev {TRACEFS}`"
+            ))
+        }
     })?;
     Ok(PathBuf::from(TRACEFS))
+}
+
+/// The error for a tracefs this user cannot read.
+fn unreadable(dir: &str) -> Error {
+    Error::Privilege(format!(
+        "tracefs ({dir}) is readable by root only: tracepoints need CAP_DAC_READ_SEARCH too \
+         (grant it with `setcap cap_bpf,cap_perfmon,cap_dac_read_search+ep tracekit`, or run \
+         as root)"
+    ))
+}
+
+/// Whether `/proc/self/mountinfo` lists a tracefs mounted at `dir`.
+fn mounted_at(dir: &str) -> bool {
+    fs::read_to_string("/proc/self/mountinfo").is_ok_and(|info| {
+        info.lines().any(|line| {
+            let fields: Vec<&str> = line.split(' ').collect();
+            let fs_type = line
+                .split(" - ")
+                .nth(1)
+                .and_then(|rest| rest.split(' ').next());
+            fields.get(4) == Some(&dir) && fs_type == Some("tracefs")
+        })
+    })
 }
 
 fn mount_tracefs() -> std::io::Result<()> {

@@ -2,7 +2,8 @@
 //!
 //! The command is forked first and held before `exec` until the probes are attached and
 //! its pid is in the kernel's filter, as `perf record -- CMD` does; then it is released.
-//! Its exit is watched through a pidfd.
+//! Its exit is watched through a pidfd. It dies with tracekit (`PR_SET_PDEATHSIG`), also
+//! when tracekit is killed with SIGKILL.
 
 use std::{
     ffi::{CString, OsStr, OsString},
@@ -55,6 +56,8 @@ impl Workload {
 
         let (go_read, go_write) = pipe()?;
         let (err_read, err_write) = pipe()?;
+        // SAFETY: getpid(2) has no preconditions.
+        let parent = unsafe { libc::getpid() };
         // SAFETY: fork(2); the child only calls async-signal-safe functions below.
         let pid = unsafe { libc::fork() };
         if pid < 0 {
@@ -64,9 +67,16 @@ impl Workload {
             )));
         }
         if pid == 0 {
-            // Child: wait for the go byte (EOF means the parent gave up), then exec.
+            // Child: die with tracekit, even when it is killed with SIGKILL (as perf's
+            // workload does not, and users expect); a parent that died before the prctl is
+            // seen as a new parent pid. Then wait for the go byte (EOF means the parent gave
+            // up), then exec.
             // SAFETY: valid fds and buffers; execv's arrays are NUL-terminated and live.
             unsafe {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
+                if libc::getppid() != parent {
+                    libc::_exit(127);
+                }
                 libc::close(go_write.as_raw_fd());
                 libc::close(err_read.as_raw_fd());
                 let mut byte = 0u8;

@@ -59,11 +59,13 @@ pub fn run(args: Args, verbose: u8) -> Result<()> {
             "--min-us {min} is above --max-us {max}"
         )));
     }
-    // TASK_INTERRUPTIBLE and TASK_UNINTERRUPTIBLE (include/linux/sched.h) in `prev_state`.
+    // `prev_state` bits (`__trace_sched_switch_state`, include/trace/events/sched.h): 1
+    // TASK_INTERRUPTIBLE, 2 TASK_UNINTERRUPTIBLE, 0x10 EXIT_DEAD and 0x20 EXIT_ZOMBIE, the last
+    // switch of an exiting thread, which never comes back.
     let start_filter = match args.state {
-        None => "prev_pid != 0".to_string(),
-        Some(TaskState::Interruptible) => "prev_pid != 0 && prev_state & 1".to_string(),
-        Some(TaskState::Uninterruptible) => "prev_pid != 0 && prev_state & 2".to_string(),
+        None => "prev_pid != 0 && !(prev_state & 48)",
+        Some(TaskState::Interruptible) => "prev_pid != 0 && prev_state & 1",
+        Some(TaskState::Uninterruptible) => "prev_pid != 0 && prev_state & 2",
     };
     let bounds: Vec<String> = [
         args.min_us.map(|us| format!("latency >= {}", us * 1000)),
@@ -84,6 +86,7 @@ pub fn run(args: Args, verbose: u8) -> Result<()> {
             ],
             end_pair: vec!["next_pid".into()],
             all_tasks: false,
+            per_thread: true,
         }),
         all_tasks: true,
         value: Some("latency".into()),

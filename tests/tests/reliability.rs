@@ -1,0 +1,428 @@
+//! Production conditions (issue "Production-grade"): intervals and `-o` on every command,
+//! thread and process churn, long runs, a killed tracekit, a closed pipe, least privilege.
+//! Each test reproduces one row of the issue's table with a real workload.
+
+use std::{
+    io::{BufRead as _, BufReader},
+    process::{Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use tracekit_tests::*;
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Row 1: `stat -o FILE` writes the report, also when stopped by SIGINT or SIGTERM.
+#[test]
+fn reliability_stat_writes_its_output_file() {
+    require_root();
+    let dir = scratch("reliability_stat_writes_its_output_file");
+    let json = dir.join("stat.json");
+    let run = tracekit(
+        [
+            "stat",
+            "-e",
+            "task-clock,page-faults",
+            "-d",
+            "0.5",
+            "-o",
+            json.to_str().unwrap(),
+        ],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("stat -o wrote its file"))
+            .expect("JSON in the file");
+    let events: Vec<&str> = report["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(events, ["cpu-clock", "page-faults"], "{report:#}");
+    assert!(run.stderr.contains("Wrote "), "{run:#?}");
+    for (signal, name) in [(libc::SIGINT, "int"), (libc::SIGTERM, "term")] {
+        let text = dir.join(format!("stat-{name}.txt"));
+        let mut child = spawn_tracekit(["stat", "-a", "-o", text.to_str().unwrap()]);
+        std::thread::sleep(Duration::from_millis(700));
+        kill(child.id(), signal);
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(0), "stat after signal {name}");
+        let written = std::fs::read_to_string(&text).expect("stat -o after a signal");
+        assert!(
+            written.contains("Performance counter stats for system wide")
+                && written.contains("seconds time elapsed"),
+            "{written}"
+        );
+    }
+}
+
+/// Row 2: `stackcount -i` and `offcpu -i` print one report per interval, the last partial.
+#[test]
+fn reliability_stack_commands_report_each_interval() {
+    require_root();
+    for args in [
+        &[
+            "stackcount",
+            "sched:sched_switch",
+            "-i",
+            "1",
+            "-d",
+            "3.5",
+            "--top",
+            "3",
+        ][..],
+        &["offcpu", "-i", "1", "-d", "3.5", "--top", "3"][..],
+    ] {
+        let run = tracekit(args, TIMEOUT);
+        run.assert_code(0);
+        let headers: Vec<&str> = run
+            .stdout
+            .lines()
+            .filter(|l| l.contains("interval ending"))
+            .collect();
+        assert_eq!(
+            headers.len(),
+            4,
+            "{args:?}: 3 full intervals and a half: {run:#?}"
+        );
+        assert!(headers[3].contains("over 0.5 s"), "{args:?}: {headers:?}");
+    }
+}
+
+/// Row 3: `-i 1 -d 3` prints three reports; with `-i 2 -d 3` the last is labelled 1.0 s.
+#[test]
+fn reliability_intervals_end_at_the_duration() {
+    require_root();
+    let run = tracekit(
+        ["count", "sched:sched_switch", "-i", "1", "-d", "3"],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    let headers: Vec<&str> = run.stdout.lines().filter(|l| l.ends_with(" s)")).collect();
+    assert_eq!(headers.len(), 3, "{run:#?}");
+    assert!(
+        headers.iter().all(|h| h.ends_with("(1.0 s)")),
+        "{headers:?}"
+    );
+    let run = tracekit(
+        ["count", "sched:sched_switch", "-i", "2", "-d", "3"],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    let headers: Vec<&str> = run.stdout.lines().filter(|l| l.ends_with(" s)")).collect();
+    assert_eq!(headers.len(), 2, "{run:#?}");
+    assert!(
+        headers[0].ends_with("(2.0 s)") && headers[1].ends_with("(1.0 s)"),
+        "{headers:?}"
+    );
+}
+
+/// The microseconds off CPU of the stacks whose frames include `function`.
+fn off_cpu_us(json: &serde_json::Value, function: &str) -> u64 {
+    json["stacks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| {
+            s["frames"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|f| f["symbol"] == function)
+        })
+        .map(|s| s["count"].as_u64().unwrap())
+        .sum()
+}
+
+/// Row 4: 12,000 threads created and joined leave no starts behind: the 2 s sleep that
+/// follows is reported as 2 s, with default map sizes.
+#[test]
+fn reliability_offcpu_survives_thread_churn() {
+    require_root();
+    let churn = fixture("tk_churn");
+    let run = tracekit(
+        [
+            "offcpu",
+            "--json",
+            "--",
+            churn.to_str().unwrap(),
+            "threads",
+            "12000",
+            "2000",
+        ],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    let json = parse_json(&run.stdout);
+    let sleep_us = off_cpu_us(&json, "sleeper");
+    assert!(
+        (1_980_000..=2_020_000).contains(&sleep_us),
+        "the 2 s sleep after 12000 threads: {sleep_us} us; {}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("full start map"), "{}", run.stderr);
+}
+
+/// Row 5: under thread churn that reuses thread ids (pid_max wraps), no thread inherits a
+/// dead thread's start: the total time off CPU is at most threads x duration.
+#[test]
+fn reliability_offcpu_total_is_bounded_under_churn() {
+    require_root();
+    let tasks_before = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|p| std::fs::read_dir(p.path().join("task")).ok())
+        .map(|tasks| tasks.count())
+        .sum::<usize>();
+    let mut churners: Vec<_> = (0..2)
+        .map(|_| spawn_fixture("tk_churn", &["alive", "9", "50"]))
+        .collect();
+    std::thread::sleep(Duration::from_millis(200));
+    let seconds = 6.0;
+    let run = tracekit(["offcpu", "-d", "6", "--json"], TIMEOUT);
+    for churner in &mut churners {
+        let _ = churner.wait();
+    }
+    run.assert_code(0);
+    let json = parse_json(&run.stdout);
+    let total_us: u64 = json["stacks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["count"].as_u64().unwrap())
+        .sum();
+    // Every task alive at the start, the churners' 100 live threads, and room for the
+    // processes the machine starts meanwhile.
+    let bound_us = ((tasks_before + 100 + 200) as f64 * seconds * 1e6) as u64;
+    assert!(
+        total_us <= bound_us,
+        "{} s off CPU in {seconds} s with about {} threads",
+        total_us / 1_000_000,
+        tasks_before + 100
+    );
+}
+
+/// This process's children's resident set, in KiB (`VmRSS` of `pid`).
+fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// Row 6: `profile -a -i 1` under process churn keeps flat memory.
+#[test]
+fn reliability_profile_intervals_keep_flat_memory() {
+    require_root();
+    let mut churner = spawn_fixture("tk_churn", &["procs", "48"]);
+    let mut child = Command::new(tracekit_bin())
+        .args(["profile", "-a", "-i", "1", "-d", "45", "--top", "3"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    std::thread::sleep(Duration::from_secs(15));
+    let early = rss_kib(pid);
+    std::thread::sleep(Duration::from_secs(27));
+    let late = rss_kib(pid);
+    let status = child.wait().unwrap();
+    let _ = churner.wait();
+    assert!(status.success());
+    assert!(
+        late as f64 <= 1.2 * early as f64,
+        "RSS {early} KiB at 15 s, {late} KiB at 42 s"
+    );
+}
+
+/// The pids of `pid`'s children.
+fn children_of(pid: u32) -> Vec<u32> {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
+        .flat_map(|text| {
+            text.split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect()
+}
+
+/// Row 7: the `-- CMD` workload dies with tracekit, also when tracekit is killed.
+#[test]
+fn reliability_workload_dies_with_a_killed_tracekit() {
+    require_root();
+    let mut child = spawn_tracekit(["count", "sched:sched_switch", "--", "sleep", "30"]);
+    wait_for_stderr(&mut child, "Hit Ctrl-C to end.", TIMEOUT);
+    let workload = children_of(child.id());
+    assert_eq!(workload.len(), 1, "one workload: {workload:?}");
+    kill(child.id(), libc::SIGKILL);
+    let _ = child.wait();
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while std::path::Path::new(&format!("/proc/{}/stat", workload[0])).exists() {
+        let state =
+            std::fs::read_to_string(format!("/proc/{}/stat", workload[0])).unwrap_or_default();
+        // A zombie waiting for init to reap it is dead.
+        if state.contains(") Z ") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the workload outlived a killed tracekit: {state}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Runs tracekit with stdout into `head -1`; returns tracekit's exit status and how long
+/// it took to exit after head did.
+fn into_head(args: &[&str]) -> (Option<i32>, Duration, String) {
+    let mut tracekit = Command::new(tracekit_bin())
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut head = Command::new("head")
+        .arg("-1")
+        .stdin(tracekit.stdout.take().unwrap())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = tracekit.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+            .collect::<Vec<_>>()
+            .join("\n")
+    });
+    let head_output = head.wait_with_output().unwrap();
+    assert!(!head_output.stdout.is_empty(), "head got a line");
+    let head_exited = Instant::now();
+    let deadline = head_exited + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = tracekit.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = tracekit.kill();
+            break tracekit.wait().unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    (status.code(), head_exited.elapsed(), reader.join().unwrap())
+}
+
+/// Row 8: `tracekit ... | head -1` exits within 1 s of head, with status 0 and nothing
+/// attached, also when no further event arrives.
+#[test]
+fn reliability_closed_pipe_ends_the_run() {
+    require_root();
+    let funcs = fixture("tk_funcs");
+    let never_called = format!("uprobe:{}:answer", funcs.display());
+    for args in [
+        vec!["trace", "raw_syscalls:sys_enter"],
+        vec!["trace", "raw_syscalls:sys_enter", "--json"],
+        vec!["trace", never_called.as_str()],
+        vec!["offcpu", "-i", "0.5"],
+        vec!["count", "sched:sched_switch", "-i", "0.5"],
+    ] {
+        let (code, after, stderr) = into_head(&args);
+        assert_eq!(code, Some(0), "{args:?}: {stderr}");
+        assert!(
+            after < Duration::from_secs(1),
+            "{args:?} exited {after:?} after head: {stderr}"
+        );
+        assert!(
+            loaded_program_ids("engine_").is_empty(),
+            "{args:?} left programs loaded"
+        );
+    }
+}
+
+/// Runs tracekit as `nobody` with only these capabilities.
+fn as_nobody(caps: &str, args: &[&str]) -> Output {
+    // A copy nobody can execute, outside root's home.
+    let copy = std::env::temp_dir().join("tracekit-nobody");
+    std::fs::copy(tracekit_bin(), &copy).unwrap();
+    let mut command = Command::new("setpriv");
+    command
+        .args([
+            "--reuid=nobody",
+            "--regid=nogroup",
+            "--clear-groups",
+            &format!("--inh-caps={caps}"),
+            &format!("--ambient-caps={caps}"),
+        ])
+        .arg(&copy)
+        .args(args);
+    run(command, TIMEOUT)
+}
+
+/// Rows 15 and 16: with CAP_BPF and CAP_PERFMON and no root, the commands work where the
+/// kernel allows, or say in one line which capability is missing and how to grant it.
+#[test]
+fn reliability_least_privilege() {
+    require_root();
+    // Raw tracepoints need no tracefs: syscount works with the two capabilities alone.
+    let run = as_nobody("+bpf,+perfmon", &["syscount", "-d", "0.5"]);
+    run.assert_code(0);
+    assert!(run.stdout.contains("SYSCALL"), "{run:#?}");
+    // Tracepoints need tracefs, readable by root only: one line naming the capability.
+    for args in [
+        &["count", "sched:sched_switch", "-d", "0.5"][..],
+        &[
+            "hist",
+            "sched:sched_switch",
+            "--by",
+            "prev_comm",
+            "-d",
+            "0.5",
+        ][..],
+        &["trace", "sched:sched_switch", "-d", "0.2"][..],
+        &["profile", "-p", "1", "-d", "0.5"][..],
+    ] {
+        let run = as_nobody("+bpf,+perfmon", args);
+        run.assert_code(1);
+        assert_eq!(run.stderr.lines().count(), 1, "{args:?}: {run:#?}");
+        assert!(
+            run.stderr.contains("CAP_DAC_READ_SEARCH") && run.stderr.contains("setcap"),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+    // With it, they work.
+    for args in [
+        &["count", "syscalls:sys_enter_getppid", "-d", "0.5"][..],
+        &[
+            "hist",
+            "sched:sched_switch",
+            "--by",
+            "prev_comm",
+            "-d",
+            "0.5",
+        ][..],
+        &["trace", "sched:sched_switch", "-d", "0.2"][..],
+        &["profile", "-p", "1", "-d", "0.5"][..],
+    ] {
+        as_nobody("+bpf,+perfmon,+dac_read_search", args).assert_code(0);
+    }
+    // No capabilities: listing tracepoints says why it cannot.
+    let run = as_nobody("-all", &["list", "sched:*"]);
+    run.assert_code(1);
+    assert!(run.stderr.contains("CAP_DAC_READ_SEARCH"), "{run:#?}");
+    let run = as_nobody("-all", &["count", "sched:sched_switch", "-d", "0.2"]);
+    run.assert_code(1);
+    assert!(
+        run.stderr.contains("CAP_BPF") && run.stderr.contains("CAP_PERFMON"),
+        "{run:#?}"
+    );
+}
