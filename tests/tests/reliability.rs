@@ -290,7 +290,7 @@ fn into_head(args: &[&str]) -> (Option<i32>, Duration, String) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut head = Command::new("head")
+    let head = Command::new("head")
         .arg("-1")
         .stdin(tracekit.stdout.take().unwrap())
         .stdout(Stdio::piped())
