@@ -39,12 +39,22 @@ pub enum Bench {
         #[arg(long, default_value_t = 15)]
         rounds: usize,
     },
+    /// `profile -a -i 1`, `hist ... --by comm -i 1` and `offcpu -i 1` for MINUTES under
+    /// process and thread churn: RSS and CPU every 10 s, and the RSS slope after a minute
+    Soak {
+        /// Minutes to run
+        #[arg(long, default_value_t = 10.0)]
+        minutes: f64,
+    },
 }
 
 pub fn run(bench: Bench, tracekit: &Path) -> Result<()> {
     match bench {
         Bench::Profile { seconds, rounds } => profile(tracekit, seconds, rounds),
         Bench::Syscount { calls, rounds } => syscount(tracekit, calls, rounds),
+        Bench::Soak { minutes } => {
+            crate::soak::soak(tracekit, &build_fixture("tk_churn")?, minutes)
+        }
     }
 }
 

@@ -7,6 +7,7 @@
 
 mod bench;
 mod setup;
+mod soak;
 mod util;
 mod vm;
 
@@ -28,7 +29,8 @@ EXAMPLES:
   cargo xtask test                                 # unit + root integration tests
   cargo xtask test --integration profile_sigint    # integration tests matching a name
   cargo xtask test --vm                            # kprobe/fentry tests in Debian kernels
-  cargo xtask bench profile                        # tracekit vs perf vs bpftrace"
+  cargo xtask bench profile                        # tracekit vs perf vs bpftrace
+  cargo xtask bench soak --minutes 60              # memory and CPU over an hour of churn"
 )]
 struct Cli {
     #[command(subcommand)]

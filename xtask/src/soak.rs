@@ -1,0 +1,165 @@
+//! `cargo xtask bench soak`: long interval runs under process and thread churn, the way
+//! tracekit runs under systemd for hours. Samples each tracekit's RSS and CPU time every
+//! 10 s and prints the slope of RSS after warm-up: a leak shows as a slope, not as a level.
+
+use std::{
+    path::Path,
+    process::{Child, Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use anyhow::{Context as _, Result};
+
+/// One long-running tracekit command.
+struct Run {
+    name: &'static str,
+    child: Child,
+    /// (seconds since start, RSS KiB, CPU seconds).
+    samples: Vec<(f64, u64, f64)>,
+}
+
+/// RSS in KiB and CPU time (user + system) in seconds of `pid`, from /proc.
+fn usage(pid: u32) -> Option<(u64, f64)> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let rss = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name (which may hold spaces) in parentheses.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split(' ').collect();
+    // SAFETY: sysconf(3) has no preconditions.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    Some((rss, (utime + stime) / ticks))
+}
+
+/// The least-squares slope of `points` (x, y).
+fn slope(points: &[(f64, f64)]) -> f64 {
+    let n = points.len() as f64;
+    if n < 2.0 {
+        return 0.0;
+    }
+    let mean_x = points.iter().map(|p| p.0).sum::<f64>() / n;
+    let mean_y = points.iter().map(|p| p.1).sum::<f64>() / n;
+    let num: f64 = points
+        .iter()
+        .map(|(x, y)| (x - mean_x) * (y - mean_y))
+        .sum();
+    let den: f64 = points.iter().map(|(x, _)| (x - mean_x).powi(2)).sum();
+    if den == 0.0 { 0.0 } else { num / den }
+}
+
+/// Runs the soak for `minutes` with `churn` (the tk_churn fixture) keeping processes and
+/// threads coming and going.
+pub fn soak(tracekit: &Path, churn: &Path, minutes: f64) -> Result<()> {
+    let seconds = minutes * 60.0;
+    let duration = format!("{seconds}");
+    let mut churners = vec![
+        Command::new(churn)
+            .args(["procs", &duration])
+            .stdout(Stdio::null())
+            .spawn()
+            .context("starting process churn")?,
+        Command::new(churn)
+            .args(["alive", &duration, "50"])
+            .stdout(Stdio::null())
+            .spawn()
+            .context("starting thread churn")?,
+    ];
+    let commands: [(&'static str, Vec<&str>); 3] = [
+        (
+            "profile -a -i 1",
+            vec!["profile", "-a", "-i", "1", "--top", "5"],
+        ),
+        (
+            "hist raw_syscalls:sys_enter --by comm -i 1",
+            vec!["hist", "raw_syscalls:sys_enter", "--by", "comm", "-i", "1"],
+        ),
+        ("offcpu -i 1", vec!["offcpu", "-i", "1", "--top", "5"]),
+    ];
+    let mut runs = Vec::new();
+    for (name, args) in commands {
+        let child = Command::new(tracekit)
+            .args(&args)
+            .args(["-d", &duration])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .with_context(|| format!("starting tracekit {name}"))?;
+        runs.push(Run {
+            name,
+            child,
+            samples: Vec::new(),
+        });
+    }
+    let started = Instant::now();
+    eprintln!(
+        "xtask: soak: {} runs for {minutes} min under process and thread churn; a sample \
+         every 10 s",
+        runs.len()
+    );
+    while started.elapsed().as_secs_f64() < seconds {
+        std::thread::sleep(Duration::from_secs(10));
+        let at = started.elapsed().as_secs_f64();
+        for run in &mut runs {
+            if let Some((rss, cpu)) = usage(run.child.id()) {
+                run.samples.push((at, rss, cpu));
+            }
+        }
+        let line: Vec<String> = runs
+            .iter()
+            .filter_map(|r| r.samples.last().map(|s| format!("{} {} KiB", r.name, s.1)))
+            .collect();
+        eprintln!("xtask: soak: {:>5.0} s: {}", at, line.join("; "));
+    }
+    println!(
+        "| command ({minutes} min, churn) | RSS at 1 min | RSS at end | RSS slope after 1 min | CPU |"
+    );
+    println!("|---|---|---|---|---|");
+    for run in &mut runs {
+        let _ = run.child.wait();
+        let warm: Vec<(f64, f64)> = run
+            .samples
+            .iter()
+            .filter(|s| s.0 >= 60.0)
+            .map(|s| (s.0, s.1 as f64))
+            .collect();
+        let at_minute = warm.first().map_or(0.0, |s| s.1);
+        let at_end = run.samples.last().map_or(0, |s| s.1);
+        let cpu = run.samples.last().map_or(0.0, |s| s.2);
+        println!(
+            "| tracekit {} | {:.1} MiB | {:.1} MiB | {:+.1} KiB/min | {:.1} s ({:.2}% of a CPU) |",
+            run.name,
+            at_minute / 1024.0,
+            at_end as f64 / 1024.0,
+            slope(&warm) * 60.0,
+            cpu,
+            100.0 * cpu / seconds
+        );
+    }
+    for churner in &mut churners {
+        let _ = churner.kill();
+        let _ = churner.wait();
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slope_of_a_line() {
+        assert_eq!(slope(&[(0.0, 1.0), (1.0, 3.0), (2.0, 5.0)]), 2.0);
+        assert_eq!(slope(&[(0.0, 7.0), (10.0, 7.0)]), 0.0);
+        assert_eq!(slope(&[(0.0, 7.0)]), 0.0);
+    }
+}
