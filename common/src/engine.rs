@@ -116,6 +116,16 @@ pub mod operand {
     pub const KERNEL_STACK: u32 = 15;
     /// The user stack, likewise.
     pub const USER_STACK: u32 = 16;
+    /// `size` bytes of the register at byte `offset` of the probe's `struct pt_regs`
+    /// (uprobes, kprobes; x86_64's uapi layout), [`super::SIGNED`] to sign-extend: USDT
+    /// arguments in registers (`-4@%edi`).
+    pub const REG: u32 = 17;
+    /// `size` (1, 2, 4, 8) bytes of user memory at the register at `offset` of `pt_regs` plus
+    /// `aux` (an `i32` displacement): USDT arguments in memory (`8@-16(%rbp)`).
+    pub const USER_MEM: u32 = 18;
+    /// The constant `offset | aux << 32`, narrowed to `size` bytes: USDT arguments the
+    /// compiler knew (`4@$5`).
+    pub const CONST: u32 = 19;
 }
 
 /// [`Operand::flags`] bit: the integer is signed (sign-extended from `size`).

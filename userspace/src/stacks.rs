@@ -34,6 +34,11 @@ pub struct Frame {
     /// Whether the compiler inlined this function into its caller (known from DWARF).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub inlined: bool,
+    /// Whether the code was compiled at run time (named from `/tmp/perf-PID.map` or
+    /// `jit-PID.dump`; the module is that file). Folded stacks suffix it with `_[j]`, as
+    /// `stackcollapse-perf.pl --jit` does.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub jit: bool,
 }
 
 impl Frame {
@@ -44,6 +49,7 @@ impl Frame {
             module: module.map(str::to_string),
             kind: FrameKind::User,
             inlined: false,
+            jit: false,
         }
     }
 
@@ -54,6 +60,7 @@ impl Frame {
             module: Some(KERNEL_MODULE.to_string()),
             kind: FrameKind::Kernel,
             inlined: false,
+            jit: false,
         }
     }
 
@@ -83,7 +90,8 @@ pub struct Stack {
 }
 
 /// Folds stacks into `comm;outer;...;leaf` lines with their summed counts, sorted by line:
-/// the input format of `flamegraph.pl` and inferno. Kernel frames end in `_[k]`.
+/// the input format of `flamegraph.pl` and inferno. Kernel frames end in `_[k]`, JIT frames
+/// in `_[j]`.
 ///
 /// ```
 /// use tracekit::stacks::{Frame, Stack, fold};
@@ -115,6 +123,8 @@ pub fn folded_path(stack: &Stack) -> String {
         line.push_str(&sanitize(&frame.symbol));
         if frame.kind == FrameKind::Kernel {
             line.push_str("_[k]");
+        } else if frame.jit {
+            line.push_str("_[j]");
         }
     }
     line

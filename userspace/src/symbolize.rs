@@ -4,8 +4,10 @@
 //! run, against `/proc/kallsyms` (or a `vmlinux` when one is installed).
 //! User addresses resolve against the ELF symbols and DWARF of the binaries a process had
 //! mapped, with inlined functions as frames of their own when DWARF says so. Stripped
-//! binaries with a separate debug file (libc6-dbg and other `-dbg`/`-dbgsym` packages) resolve
-//! through that file's symbol table, not its DWARF (see `SplitDebug`).
+//! binaries with a separate debug file resolve through that file's symbol table, not its
+//! DWARF (see `SplitDebug`); the debug file is found by build ID in
+//! `/usr/lib/debug/.build-id` (libc6-dbg and other `-dbg`/`-dbgsym` packages) or from the
+//! debuginfod servers of `$DEBUGINFOD_URLS` ([`crate::debuginfo`]).
 //!
 //! Names are demangled here, not by blazesym: blazesym 0.2.7 runs the C++ demangler on names
 //! of unknown language even without a `_Z` prefix, so C functions named `a` or `b` come out
@@ -14,21 +16,35 @@
 //!
 //! Processes may exit before a profile ends (bpftrace#246 is the classic failure): call
 //! [`Symbolizer::remember_process`] while the process lives. It caches the process's memory
-//! map (blazesym's VMA cache), so its addresses still resolve afterwards, through the paths
-//! of the files it had mapped.
+//! map (blazesym's VMA cache, and [`ProcessFiles`]), so its addresses still resolve
+//! afterwards: through the paths of the files it had mapped, or, for files that no path from
+//! here reaches (another mount namespace, as in a container; deleted files), through
+//! descriptors opened while it lived.
+//!
+//! JIT-compiled code (node, Java, Python `-X perf`, .NET) is named from the process's
+//! `/tmp/perf-PID.map` and `jit-PID.dump` ([`crate::jit`]): read when the process is
+//! announced, again whenever they grew, and a last time once it has exited (the JVM writes
+//! its map at exit); the last copy stays in memory. JIT frames are marked [`Frame::jit`] and
+//! have the map or dump as their module (`perf-PID.map` in the report, as perf shows them).
+//!
+//! A user frame that still has no name is named by its module and the ELF address in it,
+//! `liblzma.so.5+0x2a3f0` (the address `addr2line -e MODULE` and `nm` take), rather than
+//! `[unknown]`; only addresses outside any mapped file stay [`UNKNOWN_SYMBOL`].
 
 use std::{
     borrow::Cow,
-    collections::HashSet,
+    cell::RefCell,
+    collections::{HashMap, HashSet},
     ffi::OsString,
     fmt,
     path::{Path, PathBuf},
     rc::Rc,
+    time::{Duration, Instant},
 };
 
 use blazesym::{
     Addr, Pid,
-    helper::{ElfResolver, read_elf_build_id},
+    helper::ElfResolver,
     symbolize::{
         FindSymOpts, Input, ProcessMemberInfo, ProcessMemberType, Reason, Resolve, ResolvedSym,
         SrcLang, Sym, Symbolize, Symbolized, Symbolizer as Blazesym, TranslateFileOffset,
@@ -37,13 +53,64 @@ use blazesym::{
     },
 };
 
-use crate::stacks::{Frame, FrameKind, KERNEL_MODULE, UNKNOWN_SYMBOL};
+use crate::{
+    debuginfo::{DebugInfo, DebugInfoOptions},
+    jit::{JitFile, JitSource, JitTable, is_jitdump_name},
+    procmaps::{KeptFiles, ProcessFiles, elf_address, pidfd_exited},
+    stacks::{Frame, FrameKind, KERNEL_MODULE, UNKNOWN_SYMBOL},
+};
+
+/// How a [`Symbolizer`] names frames.
+#[derive(Clone, Debug)]
+pub struct SymbolizerOptions {
+    /// Functions the compiler inlined become frames of their own where DWARF describes them
+    /// (perf's `--inline`), at the cost of reading DWARF line information. Default: true.
+    pub inlined: bool,
+    /// Where separate debug files are looked for (local build-ID directories, debuginfod).
+    pub debug_info: DebugInfoOptions,
+}
+
+impl Default for SymbolizerOptions {
+    fn default() -> Self {
+        Self {
+            inlined: true,
+            debug_info: DebugInfoOptions::default(),
+        }
+    }
+}
 
 /// Resolves kernel and user addresses to [`Frame`]s.
 pub struct Symbolizer {
     inner: Blazesym,
     remembered: HashSet<u32>,
+    state: Rc<RefCell<State>>,
 }
+
+/// What the symbolizer knows of processes, shared with blazesym's process dispatcher.
+struct State {
+    processes: HashMap<u32, Known>,
+    files: KeptFiles,
+    debug_info: DebugInfo,
+}
+
+/// One process: its files, and its JIT symbols.
+struct Known {
+    files: ProcessFiles,
+    jit: JitTable,
+    /// Followed JIT files with the module name their frames get.
+    jit_files: Vec<(JitFile, String)>,
+    /// When the perf map was last looked for (it may appear late: the JVM writes it at exit).
+    perf_map_tried: Option<Instant>,
+    /// When the memory map was last re-read for an address it did not hold.
+    maps_read: Instant,
+    /// The last read after exit was done; nothing is opened for it any more.
+    finished: bool,
+}
+
+/// How often a missing perf map is looked for again while a process lives.
+const PERF_MAP_RETRY: Duration = Duration::from_millis(50);
+/// How often a live process's memory map is re-read for addresses it does not hold.
+const MAPS_RETRY: Duration = Duration::from_millis(200);
 
 impl Default for Symbolizer {
     fn default() -> Self {
@@ -52,10 +119,17 @@ impl Default for Symbolizer {
 }
 
 impl Symbolizer {
-    /// A symbolizer. With `inlined`, functions the compiler inlined become frames of their
-    /// own where DWARF describes them (perf's `--inline`), at the cost of reading DWARF line
-    /// information; without it, only ELF and DWARF function symbols are used.
+    /// A symbolizer with default options, inlined frames as `inlined` says
+    /// (see [`SymbolizerOptions::inlined`]).
     pub fn new(inlined: bool) -> Self {
+        Self::with_options(SymbolizerOptions {
+            inlined,
+            ..SymbolizerOptions::default()
+        })
+    }
+
+    /// A symbolizer with `options`.
+    pub fn with_options(options: SymbolizerOptions) -> Self {
         let debug_files = Rc::new(
             Blazesym::builder()
                 .enable_code_info(false)
@@ -63,31 +137,41 @@ impl Symbolizer {
                 .enable_demangling(false)
                 .build(),
         );
+        let state = Rc::new(RefCell::new(State {
+            processes: HashMap::new(),
+            files: KeptFiles::new(),
+            debug_info: DebugInfo::new(options.debug_info.clone()),
+        }));
+        let dispatch_state = Rc::clone(&state);
         Self {
             inner: Blazesym::builder()
-                .enable_code_info(inlined)
-                .enable_inlined_fns(inlined)
+                .enable_code_info(options.inlined)
+                .enable_inlined_fns(options.inlined)
                 .enable_demangling(false)
                 .set_process_dispatcher(move |member: ProcessMemberInfo<'_>| {
-                    Ok(SplitDebug::for_member(&member, &debug_files))
+                    Ok(dispatch(&member, &debug_files, &dispatch_state))
                 })
                 .build(),
             remembered: HashSet::new(),
+            state,
         }
     }
 
     /// Caches the memory map of live process `pid`, so that its addresses resolve even if it
-    /// exits before [`Symbolizer::user_stack`] is called. Calling it again (after an `exec`)
-    /// replaces the cached map. Returns false when the process is already gone.
+    /// exits before [`Symbolizer::user_stack`] is called, and reads its JIT symbols. Calling
+    /// it again (after an `exec`, a new executable mapping) replaces the cached map. Returns
+    /// false when the process is already gone.
     pub fn remember_process(&mut self, pid: u32) -> bool {
+        self.reap_exited();
         // An exiting process (or a zombie) shows an empty map; caching it would replace a
         // good map from an earlier announcement with nothing.
         if !has_memory_map(pid) {
             log::debug!("pid {pid} has no memory map left to remember");
             return false;
         }
+        self.state.borrow_mut().capture(pid);
         let mut cache = CacheProcess::new(Pid::from(pid));
-        // JIT perf maps (/tmp/perf-PID.map) are read at symbolization time.
+        // JIT perf maps are read by `Known`, not by blazesym.
         cache.cache_perf_map = false;
         match self.inner.cache(&Cache::Process(cache)) {
             Ok(()) => {
@@ -98,6 +182,17 @@ impl Symbolizer {
             Err(err) => {
                 log::debug!("caching the memory map of pid {pid}: {err}");
                 false
+            }
+        }
+    }
+
+    /// Does the last JIT read of every remembered process that has exited, and closes what
+    /// was kept open only to follow it.
+    fn reap_exited(&self) {
+        let mut state = self.state.borrow_mut();
+        for known in state.processes.values_mut() {
+            if !known.finished && known.files.pidfd.as_ref().is_some_and(pidfd_exited) {
+                known.finish();
             }
         }
     }
@@ -117,6 +212,7 @@ impl Symbolizer {
                         module: Some(KERNEL_MODULE.to_string()),
                         kind: FrameKind::Kernel,
                         inlined: false,
+                        jit: false,
                     },
                     None => unknown(FrameKind::Kernel),
                 })
@@ -124,27 +220,332 @@ impl Symbolizer {
         }
         let source = Source::Kernel(Kernel::default());
         let symbolized = self.inner.symbolize(&source, Input::AbsAddr(&lookup));
-        frames_outermost_first(symbolized, lookup.len(), FrameKind::Kernel, None)
+        let symbolized = symbolized.unwrap_or_else(|err| {
+            log::debug!("symbolizing kernel addresses: {err}");
+            Vec::new()
+        });
+        frames_outermost_first(&symbolized, &lookup, FrameKind::Kernel, |_| {
+            unknown(FrameKind::Kernel)
+        })
     }
 
-    /// Resolves a user stack of process `pid`, like [`Symbolizer::kernel_stack`].
+    /// Resolves a user stack of process `pid`, like [`Symbolizer::kernel_stack`]: through
+    /// its files, then its JIT symbols, then as `module+0xADDR`.
     pub fn user_stack(&self, pid: u32, leaf_first: &[u64]) -> Vec<Frame> {
         let lookup = lookup_addresses(leaf_first);
+        self.reap_exited();
+        self.state.borrow_mut().prepare(pid);
         let mut source = Process::new(Pid::from(pid));
-        source.perf_map = true;
+        source.perf_map = false;
         // A live process's files are best reached through /proc/PID/map_files (right in
         // other mount namespaces, and for deleted files); an exited one's only through the
-        // paths remembered from its memory map.
-        source.map_files = !self.remembered.contains(&pid) || is_alive(pid);
+        // paths remembered from its memory map (or descriptors kept, see `dispatch`).
+        let alive = is_alive(pid);
+        source.map_files = !self.remembered.contains(&pid) || alive;
         let source = Source::Process(source);
-        let symbolized = self.inner.symbolize(&source, Input::AbsAddr(&lookup));
-        frames_outermost_first(symbolized, lookup.len(), FrameKind::User, Some(pid))
+        let symbolized = match self.inner.symbolize(&source, Input::AbsAddr(&lookup)) {
+            Ok(symbolized) => symbolized,
+            Err(err) => {
+                // One unreadable file fails the whole batch: go address by address.
+                log::debug!("symbolizing pid {pid}: {err}");
+                lookup
+                    .iter()
+                    .map(|&addr| {
+                        self.inner
+                            .symbolize_single(&source, Input::AbsAddr(addr))
+                            .unwrap_or(Symbolized::Unknown(Reason::Unsupported))
+                    })
+                    .collect()
+            }
+        };
+        let mut state = self.state.borrow_mut();
+        frames_outermost_first(&symbolized, &lookup, FrameKind::User, |addr| {
+            state.unnamed_frame(pid, addr, alive)
+        })
     }
 }
 
-/// Where Debian's `-dbg`/`-dbgsym` packages (and most distributions) install the separate
-/// debug file of a stripped binary, by its build ID.
-const BUILD_ID_DIR: &str = "/usr/lib/debug/.build-id";
+impl State {
+    /// Starts (or updates) following live process `pid`.
+    fn capture(&mut self, pid: u32) {
+        match self.processes.get_mut(&pid) {
+            Some(known) if !known.finished => {
+                known.files.update(&mut self.files);
+                known.follow_jit_files();
+            }
+            _ => {
+                if let Some(files) = ProcessFiles::capture(pid, &mut self.files) {
+                    let mut known = Known::new(files);
+                    known.follow_jit_files();
+                    self.processes.insert(pid, known);
+                }
+            }
+        }
+    }
+
+    /// Before symbolizing `pid`: follow it if it was never announced, and read what its JIT
+    /// files gained.
+    fn prepare(&mut self, pid: u32) {
+        if !self.processes.contains_key(&pid) {
+            let known = match ProcessFiles::capture(pid, &mut self.files) {
+                Some(files) => Known::new(files),
+                // Gone before it was announced: its perf map may still be in our /tmp.
+                None => {
+                    let mut known = Known::new(ProcessFiles {
+                        pid,
+                        ns_pid: pid,
+                        ..ProcessFiles::default()
+                    });
+                    known.finish();
+                    known
+                }
+            };
+            self.processes.insert(pid, known);
+        }
+        let known = self.processes.get_mut(&pid).expect("inserted above");
+        known.follow_jit_files();
+        known.refresh_jit();
+    }
+
+    /// The frame for an address the binaries did not name: a JIT function, else the module
+    /// and ELF address, else [`UNKNOWN_SYMBOL`].
+    fn unnamed_frame(&mut self, pid: u32, addr: u64, alive: bool) -> Frame {
+        let Some(known) = self.processes.get_mut(&pid) else {
+            return unknown(FrameKind::User);
+        };
+        if let Some((name, module)) = known.jit_lookup(addr) {
+            return Frame {
+                symbol: name.to_string(),
+                module: Some(module),
+                kind: FrameKind::User,
+                inlined: false,
+                jit: true,
+            };
+        }
+        if known.files.vma(addr).is_none()
+            && alive
+            && !known.finished
+            && known.maps_read.elapsed() >= MAPS_RETRY
+        {
+            known.maps_read = Instant::now();
+            known.files.update(&mut self.files);
+        }
+        let Some(vma) = known.files.vma(addr) else {
+            return unknown(FrameKind::User);
+        };
+        let Some(path) = vma.path.clone() else {
+            return unknown(FrameKind::User);
+        };
+        let file_offset = addr - vma.start + vma.offset;
+        let readable = known.files.readable_path(&path).or_else(|| {
+            alive.then(|| {
+                PathBuf::from(format!(
+                    "/proc/{pid}/map_files/{:x}-{:x}",
+                    vma.start, vma.end
+                ))
+            })
+        });
+        let elf = readable.and_then(|readable| elf_address(&readable, file_offset));
+        let module = path.to_string_lossy().into_owned();
+        let name = module.rsplit('/').next().unwrap_or(&module);
+        // Without program headers, the file offset is the best address there is.
+        let symbol = format!("{name}+{:#x}", elf.unwrap_or(file_offset));
+        Frame {
+            symbol,
+            module: Some(module),
+            kind: FrameKind::User,
+            inlined: false,
+            jit: false,
+        }
+    }
+}
+
+impl Known {
+    fn new(files: ProcessFiles) -> Self {
+        Self {
+            files,
+            jit: JitTable::default(),
+            jit_files: Vec::new(),
+            perf_map_tried: None,
+            maps_read: Instant::now(),
+            finished: false,
+        }
+    }
+
+    /// Opens the perf map and jitdumps not followed yet.
+    fn follow_jit_files(&mut self) {
+        if self.finished {
+            return;
+        }
+        let ns_pid = self.files.ns_pid;
+        let has_perf_map = self
+            .jit_files
+            .iter()
+            .any(|(file, _)| file.source() == JitSource::PerfMap);
+        if !has_perf_map
+            && self
+                .perf_map_tried
+                .is_none_or(|tried| tried.elapsed() >= PERF_MAP_RETRY)
+        {
+            self.perf_map_tried = Some(Instant::now());
+            let path = format!("/tmp/perf-{ns_pid}.map");
+            if let Some(file) = self.files.open_in_root(&path) {
+                log::debug!("pid {}: following {path}", self.files.pid);
+                self.jit_files
+                    .push((JitFile::new(file, JitSource::PerfMap), path));
+            }
+        }
+        // A jitdump is found by its executable mapping, as perf finds it.
+        let dumps: Vec<PathBuf> = self
+            .files
+            .vmas
+            .iter()
+            .filter_map(|vma| vma.path.as_ref())
+            .filter(|path| {
+                path.file_name()
+                    .and_then(|name| name.to_str())
+                    .is_some_and(|name| is_jitdump_name(name, ns_pid))
+            })
+            .cloned()
+            .collect();
+        for path in dumps {
+            let module = path.to_string_lossy().into_owned();
+            if self
+                .jit_files
+                .iter()
+                .any(|(_, followed)| *followed == module)
+            {
+                continue;
+            }
+            let file = self
+                .files
+                .readable_path(&path)
+                .and_then(|readable| std::fs::File::open(readable).ok());
+            if let Some(file) = file {
+                log::debug!("pid {}: following {module}", self.files.pid);
+                self.jit_files
+                    .push((JitFile::new(file, JitSource::JitDump), module));
+            }
+        }
+    }
+
+    /// Reads what the followed JIT files gained.
+    fn refresh_jit(&mut self) {
+        for (file, _) in &mut self.jit_files {
+            file.refresh(&mut self.jit);
+        }
+    }
+
+    /// The last read after exit: a perf map written at exit is found now; then every
+    /// descriptor kept only to follow the process is closed (mapped files stay open, the
+    /// frames still need them).
+    fn finish(&mut self) {
+        self.perf_map_tried = None;
+        self.follow_jit_files();
+        self.refresh_jit();
+        self.finished = true;
+        self.files.root = None;
+        self.files.pidfd = None;
+        log::debug!(
+            "pid {} exited: {} JIT functions kept",
+            self.files.pid,
+            self.jit.len()
+        );
+    }
+
+    /// The JIT function at `addr` and the module its frame gets.
+    fn jit_lookup(&self, addr: u64) -> Option<(&str, String)> {
+        let (name, source) = self.jit.lookup(addr)?;
+        let module = self
+            .jit_files
+            .iter()
+            .find(|(file, _)| file.source() == source)
+            .map_or_else(
+                || format!("/tmp/perf-{}.map", self.files.ns_pid),
+                |(_, m)| m.clone(),
+            );
+        Some((name, module))
+    }
+}
+
+/// A binary mapped by a process, opened through a descriptor kept while the process lived
+/// (its path leads nowhere, or to another file, from tracekit's mount namespace).
+struct KeptBinary {
+    binary: ElfResolver,
+    /// The path as the process mapped it, for frames' module.
+    module: OsString,
+}
+
+impl fmt::Debug for KeptBinary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "KeptBinary({:?})", self.module)
+    }
+}
+
+impl Symbolize for KeptBinary {
+    fn find_sym(
+        &self,
+        addr: Addr,
+        opts: &FindSymOpts,
+    ) -> blazesym::Result<Result<ResolvedSym<'_>, Reason>> {
+        Ok(self.binary.find_sym(addr, opts)?.map(|mut sym| {
+            sym.module = Some(&self.module);
+            sym
+        }))
+    }
+}
+
+impl TranslateFileOffset for KeptBinary {
+    fn file_offset_to_virt_offset(&self, file_offset: u64) -> blazesym::Result<Option<Addr>> {
+        self.binary.file_offset_to_virt_offset(file_offset)
+    }
+}
+
+/// The pid in a `/proc/PID/map_files/...` path.
+fn pid_of_map_file(path: &Path) -> Option<u32> {
+    let mut parts = path.components().skip(2);
+    parts.next()?.as_os_str().to_str()?.parse().ok()
+}
+
+/// The resolver for a process's mapping when blazesym's default will not do: a separate
+/// debug file exists, or the file is only reachable through a kept descriptor. `None`
+/// leaves the mapping to blazesym.
+fn dispatch(
+    member: &ProcessMemberInfo<'_>,
+    debug_files: &Rc<Blazesym>,
+    state: &Rc<RefCell<State>>,
+) -> Option<Box<dyn Resolve>> {
+    let ProcessMemberType::Path(entry) = member.member_entry else {
+        return None;
+    };
+    let mut state = state.borrow_mut();
+    let kept = pid_of_map_file(&entry.maps_file)
+        .and_then(|pid| state.processes.get(&pid))
+        .filter(|known| known.files.kept.contains_key(&entry.symbolic_path))
+        .and_then(|known| known.files.readable_path(&entry.symbolic_path));
+    // The map_files link reaches the file in other mount namespaces and after deletion;
+    // an exited process's remembered map has only the path.
+    let binary = kept.clone().or_else(|| {
+        [&entry.maps_file, &entry.symbolic_path]
+            .into_iter()
+            .find(|path| path.exists())
+            .cloned()
+    })?;
+    let module = entry.symbolic_path.clone().into_os_string();
+    if let Some(debug_file) = state.debug_info.find(&binary) {
+        // No debug directories: blazesym reads the binary alone, which has no DWARF.
+        let resolver = ElfResolver::open_with_debug_dirs(&binary, Vec::<PathBuf>::new()).ok()?;
+        return Some(Box::new(SplitDebug {
+            binary: resolver,
+            debug_file,
+            module,
+            debug_files: Rc::clone(debug_files),
+        }));
+    }
+    let kept = kept?;
+    let binary = ElfResolver::open(&kept).ok()?;
+    Some(Box::new(KeptBinary { binary, module }))
+}
 
 /// A stripped binary resolved through the symbol table of its separate debug file, without
 /// the DWARF in that file, as bcc and bpftrace do. blazesym on its own follows the debug link
@@ -155,7 +556,7 @@ const BUILD_ID_DIR: &str = "/usr/lib/debug/.build-id";
 struct SplitDebug {
     /// The binary: file offsets to addresses, and its dynamic symbols, tried first.
     binary: ElfResolver,
-    /// `BUILD_ID_DIR/xx/yyyy.debug`.
+    /// The separate debug file (by build ID, local or downloaded).
     debug_file: PathBuf,
     /// The binary's path as the process mapped it, for frames' module.
     module: OsString,
@@ -169,43 +570,6 @@ impl fmt::Debug for SplitDebug {
     }
 }
 
-impl SplitDebug {
-    /// The resolver for a process's mapping, when it is a file with a separate debug file;
-    /// `None` leaves the mapping to blazesym's default handling.
-    fn for_member(
-        member: &ProcessMemberInfo<'_>,
-        debug_files: &Rc<Blazesym>,
-    ) -> Option<Box<dyn Resolve>> {
-        let ProcessMemberType::Path(entry) = member.member_entry else {
-            return None;
-        };
-        // The map_files link reaches the file in other mount namespaces and after deletion;
-        // an exited process's remembered map has only the path.
-        let binary = [&entry.maps_file, &entry.symbolic_path]
-            .into_iter()
-            .find(|path| path.exists())?;
-        let debug_file = separate_debug_file(binary)?;
-        // No debug directories: blazesym reads the binary alone, which has no DWARF.
-        let binary = ElfResolver::open_with_debug_dirs(binary, Vec::<PathBuf>::new()).ok()?;
-        Some(Box::new(Self {
-            binary,
-            debug_file,
-            module: entry.symbolic_path.clone().into_os_string(),
-            debug_files: Rc::clone(debug_files),
-        }))
-    }
-}
-
-/// The separate debug file of `binary` (`BUILD_ID_DIR/xx/yyyy.debug` by its build ID), if
-/// one is installed.
-fn separate_debug_file(binary: &Path) -> Option<PathBuf> {
-    let build_id = read_elf_build_id(binary).ok()??;
-    let (first, rest) = build_id.split_first()?;
-    let hex: String = rest.iter().map(|byte| format!("{byte:02x}")).collect();
-    let debug_file = Path::new(BUILD_ID_DIR).join(format!("{first:02x}/{hex}.debug"));
-    debug_file.exists().then_some(debug_file)
-}
-
 impl Symbolize for SplitDebug {
     fn find_sym(
         &self,
@@ -215,7 +579,12 @@ impl Symbolize for SplitDebug {
         // Exported names first (`malloc`, not its internal alias `__GI___libc_malloc`).
         let exported = self.binary.find_sym(addr, opts);
         if let Ok(Ok(_)) = exported {
-            return exported;
+            return exported.map(|found| {
+                found.map(|mut sym| {
+                    sym.module = Some(&self.module);
+                    sym
+                })
+            });
         }
         let mut source = Elf::new(&self.debug_file);
         source.debug_syms = false;
@@ -276,27 +645,19 @@ fn lookup_addresses(leaf_first: &[u64]) -> Vec<u64> {
         .collect()
 }
 
+/// Frames for `symbolized` (one entry per address of `addrs`), outermost first; addresses
+/// without a symbol become `unnamed(addr)`.
 fn frames_outermost_first(
-    symbolized: Result<Vec<Symbolized<'_>>, blazesym::Error>,
-    len: usize,
+    symbolized: &[Symbolized<'_>],
+    addrs: &[u64],
     kind: FrameKind,
-    pid: Option<u32>,
+    mut unnamed: impl FnMut(u64) -> Frame,
 ) -> Vec<Frame> {
-    let symbolized = match symbolized {
-        Ok(symbolized) => symbolized,
-        Err(err) => {
-            match pid {
-                Some(pid) => log::debug!("symbolizing pid {pid}: {err}"),
-                None => log::debug!("symbolizing kernel addresses: {err}"),
-            }
-            return vec![unknown(kind); len];
-        }
-    };
-    let mut frames = Vec::with_capacity(len);
-    for symbol in symbolized.iter().rev() {
-        match symbol {
-            Symbolized::Sym(sym) => push_symbol(&mut frames, sym, kind),
-            Symbolized::Unknown(_) => frames.push(unknown(kind)),
+    let mut frames = Vec::with_capacity(addrs.len());
+    for (i, &addr) in addrs.iter().enumerate().rev() {
+        match symbolized.get(i) {
+            Some(Symbolized::Sym(sym)) => push_symbol(&mut frames, sym, kind),
+            Some(Symbolized::Unknown(_)) | None => frames.push(unnamed(addr)),
         }
     }
     frames
@@ -317,6 +678,7 @@ fn push_symbol(frames: &mut Vec<Frame>, sym: &Sym<'_>, kind: FrameKind) {
         module: module.clone(),
         kind,
         inlined: false,
+        jit: false,
     });
     for inlined in sym.inlined.iter() {
         frames.push(Frame {
@@ -324,6 +686,7 @@ fn push_symbol(frames: &mut Vec<Frame>, sym: &Sym<'_>, kind: FrameKind) {
             module: module.clone(),
             kind,
             inlined: true,
+            jit: false,
         });
     }
 }
@@ -375,6 +738,7 @@ fn unknown(kind: FrameKind) -> Frame {
         module: (kind == FrameKind::Kernel).then(|| KERNEL_MODULE.to_string()),
         kind,
         inlined: false,
+        jit: false,
     }
 }
 
@@ -455,8 +819,15 @@ mod tests {
             .collect();
         assert!(!libc_frames.is_empty(), "{frames:?}");
         let libc = libc_frames[0].module.clone().unwrap();
-        if separate_debug_file(Path::new(&libc)).is_none() {
-            eprintln!("skipped: no separate debug file for {libc} in {BUILD_ID_DIR} (libc6-dbg)");
+        let mut lookup = DebugInfo::new(DebugInfoOptions {
+            offline: true,
+            ..DebugInfoOptions::default()
+        });
+        if lookup.find(Path::new(&libc)).is_none() {
+            eprintln!(
+                "skipped: no separate debug file for {libc} in {} (libc6-dbg)",
+                crate::debuginfo::BUILD_ID_DIR
+            );
             return;
         }
         assert!(

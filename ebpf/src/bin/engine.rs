@@ -17,6 +17,7 @@ use aya_ebpf::{
     bindings::{BPF_F_USER_STACK, BPF_NOEXIST},
     helpers::{
         bpf_get_current_comm, bpf_probe_read_kernel, bpf_probe_read_kernel_str_bytes,
+        bpf_probe_read_user,
         generated::{
             bpf_get_attach_cookie, bpf_get_func_ip, bpf_get_smp_processor_id, bpf_ktime_get_ns,
         },
@@ -256,6 +257,34 @@ fn narrow(raw: u64, size: u32, flags: u32) -> u64 {
     }
 }
 
+/// The 8 bytes at byte `offset` of the probe's `struct pt_regs` (the program's context in
+/// uprobes and kprobes). The plan's offsets stay inside the struct (the loader takes them
+/// from a fixed table), and the helper checks the access anyway.
+#[inline(always)]
+fn pt_regs_word(ctx: *mut c_void, offset: u32) -> Option<u64> {
+    let offset = (offset as usize).min(PT_REGS_BYTES - 8);
+    // SAFETY: bpf_probe_read_kernel checks the access.
+    unsafe { bpf_probe_read_kernel((ctx as *const u8).add(offset) as *const u64) }.ok()
+}
+
+/// `struct pt_regs` of x86_64: 21 registers of 8 bytes.
+const PT_REGS_BYTES: usize = 21 * 8;
+
+/// `size` bytes of user memory at `addr`, zero-extended (exactly `size` bytes are read, so
+/// a value at the end of a page reads).
+#[inline(always)]
+fn read_user(addr: u64, size: u32) -> Option<u64> {
+    // SAFETY: bpf_probe_read_user checks the access.
+    unsafe {
+        match size {
+            1 => bpf_probe_read_user(addr as *const u8).ok().map(u64::from),
+            2 => bpf_probe_read_user(addr as *const u16).ok().map(u64::from),
+            4 => bpf_probe_read_user(addr as *const u32).ok().map(u64::from),
+            _ => bpf_probe_read_user(addr as *const u64).ok(),
+        }
+    }
+}
+
 /// Reads an integer field of `size` bytes.
 #[inline(always)]
 fn read_int<S: Source>(source: &S, offset: u32, size: u32, flags: u32) -> Option<u64> {
@@ -326,6 +355,17 @@ fn read_operands<S: Source>(
                 unsafe { bpf_probe_read_kernel((base + u64::from(operand.aux)) as *const u64).ok() }
                     .map(|raw| narrow(raw, operand.size, operand.flags))
             }
+            operand::REG => pt_regs_word(source.ctx(), operand.offset)
+                .map(|raw| narrow(raw, operand.size, operand.flags)),
+            operand::USER_MEM => pt_regs_word(source.ctx(), operand.offset).and_then(|base| {
+                let addr = base.wrapping_add(operand.aux as i32 as i64 as u64);
+                read_user(addr, operand.size).map(|raw| narrow(raw, operand.size, operand.flags))
+            }),
+            operand::CONST => Some(narrow(
+                u64::from(operand.offset) | u64::from(operand.aux) << 32,
+                operand.size,
+                operand.flags,
+            )),
             operand::PID => Some(u64::from(pid)),
             operand::TID => Some(u64::from(tid)),
             // SAFETY: plain helper call.

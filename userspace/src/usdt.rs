@@ -1,0 +1,956 @@
+//! USDT probes: the `.note.stapsdt` notes of a binary, their argument specs, and attaching a
+//! uprobe at a probe site with its semaphore counted by the kernel.
+//!
+//! `<sys/sdt.h>` (systemtap's, used by PostgreSQL, MySQL, the JVM, node, libc, Python...)
+//! leaves a `nop` at each probe site and one ELF note per site (type 3, owner `stapsdt`)
+//! saying where it is and where its arguments are, in assembler syntax
+//! (<https://sourceware.org/systemtap/wiki/UserSpaceProbeImplementation>):
+//!
+//! ```text
+//! pc (address of the nop), base (address of .stapsdt.base), semaphore (address or 0),
+//! "provider\0" "name\0" "-4@%edi 8@-16(%rbp) 4@$5\0"
+//! ```
+//!
+//! [`probes`] reads them (with the `object` crate) and adjusts the addresses for prelinking
+//! as the spec says: by how far the `.stapsdt.base` section moved from the note's `base`.
+//! [`parse_arg`] turns one argument spec into an [`Arg`]; [`Arg::operand`] into the engine
+//! operand that reads it in the kernel (a register of the uprobe's `pt_regs`, user memory
+//! at register + displacement, or a constant). [`attach`] creates the uprobe with the
+//! semaphore's file offset as its `ref_ctr_offset`, so the kernel increments the semaphore
+//! in every process that maps the binary while the probe is attached, and decrements it
+//! when the probe goes (Linux 4.20+).
+
+use std::{
+    fmt,
+    os::fd::{AsFd, AsRawFd as _, BorrowedFd, FromRawFd as _, OwnedFd},
+    path::{Path, PathBuf},
+};
+
+use tracekit_common::engine::{Operand, SIGNED, operand};
+
+use crate::{Error, Result};
+
+/// ELF note type of a USDT probe.
+pub const NT_STAPSDT: u32 = 3;
+
+/// One probe site of a binary.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProbeSite {
+    /// The binary or library holding it.
+    pub binary: PathBuf,
+    /// Provider (`postgresql`).
+    pub provider: String,
+    /// Probe name (`transaction__commit`).
+    pub name: String,
+    /// Virtual address of the probe's `nop` (prelink-adjusted).
+    pub address: u64,
+    /// Its offset in the file: what a uprobe attaches to.
+    pub file_offset: u64,
+    /// Virtual address of the semaphore (a `u16` the program tests before preparing the
+    /// arguments), if the probe has one.
+    pub semaphore: Option<u64>,
+    /// The semaphore's offset in the file: the uprobe's `ref_ctr_offset`.
+    pub semaphore_file_offset: Option<u64>,
+    /// The argument specs as written in the note.
+    pub arg_specs: String,
+    /// The parsed arguments, in order (`arg0` first); empty when they did not parse.
+    pub args: Vec<Arg>,
+    /// Why the argument specs did not parse (the probe itself can still be attached).
+    pub arg_error: Option<String>,
+}
+
+impl ProbeSite {
+    /// `provider:name`.
+    pub fn qualified_name(&self) -> String {
+        format!("{}:{}", self.provider, self.name)
+    }
+}
+
+/// An x86_64 register, as its offset in the uprobe's `struct pt_regs` (the uapi layout of
+/// `arch/x86/include/uapi/asm/ptrace.h`, a stable ABI) and the bytes of it an alias names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Register {
+    /// The 64-bit register's name (`rdi`, `r8`).
+    pub name: &'static str,
+    /// Byte offset of the named part in `struct pt_regs`: the 64-bit register's offset, + 1
+    /// for `%ah`-style high bytes.
+    pub pt_regs_offset: u32,
+    /// Bytes the alias names: 8 (`%rdi`), 4 (`%edi`), 2 (`%di`), 1 (`%dil`, `%ah`).
+    pub width: u32,
+}
+
+/// `struct pt_regs` of x86_64 (uapi), in order: the offset of each is 8 × its index.
+const PT_REGS: [&str; 21] = [
+    "r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8", "rax", "rcx", "rdx", "rsi",
+    "rdi", "orig_rax", "rip", "cs", "eflags", "rsp", "ss",
+];
+
+/// The register an x86_64 assembler name (without `%`) means.
+///
+/// ```
+/// use tracekit::usdt::register;
+/// let edi = register("edi").unwrap();
+/// assert_eq!((edi.name, edi.pt_regs_offset, edi.width), ("rdi", 112, 4));
+/// let ah = register("ah").unwrap();
+/// assert_eq!((ah.name, ah.pt_regs_offset, ah.width), ("rax", 81, 1));
+/// assert_eq!(register("r9d").unwrap().pt_regs_offset, 64);
+/// assert!(register("xmm0").is_none());
+/// ```
+pub fn register(name: &str) -> Option<Register> {
+    let (full, width, high) = match name {
+        // The legacy eight, with their 32-, 16- and 8-bit aliases.
+        "rax" | "eax" | "ax" | "al" | "ah" => ("rax", legacy_width(name), name == "ah"),
+        "rbx" | "ebx" | "bx" | "bl" | "bh" => ("rbx", legacy_width(name), name == "bh"),
+        "rcx" | "ecx" | "cx" | "cl" | "ch" => ("rcx", legacy_width(name), name == "ch"),
+        "rdx" | "edx" | "dx" | "dl" | "dh" => ("rdx", legacy_width(name), name == "dh"),
+        "rsi" | "esi" | "si" | "sil" => ("rsi", legacy_width(name), false),
+        "rdi" | "edi" | "di" | "dil" => ("rdi", legacy_width(name), false),
+        "rbp" | "ebp" | "bp" | "bpl" => ("rbp", legacy_width(name), false),
+        "rsp" | "esp" | "sp" | "spl" => ("rsp", legacy_width(name), false),
+        "rip" => ("rip", 8, false),
+        _ => {
+            // r8..r15 with d/w/b (or l) suffixes.
+            let rest = name.strip_prefix('r')?;
+            let digits = rest.trim_end_matches(['d', 'w', 'b', 'l']);
+            let number: u32 = digits.parse().ok()?;
+            if !(8..=15).contains(&number) {
+                return None;
+            }
+            let width = match &rest[digits.len()..] {
+                "" => 8,
+                "d" => 4,
+                "w" => 2,
+                "b" | "l" => 1,
+                _ => return None,
+            };
+            let full = PT_REGS
+                .iter()
+                .find(|r| r[1..] == *digits && r.starts_with('r'))?;
+            (*full, width, false)
+        }
+    };
+    let index = PT_REGS.iter().position(|r| *r == full)? as u32;
+    Some(Register {
+        name: PT_REGS[index as usize],
+        pt_regs_offset: index * 8 + u32::from(high),
+        width,
+    })
+}
+
+/// Width of a legacy register alias: `rax` 8, `eax` 4, `ax` 2, `al`/`ah`/`sil` 1.
+fn legacy_width(name: &str) -> u32 {
+    if name.starts_with('r') {
+        8
+    } else if name.starts_with('e') {
+        4
+    } else if name.len() == 2 && !name.ends_with('l') && !name.ends_with('h') {
+        2
+    } else {
+        1
+    }
+}
+
+/// Where an argument's value is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Location {
+    /// A constant (`$5`).
+    Constant(i64),
+    /// A register (`%edi`).
+    Register(Register),
+    /// Memory at `displacement(base, index, scale)`; `symbol` for `sym+8(%rip)` forms.
+    Memory {
+        /// Base register (`%rbp`, `%rip`).
+        base: Register,
+        /// Index register, scaled by `scale`.
+        index: Option<(Register, u8)>,
+        /// Constant displacement in bytes.
+        displacement: i64,
+        /// A symbol the displacement is relative to (RIP-relative globals).
+        symbol: Option<String>,
+    },
+}
+
+/// One USDT argument: its size, signedness and location.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Arg {
+    /// Size in bytes (1, 2, 4, 8).
+    pub size: u32,
+    /// Whether it is signed (`-4@...`).
+    pub signed: bool,
+    /// Where it is.
+    pub location: Location,
+}
+
+impl fmt::Display for Arg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let sign = if self.signed { "-" } else { "" };
+        write!(f, "{sign}{}@", self.size)?;
+        match &self.location {
+            Location::Constant(value) => write!(f, "${value}"),
+            Location::Register(reg) => write!(f, "{}", reg.name),
+            Location::Memory {
+                base,
+                index,
+                displacement,
+                symbol,
+            } => {
+                if let Some(symbol) = symbol {
+                    write!(f, "{symbol}")?;
+                    if *displacement != 0 {
+                        write!(f, "{displacement:+}")?;
+                    }
+                } else {
+                    write!(f, "{displacement}")?;
+                }
+                write!(f, "({}", base.name)?;
+                if let Some((index, scale)) = index {
+                    write!(f, ",{},{scale}", index.name)?;
+                }
+                write!(f, ")")
+            }
+        }
+    }
+}
+
+impl Arg {
+    /// The engine operand that reads this argument in a uprobe at the probe site:
+    /// [`operand::REG`] for registers, [`operand::USER_MEM`] for memory at register +
+    /// displacement, [`operand::CONST`] for constants. Errors (usage) name what the kernel
+    /// side cannot read yet: index registers and RIP-relative symbols.
+    pub fn operand(&self) -> Result<Operand> {
+        let flags = if self.signed { SIGNED } else { 0 };
+        let unsupported = |what: &str| {
+            Err(Error::usage(format!(
+                "USDT argument `{self}`: {what} operands are not supported yet (registers, \
+                 constants and register+offset memory are)"
+            )))
+        };
+        match &self.location {
+            Location::Constant(value) => Ok(Operand {
+                kind: operand::CONST,
+                offset: *value as u64 as u32,
+                aux: ((*value as u64) >> 32) as u32,
+                size: self.size,
+                flags,
+                string_slot: 0,
+            }),
+            Location::Register(reg) => Ok(Operand {
+                kind: operand::REG,
+                offset: reg.pt_regs_offset,
+                size: self.size.min(reg.width),
+                flags,
+                aux: 0,
+                string_slot: 0,
+            }),
+            Location::Memory {
+                symbol: Some(_), ..
+            } => unsupported("RIP-relative symbol"),
+            Location::Memory { index: Some(_), .. } => unsupported("indexed memory"),
+            Location::Memory {
+                base, displacement, ..
+            } if base.name == "rip" => {
+                let _ = displacement;
+                unsupported("RIP-relative")
+            }
+            Location::Memory {
+                base,
+                index: None,
+                displacement,
+                symbol: None,
+            } => {
+                let displacement = i32::try_from(*displacement).map_err(|_| {
+                    Error::usage(format!(
+                        "USDT argument `{self}`: displacement out of 32-bit range"
+                    ))
+                })?;
+                Ok(Operand {
+                    kind: operand::USER_MEM,
+                    offset: base.pt_regs_offset,
+                    size: self.size,
+                    flags,
+                    aux: displacement as u32,
+                    string_slot: 0,
+                })
+            }
+        }
+    }
+}
+
+/// Parses one argument spec: `[-]SIZE@LOCATION` (systemtap's format), where LOCATION is
+/// `%reg`, `$const`, `disp(%base)`, `disp(%base,%index,scale)` or `sym+disp(%rip)`. A spec
+/// without `SIZE@` (old notes) is an 8-byte signed... no: unsigned 8-byte value. Errors name
+/// the bad part.
+///
+/// ```
+/// use tracekit::usdt::{parse_arg, Location};
+/// let arg = parse_arg("-4@%edi").unwrap();
+/// assert_eq!((arg.size, arg.signed), (4, true));
+/// assert!(matches!(arg.location, Location::Register(r) if r.name == "rdi"));
+/// let arg = parse_arg("8@-16(%rbp)").unwrap();
+/// assert!(matches!(arg.location, Location::Memory { displacement: -16, .. }));
+/// assert_eq!(parse_arg("4@$5").unwrap().location, Location::Constant(5));
+/// assert!(parse_arg("3@%eax").is_err());
+/// ```
+pub fn parse_arg(spec: &str) -> Result<Arg> {
+    let bad = |why: &str| {
+        Err(Error::usage(format!(
+            "USDT argument spec `{spec}`: {why}; valid: [-]SIZE@LOCATION with SIZE 1, 2, 4 \
+             or 8 and LOCATION %reg, $const, disp(%reg) or disp(%reg,%reg,scale)"
+        )))
+    };
+    let (size, signed, location) = match spec.split_once('@') {
+        Some((size, location)) => {
+            let (signed, digits) = match size.strip_prefix('-') {
+                Some(digits) => (true, digits),
+                None => (false, size),
+            };
+            match digits.parse::<u32>() {
+                Ok(size @ (1 | 2 | 4 | 8)) => (size, signed, location),
+                _ => return bad("the size is not 1, 2, 4 or 8"),
+            }
+        }
+        None => (8, false, spec),
+    };
+    let location = if let Some(constant) = location.strip_prefix('$') {
+        match parse_int(constant) {
+            Some(value) => Location::Constant(value),
+            None => return bad("the constant is not a number"),
+        }
+    } else if let Some(name) = location.strip_prefix('%') {
+        match register(name) {
+            Some(reg) => Location::Register(reg),
+            None => return bad("unknown register"),
+        }
+    } else if let Some(open) = location.find('(') {
+        let Some(inner) = location[open + 1..].strip_suffix(')') else {
+            return bad("unbalanced parentheses");
+        };
+        let (displacement, symbol) = match parse_displacement(&location[..open]) {
+            Some(parsed) => parsed,
+            None => return bad("bad displacement"),
+        };
+        let mut parts = inner.split(',').map(str::trim);
+        let Some(base) = parts
+            .next()
+            .and_then(|b| b.strip_prefix('%'))
+            .and_then(register)
+        else {
+            return bad("unknown base register");
+        };
+        let index = match (parts.next(), parts.next()) {
+            (None, _) => None,
+            (Some(index), scale) => {
+                let Some(index) = index.strip_prefix('%').and_then(register) else {
+                    return bad("unknown index register");
+                };
+                let scale = match scale.map(str::parse::<u8>) {
+                    None => 1,
+                    Some(Ok(scale @ (1 | 2 | 4 | 8))) => scale,
+                    Some(_) => return bad("the scale is not 1, 2, 4 or 8"),
+                };
+                Some((index, scale))
+            }
+        };
+        if parts.next().is_some() {
+            return bad("too many parts in parentheses");
+        }
+        Location::Memory {
+            base,
+            index,
+            displacement,
+            symbol,
+        }
+    } else {
+        return bad("unknown location");
+    };
+    Ok(Arg {
+        size,
+        signed,
+        location,
+    })
+}
+
+/// Parses all argument specs of a note (space-separated).
+pub fn parse_args(specs: &str) -> Result<Vec<Arg>> {
+    specs.split_whitespace().map(parse_arg).collect()
+}
+
+/// A decimal or `0x` hex integer with an optional sign.
+fn parse_int(text: &str) -> Option<i64> {
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(digits) => (true, digits),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
+    };
+    let magnitude = match digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
+        Some(hex) => u64::from_str_radix(hex, 16).ok()?,
+        None => digits.parse::<u64>().ok()?,
+    };
+    Some(if negative {
+        (magnitude as i64).wrapping_neg()
+    } else {
+        magnitude as i64
+    })
+}
+
+/// A displacement: a sum of numbers and at most one symbol (`-16`, `counter+4`,
+/// `40+CheckpointStats`), empty for 0.
+fn parse_displacement(text: &str) -> Option<(i64, Option<String>)> {
+    let text = text.trim();
+    let mut total: i64 = 0;
+    let mut symbol = None;
+    let mut rest = text;
+    let mut negative = false;
+    while !rest.is_empty() {
+        if let Some(tail) = rest.strip_prefix('-') {
+            negative = true;
+            rest = tail;
+            continue;
+        }
+        if let Some(tail) = rest.strip_prefix('+') {
+            rest = tail;
+            continue;
+        }
+        let end = rest.find(['+', '-']).unwrap_or(rest.len());
+        let (term, tail) = rest.split_at(end);
+        rest = tail;
+        if let Some(value) = parse_int(term) {
+            total = total.wrapping_add(if negative {
+                value.wrapping_neg()
+            } else {
+                value
+            });
+        } else {
+            let valid = !term.is_empty()
+                && !term.starts_with(|c: char| c.is_ascii_digit())
+                && term
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '$' | '@'));
+            if !valid || negative || symbol.is_some() {
+                return None;
+            }
+            symbol = Some(term.to_string());
+        }
+        negative = false;
+    }
+    Some((total, symbol))
+}
+
+/// Every USDT probe site of the ELF file at `binary` whose provider and name match the glob
+/// patterns (`*` and `?`; `None` matches all), in note order. A binary without notes has no
+/// sites. Errors: the file cannot be read or is not ELF, or a probe's address is outside
+/// every loadable segment. Argument specs that do not parse leave [`ProbeSite::arg_error`].
+pub fn probes(binary: &Path, provider: Option<&str>, name: Option<&str>) -> Result<Vec<ProbeSite>> {
+    let data = std::fs::read(binary).map_err(|err| Error::Runtime {
+        what: format!("reading {}", binary.display()),
+        source: Some(Box::new(err)),
+    })?;
+    let notes =
+        read_notes(&data).map_err(|why| Error::usage(format!("{}: {why}", binary.display())))?;
+    let mut sites = Vec::new();
+    for note in notes {
+        if !provider.is_none_or(|p| glob_match(p, &note.provider))
+            || !name.is_none_or(|n| glob_match(n, &note.name))
+        {
+            continue;
+        }
+        let (args, arg_error) = match parse_args(&note.args) {
+            Ok(args) => (args, None),
+            Err(err) => (Vec::new(), Some(err.to_string())),
+        };
+        sites.push(ProbeSite {
+            binary: binary.to_path_buf(),
+            provider: note.provider,
+            name: note.name,
+            address: note.pc,
+            file_offset: note.pc_file_offset.ok_or_else(|| {
+                Error::usage(format!(
+                    "{}: probe address {:#x} is in no loadable segment",
+                    binary.display(),
+                    note.pc
+                ))
+            })?,
+            semaphore: note.semaphore,
+            semaphore_file_offset: note.semaphore_file_offset,
+            arg_specs: note.args,
+            args,
+            arg_error,
+        });
+    }
+    Ok(sites)
+}
+
+/// One note, addresses adjusted, file offsets computed.
+struct Note {
+    provider: String,
+    name: String,
+    args: String,
+    pc: u64,
+    pc_file_offset: Option<u64>,
+    semaphore: Option<u64>,
+    semaphore_file_offset: Option<u64>,
+}
+
+/// The `stapsdt` notes of an ELF file (`SHT_NOTE` sections, 32- or 64-bit).
+fn read_notes(data: &[u8]) -> std::result::Result<Vec<Note>, String> {
+    use object::{Object as _, ObjectSection as _, ObjectSegment as _};
+    let file = object::File::parse(data).map_err(|err| format!("not an ELF file ({err})"))?;
+    let (is_64, little) = (file.is_64(), file.is_little_endian());
+    let base_section = file.section_by_name(".stapsdt.base").map(|s| s.address());
+    let segments: Vec<(u64, u64, u64)> = file
+        .segments()
+        .filter_map(|s| {
+            let (offset, size) = s.file_range();
+            (size > 0).then_some((s.address(), offset, size))
+        })
+        .collect();
+    let file_offset = |addr: u64| {
+        segments
+            .iter()
+            .find(|(vaddr, _, size)| addr >= *vaddr && addr - vaddr < *size)
+            .map(|(vaddr, offset, _)| addr - vaddr + offset)
+    };
+    let word = |bytes: &[u8], at: usize| -> Option<u64> {
+        if is_64 {
+            let raw: [u8; 8] = bytes.get(at..at + 8)?.try_into().ok()?;
+            Some(if little {
+                u64::from_le_bytes(raw)
+            } else {
+                u64::from_be_bytes(raw)
+            })
+        } else {
+            let raw: [u8; 4] = bytes.get(at..at + 4)?.try_into().ok()?;
+            Some(u64::from(if little {
+                u32::from_le_bytes(raw)
+            } else {
+                u32::from_be_bytes(raw)
+            }))
+        }
+    };
+    let word_size = if is_64 { 8 } else { 4 };
+    let descs = if is_64 {
+        stapsdt_descs::<object::elf::FileHeader64<object::Endianness>>(data)?
+    } else {
+        stapsdt_descs::<object::elf::FileHeader32<object::Endianness>>(data)?
+    };
+    let mut notes = Vec::new();
+    for desc in descs {
+        let (Some(pc), Some(base), Some(semaphore)) = (
+            word(&desc, 0),
+            word(&desc, word_size),
+            word(&desc, 2 * word_size),
+        ) else {
+            continue;
+        };
+        let mut strings = desc[3 * word_size..].split(|&b| b == 0);
+        let text = |s: Option<&[u8]>| String::from_utf8_lossy(s.unwrap_or_default()).into_owned();
+        let provider = text(strings.next());
+        let name = text(strings.next());
+        let args = text(strings.next());
+        // Prelink moved the sections: move the addresses by as much (the spec's rule).
+        let bias = match base_section {
+            Some(actual) if base != 0 => actual.wrapping_sub(base),
+            _ => 0,
+        };
+        let pc = pc.wrapping_add(bias);
+        let semaphore = (semaphore != 0).then(|| semaphore.wrapping_add(bias));
+        notes.push(Note {
+            provider,
+            name,
+            args,
+            pc,
+            pc_file_offset: file_offset(pc),
+            semaphore,
+            semaphore_file_offset: semaphore.and_then(file_offset),
+        });
+    }
+    Ok(notes)
+}
+
+/// The descriptors of the `stapsdt` notes (type 3) in the `SHT_NOTE` sections.
+fn stapsdt_descs<Elf: object::read::elf::FileHeader<Endian = object::Endianness>>(
+    data: &[u8],
+) -> std::result::Result<Vec<Vec<u8>>, String> {
+    use object::read::elf::SectionHeader as _;
+    let header = Elf::parse(data).map_err(|err| err.to_string())?;
+    let endian = header.endian().map_err(|err| err.to_string())?;
+    let sections = header
+        .sections(endian, data)
+        .map_err(|err| err.to_string())?;
+    let mut descs = Vec::new();
+    for section in sections.iter() {
+        let Ok(Some(mut notes)) = section.notes(endian, data) else {
+            continue;
+        };
+        while let Ok(Some(note)) = notes.next() {
+            if note.name() == b"stapsdt" && note.n_type(endian) == NT_STAPSDT {
+                descs.push(note.desc().to_vec());
+            }
+        }
+    }
+    Ok(descs)
+}
+
+/// Glob matching with `*` and `?` (bpftrace's wildcards for probe names).
+pub fn glob_match(pattern: &str, text: &str) -> bool {
+    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
+    let (mut pi, mut ti) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some((pi, ti));
+            pi += 1;
+        } else if let Some((star_p, star_t)) = star {
+            pi = star_p + 1;
+            ti = star_t + 1;
+            star = Some((star_p, star_t + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
+}
+
+/// A USDT uprobe attached to a BPF program: the perf event and the BPF link. Dropping it
+/// detaches the probe (and the kernel decrements the semaphore).
+#[derive(Debug)]
+pub struct UsdtLink {
+    _perf_event: OwnedFd,
+    _link: OwnedFd,
+}
+
+/// Attaches the uprobe program `program` at `site`: in process `pid` only, or in every
+/// process mapping the binary (`None`). The kernel increments the probe's semaphore (if it
+/// has one) in those processes while the probe is attached (`ref_ctr_offset`, Linux 4.20+).
+/// `cookie` is what `bpf_get_attach_cookie()` returns in the program (Linux 5.15+).
+///
+/// aya 0.14's `UProbe::attach` has no `ref_ctr_offset`, so this opens the uprobe perf
+/// event itself (the `uprobe` PMU; the offset goes where
+/// `/sys/bus/event_source/devices/uprobe/format/ref_ctr_offset` says, `config:32-63`) and
+/// links the loaded program to it with `BPF_LINK_CREATE`.
+pub fn attach(
+    program: BorrowedFd<'_>,
+    site: &ProbeSite,
+    pid: Option<u32>,
+    cookie: u64,
+) -> Result<UsdtLink> {
+    let what = || {
+        format!(
+            "attaching USDT probe {} in {}",
+            site.qualified_name(),
+            site.binary.display()
+        )
+    };
+    let pmu_type: u32 = read_sysfs_number("/sys/bus/event_source/devices/uprobe/type")
+        .ok_or_else(|| Error::runtime(format!("{}: no uprobe PMU in sysfs", what())))?;
+    let mut config = 0u64;
+    if let Some(ref_ctr) = site.semaphore_file_offset {
+        let shift = ref_ctr_shift().ok_or_else(|| {
+            Error::runtime(format!(
+                "{}: this kernel cannot count USDT semaphores (no uprobe ref_ctr_offset; Linux 4.20+)",
+                what()
+            ))
+        })?;
+        config |= ref_ctr << shift;
+    }
+    let path = std::ffi::CString::new(site.binary.as_os_str().as_encoded_bytes())
+        .map_err(|_| Error::usage(format!("{}: NUL in the path", what())))?;
+    // SAFETY: an all-zero perf_event_attr is valid; the fields below are set as the uprobe
+    // PMU expects (config1: path, config2: file offset).
+    let mut attr: perf_event_open_sys::bindings::perf_event_attr = unsafe { std::mem::zeroed() };
+    attr.size = std::mem::size_of_val(&attr) as u32;
+    attr.type_ = pmu_type;
+    attr.config = config;
+    attr.__bindgen_anon_3.config1 = path.as_ptr() as u64;
+    attr.__bindgen_anon_4.config2 = site.file_offset;
+    attr.set_disabled(0);
+    let (pid, cpu) = match pid {
+        Some(pid) => (pid as i32, -1),
+        None => (-1, 0),
+    };
+    // SAFETY: attr is initialised and `path` outlives the call.
+    let fd = unsafe {
+        perf_event_open_sys::perf_event_open(
+            &mut attr,
+            pid,
+            cpu,
+            -1,
+            perf_event_open_sys::bindings::PERF_FLAG_FD_CLOEXEC as u64,
+        )
+    };
+    if fd < 0 {
+        return Err(Error::Runtime {
+            what: format!("{}: perf_event_open(uprobe)", what()),
+            source: Some(Box::new(std::io::Error::last_os_error())),
+        });
+    }
+    // SAFETY: a fresh descriptor nobody else owns.
+    let perf_event = unsafe { OwnedFd::from_raw_fd(fd) };
+    let link = bpf_link_create_perf_event(program, perf_event.as_fd(), cookie).map_err(|err| {
+        Error::Runtime {
+            what: format!("{}: BPF_LINK_CREATE", what()),
+            source: Some(Box::new(err)),
+        }
+    })?;
+    Ok(UsdtLink {
+        _perf_event: perf_event,
+        _link: link,
+    })
+}
+
+fn read_sysfs_number<T: std::str::FromStr>(path: &str) -> Option<T> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+/// The bit where `ref_ctr_offset` starts in the uprobe PMU's `config`, from
+/// `/sys/bus/event_source/devices/uprobe/format/ref_ctr_offset` (`config:32-63`).
+fn ref_ctr_shift() -> Option<u32> {
+    let format =
+        std::fs::read_to_string("/sys/bus/event_source/devices/uprobe/format/ref_ctr_offset")
+            .ok()?;
+    let bits = format.trim().strip_prefix("config:")?;
+    bits.split('-').next()?.parse().ok()
+}
+
+/// `BPF_LINK_CREATE` of a perf event link with a cookie (`union bpf_attr`'s `link_create`:
+/// prog_fd, target_fd, attach_type, flags, then `perf_event.bpf_cookie`).
+fn bpf_link_create_perf_event(
+    program: BorrowedFd<'_>,
+    perf_event: BorrowedFd<'_>,
+    cookie: u64,
+) -> std::io::Result<OwnedFd> {
+    const BPF_LINK_CREATE: libc::c_long = 28;
+    const BPF_PERF_EVENT: u32 = 41;
+    #[repr(C)]
+    struct LinkCreate {
+        prog_fd: u32,
+        target_fd: u32,
+        attach_type: u32,
+        flags: u32,
+        bpf_cookie: u64,
+        _rest: [u64; 14],
+    }
+    let attr = LinkCreate {
+        prog_fd: program.as_raw_fd() as u32,
+        target_fd: perf_event.as_raw_fd() as u32,
+        attach_type: BPF_PERF_EVENT,
+        flags: 0,
+        bpf_cookie: cookie,
+        _rest: [0; 14],
+    };
+    // SAFETY: bpf(2) reads `size` bytes of a zero-padded attr.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_bpf,
+            BPF_LINK_CREATE,
+            &attr as *const LinkCreate,
+            std::mem::size_of::<LinkCreate>() as u32,
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a fresh descriptor nobody else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reg(name: &str) -> Register {
+        register(name).unwrap()
+    }
+
+    #[test]
+    fn registers_and_aliases() {
+        let rows: Vec<(&str, &str, u32, u32)> = [
+            "rax", "eax", "ax", "al", "ah", "rbx", "bh", "rcx", "cl", "dx", "rsi", "sil", "di",
+            "edi", "rbp", "bpl", "rsp", "r8", "r8d", "r8w", "r8b", "r9d", "r10", "r11w", "r12",
+            "r13d", "r14", "r15b", "rip",
+        ]
+        .iter()
+        .map(|n| {
+            let r = reg(n);
+            (*n, r.name, r.pt_regs_offset, r.width)
+        })
+        .collect();
+        assert_eq!(
+            rows,
+            [
+                ("rax", "rax", 80, 8),
+                ("eax", "rax", 80, 4),
+                ("ax", "rax", 80, 2),
+                ("al", "rax", 80, 1),
+                ("ah", "rax", 81, 1),
+                ("rbx", "rbx", 40, 8),
+                ("bh", "rbx", 41, 1),
+                ("rcx", "rcx", 88, 8),
+                ("cl", "rcx", 88, 1),
+                ("dx", "rdx", 96, 2),
+                ("rsi", "rsi", 104, 8),
+                ("sil", "rsi", 104, 1),
+                ("di", "rdi", 112, 2),
+                ("edi", "rdi", 112, 4),
+                ("rbp", "rbp", 32, 8),
+                ("bpl", "rbp", 32, 1),
+                ("rsp", "rsp", 152, 8),
+                ("r8", "r8", 72, 8),
+                ("r8d", "r8", 72, 4),
+                ("r8w", "r8", 72, 2),
+                ("r8b", "r8", 72, 1),
+                ("r9d", "r9", 64, 4),
+                ("r10", "r10", 56, 8),
+                ("r11w", "r11", 48, 2),
+                ("r12", "r12", 24, 8),
+                ("r13d", "r13", 16, 4),
+                ("r14", "r14", 8, 8),
+                ("r15b", "r15", 0, 1),
+                ("rip", "rip", 128, 8),
+            ]
+        );
+        for bad in ["r16", "r7", "e8", "xmm0", "r8q", ""] {
+            assert!(register(bad).is_none(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn arg_specs() {
+        let parsed = parse_args("-4@%edi 8@-16(%rbp) 4@$5 8@%rax -2@$-3 1@%r9b 8@(%rsp) -8@0x10(%rbx,%rcx,8) 4@counter+4(%rip) 8@%ah -4@40+CheckpointStats(%rip)").unwrap();
+        let shown: Vec<String> = parsed.iter().map(Arg::to_string).collect();
+        assert_eq!(
+            shown,
+            [
+                "-4@rdi",
+                "8@-16(rbp)",
+                "4@$5",
+                "8@rax",
+                "-2@$-3",
+                "1@r9",
+                "8@0(rsp)",
+                "-8@16(rbx,rcx,8)",
+                "4@counter+4(rip)",
+                "8@rax",
+                "-4@CheckpointStats+40(rip)"
+            ]
+        );
+        assert_eq!(
+            parsed[1],
+            Arg {
+                size: 8,
+                signed: false,
+                location: Location::Memory {
+                    base: reg("rbp"),
+                    index: None,
+                    displacement: -16,
+                    symbol: None
+                }
+            }
+        );
+        assert_eq!(parsed[9].location, Location::Register(reg("ah")));
+        // Old notes have no size: 8 bytes.
+        assert_eq!(parse_arg("%rdi").unwrap().size, 8);
+    }
+
+    #[test]
+    fn bad_arg_specs_say_what_is_wrong() {
+        for (spec, why) in [
+            ("3@%eax", "the size is not 1, 2, 4 or 8"),
+            ("4@%xmm0", "unknown register"),
+            ("4@$x", "the constant is not a number"),
+            ("4@8(%rbp", "unbalanced parentheses"),
+            ("4@8(%rbp,%rax,3)", "the scale is not 1, 2, 4 or 8"),
+            ("4@8(%foo)", "unknown base register"),
+            ("4@rbp", "unknown location"),
+        ] {
+            let err = parse_arg(spec).unwrap_err().to_string();
+            assert!(err.contains(why), "{spec}: {err}");
+            assert!(err.contains(&format!("`{spec}`")), "{spec}: {err}");
+        }
+    }
+
+    #[test]
+    fn operands() {
+        let op = |spec: &str| parse_arg(spec).unwrap().operand();
+        let edi = op("-4@%edi").unwrap();
+        assert_eq!(
+            (edi.kind, edi.offset, edi.size, edi.flags),
+            (operand::REG, 112, 4, SIGNED)
+        );
+        // An 8-byte argument in a 4-byte alias reads only the alias's bytes.
+        assert_eq!(op("8@%eax").unwrap().size, 4);
+        let mem = op("8@-16(%rbp)").unwrap();
+        assert_eq!(
+            (mem.kind, mem.offset, mem.size, mem.aux as i32),
+            (operand::USER_MEM, 32, 8, -16)
+        );
+        let constant = op("-8@$-5").unwrap();
+        assert_eq!(constant.kind, operand::CONST);
+        assert_eq!(
+            (u64::from(constant.aux) << 32 | u64::from(constant.offset)) as i64,
+            -5
+        );
+        for spec in ["8@x(%rip)", "8@8(%rip)", "8@8(%rax,%rbx,2)"] {
+            assert!(op(spec).is_err(), "{spec}");
+        }
+    }
+
+    #[test]
+    fn globs() {
+        assert!(glob_match("transaction__*", "transaction__commit"));
+        assert!(glob_match("*", ""));
+        assert!(glob_match("t?ans*com*", "transaction__commit"));
+        assert!(!glob_match("transaction__", "transaction__commit"));
+        assert!(!glob_match("*abort", "transaction__commit"));
+    }
+
+    /// Debian's PostgreSQL is built with `--enable-dtrace`: its notes have the
+    /// `postgresql` provider's probes, with parseable arguments and semaphores.
+    #[test]
+    fn postgres_notes() {
+        let Some(postgres) = ["/usr/lib/postgresql/15/bin/postgres"]
+            .into_iter()
+            .map(Path::new)
+            .find(|p| p.exists())
+        else {
+            eprintln!("skipped: PostgreSQL 15 is not installed (apt-get install postgresql)");
+            return;
+        };
+        let all = probes(postgres, None, None).unwrap();
+        assert!(all.len() > 50, "{} probes", all.len());
+        let unparsed: Vec<_> = all.iter().filter_map(|s| s.arg_error.as_ref()).collect();
+        assert!(unparsed.is_empty(), "{unparsed:?}");
+        assert!(all.iter().all(|s| s.provider == "postgresql"));
+        let commits = probes(postgres, Some("postgresql"), Some("transaction__commit")).unwrap();
+        assert_eq!(commits.len(), 1, "{commits:?}");
+        let commit = &commits[0];
+        // TRACE_POSTGRESQL_TRANSACTION_COMMIT(LocalTransactionId): one 4-byte argument.
+        assert_eq!(commit.args.len(), 1, "{}", commit.arg_specs);
+        assert_eq!(commit.args[0].size, 4, "{}", commit.arg_specs);
+        assert!(commit.args[0].operand().is_ok(), "{}", commit.arg_specs);
+        let size = std::fs::metadata(postgres).unwrap().len();
+        assert!(commit.file_offset > 0 && commit.file_offset < size);
+        // The semaphore lives in the writable `.probes` section, in the file too.
+        assert!(commit.semaphore.is_some(), "{commit:?}");
+        assert!(
+            commit.semaphore_file_offset.is_some_and(|o| o < size),
+            "{commit:?}"
+        );
+        let wild = probes(postgres, None, Some("transaction__*")).unwrap();
+        let mut names: Vec<&str> = wild.iter().map(|s| s.name.as_str()).collect();
+        names.dedup();
+        assert_eq!(
+            names,
+            [
+                "transaction__start",
+                "transaction__commit",
+                "transaction__abort"
+            ]
+        );
+    }
+}
