@@ -5,5 +5,6 @@ mod engine;
 mod everyday;
 mod kfunc;
 mod profile;
+mod realprog;
 mod reliability;
 mod ufunc;

@@ -841,4 +841,104 @@ mod tests {
             "frames name the debug file as their module: {frames:?}"
         );
     }
+
+    /// Python 3.12+ `-X perf` writes a trampoline per Python function into
+    /// `/tmp/perf-PID.map`: their addresses are named `py::FUNCTION:FILE`, as JIT frames,
+    /// also after the process exited. (Whole Python stacks need frame pointers in the
+    /// interpreter, which pyenv's builds lack.)
+    #[test]
+    fn python_perf_trampolines_are_named_after_exit() {
+        let Some(python) = std::env::var_os("HOME")
+            .map(|home| Path::new(&home).join(".pyenv/versions"))
+            .and_then(|dir| {
+                ["3.13.0", "3.12.1"]
+                    .iter()
+                    .map(|v| dir.join(v).join("bin/python3"))
+                    .find(|p| p.exists())
+            })
+        else {
+            eprintln!("skipped: no Python 3.12+ under ~/.pyenv/versions");
+            return;
+        };
+        let script = "import sys, time\n\
+                      def tk_trampoline_target():\n    return sum(range(1000))\n\
+                      tk_trampoline_target()\n\
+                      print('ready', flush=True)\n\
+                      sys.stdin.readline()\n";
+        let mut child = std::process::Command::new(&python)
+            .args(["-X", "perf", "-c", script])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(child.stdout.as_mut().unwrap()),
+            &mut line,
+        )
+        .unwrap();
+        assert_eq!(line.trim(), "ready");
+        let mut symbolizer = Symbolizer::new(false);
+        assert!(symbolizer.remember_process(pid));
+        let map = std::fs::read_to_string(format!("/tmp/perf-{pid}.map")).unwrap();
+        let (start, size, name) = map
+            .lines()
+            .filter_map(crate::jit::parse_perf_map_line)
+            .find(|(_, _, name)| name.contains("tk_trampoline_target"))
+            .map(|(start, size, name)| (start, size, name.to_string()))
+            .expect("the trampoline is in the perf map");
+        assert!(name.starts_with("py::tk_trampoline_target:"), "{name}");
+        // Let it exit: the map stays known.
+        drop(child.stdin.take());
+        child.wait().unwrap();
+        let frames = symbolizer.user_stack(pid, &[start + size / 2]);
+        assert_eq!(
+            frames,
+            [Frame {
+                symbol: name,
+                module: Some(format!("/tmp/perf-{pid}.map")),
+                kind: FrameKind::User,
+                inlined: false,
+                jit: true,
+            }]
+        );
+        let _ = std::fs::remove_file(format!("/tmp/perf-{pid}.map"));
+    }
+
+    /// An address in a mapped file with no symbol there is `module+0xOFFSET` (the ELF
+    /// address for ELF files, see `procmaps::elf_address`; a file offset for anything
+    /// else, as here); an address outside every mapping stays unknown.
+    #[test]
+    fn unnamed_frames_have_module_and_offset() {
+        use std::os::fd::AsRawFd as _;
+        let path = std::env::temp_dir().join(format!("tk-unnamed-{}", std::process::id()));
+        std::fs::write(&path, vec![0x90u8; 3 * 4096]).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        // SAFETY: a fresh private read-only mapping of a file we own, unmapped below.
+        let addr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                2 * 4096,
+                libc::PROT_READ,
+                libc::MAP_PRIVATE,
+                file.as_raw_fd(),
+                4096,
+            )
+        };
+        assert_ne!(addr, libc::MAP_FAILED);
+        let pid = std::process::id();
+        let mut symbolizer = Symbolizer::new(false);
+        assert!(symbolizer.remember_process(pid));
+        let frames = symbolizer.user_stack(pid, &[addr as u64 + 0x10]);
+        let name = path.file_name().unwrap().to_string_lossy();
+        assert_eq!(frames[0].symbol, format!("{name}+0x1010"), "{frames:?}");
+        assert_eq!(frames[0].module.as_deref(), path.to_str());
+        assert!(!frames[0].jit);
+        let frames = symbolizer.user_stack(pid, &[0x10]);
+        assert_eq!(frames[0].symbol, UNKNOWN_SYMBOL);
+        // SAFETY: the mapping made above.
+        unsafe { libc::munmap(addr, 2 * 4096) };
+        std::fs::remove_file(&path).unwrap();
+    }
 }

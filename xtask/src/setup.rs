@@ -62,6 +62,27 @@ pub fn ensure() -> Result<()> {
         did.push("installed gcc (integration test fixtures)");
     }
 
+    // Real programs the integration tests profile and trace (issue 14): JIT runtimes, a
+    // debuginfod server, <sys/sdt.h> for USDT fixtures. A failed install only skips those
+    // tests (each says why).
+    let real_programs = [
+        ("node", "nodejs"),
+        ("javac", "openjdk-17-jdk-headless"),
+        ("debuginfod", "debuginfod"),
+        ("dtrace", "systemtap-sdt-dev"),
+    ];
+    let missing: Vec<&str> = real_programs
+        .iter()
+        .filter(|(program, _)| find_program(program).is_none())
+        .map(|(_, package)| *package)
+        .collect();
+    if !missing.is_empty() {
+        match apt_install(&missing) {
+            Ok(()) => did.push("installed the real programs the tests profile"),
+            Err(err) => eprintln!("xtask: setup: {err:#} (their tests will be skipped)"),
+        }
+    }
+
     if did.is_empty() {
         eprintln!(
             "xtask: setup: toolchain ready (nightly LLVM {llvm}, bpf-linker {BPF_LINKER_VERSION}) \

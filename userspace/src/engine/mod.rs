@@ -74,6 +74,8 @@ pub struct Engine {
     map_fds: Vec<(String, OwnedFd)>,
     /// kprobe.multi links and their programs; closing them detaches.
     multi_links: Vec<(Role, OwnedFd, OwnedFd)>,
+    /// USDT links ([`attach::usdt`]); closing them detaches (and clears semaphores).
+    usdt_links: Vec<(Role, crate::usdt::UsdtLink)>,
 }
 
 /// Detaches and unloads `program` (its tracked links included).
@@ -228,6 +230,7 @@ impl Engine {
             kprobe_links: Vec::new(),
             map_fds,
             multi_links: Vec::new(),
+            usdt_links: Vec::new(),
         };
         if announces {
             let exec = tracepoint("sched", "sched_process_exec");
@@ -284,6 +287,10 @@ impl Engine {
             .into_iter()
             .partition(|(role, ..)| role.is_start());
         drop(main_multi);
+        let (start_usdt, main_usdt): (Vec<_>, Vec<_>) = std::mem::take(&mut self.usdt_links)
+            .into_iter()
+            .partition(|(role, _)| role.is_start());
+        drop(main_usdt);
         let (start_links, main_links): (Vec<_>, Vec<_>) = std::mem::take(&mut self.kprobe_links)
             .into_iter()
             .partition(|(role, _)| role.is_start());
@@ -302,6 +309,7 @@ impl Engine {
             }
         }
         drop(start_multi);
+        drop(start_usdt);
         attach::kprobe::close_in_parallel(links(start_links));
         self.ebpf = None;
     }

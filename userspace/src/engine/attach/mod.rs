@@ -5,6 +5,7 @@
 //! - [`kernel_function`]: kernel functions, through [`fentry`] trampolines or [`kprobe`]s
 //!   (several through one [`kprobe_multi`] link where the kernel has them);
 //! - [`uprobe`]: user functions, uprobes and uretprobes;
+//! - [`usdt`]: USDT probe sites, uprobes whose semaphores the kernel counts;
 //! - [`perf_event`]: software perf events on every CPU.
 //!
 //! Adding a kind is one file here: a type implementing [`AttachPoint`] that loads and
@@ -19,6 +20,7 @@ pub mod perf_event;
 pub mod raw_tracepoint;
 pub mod tracepoint;
 pub mod uprobe;
+pub mod usdt;
 
 use std::{fmt, sync::Arc};
 

@@ -1,0 +1,417 @@
+//! Real programs (issue 14): JIT frames of node and Java, processes in other mount
+//! namespaces, stripped binaries named through debuginfod, unnamed frames as
+//! `module+0xADDR`. Each test skips with a printed reason when the runtime it needs is not
+//! installed (`cargo xtask setup` installs them).
+
+use std::{
+    net::TcpListener,
+    path::{Path, PathBuf},
+    process::{Child, Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use tracekit_tests::{
+    fixture, parse_folded, require_root, run, scratch, spawn_tracekit, tracekit, wait_for_stderr,
+    wait_output, workspace,
+};
+
+const TIMEOUT: Duration = Duration::from_secs(120);
+
+/// `program` on PATH, or a printed skip reason.
+fn installed(test: &str, program: &str, package: &str) -> bool {
+    let found = std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()));
+    if !found {
+        eprintln!("{test}: skipped: `{program}` is not installed (apt-get install {package})");
+    }
+    found
+}
+
+/// (samples of `comm` whose stack has `needle`, samples of `comm`).
+fn share(folded: &[(String, u64)], comm: &str, needle: &str) -> (u64, u64) {
+    let mine = folded
+        .iter()
+        .filter(|(path, _)| path.split(';').next() == Some(comm));
+    let total = mine.clone().map(|(_, n)| n).sum();
+    let hits = mine
+        .filter(|(path, _)| path.contains(needle))
+        .map(|(_, n)| n)
+        .sum();
+    (hits, total)
+}
+
+fn assert_share(folded: &[(String, u64)], comm: &str, needle: &str, at_least: f64) {
+    let (hits, total) = share(folded, comm, needle);
+    assert!(total >= 50, "only {total} samples of {comm}: {folded:#?}");
+    assert!(
+        hits as f64 >= at_least * total as f64,
+        "{hits} of {total} samples of {comm} have {needle:?} (want {:.0}%): {folded:#?}",
+        at_least * 100.0
+    );
+}
+
+fn node_fixture() -> PathBuf {
+    workspace().join("tests/fixtures/tk_hot.js")
+}
+
+fn spawn_node(seconds: &str) -> Child {
+    Command::new("node")
+        .arg("--perf-basic-prof")
+        .arg(node_fixture())
+        .arg(seconds)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("spawning node")
+}
+
+/// The JS function is named in 95% of node's samples, as a JIT frame, also when node exits
+/// before the report (its perf map is read after exit).
+#[test]
+fn jit_node_command_exits_before_the_report() {
+    require_root();
+    if !installed("jit_node_command", "node", "nodejs") {
+        return;
+    }
+    let dir = scratch("jit_node_command");
+    let out = dir.join("node.folded");
+    let node_script = node_fixture();
+    let run = tracekit(
+        [
+            "profile".as_ref(),
+            "-F".as_ref(),
+            "99".as_ref(),
+            "-o".as_ref(),
+            out.as_os_str(),
+            "--".as_ref(),
+            "node".as_ref(),
+            "--perf-basic-prof".as_ref(),
+            node_script.as_os_str(),
+            "6".as_ref(),
+        ],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    let folded = parse_folded(&std::fs::read_to_string(&out).unwrap());
+    assert_share(&folded, "node", "tkHotLoop", 0.95);
+    // Marked as JIT code, as stackcollapse-perf.pl --jit marks it.
+    assert!(
+        folded.iter().any(|(path, _)| path.contains(".js:")
+            && path.contains("tkHotLoop")
+            && path.contains("_[j]")),
+        "{folded:#?}"
+    );
+}
+
+#[test]
+fn jit_node_pid() {
+    require_root();
+    if !installed("jit_node_pid", "node", "nodejs") {
+        return;
+    }
+    let dir = scratch("jit_node_pid");
+    let out = dir.join("node.folded");
+    let mut node = spawn_node("5");
+    std::thread::sleep(Duration::from_millis(1000));
+    let pid = node.id().to_string();
+    let run = tracekit(
+        [
+            "profile".as_ref(),
+            "-F".as_ref(),
+            "99".as_ref(),
+            "-p".as_ref(),
+            pid.as_ref(),
+            "-o".as_ref(),
+            out.as_os_str(),
+        ],
+        TIMEOUT,
+    );
+    let _ = node.wait();
+    run.assert_code(0);
+    let folded = parse_folded(&std::fs::read_to_string(&out).unwrap());
+    assert_share(&folded, "node", "tkHotLoop", 0.95);
+}
+
+/// `-a` that outlives node: node has exited when the report is made.
+#[test]
+fn jit_node_all_exits_mid_run() {
+    require_root();
+    if !installed("jit_node_all", "node", "nodejs") {
+        return;
+    }
+    let dir = scratch("jit_node_all");
+    let out = dir.join("all.folded");
+    let mut profile = spawn_tracekit(
+        ["profile", "-a", "-F", "99", "-d", "8", "-o"]
+            .iter()
+            .map(|s| s.as_ref())
+            .chain([out.as_os_str()]),
+    );
+    wait_for_stderr(&mut profile, "Hit Ctrl-C to end.", TIMEOUT);
+    let mut node = spawn_node("4");
+    let status = node.wait().unwrap();
+    assert!(status.success());
+    let run = wait_output(profile, TIMEOUT);
+    run.assert_code(0);
+    let folded = parse_folded(&std::fs::read_to_string(&out).unwrap());
+    assert_share(&folded, "node", "tkHotLoop", 0.95);
+}
+
+/// Java with frame pointers and the perf map written at exit: the hot method and its callers
+/// down to `main` are named (Netflix's recipe, JDK 17).
+#[test]
+fn jit_java_hot_method_and_callers() {
+    require_root();
+    if !installed("jit_java", "javac", "openjdk-17-jdk-headless") {
+        return;
+    }
+    let dir = scratch("jit_java");
+    let classes = dir.join("classes");
+    std::fs::create_dir_all(&classes).unwrap();
+    let mut javac = Command::new("javac");
+    javac
+        .arg("-d")
+        .arg(&classes)
+        .arg(workspace().join("tests/fixtures/TkHot.java"));
+    run(javac, TIMEOUT).assert_code(0);
+    let out = dir.join("java.folded");
+    let run = tracekit(
+        [
+            "profile".as_ref(),
+            "-F".as_ref(),
+            "99".as_ref(),
+            "-o".as_ref(),
+            out.as_os_str(),
+            "--".as_ref(),
+            "java".as_ref(),
+            "-XX:+PreserveFramePointer".as_ref(),
+            "-XX:+UnlockDiagnosticVMOptions".as_ref(),
+            "-XX:+DumpPerfMapAtExit".as_ref(),
+            "-XX:CompileCommand=quiet".as_ref(),
+            "-XX:CompileCommand=dontinline,TkHot::*".as_ref(),
+            "-cp".as_ref(),
+            classes.as_os_str(),
+            "TkHot".as_ref(),
+            "8".as_ref(),
+        ],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    let folded = parse_folded(&std::fs::read_to_string(&out).unwrap());
+    // The main thread's comm is `java`; compiler and GC threads have their own.
+    assert_share(
+        &folded,
+        "java",
+        "void TkHot.main(java.lang.String[])_[j];long TkHot.tkOuter(long)_[j];long TkHot.tkHotMethod(long)_[j]",
+        0.90,
+    );
+}
+
+/// A fixture run from a tmpfs mounted in its own mount namespace (`unshare -m`): the path
+/// in its memory map leads nowhere from tracekit's namespace. Named while alive (the run
+/// ends first) and after it exited (the run outlives it).
+#[test]
+fn container_binary_named_alive_and_after_exit() {
+    require_root();
+    if !installed("container", "unshare", "util-linux") {
+        return;
+    }
+    let dir = scratch("container");
+    let burner = fixture("tk_burner");
+    let script = dir.join("in-namespace.sh");
+    std::fs::write(
+        &script,
+        "set -e\nmkdir -p /tmp/tk-private-ns\nmount -t tmpfs tk-private /tmp/tk-private-ns\n\
+         cp \"$1\" /tmp/tk-private-ns/tk_burner_ns\nexec /tmp/tk-private-ns/tk_burner_ns \"$2\"\n",
+    )
+    .unwrap();
+    let spawn = |seconds: &str| {
+        Command::new("unshare")
+            .args(["-m", "--propagation", "private", "sh"])
+            .arg(&script)
+            .arg(&burner)
+            .arg(seconds)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("unshare")
+    };
+    for (case, fixture_seconds, profile_seconds) in [("alive", "6", "3"), ("exited", "2", "5")] {
+        let out = dir.join(format!("{case}.folded"));
+        let mut profile = spawn_tracekit(
+            ["profile", "-a", "-F", "99", "-d", profile_seconds, "-o"]
+                .iter()
+                .map(|s| s.as_ref())
+                .chain([out.as_os_str()]),
+        );
+        wait_for_stderr(&mut profile, "Hit Ctrl-C to end.", TIMEOUT);
+        let mut burner = spawn(fixture_seconds);
+        let run = wait_output(profile, TIMEOUT);
+        let still_running = burner.try_wait().unwrap().is_none();
+        let _ = burner.kill();
+        let _ = burner.wait();
+        run.assert_code(0);
+        assert_eq!(
+            still_running,
+            case == "alive",
+            "{case}: the fixture's timing was off"
+        );
+        assert!(
+            !Path::new("/tmp/tk-private-ns/tk_burner_ns").exists(),
+            "the fixture's tmpfs is visible from here"
+        );
+        let folded = parse_folded(&std::fs::read_to_string(&out).unwrap());
+        assert_share(&folded, "tk_burner_ns", "main;a;b;leaf", 0.9);
+    }
+}
+
+/// Stripped fixture with its debug file served by Debian's debuginfod on loopback: named
+/// with `DEBUGINFOD_URLS`; `module+0xADDR` (the address `addr2line -e` takes) without a
+/// server, and a server that never answers costs at most the timeout.
+#[test]
+fn debuginfod_names_stripped_frames() {
+    require_root();
+    let test = "debuginfod";
+    if !installed(test, "debuginfod", "debuginfod")
+        || !installed(test, "objcopy", "binutils")
+        || !installed(test, "addr2line", "binutils")
+    {
+        return;
+    }
+    let dir = scratch(test);
+    let full = fixture("tk_burner");
+    let serve = dir.join("serve");
+    std::fs::create_dir_all(&serve).unwrap();
+    let stripped = dir.join("tk_burner_stripped");
+    let mut keep = Command::new("objcopy");
+    keep.arg("--only-keep-debug")
+        .arg(&full)
+        .arg(serve.join("tk_burner.debug"));
+    run(keep, TIMEOUT).assert_code(0);
+    let mut strip = Command::new("objcopy");
+    strip.arg("--strip-all").arg(&full).arg(&stripped);
+    run(strip, TIMEOUT).assert_code(0);
+
+    let port = {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let mut server = Command::new("debuginfod")
+        .args(["-F", "-d"])
+        .arg(dir.join("db.sqlite"))
+        .args(["-p", &port.to_string(), "-L"])
+        .arg(&serve)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("starting debuginfod");
+    let url = format!("http://127.0.0.1:{port}");
+    // Wait until the server has scanned the directory (it answers 200 for the build ID).
+    let build_id = build_id(&stripped);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !http_ok(port, &format!("/buildid/{build_id}/debuginfo")) {
+        assert!(
+            Instant::now() < deadline,
+            "debuginfod did not index {}",
+            serve.display()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+
+    let profile = |case: &str, urls: Option<&str>| {
+        let out = dir.join(format!("{case}.folded"));
+        let mut command = Command::new(tracekit_tests::tracekit_bin());
+        command
+            .args(["profile", "-F", "99", "-o"])
+            .arg(&out)
+            .arg("--")
+            .arg(&stripped)
+            .arg("2")
+            .env("XDG_CACHE_HOME", dir.join(format!("cache-{case}")))
+            .env("DEBUGINFOD_TIMEOUT", "3");
+        match urls {
+            Some(urls) => command.env("DEBUGINFOD_URLS", urls),
+            None => command.env_remove("DEBUGINFOD_URLS"),
+        };
+        let started = Instant::now();
+        run(command, TIMEOUT).assert_code(0);
+        (
+            parse_folded(&std::fs::read_to_string(&out).unwrap()),
+            started.elapsed(),
+        )
+    };
+    let comm = "tk_burner_strip";
+    let (named, _) = profile("served", Some(&url));
+    assert_share(&named, comm, "main;a;b;leaf", 0.9);
+    assert!(
+        dir.join("cache-served/tracekit/debuginfod")
+            .join(&build_id)
+            .join("debuginfo")
+            .is_file(),
+        "the download is cached under $XDG_CACHE_HOME/tracekit"
+    );
+
+    let _ = server.kill();
+    let _ = server.wait();
+    let (unnamed, _) = profile("stopped", Some(&url));
+    assert_share(&unnamed, comm, "tk_burner_stripped+0x", 0.9);
+    let (offline, _) = profile("no-urls", None);
+    assert_share(&offline, comm, "tk_burner_stripped+0x", 0.9);
+    // The leaf's module+offset is where addr2line finds `leaf`.
+    let leaf = offline
+        .iter()
+        .filter(|(path, _)| path.starts_with(comm))
+        .max_by_key(|(_, n)| *n)
+        .and_then(|(path, _)| path.rsplit(';').next())
+        .and_then(|frame| frame.strip_prefix("tk_burner_stripped+"))
+        .expect("a module+offset leaf")
+        .to_string();
+    let mut addr2line = Command::new("addr2line");
+    addr2line.args(["-f", "-e"]).arg(&full).arg(&leaf);
+    let lines = run(addr2line, TIMEOUT);
+    assert_eq!(
+        lines.stdout.lines().next(),
+        Some("leaf"),
+        "{leaf}: {lines:?}"
+    );
+
+    // A server that accepts and never answers: the run waits at most DEBUGINFOD_TIMEOUT.
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let silent_url = format!("http://{}", silent.local_addr().unwrap());
+    let (_, with_silent) = profile("silent", Some(&silent_url));
+    let (_, baseline) = profile("baseline", None);
+    assert!(
+        with_silent < baseline + Duration::from_secs(3) + Duration::from_millis(1500),
+        "a silent server cost {:?} (without: {baseline:?}; timeout 3 s)",
+        with_silent
+    );
+    drop(silent);
+}
+
+/// The GNU build ID of an ELF file, in hex (from `readelf -n`).
+fn build_id(path: &Path) -> String {
+    let mut readelf = Command::new("readelf");
+    readelf.arg("-n").arg(path);
+    let out = run(readelf, TIMEOUT);
+    out.stdout
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("Build ID: "))
+        .expect("a build ID")
+        .trim()
+        .to_string()
+}
+
+/// Whether `GET path` on loopback `port` answers 200.
+fn http_ok(port: u16, path: &str) -> bool {
+    use std::io::{Read as _, Write as _};
+    let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+    if write!(stream, "GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n").is_err() {
+        return false;
+    }
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head).is_ok() && head.ends_with(b"200")
+}
