@@ -11,8 +11,8 @@ use std::{
 };
 
 use tracekit_tests::{
-    fixture, parse_folded, require_root, run, scratch, spawn_tracekit, tracekit, wait_for_stderr,
-    wait_output, workspace,
+    fixture, kill, parse_folded, require_root, run, scratch, spawn_tracekit, tracekit,
+    wait_for_stderr, wait_output, workspace,
 };
 
 const TIMEOUT: Duration = Duration::from_secs(120);
@@ -87,7 +87,7 @@ fn jit_node_command_exits_before_the_report() {
             "node".as_ref(),
             "--perf-basic-prof".as_ref(),
             node_script.as_os_str(),
-            "6".as_ref(),
+            "5".as_ref(),
         ],
         TIMEOUT,
     );
@@ -111,7 +111,7 @@ fn jit_node_pid() {
     }
     let dir = scratch("jit_node_pid");
     let out = dir.join("node.folded");
-    let mut node = spawn_node("5");
+    let mut node = spawn_node("4");
     std::thread::sleep(Duration::from_millis(1000));
     let pid = node.id().to_string();
     let run = tracekit(
@@ -142,15 +142,18 @@ fn jit_node_all_exits_mid_run() {
     let dir = scratch("jit_node_all");
     let out = dir.join("all.folded");
     let mut profile = spawn_tracekit(
-        ["profile", "-a", "-F", "99", "-d", "8", "-o"]
+        ["profile", "-a", "-F", "99", "-o"]
             .iter()
             .map(|s| s.as_ref())
             .chain([out.as_os_str()]),
     );
     wait_for_stderr(&mut profile, "Hit Ctrl-C to end.", TIMEOUT);
-    let mut node = spawn_node("4");
+    let mut node = spawn_node("5");
     let status = node.wait().unwrap();
     assert!(status.success());
+    // The run goes on after node exited; Ctrl-C ends it.
+    std::thread::sleep(Duration::from_secs(1));
+    kill(profile.id(), libc::SIGINT);
     let run = wait_output(profile, TIMEOUT);
     run.assert_code(0);
     let folded = parse_folded(&std::fs::read_to_string(&out).unwrap());

@@ -153,7 +153,7 @@ fn open_at(dir: &OwnedFd, relative: &str) -> Option<File> {
 }
 
 /// A pidfd for `pid` (Linux 5.3+), readable once the process has exited.
-fn pidfd_open(pid: u32) -> Option<OwnedFd> {
+pub fn pidfd_open(pid: u32) -> Option<OwnedFd> {
     // SAFETY: pidfd_open(2) takes a pid and flags and returns a new descriptor or -1.
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
     // SAFETY: a fresh descriptor nobody else owns.
@@ -188,7 +188,8 @@ pub struct ProcessFiles {
     pub root: Option<OwnedFd>,
     /// Mapped files that no path from tracekit's namespace reaches, by the process's path.
     pub kept: HashMap<PathBuf, Arc<File>>,
-    /// Readable once the process exits.
+    /// Readable once the process exits; only for processes something is kept open for
+    /// (a root directory, JIT files), so a system-wide run holds few descriptors.
     pub pidfd: Option<OwnedFd>,
 }
 
@@ -204,8 +205,9 @@ impl ProcessFiles {
         };
         if other_mount_namespace(pid) {
             process.root = open_path_dir(Path::new(&format!("/proc/{pid}/root")));
+            // To close the root once the process exits.
+            process.pidfd = pidfd_open(pid);
         }
-        process.pidfd = pidfd_open(pid);
         process.update(files).then_some(process)
     }
 

@@ -56,7 +56,7 @@ use blazesym::{
 use crate::{
     debuginfo::{DebugInfo, DebugInfoOptions},
     jit::{JitFile, JitSource, JitTable, is_jitdump_name},
-    procmaps::{KeptFiles, ProcessFiles, elf_address, pidfd_exited},
+    procmaps::{KeptFiles, ProcessFiles, elf_address, pidfd_exited, pidfd_open},
     stacks::{Frame, FrameKind, KERNEL_MODULE, UNKNOWN_SYMBOL},
 };
 
@@ -393,6 +393,7 @@ impl Known {
                 log::debug!("pid {}: following {path}", self.files.pid);
                 self.jit_files
                     .push((JitFile::new(file, JitSource::PerfMap), path));
+                self.watch_exit();
             }
         }
         // A jitdump is found by its executable mapping, as perf finds it.
@@ -425,7 +426,15 @@ impl Known {
                 log::debug!("pid {}: following {module}", self.files.pid);
                 self.jit_files
                     .push((JitFile::new(file, JitSource::JitDump), module));
+                self.watch_exit();
             }
+        }
+    }
+
+    /// Watches for the exit of a process with JIT files, for the last read.
+    fn watch_exit(&mut self) {
+        if self.files.pidfd.is_none() && !self.finished && !self.jit_files.is_empty() {
+            self.files.pidfd = pidfd_open(self.files.pid);
         }
     }
 
