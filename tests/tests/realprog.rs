@@ -87,7 +87,7 @@ fn jit_node_command_exits_before_the_report() {
             "node".as_ref(),
             "--perf-basic-prof".as_ref(),
             node_script.as_os_str(),
-            "5".as_ref(),
+            "8".as_ref(),
         ],
         TIMEOUT,
     );
@@ -103,6 +103,35 @@ fn jit_node_command_exits_before_the_report() {
     );
 }
 
+/// V8's `--perf-prof` writes a jitdump (`jit-PID.dump`, in its working directory, mapped
+/// executable so that profilers find it) and no perf map: the JS function is named from it.
+#[test]
+fn jit_node_jitdump() {
+    require_root();
+    if !installed("jit_node_jitdump", "node", "nodejs") {
+        return;
+    }
+    let dir = scratch("jit_node_jitdump");
+    let out = dir.join("node.folded");
+    let mut command = Command::new(tracekit_tests::tracekit_bin());
+    command
+        .args(["profile", "-F", "99", "-o"])
+        .arg(&out)
+        .args(["--", "node", "--perf-prof"])
+        .arg(node_fixture())
+        .arg("8")
+        .current_dir(&dir);
+    run(command, TIMEOUT).assert_code(0);
+    let dumps = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_name().to_string_lossy().starts_with("jit-"))
+        .count();
+    assert_eq!(dumps, 1, "node wrote no jitdump in {}", dir.display());
+    let folded = parse_folded(&std::fs::read_to_string(&out).unwrap());
+    assert_share(&folded, "node", "tkHotLoop", 0.95);
+}
+
 #[test]
 fn jit_node_pid() {
     require_root();
@@ -111,7 +140,7 @@ fn jit_node_pid() {
     }
     let dir = scratch("jit_node_pid");
     let out = dir.join("node.folded");
-    let mut node = spawn_node("4");
+    let mut node = spawn_node("6");
     std::thread::sleep(Duration::from_millis(1000));
     let pid = node.id().to_string();
     let run = tracekit(
@@ -148,7 +177,7 @@ fn jit_node_all_exits_mid_run() {
             .chain([out.as_os_str()]),
     );
     wait_for_stderr(&mut profile, "Hit Ctrl-C to end.", TIMEOUT);
-    let mut node = spawn_node("5");
+    let mut node = spawn_node("8");
     let status = node.wait().unwrap();
     assert!(status.success());
     // The run goes on after node exited; Ctrl-C ends it.

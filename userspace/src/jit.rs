@@ -390,9 +390,9 @@ fn parse_code_move(reader: &Endian, body: &[u8]) -> Option<CodeMove> {
     })
 }
 
-/// Whether `file_name` is a jitdump's (`jit-PID.dump`, `PID` as the process sees itself).
-pub fn is_jitdump_name(file_name: &str, ns_pid: u32) -> bool {
-    file_name == format!("jit-{ns_pid}.dump")
+/// The file name of a jitdump: `jit-PID.dump`, `PID` as the process sees itself.
+pub fn jitdump_name(ns_pid: u32) -> String {
+    format!("jit-{ns_pid}.dump")
 }
 
 #[cfg(test)]
@@ -540,7 +540,6 @@ mod tests {
 
     #[test]
     fn jitdump_names() {
-        assert!(is_jitdump_name("jit-42.dump", 42));
-        assert!(!is_jitdump_name("jit-42.dump", 4));
+        assert_eq!(jitdump_name(42), "jit-42.dump");
     }
 }

@@ -55,7 +55,7 @@ use blazesym::{
 
 use crate::{
     debuginfo::{DebugInfo, DebugInfoOptions},
-    jit::{JitFile, JitSource, JitTable, is_jitdump_name},
+    jit::{JitFile, JitSource, JitTable, jitdump_name},
     procmaps::{KeptFiles, ProcessFiles, elf_address, pidfd_exited, pidfd_open},
     stacks::{Frame, FrameKind, KERNEL_MODULE, UNKNOWN_SYMBOL},
 };
@@ -397,16 +397,14 @@ impl Known {
             }
         }
         // A jitdump is found by its executable mapping, as perf finds it.
+        let dump_name = jitdump_name(ns_pid);
         let dumps: Vec<PathBuf> = self
             .files
             .vmas
             .iter()
+            .filter(|vma| vma.executable)
             .filter_map(|vma| vma.path.as_ref())
-            .filter(|path| {
-                path.file_name()
-                    .and_then(|name| name.to_str())
-                    .is_some_and(|name| is_jitdump_name(name, ns_pid))
-            })
+            .filter(|path| path.file_name().is_some_and(|name| *name == *dump_name))
             .cloned()
             .collect();
         for path in dumps {
