@@ -246,12 +246,7 @@ impl Arg {
                 symbol: Some(_), ..
             } => unsupported("RIP-relative symbol"),
             Location::Memory { index: Some(_), .. } => unsupported("indexed memory"),
-            Location::Memory {
-                base, displacement, ..
-            } if base.name == "rip" => {
-                let _ = displacement;
-                unsupported("RIP-relative")
-            }
+            Location::Memory { base, .. } if base.name == "rip" => unsupported("RIP-relative"),
             Location::Memory {
                 base,
                 index: None,
@@ -278,8 +273,7 @@ impl Arg {
 
 /// Parses one argument spec: `[-]SIZE@LOCATION` (systemtap's format), where LOCATION is
 /// `%reg`, `$const`, `disp(%base)`, `disp(%base,%index,scale)` or `sym+disp(%rip)`. A spec
-/// without `SIZE@` (old notes) is an 8-byte signed... no: unsigned 8-byte value. Errors name
-/// the bad part.
+/// without `SIZE@` (old notes) is an unsigned 8-byte value. Errors (usage) name the bad part.
 ///
 /// ```
 /// use tracekit::usdt::{parse_arg, Location};
@@ -1006,7 +1000,7 @@ mod tests {
         plan.log2();
         plan.layout(None);
         let histogram = run_engine(&plan, ticks.clone(), &binary, &["ticks", "1000"]);
-        let key = vec![(-3i64) as u64, 5];
+        let key = [(-3i64) as u64, 5];
         let cells: Vec<(u32, u64, u64)> = histogram
             .cells
             .iter()
@@ -1030,7 +1024,7 @@ mod tests {
         // The guarded probe: attached for about 1 s of the fixture's 3 s.
         let guarded = probes(&binary, Some("tk"), Some("guarded")).unwrap();
         assert!(guarded[0].semaphore_file_offset.is_some());
-        let mut fixture = std::process::Command::new(&binary)
+        let fixture = std::process::Command::new(&binary)
             .args(["guarded", "3000"])
             .stdout(std::process::Stdio::piped())
             .spawn()
