@@ -610,7 +610,8 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
     p[pi..].iter().all(|&c| c == '*')
 }
 
-/// A USDT uprobe attached to a BPF program: the perf event and the BPF link. Dropping it
+/// A USDT uprobe attached to a BPF program: the perf event and the BPF link (the engine's
+/// [`crate::engine::attach::usdt::Usdt`] keeps them). Dropping it
 /// detaches the probe (and the kernel decrements the semaphore).
 #[derive(Debug)]
 pub struct UsdtLink {
@@ -957,7 +958,7 @@ mod tests {
     /// at the edges, and the semaphore is back to 0 once detached.
     #[test]
     fn usdt_arguments_and_semaphores_in_the_kernel() {
-        use crate::engine::{Attach, Engine, EngineSpec, PlanBuilder, Stage, Targets};
+        use crate::engine::{Engine, EngineSpec, PlanBuilder, Stage, Targets};
         // SAFETY: geteuid(2) has no preconditions.
         if unsafe { libc::geteuid() } != 0 {
             eprintln!("skipped: loading BPF programs needs root (cargo xtask test)");
@@ -1035,10 +1036,10 @@ mod tests {
         let spec = EngineSpec::new(
             Stage {
                 plan: plan.plan(),
-                attach: Attach::Usdt {
+                attach: std::sync::Arc::new(crate::engine::attach::usdt::Usdt {
                     sites: guarded,
                     pid: Some(fixture.id()),
-                },
+                }),
             },
             None,
         );
@@ -1078,11 +1079,11 @@ mod tests {
         binary: &Path,
         args: &[&str],
     ) -> crate::engine::Aggregates {
-        use crate::engine::{Attach, Engine, EngineSpec, Stage, Targets};
+        use crate::engine::{Engine, EngineSpec, Stage, Targets};
         let spec = EngineSpec::new(
             Stage {
                 plan: plan.plan(),
-                attach: Attach::Usdt { sites, pid: None },
+                attach: std::sync::Arc::new(crate::engine::attach::usdt::Usdt { sites, pid: None }),
             },
             None,
         );
