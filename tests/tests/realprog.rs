@@ -61,6 +61,8 @@ fn spawn_node(seconds: &str) -> Child {
         .arg("--perf-basic-prof")
         .arg(node_fixture())
         .arg(seconds)
+        // V8 may write logs into its working directory.
+        .current_dir(std::env::temp_dir())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .spawn()
@@ -77,22 +79,16 @@ fn jit_node_command_exits_before_the_report() {
     }
     let dir = scratch("jit_node_command");
     let out = dir.join("node.folded");
-    let node_script = node_fixture();
-    let run = tracekit(
-        [
-            "profile".as_ref(),
-            "-F".as_ref(),
-            "99".as_ref(),
-            "-o".as_ref(),
-            out.as_os_str(),
-            "--".as_ref(),
-            "node".as_ref(),
-            "--perf-basic-prof".as_ref(),
-            node_script.as_os_str(),
-            "8".as_ref(),
-        ],
-        TIMEOUT,
-    );
+    let mut command = Command::new(tracekit_tests::tracekit_bin());
+    command
+        .args(["profile", "-F", "99", "-o"])
+        .arg(&out)
+        .args(["--", "node", "--perf-basic-prof"])
+        .arg(node_fixture())
+        .arg("8")
+        // V8 may write logs into its working directory.
+        .current_dir(&dir);
+    let run = run(command, TIMEOUT);
     run.assert_code(0);
     let folded = parse_folded(&std::fs::read_to_string(&out).unwrap());
     assert_share(&folded, "node", "tkHotLoop", 0.95);

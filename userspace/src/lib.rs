@@ -21,10 +21,8 @@
 pub mod bpf;
 pub mod caps;
 pub mod counters;
-pub mod debuginfo;
 pub mod engine;
 pub mod error;
-pub mod jit;
 pub mod jobs;
 pub mod ksyms;
 pub mod output;
@@ -34,6 +32,5 @@ pub mod profile;
 pub mod session;
 pub mod stacks;
 pub mod symbolize;
-pub mod usdt;
 
 pub use error::{Error, Result};

@@ -79,6 +79,27 @@ pub struct Compiled {
     pub events: Vec<EventNames>,
 }
 
+impl Compiled {
+    /// Every stage of every spec as text (attach point, plan disassembly), then the key
+    /// columns: for tests and `-vv` logs.
+    pub fn listing(&self) -> String {
+        let mut out = String::new();
+        for spec in &self.specs {
+            for (stage, role) in spec.stages() {
+                out.push_str(&format!("{role:?} {:?}\n", stage.attach));
+                out.push_str(&super::plan::disassemble(&stage.plan));
+            }
+        }
+        let columns: Vec<String> = self
+            .columns
+            .iter()
+            .map(|c| format!("{} {:?}", c.name, c.kind))
+            .collect();
+        out.push_str(&format!("columns: {}\n", columns.join(", ")));
+        out
+    }
+}
+
 /// Where tracepoints and their format files are read from.
 #[derive(Clone, Debug, Default)]
 pub struct Events {
@@ -97,6 +118,15 @@ impl Events {
         Self {
             root: Some(root.into()),
         }
+    }
+
+    /// The tracefs tree of kernel 6.18 checked into the tests.
+    #[cfg(test)]
+    pub(crate) fn test_6_18() -> Self {
+        Self::at(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/tracefs-6.18"
+        ))
     }
 
     fn root(&self) -> Result<PathBuf> {
@@ -1085,208 +1115,14 @@ pub fn describe(tracepoints: &[Tracepoint]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{
-        engine::{plan::disassemble, request::StartProbe},
-        jobs::presets::{self, BiolatencyOptions, RunqlatOptions, SyscountOptions},
-    };
+    use crate::engine::request::StartProbe;
 
-    /// The tracefs tree of kernel 6.18 checked into the tests.
     fn events() -> Events {
-        Events::at(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/data/tracefs-6.18"
-        ))
-    }
-
-    /// Every stage of every spec, with its attach point and key columns.
-    fn listing(compiled: &Compiled) -> String {
-        let mut out = String::new();
-        for spec in &compiled.specs {
-            for (stage, role) in spec.stages() {
-                out.push_str(&format!("{role:?} {:?}\n", stage.attach));
-                out.push_str(&disassemble(&stage.plan));
-            }
-        }
-        let columns: Vec<String> = compiled
-            .columns
-            .iter()
-            .map(|c| format!("{} {:?}", c.name, c.kind))
-            .collect();
-        out.push_str(&format!("columns: {}\n", columns.join(", ")));
-        out
+        Events::test_6_18()
     }
 
     fn compiled(request: &Request) -> String {
-        listing(&compile_in(request, &events()).unwrap())
-    }
-
-    #[test]
-    fn bitesize_is_a_log2_of_bytes_by_comm() {
-        let request = presets::bitesize(&Default::default()).unwrap().request;
-        assert_eq!(
-            compiled(&request),
-            r#"Main Tracepoints([Tracepoint { system: "block", event: "block_rq_issue" }])
-operands: #0 field_string@44:16 #1 field@28:4
-corr: - | key: #0 | saves: -
-value: #1 | agg: log2 64 slots | layout: hash
-filter: -
-flags: -
-columns: comm Str
-"#
-        );
-    }
-
-    #[test]
-    fn biolatency_pairs_issue_and_completion_by_dev_and_sector() {
-        let options = BiolatencyOptions {
-            per_disk: true,
-            ..Default::default()
-        };
-        let request = presets::biolatency(&options).unwrap().request;
-        assert_eq!(
-            compiled(&request),
-            r#"Start Tracepoints([Tracepoint { system: "block", event: "block_rq_issue" }])
-operands: #0 field@8:4 #1 field@16:8
-corr: #0 #1 | key: - | saves: -
-value: - | agg: count | layout: array bound 0
-filter: -
-flags: -
-Main Tracepoints([Tracepoint { system: "block", event: "block_rq_complete" }])
-operands: #0 field@8:4 #1 field@16:8 #2 latency
-corr: #0 #1 | key: #0 | saves: -
-value: #2 /1000 | agg: log2 64 slots | layout: hash
-filter: -
-flags: needs_start all_tasks
-columns: disk Disk
-"#
-        );
-    }
-
-    /// Three begin events share one start plan; each has its own filter behind its event
-    /// index, because `pid` of the wakeups is `prev_pid` of the switch.
-    #[test]
-    fn runqlat_starts_at_wakeups_and_preemptions() {
-        let request = presets::runqlat(&RunqlatOptions::default()).request;
-        assert_eq!(
-            compiled(&request),
-            r#"Start Tracepoints([Tracepoint { system: "sched", event: "sched_wakeup" }, Tracepoint { system: "sched", event: "sched_wakeup_new" }, Tracepoint { system: "sched", event: "sched_switch" }])
-operands: #0 field@24:s4 #1 event #2 field@32:s8
-corr: #0 | key: - | saves: -
-value: - | agg: count | layout: array bound 0
-filter: eq #1 0 ne #0 0 and eq #1 1 ne #0 0 and or eq #1 2 ne #0 0 bitand #2 255 not and and or
-flags: all_tasks by_thread
-Main Tracepoints([Tracepoint { system: "sched", event: "sched_switch" }])
-operands: #0 field@56:s4 #1 latency
-corr: #0 | key: - | saves: -
-value: #1 /1000 | agg: log2 64 slots | layout: array bound 0
-filter: ne #0 0
-flags: needs_start all_tasks filter_first
-columns: 
-"#
-        );
-    }
-
-    /// The plain count keeps the shape the engine runs without its interpreter.
-    #[test]
-    fn syscount_counts_by_syscall_number_into_an_array() {
-        let compiled_spec = compile_in(
-            &presets::syscount(&SyscountOptions::default()).request,
-            &events(),
-        )
-        .unwrap();
-        assert!(super::super::plan::fast_count_arg1(
-            &compiled_spec.specs[0].main.plan
-        ));
-        assert_eq!(
-            listing(&compiled_spec),
-            r#"Main RawTracepoint("sys_enter")
-operands: #0 arg1:8
-corr: - | key: #0 | saves: -
-value: - | agg: count | layout: array bound 1024
-filter: -
-flags: raw_args=2
-columns: syscall Syscall
-"#
-        );
-        let latency = SyscountOptions {
-            latency: true,
-            by: Some("comm"),
-            ..Default::default()
-        };
-        assert_eq!(
-            compiled(&presets::syscount(&latency).request),
-            r#"Start RawTracepoint("sys_enter")
-operands: #0 tid #1 arg1:8
-corr: #0 | key: - | saves: #1->0
-value: - | agg: count | layout: array bound 0
-filter: -
-flags: needs_ids by_thread raw_args=2
-Main RawTracepoint("sys_exit")
-operands: #0 tid #1 saved0 #2 comm #3 latency
-corr: #0 | key: #1 #2 | saves: -
-value: #3 | agg: count | layout: hash
-filter: -
-flags: needs_start needs_ids
-columns: syscall Syscall, comm Str
-"#
-        );
-        let failures = SyscountOptions {
-            failures: true,
-            ..Default::default()
-        };
-        assert_eq!(
-            compiled(&presets::syscount(&failures).request),
-            r#"Main RawTracepoint("sys_exit")
-operands: #0 arg_deref0+120:8 #1 arg1:s8
-corr: - | key: #0 | saves: -
-value: - | agg: count | layout: array bound 1024
-filter: slt #1 0
-flags: raw_args=2
-columns: syscall Syscall
-"#
-        );
-    }
-
-    #[test]
-    fn offcpu_saves_pid_and_stacks_at_switch_out() {
-        let request = Request {
-            start: Some(Start {
-                probes: vec![
-                    StartProbe::new("sched:sched_switch", &["prev_pid"])
-                        .filtered("prev_pid != 0 && prev_state & 2"),
-                ],
-                end_pair: vec!["next_pid".into()],
-                all_tasks: false,
-                per_thread: true,
-            }),
-            all_tasks: true,
-            value: Some("latency".into()),
-            by: vec![
-                KeyField::labeled("pid", "start.pid"),
-                KeyField::labeled("comm", "next_comm"),
-                KeyField::new("start.kstack"),
-                KeyField::new("start.ustack"),
-            ],
-            filter: Some("latency >= 1000000".into()),
-            ..Request::probe("sched:sched_switch")
-        };
-        assert_eq!(
-            compiled(&request),
-            r#"Start Tracepoints([Tracepoint { system: "sched", event: "sched_switch" }])
-operands: #0 field@24:s4 #1 field@32:s8 #2 pid #3 kstack #4 ustack
-corr: #0 | key: - | saves: #2->0 #3->1 #4->2
-value: - | agg: count | layout: array bound 0
-filter: ne #0 0 bitand #1 2 and
-flags: announce needs_ids by_thread
-Main Tracepoints([Tracepoint { system: "sched", event: "sched_switch" }])
-operands: #0 field@56:s4 #1 saved0 #2 field_string@40:16 #3 saved1 #4 saved2 #5 latency
-corr: #0 | key: #1 #2 #3 #4 | saves: -
-value: #5 | agg: count | layout: hash
-filter: ge #5 1000000
-flags: needs_start all_tasks
-columns: pid Int { signed: false }, comm Str, start.kstack Int { signed: false }, start.ustack Int { signed: false }
-"#
-        );
+        compile_in(request, &events()).unwrap().listing()
     }
 
     #[test]
@@ -1420,8 +1256,15 @@ columns:
             error(Request::probe("block:block_rq_issue").log2("rwbs")),
             "--value rwbs: `rwbs` is a string; --value needs a number (use --by rwbs to group by it)"
         );
-        let mut paired = presets::biolatency(&Default::default()).unwrap().request;
-        paired.start.as_mut().unwrap().end_pair = vec!["dev".into(), "sectr".into()];
+        let paired = Request {
+            start: Some(Start {
+                probes: vec![StartProbe::new("block:block_rq_issue", &["dev", "sector"])],
+                end_pair: vec!["dev".into(), "sectr".into()],
+                all_tasks: false,
+                per_thread: false,
+            }),
+            ..Request::probe("block:block_rq_complete").log2("latency")
+        };
         assert!(
             error(paired).starts_with("end sectr: block:block_rq_complete has no field `sectr`")
         );

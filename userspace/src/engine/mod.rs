@@ -75,7 +75,7 @@ pub struct Engine {
     /// kprobe.multi links and their programs; closing them detaches.
     multi_links: Vec<(Role, OwnedFd, OwnedFd)>,
     /// USDT links ([`attach::usdt`]); closing them detaches (and clears semaphores).
-    usdt_links: Vec<(Role, crate::usdt::UsdtLink)>,
+    usdt_links: Vec<(Role, attach::usdt::UsdtLink)>,
 }
 
 /// Detaches and unloads `program` (its tracked links included).

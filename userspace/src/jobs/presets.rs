@@ -259,6 +259,102 @@ pub fn syscount(options: &SyscountOptions) -> AggregateJob {
     }
 }
 
+/// Task states [`offcpu`] can select, as `sched_switch`'s `prev_state` reports them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TaskState {
+    /// TASK_INTERRUPTIBLE (S): waiting for an event, a timer, I/O readiness.
+    Interruptible,
+    /// TASK_UNINTERRUPTIBLE (D): waiting for disk I/O or a kernel lock.
+    Uninterruptible,
+}
+
+/// Options of [`offcpu`].
+#[derive(Clone, Debug)]
+pub struct OffcpuOptions {
+    /// Only blocks of at least this many microseconds.
+    pub min_us: Option<u64>,
+    /// Only blocks of at most this many microseconds.
+    pub max_us: Option<u64>,
+    /// Only tasks that blocked in this state (default: any, preemption included).
+    pub state: Option<TaskState>,
+    /// Key by the kernel stack.
+    pub kernel_stacks: bool,
+    /// Key by the user stack.
+    pub user_stacks: bool,
+    /// Kernel map sizes.
+    pub maps: MapSizes,
+}
+
+impl Default for OffcpuOptions {
+    fn default() -> Self {
+        Self {
+            min_us: None,
+            max_us: None,
+            state: None,
+            kernel_stacks: true,
+            user_stacks: true,
+            maps: MapSizes::default(),
+        }
+    }
+}
+
+/// Time spent blocked, by stack (bcc/libbpf-tools' `offcputime`), in ns summed per (pid,
+/// comm, stacks): two stages on `sched:sched_switch` (include/trace/events/sched.h). The
+/// task leaving the CPU (`prev_pid`) starts, saving its pid and stacks; the same thread
+/// coming back (`next_pid`) ends. `prev_state` bits (`__trace_sched_switch_state`): 1
+/// TASK_INTERRUPTIBLE, 2 TASK_UNINTERRUPTIBLE, 0x10 EXIT_DEAD and 0x20 EXIT_ZOMBIE, the last
+/// switch of an exiting thread, which never comes back and starts nothing.
+///
+/// # Errors
+/// A usage error when `min_us` is above `max_us`.
+pub fn offcpu(options: &OffcpuOptions) -> Result<Request> {
+    if let (Some(min), Some(max)) = (options.min_us, options.max_us)
+        && min > max
+    {
+        return Err(crate::Error::usage(format!(
+            "--min-us {min} is above --max-us {max}"
+        )));
+    }
+    let start_filter = match options.state {
+        None => "prev_pid != 0 && !(prev_state & 48)",
+        Some(TaskState::Interruptible) => "prev_pid != 0 && prev_state & 1",
+        Some(TaskState::Uninterruptible) => "prev_pid != 0 && prev_state & 2",
+    };
+    let bounds: Vec<String> = [
+        options.min_us.map(|us| format!("latency >= {}", us * 1000)),
+        options.max_us.map(|us| format!("latency <= {}", us * 1000)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let mut by = vec![
+        KeyField::labeled("pid", "start.pid"),
+        KeyField::labeled("comm", "next_comm"),
+    ];
+    if options.kernel_stacks {
+        by.push(KeyField::new("start.kstack"));
+    }
+    if options.user_stacks {
+        by.push(KeyField::new("start.ustack"));
+    }
+    Ok(Request {
+        start: Some(Start {
+            probes: vec![
+                StartProbe::new("sched:sched_switch", &["prev_pid"]).filtered(start_filter),
+            ],
+            end_pair: vec!["next_pid".into()],
+            all_tasks: false,
+            per_thread: true,
+        }),
+        all_tasks: true,
+        value: Some("latency".into()),
+        by,
+        filter: (!bounds.is_empty()).then(|| bounds.join(" && ")),
+        maps: options.maps,
+        ..Request::probe("sched:sched_switch")
+    })
+}
+
 /// Options of [`funccount`] and [`funclatency`].
 #[derive(Clone, Debug, Default)]
 pub struct FunctionOptions {
@@ -343,4 +439,169 @@ pub fn funclatency(options: &FunctionOptions) -> Result<AggregateJob> {
         },
         tool_filter: false,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::compile::{Events, compile_in};
+
+    /// The compiled plans, against the checked-in format files of kernel 6.18.
+    fn compiled(request: &Request) -> String {
+        compile_in(request, &Events::test_6_18()).unwrap().listing()
+    }
+
+    #[test]
+    fn bitesize_is_a_log2_of_bytes_by_comm() {
+        let request = bitesize(&Default::default()).unwrap().request;
+        assert_eq!(
+            compiled(&request),
+            r#"Main Tracepoints([Tracepoint { system: "block", event: "block_rq_issue" }])
+operands: #0 field_string@44:16 #1 field@28:4
+corr: - | key: #0 | saves: -
+value: #1 | agg: log2 64 slots | layout: hash
+filter: -
+flags: -
+columns: comm Str
+"#
+        );
+    }
+
+    #[test]
+    fn biolatency_pairs_issue_and_completion_by_dev_and_sector() {
+        let options = BiolatencyOptions {
+            per_disk: true,
+            ..Default::default()
+        };
+        let request = biolatency(&options).unwrap().request;
+        assert_eq!(
+            compiled(&request),
+            r#"Start Tracepoints([Tracepoint { system: "block", event: "block_rq_issue" }])
+operands: #0 field@8:4 #1 field@16:8
+corr: #0 #1 | key: - | saves: -
+value: - | agg: count | layout: array bound 0
+filter: -
+flags: -
+Main Tracepoints([Tracepoint { system: "block", event: "block_rq_complete" }])
+operands: #0 field@8:4 #1 field@16:8 #2 latency
+corr: #0 #1 | key: #0 | saves: -
+value: #2 /1000 | agg: log2 64 slots | layout: hash
+filter: -
+flags: needs_start all_tasks
+columns: disk Disk
+"#
+        );
+    }
+
+    /// Three begin events share one start plan; each has its own filter behind its event
+    /// index, because `pid` of the wakeups is `prev_pid` of the switch.
+    #[test]
+    fn runqlat_starts_at_wakeups_and_preemptions() {
+        let request = runqlat(&RunqlatOptions::default()).request;
+        assert_eq!(
+            compiled(&request),
+            r#"Start Tracepoints([Tracepoint { system: "sched", event: "sched_wakeup" }, Tracepoint { system: "sched", event: "sched_wakeup_new" }, Tracepoint { system: "sched", event: "sched_switch" }])
+operands: #0 field@24:s4 #1 event #2 field@32:s8
+corr: #0 | key: - | saves: -
+value: - | agg: count | layout: array bound 0
+filter: eq #1 0 ne #0 0 and eq #1 1 ne #0 0 and or eq #1 2 ne #0 0 bitand #2 255 not and and or
+flags: all_tasks by_thread
+Main Tracepoints([Tracepoint { system: "sched", event: "sched_switch" }])
+operands: #0 field@56:s4 #1 latency
+corr: #0 | key: - | saves: -
+value: #1 /1000 | agg: log2 64 slots | layout: array bound 0
+filter: ne #0 0
+flags: needs_start all_tasks filter_first
+columns: 
+"#
+        );
+    }
+
+    /// The plain count keeps the shape the engine runs without its interpreter.
+    #[test]
+    fn syscount_counts_by_syscall_number_into_an_array() {
+        let compiled_spec = compile_in(
+            &syscount(&SyscountOptions::default()).request,
+            &Events::test_6_18(),
+        )
+        .unwrap();
+        assert!(crate::engine::plan::fast_count_arg1(
+            &compiled_spec.specs[0].main.plan
+        ));
+        assert_eq!(
+            compiled_spec.listing(),
+            r#"Main RawTracepoint("sys_enter")
+operands: #0 arg1:8
+corr: - | key: #0 | saves: -
+value: - | agg: count | layout: array bound 1024
+filter: -
+flags: raw_args=2
+columns: syscall Syscall
+"#
+        );
+        let latency = SyscountOptions {
+            latency: true,
+            by: Some("comm"),
+            ..Default::default()
+        };
+        assert_eq!(
+            compiled(&syscount(&latency).request),
+            r#"Start RawTracepoint("sys_enter")
+operands: #0 tid #1 arg1:8
+corr: #0 | key: - | saves: #1->0
+value: - | agg: count | layout: array bound 0
+filter: -
+flags: needs_ids by_thread raw_args=2
+Main RawTracepoint("sys_exit")
+operands: #0 tid #1 saved0 #2 comm #3 latency
+corr: #0 | key: #1 #2 | saves: -
+value: #3 | agg: count | layout: hash
+filter: -
+flags: needs_start needs_ids
+columns: syscall Syscall, comm Str
+"#
+        );
+        let failures = SyscountOptions {
+            failures: true,
+            ..Default::default()
+        };
+        assert_eq!(
+            compiled(&syscount(&failures).request),
+            r#"Main RawTracepoint("sys_exit")
+operands: #0 arg_deref0+120:8 #1 arg1:s8
+corr: - | key: #0 | saves: -
+value: - | agg: count | layout: array bound 1024
+filter: slt #1 0
+flags: raw_args=2
+columns: syscall Syscall
+"#
+        );
+    }
+
+    #[test]
+    fn offcpu_saves_pid_and_stacks_at_switch_out() {
+        let request = offcpu(&OffcpuOptions {
+            min_us: Some(1000),
+            state: Some(TaskState::Uninterruptible),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(
+            compiled(&request),
+            r#"Start Tracepoints([Tracepoint { system: "sched", event: "sched_switch" }])
+operands: #0 field@24:s4 #1 field@32:s8 #2 pid #3 kstack #4 ustack
+corr: #0 | key: - | saves: #2->0 #3->1 #4->2
+value: - | agg: count | layout: array bound 0
+filter: ne #0 0 bitand #1 2 and
+flags: announce needs_ids by_thread
+Main Tracepoints([Tracepoint { system: "sched", event: "sched_switch" }])
+operands: #0 field@56:s4 #1 saved0 #2 field_string@40:16 #3 saved1 #4 saved2 #5 latency
+corr: #0 | key: #1 #2 #3 #4 | saves: -
+value: #5 | agg: count | layout: hash
+filter: ge #5 1000000
+flags: needs_start all_tasks
+columns: pid Int { signed: false }, comm Str, start.kstack Int { signed: false }, start.ustack Int { signed: false }
+"#
+        );
+    }
 }

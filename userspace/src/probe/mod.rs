@@ -6,7 +6,8 @@
 //! - [`fields`]: the names an event offers to `--value`, `--by`, `--filter`, `--print`;
 //! - [`functions`]: kernel functions (traceable list, BTF prototypes), user functions
 //!   (binary resolution, symbol offsets);
-//! - [`filter`]: the perf/ftrace filter language, parsed.
+//! - [`filter`]: the perf/ftrace filter language, parsed;
+//! - [`usdt`]: USDT probe sites and their argument specs, from ELF notes.
 //!
 //! Probe specs: `KIND:TARGET`, where KIND is one of [`KINDS`] (bpftrace's names and aliases), or perf's
 //! `SYSTEM:EVENT` for a tracepoint. Tracepoint names may hold `*` and `?` wildcards, expanded
@@ -19,6 +20,7 @@ pub mod fields;
 pub mod filter;
 pub mod functions;
 pub mod tracefs;
+pub mod usdt;
 
 use crate::{Error, Result};
 

@@ -1,14 +1,13 @@
-//! `tracekit offcpu`: time spent blocked, by stack (bcc/libbpf-tools' `offcputime`).
-//!
-//! Two stages on `sched:sched_switch` (include/trace/events/sched.h): the task leaving the
-//! CPU (`prev_pid`) starts, saving its pid and stacks; the same thread coming back
-//! (`next_pid`) ends, and the time it was away is added to (pid, comm, stacks).
+//! `tracekit offcpu`: time spent blocked, by stack (bcc/libbpf-tools' `offcputime`), the
+//! preset [`tracekit::jobs::presets::offcpu`].
 
 use clap::Args as ClapArgs;
 use tracekit::{
-    Error, Result,
-    engine::request::{KeyField, Request, Start, StartProbe},
-    jobs::stacks::{self, Labels, ReportOptions, Weight},
+    Result,
+    jobs::{
+        presets,
+        stacks::{self, Labels, ReportOptions, Weight},
+    },
 };
 
 use crate::cli::{Common, MapArgs, StackArgs};
@@ -52,49 +51,17 @@ pub struct Args {
 
 /// Runs `tracekit offcpu`.
 pub fn run(args: Args, verbose: u8) -> Result<()> {
-    if let (Some(min), Some(max)) = (args.min_us, args.max_us)
-        && min > max
-    {
-        return Err(Error::usage(format!(
-            "--min-us {min} is above --max-us {max}"
-        )));
-    }
-    // `prev_state` bits (`__trace_sched_switch_state`, include/trace/events/sched.h): 1
-    // TASK_INTERRUPTIBLE, 2 TASK_UNINTERRUPTIBLE, 0x10 EXIT_DEAD and 0x20 EXIT_ZOMBIE, the last
-    // switch of an exiting thread, which never comes back.
-    let start_filter = match args.state {
-        None => "prev_pid != 0 && !(prev_state & 48)",
-        Some(TaskState::Interruptible) => "prev_pid != 0 && prev_state & 1",
-        Some(TaskState::Uninterruptible) => "prev_pid != 0 && prev_state & 2",
-    };
-    let bounds: Vec<String> = [
-        args.min_us.map(|us| format!("latency >= {}", us * 1000)),
-        args.max_us.map(|us| format!("latency <= {}", us * 1000)),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
-    let mut by = vec![
-        KeyField::labeled("pid", "start.pid"),
-        KeyField::labeled("comm", "next_comm"),
-    ];
-    by.extend(args.stacks.fields("start.").into_iter().map(KeyField::new));
-    let request = Request {
-        start: Some(Start {
-            probes: vec![
-                StartProbe::new("sched:sched_switch", &["prev_pid"]).filtered(start_filter),
-            ],
-            end_pair: vec!["next_pid".into()],
-            all_tasks: false,
-            per_thread: true,
+    let request = presets::offcpu(&presets::OffcpuOptions {
+        min_us: args.min_us,
+        max_us: args.max_us,
+        state: args.state.map(|state| match state {
+            TaskState::Interruptible => presets::TaskState::Interruptible,
+            TaskState::Uninterruptible => presets::TaskState::Uninterruptible,
         }),
-        all_tasks: true,
-        value: Some("latency".into()),
-        by,
-        filter: (!bounds.is_empty()).then(|| bounds.join(" && ")),
+        kernel_stacks: !args.stacks.user_only,
+        user_stacks: !args.stacks.kernel_only,
         maps: args.maps.sizes(),
-        ..Request::probe("sched:sched_switch")
-    };
+    })?;
     let labels = Labels {
         tool: "offcpu",
         event: "off-CPU time (sched:sched_switch)".into(),

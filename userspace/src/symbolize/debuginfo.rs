@@ -234,7 +234,7 @@ pub fn default_cache_dir() -> Option<PathBuf> {
 /// `xx/rest.debug` for a build ID (lowercase hex), as debug directories lay them out.
 ///
 /// ```
-/// use tracekit::debuginfo::build_id_path;
+/// use tracekit::symbolize::debuginfo::build_id_path;
 /// assert_eq!(build_id_path(&[0xab, 0x01, 0xff]).unwrap().to_str(), Some("ab/01ff.debug"));
 /// assert_eq!(build_id_path(&[]), None);
 /// ```

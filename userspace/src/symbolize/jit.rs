@@ -116,7 +116,7 @@ impl JitTable {
 /// Returns `None` for a malformed line.
 ///
 /// ```
-/// use tracekit::jit::parse_perf_map_line;
+/// use tracekit::symbolize::jit::parse_perf_map_line;
 /// assert_eq!(
 ///     parse_perf_map_line("7f3e1c0a1040 1a8 LazyCompile:*hot /tmp/hot.js:1"),
 ///     Some((0x7f3e1c0a1040, 0x1a8, "LazyCompile:*hot /tmp/hot.js:1"))

@@ -7,7 +7,7 @@
 //! binaries with a separate debug file resolve through that file's symbol table, not its
 //! DWARF (see `SplitDebug`); the debug file is found by build ID in
 //! `/usr/lib/debug/.build-id` (libc6-dbg and other `-dbg`/`-dbgsym` packages) or from the
-//! debuginfod servers of `$DEBUGINFOD_URLS` ([`crate::debuginfo`]).
+//! debuginfod servers of `$DEBUGINFOD_URLS` ([`crate::symbolize::debuginfo`]).
 //!
 //! Names are demangled here, not by blazesym: blazesym 0.2.7 runs the C++ demangler on names
 //! of unknown language even without a `_Z` prefix, so C functions named `a` or `b` come out
@@ -22,7 +22,7 @@
 //! descriptors opened while it lived.
 //!
 //! JIT-compiled code (node, Java, Python `-X perf`, .NET) is named from the process's
-//! `/tmp/perf-PID.map` and `jit-PID.dump` ([`crate::jit`]): read when the process is
+//! `/tmp/perf-PID.map` and `jit-PID.dump` ([`crate::symbolize::jit`]): read when the process is
 //! announced, again whenever they grew, and a last time once it has exited (the JVM writes
 //! its map at exit); the last copy stays in memory. JIT frames are marked [`Frame::jit`] and
 //! have the map or dump as their module (`perf-PID.map` in the report, as perf shows them).
@@ -30,6 +30,9 @@
 //! A user frame that still has no name is named by its module and the ELF address in it,
 //! `liblzma.so.5+0x2a3f0` (the address `addr2line -e MODULE` and `nm` take), rather than
 //! `[unknown]`; only addresses outside any mapped file stay [`UNKNOWN_SYMBOL`].
+
+pub mod debuginfo;
+pub mod jit;
 
 use std::{
     borrow::Cow,
@@ -53,9 +56,11 @@ use blazesym::{
     },
 };
 
-use crate::{
+use self::{
     debuginfo::{DebugInfo, DebugInfoOptions},
     jit::{JitFile, JitSource, JitTable, jitdump_name},
+};
+use crate::{
     procmaps::{KeptFiles, ProcessFiles, elf_address, pidfd_exited, pidfd_open},
     stacks::{Frame, FrameKind, KERNEL_MODULE, UNKNOWN_SYMBOL},
 };
@@ -833,7 +838,7 @@ mod tests {
         if lookup.find(Path::new(&libc)).is_none() {
             eprintln!(
                 "skipped: no separate debug file for {libc} in {} (libc6-dbg)",
-                crate::debuginfo::BUILD_ID_DIR
+                crate::symbolize::debuginfo::BUILD_ID_DIR
             );
             return;
         }
@@ -891,7 +896,7 @@ mod tests {
         let map = std::fs::read_to_string(format!("/tmp/perf-{pid}.map")).unwrap();
         let (start, size, name) = map
             .lines()
-            .filter_map(crate::jit::parse_perf_map_line)
+            .filter_map(crate::symbolize::jit::parse_perf_map_line)
             .find(|(_, _, name)| name.contains("tk_trampoline_target"))
             .map(|(start, size, name)| (start, size, name.to_string()))
             .expect("the trampoline is in the perf map");
