@@ -4,7 +4,10 @@
 //! are symbolized and written as a report, folded stacks, a flame graph or JSON, per
 //! interval (`-i`) and for the whole run.
 
-use std::{collections::HashMap, time::Duration};
+use std::{
+    collections::{HashMap, HashSet},
+    time::Duration,
+};
 
 use aya::maps::{MapData, RingBuf};
 use tracekit_common::{
@@ -21,8 +24,9 @@ use crate::{
         request::Request,
     },
     output::{self, Format, profile::Header},
-    profile::{self, ProfileOptions, Profiler, RawProfile},
+    profile::{self, Profile, ProfileOptions, Profiler, RawProfile},
     session::{self, Collector, Flow, Interval, Tracees},
+    stacks::Frame,
     symbolize::Symbolizer,
 };
 
@@ -125,6 +129,57 @@ struct StackCollector<'a> {
     hz: Option<u64>,
     cpus: usize,
     previous: RawProfile,
+    /// With `-i`: the whole run so far, symbolized interval by interval.
+    whole: Whole,
+    /// With `-i`: keep the whole run's stacks (`-o FILE`, `--json` write it at the end).
+    keep_stacks: bool,
+}
+
+/// The whole run of an interval profile, added up from each interval's symbolized profile:
+/// the stacks only when the whole run is written (they grow with the processes sampled),
+/// the counters and the processes always (for the summary).
+#[derive(Default)]
+struct Whole {
+    profile: Profile,
+    index: HashMap<(u32, String, Vec<Frame>), usize>,
+    pids: HashSet<u32>,
+}
+
+impl Whole {
+    fn add(&mut self, delta: &Profile, keep_stacks: bool) {
+        let whole = &mut self.profile;
+        let stats = &mut whole.stats;
+        stats.samples += delta.stats.samples;
+        stats.count_map_full += delta.stats.count_map_full;
+        stats.stack_map_full += delta.stats.stack_map_full;
+        stats.kernel_stack_errors += delta.stats.kernel_stack_errors;
+        stats.user_stack_errors += delta.stats.user_stack_errors;
+        stats.events_lost += delta.stats.events_lost;
+        whole.unwalked += delta.unwalked;
+        for broken in &delta.broken {
+            match whole.broken.iter_mut().find(|b| b.pid == broken.pid) {
+                Some(known) => {
+                    known.samples += broken.samples;
+                    known.short += broken.short;
+                }
+                None => whole.broken.push(broken.clone()),
+            }
+        }
+        for stack in &delta.stacks {
+            self.pids.insert(stack.pid);
+            if !keep_stacks {
+                continue;
+            }
+            let key = (stack.pid, stack.comm.clone(), stack.frames.clone());
+            match self.index.get(&key) {
+                Some(&at) => whole.stacks[at].count += stack.count,
+                None => {
+                    self.index.insert(key, whole.stacks.len());
+                    whole.stacks.push(stack.clone());
+                }
+            }
+        }
+    }
 }
 
 impl StackCollector<'_> {
@@ -195,6 +250,10 @@ impl Collector for StackCollector<'_> {
         let delta = now.since(&self.previous);
         self.previous = now;
         let profile = profile::symbolize(&delta, &self.symbolizer);
+        // Exited processes are symbolized for the last time now: forgotten at the next
+        // interval, so memory stays flat under churn.
+        self.symbolizer.forget_exited();
+        self.whole.add(&profile, self.keep_stacks);
         let scope = format!("interval ending {}", session::clock_time());
         let header = self.header(&scope, interval.elapsed);
         let format = if self.json {
@@ -303,14 +362,32 @@ fn run(
         hz,
         cpus: online_cpus(),
         previous: RawProfile::default(),
+        whole: Whole::default(),
+        keep_stacks: options.output.is_some() || options.json,
     };
     let mut session = options.session(labels.tool, true);
     session.banner = Some(banner);
     let finished = session::run(session, &mut collector)?;
-    let raw = collector.source.read()?;
-    let started = std::time::Instant::now();
-    let profile = profile::symbolize(&raw, &collector.symbolizer);
-    log::debug!("symbolized in {:?}", started.elapsed());
+    let processes = if options.interval.is_some() {
+        collector.whole.pids.len()
+    } else {
+        0
+    };
+    let profile = if options.interval.is_some() {
+        // Every interval was symbolized as it ended (the last one after detaching).
+        std::mem::take(&mut collector.whole.profile)
+    } else {
+        let raw = collector.source.read()?;
+        let started = std::time::Instant::now();
+        let profile = profile::symbolize(&raw, &collector.symbolizer);
+        log::debug!("symbolized in {:?}", started.elapsed());
+        profile
+    };
+    let processes = if options.interval.is_some() {
+        processes
+    } else {
+        output::profile::processes(&profile)
+    };
     let header = collector.header(&finished.scope_text, finished.elapsed);
     if let (Some(path), Some(format)) = (options.output.as_deref(), file_format) {
         output::write_file(path, |out| {
@@ -331,7 +408,7 @@ fn run(
         Source::Sampler { .. } => {
             eprint!(
                 "{}",
-                output::profile::summary(&profile, &header, &finished.reason())
+                output::profile::summary(&profile, &header, &finished.reason(), processes)
             );
             finished.print_workload_exit();
         }

@@ -132,6 +132,8 @@ impl TopCollector<'_> {
                 let now = profiler.read()?;
                 let (rows, total) = rank_samples(&now.since(previous), symbolizer, &self.keys);
                 *previous = now;
+                // Processes seen dead a whole interval ago have nothing left to name.
+                symbolizer.forget_exited();
                 let what = format!("samples of cpu-clock at {} Hz", options.frequency_hz);
                 (rows, total, what)
             }

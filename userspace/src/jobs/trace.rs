@@ -83,6 +83,8 @@ struct TraceCollector<'a> {
     start_ns: u64,
     printed: u64,
     write_error: Option<std::io::Error>,
+    /// When exited processes were last forgotten.
+    forgotten: std::time::Instant,
 }
 
 impl Collector for TraceCollector<'_> {
@@ -120,6 +122,11 @@ impl Collector for TraceCollector<'_> {
             Ring::Announce => {
                 if let Some(pid) = announced_pid(data) {
                     self.symbolizer.remember_process(pid);
+                }
+                // A long trace under churn must not keep every process it ever saw.
+                if self.forgotten.elapsed() >= std::time::Duration::from_secs(1) {
+                    self.forgotten = std::time::Instant::now();
+                    self.symbolizer.forget_exited();
                 }
                 Flow::Continue
             }
@@ -208,6 +215,7 @@ pub fn run(request: &Request, options: &RunOptions) -> Result<()> {
         start_ns: 0,
         printed: 0,
         write_error: None,
+        forgotten: std::time::Instant::now(),
     };
     let mut session = options.session("trace", true);
     let what = compiled.what.clone();

@@ -146,15 +146,21 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-/// The end-of-run account of a CPU profile: what was sampled and why it stopped
-/// (`reason`), everything lost, and the processes whose user stacks look broken.
-pub fn summary(profile: &Profile, header: &Header<'_>, reason: &str) -> String {
+/// The processes a profile's stacks come from.
+pub fn processes(profile: &Profile) -> usize {
+    let pids: std::collections::HashSet<u32> = profile.stacks.iter().map(|s| s.pid).collect();
+    pids.len()
+}
+
+/// The end-of-run account of a CPU profile: what was sampled from how many `processes` and
+/// why it stopped (`reason`), everything lost, and the processes whose user stacks look
+/// broken.
+pub fn summary(profile: &Profile, header: &Header<'_>, reason: &str, processes: usize) -> String {
     let stats = &profile.stats;
-    let processes: std::collections::HashSet<u32> = profile.stacks.iter().map(|s| s.pid).collect();
     let mut out = format!(
         "Collected {} samples from {} in {:.2} s at {} Hz on {} CPUs ({reason}).\n",
         stats.samples,
-        plural(processes.len(), "process", "processes"),
+        plural(processes, "process", "processes"),
         header.elapsed.as_secs_f64(),
         header.hz.unwrap_or(0),
         header.cpus
@@ -303,7 +309,7 @@ mod tests {
             short: 9,
         });
         assert_eq!(
-            summary(&profile, &header(), "command exited"),
+            summary(&profile, &header(), "command exited", processes(&profile)),
             "Collected 300 samples from 1 process in 3.00 s at 99 Hz on 2 CPUs (command exited).\n\
              Lost: 2 stacks to a full stack map (raise --stack-storage-size); 1 samples with no \
              stack at all.\n\

@@ -52,6 +52,7 @@ use blazesym::{
         FindSymOpts, Input, ProcessMemberInfo, ProcessMemberType, Reason, Resolve, ResolvedSym,
         SrcLang, Sym, Symbolize, Symbolized, Symbolizer as Blazesym, TranslateFileOffset,
         cache::{Cache, Process as CacheProcess},
+        evict::{Elf as EvictElf, Evict, Process as EvictProcess},
         source::{Elf, Kernel, Process, Source},
     },
 };
@@ -89,6 +90,8 @@ pub struct Symbolizer {
     inner: Blazesym,
     remembered: HashSet<u32>,
     state: Rc<RefCell<State>>,
+    /// Processes seen dead at the last [`Symbolizer::forget_exited`], forgotten at the next.
+    dying: HashSet<u32>,
 }
 
 /// What the symbolizer knows of processes, shared with blazesym's process dispatcher.
@@ -159,7 +162,46 @@ impl Symbolizer {
                 .build(),
             remembered: HashSet::new(),
             state,
+            dying: HashSet::new(),
         }
+    }
+
+    /// Forgets the processes that were already dead at the previous call: their cached
+    /// memory maps (blazesym's and ours), their files and JIT symbols. Interval reports call
+    /// it after symbolizing each interval, so memory stays flat however many processes come
+    /// and go; a process is forgotten a whole interval after it was seen dead, when every
+    /// sample it left has been symbolized. Returns how many were forgotten.
+    pub fn forget_exited(&mut self) -> usize {
+        let dying = std::mem::take(&mut self.dying);
+        let mut state = self.state.borrow_mut();
+        for &pid in &dying {
+            let _ = self
+                .inner
+                .evict(&Evict::from(EvictProcess::new(Pid::from(pid))));
+            if let Some(known) = state.processes.remove(&pid) {
+                // Resolvers blazesym made for the process's files, keyed by map_files paths.
+                for vma in known.files.vmas.iter().filter(|v| v.path.is_some()) {
+                    let path = format!("/proc/{pid}/map_files/{:x}-{:x}", vma.start, vma.end);
+                    let _ = self.inner.evict(&Evict::from(EvictElf::new(path)));
+                }
+            }
+            self.remembered.remove(&pid);
+        }
+        self.dying = self
+            .remembered
+            .iter()
+            .chain(state.processes.keys())
+            .copied()
+            .filter(|&pid| !is_alive(pid))
+            .collect();
+        if !dying.is_empty() {
+            log::debug!(
+                "forgot {} exited processes; {} remembered",
+                dying.len(),
+                self.remembered.len()
+            );
+        }
+        dying.len()
     }
 
     /// Caches the memory map of live process `pid`, so that its addresses resolve even if it
