@@ -22,6 +22,8 @@ use crate::{
 };
 
 const MUSL: &str = "x86_64-unknown-linux-musl";
+/// The C compiler cc-rs uses for the musl target (ring's C and assembly).
+const MUSL_CC: (&str, &str) = ("CC_x86_64_unknown_linux_musl", "musl-gcc");
 const VERDICT: &str = "TRACEKIT-VM-RESULT";
 
 /// The tests run in each kernel.
@@ -111,6 +113,10 @@ fn prerequisites() -> Result<()> {
     if find_program("cpio").is_none() {
         missing.push("cpio");
     }
+    // ring (rustls, under the debuginfod client) compiles C for the musl target.
+    if find_program("musl-gcc").is_none() {
+        missing.push("musl-tools");
+    }
     if !missing.is_empty() {
         apt_install(&missing)?;
     }
@@ -139,6 +145,7 @@ fn build_initramfs(dir: &Path) -> Result<PathBuf> {
             MUSL,
         ])
         .env("TRACEKIT_EBPF", "require")
+        .env(MUSL_CC.0, MUSL_CC.1)
         .run()?;
     let output = cargo()
         .args([
@@ -152,6 +159,7 @@ fn build_initramfs(dir: &Path) -> Result<PathBuf> {
         ])
         .args(["--test", "integration", "--message-format=json"])
         .env("TRACEKIT_EBPF", "require")
+        .env(MUSL_CC.0, MUSL_CC.1)
         .stdout_only()
         .context("building the integration tests for the VM")?;
     let tests = output
