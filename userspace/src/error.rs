@@ -153,6 +153,9 @@ pub fn quote_at(input: &str, column: usize) -> String {
     // A quarter of the window before the column, the rest after; a window that reaches
     // the end takes more before instead. Each cut costs one character (`…`).
     let mut start = at - take_width(units[..at].iter().rev(), QUOTE_CHARS / 4 - 1);
+    if width(&units[..at]) < QUOTE_CHARS * 3 / 4 {
+        start = 0;
+    }
     let budget = |start: usize, end: usize| {
         QUOTE_CHARS - usize::from(start > 0) - usize::from(end < units.len())
     };
