@@ -91,7 +91,7 @@ fn emit(
                         } else {
                             format!(" (did you mean {}?)", near[0])
                         },
-                        fields.event_name(),
+                        quote(&fields.event_name()),
                         fields.describe()
                     ),
                 )
