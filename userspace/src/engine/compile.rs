@@ -152,6 +152,8 @@ pub fn compile(request: &Request) -> Result<Compiled> {
 /// # Errors
 /// As [`compile`].
 pub fn compile_in(request: &Request, events: &Events) -> Result<Compiled> {
+    crate::bpf::hash_entries("--max-groups", request.maps.max_groups)?;
+    crate::bpf::hash_entries("--max-in-flight", request.maps.max_in_flight)?;
     if let Some(text) = request.filter.as_deref() {
         probe::filter::parse(text)?;
     }

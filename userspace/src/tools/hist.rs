@@ -129,7 +129,8 @@ mod tests {
         );
         assert_eq!(
             parse_linear("0,1500").unwrap_err().to_string(),
-            "--linear 0,1500: expected MIN,MAX,STEP as integers, e.g. --linear 0,1000,100"
+            "--linear 0,1500: expected MIN,MAX,STEP as integers (MIN and MAX 64-bit signed, \
+             STEP unsigned), e.g. --linear 0,1000,100"
         );
     }
 }
