@@ -123,7 +123,10 @@ fn quote_within(input: &str, max_chars: usize) -> String {
     }
     // Two thirds for the start, the rest (less the ellipsis) for the end.
     let head = take_width(units.iter(), max_chars * 2 / 3);
-    let tail = take_width(units[head..].iter().rev(), max_chars - max_chars * 2 / 3 - 1);
+    let tail = take_width(
+        units[head..].iter().rev(),
+        max_chars - max_chars * 2 / 3 - 1,
+    );
     format!(
         "{}…{}",
         units[..head].concat(),
@@ -221,7 +224,9 @@ mod tests {
 
     #[test]
     fn windows_around_a_column() {
-        let input: String = (0..200).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+        let input: String = (0..200)
+            .map(|i| char::from(b'a' + (i % 26) as u8))
+            .collect();
         // Column 101 is the 101st character, `w`; 19 characters before it.
         let quoted = quote_at(&input, 101);
         assert_eq!(quoted.chars().count(), 80);

@@ -59,7 +59,10 @@ fn report(err: &tracekit::Error) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     // Messages quote inputs through `error::quote`; this bounds any that does not.
-    eprintln!("tracekit: {}", tracekit::error::clip_line(&parts.join(": ")));
+    eprintln!(
+        "tracekit: {}",
+        tracekit::error::clip_line(&parts.join(": "))
+    );
     ExitCode::from(err.exit_code())
 }
 
@@ -105,7 +108,10 @@ fn clap_error(err: clap::Error) -> ExitCode {
         .map(|part| quote_clap_values(part))
         .collect::<Vec<_>>()
         .join("; ");
-    eprintln!("tracekit: {} (see --help)", tracekit::error::clip_line(&line));
+    eprintln!(
+        "tracekit: {} (see --help)",
+        tracekit::error::clip_line(&line)
+    );
     ExitCode::from(2)
 }
 

@@ -391,14 +391,22 @@ mod tests {
         for bad in ["0", "134217729", "2000000000", "-1", "99999999999", "x"] {
             assert_eq!(
                 parse_hash_entries(bad),
-                Err("expected 1 to 134217728 entries (the largest hash map the kernel makes)"
-                    .into()),
+                Err(
+                    "expected 1 to 134217728 entries (the largest hash map the kernel makes)"
+                        .into()
+                ),
                 "{bad}"
             );
         }
-        let err = Cli::try_parse_from(["tracekit", "count", "sched:sched_switch", "--max-groups", "0"])
-            .unwrap_err()
-            .to_string();
+        let err = Cli::try_parse_from([
+            "tracekit",
+            "count",
+            "sched:sched_switch",
+            "--max-groups",
+            "0",
+        ])
+        .unwrap_err()
+        .to_string();
         assert!(
             err.starts_with(
                 "error: invalid value '0' for '--max-groups <N>': expected 1 to 134217728 entries"

@@ -157,18 +157,17 @@ fn emit(
                         Literal::Str(s) | Literal::Word(s) => {
                             return Err(fail(
                                 *value_column,
-                                format!(
-                                    "`{}` is a number; \"{}\" is not",
-                                    quote(field),
-                                    quote(s)
-                                ),
+                                format!("`{}` is a number; \"{}\" is not", quote(field), quote(s)),
                             ));
                         }
                     };
                     let (low, high, type_name) = int_range(operand.size, signed);
                     // A bit mask is a bit pattern: signed or not, as long as it fits.
                     let (low, high) = if *cmp == CmpOp::BitAnd {
-                        (int_range(operand.size, true).0, int_range(operand.size, false).1)
+                        (
+                            int_range(operand.size, true).0,
+                            int_range(operand.size, false).1,
+                        )
                     } else {
                         (low, high)
                     };

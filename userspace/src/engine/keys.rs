@@ -120,21 +120,24 @@ pub fn disk_dev(name: &str) -> crate::Result<u64> {
     let path = format!("/sys/block/{name}/dev");
     // A name, not a path into sysfs.
     let named = !name.is_empty() && !name.contains('/') && name != "." && name != "..";
-    let text = named.then(|| std::fs::read_to_string(&path).ok()).flatten().ok_or_else(|| {
-        let mut disks: Vec<String> = std::fs::read_dir("/sys/block")
-            .map(|dir| {
-                dir.flatten()
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .collect()
-            })
-            .unwrap_or_default();
-        disks.sort();
-        crate::Error::usage(format!(
-            "--disk {}: no such disk; disks here: {}",
-            crate::error::quote(name),
-            disks.join(", ")
-        ))
-    })?;
+    let text = named
+        .then(|| std::fs::read_to_string(&path).ok())
+        .flatten()
+        .ok_or_else(|| {
+            let mut disks: Vec<String> = std::fs::read_dir("/sys/block")
+                .map(|dir| {
+                    dir.flatten()
+                        .map(|e| e.file_name().to_string_lossy().into_owned())
+                        .collect()
+                })
+                .unwrap_or_default();
+            disks.sort();
+            crate::Error::usage(format!(
+                "--disk {}: no such disk; disks here: {}",
+                crate::error::quote(name),
+                disks.join(", ")
+            ))
+        })?;
     let (major, minor) = text
         .trim()
         .split_once(':')

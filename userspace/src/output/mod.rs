@@ -75,14 +75,12 @@ impl Format {
 
 /// Creates (truncates) an output file, with an error naming it.
 pub fn create(path: &Path) -> Result<BufWriter<File>> {
-    File::create(path)
-        .map(BufWriter::new)
-        .map_err(|err| {
-            Error::runtime(format!(
-                "cannot write {}: {err}",
-                quote(&path.to_string_lossy())
-            ))
-        })
+    File::create(path).map(BufWriter::new).map_err(|err| {
+        Error::runtime(format!(
+            "cannot write {}: {err}",
+            quote(&path.to_string_lossy())
+        ))
+    })
 }
 
 /// Writes `content` with `write` to `path`, flushing, with errors naming the file.

@@ -470,7 +470,10 @@ mod tests {
         );
         assert!(matches!(
             parse("x >= -1").unwrap(),
-            Expr::Cmp { value: Literal::Number(-1), .. }
+            Expr::Cmp {
+                value: Literal::Number(-1),
+                ..
+            }
         ));
     }
 }

@@ -514,7 +514,10 @@ mod tests {
         std::fs::write(&empty, "").unwrap();
         let shown = |path: &Path| path.display().to_string();
         let cases = [
-            ("/usr/lib".to_string(), "uprobe binary `/usr/lib`: is a directory".to_string()),
+            (
+                "/usr/lib".to_string(),
+                "uprobe binary `/usr/lib`: is a directory".to_string(),
+            ),
             (
                 "/dev/zero".into(),
                 "uprobe binary `/dev/zero`: not an ELF file (a character device)".into(),

@@ -243,7 +243,10 @@ pub fn expand_tracepoints(pattern: &str, all: &[Tracepoint]) -> Result<Vec<Trace
     let names: Vec<String> = all.iter().map(ToString::to_string).collect();
     let near = nearest(&pattern.replace(['*', '?'], ""), &names, 3);
     let what = if pattern.contains(['*', '?']) {
-        format!("tracepoint pattern `{}` matches no tracepoint", quote(pattern))
+        format!(
+            "tracepoint pattern `{}` matches no tracepoint",
+            quote(pattern)
+        )
     } else {
         format!("unknown tracepoint `{}`", quote(pattern))
     };
