@@ -81,14 +81,38 @@ where
 /// The most characters of one input that an error message quotes (see [`quote`]).
 pub const QUOTE_CHARS: usize = 80;
 
-/// How a character of an input shows in a message: control characters escaped (`\n`,
+/// How many characters `c` takes in a message: control characters are escaped (`\n`,
 /// `\u{1b}`), so that the message stays one line and the terminal untouched.
-fn shown(c: char) -> String {
+fn width(c: char) -> usize {
     if c.is_control() {
-        c.escape_default().to_string()
+        c.escape_default().count()
     } else {
-        c.to_string()
+        1
     }
+}
+
+/// `chars` as a message shows them.
+fn shown(chars: &[char]) -> String {
+    let mut out = String::with_capacity(chars.len());
+    for &c in chars {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// How many of `chars` fit in `budget` characters as shown, in order.
+fn take_width<'a>(chars: impl Iterator<Item = &'a char>, budget: usize) -> usize {
+    let mut used = 0;
+    chars
+        .take_while(|&&c| {
+            used += width(c);
+            used <= budget
+        })
+        .count()
 }
 
 /// An input (a filter, probe, path, name, argument) as error messages quote it: control
@@ -115,22 +139,30 @@ pub fn clip_line(line: &str) -> String {
     quote_within(line, LINE_CHARS)
 }
 
+/// Whether `input` shows whole within `max_chars` characters.
+fn fits(input: &str, max_chars: usize) -> bool {
+    let mut used = 0;
+    input.chars().all(|c| {
+        used += width(c);
+        used <= max_chars
+    })
+}
+
 fn quote_within(input: &str, max_chars: usize) -> String {
-    let units: Vec<String> = input.chars().map(shown).collect();
-    let width = |units: &[String]| units.iter().map(|u| u.chars().count()).sum::<usize>();
-    if units.len() <= max_chars && width(&units) <= max_chars {
-        return units.concat();
+    if fits(input, max_chars) {
+        return shown(&input.chars().collect::<Vec<_>>());
     }
+    let chars: Vec<char> = input.chars().collect();
     // Two thirds for the start, the rest (less the ellipsis) for the end.
-    let head = take_width(units.iter(), max_chars * 2 / 3);
+    let head = take_width(chars.iter(), max_chars * 2 / 3);
     let tail = take_width(
-        units[head..].iter().rev(),
+        chars[head..].iter().rev(),
         max_chars - max_chars * 2 / 3 - 1,
     );
     format!(
         "{}…{}",
-        units[..head].concat(),
-        units[units.len() - tail..].concat()
+        shown(&chars[..head]),
+        shown(&chars[chars.len() - tail..])
     )
 }
 
@@ -147,44 +179,33 @@ fn quote_within(input: &str, max_chars: usize) -> String {
 /// assert_eq!(quote_at(&long, 5000), format!("…{}", "b".repeat(79)));
 /// ```
 pub fn quote_at(input: &str, column: usize) -> String {
-    let units: Vec<String> = input.chars().map(shown).collect();
-    let width = |units: &[String]| units.iter().map(|u| u.chars().count()).sum::<usize>();
-    if units.len() <= QUOTE_CHARS && width(&units) <= QUOTE_CHARS {
-        return units.concat();
+    if fits(input, QUOTE_CHARS) {
+        return quote(input);
     }
-    let at = column.saturating_sub(1).min(units.len());
-    // A quarter of the window before the column, the rest after; a window that reaches
-    // the end takes more before instead. Each cut costs one character (`…`).
-    let mut start = at - take_width(units[..at].iter().rev(), QUOTE_CHARS / 4 - 1);
-    if width(&units[..at]) < QUOTE_CHARS * 3 / 4 {
-        start = 0;
-    }
-    let budget = |start: usize, end: usize| {
-        QUOTE_CHARS - usize::from(start > 0) - usize::from(end < units.len())
+    let chars: Vec<char> = input.chars().collect();
+    let at = column.saturating_sub(1).min(chars.len());
+    // A quarter of the window before the column (none if the column is near the start),
+    // the rest after; a window that reaches the end takes more before instead. Each cut
+    // costs one character (`…`).
+    let before = chars[..at].iter().map(|&c| width(c)).sum::<usize>();
+    let mut start = if before < QUOTE_CHARS * 3 / 4 {
+        0
+    } else {
+        at - take_width(chars[..at].iter().rev(), QUOTE_CHARS / 4 - 1)
     };
-    let mut end = start + take_width(units[start..].iter(), budget(start, 0));
-    if end == units.len() {
-        start = end - take_width(units[..end].iter().rev(), budget(1, end));
-    } else if start == 0 {
-        end = take_width(units.iter(), budget(0, 0));
+    let budget = |start: usize, end: usize| {
+        QUOTE_CHARS - usize::from(start > 0) - usize::from(end < chars.len())
+    };
+    let mut end = start + take_width(chars[start..].iter(), budget(start, 0));
+    if end == chars.len() {
+        start = end - take_width(chars[..end].iter().rev(), budget(1, end));
     }
     format!(
         "{}{}{}",
         if start > 0 { "…" } else { "" },
-        units[start..end].concat(),
-        if end < units.len() { "…" } else { "" }
+        shown(&chars[start..end]),
+        if end < chars.len() { "…" } else { "" }
     )
-}
-
-/// How many of `units` fit in `budget` characters, in order.
-fn take_width<'a>(units: impl Iterator<Item = &'a String>, budget: usize) -> usize {
-    let mut used = 0;
-    units
-        .take_while(|unit| {
-            used += unit.chars().count();
-            used <= budget
-        })
-        .count()
 }
 
 #[cfg(test)]
