@@ -196,7 +196,7 @@ pub fn quote_at(input: &str, column: usize) -> String {
     let budget = |start: usize, end: usize| {
         QUOTE_CHARS - usize::from(start > 0) - usize::from(end < chars.len())
     };
-    let mut end = start + take_width(chars[start..].iter(), budget(start, 0));
+    let end = start + take_width(chars[start..].iter(), budget(start, 0));
     if end == chars.len() {
         start = end - take_width(chars[..end].iter().rev(), budget(1, end));
     }
