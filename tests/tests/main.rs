@@ -3,6 +3,7 @@
 
 mod engine;
 mod everyday;
+mod hostile;
 mod kfunc;
 mod profile;
 mod realprog;

@@ -51,6 +51,34 @@ pub fn raise_memlock_limit() {
     }
 }
 
+/// The most entries the kernel gives a BPF hash map (`HASH`, `PERCPU_HASH`, `LRU_HASH`):
+/// `htab_map_alloc` (kernel/bpf/hashtab.c) rounds the entries up to a power of two of
+/// 16-byte buckets and refuses (E2BIG) more buckets than fit in 4 GiB: 2^27 entries. Zero
+/// entries is EINVAL. (Checked on 6.18: 2^27 creates, 2^27 + 1 is E2BIG.) Memory is the
+/// nearer limit in practice: the maps are allocated up front, ~150 bytes an entry for the
+/// engine's groups on 2 CPUs, ~1 KiB for a stack.
+pub const MAX_HASH_ENTRIES: u32 = 1 << 27;
+
+/// `entries` for the hash map a flag (`--max-groups`) sizes.
+///
+/// # Errors
+/// A usage error naming the flag and the range the kernel accepts (1 to [`MAX_HASH_ENTRIES`]).
+pub fn hash_entries(flag: &str, entries: u32) -> Result<u32> {
+    if (1..=MAX_HASH_ENTRIES).contains(&entries) {
+        Ok(entries)
+    } else {
+        Err(Error::usage(format!(
+            "{flag} {entries}: {}",
+            hash_entries_range()
+        )))
+    }
+}
+
+/// What a hash map size may be, for messages: "expected 1 to 134217728 entries (...)".
+pub fn hash_entries_range() -> String {
+    format!("expected 1 to {MAX_HASH_ENTRIES} entries (the largest hash map the kernel makes)")
+}
+
 /// `kernel.perf_event_max_sample_rate`: the highest `-F` the kernel accepts, in Hz.
 pub fn max_sample_rate_hz() -> u64 {
     std::fs::read_to_string("/proc/sys/kernel/perf_event_max_sample_rate")

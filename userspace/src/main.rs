@@ -58,7 +58,11 @@ fn report(err: &tracekit::Error) -> ExitCode {
     if broken_pipe {
         return ExitCode::SUCCESS;
     }
-    eprintln!("tracekit: {}", parts.join(": "));
+    // Messages quote inputs through `error::quote`; this bounds any that does not.
+    eprintln!(
+        "tracekit: {}",
+        tracekit::error::clip_line(&parts.join(": "))
+    );
     ExitCode::from(err.exit_code())
 }
 
@@ -99,6 +103,31 @@ fn clap_error(err: clap::Error) -> ExitCode {
     if parts.is_empty() {
         parts.push(rendered.trim().replace('\n', " "));
     }
-    eprintln!("tracekit: {} (see --help)", parts.join("; "));
+    let line = parts
+        .iter()
+        .map(|part| quote_clap_values(part))
+        .collect::<Vec<_>>()
+        .join("; ");
+    eprintln!(
+        "tracekit: {} (see --help)",
+        tracekit::error::clip_line(&line)
+    );
     ExitCode::from(2)
+}
+
+/// Clap quotes the argument it refuses in single quotes, whole: quote them as tracekit's
+/// own messages do (at most 80 characters).
+fn quote_clap_values(message: &str) -> String {
+    message
+        .split('\'')
+        .enumerate()
+        .map(|(i, piece)| {
+            if i % 2 == 1 {
+                tracekit::error::quote(piece)
+            } else {
+                piece.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("'")
 }

@@ -173,6 +173,8 @@ impl Profiler {
             None
         };
         let prot_offset = mmap_prot_offset.unwrap_or(0);
+        crate::bpf::hash_entries("--stack-storage-size", options.stack_map_entries)?;
+        crate::bpf::hash_entries("--count-map-size", options.count_map_entries)?;
         // perf_event and tracepoint programs need no kernel BTF.
         let mut ebpf = crate::bpf::load_without_kernel_btf(
             crate::bpf::object(crate::bpf::Object::Profile)?,

@@ -3,9 +3,11 @@
 //! - `setup`: install what building the kernel programs needs, and nothing else;
 //! - `build`, `run -- ARGS`: set up, then build (and run) the release binary;
 //! - `test`: set up, unit tests, then the root integration tests one at a time;
-//! - `bench`: benchmarks against perf and bpftrace.
+//! - `bench`: benchmarks against perf and bpftrace;
+//! - `fuzz`: the libFuzzer targets of the parsers, for a bounded time.
 
 mod bench;
+mod fuzz;
 mod setup;
 mod soak;
 mod util;
@@ -30,7 +32,8 @@ EXAMPLES:
   cargo xtask test --integration profile_sigint    # integration tests matching a name
   cargo xtask test --vm                            # kprobe/fentry tests in Debian kernels
   cargo xtask bench profile                        # tracekit vs perf vs bpftrace
-  cargo xtask bench soak --minutes 60              # memory and CPU over an hour of churn"
+  cargo xtask bench soak --minutes 60              # memory and CPU over an hour of churn
+  cargo xtask fuzz --seconds 60                    # fuzz the filter and probe parsers"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -68,6 +71,15 @@ enum Command {
     Bench {
         #[command(subcommand)]
         bench: bench::Bench,
+    },
+    /// Fuzz the filter language and probe specs with libFuzzer (nightly; installs
+    /// cargo-fuzz if missing), each target for SECONDS
+    Fuzz {
+        /// Run time of each target, build not included
+        #[arg(long, default_value_t = 60)]
+        seconds: u32,
+        /// Targets to run (default: all): filter, probe_spec
+        targets: Vec<String>,
     },
 }
 
@@ -118,6 +130,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
             setup::ensure()?;
             let binary = build_release()?;
             bench::run(bench, &binary)?;
+        }
+        Command::Fuzz { seconds, targets } => {
+            setup::ensure()?;
+            fuzz::run(&targets, seconds)?;
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -196,11 +196,14 @@ impl TargetArgs {
 /// Kernel map sizes of the aggregation engine.
 #[derive(Debug, Args)]
 pub struct MapArgs {
-    /// Distinct groups (--by keys and histogram slots) the kernel keeps
-    #[arg(long, value_name = "N", default_value_t = tracekit_common::engine::DEFAULT_HASH_ENTRIES)]
+    /// Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728;
+    /// allocated up front
+    #[arg(long, value_name = "N", default_value_t = tracekit_common::engine::DEFAULT_HASH_ENTRIES,
+          value_parser = parse_hash_entries)]
     pub max_groups: u32,
-    /// Requests or calls in flight the kernel tracks for latencies
-    #[arg(long, value_name = "N", default_value_t = tracekit_common::engine::DEFAULT_START_ENTRIES)]
+    /// Requests or calls in flight the kernel tracks for latencies, 1 to 134217728
+    #[arg(long, value_name = "N", default_value_t = tracekit_common::engine::DEFAULT_START_ENTRIES,
+          value_parser = parse_hash_entries)]
     pub max_in_flight: u32,
 }
 
@@ -300,11 +303,29 @@ impl ProcessKey {
     }
 }
 
-/// Parses a positive number of seconds, fractions allowed.
+/// Parses the entries of a kernel hash map (`--max-groups`): 1 to
+/// [`tracekit::bpf::MAX_HASH_ENTRIES`], what the kernel creates.
+pub fn parse_hash_entries(text: &str) -> std::result::Result<u32, String> {
+    text.trim()
+        .parse::<u32>()
+        .ok()
+        .and_then(|n| tracekit::bpf::hash_entries("", n).ok())
+        .ok_or_else(tracekit::bpf::hash_entries_range)
+}
+
+/// The shortest `-i`/`-d`: 10 ms, perf's minimum for `-I` (each interval reads and prints
+/// every group, so shorter intervals measure tracekit itself).
+pub const MIN_SECONDS: f64 = 0.01;
+/// The longest `-i`/`-d`: about 31 years.
+pub const MAX_SECONDS: f64 = 1e9;
+
+/// Parses a number of seconds, fractions allowed: [`MIN_SECONDS`] to [`MAX_SECONDS`].
 pub fn parse_seconds(text: &str) -> std::result::Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(seconds) if seconds.is_finite() && seconds > 0.0 && seconds < 1e9 => Ok(seconds),
-        _ => Err("expected a positive number of seconds, like 10 or 0.5".into()),
+    match text.trim().parse::<f64>() {
+        Ok(seconds) if (MIN_SECONDS..=MAX_SECONDS).contains(&seconds) => Ok(seconds),
+        _ => Err(format!(
+            "expected seconds from {MIN_SECONDS} (10 ms) to {MAX_SECONDS:.0}, like 10 or 0.5"
+        )),
     }
 }
 
@@ -353,8 +374,44 @@ mod tests {
     #[test]
     fn seconds_must_be_positive() {
         assert_eq!(parse_seconds("0.5"), Ok(0.5));
-        assert!(parse_seconds("0").is_err());
-        assert!(parse_seconds("-3").is_err());
-        assert!(parse_seconds("ten").is_err());
+        assert_eq!(parse_seconds("0.01"), Ok(0.01));
+        for bad in ["0", "-3", "ten", "1e-9", "0.009", "NaN", "inf", "2e9"] {
+            assert_eq!(
+                parse_seconds(bad),
+                Err("expected seconds from 0.01 (10 ms) to 1000000000, like 10 or 0.5".into()),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn map_sizes_are_what_the_kernel_creates() {
+        assert_eq!(parse_hash_entries("1"), Ok(1));
+        assert_eq!(parse_hash_entries("134217728"), Ok(134_217_728));
+        for bad in ["0", "134217729", "2000000000", "-1", "99999999999", "x"] {
+            assert_eq!(
+                parse_hash_entries(bad),
+                Err(
+                    "expected 1 to 134217728 entries (the largest hash map the kernel makes)"
+                        .into()
+                ),
+                "{bad}"
+            );
+        }
+        let err = Cli::try_parse_from([
+            "tracekit",
+            "count",
+            "sched:sched_switch",
+            "--max-groups",
+            "0",
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.starts_with(
+                "error: invalid value '0' for '--max-groups <N>': expected 1 to 134217728 entries"
+            ),
+            "{err}"
+        );
     }
 }

@@ -30,6 +30,7 @@ use super::{
 };
 use crate::{
     Error, Result,
+    error::quote,
     probe::{
         self, ProbeKind, ProbeSpec, Tracepoint,
         fields::{
@@ -151,6 +152,8 @@ pub fn compile(request: &Request) -> Result<Compiled> {
 /// # Errors
 /// As [`compile`].
 pub fn compile_in(request: &Request, events: &Events) -> Result<Compiled> {
+    crate::bpf::hash_entries("--max-groups", request.maps.max_groups)?;
+    crate::bpf::hash_entries("--max-in-flight", request.maps.max_in_flight)?;
     if let Some(text) = request.filter.as_deref() {
         probe::filter::parse(text)?;
     }
@@ -176,7 +179,7 @@ pub fn compile_in(request: &Request, events: &Events) -> Result<Compiled> {
         ProbeKind::Software => software_specs(spec, request),
         ProbeKind::Hardware => Err(Error::usage(format!(
             "probe `{}`: hardware events are not supported by this command yet",
-            spec.text
+            quote(&spec.text)
         ))),
         ProbeKind::RawTracepoint => raw_tracepoint_specs(spec, request, events),
         _ => function_specs(spec, request),
@@ -334,9 +337,10 @@ impl Fields for EndFields<'_> {
 fn resolve(fields: &dyn Fields, flag: &str, name: &str) -> Result<FieldRef> {
     fields.lookup(name).ok_or_else(|| {
         let near = probe::nearest(name, &fields.names(), 1);
+        let name = quote(name);
         Error::usage(format!(
             "{flag} {name}: {} has no field `{name}`{}; it has {}",
-            fields.event_name(),
+            quote(&fields.event_name()),
             near.first()
                 .map(|n| format!(" (did you mean {n}?)"))
                 .unwrap_or_default(),
@@ -385,8 +389,10 @@ fn compile_body(
     if let Some(name) = &request.value {
         let field = resolve(fields, "--value", name)?;
         if field.ty == ValueType::Str {
+            let name = quote(name);
             return Err(Error::usage(format!(
-                "--value {name}: `{name}` is a string; --value needs a number (use --by {name} to group by it)"
+                "--value {name}: `{name}` is a string; --value needs a number (use --by {name} to \
+                 group by it)"
             )));
         }
         let index = builder.operand(field.operand)?;
@@ -444,7 +450,7 @@ fn event_fields(spec: &ProbeSpec, tracefs: &Path) -> Result<(Box<dyn Fields>, Ev
             let [tp] = &probe::expand_tracepoints(&spec.target, &all)?[..] else {
                 return Err(Error::usage(format!(
                     "probe `{}`: a start or end event is one tracepoint, not a wildcard",
-                    spec.text
+                    quote(&spec.text)
                 )));
             };
             let tp = tp.clone();
@@ -460,7 +466,7 @@ fn event_fields(spec: &ProbeSpec, tracefs: &Path) -> Result<(Box<dyn Fields>, Ev
         _ => Err(Error::usage(format!(
             "probe `{}`: start stages pair tracepoints and raw tracepoints; for a function's \
              latency, use its return probe's `latency`",
-            spec.text
+            quote(&spec.text)
         ))),
     }
 }
@@ -489,7 +495,7 @@ fn compile_start(start: &Start, request: &Request, tracefs: &Path) -> Result<Sta
         if begin.pair.len() != start.end_pair.len() {
             return Err(Error::usage(format!(
                 "start probe `{}` pairs by {} fields, the end event by {}",
-                begin.probe,
+                quote(&begin.probe),
                 begin.pair.len(),
                 start.end_pair.len()
             )));
@@ -906,7 +912,7 @@ fn software_specs(spec: &ProbeSpec, request: &Request) -> Result<Compiled> {
             let names: Vec<&str> = SOFTWARE_EVENTS.iter().map(|(n, _)| *n).collect();
             Error::usage(format!(
                 "probe `{}`: unknown software event; valid: {}",
-                spec.text,
+                quote(&spec.text),
                 names.join(", ")
             ))
         })?;
@@ -932,7 +938,7 @@ fn no_start(spec: &ProbeSpec, request: &Request) -> Result<()> {
     if request.start.is_some() {
         return Err(Error::usage(format!(
             "probe `{}`: start stages pair tracepoints and raw tracepoints",
-            spec.text
+            quote(&spec.text)
         )));
     }
     Ok(())
@@ -948,7 +954,7 @@ fn function_specs(spec: &ProbeSpec, request: &Request) -> Result<Compiled> {
         return Err(Error::usage(format!(
             "probe `{}`: latency is known at the function's return; use kretprobe:, fexit: \
              or uretprobe:",
-            spec.text
+            quote(&spec.text)
         )));
     }
     let target = request.target;
@@ -957,7 +963,7 @@ fn function_specs(spec: &ProbeSpec, request: &Request) -> Result<Compiled> {
         let (path, pattern) = spec.target.rsplit_once(':').ok_or_else(|| {
             Error::usage(format!(
                 "probe `{}`: a user probe is {}:BINARY:FUNCTION (e.g. uprobe:libc:malloc)",
-                spec.text,
+                quote(&spec.text),
                 spec.kind.name()
             ))
         })?;

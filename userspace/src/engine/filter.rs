@@ -1,11 +1,16 @@
 //! The filter language (`probe::filter`) compiled for the kernel engine: type-checked
 //! against the event's fields, emitted as postfix [`Insn`]s.
+//!
+//! Numbers must fit the field they compare with: `-1` is no `u32`, `300` no `u8`
+//! (the kernel reads a field at its width, so such a comparison would silently be always
+//! or never true). A bit test (`&`) takes any bit pattern of the field's width.
 
 use tracekit_common::engine::{Insn, op};
 
 use crate::{
     Error, Result,
     engine::PlanBuilder,
+    error::{quote, quote_at},
     probe::{
         fields::{FieldRef, Fields, ValueType},
         filter::{CmpOp, Expr, Literal, parse},
@@ -16,14 +21,29 @@ use crate::{
 pub fn compile(text: &str, fields: &dyn Fields, builder: &mut PlanBuilder) -> Result<()> {
     let expr = parse(text)?;
     let fail = |column: usize, message: String| {
-        Error::usage(format!("--filter '{text}': {message} at column {column}"))
+        Error::usage(format!(
+            "--filter '{}': {message} at column {column}",
+            quote_at(text, column)
+        ))
     };
     emit(&expr, fields, builder, &fail).map_err(|err| match err {
         Error::Usage(message) if !message.starts_with("--filter") => {
-            Error::usage(format!("--filter '{text}': {message}"))
+            Error::usage(format!("--filter '{}': {message}", quote(text)))
         }
         other => other,
     })
+}
+
+/// The values an integer operand of `size` bytes holds, as the engine reads it
+/// (sign-extended when signed), and the name of its type (`s32`).
+fn int_range(size: u32, signed: bool) -> (i128, i128, String) {
+    let bits = 8 * size.clamp(1, 8);
+    let name = format!("{}{bits}", if signed { 's' } else { 'u' });
+    if signed {
+        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1, name)
+    } else {
+        (0, (1i128 << bits) - 1, name)
+    }
 }
 
 fn emit(
@@ -64,13 +84,14 @@ fn emit(
                 fail(
                     *column,
                     format!(
-                        "unknown field `{field}`{}; {} has {}",
+                        "unknown field `{}`{}; {} has {}",
+                        quote(field),
                         if near.is_empty() {
                             String::new()
                         } else {
                             format!(" (did you mean {}?)", near[0])
                         },
-                        fields.event_name(),
+                        quote(&fields.event_name()),
                         fields.describe()
                     ),
                 )
@@ -83,7 +104,10 @@ fn emit(
                         Literal::Number(_) => {
                             return Err(fail(
                                 *value_column,
-                                format!("`{field}` is a string; compare it with a quoted string"),
+                                format!(
+                                    "`{}` is a string; compare it with a quoted string",
+                                    quote(field)
+                                ),
                             ));
                         }
                     };
@@ -95,8 +119,9 @@ fn emit(
                                 fail(
                                     *value_column,
                                     format!(
-                                        "glob \"{s}\" is not one the kernel engine matches; \
-                                         valid: \"abc\", \"abc*\", \"*abc\", \"*abc*\""
+                                        "glob \"{}\" is not one the kernel engine matches; \
+                                         valid: \"abc\", \"abc*\", \"*abc\", \"*abc*\"",
+                                        quote(s)
                                     ),
                                 )
                             })?;
@@ -106,7 +131,8 @@ fn emit(
                             return Err(fail(
                                 *column,
                                 format!(
-                                    "`{field}` is a string: use == != ~ !~, not {}",
+                                    "`{}` is a string: use == != ~ !~, not {}",
+                                    quote(field),
                                     other.text()
                                 ),
                             ));
@@ -131,10 +157,31 @@ fn emit(
                         Literal::Str(s) | Literal::Word(s) => {
                             return Err(fail(
                                 *value_column,
-                                format!("`{field}` is a number; \"{s}\" is not"),
+                                format!("`{}` is a number; \"{}\" is not", quote(field), quote(s)),
                             ));
                         }
                     };
+                    let (low, high, type_name) = int_range(operand.size, signed);
+                    // A bit mask is a bit pattern: signed or not, as long as it fits.
+                    let (low, high) = if *cmp == CmpOp::BitAnd {
+                        (
+                            int_range(operand.size, true).0,
+                            int_range(operand.size, false).1,
+                        )
+                    } else {
+                        (low, high)
+                    };
+                    if !(low..=high).contains(&number) {
+                        return Err(fail(
+                            *value_column,
+                            format!(
+                                "{number} is out of range for `{}` ({type_name}: {low} to {high})",
+                                quote(field)
+                            ),
+                        ));
+                    }
+                    // Two's complement, as the engine holds sign-extended values.
+                    let number = number as u64;
                     let code = match (cmp, signed) {
                         (CmpOp::Eq, _) => op::EQ,
                         (CmpOp::Ne, _) => op::NE,
@@ -150,7 +197,11 @@ fn emit(
                         (CmpOp::Glob | CmpOp::NotGlob, _) => {
                             return Err(fail(
                                 *column,
-                                format!("`{field}` is a number: {} matches strings", cmp.text()),
+                                format!(
+                                    "`{}` is a number: {} matches strings",
+                                    quote(field),
+                                    cmp.text()
+                                ),
                             ));
                         }
                     };
@@ -219,7 +270,7 @@ mod tests {
                     },
                     ValueType::Str,
                 )),
-                _ => None,
+                _ => crate::probe::fields::builtin(name),
             }
         }
         fn names(&self) -> Vec<String> {
@@ -335,8 +386,9 @@ mod tests {
         assert_eq!(
             compiled(&long).unwrap_err().to_string(),
             format!(
-                "--filter '{long}': needs more than 32 kernel instructions, the engine runs at \
-                 most 32; simplify it"
+                "--filter '{}b… && bytes > 1 && bytes > 1': needs more than 32 kernel \
+                 instructions, the engine runs at most 32; simplify it",
+                "bytes > 1 && ".repeat(4)
             )
         );
         assert_eq!(
@@ -345,6 +397,107 @@ mod tests {
                 .to_string(),
             "--filter 'rwbs == \"0123456789012345678901234567890123\"': string constants are at \
              most 31 bytes in the kernel engine at column 9"
+        );
+    }
+
+    #[test]
+    fn numbers_must_fit_the_field() {
+        // `bytes` is u32, `ret` s32 (TestFields), `pid` a u64 built-in.
+        let cases = [
+            (
+                "ret > -2147483649",
+                "--filter 'ret > -2147483649': -2147483649 is out of range for `ret` \
+                 (s32: -2147483648 to 2147483647) at column 7",
+            ),
+            (
+                "bytes != -1",
+                "--filter 'bytes != -1': -1 is out of range for `bytes` (u32: 0 to 4294967295) \
+                 at column 10",
+            ),
+            (
+                "bytes == 0x100000000",
+                "--filter 'bytes == 0x100000000': 4294967296 is out of range for `bytes` \
+                 (u32: 0 to 4294967295) at column 10",
+            ),
+            (
+                "pid > 18446744073709551616",
+                "--filter 'pid > 18446744073709551616': `18446744073709551616` is out of range: \
+                 numbers are 64-bit, -18446744073709551615 to 18446744073709551615 at column 7",
+            ),
+            (
+                "pid > -1",
+                "--filter 'pid > -1': -1 is out of range for `pid` (u64: 0 to \
+                 18446744073709551615) at column 7",
+            ),
+        ];
+        for (text, message) in cases {
+            assert_eq!(compiled(text).unwrap_err().to_string(), message, "{text}");
+        }
+        // The edges are in range, stored as the engine reads them (sign-extended).
+        assert_eq!(
+            compiled("ret >= -2147483648").unwrap(),
+            [(op::SGE, 0, (-2147483648i64) as u64)]
+        );
+        assert_eq!(
+            compiled("bytes <= 4294967295").unwrap(),
+            [(op::LE, 0, 4294967295)]
+        );
+        assert_eq!(
+            compiled("pid == 18446744073709551615").unwrap(),
+            [(op::EQ, 0, u64::MAX)]
+        );
+        // A bit mask may be any pattern of the width, written signed or not.
+        assert_eq!(
+            compiled("ret & 0x80000000").unwrap(),
+            [(op::BITAND, 0, 0x8000_0000)]
+        );
+        assert_eq!(compiled("bytes & -1").unwrap(), [(op::BITAND, 0, u64::MAX)]);
+    }
+
+    #[test]
+    fn hostile_filters_get_short_errors() {
+        let deep = format!("{}bytes > 1{}", "(".repeat(10_000), ")".repeat(10_000));
+        assert_eq!(
+            compiled(&deep[..4000]).unwrap_err().to_string(),
+            format!(
+                "--filter '{}…': more than 32 levels of `(` and `!`; filters nest at most 32 \
+                 deep at column 33",
+                "(".repeat(79)
+            )
+        );
+        assert_eq!(
+            compiled(&deep).unwrap_err().to_string(),
+            format!(
+                "--filter '{}…{}': 20009 bytes long; a filter is at most 4096 bytes",
+                "(".repeat(53),
+                ")".repeat(26)
+            )
+        );
+        let nots = format!("{}bytes > 1", "!".repeat(33));
+        assert_eq!(
+            compiled(&nots).unwrap_err().to_string(),
+            format!(
+                "--filter '{nots}': more than 32 levels of `(` and `!`; filters nest at most 32 \
+                 deep at column 33"
+            )
+        );
+        // 32 deep parses, and runs into the engine's instruction limit only if it must.
+        let parens = format!("{}bytes > 1{}", "(".repeat(32), ")".repeat(32));
+        assert_eq!(compiled(&parens).unwrap(), [(op::GT, 0, 1)]);
+        // A long unknown name is quoted short, where it is.
+        let name = "x".repeat(3000);
+        assert_eq!(
+            compiled(&format!("bytes > 1 && {name} == 1"))
+                .unwrap_err()
+                .to_string(),
+            format!(
+                "--filter 'bytes > 1 && {}…': unknown field `{}…{}`; block:test has \
+                 nr_sector (unsigned int), bytes (unsigned int), ret (int), rwbs (char[10]) \
+                 at column 14",
+                "x".repeat(66),
+                "x".repeat(53),
+                "x".repeat(26)
+            )
         );
     }
 

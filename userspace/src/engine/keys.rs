@@ -118,20 +118,26 @@ pub fn disk_name(dev: u64) -> String {
 /// A usage error listing the disks when there is no such disk.
 pub fn disk_dev(name: &str) -> crate::Result<u64> {
     let path = format!("/sys/block/{name}/dev");
-    let text = std::fs::read_to_string(&path).map_err(|_| {
-        let mut disks: Vec<String> = std::fs::read_dir("/sys/block")
-            .map(|dir| {
-                dir.flatten()
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .collect()
-            })
-            .unwrap_or_default();
-        disks.sort();
-        crate::Error::usage(format!(
-            "--disk {name}: no such disk; disks here: {}",
-            disks.join(", ")
-        ))
-    })?;
+    // A name, not a path into sysfs.
+    let named = !name.is_empty() && !name.contains('/') && name != "." && name != "..";
+    let text = named
+        .then(|| std::fs::read_to_string(&path).ok())
+        .flatten()
+        .ok_or_else(|| {
+            let mut disks: Vec<String> = std::fs::read_dir("/sys/block")
+                .map(|dir| {
+                    dir.flatten()
+                        .map(|e| e.file_name().to_string_lossy().into_owned())
+                        .collect()
+                })
+                .unwrap_or_default();
+            disks.sort();
+            crate::Error::usage(format!(
+                "--disk {}: no such disk; disks here: {}",
+                crate::error::quote(name),
+                disks.join(", ")
+            ))
+        })?;
     let (major, minor) = text
         .trim()
         .split_once(':')

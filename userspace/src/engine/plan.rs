@@ -221,8 +221,10 @@ impl PlanBuilder {
                 "--linear {min},{max},{step}: needs MIN < MAX and a STEP above 0"
             )));
         }
-        let buckets = ((max - min) as u64).div_ceil(step);
-        if buckets + 2 > u64::from(MAX_LINEAR_SLOTS) {
+        // In 128 bits: MAX - MIN overflows i64 for wide ranges (-2^63..2^63-1).
+        let span = (i128::from(max) - i128::from(min)) as u128;
+        let buckets = span.div_ceil(u128::from(step));
+        if buckets + 2 > u128::from(MAX_LINEAR_SLOTS) {
             return Err(Error::usage(format!(
                 "--linear {min},{max},{step}: {buckets} buckets; the kernel engine keeps at most {}",
                 MAX_LINEAR_SLOTS - 2
@@ -632,5 +634,13 @@ mod tests {
             b.linear(0, 100_000, 1).unwrap_err().to_string(),
             "--linear 0,100000,1: 100000 buckets; the kernel engine keeps at most 1000"
         );
+        // The widest range does not wrap into a small one.
+        assert_eq!(
+            b.linear(i64::MIN, i64::MAX, 1).unwrap_err().to_string(),
+            "--linear -9223372036854775808,9223372036854775807,1: 18446744073709551615 \
+             buckets; the kernel engine keeps at most 1000"
+        );
+        b.linear(i64::MIN, i64::MAX, u64::MAX / 100).unwrap();
+        assert_eq!(b.plan().slots, 103);
     }
 }

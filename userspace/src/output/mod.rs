@@ -23,7 +23,7 @@ use std::{
     path::Path,
 };
 
-use crate::{Error, Result};
+use crate::{Error, Result, error::quote};
 
 /// A file format `-o` can write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,11 +61,11 @@ impl Format {
                     .collect();
                 Error::usage(format!(
                     "-o {}: cannot tell the format from {}; use one of {}",
-                    path.display(),
+                    quote(&path.to_string_lossy()),
                     if extension.is_empty() {
                         "a name without an extension".to_string()
                     } else {
-                        format!("the extension `.{extension}`")
+                        format!("the extension `.{}`", quote(extension))
                     },
                     valid.join(", ")
                 ))
@@ -75,9 +75,12 @@ impl Format {
 
 /// Creates (truncates) an output file, with an error naming it.
 pub fn create(path: &Path) -> Result<BufWriter<File>> {
-    File::create(path)
-        .map(BufWriter::new)
-        .map_err(|err| Error::runtime(format!("cannot write {}: {err}", path.display())))
+    File::create(path).map(BufWriter::new).map_err(|err| {
+        Error::runtime(format!(
+            "cannot write {}: {err}",
+            quote(&path.to_string_lossy())
+        ))
+    })
 }
 
 /// Writes `content` with `write` to `path`, flushing, with errors naming the file.
@@ -88,7 +91,7 @@ pub fn write_file(
     let mut file = create(path)?;
     write(&mut file)
         .and_then(|()| file.flush())
-        .map_err(|err| Error::runtime(format!("writing {}: {err}", path.display())))
+        .map_err(|err| Error::runtime(format!("writing {}: {err}", quote(&path.to_string_lossy()))))
 }
 
 /// Writes folded stack lines (`path count`).

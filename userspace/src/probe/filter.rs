@@ -16,10 +16,25 @@
 //! `cpu` and `comm` where the event has no field of that name.
 //!
 //! [`parse`] checks the syntax; `engine::filter::compile` type-checks against the event's
-//! fields and emits the kernel engine's instructions. Every error is one line naming the
-//! offending token, its column, and what would be valid.
+//! fields (numbers against the field's range) and emits the kernel engine's instructions.
+//! Every error is one line naming the offending token, its column, and what would be valid;
+//! it quotes at most 80 characters of the filter around that column ([`crate::error::quote_at`]).
+//!
+//! Limits: a filter is at most [`MAX_FILTER_BYTES`] long and nests `(` and `!` at most
+//! [`MAX_DEPTH`] deep (the kernel engine runs at most 32 instructions, one per comparison,
+//! `!`, `&&` and `||`, so deeper filters could not run anyway); numbers are 64-bit.
 
-use crate::{Error, Result};
+use crate::{
+    Error, Result,
+    error::{quote, quote_at},
+};
+
+/// The longest filter, in bytes: 32 instructions' worth of comparisons with long field
+/// names and 31-byte strings fit in far less.
+pub const MAX_FILTER_BYTES: usize = 4096;
+
+/// How deep `(` and `!` nest: as many as the kernel engine's instructions.
+pub const MAX_DEPTH: usize = 32;
 
 /// A comparison operator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,8 +69,9 @@ impl CmpOp {
 /// A literal on the right of a comparison.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Literal {
-    /// A number (negative numbers are stored two's complement).
-    Number(u64),
+    /// A number as written: -18446744073709551615 to 18446744073709551615 (a 64-bit
+    /// magnitude and a sign); the compiler checks it against the field's range.
+    Number(i128),
     /// A quoted string.
     Str(String),
     /// An unquoted word: a string if the field is one.
@@ -82,7 +98,7 @@ pub enum Expr {
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Token {
     Ident(String),
-    Number(u64),
+    Number(i128),
     Str(String),
     Op(CmpOp),
     And,
@@ -94,9 +110,9 @@ enum Token {
 
 fn describe(token: &Token) -> String {
     match token {
-        Token::Ident(name) => format!("`{name}`"),
+        Token::Ident(name) => format!("`{}`", quote(name)),
         Token::Number(n) => format!("`{n}`"),
-        Token::Str(s) => format!("\"{s}\""),
+        Token::Str(s) => format!("\"{}\"", quote(s)),
         Token::Op(op) => format!("`{}`", op.text()),
         Token::And => "`&&`".into(),
         Token::Or => "`||`".into(),
@@ -158,23 +174,27 @@ fn tokenize(text: &str) -> std::result::Result<Vec<(Token, usize)>, ParseError> 
                     Some(rest) => (true, rest),
                     None => (false, word.as_str()),
                 };
-                let parsed = match digits
+                let (digits, radix) = match digits
                     .strip_prefix("0x")
                     .or_else(|| digits.strip_prefix("0X"))
                 {
-                    Some(hex) => u64::from_str_radix(hex, 16),
-                    None => digits.parse::<u64>(),
+                    Some(hex) => (hex, 16),
+                    None => (digits, 10),
                 };
-                let value =
-                    parsed.map_err(|_| error(column, format!("`{word}` is not a number")))?;
-                (
-                    Token::Number(if negative {
-                        value.wrapping_neg()
-                    } else {
-                        value
-                    }),
-                    len,
-                )
+                let magnitude = u64::from_str_radix(digits, radix).map_err(|err| {
+                    let message = match err.kind() {
+                        std::num::IntErrorKind::PosOverflow => format!(
+                            "`{}` is out of range: numbers are 64-bit, -{} to {}",
+                            quote(&word),
+                            u64::MAX,
+                            u64::MAX
+                        ),
+                        _ => format!("`{}` is not a number", quote(&word)),
+                    };
+                    error(column, message)
+                })?;
+                let value = i128::from(magnitude);
+                (Token::Number(if negative { -value } else { value }), len)
             }
             c if c.is_ascii_alphabetic() || c == '_' => {
                 let len = chars[i..]
@@ -183,7 +203,12 @@ fn tokenize(text: &str) -> std::result::Result<Vec<(Token, usize)>, ParseError> 
                     .unwrap_or(chars.len() - i);
                 (Token::Ident(chars[i..i + len].iter().collect()), len)
             }
-            other => return Err(error(column, format!("unexpected `{other}`"))),
+            other => {
+                return Err(error(
+                    column,
+                    format!("unexpected `{}`", quote(&other.to_string())),
+                ));
+            }
         };
         tokens.push((token, column));
         i += width;
@@ -195,6 +220,8 @@ struct Parser {
     tokens: Vec<(Token, usize)>,
     pos: usize,
     end_column: usize,
+    /// `(` and `!` open around the current token.
+    depth: usize,
 }
 
 impl Parser {
@@ -240,6 +267,19 @@ impl Parser {
     }
 
     fn unary(&mut self) -> std::result::Result<Expr, ParseError> {
+        let nests = matches!(self.peek(), Some(Token::Not | Token::Open));
+        if nests && self.depth == MAX_DEPTH {
+            return self.error(format!(
+                "more than {MAX_DEPTH} levels of `(` and `!`; filters nest at most {MAX_DEPTH} deep"
+            ));
+        }
+        self.depth += usize::from(nests);
+        let expr = self.nested();
+        self.depth -= usize::from(nests);
+        expr
+    }
+
+    fn nested(&mut self) -> std::result::Result<Expr, ParseError> {
         match self.peek() {
             Some(Token::Not) => {
                 self.pos += 1;
@@ -281,7 +321,8 @@ impl Parser {
                 return Err(ParseError {
                     column,
                     message: format!(
-                        "expected an operator (== != < <= > >= & ~ !~) after `{field}`, found {}",
+                        "expected an operator (== != < <= > >= & ~ !~) after `{}`, found {}",
+                        quote(&field),
                         describe(&token)
                     ),
                 });
@@ -289,7 +330,8 @@ impl Parser {
             None => {
                 self.pos -= 1;
                 return self.error(format!(
-                    "expected an operator (== != < <= > >= & ~ !~) after `{field}`"
+                    "expected an operator (== != < <= > >= & ~ !~) after `{}`",
+                    quote(&field)
                 ));
             }
         };
@@ -334,6 +376,7 @@ fn parse_expr(text: &str) -> std::result::Result<Expr, ParseError> {
         tokens,
         pos: 0,
         end_column: text.chars().count() + 1,
+        depth: 0,
     };
     let expr = parser.or()?;
     if let Some((token, column)) = parser.next() {
@@ -346,11 +389,24 @@ fn parse_expr(text: &str) -> std::result::Result<Expr, ParseError> {
 }
 
 /// Parses a filter into an expression (syntax only).
+///
+/// # Errors
+/// A usage error, one line: `--filter 'TEXT': WHAT at column N`, TEXT at most 80 characters
+/// around column N.
 pub fn parse(text: &str) -> Result<Expr> {
+    if text.len() > MAX_FILTER_BYTES {
+        return Err(Error::usage(format!(
+            "--filter '{}': {} bytes long; a filter is at most {MAX_FILTER_BYTES} bytes",
+            quote(text),
+            text.len()
+        )));
+    }
     parse_expr(text).map_err(|err| {
         Error::usage(format!(
-            "--filter '{text}': {} at column {}",
-            err.message, err.column
+            "--filter '{}': {} at column {}",
+            quote_at(text, err.column),
+            err.message,
+            err.column
         ))
     })
 }
@@ -414,7 +470,10 @@ mod tests {
         );
         assert!(matches!(
             parse("x >= -1").unwrap(),
-            Expr::Cmp { value: Literal::Number(n), .. } if n == u64::MAX
+            Expr::Cmp {
+                value: Literal::Number(-1),
+                ..
+            }
         ));
     }
 }

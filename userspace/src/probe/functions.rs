@@ -14,6 +14,7 @@ use blazesym::inspect::{
 
 use crate::{
     Error, Result,
+    error::quote,
     probe::{glob_match, nearest, tracefs},
 };
 
@@ -168,7 +169,8 @@ pub fn kernel_functions(pattern: &str, btf: Option<&KernelBtf>) -> Result<Vec<St
                 .collect();
             if matched.is_empty() {
                 return Err(Error::usage(format!(
-                    "kernel function pattern `{pattern}` matches nothing"
+                    "kernel function pattern `{}` matches nothing",
+                    quote(pattern)
                 )));
             }
             return Ok(matched);
@@ -189,7 +191,8 @@ pub fn kernel_functions(pattern: &str, btf: Option<&KernelBtf>) -> Result<Vec<St
             .collect();
         if matched.is_empty() {
             return Err(Error::usage(format!(
-                "kernel function pattern `{pattern}` matches no traceable function"
+                "kernel function pattern `{}` matches no traceable function",
+                quote(pattern)
             )));
         }
         return Ok(matched);
@@ -199,8 +202,9 @@ pub fn kernel_functions(pattern: &str, btf: Option<&KernelBtf>) -> Result<Vec<St
     }
     if btf.is_some_and(|btf| btf.has_function(pattern)) {
         return Err(Error::usage(format!(
-            "kernel function `{pattern}` cannot be probed: it is not in \
-             available_filter_functions (notrace, inlined everywhere, or on the kprobe blacklist)"
+            "kernel function `{}` cannot be probed: it is not in \
+             available_filter_functions (notrace, inlined everywhere, or on the kprobe blacklist)",
+            quote(pattern)
         )));
     }
     Err(unknown_function(pattern, &nearest(pattern, &traceable, 3)))
@@ -208,10 +212,11 @@ pub fn kernel_functions(pattern: &str, btf: Option<&KernelBtf>) -> Result<Vec<St
 
 fn unknown_function(name: &str, near: &[String]) -> Error {
     if near.is_empty() {
-        Error::usage(format!("no kernel function `{name}`"))
+        Error::usage(format!("no kernel function `{}`", quote(name)))
     } else {
         Error::usage(format!(
-            "no kernel function `{name}`; did you mean {}?",
+            "no kernel function `{}`; did you mean {}?",
+            quote(name),
             near.join(", ")
         ))
     }
@@ -229,15 +234,19 @@ pub struct UserFunction {
 /// Finds the binary of a uprobe spec, as the dynamic linker would: a path as given; else
 /// a library mapped by `pid`; else a library in the linker's cache (`ldconfig -p`), named in
 /// full (`libc.so.6`) or short (`libc`); else a program on `PATH`.
+///
+/// # Errors
+/// Usage errors when nothing of that name exists, or what exists is a directory, a device
+/// or another file that is not ELF.
 pub fn resolve_binary(name: &str, pid: Option<u32>) -> Result<PathBuf> {
+    let path = find_binary(name, pid)?;
+    check_elf(&path, name)?;
+    Ok(path)
+}
+
+fn find_binary(name: &str, pid: Option<u32>) -> Result<PathBuf> {
     if name.contains('/') {
-        let path = PathBuf::from(name);
-        if !path.is_file() {
-            return Err(Error::usage(format!(
-                "uprobe binary `{name}`: no such file"
-            )));
-        }
-        return Ok(path);
+        return Ok(PathBuf::from(name));
     }
     let matches = |file: &str| {
         file == name
@@ -282,18 +291,84 @@ pub fn resolve_binary(name: &str, pid: Option<u32>) -> Result<PathBuf> {
         .find(|path| path.is_file())
         .ok_or_else(|| {
             Error::usage(format!(
-                "uprobe binary `{name}` not found (not a path, a library known to ldconfig, \
-                 nor a program on PATH)"
+                "uprobe binary `{}` not found (not a path, a library known to ldconfig, \
+                 nor a program on PATH)",
+                quote(name)
             ))
         })
 }
 
+/// Checks that `path` (found for the spec's `name`) is an ELF file, the only kind uprobes
+/// go into: a usage error saying what it is instead.
+fn check_elf(path: &Path, name: &str) -> Result<()> {
+    use std::{io::Read as _, os::unix::fs::FileTypeExt as _};
+    let shown = if path == Path::new(name) {
+        format!("uprobe binary `{}`", quote(name))
+    } else {
+        format!(
+            "uprobe binary `{}` ({})",
+            quote(name),
+            quote(&path.to_string_lossy())
+        )
+    };
+    let problem = |what: &str| Err(Error::usage(format!("{shown}: {what}")));
+    let metadata = match std::fs::metadata(path) {
+        Ok(metadata) => metadata,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            return problem("no such file");
+        }
+        Err(err) if err.kind() == std::io::ErrorKind::PermissionDenied => {
+            return Err(Error::Privilege(format!("{shown}: {err}")));
+        }
+        Err(err) => return problem(&err.to_string()),
+    };
+    let kind = metadata.file_type();
+    if kind.is_dir() {
+        return problem("is a directory");
+    }
+    // Devices and pipes are not read: a FIFO would block.
+    let other = if kind.is_char_device() {
+        Some("a character device")
+    } else if kind.is_block_device() {
+        Some("a block device")
+    } else if kind.is_fifo() {
+        Some("a FIFO")
+    } else if kind.is_socket() {
+        Some("a socket")
+    } else {
+        None
+    };
+    if let Some(other) = other {
+        return problem(&format!("not an ELF file ({other})"));
+    }
+    let mut magic = [0u8; 4];
+    let read = std::fs::File::open(path).and_then(|mut file| file.read_exact(&mut magic));
+    match read {
+        Ok(()) if &magic == b"\x7fELF" => Ok(()),
+        Ok(()) => problem("not an ELF file"),
+        Err(err) if err.kind() == std::io::ErrorKind::UnexpectedEof => {
+            problem("not an ELF file (shorter than an ELF header)")
+        }
+        Err(err) if err.kind() == std::io::ErrorKind::PermissionDenied => {
+            Err(Error::Privilege(format!("{shown}: {err}")))
+        }
+        Err(err) => problem(&err.to_string()),
+    }
+}
+
 /// The functions of `binary` that `pattern` (`name`, `name+OFFSET`, or a wildcard) names.
+///
+/// # Errors
+/// Usage errors when nothing matches (with near names), or OFFSET is not within the
+/// function (as the symbol table gives its size).
 pub fn user_functions(binary: &Path, pattern: &str) -> Result<Vec<UserFunction>> {
     let (pattern, extra) = match pattern.split_once('+') {
         Some((name, offset)) => {
             let offset = parse_offset(offset).ok_or_else(|| {
-                Error::usage(format!("uprobe offset `+{offset}` is not a number"))
+                Error::usage(format!(
+                    "uprobe offset `+{}` is not a number (decimal, or hex with 0x)",
+                    quote(offset)
+                ))
             })?;
             (name, offset)
         }
@@ -303,36 +378,37 @@ pub fn user_functions(binary: &Path, pattern: &str) -> Result<Vec<UserFunction>>
     let mut elf = Elf::new(binary);
     elf.debug_syms = false;
     let source = Source::Elf(elf);
-    let mut all: Vec<UserFunction> = Vec::new();
+    // (name, file offset, size in bytes if the symbol table gives it)
+    let mut all: Vec<(String, u64, Option<u64>)> = Vec::new();
     inspector
         .for_each(&source, |sym| {
             if sym.sym_type == blazesym::SymType::Function
                 && let Some(offset) = sym.file_offset
             {
-                all.push(UserFunction {
-                    name: sym.name.to_string(),
-                    file_offset: offset,
-                });
+                let size = sym.size.filter(|&size| size > 0).map(|size| size as u64);
+                all.push((sym.name.to_string(), offset, size));
             }
             ControlFlow::Continue(())
         })
-        .map_err(|err| Error::runtime(format!("reading symbols of {}: {err}", binary.display())))?;
-    all.sort_by(|a, b| a.name.cmp(&b.name));
-    all.dedup_by(|a, b| a.name == b.name);
-    let matched: Vec<UserFunction> = all
+        .map_err(|err| {
+            Error::runtime(format!(
+                "reading symbols of {}: {err}",
+                quote(&binary.to_string_lossy())
+            ))
+        })?;
+    all.sort_by(|a, b| a.0.cmp(&b.0));
+    all.dedup_by(|a, b| a.0 == b.0);
+    let matched: Vec<&(String, u64, Option<u64>)> = all
         .iter()
-        .filter(|f| glob_match(pattern, &f.name))
-        .map(|f| UserFunction {
-            name: f.name.clone(),
-            file_offset: f.file_offset + extra,
-        })
+        .filter(|(name, ..)| glob_match(pattern, name))
         .collect();
     if matched.is_empty() {
-        let names: Vec<String> = all.iter().map(|f| f.name.clone()).collect();
+        let names: Vec<String> = all.iter().map(|(name, ..)| name.clone()).collect();
         let near = nearest(pattern, &names, 3);
         return Err(Error::usage(format!(
-            "no function `{pattern}` in {}{}",
-            binary.display(),
+            "no function `{}` in {}{}",
+            quote(pattern),
+            quote(&binary.to_string_lossy()),
             if near.is_empty() {
                 String::new()
             } else {
@@ -340,7 +416,33 @@ pub fn user_functions(binary: &Path, pattern: &str) -> Result<Vec<UserFunction>>
             }
         )));
     }
-    Ok(matched)
+    matched
+        .into_iter()
+        .map(|(name, offset, size)| {
+            if extra > 0 {
+                let shown = quote(name);
+                match size {
+                    Some(size) if extra >= *size => {
+                        return Err(Error::usage(format!(
+                            "uprobe offset +{extra}: offset past the end of {shown} \
+                             ({size} bytes)"
+                        )));
+                    }
+                    Some(_) => {}
+                    None => {
+                        return Err(Error::usage(format!(
+                            "uprobe offset +{extra}: the symbol table gives no size for \
+                             {shown}, so an offset into it cannot be checked"
+                        )));
+                    }
+                }
+            }
+            Ok(UserFunction {
+                name: name.clone(),
+                file_offset: offset + extra,
+            })
+        })
+        .collect()
 }
 
 fn parse_offset(text: &str) -> Option<u64> {
@@ -379,6 +481,85 @@ mod tests {
             "uprobe binary `/no/such/bin`: no such file"
         );
         assert!(resolve_binary("no-such-library-xyz", None).is_err());
+    }
+
+    #[test]
+    fn offsets_stay_within_the_function() {
+        let libc = resolve_binary("libc", None).unwrap();
+        let malloc = user_functions(&libc, "malloc").unwrap()[0].file_offset;
+        assert_eq!(
+            user_functions(&libc, "malloc+4").unwrap()[0].file_offset,
+            malloc + 4
+        );
+        let err = user_functions(&libc, "malloc+99999999")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("uprobe offset +99999999: offset past the end of malloc (")
+                && err.ends_with(" bytes)"),
+            "{err}"
+        );
+        assert_eq!(
+            user_functions(&libc, "malloc+x").unwrap_err().to_string(),
+            "uprobe offset `+x` is not a number (decimal, or hex with 0x)"
+        );
+    }
+
+    #[test]
+    fn directories_devices_and_other_files_are_not_binaries() {
+        let dir = std::env::temp_dir();
+        let text = dir.join(format!("tracekit-not-elf-{}", std::process::id()));
+        std::fs::write(&text, "#!/bin/sh\n").unwrap();
+        let empty = dir.join(format!("tracekit-empty-{}", std::process::id()));
+        std::fs::write(&empty, "").unwrap();
+        let shown = |path: &Path| path.display().to_string();
+        let cases = [
+            (
+                "/usr/lib".to_string(),
+                "uprobe binary `/usr/lib`: is a directory".to_string(),
+            ),
+            (
+                "/dev/zero".into(),
+                "uprobe binary `/dev/zero`: not an ELF file (a character device)".into(),
+            ),
+            (
+                shown(&text),
+                format!("uprobe binary `{}`: not an ELF file", shown(&text)),
+            ),
+            (
+                shown(&empty),
+                format!(
+                    "uprobe binary `{}`: not an ELF file (shorter than an ELF header)",
+                    shown(&empty)
+                ),
+            ),
+        ];
+        for (name, message) in cases {
+            assert_eq!(
+                resolve_binary(&name, None).unwrap_err().to_string(),
+                message
+            );
+        }
+        let _ = std::fs::remove_file(text);
+        let _ = std::fs::remove_file(empty);
+        let long = format!("/no-such-dir/{}", "x".repeat(200));
+        assert_eq!(
+            resolve_binary(&long, None).unwrap_err().to_string(),
+            format!(
+                "uprobe binary `/no-such-dir/{}…{}`: no such file",
+                "x".repeat(40),
+                "x".repeat(26)
+            )
+        );
+        let longer = format!("/{}", "x".repeat(100_000));
+        assert_eq!(
+            resolve_binary(&longer, None).unwrap_err().to_string(),
+            format!(
+                "uprobe binary `/{}…{}`: File name too long (os error 36)",
+                "x".repeat(52),
+                "x".repeat(26)
+            )
+        );
     }
 
     #[test]

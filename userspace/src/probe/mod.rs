@@ -12,7 +12,8 @@
 //! Probe specs: `KIND:TARGET`, where KIND is one of [`KINDS`] (bpftrace's names and aliases), or perf's
 //! `SYSTEM:EVENT` for a tracepoint. Tracepoint names may hold `*` and `?` wildcards, expanded
 //! against the kernel's tracepoints. The kind table is data; kinds this version cannot attach
-//! yet parse and then say so.
+//! yet parse and then say so. A spec is at most [`MAX_PROBE_BYTES`] long; errors quote at
+//! most 80 characters of it ([`crate::error::quote`]).
 
 use std::{fs, path::Path};
 
@@ -22,7 +23,11 @@ pub mod functions;
 pub mod tracefs;
 pub mod usdt;
 
-use crate::{Error, Result};
+use crate::{Error, Result, error::quote};
+
+/// The longest probe spec, in bytes: room for a binary's path of `PATH_MAX` (4096) bytes
+/// and a long C++ symbol.
+pub const MAX_PROBE_BYTES: usize = 8192;
 
 /// A kind of probe.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -99,10 +104,18 @@ impl ProbeSpec {
     /// });
     /// ```
     pub fn parse(text: &str) -> Result<Self> {
+        if text.len() > MAX_PROBE_BYTES {
+            return Err(Error::usage(format!(
+                "probe `{}`: {} bytes long; a probe is at most {MAX_PROBE_BYTES} bytes",
+                quote(text),
+                text.len()
+            )));
+        }
         let (head, rest) = text.split_once(':').ok_or_else(|| {
             Error::usage(format!(
-                "probe `{text}`: expected KIND:TARGET (e.g. tracepoint:block:block_rq_issue) \
-                 or SYSTEM:EVENT (e.g. block:block_rq_issue)"
+                "probe `{}`: expected KIND:TARGET (e.g. tracepoint:block:block_rq_issue) \
+                 or SYSTEM:EVENT (e.g. block:block_rq_issue)",
+                quote(text)
             ))
         })?;
         let kind = KINDS
@@ -119,21 +132,25 @@ impl ProbeSpec {
                     .map(|(_, names)| format!("{} ({})", names[0], names[1..].join(", ")))
                     .collect();
                 return Err(Error::usage(format!(
-                    "probe `{text}`: unknown probe type `{head}`; valid: {}",
+                    "probe `{}`: unknown probe type `{}`; valid: {}",
+                    quote(text),
+                    quote(head),
                     valid.join(", ")
                 )));
             }
         };
         if target.is_empty() {
             return Err(Error::usage(format!(
-                "probe `{text}`: nothing after `{head}:`"
+                "probe `{}`: nothing after `{head}:`",
+                quote(text)
             )));
         }
         if kind == ProbeKind::Tracepoint {
             let parts: Vec<&str> = target.split(':').collect();
             if parts.len() != 2 || parts.iter().any(|p| p.is_empty()) {
                 return Err(Error::usage(format!(
-                    "probe `{text}`: a tracepoint is SYSTEM:EVENT, e.g. tracepoint:block:block_rq_issue"
+                    "probe `{}`: a tracepoint is SYSTEM:EVENT, e.g. tracepoint:block:block_rq_issue",
+                    quote(text)
                 )));
             }
         }
@@ -226,9 +243,12 @@ pub fn expand_tracepoints(pattern: &str, all: &[Tracepoint]) -> Result<Vec<Trace
     let names: Vec<String> = all.iter().map(ToString::to_string).collect();
     let near = nearest(&pattern.replace(['*', '?'], ""), &names, 3);
     let what = if pattern.contains(['*', '?']) {
-        format!("tracepoint pattern `{pattern}` matches no tracepoint")
+        format!(
+            "tracepoint pattern `{}` matches no tracepoint",
+            quote(pattern)
+        )
     } else {
-        format!("unknown tracepoint `{pattern}`")
+        format!("unknown tracepoint `{}`", quote(pattern))
     };
     Err(Error::usage(if near.is_empty() {
         format!("{what} (`tracekit list` shows them)")
@@ -264,14 +284,22 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
 /// Up to `limit` of `candidates` nearest to `wanted`: names containing it first, then by
 /// edit distance (at most a third of the name's length).
 pub fn nearest(wanted: &str, candidates: &[String], limit: usize) -> Vec<String> {
+    let most = wanted.len().max(3) / 3;
+    let wanted_chars = wanted.chars().count();
     let mut scored: Vec<(usize, &String)> = candidates
         .iter()
         .filter_map(|candidate| {
             if !wanted.is_empty() && candidate.contains(wanted) {
                 return Some((0, candidate));
             }
+            // The distance is at least the difference in length: a long input costs no
+            // edit distances (a 100 KiB name against 60,000 kernel functions would take
+            // minutes).
+            if wanted_chars.abs_diff(candidate.chars().count()) > most {
+                return None;
+            }
             let distance = edit_distance(wanted, candidate);
-            (distance <= wanted.len().max(3) / 3).then_some((distance, candidate))
+            (distance <= most).then_some((distance, candidate))
         })
         .collect();
     scored.sort();

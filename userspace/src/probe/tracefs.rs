@@ -167,9 +167,15 @@ impl EventFormat {
             .join("format");
         let text = fs::read_to_string(&path).map_err(|err| {
             if err.kind() == std::io::ErrorKind::NotFound {
-                Error::usage(format!("unknown tracepoint {system}:{event}"))
+                Error::usage(format!(
+                    "unknown tracepoint {}",
+                    crate::error::quote(&format!("{system}:{event}"))
+                ))
             } else {
-                Error::runtime(format!("reading {}: {err}", path.display()))
+                Error::runtime(format!(
+                    "reading {}: {err}",
+                    crate::error::quote(&path.to_string_lossy())
+                ))
             }
         })?;
         Self::parse(&text)

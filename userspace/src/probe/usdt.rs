@@ -25,7 +25,7 @@ use std::{
 use tracekit_common::engine::{Operand, SIGNED, operand};
 
 use super::glob_match;
-use crate::{Error, Result};
+use crate::{Error, Result, error::quote};
 
 /// ELF note type of a USDT probe.
 pub const NT_STAPSDT: u32 = 3;
@@ -435,11 +435,11 @@ fn parse_displacement(text: &str) -> Option<(i64, Option<String>)> {
 /// every loadable segment. Argument specs that do not parse leave [`ProbeSite::arg_error`].
 pub fn probes(binary: &Path, provider: Option<&str>, name: Option<&str>) -> Result<Vec<ProbeSite>> {
     let data = std::fs::read(binary).map_err(|err| Error::Runtime {
-        what: format!("reading {}", binary.display()),
+        what: format!("reading {}", quote(&binary.to_string_lossy())),
         source: Some(Box::new(err)),
     })?;
-    let notes =
-        read_notes(&data).map_err(|why| Error::usage(format!("{}: {why}", binary.display())))?;
+    let notes = read_notes(&data)
+        .map_err(|why| Error::usage(format!("{}: {why}", quote(&binary.to_string_lossy()))))?;
     let mut sites = Vec::new();
     for note in notes {
         if !provider.is_none_or(|p| glob_match(p, &note.provider))
@@ -459,7 +459,7 @@ pub fn probes(binary: &Path, provider: Option<&str>, name: Option<&str>) -> Resu
             file_offset: note.pc_file_offset.ok_or_else(|| {
                 Error::usage(format!(
                     "{}: probe address {:#x} is in no loadable segment",
-                    binary.display(),
+                    quote(&binary.to_string_lossy()),
                     note.pc
                 ))
             })?,

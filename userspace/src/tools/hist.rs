@@ -60,7 +60,9 @@ fn parse_linear(text: &str) -> Result<Shape> {
     let parts: Vec<&str> = text.split(',').map(str::trim).collect();
     let bad = || {
         Error::usage(format!(
-            "--linear {text}: expected MIN,MAX,STEP as integers, e.g. --linear 0,1000,100"
+            "--linear {}: expected MIN,MAX,STEP as integers (MIN and MAX 64-bit signed, STEP \
+             unsigned), e.g. --linear 0,1000,100",
+            tracekit::error::quote(text)
         ))
     };
     let [min, max, step] = parts.as_slice() else {
@@ -127,7 +129,8 @@ mod tests {
         );
         assert_eq!(
             parse_linear("0,1500").unwrap_err().to_string(),
-            "--linear 0,1500: expected MIN,MAX,STEP as integers, e.g. --linear 0,1000,100"
+            "--linear 0,1500: expected MIN,MAX,STEP as integers (MIN and MAX 64-bit signed, \
+             STEP unsigned), e.g. --linear 0,1000,100"
         );
     }
 }

@@ -9,7 +9,7 @@ use tracekit::{
 };
 use tracekit_common::profile::{DEFAULT_COUNT_MAP_ENTRIES, DEFAULT_STACK_MAP_ENTRIES};
 
-use crate::cli::Common;
+use crate::cli::{Common, parse_hash_entries};
 
 const EXAMPLES: &str = "\
 EXAMPLES:
@@ -52,11 +52,14 @@ pub struct Args {
     /// Rows in the text report
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub top: usize,
-    /// Distinct stacks the kernel keeps; each costs ~1 KiB of kernel memory, allocated up front
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_STACK_MAP_ENTRIES)]
+    /// Distinct stacks the kernel keeps, 1 to 134217728; each costs ~1 KiB of kernel memory,
+    /// allocated up front
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_STACK_MAP_ENTRIES,
+          value_parser = parse_hash_entries)]
     pub stack_storage_size: u32,
-    /// Distinct (pid, comm, stacks) keys the kernel counts
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_COUNT_MAP_ENTRIES)]
+    /// Distinct (pid, comm, stacks) keys the kernel counts, 1 to 134217728
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_COUNT_MAP_ENTRIES,
+          value_parser = parse_hash_entries)]
     pub count_map_size: u32,
 }
 

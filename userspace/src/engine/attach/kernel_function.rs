@@ -36,8 +36,12 @@ impl AttachPoint for KernelFunctions {
     fn attach(&self, engine: &mut Engine, role: Role) -> Result<()> {
         let functions = &self.functions;
         let what = match functions.as_slice() {
-            [one] => format!("kernel function {one}"),
-            many => format!("{} kernel functions ({}, ...)", many.len(), many[0]),
+            [one] => format!("kernel function {}", crate::error::quote(one)),
+            many => format!(
+                "{} kernel functions ({}, ...)",
+                many.len(),
+                crate::error::quote(&many[0])
+            ),
         };
         let mut trampoline_error = None;
         if self.how != KernelAttach::Kprobe && functions.len() == 1 {

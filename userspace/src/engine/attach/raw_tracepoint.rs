@@ -25,12 +25,15 @@ impl AttachPoint for RawTracepoint {
             .expect("program in object")
             .try_into()
             .context("raw tracepoint program type")?;
-        program
-            .load()
-            .with_context(|| format!("loading the engine for raw tracepoint {name}"))?;
-        program
-            .attach(name)
-            .with_context(|| format!("attaching to raw tracepoint {name}"))?;
+        program.load().with_context(|| {
+            format!(
+                "loading the engine for raw tracepoint {}",
+                crate::error::quote(name)
+            )
+        })?;
+        program.attach(name).with_context(|| {
+            format!("attaching to raw tracepoint {}", crate::error::quote(name))
+        })?;
         Ok(())
     }
 }
