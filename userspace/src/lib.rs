@@ -10,6 +10,7 @@
 //! 3. [`engine`]: requests compiled to plans, loaded, attached (one file per attach kind) and
 //!    read; [`profile`]: the CPU sampler; [`counters`]: perf counters;
 //! 4. [`symbolize`], [`ksyms`], [`stacks`]: addresses to frames, stacks folded and ranked;
+//!    [`mappings`]: the file mappings and build IDs of frames (for pprof);
 //!    [`jit`], [`procmaps`], [`debuginfo`]: JIT symbols (`perf-PID.map`, jitdump), what a
 //!    process mapped (kept past its exit, across mount namespaces), debug files by build ID
 //!    (local, debuginfod); [`usdt`]: USDT probes (`.note.stapsdt`), their argument operands,
@@ -27,6 +28,7 @@ pub mod error;
 pub mod jit;
 pub mod jobs;
 pub mod ksyms;
+pub mod mappings;
 pub mod output;
 pub mod probe;
 pub mod procmaps;
