@@ -12,6 +12,7 @@
 pub mod aggregates;
 pub mod flamegraph;
 pub mod hist;
+pub mod pprof;
 pub mod profile;
 pub mod report;
 pub mod stat;
@@ -36,23 +37,31 @@ pub enum Format {
     Svg,
     /// JSON (`.json`).
     Json,
+    /// A gzipped pprof profile (`.pb.gz`), for stack profiles.
+    Pprof,
 }
 
 impl Format {
     /// Extensions accepted by `-o`, with their formats.
-    pub const EXTENSIONS: [(&'static str, Format); 4] = [
+    pub const EXTENSIONS: [(&'static str, Format); 5] = [
         ("txt", Format::Text),
         ("folded", Format::Folded),
         ("svg", Format::Svg),
         ("json", Format::Json),
+        ("pb.gz", Format::Pprof),
     ];
 
     /// The format named by a path's extension; a usage error listing the valid ones otherwise.
     pub fn from_path(path: &Path) -> Result<Self> {
         let extension = path.extension().and_then(|ext| ext.to_str()).unwrap_or("");
+        let name = path
+            .file_name()
+            .and_then(|name| name.to_str())
+            .unwrap_or("")
+            .to_ascii_lowercase();
         Self::EXTENSIONS
             .iter()
-            .find(|(ext, _)| ext.eq_ignore_ascii_case(extension))
+            .find(|(ext, _)| name.ends_with(&format!(".{ext}")))
             .map(|&(_, format)| format)
             .ok_or_else(|| {
                 let valid: Vec<_> = Self::EXTENSIONS
@@ -115,12 +124,17 @@ mod tests {
                 .unwrap_err()
                 .to_string(),
             "-o out.png: cannot tell the format from the extension `.png`; \
-             use one of .txt, .folded, .svg, .json"
+             use one of .txt, .folded, .svg, .json, .pb.gz"
         );
+        assert_eq!(
+            Format::from_path(Path::new("cpu.PB.GZ")).unwrap(),
+            Format::Pprof
+        );
+        assert!(Format::from_path(Path::new("cpu.gz")).is_err());
         assert_eq!(
             Format::from_path(Path::new("out")).unwrap_err().to_string(),
             "-o out: cannot tell the format from a name without an extension; \
-             use one of .txt, .folded, .svg, .json"
+             use one of .txt, .folded, .svg, .json, .pb.gz"
         );
     }
 }
