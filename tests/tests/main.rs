@@ -4,6 +4,7 @@
 mod engine;
 mod everyday;
 mod kfunc;
+mod pprof;
 mod profile;
 mod realprog;
 mod reliability;

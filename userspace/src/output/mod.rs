@@ -1,11 +1,14 @@
-//! Rendering results from neutral values: text reports, folded stacks, flame graphs, JSON.
+//! Rendering results from neutral values: text reports, folded stacks, flame graphs, JSON,
+//! pprof, Prometheus exposition.
 //! Nothing here reads a map or a file other than what it writes.
 //!
 //! - [`aggregates`]: counts and histograms per group, and the end-of-run account;
 //! - [`profile`]: stack profiles (report, folded, SVG, JSON) and their account;
 //! - [`hist`]: log2 and linear histograms and tables, one renderer for every command;
 //! - [`report`]: the hottest-functions report; [`flamegraph`]: SVG through inferno;
-//! - [`stat`]: perf stat's layout; [`top`]: perf top's view.
+//! - [`stat`]: perf stat's layout; [`top`]: perf top's view;
+//! - [`pprof`]: stack profiles as gzipped pprof (`.pb.gz`);
+//! - [`prometheus`]: metric families as the Prometheus (OpenMetrics) text format.
 //!
 //! `-o FILE` picks the format from the file's extension, the same way in every subcommand.
 
@@ -14,6 +17,7 @@ pub mod flamegraph;
 pub mod hist;
 pub mod pprof;
 pub mod profile;
+pub mod prometheus;
 pub mod report;
 pub mod stat;
 pub mod top;

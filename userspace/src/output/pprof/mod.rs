@@ -163,7 +163,7 @@ pub fn build(stacks: &[Stack], options: &PprofOptions<'_>) -> proto::Profile {
             *value = value.saturating_add((stack.count as i64).saturating_mul(*multiplier));
         }
     }
-    let sample = order
+    let sample: Vec<proto::Sample> = order
         .into_iter()
         .map(|key| {
             let value = samples[&key].clone();
@@ -180,6 +180,13 @@ pub fn build(stacks: &[Stack], options: &PprofOptions<'_>) -> proto::Profile {
         .iter()
         .map(|comment| builder.strings.index(comment))
         .collect();
+    let mut mapping = builder.mappings;
+    main_binary_first(
+        &mut mapping,
+        &builder.locations,
+        &sample,
+        &builder.strings.table,
+    );
     let time_nanos = options
         .start
         .duration_since(SystemTime::UNIX_EPOCH)
@@ -187,7 +194,7 @@ pub fn build(stacks: &[Stack], options: &PprofOptions<'_>) -> proto::Profile {
     proto::Profile {
         sample_type,
         sample,
-        mapping: builder.mappings,
+        mapping,
         location: builder.locations,
         function: builder.functions,
         string_table: builder.strings.table,
@@ -199,6 +206,46 @@ pub fn build(stacks: &[Stack], options: &PprofOptions<'_>) -> proto::Profile {
         period,
         comment,
         default_sample_type: 0,
+    }
+}
+
+/// Moves the main binary to `mapping[0]`, where pprof looks for it ("File:" in its
+/// reports): of the mappings that are not shared libraries or pseudo files (`[vdso]`,
+/// `[kernel.kallsyms]`), the one most samples went through.
+fn main_binary_first(
+    mappings: &mut [proto::Mapping],
+    locations: &[proto::Location],
+    samples: &[proto::Sample],
+    strings: &[String],
+) {
+    let mut weight: HashMap<u64, i64> = HashMap::new();
+    for sample in samples {
+        let mut ids: Vec<u64> = sample
+            .location_id
+            .iter()
+            .map(|&id| locations[id as usize - 1].mapping_id)
+            .filter(|&id| id != 0)
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        for id in ids {
+            *weight.entry(id).or_default() += sample.value.first().copied().unwrap_or(0);
+        }
+    }
+    let is_library = |path: &str| {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        name.starts_with('[') || name.ends_with(".so") || name.contains(".so.")
+    };
+    let main = (0..mappings.len())
+        .filter(|&i| !is_library(&strings[mappings[i].filename as usize]))
+        .max_by_key(|&i| {
+            (
+                weight.get(&mappings[i].id).copied().unwrap_or(0),
+                std::cmp::Reverse(i),
+            )
+        });
+    if let Some(main) = main {
+        mappings[..=main].rotate_right(1);
     }
 }
 
@@ -436,8 +483,22 @@ mod tests {
         })
     }
 
+    fn libc() -> Arc<Mapping> {
+        Arc::new(Mapping {
+            start: 0x7000,
+            end: 0x8000,
+            file_offset: 0x26000,
+            path: "/usr/lib/x86_64-linux-gnu/libc.so.6".into(),
+            build_id: None,
+        })
+    }
+
     fn s(profile: &proto::Profile, index: i64) -> &str {
         &profile.string_table[index as usize]
+    }
+
+    fn mapping(profile: &proto::Profile, id: u64) -> Option<&proto::Mapping> {
+        profile.mapping.iter().find(|m| m.id == id)
     }
 
     /// A readable view of a profile: each sample as its values, labels, and the locations'
@@ -459,13 +520,9 @@ mod tests {
                     .iter()
                     .map(|&id| {
                         let loc = location(id);
-                        let file = if loc.mapping_id == 0 {
-                            "-"
-                        } else {
-                            s(
-                                profile,
-                                profile.mapping[loc.mapping_id as usize - 1].filename,
-                            )
+                        let file = match mapping(profile, loc.mapping_id) {
+                            None => "-",
+                            Some(m) => s(profile, m.filename),
                         };
                         let names: Vec<&str> =
                             loc.line.iter().map(|l| function(l.function_id)).collect();
@@ -497,77 +554,47 @@ mod tests {
     }
 
     fn burner_stacks() -> Vec<Stack> {
-        let m = burner();
+        let burner = burner();
+        let libc = libc();
+        let user = |name: &str, address| {
+            at(
+                Frame::user(name, Some("/usr/bin/tk_burner")),
+                address,
+                Some(&burner),
+            )
+        };
+        let start = at(
+            Frame::user("__libc_start_call_main", Some("/usr/lib/libc.so.6")),
+            0x7100,
+            Some(&libc),
+        );
+        // libc's start -> main -> a -> b (with c inlined into b) -> leaf.
+        let chain = vec![
+            start,
+            user("main", 0x5100),
+            user("a", 0x5200),
+            user("b", 0x5300),
+            inlined(user("c", 0x5300)),
+            user("leaf", 0x5400),
+        ];
+        let mut into_kernel = chain.clone();
+        into_kernel.push(at(
+            Frame::kernel("asm_sysvec_apic_timer_interrupt"),
+            0xffff_8000,
+            None,
+        ));
         vec![
-            // main -> a -> b (with c inlined into b) -> leaf, then into the kernel.
             Stack {
                 pid: 42,
                 comm: "tk_burner".into(),
-                frames: vec![
-                    at(
-                        Frame::user("main", Some("/usr/bin/tk_burner")),
-                        0x5100,
-                        Some(&m),
-                    ),
-                    at(
-                        Frame::user("a", Some("/usr/bin/tk_burner")),
-                        0x5200,
-                        Some(&m),
-                    ),
-                    at(
-                        Frame::user("b", Some("/usr/bin/tk_burner")),
-                        0x5300,
-                        Some(&m),
-                    ),
-                    inlined(at(
-                        Frame::user("c", Some("/usr/bin/tk_burner")),
-                        0x5300,
-                        Some(&m),
-                    )),
-                    at(
-                        Frame::user("leaf", Some("/usr/bin/tk_burner")),
-                        0x5400,
-                        Some(&m),
-                    ),
-                    at(
-                        Frame::kernel("asm_sysvec_apic_timer_interrupt"),
-                        0xffff_8000,
-                        None,
-                    ),
-                ],
+                frames: into_kernel,
                 count: 5,
             },
             // The same path without the kernel part: shares every user location.
             Stack {
                 pid: 42,
                 comm: "tk_burner".into(),
-                frames: vec![
-                    at(
-                        Frame::user("main", Some("/usr/bin/tk_burner")),
-                        0x5100,
-                        Some(&m),
-                    ),
-                    at(
-                        Frame::user("a", Some("/usr/bin/tk_burner")),
-                        0x5200,
-                        Some(&m),
-                    ),
-                    at(
-                        Frame::user("b", Some("/usr/bin/tk_burner")),
-                        0x5300,
-                        Some(&m),
-                    ),
-                    inlined(at(
-                        Frame::user("c", Some("/usr/bin/tk_burner")),
-                        0x5300,
-                        Some(&m),
-                    )),
-                    at(
-                        Frame::user("leaf", Some("/usr/bin/tk_burner")),
-                        0x5400,
-                        Some(&m),
-                    ),
-                ],
+                frames: chain,
                 count: 90,
             },
             // Another process; an unknown frame without an address or mapping.
@@ -610,17 +637,22 @@ mod tests {
                 "[5, 50505050] pid=42,comm=tk_burner,cgroup=/system.slice/burner.service | \
                  [kernel.kallsyms]@0xffff8000:asm_sysvec_apic_timer_interrupt < \
                  /usr/bin/tk_burner@0x5400:leaf < /usr/bin/tk_burner@0x5300:c+b < \
-                 /usr/bin/tk_burner@0x5200:a < /usr/bin/tk_burner@0x5100:main",
+                 /usr/bin/tk_burner@0x5200:a < /usr/bin/tk_burner@0x5100:main < \
+                 /usr/lib/x86_64-linux-gnu/libc.so.6@0x7100:__libc_start_call_main",
                 "[90, 909090900] pid=42,comm=tk_burner,cgroup=/system.slice/burner.service | \
                  /usr/bin/tk_burner@0x5400:leaf < /usr/bin/tk_burner@0x5300:c+b < \
-                 /usr/bin/tk_burner@0x5200:a < /usr/bin/tk_burner@0x5100:main",
+                 /usr/bin/tk_burner@0x5200:a < /usr/bin/tk_burner@0x5100:main < \
+                 /usr/lib/x86_64-linux-gnu/libc.so.6@0x7100:__libc_start_call_main",
                 "[2, 20202020] pid=7,comm=other | -@0x0:[unknown]",
             ]
         );
-        // Shared locations: 4 user + 1 kernel + 1 unknown.
-        assert_eq!(profile.location.len(), 6);
-        assert_eq!(profile.function.len(), 7);
+        // Shared locations: 5 user + 1 kernel + 1 unknown.
+        assert_eq!(profile.location.len(), 7);
+        assert_eq!(profile.function.len(), 8);
 
+        // The main binary first (pprof's "File:"), though libc was met first.
+        let ids: Vec<u64> = profile.mapping.iter().map(|m| m.id).collect();
+        assert_eq!(ids, [2, 1, 3]);
         let user = &profile.mapping[0];
         assert_eq!(
             (
@@ -629,12 +661,21 @@ mod tests {
                 user.memory_limit,
                 user.file_offset
             ),
-            (1, 0x5000, 0x6000, 0x1000)
+            (2, 0x5000, 0x6000, 0x1000)
         );
         assert_eq!(s(&profile, user.filename), "/usr/bin/tk_burner");
         assert_eq!(s(&profile, user.build_id), "deadbeef");
         assert!(user.has_functions && user.has_inline_frames);
-        let kernel = &profile.mapping[1];
+        let libc = &profile.mapping[1];
+        assert_eq!(
+            (
+                libc.memory_start,
+                libc.file_offset,
+                s(&profile, libc.build_id)
+            ),
+            (0x7000, 0x26000, "")
+        );
+        let kernel = &profile.mapping[2];
         assert_eq!(s(&profile, kernel.filename), "[kernel.kallsyms]");
         assert_eq!(
             (kernel.memory_start, kernel.memory_limit),
@@ -707,7 +748,7 @@ mod tests {
         assert_eq!(location.address, addr);
         let function = &profile.function[location.line[0].function_id as usize - 1];
         assert!(s(&profile, function.name).ends_with("marker_function_for_pprof"));
-        let mapping = &profile.mapping[location.mapping_id as usize - 1];
+        let mapping = mapping(&profile, location.mapping_id).unwrap();
         let exe = std::fs::read_link("/proc/self/exe").unwrap();
         assert_eq!(s(&profile, mapping.filename), exe.to_str().unwrap());
         assert!(mapping.memory_start <= addr && addr < mapping.memory_limit);
