@@ -22,9 +22,9 @@
 //! assert_eq!(
 //!     encode(&[family]),
 //!     "# HELP tracekit_syscalls System calls entered.\n\
-//!      # TYPE tracekit_syscalls counter\n\
+//!      \x23 TYPE tracekit_syscalls counter\n\
 //!      tracekit_syscalls_total{syscall=\"getppid\"} 1000\n\
-//!      # EOF\n"
+//!      \x23 EOF\n"
 //! );
 //! ```
 
