@@ -91,7 +91,12 @@ fn pprof_file_read_by_go_tool_pprof() {
         .map(|stack| stack["count"].as_u64().unwrap())
         .sum();
     let total: u64 = stacks.iter().map(|s| s["count"].as_u64().unwrap()).sum();
-    assert!(leaf_self >= 200, "only {leaf_self} samples in leaf: {json}");
+    // Sample counts depend on the CPU the burner got (a loaded machine gives it less); the
+    // test is about pprof agreeing with them, so it only needs leaf to dominate.
+    assert!(
+        leaf_self >= 20 && leaf_self * 10 >= total * 9,
+        "only {leaf_self} of {total} samples in leaf: {json}"
+    );
 
     // -top with sample counts: `flat flat% sum% cum cum% name`.
     let top = pprof(go, &["-top", "-sample_index=samples"], &out);

@@ -17,7 +17,8 @@
 //!    attaching with semaphores;
 //! 5. [`output`]: neutral values (groups, stacks, counts) to text, folded stacks, SVG, JSON;
 //! 6. [`session`]: one run skeleton (scope, workload, signals, intervals, detach);
-//! 7. [`jobs`]: what the commands run on it (aggregates, stacks, trace, stat, top).
+//! 7. [`jobs`]: what the commands run on it (aggregates, stacks, trace, stat, top);
+//!    [`exporter`]: the exporter's config, series, HTTP server.
 
 pub mod bpf;
 pub mod caps;
@@ -25,6 +26,7 @@ pub mod counters;
 pub mod debuginfo;
 pub mod engine;
 pub mod error;
+pub mod exporter;
 pub mod jit;
 pub mod jobs;
 pub mod ksyms;
