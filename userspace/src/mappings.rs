@@ -34,10 +34,11 @@ pub struct Mapping {
     pub end: u64,
     /// The file offset mapped at `start`.
     pub file_offset: u64,
-    /// The file as the process named it (`/usr/lib/x86_64-linux-gnu/libc.so.6`).
-    pub path: String,
+    /// The file as the process named it (`/usr/lib/x86_64-linux-gnu/libc.so.6`). Shared by
+    /// every mapping of the file.
+    pub path: Arc<str>,
     /// The file's GNU build ID (`.note.gnu.build-id`), when it has one that could be read.
-    pub build_id: Option<Vec<u8>>,
+    pub build_id: Option<Arc<[u8]>>,
 }
 
 impl Mapping {
@@ -51,7 +52,7 @@ impl Mapping {
     /// The build ID in lower-case hex (as `readelf -n` and debuginfod spell it), or "".
     pub fn build_id_hex(&self) -> String {
         let mut hex = String::new();
-        for byte in self.build_id.iter().flatten() {
+        for byte in self.build_id.iter().flat_map(|id| id.iter()) {
             let _ = write!(hex, "{byte:02x}");
         }
         hex
@@ -100,20 +101,25 @@ struct Known {
 }
 
 /// The executable mappings (and cgroups) of processes, read while they live and kept until
-/// [`ProcessMappings::forget`]. Build IDs are read once per file.
+/// [`ProcessMappings::forget`]. Build IDs are read once per file, and a file's path and build
+/// ID are shared by every process that maps it.
 ///
-/// Memory grows with the processes remembered: a long-running caller (the exporter) forgets
+/// Memory grows with the processes remembered (about 70 bytes per executable mapping, a
+/// few per process, plus its cgroup path): a long-running caller (the exporter) forgets
 /// the processes it no longer needs.
 #[derive(Debug, Default)]
 pub struct ProcessMappings {
     inner: RefCell<Inner>,
 }
 
+/// A file's path and build ID, shared by its mappings.
+type SharedFile = (Arc<str>, Option<Arc<[u8]>>);
+
 #[derive(Debug, Default)]
 struct Inner {
     processes: HashMap<u32, Known>,
-    /// Build IDs by (device, inode, path): files shared by many processes are read once.
-    build_ids: HashMap<(u64, u64, PathBuf), Option<Vec<u8>>>,
+    /// Files by (device, inode, path): their shared path and build ID, read once.
+    files: HashMap<(u64, u64, PathBuf), SharedFile>,
 }
 
 impl ProcessMappings {
@@ -135,16 +141,19 @@ impl ProcessMappings {
         let mut mappings = Vec::with_capacity(vmas.len());
         for vma in vmas {
             let path = vma.path.clone().expect("filtered above");
-            let build_id = inner
-                .build_ids
+            let (shared_path, build_id) = inner
+                .files
                 .entry((vma.dev, vma.inode, path.clone()))
-                .or_insert_with(|| build_id_of(pid, &vma, &path))
+                .or_insert_with(|| {
+                    let build_id = build_id_of(pid, &vma, &path).map(Arc::from);
+                    (Arc::from(path.to_string_lossy().as_ref()), build_id)
+                })
                 .clone();
             mappings.push(Arc::new(Mapping {
                 start: vma.start,
                 end: vma.end,
                 file_offset: vma.offset,
-                path: path.to_string_lossy().into_owned(),
+                path: shared_path,
                 build_id,
             }));
         }
@@ -206,7 +215,7 @@ mod tests {
             end: 0x6000,
             file_offset: 0x1000,
             path: "/bin/x".into(),
-            build_id: Some(vec![0xab, 0x01, 0xff]),
+            build_id: Some(Arc::from([0xab, 0x01, 0xff])),
         };
         assert_eq!(mapping.file_offset_of(0x5123), 0x1123);
         assert_eq!(mapping.build_id_hex(), "ab01ff");
@@ -223,9 +232,13 @@ mod tests {
         let mapping = mappings.lookup(pid, addr).expect("own code is mapped");
         assert!(mapping.start <= addr && addr < mapping.end);
         let exe = std::fs::read_link("/proc/self/exe").unwrap();
-        assert_eq!(Path::new(&mapping.path), exe);
-        let expected = read_elf_build_id(&exe).unwrap().map(|id| id.into_owned());
-        assert_eq!(mapping.build_id, expected);
+        assert_eq!(Path::new(&*mapping.path), exe);
+        let expected = read_elf_build_id(&exe).unwrap().unwrap();
+        assert_eq!(mapping.build_id.as_deref(), Some(&*expected));
+        // A second read shares the file's path and build ID.
+        assert!(mappings.remember(pid));
+        let again = mappings.lookup(pid, addr).unwrap();
+        assert!(Arc::ptr_eq(&again.path, &mapping.path));
         assert!(mappings.lookup(pid, 8).is_none());
         assert!(mappings.cgroup(pid).is_some());
     }

@@ -479,7 +479,7 @@ mod tests {
             end: 0x6000,
             file_offset: 0x1000,
             path: "/usr/bin/tk_burner".into(),
-            build_id: Some(vec![0xde, 0xad, 0xbe, 0xef]),
+            build_id: Some(Arc::from([0xde, 0xad, 0xbe, 0xef])),
         })
     }
 
