@@ -5,6 +5,7 @@ mod engine;
 mod everyday;
 mod hostile;
 mod kfunc;
+mod pprof;
 mod profile;
 mod realprog;
 mod reliability;

@@ -10,21 +10,25 @@
 //! 3. [`engine`]: requests compiled to plans, loaded, attached (one file per attach kind) and
 //!    read; [`profile`]: the CPU sampler; [`counters`]: perf counters;
 //! 4. [`symbolize`], [`ksyms`], [`stacks`]: addresses to frames, stacks folded and ranked;
+//!    [`mappings`]: the file mappings and build IDs of frames (for pprof);
 //!    [`jit`], [`procmaps`], [`debuginfo`]: JIT symbols (`perf-PID.map`, jitdump), what a
 //!    process mapped (kept past its exit, across mount namespaces), debug files by build ID
 //!    (local, debuginfod); [`usdt`]: USDT probes (`.note.stapsdt`), their argument operands,
 //!    attaching with semaphores;
 //! 5. [`output`]: neutral values (groups, stacks, counts) to text, folded stacks, SVG, JSON;
 //! 6. [`session`]: one run skeleton (scope, workload, signals, intervals, detach);
-//! 7. [`jobs`]: what the commands run on it (aggregates, stacks, trace, stat, top).
+//! 7. [`jobs`]: what the commands run on it (aggregates, stacks, trace, stat, top);
+//!    [`exporter`]: the exporter's config, series, HTTP server.
 
 pub mod bpf;
 pub mod caps;
 pub mod counters;
 pub mod engine;
 pub mod error;
+pub mod exporter;
 pub mod jobs;
 pub mod ksyms;
+pub mod mappings;
 pub mod output;
 pub mod probe;
 pub mod procmaps;

@@ -4,9 +4,14 @@
 //! process's user frames followed by the kernel frames it was in (the order of `perf script`
 //! piped through `stackcollapse-perf.pl`).
 
-use std::collections::{BTreeMap, HashMap};
+use std::{
+    collections::{BTreeMap, HashMap},
+    sync::Arc,
+};
 
 use serde::Serialize;
+
+use crate::mappings::Mapping;
 
 /// Where a frame's code runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -24,6 +29,10 @@ pub const UNKNOWN_SYMBOL: &str = "[unknown]";
 /// One frame of a stack.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct Frame {
+    /// Where the frame's instruction is, for formats that keep addresses (pprof); `None`
+    /// when not known. Not part of folded stacks or JSON.
+    #[serde(skip)]
+    pub address: Option<CodeAddress>,
     /// Function name, demangled; [`UNKNOWN_SYMBOL`] when unresolved.
     pub symbol: String,
     /// The binary or library holding the code (a path), `[kernel.kallsyms]` for the kernel;
@@ -45,6 +54,7 @@ impl Frame {
     /// A user frame.
     pub fn user(symbol: impl Into<String>, module: Option<&str>) -> Self {
         Self {
+            address: None,
             symbol: symbol.into(),
             module: module.map(str::to_string),
             kind: FrameKind::User,
@@ -56,6 +66,7 @@ impl Frame {
     /// A kernel frame in `[kernel.kallsyms]`.
     pub fn kernel(symbol: impl Into<String>) -> Self {
         Self {
+            address: None,
             symbol: symbol.into(),
             module: Some(KERNEL_MODULE.to_string()),
             kind: FrameKind::Kernel,
@@ -75,6 +86,54 @@ impl Frame {
 
 /// The module name perf gives kernel code.
 pub const KERNEL_MODULE: &str = "[kernel.kallsyms]";
+
+/// Where a frame's instruction is: the address looked up and the file mapping holding it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct CodeAddress {
+    /// The address looked up, in the process's address space (the kernel's for kernel
+    /// frames): the sampled instruction for a stack's leaf, a return address minus one
+    /// (inside the call instruction, as Go's profiles and perf record it) for its callers.
+    /// A function and the functions inlined into it at that point share one address.
+    pub address: u64,
+    /// The executable file mapping holding `address`, for user frames of processes whose
+    /// memory map was read ([`crate::mappings`]).
+    pub mapping: Option<Arc<Mapping>>,
+}
+
+/// Sets the [`CodeAddress`] of each frame of one stack resolved from `leaf_first`
+/// addresses (the addresses looked up, leaf first) into `frames` (outermost first, each
+/// address one frame, followed by the frames inlined into it). `mapping` finds the mapping
+/// of an address. Frames that do not line up with the addresses are left without one.
+pub fn set_addresses(
+    frames: &mut [Frame],
+    leaf_first: &[u64],
+    mapping: impl Fn(u64) -> Option<Arc<Mapping>>,
+) {
+    let outermost_starts = frames
+        .iter()
+        .enumerate()
+        .filter(|(i, frame)| *i == 0 || !frame.inlined)
+        .count();
+    if outermost_starts != leaf_first.len() {
+        log::debug!(
+            "{} frames for {} addresses: addresses not kept",
+            outermost_starts,
+            leaf_first.len()
+        );
+        return;
+    }
+    let mut addresses = leaf_first.iter().rev();
+    let mut current = None;
+    for (i, frame) in frames.iter_mut().enumerate() {
+        if i == 0 || !frame.inlined {
+            current = addresses.next().map(|&address| CodeAddress {
+                address,
+                mapping: mapping(address),
+            });
+        }
+        frame.address = current.clone();
+    }
+}
 
 /// One distinct stack and how many samples (or other units) it collected.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -240,6 +299,47 @@ mod tests {
                 "sys;main;getppid;entry_SYSCALL_64_[k];x64_sys_call_[k] 5",
             ]
         );
+    }
+
+    #[test]
+    fn addresses_follow_frames_and_their_inlined_functions() {
+        let inlined = |name: &str| Frame {
+            inlined: true,
+            ..Frame::user(name, Some("/bin/x"))
+        };
+        // main at 0x10 (outermost), b at 0x20 with c inlined into it, the leaf d at 0x30.
+        let mut frames = vec![
+            Frame::user("main", Some("/bin/x")),
+            Frame::user("b", Some("/bin/x")),
+            inlined("c"),
+            Frame::user("d", Some("/bin/x")),
+        ];
+        let mapping = Arc::new(Mapping {
+            start: 0x20,
+            end: 0x40,
+            file_offset: 0,
+            path: "/bin/x".into(),
+            build_id: None,
+        });
+        set_addresses(&mut frames, &[0x30, 0x20, 0x10], |addr| {
+            (addr >= 0x20).then(|| Arc::clone(&mapping))
+        });
+        let got: Vec<(u64, bool)> = frames
+            .iter()
+            .map(|f| {
+                let a = f.address.as_ref().unwrap();
+                (a.address, a.mapping.is_some())
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [(0x10, false), (0x20, true), (0x20, true), (0x30, true)]
+        );
+
+        // Frames that do not line up with the addresses get none.
+        let mut frames = vec![Frame::user("main", None)];
+        set_addresses(&mut frames, &[0x30, 0x20], |_| None);
+        assert_eq!(frames[0].address, None);
     }
 
     #[test]

@@ -44,17 +44,17 @@ pub struct RunOptions {
 
 impl RunOptions {
     /// The `-o` file's format, refusing what `command` cannot write (only stack commands
-    /// write `.folded` and `.svg`).
+    /// write `.folded`, `.svg` and `.pb.gz`).
     pub fn file_format(&self, command: &str, stacks: bool) -> Result<Option<Format>> {
         let format = self.output.as_deref().map(Format::from_path).transpose()?;
-        if !stacks && let Some(format @ (Format::Folded | Format::Svg)) = format {
+        if !stacks && let Some(format @ (Format::Folded | Format::Svg | Format::Pprof)) = format {
             return Err(Error::usage(format!(
                 "-o {}: {command} writes .txt or .json, not {}",
                 self.output.as_ref().expect("a format has a path").display(),
-                if format == Format::Svg {
-                    ".svg"
-                } else {
-                    ".folded"
+                match format {
+                    Format::Svg => ".svg",
+                    Format::Pprof => ".pb.gz",
+                    _ => ".folded",
                 }
             )));
         }

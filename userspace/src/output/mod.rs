@@ -1,18 +1,23 @@
-//! Rendering results from neutral values: text reports, folded stacks, flame graphs, JSON.
+//! Rendering results from neutral values: text reports, folded stacks, flame graphs, JSON,
+//! pprof, Prometheus exposition.
 //! Nothing here reads a map or a file other than what it writes.
 //!
 //! - [`aggregates`]: counts and histograms per group, and the end-of-run account;
 //! - [`profile`]: stack profiles (report, folded, SVG, JSON) and their account;
 //! - [`hist`]: log2 and linear histograms and tables, one renderer for every command;
 //! - [`report`]: the hottest-functions report; [`flamegraph`]: SVG through inferno;
-//! - [`stat`]: perf stat's layout; [`top`]: perf top's view.
+//! - [`stat`]: perf stat's layout; [`top`]: perf top's view;
+//! - [`pprof`]: stack profiles as gzipped pprof (`.pb.gz`);
+//! - [`prometheus`]: metric families as the Prometheus (OpenMetrics) text format.
 //!
 //! `-o FILE` picks the format from the file's extension, the same way in every subcommand.
 
 pub mod aggregates;
 pub mod flamegraph;
 pub mod hist;
+pub mod pprof;
 pub mod profile;
+pub mod prometheus;
 pub mod report;
 pub mod stat;
 pub mod top;
@@ -36,23 +41,31 @@ pub enum Format {
     Svg,
     /// JSON (`.json`).
     Json,
+    /// A gzipped pprof profile (`.pb.gz`), for stack profiles.
+    Pprof,
 }
 
 impl Format {
     /// Extensions accepted by `-o`, with their formats.
-    pub const EXTENSIONS: [(&'static str, Format); 4] = [
+    pub const EXTENSIONS: [(&'static str, Format); 5] = [
         ("txt", Format::Text),
         ("folded", Format::Folded),
         ("svg", Format::Svg),
         ("json", Format::Json),
+        ("pb.gz", Format::Pprof),
     ];
 
     /// The format named by a path's extension; a usage error listing the valid ones otherwise.
     pub fn from_path(path: &Path) -> Result<Self> {
         let extension = path.extension().and_then(|ext| ext.to_str()).unwrap_or("");
+        let name = path
+            .file_name()
+            .and_then(|name| name.to_str())
+            .unwrap_or("")
+            .to_ascii_lowercase();
         Self::EXTENSIONS
             .iter()
-            .find(|(ext, _)| ext.eq_ignore_ascii_case(extension))
+            .find(|(ext, _)| name.ends_with(&format!(".{ext}")))
             .map(|&(_, format)| format)
             .ok_or_else(|| {
                 let valid: Vec<_> = Self::EXTENSIONS
@@ -118,12 +131,17 @@ mod tests {
                 .unwrap_err()
                 .to_string(),
             "-o out.png: cannot tell the format from the extension `.png`; \
-             use one of .txt, .folded, .svg, .json"
+             use one of .txt, .folded, .svg, .json, .pb.gz"
         );
+        assert_eq!(
+            Format::from_path(Path::new("cpu.PB.GZ")).unwrap(),
+            Format::Pprof
+        );
+        assert!(Format::from_path(Path::new("cpu.gz")).is_err());
         assert_eq!(
             Format::from_path(Path::new("out")).unwrap_err().to_string(),
             "-o out: cannot tell the format from a name without an extension; \
-             use one of .txt, .folded, .svg, .json"
+             use one of .txt, .folded, .svg, .json, .pb.gz"
         );
     }
 }

@@ -122,6 +122,21 @@ pub fn write(
             );
             flamegraph::write_svg(out, &folded, &header.title(), Some(&subtitle), header.unit)
         }
+        Format::Pprof => {
+            use super::pprof::{self, PprofOptions, SampleKind};
+            let kind = match (header.tool, header.hz) {
+                ("offcpu", _) => SampleKind::OffCpuMicros,
+                (_, Some(hz)) => SampleKind::Cpu { hz },
+                _ => SampleKind::Events,
+            };
+            let start = std::time::SystemTime::now() - header.elapsed;
+            let options = PprofOptions {
+                cgroup: &crate::mappings::read_cgroup,
+                comments: vec![header.title()],
+                ..PprofOptions::new(kind, start, header.elapsed)
+            };
+            out.write_all(&pprof::encode(&pprof::build(&profile.stacks, &options)))
+        }
         Format::Json => {
             let json = JsonProfile {
                 event: header.event,
@@ -216,6 +231,7 @@ pub fn written(path: &std::path::Path, format: Format) -> String {
             Format::Folded => "folded stacks",
             Format::Svg => "flame graph",
             Format::Json => "JSON",
+            Format::Pprof => "pprof profile",
         }
     )
 }

@@ -62,8 +62,9 @@ use self::{
     jit::{JitFile, JitSource, JitTable, jitdump_name},
 };
 use crate::{
+    mappings::ProcessMappings,
     procmaps::{KeptFiles, ProcessFiles, elf_address, pidfd_exited, pidfd_open},
-    stacks::{Frame, FrameKind, KERNEL_MODULE, UNKNOWN_SYMBOL},
+    stacks::{Frame, FrameKind, KERNEL_MODULE, UNKNOWN_SYMBOL, set_addresses},
 };
 
 /// How a [`Symbolizer`] names frames.
@@ -92,6 +93,8 @@ pub struct Symbolizer {
     state: Rc<RefCell<State>>,
     /// Processes seen dead at the last [`Symbolizer::forget_exited`], forgotten at the next.
     dying: HashSet<u32>,
+    /// Where user frames' code is mapped (for pprof), read where the memory map is cached.
+    mappings: ProcessMappings,
 }
 
 /// What the symbolizer knows of processes, shared with blazesym's process dispatcher.
@@ -163,6 +166,7 @@ impl Symbolizer {
             remembered: HashSet::new(),
             state,
             dying: HashSet::new(),
+            mappings: ProcessMappings::default(),
         }
     }
 
@@ -186,6 +190,7 @@ impl Symbolizer {
                 }
             }
             self.remembered.remove(&pid);
+            self.mappings.forget(pid);
         }
         self.dying = self
             .remembered
@@ -204,6 +209,11 @@ impl Symbolizer {
         dying.len()
     }
 
+    /// The executable mappings and cgroups of the processes symbolized.
+    pub fn mappings(&self) -> &ProcessMappings {
+        &self.mappings
+    }
+
     /// Caches the memory map of live process `pid`, so that its addresses resolve even if it
     /// exits before [`Symbolizer::user_stack`] is called, and reads its JIT symbols. Calling
     /// it again (after an `exec`, a new executable mapping) replaces the cached map. Returns
@@ -217,6 +227,7 @@ impl Symbolizer {
             return false;
         }
         self.state.borrow_mut().capture(pid);
+        self.mappings.remember(pid);
         let mut cache = CacheProcess::new(Pid::from(pid));
         // JIT perf maps are read by `Known`, not by blazesym.
         cache.cache_perf_map = false;
@@ -250,11 +261,12 @@ impl Symbolizer {
     pub fn kernel_stack(&self, leaf_first: &[u64]) -> Vec<Frame> {
         let lookup = lookup_addresses(leaf_first);
         if let Some(names) = crate::ksyms::names(&lookup) {
-            return names
+            let mut frames: Vec<Frame> = names
                 .into_iter()
                 .rev()
                 .map(|name| match name {
                     Some(symbol) => Frame {
+                        address: None,
                         symbol,
                         module: Some(KERNEL_MODULE.to_string()),
                         kind: FrameKind::Kernel,
@@ -264,6 +276,8 @@ impl Symbolizer {
                     None => unknown(FrameKind::Kernel),
                 })
                 .collect();
+            set_addresses(&mut frames, &lookup, |_| None);
+            return frames;
         }
         let source = Source::Kernel(Kernel::default());
         let symbolized = self.inner.symbolize(&source, Input::AbsAddr(&lookup));
@@ -271,9 +285,11 @@ impl Symbolizer {
             log::debug!("symbolizing kernel addresses: {err}");
             Vec::new()
         });
-        frames_outermost_first(&symbolized, &lookup, FrameKind::Kernel, |_| {
+        let mut frames = frames_outermost_first(&symbolized, &lookup, FrameKind::Kernel, |_| {
             unknown(FrameKind::Kernel)
-        })
+        });
+        set_addresses(&mut frames, &lookup, |_| None);
+        frames
     }
 
     /// Resolves a user stack of process `pid`, like [`Symbolizer::kernel_stack`]: through
@@ -306,9 +322,11 @@ impl Symbolizer {
             }
         };
         let mut state = self.state.borrow_mut();
-        frames_outermost_first(&symbolized, &lookup, FrameKind::User, |addr| {
+        let mut frames = frames_outermost_first(&symbolized, &lookup, FrameKind::User, |addr| {
             state.unnamed_frame(pid, addr, alive)
-        })
+        });
+        set_addresses(&mut frames, &lookup, |addr| self.mappings.lookup(pid, addr));
+        frames
     }
 }
 
@@ -362,6 +380,7 @@ impl State {
         };
         if let Some((name, module)) = known.jit_lookup(addr) {
             return Frame {
+                address: None,
                 symbol: name.to_string(),
                 module: Some(module),
                 kind: FrameKind::User,
@@ -398,6 +417,7 @@ impl State {
         // Without program headers, the file offset is the best address there is.
         let symbol = format!("{name}+{:#x}", elf.unwrap_or(file_offset));
         Frame {
+            address: None,
             symbol,
             module: Some(module),
             kind: FrameKind::User,
@@ -728,6 +748,7 @@ fn push_symbol(frames: &mut Vec<Frame>, sym: &Sym<'_>, kind: FrameKind) {
             .map(|module| module.to_string_lossy().into_owned()),
     };
     frames.push(Frame {
+        address: None,
         symbol: demangle(&sym.name).into_owned(),
         module: module.clone(),
         kind,
@@ -736,6 +757,7 @@ fn push_symbol(frames: &mut Vec<Frame>, sym: &Sym<'_>, kind: FrameKind) {
     });
     for inlined in sym.inlined.iter() {
         frames.push(Frame {
+            address: None,
             symbol: demangle(&inlined.name).into_owned(),
             module: module.clone(),
             kind,
@@ -788,6 +810,7 @@ pub fn demangle(name: &str) -> Cow<'_, str> {
 
 fn unknown(kind: FrameKind) -> Frame {
     Frame {
+        address: None,
         symbol: UNKNOWN_SYMBOL.to_string(),
         module: (kind == FrameKind::Kernel).then(|| KERNEL_MODULE.to_string()),
         kind,
@@ -950,6 +973,11 @@ mod tests {
         assert_eq!(
             frames,
             [Frame {
+                // JIT code is anonymous memory: an address, no file mapping.
+                address: Some(crate::stacks::CodeAddress {
+                    address: start + size / 2,
+                    mapping: None
+                }),
                 symbol: name,
                 module: Some(format!("/tmp/perf-{pid}.map")),
                 kind: FrameKind::User,

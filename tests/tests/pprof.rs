@@ -1,0 +1,158 @@
+//! `-o FILE.pb.gz`: pprof profiles read back by the reference reader, `go tool pprof`.
+
+use std::{path::Path, process::Command, time::Duration};
+
+use tracekit_tests::{fixture, parse_json, require_root, run, scratch, tracekit};
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// `go`, installed from Debian's `golang-go` when missing; `None` (with the reason printed)
+/// when it cannot be installed.
+fn go_or_skip(test: &str) -> Option<&'static str> {
+    let go = "/usr/bin/go";
+    if Path::new(go).exists() {
+        return Some(go);
+    }
+    let install = |update: bool| {
+        if update {
+            let _ = Command::new("apt-get").args(["update", "-qq"]).status();
+        }
+        Command::new("apt-get")
+            .args(["install", "-y", "-qq", "golang-go"])
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .status()
+            .is_ok_and(|status| status.success())
+    };
+    if (install(false) || install(true)) && Path::new(go).exists() {
+        return Some(go);
+    }
+    eprintln!(
+        "{test}: skipped: `apt-get install golang-go` failed, so there is no `go tool pprof`"
+    );
+    None
+}
+
+/// `go tool pprof ARGS FILE`, its stdout.
+fn pprof(go: &str, args: &[&str], file: &Path) -> String {
+    let mut command = Command::new(go);
+    command.args(["tool", "pprof"]).args(args).arg(file);
+    let output = run(command, TIMEOUT);
+    output.assert_code(0);
+    output.stdout
+}
+
+/// Acceptance 2 of issue 15: `go tool pprof` reads `profile -o FILE.pb.gz` of the burner,
+/// gives `leaf` the same sample count as the profile's own stacks (the folded output's
+/// count of stacks ending in `leaf`), and `-traces` shows the whole chain main -> a -> b ->
+/// leaf; the file names the burner's binary with its build ID.
+#[test]
+fn pprof_file_read_by_go_tool_pprof() {
+    require_root();
+    let test = "pprof_file_read_by_go_tool_pprof";
+    let Some(go) = go_or_skip(test) else {
+        return;
+    };
+    let dir = scratch(test);
+    let out = dir.join("cpu.pb.gz");
+    let burner = fixture("tk_burner");
+    let result = tracekit(
+        ["profile", "-F", "99", "--json", "-o"]
+            .iter()
+            .map(|s| s.as_ref())
+            .chain([
+                out.as_os_str(),
+                "--".as_ref(),
+                burner.as_os_str(),
+                "3".as_ref(),
+            ]),
+        TIMEOUT,
+    );
+    result.assert_code(0);
+    assert!(
+        result.stderr.contains("(pprof profile)"),
+        "{}",
+        result.stderr
+    );
+
+    // The profile's own stacks (what the folded output sums): self samples of leaf.
+    let json = parse_json(&result.stdout);
+    let stacks = json["stacks"].as_array().expect("stacks");
+    let leaf_self: u64 = stacks
+        .iter()
+        .filter(|stack| stack["comm"] == "tk_burner")
+        .filter(|stack| {
+            stack["frames"]
+                .as_array()
+                .unwrap()
+                .last()
+                .map(|f| &f["symbol"])
+                == Some(&"leaf".into())
+        })
+        .map(|stack| stack["count"].as_u64().unwrap())
+        .sum();
+    let total: u64 = stacks.iter().map(|s| s["count"].as_u64().unwrap()).sum();
+    // Sample counts depend on the CPU the burner got (a loaded machine gives it less); the
+    // test is about pprof agreeing with them, so it only needs leaf to dominate.
+    assert!(
+        leaf_self >= 20 && leaf_self * 10 >= total * 9,
+        "only {leaf_self} of {total} samples in leaf: {json}"
+    );
+
+    // -top with sample counts: `flat flat% sum% cum cum% name`.
+    let top = pprof(go, &["-top", "-sample_index=samples"], &out);
+    let leaf_flat: u64 = top
+        .lines()
+        .find(|line| line.split_whitespace().last() == Some("leaf"))
+        .and_then(|line| line.split_whitespace().next())
+        .and_then(|flat| flat.parse().ok())
+        .unwrap_or_else(|| panic!("no leaf row in go tool pprof -top:\n{top}"));
+    assert_eq!(leaf_flat, leaf_self, "go tool pprof -top:\n{top}");
+    assert!(
+        top.contains(&format!("Total samples = {total}")),
+        "expected {total} samples in all:\n{top}"
+    );
+    let binary = burner.file_name().unwrap().to_str().unwrap();
+    assert!(
+        top.lines()
+            .next()
+            .is_some_and(|line| line.starts_with("File: ") && line.ends_with(binary)),
+        "the burner is the main binary:\n{top}"
+    );
+    let build_id = Command::new("readelf")
+        .args(["-n"])
+        .arg(&burner)
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|notes| {
+            notes
+                .lines()
+                .find_map(|l| l.trim().strip_prefix("Build ID: ").map(str::to_string))
+        });
+    if let Some(build_id) = build_id {
+        assert!(top.contains(&format!("Build ID: {build_id}")), "{top}");
+    }
+
+    // -traces: each stack leaf first, one function per line after its value.
+    let traces = pprof(go, &["-traces"], &out);
+    let chains: Vec<Vec<&str>> = traces
+        .split("-----------+-")
+        .map(|block| {
+            block
+                .lines()
+                .filter(|line| {
+                    let line = line.trim();
+                    !line.is_empty() && !line.contains(':') && !line.starts_with('-')
+                })
+                .filter_map(|line| line.split_whitespace().last())
+                .collect()
+        })
+        .collect();
+    assert!(
+        chains
+            .iter()
+            .any(|chain| chain.starts_with(&["leaf", "b", "a", "main"])),
+        "no leaf <- b <- a <- main trace in go tool pprof -traces:\n{traces}"
+    );
+    assert!(traces.contains("comm:  tk_burner"), "{traces}");
+}

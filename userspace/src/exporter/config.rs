@@ -1,0 +1,944 @@
+//! The exporter's config file (TOML): where to listen, which metrics to serve, the CPU
+//! profile endpoint.
+//!
+//! ```toml
+//! listen = "127.0.0.1:9435"     # default; ebpf_exporter's port
+//! namespace = "tracekit"        # prefix of every metric name (default)
+//! max_series = 1000             # label sets per metric before folding (default)
+//!
+//! [profile]                     # GET /debug/pprof/profile?seconds=N
+//! enabled = true                # default
+//! frequency_hz = 99             # default
+//! max_seconds = 300             # default
+//!
+//! [[metric]]                    # a bcc tool, with its defaults
+//! name = "block_io_latency"
+//! preset = "biolatency"
+//!
+//! [[metric]]                    # any event, as the one-liners write it
+//! name = "block_io_write_size"
+//! event = "block:block_rq_issue"
+//! filter = 'rwbs ~ "*W*"'
+//! value = "bytes"               # a field; without `buckets`, its sum is a counter
+//! unit = "bytes"                # the value's unit: ns, us, ms, s, bytes
+//! buckets = "log2:9..26"        # log2 | log2:FIRST..LAST (slots) | linear:MIN,MAX,STEP
+//! by = ["dev", "rwbs"]          # group-by fields, the series' labels
+//! ```
+//!
+//! (`dist/exporter.example.toml` is this example as a file, with comments.)
+//!
+//! [`Config::parse`] checks everything that can be checked without the kernel: TOML syntax,
+//! unknown fields, names (Prometheus's metric and label name rules, duplicates, suffixes the
+//! exporter adds), presets, units, bucket specs, and which fields go together. Events,
+//! filters and fields are checked against the kernel when the engine compiles them. Every
+//! error is one line naming the metric and the bad part, a usage error (exit 2).
+
+use std::{collections::HashSet, net::SocketAddr};
+
+use serde::Deserialize;
+use tracekit_common::engine::MAX_LINEAR_SLOTS;
+
+use crate::{
+    Error, Result,
+    exporter::series::{Kind, Spec},
+    output::prometheus::{BaseUnit, Buckets, Scale},
+};
+
+/// The default listen address: loopback, ebpf_exporter's port.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:9435";
+/// The default metric name prefix.
+pub const DEFAULT_NAMESPACE: &str = "tracekit";
+/// The default cap of label sets per metric.
+pub const DEFAULT_MAX_SERIES: usize = 1000;
+
+/// A checked exporter configuration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    /// Where `/metrics` and the profile endpoint are served.
+    pub listen: SocketAddr,
+    /// Prefix of every metric name.
+    pub namespace: String,
+    /// The metrics, in file order.
+    pub metrics: Vec<MetricConfig>,
+    /// The CPU profile endpoint.
+    pub profile: ProfileConfig,
+}
+
+/// The `[profile]` table.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ProfileConfig {
+    /// Serve `/debug/pprof/profile` (default true).
+    pub enabled: bool,
+    /// Samples per second per CPU (default 99).
+    pub frequency_hz: u64,
+    /// The longest `seconds=N` accepted (default 300).
+    pub max_seconds: u64,
+}
+
+impl Default for ProfileConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            frequency_hz: 99,
+            max_seconds: 300,
+        }
+    }
+}
+
+/// A bcc tool the exporter serves with its defaults (the engine requests are the
+/// one-liners' own, `crate::jobs::presets`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Preset {
+    /// `syscount`: system calls by name, a counter.
+    Syscount,
+    /// `biolatency`: block I/O latency, issue to completion, by disk and operation.
+    Biolatency,
+    /// `bitesize`: block I/O request sizes by disk and operation.
+    Bitesize,
+    /// `runqlat`: run queue latency (wakeup to running).
+    Runqlat,
+}
+
+impl Preset {
+    /// Every preset, as configs name them.
+    pub const ALL: [(&'static str, Preset); 4] = [
+        ("syscount", Preset::Syscount),
+        ("biolatency", Preset::Biolatency),
+        ("bitesize", Preset::Bitesize),
+        ("runqlat", Preset::Runqlat),
+    ];
+
+    /// The name configs use.
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(_, p)| *p == self)
+            .map(|(name, _)| *name)
+            .expect("every preset is named")
+    }
+
+    /// Its help, labels, unit and buckets.
+    fn defaults(self) -> PresetDefaults {
+        match self {
+            Preset::Syscount => PresetDefaults {
+                help: "System calls entered, by name.",
+                by: &["syscall"],
+                unit: None,
+                buckets: None,
+            },
+            Preset::Biolatency => PresetDefaults {
+                help: "Block I/O latency from issue to completion.",
+                by: &["disk", "op"],
+                unit: Some(ValueUnit::Nanoseconds),
+                // 1 us (slot 10: 1024-2047 ns) to 68 s.
+                buckets: Some(BucketSpec::Log2 {
+                    first: 10,
+                    last: 35,
+                }),
+            },
+            Preset::Bitesize => PresetDefaults {
+                help: "Block I/O request sizes.",
+                by: &["disk", "op"],
+                unit: Some(ValueUnit::Bytes),
+                // 512 B to 64 MiB.
+                buckets: Some(BucketSpec::Log2 { first: 9, last: 26 }),
+            },
+            Preset::Runqlat => PresetDefaults {
+                help: "Run queue latency: time from wakeup to running.",
+                by: &[],
+                unit: Some(ValueUnit::Nanoseconds),
+                buckets: Some(BucketSpec::Log2 {
+                    first: 10,
+                    last: 35,
+                }),
+            },
+        }
+    }
+}
+
+struct PresetDefaults {
+    help: &'static str,
+    by: &'static [&'static str],
+    unit: Option<ValueUnit>,
+    buckets: Option<BucketSpec>,
+}
+
+/// The unit of the values a kernel program reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ValueUnit {
+    /// `ns`.
+    Nanoseconds,
+    /// `us`.
+    Microseconds,
+    /// `ms`.
+    Milliseconds,
+    /// `s`.
+    Seconds,
+    /// `bytes`.
+    Bytes,
+}
+
+impl ValueUnit {
+    /// Units as configs spell them.
+    pub const ALL: [(&'static str, ValueUnit); 5] = [
+        ("ns", ValueUnit::Nanoseconds),
+        ("us", ValueUnit::Microseconds),
+        ("ms", ValueUnit::Milliseconds),
+        ("s", ValueUnit::Seconds),
+        ("bytes", ValueUnit::Bytes),
+    ];
+
+    /// The Prometheus base unit and how many raw units make one.
+    pub fn base(self) -> (BaseUnit, f64) {
+        match self {
+            ValueUnit::Nanoseconds => (BaseUnit::Seconds, 1e9),
+            ValueUnit::Microseconds => (BaseUnit::Seconds, 1e6),
+            ValueUnit::Milliseconds => (BaseUnit::Seconds, 1e3),
+            ValueUnit::Seconds => (BaseUnit::Seconds, 1.0),
+            ValueUnit::Bytes => (BaseUnit::Bytes, 1.0),
+        }
+    }
+}
+
+/// A bucket spec as configs write it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BucketSpec {
+    /// `log2` or `log2:FIRST..LAST`: log2 slots; `FIRST..LAST` picks the slots with buckets
+    /// of their own (slot k holds values 2^k to 2^(k+1)-1).
+    Log2 {
+        /// First slot with a bucket.
+        first: u32,
+        /// Last slot with a bucket.
+        last: u32,
+    },
+    /// `linear:MIN,MAX,STEP`: buckets of STEP from MIN to MAX, as `hist --linear`.
+    Linear {
+        /// Low end.
+        min: i64,
+        /// High end.
+        max: i64,
+        /// Width.
+        step: u64,
+    },
+}
+
+impl BucketSpec {
+    /// Parses `log2`, `log2:FIRST..LAST` or `linear:MIN,MAX,STEP`; the error says what is
+    /// wrong (without the metric's name).
+    pub fn parse(text: &str) -> std::result::Result<Self, String> {
+        let bad = || {
+            format!(
+                "buckets \"{text}\": expected log2, log2:FIRST..LAST (slots 0 to 63) or \
+                 linear:MIN,MAX,STEP"
+            )
+        };
+        if text == "log2" {
+            return Ok(BucketSpec::Log2 { first: 0, last: 63 });
+        }
+        if let Some(range) = text.strip_prefix("log2:") {
+            let (first, last) = range.split_once("..").ok_or_else(bad)?;
+            let first: u32 = first.trim().parse().map_err(|_| bad())?;
+            let last: u32 = last.trim().parse().map_err(|_| bad())?;
+            if first > last || last > 63 {
+                return Err(format!(
+                    "buckets \"{text}\": needs FIRST <= LAST <= 63 (log2 slots)"
+                ));
+            }
+            return Ok(BucketSpec::Log2 { first, last });
+        }
+        if let Some(args) = text.strip_prefix("linear:") {
+            let parts: Vec<&str> = args.split(',').map(str::trim).collect();
+            let [min, max, step] = parts.as_slice() else {
+                return Err(bad());
+            };
+            let (min, max, step): (i64, i64, u64) = (
+                min.parse().map_err(|_| bad())?,
+                max.parse().map_err(|_| bad())?,
+                step.parse().map_err(|_| bad())?,
+            );
+            if step == 0 || max <= min {
+                return Err(format!(
+                    "buckets \"{text}\": needs MIN < MAX and a STEP above 0"
+                ));
+            }
+            let buckets = (max.abs_diff(min)).div_ceil(step);
+            if buckets + 2 > u64::from(MAX_LINEAR_SLOTS) {
+                return Err(format!(
+                    "buckets \"{text}\": {buckets} buckets; the kernel engine keeps at most {}",
+                    MAX_LINEAR_SLOTS - 2
+                ));
+            }
+            return Ok(BucketSpec::Linear { min, max, step });
+        }
+        Err(bad())
+    }
+
+    /// The kernel slots this spec makes, for [`crate::output::prometheus`].
+    pub fn buckets(self) -> Buckets {
+        match self {
+            BucketSpec::Log2 { first, last } => Buckets::Log2 { first, last },
+            BucketSpec::Linear { min, max, step } => Buckets::Linear {
+                min,
+                step,
+                slots: (max.abs_diff(min)).div_ceil(step) as u32 + 2,
+            },
+        }
+    }
+}
+
+/// One checked `[[metric]]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MetricConfig {
+    /// The full metric name (namespace included), without unit or `_total`.
+    pub name: String,
+    /// Its help line.
+    pub help: String,
+    /// What the kernel counts.
+    pub source: Source,
+    /// Extra filter (the filter language), added to a preset's own.
+    pub filter: Option<String>,
+    /// Group-by fields; each is a label of the same name.
+    pub by: Vec<String>,
+    /// The value's unit (`None`: a count, or a value without a unit).
+    pub unit: Option<ValueUnit>,
+    /// Histogram buckets (`None`: a counter).
+    pub buckets: Option<BucketSpec>,
+    /// Label sets with a series of their own.
+    pub max_series: usize,
+}
+
+/// What a metric's kernel aggregate counts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// A bcc tool's request.
+    Preset(Preset),
+    /// One event, as the one-liners write it.
+    Event {
+        /// `block:block_rq_issue`, `u:/bin/app:func`, `software:page-faults`.
+        event: String,
+        /// The field to sum or histogram (`None`: count events).
+        value: Option<String>,
+    },
+}
+
+impl MetricConfig {
+    /// The series spec for [`crate::exporter::series::Series`]: kind, unit and labels.
+    /// `div` is the kernel's divisor before bucketing (the engine's `value_div`, 1 when it
+    /// buckets raw values).
+    pub fn spec(&self, div: u64) -> Spec {
+        let (unit, per_base) = match self.unit {
+            Some(unit) => {
+                let (base, per_base) = unit.base();
+                (Some(base), per_base)
+            }
+            None => (None, 1.0),
+        };
+        let scale = Scale { div, per_base };
+        let counts_events = match &self.source {
+            Source::Preset(preset) => preset.defaults().unit.is_none(),
+            Source::Event { value, .. } => value.is_none(),
+        };
+        let kind = match self.buckets {
+            Some(spec) => Kind::Histogram {
+                buckets: spec.buckets(),
+                scale,
+            },
+            None if counts_events => Kind::Count,
+            None => Kind::Sum { scale },
+        };
+        Spec {
+            name: self.name.clone(),
+            help: self.help.clone(),
+            unit,
+            label_names: self.by.clone(),
+            kind,
+            max_series: self.max_series,
+        }
+    }
+}
+
+/// The file as written, before checks.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    listen: Option<String>,
+    namespace: Option<String>,
+    max_series: Option<usize>,
+    #[serde(default)]
+    profile: ProfileConfig,
+    #[serde(default)]
+    metric: Vec<toml::Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMetric {
+    name: String,
+    help: Option<String>,
+    preset: Option<String>,
+    event: Option<String>,
+    filter: Option<String>,
+    value: Option<String>,
+    unit: Option<String>,
+    buckets: Option<String>,
+    by: Option<Vec<String>>,
+    max_series: Option<usize>,
+}
+
+const METRIC_FIELDS: &str =
+    "name, help, preset, event, filter, value, unit, buckets, by, max_series";
+
+impl Config {
+    /// Parses and checks a config file's text; `origin` names the file in errors.
+    pub fn parse(text: &str, origin: &str) -> Result<Self> {
+        let raw: RawConfig = toml::from_str(text).map_err(|err| {
+            let line = err
+                .span()
+                .map(|span| format!(" (line {})", line_of(text, span.start)))
+                .unwrap_or_default();
+            Error::usage(format!("{origin}{line}: {}", one_line(err.message())))
+        })?;
+        let namespace = raw.namespace.unwrap_or_else(|| DEFAULT_NAMESPACE.into());
+        if !is_metric_name(&namespace) {
+            return Err(Error::usage(format!(
+                "{origin}: namespace \"{namespace}\": not a Prometheus name \
+                 (letters, digits, `_`, `:`, not starting with a digit)"
+            )));
+        }
+        let listen_text = raw.listen.unwrap_or_else(|| DEFAULT_LISTEN.into());
+        let listen = listen_text.parse().map_err(|_| {
+            Error::usage(format!(
+                "{origin}: listen \"{listen_text}\": expected ADDRESS:PORT, e.g. {DEFAULT_LISTEN} \
+                 or [::1]:9435"
+            ))
+        })?;
+        let max_series = raw.max_series.unwrap_or(DEFAULT_MAX_SERIES);
+        if max_series == 0 {
+            return Err(Error::usage(format!(
+                "{origin}: max_series 0: needs at least 1"
+            )));
+        }
+        if raw.profile.frequency_hz == 0 || raw.profile.max_seconds == 0 {
+            return Err(Error::usage(format!(
+                "{origin}: [profile]: frequency_hz and max_seconds need to be above 0"
+            )));
+        }
+        let mut metrics = Vec::with_capacity(raw.metric.len());
+        let mut names = HashSet::new();
+        for (index, value) in raw.metric.into_iter().enumerate() {
+            let metric = check_metric(value, index, &namespace, max_series)
+                .map_err(|err| Error::usage(format!("{origin}: {err}")))?;
+            if !names.insert(metric.name.clone()) {
+                let name = &metric.name[namespace.len() + 1..];
+                return Err(Error::usage(format!(
+                    "{origin}: metric \"{name}\": duplicate name (each metric needs its own)"
+                )));
+            }
+            metrics.push(metric);
+        }
+        Ok(Config {
+            listen,
+            namespace,
+            metrics,
+            profile: raw.profile,
+        })
+    }
+
+    /// The built-in set served without a config: system calls by name, block I/O latency
+    /// and sizes by disk, run queue latency, and the CPU profile endpoint.
+    pub fn default_set() -> Self {
+        Config::parse(DEFAULT_SET, "the built-in config").expect("the built-in config is valid")
+    }
+}
+
+/// The built-in config, as a file would say it.
+pub const DEFAULT_SET: &str = r#"
+[[metric]]
+name = "syscalls"
+preset = "syscount"
+
+[[metric]]
+name = "block_io_latency"
+preset = "biolatency"
+
+[[metric]]
+name = "block_io_size"
+preset = "bitesize"
+
+[[metric]]
+name = "runq_latency"
+preset = "runqlat"
+"#;
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+fn one_line(message: &str) -> String {
+    message.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Checks one `[[metric]]` table; the error names it (by name, else by position).
+fn check_metric(
+    value: toml::Value,
+    index: usize,
+    namespace: &str,
+    default_max_series: usize,
+) -> std::result::Result<MetricConfig, String> {
+    let label = match value.get("name").and_then(|n| n.as_str()) {
+        Some(name) => format!("metric \"{name}\""),
+        None => format!("metric #{}", index + 1),
+    };
+    let raw: RawMetric = value.try_into().map_err(|err: toml::de::Error| {
+        let message = one_line(err.message());
+        if message.starts_with("unknown field") {
+            format!(
+                "{label}: {}; valid fields: {METRIC_FIELDS}",
+                message.split(", expected").next().unwrap_or(&message)
+            )
+        } else {
+            format!("{label}: {message}")
+        }
+    })?;
+    let fail = |what: String| format!("{label}: {what}");
+
+    if !is_metric_name(&raw.name) {
+        return Err(fail(format!(
+            "name \"{}\": not a Prometheus metric name (letters, digits, `_`, `:`, not \
+             starting with a digit)",
+            raw.name
+        )));
+    }
+    for suffix in [
+        "_total", "_bucket", "_sum", "_count", "_seconds", "_bytes", "_created",
+    ] {
+        if raw.name.ends_with(suffix) {
+            return Err(fail(format!(
+                "name \"{}\": drop the `{suffix}` suffix; the exporter adds unit and type \
+                 suffixes itself",
+                raw.name
+            )));
+        }
+    }
+    let name = format!("{namespace}_{}", raw.name);
+
+    let preset = raw
+        .preset
+        .as_deref()
+        .map(|p| {
+            Preset::ALL
+                .iter()
+                .find(|(name, _)| *name == p)
+                .map(|(_, preset)| *preset)
+                .ok_or_else(|| {
+                    let valid: Vec<&str> = Preset::ALL.iter().map(|(n, _)| *n).collect();
+                    fail(format!(
+                        "preset \"{p}\": unknown; valid presets: {}",
+                        valid.join(", ")
+                    ))
+                })
+        })
+        .transpose()?;
+    let unit = raw
+        .unit
+        .as_deref()
+        .map(|u| {
+            ValueUnit::ALL
+                .iter()
+                .find(|(name, _)| *name == u)
+                .map(|(_, unit)| *unit)
+                .ok_or_else(|| {
+                    let valid: Vec<&str> = ValueUnit::ALL.iter().map(|(n, _)| *n).collect();
+                    fail(format!(
+                        "unit \"{u}\": unknown; valid units: {}",
+                        valid.join(", ")
+                    ))
+                })
+        })
+        .transpose()?;
+    let buckets = raw
+        .buckets
+        .as_deref()
+        .map(BucketSpec::parse)
+        .transpose()
+        .map_err(fail)?;
+
+    let (source, help, default_by, unit, buckets) = match (preset, raw.event) {
+        (Some(_), Some(_)) => {
+            return Err(fail(
+                "has both preset and event; a preset names its own events".into(),
+            ));
+        }
+        (None, None) => {
+            return Err(fail("needs preset = \"NAME\" or event = \"EVENT\"".into()));
+        }
+        (Some(preset), None) => {
+            for (field, given) in [("value", raw.value.is_some()), ("unit", raw.unit.is_some())] {
+                if given {
+                    return Err(fail(format!(
+                        "preset \"{}\" sets its own {field}; drop `{field}`",
+                        preset.name()
+                    )));
+                }
+            }
+            let defaults = preset.defaults();
+            if buckets.is_some() && defaults.buckets.is_none() {
+                return Err(fail(format!(
+                    "preset \"{}\" counts events; it has no buckets to set",
+                    preset.name()
+                )));
+            }
+            (
+                Source::Preset(preset),
+                defaults.help.to_string(),
+                defaults.by.iter().map(|s| s.to_string()).collect(),
+                defaults.unit,
+                buckets.or(defaults.buckets),
+            )
+        }
+        (None, Some(event)) => {
+            if event.trim().is_empty() {
+                return Err(fail("event \"\": names no event".into()));
+            }
+            if raw.value.is_none() {
+                if buckets.is_some() {
+                    return Err(fail(
+                        "buckets need value = \"FIELD\" (the value to histogram)".into(),
+                    ));
+                }
+                if unit.is_some() {
+                    return Err(fail(
+                        "unit needs value = \"FIELD\" (a count has no unit)".into(),
+                    ));
+                }
+            }
+            let help = match &raw.value {
+                Some(value) => format!("{value} of {event}."),
+                None => format!("Events of {event}."),
+            };
+            (
+                Source::Event {
+                    event,
+                    value: raw.value,
+                },
+                help,
+                Vec::new(),
+                unit,
+                buckets,
+            )
+        }
+    };
+
+    let by = raw.by.unwrap_or(default_by);
+    let mut seen = HashSet::new();
+    for label_name in &by {
+        if !is_label_name(label_name) || label_name == "le" {
+            return Err(fail(format!(
+                "by \"{label_name}\": not usable as a label name (letters, digits and `_`, not \
+                 starting with a digit or `__`, not `le`)"
+            )));
+        }
+        if !seen.insert(label_name) {
+            return Err(fail(format!("by \"{label_name}\": listed twice")));
+        }
+    }
+    let max_series = raw.max_series.unwrap_or(default_max_series);
+    if max_series == 0 {
+        return Err(fail("max_series 0: needs at least 1".into()));
+    }
+    Ok(MetricConfig {
+        name,
+        help: raw.help.unwrap_or(help),
+        source,
+        filter: raw.filter,
+        by,
+        unit,
+        buckets,
+        max_series,
+    })
+}
+
+/// Prometheus's metric name rule: `[a-zA-Z_:][a-zA-Z0-9_:]*`.
+fn is_metric_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == ':')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':')
+}
+
+/// Prometheus's label name rule, `[a-zA-Z_][a-zA-Z0-9_]*`, without the reserved `__`.
+fn is_label_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    !name.starts_with("__")
+        && chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(text: &str) -> String {
+        let err = Config::parse(text, "exporter.toml").unwrap_err();
+        assert_eq!(err.exit_code(), 2, "{err}");
+        let message = err.to_string();
+        assert!(!message.contains('\n'), "not one line: {message}");
+        message
+    }
+
+    #[test]
+    fn the_documented_example_parses() {
+        let config = Config::parse(EXAMPLE, "example").unwrap();
+        assert_eq!(config.listen, "127.0.0.1:9435".parse().unwrap());
+        assert_eq!(config.namespace, "tracekit");
+        assert_eq!(config.profile, ProfileConfig::default());
+        assert_eq!(config.metrics.len(), 2);
+        let latency = &config.metrics[0];
+        assert_eq!(latency.name, "tracekit_block_io_latency");
+        assert_eq!(latency.help, "Block I/O latency from issue to completion.");
+        assert_eq!(latency.source, Source::Preset(Preset::Biolatency));
+        assert_eq!(latency.by, ["disk", "op"]);
+        assert_eq!(latency.unit, Some(ValueUnit::Nanoseconds));
+        let size = &config.metrics[1];
+        assert_eq!(
+            size.source,
+            Source::Event {
+                event: "block:block_rq_issue".into(),
+                value: Some("bytes".into())
+            }
+        );
+        assert_eq!(size.filter.as_deref(), Some("rwbs ~ \"*W*\""));
+        assert_eq!(size.by, ["dev", "rwbs"]);
+        assert_eq!(size.name, "tracekit_block_io_write_size");
+        assert_eq!(size.buckets, Some(BucketSpec::Log2 { first: 9, last: 26 }));
+        let spec = size.spec(1);
+        assert_eq!(spec.unit, Some(BaseUnit::Bytes));
+        assert_eq!(
+            spec.kind,
+            Kind::Histogram {
+                buckets: Buckets::Log2 { first: 9, last: 26 },
+                scale: Scale::IDENTITY
+            }
+        );
+    }
+
+    /// The example shipped beside the systemd unit.
+    const EXAMPLE: &str = include_str!("../../../dist/exporter.example.toml");
+
+    #[test]
+    fn default_set() {
+        let config = Config::default_set();
+        let names: Vec<&str> = config.metrics.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "tracekit_syscalls",
+                "tracekit_block_io_latency",
+                "tracekit_block_io_size",
+                "tracekit_runq_latency"
+            ]
+        );
+        assert!(config.profile.enabled);
+        assert_eq!(config.listen.port(), 9435);
+        let syscalls = config.metrics[0].spec(1);
+        assert_eq!((syscalls.kind, syscalls.unit), (Kind::Count, None));
+        assert_eq!(syscalls.label_names, ["syscall"]);
+        let latency = config.metrics[1].spec(1000);
+        assert_eq!(latency.unit, Some(BaseUnit::Seconds));
+        assert_eq!(
+            latency.kind,
+            Kind::Histogram {
+                buckets: Buckets::Log2 {
+                    first: 10,
+                    last: 35
+                },
+                scale: Scale {
+                    div: 1000,
+                    per_base: 1e9
+                }
+            }
+        );
+    }
+
+    #[test]
+    fn event_metrics_count_sum_or_histogram() {
+        let config = Config::parse(
+            r#"
+namespace = "node"
+[[metric]]
+name = "page_faults"
+event = "software:page-faults"
+by = ["comm"]
+max_series = 5
+[[metric]]
+name = "read"
+event = "syscalls:sys_exit_read"
+value = "ret"
+unit = "bytes"
+[[metric]]
+name = "packet_size"
+event = "net:net_dev_xmit"
+value = "len"
+buckets = "linear:0,1500,100"
+help = "Sizes of packets sent."
+"#,
+            "x",
+        )
+        .unwrap();
+        let specs: Vec<Spec> = config.metrics.iter().map(|m| m.spec(1)).collect();
+        assert_eq!(specs[0].name, "node_page_faults");
+        assert_eq!(specs[0].kind, Kind::Count);
+        assert_eq!(specs[0].max_series, 5);
+        assert_eq!(
+            specs[1].kind,
+            Kind::Sum {
+                scale: Scale::IDENTITY
+            }
+        );
+        assert_eq!(specs[1].unit, Some(BaseUnit::Bytes));
+        assert_eq!(
+            specs[2].kind,
+            Kind::Histogram {
+                buckets: Buckets::Linear {
+                    min: 0,
+                    step: 100,
+                    slots: 17
+                },
+                scale: Scale::IDENTITY
+            }
+        );
+        assert_eq!(specs[2].unit, None);
+        assert_eq!(specs[2].help, "Sizes of packets sent.");
+    }
+
+    #[test]
+    fn bad_configs_name_the_metric_and_the_bad_part() {
+        let cases = [
+            (
+                "[[metric]]\nname = \"a\"\npreset = \"syscount\"\n[[metric]]\nname = \"a\"\nevent = \"x:y\"\n",
+                "exporter.toml: metric \"a\": duplicate name (each metric needs its own)",
+            ),
+            (
+                "[[metric]]\nname = \"io\"\nevent = \"block:block_rq_issue\"\nvalue = \"bytes\"\nunit = \"parsecs\"\n",
+                "exporter.toml: metric \"io\": unit \"parsecs\": unknown; valid units: ns, us, ms, s, bytes",
+            ),
+            (
+                "[[metric]]\nname = \"io\"\nevent = \"block:block_rq_issue\"\nvalue = \"bytes\"\nbuckets = \"log3\"\n",
+                "exporter.toml: metric \"io\": buckets \"log3\": expected log2, log2:FIRST..LAST \
+                 (slots 0 to 63) or linear:MIN,MAX,STEP",
+            ),
+            (
+                "[[metric]]\nname = \"io\"\nevent = \"block:block_rq_issue\"\nvalue = \"bytes\"\nbuckets = \"log2:20..70\"\n",
+                "exporter.toml: metric \"io\": buckets \"log2:20..70\": needs FIRST <= LAST <= 63 (log2 slots)",
+            ),
+            (
+                "[[metric]]\nname = \"io\"\nevent = \"block:block_rq_issue\"\nvalue = \"bytes\"\nbuckets = \"linear:0,100000,1\"\n",
+                "exporter.toml: metric \"io\": buckets \"linear:0,100000,1\": 100000 buckets; \
+                 the kernel engine keeps at most 1000",
+            ),
+            (
+                "[[metric]]\nname = \"io\"\nevent = \"block:block_rq_issue\"\nfitler = \"x\"\n",
+                "exporter.toml: metric \"io\": unknown field `fitler`; valid fields: name, help, \
+                 preset, event, filter, value, unit, buckets, by, max_series",
+            ),
+            (
+                "[[metric]]\nname = \"io\"\npreset = \"biolatncy\"\n",
+                "exporter.toml: metric \"io\": preset \"biolatncy\": unknown; valid presets: \
+                 syscount, biolatency, bitesize, runqlat",
+            ),
+            (
+                "[[metric]]\nname = \"io\"\npreset = \"biolatency\"\nunit = \"ms\"\n",
+                "exporter.toml: metric \"io\": preset \"biolatency\" sets its own unit; drop `unit`",
+            ),
+            (
+                "[[metric]]\nname = \"io\"\npreset = \"syscount\"\nbuckets = \"log2\"\n",
+                "exporter.toml: metric \"io\": preset \"syscount\" counts events; it has no buckets to set",
+            ),
+            (
+                "[[metric]]\nname = \"io\"\nevent = \"block:block_rq_issue\"\nbuckets = \"log2\"\n",
+                "exporter.toml: metric \"io\": buckets need value = \"FIELD\" (the value to histogram)",
+            ),
+            (
+                "[[metric]]\nname = \"io\"\nevent = \"block:block_rq_issue\"\nunit = \"ns\"\n",
+                "exporter.toml: metric \"io\": unit needs value = \"FIELD\" (a count has no unit)",
+            ),
+            (
+                "[[metric]]\nname = \"io_seconds\"\npreset = \"biolatency\"\n",
+                "exporter.toml: metric \"io_seconds\": name \"io_seconds\": drop the `_seconds` \
+                 suffix; the exporter adds unit and type suffixes itself",
+            ),
+            (
+                "[[metric]]\nname = \"io-latency\"\npreset = \"biolatency\"\n",
+                "exporter.toml: metric \"io-latency\": name \"io-latency\": not a Prometheus \
+                 metric name (letters, digits, `_`, `:`, not starting with a digit)",
+            ),
+            (
+                "[[metric]]\nname = \"io\"\nevent = \"x:y\"\nby = [\"comm\", \"comm\"]\n",
+                "exporter.toml: metric \"io\": by \"comm\": listed twice",
+            ),
+            (
+                "[[metric]]\nname = \"io\"\nevent = \"x:y\"\nby = [\"le\"]\n",
+                "exporter.toml: metric \"io\": by \"le\": not usable as a label name (letters, \
+                 digits and `_`, not starting with a digit or `__`, not `le`)",
+            ),
+            (
+                "[[metric]]\nname = \"io\"\n",
+                "exporter.toml: metric \"io\": needs preset = \"NAME\" or event = \"EVENT\"",
+            ),
+            (
+                "[[metric]]\nname = \"io\"\npreset = \"syscount\"\nevent = \"x:y\"\n",
+                "exporter.toml: metric \"io\": has both preset and event; a preset names its own events",
+            ),
+            (
+                "[[metric]]\npreset = \"syscount\"\n",
+                "exporter.toml: metric #1: missing field `name`",
+            ),
+            (
+                "listen = \"localhost\"\n",
+                "exporter.toml: listen \"localhost\": expected ADDRESS:PORT, e.g. 127.0.0.1:9435 \
+                 or [::1]:9435",
+            ),
+            (
+                "lisen = \"127.0.0.1:1\"\n",
+                "exporter.toml (line 1): unknown field `lisen`, expected one of `listen`, \
+                 `namespace`, `max_series`, `profile`, `metric`",
+            ),
+            (
+                "[[metric]\nname = 3\n",
+                "exporter.toml (line 1): unclosed array table, expected `]`",
+            ),
+            (
+                "[[metric]]\nname = \"io\"\nevent = \"x:y\"\nmax_series = \"many\"\n",
+                "exporter.toml: metric \"io\": invalid type: string \"many\", expected usize",
+            ),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(error(text), expected, "config:\n{text}");
+        }
+    }
+
+    #[test]
+    fn bucket_specs() {
+        assert_eq!(
+            BucketSpec::parse("log2:10..35"),
+            Ok(BucketSpec::Log2 {
+                first: 10,
+                last: 35
+            })
+        );
+        assert_eq!(
+            BucketSpec::parse("linear:-10,10,5").unwrap().buckets(),
+            Buckets::Linear {
+                min: -10,
+                step: 5,
+                slots: 6
+            }
+        );
+        assert!(BucketSpec::parse("linear:10,10,5").is_err());
+        assert!(BucketSpec::parse("linear:0,10").is_err());
+    }
+}

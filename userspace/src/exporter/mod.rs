@@ -1,0 +1,17 @@
+//! `tracekit exporter`'s library side: the config file, monotonic series from kernel
+//! aggregates, the HTTP server, and the exporter's own metrics.
+//!
+//! - [`config`]: the TOML config (presets or events, filters, values, labels, buckets,
+//!   units), checked without the kernel; the built-in default set;
+//! - [`series`]: kernel map readings to Prometheus series that never go down, across
+//!   evictions, with a cap on label sets per metric;
+//! - [`server`]: `/metrics`, `/debug/pprof/profile?seconds=N`, `/healthz` over a
+//!   [`server::Sources`] implementation;
+//! - [`own`]: the exporter's CPU, memory and scrape time.
+//!
+//! The rendering itself is [`crate::output::prometheus`] and [`crate::output::pprof`].
+
+pub mod config;
+pub mod own;
+pub mod series;
+pub mod server;

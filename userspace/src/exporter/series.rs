@@ -1,0 +1,455 @@
+//! Monotonic Prometheus series from kernel aggregates that can lose entries.
+//!
+//! A kernel aggregate map holds, per key (label values, histogram slot), a count and a sum
+//! that only grow while the entry lives. Entries do not always live: a full map makes room
+//! (an LRU map evicts, or the exporter deletes entries), and a process exits with its keys.
+//! Prometheus needs counters that never go down except at a restart. So [`Series`] keeps
+//! the last reading of every live key and adds only what grew since (a key that comes back
+//! starts from zero: everything it holds is new), and keeps the totals of keys long gone.
+//! A key that vanishes between two readings is counted as an eviction (whatever it gained
+//! after the last reading is lost, and [`Series::evicted`] says how often that can have
+//! happened); a key the exporter deletes itself right after reading it
+//! ([`Series::deleted`]) loses nothing.
+//!
+//! Label cardinality is capped per metric: the first `max_series` label sets get series of
+//! their own, and every later one is folded into one overflow series whose every label is
+//! [`OVERFLOW`]; [`Series::folded`] counts the label sets folded. Memory is bounded by the
+//! cap and the kernel map's size.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use crate::output::prometheus::{
+    BaseUnit, Buckets, Histogram, Labels, MetricFamily, Scale, Value, Values,
+};
+
+/// The label value of the overflow series.
+pub const OVERFLOW: &str = "__overflow__";
+
+/// One kernel aggregate entry as read: cumulative since the entry was created.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cell {
+    /// Label values, in the order of the metric's label names.
+    pub labels: Labels,
+    /// The histogram slot (0 for counters).
+    pub slot: u32,
+    /// Events counted.
+    pub count: u64,
+    /// Sum of the raw values, wrapping as the kernel adds them.
+    pub sum: u64,
+}
+
+/// What a metric exposes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Kind {
+    /// The number of events (`NAME_total`).
+    Count,
+    /// The sum of the values, in base units (`NAME_UNIT_total`, e.g. bytes written).
+    Sum {
+        /// Raw values to base units.
+        scale: Scale,
+    },
+    /// A histogram of the values (`NAME_UNIT_bucket`, `_sum`, `_count`).
+    Histogram {
+        /// The kernel's slots.
+        buckets: Buckets,
+        /// Raw values to base units.
+        scale: Scale,
+    },
+}
+
+/// A metric: its name, help, unit, label names, kind, and cardinality cap.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Spec {
+    /// The name without unit or `_total` suffix.
+    pub name: String,
+    /// One line of help.
+    pub help: String,
+    /// The unit of `Sum` and `Histogram` values.
+    pub unit: Option<BaseUnit>,
+    /// Label names.
+    pub label_names: Vec<String>,
+    /// What it exposes.
+    pub kind: Kind,
+    /// Label sets with a series of their own; later ones fold into the overflow series.
+    pub max_series: usize,
+}
+
+/// Running totals of one series, in raw units.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Totals {
+    /// Events per kernel slot.
+    slots: Vec<u64>,
+    /// Sum of the raw values.
+    sum: u128,
+}
+
+/// A metric's monotonic series, fed with whole readings of its kernel map.
+#[derive(Clone, Debug)]
+pub struct Series {
+    spec: Spec,
+    /// The last reading of each live kernel key.
+    last: HashMap<(Labels, u32), (u64, u64)>,
+    /// Totals per exposed series (admitted label sets and the overflow series).
+    totals: BTreeMap<Labels, Totals>,
+    /// Admitted label sets (at most `max_series`).
+    admitted: usize,
+    /// Label sets folded into the overflow series that still have live keys.
+    folding: HashSet<Labels>,
+    evicted: u64,
+    folded: u64,
+}
+
+impl Series {
+    /// A metric with no readings yet.
+    pub fn new(spec: Spec) -> Self {
+        Self {
+            spec,
+            last: HashMap::new(),
+            totals: BTreeMap::new(),
+            admitted: 0,
+            folding: HashSet::new(),
+            evicted: 0,
+            folded: 0,
+        }
+    }
+
+    /// The metric's spec.
+    pub fn spec(&self) -> &Spec {
+        &self.spec
+    }
+
+    /// Adds one whole reading of the kernel map: every live entry. Keys read before and
+    /// missing now count as evicted.
+    pub fn observe(&mut self, cells: impl IntoIterator<Item = Cell>) {
+        let mut seen: HashSet<(Labels, u32)> = HashSet::new();
+        let mut live_folding = HashSet::new();
+        for cell in cells {
+            let key = (cell.labels, cell.slot);
+            let (count, sum) = match self.last.get(&key) {
+                // Grown since the last reading.
+                Some(&(count, sum)) if cell.count >= count => {
+                    (cell.count - count, cell.sum.wrapping_sub(sum))
+                }
+                // New, or gone and created again since: all of it is new.
+                _ => (cell.count, cell.sum),
+            };
+            self.last.insert(key.clone(), (cell.count, cell.sum));
+            let (labels, slot) = key.clone();
+            seen.insert(key);
+            let target = self.route(labels, &mut live_folding);
+            let totals = self.totals.entry(target).or_default();
+            let slot = slot as usize;
+            if totals.slots.len() <= slot {
+                totals.slots.resize(slot + 1, 0);
+            }
+            totals.slots[slot] += count;
+            totals.sum += u128::from(sum);
+        }
+        let before = self.last.len();
+        self.last.retain(|key, _| seen.contains(key));
+        self.evicted += (before - self.last.len()) as u64;
+        self.folding = live_folding;
+    }
+
+    /// Forgets the last reading of keys the exporter deleted from the kernel map right
+    /// after reading them: they are not evictions, and they start from zero when they come
+    /// back.
+    pub fn deleted<'a>(&mut self, keys: impl IntoIterator<Item = (&'a Labels, u32)>) {
+        for (labels, slot) in keys {
+            self.last.remove(&(labels.clone(), slot));
+        }
+    }
+
+    /// The series a label set's counts go to: its own, or the overflow series.
+    fn route(&mut self, labels: Labels, live_folding: &mut HashSet<Labels>) -> Labels {
+        if self.totals.contains_key(&labels) {
+            return labels;
+        }
+        if self.admitted < self.spec.max_series.max(1) {
+            self.admitted += 1;
+            return labels;
+        }
+        if !self.folding.contains(&labels) && !live_folding.contains(&labels) {
+            self.folded += 1;
+        }
+        live_folding.insert(labels);
+        self.overflow_labels()
+    }
+
+    fn overflow_labels(&self) -> Labels {
+        Labels(vec![OVERFLOW.to_string(); self.spec.label_names.len()])
+    }
+
+    /// Kernel entries that vanished between readings (their last increments are lost).
+    pub fn evicted(&self) -> u64 {
+        self.evicted
+    }
+
+    /// Label sets folded into the overflow series (each counted when it starts folding).
+    pub fn folded(&self) -> u64 {
+        self.folded
+    }
+
+    /// The number of series exposed (the overflow series included).
+    pub fn series_count(&self) -> usize {
+        self.totals.len()
+    }
+
+    /// The metric family as it stands, series sorted by label values.
+    pub fn family(&self) -> MetricFamily {
+        let values = match self.spec.kind {
+            Kind::Count => Values::Counter(
+                self.totals
+                    .iter()
+                    .map(|(labels, t)| (labels.clone(), Value::Int(t.slots.iter().sum())))
+                    .collect(),
+            ),
+            Kind::Sum { scale } => Values::Counter(
+                self.totals
+                    .iter()
+                    .map(|(labels, t)| (labels.clone(), Value::Float(scale.to_base(t.sum as f64))))
+                    .collect(),
+            ),
+            Kind::Histogram { buckets, scale } => Values::Histogram {
+                upper_bounds: buckets.upper_bounds(scale),
+                series: self
+                    .totals
+                    .iter()
+                    .map(|(labels, t)| {
+                        (
+                            labels.clone(),
+                            Histogram {
+                                buckets: buckets.fold(&t.slots),
+                                sum: scale.to_base(t.sum as f64),
+                            },
+                        )
+                    })
+                    .collect(),
+            },
+        };
+        MetricFamily {
+            name: self.spec.name.clone(),
+            help: self.spec.help.clone(),
+            unit: match self.spec.kind {
+                Kind::Count => None,
+                _ => self.spec.unit,
+            },
+            label_names: self.spec.label_names.clone(),
+            values,
+        }
+    }
+}
+
+/// The exporter's account of its metrics: kernel entries evicted and label sets folded
+/// into overflow series, per metric (`metric` label), under `namespace`.
+pub fn accounting<'a>(
+    namespace: &str,
+    series: impl IntoIterator<Item = &'a Series>,
+) -> Vec<MetricFamily> {
+    let mut evicted = Vec::new();
+    let mut folded = Vec::new();
+    for s in series {
+        let metric = Labels(vec![s.spec.name.clone()]);
+        evicted.push((metric.clone(), Value::Int(s.evicted)));
+        folded.push((metric, Value::Int(s.folded)));
+    }
+    vec![
+        MetricFamily {
+            name: format!("{namespace}_exporter_map_entries_evicted"),
+            help: "Kernel map entries that vanished between two readings; increments they \
+                   gained after the last reading are lost."
+                .into(),
+            unit: None,
+            label_names: vec!["metric".into()],
+            values: Values::Counter(evicted),
+        },
+        MetricFamily {
+            name: format!("{namespace}_exporter_series_folded"),
+            help: format!(
+                "Label sets folded into a metric's overflow series (labels \"{OVERFLOW}\") \
+                 because it reached its max_series."
+            ),
+            unit: None,
+            label_names: vec!["metric".into()],
+            values: Values::Counter(folded),
+        },
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::prometheus::encode;
+
+    fn cell(labels: &[&str], slot: u32, count: u64, sum: u64) -> Cell {
+        Cell {
+            labels: Labels(labels.iter().map(|s| s.to_string()).collect()),
+            slot,
+            count,
+            sum,
+        }
+    }
+
+    fn counter(max_series: usize) -> Series {
+        Series::new(Spec {
+            name: "tracekit_syscalls".into(),
+            help: "System calls entered.".into(),
+            unit: None,
+            label_names: vec!["syscall".into()],
+            kind: Kind::Count,
+            max_series,
+        })
+    }
+
+    fn values(series: &Series) -> Vec<(String, u64)> {
+        match series.family().values {
+            Values::Counter(v) => v
+                .into_iter()
+                .map(|(labels, value)| {
+                    let Value::Int(n) = value else { panic!() };
+                    (labels.0.join(","), n)
+                })
+                .collect(),
+            _ => panic!(),
+        }
+    }
+
+    #[test]
+    fn adds_deltas_across_readings() {
+        let mut s = counter(10);
+        s.observe([cell(&["read"], 0, 10, 0), cell(&["write"], 0, 3, 0)]);
+        s.observe([cell(&["read"], 0, 15, 0), cell(&["write"], 0, 3, 0)]);
+        assert_eq!(values(&s), [("read".into(), 15), ("write".into(), 3)]);
+        assert_eq!(s.evicted(), 0);
+    }
+
+    /// An entry evicted and created again restarts from zero in the kernel; the exposed
+    /// counter keeps growing, and the vanished reading counts as an eviction.
+    #[test]
+    fn monotonic_across_evictions() {
+        let mut s = counter(10);
+        s.observe([cell(&["read"], 0, 100, 0)]);
+        // Evicted: absent from this reading.
+        s.observe([]);
+        assert_eq!(values(&s), [("read".into(), 100)]);
+        assert_eq!(s.evicted(), 1);
+        // Back with 7 new events.
+        s.observe([cell(&["read"], 0, 7, 0)]);
+        assert_eq!(values(&s), [("read".into(), 107)]);
+        // Evicted and back between two readings, with fewer events than before: a reset.
+        s.observe([cell(&["read"], 0, 2, 0)]);
+        assert_eq!(values(&s), [("read".into(), 109)]);
+    }
+
+    #[test]
+    fn deleted_keys_are_not_evictions() {
+        let mut s = counter(10);
+        s.observe([cell(&["read"], 0, 100, 0)]);
+        let read = Labels::from(["read"]);
+        s.deleted([(&read, 0)]);
+        s.observe([]);
+        s.observe([cell(&["read"], 0, 5, 0)]);
+        assert_eq!(values(&s), [("read".into(), 105)]);
+        assert_eq!(s.evicted(), 0);
+    }
+
+    #[test]
+    fn cardinality_cap_folds_into_overflow() {
+        let mut s = counter(2);
+        s.observe([
+            cell(&["a"], 0, 1, 0),
+            cell(&["b"], 0, 2, 0),
+            cell(&["c"], 0, 3, 0),
+            cell(&["d"], 0, 4, 0),
+        ]);
+        assert_eq!(s.folded(), 2);
+        // Folded label sets keep folding (not counted again while they live); their deltas
+        // still add up.
+        s.observe([
+            cell(&["a"], 0, 1, 0),
+            cell(&["b"], 0, 2, 0),
+            cell(&["c"], 0, 13, 0),
+            cell(&["d"], 0, 4, 0),
+        ]);
+        assert_eq!(s.folded(), 2);
+        assert_eq!(
+            values(&s),
+            [
+                ("__overflow__".into(), 17),
+                ("a".into(), 1),
+                ("b".into(), 2)
+            ]
+        );
+        assert_eq!(s.series_count(), 3);
+        let text = encode(&accounting("tracekit", [&s]));
+        assert!(
+            text.contains(
+                "tracekit_exporter_series_folded_total{metric=\"tracekit_syscalls\"} 2\n"
+            ),
+            "{text}"
+        );
+    }
+
+    /// Histogram slots accumulate per label set, sums in base units.
+    #[test]
+    fn histogram_series() {
+        let mut s = Series::new(Spec {
+            name: "tracekit_block_io_size".into(),
+            help: "Block I/O request sizes.".into(),
+            unit: Some(BaseUnit::Bytes),
+            label_names: vec!["disk".into()],
+            kind: Kind::Histogram {
+                buckets: Buckets::Log2 {
+                    first: 15,
+                    last: 16,
+                },
+                scale: Scale::IDENTITY,
+            },
+            max_series: 10,
+        });
+        s.observe([cell(&["vda"], 16, 10, 10 * 65536)]);
+        s.observe([
+            cell(&["vda"], 16, 512, 512 * 65536),
+            cell(&["vda"], 12, 4, 4 * 4096),
+        ]);
+        assert_eq!(
+            encode(&[s.family()]),
+            "# HELP tracekit_block_io_size_bytes Block I/O request sizes.\n\
+             # TYPE tracekit_block_io_size_bytes histogram\n\
+             # UNIT tracekit_block_io_size_bytes bytes\n\
+             tracekit_block_io_size_bytes_sum{disk=\"vda\"} 33570816.0\n\
+             tracekit_block_io_size_bytes_count{disk=\"vda\"} 516\n\
+             tracekit_block_io_size_bytes_bucket{le=\"65535.0\",disk=\"vda\"} 4\n\
+             tracekit_block_io_size_bytes_bucket{le=\"131071.0\",disk=\"vda\"} 516\n\
+             tracekit_block_io_size_bytes_bucket{le=\"+Inf\",disk=\"vda\"} 516\n\
+             # EOF\n"
+        );
+    }
+
+    #[test]
+    fn sums_as_counters_in_base_units() {
+        let mut s = Series::new(Spec {
+            name: "tracekit_syscall_time".into(),
+            help: "Time in system calls.".into(),
+            unit: Some(BaseUnit::Seconds),
+            label_names: vec![],
+            kind: Kind::Sum {
+                scale: Scale {
+                    div: 1,
+                    per_base: 1e9,
+                },
+            },
+            max_series: 1,
+        });
+        s.observe([cell(&[], 0, 3, 1_500_000_000)]);
+        s.observe([cell(&[], 0, 4, 2_000_000_000)]);
+        assert_eq!(
+            encode(&[s.family()]),
+            "# HELP tracekit_syscall_time_seconds Time in system calls.\n\
+             # TYPE tracekit_syscall_time_seconds counter\n\
+             # UNIT tracekit_syscall_time_seconds seconds\n\
+             tracekit_syscall_time_seconds_total 2.0\n\
+             # EOF\n"
+        );
+    }
+}

@@ -1,0 +1,780 @@
+//! Stack profiles as pprof profiles (`profile.proto`, gzipped): what `go tool pprof`,
+//! Pyroscope, Parca and speedscope read.
+//!
+//! The layout follows Go's own CPU profiles (`runtime/pprof`), so tools that special-case
+//! them treat ours the same:
+//! - CPU samples at `HZ`: sample types `samples`/`count` and `cpu`/`nanoseconds`, period type
+//!   `cpu`/`nanoseconds` with a period of `1e9 / HZ`; each stack's values are its sample
+//!   count and count × period.
+//! - Off-CPU time (counted in microseconds): `offcpu`/`nanoseconds`, the time × 1000.
+//! - Event counts (`stackcount`): `events`/`count`.
+//!
+//! Each distinct (address, mapping, functions) is one `Location`; a function and those the
+//! compiler inlined into it at that address are one location with several `Line`s, the
+//! innermost first. A sample's locations go leaf first. User code gets the `Mapping` it was
+//! loaded from (address range, file offset, build ID), kernel code one `[kernel.kallsyms]`
+//! mapping spanning the kernel addresses seen. Every mapping is marked as symbolized
+//! (`has_functions`), so consumers do not try to name the addresses again. Samples carry
+//! string labels `pid`, `comm` and, where known, `cgroup`.
+//!
+//! ```
+//! use std::time::{Duration, UNIX_EPOCH};
+//! use tracekit::output::pprof::{self, PprofOptions, SampleKind};
+//! use tracekit::stacks::{Frame, Stack};
+//!
+//! let stacks = [Stack {
+//!     pid: 7,
+//!     comm: "burner".into(),
+//!     frames: vec![Frame::user("main", None), Frame::user("leaf", None)],
+//!     count: 3,
+//! }];
+//! let options = PprofOptions::new(SampleKind::Cpu { hz: 100 }, UNIX_EPOCH, Duration::from_secs(1));
+//! let profile = pprof::build(&stacks, &options);
+//! assert_eq!(profile.sample[0].value, [3, 30_000_000]);
+//! let gzipped = pprof::encode(&profile);
+//! assert_eq!(pprof::decode(&gzipped).unwrap(), profile);
+//! ```
+
+pub mod proto;
+
+use std::{
+    collections::HashMap,
+    io::{self, Read as _, Write},
+    sync::Arc,
+    time::{Duration, SystemTime},
+};
+
+use flate2::{Compression, read::GzDecoder, write::GzEncoder};
+use prost::Message as _;
+
+use crate::{
+    mappings::Mapping,
+    stacks::{Frame, FrameKind, KERNEL_MODULE, Stack},
+};
+
+/// What a stack's count measures, and so the profile's sample types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SampleKind {
+    /// CPU samples taken `hz` times a second per CPU (`tracekit profile`).
+    Cpu {
+        /// Samples per second.
+        hz: u64,
+    },
+    /// Time off CPU in microseconds (`tracekit offcpu`).
+    OffCpuMicros,
+    /// Events counted (`tracekit stackcount`).
+    Events,
+}
+
+/// What a pprof profile says beside its stacks.
+pub struct PprofOptions<'a> {
+    /// What the stacks' counts are.
+    pub kind: SampleKind,
+    /// When collection started (`time_nanos`).
+    pub start: SystemTime,
+    /// How long it ran (`duration_nanos`).
+    pub duration: Duration,
+    /// The cgroup of a process, for the `cgroup` label (`None`: no label).
+    pub cgroup: &'a dyn Fn(u32) -> Option<String>,
+    /// Whether inlined functions were expanded into frames (`has_inline_frames`).
+    pub inline_frames: bool,
+    /// Free-form comments (`go tool pprof -comments` prints them).
+    pub comments: Vec<String>,
+}
+
+impl<'a> PprofOptions<'a> {
+    /// Options with no cgroups, no comments, inline frames expanded.
+    pub fn new(kind: SampleKind, start: SystemTime, duration: Duration) -> Self {
+        Self {
+            kind,
+            start,
+            duration,
+            cgroup: &|_| None,
+            inline_frames: true,
+            comments: Vec::new(),
+        }
+    }
+}
+
+/// Builds the pprof profile of `stacks` (see the module docs for the layout).
+pub fn build(stacks: &[Stack], options: &PprofOptions<'_>) -> proto::Profile {
+    let mut builder = Builder::default();
+    builder.strings.index("");
+    let (sample_types, period_type, period, multipliers): (&[(&str, &str)], _, i64, Vec<i64>) =
+        match options.kind {
+            SampleKind::Cpu { hz } => {
+                let period = (1_000_000_000 / hz.max(1)) as i64;
+                (
+                    &[("samples", "count"), ("cpu", "nanoseconds")],
+                    ("cpu", "nanoseconds"),
+                    period,
+                    vec![1, period],
+                )
+            }
+            SampleKind::OffCpuMicros => (
+                &[("offcpu", "nanoseconds")],
+                ("offcpu", "nanoseconds"),
+                1,
+                vec![1000],
+            ),
+            SampleKind::Events => (&[("events", "count")], ("events", "count"), 1, vec![1]),
+        };
+    let sample_type = sample_types
+        .iter()
+        .map(|&(kind, unit)| builder.value_type(kind, unit))
+        .collect();
+    let period_type = Some(builder.value_type(period_type.0, period_type.1));
+
+    // Kernel frames share one mapping over the kernel addresses seen.
+    let kernel_range = stacks
+        .iter()
+        .flat_map(|stack| &stack.frames)
+        .filter(|frame| frame.kind == FrameKind::Kernel)
+        .filter_map(|frame| frame.address.as_ref().map(|a| a.address))
+        .fold(None, |range: Option<(u64, u64)>, addr| match range {
+            None => Some((addr, addr)),
+            Some((low, high)) => Some((low.min(addr), high.max(addr))),
+        });
+
+    let mut samples: HashMap<(Vec<u64>, Vec<proto::Label>), Vec<i64>> = HashMap::new();
+    let mut order = Vec::new();
+    let mut cgroups: HashMap<u32, Option<String>> = HashMap::new();
+    for stack in stacks {
+        let mut locations: Vec<u64> = frame_groups(&stack.frames)
+            .map(|group| builder.location(group, kernel_range, options.inline_frames))
+            .collect();
+        locations.reverse();
+        let mut labels = vec![
+            builder.label("pid", &stack.pid.to_string()),
+            builder.label("comm", &stack.comm),
+        ];
+        let cgroup = cgroups
+            .entry(stack.pid)
+            .or_insert_with(|| (options.cgroup)(stack.pid));
+        if let Some(cgroup) = cgroup {
+            labels.push(builder.label("cgroup", cgroup));
+        }
+        let key = (locations, labels);
+        let values = samples.entry(key.clone()).or_insert_with(|| {
+            order.push(key);
+            vec![0; multipliers.len()]
+        });
+        for (value, multiplier) in values.iter_mut().zip(&multipliers) {
+            *value = value.saturating_add((stack.count as i64).saturating_mul(*multiplier));
+        }
+    }
+    let sample: Vec<proto::Sample> = order
+        .into_iter()
+        .map(|key| {
+            let value = samples[&key].clone();
+            let (location_id, label) = key;
+            proto::Sample {
+                location_id,
+                value,
+                label,
+            }
+        })
+        .collect();
+    let comment = options
+        .comments
+        .iter()
+        .map(|comment| builder.strings.index(comment))
+        .collect();
+    let mut mapping = builder.mappings;
+    main_binary_first(
+        &mut mapping,
+        &builder.locations,
+        &sample,
+        &builder.strings.table,
+    );
+    let time_nanos = options
+        .start
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |since| since.as_nanos() as i64);
+    proto::Profile {
+        sample_type,
+        sample,
+        mapping,
+        location: builder.locations,
+        function: builder.functions,
+        string_table: builder.strings.table,
+        drop_frames: 0,
+        keep_frames: 0,
+        time_nanos,
+        duration_nanos: options.duration.as_nanos() as i64,
+        period_type,
+        period,
+        comment,
+        default_sample_type: 0,
+    }
+}
+
+/// Moves the main binary to `mapping[0]`, where pprof looks for it ("File:" in its
+/// reports): of the mappings that are not shared libraries or pseudo files (`[vdso]`,
+/// `[kernel.kallsyms]`), the one most samples went through.
+fn main_binary_first(
+    mappings: &mut [proto::Mapping],
+    locations: &[proto::Location],
+    samples: &[proto::Sample],
+    strings: &[String],
+) {
+    let mut weight: HashMap<u64, i64> = HashMap::new();
+    for sample in samples {
+        let mut ids: Vec<u64> = sample
+            .location_id
+            .iter()
+            .map(|&id| locations[id as usize - 1].mapping_id)
+            .filter(|&id| id != 0)
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        for id in ids {
+            *weight.entry(id).or_default() += sample.value.first().copied().unwrap_or(0);
+        }
+    }
+    let is_library = |path: &str| {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        name.starts_with('[') || name.ends_with(".so") || name.contains(".so.")
+    };
+    let main = (0..mappings.len())
+        .filter(|&i| !is_library(&strings[mappings[i].filename as usize]))
+        .max_by_key(|&i| {
+            (
+                weight.get(&mappings[i].id).copied().unwrap_or(0),
+                std::cmp::Reverse(i),
+            )
+        });
+    if let Some(main) = main {
+        mappings[..=main].rotate_right(1);
+    }
+}
+
+/// Encodes a profile as pprof files hold it: protobuf, gzipped.
+pub fn encode(profile: &proto::Profile) -> Vec<u8> {
+    let mut gz = GzEncoder::new(Vec::new(), Compression::default());
+    // Writing to a Vec cannot fail.
+    gz.write_all(&profile.encode_to_vec())
+        .expect("writing to memory");
+    gz.finish().expect("writing to memory")
+}
+
+/// Writes the gzipped pprof profile of `stacks` to `out`.
+pub fn write(out: &mut impl Write, stacks: &[Stack], options: &PprofOptions<'_>) -> io::Result<()> {
+    out.write_all(&encode(&build(stacks, options)))
+}
+
+/// Decodes a pprof profile, gzipped or not.
+pub fn decode(bytes: &[u8]) -> io::Result<proto::Profile> {
+    let mut raw = Vec::new();
+    let bytes = if bytes.starts_with(&[0x1f, 0x8b]) {
+        GzDecoder::new(bytes).read_to_end(&mut raw)?;
+        &raw[..]
+    } else {
+        bytes
+    };
+    proto::Profile::decode(bytes).map_err(|err| io::Error::new(io::ErrorKind::InvalidData, err))
+}
+
+/// Splits frames (outermost first) into one group per address: a frame and the frames
+/// inlined into it.
+fn frame_groups(frames: &[Frame]) -> impl Iterator<Item = &[Frame]> {
+    let mut rest = frames;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let len = 1 + rest[1..].iter().take_while(|f| f.inlined).count();
+        let (group, tail) = rest.split_at(len);
+        rest = tail;
+        Some(group)
+    })
+}
+
+#[derive(Default)]
+struct Strings {
+    table: Vec<String>,
+    index: HashMap<String, i64>,
+}
+
+impl Strings {
+    fn index(&mut self, s: &str) -> i64 {
+        if let Some(&i) = self.index.get(s) {
+            return i;
+        }
+        let i = self.table.len() as i64;
+        self.table.push(s.to_string());
+        self.index.insert(s.to_string(), i);
+        i
+    }
+}
+
+/// What identifies a mapping: the mapping itself, or the kernel's.
+#[derive(PartialEq, Eq, Hash)]
+enum MappingKey {
+    User(Arc<Mapping>),
+    Kernel,
+}
+
+#[derive(Default)]
+struct Builder {
+    strings: Strings,
+    mappings: Vec<proto::Mapping>,
+    mapping_ids: HashMap<MappingKey, u64>,
+    functions: Vec<proto::Function>,
+    function_ids: HashMap<String, u64>,
+    locations: Vec<proto::Location>,
+    location_ids: HashMap<(u64, u64, Vec<u64>), u64>,
+}
+
+impl Builder {
+    fn value_type(&mut self, kind: &str, unit: &str) -> proto::ValueType {
+        proto::ValueType {
+            r#type: self.strings.index(kind),
+            unit: self.strings.index(unit),
+        }
+    }
+
+    fn label(&mut self, key: &str, value: &str) -> proto::Label {
+        proto::Label {
+            key: self.strings.index(key),
+            str: self.strings.index(value),
+            num: 0,
+            num_unit: 0,
+        }
+    }
+
+    fn function(&mut self, name: &str) -> u64 {
+        if let Some(&id) = self.function_ids.get(name) {
+            return id;
+        }
+        let id = self.functions.len() as u64 + 1;
+        let name_index = self.strings.index(name);
+        self.functions.push(proto::Function {
+            id,
+            name: name_index,
+            system_name: name_index,
+            filename: 0,
+            start_line: 0,
+        });
+        self.function_ids.insert(name.to_string(), id);
+        id
+    }
+
+    fn mapping(
+        &mut self,
+        key: MappingKey,
+        kernel_range: Option<(u64, u64)>,
+        inline_frames: bool,
+    ) -> u64 {
+        if let Some(&id) = self.mapping_ids.get(&key) {
+            return id;
+        }
+        let id = self.mappings.len() as u64 + 1;
+        let mapping = match &key {
+            MappingKey::User(m) => proto::Mapping {
+                id,
+                memory_start: m.start,
+                memory_limit: m.end,
+                file_offset: m.file_offset,
+                filename: self.strings.index(&m.path),
+                build_id: self.strings.index(&m.build_id_hex()),
+                has_functions: true,
+                has_filenames: false,
+                has_line_numbers: false,
+                has_inline_frames: inline_frames,
+            },
+            MappingKey::Kernel => {
+                let (low, high) = kernel_range.unwrap_or((0, 0));
+                proto::Mapping {
+                    id,
+                    memory_start: low,
+                    memory_limit: high.saturating_add(1),
+                    file_offset: 0,
+                    filename: self.strings.index(KERNEL_MODULE),
+                    build_id: 0,
+                    has_functions: true,
+                    has_filenames: false,
+                    has_line_numbers: false,
+                    has_inline_frames: false,
+                }
+            }
+        };
+        self.mappings.push(mapping);
+        self.mapping_ids.insert(key, id);
+        id
+    }
+
+    /// The location of one address: `group` is its frame and the frames inlined into it,
+    /// outermost first.
+    fn location(
+        &mut self,
+        group: &[Frame],
+        kernel_range: Option<(u64, u64)>,
+        inline_frames: bool,
+    ) -> u64 {
+        let head = &group[0];
+        let address = head.address.as_ref();
+        let mapping_key = match (head.kind, address.and_then(|a| a.mapping.as_ref())) {
+            (FrameKind::Kernel, _) if address.is_some() => Some(MappingKey::Kernel),
+            (FrameKind::User, Some(mapping)) => Some(MappingKey::User(Arc::clone(mapping))),
+            _ => None,
+        };
+        let mapping_id =
+            mapping_key.map_or(0, |key| self.mapping(key, kernel_range, inline_frames));
+        let address = address.map_or(0, |a| a.address);
+        let functions: Vec<u64> = group
+            .iter()
+            .rev()
+            .map(|frame| self.function(&frame.symbol))
+            .collect();
+        let key = (mapping_id, address, functions);
+        if let Some(&id) = self.location_ids.get(&key) {
+            return id;
+        }
+        let id = self.locations.len() as u64 + 1;
+        self.locations.push(proto::Location {
+            id,
+            mapping_id,
+            address,
+            line: key
+                .2
+                .iter()
+                .map(|&function_id| proto::Line {
+                    function_id,
+                    line: 0,
+                })
+                .collect(),
+            is_folded: false,
+        });
+        self.location_ids.insert(key, id);
+        id
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::UNIX_EPOCH;
+
+    use super::*;
+    use crate::stacks::CodeAddress;
+
+    fn at(mut frame: Frame, address: u64, mapping: Option<&Arc<Mapping>>) -> Frame {
+        frame.address = Some(CodeAddress {
+            address,
+            mapping: mapping.cloned(),
+        });
+        frame
+    }
+
+    fn inlined(frame: Frame) -> Frame {
+        Frame {
+            inlined: true,
+            ..frame
+        }
+    }
+
+    fn burner() -> Arc<Mapping> {
+        Arc::new(Mapping {
+            start: 0x5000,
+            end: 0x6000,
+            file_offset: 0x1000,
+            path: "/usr/bin/tk_burner".into(),
+            build_id: Some(Arc::from([0xde, 0xad, 0xbe, 0xef])),
+        })
+    }
+
+    fn libc() -> Arc<Mapping> {
+        Arc::new(Mapping {
+            start: 0x7000,
+            end: 0x8000,
+            file_offset: 0x26000,
+            path: "/usr/lib/x86_64-linux-gnu/libc.so.6".into(),
+            build_id: None,
+        })
+    }
+
+    fn s(profile: &proto::Profile, index: i64) -> &str {
+        &profile.string_table[index as usize]
+    }
+
+    fn mapping(profile: &proto::Profile, id: u64) -> Option<&proto::Mapping> {
+        profile.mapping.iter().find(|m| m.id == id)
+    }
+
+    /// A readable view of a profile: each sample as its values, labels, and the locations'
+    /// (mapping file, address, functions innermost first), leaf first.
+    fn view(profile: &proto::Profile) -> Vec<String> {
+        let location = |id: u64| &profile.location[id as usize - 1];
+        let function = |id: u64| s(profile, profile.function[id as usize - 1].name);
+        profile
+            .sample
+            .iter()
+            .map(|sample| {
+                let labels: Vec<String> = sample
+                    .label
+                    .iter()
+                    .map(|l| format!("{}={}", s(profile, l.key), s(profile, l.str)))
+                    .collect();
+                let locations: Vec<String> = sample
+                    .location_id
+                    .iter()
+                    .map(|&id| {
+                        let loc = location(id);
+                        let file = match mapping(profile, loc.mapping_id) {
+                            None => "-",
+                            Some(m) => s(profile, m.filename),
+                        };
+                        let names: Vec<&str> =
+                            loc.line.iter().map(|l| function(l.function_id)).collect();
+                        format!("{file}@{:#x}:{}", loc.address, names.join("+"))
+                    })
+                    .collect();
+                format!(
+                    "{:?} {} | {}",
+                    sample.value,
+                    labels.join(","),
+                    locations.join(" < ")
+                )
+            })
+            .collect()
+    }
+
+    fn profile_of(stacks: &[Stack], kind: SampleKind) -> proto::Profile {
+        let cgroup = |pid: u32| (pid == 42).then(|| "/system.slice/burner.service".to_string());
+        let options = PprofOptions {
+            cgroup: &cgroup,
+            comments: vec!["tracekit profile".into()],
+            ..PprofOptions::new(
+                kind,
+                UNIX_EPOCH + Duration::from_secs(1_700_000_000),
+                Duration::from_millis(2500),
+            )
+        };
+        build(stacks, &options)
+    }
+
+    fn burner_stacks() -> Vec<Stack> {
+        let burner = burner();
+        let libc = libc();
+        let user = |name: &str, address| {
+            at(
+                Frame::user(name, Some("/usr/bin/tk_burner")),
+                address,
+                Some(&burner),
+            )
+        };
+        let start = at(
+            Frame::user("__libc_start_call_main", Some("/usr/lib/libc.so.6")),
+            0x7100,
+            Some(&libc),
+        );
+        // libc's start -> main -> a -> b (with c inlined into b) -> leaf.
+        let chain = vec![
+            start,
+            user("main", 0x5100),
+            user("a", 0x5200),
+            user("b", 0x5300),
+            inlined(user("c", 0x5300)),
+            user("leaf", 0x5400),
+        ];
+        let mut into_kernel = chain.clone();
+        into_kernel.push(at(
+            Frame::kernel("asm_sysvec_apic_timer_interrupt"),
+            0xffff_8000,
+            None,
+        ));
+        vec![
+            Stack {
+                pid: 42,
+                comm: "tk_burner".into(),
+                frames: into_kernel,
+                count: 5,
+            },
+            // The same path without the kernel part: shares every user location.
+            Stack {
+                pid: 42,
+                comm: "tk_burner".into(),
+                frames: chain,
+                count: 90,
+            },
+            // Another process; an unknown frame without an address or mapping.
+            Stack {
+                pid: 7,
+                comm: "other".into(),
+                frames: vec![Frame::user("[unknown]", None)],
+                count: 2,
+            },
+        ]
+    }
+
+    #[test]
+    fn cpu_profile_as_go_writes_it() {
+        let profile = profile_of(&burner_stacks(), SampleKind::Cpu { hz: 99 });
+        assert_eq!(profile.string_table[0], "");
+        let types: Vec<(&str, &str)> = profile
+            .sample_type
+            .iter()
+            .map(|t| (s(&profile, t.r#type), s(&profile, t.unit)))
+            .collect();
+        assert_eq!(types, [("samples", "count"), ("cpu", "nanoseconds")]);
+        let period_type = profile.period_type.unwrap();
+        assert_eq!(
+            (
+                s(&profile, period_type.r#type),
+                s(&profile, period_type.unit)
+            ),
+            ("cpu", "nanoseconds")
+        );
+        assert_eq!(profile.period, 10_101_010);
+        assert_eq!(profile.time_nanos, 1_700_000_000_000_000_000);
+        assert_eq!(profile.duration_nanos, 2_500_000_000);
+        assert_eq!(profile.comment.len(), 1);
+        assert_eq!(s(&profile, profile.comment[0]), "tracekit profile");
+
+        assert_eq!(
+            view(&profile),
+            [
+                "[5, 50505050] pid=42,comm=tk_burner,cgroup=/system.slice/burner.service | \
+                 [kernel.kallsyms]@0xffff8000:asm_sysvec_apic_timer_interrupt < \
+                 /usr/bin/tk_burner@0x5400:leaf < /usr/bin/tk_burner@0x5300:c+b < \
+                 /usr/bin/tk_burner@0x5200:a < /usr/bin/tk_burner@0x5100:main < \
+                 /usr/lib/x86_64-linux-gnu/libc.so.6@0x7100:__libc_start_call_main",
+                "[90, 909090900] pid=42,comm=tk_burner,cgroup=/system.slice/burner.service | \
+                 /usr/bin/tk_burner@0x5400:leaf < /usr/bin/tk_burner@0x5300:c+b < \
+                 /usr/bin/tk_burner@0x5200:a < /usr/bin/tk_burner@0x5100:main < \
+                 /usr/lib/x86_64-linux-gnu/libc.so.6@0x7100:__libc_start_call_main",
+                "[2, 20202020] pid=7,comm=other | -@0x0:[unknown]",
+            ]
+        );
+        // Shared locations: 5 user + 1 kernel + 1 unknown.
+        assert_eq!(profile.location.len(), 7);
+        assert_eq!(profile.function.len(), 8);
+
+        // The main binary first (pprof's "File:"), though libc was met first.
+        let ids: Vec<u64> = profile.mapping.iter().map(|m| m.id).collect();
+        assert_eq!(ids, [2, 1, 3]);
+        let user = &profile.mapping[0];
+        assert_eq!(
+            (
+                user.id,
+                user.memory_start,
+                user.memory_limit,
+                user.file_offset
+            ),
+            (2, 0x5000, 0x6000, 0x1000)
+        );
+        assert_eq!(s(&profile, user.filename), "/usr/bin/tk_burner");
+        assert_eq!(s(&profile, user.build_id), "deadbeef");
+        assert!(user.has_functions && user.has_inline_frames);
+        let libc = &profile.mapping[1];
+        assert_eq!(
+            (
+                libc.memory_start,
+                libc.file_offset,
+                s(&profile, libc.build_id)
+            ),
+            (0x7000, 0x26000, "")
+        );
+        let kernel = &profile.mapping[2];
+        assert_eq!(s(&profile, kernel.filename), "[kernel.kallsyms]");
+        assert_eq!(
+            (kernel.memory_start, kernel.memory_limit),
+            (0xffff_8000, 0xffff_8001)
+        );
+        assert!(kernel.has_functions);
+    }
+
+    #[test]
+    fn same_path_and_labels_merge_into_one_sample() {
+        let mut stacks = burner_stacks();
+        stacks.push(stacks[1].clone());
+        let profile = profile_of(&stacks, SampleKind::Events);
+        assert_eq!(profile.sample.len(), 3);
+        assert_eq!(profile.sample[1].value, [180]);
+        let t = profile.sample_type[0];
+        assert_eq!(
+            (s(&profile, t.r#type), s(&profile, t.unit)),
+            ("events", "count")
+        );
+        assert_eq!(profile.period, 1);
+    }
+
+    #[test]
+    fn offcpu_microseconds_become_nanoseconds() {
+        let profile = profile_of(&burner_stacks()[2..], SampleKind::OffCpuMicros);
+        let t = profile.sample_type[0];
+        assert_eq!(
+            (s(&profile, t.r#type), s(&profile, t.unit)),
+            ("offcpu", "nanoseconds")
+        );
+        assert_eq!(profile.sample[0].value, [2000]);
+    }
+
+    #[test]
+    fn gzip_round_trip() {
+        let profile = profile_of(&burner_stacks(), SampleKind::Cpu { hz: 99 });
+        let bytes = encode(&profile);
+        assert_eq!(&bytes[..2], &[0x1f, 0x8b], "gzip magic");
+        assert_eq!(decode(&bytes).unwrap(), profile);
+        assert_eq!(decode(&profile.encode_to_vec()).unwrap(), profile);
+        assert!(decode(b"\x1f\x8bnot gzip").is_err());
+    }
+
+    #[inline(never)]
+    fn marker_function_for_pprof() -> u64 {
+        std::hint::black_box(11)
+    }
+
+    /// A real stack of this process, named by the symbolizer: its location has the
+    /// address looked up and this test binary's mapping, with its build ID.
+    #[test]
+    fn symbolized_own_code_keeps_address_and_mapping() {
+        let addr = marker_function_for_pprof as *const () as u64;
+        let mut symbolizer = crate::symbolize::Symbolizer::default();
+        let pid = std::process::id();
+        symbolizer.remember_process(pid);
+        let frames = symbolizer.user_stack(pid, &[addr]);
+        let stacks = [Stack {
+            pid,
+            comm: "test".into(),
+            frames,
+            count: 1,
+        }];
+        let profile = build(
+            &stacks,
+            &PprofOptions::new(SampleKind::Events, UNIX_EPOCH, Duration::ZERO),
+        );
+        let location = &profile.location[profile.sample[0].location_id[0] as usize - 1];
+        assert_eq!(location.address, addr);
+        let function = &profile.function[location.line[0].function_id as usize - 1];
+        assert!(s(&profile, function.name).ends_with("marker_function_for_pprof"));
+        let mapping = mapping(&profile, location.mapping_id).unwrap();
+        let exe = std::fs::read_link("/proc/self/exe").unwrap();
+        assert_eq!(s(&profile, mapping.filename), exe.to_str().unwrap());
+        assert!(mapping.memory_start <= addr && addr < mapping.memory_limit);
+        let build_id = blazesym::helper::read_elf_build_id(&exe).unwrap().unwrap();
+        let hex: String = build_id.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(s(&profile, mapping.build_id), hex);
+    }
+
+    /// The wire format itself, byte for byte, for one small message: field numbers and
+    /// wire types as profile.proto has them (ValueType 1 and 2 varints; Sample location_id
+    /// 1 and value 2 packed).
+    #[test]
+    fn wire_format_matches_profile_proto() {
+        let value_type = proto::ValueType { r#type: 1, unit: 2 };
+        assert_eq!(value_type.encode_to_vec(), [0x08, 1, 0x10, 2]);
+        let sample = proto::Sample {
+            location_id: vec![3, 4],
+            value: vec![5],
+            label: vec![],
+        };
+        assert_eq!(sample.encode_to_vec(), [0x0a, 2, 3, 4, 0x12, 1, 5]);
+        let mapping = proto::Mapping {
+            id: 1,
+            has_functions: true,
+            ..Default::default()
+        };
+        assert_eq!(mapping.encode_to_vec(), [0x08, 1, 0x38, 1]);
+    }
+}

@@ -1,0 +1,507 @@
+//! Metric families in the Prometheus text exposition format (OpenMetrics 1.0 text, what
+//! Prometheus asks for first), encoded by the `prometheus-client` crate.
+//!
+//! The input is neutral: families of counters, gauges and histograms with their label
+//! values, in base units. Kernel histograms become Prometheus histograms through
+//! [`Buckets::upper_bounds`], which gives each kernel slot the honest `le` of the values it
+//! holds: its inclusive upper bound, converted to base units (a log2 slot `k` holds
+//! `[2^k, 2^(k+1) - 1]`, so its `le` is `2^(k+1) - 1`, not `2^k`: the off-by-one of
+//! cloudflare/ebpf_exporter#488). `prometheus-client` makes the buckets cumulative and writes
+//! `_bucket`, `_sum` and `_count`; counters get `_total`, and units their suffix
+//! (`_seconds`, `_bytes`).
+//!
+//! ```
+//! use tracekit::output::prometheus::{encode, Labels, MetricFamily, Value, Values};
+//! let family = MetricFamily {
+//!     name: "tracekit_syscalls".into(),
+//!     help: "System calls entered.".into(),
+//!     unit: None,
+//!     label_names: vec!["syscall".into()],
+//!     values: Values::Counter(vec![(Labels::from(["getppid"]), Value::Int(1000))]),
+//! };
+//! assert_eq!(
+//!     encode(&[family]),
+//!     "# HELP tracekit_syscalls System calls entered.\n\
+//!      \x23 TYPE tracekit_syscalls counter\n\
+//!      tracekit_syscalls_total{syscall=\"getppid\"} 1000\n\
+//!      \x23 EOF\n"
+//! );
+//! ```
+
+use std::{fmt, sync::Arc};
+
+use prometheus_client::{
+    collector::Collector,
+    encoding::{DescriptorEncoder, MetricEncoder, NoLabelSet},
+    metrics::MetricType,
+    registry::{Registry, Unit},
+};
+
+/// The content type of [`encode`]'s output, for the HTTP response.
+pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// A base unit of Prometheus metric values; the metric's name ends in it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BaseUnit {
+    /// `_seconds`.
+    Seconds,
+    /// `_bytes`.
+    Bytes,
+}
+
+impl BaseUnit {
+    /// The name suffix without its underscore (`seconds`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Seconds => "seconds",
+            Self::Bytes => "bytes",
+        }
+    }
+
+    fn unit(self) -> Unit {
+        match self {
+            Self::Seconds => Unit::Seconds,
+            Self::Bytes => Unit::Bytes,
+        }
+    }
+}
+
+/// How the values a kernel program reads become base units.
+///
+/// The program reads a raw value (nanoseconds, bytes), adds it raw to the aggregate's sum,
+/// and buckets `raw / div` (the engine's `value_div`: microsecond buckets of a nanosecond
+/// value have `div` 1000). A raw value is `raw / per_base` base units (`1e9` for
+/// nanoseconds to seconds, `1` for bytes).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Scale {
+    /// The kernel's divisor before bucketing (1: buckets of raw values).
+    pub div: u64,
+    /// Raw units per base unit.
+    pub per_base: f64,
+}
+
+impl Scale {
+    /// Raw values are base units, bucketed as they are.
+    pub const IDENTITY: Scale = Scale {
+        div: 1,
+        per_base: 1.0,
+    };
+
+    /// Raw `value` in base units.
+    pub fn to_base(self, raw: f64) -> f64 {
+        raw / self.per_base
+    }
+}
+
+/// The slots of a kernel histogram (see `slot_of` in `ebpf/src/bin/engine.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Buckets {
+    /// Log2: slot `k` holds bucketed values `[2^k, 2^(k+1) - 1]`; slot 0 also holds 0 (and
+    /// negative values of signed fields). Slots `first..=last` get buckets of their own;
+    /// lower slots are counted under `first`'s `le` (buckets are cumulative), higher ones
+    /// only under `+Inf`.
+    Log2 {
+        /// First slot with a bucket.
+        first: u32,
+        /// Last slot with a bucket (at most 63).
+        last: u32,
+    },
+    /// Linear: slot 0 holds values below `min`, slot `i` in `1..slots - 1` holds
+    /// `[min + (i-1)·step, min + i·step - 1]`, the last slot everything from
+    /// `min + (slots-2)·step` up (its bucket is `+Inf`).
+    Linear {
+        /// Low end of slot 1.
+        min: i64,
+        /// Width of each slot.
+        step: u64,
+        /// Number of slots, the two open-ended ones included (at least 3).
+        slots: u32,
+    },
+}
+
+impl Buckets {
+    /// The number of kernel slots these buckets read (log2: `last + 1`).
+    pub fn kernel_slots(&self) -> usize {
+        match *self {
+            Buckets::Log2 { last, .. } => last as usize + 1,
+            Buckets::Linear { slots, .. } => slots as usize,
+        }
+    }
+
+    /// The `le` of each bucket, in base units: the inclusive upper bound of the raw values
+    /// its slot holds (`+Inf` is not included; [`Buckets::fold`] adds its count).
+    ///
+    /// ```
+    /// use tracekit::output::prometheus::{Buckets, Scale};
+    /// // Bytes: slot 16 holds 65536..=131071.
+    /// let bytes = Buckets::Log2 { first: 15, last: 17 };
+    /// assert_eq!(bytes.upper_bounds(Scale::IDENTITY), [65535.0, 131071.0, 262143.0]);
+    /// // Nanoseconds bucketed in microseconds: slot 0 holds 0..=1999 ns.
+    /// let latency = Buckets::Log2 { first: 0, last: 1 };
+    /// let scale = Scale { div: 1000, per_base: 1e9 };
+    /// assert_eq!(latency.upper_bounds(scale), [1.999e-6, 3.999e-6]);
+    /// ```
+    pub fn upper_bounds(&self, scale: Scale) -> Vec<f64> {
+        let div = i128::from(scale.div.max(1));
+        let bound = |exclusive_scaled_end: i128| {
+            // The largest raw value whose bucketed value is below the end.
+            scale.to_base((exclusive_scaled_end * div - 1) as f64)
+        };
+        match *self {
+            Buckets::Log2 { first, last } => (first..=last.min(63))
+                .map(|k| bound(1i128 << (k + 1)))
+                .collect(),
+            Buckets::Linear { min, step, slots } => (0..slots.saturating_sub(1))
+                .map(|i| bound(i128::from(min) + i128::from(i) * i128::from(step)))
+                .collect(),
+        }
+    }
+
+    /// Kernel slot counts to per-bucket counts for [`Buckets::upper_bounds`], plus the
+    /// count above the last bound (the `+Inf` bucket's own part) at the end.
+    pub fn fold(&self, slots: &[u64]) -> Vec<u64> {
+        let at = |i: usize| slots.get(i).copied().unwrap_or(0);
+        match *self {
+            Buckets::Log2 { first, last } => {
+                let (first, last) = (first as usize, (last as usize).min(63));
+                let mut buckets = Vec::with_capacity(last - first + 2);
+                buckets.push((0..=first).map(at).sum());
+                buckets.extend((first + 1..=last).map(at));
+                buckets.push((last + 1..slots.len().max(last + 1)).map(at).sum());
+                buckets
+            }
+            Buckets::Linear { slots: n, .. } => {
+                let n = n as usize;
+                let mut buckets: Vec<u64> = (0..n.saturating_sub(1)).map(at).collect();
+                buckets.push((n.saturating_sub(1)..slots.len().max(n)).map(at).sum());
+                buckets
+            }
+        }
+    }
+}
+
+/// Label values of one series, in the order of the family's label names.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Labels(pub Vec<String>);
+
+impl<const N: usize> From<[&str; N]> for Labels {
+    fn from(values: [&str; N]) -> Self {
+        Self(values.iter().map(|v| v.to_string()).collect())
+    }
+}
+
+/// A counter's or gauge's value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Value {
+    /// An integer (event counts).
+    Int(u64),
+    /// A float (base units).
+    Float(f64),
+}
+
+/// One histogram series.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Histogram {
+    /// Observations per bucket (not cumulative), one per bound and one more for the values
+    /// above the last bound.
+    pub buckets: Vec<u64>,
+    /// Sum of the observations, in base units.
+    pub sum: f64,
+}
+
+/// The series of a family.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Values {
+    /// Monotonic counts (`NAME_total`).
+    Counter(Vec<(Labels, Value)>),
+    /// Values that go up and down.
+    Gauge(Vec<(Labels, Value)>),
+    /// Histograms sharing bucket bounds.
+    Histogram {
+        /// Each bucket's `le` in base units, increasing; `+Inf` is added.
+        upper_bounds: Vec<f64>,
+        /// The series.
+        series: Vec<(Labels, Histogram)>,
+    },
+}
+
+/// A metric family: a name, its help, unit and label names, and its series.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MetricFamily {
+    /// The name without unit or `_total` suffix (`tracekit_block_io_latency`).
+    pub name: String,
+    /// One line of help.
+    pub help: String,
+    /// The base unit, appended to the name (`_seconds`).
+    pub unit: Option<BaseUnit>,
+    /// Label names, in the order of every series' values.
+    pub label_names: Vec<String>,
+    /// The series.
+    pub values: Values,
+}
+
+/// Encodes `families` in the OpenMetrics text format ([`CONTENT_TYPE`]), ending in `# EOF`.
+pub fn encode(families: &[MetricFamily]) -> String {
+    let mut registry = Registry::default();
+    registry.register_collector(Box::new(Families(Arc::new(families.to_vec()))));
+    let mut out = String::new();
+    // Writing to a String fails only if a collector fails, and ours does not.
+    prometheus_client::encoding::text::encode(&mut out, &registry).expect("writing to a String");
+    out
+}
+
+/// Families as a `prometheus-client` collector, encoded at each scrape.
+struct Families(Arc<Vec<MetricFamily>>);
+
+impl fmt::Debug for Families {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Families({})", self.0.len())
+    }
+}
+
+impl Collector for Families {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> fmt::Result {
+        for family in self.0.iter() {
+            let unit = family.unit.map(BaseUnit::unit);
+            let metric_type = match family.values {
+                Values::Counter(_) => MetricType::Counter,
+                Values::Gauge(_) => MetricType::Gauge,
+                Values::Histogram { .. } => MetricType::Histogram,
+            };
+            let help = family.help.replace('\\', "\\\\").replace('\n', "\\n");
+            let mut metric =
+                encoder.encode_descriptor(&family.name, &help, unit.as_ref(), metric_type)?;
+            match &family.values {
+                Values::Counter(series) => {
+                    for (labels, value) in series {
+                        with_labels(&mut metric, &family.label_names, labels, |e| match *value {
+                            Value::Int(v) => e.encode_counter::<NoLabelSet, _, u64>(&v, None),
+                            Value::Float(v) => e.encode_counter::<NoLabelSet, _, f64>(&v, None),
+                        })?;
+                    }
+                }
+                Values::Gauge(series) => {
+                    for (labels, value) in series {
+                        with_labels(&mut metric, &family.label_names, labels, |e| match *value {
+                            Value::Int(v) => e.encode_gauge(&v),
+                            Value::Float(v) => e.encode_gauge(&v),
+                        })?;
+                    }
+                }
+                Values::Histogram {
+                    upper_bounds,
+                    series,
+                } => {
+                    for (labels, histogram) in series {
+                        with_labels(&mut metric, &family.label_names, labels, |e| {
+                            encode_histogram(e, upper_bounds, histogram)
+                        })?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Encodes one series with `encode`, under its labels (none: no `{}` at all).
+fn with_labels(
+    metric: &mut MetricEncoder<'_>,
+    names: &[String],
+    labels: &Labels,
+    encode: impl FnOnce(&mut MetricEncoder<'_>) -> fmt::Result,
+) -> fmt::Result {
+    if names.is_empty() {
+        return encode(metric);
+    }
+    let pairs: Vec<(String, String)> = names
+        .iter()
+        .cloned()
+        .zip(labels.0.iter().cloned())
+        .collect();
+    encode(&mut metric.encode_family(&pairs)?)
+}
+
+fn encode_histogram(
+    encoder: &mut MetricEncoder<'_>,
+    upper_bounds: &[f64],
+    histogram: &Histogram,
+) -> fmt::Result {
+    let buckets: Vec<(f64, u64)> = upper_bounds
+        .iter()
+        .copied()
+        .chain([f64::INFINITY])
+        .zip(
+            histogram
+                .buckets
+                .iter()
+                .copied()
+                .chain(std::iter::repeat(0)),
+        )
+        .collect();
+    let count = histogram.buckets.iter().sum();
+    encoder.encode_histogram::<NoLabelSet>(histogram.sum, count, &buckets, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bytes_family(series: Vec<(Labels, Histogram)>) -> MetricFamily {
+        let buckets = Buckets::Log2 {
+            first: 11,
+            last: 17,
+        };
+        MetricFamily {
+            name: "tracekit_block_io_size".into(),
+            help: "Block I/O request sizes.".into(),
+            unit: Some(BaseUnit::Bytes),
+            label_names: vec!["disk".into(), "op".into()],
+            values: Values::Histogram {
+                upper_bounds: buckets.upper_bounds(Scale::IDENTITY),
+                series,
+            },
+        }
+    }
+
+    /// 512 requests of 64 KiB and 4 of 4 KiB: 65536 is in slot 16 (65536..=131071), so it
+    /// counts under le="131071.0" and not under le="65535.0"; 4096 under le="8191.0".
+    #[test]
+    fn histogram_le_is_the_slots_inclusive_upper_bound() {
+        let buckets = Buckets::Log2 {
+            first: 11,
+            last: 17,
+        };
+        let mut slots = vec![0u64; 64];
+        slots[12] = 4; // 4096
+        slots[16] = 512; // 65536
+        slots[40] = 1; // far above the last bucket: only +Inf
+        let histogram = Histogram {
+            buckets: buckets.fold(&slots),
+            sum: (4 * 4096 + 512 * 65536 + (1u64 << 40)) as f64,
+        };
+        let text = encode(&[bytes_family(vec![(
+            Labels::from(["vda", "write"]),
+            histogram,
+        )])]);
+        assert_eq!(
+            text,
+            "# HELP tracekit_block_io_size_bytes Block I/O request sizes.\n\
+             # TYPE tracekit_block_io_size_bytes histogram\n\
+             # UNIT tracekit_block_io_size_bytes bytes\n\
+             tracekit_block_io_size_bytes_sum{disk=\"vda\",op=\"write\"} 1099545198592.0\n\
+             tracekit_block_io_size_bytes_count{disk=\"vda\",op=\"write\"} 517\n\
+             tracekit_block_io_size_bytes_bucket{le=\"4095.0\",disk=\"vda\",op=\"write\"} 0\n\
+             tracekit_block_io_size_bytes_bucket{le=\"8191.0\",disk=\"vda\",op=\"write\"} 4\n\
+             tracekit_block_io_size_bytes_bucket{le=\"16383.0\",disk=\"vda\",op=\"write\"} 4\n\
+             tracekit_block_io_size_bytes_bucket{le=\"32767.0\",disk=\"vda\",op=\"write\"} 4\n\
+             tracekit_block_io_size_bytes_bucket{le=\"65535.0\",disk=\"vda\",op=\"write\"} 4\n\
+             tracekit_block_io_size_bytes_bucket{le=\"131071.0\",disk=\"vda\",op=\"write\"} 516\n\
+             tracekit_block_io_size_bytes_bucket{le=\"262143.0\",disk=\"vda\",op=\"write\"} 516\n\
+             tracekit_block_io_size_bytes_bucket{le=\"+Inf\",disk=\"vda\",op=\"write\"} 517\n\
+             # EOF\n"
+        );
+    }
+
+    #[test]
+    fn log2_slot_zero_holds_zero_and_one() {
+        let buckets = Buckets::Log2 { first: 0, last: 3 };
+        assert_eq!(buckets.upper_bounds(Scale::IDENTITY), [1.0, 3.0, 7.0, 15.0]);
+        // Lower slots fold into the first bucket; higher ones into the last (+Inf) part.
+        let buckets = Buckets::Log2 { first: 2, last: 3 };
+        assert_eq!(buckets.fold(&[1, 2, 3, 4, 5, 6]), [6, 4, 11]);
+        assert_eq!(buckets.fold(&[1]), [1, 0, 0]);
+        assert_eq!(buckets.kernel_slots(), 4);
+    }
+
+    /// Nanoseconds in seconds: each le is the slot's last nanosecond, printed exactly.
+    #[test]
+    fn nanoseconds_become_seconds() {
+        let scale = Scale {
+            div: 1,
+            per_base: 1e9,
+        };
+        let buckets = Buckets::Log2 { first: 9, last: 11 };
+        assert_eq!(buckets.upper_bounds(scale), [1.023e-6, 2.047e-6, 4.095e-6]);
+        let family = MetricFamily {
+            name: "tracekit_runq_latency".into(),
+            help: "Run queue latency.".into(),
+            unit: Some(BaseUnit::Seconds),
+            label_names: vec![],
+            values: Values::Histogram {
+                upper_bounds: buckets.upper_bounds(scale),
+                series: vec![(
+                    Labels::default(),
+                    Histogram {
+                        buckets: vec![1, 2, 0, 3],
+                        sum: scale.to_base(12_345.0),
+                    },
+                )],
+            },
+        };
+        assert_eq!(
+            encode(&[family]),
+            "# HELP tracekit_runq_latency_seconds Run queue latency.\n\
+             # TYPE tracekit_runq_latency_seconds histogram\n\
+             # UNIT tracekit_runq_latency_seconds seconds\n\
+             tracekit_runq_latency_seconds_sum 0.000012345\n\
+             tracekit_runq_latency_seconds_count 6\n\
+             tracekit_runq_latency_seconds_bucket{le=\"0.000001023\"} 1\n\
+             tracekit_runq_latency_seconds_bucket{le=\"0.000002047\"} 3\n\
+             tracekit_runq_latency_seconds_bucket{le=\"0.000004095\"} 3\n\
+             tracekit_runq_latency_seconds_bucket{le=\"+Inf\"} 6\n\
+             # EOF\n"
+        );
+    }
+
+    #[test]
+    fn linear_buckets() {
+        // min 0, step 10, 5 slots: <0, 0..=9, 10..=19, 20..=29, >=30.
+        let buckets = Buckets::Linear {
+            min: 0,
+            step: 10,
+            slots: 5,
+        };
+        assert_eq!(
+            buckets.upper_bounds(Scale::IDENTITY),
+            [-1.0, 9.0, 19.0, 29.0]
+        );
+        assert_eq!(buckets.fold(&[0, 2, 0, 1, 7]), [0, 2, 0, 1, 7]);
+        assert_eq!(buckets.kernel_slots(), 5);
+    }
+
+    #[test]
+    fn counters_gauges_units_and_escaping() {
+        let families = [
+            MetricFamily {
+                name: "tracekit_syscall_time".into(),
+                help: "Time in system calls.\nSecond line \\ here.".into(),
+                unit: Some(BaseUnit::Seconds),
+                label_names: vec!["syscall".into(), "comm".into()],
+                values: Values::Counter(vec![(
+                    Labels::from(["read", "we\"ird\\\n"]),
+                    Value::Float(0.25),
+                )]),
+            },
+            MetricFamily {
+                name: "process_resident_memory".into(),
+                help: "Resident memory.".into(),
+                unit: Some(BaseUnit::Bytes),
+                label_names: vec![],
+                values: Values::Gauge(vec![(Labels::default(), Value::Int(4096))]),
+            },
+        ];
+        assert_eq!(
+            encode(&families),
+            "# HELP tracekit_syscall_time_seconds Time in system calls.\\nSecond line \\\\ here.\n\
+             # TYPE tracekit_syscall_time_seconds counter\n\
+             # UNIT tracekit_syscall_time_seconds seconds\n\
+             tracekit_syscall_time_seconds_total{syscall=\"read\",comm=\"we\\\"ird\\\\\\n\"} 0.25\n\
+             # HELP process_resident_memory_bytes Resident memory.\n\
+             # TYPE process_resident_memory_bytes gauge\n\
+             # UNIT process_resident_memory_bytes bytes\n\
+             process_resident_memory_bytes 4096\n\
+             # EOF\n"
+        );
+    }
+}
