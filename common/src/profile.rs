@@ -5,6 +5,12 @@
 //! `PROFILE_STATS`, and announces each process it samples for the first time (and again after
 //! each `exec`) with a [`ProcessEvent`] in the `PROFILE_EVENTS` ring buffer, so the loader can
 //! capture the process's memory map while the process still lives.
+//!
+//! Interval runs keep the maps from filling over hours with generations: the kernel program
+//! reads the current generation from the one-entry `PROFILE_GENERATION` array, counts under
+//! [`SampleKey::generation`] and stores stacks under [`tag_stack_hash`]. At each interval
+//! userspace bumps the generation, then reads and deletes every key and stack of the previous
+//! one, which nothing counts into any more. Runs without `-i` stay in generation 0.
 
 use crate::TASK_COMM_LEN;
 
@@ -31,8 +37,9 @@ pub const MAX_KNOWN_PIDS: u32 = 16384;
 pub struct SampleKey {
     /// Process id (the kernel's tgid).
     pub pid: u32,
-    /// Padding made explicit so the key hashes the same in kernel and userspace.
-    pub _pad: u32,
+    /// The generation that counted the sample (see the module docs): with `-i`, userspace
+    /// drains one generation's keys while the kernel counts under the next.
+    pub generation: u32,
     /// Kernel stack hash, or [`STACK_NONE`] / [`STACK_ERROR`].
     pub kernel_stack: u64,
     /// User stack hash, or [`STACK_NONE`] / [`STACK_ERROR`].
@@ -71,6 +78,27 @@ pub fn stack_hash(frames: &StackFrames, len: usize) -> u64 {
     hash = hash.wrapping_mul(0xff51_afd7_ed55_8ccd);
     hash ^= hash >> 33;
     if hash <= STACK_ERROR { hash + 2 } else { hash }
+}
+
+/// The bit of a stored stack's hash that says which generation (its parity) stored it.
+pub const STACK_GENERATION_BIT: u64 = 1 << 63;
+
+/// `hash` (from [`stack_hash`]) tagged with the parity of `generation` in
+/// [`STACK_GENERATION_BIT`], still never [`STACK_NONE`] or [`STACK_ERROR`].
+#[inline(always)]
+pub fn tag_stack_hash(hash: u64, generation: u32) -> u64 {
+    let tagged = (hash & !STACK_GENERATION_BIT) | (u64::from(generation & 1) << 63);
+    if tagged <= STACK_ERROR {
+        tagged + 2
+    } else {
+        tagged
+    }
+}
+
+/// Whether stack `hash` was stored in a generation of `generation`'s parity.
+#[inline(always)]
+pub fn stack_of_generation(hash: u64, generation: u32) -> bool {
+    hash > STACK_ERROR && (hash >> 63) as u32 == generation & 1
 }
 
 /// Indices of the per-CPU counters in the `PROFILE_STATS` array: what the kernel program saw

@@ -16,7 +16,7 @@ use aya_ebpf::{
     maps::{HashMap, LruHashMap, RingBuf},
 };
 use tracekit_common::profile::{
-    MAX_STACK_DEPTH, ProcessEvent, ProcessEventKind, StackFrames, stack_hash,
+    MAX_STACK_DEPTH, ProcessEvent, ProcessEventKind, StackFrames, stack_hash, tag_stack_hash,
 };
 
 /// Atomically adds `value` to the map value at `ptr` (a value shared by all CPUs).
@@ -106,13 +106,15 @@ const EEXIST: i64 = 17;
 
 /// Copies the current stack (kernel, or user with `BPF_F_USER_STACK` in `flags`) into
 /// `frames` and stores it in `stacks` under its [`stack_hash`]: a 64-bit content hash, so
-/// distinct stacks never evict each other as they do in a `BPF_MAP_TYPE_STACK_TRACE`.
+/// distinct stacks never evict each other as they do in a `BPF_MAP_TYPE_STACK_TRACE`; its top
+/// bit is the parity of `generation` ([`tag_stack_hash`]; engines always pass 0).
 #[inline(always)]
 pub fn record_stack<C: EbpfContext>(
     ctx: &C,
     frames: *mut StackFrames,
     stacks: &HashMap<u64, StackFrames>,
     flags: u64,
+    generation: u32,
 ) -> Recorded {
     const BYTES: u32 = (MAX_STACK_DEPTH * 8) as u32;
     // SAFETY: `frames` is a map value of exactly BYTES bytes; the helper zero-fills what it
@@ -128,7 +130,7 @@ pub fn record_stack<C: EbpfContext>(
     let len = (copied as usize / 8).min(MAX_STACK_DEPTH);
     // SAFETY: the map value outlives this program run and nothing else aliases it.
     let frames = unsafe { &*frames };
-    let hash = stack_hash(frames, len);
+    let hash = tag_stack_hash(stack_hash(frames, len), generation);
     // SAFETY: the value is only tested for presence.
     if unsafe { stacks.get(hash) }.is_some() {
         return Recorded::Stack(hash);

@@ -240,6 +240,53 @@ fn reliability_profile_intervals_keep_flat_memory() {
     );
 }
 
+/// Row 6, kernel side: an interval profile drains each interval's keys and stacks from the
+/// kernel maps, so a run of hours under churn never fills them. Maps of 64 keys and 128
+/// stacks hold one 0.25 s interval at 99 Hz on two CPUs (at most 50 samples) but not the
+/// run: it samples more than 64 distinct processes.
+#[test]
+fn reliability_profile_intervals_never_fill_the_maps() {
+    require_root();
+    let mut churner = spawn_fixture("tk_churn", &["procs", "14"]);
+    let json_path = scratch("profile_never_fills").join("run.json");
+    let output = Command::new(tracekit_bin())
+        .args([
+            "profile", "-a", "-F", "99", "-i", "0.25", "-d", "12", "--top", "1",
+        ])
+        .args([
+            "--count-map-size",
+            "64",
+            "--stack-storage-size",
+            "128",
+            "-o",
+        ])
+        .arg(&json_path)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let _ = churner.wait();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
+    let pids: std::collections::HashSet<u64> = json["stacks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["pid"].as_u64())
+        .collect();
+    assert!(
+        pids.len() > 64,
+        "only {} processes sampled: the run did not outgrow the maps",
+        pids.len()
+    );
+    assert_eq!(json["lost"]["count_map_full"], 0, "{}", json["lost"]);
+    assert_eq!(json["lost"]["stack_map_full"], 0, "{}", json["lost"]);
+}
+
 /// The pids of `pid`'s children.
 fn children_of(pid: u32) -> Vec<u32> {
     std::fs::read_dir(format!("/proc/{pid}/task"))

@@ -9,14 +9,16 @@ use std::collections::HashMap;
 
 use aya::{
     Ebpf,
-    maps::{HashMap as BpfHashMap, MapData, PerCpuArray, RingBuf},
+    maps::{Array, HashMap as BpfHashMap, MapData, PerCpuArray, RingBuf},
     programs::{
         PerfEvent, TracePoint,
         perf_event::{PerfEventConfig, PerfEventScope, SamplePolicy, SoftwareEvent},
     },
     util::online_cpus,
 };
-use tracekit_common::profile::{STACK_ERROR, STACK_NONE, STAT_COUNT, SampleKey, StackFrames, Stat};
+use tracekit_common::profile::{
+    STACK_ERROR, STACK_NONE, STAT_COUNT, SampleKey, StackFrames, Stat, stack_of_generation,
+};
 
 use crate::{
     Error, Result,
@@ -141,6 +143,10 @@ pub struct Profiler {
     ebpf: Ebpf,
     attached_cpus: usize,
     mmap_prot_offset: Option<u32>,
+    /// The generation the kernel counts under now.
+    generation: u32,
+    /// The counters at the end of the last interval taken.
+    taken_stats: Stats,
 }
 
 const PERF_PROGRAM: &str = "profile_cpu_clock";
@@ -207,6 +213,8 @@ impl Profiler {
             ebpf,
             attached_cpus: 0,
             mmap_prot_offset,
+            generation: 0,
+            taken_stats: Stats::default(),
         })
     }
 
@@ -295,15 +303,68 @@ impl Profiler {
         Ok(())
     }
 
+    /// Ends the current interval: the kernel counts under the next generation from now on,
+    /// and what the ended one counted is copied out of the kernel maps and deleted from them,
+    /// so that the maps hold one interval's keys and stacks however long the run (a run of
+    /// hours under process churn would otherwise fill them and drop samples). Returns the
+    /// interval's counts, the stacks they use, and the counters' increase since the last
+    /// call. A sample that read the old generation as it changed lands in a later interval.
+    pub fn take_interval(&mut self) -> Result<RawProfile> {
+        let ended = self.generation;
+        self.generation = ended.wrapping_add(1);
+        let mut generation: Array<_, u32> = Array::try_from(
+            self.ebpf
+                .map_mut("PROFILE_GENERATION")
+                .expect("map in object"),
+        )
+        .context("opening PROFILE_GENERATION")?;
+        generation
+            .set(0, self.generation, 0)
+            .context("writing PROFILE_GENERATION")?;
+        // Samples already running read the old generation: let them finish (microseconds).
+        std::thread::sleep(std::time::Duration::from_millis(2));
+
+        let mut raw = self.read_where(|key| key.generation & 1 == ended & 1)?;
+        let mut counts_map: BpfHashMap<_, SampleKey, u64> =
+            BpfHashMap::try_from(self.ebpf.map_mut("PROFILE_COUNTS").expect("map in object"))
+                .context("opening PROFILE_COUNTS")?;
+        for key in raw.counts.keys() {
+            // Gone already only if deleted twice; nothing else deletes.
+            let _ = counts_map.remove(key);
+        }
+        let mut stack_map: BpfHashMap<_, u64, StackFrames> =
+            BpfHashMap::try_from(self.ebpf.map_mut("PROFILE_STACKS").expect("map in object"))
+                .context("opening PROFILE_STACKS")?;
+        let ended_stacks: Vec<u64> = stack_map
+            .keys()
+            .filter_map(|hash| hash.ok())
+            .filter(|&hash| stack_of_generation(hash, ended))
+            .collect();
+        for hash in ended_stacks {
+            let _ = stack_map.remove(&hash);
+        }
+        let stats = raw.stats;
+        raw.stats = stats.since(&self.taken_stats);
+        self.taken_stats = stats;
+        Ok(raw)
+    }
+
     /// Copies the counts, the stacks they use, and the counters out of the kernel.
     pub fn read(&self) -> Result<RawProfile> {
+        self.read_where(|_| true)
+    }
+
+    /// [`Profiler::read`] of the keys `keep` selects.
+    fn read_where(&self, keep: impl Fn(&SampleKey) -> bool) -> Result<RawProfile> {
         let counts_map: BpfHashMap<_, SampleKey, u64> =
             BpfHashMap::try_from(self.ebpf.map("PROFILE_COUNTS").expect("map in object"))
                 .context("opening PROFILE_COUNTS")?;
         let mut counts = HashMap::new();
         for entry in counts_map.iter() {
             let (key, count) = entry.context("reading PROFILE_COUNTS")?;
-            counts.insert(key, count);
+            if keep(&key) {
+                counts.insert(key, count);
+            }
         }
 
         let stack_map: BpfHashMap<_, u64, StackFrames> =
@@ -499,7 +560,7 @@ mod tests {
         c[..comm.len()].copy_from_slice(comm.as_bytes());
         SampleKey {
             pid,
-            _pad: 0,
+            generation: 0,
             kernel_stack: kernel,
             user_stack: user,
             comm: c,

@@ -221,7 +221,7 @@ macro_rules! load_args {
 fn stack_operand<S: Source>(source: &S, scratch: *mut Scratch, flags: u64) -> u64 {
     // SAFETY: this CPU's scratch.
     let frames = unsafe { &raw mut (*scratch).frames };
-    match record_stack(&NoRecord(source.ctx()), frames, &ENGINE_STACKS, flags) {
+    match record_stack(&NoRecord(source.ctx()), frames, &ENGINE_STACKS, flags, 0) {
         Recorded::Stack(hash) => hash,
         Recorded::None => STACK_NONE,
         Recorded::WalkError => {
@@ -1147,8 +1147,9 @@ pub fn engine_start_exit(_ctx: TracePointContext) -> u32 {
 /// reuses a dead thread's id must not find that thread's start.
 #[tracepoint]
 pub fn engine_start_fork(ctx: TracePointContext) -> u32 {
+    let offset = rd!(ENGINE_FORK_CHILD_PID_OFFSET) as usize;
     // SAFETY: the offset comes from the event's format file; read_at checks the access.
-    if let Ok(child) = unsafe { ctx.read_at::<i32>(rd!(ENGINE_FORK_CHILD_PID_OFFSET) as usize) }
+    if let Ok(child) = unsafe { ctx.read_at::<i32>(offset) }
         && ENGINE_STARTS.remove(&thread_start(child as u32)).is_ok()
     {
         bump(stat::STARTS_EXITED);

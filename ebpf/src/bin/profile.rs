@@ -11,7 +11,7 @@ use aya_ebpf::{
     bindings::{BPF_F_USER_STACK, BPF_NOEXIST},
     helpers::bpf_get_current_comm,
     macros::{map, perf_event, tracepoint},
-    maps::{HashMap, LruHashMap, PerCpuArray, RingBuf},
+    maps::{Array, HashMap, LruHashMap, PerCpuArray, RingBuf},
     programs::{PerfEventContext, TracePointContext},
 };
 use tracekit_common::profile::{
@@ -53,6 +53,10 @@ static PROFILE_STACKS: HashMap<u64, StackFrames> =
 #[map]
 static PROFILE_COUNTS: HashMap<SampleKey, u64> =
     HashMap::with_max_entries(DEFAULT_COUNT_MAP_ENTRIES, 0);
+
+/// The generation samples count under (see `tracekit_common::profile`), set by userspace.
+#[map]
+static PROFILE_GENERATION: Array<u32> = Array::with_max_entries(1, 0);
 
 #[map]
 static PROFILE_STATS: PerCpuArray<u64> = PerCpuArray::with_max_entries(STAT_COUNT, 0);
@@ -101,20 +105,26 @@ fn try_profile_cpu_clock(ctx: &PerfEventContext) -> Result<(), ()> {
         return Ok(());
     }
 
+    let generation = PROFILE_GENERATION.get(0).copied().unwrap_or(0);
     let kernel_stack = if PROFILE_KERNEL_STACKS.load() != 0 {
-        stack(ctx, 0, Stat::KernelStackError)
+        stack(ctx, 0, Stat::KernelStackError, generation)
     } else {
         STACK_NONE
     };
     let user_stack = if PROFILE_USER_STACKS.load() != 0 && pid != 0 {
-        stack(ctx, u64::from(BPF_F_USER_STACK), Stat::UserStackError)
+        stack(
+            ctx,
+            u64::from(BPF_F_USER_STACK),
+            Stat::UserStackError,
+            generation,
+        )
     } else {
         STACK_NONE
     };
 
     let key = SampleKey {
         pid,
-        _pad: 0,
+        generation,
         kernel_stack,
         user_stack,
         comm: bpf_get_current_comm().unwrap_or_default(),
@@ -128,11 +138,11 @@ fn try_profile_cpu_clock(ctx: &PerfEventContext) -> Result<(), ()> {
 
 /// Records a stack, counting what could not be recorded.
 #[inline(always)]
-fn stack(ctx: &PerfEventContext, flags: u64, walk_error: Stat) -> u64 {
+fn stack(ctx: &PerfEventContext, flags: u64, walk_error: Stat, generation: u32) -> u64 {
     let Some(frames) = PROFILE_SCRATCH.get_ptr_mut(0) else {
         return STACK_ERROR;
     };
-    match record_stack(ctx, frames, &PROFILE_STACKS, flags) {
+    match record_stack(ctx, frames, &PROFILE_STACKS, flags, generation) {
         Recorded::Stack(hash) => hash,
         Recorded::None => STACK_NONE,
         Recorded::WalkError => {

@@ -96,6 +96,21 @@ enum Source<'a> {
 }
 
 impl Source<'_> {
+    /// What was counted since `previous` was read (which it then replaces): the sampler
+    /// drains its maps per interval, engines are read whole and subtracted.
+    fn read_interval(&mut self, previous: &mut RawProfile) -> Result<RawProfile> {
+        if let Source::Sampler { profiler, .. } = self {
+            return match profiler {
+                Some(profiler) => profiler.take_interval(),
+                None => Ok(RawProfile::default()),
+            };
+        }
+        let now = self.read()?;
+        let delta = now.since(previous);
+        *previous = now;
+        Ok(delta)
+    }
+
     fn read(&self) -> Result<RawProfile> {
         match self {
             Source::Sampler { profiler, .. } => match profiler {
@@ -246,9 +261,7 @@ impl Collector for StackCollector<'_> {
     }
 
     fn interval(&mut self, interval: Interval) -> Result<Flow> {
-        let now = self.source.read()?;
-        let delta = now.since(&self.previous);
-        self.previous = now;
+        let delta = self.source.read_interval(&mut self.previous)?;
         let profile = profile::symbolize(&delta, &self.symbolizer);
         // Exited processes are symbolized for the last time now: forgotten at the next
         // interval, so memory stays flat under churn.
@@ -469,7 +482,7 @@ fn collect_profile(
             hashes.extend([kernel_stack, user_stack]);
             let key = SampleKey {
                 pid: at(0) as u32,
-                _pad: 0,
+                generation: 0,
                 kernel_stack,
                 user_stack,
                 comm,

@@ -98,7 +98,6 @@ enum Source<'a> {
         options: ProfileOptions,
         profiler: Option<Profiler>,
         symbolizer: Box<Symbolizer>,
-        previous: RawProfile,
     },
     Events {
         engines: Engines<'a>,
@@ -124,14 +123,12 @@ impl TopCollector<'_> {
                 options,
                 profiler,
                 symbolizer,
-                previous,
             } => {
                 let Some(profiler) = profiler else {
                     return Ok(Flow::Continue);
                 };
-                let now = profiler.read()?;
-                let (rows, total) = rank_samples(&now.since(previous), symbolizer, &self.keys);
-                *previous = now;
+                let interval = profiler.take_interval()?;
+                let (rows, total) = rank_samples(&interval, symbolizer, &self.keys);
                 // Processes seen dead a whole interval ago have nothing left to name.
                 symbolizer.forget_exited();
                 let what = format!("samples of cpu-clock at {} Hz", options.frequency_hz);
@@ -335,7 +332,6 @@ pub fn run(top: &TopOptions, options: &RunOptions) -> Result<()> {
             },
             profiler: None,
             symbolizer: Box::new(Symbolizer::new(false)),
-            previous: RawProfile::default(),
         },
     };
     let mut collector = TopCollector {
