@@ -165,7 +165,7 @@ fn hostile_long_inputs_are_quoted_short() {
         &["hist", "raw_syscalls:sys_enter", "-d", "1", "-o", &output],
         &format!(
             "-o /tmp/{}…{}.xyz: cannot tell the format from the extension `.xyz`; use one of \
-             .txt, .folded, .svg, .json",
+             .txt, .json",
             "o".repeat(48),
             "o".repeat(22)
         ),

@@ -46,11 +46,26 @@ impl RunOptions {
     /// The `-o` file's format, refusing what `command` cannot write (only stack commands
     /// write `.folded`, `.svg` and `.pb.gz`).
     pub fn file_format(&self, command: &str, stacks: bool) -> Result<Option<Format>> {
-        let format = self.output.as_deref().map(Format::from_path).transpose()?;
+        let offered: &[Format] = if stacks {
+            &Format::EXTENSIONS.map(|(_, format)| format)
+        } else {
+            &[Format::Text, Format::Json]
+        };
+        let format = self
+            .output
+            .as_deref()
+            .map(|path| Format::from_path_among(path, offered))
+            .transpose()?;
         if !stacks && let Some(format @ (Format::Folded | Format::Svg | Format::Pprof)) = format {
             return Err(Error::usage(format!(
                 "-o {}: {command} writes .txt or .json, not {}",
-                self.output.as_ref().expect("a format has a path").display(),
+                crate::error::quote(
+                    &self
+                        .output
+                        .as_ref()
+                        .expect("a format has a path")
+                        .to_string_lossy()
+                ),
                 match format {
                     Format::Svg => ".svg",
                     Format::Pprof => ".pb.gz",

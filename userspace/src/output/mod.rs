@@ -57,6 +57,12 @@ impl Format {
 
     /// The format named by a path's extension; a usage error listing the valid ones otherwise.
     pub fn from_path(path: &Path) -> Result<Self> {
+        Self::from_path_among(path, &Self::EXTENSIONS.map(|(_, format)| format))
+    }
+
+    /// [`Format::from_path`] where the unknown-extension error lists only `offered` (what the
+    /// command writes).
+    pub fn from_path_among(path: &Path, offered: &[Format]) -> Result<Self> {
         let extension = path.extension().and_then(|ext| ext.to_str()).unwrap_or("");
         let name = path
             .file_name()
@@ -70,6 +76,7 @@ impl Format {
             .ok_or_else(|| {
                 let valid: Vec<_> = Self::EXTENSIONS
                     .iter()
+                    .filter(|(_, format)| offered.contains(format))
                     .map(|(ext, _)| format!(".{ext}"))
                     .collect();
                 Error::usage(format!(
