@@ -5,9 +5,8 @@
 //! offset mapped at its start, its build ID) lets Parca, Pyroscope and `go tool pprof` find
 //! the very binary again by build ID and turn an address into a file offset
 //! (`address - start + file_offset`). The symbolizer reads names; this module reads where
-//! they came from. [`ProcessMappings::remember`] runs where
-//! [`crate::symbolize::Symbolizer::remember_process`] does, so a process that exits before
-//! the profile is written still has its mappings.
+//! they came from. The symbolizer calls [`ProcessMappings::remember`] as it remembers a
+//! process, so a process that exits before the profile is written still has its mappings.
 //!
 //! Only executable file mappings are kept: frames are code. Anonymous executable memory
 //! (JIT code) and pseudo files (`[vdso]`) have no file and no mapping. The memory map is
