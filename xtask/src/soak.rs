@@ -1,6 +1,8 @@
 //! `cargo xtask bench soak`: long interval runs under process and thread churn, the way
 //! tracekit runs under systemd for hours. Samples each tracekit's RSS and CPU time every
-//! 10 s and prints the slope of RSS after warm-up: a leak shows as a slope, not as a level.
+//! 10 s and prints the slope of its anonymous RSS after warm-up: a leak shows as a slope, not
+//! as a level. File-backed RSS is reported apart: it is the page cache of the binaries being
+//! symbolized (a compiler's 100 MiB libLLVM while one runs), shared and reclaimable.
 
 use std::{
     path::Path,
@@ -14,21 +16,25 @@ use anyhow::{Context as _, Result};
 struct Run {
     name: &'static str,
     child: Child,
-    /// (seconds since start, RSS KiB, CPU seconds).
-    samples: Vec<(f64, u64, f64)>,
+    /// (seconds since start, RSS KiB, anonymous RSS KiB, CPU seconds).
+    samples: Vec<(f64, u64, u64, f64)>,
 }
 
-/// RSS in KiB and CPU time (user + system) in seconds of `pid`, from /proc.
-fn usage(pid: u32) -> Option<(u64, f64)> {
+/// RSS and anonymous RSS in KiB and CPU time (user + system) in seconds of `pid`, from /proc.
+fn usage(pid: u32) -> Option<(u64, u64, f64)> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let rss = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))?
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()?;
+    let kib = |field: &str| -> Option<u64> {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(field))?
+            .trim()
+            .trim_end_matches("kB")
+            .trim()
+            .parse()
+            .ok()
+    };
+    let rss = kib("VmRSS:")?;
+    let anon = kib("RssAnon:")?;
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // Fields after the command name (which may hold spaces) in parentheses.
     let rest = &stat[stat.rfind(')')? + 2..];
@@ -37,7 +43,7 @@ fn usage(pid: u32) -> Option<(u64, f64)> {
     let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
     let utime: f64 = fields.get(11)?.parse().ok()?;
     let stime: f64 = fields.get(12)?.parse().ok()?;
-    Some((rss, (utime + stime) / ticks))
+    Some((rss, anon, (utime + stime) / ticks))
 }
 
 /// The least-squares slope of `points` (x, y).
@@ -110,36 +116,45 @@ pub fn soak(tracekit: &Path, churn: &Path, minutes: f64) -> Result<()> {
         std::thread::sleep(Duration::from_secs(10));
         let at = started.elapsed().as_secs_f64();
         for run in &mut runs {
-            if let Some((rss, cpu)) = usage(run.child.id()) {
-                run.samples.push((at, rss, cpu));
+            if let Some((rss, anon, cpu)) = usage(run.child.id()) {
+                run.samples.push((at, rss, anon, cpu));
             }
         }
         let line: Vec<String> = runs
             .iter()
-            .filter_map(|r| r.samples.last().map(|s| format!("{} {} KiB", r.name, s.1)))
+            .filter_map(|r| {
+                r.samples
+                    .last()
+                    .map(|s| format!("{} {} KiB ({} KiB anon)", r.name, s.1, s.2))
+            })
             .collect();
         eprintln!("xtask: soak: {:>5.0} s: {}", at, line.join("; "));
     }
     println!(
-        "| command ({minutes} min, churn) | RSS at 1 min | RSS at end | RSS slope after 1 min | CPU |"
+        "| command ({minutes} min, churn) | RSS at 1 min | RSS at end | anon at 1 min | anon at \
+         end | anon slope after 1 min | CPU |"
     );
-    println!("|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|");
     for run in &mut runs {
         let _ = run.child.wait();
         let warm: Vec<(f64, f64)> = run
             .samples
             .iter()
             .filter(|s| s.0 >= 60.0)
-            .map(|s| (s.0, s.1 as f64))
+            .map(|s| (s.0, s.2 as f64))
             .collect();
-        let at_minute = warm.first().map_or(0.0, |s| s.1);
-        let at_end = run.samples.last().map_or(0, |s| s.1);
-        let cpu = run.samples.last().map_or(0.0, |s| s.2);
+        let first = run.samples.iter().find(|s| s.0 >= 60.0);
+        let last = run.samples.last();
+        let mib = |kib: Option<u64>| kib.unwrap_or(0) as f64 / 1024.0;
+        let cpu = last.map_or(0.0, |s| s.3);
         println!(
-            "| tracekit {} | {:.1} MiB | {:.1} MiB | {:+.1} KiB/min | {:.1} s ({:.2}% of a CPU) |",
+            "| tracekit {} | {:.1} MiB | {:.1} MiB | {:.1} MiB | {:.1} MiB | {:+.1} KiB/min | \
+             {:.1} s ({:.2}% of a CPU) |",
             run.name,
-            at_minute / 1024.0,
-            at_end as f64 / 1024.0,
+            mib(first.map(|s| s.1)),
+            mib(last.map(|s| s.1)),
+            mib(first.map(|s| s.2)),
+            mib(last.map(|s| s.2)),
             slope(&warm) * 60.0,
             cpu,
             100.0 * cpu / seconds
