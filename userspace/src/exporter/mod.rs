@@ -7,11 +7,14 @@
 //!   evictions, with a cap on label sets per metric;
 //! - [`server`]: `/metrics`, `/debug/pprof/profile?seconds=N`, `/healthz` over a
 //!   [`server::Sources`] implementation;
+//! - [`kernel`]: the sources on the real kernel (engine requests, the CPU sampler) and the
+//!   daemon, [`kernel::run`];
 //! - [`own`]: the exporter's CPU, memory and scrape time.
 //!
 //! The rendering itself is [`crate::output::prometheus`] and [`crate::output::pprof`].
 
 pub mod config;
+pub mod kernel;
 pub mod own;
 pub mod series;
 pub mod server;

@@ -40,4 +40,5 @@ registry! {
     list => List,
     top => Top,
     offcpu => Offcpu,
+    exporter => Exporter,
 }

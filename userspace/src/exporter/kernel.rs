@@ -1,0 +1,486 @@
+//! The exporter on the real kernel: [`KernelSources`] implements [`Sources`] with engine
+//! requests and the CPU sampler, and [`run`] is the daemon (`tracekit exporter`).
+//!
+//! Each configured metric is an engine [`Request`]: a preset is the one-liner's own request
+//! ([`crate::jobs::presets`]) with the metric's labels, buckets and extra filter; an event
+//! metric is the request `hist`/`count` would build. Every request is compiled when the
+//! exporter starts (and by `--check`), loaded and attached for the whole machine, and its
+//! kernel map is read on each scrape into a monotonic [`Series`]. The CPU profile endpoint
+//! loads its own sampler for the seconds asked, then symbolizes and answers pprof.
+
+use std::{
+    collections::BTreeMap,
+    net::SocketAddr,
+    sync::{Arc, Condvar, Mutex},
+    time::{Duration, Instant, SystemTime},
+};
+
+use tokio::signal::unix::{SignalKind, signal};
+use tracekit_common::profile::{DEFAULT_COUNT_MAP_ENTRIES, DEFAULT_STACK_MAP_ENTRIES};
+
+use crate::{
+    Error, Result, bpf, caps,
+    engine::{
+        Aggregates, Engine, EngineSpec, EngineStats, KeyColumn, Targets,
+        compile::compile,
+        keys::decode_key,
+        request::{KeyField, Request, Shape},
+    },
+    exporter::{
+        config::{BucketSpec, Config, MetricConfig, Preset, Source},
+        series::{Cell, Series, accounting},
+        server::{self, ProfileEndpoint, ServerOptions, Sources},
+    },
+    jobs::presets::{self, LatencyUnit},
+    output::{
+        pprof::{self, PprofOptions, SampleKind},
+        prometheus::{Labels, MetricFamily, Value, Values},
+    },
+    profile::{self as sampler, ProfileOptions, Profiler},
+    session,
+    symbolize::Symbolizer,
+};
+
+/// Nanosecond latency buckets: the exporter buckets raw values (the config's slots are
+/// slots of nanoseconds).
+const NANOSECONDS: LatencyUnit = LatencyUnit {
+    ns: 1,
+    header: "nsecs",
+};
+
+/// The engine request of a configured metric.
+///
+/// Preset labels name the preset's fields by the names bcc's tools show: `syscall` (the
+/// syscall number, shown by name), `disk` (`dev`, shown by name), `op` (`rwbs`), and for
+/// `runqlat`, `tid` (`next_pid`); any other label is a field of the same name.
+///
+/// # Errors
+/// None today beyond the presets' own (a preset's disk filter); events, fields and filters
+/// are checked when the request compiles.
+pub fn request(metric: &MetricConfig) -> Result<Request> {
+    let mut request = match &metric.source {
+        Source::Preset(Preset::Syscount) => {
+            presets::syscount(&presets::SyscountOptions::default()).request
+        }
+        Source::Preset(Preset::Biolatency) => {
+            presets::biolatency(&presets::BiolatencyOptions {
+                unit: NANOSECONDS,
+                ..Default::default()
+            })?
+            .request
+        }
+        Source::Preset(Preset::Bitesize) => presets::bitesize(&Default::default())?.request,
+        Source::Preset(Preset::Runqlat) => {
+            presets::runqlat(&presets::RunqlatOptions {
+                unit: NANOSECONDS,
+                ..Default::default()
+            })
+            .request
+        }
+        Source::Event { event, value } => Request {
+            value: value.clone(),
+            ..Request::probe(event.clone())
+        },
+    };
+    request.by = metric
+        .by
+        .iter()
+        .map(|label| KeyField::labeled(label.clone(), field_of(&metric.source, label)))
+        .collect();
+    request.shape = match metric.buckets {
+        None => Shape::Count,
+        Some(BucketSpec::Log2 { .. }) => Shape::Log2,
+        Some(BucketSpec::Linear { min, max, step }) => Shape::Linear { min, max, step },
+    };
+    // Buckets are of raw values; `MetricConfig::spec(1)` says so to the series.
+    request.value_div = 1;
+    request.filter = match (request.filter.take(), &metric.filter) {
+        (Some(own), Some(extra)) => Some(format!("({own}) && ({extra})")),
+        (own, extra) => own.or_else(|| extra.clone()),
+    };
+    Ok(request)
+}
+
+/// The field behind a label of `source`.
+fn field_of<'a>(source: &Source, label: &'a str) -> &'a str {
+    match (source, label) {
+        (Source::Preset(Preset::Syscount), "syscall") => "id",
+        (Source::Preset(Preset::Biolatency | Preset::Bitesize), "disk") => "dev",
+        (Source::Preset(Preset::Biolatency | Preset::Bitesize), "op") => "rwbs",
+        (Source::Preset(Preset::Runqlat), "tid") => "next_pid",
+        _ => label,
+    }
+}
+
+/// A metric's name as its config wrote it (without the namespace).
+fn short_name<'a>(config: &Config, metric: &'a MetricConfig) -> &'a str {
+    metric
+        .name
+        .strip_prefix(&config.namespace)
+        .and_then(|rest| rest.strip_prefix('_'))
+        .unwrap_or(&metric.name)
+}
+
+/// `err` with `metric "NAME": ` in front, of the same kind (a usage error stays one).
+fn in_metric(name: &str, err: Error) -> Error {
+    match err {
+        Error::Usage(message) => Error::Usage(format!("metric \"{name}\": {message}")),
+        Error::Privilege(message) => Error::Privilege(message),
+        Error::Runtime { what, source } => Error::Runtime {
+            what: format!("metric \"{name}\": {what}"),
+            source,
+        },
+    }
+}
+
+/// A metric compiled for the kernel, not yet loaded.
+pub struct Compiled {
+    /// Its config.
+    pub config: MetricConfig,
+    /// The engines to load.
+    pub specs: Vec<EngineSpec>,
+    /// Its group key's columns (the labels, in order).
+    pub columns: Vec<KeyColumn>,
+    /// What it traces (`rawtracepoint:sys_enter`), for the start line.
+    pub what: String,
+}
+
+/// Compiles every metric of `config` against this kernel: unknown events, fields and bad
+/// filters are usage errors naming the metric.
+pub fn compile_all(config: &Config) -> Result<Vec<Compiled>> {
+    config
+        .metrics
+        .iter()
+        .map(|metric| {
+            let name = short_name(config, metric);
+            let request = request(metric).map_err(|err| in_metric(name, err))?;
+            let compiled = compile(&request).map_err(|err| in_metric(name, err))?;
+            Ok(Compiled {
+                config: metric.clone(),
+                specs: compiled.specs,
+                columns: compiled.columns,
+                what: compiled.what,
+            })
+        })
+        .collect()
+}
+
+/// One attached metric.
+struct Attached {
+    name: String,
+    columns: Vec<KeyColumn>,
+    engines: Vec<Engine>,
+    series: Series,
+    stats: EngineStats,
+}
+
+impl Attached {
+    /// Reads the kernel map into the series.
+    fn read(&mut self) -> Result<()> {
+        let mut all = Aggregates::default();
+        for engine in &self.engines {
+            all.merge(engine.read()?);
+        }
+        // Distinct kernel keys may show as the same labels (two dev_t of one name).
+        let mut cells: BTreeMap<(Labels, u32), (u64, u64)> = BTreeMap::new();
+        for ((words, slot), value) in &all.cells {
+            let labels = Labels(
+                decode_key(&self.columns, words)
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect(),
+            );
+            let cell = cells.entry((labels, *slot)).or_default();
+            cell.0 += value.count;
+            cell.1 = cell.1.wrapping_add(value.sum);
+        }
+        self.series.observe(
+            cells
+                .into_iter()
+                .map(|((labels, slot), (count, sum))| Cell {
+                    labels,
+                    slot,
+                    count,
+                    sum,
+                }),
+        );
+        self.stats = all.stats;
+        Ok(())
+    }
+}
+
+/// Tells CPU profiles under way that the exporter is stopping.
+#[derive(Default)]
+struct Stopping {
+    stopped: Mutex<bool>,
+    changed: Condvar,
+}
+
+impl Stopping {
+    fn stop(&self) {
+        *self.stopped.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.changed.notify_all();
+    }
+
+    /// Waits up to `timeout`; true when stopping.
+    fn wait(&self, timeout: Duration) -> bool {
+        let stopped = self.stopped.lock().unwrap_or_else(|e| e.into_inner());
+        let (stopped, _) = self
+            .changed
+            .wait_timeout_while(stopped, timeout, |stopped| !*stopped)
+            .unwrap_or_else(|e| e.into_inner());
+        *stopped
+    }
+}
+
+/// The exporter's sources on the real kernel: the configured metrics, attached, and the
+/// CPU sampler for profiles.
+pub struct KernelSources {
+    namespace: String,
+    metrics: Mutex<Vec<Attached>>,
+    /// Why the last scrape could not read a metric, if it could not.
+    unhealthy: Mutex<Option<String>>,
+    frequency_hz: u64,
+    stopping: Arc<Stopping>,
+}
+
+impl KernelSources {
+    /// Loads and attaches every compiled metric for the whole machine (the exporter's own
+    /// events left out).
+    pub fn attach(config: &Config, compiled: Vec<Compiled>) -> Result<Self> {
+        let targets = Targets {
+            pids: None,
+            follow_children: false,
+            exclude_self: true,
+        };
+        let mut metrics = Vec::with_capacity(compiled.len());
+        for metric in compiled {
+            let name = short_name(config, &metric.config).to_string();
+            let mut engines = Vec::with_capacity(metric.specs.len());
+            for spec in &metric.specs {
+                let mut engine =
+                    Engine::load(spec, &targets).map_err(|err| in_metric(&name, err))?;
+                engine.attach(spec).map_err(|err| in_metric(&name, err))?;
+                for note in engine.notes() {
+                    log::info!("metric \"{name}\": attached {note}");
+                }
+                engines.push(engine);
+            }
+            metrics.push(Attached {
+                name,
+                columns: metric.columns,
+                engines,
+                series: Series::new(metric.config.spec(1)),
+                stats: EngineStats::default(),
+            });
+        }
+        Ok(Self {
+            namespace: config.namespace.clone(),
+            metrics: Mutex::new(metrics),
+            unhealthy: Mutex::new(None),
+            frequency_hz: config.profile.frequency_hz,
+            stopping: Arc::new(Stopping::default()),
+        })
+    }
+
+    /// Detaches every program and ends CPU profiles under way; the maps stay readable.
+    pub fn detach(&self) {
+        self.stopping.stop();
+        let mut metrics = self.metrics.lock().unwrap_or_else(|e| e.into_inner());
+        for metric in metrics.iter_mut() {
+            for engine in &mut metric.engines {
+                engine.detach();
+            }
+        }
+    }
+
+    /// Ends CPU profiles under way early (each answers with what it sampled so far).
+    pub fn stop_profiles(&self) {
+        self.stopping.stop();
+    }
+
+    /// Events the kernel could not count, per metric and reason.
+    fn lost(&self, metrics: &[Attached]) -> MetricFamily {
+        let mut values = Vec::new();
+        for metric in metrics {
+            for (reason, count) in [
+                ("map_full", metric.stats.map_full),
+                ("start_map_full", metric.stats.start_map_full),
+                ("read_errors", metric.stats.read_errors),
+            ] {
+                values.push((
+                    Labels(vec![metric.name.clone(), reason.into()]),
+                    Value::Int(count),
+                ));
+            }
+        }
+        MetricFamily {
+            name: format!("{}_exporter_events_lost", self.namespace),
+            help: "Events the kernel programs could not count: map_full (a metric's map had \
+                   no room for a new label set), start_map_full (no room for a start of a \
+                   latency), read_errors (fields that could not be read)."
+                .into(),
+            unit: None,
+            label_names: vec!["metric".into(), "reason".into()],
+            values: Values::Counter(values),
+        }
+    }
+}
+
+impl Sources for KernelSources {
+    fn metrics(&self) -> Vec<MetricFamily> {
+        let mut metrics = self.metrics.lock().unwrap_or_else(|e| e.into_inner());
+        let mut failed = None;
+        for metric in metrics.iter_mut() {
+            if let Err(err) = metric.read() {
+                log::warn!("metric \"{}\": {err}", metric.name);
+                failed = Some(format!("reading metric \"{}\": {err}", metric.name));
+            }
+        }
+        *self.unhealthy.lock().unwrap_or_else(|e| e.into_inner()) = failed;
+        let mut families: Vec<MetricFamily> = metrics.iter().map(|m| m.series.family()).collect();
+        families.extend(accounting(
+            &self.namespace,
+            metrics.iter().map(|m| &m.series),
+        ));
+        families.push(self.lost(&metrics));
+        families
+    }
+
+    fn health(&self) -> std::result::Result<(), String> {
+        match self.unhealthy.lock().unwrap_or_else(|e| e.into_inner()).clone() {
+            Some(why) => Err(why),
+            None => Ok(()),
+        }
+    }
+
+    async fn profile(&self, duration: Duration) -> Result<Vec<u8>> {
+        let hz = self.frequency_hz;
+        let stopping = Arc::clone(&self.stopping);
+        tokio::task::spawn_blocking(move || cpu_profile(hz, duration, &stopping))
+            .await
+            .map_err(|err| Error::runtime(format!("the CPU profile task failed: {err}")))?
+    }
+}
+
+/// Samples every CPU at `hz` for `duration` (less when the exporter stops), and returns the
+/// symbolized stacks as a gzipped pprof CPU profile with pid, comm and cgroup labels.
+fn cpu_profile(hz: u64, duration: Duration, stopping: &Stopping) -> Result<Vec<u8>> {
+    let options = ProfileOptions {
+        frequency_hz: hz,
+        pids: None,
+        follow_children: false,
+        include_idle: false,
+        kernel_stacks: true,
+        user_stacks: true,
+        stack_map_entries: DEFAULT_STACK_MAP_ENTRIES,
+        count_map_entries: DEFAULT_COUNT_MAP_ENTRIES,
+    };
+    let mut profiler = Profiler::load(&options)?;
+    profiler.attach(&options)?;
+    let mut announced = profiler.take_events()?;
+    let mut symbolizer = Symbolizer::new(true);
+    let start = SystemTime::now();
+    let started = Instant::now();
+    // Processes announce themselves when first sampled: their maps are read while they
+    // live, so short-lived ones symbolize too.
+    loop {
+        while let Some(record) = announced.next() {
+            if let Some(pid) = sampler::announced_pid(&record) {
+                symbolizer.remember_process(pid);
+            }
+        }
+        let left = duration.saturating_sub(started.elapsed());
+        if left.is_zero() || stopping.wait(left.min(Duration::from_millis(200))) {
+            break;
+        }
+    }
+    let elapsed = started.elapsed();
+    let raw = profiler.read();
+    profiler.detach()?;
+    let profile = sampler::symbolize(&raw?, &symbolizer);
+    let options = PprofOptions {
+        cgroup: &crate::mappings::read_cgroup,
+        comments: vec![format!(
+            "tracekit exporter: on-CPU stacks of all processes at {hz} Hz"
+        )],
+        ..PprofOptions::new(SampleKind::Cpu { hz }, start, elapsed)
+    };
+    Ok(pprof::encode(&pprof::build(&profile.stacks, &options)))
+}
+
+/// Runs the exporter: checks privileges, compiles and attaches every metric, serves on
+/// `listen` (else the config's address) until SIGINT or SIGTERM, then detaches.
+///
+/// # Errors
+/// Usage errors for bad metrics (naming the metric) and a bad `[profile]` frequency;
+/// privilege errors; run-time errors when the address cannot be bound or a program cannot
+/// attach.
+pub fn run(config: Config, listen: Option<SocketAddr>) -> Result<()> {
+    caps::require_tracing("exporter")?;
+    if config.profile.enabled {
+        bpf::check_frequency(config.profile.frequency_hz).map_err(|err| {
+            Error::usage(format!(
+                "[profile] frequency_hz {}: {}",
+                config.profile.frequency_hz,
+                err.to_string()
+                    .split_once(": ")
+                    .map_or(err.to_string(), |(_, why)| why.to_string())
+            ))
+        })?;
+    }
+    let compiled = compile_all(&config)?;
+    let addr = listen.unwrap_or(config.listen);
+    let runtime = session::runtime()?;
+    runtime.block_on(async {
+        let mut interrupt = signal(SignalKind::interrupt())
+            .map_err(|err| Error::runtime(format!("handling SIGINT: {err}")))?;
+        let mut terminate = signal(SignalKind::terminate())
+            .map_err(|err| Error::runtime(format!("handling SIGTERM: {err}")))?;
+        let listener = server::bind(addr).await?;
+        let bound = listener.local_addr().unwrap_or(addr);
+        let what: Vec<String> = compiled
+            .iter()
+            .map(|m| format!("{} ({})", m.config.name, m.what))
+            .collect();
+        let count = compiled.len();
+        let sources = Arc::new(KernelSources::attach(&config, compiled)?);
+        for line in &what {
+            log::info!("serving {line}");
+        }
+        eprintln!(
+            "tracekit exporter: serving {count} metric{} on http://{bound}/metrics{}; \
+             SIGINT or SIGTERM to stop.",
+            if count == 1 { "" } else { "s" },
+            if config.profile.enabled {
+                format!(", CPU profiles on http://{bound}/debug/pprof/profile")
+            } else {
+                String::new()
+            }
+        );
+        let options = ServerOptions {
+            namespace: config.namespace.clone(),
+            profile: config.profile.enabled.then_some(ProfileEndpoint {
+                default_seconds: 30,
+                max_seconds: config.profile.max_seconds,
+            }),
+        };
+        let (received_tx, received_rx) = tokio::sync::oneshot::channel();
+        let stopper = Arc::clone(&sources);
+        let shutdown = async move {
+            let name = tokio::select! {
+                _ = interrupt.recv() => "SIGINT",
+                _ = terminate.recv() => "SIGTERM",
+            };
+            // Profiles under way answer with what they have, so serving can end.
+            stopper.stop_profiles();
+            let _ = received_tx.send(name);
+        };
+        let served = server::serve(listener, Arc::clone(&sources), options, shutdown).await;
+        sources.detach();
+        served?;
+        let name = received_rx.await.unwrap_or("a signal");
+        eprintln!("tracekit exporter: {name} received; every program detached.");
+        Ok(())
+    })
+}

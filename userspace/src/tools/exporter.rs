@@ -1,0 +1,73 @@
+//! `tracekit exporter`: a daemon serving kernel aggregates as Prometheus metrics and CPU
+//! profiles as pprof (Cloudflare's ebpf_exporter, Parca's agent), the library's
+//! [`tracekit::exporter::kernel::run`].
+
+use std::{net::SocketAddr, path::PathBuf};
+
+use clap::Args as ClapArgs;
+use tracekit::{
+    Error, Result,
+    exporter::{config::Config, kernel},
+};
+
+const EXAMPLES: &str = "\
+EXAMPLES:
+  tracekit exporter                           # the built-in set on 127.0.0.1:9435
+  tracekit exporter --listen 0.0.0.0:9435     # reachable from other machines
+  tracekit exporter --config /etc/tracekit/exporter.toml
+  tracekit exporter --config exporter.toml --check   # validate, compile, exit
+  curl -s localhost:9435/metrics              # what Prometheus scrapes
+  go tool pprof -top 'http://localhost:9435/debug/pprof/profile?seconds=10'
+
+The built-in set: syscalls by name, block I/O latency and sizes by disk and operation,
+run queue latency, and CPU profiles at /debug/pprof/profile?seconds=N. A config file
+(TOML, see dist/exporter.example.toml) names presets or any event as the one-liners write
+it, with a filter, a value, labels (by), buckets and a unit.";
+
+/// `tracekit exporter`.
+#[derive(Debug, ClapArgs)]
+#[command(
+    about = "Serve kernel aggregates to Prometheus and CPU profiles as pprof (ebpf_exporter)",
+    after_help = EXAMPLES
+)]
+pub struct Args {
+    /// The config file (TOML); without it, the built-in set
+    #[arg(long, short = 'c', value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Check the config and compile its metrics for this kernel, then exit
+    #[arg(long)]
+    pub check: bool,
+    /// Listen on ADDR:PORT [default: the config's listen, else 127.0.0.1:9435]
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<SocketAddr>,
+}
+
+/// Runs `tracekit exporter`.
+pub fn run(args: Args, _verbose: u8) -> Result<()> {
+    let config = match &args.config {
+        Some(path) => {
+            let shown = path.display().to_string();
+            let text = std::fs::read_to_string(path).map_err(|err| {
+                Error::usage(format!(
+                    "--config {}: cannot read it: {err}",
+                    tracekit::error::quote(&shown)
+                ))
+            })?;
+            Config::parse(&text, &shown)?
+        }
+        None => Config::default_set(),
+    };
+    if args.check {
+        let compiled = kernel::compile_all(&config)?;
+        let origin = args
+            .config
+            .as_ref()
+            .map_or("the built-in config".to_string(), |p| p.display().to_string());
+        println!("{origin}: {} metrics OK", compiled.len());
+        for metric in &compiled {
+            println!("  {}: {}", metric.config.name, metric.what);
+        }
+        return Ok(());
+    }
+    kernel::run(config, args.listen)
+}
