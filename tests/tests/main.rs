@@ -3,6 +3,7 @@
 
 mod engine;
 mod everyday;
+mod exporter;
 mod hostile;
 mod kfunc;
 mod pprof;

@@ -8,7 +8,7 @@ const TIMEOUT: Duration = Duration::from_secs(60);
 
 /// `go`, installed from Debian's `golang-go` when missing; `None` (with the reason printed)
 /// when it cannot be installed.
-fn go_or_skip(test: &str) -> Option<&'static str> {
+pub(crate) fn go_or_skip(test: &str) -> Option<&'static str> {
     let go = "/usr/bin/go";
     if Path::new(go).exists() {
         return Some(go);

@@ -1,0 +1,575 @@
+//! `tracekit exporter`: the daemon attached to the real kernel, scraped over HTTP while
+//! fixtures with known numbers run; read back by a real Prometheus and by `go tool pprof`.
+//!
+//! Metrics are machine-wide, and other processes make syscalls and block I/O too, so each
+//! test's config filters on the comm of its own copies of the fixtures.
+
+use std::{
+    collections::BTreeMap,
+    io::{Read as _, Write as _},
+    net::{SocketAddr, TcpListener, TcpStream},
+    path::{Path, PathBuf},
+    process::{Child, Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use tracekit_tests::{
+    fixture, kill, require_root, run, scratch, spawn_fixture, spawn_tracekit, tracekit,
+    wait_for_stderr, wait_output,
+};
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a scraper may take to see a change (Prometheus scrapes every second).
+const SETTLE: Duration = Duration::from_secs(30);
+
+/// One HTTP/1.1 GET: status and body.
+fn get(addr: SocketAddr, path: &str) -> (u16, Vec<u8>) {
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5))
+        .unwrap_or_else(|err| panic!("connecting to {addr}: {err}"));
+    stream.set_read_timeout(Some(TIMEOUT)).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).unwrap();
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .unwrap_or_else(|| panic!("no HTTP headers from {addr}{path}"));
+    let head = String::from_utf8_lossy(&raw[..split]).to_string();
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("bad status line: {head}"));
+    assert!(
+        !head
+            .to_ascii_lowercase()
+            .contains("transfer-encoding: chunked"),
+        "chunked answers are not read here: {head}"
+    );
+    (status, raw[split + 4..].to_vec())
+}
+
+/// `GET /metrics` as text.
+fn scrape(addr: SocketAddr) -> String {
+    let (status, body) = get(addr, "/metrics");
+    let text = String::from_utf8(body).unwrap();
+    assert_eq!(status, 200, "{text}");
+    text
+}
+
+/// The labels of one exposition line (`name{a="x",b="y"} value`).
+fn labels_of(line: &str) -> BTreeMap<String, String> {
+    let Some((_, rest)) = line.split_once('{') else {
+        return BTreeMap::new();
+    };
+    let inside = &rest[..rest.rfind('}').unwrap_or(rest.len())];
+    inside
+        .split("\",")
+        .filter_map(|pair| {
+            let (name, value) = pair.split_once("=\"")?;
+            Some((name.to_string(), value.trim_end_matches('"').to_string()))
+        })
+        .collect()
+}
+
+/// The sum of the samples named `name` whose labels include every `(label, value)`.
+fn sample_sum(text: &str, name: &str, want: &[(&str, &str)]) -> f64 {
+    text.lines()
+        .filter(|line| {
+            line.strip_prefix(name)
+                .is_some_and(|rest| rest.starts_with('{') || rest.starts_with(' '))
+        })
+        .filter(|line| {
+            let labels = labels_of(line);
+            want.iter()
+                .all(|(k, v)| labels.get(*k).map(String::as_str) == Some(*v))
+        })
+        .map(|line| {
+            line.rsplit(' ')
+                .next()
+                .and_then(|v| v.parse::<f64>().ok())
+                .unwrap_or_else(|| panic!("no value in {line:?}"))
+        })
+        .sum()
+}
+
+/// A copy of `source` named `name` in `dir` (its processes get that comm).
+fn copy_as(source: &Path, dir: &Path, name: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::copy(source, &path).expect("copy a program");
+    path
+}
+
+/// Runs `program ARGS` to its end, successfully.
+fn run_ok(program: &Path, args: &[&str]) {
+    let status = Command::new(program)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap_or_else(|err| panic!("running {}: {err}", program.display()));
+    assert!(status.success(), "{} {args:?} failed", program.display());
+}
+
+/// `dd` writing `count` blocks of 64 KiB with O_DIRECT into `file`.
+fn dd_64k(dd: &Path, file: &Path, count: u32) {
+    run_ok(
+        dd,
+        &[
+            "if=/dev/zero",
+            &format!("of={}", file.display()),
+            "bs=64k",
+            &format!("count={count}"),
+            "oflag=direct",
+        ],
+    );
+}
+
+/// The config every test uses: syscalls and block I/O sizes of two comms.
+fn config(dir: &Path, namespace: &str, syscaller: &str, writer: &str) -> PathBuf {
+    let path = dir.join("exporter.toml");
+    std::fs::write(
+        &path,
+        format!(
+            r#"namespace = "{namespace}"
+
+[profile]
+max_seconds = 10
+
+[[metric]]
+name = "syscalls"
+preset = "syscount"
+by = ["syscall", "comm"]
+filter = 'comm == "{syscaller}"'
+
+[[metric]]
+name = "block_io_size"
+preset = "bitesize"
+by = ["op", "comm"]
+filter = 'comm == "{writer}"'
+"#
+        ),
+    )
+    .unwrap();
+    path
+}
+
+/// A running exporter, killed if the test fails before stopping it.
+struct Exporter(Option<Child>);
+
+impl Drop for Exporter {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Starts `tracekit exporter --config CONFIG` on a free loopback port; returns it with the
+/// address it serves on, once it is attached and listening.
+fn start_exporter(config: &Path) -> (Exporter, SocketAddr) {
+    let mut child = spawn_tracekit([
+        "exporter".as_ref(),
+        "--listen".as_ref(),
+        "127.0.0.1:0".as_ref(),
+        "--config".as_ref(),
+        config.as_os_str(),
+    ]);
+    let lines = wait_for_stderr(&mut child, "SIGINT or SIGTERM to stop", TIMEOUT);
+    let line = lines.last().unwrap();
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .and_then(|addr| addr.parse().ok())
+        .unwrap_or_else(|| panic!("no address in {line:?}"));
+    (Exporter(Some(child)), addr)
+}
+
+/// The ids of the BPF programs process `pid` holds (program and link fds both name one).
+fn programs_held_by(pid: u32) -> Vec<u32> {
+    let mut ids = Vec::new();
+    for entry in std::fs::read_dir(format!("/proc/{pid}/fdinfo"))
+        .unwrap()
+        .flatten()
+    {
+        let Ok(info) = std::fs::read_to_string(entry.path()) else {
+            continue;
+        };
+        ids.extend(info.lines().filter_map(|line| {
+            line.strip_prefix("prog_id:")
+                .and_then(|id| id.trim().parse::<u32>().ok())
+        }));
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    ids
+}
+
+/// SIGTERM: the exporter says so, exits 0, and none of its programs stays loaded.
+fn stop_exporter(mut exporter: Exporter) {
+    let child = exporter.0.take().expect("a running exporter");
+    let held = programs_held_by(child.id());
+    assert!(!held.is_empty(), "the exporter holds no BPF programs");
+    kill(child.id(), libc::SIGTERM);
+    let stopped = wait_output(child, TIMEOUT);
+    stopped.assert_code(0);
+    assert!(
+        stopped
+            .stderr
+            .contains("SIGTERM received; every program detached."),
+        "{}",
+        stopped.stderr
+    );
+    let loaded: Vec<u32> = aya::programs::loaded_programs()
+        .filter_map(Result::ok)
+        .map(|info| info.id())
+        .filter(|id| held.contains(id))
+        .collect();
+    assert!(
+        loaded.is_empty(),
+        "programs {loaded:?} outlived the exporter"
+    );
+}
+
+/// Polls `value` until `done` holds for it; the last value.
+fn settle(what: &str, mut value: impl FnMut() -> f64, done: impl Fn(f64) -> bool) -> f64 {
+    let deadline = Instant::now() + SETTLE;
+    loop {
+        let now = value();
+        if done(now) {
+            return now;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{what}: still {now} after {SETTLE:?}"
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+/// The exporter counts exactly N getppid() calls (a counter that grows by exactly N per
+/// run), puts dd's 64 KiB direct writes under `le="131071.0"` and not under
+/// `le="65535.0"`, answers a CPU profile that `go tool pprof` reads with the burner's hot
+/// function in it, and detaches everything on SIGTERM.
+#[test]
+fn exporter_metrics_profile_and_shutdown() {
+    require_root();
+    let test = "exporter_metrics_profile_and_shutdown";
+    let dir = scratch(test);
+    let syscaller = copy_as(&fixture("tk_syscalls"), &dir, "tk_exp_getppid");
+    let dd = copy_as(Path::new("/bin/dd"), &dir, "tk_exp_dd");
+    let (exporter, addr) = start_exporter(&config(&dir, "tkt", "tk_exp_getppid", "tk_exp_dd"));
+
+    let (status, body) = get(addr, "/healthz");
+    assert_eq!((status, body.as_slice()), (200, &b"ok\n"[..]));
+    let getppid = |text: &str| {
+        sample_sum(
+            text,
+            "tkt_syscalls_total",
+            &[("syscall", "getppid"), ("comm", "tk_exp_getppid")],
+        )
+    };
+    assert_eq!(getppid(&scrape(addr)), 0.0);
+    run_ok(&syscaller, &["12345"]);
+    // The maps are read on each scrape: what ran before it is all there.
+    let first = scrape(addr);
+    assert_eq!(getppid(&first), 12345.0, "{first}");
+    assert!(first.contains("# TYPE tkt_syscalls counter\n"), "{first}");
+    run_ok(&syscaller, &["1000"]);
+    assert_eq!(getppid(&scrape(addr)), 13345.0);
+
+    let requests = 200;
+    dd_64k(&dd, &dir.join("file"), requests);
+    let text = scrape(addr);
+    let ours = [("comm", "tk_exp_dd")];
+    let count = sample_sum(&text, "tkt_block_io_size_bytes_count", &ours);
+    let bucket = |le: &str| {
+        sample_sum(
+            &text,
+            "tkt_block_io_size_bytes_bucket",
+            &[("comm", "tk_exp_dd"), ("le", le)],
+        )
+    };
+    let (below, at) = (bucket("65535.0"), bucket("131071.0"));
+    // The filesystem may split a request or add one; 64 KiB ones must dominate.
+    assert!(
+        count >= f64::from(requests) && at - below >= 0.95 * count && below <= 0.05 * count,
+        "{count} requests, {below} under le=65535, {at} under le=131071:\n{text}"
+    );
+    assert_eq!(bucket("+Inf"), count, "{text}");
+    let sum = sample_sum(&text, "tkt_block_io_size_bytes_sum", &ours);
+    assert!(sum >= f64::from(requests) * 65536.0, "{sum}: {text}");
+
+    // The CPU profile endpoint while the burner burns.
+    let burner = spawn_fixture("tk_burner", &["4"]);
+    std::thread::sleep(Duration::from_millis(300));
+    let (status, profile) = get(addr, "/debug/pprof/profile?seconds=2");
+    let burner = wait_output(burner, TIMEOUT);
+    burner.assert_code(0);
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&profile));
+    assert_eq!(profile.get(..2), Some(&[0x1f, 0x8b][..]), "not gzip");
+    match crate::pprof::go_or_skip(test) {
+        Some(go) => {
+            let file = dir.join("cpu.pb.gz");
+            std::fs::write(&file, &profile).unwrap();
+            let mut command = Command::new(go);
+            command
+                .args(["tool", "pprof", "-top", "-sample_index=samples"])
+                .arg(&file);
+            let top = run(command, TIMEOUT);
+            top.assert_code(0);
+            assert!(
+                top.stdout
+                    .lines()
+                    .any(|line| line.split_whitespace().last() == Some("leaf")),
+                "no leaf row in go tool pprof -top:\n{}",
+                top.stdout
+            );
+        }
+        None => eprintln!("{test}: the profile is gzip; not parsed (no go tool pprof)"),
+    }
+    let (status, _) = get(addr, "/debug/pprof/profile?seconds=11");
+    assert_eq!(status, 400, "max_seconds is 10");
+
+    stop_exporter(exporter);
+}
+
+/// Bad configs fail `--check` and startup with one line naming the metric and the bad
+/// part, exit 2; a good one passes `--check` with the metrics it compiled.
+#[test]
+fn exporter_bad_configs() {
+    require_root();
+    let dir = scratch("exporter_bad_configs");
+    let cases = [
+        (
+            "[[metric]]\nname = \"x\"\nevent = \"nosuch:event\"\n",
+            "metric \"x\": ",
+            "nosuch",
+        ),
+        (
+            "[[metric]]\nname = \"y\"\npreset = \"syscount\"\nfilter = \"nofield == 3\"\n",
+            "metric \"y\": ",
+            "nofield",
+        ),
+        (
+            "[[metric]]\nname = \"z\"\nevent = \"block:block_rq_issue\"\nby = [\"nofield\"]\n",
+            "metric \"z\": ",
+            "nofield",
+        ),
+        (
+            "[[metric]]\nname = \"u\"\npreset = \"bitesize\"\n[[metric]]\nname = \"u\"\npreset = \"syscount\"\n",
+            "metric \"u\": duplicate name",
+            "",
+        ),
+    ];
+    for (text, names, part) in cases {
+        let path = dir.join("bad.toml");
+        std::fs::write(&path, text).unwrap();
+        for check in [true, false] {
+            let mut args: Vec<&std::ffi::OsStr> =
+                vec!["exporter".as_ref(), "--config".as_ref(), path.as_os_str()];
+            if check {
+                args.push(std::ffi::OsStr::new("--check"));
+            } else {
+                args.extend([
+                    std::ffi::OsStr::new("--listen"),
+                    std::ffi::OsStr::new("127.0.0.1:0"),
+                ]);
+            }
+            let out = tracekit(args, TIMEOUT);
+            out.assert_code(2);
+            let stderr = out.stderr.trim_end();
+            assert!(
+                !stderr.contains('\n') && stderr.contains(names) && stderr.contains(part),
+                "config:\n{text}\ncheck {check}: {stderr}"
+            );
+        }
+    }
+    let good = config(&dir, "tkt", "a", "b");
+    let out = tracekit(
+        [
+            "exporter".as_ref(),
+            "--check".as_ref(),
+            "--config".as_ref(),
+            good.as_os_str(),
+        ],
+        TIMEOUT,
+    );
+    out.assert_code(0);
+    assert!(out.stdout.contains(": 2 metrics OK"), "{}", out.stdout);
+    assert!(out.stdout.contains("tkt_syscalls: "), "{}", out.stdout);
+}
+
+/// A free loopback port (there is a short window for someone else to take it).
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `query` percent-encoded for a URL.
+fn url_encode(query: &str) -> String {
+    query
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// An instant query's single value (0 when the result is empty).
+fn prometheus_value(prometheus: SocketAddr, query: &str) -> f64 {
+    let (status, body) = get(
+        prometheus,
+        &format!("/api/v1/query?query={}", url_encode(query)),
+    );
+    let json: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(status, 200, "{query}: {json}");
+    let result = json["data"]["result"].as_array().expect("a vector result");
+    match result.as_slice() {
+        [] => 0.0,
+        [one] => one["value"][1].as_str().unwrap().parse().unwrap(),
+        _ => panic!("{query}: more than one series: {json}"),
+    }
+}
+
+/// `prometheus`, installed from Debian's package when missing; `None` (with the reason
+/// printed) when it cannot be installed.
+fn prometheus_or_skip(test: &str) -> Option<&'static str> {
+    let binary = "/usr/bin/prometheus";
+    if Path::new(binary).exists() {
+        return Some(binary);
+    }
+    let install = |update: bool| {
+        if update {
+            let _ = Command::new("apt-get").args(["update", "-qq"]).status();
+        }
+        Command::new("apt-get")
+            .args([
+                "install",
+                "-y",
+                "-qq",
+                "--no-install-recommends",
+                "prometheus",
+            ])
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .status()
+            .is_ok_and(|status| status.success())
+    };
+    if (install(false) || install(true)) && Path::new(binary).exists() {
+        return Some(binary);
+    }
+    eprintln!("{test}: skipped: `apt-get install prometheus` failed, so there is no Prometheus");
+    None
+}
+
+/// Acceptance 1 of issue 15: a real Prometheus scrapes the exporter every second while the
+/// fixture makes exactly N getppid() calls and dd writes 64 KiB blocks; its HTTP API gives
+/// the syscall counter's increase == N and the histogram's count == the requests, under the
+/// right `le`.
+#[test]
+fn exporter_scraped_by_prometheus() {
+    require_root();
+    let test = "exporter_scraped_by_prometheus";
+    let Some(prometheus_bin) = prometheus_or_skip(test) else {
+        return;
+    };
+    let dir = scratch(test);
+    let syscaller = copy_as(&fixture("tk_syscalls"), &dir, "tk_prom_getppid");
+    let dd = copy_as(Path::new("/bin/dd"), &dir, "tk_prom_dd");
+    let (exporter, addr) = start_exporter(&config(&dir, "tkp", "tk_prom_getppid", "tk_prom_dd"));
+
+    let prometheus_addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+    let prometheus_config = dir.join("prometheus.yml");
+    std::fs::write(
+        &prometheus_config,
+        format!(
+            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n\
+             scrape_configs:\n  - job_name: tracekit\n    static_configs:\n      \
+             - targets: ['{addr}']\n"
+        ),
+    )
+    .unwrap();
+    let mut prometheus = Command::new(prometheus_bin)
+        .arg(format!("--config.file={}", prometheus_config.display()))
+        .arg(format!(
+            "--storage.tsdb.path={}",
+            dir.join("data").display()
+        ))
+        .arg(format!("--web.listen-address={prometheus_addr}"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("starting prometheus");
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        settle(
+            "Prometheus ready",
+            || match TcpStream::connect(prometheus_addr) {
+                Ok(_) => f64::from(get(prometheus_addr, "/-/ready").0),
+                Err(_) => 0.0,
+            },
+            |status| status == 200.0,
+        );
+        let up = "up{job=\"tracekit\"}";
+        settle(
+            "the exporter up",
+            || prometheus_value(prometheus_addr, up),
+            |v| v == 1.0,
+        );
+
+        let getppid = "tkp_syscalls_total{syscall=\"getppid\",comm=\"tk_prom_getppid\"}";
+        run_ok(&syscaller, &["1000"]);
+        settle(
+            "the first run",
+            || prometheus_value(prometheus_addr, getppid),
+            |v| v == 1000.0,
+        );
+        let n = 12345;
+        run_ok(&syscaller, &[&n.to_string()]);
+        let after = settle(
+            "the second run",
+            || prometheus_value(prometheus_addr, getppid),
+            |v| v != 1000.0,
+        );
+        assert_eq!(after - 1000.0, f64::from(n), "the counter's increase");
+
+        let requests = 100;
+        dd_64k(&dd, &dir.join("file"), requests);
+        let count = "sum(tkp_block_io_size_bytes_count{comm=\"tk_prom_dd\"})";
+        let count = settle(
+            "dd's requests",
+            || prometheus_value(prometheus_addr, count),
+            |v| v >= f64::from(requests),
+        );
+        let bucket = |le: &str| {
+            prometheus_value(
+                prometheus_addr,
+                &format!("sum(tkp_block_io_size_bytes_bucket{{comm=\"tk_prom_dd\",le=~\"{le}\"}})"),
+            )
+        };
+        // One scrape holds the count and the buckets; read them after the count settled.
+        let (below, at) = (bucket("65535(\\.0)?"), bucket("131071(\\.0)?"));
+        assert!(
+            at - below >= 0.95 * count && below <= 0.05 * count,
+            "{count} requests, {below} under le=65535, {at} under le=131071"
+        );
+    }));
+    kill(prometheus.id(), libc::SIGTERM);
+    let _ = prometheus.wait();
+    stop_exporter(exporter);
+    if let Err(panic) = result {
+        std::panic::resume_unwind(panic);
+    }
+}
