@@ -146,15 +146,19 @@ pub struct Compiled {
 }
 
 /// Compiles every metric of `config` against this kernel: unknown events, fields and bad
-/// filters are usage errors naming the metric.
-pub fn compile_all(config: &Config) -> Result<Vec<Compiled>> {
+/// filters are usage errors naming `origin` (the file) and the metric.
+pub fn compile_all(config: &Config, origin: &str) -> Result<Vec<Compiled>> {
+    let in_file = |err| match err {
+        Error::Usage(message) => Error::Usage(format!("{origin}: {message}")),
+        other => other,
+    };
     config
         .metrics
         .iter()
         .map(|metric| {
             let name = short_name(config, metric);
-            let request = request(metric).map_err(|err| in_metric(name, err))?;
-            let compiled = compile(&request).map_err(|err| in_metric(name, err))?;
+            let request = request(metric).map_err(|err| in_file(in_metric(name, err)))?;
+            let compiled = compile(&request).map_err(|err| in_file(in_metric(name, err)))?;
             Ok(Compiled {
                 config: metric.clone(),
                 specs: compiled.specs,
@@ -309,7 +313,7 @@ impl KernelSources {
                 ("read_errors", metric.stats.read_errors),
             ] {
                 values.push((
-                    Labels(vec![metric.name.clone(), reason.into()]),
+                    Labels(vec![metric.series.spec().name.clone(), reason.into()]),
                     Value::Int(count),
                 ));
             }
@@ -414,14 +418,15 @@ fn cpu_profile(hz: u64, duration: Duration, stopping: &Stopping) -> Result<Vec<u
     Ok(pprof::encode(&pprof::build(&profile.stacks, &options)))
 }
 
-/// Runs the exporter: checks privileges, compiles and attaches every metric, serves on
-/// `listen` (else the config's address) until SIGINT or SIGTERM, then detaches.
+/// Runs the exporter: checks privileges, compiles and attaches every metric of `config`
+/// (read from `origin`), serves on `listen` (else the config's address) until SIGINT or
+/// SIGTERM, then detaches.
 ///
 /// # Errors
 /// Usage errors for bad metrics (naming the metric) and a bad `[profile]` frequency;
 /// privilege errors; run-time errors when the address cannot be bound or a program cannot
 /// attach.
-pub fn run(config: Config, listen: Option<SocketAddr>) -> Result<()> {
+pub fn run(config: Config, origin: &str, listen: Option<SocketAddr>) -> Result<()> {
     caps::require_tracing("exporter")?;
     if config.profile.enabled {
         bpf::check_frequency(config.profile.frequency_hz).map_err(|err| {
@@ -434,7 +439,7 @@ pub fn run(config: Config, listen: Option<SocketAddr>) -> Result<()> {
             ))
         })?;
     }
-    let compiled = compile_all(&config)?;
+    let compiled = compile_all(&config, origin)?;
     let addr = listen.unwrap_or(config.listen);
     let runtime = session::runtime()?;
     runtime.block_on(async {

@@ -57,17 +57,17 @@ pub fn run(args: Args, _verbose: u8) -> Result<()> {
         }
         None => Config::default_set(),
     };
+    let origin = args
+        .config
+        .as_ref()
+        .map_or("the built-in config".to_string(), |p| p.display().to_string());
     if args.check {
-        let compiled = kernel::compile_all(&config)?;
-        let origin = args
-            .config
-            .as_ref()
-            .map_or("the built-in config".to_string(), |p| p.display().to_string());
+        let compiled = kernel::compile_all(&config, &origin)?;
         println!("{origin}: {} metrics OK", compiled.len());
         for metric in &compiled {
             println!("  {}: {}", metric.config.name, metric.what);
         }
         return Ok(());
     }
-    kernel::run(config, args.listen)
+    kernel::run(config, &origin, args.listen)
 }
