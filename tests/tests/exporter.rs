@@ -15,7 +15,6 @@ use std::{
 
 use tracekit_tests::{
     fixture, kill, require_root, run, scratch, spawn_fixture, spawn_tracekit, tracekit,
-    wait_for_stderr, wait_output,
 };
 
 const TIMEOUT: Duration = Duration::from_secs(60);
@@ -158,8 +157,8 @@ filter = 'comm == "{writer}"'
     path
 }
 
-/// A running exporter, killed if the test fails before stopping it.
-struct Exporter(Option<Child>);
+/// A running exporter (killed if the test fails before stopping it) and its stderr lines.
+struct Exporter(Option<Child>, std::sync::mpsc::Receiver<String>);
 
 impl Drop for Exporter {
     fn drop(&mut self) {
@@ -180,15 +179,35 @@ fn start_exporter(config: &Path) -> (Exporter, SocketAddr) {
         "--config".as_ref(),
         config.as_os_str(),
     ]);
-    let lines = wait_for_stderr(&mut child, "SIGINT or SIGTERM to stop", TIMEOUT);
-    let line = lines.last().unwrap();
+    let stderr = child.stderr.take().expect("piped stderr");
+    let (lines, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead as _;
+        for line in std::io::BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let deadline = Instant::now() + TIMEOUT;
+    let line = loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = receiver
+            .recv_timeout(left)
+            .unwrap_or_else(|err| panic!("no start line from the exporter: {err}"));
+        if line.contains("SIGINT or SIGTERM to stop") {
+            break line;
+        }
+        eprintln!("exporter: {line}");
+    };
     let addr = line
         .split("http://")
         .nth(1)
         .and_then(|rest| rest.split('/').next())
         .and_then(|addr| addr.parse().ok())
         .unwrap_or_else(|| panic!("no address in {line:?}"));
-    (Exporter(Some(child)), addr)
+    (Exporter(Some(child), receiver), addr)
 }
 
 /// The ids of the BPF programs process `pid` holds (program and link fds both name one).
@@ -217,14 +236,26 @@ fn stop_exporter(mut exporter: Exporter) {
     let held = programs_held_by(child.id());
     assert!(!held.is_empty(), "the exporter holds no BPF programs");
     kill(child.id(), libc::SIGTERM);
-    let stopped = wait_output(child, TIMEOUT);
-    stopped.assert_code(0);
+    let mut child = child;
+    let deadline = Instant::now() + TIMEOUT;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the exporter did not stop on SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // The reader ends at the pipe's end: the exporter's last lines are all there.
+    let stderr: Vec<String> = exporter.1.iter().collect();
+    assert_eq!(status.code(), Some(0), "{stderr:?}");
     assert!(
-        stopped
-            .stderr
-            .contains("SIGTERM received; every program detached."),
-        "{}",
-        stopped.stderr
+        stderr
+            .iter()
+            .any(|l| l.contains("SIGTERM received; every program detached.")),
+        "{stderr:?}"
     );
     let loaded: Vec<u32> = aya::programs::loaded_programs()
         .filter_map(Result::ok)
@@ -310,8 +341,8 @@ fn exporter_metrics_profile_and_shutdown() {
     let burner = spawn_fixture("tk_burner", &["4"]);
     std::thread::sleep(Duration::from_millis(300));
     let (status, profile) = get(addr, "/debug/pprof/profile?seconds=2");
-    let burner = wait_output(burner, TIMEOUT);
-    burner.assert_code(0);
+    let mut burner = burner;
+    assert!(burner.wait().unwrap().success(), "the burner failed");
     assert_eq!(status, 200, "{}", String::from_utf8_lossy(&profile));
     assert_eq!(profile.get(..2), Some(&[0x1f, 0x8b][..]), "not gzip");
     match crate::pprof::go_or_skip(test) {
@@ -556,7 +587,7 @@ fn exporter_scraped_by_prometheus() {
         let bucket = |le: &str| {
             prometheus_value(
                 prometheus_addr,
-                &format!("sum(tkp_block_io_size_bytes_bucket{{comm=\"tk_prom_dd\",le=~\"{le}\"}})"),
+                &format!("sum(tkp_block_io_size_bytes_bucket{{comm=\"tk_prom_dd\",le=~`{le}`}})"),
             )
         };
         // One scrape holds the count and the buckets; read them after the count settled.
