@@ -349,11 +349,13 @@ fn debuginfod_names_stripped_frames() {
         std::thread::sleep(Duration::from_millis(200));
     }
 
-    let profile = |case: &str, urls: Option<&str>| {
+    let profile_with = |case: &str, urls: Option<&str>, flags: &[&str]| {
         let out = dir.join(format!("{case}.folded"));
         let mut command = Command::new(tracekit_tests::tracekit_bin());
         command
-            .args(["profile", "-F", "99", "-o"])
+            .args(["profile", "-F", "99"])
+            .args(flags)
+            .arg("-o")
             .arg(&out)
             .arg("--")
             .arg(&stripped)
@@ -371,7 +373,15 @@ fn debuginfod_names_stripped_frames() {
             started.elapsed(),
         )
     };
+    let profile = |case: &str, urls: Option<&str>| profile_with(case, urls, &[]);
     let comm = "tk_burner_strip";
+    // --offline: the server is up, but not asked.
+    let (offline, _) = profile_with("offline", Some(&url), &["--offline"]);
+    assert_share(&offline, comm, "tk_burner_stripped+0x", 0.9);
+    assert!(
+        !dir.join("cache-offline/tracekit/debuginfod").exists(),
+        "--offline downloaded"
+    );
     let (named, _) = profile("served", Some(&url));
     assert_share(&named, comm, "main;a;b;leaf", 0.9);
     assert!(
@@ -406,7 +416,8 @@ fn debuginfod_names_stripped_frames() {
         "{leaf}: {lines:?}"
     );
 
-    // A server that accepts and never answers: the run waits at most DEBUGINFOD_TIMEOUT.
+    // A server that accepts and never answers: the run waits at most DEBUGINFOD_TIMEOUT,
+    // or --debuginfod-timeout.
     let silent = TcpListener::bind("127.0.0.1:0").unwrap();
     let silent_url = format!("http://{}", silent.local_addr().unwrap());
     let (_, with_silent) = profile("silent", Some(&silent_url));
@@ -415,6 +426,15 @@ fn debuginfod_names_stripped_frames() {
         with_silent < baseline + Duration::from_secs(3) + Duration::from_millis(1500),
         "a silent server cost {:?} (without: {baseline:?}; timeout 3 s)",
         with_silent
+    );
+    let (_, with_flag) = profile_with(
+        "silent-flag",
+        Some(&silent_url),
+        &["--debuginfod-timeout", "0.5"],
+    );
+    assert!(
+        with_flag < baseline + Duration::from_millis(500) + Duration::from_millis(1500),
+        "a silent server cost {with_flag:?} with --debuginfod-timeout 0.5 (without: {baseline:?})"
     );
     drop(silent);
 }
@@ -835,4 +855,152 @@ fn usdt_postgres_commits_match_pg_stat_database() {
     assert_eq!(total, after - before, "{counted:#?}");
     drop(stop);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The rows of `profile --by line`'s report: (function, [(file:line, samples)], function
+/// samples).
+fn line_report(stdout: &str) -> Vec<(String, u64, Vec<(String, u64)>)> {
+    let mut rows: Vec<(String, u64, Vec<(String, u64)>)> = Vec::new();
+    let body = stdout
+        .split("# Overhead  Samples  Function / Line")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no line report: {stdout}"));
+    for line in body.lines().skip(2) {
+        if line.starts_with('#') || line.trim().is_empty() {
+            break;
+        }
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let samples: u64 = words[1].parse().unwrap();
+        // Line rows are indented under their function and have no module.
+        let indented = line
+            .get(21..)
+            .is_some_and(|name| name.starts_with("  "));
+        if indented {
+            rows.last_mut()
+                .expect("a function row first")
+                .2
+                .push((words[2].to_string(), samples));
+        } else {
+            rows.push((words[2].to_string(), samples, Vec::new()));
+        }
+    }
+    rows
+}
+
+/// `profile --by line` names the line of the fixture's hot loop (a chain of divisions on
+/// one line) for at least 90% of its function's samples.
+#[test]
+fn profile_by_line_names_the_hot_line() {
+    require_root();
+    let binary = fixture("tk_lines");
+    let source = std::fs::read_to_string(workspace().join("tests/fixtures/tk_lines.c")).unwrap();
+    let hot_line = source
+        .lines()
+        .position(|l| l.contains("TK_HOT_LINE"))
+        .unwrap()
+        + 1;
+    let out = tracekit(
+        [
+            "profile",
+            "-F",
+            "99",
+            "--by",
+            "line",
+            "--",
+            binary.to_str().unwrap(),
+            "3",
+        ],
+        TIMEOUT,
+    );
+    out.assert_code(0);
+    let rows = line_report(&out.stdout);
+    let (_, samples, lines) = rows
+        .iter()
+        .find(|(function, ..)| function == "hot")
+        .unwrap_or_else(|| panic!("no row for hot(): {}", out.stdout));
+    let on_line = lines
+        .iter()
+        .find(|(location, _)| *location == format!("tk_lines.c:{hot_line}"))
+        .map_or(0, |(_, n)| *n);
+    eprintln!(
+        "profile_by_line: {on_line} of {samples} samples of hot() on tk_lines.c:{hot_line}"
+    );
+    assert!(*samples >= 100, "{}", out.stdout);
+    assert!(
+        on_line * 10 >= samples * 9,
+        "{on_line} of {samples} on tk_lines.c:{hot_line}: {}",
+        out.stdout
+    );
+}
+
+/// `count --by cgroup` counts processes in two cgroups (made for the test under the cgroup2
+/// mount) apart, each named by its path: 1000 and 3000 getppid calls.
+#[test]
+fn count_by_cgroup_names_paths() {
+    require_root();
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    let Some(root) = mountinfo.lines().find_map(|line| {
+        let (left, right) = line.split_once(" - ")?;
+        (right.split_whitespace().next()? == "cgroup2")
+            .then(|| PathBuf::from(left.split_whitespace().nth(4)?))
+    }) else {
+        eprintln!("count_by_cgroup: skipped: no cgroup2 filesystem is mounted (cgroup v2)");
+        return;
+    };
+    let names = [
+        format!("tk-cgroup-a-{}", std::process::id()),
+        format!("tk-cgroup-b-{}", std::process::id()),
+    ];
+    for name in &names {
+        std::fs::create_dir_all(root.join(name)).unwrap();
+    }
+    let syscalls = fixture("tk_syscalls");
+    let script = |cgroup: &str, calls: &str| {
+        format!(
+            "echo $$ > {}/cgroup.procs && exec {} {calls}",
+            root.join(cgroup).display(),
+            syscalls.display()
+        )
+    };
+    let command = format!(
+        "sh -c '{}' ; sh -c '{}'",
+        script(&names[0], "1000"),
+        script(&names[1], "3000")
+    );
+    let out = tracekit(
+        [
+            "count",
+            "syscalls:sys_enter_getppid",
+            "--by",
+            "cgroup",
+            "--json",
+            "--",
+            "sh",
+            "-c",
+            &command,
+        ],
+        TIMEOUT,
+    );
+    for name in &names {
+        let _ = std::fs::remove_dir(root.join(name));
+    }
+    out.assert_code(0);
+    let json = tracekit_tests::parse_json(&out.stdout);
+    let mut groups: Vec<(String, u64)> = json["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["key"]["cgroup"].as_str().unwrap().to_string(),
+                g["count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    groups.sort();
+    assert_eq!(
+        groups,
+        [(format!("/{}", names[0]), 1000), (format!("/{}", names[1]), 3000)],
+        "{out:#?}"
+    );
 }
