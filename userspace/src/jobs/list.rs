@@ -229,9 +229,8 @@ pub fn usdt_probes(glob: &str, pid: Option<u32>) -> Result<String> {
                 "list usdt: name a binary (usdt:BINARY, e.g. usdt:postgres) or a process (-p PID)",
             ));
         };
-        let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).map_err(|err| {
-            Error::usage(format!("list usdt -p {pid}: no such process ({err})"))
-        })?;
+        let maps = std::fs::read_to_string(format!("/proc/{pid}/maps"))
+            .map_err(|err| Error::usage(format!("list usdt -p {pid}: no such process ({err})")))?;
         let mut files: Vec<std::path::PathBuf> = Vec::new();
         for vma in procmaps::parse_maps(&maps) {
             if let Some(path) = vma.path
@@ -242,8 +241,7 @@ pub fn usdt_probes(glob: &str, pid: Option<u32>) -> Result<String> {
             }
         }
         for path in files {
-            let readable =
-                std::path::PathBuf::from(format!("/proc/{pid}/root{}", path.display()));
+            let readable = std::path::PathBuf::from(format!("/proc/{pid}/root{}", path.display()));
             // Data files mapped by the process are not ELF: they have no probes.
             let Ok(sites) = usdt::probes(&readable, None, None) else {
                 continue;

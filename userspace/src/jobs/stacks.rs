@@ -256,7 +256,10 @@ impl Collector for StackCollector<'_> {
         self.previous = now;
         let profile = profile::symbolize(&delta, &self.symbolizer);
         // Lines before forgetting: an exited process's resolvers go with it.
-        let lines = self.report.lines.then(|| self.symbolizer.leaf_lines(&delta));
+        let lines = self
+            .report
+            .lines
+            .then(|| self.symbolizer.leaf_lines(&delta));
         // Exited processes are symbolized for the last time now: forgotten at the next
         // interval, so memory stays flat under churn.
         self.symbolizer.forget_exited();
@@ -272,7 +275,14 @@ impl Collector for StackCollector<'_> {
             Format::Text
         };
         let written = to_stdout(|out| {
-            write_profile(out, format, &profile, lines.as_ref(), &header, self.report.top)?;
+            write_profile(
+                out,
+                format,
+                &profile,
+                lines.as_ref(),
+                &header,
+                self.report.top,
+            )?;
             writeln!(out)
         });
         match written {
@@ -400,7 +410,9 @@ fn run(
         log::debug!("symbolized in {:?}", started.elapsed());
         profile
     };
-    let lines = report.lines.then(|| std::mem::take(&mut collector.whole.lines));
+    let lines = report
+        .lines
+        .then(|| std::mem::take(&mut collector.whole.lines));
     let processes = if options.interval.is_some() {
         processes
     } else {
@@ -420,9 +432,7 @@ fn run(
         None
     };
     if let Some(format) = stdout_format {
-        to_stdout(|out| {
-            write_profile(out, format, &profile, lines.as_ref(), &header, report.top)
-        })?;
+        to_stdout(|out| write_profile(out, format, &profile, lines.as_ref(), &header, report.top))?;
     }
     match &collector.source {
         Source::Sampler { .. } => {

@@ -7,9 +7,10 @@
 //! #
 //! # Overhead  Samples  Function / Line  Shared Object
 //! # ........  .......  ...............  .............
-//!     99.66%      296  leaf             tk_lines
-//!     95.27%      282    tk_lines.c:23
-//!      4.73%       14    tk_lines.c:22
+//!     99.34%      302  hot              tk_lines
+//!    100.00%      302    tk_lines.c:20
+//! #
+//! # Not attributed to a line: 2 samples ran in the kernel.
 //! ```
 
 use std::{collections::HashMap, io};
@@ -141,7 +142,10 @@ pub fn write(
         unattributed.push(format!("{} samples ran in the kernel", profile.in_kernel));
     }
     if profile.no_user_stack > 0 {
-        unattributed.push(format!("{} samples had no user stack", profile.no_user_stack));
+        unattributed.push(format!(
+            "{} samples had no user stack",
+            profile.no_user_stack
+        ));
     }
     if !unattributed.is_empty() {
         writeln!(

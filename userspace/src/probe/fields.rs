@@ -394,7 +394,11 @@ impl UsdtFields {
         Self {
             event: event.into(),
             args: site.args.clone(),
-            specs: site.arg_specs.split_whitespace().map(str::to_string).collect(),
+            specs: site
+                .arg_specs
+                .split_whitespace()
+                .map(str::to_string)
+                .collect(),
         }
     }
 
@@ -486,7 +490,11 @@ mod tests {
         );
         let narrowed = fields.lookup("arg1:u16").unwrap();
         assert_eq!(
-            (narrowed.operand.kind, narrowed.operand.size, narrowed.operand.flags),
+            (
+                narrowed.operand.kind,
+                narrowed.operand.size,
+                narrowed.operand.flags
+            ),
             (operand::USER_MEM, 2, 0)
         );
         assert!(fields.lookup("arg3").is_none());

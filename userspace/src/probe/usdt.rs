@@ -575,17 +575,6 @@ pub fn find(binary: &Path, target: &UsdtTarget<'_>) -> Result<Vec<ProbeSite>> {
     )))
 }
 
-/// User input as a message quotes it: one line, at most 80 characters.
-fn quote(input: &str) -> String {
-    let line: String = input.escape_default().collect();
-    if line.chars().count() <= 80 {
-        return line;
-    }
-    let head: String = line.chars().take(53).collect();
-    let tail: String = line.chars().skip(line.chars().count() - 26).collect();
-    format!("{head}…{tail}")
-}
-
 /// One note, addresses adjusted, file offsets computed.
 struct Note {
     provider: String,

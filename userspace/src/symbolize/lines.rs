@@ -175,7 +175,10 @@ mod tests {
         let line = symbolizer.user_line(std::process::id(), addr).unwrap();
         assert!(line.function.ends_with("line_marker"), "{line:?}");
         assert!(
-            line.file.as_deref().unwrap_or("").ends_with("symbolize/lines.rs"),
+            line.file
+                .as_deref()
+                .unwrap_or("")
+                .ends_with("symbolize/lines.rs"),
             "{line:?}"
         );
         let first = include_str!("lines.rs")
