@@ -158,6 +158,43 @@ mod tests {
     use super::*;
     use crate::symbolize::SymbolizerOptions;
 
+    fn at(function: &str, line: u32) -> SourceLine {
+        SourceLine {
+            function: function.into(),
+            module: Some("/bin/x".into()),
+            file: Some("/src/x.c".into()),
+            line: Some(line),
+        }
+    }
+
+    /// Intervals add up line by line, and their unattributed samples too.
+    #[test]
+    fn intervals_add_up() {
+        let mut whole = LineProfile::default();
+        whole.add(&LineProfile {
+            lines: vec![(at("hot", 20), 90), (at("hot", 19), 3)],
+            in_kernel: 2,
+            no_user_stack: 0,
+        });
+        whole.add(&LineProfile {
+            lines: vec![(at("hot", 20), 80), (at("main", 30), 1)],
+            in_kernel: 1,
+            no_user_stack: 4,
+        });
+        assert_eq!(
+            whole,
+            LineProfile {
+                lines: vec![
+                    (at("hot", 20), 170),
+                    (at("hot", 19), 3),
+                    (at("main", 30), 1)
+                ],
+                in_kernel: 3,
+                no_user_stack: 4,
+            }
+        );
+    }
+
     #[inline(never)]
     fn line_marker() -> u64 {
         std::hint::black_box(11)
