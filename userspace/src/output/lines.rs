@@ -194,19 +194,19 @@ mod tests {
 # Hottest lines of the hottest functions: samples by the source line their leaf ran
 # (a function's Overhead is of all samples, a line's of its function's samples)
 #
-# Overhead  Samples  Function / Line    Shared Object
-# ........  .......  ..................  .............
-    94.27%      296  leaf                tk_lines
+# Overhead  Samples  Function / Line   Shared Object
+# ........  .......  ................  .............
+    94.27%      296  leaf              tk_lines
     95.27%      282    tk_lines.c:23
      4.73%       14    tk_lines.c:22
-     2.23%        7  many                tk_lines
+     2.23%        7  many              tk_lines
     14.29%        1    m.c:0
     14.29%        1    m.c:1
     14.29%        1    m.c:2
     14.29%        1    m.c:3
     14.29%        1    m.c:4
     28.57%        2    (2 more lines)
-     1.27%        4  main                tk_lines
+     1.27%        4  main              tk_lines
     75.00%        3    tk_lines.c:40
     25.00%        1    ??:?
 #
