@@ -872,9 +872,13 @@ fn usdt_postgres_commits_match_pg_stat_database() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The rows of `profile --by line`'s report: (function, its samples, [(file:line, samples)]).
-fn line_report(stdout: &str) -> Vec<(String, u64, Vec<(String, u64)>)> {
-    let mut rows: Vec<(String, u64, Vec<(String, u64)>)> = Vec::new();
+/// A function's row of `profile --by line`'s report: (function, its samples, [(file:line,
+/// samples)]).
+type FunctionRow = (String, u64, Vec<(String, u64)>);
+
+/// The function rows of `profile --by line`'s report, each with its lines.
+fn line_report(stdout: &str) -> Vec<FunctionRow> {
+    let mut rows: Vec<FunctionRow> = Vec::new();
     let body = stdout
         .split("# Overhead  Samples  Function / Line")
         .nth(1)
