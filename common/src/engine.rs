@@ -126,6 +126,9 @@ pub mod operand {
     /// The constant `offset | aux << 32`, narrowed to `size` bytes: USDT arguments the
     /// compiler knew (`4@$5`).
     pub const CONST: u32 = 19;
+    /// The current task's cgroup v2 id (`bpf_get_current_cgroup_id()`, Linux 4.18+): the
+    /// inode number of its cgroup's directory in the cgroup2 filesystem.
+    pub const CGROUP: u32 = 20;
 }
 
 /// [`Operand::flags`] bit: the integer is signed (sign-extended from `size`).

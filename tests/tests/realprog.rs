@@ -349,11 +349,13 @@ fn debuginfod_names_stripped_frames() {
         std::thread::sleep(Duration::from_millis(200));
     }
 
-    let profile = |case: &str, urls: Option<&str>| {
+    let profile_with = |case: &str, urls: Option<&str>, flags: &[&str]| {
         let out = dir.join(format!("{case}.folded"));
         let mut command = Command::new(tracekit_tests::tracekit_bin());
         command
-            .args(["profile", "-F", "99", "-o"])
+            .args(["profile", "-F", "99"])
+            .args(flags)
+            .arg("-o")
             .arg(&out)
             .arg("--")
             .arg(&stripped)
@@ -371,7 +373,15 @@ fn debuginfod_names_stripped_frames() {
             started.elapsed(),
         )
     };
+    let profile = |case: &str, urls: Option<&str>| profile_with(case, urls, &[]);
     let comm = "tk_burner_strip";
+    // --offline: the server is up, but not asked.
+    let (offline, _) = profile_with("offline", Some(&url), &["--offline"]);
+    assert_share(&offline, comm, "tk_burner_stripped+0x", 0.9);
+    assert!(
+        !dir.join("cache-offline/tracekit/debuginfod").exists(),
+        "--offline downloaded"
+    );
     let (named, _) = profile("served", Some(&url));
     assert_share(&named, comm, "main;a;b;leaf", 0.9);
     assert!(
@@ -406,7 +416,8 @@ fn debuginfod_names_stripped_frames() {
         "{leaf}: {lines:?}"
     );
 
-    // A server that accepts and never answers: the run waits at most DEBUGINFOD_TIMEOUT.
+    // A server that accepts and never answers: the run waits at most DEBUGINFOD_TIMEOUT,
+    // or --debuginfod-timeout.
     let silent = TcpListener::bind("127.0.0.1:0").unwrap();
     let silent_url = format!("http://{}", silent.local_addr().unwrap());
     let (_, with_silent) = profile("silent", Some(&silent_url));
@@ -415,6 +426,15 @@ fn debuginfod_names_stripped_frames() {
         with_silent < baseline + Duration::from_secs(3) + Duration::from_millis(1500),
         "a silent server cost {:?} (without: {baseline:?}; timeout 3 s)",
         with_silent
+    );
+    let (_, with_flag) = profile_with(
+        "silent-flag",
+        Some(&silent_url),
+        &["--debuginfod-timeout", "0.5"],
+    );
+    assert!(
+        with_flag < baseline + Duration::from_millis(500) + Duration::from_millis(1500),
+        "a silent server cost {with_flag:?} with --debuginfod-timeout 0.5 (without: {baseline:?})"
     );
     drop(silent);
 }
@@ -444,4 +464,571 @@ fn http_ok(port: u16, path: &str) -> bool {
     }
     let mut head = [0u8; 12];
     stream.read_exact(&mut head).is_ok() && head.ends_with(b"200")
+}
+
+/// Installs Debian `package` with apt-get unless `present()` already holds; false, with a
+/// printed reason naming the package, when it cannot be installed.
+fn ensure_package(test: &str, package: &str, present: impl Fn() -> bool) -> bool {
+    if present() {
+        return true;
+    }
+    let mut install = Command::new("apt-get");
+    install
+        .args(["install", "-y", "--no-install-recommends", package])
+        .env("DEBIAN_FRONTEND", "noninteractive");
+    let out = run(install, Duration::from_secs(600));
+    if out.status.success() && present() {
+        return true;
+    }
+    eprintln!(
+        "{test}: skipped: installing `{package}` failed (apt-get install {package}): {}",
+        out.stderr.lines().last().unwrap_or("")
+    );
+    false
+}
+
+/// The USDT fixture (`tests/fixtures/tk_usdt.c`), built against `<sys/sdt.h>`.
+fn usdt_fixture(test: &str) -> Option<PathBuf> {
+    let sdt = || {
+        [
+            "/usr/include/sys/sdt.h",
+            "/usr/include/x86_64-linux-gnu/sys/sdt.h",
+        ]
+        .iter()
+        .any(|p| Path::new(p).is_file())
+    };
+    ensure_package(test, "systemtap-sdt-dev", sdt).then(|| fixture("tk_usdt"))
+}
+
+/// `name=VALUE` of a fixture's stdout.
+fn stdout_field(stdout: &str, name: &str) -> u64 {
+    stdout
+        .lines()
+        .find_map(|line| line.strip_prefix(name)?.strip_prefix('='))
+        .unwrap_or_else(|| panic!("no {name} in {stdout}"))
+        .parse()
+        .unwrap()
+}
+
+/// USDT probes of the C fixture on the CLI: `tk:tick` fires exactly 1000 times with known
+/// arguments (arg0 = i, arg1 = 16 or 4096, arg2 = -3 as a short, arg3 = 5 a constant; at -O0
+/// they are %rbp-relative memory and a constant), so `count` says 1000, `hist --value
+/// arg1` has 500 in each of two buckets, the signed and constant arguments group, and the
+/// sum of arg0 is 0 + ... + 999. The `U:` spelling and wildcards over names and providers
+/// count per probe; a name that matches nothing is a usage error with a suggestion.
+#[test]
+fn usdt_fixture_counts_and_histograms() {
+    require_root();
+    let Some(binary) = usdt_fixture("usdt_fixture") else {
+        return;
+    };
+    let bin = binary.to_str().unwrap();
+    let count = tracekit(
+        [
+            "count",
+            &format!("usdt:{bin}:tk:tick"),
+            "--json",
+            "--",
+            bin,
+            "ticks",
+            "1000",
+        ],
+        TIMEOUT,
+    );
+    count.assert_code(0);
+    let json = tracekit_tests::parse_json(&count.stdout);
+    assert_eq!(tracekit_tests::total_count(&json), 1000, "{count:#?}");
+    assert_eq!(json["groups"][0]["key"]["probe"], "tk:tick", "{json}");
+
+    let hist = tracekit(
+        [
+            "hist",
+            &format!("usdt:{bin}:tick"),
+            "--value",
+            "arg1",
+            "--by",
+            "arg2,arg3",
+            "--json",
+            "--",
+            bin,
+            "ticks",
+            "1000",
+        ],
+        TIMEOUT,
+    );
+    hist.assert_code(0);
+    let json = tracekit_tests::parse_json(&hist.stdout);
+    assert_eq!(tracekit_tests::bucket(&json, 16), 500, "{json}");
+    assert_eq!(tracekit_tests::bucket(&json, 4096), 500, "{json}");
+    assert_eq!(tracekit_tests::total_count(&json), 1000, "{json}");
+    let groups = json["groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 1, "{json}");
+    assert_eq!(groups[0]["key"]["arg2"], -3, "{json}");
+    assert_eq!(groups[0]["key"]["arg3"], 5, "{json}");
+    assert_eq!(
+        json["stats"]["read_errors"].as_u64().unwrap_or(0),
+        0,
+        "{json}"
+    );
+
+    let sum = tracekit(
+        [
+            "hist",
+            &format!("U:{bin}:tk:tick"),
+            "--value",
+            "arg0",
+            "--json",
+            "--",
+            bin,
+            "ticks",
+            "1000",
+        ],
+        TIMEOUT,
+    );
+    sum.assert_code(0);
+    let json = tracekit_tests::parse_json(&sum.stdout);
+    assert_eq!(json["groups"][0]["sum"], 999 * 1000 / 2, "{json}");
+
+    // Wildcards over providers and names: one row per probe, the unfired one absent.
+    let wild = tracekit(
+        ["count", &format!("U:{bin}:t?:*"), "--", bin, "ticks", "300"],
+        TIMEOUT,
+    );
+    wild.assert_code(0);
+    assert!(
+        wild.stdout
+            .lines()
+            .any(|line| line.split_whitespace().collect::<Vec<_>>() == ["tk:tick", "300"]),
+        "{wild:#?}"
+    );
+    assert!(
+        wild.stderr.contains("2 probes, 2 sites"),
+        "the banner counts probes and sites: {wild:#?}"
+    );
+
+    let typo = tracekit(["count", &format!("usdt:{bin}:tk:tock")], TIMEOUT);
+    typo.assert_code(2);
+    assert!(
+        typo.stderr.contains(&format!(
+            "no USDT probe `tk:tock` in {bin}; did you mean `tk:tick`"
+        )),
+        "{typo:#?}"
+    );
+    let arg = tracekit(
+        ["hist", &format!("usdt:{bin}:tk:guarded"), "--value", "arg3"],
+        TIMEOUT,
+    );
+    arg.assert_code(2);
+    assert!(
+        arg.stderr
+            .contains("arg3: USDT probe tk:guarded has 1 argument"),
+        "{arg:#?}"
+    );
+}
+
+/// `tk:guarded` is behind a semaphore: the fixture fires it only while a tracer is
+/// attached. `count -p PID -d 1` on a 3 s run counts what it fired (all of it but the
+/// short windows where the kernel set the semaphore before linking the program, or cleared
+/// it after unlinking), which is about a third of its iterations, and the semaphore is back
+/// to 0 at exit.
+#[test]
+fn usdt_semaphore_only_while_attached() {
+    require_root();
+    let Some(binary) = usdt_fixture("usdt_semaphore") else {
+        return;
+    };
+    let bin = binary.to_str().unwrap();
+    let fixture = Command::new(&binary)
+        .args(["guarded", "3000"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    let count = tracekit(
+        [
+            "count",
+            &format!("usdt:{bin}:tk:guarded"),
+            "-p",
+            &fixture.id().to_string(),
+            "-d",
+            "1",
+            "--json",
+        ],
+        TIMEOUT,
+    );
+    let out = wait_output(fixture, TIMEOUT);
+    count.assert_code(0);
+    let counted = tracekit_tests::total_count(&tracekit_tests::parse_json(&count.stdout));
+    let (iterations, fired) = (
+        stdout_field(&out.stdout, "iterations"),
+        stdout_field(&out.stdout, "fired"),
+    );
+    assert!(
+        counted <= fired && counted * 10 >= fired * 9,
+        "counted {counted}: {}",
+        out.stdout
+    );
+    assert!(fired > 0 && fired < iterations / 2, "{}", out.stdout);
+    assert_eq!(stdout_field(&out.stdout, "semaphore_at_exit"), 0);
+}
+
+/// `list usdt:BINARY` shows each probe with its argument specs and semaphore; `list usdt -p
+/// PID` the probes of every file the process maps; `list --fields` the arguments.
+#[test]
+fn usdt_list_probes_and_fields() {
+    require_root();
+    let Some(binary) = usdt_fixture("usdt_list") else {
+        return;
+    };
+    let bin = binary.to_str().unwrap();
+    let list = tracekit(["list", &format!("usdt:{bin}")], TIMEOUT);
+    list.assert_code(0);
+    let lines: Vec<&str> = list.stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{list:#?}");
+    assert!(
+        lines[0]
+            .trim_start()
+            .starts_with(&format!("usdt:{bin}:tk:tick"))
+            && lines[0].contains("[USDT probe, semaphore]")
+            && lines[0]
+                .split_whitespace()
+                .filter(|w| w.contains('@'))
+                .count()
+                == 4,
+        "{list:#?}"
+    );
+    assert!(
+        lines[1].contains(&format!("usdt:{bin}:tk:guarded")),
+        "{list:#?}"
+    );
+
+    let mut sleeper = Command::new(&binary)
+        .args(["guarded", "5000"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let by_pid = tracekit(["list", "usdt", "-p", &sleeper.id().to_string()], TIMEOUT);
+    let _ = sleeper.kill();
+    let _ = sleeper.wait();
+    by_pid.assert_code(0);
+    assert!(
+        by_pid.stdout.contains(&format!("usdt:{bin}:tk:guarded")),
+        "{by_pid:#?}"
+    );
+
+    let fields = tracekit(
+        ["list", "--fields", &format!("usdt:{bin}:tk:tick")],
+        TIMEOUT,
+    );
+    fields.assert_code(0);
+    assert!(
+        fields
+            .stdout
+            .starts_with(&format!("usdt:{bin}:tk:tick: arg0 (signed, 4 bytes, -4@"))
+            && fields.stdout.contains("arg3 (signed, 4 bytes, -4@$5)"),
+        "{fields:#?}"
+    );
+}
+
+const PG_BIN: &str = "/usr/lib/postgresql/15/bin";
+
+/// Runs `command` as the postgres user (`runuser`), to completion.
+fn as_postgres(program: &str, args: &[&str]) -> tracekit_tests::Output {
+    let mut command = Command::new("runuser");
+    command
+        .args(["-u", "postgres", "--"])
+        .arg(Path::new(PG_BIN).join(program))
+        .args(args)
+        .current_dir("/tmp");
+    run(command, TIMEOUT)
+}
+
+/// The sum of `xact_commit` over every row of `pg_stat_database`, through a new connection.
+fn pg_commits(port: &str) -> u64 {
+    let out = as_postgres(
+        "psql",
+        &[
+            "-h",
+            "127.0.0.1",
+            "-p",
+            port,
+            "-U",
+            "postgres",
+            "-d",
+            "postgres",
+            "-Atc",
+            "select sum(xact_commit) from pg_stat_database",
+        ],
+    );
+    out.assert_code(0);
+    out.stdout
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("{out:#?}"))
+}
+
+/// Debian's PostgreSQL 15 is built with USDT probes. A private cluster on loopback
+/// (autovacuum and the logical replication launcher off, so only clients commit) runs
+/// `pgbench -t 500 -c 4`; `count usdt:.../postgres:transaction__commit -a` over the run
+/// equals the growth of `xact_commit` summed over `pg_stat_database`. The run is bracketed
+/// so that both count the same transactions: tracekit attaches before the first `psql`
+/// reads the counter (whose own transactions are flushed to the statistics when it exits)
+/// and detaches before the last one reads it.
+#[test]
+fn usdt_postgres_commits_match_pg_stat_database() {
+    require_root();
+    let test = "usdt_postgres";
+    let postgres = Path::new(PG_BIN).join("postgres");
+    if !ensure_package(test, "postgresql-15", || postgres.is_file())
+        || !ensure_package(test, "postgresql-contrib", || {
+            Path::new(PG_BIN).join("pgbench").is_file()
+        })
+    {
+        return;
+    }
+    let started = Instant::now();
+    let dir = std::env::temp_dir().join(format!("tk-pg-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut chown = Command::new("chown");
+    chown.arg("postgres:postgres").arg(&dir);
+    run(chown, TIMEOUT).assert_code(0);
+    let data = dir.join("data");
+    let data_s = data.to_str().unwrap();
+    as_postgres(
+        "initdb",
+        &["-D", data_s, "-A", "trust", "-U", "postgres", "--no-sync"],
+    )
+    .assert_code(0);
+    let port = {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port().to_string()
+    };
+    let options = format!(
+        "-c listen_addresses=127.0.0.1 -p {port} -k {} -c fsync=off -c autovacuum=off \
+         -c max_logical_replication_workers=0",
+        dir.display()
+    );
+    let log = dir.join("log");
+    as_postgres(
+        "pg_ctl",
+        &[
+            "-D",
+            data_s,
+            "-o",
+            &options,
+            "-l",
+            log.to_str().unwrap(),
+            "-w",
+            "start",
+        ],
+    )
+    .assert_code(0);
+    struct Stop(String);
+    impl Drop for Stop {
+        fn drop(&mut self) {
+            let _ = as_postgres("pg_ctl", &["-D", &self.0, "-m", "immediate", "stop"]);
+        }
+    }
+    let stop = Stop(data_s.to_string());
+    let pgbench = |args: &[&str]| {
+        let mut all = vec!["-h", "127.0.0.1", "-p", &port, "-U", "postgres"];
+        all.extend_from_slice(args);
+        all.push("postgres");
+        as_postgres("pgbench", &all)
+    };
+    pgbench(&["-i", "-q"]).assert_code(0);
+    // Let the initialisation's backends exit and flush their statistics.
+    std::thread::sleep(Duration::from_millis(1500));
+
+    let probe = format!("usdt:{}:transaction__commit", postgres.display());
+    let mut count = spawn_tracekit(["count", &probe, "-a", "--json"]);
+    wait_for_stderr(&mut count, "Hit Ctrl-C to end.", TIMEOUT);
+    let before = pg_commits(&port);
+    let bench = pgbench(&["-t", "500", "-c", "4"]);
+    bench.assert_code(0);
+    // The backends exit when pgbench disconnects; their commits are all in by now.
+    std::thread::sleep(Duration::from_millis(1000));
+    kill(count.id(), libc::SIGINT);
+    let counted = wait_output(count, TIMEOUT);
+    counted.assert_code(0);
+    std::thread::sleep(Duration::from_millis(1000));
+    let after = pg_commits(&port);
+    let json = tracekit_tests::parse_json(&counted.stdout);
+    let total = tracekit_tests::total_count(&json);
+    eprintln!(
+        "{test}: tracekit counted {total} commits; pg_stat_database: {before} -> {after} \
+         (+{}); {:.1} s",
+        after - before,
+        started.elapsed().as_secs_f64()
+    );
+    assert!(total >= 2000, "{counted:#?}\n{}", bench.stdout);
+    assert_eq!(total, after - before, "{counted:#?}");
+    drop(stop);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A function's row of `profile --by line`'s report: (function, its samples, [(file:line,
+/// samples)]).
+type FunctionRow = (String, u64, Vec<(String, u64)>);
+
+/// The function rows of `profile --by line`'s report, each with its lines.
+fn line_report(stdout: &str) -> Vec<FunctionRow> {
+    let mut rows: Vec<FunctionRow> = Vec::new();
+    let body = stdout
+        .split("# Overhead  Samples  Function / Line")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no line report: {stdout}"));
+    for line in body.lines().skip(2) {
+        if line.starts_with('#') || line.trim().is_empty() {
+            break;
+        }
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let samples: u64 = words[1].parse().unwrap();
+        // Line rows are indented under their function and have no module.
+        let indented = line.get(21..).is_some_and(|name| name.starts_with("  "));
+        if indented {
+            rows.last_mut()
+                .expect("a function row first")
+                .2
+                .push((words[2].to_string(), samples));
+        } else {
+            rows.push((words[2].to_string(), samples, Vec::new()));
+        }
+    }
+    rows
+}
+
+/// `profile --by line` names the line of the fixture's hot loop (a chain of divisions on
+/// one line) for at least 90% of its function's samples.
+#[test]
+fn profile_by_line_names_the_hot_line() {
+    require_root();
+    let binary = fixture("tk_lines");
+    let source = std::fs::read_to_string(workspace().join("tests/fixtures/tk_lines.c")).unwrap();
+    let hot_line = source
+        .lines()
+        .position(|l| l.trim_end().ends_with("// TK_HOT_LINE"))
+        .unwrap()
+        + 1;
+    let out = tracekit(
+        [
+            "profile",
+            "-F",
+            "99",
+            "--by",
+            "line",
+            "--",
+            binary.to_str().unwrap(),
+            "3",
+        ],
+        TIMEOUT,
+    );
+    out.assert_code(0);
+    let rows = line_report(&out.stdout);
+    let (_, samples, lines) = rows
+        .iter()
+        .find(|(function, ..)| function == "hot")
+        .unwrap_or_else(|| panic!("no row for hot(): {}", out.stdout));
+    let on_line = lines
+        .iter()
+        .find(|(location, _)| *location == format!("tk_lines.c:{hot_line}"))
+        .map_or(0, |(_, n)| *n);
+    eprintln!("profile_by_line: {on_line} of {samples} samples of hot() on tk_lines.c:{hot_line}");
+    assert!(*samples >= 100, "{}", out.stdout);
+    assert!(
+        on_line * 10 >= samples * 9,
+        "{on_line} of {samples} on tk_lines.c:{hot_line}: {}",
+        out.stdout
+    );
+}
+
+/// `count --by cgroup` counts processes in two cgroups (made for the test under the cgroup2
+/// mount) apart, each named by its path: 1000 and 3000 getppid calls. Assumes the test
+/// runs in the root of its cgroup namespace (the paths are from the hierarchy's root).
+#[test]
+fn count_by_cgroup_names_paths() {
+    require_root();
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    let Some(root) = mountinfo.lines().find_map(|line| {
+        let (left, right) = line.split_once(" - ")?;
+        let mount_point = left.split_whitespace().nth(4)?;
+        (right.split_whitespace().next()? == "cgroup2").then(|| PathBuf::from(mount_point))
+    }) else {
+        eprintln!("count_by_cgroup: skipped: no cgroup2 filesystem is mounted (cgroup v2)");
+        return;
+    };
+    let names = [
+        format!("tk-cgroup-a-{}", std::process::id()),
+        format!("tk-cgroup-b-{}", std::process::id()),
+    ];
+    for name in &names {
+        std::fs::create_dir_all(root.join(name)).unwrap();
+    }
+    let syscalls = fixture("tk_syscalls");
+    let script = |cgroup: &str, calls: &str| {
+        format!(
+            "echo $$ > {}/cgroup.procs && exec {} {calls}",
+            root.join(cgroup).display(),
+            syscalls.display()
+        )
+    };
+    let command = format!(
+        "sh -c '{}' ; sh -c '{}'",
+        script(&names[0], "1000"),
+        script(&names[1], "3000")
+    );
+    let out = tracekit(
+        [
+            "count",
+            "syscalls:sys_enter_getppid",
+            "--by",
+            "cgroup",
+            "--json",
+            "--",
+            "sh",
+            "-c",
+            &command,
+        ],
+        TIMEOUT,
+    );
+    for name in &names {
+        let _ = std::fs::remove_dir(root.join(name));
+    }
+    out.assert_code(0);
+    let json = tracekit_tests::parse_json(&out.stdout);
+    let groups: Vec<(String, u64)> = json["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["key"]["cgroup"].as_str().unwrap().to_string(),
+                g["count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    // The shells may call getppid too before they move themselves: those count in the
+    // test's own cgroup, never in the two made for it.
+    let own = std::fs::read_to_string("/proc/self/cgroup")
+        .unwrap()
+        .lines()
+        .find_map(|line| line.strip_prefix("0::").map(str::to_string))
+        .expect("a cgroup v2 line in /proc/self/cgroup");
+    let (others, mut made): (Vec<_>, Vec<_>) =
+        groups.into_iter().partition(|(path, _)| *path == own);
+    made.sort();
+    assert_eq!(
+        made,
+        [
+            (format!("/{}", names[0]), 1000),
+            (format!("/{}", names[1]), 3000)
+        ],
+        "{out:#?}"
+    );
+    assert!(others.iter().all(|(_, n)| *n < 100), "{out:#?}");
 }

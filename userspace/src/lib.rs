@@ -22,6 +22,7 @@
 
 pub mod bpf;
 pub mod caps;
+pub mod cgroups;
 pub mod counters;
 pub mod engine;
 pub mod error;

@@ -98,6 +98,12 @@ fn clap_error(err: clap::Error) -> ExitCode {
             parts.push(message.to_string());
         } else if let Some(tip) = line.strip_prefix("tip: ") {
             parts.push(tip.to_string());
+        } else if let Some(values) = line
+            .strip_prefix("[possible values: ")
+            .and_then(|rest| rest.strip_suffix(']'))
+        {
+            // What would be valid, for value enums (`--by line`).
+            parts.push(format!("possible values: {values}"));
         }
     }
     if parts.is_empty() {

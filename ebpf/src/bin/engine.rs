@@ -19,7 +19,8 @@ use aya_ebpf::{
         bpf_get_current_comm, bpf_probe_read_kernel, bpf_probe_read_kernel_str_bytes,
         bpf_probe_read_user,
         generated::{
-            bpf_get_attach_cookie, bpf_get_func_ip, bpf_get_smp_processor_id, bpf_ktime_get_ns,
+            bpf_get_attach_cookie, bpf_get_current_cgroup_id, bpf_get_func_ip,
+            bpf_get_smp_processor_id, bpf_ktime_get_ns,
         },
     },
     macros::{
@@ -368,6 +369,8 @@ fn read_operands<S: Source>(
             )),
             operand::PID => Some(u64::from(pid)),
             operand::TID => Some(u64::from(tid)),
+            // SAFETY: plain helper call.
+            operand::CGROUP => Some(unsafe { bpf_get_current_cgroup_id() }),
             // SAFETY: plain helper call.
             operand::CPU => Some(u64::from(unsafe { bpf_get_smp_processor_id() })),
             operand::LATENCY => Some(started.latency_ns),

@@ -136,6 +136,7 @@ impl Common {
             output: self.output.output.clone(),
             json: self.output.json,
             verbose,
+            debug_info: Default::default(),
         })
     }
 }
@@ -214,6 +215,31 @@ impl MapArgs {
             max_groups: self.max_groups,
             max_in_flight: self.max_in_flight,
         }
+    }
+}
+
+/// Where separate debug files of stripped binaries come from, for the commands that name
+/// user frames (`profile`, `stackcount`, `offcpu`, `trace`, `top`): local build-ID
+/// directories first, then the debuginfod servers of `$DEBUGINFOD_URLS`.
+#[derive(Debug, Args)]
+pub struct SymbolArgs {
+    /// Never ask debuginfod servers ($DEBUGINFOD_URLS) for debug files; use local ones only
+    #[arg(long)]
+    pub offline: bool,
+    /// The most a run waits for debuginfod servers, over all requests [default:
+    /// $DEBUGINFOD_TIMEOUT, else 5]
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, conflicts_with = "offline")]
+    pub debuginfod_timeout: Option<f64>,
+}
+
+impl SymbolArgs {
+    /// `options` with these flags' debug-file lookup.
+    pub fn apply(&self, mut options: RunOptions) -> RunOptions {
+        options.debug_info.offline = self.offline;
+        if let Some(seconds) = self.debuginfod_timeout {
+            options.debug_info.timeout = Duration::from_secs_f64(seconds);
+        }
+        options
     }
 }
 

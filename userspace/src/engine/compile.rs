@@ -1,6 +1,7 @@
 //! Compiles a [`Request`] into engine specs, for every probe kind: tracepoints (their record
 //! fields), `syscalls:*` sets (one raw tracepoint), raw tracepoints (their arguments), kernel
-//! functions (fentry/fexit or kprobes), user functions (uprobes) and software perf events.
+//! functions (fentry/fexit or kprobes), user functions (uprobes), USDT probes (uprobes at
+//! their sites, arguments from their ELF notes) and software perf events.
 //!
 //! A request with a [`Start`](super::request::Start) compiles to two stages of one engine:
 //! the start plan stores the time and the `start.NAME` values under the pairing key, the main
@@ -19,7 +20,7 @@ use super::{
     EngineSpec, Stage,
     attach::{
         Attach, kernel_function::KernelFunctions, perf_event::SoftwareEvent,
-        raw_tracepoint::RawTracepoint, tracepoint::Tracepoints, uprobe::Uprobes,
+        raw_tracepoint::RawTracepoint, tracepoint::Tracepoints, uprobe::Uprobes, usdt::Usdt,
     },
     filter,
     keys::{KeyColumn, KeyKind},
@@ -34,11 +35,12 @@ use crate::{
     probe::{
         self, ProbeKind, ProbeSpec, Tracepoint,
         fields::{
-            BUILTINS, FieldRef, Fields, FunctionFields, Hint, TracepointFields, ValueType, builtin,
-            int,
+            BUILTINS, FieldRef, Fields, FunctionFields, Hint, TracepointFields, UsdtFields,
+            ValueType, builtin, int,
         },
         functions::{self, KernelBtf},
         tracefs,
+        usdt::{self, UsdtTarget},
     },
 };
 
@@ -182,6 +184,7 @@ pub fn compile_in(request: &Request, events: &Events) -> Result<Compiled> {
             quote(&spec.text)
         ))),
         ProbeKind::RawTracepoint => raw_tracepoint_specs(spec, request, events),
+        ProbeKind::Usdt => usdt_specs(spec, request),
         _ => function_specs(spec, request),
     }
 }
@@ -356,6 +359,7 @@ fn key_kind(field: &FieldRef) -> KeyKind {
         (Hint::Disk, _) => KeyKind::Disk,
         (Hint::Syscall, _) => KeyKind::Syscall,
         (Hint::Stack, _) => KeyKind::Int { signed: false },
+        (Hint::Cgroup, _) => KeyKind::Cgroup,
         (Hint::Plain, ValueType::Int { signed }) => KeyKind::Int { signed },
     }
 }
@@ -1107,6 +1111,133 @@ fn function_specs(spec: &ProbeSpec, request: &Request) -> Result<Compiled> {
         what,
         prints: vec![prints],
         events: vec![events],
+    })
+}
+
+/// USDT probes of one binary (`usdt:BINARY[:PROVIDER]:NAME`, wildcards allowed): a uprobe
+/// at each site, `arg0..argN` read as each site's note says. Sites whose arguments are read
+/// alike share an engine; sites whose argument specs differ (a probe the compiler inlined
+/// with its arguments in other registers) get an engine each. Every site reports its
+/// probe's index as the event, so the sites of one probe count as one event.
+fn usdt_specs(spec: &ProbeSpec, request: &Request) -> Result<Compiled> {
+    no_start(spec, request)?;
+    let target = UsdtTarget::parse(&spec.text, &spec.target)?;
+    for name in request.names() {
+        if matches!(name.as_str(), "latency" | "retval") {
+            return Err(Error::usage(format!(
+                "probe `{}`: USDT probes have arguments (arg0..argN), not `{name}`",
+                spec.text
+            )));
+        }
+    }
+    let binary = functions::resolve_binary(target.binary, request.target.pid)?;
+    let sites = usdt::find(&binary, &target)?;
+    let mut names: Vec<String> = Vec::new();
+    let mut events = Vec::with_capacity(sites.len());
+    for site in &sites {
+        let name = site.qualified_name();
+        let index = match names.iter().position(|n| *n == name) {
+            Some(index) => index,
+            None => {
+                names.push(name);
+                names.len() - 1
+            }
+        };
+        events.push(index as u32);
+    }
+    // Arguments the request reads must be readable at every site.
+    let used: Vec<String> = request
+        .names()
+        .into_iter()
+        .filter(|n| probe::fields::parse_arg(n).is_some())
+        .collect();
+    for site in &sites {
+        let fields = UsdtFields::of(format!("usdt:{}", site.qualified_name()), site);
+        for name in &used {
+            if let Some(why) = &site.arg_error {
+                return Err(Error::usage(format!(
+                    "{name}: the arguments of USDT probe {} did not parse: {why}",
+                    site.qualified_name()
+                )));
+            }
+            if fields.arg(name)?.is_none() {
+                return Err(Error::usage(format!(
+                    "{name}: USDT probe {} has {} argument{} ({})",
+                    site.qualified_name(),
+                    site.args.len(),
+                    if site.args.len() == 1 { "" } else { "s" },
+                    fields.describe()
+                )));
+            }
+        }
+    }
+    let keyed = request.by_event || names.len() > 1;
+    let mut groups: Vec<(Plan, Vec<usize>, Vec<Printed>)> = Vec::new();
+    let mut columns = Vec::new();
+    for (index, site) in sites.iter().enumerate() {
+        let fields = UsdtFields::of(format!("usdt:{}", site.qualified_name()), site);
+        let mut builder = PlanBuilder::new();
+        let mut site_columns = Vec::new();
+        if keyed {
+            let event = builder.operand(simple_operand(operand::EVENT_INDEX))?;
+            builder.key_part(event)?;
+            site_columns.push(Column {
+                column: KeyColumn {
+                    name: "probe".into(),
+                    kind: KeyKind::Event(
+                        names
+                            .iter()
+                            .enumerate()
+                            .map(|(i, n)| (i as u64, n.clone()))
+                            .collect(),
+                    ),
+                },
+                bound: Some(names.len() as u32),
+            });
+        }
+        let (more, prints) = compile_body(&mut builder, &fields, request)?;
+        site_columns.extend(more);
+        finish_layout(&mut builder, &site_columns);
+        let plan = builder.plan();
+        if columns.is_empty() {
+            columns = columns_of(site_columns);
+        }
+        match groups.iter_mut().find(|(p, ..)| *p == plan) {
+            Some((_, members, _)) => members.push(index),
+            None => groups.push((plan, vec![index], prints)),
+        }
+    }
+    let event_names: BTreeMap<u32, String> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (i as u32, format!("usdt:{n}")))
+        .collect();
+    let mut specs = Vec::new();
+    let mut all_prints = Vec::new();
+    for (plan, members, prints) in groups {
+        let attach = Usdt {
+            sites: members.iter().map(|&i| sites[i].clone()).collect(),
+            events: members.iter().map(|&i| events[i]).collect(),
+            pid: request.target.pid,
+        };
+        specs.push(spec_of(plan, Arc::new(attach), None, request));
+        all_prints.push(prints);
+    }
+    let what = format!(
+        "usdt:{}:{} ({} probe{}, {} site{})",
+        binary.display(),
+        target.pattern(),
+        names.len(),
+        if names.len() == 1 { "" } else { "s" },
+        sites.len(),
+        if sites.len() == 1 { "" } else { "s" }
+    );
+    Ok(Compiled {
+        events: vec![EventNames::ByIndex(event_names); specs.len()],
+        specs,
+        columns,
+        what,
+        prints: all_prints,
     })
 }
 

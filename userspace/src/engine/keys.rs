@@ -1,5 +1,5 @@
 //! Group keys as the engine packs them (64-bit words, strings in 16 bytes), decoded for
-//! display: integers, strings, event and syscall names, disks, kernel functions.
+//! display: integers, strings, event and syscall names, disks, kernel functions, cgroups.
 
 use std::collections::BTreeMap;
 
@@ -22,6 +22,8 @@ pub enum KeyKind {
     Disk,
     /// A kernel function's address, shown as its name.
     KernelFunction,
+    /// A cgroup v2 id, shown as the cgroup's path ([`crate::cgroups::path`]).
+    Cgroup,
 }
 
 /// One column of a group key.
@@ -96,6 +98,7 @@ pub fn decode_key(columns: &[KeyColumn], words: &[u64]) -> Vec<KeyValue> {
                 KeyKind::Syscall => KeyValue::Text(syscall_name(first)),
                 KeyKind::Disk => KeyValue::Text(disk_name(first)),
                 KeyKind::KernelFunction => KeyValue::Text(crate::symbolize::kernel_function(first)),
+                KeyKind::Cgroup => KeyValue::Text(crate::cgroups::path(first)),
             }
         })
         .collect()

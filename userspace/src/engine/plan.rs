@@ -301,6 +301,10 @@ pub fn disassemble(plan: &Plan) -> String {
             operand::FUNC_IP => "func_ip",
             operand::KERNEL_STACK => "kstack",
             operand::USER_STACK => "ustack",
+            operand::REG => "reg",
+            operand::USER_MEM => "user_mem",
+            operand::CONST => "const",
+            operand::CGROUP => "cgroup",
             _ => "?",
         };
         let signed = if o.flags & SIGNED != 0 { "s" } else { "" };
@@ -311,6 +315,15 @@ pub fn disassemble(plan: &Plan) -> String {
             operand::ARG => format!("{kind}{}:{signed}{}", o.offset, o.size),
             operand::ARG_DEREF => format!("{kind}{}+{}:{signed}{}", o.offset, o.aux, o.size),
             operand::SAVED => format!("{kind}{}", o.offset),
+            operand::REG => format!("{kind}@{}:{signed}{}", o.offset, o.size),
+            operand::USER_MEM => {
+                format!("{kind}@{}{:+}:{signed}{}", o.offset, o.aux as i32, o.size)
+            }
+            operand::CONST => format!(
+                "{kind}={}:{signed}{}",
+                (u64::from(o.aux) << 32 | u64::from(o.offset)) as i64,
+                o.size
+            ),
             _ => kind.to_string(),
         }
     };

@@ -1,17 +1,19 @@
 //! What can be traced here, as `perf list` shows it: hardware events (with whether this
-//! machine counts them), software events, tracepoints, kernel functions; and the fields of
-//! a probe with their types.
+//! machine counts them), software events, tracepoints, kernel functions, the USDT probes of a
+//! binary or process (`bpftrace -l 'usdt:...'`); and the fields of a probe with their types.
 
 use crate::{
     Error, Result,
     counters::{self, HARDWARE, SOFTWARE},
     probe::{
         self, ProbeKind, ProbeSpec,
-        fields::{BUILTINS, Fields as _, FunctionFields},
+        fields::{BUILTINS, Fields as _, FunctionFields, UsdtFields},
         functions::{self, KernelBtf},
         glob_match,
         tracefs::{self, EventFormat},
+        usdt::{self, ProbeSite, UsdtTarget},
     },
+    procmaps,
 };
 
 fn line(out: &mut String, name: &str, kind: &str) {
@@ -103,7 +105,7 @@ pub fn events(glob: Option<&str>) -> Result<String> {
 ///
 /// # Errors
 /// A usage error for a bad spec, or a probe kind without fields.
-pub fn fields(text: &str) -> Result<String> {
+pub fn fields(text: &str, pid: Option<u32>) -> Result<String> {
     let spec = ProbeSpec::parse(text)?;
     let mut out = String::new();
     match spec.kind {
@@ -164,6 +166,32 @@ pub fn fields(text: &str) -> Result<String> {
             };
             out.push_str(&format!("{}: {}\n", fields.event_name(), fields.describe()));
         }
+        ProbeKind::Usdt => {
+            let target = UsdtTarget::parse(&spec.text, &spec.target)?;
+            let binary = functions::resolve_binary(target.binary, pid)?;
+            let mut seen: Vec<(String, String)> = Vec::new();
+            for site in usdt::find(&binary, &target)? {
+                let key = (site.qualified_name(), site.arg_specs.clone());
+                if seen.contains(&key) {
+                    continue;
+                }
+                seen.push(key);
+                let fields = UsdtFields::of(
+                    format!("usdt:{}:{}", binary.display(), site.qualified_name()),
+                    &site,
+                );
+                let why = site
+                    .arg_error
+                    .as_deref()
+                    .map(|why| format!(" (arguments unreadable: {why})"))
+                    .unwrap_or_default();
+                out.push_str(&format!(
+                    "{}: {}{why}\n",
+                    fields.event_name(),
+                    fields.describe()
+                ));
+            }
+        }
         other => {
             return Err(Error::usage(format!(
                 "--fields {text}: {} events carry no fields beyond {}",
@@ -173,4 +201,117 @@ pub fn fields(text: &str) -> Result<String> {
         }
     }
     Ok(out)
+}
+
+/// Whether a `list` argument asks for USDT probes (`usdt`, `usdt:BINARY...`, `U:...`).
+pub fn is_usdt(glob: &str) -> bool {
+    glob == "usdt" || glob.starts_with("usdt:") || glob.starts_with("U:")
+}
+
+/// The USDT probes `glob` names, with their argument specs (`bpftrace -l 'usdt:...'`):
+/// `usdt:BINARY` (every probe of it), `usdt:BINARY[:PROVIDER]:NAME` (wildcards allowed), or
+/// `usdt` with `pid`: the probes of every file the process maps. BINARY resolves as uprobes
+/// resolve it (in `pid`'s maps first).
+///
+/// # Errors
+/// Usage errors for a bad spec, a binary not found, or `usdt` without a pid; runtime errors
+/// when a file cannot be read.
+pub fn usdt_probes(glob: &str, pid: Option<u32>) -> Result<String> {
+    let rest = glob
+        .strip_prefix("usdt")
+        .or_else(|| glob.strip_prefix('U'))
+        .unwrap_or(glob);
+    let rest = rest.strip_prefix(':').unwrap_or(rest);
+    let mut out = String::new();
+    if rest.is_empty() {
+        let Some(pid) = pid else {
+            return Err(Error::usage(
+                "list usdt: name a binary (usdt:BINARY, e.g. usdt:postgres) or a process (-p PID)",
+            ));
+        };
+        let maps = std::fs::read_to_string(format!("/proc/{pid}/maps"))
+            .map_err(|err| Error::usage(format!("list usdt -p {pid}: no such process ({err})")))?;
+        let mut files: Vec<std::path::PathBuf> = Vec::new();
+        for vma in procmaps::parse_maps(&maps) {
+            if let Some(path) = vma.path
+                && !vma.deleted
+                && !files.contains(&path)
+            {
+                files.push(path);
+            }
+        }
+        for path in files {
+            let readable = std::path::PathBuf::from(format!("/proc/{pid}/root{}", path.display()));
+            // Data files mapped by the process are not ELF: they have no probes.
+            let Ok(sites) = usdt::probes(&readable, None, None) else {
+                continue;
+            };
+            write_sites(&mut out, &path.display().to_string(), &sites);
+        }
+        if out.is_empty() {
+            out.push_str(&format!(
+                "(no USDT probes in the files process {pid} maps)\n"
+            ));
+        }
+        return Ok(out);
+    }
+    let (binary, sites) = match rest.split_once(':') {
+        None => {
+            let binary = functions::resolve_binary(rest, pid)?;
+            let sites = usdt::probes(&binary, None, None)?;
+            if sites.is_empty() {
+                return Err(Error::usage(format!(
+                    "{} has no USDT probes (no .note.stapsdt notes)",
+                    binary.display()
+                )));
+            }
+            (binary, sites)
+        }
+        Some(_) => {
+            let target = UsdtTarget::parse(glob, rest)?;
+            let binary = functions::resolve_binary(target.binary, pid)?;
+            let sites = usdt::find(&binary, &target)?;
+            (binary, sites)
+        }
+    };
+    write_sites(&mut out, &binary.display().to_string(), &sites);
+    Ok(out)
+}
+
+/// One line per probe of `sites` (all of one file, named `shown`): its spec, then how many
+/// sites and whether it has a semaphore, then its argument specs (each distinct set, when
+/// the sites differ).
+fn write_sites(out: &mut String, shown: &str, sites: &[ProbeSite]) {
+    let mut probes: Vec<(String, Vec<&ProbeSite>)> = Vec::new();
+    for site in sites {
+        let name = site.qualified_name();
+        match probes.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, members)) => members.push(site),
+            None => probes.push((name, vec![site])),
+        }
+    }
+    for (name, members) in probes {
+        let mut kind = String::from("USDT probe");
+        if members.len() > 1 {
+            kind.push_str(&format!(", {} sites", members.len()));
+        }
+        if members.iter().any(|s| s.semaphore.is_some()) {
+            kind.push_str(", semaphore");
+        }
+        let mut specs: Vec<&str> = Vec::new();
+        for site in &members {
+            if !specs.contains(&site.arg_specs.as_str()) {
+                specs.push(&site.arg_specs);
+            }
+        }
+        let args = specs
+            .iter()
+            .map(|s| if s.is_empty() { "(no arguments)" } else { s })
+            .collect::<Vec<_>>()
+            .join(" | ");
+        out.push_str(&format!(
+            "  {:<50} [{kind}] {args}\n",
+            format!("usdt:{shown}:{name}")
+        ));
+    }
 }

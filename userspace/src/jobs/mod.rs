@@ -23,9 +23,12 @@ pub mod trace;
 
 use std::{io::Write as _, path::PathBuf, time::Duration};
 
-use crate::{Error, Result, output::Format, session::Scope};
+use crate::{
+    Error, Result, output::Format, session::Scope, symbolize::debuginfo::DebugInfoOptions,
+};
 
-/// What every run takes from the command line: scope, timing, output, verbosity.
+/// What every run takes from the command line: scope, timing, output, verbosity, and where
+/// the jobs that name user frames find separate debug files.
 #[derive(Clone, Debug)]
 pub struct RunOptions {
     /// `-a`, `-p PID`, `-- CMD`.
@@ -40,6 +43,9 @@ pub struct RunOptions {
     pub json: bool,
     /// `-v` count.
     pub verbose: u8,
+    /// Separate debug files for user frames (`--offline`, `--debuginfod-timeout`): the jobs
+    /// that symbolize user stacks (stacks, trace, top) build their symbolizer with it.
+    pub debug_info: DebugInfoOptions,
 }
 
 impl RunOptions {

@@ -27,7 +27,7 @@ use crate::{
     profile::{self, Profile, ProfileOptions, Profiler, RawProfile},
     session::{self, Collector, Flow, Interval, Tracees},
     stacks::Frame,
-    symbolize::Symbolizer,
+    symbolize::{Symbolizer, SymbolizerOptions, lines::LineProfile},
 };
 
 /// What a stack's count is.
@@ -61,6 +61,9 @@ pub struct ReportOptions {
     pub top: usize,
     /// Show inlined functions as frames (reads DWARF line tables).
     pub inlined: bool,
+    /// Also report the hottest source lines of the hottest functions (`profile --by
+    /// line`; reads DWARF line tables), after the text report.
+    pub lines: bool,
 }
 
 /// `profile`'s CPU sampler options (scope excluded: the session supplies it).
@@ -158,6 +161,8 @@ struct Whole {
     profile: Profile,
     index: HashMap<(u32, String, Vec<Frame>), usize>,
     pids: HashSet<u32>,
+    /// With `--by line`: the intervals' lines added up.
+    lines: LineProfile,
 }
 
 impl Whole {
@@ -263,10 +268,18 @@ impl Collector for StackCollector<'_> {
     fn interval(&mut self, interval: Interval) -> Result<Flow> {
         let delta = self.source.read_interval(&mut self.previous)?;
         let profile = profile::symbolize(&delta, &self.symbolizer);
+        // Lines before forgetting: an exited process's resolvers go with it.
+        let lines = self
+            .report
+            .lines
+            .then(|| self.symbolizer.leaf_lines(&delta));
         // Exited processes are symbolized for the last time now: forgotten at the next
         // interval, so memory stays flat under churn.
         self.symbolizer.forget_exited();
         self.whole.add(&profile, self.keep_stacks);
+        if let Some(lines) = &lines {
+            self.whole.lines.add(lines);
+        }
         let scope = format!("interval ending {}", session::clock_time());
         let header = self.header(&scope, interval.elapsed);
         let format = if self.json {
@@ -275,7 +288,14 @@ impl Collector for StackCollector<'_> {
             Format::Text
         };
         let written = to_stdout(|out| {
-            output::profile::write(out, format, &profile, &header, self.report.top)?;
+            write_profile(
+                out,
+                format,
+                &profile,
+                lines.as_ref(),
+                &header,
+                self.report.top,
+            )?;
             writeln!(out)
         });
         match written {
@@ -370,7 +390,11 @@ fn run(
         source,
         labels,
         report,
-        symbolizer: Symbolizer::new(report.inlined),
+        symbolizer: Symbolizer::with_options(SymbolizerOptions {
+            inlined: report.inlined,
+            debug_info: options.debug_info.clone(),
+            lines: report.lines,
+        }),
         json: options.json,
         hz,
         cpus: online_cpus(),
@@ -393,9 +417,15 @@ fn run(
         let raw = collector.source.read()?;
         let started = std::time::Instant::now();
         let profile = profile::symbolize(&raw, &collector.symbolizer);
+        if report.lines {
+            collector.whole.lines = collector.symbolizer.leaf_lines(&raw);
+        }
         log::debug!("symbolized in {:?}", started.elapsed());
         profile
     };
+    let lines = report
+        .lines
+        .then(|| std::mem::take(&mut collector.whole.lines));
     let processes = if options.interval.is_some() {
         processes
     } else {
@@ -404,7 +434,7 @@ fn run(
     let header = collector.header(&finished.scope_text, finished.elapsed);
     if let (Some(path), Some(format)) = (options.output.as_deref(), file_format) {
         output::write_file(path, |out| {
-            output::profile::write(out, format, &profile, &header, report.top)
+            write_profile(out, format, &profile, lines.as_ref(), &header, report.top)
         })?;
     }
     let stdout_format = if options.json {
@@ -415,7 +445,7 @@ fn run(
         None
     };
     if let Some(format) = stdout_format {
-        to_stdout(|out| output::profile::write(out, format, &profile, &header, report.top))?;
+        to_stdout(|out| write_profile(out, format, &profile, lines.as_ref(), &header, report.top))?;
     }
     match &collector.source {
         Source::Sampler { .. } => {
@@ -451,6 +481,25 @@ fn run(
         eprintln!("{}", output::profile::written(path, format));
     }
     session::print_usage(options.verbose, finished.attached_after);
+    Ok(())
+}
+
+/// Writes `profile` in `format`; the text report is followed by the hottest lines of the
+/// hottest functions when `lines` were computed.
+fn write_profile(
+    out: &mut dyn std::io::Write,
+    format: Format,
+    profile: &profile::Profile,
+    lines: Option<&LineProfile>,
+    header: &Header<'_>,
+    top: usize,
+) -> std::io::Result<()> {
+    output::profile::write(out, format, profile, header, top)?;
+    if let (Format::Text, Some(lines)) = (format, lines) {
+        let total = profile.stacks.iter().map(|s| s.count).sum();
+        writeln!(out)?;
+        output::lines::write(out, lines, total, top)?;
+    }
     Ok(())
 }
 

@@ -20,7 +20,7 @@ use crate::{
     profile::{self, ProfileOptions, Profiler, RawProfile},
     session::{self, Collector, Flow, Interval, Tracees},
     stacks::{FrameKind, UNKNOWN_SYMBOL},
-    symbolize::Symbolizer,
+    symbolize::{Symbolizer, SymbolizerOptions},
 };
 
 /// What rows are grouped by.
@@ -331,7 +331,11 @@ pub fn run(top: &TopOptions, options: &RunOptions) -> Result<()> {
                 count_map_entries: DEFAULT_COUNT_MAP_ENTRIES,
             },
             profiler: None,
-            symbolizer: Box::new(Symbolizer::new(false)),
+            symbolizer: Box::new(Symbolizer::with_options(SymbolizerOptions {
+                inlined: false,
+                debug_info: options.debug_info.clone(),
+                ..SymbolizerOptions::default()
+            })),
         },
     };
     let mut collector = TopCollector {

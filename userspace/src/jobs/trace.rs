@@ -21,7 +21,7 @@ use crate::{
     profile::{announced_pid, comm_string},
     session::{self, Collector, Flow, Tracees},
     stacks::{Frame, UNKNOWN_SYMBOL},
-    symbolize::{Symbolizer, kernel_function},
+    symbolize::{Symbolizer, SymbolizerOptions, kernel_function},
 };
 
 /// CLOCK_MONOTONIC now, in ns (the clock of `bpf_ktime_get_ns`).
@@ -211,7 +211,11 @@ pub fn run(request: &Request, options: &RunOptions) -> Result<()> {
         out,
         views: Vec::new(),
         rings: Vec::new(),
-        symbolizer: Symbolizer::new(false),
+        symbolizer: Symbolizer::with_options(SymbolizerOptions {
+            inlined: false,
+            debug_info: options.debug_info.clone(),
+            ..SymbolizerOptions::default()
+        }),
         start_ns: 0,
         printed: 0,
         write_error: None,

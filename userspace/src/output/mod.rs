@@ -6,6 +6,7 @@
 //! - [`profile`]: stack profiles (report, folded, SVG, JSON) and their account;
 //! - [`hist`]: log2 and linear histograms and tables, one renderer for every command;
 //! - [`report`]: the hottest-functions report; [`flamegraph`]: SVG through inferno;
+//! - [`lines`]: the hottest source lines of the hottest functions (`profile --by line`);
 //! - [`stat`]: perf stat's layout; [`top`]: perf top's view;
 //! - [`pprof`]: stack profiles as gzipped pprof (`.pb.gz`);
 //! - [`prometheus`]: metric families as the Prometheus (OpenMetrics) text format.
@@ -15,6 +16,7 @@
 pub mod aggregates;
 pub mod flamegraph;
 pub mod hist;
+pub mod lines;
 pub mod pprof;
 pub mod profile;
 pub mod prometheus;

@@ -39,6 +39,8 @@ pub enum Hint {
     Syscall,
     /// A stack, by the hash the engine stores it under.
     Stack,
+    /// A cgroup v2 id, shown as the cgroup's path.
+    Cgroup,
 }
 
 /// A name resolved to the operand that reads it.
@@ -99,8 +101,23 @@ pub const BUILTINS: [&str; 4] = ["pid", "tid", "cpu", "comm"];
 /// names): group keys of `stackcount` and `offcpu`, printed by `trace -K`/`-U`.
 pub const STACKS: [&str; 2] = ["kstack", "ustack"];
 
-/// The built-in operand named `name` (one of [`BUILTINS`] or [`STACKS`]).
+/// The current task's cgroup (v2), shown as its path (`/system.slice/nginx.service`,
+/// `/docker/ID`): the group key of containers and services (`--by cgroup`).
+pub const CGROUP: &str = "cgroup";
+
+/// The built-in operand named `name` (one of [`BUILTINS`], [`STACKS`] or [`CGROUP`]).
 pub fn builtin(name: &str) -> Option<FieldRef> {
+    if name == CGROUP {
+        let field = FieldRef::new(
+            Operand {
+                kind: operand::CGROUP,
+                size: 8,
+                ..Operand::NONE
+            },
+            ValueType::Int { signed: false },
+        );
+        return Some(field.hinted(Hint::Cgroup));
+    }
     let (kind, ty) = match name {
         "pid" => (operand::PID, ValueType::Int { signed: false }),
         "tid" => (operand::TID, ValueType::Int { signed: false }),
@@ -360,9 +377,134 @@ impl Fields for FunctionFields {
     }
 }
 
+/// The arguments of a USDT probe site: `arg0..argN` as its ELF note describes them (size,
+/// sign, register, memory or constant; `arg1:u32` narrows), plus the built-ins.
+pub struct UsdtFields {
+    /// For messages (`usdt:postgresql:transaction__commit`).
+    pub event: String,
+    /// The site's arguments, `arg0` first.
+    pub args: Vec<crate::probe::usdt::Arg>,
+    /// The argument specs as the note writes them (`-4@%edi`), for messages.
+    pub specs: Vec<String>,
+}
+
+impl UsdtFields {
+    /// The fields of `site`.
+    pub fn of(event: impl Into<String>, site: &crate::probe::usdt::ProbeSite) -> Self {
+        Self {
+            event: event.into(),
+            args: site.args.clone(),
+            specs: site
+                .arg_specs
+                .split_whitespace()
+                .map(str::to_string)
+                .collect(),
+        }
+    }
+
+    /// The field named `name` (`argN`, `argN:TYPE`), or the error reading it would be:
+    /// `Ok(None)` for names that are not arguments of this probe.
+    ///
+    /// # Errors
+    /// A usage error when the kernel side cannot read the argument (see
+    /// [`crate::probe::usdt::Arg::operand`]).
+    pub fn arg(&self, name: &str) -> Result<Option<FieldRef>> {
+        let Some((index, size, signed)) = parse_arg(name) else {
+            return Ok(None);
+        };
+        let Some(arg) = self.args.get(index as usize) else {
+            return Ok(None);
+        };
+        let mut operand = arg.operand()?;
+        let signed = if name.contains(':') {
+            operand.size = operand.size.min(size);
+            operand.flags = if signed { SIGNED } else { 0 };
+            signed
+        } else {
+            arg.signed
+        };
+        Ok(Some(FieldRef::new(operand, ValueType::Int { signed })))
+    }
+}
+
+impl Fields for UsdtFields {
+    fn lookup(&self, name: &str) -> Option<FieldRef> {
+        builtin(name).or_else(|| self.arg(name).ok().flatten())
+    }
+
+    fn names(&self) -> Vec<String> {
+        let mut names: Vec<String> = (0..self.args.len()).map(|i| format!("arg{i}")).collect();
+        names.extend(BUILTINS.iter().map(|b| b.to_string()));
+        names
+    }
+
+    fn describe(&self) -> String {
+        let args: Vec<String> = self
+            .args
+            .iter()
+            .enumerate()
+            .map(|(i, arg)| {
+                let spec = self.specs.get(i).map_or("", String::as_str);
+                format!(
+                    "arg{i} ({}{} bytes, {spec})",
+                    if arg.signed { "signed, " } else { "" },
+                    arg.size
+                )
+            })
+            .collect();
+        if args.is_empty() {
+            format!("no arguments; and {}", BUILTINS.join(", "))
+        } else {
+            format!("{}; and {}", args.join(", "), BUILTINS.join(", "))
+        }
+    }
+
+    fn event_name(&self) -> String {
+        self.event.clone()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn usdt_arguments_from_the_note() {
+        let site = crate::probe::usdt::ProbeSite {
+            binary: "/bin/app".into(),
+            provider: "tk".into(),
+            name: "tick".into(),
+            address: 0x1000,
+            file_offset: 0x1000,
+            semaphore: None,
+            semaphore_file_offset: None,
+            arg_specs: "-4@%edi 8@-16(%rbp) 8@8(%rip)".into(),
+            args: crate::probe::usdt::parse_args("-4@%edi 8@-16(%rbp) 8@8(%rip)").unwrap(),
+            arg_error: None,
+        };
+        let fields = UsdtFields::of("usdt:tk:tick", &site);
+        let arg0 = fields.lookup("arg0").unwrap();
+        assert_eq!(
+            (arg0.operand.kind, arg0.operand.size, arg0.ty),
+            (operand::REG, 4, ValueType::Int { signed: true })
+        );
+        let narrowed = fields.lookup("arg1:u16").unwrap();
+        assert_eq!(
+            (
+                narrowed.operand.kind,
+                narrowed.operand.size,
+                narrowed.operand.flags
+            ),
+            (operand::USER_MEM, 2, 0)
+        );
+        assert!(fields.lookup("arg3").is_none());
+        assert!(fields.arg("arg2").is_err());
+        assert_eq!(
+            fields.describe(),
+            "arg0 (signed, 4 bytes, -4@%edi), arg1 (8 bytes, 8@-16(%rbp)), arg2 (8 bytes, \
+             8@8(%rip)); and pid, tid, cpu, comm"
+        );
+    }
 
     #[test]
     fn args_with_widths() {

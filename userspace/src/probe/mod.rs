@@ -48,6 +48,8 @@ pub enum ProbeKind {
     Uprobe,
     /// User function return.
     Uretprobe,
+    /// A USDT probe site (`<sys/sdt.h>`), a uprobe whose arguments the ELF note describes.
+    Usdt,
     /// A software perf event (`page-faults`, `context-switches`, ...).
     Software,
     /// A hardware perf event (`cycles`, `instructions`, ...).
@@ -64,6 +66,7 @@ pub const KINDS: &[(ProbeKind, &[&str])] = &[
     (ProbeKind::Fexit, &["fexit", "fr", "kretfunc"]),
     (ProbeKind::Uprobe, &["uprobe", "u"]),
     (ProbeKind::Uretprobe, &["uretprobe", "ur"]),
+    (ProbeKind::Usdt, &["usdt", "U"]),
     (ProbeKind::Software, &["software", "s"]),
     (ProbeKind::Hardware, &["hardware", "h"]),
 ];
@@ -383,6 +386,12 @@ mod tests {
                 "/bin/bash:readline",
             ),
             ("rt:sys_enter", ProbeKind::RawTracepoint, "sys_enter"),
+            (
+                "usdt:postgres:transaction__commit",
+                ProbeKind::Usdt,
+                "postgres:transaction__commit",
+            ),
+            ("U:libc:libc:setjmp", ProbeKind::Usdt, "libc:libc:setjmp"),
         ] {
             let spec = ProbeSpec::parse(text).unwrap();
             assert_eq!((spec.kind, spec.target.as_str()), (kind, target), "{text}");

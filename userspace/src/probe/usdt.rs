@@ -473,6 +473,108 @@ pub fn probes(binary: &Path, provider: Option<&str>, name: Option<&str>) -> Resu
     Ok(sites)
 }
 
+/// The target of a `usdt:` probe spec: `BINARY[:PROVIDER]:NAME` (bpftrace's spelling).
+/// PROVIDER and NAME may hold `*` and `?` wildcards; no PROVIDER matches every provider.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UsdtTarget<'a> {
+    /// The binary or library as written (`postgres`, `libc`, `/usr/bin/node`).
+    pub binary: &'a str,
+    /// The provider pattern, if given.
+    pub provider: Option<&'a str>,
+    /// The probe name pattern.
+    pub name: &'a str,
+}
+
+impl<'a> UsdtTarget<'a> {
+    /// Splits `target` (what follows `usdt:`). Errors (usage) quote `spec`, the whole spec.
+    ///
+    /// ```
+    /// use tracekit::probe::usdt::UsdtTarget;
+    /// let t = UsdtTarget::parse("usdt:postgres:transaction__*", "postgres:transaction__*").unwrap();
+    /// assert_eq!((t.binary, t.provider, t.name), ("postgres", None, "transaction__*"));
+    /// let t = UsdtTarget::parse("U:libc:libc:setjmp", "libc:libc:setjmp").unwrap();
+    /// assert_eq!((t.binary, t.provider, t.name), ("libc", Some("libc"), "setjmp"));
+    /// assert!(UsdtTarget::parse("usdt:postgres", "postgres").is_err());
+    /// ```
+    pub fn parse(spec: &str, target: &'a str) -> Result<Self> {
+        let parts: Vec<&str> = target.split(':').collect();
+        let (binary, provider, name) = match parts[..] {
+            [binary, name] => (binary, None, name),
+            [binary, provider, name] => (binary, Some(provider), name),
+            _ => ("", None, ""),
+        };
+        if binary.is_empty() || name.is_empty() || provider.is_some_and(str::is_empty) {
+            return Err(Error::usage(format!(
+                "probe `{}`: a USDT probe is usdt:BINARY[:PROVIDER]:NAME (e.g. \
+                 usdt:postgres:transaction__commit)",
+                quote(spec)
+            )));
+        }
+        Ok(Self {
+            binary,
+            provider,
+            name,
+        })
+    }
+
+    /// `PROVIDER:NAME` or `NAME`, as written.
+    pub fn pattern(&self) -> String {
+        match self.provider {
+            Some(provider) => format!("{provider}:{}", self.name),
+            None => self.name.to_string(),
+        }
+    }
+}
+
+/// The probe sites of `binary` that `target` names, at least one. Errors (usage): none
+/// matches (with the nearest probe names of the binary), or the binary has no USDT probes.
+pub fn find(binary: &Path, target: &UsdtTarget<'_>) -> Result<Vec<ProbeSite>> {
+    let sites = probes(binary, target.provider, Some(target.name))?;
+    if !sites.is_empty() {
+        return Ok(sites);
+    }
+    let all = probes(binary, None, None)?;
+    if all.is_empty() {
+        return Err(Error::usage(format!(
+            "{} has no USDT probes (no .note.stapsdt notes; programs get them from \
+             <sys/sdt.h> probes, e.g. PostgreSQL built with --enable-dtrace)",
+            binary.display()
+        )));
+    }
+    let mut names: Vec<String> = all.iter().map(ProbeSite::qualified_name).collect();
+    names.dedup();
+    let wanted = target.pattern();
+    let mut near = super::nearest(&wanted.replace(['*', '?'], ""), &names, 3);
+    if near.is_empty() {
+        // Compare names without the provider too (`transaction_commit` vs `postgresql:...`).
+        let bare: Vec<String> = all.iter().map(|s| s.name.clone()).collect();
+        let hits = super::nearest(&target.name.replace(['*', '?'], ""), &bare, 3);
+        near = names
+            .iter()
+            .filter(|n| {
+                hits.iter()
+                    .any(|h| n.ends_with(&format!(":{}", h.trim_matches('`'))))
+            })
+            .take(3)
+            .map(|n| format!("`{n}`"))
+            .collect();
+    }
+    Err(Error::usage(format!(
+        "no USDT probe `{}` in {}; {}",
+        quote(&wanted),
+        binary.display(),
+        if near.is_empty() {
+            format!(
+                "it has {} probes (`tracekit list usdt:{}` lists them)",
+                names.len(),
+                binary.display()
+            )
+        } else {
+            format!("did you mean {}?", near.join(", "))
+        }
+    )))
+}
+
 /// One note, addresses adjusted, file offsets computed.
 struct Note {
     provider: String,

@@ -33,6 +33,7 @@
 
 pub mod debuginfo;
 pub mod jit;
+pub mod lines;
 
 use std::{
     borrow::Cow,
@@ -75,6 +76,9 @@ pub struct SymbolizerOptions {
     pub inlined: bool,
     /// Where separate debug files are looked for (local build-ID directories, debuginfod).
     pub debug_info: DebugInfoOptions,
+    /// Read DWARF line tables for [`Symbolizer::user_line`] (`profile --by line`), also
+    /// without inlined frames. Default: false.
+    pub lines: bool,
 }
 
 impl Default for SymbolizerOptions {
@@ -82,6 +86,7 @@ impl Default for SymbolizerOptions {
         Self {
             inlined: true,
             debug_info: DebugInfoOptions::default(),
+            lines: false,
         }
     }
 }
@@ -156,7 +161,7 @@ impl Symbolizer {
         let dispatch_state = Rc::clone(&state);
         Self {
             inner: Blazesym::builder()
-                .enable_code_info(options.inlined)
+                .enable_code_info(options.inlined || options.lines)
                 .enable_inlined_fns(options.inlined)
                 .enable_demangling(false)
                 .set_process_dispatcher(move |member: ProcessMemberInfo<'_>| {

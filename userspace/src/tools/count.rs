@@ -19,7 +19,9 @@ EXAMPLES:
   tracekit count syscalls:sys_enter_getppid -- ./app          # run ./app, count its calls
   tracekit count block:block_rq_issue --filter 'bytes >= 65536' --by comm
   tracekit count 'k:vfs_*' --by comm -d 5                     # kernel functions too
-  tracekit count uprobe:libc:malloc --filter 'arg0 >= 4096' -p 1234";
+  tracekit count uprobe:libc:malloc --filter 'arg0 >= 4096' -p 1234
+  tracekit count syscalls:sys_enter_write --by cgroup -d 5    # per container / service
+  tracekit count usdt:postgres:transaction__commit -p 1234    # USDT probes (U: for short)";
 
 /// `tracekit count`.
 #[derive(Debug, ClapArgs)]
@@ -29,10 +31,11 @@ EXAMPLES:
 )]
 pub struct Args {
     /// Tracepoints (SYSTEM:EVENT, t:SYSTEM:EVENT), or one function probe (k:FUNC, kr:FUNC,
-    /// f:FUNC, fr:FUNC, u:BINARY:FUNC, ur:BINARY:FUNC); wildcards allowed
+    /// f:FUNC, fr:FUNC, u:BINARY:FUNC, ur:BINARY:FUNC) or USDT probe
+    /// (usdt:BINARY[:PROVIDER]:NAME, U:...); wildcards allowed
     #[arg(required = true, value_name = "PROBE")]
     pub probes: Vec<String>,
-    /// Also group by these fields or pid, tid, cpu, comm
+    /// Also group by these fields or pid, tid, cpu, comm, cgroup (the cgroup v2 path)
     #[arg(long, value_name = "KEY[,KEY...]", value_delimiter = ',')]
     pub by: Vec<String>,
     /// Only events for which EXPR holds (perf/ftrace filter syntax), evaluated in the kernel

@@ -23,10 +23,12 @@ EXAMPLES:
   tracekit hist kretprobe:vfs_read --value retval             # bytes returned by reads
   tracekit hist fentry:tcp_sendmsg --value size --by comm     # BTF parameter names
   tracekit hist rawtracepoint:sys_enter --by id               # syscalls by number, no record
+  tracekit hist usdt:postgres:query__done --value arg0 -p 1234 # USDT arguments (arg0..argN)
 
 Fields are the tracepoint's own (`tracekit list --fields PROBE` shows them), arg0..arg5,
-retval and latency on function probes, BTF parameter names on kernel functions, plus pid,
-tid, cpu, comm. --filter takes perf/ftrace syntax: == != < <= > >= & ~ !~ && || ! ( ).";
+retval and latency on function probes, BTF parameter names on kernel functions, arg0..argN
+of USDT probes (from their notes), plus pid, tid, cpu, comm, cgroup. --filter takes
+perf/ftrace syntax: == != < <= > >= & ~ !~ && || ! ( ).";
 
 /// `tracekit hist`.
 #[derive(Debug, ClapArgs)]
@@ -37,12 +39,12 @@ tid, cpu, comm. --filter takes perf/ftrace syntax: == != < <= > >= & ~ !~ && || 
 pub struct Args {
     /// The probe: a tracepoint (block:block_rq_issue, t:SYSTEM:EVENT), kprobe:FUNC,
     /// kretprobe:FUNC, fentry:FUNC, fexit:FUNC, uprobe:BINARY:FUNC, uretprobe:BINARY:FUNC,
-    /// rawtracepoint:NAME; wildcards allowed
+    /// usdt:BINARY[:PROVIDER]:NAME, rawtracepoint:NAME; wildcards allowed
     pub probe: String,
     /// The field to histogram; without it, events are counted per group
     #[arg(long, value_name = "FIELD")]
     pub value: Option<String>,
-    /// Group by these fields or pid, tid, cpu, comm (one histogram per group)
+    /// Group by these fields or pid, tid, cpu, comm, cgroup (one histogram per group)
     #[arg(long, value_name = "KEY[,KEY...]", value_delimiter = ',')]
     pub by: Vec<String>,
     /// Only events for which EXPR holds (perf/ftrace filter syntax), evaluated in the kernel

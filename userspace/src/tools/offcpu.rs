@@ -10,7 +10,7 @@ use tracekit::{
     },
 };
 
-use crate::cli::{Common, MapArgs, StackArgs};
+use crate::cli::{Common, MapArgs, StackArgs, SymbolArgs};
 
 const EXAMPLES: &str = "\
 EXAMPLES:
@@ -47,6 +47,8 @@ pub struct Args {
     pub common: Common,
     #[command(flatten)]
     pub maps: MapArgs,
+    #[command(flatten)]
+    pub symbols: SymbolArgs,
 }
 
 /// Runs `tracekit offcpu`.
@@ -71,7 +73,8 @@ pub fn run(args: Args, verbose: u8) -> Result<()> {
     let report = ReportOptions {
         top: args.stacks.top,
         inlined: true,
+        lines: false,
     };
-    let options = args.common.run_options(verbose)?;
+    let options = args.symbols.apply(args.common.run_options(verbose)?);
     stacks::engine(&request, Weight::SumMicros, &labels, report, &options)
 }

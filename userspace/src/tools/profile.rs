@@ -9,7 +9,7 @@ use tracekit::{
 };
 use tracekit_common::profile::{DEFAULT_COUNT_MAP_ENTRIES, DEFAULT_STACK_MAP_ENTRIES};
 
-use crate::cli::{Common, parse_hash_entries};
+use crate::cli::{Common, SymbolArgs, parse_hash_entries};
 
 const EXAMPLES: &str = "\
 EXAMPLES:
@@ -19,9 +19,19 @@ EXAMPLES:
   tracekit profile -o app.folded -- ./app    # run ./app; folded stacks until it exits
   tracekit profile -d 30 -i 5                # report every 5 s for 30 s
   tracekit profile --kernel-only -d 5 --json # kernel stacks only, as JSON
+  tracekit profile --by line -- ./app        # also the hottest source lines (DWARF)
 
 Output by -o FILE's extension: .txt (report), .folded (flamegraph.pl/inferno input),
-.svg (flame graph), .json. Kernel frames in folded stacks end in _[k].";
+.svg (flame graph), .json. Kernel frames in folded stacks end in _[k].
+--by line adds, after the text report, the hottest lines of the hottest functions: each
+sample's leaf by file:line from DWARF line tables (perf's -g srcline, perf annotate's use).";
+
+/// What `profile --by` breaks samples down by, besides stacks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ProfileKey {
+    /// The source line (file:line, from DWARF) of the instruction each sample ran.
+    Line,
+}
 
 /// `tracekit profile`.
 #[derive(Debug, ClapArgs)]
@@ -52,6 +62,10 @@ pub struct Args {
     /// Rows in the text report
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub top: usize,
+    /// Also report samples by KEY: `line` adds the hottest source lines of the hottest
+    /// functions to the text report
+    #[arg(long, value_name = "KEY", value_enum)]
+    pub by: Option<ProfileKey>,
     /// Distinct stacks the kernel keeps, 1 to 134217728; each costs ~1 KiB of kernel memory,
     /// allocated up front
     #[arg(long, value_name = "N", default_value_t = DEFAULT_STACK_MAP_ENTRIES,
@@ -61,6 +75,8 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = DEFAULT_COUNT_MAP_ENTRIES,
           value_parser = parse_hash_entries)]
     pub count_map_size: u32,
+    #[command(flatten)]
+    pub symbols: SymbolArgs,
 }
 
 /// Runs `tracekit profile`.
@@ -82,6 +98,7 @@ pub fn run(args: Args, verbose: u8) -> Result<()> {
     let report = ReportOptions {
         top: args.top,
         inlined: !args.no_inline,
+        lines: args.by == Some(ProfileKey::Line),
     };
-    stacks::profile(&sampling, &labels, report, &args.common.run_options(verbose)?)
+    stacks::profile(&sampling, &labels, report, &args.symbols.apply(args.common.run_options(verbose)?))
 }

@@ -9,7 +9,7 @@ use tracekit::{
     jobs::stacks::{self, Labels, ReportOptions, Weight},
 };
 
-use crate::cli::{ProbeArgs, StackArgs};
+use crate::cli::{ProbeArgs, StackArgs, SymbolArgs};
 
 const EXAMPLES: &str = "\
 EXAMPLES:
@@ -32,6 +32,8 @@ pub struct Args {
     pub stacks: StackArgs,
     #[command(flatten)]
     pub probing: ProbeArgs,
+    #[command(flatten)]
+    pub symbols: SymbolArgs,
 }
 
 /// Runs `tracekit stackcount`.
@@ -52,7 +54,8 @@ pub fn run(args: Args, verbose: u8) -> Result<()> {
     let report = ReportOptions {
         top: args.stacks.top,
         inlined: true,
+        lines: false,
     };
-    let options = args.probing.run_options(verbose)?;
+    let options = args.symbols.apply(args.probing.run_options(verbose)?);
     stacks::engine(&request, Weight::Count, &labels, report, &options)
 }

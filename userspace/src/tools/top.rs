@@ -10,7 +10,7 @@ use tracekit::{
     jobs::top::{self, TopOptions},
 };
 
-use crate::cli::{MapArgs, ScopeArgs, TargetArgs, parse_seconds};
+use crate::cli::{MapArgs, ScopeArgs, SymbolArgs, TargetArgs, parse_seconds};
 
 const EXAMPLES: &str = "\
 EXAMPLES:
@@ -63,6 +63,8 @@ pub struct Args {
     pub maps: MapArgs,
     #[command(flatten)]
     pub target: TargetArgs,
+    #[command(flatten)]
+    pub symbols: SymbolArgs,
 }
 
 /// Runs `tracekit top`.
@@ -74,7 +76,9 @@ pub fn run(args: Args, verbose: u8) -> Result<()> {
         output: None,
         json: false,
         verbose,
+        debug_info: Default::default(),
     };
+    let options = args.symbols.apply(options);
     let top = TopOptions {
         frequency_hz: args.frequency,
         request: Request {

@@ -9,7 +9,7 @@ use tracekit::{
     probe::fields::STACKS,
 };
 
-use crate::cli::ProbeArgs;
+use crate::cli::{ProbeArgs, SymbolArgs};
 
 const EXAMPLES: &str = "\
 EXAMPLES:
@@ -39,6 +39,8 @@ pub struct Args {
     pub user_stack: bool,
     #[command(flatten)]
     pub probing: ProbeArgs,
+    #[command(flatten)]
+    pub symbols: SymbolArgs,
 }
 
 /// Runs `tracekit trace`.
@@ -60,5 +62,5 @@ pub fn run(args: Args, verbose: u8) -> Result<()> {
         filter: args.filter.clone(),
         ..args.probing.request(args.probes.clone())
     };
-    trace::run(&request, &args.probing.run_options(verbose)?)
+    trace::run(&request, &args.symbols.apply(args.probing.run_options(verbose)?))
 }

