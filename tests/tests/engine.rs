@@ -26,6 +26,21 @@ fn group_count(json: &Value, column: &str, value: &str) -> u64 {
         .sum()
 }
 
+/// Requests counted under a kworker's comm in `json`'s `--by comm` groups.
+fn kworker_count(json: &Value) -> u64 {
+    json["groups"]
+        .as_array()
+        .expect("groups")
+        .iter()
+        .filter(|g| {
+            g["key"]["comm"]
+                .as_str()
+                .is_some_and(|c| c.starts_with("kworker"))
+        })
+        .map(|g| g["count"].as_u64().unwrap())
+        .sum()
+}
+
 /// Runs `dd` writing `count` blocks of `bs` with O_DIRECT into `file`, as `program` (a copy
 /// of dd under another name gives the writer its own comm).
 fn dd(program: &Path, file: &Path, bs: &str, count: u32, direction: &str) {
@@ -282,13 +297,17 @@ fn engine_hist_filters_and_groups() {
             );
         }
     }
-    assert!(group_count(&big, "comm", "tk_writer_a") >= 200, "{big:#}");
+    // block_rq_issue fires where the request is dispatched: the writer, or a kworker when
+    // the kernel defers the dispatch (a busy hardware queue), which a loaded machine does
+    // for the odd request.
+    let dispatched = |comm: &str| group_count(&big, "comm", comm) + kworker_count(&big);
+    assert!(dispatched("tk_writer_a") >= 200, "{big:#}");
     // 200 writes and 100 reads of 64 KiB, plus a few when exec reads the binary from disk.
     assert!(
         group_count(&big, "comm", "tk_writer_a") <= 200 + 100 + 16,
         "{big:#}"
     );
-    assert!(group_count(&big, "comm", "tk_writer_b") >= 150, "{big:#}");
+    assert!(dispatched("tk_writer_b") >= 150, "{big:#}");
 
     // Writes only; the unfiltered count proves reads happened.
     for group in writes["groups"].as_array().unwrap() {
