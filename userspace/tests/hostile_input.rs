@@ -4,9 +4,13 @@
 //! every error must be one short line that quotes at most 80 characters of any input.
 //! (`cargo xtask fuzz` runs the same parsers under libFuzzer.)
 
+mod support {
+    pub mod error_shape;
+}
+
 use proptest::prelude::*;
+use support::error_shape::assert_short_usage;
 use tracekit::{
-    Error,
     engine::{
         compile::{Events, compile_in},
         request::{KeyField, Request},
@@ -17,43 +21,6 @@ use tracekit::{
 
 /// The tracefs tree of kernel 6.18 checked into the tests.
 const TRACEFS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tracefs-6.18");
-
-/// The longest error any of these inputs may produce: a quoted input or two, the message,
-/// and the event's field list.
-const MAX_ERROR_CHARS: usize = 700;
-
-/// Fails unless `err` is a usage error of one short line.
-fn assert_short_usage(input: &str, err: &Error) {
-    let message = err.to_string();
-    assert!(
-        matches!(err, Error::Usage(_)),
-        "not a usage error for {input:?}: {message}"
-    );
-    assert!(
-        !message.contains(['\n', '\r']),
-        "more than one line for {input:?}: {message:?}"
-    );
-    let chars = message.chars().count();
-    assert!(
-        chars <= MAX_ERROR_CHARS,
-        "{chars} characters for an input of {}: {message:?}",
-        input.len()
-    );
-    // No run of the input much longer than a quote shows up whole.
-    let input_chars: Vec<char> = input.chars().collect();
-    if input_chars.len() > 2 * QUOTE_CHARS {
-        for window in input_chars
-            .windows(QUOTE_CHARS + 20)
-            .step_by(QUOTE_CHARS / 2)
-        {
-            let run: String = window.iter().collect();
-            assert!(
-                !message.contains(&run),
-                "{message:?} quotes more than {QUOTE_CHARS} characters of the input"
-            );
-        }
-    }
-}
 
 /// Words of the filter language and near misses, to build filters that get far.
 fn filter_word() -> impl Strategy<Value = String> {
