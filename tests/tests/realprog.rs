@@ -734,6 +734,79 @@ fn usdt_list_probes_and_fields() {
     );
 }
 
+/// The operand forms of `-O2 -fPIE` code: a global read RIP-relative
+/// (`-8@tk_global(%rip)`, found in the symbol table and read at its distance from the probe,
+/// wherever ASLR put the binary) and an element of a stack array read base + index × scale
+/// (`-4@(%rsp,%rax,4)`). The fixture fires 800 times: arg0 is 16 or 4096 (400 each), arg1
+/// cycles through 1, 4, 16, ..., 16384 (100 each), so every log2 bucket is exact.
+#[test]
+fn usdt_rip_relative_and_indexed_arguments() {
+    require_root();
+    let test = "usdt_operands";
+    let sdt = || {
+        [
+            "/usr/include/sys/sdt.h",
+            "/usr/include/x86_64-linux-gnu/sys/sdt.h",
+        ]
+        .iter()
+        .any(|p| Path::new(p).is_file())
+    };
+    if !ensure_package(test, "systemtap-sdt-dev", sdt) {
+        return;
+    }
+    let binary = tracekit_tests::fixture_with("tk_usdt_operands", &["-O2", "-fPIE", "-pie", "-g"]);
+    let bin = binary.to_str().unwrap();
+    // The compiler wrote the forms this test is about (the note's specs, as `readelf -n`
+    // shows them).
+    let list = tracekit(["list", &format!("usdt:{bin}")], TIMEOUT);
+    list.assert_code(0);
+    assert!(
+        list.stdout.contains("-8@tk_global(%rip)") && list.stdout.contains(",4)"),
+        "gcc wrote other operand forms: {list:#?}"
+    );
+    let hist = |value: &str| {
+        let out = tracekit(
+            [
+                "hist",
+                &format!("usdt:{bin}:tk:operands"),
+                "--value",
+                value,
+                "--json",
+                "--",
+                bin,
+                "800",
+            ],
+            TIMEOUT,
+        );
+        out.assert_code(0);
+        let json = tracekit_tests::parse_json(&out.stdout);
+        assert_eq!(tracekit_tests::total_count(&json), 800, "{json}");
+        assert_eq!(
+            json["stats"]["read_errors"].as_u64().unwrap_or(0),
+            0,
+            "{json}"
+        );
+        json
+    };
+    let global = hist("arg0");
+    assert_eq!(tracekit_tests::bucket(&global, 16), 400, "{global}");
+    assert_eq!(tracekit_tests::bucket(&global, 4096), 400, "{global}");
+    assert_eq!(
+        global["groups"][0]["sum"],
+        400 * 16 + 400 * 4096,
+        "{global}"
+    );
+    let element = hist("arg1");
+    // 1 is in the first bucket, [0, 1].
+    for low in [0, 4, 16, 64, 256, 1024, 4096, 16384] {
+        assert_eq!(
+            tracekit_tests::bucket(&element, low),
+            100,
+            "bucket {low}: {element}"
+        );
+    }
+}
+
 const PG_BIN: &str = "/usr/lib/postgresql/15/bin";
 
 /// Runs `command` as the postgres user (`runuser`), to completion.
