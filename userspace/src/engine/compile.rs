@@ -1130,7 +1130,7 @@ fn usdt_specs(spec: &ProbeSpec, request: &Request) -> Result<Compiled> {
             )));
         }
     }
-    let binary = functions::resolve_binary(target.binary, request.target.pid)?;
+    let binary = functions::resolve_binary_for("USDT", target.binary, request.target.pid)?;
     let sites = usdt::find(&binary, &target)?;
     let mut names: Vec<String> = Vec::new();
     let mut events = Vec::with_capacity(sites.len());
@@ -1387,7 +1387,15 @@ columns:
             "--value bytse: block:block_rq_issue has no field `bytse`; it \
              has dev (dev_t), sector (sector_t), nr_sector (unsigned int), bytes (unsigned int), \
              ioprio (unsigned short), rwbs (char[10]), comm (char[16]), cmd (string); and pid, \
-             tid, cpu"
+             tid, cpu, cgroup"
+        );
+        // `--by` lists every key it takes, `cgroup` included.
+        assert_eq!(
+            error(Request::probe("block:block_rq_issue").by(vec![KeyField::new("cgrop")])),
+            "--by cgrop: block:block_rq_issue has no field `cgrop` (did you mean `cgroup`?); it \
+             has dev (dev_t), sector (sector_t), nr_sector (unsigned int), bytes (unsigned int), \
+             ioprio (unsigned short), rwbs (char[10]), comm (char[16]), cmd (string); and pid, \
+             tid, cpu, cgroup"
         );
         assert_eq!(
             error(Request::probe("block:block_rq_issue").log2("rwbs")),
