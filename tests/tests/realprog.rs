@@ -4,6 +4,7 @@
 //! installed (`cargo xtask setup` installs them).
 
 use std::{
+    ffi::OsStr,
     net::TcpListener,
     path::{Path, PathBuf},
     process::{Child, Command, Stdio},
@@ -69,6 +70,49 @@ fn spawn_node(seconds: &str) -> Child {
         .expect("spawning node")
 }
 
+/// `tracekit profile -F 99 [EXTRA...] -o DIR/profile.folded -- COMMAND...` run in `dir`
+/// (JIT runtimes may write logs and jitdumps into their working directory): the folded file.
+fn profile_command(dir: &Path, extra: &[&str], command: &[&OsStr]) -> PathBuf {
+    let out = dir.join("profile.folded");
+    let mut profile = Command::new(tracekit_tests::tracekit_bin());
+    profile
+        .args(["profile", "-F", "99"])
+        .args(extra)
+        .arg("-o")
+        .arg(&out)
+        .arg("--")
+        .args(command)
+        .current_dir(dir);
+    run(profile, TIMEOUT).assert_code(0);
+    out
+}
+
+/// The folded stacks in `out`, once 95% of node's samples name the hot JS function.
+fn assert_node_named(out: &Path) -> Vec<(String, u64)> {
+    let folded = parse_folded(&std::fs::read_to_string(out).unwrap());
+    assert_share(&folded, "node", "tkHotLoop", 0.95);
+    folded
+}
+
+/// `profile -- node NODE_FLAG tk_hot.js 8` in a scratch directory for `test` (its working
+/// directory, where V8 writes logs and jitdumps): the directory and the folded stacks, once
+/// 95% of node's samples name the hot JS function.
+fn run_node_profile(test: &str, node_flag: &str) -> (PathBuf, Vec<(String, u64)>) {
+    let dir = scratch(test);
+    let fixture = node_fixture();
+    let out = profile_command(
+        &dir,
+        &[],
+        &[
+            "node".as_ref(),
+            node_flag.as_ref(),
+            fixture.as_os_str(),
+            "8".as_ref(),
+        ],
+    );
+    (dir, assert_node_named(&out))
+}
+
 /// The JS function is named in 95% of node's samples, as a JIT frame, also when node exits
 /// before the report (its perf map is read after exit).
 #[test]
@@ -77,21 +121,7 @@ fn jit_node_command_exits_before_the_report() {
     if !installed("jit_node_command", "node", "nodejs") {
         return;
     }
-    let dir = scratch("jit_node_command");
-    let out = dir.join("node.folded");
-    let mut command = Command::new(tracekit_tests::tracekit_bin());
-    command
-        .args(["profile", "-F", "99", "-o"])
-        .arg(&out)
-        .args(["--", "node", "--perf-basic-prof"])
-        .arg(node_fixture())
-        .arg("8")
-        // V8 may write logs into its working directory.
-        .current_dir(&dir);
-    let run = run(command, TIMEOUT);
-    run.assert_code(0);
-    let folded = parse_folded(&std::fs::read_to_string(&out).unwrap());
-    assert_share(&folded, "node", "tkHotLoop", 0.95);
+    let (_, folded) = run_node_profile("jit_node_command", "--perf-basic-prof");
     // Marked as JIT code, as stackcollapse-perf.pl --jit marks it.
     assert!(
         folded.iter().any(|(path, _)| path.contains(".js:")
@@ -109,25 +139,99 @@ fn jit_node_jitdump() {
     if !installed("jit_node_jitdump", "node", "nodejs") {
         return;
     }
-    let dir = scratch("jit_node_jitdump");
-    let out = dir.join("node.folded");
-    let mut command = Command::new(tracekit_tests::tracekit_bin());
-    command
-        .args(["profile", "-F", "99", "-o"])
-        .arg(&out)
-        .args(["--", "node", "--perf-prof"])
-        .arg(node_fixture())
-        .arg("8")
-        .current_dir(&dir);
-    run(command, TIMEOUT).assert_code(0);
+    let (dir, _) = run_node_profile("jit_node_jitdump", "--perf-prof");
     let dumps = std::fs::read_dir(&dir)
         .unwrap()
         .filter_map(Result::ok)
         .filter(|entry| entry.file_name().to_string_lossy().starts_with("jit-"))
         .count();
     assert_eq!(dumps, 1, "node wrote no jitdump in {}", dir.display());
+}
+
+/// A Python 3.12+ interpreter built with perf trampolines (`-X perf`): one from pyenv or
+/// PATH, else Debian's `python3.12` package (bookworm has none: then a printed skip).
+fn python_with_perf_trampolines(test: &str) -> Option<PathBuf> {
+    let find = || {
+        let mut candidates: Vec<PathBuf> = Vec::new();
+        let pyenv = std::env::var_os("PYENV_ROOT")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("/root/.pyenv"));
+        if let Ok(versions) = std::fs::read_dir(pyenv.join("versions")) {
+            let mut dirs: Vec<PathBuf> = versions.filter_map(|e| Some(e.ok()?.path())).collect();
+            dirs.sort();
+            candidates.extend(dirs.into_iter().rev().map(|d| d.join("bin/python3")));
+        }
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        for dir in std::env::split_paths(&path) {
+            for name in ["python3.14", "python3.13", "python3.12", "python3"] {
+                candidates.push(dir.join(name));
+            }
+        }
+        candidates.into_iter().find(|python| {
+            python.is_file()
+                && Command::new(python)
+                    .args([
+                        "-c",
+                        "import sys, sysconfig; sys.exit(0 if sys.version_info >= (3, 12) and \
+                         sysconfig.get_config_var('PY_HAVE_PERF_TRAMPOLINE') else 1)",
+                    ])
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status()
+                    .is_ok_and(|status| status.success())
+        })
+    };
+    if let Some(python) = find() {
+        return Some(python);
+    }
+    if ensure_package(test, "python3.12", || find().is_some()) {
+        return find();
+    }
+    None
+}
+
+/// Python 3.12+ `-X perf` runs each Python function through a trampoline it names in its
+/// perf map (`py::tk_hot_loop:FILE`). The interpreter is built without frame pointers, so
+/// the walk reaches the trampoline only through `.eh_frame` (`--call-graph dwarf`): then
+/// 90% of python's samples name the hot function.
+#[test]
+fn jit_python_perf_trampolines() {
+    require_root();
+    let test = "jit_python";
+    let Some(python) = python_with_perf_trampolines(test) else {
+        return;
+    };
+    let help = tracekit(["profile", "--help"], TIMEOUT);
+    if !help.stdout.contains("--call-graph") {
+        eprintln!(
+            "{test}: skipped: this build's profile has no `--call-graph dwarf` (the DWARF \
+             unwinder of issue 13), which the interpreter's frames need"
+        );
+        return;
+    }
+    let dir = scratch(test);
+    let fixture = workspace().join("tests/fixtures/tk_hot.py");
+    let out = profile_command(
+        &dir,
+        &["--call-graph", "dwarf"],
+        &[
+            python.as_os_str(),
+            "-X".as_ref(),
+            "perf".as_ref(),
+            fixture.as_os_str(),
+            "3".as_ref(),
+        ],
+    );
+    // comm is the name the interpreter was run by (`python3`, not its link's target).
+    let comm: String = python
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .chars()
+        .take(15)
+        .collect();
     let folded = parse_folded(&std::fs::read_to_string(&out).unwrap());
-    assert_share(&folded, "node", "tkHotLoop", 0.95);
+    assert_share(&folded, &comm, "py::tk_hot_loop:", 0.90);
 }
 
 #[test]
@@ -155,8 +259,7 @@ fn jit_node_pid() {
     );
     let _ = node.wait();
     run.assert_code(0);
-    let folded = parse_folded(&std::fs::read_to_string(&out).unwrap());
-    assert_share(&folded, "node", "tkHotLoop", 0.95);
+    assert_node_named(&out);
 }
 
 /// `-a` that outlives node: node has exited when the report is made.
@@ -183,8 +286,7 @@ fn jit_node_all_exits_mid_run() {
     kill(profile.id(), libc::SIGINT);
     let run = wait_output(profile, TIMEOUT);
     run.assert_code(0);
-    let folded = parse_folded(&std::fs::read_to_string(&out).unwrap());
-    assert_share(&folded, "node", "tkHotLoop", 0.95);
+    assert_node_named(&out);
 }
 
 /// Java with frame pointers and the perf map written at exit: the hot method and its callers

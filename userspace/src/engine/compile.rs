@@ -1117,7 +1117,8 @@ fn function_specs(spec: &ProbeSpec, request: &Request) -> Result<Compiled> {
 /// USDT probes of one binary (`usdt:BINARY[:PROVIDER]:NAME`, wildcards allowed): a uprobe
 /// at each site, `arg0..argN` read as each site's note says. Sites whose arguments are read
 /// alike share an engine; sites whose argument specs differ (a probe the compiler inlined
-/// with its arguments in other registers) get an engine each. Every site reports its
+/// with its arguments in other registers, or RIP-relative arguments, read at a distance
+/// from each site's own address) get an engine each. Every site reports its
 /// probe's index as the event, so the sites of one probe count as one event.
 fn usdt_specs(spec: &ProbeSpec, request: &Request) -> Result<Compiled> {
     no_start(spec, request)?;
