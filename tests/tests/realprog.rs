@@ -922,9 +922,9 @@ fn as_postgres(program: &str, args: &[&str]) -> tracekit_tests::Output {
     run(command, TIMEOUT)
 }
 
-/// The sum of `xact_commit` over every row of `pg_stat_database`, through a new connection.
-fn pg_commits(port: &str) -> u64 {
-    let out = as_postgres(
+/// `psql -At -c SQL` as postgres through a new connection, to completion.
+fn psql(port: &str, sql: &str) -> tracekit_tests::Output {
+    as_postgres(
         "psql",
         &[
             "-h",
@@ -936,14 +936,24 @@ fn pg_commits(port: &str) -> u64 {
             "-d",
             "postgres",
             "-Atc",
-            "select sum(xact_commit) from pg_stat_database",
+            sql,
         ],
-    );
+    )
+}
+
+/// The number a query prints.
+fn psql_number(port: &str, sql: &str) -> u64 {
+    let out = psql(port, sql);
     out.assert_code(0);
     out.stdout
         .trim()
         .parse()
         .unwrap_or_else(|_| panic!("{out:#?}"))
+}
+
+/// The sum of `xact_commit` over every row of `pg_stat_database`, through a new connection.
+fn pg_commits(port: &str) -> u64 {
+    psql_number(port, "select sum(xact_commit) from pg_stat_database")
 }
 
 /// Debian's PostgreSQL 15 is built with USDT probes. A private cluster on loopback
@@ -952,7 +962,8 @@ fn pg_commits(port: &str) -> u64 {
 /// equals the growth of `xact_commit` summed over `pg_stat_database`. The run is bracketed
 /// so that both count the same transactions: tracekit attaches before the first `psql`
 /// reads the counter (whose own transactions are flushed to the statistics when it exits)
-/// and detaches before the last one reads it.
+/// and detaches before the last one reads it. Then one `CHECKPOINT` fires
+/// `checkpoint__done`, whose arguments are RIP-relative globals.
 #[test]
 fn usdt_postgres_commits_match_pg_stat_database() {
     require_root();
@@ -1043,6 +1054,38 @@ fn usdt_postgres_commits_match_pg_stat_database() {
     );
     assert!(total >= 2000, "{counted:#?}\n{}", bench.stdout);
     assert_eq!(total, after - before, "{counted:#?}");
+
+    // RIP-relative arguments: checkpoint__done's are `-4@40+CheckpointStats(%rip)
+    // -4@NBuffers(%rip) ...` (globals of the PIE, found in its dynamic symbol table). One
+    // CHECKPOINT: arg0 is the buffers its log line says it wrote, arg1 shared_buffers in
+    // pages.
+    let probe = format!("usdt:{}:checkpoint__done", postgres.display());
+    let mut count = spawn_tracekit(["count", &probe, "-a", "--by", "arg0,arg1", "--json"]);
+    wait_for_stderr(&mut count, "Hit Ctrl-C to end.", TIMEOUT);
+    psql(&port, "checkpoint").assert_code(0);
+    kill(count.id(), libc::SIGINT);
+    let counted = wait_output(count, TIMEOUT);
+    counted.assert_code(0);
+    let json = tracekit_tests::parse_json(&counted.stdout);
+    let shared_buffers = psql_number(
+        &port,
+        "select setting from pg_settings where name = 'shared_buffers'",
+    );
+    // log_checkpoints is on by default: `checkpoint complete: wrote N buffers (...)`.
+    let log_text = std::fs::read_to_string(&log).unwrap();
+    let wrote: u64 = log_text
+        .lines()
+        .filter_map(|line| line.split("checkpoint complete: wrote ").nth(1))
+        .filter_map(|rest| rest.split_whitespace().next()?.parse().ok())
+        .next_back()
+        .unwrap_or_else(|| panic!("no checkpoint in the log: {log_text}"));
+    // pgbench left dirty buffers: a wrong read of the +40 would not match by chance.
+    assert!(wrote > 0, "{log_text}");
+    let groups = json["groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 1, "{json}");
+    assert_eq!(groups[0]["count"], 1, "{json}");
+    assert_eq!(groups[0]["key"]["arg1"], shared_buffers, "{json}");
+    assert_eq!(groups[0]["key"]["arg0"], wrote, "{json}\n{log_text}");
     drop(stop);
     let _ = std::fs::remove_dir_all(&dir);
 }
