@@ -121,7 +121,10 @@ pub mod operand {
     /// arguments in registers (`-4@%edi`).
     pub const REG: u32 = 17;
     /// `size` (1, 2, 4, 8) bytes of user memory at the register at `offset` of `pt_regs` plus
-    /// `aux` (an `i32` displacement): USDT arguments in memory (`8@-16(%rbp)`).
+    /// `aux` (an `i32` displacement): USDT arguments in memory (`8@-16(%rbp)`). With the
+    /// `rip` slot as the register, the address is relative to the probe's own address (a
+    /// uprobe's handler sees `rip` at the probed instruction): RIP-relative USDT arguments
+    /// (`8@counter(%rip)`), whose symbol the loader resolved to a distance from the probe.
     pub const USER_MEM: u32 = 18;
     /// The constant `offset | aux << 32`, narrowed to `size` bytes: USDT arguments the
     /// compiler knew (`4@$5`).
@@ -129,6 +132,10 @@ pub mod operand {
     /// The current task's cgroup v2 id (`bpf_get_current_cgroup_id()`, Linux 4.18+): the
     /// inode number of its cgroup's directory in the cgroup2 filesystem.
     pub const CGROUP: u32 = 20;
+    /// `size` bytes of user memory at register `offset` + (register `index_offset` <<
+    /// `index_shift`) + `aux` (an `i32`), registers as in [`USER_MEM`]: USDT arguments in
+    /// scale-index-base form (`-4@-8(%rbp,%rax,4)`, array elements).
+    pub const USER_MEM_INDEXED: u32 = 21;
 }
 
 /// [`Operand::flags`] bit: the integer is signed (sign-extended from `size`).
@@ -150,6 +157,10 @@ pub struct Operand {
     pub aux: u32,
     /// For string operands: which of the [`MAX_STRINGS`] string buffers holds it.
     pub string_slot: u32,
+    /// For [`operand::USER_MEM_INDEXED`]: the index register's byte offset in `pt_regs`.
+    pub index_offset: u32,
+    /// For [`operand::USER_MEM_INDEXED`]: log2 of the scale (0..=3 for 1, 2, 4, 8).
+    pub index_shift: u32,
 }
 
 impl Operand {
@@ -161,6 +172,8 @@ impl Operand {
         flags: 0,
         aux: 0,
         string_slot: 0,
+        index_offset: 0,
+        index_shift: 0,
     };
 
     /// Whether the operand is a string.

@@ -57,6 +57,12 @@ pub fn scratch(test: &str) -> PathBuf {
 /// frame pointers and debug info, so every function in the source is a frame on the stack.
 /// In the VM matrix the fixtures are prebuilt (static) in `$TRACEKIT_FIXTURES`.
 pub fn fixture(name: &str) -> PathBuf {
+    fixture_with(name, &["-O0", "-g", "-fno-omit-frame-pointer"])
+}
+
+/// Fixture `name` compiled with gcc `flags` instead of [`fixture`]'s (e.g. `-O2 -fPIE -pie`
+/// for the code distributions ship); the same name always gets the same flags.
+pub fn fixture_with(name: &str, flags: &[&str]) -> PathBuf {
     if let Some(dir) = std::env::var_os("TRACEKIT_FIXTURES") {
         return PathBuf::from(dir).join(name);
     }
@@ -70,7 +76,8 @@ pub fn fixture(name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     let binary = dir.join(name);
     let output = Command::new("gcc")
-        .args(["-O0", "-g", "-fno-omit-frame-pointer", "-o"])
+        .args(flags)
+        .arg("-o")
         .arg(&binary)
         .arg(&source)
         .output()

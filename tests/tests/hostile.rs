@@ -111,7 +111,7 @@ fn hostile_long_inputs_are_quoted_short() {
         ],
         &format!(
             "--filter '…== 1 && id == 1 && {}…': unknown field `{}…{}`; \
-             raw_syscalls:sys_enter has id (long); and pid, tid, cpu, comm at column 133",
+             raw_syscalls:sys_enter has id (long); and pid, tid, cpu, comm, cgroup at column 133",
             "y".repeat(59),
             "y".repeat(53),
             "y".repeat(26)
@@ -156,7 +156,7 @@ fn hostile_long_inputs_are_quoted_short() {
         &["hist", "raw_syscalls:sys_enter", "-d", "1", "--by", &long],
         &format!(
             "--by {q}: raw_syscalls:sys_enter has no field `{q}`; it has id (long); and pid, \
-             tid, cpu, comm",
+             tid, cpu, comm, cgroup",
             q = format!("{}…{}", "x".repeat(53), "x".repeat(26))
         ),
     );
@@ -253,6 +253,20 @@ fn hostile_uprobe_binaries_that_are_not_elf() {
     refused(
         &["hist", "uprobe:/no/such/binary:main", "-d", "1"],
         "uprobe binary `/no/such/binary`: no such file",
+    );
+    // USDT probes find their binary the same way and say what they are.
+    refused(
+        &["count", "usdt:/no/such/binary:tk:tick", "-d", "1"],
+        "USDT binary `/no/such/binary`: no such file",
+    );
+    refused(
+        &["list", "usdt:/usr/lib"],
+        "USDT binary `/usr/lib`: is a directory",
+    );
+    refused(
+        &["count", "usdt:no-such-program-xyz:tk:tick", "-d", "1"],
+        "USDT binary `no-such-program-xyz` not found (not a path, a library known to ldconfig, \
+         nor a program on PATH)",
     );
 }
 

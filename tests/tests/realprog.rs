@@ -4,6 +4,7 @@
 //! installed (`cargo xtask setup` installs them).
 
 use std::{
+    ffi::OsStr,
     net::TcpListener,
     path::{Path, PathBuf},
     process::{Child, Command, Stdio},
@@ -69,6 +70,49 @@ fn spawn_node(seconds: &str) -> Child {
         .expect("spawning node")
 }
 
+/// `tracekit profile -F 99 [EXTRA...] -o DIR/profile.folded -- COMMAND...` run in `dir`
+/// (JIT runtimes may write logs and jitdumps into their working directory): the folded file.
+fn profile_command(dir: &Path, extra: &[&str], command: &[&OsStr]) -> PathBuf {
+    let out = dir.join("profile.folded");
+    let mut profile = Command::new(tracekit_tests::tracekit_bin());
+    profile
+        .args(["profile", "-F", "99"])
+        .args(extra)
+        .arg("-o")
+        .arg(&out)
+        .arg("--")
+        .args(command)
+        .current_dir(dir);
+    run(profile, TIMEOUT).assert_code(0);
+    out
+}
+
+/// The folded stacks in `out`, once 95% of node's samples name the hot JS function.
+fn assert_node_named(out: &Path) -> Vec<(String, u64)> {
+    let folded = parse_folded(&std::fs::read_to_string(out).unwrap());
+    assert_share(&folded, "node", "tkHotLoop", 0.95);
+    folded
+}
+
+/// `profile -- node NODE_FLAG tk_hot.js 8` in a scratch directory for `test` (its working
+/// directory, where V8 writes logs and jitdumps): the directory and the folded stacks, once
+/// 95% of node's samples name the hot JS function.
+fn run_node_profile(test: &str, node_flag: &str) -> (PathBuf, Vec<(String, u64)>) {
+    let dir = scratch(test);
+    let fixture = node_fixture();
+    let out = profile_command(
+        &dir,
+        &[],
+        &[
+            "node".as_ref(),
+            node_flag.as_ref(),
+            fixture.as_os_str(),
+            "8".as_ref(),
+        ],
+    );
+    (dir, assert_node_named(&out))
+}
+
 /// The JS function is named in 95% of node's samples, as a JIT frame, also when node exits
 /// before the report (its perf map is read after exit).
 #[test]
@@ -77,21 +121,7 @@ fn jit_node_command_exits_before_the_report() {
     if !installed("jit_node_command", "node", "nodejs") {
         return;
     }
-    let dir = scratch("jit_node_command");
-    let out = dir.join("node.folded");
-    let mut command = Command::new(tracekit_tests::tracekit_bin());
-    command
-        .args(["profile", "-F", "99", "-o"])
-        .arg(&out)
-        .args(["--", "node", "--perf-basic-prof"])
-        .arg(node_fixture())
-        .arg("8")
-        // V8 may write logs into its working directory.
-        .current_dir(&dir);
-    let run = run(command, TIMEOUT);
-    run.assert_code(0);
-    let folded = parse_folded(&std::fs::read_to_string(&out).unwrap());
-    assert_share(&folded, "node", "tkHotLoop", 0.95);
+    let (_, folded) = run_node_profile("jit_node_command", "--perf-basic-prof");
     // Marked as JIT code, as stackcollapse-perf.pl --jit marks it.
     assert!(
         folded.iter().any(|(path, _)| path.contains(".js:")
@@ -109,25 +139,99 @@ fn jit_node_jitdump() {
     if !installed("jit_node_jitdump", "node", "nodejs") {
         return;
     }
-    let dir = scratch("jit_node_jitdump");
-    let out = dir.join("node.folded");
-    let mut command = Command::new(tracekit_tests::tracekit_bin());
-    command
-        .args(["profile", "-F", "99", "-o"])
-        .arg(&out)
-        .args(["--", "node", "--perf-prof"])
-        .arg(node_fixture())
-        .arg("8")
-        .current_dir(&dir);
-    run(command, TIMEOUT).assert_code(0);
+    let (dir, _) = run_node_profile("jit_node_jitdump", "--perf-prof");
     let dumps = std::fs::read_dir(&dir)
         .unwrap()
         .filter_map(Result::ok)
         .filter(|entry| entry.file_name().to_string_lossy().starts_with("jit-"))
         .count();
     assert_eq!(dumps, 1, "node wrote no jitdump in {}", dir.display());
+}
+
+/// A Python 3.12+ interpreter built with perf trampolines (`-X perf`): one from pyenv or
+/// PATH, else Debian's `python3.12` package (bookworm has none: then a printed skip).
+fn python_with_perf_trampolines(test: &str) -> Option<PathBuf> {
+    let find = || {
+        let mut candidates: Vec<PathBuf> = Vec::new();
+        let pyenv = std::env::var_os("PYENV_ROOT")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("/root/.pyenv"));
+        if let Ok(versions) = std::fs::read_dir(pyenv.join("versions")) {
+            let mut dirs: Vec<PathBuf> = versions.filter_map(|e| Some(e.ok()?.path())).collect();
+            dirs.sort();
+            candidates.extend(dirs.into_iter().rev().map(|d| d.join("bin/python3")));
+        }
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        for dir in std::env::split_paths(&path) {
+            for name in ["python3.14", "python3.13", "python3.12", "python3"] {
+                candidates.push(dir.join(name));
+            }
+        }
+        candidates.into_iter().find(|python| {
+            python.is_file()
+                && Command::new(python)
+                    .args([
+                        "-c",
+                        "import sys, sysconfig; sys.exit(0 if sys.version_info >= (3, 12) and \
+                         sysconfig.get_config_var('PY_HAVE_PERF_TRAMPOLINE') else 1)",
+                    ])
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status()
+                    .is_ok_and(|status| status.success())
+        })
+    };
+    if let Some(python) = find() {
+        return Some(python);
+    }
+    if ensure_package(test, "python3.12", || find().is_some()) {
+        return find();
+    }
+    None
+}
+
+/// Python 3.12+ `-X perf` runs each Python function through a trampoline it names in its
+/// perf map (`py::tk_hot_loop:FILE`). The interpreter is built without frame pointers, so
+/// the walk reaches the trampoline only through `.eh_frame` (`--call-graph dwarf`): then
+/// 90% of python's samples name the hot function.
+#[test]
+fn jit_python_perf_trampolines() {
+    require_root();
+    let test = "jit_python";
+    let Some(python) = python_with_perf_trampolines(test) else {
+        return;
+    };
+    let help = tracekit(["profile", "--help"], TIMEOUT);
+    if !help.stdout.contains("--call-graph") {
+        eprintln!(
+            "{test}: skipped: this build's profile has no `--call-graph dwarf` (the DWARF \
+             unwinder of issue 13), which the interpreter's frames need"
+        );
+        return;
+    }
+    let dir = scratch(test);
+    let fixture = workspace().join("tests/fixtures/tk_hot.py");
+    let out = profile_command(
+        &dir,
+        &["--call-graph", "dwarf"],
+        &[
+            python.as_os_str(),
+            "-X".as_ref(),
+            "perf".as_ref(),
+            fixture.as_os_str(),
+            "3".as_ref(),
+        ],
+    );
+    // comm is the name the interpreter was run by (`python3`, not its link's target).
+    let comm: String = python
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .chars()
+        .take(15)
+        .collect();
     let folded = parse_folded(&std::fs::read_to_string(&out).unwrap());
-    assert_share(&folded, "node", "tkHotLoop", 0.95);
+    assert_share(&folded, &comm, "py::tk_hot_loop:", 0.90);
 }
 
 #[test]
@@ -155,8 +259,7 @@ fn jit_node_pid() {
     );
     let _ = node.wait();
     run.assert_code(0);
-    let folded = parse_folded(&std::fs::read_to_string(&out).unwrap());
-    assert_share(&folded, "node", "tkHotLoop", 0.95);
+    assert_node_named(&out);
 }
 
 /// `-a` that outlives node: node has exited when the report is made.
@@ -183,8 +286,7 @@ fn jit_node_all_exits_mid_run() {
     kill(profile.id(), libc::SIGINT);
     let run = wait_output(profile, TIMEOUT);
     run.assert_code(0);
-    let folded = parse_folded(&std::fs::read_to_string(&out).unwrap());
-    assert_share(&folded, "node", "tkHotLoop", 0.95);
+    assert_node_named(&out);
 }
 
 /// Java with frame pointers and the perf map written at exit: the hot method and its callers
@@ -734,6 +836,79 @@ fn usdt_list_probes_and_fields() {
     );
 }
 
+/// The operand forms of `-O2 -fPIE` code: a global read RIP-relative
+/// (`-8@tk_global(%rip)`, found in the symbol table and read at its distance from the probe,
+/// wherever ASLR put the binary) and an element of a stack array read base + index × scale
+/// (`-4@(%rsp,%rax,4)`). The fixture fires 800 times: arg0 is 16 or 4096 (400 each), arg1
+/// cycles through 1, 4, 16, ..., 16384 (100 each), so every log2 bucket is exact.
+#[test]
+fn usdt_rip_relative_and_indexed_arguments() {
+    require_root();
+    let test = "usdt_operands";
+    let sdt = || {
+        [
+            "/usr/include/sys/sdt.h",
+            "/usr/include/x86_64-linux-gnu/sys/sdt.h",
+        ]
+        .iter()
+        .any(|p| Path::new(p).is_file())
+    };
+    if !ensure_package(test, "systemtap-sdt-dev", sdt) {
+        return;
+    }
+    let binary = tracekit_tests::fixture_with("tk_usdt_operands", &["-O2", "-fPIE", "-pie", "-g"]);
+    let bin = binary.to_str().unwrap();
+    // The compiler wrote the forms this test is about (the note's specs, as `readelf -n`
+    // shows them).
+    let list = tracekit(["list", &format!("usdt:{bin}")], TIMEOUT);
+    list.assert_code(0);
+    assert!(
+        list.stdout.contains("-8@tk_global(%rip)") && list.stdout.contains(",4)"),
+        "gcc wrote other operand forms: {list:#?}"
+    );
+    let hist = |value: &str| {
+        let out = tracekit(
+            [
+                "hist",
+                &format!("usdt:{bin}:tk:operands"),
+                "--value",
+                value,
+                "--json",
+                "--",
+                bin,
+                "800",
+            ],
+            TIMEOUT,
+        );
+        out.assert_code(0);
+        let json = tracekit_tests::parse_json(&out.stdout);
+        assert_eq!(tracekit_tests::total_count(&json), 800, "{json}");
+        assert_eq!(
+            json["stats"]["read_errors"].as_u64().unwrap_or(0),
+            0,
+            "{json}"
+        );
+        json
+    };
+    let global = hist("arg0");
+    assert_eq!(tracekit_tests::bucket(&global, 16), 400, "{global}");
+    assert_eq!(tracekit_tests::bucket(&global, 4096), 400, "{global}");
+    assert_eq!(
+        global["groups"][0]["sum"],
+        400 * 16 + 400 * 4096,
+        "{global}"
+    );
+    let element = hist("arg1");
+    // 1 is in the first bucket, [0, 1].
+    for low in [0, 4, 16, 64, 256, 1024, 4096, 16384] {
+        assert_eq!(
+            tracekit_tests::bucket(&element, low),
+            100,
+            "bucket {low}: {element}"
+        );
+    }
+}
+
 const PG_BIN: &str = "/usr/lib/postgresql/15/bin";
 
 /// Runs `command` as the postgres user (`runuser`), to completion.
@@ -747,9 +922,9 @@ fn as_postgres(program: &str, args: &[&str]) -> tracekit_tests::Output {
     run(command, TIMEOUT)
 }
 
-/// The sum of `xact_commit` over every row of `pg_stat_database`, through a new connection.
-fn pg_commits(port: &str) -> u64 {
-    let out = as_postgres(
+/// `psql -At -c SQL` as postgres through a new connection, to completion.
+fn psql(port: &str, sql: &str) -> tracekit_tests::Output {
+    as_postgres(
         "psql",
         &[
             "-h",
@@ -761,14 +936,24 @@ fn pg_commits(port: &str) -> u64 {
             "-d",
             "postgres",
             "-Atc",
-            "select sum(xact_commit) from pg_stat_database",
+            sql,
         ],
-    );
+    )
+}
+
+/// The number a query prints.
+fn psql_number(port: &str, sql: &str) -> u64 {
+    let out = psql(port, sql);
     out.assert_code(0);
     out.stdout
         .trim()
         .parse()
         .unwrap_or_else(|_| panic!("{out:#?}"))
+}
+
+/// The sum of `xact_commit` over every row of `pg_stat_database`, through a new connection.
+fn pg_commits(port: &str) -> u64 {
+    psql_number(port, "select sum(xact_commit) from pg_stat_database")
 }
 
 /// Debian's PostgreSQL 15 is built with USDT probes. A private cluster on loopback
@@ -777,7 +962,8 @@ fn pg_commits(port: &str) -> u64 {
 /// equals the growth of `xact_commit` summed over `pg_stat_database`. The run is bracketed
 /// so that both count the same transactions: tracekit attaches before the first `psql`
 /// reads the counter (whose own transactions are flushed to the statistics when it exits)
-/// and detaches before the last one reads it.
+/// and detaches before the last one reads it. Then one `CHECKPOINT` fires
+/// `checkpoint__done`, whose arguments are RIP-relative globals.
 #[test]
 fn usdt_postgres_commits_match_pg_stat_database() {
     require_root();
@@ -868,6 +1054,38 @@ fn usdt_postgres_commits_match_pg_stat_database() {
     );
     assert!(total >= 2000, "{counted:#?}\n{}", bench.stdout);
     assert_eq!(total, after - before, "{counted:#?}");
+
+    // RIP-relative arguments: checkpoint__done's are `-4@40+CheckpointStats(%rip)
+    // -4@NBuffers(%rip) ...` (globals of the PIE, found in its dynamic symbol table). One
+    // CHECKPOINT: arg0 is the buffers its log line says it wrote, arg1 shared_buffers in
+    // pages.
+    let probe = format!("usdt:{}:checkpoint__done", postgres.display());
+    let mut count = spawn_tracekit(["count", &probe, "-a", "--by", "arg0,arg1", "--json"]);
+    wait_for_stderr(&mut count, "Hit Ctrl-C to end.", TIMEOUT);
+    psql(&port, "checkpoint").assert_code(0);
+    kill(count.id(), libc::SIGINT);
+    let counted = wait_output(count, TIMEOUT);
+    counted.assert_code(0);
+    let json = tracekit_tests::parse_json(&counted.stdout);
+    let shared_buffers = psql_number(
+        &port,
+        "select setting from pg_settings where name = 'shared_buffers'",
+    );
+    // log_checkpoints is on by default: `checkpoint complete: wrote N buffers (...)`.
+    let log_text = std::fs::read_to_string(&log).unwrap();
+    let wrote: u64 = log_text
+        .lines()
+        .filter_map(|line| line.split("checkpoint complete: wrote ").nth(1))
+        .filter_map(|rest| rest.split_whitespace().next()?.parse().ok())
+        .next_back()
+        .unwrap_or_else(|| panic!("no checkpoint in the log: {log_text}"));
+    // pgbench left dirty buffers: a wrong read of the +40 would not match by chance.
+    assert!(wrote > 0, "{log_text}");
+    let groups = json["groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 1, "{json}");
+    assert_eq!(groups[0]["count"], 1, "{json}");
+    assert_eq!(groups[0]["key"]["arg1"], shared_buffers, "{json}");
+    assert_eq!(groups[0]["key"]["arg0"], wrote, "{json}\n{log_text}");
     drop(stop);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -328,6 +328,8 @@ fn read_operands<S: Source>(
             flags: rd!(plan.operands[i].flags),
             aux: rd!(plan.operands[i].aux),
             string_slot: rd!(plan.operands[i].string_slot),
+            index_offset: rd!(plan.operands[i].index_offset),
+            index_shift: rd!(plan.operands[i].index_shift),
         };
         let slot = (operand.string_slot as usize) & (MAX_STRINGS - 1);
         // SAFETY: scratch is this CPU's map value; slot is masked into range.
@@ -362,6 +364,15 @@ fn read_operands<S: Source>(
                 let addr = base.wrapping_add(operand.aux as i32 as i64 as u64);
                 read_user(addr, operand.size).map(|raw| narrow(raw, operand.size, operand.flags))
             }),
+            operand::USER_MEM_INDEXED => pt_regs_word(source.ctx(), operand.offset)
+                .zip(pt_regs_word(source.ctx(), operand.index_offset))
+                .and_then(|(base, index)| {
+                    let addr = base
+                        .wrapping_add(index << (operand.index_shift & 3))
+                        .wrapping_add(operand.aux as i32 as i64 as u64);
+                    read_user(addr, operand.size)
+                        .map(|raw| narrow(raw, operand.size, operand.flags))
+                }),
             operand::CONST => Some(narrow(
                 u64::from(operand.offset) | u64::from(operand.aux) << 32,
                 operand.size,

@@ -1117,7 +1117,8 @@ fn function_specs(spec: &ProbeSpec, request: &Request) -> Result<Compiled> {
 /// USDT probes of one binary (`usdt:BINARY[:PROVIDER]:NAME`, wildcards allowed): a uprobe
 /// at each site, `arg0..argN` read as each site's note says. Sites whose arguments are read
 /// alike share an engine; sites whose argument specs differ (a probe the compiler inlined
-/// with its arguments in other registers) get an engine each. Every site reports its
+/// with its arguments in other registers, or RIP-relative arguments, read at a distance
+/// from each site's own address) get an engine each. Every site reports its
 /// probe's index as the event, so the sites of one probe count as one event.
 fn usdt_specs(spec: &ProbeSpec, request: &Request) -> Result<Compiled> {
     no_start(spec, request)?;
@@ -1130,7 +1131,7 @@ fn usdt_specs(spec: &ProbeSpec, request: &Request) -> Result<Compiled> {
             )));
         }
     }
-    let binary = functions::resolve_binary(target.binary, request.target.pid)?;
+    let binary = functions::resolve_binary_for("USDT", target.binary, request.target.pid)?;
     let sites = usdt::find(&binary, &target)?;
     let mut names: Vec<String> = Vec::new();
     let mut events = Vec::with_capacity(sites.len());
@@ -1387,7 +1388,15 @@ columns:
             "--value bytse: block:block_rq_issue has no field `bytse`; it \
              has dev (dev_t), sector (sector_t), nr_sector (unsigned int), bytes (unsigned int), \
              ioprio (unsigned short), rwbs (char[10]), comm (char[16]), cmd (string); and pid, \
-             tid, cpu"
+             tid, cpu, cgroup"
+        );
+        // `--by` lists every key it takes, `cgroup` included.
+        assert_eq!(
+            error(Request::probe("block:block_rq_issue").by(vec![KeyField::new("cgrop")])),
+            "--by cgrop: block:block_rq_issue has no field `cgrop` (did you mean `cgroup`?); it \
+             has dev (dev_t), sector (sector_t), nr_sector (unsigned int), bytes (unsigned int), \
+             ioprio (unsigned short), rwbs (char[10]), comm (char[16]), cmd (string); and pid, \
+             tid, cpu, cgroup"
         );
         assert_eq!(
             error(Request::probe("block:block_rq_issue").log2("rwbs")),

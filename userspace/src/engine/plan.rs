@@ -303,6 +303,7 @@ pub fn disassemble(plan: &Plan) -> String {
             operand::USER_STACK => "ustack",
             operand::REG => "reg",
             operand::USER_MEM => "user_mem",
+            operand::USER_MEM_INDEXED => "user_mem",
             operand::CONST => "const",
             operand::CGROUP => "cgroup",
             _ => "?",
@@ -319,6 +320,14 @@ pub fn disassemble(plan: &Plan) -> String {
             operand::USER_MEM => {
                 format!("{kind}@{}{:+}:{signed}{}", o.offset, o.aux as i32, o.size)
             }
+            operand::USER_MEM_INDEXED => format!(
+                "{kind}@{}+{}*{}{:+}:{signed}{}",
+                o.offset,
+                o.index_offset,
+                1u32 << (o.index_shift & 3),
+                o.aux as i32,
+                o.size
+            ),
             operand::CONST => format!(
                 "{kind}={}:{signed}{}",
                 (u64::from(o.aux) << 32 | u64::from(o.offset)) as i64,

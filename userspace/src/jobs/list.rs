@@ -168,7 +168,7 @@ pub fn fields(text: &str, pid: Option<u32>) -> Result<String> {
         }
         ProbeKind::Usdt => {
             let target = UsdtTarget::parse(&spec.text, &spec.target)?;
-            let binary = functions::resolve_binary(target.binary, pid)?;
+            let binary = functions::resolve_binary_for("USDT", target.binary, pid)?;
             let mut seen: Vec<(String, String)> = Vec::new();
             for site in usdt::find(&binary, &target)? {
                 let key = (site.qualified_name(), site.arg_specs.clone());
@@ -257,7 +257,7 @@ pub fn usdt_probes(glob: &str, pid: Option<u32>) -> Result<String> {
     }
     let (binary, sites) = match rest.split_once(':') {
         None => {
-            let binary = functions::resolve_binary(rest, pid)?;
+            let binary = functions::resolve_binary_for("USDT", rest, pid)?;
             let sites = usdt::probes(&binary, None, None)?;
             if sites.is_empty() {
                 return Err(Error::usage(format!(
@@ -269,7 +269,7 @@ pub fn usdt_probes(glob: &str, pid: Option<u32>) -> Result<String> {
         }
         Some(_) => {
             let target = UsdtTarget::parse(glob, rest)?;
-            let binary = functions::resolve_binary(target.binary, pid)?;
+            let binary = functions::resolve_binary_for("USDT", target.binary, pid)?;
             let sites = usdt::find(&binary, &target)?;
             (binary, sites)
         }

@@ -94,8 +94,8 @@ pub trait Fields {
     fn event_name(&self) -> String;
 }
 
-/// Names every event has: `pid`, `tid`, `cpu`, `comm` (of the current task).
-pub const BUILTINS: [&str; 4] = ["pid", "tid", "cpu", "comm"];
+/// Names every event has: `pid`, `tid`, `cpu`, `comm`, `cgroup` (of the current task).
+pub const BUILTINS: [&str; 5] = ["pid", "tid", "cpu", "comm", CGROUP];
 
 /// The stacks of the current task, by the hash the engine stores them under (bpftrace's
 /// names): group keys of `stackcount` and `offcpu`, printed by `trace -K`/`-U`.
@@ -502,7 +502,7 @@ mod tests {
         assert_eq!(
             fields.describe(),
             "arg0 (signed, 4 bytes, -4@%edi), arg1 (8 bytes, 8@-16(%rbp)), arg2 (8 bytes, \
-             8@8(%rip)); and pid, tid, cpu, comm"
+             8@8(%rip)); and pid, tid, cpu, comm, cgroup"
         );
     }
 

@@ -237,14 +237,21 @@ pub struct UserFunction {
 ///
 /// # Errors
 /// Usage errors when nothing of that name exists, or what exists is a directory, a device
-/// or another file that is not ELF.
+/// or another file that is not ELF; they say `uprobe binary` ([`resolve_binary_for`] names
+/// another probe kind).
 pub fn resolve_binary(name: &str, pid: Option<u32>) -> Result<PathBuf> {
-    let path = find_binary(name, pid)?;
-    check_elf(&path, name)?;
+    resolve_binary_for("uprobe", name, pid)
+}
+
+/// [`resolve_binary`] for probes of kind `probe` (`uprobe`, `USDT`), which errors name
+/// (`USDT binary `postgress` not found ...`).
+pub fn resolve_binary_for(probe: &str, name: &str, pid: Option<u32>) -> Result<PathBuf> {
+    let path = find_binary(probe, name, pid)?;
+    check_elf(probe, &path, name)?;
     Ok(path)
 }
 
-fn find_binary(name: &str, pid: Option<u32>) -> Result<PathBuf> {
+fn find_binary(probe: &str, name: &str, pid: Option<u32>) -> Result<PathBuf> {
     if name.contains('/') {
         return Ok(PathBuf::from(name));
     }
@@ -291,7 +298,7 @@ fn find_binary(name: &str, pid: Option<u32>) -> Result<PathBuf> {
         .find(|path| path.is_file())
         .ok_or_else(|| {
             Error::usage(format!(
-                "uprobe binary `{}` not found (not a path, a library known to ldconfig, \
+                "{probe} binary `{}` not found (not a path, a library known to ldconfig, \
                  nor a program on PATH)",
                 quote(name)
             ))
@@ -300,13 +307,13 @@ fn find_binary(name: &str, pid: Option<u32>) -> Result<PathBuf> {
 
 /// Checks that `path` (found for the spec's `name`) is an ELF file, the only kind uprobes
 /// go into: a usage error saying what it is instead.
-fn check_elf(path: &Path, name: &str) -> Result<()> {
+fn check_elf(probe: &str, path: &Path, name: &str) -> Result<()> {
     use std::{io::Read as _, os::unix::fs::FileTypeExt as _};
     let shown = if path == Path::new(name) {
-        format!("uprobe binary `{}`", quote(name))
+        format!("{probe} binary `{}`", quote(name))
     } else {
         format!(
-            "uprobe binary `{}` ({})",
+            "{probe} binary `{}` ({})",
             quote(name),
             quote(&path.to_string_lossy())
         )
@@ -481,6 +488,20 @@ mod tests {
             "uprobe binary `/no/such/bin`: no such file"
         );
         assert!(resolve_binary("no-such-library-xyz", None).is_err());
+        // USDT probes name themselves.
+        assert_eq!(
+            resolve_binary_for("USDT", "/no/such/bin", None)
+                .unwrap_err()
+                .to_string(),
+            "USDT binary `/no/such/bin`: no such file"
+        );
+        assert_eq!(
+            resolve_binary_for("USDT", "no-such-library-xyz", None)
+                .unwrap_err()
+                .to_string(),
+            "USDT binary `no-such-library-xyz` not found (not a path, a library known to \
+             ldconfig, nor a program on PATH)"
+        );
     }
 
     #[test]

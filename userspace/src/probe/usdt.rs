@@ -14,12 +14,22 @@
 //! as the spec says: by how far the `.stapsdt.base` section moved from the note's `base`.
 //! [`parse_arg`] turns one argument spec into an [`Arg`]; [`Arg::operand`] into the engine
 //! operand that reads it in the kernel (a register of the uprobe's `pt_regs`, user memory
-//! at register + displacement, or a constant). `engine::attach::usdt` attaches them with the
+//! at register + displacement or base + index × scale + displacement, or a constant).
+//! RIP-relative operands (`-8@counter(%rip)`) name a symbol: [`probes`] looks it up in the
+//! binary's symbol table and keeps its distance from the probe site, which the kernel adds
+//! to the probe's address (the `rip` a uprobe's handler sees), as that holds wherever the
+//! binary is loaded. `engine::attach::usdt` attaches them with the
 //! semaphores counted by the kernel.
 
 use std::{
+    collections::HashMap,
     fmt,
     path::{Path, PathBuf},
+};
+
+use blazesym::inspect::{
+    Inspector,
+    source::{Elf, Source},
 };
 
 use tracekit_common::engine::{Operand, SIGNED, operand};
@@ -165,6 +175,18 @@ pub enum Location {
         /// A symbol the displacement is relative to (RIP-relative globals).
         symbol: Option<String>,
     },
+    /// Memory at a fixed distance from the probe's own address: a RIP-relative operand
+    /// (`-8@counter(%rip)`, globals of `-fPIE` code) whose symbol [`probes`] found in the
+    /// binary's symbol table. The distance holds wherever the binary is loaded, so one
+    /// constant per probe site reads it in every process.
+    ProbeRelative {
+        /// `symbol + displacement - probe address`, in bytes.
+        from_probe: i64,
+        /// The symbol, as the note writes it.
+        symbol: String,
+        /// Bytes past the symbol.
+        displacement: i64,
+    },
 }
 
 /// One USDT argument: its size, signedness and location.
@@ -205,6 +227,17 @@ impl fmt::Display for Arg {
                 }
                 write!(f, ")")
             }
+            Location::ProbeRelative {
+                symbol,
+                displacement,
+                ..
+            } => {
+                write!(f, "{symbol}")?;
+                if *displacement != 0 {
+                    write!(f, "{displacement:+}")?;
+                }
+                write!(f, "(rip)")
+            }
         }
     }
 }
@@ -212,15 +245,20 @@ impl fmt::Display for Arg {
 impl Arg {
     /// The engine operand that reads this argument in a uprobe at the probe site:
     /// [`operand::REG`] for registers, [`operand::USER_MEM`] for memory at register +
-    /// displacement, [`operand::CONST`] for constants. Errors (usage) name what the kernel
-    /// side cannot read yet: index registers and RIP-relative symbols.
+    /// displacement and for resolved RIP-relative memory ([`Location::ProbeRelative`]: the
+    /// `rip` a uprobe's handler sees is the probe's address), [`operand::USER_MEM_INDEXED`]
+    /// for base + index × scale + displacement, [`operand::CONST`] for constants. Errors
+    /// (usage) name what cannot be read: a RIP-relative symbol the symbol table does not
+    /// give, a symbol next to another base register, 32-bit address registers.
     pub fn operand(&self) -> Result<Operand> {
         let flags = if self.signed { SIGNED } else { 0 };
-        let unsupported = |what: &str| {
-            Err(Error::usage(format!(
-                "USDT argument `{self}`: {what} operands are not supported yet (registers, \
-                 constants and register+offset memory are)"
-            )))
+        let unreadable = |why: &str| Err(Error::usage(format!("USDT argument `{self}`: {why}")));
+        let displacement = |value: i64| {
+            i32::try_from(value).map_err(|_| {
+                Error::usage(format!(
+                    "USDT argument `{self}`: displacement {value} out of 32-bit range"
+                ))
+            })
         };
         match &self.location {
             Location::Constant(value) => Ok(Operand {
@@ -229,44 +267,84 @@ impl Arg {
                 aux: ((*value as u64) >> 32) as u32,
                 size: self.size,
                 flags,
-                string_slot: 0,
+                ..Operand::NONE
             }),
             Location::Register(reg) => Ok(Operand {
                 kind: operand::REG,
                 offset: reg.pt_regs_offset,
                 size: self.size.min(reg.width),
                 flags,
-                aux: 0,
-                string_slot: 0,
+                ..Operand::NONE
+            }),
+            Location::ProbeRelative { from_probe, .. } => Ok(Operand {
+                kind: operand::USER_MEM,
+                offset: RIP.pt_regs_offset,
+                size: self.size,
+                flags,
+                aux: displacement(*from_probe)? as u32,
+                ..Operand::NONE
             }),
             Location::Memory {
-                symbol: Some(_), ..
-            } => unsupported("RIP-relative symbol"),
-            Location::Memory { index: Some(_), .. } => unsupported("indexed memory"),
-            Location::Memory { base, .. } if base.name == "rip" => unsupported("RIP-relative"),
+                base,
+                symbol: Some(symbol),
+                ..
+            } if base.name == "rip" => unreadable(&format!(
+                "the symbol `{symbol}` of this RIP-relative operand is not in the binary's \
+                 symbol table (stripped?) or names several variables"
+            )),
+            Location::Memory {
+                symbol: Some(symbol),
+                ..
+            } => unreadable(&format!(
+                "a symbol (`{symbol}`) as the displacement of a register other than %rip is \
+                 not supported"
+            )),
+            Location::Memory { base, .. } if base.name == "rip" => unreadable(
+                "a RIP-relative operand without a symbol (its distance from the probe is unknown)",
+            ),
             Location::Memory {
                 base,
-                index: None,
-                displacement,
+                index: Some((index, scale)),
+                displacement: disp,
                 symbol: None,
             } => {
-                let displacement = i32::try_from(*displacement).map_err(|_| {
-                    Error::usage(format!(
-                        "USDT argument `{self}`: displacement out of 32-bit range"
-                    ))
-                })?;
+                if base.width != 8 || index.width != 8 {
+                    return unreadable("32-bit address registers are not supported");
+                }
                 Ok(Operand {
-                    kind: operand::USER_MEM,
+                    kind: operand::USER_MEM_INDEXED,
                     offset: base.pt_regs_offset,
                     size: self.size,
                     flags,
-                    aux: displacement as u32,
-                    string_slot: 0,
+                    aux: displacement(*disp)? as u32,
+                    index_offset: index.pt_regs_offset,
+                    index_shift: scale.trailing_zeros(),
+                    ..Operand::NONE
                 })
             }
+            Location::Memory {
+                base,
+                index: None,
+                displacement: disp,
+                symbol: None,
+            } => Ok(Operand {
+                kind: operand::USER_MEM,
+                offset: base.pt_regs_offset,
+                size: self.size,
+                flags,
+                aux: displacement(*disp)? as u32,
+                ..Operand::NONE
+            }),
         }
     }
 }
+
+/// `%rip`: its slot in `pt_regs` holds the probe's address while a uprobe's handler runs.
+const RIP: Register = Register {
+    name: "rip",
+    pt_regs_offset: 16 * 8,
+    width: 8,
+};
 
 /// Parses one argument spec: `[-]SIZE@LOCATION` (systemtap's format), where LOCATION is
 /// `%reg`, `$const`, `disp(%base)`, `disp(%base,%index,scale)` or `sym+disp(%rip)`. A spec
@@ -286,7 +364,7 @@ pub fn parse_arg(spec: &str) -> Result<Arg> {
     let bad = |why: &str| {
         Err(Error::usage(format!(
             "USDT argument spec `{spec}`: {why}; valid: [-]SIZE@LOCATION with SIZE 1, 2, 4 \
-             or 8 and LOCATION %reg, $const, disp(%reg) or disp(%reg,%reg,scale)"
+             or 8 and LOCATION %reg, $const, disp(%reg), disp(%reg,%reg,scale) or symbol(%rip)"
         )))
     };
     let (size, signed, location) = match spec.split_once('@') {
@@ -441,6 +519,7 @@ pub fn probes(binary: &Path, provider: Option<&str>, name: Option<&str>) -> Resu
     let notes = read_notes(&data)
         .map_err(|why| Error::usage(format!("{}: {why}", quote(&binary.to_string_lossy()))))?;
     let mut sites = Vec::new();
+    let mut symbols = SymbolAddresses::new(binary);
     for note in notes {
         if !provider.is_none_or(|p| glob_match(p, &note.provider))
             || !name.is_none_or(|n| glob_match(n, &note.name))
@@ -448,7 +527,10 @@ pub fn probes(binary: &Path, provider: Option<&str>, name: Option<&str>) -> Resu
             continue;
         }
         let (args, arg_error) = match parse_args(&note.args) {
-            Ok(args) => (args, None),
+            Ok(mut args) => {
+                resolve_rip_relative(&mut args, note.pc, |name| symbols.get(name));
+                (args, None)
+            }
             Err(err) => (Vec::new(), Some(err.to_string())),
         };
         sites.push(ProbeSite {
@@ -471,6 +553,83 @@ pub fn probes(binary: &Path, provider: Option<&str>, name: Option<&str>) -> Resu
         });
     }
     Ok(sites)
+}
+
+/// Turns the RIP-relative arguments (`-8@counter(%rip)`) of the probe at `pc` whose symbol
+/// `address_of` gives (its virtual address in the same file as `pc`) into
+/// [`Location::ProbeRelative`]; the others stay as they are, and [`Arg::operand`] says why
+/// they cannot be read.
+pub fn resolve_rip_relative(
+    args: &mut [Arg],
+    pc: u64,
+    mut address_of: impl FnMut(&str) -> Option<u64>,
+) {
+    for arg in args {
+        let Location::Memory {
+            base,
+            index: None,
+            displacement,
+            symbol: Some(symbol),
+        } = &arg.location
+        else {
+            continue;
+        };
+        if base.name != "rip" {
+            continue;
+        }
+        if let Some(address) = address_of(symbol) {
+            arg.location = Location::ProbeRelative {
+                from_probe: (address as i64)
+                    .wrapping_add(*displacement)
+                    .wrapping_sub(pc as i64),
+                symbol: symbol.clone(),
+                displacement: *displacement,
+            };
+        }
+    }
+}
+
+/// Addresses of a binary's symbols by name (its symbol tables, through blazesym), looked up
+/// once each: a name several symbols have at different addresses gives none.
+struct SymbolAddresses<'a> {
+    binary: &'a Path,
+    inspector: Option<Inspector>,
+    found: HashMap<String, Option<u64>>,
+}
+
+impl<'a> SymbolAddresses<'a> {
+    fn new(binary: &'a Path) -> Self {
+        Self {
+            binary,
+            inspector: None,
+            found: HashMap::new(),
+        }
+    }
+
+    fn get(&mut self, name: &str) -> Option<u64> {
+        if let Some(found) = self.found.get(name) {
+            return *found;
+        }
+        let inspector = self.inspector.get_or_insert_with(Inspector::new);
+        let mut elf = Elf::new(self.binary);
+        elf.debug_syms = false;
+        let mut addresses: Vec<u64> = inspector
+            .lookup(&Source::Elf(elf), &[name])
+            .ok()
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|sym| sym.addr)
+            .collect();
+        addresses.sort_unstable();
+        addresses.dedup();
+        let found = match addresses[..] {
+            [one] => Some(one),
+            _ => None,
+        };
+        self.found.insert(name.to_string(), found);
+        found
+    }
 }
 
 /// The target of a `usdt:` probe spec: `BINARY[:PROVIDER]:NAME` (bpftrace's spelling).
@@ -822,9 +981,120 @@ mod tests {
             (u64::from(constant.aux) << 32 | u64::from(constant.offset)) as i64,
             -5
         );
-        for spec in ["8@x(%rip)", "8@8(%rip)", "8@8(%rax,%rbx,2)"] {
-            assert!(op(spec).is_err(), "{spec}");
-        }
+    }
+
+    /// Scale-index-base operands: base register + index register << log2(scale) +
+    /// displacement, as gcc writes array elements (`-4@(%rsp,%rax,4)` at -O2).
+    #[test]
+    fn indexed_operands() {
+        let op = |spec: &str| parse_arg(spec).unwrap().operand().unwrap();
+        let indexed = |offset, size, flags, aux: i32, index_offset, index_shift| Operand {
+            kind: operand::USER_MEM_INDEXED,
+            offset,
+            size,
+            flags,
+            aux: aux as u32,
+            index_offset,
+            index_shift,
+            ..Operand::NONE
+        };
+        // rbp is pt_regs byte 32, rax 80, rsp 152, rcx 88, rbx 40, r12 24, r13 16.
+        assert_eq!(op("-4@-8(%rbp,%rax,4)"), indexed(32, 4, SIGNED, -8, 80, 2));
+        assert_eq!(op("-4@(%rsp,%rax,4)"), indexed(152, 4, SIGNED, 0, 80, 2));
+        assert_eq!(
+            op("-4@-40(%rsp,%rcx,4)"),
+            indexed(152, 4, SIGNED, -40, 88, 2)
+        );
+        assert_eq!(op("1@(%rbx,%rcx)"), indexed(40, 1, 0, 0, 88, 0));
+        assert_eq!(op("2@0x10(%rbx,%rcx,2)"), indexed(40, 2, 0, 16, 88, 1));
+        assert_eq!(op("8@-16(%r12,%r13,8)"), indexed(24, 8, 0, -16, 16, 3));
+        let err = parse_arg("4@(%esp,%eax,4)")
+            .unwrap()
+            .operand()
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "USDT argument `4@0(rsp,rax,4)`: 32-bit address registers are not supported"
+        );
+    }
+
+    /// RIP-relative operands (`-fPIE` globals) become a distance from the probe's address,
+    /// read in the kernel at the uprobe's `rip` (the probe's address) + that distance.
+    #[test]
+    fn rip_relative_operands() {
+        let mut args = parse_args(
+            "-8@tk_global(%rip) 4@tk_array+8(%rip) 2@tk_low-2(%rip) 8@gone(%rip) 4@%eax",
+        )
+        .unwrap();
+        // The probe's nop at 0x11d5; tk_global at 0x4010, tk_array at 0x4040, tk_low at
+        // 0x1000 (below the probe).
+        resolve_rip_relative(&mut args, 0x11d5, |name| match name {
+            "tk_global" => Some(0x4010),
+            "tk_array" => Some(0x4040),
+            "tk_low" => Some(0x1000),
+            _ => None,
+        });
+        assert_eq!(
+            args[0].location,
+            Location::ProbeRelative {
+                from_probe: 0x4010 - 0x11d5,
+                symbol: "tk_global".into(),
+                displacement: 0
+            }
+        );
+        assert_eq!(
+            args[1].location,
+            Location::ProbeRelative {
+                from_probe: 0x4048 - 0x11d5,
+                symbol: "tk_array".into(),
+                displacement: 8
+            }
+        );
+        let shown: Vec<String> = args.iter().map(Arg::to_string).collect();
+        assert_eq!(
+            shown,
+            [
+                "-8@tk_global(rip)",
+                "4@tk_array+8(rip)",
+                "2@tk_low-2(rip)",
+                "8@gone(rip)",
+                "4@rax"
+            ]
+        );
+        let rip_mem = |size, flags, aux: i64| Operand {
+            kind: operand::USER_MEM,
+            offset: 128,
+            size,
+            flags,
+            aux: aux as i32 as u32,
+            ..Operand::NONE
+        };
+        assert_eq!(
+            args[0].operand().unwrap(),
+            rip_mem(8, SIGNED, 0x4010 - 0x11d5)
+        );
+        assert_eq!(args[1].operand().unwrap(), rip_mem(4, 0, 0x4048 - 0x11d5));
+        assert_eq!(args[2].operand().unwrap(), rip_mem(2, 0, 0x0ffe - 0x11d5));
+        assert_eq!(
+            args[3].operand().unwrap_err().to_string(),
+            "USDT argument `8@gone(rip)`: the symbol `gone` of this RIP-relative operand is \
+             not in the binary's symbol table (stripped?) or names several variables"
+        );
+        // Not resolved: other registers with a symbol, RIP without one, too far away.
+        let err = |spec: &str| parse_arg(spec).unwrap().operand().unwrap_err().to_string();
+        assert!(
+            err("8@x(%rbx)").contains("a symbol (`x`) as the displacement of a register"),
+            "{}",
+            err("8@x(%rbx)")
+        );
+        assert!(err("8@8(%rip)").contains("without a symbol"));
+        let mut far = parse_args("8@far(%rip)").unwrap();
+        resolve_rip_relative(&mut far, 0x1000, |_| Some(0x1_0000_1000));
+        assert_eq!(
+            far[0].operand().unwrap_err().to_string(),
+            "USDT argument `8@far(rip)`: displacement 4294967296 out of 32-bit range"
+        );
     }
 
     #[test]
@@ -853,6 +1123,20 @@ mod tests {
         let unparsed: Vec<_> = all.iter().filter_map(|s| s.arg_error.as_ref()).collect();
         assert!(unparsed.is_empty(), "{unparsed:?}");
         assert!(all.iter().all(|s| s.provider == "postgresql"));
+        // Every argument is readable, the RIP-relative globals of checkpoint__done
+        // (`-4@40+CheckpointStats(%rip)`, from the dynamic symbol table) included.
+        let unreadable: Vec<String> = all
+            .iter()
+            .flat_map(|s| s.args.iter())
+            .filter_map(|a| a.operand().err().map(|e| e.to_string()))
+            .collect();
+        assert!(unreadable.is_empty(), "{unreadable:#?}");
+        let done = probes(postgres, None, Some("checkpoint__done")).unwrap();
+        assert!(
+            matches!(&done[0].args[0].location, Location::ProbeRelative { symbol, displacement: 40, .. } if symbol == "CheckpointStats"),
+            "{:?}",
+            done[0].args
+        );
         let commits = probes(postgres, Some("postgresql"), Some("transaction__commit")).unwrap();
         assert_eq!(commits.len(), 1, "{commits:?}");
         let commit = &commits[0];
