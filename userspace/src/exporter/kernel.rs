@@ -36,7 +36,7 @@ use crate::{
         pprof::{self, PprofOptions, SampleKind},
         prometheus::{Labels, MetricFamily, Value, Values},
     },
-    profile::{self as sampler, ProfileOptions, Profiler},
+    profile::{self as sampler, ProfileOptions, Profiler, RawProfile},
     session,
     symbolize::Symbolizer,
 };
@@ -372,6 +372,17 @@ impl Sources for KernelSources {
     }
 }
 
+/// How often a CPU profile under way drains the kernel maps.
+const DRAIN_EVERY: Duration = Duration::from_secs(5);
+
+/// Adds the counts and stacks of `interval` to `raw` (the counters are left alone).
+fn add_counts(raw: &mut RawProfile, interval: RawProfile) {
+    for (key, count) in interval.counts {
+        *raw.counts.entry(key).or_default() += count;
+    }
+    raw.stacks.extend(interval.stacks);
+}
+
 /// Samples every CPU at `hz` for `duration` (less when the exporter stops), and returns the
 /// symbolized stacks as a gzipped pprof CPU profile with pid, comm and cgroup labels.
 fn cpu_profile(hz: u64, duration: Duration, stopping: &Stopping) -> Result<Vec<u8>> {
@@ -391,6 +402,9 @@ fn cpu_profile(hz: u64, duration: Duration, stopping: &Stopping) -> Result<Vec<u
     let mut symbolizer = Symbolizer::new(true);
     let start = SystemTime::now();
     let started = Instant::now();
+    // What earlier intervals counted, drained from the kernel maps.
+    let mut raw = RawProfile::default();
+    let mut drained = Instant::now();
     // Processes announce themselves when first sampled: their maps are read while they
     // live, so short-lived ones symbolize too.
     loop {
@@ -399,15 +413,25 @@ fn cpu_profile(hz: u64, duration: Duration, stopping: &Stopping) -> Result<Vec<u
                 symbolizer.remember_process(pid);
             }
         }
+        // A long profile under process churn would fill the count and stack maps: drain
+        // them every few seconds, as `profile -i` does.
+        if drained.elapsed() >= DRAIN_EVERY {
+            add_counts(&mut raw, profiler.take_interval()?);
+            drained = Instant::now();
+        }
         let left = duration.saturating_sub(started.elapsed());
         if left.is_zero() || stopping.wait(left.min(Duration::from_millis(200))) {
             break;
         }
     }
     let elapsed = started.elapsed();
-    let raw = profiler.read();
+    let last = profiler.read();
     profiler.detach()?;
-    let profile = sampler::symbolize(&raw?, &symbolizer);
+    let last = last?;
+    // The counters are cumulative since loading; the counts left are the last interval's.
+    raw.stats = last.stats;
+    add_counts(&mut raw, last);
+    let profile = sampler::symbolize(&raw, &symbolizer);
     let options = PprofOptions {
         cgroup: &crate::mappings::read_cgroup,
         comments: vec![format!(
