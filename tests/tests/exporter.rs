@@ -536,6 +536,39 @@ fn exporter_bad_configs() {
     out.assert_code(0);
     assert!(out.stdout.contains(": 2 metrics OK"), "{}", out.stdout);
     assert!(out.stdout.contains("tkt_syscalls: "), "{}", out.stdout);
+
+    // YAML, by the file's extension: the same checks against the kernel.
+    let check = |path: &Path| {
+        tracekit(
+            [
+                "exporter".as_ref(),
+                "--check".as_ref(),
+                "--config".as_ref(),
+                path.as_os_str(),
+            ],
+            TIMEOUT,
+        )
+    };
+    let bad = dir.join("bad.yaml");
+    std::fs::write(&bad, "metric:\n  - name: w\n    event: \"nosuch:event\"\n").unwrap();
+    let out = check(&bad);
+    out.assert_code(2);
+    let stderr = out.stderr.trim_end();
+    assert!(
+        !stderr.contains('\n') && stderr.contains("metric \"w\": ") && stderr.contains("nosuch"),
+        "{stderr}"
+    );
+    let good = dir.join("good.yaml");
+    std::fs::write(
+        &good,
+        "namespace: tky\nmetric:\n  - name: syscalls\n    preset: syscount\n    \
+         by: [syscall, comm]\n",
+    )
+    .unwrap();
+    let out = check(&good);
+    out.assert_code(0);
+    assert!(out.stdout.contains(": 1 metrics OK"), "{}", out.stdout);
+    assert!(out.stdout.contains("tky_syscalls: "), "{}", out.stdout);
 }
 
 /// A free loopback port (there is a short window for someone else to take it).
