@@ -442,9 +442,27 @@ impl Sources for KernelSources {
     async fn profile(&self, duration: Duration) -> Result<Vec<u8>> {
         let hz = self.frequency_hz;
         let stopping = Arc::clone(&self.stopping);
-        tokio::task::spawn_blocking(move || cpu_profile(hz, duration, &stopping))
-            .await
-            .map_err(|err| Error::runtime(format!("the CPU profile task failed: {err}")))?
+        tokio::task::spawn_blocking(move || {
+            let answer = cpu_profile(hz, duration, &stopping);
+            release_freed_memory();
+            answer
+        })
+        .await
+        .map_err(|err| Error::runtime(format!("the CPU profile task failed: {err}")))?
+    }
+}
+
+/// Hands memory the allocator holds free back to the kernel. A CPU profile allocates tens
+/// of MiB (the symbolizer's view of every process sampled, the stacks) and frees them all;
+/// glibc keeps freed memory in the arena of the thread that freed it, and profiles run on
+/// whichever blocking thread is free, so without this RSS climbs request after request to
+/// the sum of the arenas' peaks (26 MiB to 88 MiB in ten minutes of the exporter bench,
+/// back to 32 MiB with one `malloc_trim`).
+fn release_freed_memory() {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: malloc_trim(3) only returns free heap pages to the kernel.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }
 
