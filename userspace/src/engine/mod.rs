@@ -372,13 +372,23 @@ impl Engine {
             0
         };
         if self.plan.layout == layout::ARRAY {
-            let array: PerCpuArray<_, AggValue> =
-                PerCpuArray::try_from(&self.array).context("opening ENGINE_ARRAY")?;
             let slots = self.plan.slots;
             let keyed = self.plan.n_key_parts > 0;
-            for index in 0..(self.plan.array_key_bound + 1) * slots {
-                let per_cpu = array.get(&index, 0).context("reading ENGINE_ARRAY")?;
-                let value = maps::sum(per_cpu.iter());
+            let n = (self.plan.array_key_bound + 1) * slots;
+            let values = match maps::percpu_array_batch(&self.array, n) {
+                Some(values) => values,
+                None => {
+                    let array: PerCpuArray<_, AggValue> =
+                        PerCpuArray::try_from(&self.array).context("opening ENGINE_ARRAY")?;
+                    (0..n)
+                        .map(|index| {
+                            let per_cpu = array.get(&index, 0).context("reading ENGINE_ARRAY")?;
+                            Ok(maps::sum(per_cpu.iter()))
+                        })
+                        .collect::<Result<Vec<_>>>()?
+                }
+            };
+            for (index, value) in (0..n).zip(values) {
                 if value.count > 0 {
                     let key = if keyed {
                         vec![u64::from(index / slots) + base]
