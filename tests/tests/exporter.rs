@@ -172,13 +172,18 @@ impl Drop for Exporter {
 /// Starts `tracekit exporter --config CONFIG` on a free loopback port; returns it with the
 /// address it serves on, once it is attached and listening.
 fn start_exporter(config: &Path) -> (Exporter, SocketAddr) {
-    let mut child = spawn_tracekit([
+    start_exporter_with(&["--config".as_ref(), config.as_os_str()])
+}
+
+/// Starts `tracekit exporter ARGS` on a free loopback port, as [`start_exporter`].
+fn start_exporter_with(args: &[&std::ffi::OsStr]) -> (Exporter, SocketAddr) {
+    let mut argv: Vec<&std::ffi::OsStr> = vec![
         "exporter".as_ref(),
         "--listen".as_ref(),
         "127.0.0.1:0".as_ref(),
-        "--config".as_ref(),
-        config.as_os_str(),
-    ]);
+    ];
+    argv.extend_from_slice(args);
+    let mut child = spawn_tracekit(argv);
     let stderr = child.stderr.take().expect("piped stderr");
     let (lines, receiver) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -212,6 +217,11 @@ fn start_exporter(config: &Path) -> (Exporter, SocketAddr) {
 
 /// The ids of the BPF programs process `pid` holds (program and link fds both name one).
 fn programs_held_by(pid: u32) -> Vec<u32> {
+    ids_held_by(pid, "prog_id:")
+}
+
+/// The ids after `field` (`prog_id:`, `link_id:`) in the fdinfo of every fd `pid` holds.
+fn ids_held_by(pid: u32, field: &str) -> Vec<u32> {
     let mut ids = Vec::new();
     for entry in std::fs::read_dir(format!("/proc/{pid}/fdinfo"))
         .unwrap()
@@ -221,7 +231,7 @@ fn programs_held_by(pid: u32) -> Vec<u32> {
             continue;
         };
         ids.extend(info.lines().filter_map(|line| {
-            line.strip_prefix("prog_id:")
+            line.strip_prefix(field)
                 .and_then(|id| id.trim().parse::<u32>().ok())
         }));
     }
@@ -268,6 +278,78 @@ fn stop_exporter(mut exporter: Exporter) {
     );
 }
 
+/// SIGKILL gives the exporter no chance to detach, yet once it is gone none of its
+/// programs or links is left: every attachment (links, perf events, the CPU profile's
+/// sampler) is held by a file descriptor the kernel closes with the process. Killed with
+/// the built-in set attached and a CPU profile under way.
+#[test]
+fn exporter_sigkill_leaves_no_program() {
+    require_root();
+    let (mut exporter, addr) = start_exporter_with(&[]);
+    let pid = exporter.0.as_ref().expect("a running exporter").id();
+    let serving = programs_held_by(pid);
+    assert!(!serving.is_empty(), "the exporter holds no BPF programs");
+    // A CPU profile request loads the sampler; kill once its programs are held too.
+    std::thread::spawn(move || {
+        if let Ok(mut stream) = TcpStream::connect_timeout(&addr, Duration::from_secs(5)) {
+            let _ = write!(
+                stream,
+                "GET /debug/pprof/profile?seconds=30 HTTP/1.1\r\nHost: {addr}\r\n\r\n"
+            );
+            let _ = stream.read_to_end(&mut Vec::new());
+        }
+    });
+    let deadline = Instant::now() + TIMEOUT;
+    let held = loop {
+        let held = programs_held_by(pid);
+        if held.len() > serving.len() {
+            break held;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the profile request loaded no programs: still {serving:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let links = ids_held_by(pid, "link_id:");
+    eprintln!(
+        "the exporter holds programs {held:?} and links {links:?} ({} programs while \
+         profiling); SIGKILL",
+        held.len() - serving.len()
+    );
+    let mut child = exporter.0.take().unwrap();
+    kill(pid, libc::SIGKILL);
+    let status = child.wait().unwrap();
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&status),
+        Some(libc::SIGKILL)
+    );
+    // The kernel frees programs and links after the last reference goes (deferred work):
+    // poll until they are gone.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let programs: Vec<u32> = aya::programs::loaded_programs()
+            .filter_map(Result::ok)
+            .map(|info| info.id())
+            .filter(|id| held.contains(id))
+            .collect();
+        let left_links: Vec<u32> = aya::programs::loaded_links()
+            .filter_map(Result::ok)
+            .filter(|link| links.contains(&link.id()) || held.contains(&link.program_id()))
+            .map(|link| link.id())
+            .collect();
+        if programs.is_empty() && left_links.is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "after SIGKILL, programs {programs:?} and links {left_links:?} outlived the \
+             exporter by 20 s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 /// Polls `value` until `done` holds for it; the last value.
 fn settle(what: &str, mut value: impl FnMut() -> f64, done: impl Fn(f64) -> bool) -> f64 {
     let deadline = Instant::now() + SETTLE;
@@ -285,9 +367,10 @@ fn settle(what: &str, mut value: impl FnMut() -> f64, done: impl Fn(f64) -> bool
 }
 
 /// The exporter counts exactly N getppid() calls (a counter that grows by exactly N per
-/// run), puts dd's 64 KiB direct writes under `le="131071.0"` and not under
+/// run, also after its idle kernel entry was deleted), puts dd's 64 KiB direct writes under `le="131071.0"` and not under
 /// `le="65535.0"`, answers a CPU profile that `go tool pprof` reads with the burner's hot
-/// function in it, and detaches everything on SIGTERM.
+/// function in it (`-top`) and its whole call chain (`-traces`), and detaches everything on
+/// SIGTERM.
 #[test]
 fn exporter_metrics_profile_and_shutdown() {
     require_root();
@@ -314,6 +397,19 @@ fn exporter_metrics_profile_and_shutdown() {
     assert!(first.contains("# TYPE tkt_syscalls counter\n"), "{first}");
     run_ok(&syscaller, &["1000"]);
     assert_eq!(getppid(&scrape(addr)), 13345.0);
+    // Unchanged for a scrape interval, the kernel entry is deleted (room for new label
+    // sets); the counter keeps its total and grows by exactly what comes after.
+    let idle = scrape(addr);
+    assert_eq!(getppid(&idle), 13345.0, "{idle}");
+    let deleted = sample_sum(
+        &idle,
+        "tkt_exporter_idle_entries_deleted_total",
+        &[("metric", "tkt_syscalls")],
+    );
+    assert!(deleted >= 1.0, "no idle entry deleted:\n{idle}");
+    assert_eq!(getppid(&scrape(addr)), 13345.0);
+    run_ok(&syscaller, &["100"]);
+    assert_eq!(getppid(&scrape(addr)), 13445.0);
 
     let requests = 200;
     dd_64k(&dd, &dir.join("file"), requests);
@@ -362,6 +458,11 @@ fn exporter_metrics_profile_and_shutdown() {
                 "no leaf row in go tool pprof -top:\n{}",
                 top.stdout
             );
+            let mut command = Command::new(go);
+            command.args(["tool", "pprof", "-traces"]).arg(&file);
+            let traces = run(command, TIMEOUT);
+            traces.assert_code(0);
+            crate::pprof::assert_burner_chain(&traces.stdout);
         }
         None => eprintln!("{test}: the profile is gzip; not parsed (no go tool pprof)"),
     }
@@ -435,6 +536,39 @@ fn exporter_bad_configs() {
     out.assert_code(0);
     assert!(out.stdout.contains(": 2 metrics OK"), "{}", out.stdout);
     assert!(out.stdout.contains("tkt_syscalls: "), "{}", out.stdout);
+
+    // YAML, by the file's extension: the same checks against the kernel.
+    let check = |path: &Path| {
+        tracekit(
+            [
+                "exporter".as_ref(),
+                "--check".as_ref(),
+                "--config".as_ref(),
+                path.as_os_str(),
+            ],
+            TIMEOUT,
+        )
+    };
+    let bad = dir.join("bad.yaml");
+    std::fs::write(&bad, "metric:\n  - name: w\n    event: \"nosuch:event\"\n").unwrap();
+    let out = check(&bad);
+    out.assert_code(2);
+    let stderr = out.stderr.trim_end();
+    assert!(
+        !stderr.contains('\n') && stderr.contains("metric \"w\": ") && stderr.contains("nosuch"),
+        "{stderr}"
+    );
+    let good = dir.join("good.yaml");
+    std::fs::write(
+        &good,
+        "namespace: tky\nmetric:\n  - name: syscalls\n    preset: syscount\n    \
+         by: [syscall, comm]\n",
+    )
+    .unwrap();
+    let out = check(&good);
+    out.assert_code(0);
+    assert!(out.stdout.contains(": 1 metrics OK"), "{}", out.stdout);
+    assert!(out.stdout.contains("tky_syscalls: "), "{}", out.stdout);
 }
 
 /// A free loopback port (there is a short window for someone else to take it).

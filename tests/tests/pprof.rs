@@ -133,9 +133,14 @@ fn pprof_file_read_by_go_tool_pprof() {
         assert!(top.contains(&format!("Build ID: {build_id}")), "{top}");
     }
 
-    // -traces: each stack leaf first, one function per line after its value.
     let traces = pprof(go, &["-traces"], &out);
-    let chains: Vec<Vec<&str>> = traces
+    assert_burner_chain(&traces);
+}
+
+/// `go tool pprof -traces` output: each sample's functions, leaf first (label lines, which
+/// hold a `:`, and separators left out).
+pub(crate) fn trace_chains(traces: &str) -> Vec<Vec<&str>> {
+    traces
         .split("-----------+-")
         .map(|block| {
             block
@@ -147,9 +152,14 @@ fn pprof_file_read_by_go_tool_pprof() {
                 .filter_map(|line| line.split_whitespace().last())
                 .collect()
         })
-        .collect();
+        .collect()
+}
+
+/// The burner's whole call chain, leaf <- b <- a <- main, is one of the `-traces`, under
+/// its comm label.
+pub(crate) fn assert_burner_chain(traces: &str) {
     assert!(
-        chains
+        trace_chains(traces)
             .iter()
             .any(|chain| chain.starts_with(&["leaf", "b", "a", "main"])),
         "no leaf <- b <- a <- main trace in go tool pprof -traces:\n{traces}"

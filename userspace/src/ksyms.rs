@@ -34,6 +34,18 @@ struct Lookup {
     known: HashMap<u64, Option<String>>,
 }
 
+/// Names kept for later lookups at most: a daemon (`tracekit exporter`) that profiles for
+/// days sees ever more distinct kernel addresses, and the cache must not grow with them.
+const MAX_KNOWN: usize = 1 << 15;
+
+/// Forgets every known name when `incoming` more would pass [`MAX_KNOWN`] (they are looked up
+/// again when needed: a few ms per thousand).
+fn make_room<V>(known: &mut HashMap<u64, V>, incoming: usize) {
+    if known.len() + incoming > MAX_KNOWN {
+        *known = HashMap::new();
+    }
+}
+
 /// `None` until first used; `Some(None)` when the program cannot run here.
 static LOOKUP: Mutex<Option<Option<Lookup>>> = Mutex::new(None);
 
@@ -58,6 +70,7 @@ pub fn names(addrs: &[u64]) -> Option<Vec<Option<String>>> {
         .collect();
     missing.sort_unstable();
     missing.dedup();
+    make_room(&mut lookup.known, missing.len());
     for chunk in missing.chunks(BATCH) {
         if let Err(err) = lookup.run(chunk) {
             log::debug!("kernel address lookup failed: {err}; using /proc/kallsyms");
@@ -152,6 +165,15 @@ fn parse_name(raw: &[u8]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn known_names_stay_bounded() {
+        let mut known: HashMap<u64, ()> = (0..MAX_KNOWN as u64 - 10).map(|a| (a, ())).collect();
+        make_room(&mut known, 10);
+        assert_eq!(known.len(), MAX_KNOWN - 10);
+        make_room(&mut known, 11);
+        assert!(known.is_empty());
+    }
 
     fn raw(text: &str) -> [u8; 96] {
         let mut buf = [0u8; 96];

@@ -46,6 +46,23 @@ pub enum Bench {
         #[arg(long, default_value_t = 10.0)]
         minutes: f64,
     },
+    /// `tracekit exporter` with its built-in set for MINUTES under process churn: RSS and
+    /// its slope, scrapes answered, CPU at a 15 s scrape interval, scrape time, and the ns
+    /// it adds per syscall
+    Exporter {
+        /// Minutes to run
+        #[arg(long, default_value_t = 10.0)]
+        minutes: f64,
+        /// Seconds between 10 s CPU profile requests
+        #[arg(long, default_value_t = 60)]
+        profile_every: u64,
+        /// getppid() calls per run of the syscall-cost loop
+        #[arg(long, default_value_t = 2_000_000)]
+        calls: u64,
+        /// Rounds of the syscall-cost loop (each alone and attached)
+        #[arg(long, default_value_t = 9)]
+        rounds: usize,
+    },
 }
 
 pub fn run(bench: Bench, tracekit: &Path) -> Result<()> {
@@ -55,6 +72,20 @@ pub fn run(bench: Bench, tracekit: &Path) -> Result<()> {
         Bench::Soak { minutes } => {
             crate::soak::soak(tracekit, &build_fixture("tk_churn")?, minutes)
         }
+        Bench::Exporter {
+            minutes,
+            profile_every,
+            calls,
+            rounds,
+        } => crate::exporter_bench::exporter(
+            tracekit,
+            &build_fixture("tk_churn")?,
+            &build_fixture("tk_syscalls")?,
+            minutes,
+            profile_every,
+            calls,
+            rounds,
+        ),
     }
 }
 
@@ -239,7 +270,7 @@ fn syscount(tracekit: &Path, calls: u64, rounds: usize) -> Result<()> {
 
 /// CPU time and peak RSS of a process tree's parts, as `wait4(2)` reports them.
 #[derive(Clone, Copy, Debug, Default)]
-struct Usage {
+pub(crate) struct Usage {
     cpu: Duration,
     max_rss_kib: u64,
 }
@@ -293,7 +324,7 @@ fn try_wait_usage(child: &Child, flags: i32) -> Result<Option<(i32, Usage)>> {
 /// Ends a watcher as Ctrl-C would and reaps it: closes its stdin (bench_floor waits on it)
 /// and sends SIGINT, again each second, since a SIGINT that lands while bpftrace sets up its
 /// poll loop is lost; SIGKILL and an error after 30 s.
-fn stop(mut child: Child) -> Result<(i32, Usage)> {
+pub(crate) fn stop(mut child: Child) -> Result<(i32, Usage)> {
     drop(child.stdin.take());
     let started = Instant::now();
     let mut signalled: Option<Instant> = None;
@@ -605,7 +636,7 @@ fn profile(tracekit: &Path, seconds: f64, rounds: usize) -> Result<()> {
     Ok(())
 }
 
-fn median(mut values: Vec<f64>) -> f64 {
+pub(crate) fn median(mut values: Vec<f64>) -> f64 {
     values.sort_by(f64::total_cmp);
     match values.len() {
         0 => 0.0,

@@ -7,6 +7,7 @@
 //! - `fuzz`: the libFuzzer targets of the parsers, for a bounded time.
 
 mod bench;
+mod exporter_bench;
 mod fuzz;
 mod setup;
 mod soak;
@@ -33,6 +34,7 @@ EXAMPLES:
   cargo xtask test --vm                            # kprobe/fentry tests in Debian kernels
   cargo xtask bench profile                        # tracekit vs perf vs bpftrace
   cargo xtask bench soak --minutes 60              # memory and CPU over an hour of churn
+  cargo xtask bench exporter --minutes 60          # the exporter's memory, CPU, scrape time
   cargo xtask fuzz --seconds 60                    # fuzz the filter and probe parsers"
 )]
 struct Cli {

@@ -21,7 +21,7 @@ struct Run {
 }
 
 /// RSS and anonymous RSS in KiB and CPU time (user + system) in seconds of `pid`, from /proc.
-fn usage(pid: u32) -> Option<(u64, u64, f64)> {
+pub(crate) fn usage(pid: u32) -> Option<(u64, u64, f64)> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let kib = |field: &str| -> Option<u64> {
         status
@@ -47,7 +47,7 @@ fn usage(pid: u32) -> Option<(u64, u64, f64)> {
 }
 
 /// The least-squares slope of `points` (x, y).
-fn slope(points: &[(f64, f64)]) -> f64 {
+pub(crate) fn slope(points: &[(f64, f64)]) -> f64 {
     let n = points.len() as f64;
     if n < 2.0 {
         return 0.0;

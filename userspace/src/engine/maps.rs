@@ -146,6 +146,70 @@ pub(crate) fn sum<'a>(values: impl Iterator<Item = &'a AggValue>) -> AggValue {
     })
 }
 
+/// Entries `0..n` of a per-CPU array of [`AggValue`], each summed over CPUs, read with one
+/// `BPF_MAP_LOOKUP_BATCH` (Linux 5.6+) instead of `n` lookups: a scrape of syscalls by name
+/// reads hundreds of cells, and each lookup is a system call. `None` when the kernel cannot
+/// (then the caller reads key by key).
+pub(crate) fn percpu_array_batch(map: &Map, n: u32) -> Option<Vec<AggValue>> {
+    use std::os::fd::{AsFd as _, AsRawFd as _};
+
+    /// `union bpf_attr`'s `batch` member (include/uapi/linux/bpf.h).
+    #[repr(C)]
+    struct BatchAttr {
+        in_batch: u64,
+        out_batch: u64,
+        keys: u64,
+        values: u64,
+        count: u32,
+        map_fd: u32,
+        elem_flags: u64,
+        flags: u64,
+    }
+    const BPF_MAP_LOOKUP_BATCH: libc::c_long = 24;
+
+    let Map::PerCpuArray(data) = map else {
+        return None;
+    };
+    if n == 0 {
+        return Some(Vec::new());
+    }
+    // The kernel writes one value per possible CPU, each rounded up to 8 bytes (AggValue
+    // is 16).
+    let cpus = aya::util::nr_cpus().ok()?;
+    let mut keys = vec![0u32; n as usize];
+    let mut values = vec![AggValue::default(); n as usize * cpus];
+    let mut next = 0u32;
+    let mut attr = BatchAttr {
+        in_batch: 0,
+        out_batch: std::ptr::from_mut(&mut next) as u64,
+        keys: keys.as_mut_ptr() as u64,
+        values: values.as_mut_ptr() as u64,
+        count: n,
+        map_fd: data.fd().as_fd().as_raw_fd() as u32,
+        elem_flags: 0,
+        flags: 0,
+    };
+    // SAFETY: bpf(2) with a batch attr whose buffers hold `count` keys and `count * cpus`
+    // values, and an out_batch of the key's size, all alive for the call.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_bpf,
+            BPF_MAP_LOOKUP_BATCH,
+            std::ptr::from_mut(&mut attr),
+            std::mem::size_of::<BatchAttr>(),
+        )
+    };
+    // ENOENT: the map ended before `count` entries (it has at least n: never, but then the
+    // count says how many came).
+    if ret < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::ENOENT) {
+        return None;
+    }
+    if attr.count != n || keys.iter().enumerate().any(|(i, &k)| k as usize != i) {
+        return None;
+    }
+    Some(values.chunks_exact(cpus).map(|v| sum(v.iter())).collect())
+}
+
 /// Looks up stacks by hash in an engine's stack map.
 pub struct StackReader {
     pub(crate) map: BpfHashMap<MapData, u64, StackFrames>,

@@ -31,8 +31,8 @@ use aya::{
 };
 use tracekit_common::{
     engine::{
-        AggKey, AggValue, DEFAULT_STACK_ENTRIES, Plan, STAT_COUNT, TRACE_RING_BYTES, agg, layout,
-        operand, stat,
+        AggKey, AggValue, DEFAULT_STACK_ENTRIES, KEY_WORDS, Plan, STAT_COUNT, TRACE_RING_BYTES,
+        agg, layout, operand, stat,
     },
     profile::{EVENTS_RING_BYTES, StackFrames},
 };
@@ -372,13 +372,23 @@ impl Engine {
             0
         };
         if self.plan.layout == layout::ARRAY {
-            let array: PerCpuArray<_, AggValue> =
-                PerCpuArray::try_from(&self.array).context("opening ENGINE_ARRAY")?;
             let slots = self.plan.slots;
             let keyed = self.plan.n_key_parts > 0;
-            for index in 0..(self.plan.array_key_bound + 1) * slots {
-                let per_cpu = array.get(&index, 0).context("reading ENGINE_ARRAY")?;
-                let value = maps::sum(per_cpu.iter());
+            let n = (self.plan.array_key_bound + 1) * slots;
+            let values = match maps::percpu_array_batch(&self.array, n) {
+                Some(values) => values,
+                None => {
+                    let array: PerCpuArray<_, AggValue> =
+                        PerCpuArray::try_from(&self.array).context("opening ENGINE_ARRAY")?;
+                    (0..n)
+                        .map(|index| {
+                            let per_cpu = array.get(&index, 0).context("reading ENGINE_ARRAY")?;
+                            Ok(maps::sum(per_cpu.iter()))
+                        })
+                        .collect::<Result<Vec<_>>>()?
+                }
+            };
+            for (index, value) in (0..n).zip(values) {
                 if value.count > 0 {
                     let key = if keyed {
                         vec![u64::from(index / slots) + base]
@@ -427,6 +437,54 @@ impl Engine {
                 starts_exited: counters[stat::STARTS_EXITED as usize],
             },
         })
+    }
+}
+
+impl Engine {
+    /// Whether the aggregates live in the group hash map, whose entries
+    /// [`Engine::remove_cells`] can delete (an array layout holds every key for good).
+    pub fn removes_cells(&self) -> bool {
+        self.plan.layout != layout::ARRAY
+    }
+
+    /// Deletes `cells` (keys and slots as [`Engine::read`] gives them) from the group hash
+    /// map, to make room: events counted between the read and the deletion are lost.
+    /// Returns how many were there; none with an array layout.
+    ///
+    /// # Errors
+    /// A run-time error when the map cannot be opened.
+    pub fn remove_cells<'a>(
+        &mut self,
+        cells: impl IntoIterator<Item = (&'a [u64], u32)>,
+    ) -> Result<usize> {
+        if !self.removes_cells() {
+            return Ok(0);
+        }
+        let keyed_by_event = self.plan.n_key_parts > 0
+            && self.plan.operands[self.plan.key_parts[0] as usize].kind == operand::EVENT_INDEX;
+        let base = if keyed_by_event {
+            u64::from(self.event_base)
+        } else {
+            0
+        };
+        let mut hash: PerCpuHashMap<_, AggKey, AggValue> =
+            PerCpuHashMap::try_from(&mut self.hash).context("opening ENGINE_HASH")?;
+        let mut removed = 0;
+        for (words, slot) in cells {
+            let Ok(mut words) = <[u64; KEY_WORDS]>::try_from(words) else {
+                continue;
+            };
+            words[0] = words[0].wrapping_sub(base);
+            let key = AggKey {
+                words,
+                slot,
+                _pad: 0,
+            };
+            if hash.remove(&key).is_ok() {
+                removed += 1;
+            }
+        }
+        Ok(removed)
     }
 }
 

@@ -1,5 +1,5 @@
-//! The exporter's config file (TOML): where to listen, which metrics to serve, the CPU
-//! profile endpoint.
+//! The exporter's config file (TOML, or YAML with the same keys): where to listen, which
+//! metrics to serve, the CPU profile endpoint.
 //!
 //! ```toml
 //! listen = "127.0.0.1:9435"     # default; ebpf_exporter's port
@@ -25,7 +25,8 @@
 //! by = ["dev", "rwbs"]          # group-by fields, the series' labels
 //! ```
 //!
-//! (`dist/exporter.example.toml` is this example as a file, with comments.)
+//! (`dist/exporter.example.toml` is this example as a file, with comments;
+//! `dist/exporter.example.yaml` says the same in YAML.)
 //!
 //! [`Config::parse`] checks everything that can be checked without the kernel: TOML syntax,
 //! unknown fields, names (Prometheus's metric and label name rules, duplicates, suffixes the
@@ -389,16 +390,66 @@ struct RawMetric {
 const METRIC_FIELDS: &str =
     "name, help, preset, event, filter, value, unit, buckets, by, max_series";
 
+/// The language of a config file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Syntax {
+    /// TOML (`.toml`, and any name not ending in `.yaml` or `.yml`).
+    Toml,
+    /// YAML (`.yaml`, `.yml`): the same keys, `metric` a list of mappings.
+    Yaml,
+}
+
+impl Syntax {
+    /// The syntax a file's name says: YAML for `.yaml` and `.yml` (any case), else TOML.
+    pub fn of_path(path: &std::path::Path) -> Self {
+        match path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase)
+            .as_deref()
+        {
+            Some("yaml" | "yml") => Syntax::Yaml,
+            _ => Syntax::Toml,
+        }
+    }
+}
+
 impl Config {
-    /// Parses and checks a config file's text; `origin` names the file in errors.
+    /// Parses and checks a TOML config file's text; `origin` names the file in errors.
     pub fn parse(text: &str, origin: &str) -> Result<Self> {
-        let raw: RawConfig = toml::from_str(text).map_err(|err| {
-            let line = err
-                .span()
-                .map(|span| format!(" (line {})", line_of(text, span.start)))
-                .unwrap_or_default();
-            Error::usage(format!("{origin}{line}: {}", one_line(err.message())))
-        })?;
+        Self::parse_as(text, origin, Syntax::Toml)
+    }
+
+    /// Parses and checks a config file's text in `syntax`; `origin` names the file in
+    /// errors. YAML and TOML configs say the same things with the same keys and get the
+    /// same checks.
+    pub fn parse_as(text: &str, origin: &str, syntax: Syntax) -> Result<Self> {
+        let raw: RawConfig = match syntax {
+            Syntax::Toml => toml::from_str(text).map_err(|err| {
+                let line = err
+                    .span()
+                    .map(|span| format!(" (line {})", line_of(text, span.start)))
+                    .unwrap_or_default();
+                Error::usage(format!("{origin}{line}: {}", one_line(err.message())))
+            })?,
+            Syntax::Yaml => {
+                // An empty document is an empty config, as an empty TOML file is.
+                let text = if text.trim().is_empty() { "{}" } else { text };
+                serde_yaml_ng::from_str(text).map_err(|err| {
+                    let line = err
+                        .location()
+                        .map(|at| format!(" (line {})", at.line()))
+                        .unwrap_or_default();
+                    let message = err.to_string();
+                    // The message ends in " at line L column C", said once already.
+                    let message = match message.rfind(" at line ") {
+                        Some(at) if err.location().is_some() => &message[..at],
+                        _ => &message,
+                    };
+                    Error::usage(format!("{origin}{line}: {}", one_line(message)))
+                })?
+            }
+        };
         let namespace = raw.namespace.unwrap_or_else(|| DEFAULT_NAMESPACE.into());
         if !is_metric_name(&namespace) {
             return Err(Error::usage(format!(
@@ -728,6 +779,62 @@ mod tests {
 
     /// The example shipped beside the systemd unit.
     const EXAMPLE: &str = include_str!("../../../dist/exporter.example.toml");
+    const EXAMPLE_YAML: &str = include_str!("../../../dist/exporter.example.yaml");
+
+    /// The YAML example says exactly what the TOML one says.
+    #[test]
+    fn the_yaml_example_is_the_toml_example() {
+        assert_eq!(
+            Config::parse_as(EXAMPLE_YAML, "example.yaml", Syntax::Yaml).unwrap(),
+            Config::parse(EXAMPLE, "example").unwrap()
+        );
+        assert_eq!(
+            Config::parse_as("", "empty.yaml", Syntax::Yaml).unwrap(),
+            Config::parse("", "empty.toml").unwrap()
+        );
+    }
+
+    /// YAML configs get the TOML configs' checks and one-line errors, with the line.
+    #[test]
+    fn bad_yaml_configs() {
+        let err = |text: &str| {
+            let err = Config::parse_as(text, "x.yaml", Syntax::Yaml).unwrap_err();
+            assert_eq!(err.exit_code(), 2);
+            err.to_string()
+        };
+        assert_eq!(
+            err("metric:\n  - name: a\n    preset: syscount\n    colour: red\n"),
+            "x.yaml: metric \"a\": unknown field `colour`; valid fields: name, help, preset, \
+             event, filter, value, unit, buckets, by, max_series"
+        );
+        assert_eq!(
+            err("metric:\n  - name: a\n    preset: syscount\n  - name: a\n    preset: runqlat\n"),
+            "x.yaml: metric \"a\": duplicate name (each metric needs its own)"
+        );
+        assert_eq!(
+            err("namespace: t\nlisten: [a, b]\n"),
+            "x.yaml (line 2): listen: invalid type: sequence, expected a string"
+        );
+        let syntax = err("namespace: t\nlisten: x\n  max_series: 3\n");
+        assert!(
+            syntax.starts_with("x.yaml (line 3): ") && !syntax.contains('\n'),
+            "{syntax}"
+        );
+        let unknown = err("namespace: t\nlisten_on: x\n");
+        assert!(
+            unknown.starts_with("x.yaml (line 2): unknown field `listen_on`"),
+            "{unknown}"
+        );
+    }
+
+    #[test]
+    fn syntax_from_the_file_name() {
+        use std::path::Path;
+        assert_eq!(Syntax::of_path(Path::new("/etc/x.yaml")), Syntax::Yaml);
+        assert_eq!(Syntax::of_path(Path::new("x.YML")), Syntax::Yaml);
+        assert_eq!(Syntax::of_path(Path::new("x.toml")), Syntax::Toml);
+        assert_eq!(Syntax::of_path(Path::new("exporter")), Syntax::Toml);
+    }
 
     #[test]
     fn default_set() {

@@ -390,6 +390,32 @@ mod tests {
         );
     }
 
+    /// Memory stays bounded under label churn (a new pid every reading, days of them):
+    /// the exposed series by the cap, the last readings by the live kernel keys; every
+    /// event is still counted, the late label sets in the overflow series.
+    #[test]
+    fn cap_bounds_memory_under_label_churn() {
+        let mut s = counter(100);
+        let mut events = 0;
+        for reading in 0..20_000u64 {
+            // Five live keys: this reading's new pid and the four before it.
+            let live: Vec<Cell> = (reading.saturating_sub(4)..=reading)
+                .map(|pid| cell(&[&pid.to_string()], 0, reading - pid + 1, 0))
+                .collect();
+            events += 1 + reading.min(4);
+            s.observe(live);
+            assert!(s.series_count() <= 101);
+            assert!(s.last.len() <= 5 && s.folding.len() <= 5);
+        }
+        assert_eq!(s.series_count(), 101);
+        assert_eq!(s.folded(), 20_000 - 100);
+        // Keys vanish after five readings: evictions, with nothing lost (each was read at
+        // its last count).
+        assert_eq!(s.evicted(), 20_000 - 5);
+        let total: u64 = values(&s).iter().map(|(_, n)| n).sum();
+        assert_eq!(total, events);
+    }
+
     /// Histogram slots accumulate per label set, sums in base units.
     #[test]
     fn histogram_series() {

@@ -7,7 +7,10 @@ use std::{net::SocketAddr, path::PathBuf};
 use clap::Args as ClapArgs;
 use tracekit::{
     Error, Result,
-    exporter::{config::Config, kernel},
+    exporter::{
+        config::{Config, Syntax},
+        kernel,
+    },
 };
 
 const EXAMPLES: &str = "\
@@ -15,13 +18,15 @@ EXAMPLES:
   tracekit exporter                           # the built-in set on 127.0.0.1:9435
   tracekit exporter --listen 0.0.0.0:9435     # reachable from other machines
   tracekit exporter --config /etc/tracekit/exporter.toml
+  tracekit exporter --config exporter.yaml    # the same keys in YAML
   tracekit exporter --config exporter.toml --check   # validate, compile, exit
   curl -s localhost:9435/metrics              # what Prometheus scrapes
   go tool pprof -top 'http://localhost:9435/debug/pprof/profile?seconds=10'
 
 The built-in set: syscalls by name, block I/O latency and sizes by disk and operation,
 run queue latency, and CPU profiles at /debug/pprof/profile?seconds=N. A config file
-(TOML, see dist/exporter.example.toml) names presets or any event as the one-liners write
+(TOML, see dist/exporter.example.toml, or YAML with the same keys,
+dist/exporter.example.yaml) names presets or any event as the one-liners write
 it, with a filter, a value, labels (by), buckets and a unit.";
 
 /// `tracekit exporter`.
@@ -31,7 +36,8 @@ it, with a filter, a value, labels (by), buckets and a unit.";
     after_help = EXAMPLES
 )]
 pub struct Args {
-    /// The config file (TOML); without it, the built-in set
+    /// The config file (TOML, or YAML when it ends in .yaml or .yml); without it, the
+    /// built-in set
     #[arg(long, short = 'c', value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Check the config and compile its metrics for this kernel, then exit
@@ -53,7 +59,7 @@ pub fn run(args: Args, _verbose: u8) -> Result<()> {
                     tracekit::error::quote(&shown)
                 ))
             })?;
-            Config::parse(&text, &shown)?
+            Config::parse_as(&text, &shown, Syntax::of_path(path))?
         }
         None => Config::default_set(),
     };
