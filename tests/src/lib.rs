@@ -57,6 +57,26 @@ pub fn scratch(test: &str) -> PathBuf {
 /// frame pointers and debug info, so every function in the source is a frame on the stack.
 /// In the VM matrix the fixtures are prebuilt (static) in `$TRACEKIT_FIXTURES`.
 pub fn fixture(name: &str) -> PathBuf {
+    fixture_with(name, DEFAULT_FIXTURE_FLAGS)
+}
+
+/// How [`fixture`] compiles.
+pub const DEFAULT_FIXTURE_FLAGS: &[&str] = &["-O0", "-g", "-fno-omit-frame-pointer"];
+
+/// Compiler flags of the fixtures built otherwise than [`DEFAULT_FIXTURE_FLAGS`] (the VM
+/// image builds them the same way, statically).
+pub fn fixture_flags(name: &str) -> &'static [&'static str] {
+    match name {
+        // Optimized and without frame pointers, as distributions build: only unwind tables
+        // walk it.
+        "tk_nofp" => &["-O2", "-g", "-fomit-frame-pointer"],
+        _ => DEFAULT_FIXTURE_FLAGS,
+    }
+}
+
+/// The path of fixture `name` compiled with gcc `flags` (each name is always built with the
+/// same flags: see [`fixture_flags`]).
+pub fn fixture_with(name: &str, flags: &[&str]) -> PathBuf {
     if let Some(dir) = std::env::var_os("TRACEKIT_FIXTURES") {
         return PathBuf::from(dir).join(name);
     }
@@ -70,7 +90,8 @@ pub fn fixture(name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     let binary = dir.join(name);
     let output = Command::new("gcc")
-        .args(["-O0", "-g", "-fno-omit-frame-pointer", "-o"])
+        .args(flags)
+        .arg("-o")
         .arg(&binary)
         .arg(&source)
         .output()

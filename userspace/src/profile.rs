@@ -17,7 +17,8 @@ use aya::{
     util::online_cpus,
 };
 use tracekit_common::profile::{
-    STACK_ERROR, STACK_NONE, STAT_COUNT, SampleKey, StackFrames, Stat, stack_of_generation,
+    MAX_STACK_DEPTH, STACK_ERROR, STACK_NONE, STAT_COUNT, SampleKey, StackFrames, Stat,
+    stack_of_generation,
 };
 
 use crate::{
@@ -26,6 +27,7 @@ use crate::{
     probe::tracefs,
     stacks::{Frame, Stack},
     symbolize::Symbolizer,
+    unwind::{CallGraph, KernelTables, UnwindTables},
 };
 
 /// The pid (tgid) a process announcement names: the kernel writes a
@@ -56,6 +58,11 @@ pub struct ProfileOptions {
     pub kernel_stacks: bool,
     /// Record user stacks.
     pub user_stacks: bool,
+    /// How user stacks are walked: `None` unwinds from `.eh_frame` tables where the kernel
+    /// can (5.17+: `bpf_loop`), else by frame pointers.
+    pub call_graph: Option<CallGraph>,
+    /// Kernel memory the unwind tables may use, in bytes.
+    pub unwind_budget_bytes: u64,
     /// Distinct stacks the stack trace map holds (`--stack-storage-size`).
     pub stack_map_entries: u32,
     /// Distinct (pid, comm, stacks) keys counted (`--count-map-size`).
@@ -147,6 +154,10 @@ pub struct Profiler {
     generation: u32,
     /// The counters at the end of the last interval taken.
     taken_stats: Stats,
+    /// The DWARF unwinder's tables, when user stacks are unwound from them.
+    unwind: Option<UnwindTables>,
+    /// Why `--call-graph` fell back to frame pointers, when it did without being asked.
+    unwind_unavailable: Option<String>,
 }
 
 const PERF_PROGRAM: &str = "profile_cpu_clock";
@@ -155,14 +166,36 @@ const MMAP_PROGRAM: &str = "profile_mmap_exec";
 const FORK_PROGRAM: &str = "profile_sched_fork";
 
 impl Profiler {
-    /// Loads the programs with `options` baked in as globals and map sizes.
+    /// Loads the programs with `options` baked in as globals and map sizes, and verifies the
+    /// sampler. With `call_graph: None`, a kernel that cannot run the DWARF unwinder (before
+    /// 5.17: no `bpf_loop`) gets the frame-pointer walk instead
+    /// ([`Profiler::unwind_unavailable`] says why).
     pub fn load(options: &ProfileOptions) -> Result<Self> {
+        let dwarf = options.user_stacks && options.call_graph != Some(CallGraph::Fp);
+        if !dwarf {
+            return Self::load_with(options, false);
+        }
+        match Self::load_with(options, true) {
+            Ok(profiler) => Ok(profiler),
+            Err(err) if options.call_graph.is_none() => {
+                let reason = format!("{err:#}");
+                log::debug!("the DWARF unwinder does not load here: {reason}");
+                let mut profiler = Self::load_with(options, false)?;
+                profiler.unwind_unavailable = Some(reason);
+                Ok(profiler)
+            }
+            Err(err) => Err(err),
+        }
+    }
+
+    fn load_with(options: &ProfileOptions, dwarf: bool) -> Result<Self> {
         crate::bpf::raise_memlock_limit();
         let self_pid = std::process::id();
         let filter = u8::from(options.pids.is_some());
         let include_idle = u8::from(options.include_idle);
         let kernel_stacks = u8::from(options.kernel_stacks);
         let user_stacks = u8::from(options.user_stacks);
+        let user_unwind = u8::from(dwarf);
         let fork_offset = if options.follow_children {
             let tracefs = tracefs::root()?;
             let format = tracefs::EventFormat::read(&tracefs, "sched", "sched_process_fork")?;
@@ -191,6 +224,7 @@ impl Profiler {
                     .override_global("PROFILE_INCLUDE_IDLE", &include_idle, true)
                     .override_global("PROFILE_KERNEL_STACKS", &kernel_stacks, true)
                     .override_global("PROFILE_USER_STACKS", &user_stacks, true)
+                    .override_global("PROFILE_USER_UNWIND", &user_unwind, true)
                     .override_global("PROFILE_FORK_CHILD_PID_OFFSET", &fork_offset, true)
                     .override_global("PROFILE_MMAP_PROT_OFFSET", &prot_offset, true)
                     .map_max_entries("PROFILE_STACKS", options.stack_map_entries)
@@ -209,13 +243,101 @@ impl Profiler {
                     .with_context(|| format!("selecting pid {pid}"))?;
             }
         }
+        // Verified now, so that a kernel without what the unwinder needs is known here.
+        let program: &mut PerfEvent = ebpf
+            .program_mut(PERF_PROGRAM)
+            .expect("program in object")
+            .try_into()
+            .context("profile program type")?;
+        program.load().context("loading the cpu-clock sampler")?;
+        let unwind = if dwarf {
+            Some(UnwindTables::new(
+                KernelTables::take(&mut ebpf)?,
+                options.unwind_budget_bytes,
+            ))
+        } else {
+            None
+        };
         Ok(Self {
             ebpf,
             attached_cpus: 0,
             mmap_prot_offset,
             generation: 0,
             taken_stats: Stats::default(),
+            unwind,
+            unwind_unavailable: None,
         })
+    }
+
+    /// The unwind tables, when user stacks are unwound from them (`--call-graph dwarf`).
+    pub fn unwind_tables(&mut self) -> Option<&mut UnwindTables> {
+        self.unwind.as_mut()
+    }
+
+    /// How user stacks are walked.
+    pub fn call_graph(&self) -> CallGraph {
+        if self.unwind.is_some() {
+            CallGraph::Dwarf
+        } else {
+            CallGraph::Fp
+        }
+    }
+
+    /// Why the DWARF unwinder could not load, when it was the default and fell back.
+    pub fn unwind_unavailable(&self) -> Option<&str> {
+        self.unwind_unavailable.as_deref()
+    }
+
+    /// Builds the unwind tables of the processes to sample before the first sample: `pids`,
+    /// or every process when `None`. Does nothing in frame-pointer mode.
+    pub fn load_unwind_tables(&mut self, pids: Option<&[u32]>) {
+        let Some(tables) = self.unwind.as_mut() else {
+            return;
+        };
+        match pids {
+            Some(pids) => {
+                for &pid in pids {
+                    tables.load_process(pid);
+                }
+            }
+            None => {
+                tables.load_all_processes(std::process::id());
+            }
+        }
+    }
+
+    /// Builds the tables a command about to run will need first (see
+    /// [`UnwindTables::prepare_command`]). Does nothing in frame-pointer mode.
+    pub fn prepare_unwind_tables(&mut self, program: &std::path::Path) {
+        if let Some(tables) = self.unwind.as_mut() {
+            tables.prepare_command(program);
+        }
+    }
+
+    /// For `-v`: the unwind tables' report and the kernel walk's counters.
+    pub fn unwind_summary(&self) -> Option<String> {
+        let tables = self.unwind.as_ref()?;
+        let mut text = tables.report();
+        if let Ok(walk) = tables.walk_stats() {
+            let percent = |n: u64| 100.0 * n as f64 / walk.stacks.max(1) as f64;
+            text.push_str(&format!(
+                "\ndwarf unwinder: {} user stacks, {:.1}% ended at the outermost frame, {} cut at \
+                 {MAX_STACK_DEPTH} frames, {} stopped at unreadable stack memory, {} of processes \
+                 without tables yet; frames: {} from tables, {} by frame pointer ({} in mappings \
+                 without a table, {} outside known mappings, {} at rows the tables cannot express)",
+                walk.stacks,
+                percent(walk.complete),
+                walk.truncated,
+                walk.read_errors,
+                walk.no_process,
+                walk.dwarf_frames,
+                walk.no_table_frames + walk.no_mapping_frames + walk.unsupported_frames,
+                walk.no_table_frames,
+                walk.no_mapping_frames,
+                walk.unsupported_frames,
+            ));
+        }
+        Some(text)
     }
 
     /// Attaches the sampler to every online CPU and the process-tracking tracepoints.
@@ -230,7 +352,6 @@ impl Profiler {
             .expect("program in object")
             .try_into()
             .context("profile program type")?;
-        program.load().context("loading the cpu-clock sampler")?;
         for &cpu in &cpus {
             program
                 .attach(

@@ -28,6 +28,7 @@ use crate::{
     session::{self, Collector, Flow, Interval, Tracees},
     stacks::Frame,
     symbolize::{Symbolizer, SymbolizerOptions, lines::LineProfile},
+    unwind::CallGraph,
 };
 
 /// What a stack's count is.
@@ -77,6 +78,11 @@ pub struct Sampling {
     pub kernel_stacks: bool,
     /// Record user stacks.
     pub user_stacks: bool,
+    /// `--call-graph`: how user stacks are walked; `None`: from unwind tables where the
+    /// kernel can run the DWARF unwinder, else by frame pointers.
+    pub call_graph: Option<CallGraph>,
+    /// Kernel memory the unwind tables may use, in bytes.
+    pub unwind_budget_bytes: u64,
     /// `--stack-storage-size`.
     pub stack_map_entries: u32,
     /// `--count-map-size`.
@@ -88,6 +94,8 @@ enum Source<'a> {
     Sampler {
         options: ProfileOptions,
         profiler: Option<Profiler>,
+        /// `-- CMD`'s program (`argv[0]`): its unwind tables are built before it runs.
+        program: Option<std::path::PathBuf>,
     },
     Engines {
         engines: Engines<'a>,
@@ -224,10 +232,25 @@ impl Collector for StackCollector<'_> {
             }
         }
         match &mut self.source {
-            Source::Sampler { options, profiler } => {
+            Source::Sampler {
+                options,
+                profiler,
+                program,
+            } => {
                 options.pids = tracees.pids.clone();
                 options.follow_children = tracees.follow_children;
                 let mut loaded = Profiler::load(options)?;
+                if let Some(why) = loaded.unwind_unavailable() {
+                    eprintln!(
+                        "tracekit: note: the DWARF unwinder cannot run on this kernel ({why}); \
+                         user stacks are walked by frame pointers"
+                    );
+                }
+                match program {
+                    // The command is announced after its exec; its binaries are ready by then.
+                    Some(program) => loaded.prepare_unwind_tables(program),
+                    None => loaded.load_unwind_tables(options.pids.as_deref()),
+                }
                 loaded.attach(options)?;
                 self.cpus = loaded.cpus();
                 *profiler = Some(loaded);
@@ -260,6 +283,15 @@ impl Collector for StackCollector<'_> {
 
     fn record(&mut self, _ring: usize, data: &[u8]) -> Flow {
         if let Some(pid) = profile::announced_pid(data) {
+            // Its unwind tables first: its next samples need them.
+            if let Source::Sampler {
+                profiler: Some(profiler),
+                ..
+            } = &mut self.source
+                && let Some(tables) = profiler.unwind_tables()
+            {
+                tables.load_process(pid);
+            }
             self.symbolizer.remember_process(pid);
         }
         Flow::Continue
@@ -334,10 +366,16 @@ pub fn profile(
             include_idle: sampling.include_idle,
             kernel_stacks: sampling.kernel_stacks,
             user_stacks: sampling.user_stacks,
+            call_graph: sampling.call_graph,
+            unwind_budget_bytes: sampling.unwind_budget_bytes,
             stack_map_entries: sampling.stack_map_entries,
             count_map_entries: sampling.count_map_entries,
         },
         profiler: None,
+        program: match &options.scope {
+            session::Scope::Command(argv) => argv.first().map(std::path::PathBuf::from),
+            _ => None,
+        },
     };
     let banner = move |scope: &str| format!("Sampling on-CPU stacks of {scope} at {hz} Hz");
     run(source, Some(hz), labels, report, options, Box::new(banner))
@@ -431,6 +469,21 @@ fn run(
     } else {
         output::profile::processes(&profile)
     };
+    // In DWARF mode, broken-looking stacks are explained by the mappings that had no table;
+    // -v reports the tables and the kernel walk's counters.
+    let (hints, unwind_summary) = match &mut collector.source {
+        Source::Sampler {
+            profiler: Some(profiler),
+            ..
+        } => (
+            profiler
+                .unwind_tables()
+                .map(|tables| tables.broken_hints())
+                .unwrap_or_default(),
+            profiler.unwind_summary(),
+        ),
+        _ => Default::default(),
+    };
     let header = collector.header(&finished.scope_text, finished.elapsed);
     if let (Some(path), Some(format)) = (options.output.as_deref(), file_format) {
         output::write_file(path, |out| {
@@ -451,7 +504,7 @@ fn run(
         Source::Sampler { .. } => {
             eprint!(
                 "{}",
-                output::profile::summary(&profile, &header, &finished.reason(), processes)
+                output::profile::summary(&profile, &header, &finished.reason(), processes, &hints)
             );
             finished.print_workload_exit();
         }
@@ -479,6 +532,11 @@ fn run(
     }
     if let (Some(path), Some(format)) = (options.output.as_deref(), file_format) {
         eprintln!("{}", output::profile::written(path, format));
+    }
+    if options.verbose > 0
+        && let Some(summary) = unwind_summary
+    {
+        eprintln!("tracekit: {}", summary.replace('\n', "\ntracekit: "));
     }
     session::print_usage(options.verbose, finished.attached_after);
     Ok(())
