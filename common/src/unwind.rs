@@ -138,6 +138,6 @@ mod tests {
         assert_eq!(size_of::<UnwindRow>(), 8);
         assert_eq!(size_of::<Mapping>(), 32);
         assert_eq!(size_of::<ProcessMappings>(), 8);
-        assert!(MAX_PROCESS_MAPPINGS <= 1 << MAPPING_SEARCH_STEPS);
+        const { assert!(MAX_PROCESS_MAPPINGS <= 1 << MAPPING_SEARCH_STEPS) };
     }
 }

@@ -154,8 +154,9 @@ pub struct Profiler {
     generation: u32,
     /// The counters at the end of the last interval taken.
     taken_stats: Stats,
-    /// The DWARF unwinder's tables, when user stacks are unwound from them.
-    unwind: Option<UnwindTables>,
+    /// The DWARF unwinder's tables, when user stacks are unwound from them (boxed: a
+    /// `Profiler` is moved around in the jobs' sources).
+    unwind: Option<Box<UnwindTables>>,
     /// Why `--call-graph` fell back to frame pointers, when it did without being asked.
     unwind_unavailable: Option<String>,
 }
@@ -251,10 +252,10 @@ impl Profiler {
             .context("profile program type")?;
         program.load().context("loading the cpu-clock sampler")?;
         let unwind = if dwarf {
-            Some(UnwindTables::new(
+            Some(Box::new(UnwindTables::new(
                 KernelTables::take(&mut ebpf)?,
                 options.unwind_budget_bytes,
-            ))
+            )))
         } else {
             None
         };
@@ -271,7 +272,7 @@ impl Profiler {
 
     /// The unwind tables, when user stacks are unwound from them (`--call-graph dwarf`).
     pub fn unwind_tables(&mut self) -> Option<&mut UnwindTables> {
-        self.unwind.as_mut()
+        self.unwind.as_deref_mut()
     }
 
     /// How user stacks are walked.

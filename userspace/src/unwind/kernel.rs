@@ -88,6 +88,7 @@ fn shard_btf() -> Option<BorrowedFd<'static>> {
         blob.extend_from_slice(strings);
         // SAFETY: an all-zero bpf_attr is valid; the fields set are BPF_BTF_LOAD's.
         let mut attr: bpf_attr = unsafe { std::mem::zeroed() };
+        // SAFETY: the union's BPF_BTF_LOAD member; every bit pattern of it is valid.
         let load = unsafe { &mut attr.__bindgen_anon_7 };
         load.btf = blob.as_ptr() as u64;
         load.btf_size = blob.len() as u32;
@@ -109,6 +110,7 @@ fn shard_btf() -> Option<BorrowedFd<'static>> {
 fn create_shard_map() -> Result<MapData> {
     // SAFETY: an all-zero bpf_attr is valid; the fields set are BPF_MAP_CREATE's.
     let mut attr: bpf_attr = unsafe { std::mem::zeroed() };
+    // SAFETY: the union's BPF_MAP_CREATE member; every bit pattern of it is valid.
     let create = unsafe { &mut attr.__bindgen_anon_1 };
     create.map_type = bpf_map_type::BPF_MAP_TYPE_ARRAY as u32;
     create.key_size = size_of::<u32>() as u32;
