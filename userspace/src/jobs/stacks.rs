@@ -246,12 +246,19 @@ impl Collector for StackCollector<'_> {
                          user stacks are walked by frame pointers"
                     );
                 }
-                match program {
+                match (program, options.pids.as_deref()) {
                     // The command is announced after its exec; its binaries are ready by then.
-                    Some(program) => loaded.prepare_unwind_tables(program),
-                    None => loaded.load_unwind_tables(options.pids.as_deref()),
+                    (Some(program), _) => loaded.prepare_unwind_tables(program),
+                    (None, Some(pids)) => loaded.load_unwind_tables(Some(pids)),
+                    (None, None) => {}
                 }
                 loaded.attach(options)?;
+                // The whole machine's tables take seconds on a busy one: sampling starts
+                // first, and until a process's tables are in, its stacks are walked by frame
+                // pointers (-v counts those samples).
+                if options.pids.is_none() {
+                    loaded.load_unwind_tables(None);
+                }
                 self.cpus = loaded.cpus();
                 *profiler = Some(loaded);
                 Ok(())
