@@ -37,7 +37,7 @@ use table::Segment;
 use tracekit_common::unwind::{MAX_PROCESS_MAPPINGS, Mapping, ProcessMappings};
 
 /// How user stacks are walked (`--call-graph`, as perf spells it).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CallGraph {
     /// Follow frame pointers (the kernel's own walk): cheap, but cut short in code built
     /// without them.
