@@ -27,7 +27,7 @@ use crate::{
     probe::tracefs,
     stacks::{Frame, Stack},
     symbolize::Symbolizer,
-    unwind::{CallGraph, KernelTables, UnwindTables},
+    unwind::{CallGraph, KernelTables, UnwindTables, UnwindWorker},
 };
 
 /// The pid (tgid) a process announcement names: the kernel writes a
@@ -154,11 +154,18 @@ pub struct Profiler {
     generation: u32,
     /// The counters at the end of the last interval taken.
     taken_stats: Stats,
-    /// The DWARF unwinder's tables, when user stacks are unwound from them (boxed: a
-    /// `Profiler` is moved around in the jobs' sources).
-    unwind: Option<Box<UnwindTables>>,
+    /// The DWARF unwinder's tables, when user stacks are unwound from them.
+    unwind: Option<Unwind>,
     /// Why `--call-graph` fell back to frame pointers, when it did without being asked.
     unwind_unavailable: Option<String>,
+}
+
+/// Where the unwind tables are: here until sampling starts, then on their own thread so
+/// that building them never delays reading the announcements (boxed: a `Profiler` is moved
+/// around in the jobs' sources).
+enum Unwind {
+    Here(Box<UnwindTables>),
+    Worker(UnwindWorker),
 }
 
 const PERF_PROGRAM: &str = "profile_cpu_clock";
@@ -252,10 +259,10 @@ impl Profiler {
             .context("profile program type")?;
         program.load().context("loading the cpu-clock sampler")?;
         let unwind = if dwarf {
-            Some(Box::new(UnwindTables::new(
+            Some(Unwind::Here(Box::new(UnwindTables::new(
                 KernelTables::take(&mut ebpf)?,
                 options.unwind_budget_bytes,
-            )))
+            ))))
         } else {
             None
         };
@@ -270,9 +277,20 @@ impl Profiler {
         })
     }
 
-    /// The unwind tables, when user stacks are unwound from them (`--call-graph dwarf`).
+    /// The unwind tables, when user stacks are unwound from them (`--call-graph dwarf`),
+    /// back from their thread if [`Profiler::unwind_in_background`] sent them there (it stops
+    /// building: call this for the final report).
     pub fn unwind_tables(&mut self) -> Option<&mut UnwindTables> {
-        self.unwind.as_deref_mut()
+        if let Some(Unwind::Worker(_)) = &self.unwind {
+            let Some(Unwind::Worker(worker)) = self.unwind.take() else {
+                unreachable!("matched just above")
+            };
+            self.unwind = Some(Unwind::Here(worker.finish()));
+        }
+        match &mut self.unwind {
+            Some(Unwind::Here(tables)) => Some(tables),
+            _ => None,
+        }
     }
 
     /// How user stacks are walked.
@@ -289,35 +307,64 @@ impl Profiler {
         self.unwind_unavailable.as_deref()
     }
 
-    /// Builds the unwind tables of the processes to sample before the first sample: `pids`,
-    /// or every process when `None`. Does nothing in frame-pointer mode.
-    pub fn load_unwind_tables(&mut self, pids: Option<&[u32]>) {
-        let Some(tables) = self.unwind.as_mut() else {
-            return;
-        };
-        match pids {
-            Some(pids) => {
-                for &pid in pids {
-                    tables.load_process(pid);
-                }
+    /// Builds, now, the unwind tables of `pids`, so that their first samples have them.
+    /// Does nothing in frame-pointer mode.
+    pub fn load_unwind_tables(&mut self, pids: &[u32]) {
+        if let Some(tables) = self.unwind_tables() {
+            for &pid in pids {
+                tables.load_process(pid);
             }
-            None => {
-                tables.load_all_processes(std::process::id());
+        }
+    }
+
+    /// Moves the unwind tables to a thread of their own, which builds those of every process
+    /// of the machine with `scan_all` and then of each process passed to
+    /// [`Profiler::unwind_process`]. Until a process's tables are in, the kernel walks its
+    /// stacks by frame pointers (`-v` counts those). Does nothing in frame-pointer mode.
+    pub fn unwind_in_background(&mut self, scan_all: bool) {
+        if let Some(Unwind::Here(_)) = &self.unwind {
+            let Some(Unwind::Here(tables)) = self.unwind.take() else {
+                unreachable!("matched just above")
+            };
+            self.unwind = Some(
+                match UnwindWorker::start(tables, scan_all, std::process::id()) {
+                    Ok(worker) => Unwind::Worker(worker),
+                    Err(mut tables) => {
+                        log::debug!("no thread for the unwind tables: building them in line");
+                        if scan_all {
+                            tables.load_all_processes(std::process::id());
+                        }
+                        Unwind::Here(tables)
+                    }
+                },
+            );
+        }
+    }
+
+    /// Loads the tables of `pid` (announced at its first sample, or again after `exec`): on
+    /// the tables' thread when they are on one, else now.
+    pub fn unwind_process(&mut self, pid: u32) {
+        match &mut self.unwind {
+            Some(Unwind::Worker(worker)) => worker.load_process(pid),
+            Some(Unwind::Here(tables)) => {
+                tables.load_process(pid);
             }
+            None => {}
         }
     }
 
     /// Builds the tables a command about to run will need first (see
     /// [`UnwindTables::prepare_command`]). Does nothing in frame-pointer mode.
     pub fn prepare_unwind_tables(&mut self, program: &std::path::Path) {
-        if let Some(tables) = self.unwind.as_mut() {
+        if let Some(tables) = self.unwind_tables() {
             tables.prepare_command(program);
         }
     }
 
-    /// For `-v`: the unwind tables' report and the kernel walk's counters.
-    pub fn unwind_summary(&self) -> Option<String> {
-        let tables = self.unwind.as_ref()?;
+    /// For `-v`: the unwind tables' report and the kernel walk's counters (stops the
+    /// tables' thread, as [`Profiler::unwind_tables`] does).
+    pub fn unwind_summary(&mut self) -> Option<String> {
+        let tables = self.unwind_tables()?;
         let mut text = tables.report();
         if let Ok(walk) = tables.walk_stats() {
             let percent = |n: u64| 100.0 * n as f64 / walk.stacks.max(1) as f64;

@@ -249,16 +249,16 @@ impl Collector for StackCollector<'_> {
                 match (program, options.pids.as_deref()) {
                     // The command is announced after its exec; its binaries are ready by then.
                     (Some(program), _) => loaded.prepare_unwind_tables(program),
-                    (None, Some(pids)) => loaded.load_unwind_tables(Some(pids)),
+                    (None, Some(pids)) => loaded.load_unwind_tables(pids),
                     (None, None) => {}
                 }
                 loaded.attach(options)?;
-                // The whole machine's tables take seconds on a busy one: sampling starts
-                // first, and until a process's tables are in, its stacks are walked by frame
-                // pointers (-v counts those samples).
-                if options.pids.is_none() {
-                    loaded.load_unwind_tables(None);
-                }
+                // The whole machine's tables take seconds on a busy one, and a new binary's
+                // up to a second: they are built on their own thread, so sampling starts at
+                // once and announced processes have their maps read while they live. Until
+                // a process's tables are in, its stacks are walked by frame pointers (-v
+                // counts those samples).
+                loaded.unwind_in_background(options.pids.is_none());
                 self.cpus = loaded.cpus();
                 *profiler = Some(loaded);
                 Ok(())
@@ -290,16 +290,15 @@ impl Collector for StackCollector<'_> {
 
     fn record(&mut self, _ring: usize, data: &[u8]) -> Flow {
         if let Some(pid) = profile::announced_pid(data) {
-            // Its unwind tables first: its next samples need them.
+            // Its maps first, while it lives; its tables are built on their own thread.
+            self.symbolizer.remember_process(pid);
             if let Source::Sampler {
                 profiler: Some(profiler),
                 ..
             } = &mut self.source
-                && let Some(tables) = profiler.unwind_tables()
             {
-                tables.load_process(pid);
+                profiler.unwind_process(pid);
             }
-            self.symbolizer.remember_process(pid);
         }
         Flow::Continue
     }

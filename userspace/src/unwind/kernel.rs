@@ -35,6 +35,10 @@ struct Shard {
     rows: NonNull<UnwindRow>,
 }
 
+// SAFETY: the rows are a private mapping this Shard alone owns and writes (through &mut
+// self); moving it to another thread moves that ownership with it.
+unsafe impl Send for Shard {}
+
 impl Drop for Shard {
     fn drop(&mut self) {
         // SAFETY: unmaps exactly what Shard::create mapped.

@@ -25,6 +25,7 @@
 pub mod kernel;
 pub mod process;
 pub mod table;
+pub mod worker;
 
 use std::{
     collections::{BTreeMap, BTreeSet, HashMap},
@@ -35,6 +36,7 @@ pub use kernel::{KernelTables, WalkStats};
 use process::{Backing, ExecMapping};
 use table::Segment;
 use tracekit_common::unwind::{MAX_PROCESS_MAPPINGS, Mapping, ProcessMappings};
+pub use worker::UnwindWorker;
 
 /// How user stacks are walked (`--call-graph`, as perf spells it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,6 +79,18 @@ pub struct UnwindTables {
     /// (mapping name, reason) to the pids it fell back in.
     fallbacks: BTreeMap<(String, String), BTreeSet<u32>>,
     errors: BTreeMap<String, usize>,
+}
+
+/// The pids in `/proc` now, but `except`.
+fn live_pids(except: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse().ok())
+        .filter(|&pid| pid != except)
+        .collect()
 }
 
 /// Per-process reason for mappings past the kernel's search bound.
@@ -177,15 +191,8 @@ impl UnwindTables {
 
     /// Loads every process of the machine but `except` (tracekit itself); returns how many.
     pub fn load_all_processes(&mut self, except: u32) -> usize {
-        let Ok(entries) = std::fs::read_dir("/proc") else {
-            return 0;
-        };
-        let pids: Vec<u32> = entries
-            .flatten()
-            .filter_map(|entry| entry.file_name().to_str()?.parse().ok())
-            .filter(|&pid| pid != except)
-            .collect();
-        pids.into_iter()
+        live_pids(except)
+            .into_iter()
             .filter(|&pid| self.load_process(pid))
             .count()
     }
