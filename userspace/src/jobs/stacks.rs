@@ -93,7 +93,7 @@ pub struct Sampling {
 enum Source<'a> {
     Sampler {
         options: ProfileOptions,
-        profiler: Option<Profiler>,
+        profiler: Option<Box<Profiler>>,
         /// `-- CMD`'s program (`argv[0]`): its unwind tables are built before it runs.
         program: Option<std::path::PathBuf>,
     },
@@ -260,7 +260,7 @@ impl Collector for StackCollector<'_> {
                 // counts those samples).
                 loaded.unwind_in_background(options.pids.is_none());
                 self.cpus = loaded.cpus();
-                *profiler = Some(loaded);
+                *profiler = Some(Box::new(loaded));
                 Ok(())
             }
             Source::Engines { engines, .. } => engines.attach(tracees),
@@ -271,7 +271,7 @@ impl Collector for StackCollector<'_> {
         match &mut self.source {
             Source::Sampler { profiler, .. } => Ok(profiler
                 .as_mut()
-                .map(Profiler::take_events)
+                .map(|profiler| profiler.take_events())
                 .transpose()?
                 .into_iter()
                 .collect()),
