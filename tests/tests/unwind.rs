@@ -220,3 +220,80 @@ fn unwind_debian_xz_whole_stacks() {
         "fp median {median_fp} vs dwarf {median}"
     );
 }
+
+/// Counts of the stacks of `stacks` whose user frames hold `chain` in a row.
+fn through(stacks: &[(Vec<String>, u64)], chain: &[&str]) -> u64 {
+    stacks
+        .iter()
+        .filter(|(frames, _)| frames.windows(chain.len()).any(|w| w == chain))
+        .map(|(_, count)| count)
+        .sum()
+}
+
+/// Runs `tracekit ARGS -o out.folded -- COMMAND` and parses the folded stacks.
+fn folded_of(test: &str, args: &[&str], command: &[&str]) -> (Vec<(String, u64)>, String) {
+    let out = scratch(test).join("out.folded");
+    let mut all: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    all.extend([
+        "-v".into(),
+        "-o".into(),
+        out.to_str().unwrap().into(),
+        "--".into(),
+    ]);
+    all.extend(command.iter().map(|s| s.to_string()));
+    let run = tracekit(&all, TIMEOUT);
+    run.assert_code(0);
+    let folded = parse_folded(&std::fs::read_to_string(&out).unwrap());
+    (folded, run.stderr)
+}
+
+/// Acceptance 5 of issue 13: `stackcount` and `offcpu` (the engine's programs) walk user
+/// stacks with the same unwinder. The fixture, without frame pointers, sleeps 2 ms 200 times
+/// in `main;one;two;three;four;nap` through libc's usleep (after one sleep in `main` while
+/// its tables load): every one of those clock_nanosleep stacks holds the whole chain, and so
+/// does nearly all of their time off CPU; frame pointers lose it.
+#[test]
+fn unwind_nofp_stackcount_and_offcpu() {
+    require_root();
+    const NAPS: u64 = 200;
+    let fixture = fixture_with("tk_nofp", fixture_flags("tk_nofp"));
+    let command = [fixture.to_str().unwrap(), "--naps", "200"];
+    let chain = ["main", "one", "two", "three", "four", "nap"];
+    let event = "t:syscalls:sys_enter_clock_nanosleep";
+
+    let (folded, stderr) = folded_of(
+        "unwind_nofp_stackcount",
+        &["stackcount", "-U", event],
+        &command,
+    );
+    let stacks = user_stacks(&folded, "tk_nofp");
+    assert_eq!(
+        through(&stacks, &chain),
+        NAPS,
+        "stackcount: not every nap's stack holds main;one;two;three;four;nap: \
+         {folded:#?}\n{stderr}"
+    );
+    assert!(stderr.contains("unwind tables: "), "{stderr}");
+
+    let (folded, stderr) = folded_of(
+        "unwind_nofp_stackcount_fp",
+        &["stackcount", "-U", "--call-graph", "fp", event],
+        &command,
+    );
+    let stacks = user_stacks(&folded, "tk_nofp");
+    assert_eq!(samples(&stacks), NAPS + 1, "{folded:#?}\n{stderr}");
+    assert!(
+        through(&stacks, &chain) < NAPS / 2,
+        "fp: the chain survived frame pointers; the fixture keeps them? {folded:#?}"
+    );
+
+    let (folded, stderr) = folded_of("unwind_nofp_offcpu", &["offcpu", "-U"], &command);
+    let stacks = user_stacks(&folded, "tk_nofp");
+    let (whole_us, nap_us) = (through(&stacks, &chain), through(&stacks, &["nap"]));
+    // 200 naps of at least 2 ms each.
+    assert!(
+        whole_us >= NAPS * 2000 && whole_us as f64 >= 0.95 * nap_us as f64,
+        "offcpu: {whole_us} of {nap_us} us off CPU in nap under the whole chain: \
+         {folded:#?}\n{stderr}"
+    );
+}

@@ -17,8 +17,7 @@ use aya::{
     util::online_cpus,
 };
 use tracekit_common::profile::{
-    MAX_STACK_DEPTH, STACK_ERROR, STACK_NONE, STAT_COUNT, SampleKey, StackFrames, Stat,
-    stack_of_generation,
+    STACK_ERROR, STACK_NONE, STAT_COUNT, SampleKey, StackFrames, Stat, stack_of_generation,
 };
 
 use crate::{
@@ -27,7 +26,7 @@ use crate::{
     probe::tracefs,
     stacks::{Frame, Stack},
     symbolize::Symbolizer,
-    unwind::{CallGraph, KernelTables, UnwindTables, UnwindWorker},
+    unwind::{CallGraph, KernelTables, UnwindTables, Unwinder},
 };
 
 /// The pid (tgid) a process announcement names: the kernel writes a
@@ -155,17 +154,9 @@ pub struct Profiler {
     /// The counters at the end of the last interval taken.
     taken_stats: Stats,
     /// The DWARF unwinder's tables, when user stacks are unwound from them.
-    unwind: Option<Unwind>,
+    unwind: Option<Unwinder>,
     /// Why `--call-graph` fell back to frame pointers, when it did without being asked.
     unwind_unavailable: Option<String>,
-}
-
-/// Where the unwind tables are: here until sampling starts, then on their own thread so
-/// that building them never delays reading the announcements (boxed: a `Profiler` is moved
-/// around in the jobs' sources).
-enum Unwind {
-    Here(Box<UnwindTables>),
-    Worker(UnwindWorker),
 }
 
 const PERF_PROGRAM: &str = "profile_cpu_clock";
@@ -259,10 +250,10 @@ impl Profiler {
             .context("profile program type")?;
         program.load().context("loading the cpu-clock sampler")?;
         let unwind = if dwarf {
-            Some(Unwind::Here(Box::new(UnwindTables::new(
+            Some(Unwinder::new(UnwindTables::new(
                 KernelTables::take(&mut ebpf)?,
                 options.unwind_budget_bytes,
-            ))))
+            )))
         } else {
             None
         };
@@ -281,16 +272,7 @@ impl Profiler {
     /// back from their thread if [`Profiler::unwind_in_background`] sent them there (it stops
     /// building: call this for the final report).
     pub fn unwind_tables(&mut self) -> Option<&mut UnwindTables> {
-        if let Some(Unwind::Worker(_)) = &self.unwind {
-            let Some(Unwind::Worker(worker)) = self.unwind.take() else {
-                unreachable!("matched just above")
-            };
-            self.unwind = Some(Unwind::Here(worker.finish()));
-        }
-        match &mut self.unwind {
-            Some(Unwind::Here(tables)) => Some(tables),
-            _ => None,
-        }
+        self.unwind.as_mut().map(Unwinder::tables)
     }
 
     /// How user stacks are walked.
@@ -322,34 +304,16 @@ impl Profiler {
     /// [`Profiler::unwind_process`]. Until a process's tables are in, the kernel walks its
     /// stacks by frame pointers (`-v` counts those). Does nothing in frame-pointer mode.
     pub fn unwind_in_background(&mut self, scan_all: bool) {
-        if let Some(Unwind::Here(_)) = &self.unwind {
-            let Some(Unwind::Here(tables)) = self.unwind.take() else {
-                unreachable!("matched just above")
-            };
-            self.unwind = Some(
-                match UnwindWorker::start(tables, scan_all, std::process::id()) {
-                    Ok(worker) => Unwind::Worker(worker),
-                    Err(mut tables) => {
-                        log::debug!("no thread for the unwind tables: building them in line");
-                        if scan_all {
-                            tables.load_all_processes(std::process::id());
-                        }
-                        Unwind::Here(tables)
-                    }
-                },
-            );
+        if let Some(unwinder) = &mut self.unwind {
+            unwinder.start(scan_all);
         }
     }
 
     /// Loads the tables of `pid` (announced at its first sample, or again after `exec`): on
     /// the tables' thread when they are on one, else now.
     pub fn unwind_process(&mut self, pid: u32) {
-        match &mut self.unwind {
-            Some(Unwind::Worker(worker)) => worker.load_process(pid),
-            Some(Unwind::Here(tables)) => {
-                tables.load_process(pid);
-            }
-            None => {}
+        if let Some(unwinder) = &mut self.unwind {
+            unwinder.load_process(pid);
         }
     }
 
@@ -364,28 +328,7 @@ impl Profiler {
     /// For `-v`: the unwind tables' report and the kernel walk's counters (stops the
     /// tables' thread, as [`Profiler::unwind_tables`] does).
     pub fn unwind_summary(&mut self) -> Option<String> {
-        let tables = self.unwind_tables()?;
-        let mut text = tables.report();
-        if let Ok(walk) = tables.walk_stats() {
-            let percent = |n: u64| 100.0 * n as f64 / walk.stacks.max(1) as f64;
-            text.push_str(&format!(
-                "\ndwarf unwinder: {} user stacks, {:.1}% ended at the outermost frame, {} cut at \
-                 {MAX_STACK_DEPTH} frames, {} stopped at unreadable stack memory, {} of processes \
-                 without tables yet; frames: {} from tables, {} by frame pointer ({} in mappings \
-                 without a table, {} outside known mappings, {} at rows the tables cannot express)",
-                walk.stacks,
-                percent(walk.complete),
-                walk.truncated,
-                walk.read_errors,
-                walk.no_process,
-                walk.dwarf_frames,
-                walk.no_table_frames + walk.no_mapping_frames + walk.unsupported_frames,
-                walk.no_table_frames,
-                walk.no_mapping_frames,
-                walk.unsupported_frames,
-            ));
-        }
-        Some(text)
+        self.unwind_tables().map(|tables| tables.summary())
     }
 
     /// Attaches the sampler to every online CPU and the process-tracking tracepoints.

@@ -28,7 +28,7 @@ use crate::{
     session::{self, Collector, Flow, Interval, Tracees},
     stacks::Frame,
     symbolize::{Symbolizer, SymbolizerOptions, lines::LineProfile},
-    unwind::CallGraph,
+    unwind::{CallGraph, UnwindTables, Unwinder},
 };
 
 /// What a stack's count is.
@@ -103,6 +103,12 @@ enum Source<'a> {
         weight: Weight,
         kernel: bool,
         user: bool,
+        /// Each engine's unwind tables, with `--call-graph dwarf`.
+        unwinders: Vec<Unwinder>,
+        /// Kernel memory the unwind tables of each engine may use, in bytes.
+        unwind_budget_bytes: u64,
+        /// `-- CMD`'s program (`argv[0]`): its unwind tables are built before it runs.
+        program: Option<std::path::PathBuf>,
     },
 }
 
@@ -134,6 +140,7 @@ impl Source<'_> {
                 weight,
                 kernel,
                 user,
+                ..
             } => {
                 let leading = columns
                     .iter()
@@ -263,7 +270,35 @@ impl Collector for StackCollector<'_> {
                 *profiler = Some(Box::new(loaded));
                 Ok(())
             }
-            Source::Engines { engines, .. } => engines.attach(tracees),
+            Source::Engines {
+                engines,
+                unwinders,
+                unwind_budget_bytes,
+                program,
+                ..
+            } => {
+                engines.attach(tracees)?;
+                for engine in &mut engines.engines {
+                    let Some(kernel) = engine.take_unwind_tables() else {
+                        continue;
+                    };
+                    let mut unwinder =
+                        Unwinder::new(UnwindTables::new(kernel, *unwind_budget_bytes));
+                    match (program.as_deref(), tracees.pids.as_deref()) {
+                        (Some(program), _) => unwinder.tables().prepare_command(program),
+                        (None, Some(pids)) => {
+                            for &pid in pids {
+                                unwinder.tables().load_process(pid);
+                            }
+                        }
+                        (None, None) => {}
+                    }
+                    // As for the sampler: the rest on their own thread.
+                    unwinder.start(tracees.pids.is_none());
+                    unwinders.push(unwinder);
+                }
+                Ok(())
+            }
         }
     }
 
@@ -292,12 +327,17 @@ impl Collector for StackCollector<'_> {
         if let Some(pid) = profile::announced_pid(data) {
             // Its maps first, while it lives; its tables are built on their own thread.
             self.symbolizer.remember_process(pid);
-            if let Source::Sampler {
-                profiler: Some(profiler),
-                ..
-            } = &mut self.source
-            {
-                profiler.unwind_process(pid);
+            match &mut self.source {
+                Source::Sampler {
+                    profiler: Some(profiler),
+                    ..
+                } => profiler.unwind_process(pid),
+                Source::Engines { unwinders, .. } => {
+                    for unwinder in unwinders {
+                        unwinder.load_process(pid);
+                    }
+                }
+                Source::Sampler { profiler: None, .. } => {}
             }
         }
         Flow::Continue
@@ -389,15 +429,23 @@ pub fn profile(
 
 /// Counts (or, with [`Weight::SumMicros`], times) the stacks of a request whose group key
 /// is `[leading columns] pid comm kstack? ustack?` (`stackcount`, `offcpu`).
+///
+/// User stacks are walked as `call_graph` says (`None`: by the DWARF unwinder), with at most
+/// `unwind_budget_bytes` of kernel memory for the tables of each engine.
 pub fn engine(
     request: &Request,
     weight: Weight,
+    call_graph: Option<CallGraph>,
+    unwind_budget_bytes: u64,
     labels: &Labels,
     report: ReportOptions,
     options: &RunOptions,
 ) -> Result<()> {
     caps::require_tracing(labels.tool)?;
-    let compiled: Compiled = compile(request)?;
+    let mut compiled: Compiled = compile(request)?;
+    for spec in &mut compiled.specs {
+        spec.user_unwind = call_graph != Some(CallGraph::Fp);
+    }
     let labels = &Labels {
         event: labels.event.replace("{probes}", &compiled.what),
         banner: labels.banner.replace("{probes}", &compiled.what),
@@ -415,6 +463,12 @@ pub fn engine(
         weight,
         kernel: uses("kstack"),
         user: uses("ustack"),
+        unwinders: Vec::new(),
+        unwind_budget_bytes,
+        program: match &options.scope {
+            session::Scope::Command(argv) => argv.first().map(std::path::PathBuf::from),
+            _ => None,
+        },
     };
     let what = labels.banner.clone();
     let banner = move |scope: &str| format!("Tracing {what} for {scope}");
@@ -488,6 +542,16 @@ fn run(
                 .unwrap_or_default(),
             profiler.unwind_summary(),
         ),
+        Source::Engines { unwinders, .. } => {
+            let summaries: Vec<String> = unwinders
+                .iter_mut()
+                .map(|unwinder| unwinder.tables().summary())
+                .collect();
+            (
+                Default::default(),
+                (!summaries.is_empty()).then(|| summaries.join("\n")),
+            )
+        }
         _ => Default::default(),
     };
     let header = collector.header(&finished.scope_text, finished.elapsed);

@@ -13,7 +13,7 @@ use tracekit_common::{
     unwind::DEFAULT_TABLE_BUDGET_BYTES,
 };
 
-use crate::cli::{Common, SymbolArgs, parse_hash_entries};
+use crate::cli::{CallGraphArg, Common, SymbolArgs, parse_hash_entries};
 
 const EXAMPLES: &str = "\
 EXAMPLES:
@@ -39,24 +39,6 @@ sample's leaf by file:line from DWARF line tables (perf's -g srcline, perf annot
 pub enum ProfileKey {
     /// The source line (file:line, from DWARF) of the instruction each sample ran.
     Line,
-}
-
-/// `--call-graph` as the CLI spells it (clap stays out of the library's [`CallGraph`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum CallGraphArg {
-    /// Follow frame pointers (the kernel's own walk)
-    Fp,
-    /// Unwind in the kernel from .eh_frame / .debug_frame tables
-    Dwarf,
-}
-
-impl From<CallGraphArg> for CallGraph {
-    fn from(arg: CallGraphArg) -> Self {
-        match arg {
-            CallGraphArg::Fp => CallGraph::Fp,
-            CallGraphArg::Dwarf => CallGraph::Dwarf,
-        }
-    }
 }
 
 /// `tracekit profile`.

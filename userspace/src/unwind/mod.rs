@@ -35,8 +35,11 @@ use std::{
 pub use kernel::{KernelTables, WalkStats};
 use process::{Backing, ExecMapping};
 use table::Segment;
-use tracekit_common::unwind::{MAX_PROCESS_MAPPINGS, Mapping, ProcessMappings};
-pub use worker::UnwindWorker;
+use tracekit_common::{
+    profile::MAX_STACK_DEPTH,
+    unwind::{MAX_PROCESS_MAPPINGS, Mapping, ProcessMappings},
+};
+pub use worker::{UnwindWorker, Unwinder};
 
 /// How user stacks are walked (`--call-graph`, as perf spells it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -362,6 +365,31 @@ impl UnwindTables {
     /// The kernel walk's counters.
     pub fn walk_stats(&self) -> crate::Result<WalkStats> {
         self.kernel.walk_stats()
+    }
+
+    /// For `-v`: [`UnwindTables::report`] and the kernel walk's counters.
+    pub fn summary(&self) -> String {
+        let mut text = self.report();
+        if let Ok(walk) = self.walk_stats() {
+            let percent = |n: u64| 100.0 * n as f64 / walk.stacks.max(1) as f64;
+            text.push_str(&format!(
+                "\ndwarf unwinder: {} user stacks, {:.1}% ended at the outermost frame, {} cut at \
+                 {MAX_STACK_DEPTH} frames, {} stopped at unreadable stack memory, {} of processes \
+                 without tables yet; frames: {} from tables, {} by frame pointer ({} in mappings \
+                 without a table, {} outside known mappings, {} at rows the tables cannot express)",
+                walk.stacks,
+                percent(walk.complete),
+                walk.truncated,
+                walk.read_errors,
+                walk.no_process,
+                walk.dwarf_frames,
+                walk.no_table_frames + walk.no_mapping_frames + walk.unsupported_frames,
+                walk.no_table_frames,
+                walk.no_mapping_frames,
+                walk.unsupported_frames,
+            ));
+        }
+        text
     }
 
     /// What was loaded, what it costs, and what fell back to frame pointers and why, one

@@ -121,3 +121,69 @@ fn run(
     }
     tables
 }
+
+/// The unwind tables of one loaded BPF object over a run: built in line until sampling
+/// starts (so that the first samples of `-p` processes and `-- CMD` have them), then on their
+/// own thread ([`UnwindWorker`]), and back in line for the report.
+pub struct Unwinder {
+    /// Always `Some` between calls; `None` only while moving between the two.
+    state: Option<State>,
+}
+
+enum State {
+    Here(Box<UnwindTables>),
+    Worker(UnwindWorker),
+}
+
+impl Unwinder {
+    /// Tables that start in line.
+    pub fn new(tables: UnwindTables) -> Self {
+        Self {
+            state: Some(State::Here(Box::new(tables))),
+        }
+    }
+
+    /// The tables, back from their thread if they were on one (which stops building: call
+    /// this for the final report).
+    pub fn tables(&mut self) -> &mut UnwindTables {
+        let tables = match self.state.take().expect("unwinder state") {
+            State::Here(tables) => tables,
+            State::Worker(worker) => worker.finish(),
+        };
+        match self.state.insert(State::Here(tables)) {
+            State::Here(tables) => tables,
+            State::Worker(_) => unreachable!("just inserted"),
+        }
+    }
+
+    /// Moves the tables to their own thread, which first loads every process of the
+    /// machine (but tracekit) with `scan_all`; falls back to loading in line if no thread
+    /// can be started.
+    pub fn start(&mut self, scan_all: bool) {
+        let own_pid = std::process::id();
+        self.state = Some(match self.state.take().expect("unwinder state") {
+            State::Here(tables) => match UnwindWorker::start(tables, scan_all, own_pid) {
+                Ok(worker) => State::Worker(worker),
+                Err(mut tables) => {
+                    log::debug!("no thread for the unwind tables: building them in line");
+                    if scan_all {
+                        tables.load_all_processes(own_pid);
+                    }
+                    State::Here(tables)
+                }
+            },
+            running => running,
+        });
+    }
+
+    /// Loads the tables of `pid` (announced at its first event, or again after `exec`): on
+    /// the tables' thread when they are on one, else now.
+    pub fn load_process(&mut self, pid: u32) {
+        match self.state.as_mut().expect("unwinder state") {
+            State::Worker(worker) => worker.load_process(pid),
+            State::Here(tables) => {
+                tables.load_process(pid);
+            }
+        }
+    }
+}
