@@ -8,6 +8,7 @@
 pub mod engine;
 pub mod ksyms;
 pub mod profile;
+pub mod unwind;
 
 /// Length of a task's `comm` (`TASK_COMM_LEN` in `include/linux/sched.h`), NUL-padded.
 pub const TASK_COMM_LEN: usize = 16;

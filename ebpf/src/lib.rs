@@ -9,6 +9,8 @@
 #![feature(core_intrinsics)]
 #![allow(internal_features)]
 
+pub mod unwind;
+
 use aya_ebpf::{
     EbpfContext,
     bindings::BPF_NOEXIST,
@@ -129,7 +131,19 @@ pub fn record_stack<C: EbpfContext>(
     }
     let len = (copied as usize / 8).min(MAX_STACK_DEPTH);
     // SAFETY: the map value outlives this program run and nothing else aliases it.
-    let frames = unsafe { &*frames };
+    store_stack(unsafe { &*frames }, len, stacks, generation)
+}
+
+/// Stores the first `len` of `frames` (zero after them) in `stacks` under its
+/// [`stack_hash`] tagged with `generation`'s parity ([`tag_stack_hash`]), unless that stack
+/// is there already.
+#[inline(always)]
+pub fn store_stack(
+    frames: &StackFrames,
+    len: usize,
+    stacks: &HashMap<u64, StackFrames>,
+    generation: u32,
+) -> Recorded {
     let hash = tag_stack_hash(stack_hash(frames, len), generation);
     // SAFETY: the value is only tested for presence.
     if unsafe { stacks.get(hash) }.is_some() {

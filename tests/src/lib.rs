@@ -57,11 +57,29 @@ pub fn scratch(test: &str) -> PathBuf {
 /// frame pointers and debug info, so every function in the source is a frame on the stack.
 /// In the VM matrix the fixtures are prebuilt (static) in `$TRACEKIT_FIXTURES`.
 pub fn fixture(name: &str) -> PathBuf {
-    fixture_with(name, &["-O0", "-g", "-fno-omit-frame-pointer"])
+    fixture_with(name, DEFAULT_FIXTURE_FLAGS)
 }
 
-/// Fixture `name` compiled with gcc `flags` instead of [`fixture`]'s (e.g. `-O2 -fPIE -pie`
-/// for the code distributions ship); the same name always gets the same flags.
+/// How [`fixture`] compiles.
+pub const DEFAULT_FIXTURE_FLAGS: &[&str] = &["-O0", "-g", "-fno-omit-frame-pointer"];
+
+/// Compiler flags of the fixtures built otherwise than [`DEFAULT_FIXTURE_FLAGS`] (the VM
+/// image builds them the same way, statically).
+pub fn fixture_flags(name: &str) -> &'static [&'static str] {
+    match name {
+        // Optimized and without frame pointers, as distributions build: only unwind tables
+        // walk it.
+        "tk_nofp" => &["-O2", "-g", "-fomit-frame-pointer"],
+        // Position-independent and optimized: USDT arguments become RIP-relative and
+        // indexed memory operands.
+        "tk_usdt_operands" => &["-O2", "-fPIE", "-pie", "-g"],
+        _ => DEFAULT_FIXTURE_FLAGS,
+    }
+}
+
+/// The path of fixture `name` compiled with gcc `flags` (e.g. `-O2 -fPIE -pie` for the code
+/// distributions ship); each name is always built with the same flags (see
+/// [`fixture_flags`]).
 pub fn fixture_with(name: &str, flags: &[&str]) -> PathBuf {
     if let Some(dir) = std::env::var_os("TRACEKIT_FIXTURES") {
         return PathBuf::from(dir).join(name);

@@ -11,3 +11,4 @@ mod profile;
 mod realprog;
 mod reliability;
 mod ufunc;
+mod unwind;

@@ -856,7 +856,10 @@ fn usdt_rip_relative_and_indexed_arguments() {
     if !ensure_package(test, "systemtap-sdt-dev", sdt) {
         return;
     }
-    let binary = tracekit_tests::fixture_with("tk_usdt_operands", &["-O2", "-fPIE", "-pie", "-g"]);
+    let binary = tracekit_tests::fixture_with(
+        "tk_usdt_operands",
+        tracekit_tests::fixture_flags("tk_usdt_operands"),
+    );
     let bin = binary.to_str().unwrap();
     // The compiler wrote the forms this test is about (the note's specs, as `readelf -n`
     // shows them).

@@ -14,7 +14,8 @@
 //!    [`jit`], [`procmaps`], [`debuginfo`]: JIT symbols (`perf-PID.map`, jitdump), what a
 //!    process mapped (kept past its exit, across mount namespaces), debug files by build ID
 //!    (local, debuginfod); [`usdt`]: USDT probes (`.note.stapsdt`), their argument operands,
-//!    attaching with semaphores;
+//!    attaching with semaphores; [`unwind`]: unwind tables from `.eh_frame` for the
+//!    kernel's DWARF unwinder;
 //! 5. [`output`]: neutral values (groups, stacks, counts) to text, folded stacks, SVG, JSON;
 //! 6. [`session`]: one run skeleton (scope, workload, signals, intervals, detach);
 //! 7. [`jobs`]: what the commands run on it (aggregates, stacks, trace, stat, top);
@@ -37,5 +38,6 @@ pub mod profile;
 pub mod session;
 pub mod stacks;
 pub mod symbolize;
+pub mod unwind;
 
 pub use error::{Error, Result};

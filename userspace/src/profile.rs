@@ -26,6 +26,7 @@ use crate::{
     probe::tracefs,
     stacks::{Frame, Stack},
     symbolize::Symbolizer,
+    unwind::{CallGraph, KernelTables, UnwindTables, Unwinder},
 };
 
 /// The pid (tgid) a process announcement names: the kernel writes a
@@ -56,6 +57,11 @@ pub struct ProfileOptions {
     pub kernel_stacks: bool,
     /// Record user stacks.
     pub user_stacks: bool,
+    /// How user stacks are walked: `None` unwinds from `.eh_frame` tables where the kernel
+    /// can (5.17+: `bpf_loop`), else by frame pointers.
+    pub call_graph: Option<CallGraph>,
+    /// Kernel memory the unwind tables may use, in bytes.
+    pub unwind_budget_bytes: u64,
     /// Distinct stacks the stack trace map holds (`--stack-storage-size`).
     pub stack_map_entries: u32,
     /// Distinct (pid, comm, stacks) keys counted (`--count-map-size`).
@@ -147,6 +153,10 @@ pub struct Profiler {
     generation: u32,
     /// The counters at the end of the last interval taken.
     taken_stats: Stats,
+    /// The DWARF unwinder's tables, when user stacks are unwound from them.
+    unwind: Option<Unwinder>,
+    /// Why `--call-graph` fell back to frame pointers, when it did without being asked.
+    unwind_unavailable: Option<String>,
 }
 
 const PERF_PROGRAM: &str = "profile_cpu_clock";
@@ -155,14 +165,36 @@ const MMAP_PROGRAM: &str = "profile_mmap_exec";
 const FORK_PROGRAM: &str = "profile_sched_fork";
 
 impl Profiler {
-    /// Loads the programs with `options` baked in as globals and map sizes.
+    /// Loads the programs with `options` baked in as globals and map sizes, and verifies the
+    /// sampler. With `call_graph: None`, a kernel that cannot run the DWARF unwinder (before
+    /// 5.17: no `bpf_loop`) gets the frame-pointer walk instead
+    /// ([`Profiler::unwind_unavailable`] says why).
     pub fn load(options: &ProfileOptions) -> Result<Self> {
+        let dwarf = options.user_stacks && options.call_graph != Some(CallGraph::Fp);
+        if !dwarf {
+            return Self::load_with(options, false);
+        }
+        match Self::load_with(options, true) {
+            Ok(profiler) => Ok(profiler),
+            Err(err) if options.call_graph.is_none() => {
+                let reason = format!("{err:#}");
+                log::debug!("the DWARF unwinder does not load here: {reason}");
+                let mut profiler = Self::load_with(options, false)?;
+                profiler.unwind_unavailable = Some(reason);
+                Ok(profiler)
+            }
+            Err(err) => Err(err),
+        }
+    }
+
+    fn load_with(options: &ProfileOptions, dwarf: bool) -> Result<Self> {
         crate::bpf::raise_memlock_limit();
         let self_pid = std::process::id();
         let filter = u8::from(options.pids.is_some());
         let include_idle = u8::from(options.include_idle);
         let kernel_stacks = u8::from(options.kernel_stacks);
         let user_stacks = u8::from(options.user_stacks);
+        let user_unwind = u8::from(dwarf);
         let fork_offset = if options.follow_children {
             let tracefs = tracefs::root()?;
             let format = tracefs::EventFormat::read(&tracefs, "sched", "sched_process_fork")?;
@@ -191,6 +223,7 @@ impl Profiler {
                     .override_global("PROFILE_INCLUDE_IDLE", &include_idle, true)
                     .override_global("PROFILE_KERNEL_STACKS", &kernel_stacks, true)
                     .override_global("PROFILE_USER_STACKS", &user_stacks, true)
+                    .override_global("PROFILE_USER_UNWIND", &user_unwind, true)
                     .override_global("PROFILE_FORK_CHILD_PID_OFFSET", &fork_offset, true)
                     .override_global("PROFILE_MMAP_PROT_OFFSET", &prot_offset, true)
                     .map_max_entries("PROFILE_STACKS", options.stack_map_entries)
@@ -209,13 +242,93 @@ impl Profiler {
                     .with_context(|| format!("selecting pid {pid}"))?;
             }
         }
+        // Verified now, so that a kernel without what the unwinder needs is known here.
+        let program: &mut PerfEvent = ebpf
+            .program_mut(PERF_PROGRAM)
+            .expect("program in object")
+            .try_into()
+            .context("profile program type")?;
+        program.load().context("loading the cpu-clock sampler")?;
+        let unwind = if dwarf {
+            Some(Unwinder::new(UnwindTables::new(
+                KernelTables::take(&mut ebpf)?,
+                options.unwind_budget_bytes,
+            )))
+        } else {
+            None
+        };
         Ok(Self {
             ebpf,
             attached_cpus: 0,
             mmap_prot_offset,
             generation: 0,
             taken_stats: Stats::default(),
+            unwind,
+            unwind_unavailable: None,
         })
+    }
+
+    /// The unwind tables, when user stacks are unwound from them (`--call-graph dwarf`),
+    /// back from their thread if [`Profiler::unwind_in_background`] sent them there (it stops
+    /// building: call this for the final report).
+    pub fn unwind_tables(&mut self) -> Option<&mut UnwindTables> {
+        self.unwind.as_mut().map(Unwinder::tables)
+    }
+
+    /// How user stacks are walked.
+    pub fn call_graph(&self) -> CallGraph {
+        if self.unwind.is_some() {
+            CallGraph::Dwarf
+        } else {
+            CallGraph::Fp
+        }
+    }
+
+    /// Why the DWARF unwinder could not load, when it was the default and fell back.
+    pub fn unwind_unavailable(&self) -> Option<&str> {
+        self.unwind_unavailable.as_deref()
+    }
+
+    /// Builds, now, the unwind tables of `pids`, so that their first samples have them.
+    /// Does nothing in frame-pointer mode.
+    pub fn load_unwind_tables(&mut self, pids: &[u32]) {
+        if let Some(tables) = self.unwind_tables() {
+            for &pid in pids {
+                tables.load_process(pid);
+            }
+        }
+    }
+
+    /// Moves the unwind tables to a thread of their own, which builds those of every process
+    /// of the machine with `scan_all` and then of each process passed to
+    /// [`Profiler::unwind_process`]. Until a process's tables are in, the kernel walks its
+    /// stacks by frame pointers (`-v` counts those). Does nothing in frame-pointer mode.
+    pub fn unwind_in_background(&mut self, scan_all: bool) {
+        if let Some(unwinder) = &mut self.unwind {
+            unwinder.start(scan_all);
+        }
+    }
+
+    /// Loads the tables of `pid` (announced at its first sample, or again after `exec`): on
+    /// the tables' thread when they are on one, else now.
+    pub fn unwind_process(&mut self, pid: u32) {
+        if let Some(unwinder) = &mut self.unwind {
+            unwinder.load_process(pid);
+        }
+    }
+
+    /// Builds the tables a command about to run will need first (see
+    /// [`UnwindTables::prepare_command`]). Does nothing in frame-pointer mode.
+    pub fn prepare_unwind_tables(&mut self, program: &std::path::Path) {
+        if let Some(tables) = self.unwind_tables() {
+            tables.prepare_command(program);
+        }
+    }
+
+    /// For `-v`: the unwind tables' report and the kernel walk's counters (stops the
+    /// tables' thread, as [`Profiler::unwind_tables`] does).
+    pub fn unwind_summary(&mut self) -> Option<String> {
+        self.unwind_tables().map(|tables| tables.summary())
     }
 
     /// Attaches the sampler to every online CPU and the process-tracking tracepoints.
@@ -230,7 +343,6 @@ impl Profiler {
             .expect("program in object")
             .try_into()
             .context("profile program type")?;
-        program.load().context("loading the cpu-clock sampler")?;
         for &cpu in &cpus {
             program
                 .attach(

@@ -491,10 +491,17 @@ fn profile(tracekit: &Path, seconds: f64, rounds: usize) -> Result<()> {
     );
 
     let mut baseline = Vec::new();
-    let mut results: Vec<(&str, Vec<Sample>)> = vec![("tracekit", Vec::new())];
+    let mut results: Vec<(&str, Vec<Sample>)> = vec![
+        ("tracekit (--call-graph dwarf, the default)", Vec::new()),
+        ("tracekit --call-graph fp", Vec::new()),
+    ];
     if perf.is_some() {
         results.push((
-            "perf record + perf script + inferno-collapse-perf",
+            "perf record -g + perf script + inferno-collapse-perf",
+            Vec::new(),
+        ));
+        results.push((
+            "perf record --call-graph dwarf + perf script + inferno-collapse-perf",
             Vec::new(),
         ));
     }
@@ -514,11 +521,13 @@ fn profile(tracekit: &Path, seconds: f64, rounds: usize) -> Result<()> {
         for index in order {
             let (name, samples) = &mut results[index];
             let sample = match *name {
-                "tracekit" => {
+                tool if tool.starts_with("tracekit") => {
                     let out = dir.join("tracekit.folded");
+                    let call_graph = if tool.contains("fp") { "fp" } else { "dwarf" };
                     let (child, startup) = start_until(
                         Command::new(tracekit)
-                            .args(["profile", "-a", "-F", "999", "-o"])
+                            .args(["profile", "-a", "-F", "999", "--call-graph", call_graph])
+                            .arg("-o")
                             .arg(&out)
                             .stdout(Stdio::null())
                             .stderr(Stdio::piped()),
@@ -557,11 +566,26 @@ fn profile(tracekit: &Path, seconds: f64, rounds: usize) -> Result<()> {
                         startup,
                     }
                 }
-                _ => {
+                tool => {
                     let data = dir.join("perf.data");
+                    // perf's own default for dwarf: 8 KiB of user stack per sample.
+                    let call_graph = if tool.contains("dwarf") {
+                        "dwarf"
+                    } else {
+                        "fp"
+                    };
                     let (child, _) = start_until(
                         Command::new(perf.as_ref().unwrap())
-                            .args(["record", "-q", "-F", "999", "-a", "-g", "-o"])
+                            .args([
+                                "record",
+                                "-q",
+                                "-F",
+                                "999",
+                                "-a",
+                                "--call-graph",
+                                call_graph,
+                            ])
+                            .arg("-o")
                             .arg(&data)
                             .stdout(Stdio::null())
                             .stderr(Stdio::null()),

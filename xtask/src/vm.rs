@@ -31,6 +31,7 @@ pub const VM_TESTS: &[&str] = &[
     "kfunc_",
     "engine_exact_syscall_counts",
     "ufunc_funccount_exact",
+    "unwind_nofp",
 ];
 
 /// A kernel of the matrix: a Debian package name pattern.
@@ -180,9 +181,19 @@ fn build_initramfs(dir: &Path) -> Result<PathBuf> {
         image.join("bin/tracekit"),
     )?;
     std::fs::copy(&tests, image.join("bin/integration"))?;
-    for fixture in ["tk_reads", "tk_syscalls", "tk_funcs", "tk_burner"] {
+    // The flags of tests/src/lib.rs's fixture_flags, plus -static.
+    let fixtures: [(&str, &[&str]); 5] = [
+        ("tk_reads", &["-O0", "-g", "-fno-omit-frame-pointer"]),
+        ("tk_syscalls", &["-O0", "-g", "-fno-omit-frame-pointer"]),
+        ("tk_funcs", &["-O0", "-g", "-fno-omit-frame-pointer"]),
+        ("tk_burner", &["-O0", "-g", "-fno-omit-frame-pointer"]),
+        ("tk_nofp", &["-O2", "-g", "-fomit-frame-pointer"]),
+    ];
+    for (fixture, flags) in fixtures {
         Cmd::new("gcc")
-            .args(["-static", "-O0", "-g", "-fno-omit-frame-pointer", "-o"])
+            .arg("-static")
+            .args(flags)
+            .arg("-o")
             .arg(image.join("fixtures").join(fixture))
             .arg(root.join(format!("tests/fixtures/{fixture}.c")))
             .run()?;

@@ -44,6 +44,7 @@ use tracekit_common::{
 };
 use tracekit_ebpf::{
     Recorded, announce, current_pid_tid, follow_fork, forget_on_exec_mmap, record_stack, selected,
+    unwind::{record_user_stack, user_regs_of_task},
 };
 
 /// The main plan (events that are aggregated).
@@ -64,6 +65,10 @@ static ENGINE_FORK_CHILD_PID_OFFSET: u32 = 0;
 /// Offset of `prot` in `syscalls:sys_enter_mmap` records (with `Plan::announce`).
 #[unsafe(no_mangle)]
 static ENGINE_MMAP_PROT_OFFSET: u32 = 0;
+/// 1: user stack operands are walked by the DWARF unwinder (`--call-graph dwarf`) from the
+/// registers the task saved when it entered the kernel; 0: by frame pointers.
+#[unsafe(no_mangle)]
+static ENGINE_USER_UNWIND: u8 = 0;
 
 /// Array layout aggregates; the loader sizes it to `(array_key_bound + 1) * slots`.
 #[map]
@@ -101,6 +106,9 @@ static ENGINE_ANNOUNCE: RingBuf = RingBuf::with_byte_size(EVENTS_RING_BYTES, 0);
 /// Processes already announced.
 #[map]
 static ENGINE_KNOWN: LruHashMap<u32, u8> = LruHashMap::with_max_entries(MAX_KNOWN_PIDS, 0);
+
+// The DWARF unwinder's tables; the loader shrinks them when user stacks are not unwound.
+tracekit_ebpf::unwind_maps!(EngineUnwind);
 
 /// Index of the return value in `Scratch::args`.
 const RET: usize = 7;
@@ -222,7 +230,40 @@ macro_rules! load_args {
 fn stack_operand<S: Source>(source: &S, scratch: *mut Scratch, flags: u64) -> u64 {
     // SAFETY: this CPU's scratch.
     let frames = unsafe { &raw mut (*scratch).frames };
-    match record_stack(&NoRecord(source.ctx()), frames, &ENGINE_STACKS, flags, 0) {
+    stored(record_stack(
+        &NoRecord(source.ctx()),
+        frames,
+        &ENGINE_STACKS,
+        flags,
+        0,
+    ))
+}
+
+/// Records the user stack: unwound from tables with `ENGINE_USER_UNWIND`, else by frame
+/// pointers.
+#[inline(always)]
+fn user_stack_operand<S: Source>(source: &S, scratch: *mut Scratch) -> u64 {
+    // SAFETY: reading a read-only global the loader set.
+    if unsafe { core::ptr::read_volatile(&raw const ENGINE_USER_UNWIND) } == 0 {
+        return stack_operand(source, scratch, u64::from(BPF_F_USER_STACK));
+    }
+    let (pid, _) = current_pid_tid();
+    match user_regs_of_task() {
+        Some(regs) => stored(record_user_stack::<EngineUnwind>(
+            &regs,
+            pid,
+            &ENGINE_STACKS,
+            0,
+        )),
+        // Kernel threads have no user stack.
+        None => STACK_NONE,
+    }
+}
+
+/// The key of a recorded stack, counting what could not be recorded.
+#[inline(always)]
+fn stored(recorded: Recorded) -> u64 {
+    match recorded {
         Recorded::Stack(hash) => hash,
         Recorded::None => STACK_NONE,
         Recorded::WalkError => {
@@ -349,9 +390,7 @@ fn read_operands<S: Source>(
             // SAFETY: plain helper call on the program's context.
             operand::FUNC_IP => Some(unsafe { bpf_get_func_ip(source.ctx()) }),
             operand::KERNEL_STACK => Some(stack_operand(source, scratch, 0)),
-            operand::USER_STACK => {
-                Some(stack_operand(source, scratch, u64::from(BPF_F_USER_STACK)))
-            }
+            operand::USER_STACK => Some(user_stack_operand(source, scratch)),
             operand::ARG_DEREF => {
                 let base = arg(scratch, operand.offset);
                 // SAFETY: bpf_probe_read_kernel checks the access.
@@ -1115,11 +1154,22 @@ pub fn engine_perf_event(ctx: PerfEventContext) -> u32 {
 }
 
 /// `sched:sched_process_exec`: the process's memory map is replaced, so it is announced
-/// again at its next event.
+/// again at its next event. With the DWARF unwinder and `-p` / `-- CMD`, a selected process
+/// is announced right away, so its unwind tables are loading before its first events (as
+/// `profile_sched_exec` does).
 #[tracepoint]
 pub fn engine_sched_exec(_ctx: TracePointContext) -> u32 {
     let (pid, _) = current_pid_tid();
     let _ = ENGINE_KNOWN.remove(pid);
+    // SAFETY: reading a read-only global the loader set.
+    let unwind = unsafe { core::ptr::read_volatile(&raw const ENGINE_USER_UNWIND) };
+    if unwind != 0
+        && rd!(ENGINE_FILTER_PIDS) != 0
+        && selected(pid, rd!(ENGINE_SELF_PID), 1, &ENGINE_TARGETS)
+        && !announce(pid, &ENGINE_KNOWN, &ENGINE_ANNOUNCE)
+    {
+        bump(stat::ANNOUNCE_LOST);
+    }
     0
 }
 

@@ -21,6 +21,7 @@ use tracekit_common::profile::{
 use tracekit_ebpf::{
     Recorded, announce, atomic_add, current_pid_tid, follow_fork, forget_on_exec_mmap,
     record_stack, selected,
+    unwind::{record_user_stack, user_regs_at_sample},
 };
 
 /// The loader's own pid: never sampled.
@@ -38,6 +39,9 @@ static PROFILE_KERNEL_STACKS: Global<u8> = Global::new(1);
 /// 1: collect user stacks.
 #[unsafe(no_mangle)]
 static PROFILE_USER_STACKS: Global<u8> = Global::new(1);
+/// 1: walk user stacks with the DWARF unwinder (`--call-graph dwarf`); 0: frame pointers.
+#[unsafe(no_mangle)]
+static PROFILE_USER_UNWIND: Global<u8> = Global::new(0);
 /// Offset of `child_pid` in `sched:sched_process_fork` records, from the event's format file.
 #[unsafe(no_mangle)]
 static PROFILE_FORK_CHILD_PID_OFFSET: Global<u32> = Global::new(0);
@@ -72,6 +76,8 @@ static PROFILE_TARGETS: HashMap<u32, u8> = HashMap::with_max_entries(MAX_TARGET_
 /// Pids already announced to userspace.
 #[map]
 static PROFILE_KNOWN: LruHashMap<u32, u8> = LruHashMap::with_max_entries(MAX_KNOWN_PIDS, 0);
+
+tracekit_ebpf::unwind_maps!(Unwind);
 
 #[map]
 static PROFILE_EVENTS: RingBuf = RingBuf::with_byte_size(EVENTS_RING_BYTES, 0);
@@ -111,15 +117,23 @@ fn try_profile_cpu_clock(ctx: &PerfEventContext) -> Result<(), ()> {
     } else {
         STACK_NONE
     };
-    let user_stack = if PROFILE_USER_STACKS.load() != 0 && pid != 0 {
+    let user_stack = if PROFILE_USER_STACKS.load() == 0 || pid == 0 {
+        STACK_NONE
+    } else if PROFILE_USER_UNWIND.load() != 0 {
+        match user_regs_at_sample(ctx) {
+            Some(regs) => stored(
+                record_user_stack::<Unwind>(&regs, pid, &PROFILE_STACKS, generation),
+                Stat::UserStackError,
+            ),
+            None => STACK_NONE,
+        }
+    } else {
         stack(
             ctx,
             u64::from(BPF_F_USER_STACK),
             Stat::UserStackError,
             generation,
         )
-    } else {
-        STACK_NONE
     };
 
     let key = SampleKey {
@@ -142,7 +156,16 @@ fn stack(ctx: &PerfEventContext, flags: u64, walk_error: Stat, generation: u32) 
     let Some(frames) = PROFILE_SCRATCH.get_ptr_mut(0) else {
         return STACK_ERROR;
     };
-    match record_stack(ctx, frames, &PROFILE_STACKS, flags, generation) {
+    stored(
+        record_stack(ctx, frames, &PROFILE_STACKS, flags, generation),
+        walk_error,
+    )
+}
+
+/// The key of a recorded stack, counting what could not be recorded.
+#[inline(always)]
+fn stored(recorded: Recorded, walk_error: Stat) -> u64 {
+    match recorded {
         Recorded::Stack(hash) => hash,
         Recorded::None => STACK_NONE,
         Recorded::WalkError => {
@@ -179,11 +202,20 @@ fn count(key: &SampleKey) {
 }
 
 /// `sched:sched_process_exec` (include/trace/events/sched.h): the process's memory map is
-/// replaced, so it is announced again at its next sample.
+/// replaced, so it is announced again at its next sample. With the DWARF unwinder and `-p` /
+/// `-- CMD`, a selected process is announced right away, so its unwind tables are loaded
+/// before its first samples need them (not for `-a`: every exec on the machine would be).
 #[tracepoint]
 pub fn profile_sched_exec(_ctx: TracePointContext) -> u32 {
     let (pid, _) = current_pid_tid();
     let _ = PROFILE_KNOWN.remove(pid);
+    if PROFILE_USER_UNWIND.load() != 0
+        && PROFILE_FILTER_PIDS.load() != 0
+        && selected(pid, PROFILE_SELF_PID.load(), 1, &PROFILE_TARGETS)
+        && !announce(pid, &PROFILE_KNOWN, &PROFILE_EVENTS)
+    {
+        bump(Stat::EventsLost);
+    }
     0
 }
 

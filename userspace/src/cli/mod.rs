@@ -14,6 +14,7 @@ use tracekit::{
     },
     jobs::{RunOptions, presets::LatencyUnit},
     session::Scope,
+    unwind::CallGraph,
 };
 
 use crate::tools::Command;
@@ -255,9 +256,36 @@ pub struct StackArgs {
     /// Rows in the text report
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub top: usize,
+    /// How to walk user stacks: `dwarf` unwinds in the kernel from .eh_frame tables (the
+    /// default), `fp` follows frame pointers
+    #[arg(long, value_name = "MODE")]
+    pub call_graph: Option<CallGraphArg>,
+}
+
+/// `--call-graph` as perf spells it (clap stays out of the library's [`CallGraph`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CallGraphArg {
+    /// Follow frame pointers (the kernel's own walk)
+    Fp,
+    /// Unwind in the kernel from .eh_frame / .debug_frame tables
+    Dwarf,
+}
+
+impl From<CallGraphArg> for CallGraph {
+    fn from(arg: CallGraphArg) -> Self {
+        match arg {
+            CallGraphArg::Fp => CallGraph::Fp,
+            CallGraphArg::Dwarf => CallGraph::Dwarf,
+        }
+    }
 }
 
 impl StackArgs {
+    /// `--call-graph`, in the library's terms.
+    pub fn call_graph(&self) -> Option<CallGraph> {
+        self.call_graph.map(CallGraph::from)
+    }
+
     /// The stack fields to key by: `kstack`, `ustack`, or both, prefixed (`start.`).
     pub fn fields(&self, prefix: &str) -> Vec<String> {
         let mut fields = Vec::new();

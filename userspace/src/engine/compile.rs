@@ -671,6 +671,7 @@ fn spec_of(plan: Plan, attach: Attach, start: Option<Stage>, request: &Request) 
         hash_entries: request.maps.max_groups,
         start_entries: request.maps.max_in_flight,
         event_base: 0,
+        user_unwind: false,
     }
 }
 

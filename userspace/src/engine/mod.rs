@@ -76,6 +76,8 @@ pub struct Engine {
     multi_links: Vec<(Role, OwnedFd, OwnedFd)>,
     /// USDT links ([`attach::usdt`]); closing them detaches (and clears semaphores).
     usdt_links: Vec<(Role, attach::usdt::UsdtLink)>,
+    /// The DWARF unwinder's maps, with [`EngineSpec::user_unwind`], until taken.
+    unwind: Option<crate::unwind::KernelTables>,
 }
 
 /// Detaches and unloads `program` (its tracked links included).
@@ -149,6 +151,17 @@ impl Engine {
                     .any(|o| o.kind == kind)
             })
         };
+        let user_unwind = spec.user_unwind && uses(operand::USER_STACK);
+        let unwind_flag = u8::from(user_unwind);
+        // Unused, the unwinder's tables shrink to one entry each.
+        let (unwind_mappings, unwind_processes) = if user_unwind {
+            (
+                tracekit_common::unwind::MAX_MAPPINGS,
+                tracekit_common::unwind::MAX_PROCESSES,
+            )
+        } else {
+            (1, 1)
+        };
         let stack_entries = if uses(operand::KERNEL_STACK) || uses(operand::USER_STACK) {
             DEFAULT_STACK_ENTRIES
         } else {
@@ -171,6 +184,9 @@ impl Engine {
                 .override_global("ENGINE_FILTER_PIDS", &filter, true)
                 .override_global("ENGINE_FORK_CHILD_PID_OFFSET", &fork_offset, true)
                 .override_global("ENGINE_MMAP_PROT_OFFSET", &prot_offset, true)
+                .override_global("ENGINE_USER_UNWIND", &unwind_flag, true)
+                .map_max_entries("UNWIND_MAPPINGS", unwind_mappings)
+                .map_max_entries("UNWIND_PROCESSES", unwind_processes)
                 .map_max_entries("ENGINE_ARRAY", array_entries)
                 .map_max_entries("ENGINE_HASH", hash_entries)
                 .map_max_entries("ENGINE_STARTS", start_entries)
@@ -202,6 +218,11 @@ impl Engine {
         } else {
             Vec::new()
         };
+        let unwind = if user_unwind {
+            Some(crate::unwind::KernelTables::take(&mut ebpf)?)
+        } else {
+            None
+        };
         let mut take = |name: &str| {
             ebpf.take_map(name)
                 .ok_or_else(|| Error::runtime(format!("{name} is not in the engine object")))
@@ -231,6 +252,7 @@ impl Engine {
             map_fds,
             multi_links: Vec::new(),
             usdt_links: Vec::new(),
+            unwind,
         };
         if announces {
             let exec = tracepoint("sched", "sched_process_exec");
@@ -328,6 +350,13 @@ impl Engine {
             .take()
             .ok_or_else(|| Error::runtime("ENGINE_TRACE already taken"))?;
         RingBuf::try_from(map).context("opening ENGINE_TRACE")
+    }
+
+    /// The DWARF unwinder's maps, to build the tables of the processes announced on
+    /// [`Engine::take_announce`]'s ring; `None` without [`EngineSpec::user_unwind`] (or
+    /// when taken already).
+    pub fn take_unwind_tables(&mut self) -> Option<crate::unwind::KernelTables> {
+        self.unwind.take()
     }
 
     /// The ring buffer announcing processes (once).

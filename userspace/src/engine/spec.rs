@@ -28,6 +28,9 @@ pub struct EngineSpec {
     /// Added to the event index key (`EVENT_INDEX`) when reading, so that events of
     /// several engines behind one command have distinct indices.
     pub event_base: u32,
+    /// User stack operands are walked by the kernel's DWARF unwinder from tables the caller
+    /// loads ([`crate::engine::Engine::take_unwind_tables`]), not by frame pointers.
+    pub user_unwind: bool,
 }
 
 impl EngineSpec {
@@ -39,6 +42,7 @@ impl EngineSpec {
             hash_entries: DEFAULT_HASH_ENTRIES,
             start_entries: DEFAULT_START_ENTRIES,
             event_base: 0,
+            user_unwind: false,
         }
     }
 

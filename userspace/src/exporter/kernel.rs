@@ -489,6 +489,11 @@ fn cpu_profile(hz: u64, duration: Duration, stopping: &Stopping) -> Result<Vec<u
         user_stacks: true,
         stack_map_entries: DEFAULT_STACK_MAP_ENTRIES,
         count_map_entries: DEFAULT_COUNT_MAP_ENTRIES,
+        // Each request loads its own sampler: building the whole machine's unwind tables
+        // per request would cost more than the profile, so frame pointers until the
+        // exporter keeps one sampler and its tables across requests.
+        call_graph: Some(crate::unwind::CallGraph::Fp),
+        unwind_budget_bytes: 0,
     };
     let mut profiler = Profiler::load(&options)?;
     profiler.attach(&options)?;

@@ -28,6 +28,7 @@ use crate::{
     session::{self, Collector, Flow, Interval, Tracees},
     stacks::Frame,
     symbolize::{Symbolizer, SymbolizerOptions, lines::LineProfile},
+    unwind::{CallGraph, UnwindTables, Unwinder},
 };
 
 /// What a stack's count is.
@@ -77,6 +78,11 @@ pub struct Sampling {
     pub kernel_stacks: bool,
     /// Record user stacks.
     pub user_stacks: bool,
+    /// `--call-graph`: how user stacks are walked; `None`: from unwind tables where the
+    /// kernel can run the DWARF unwinder, else by frame pointers.
+    pub call_graph: Option<CallGraph>,
+    /// Kernel memory the unwind tables may use, in bytes.
+    pub unwind_budget_bytes: u64,
     /// `--stack-storage-size`.
     pub stack_map_entries: u32,
     /// `--count-map-size`.
@@ -87,7 +93,9 @@ pub struct Sampling {
 enum Source<'a> {
     Sampler {
         options: ProfileOptions,
-        profiler: Option<Profiler>,
+        profiler: Option<Box<Profiler>>,
+        /// `-- CMD`'s program (`argv[0]`): its unwind tables are built before it runs.
+        program: Option<std::path::PathBuf>,
     },
     Engines {
         engines: Engines<'a>,
@@ -95,6 +103,12 @@ enum Source<'a> {
         weight: Weight,
         kernel: bool,
         user: bool,
+        /// Each engine's unwind tables, with `--call-graph dwarf`.
+        unwinders: Vec<Unwinder>,
+        /// Kernel memory the unwind tables of each engine may use, in bytes.
+        unwind_budget_bytes: u64,
+        /// `-- CMD`'s program (`argv[0]`): its unwind tables are built before it runs.
+        program: Option<std::path::PathBuf>,
     },
 }
 
@@ -126,6 +140,7 @@ impl Source<'_> {
                 weight,
                 kernel,
                 user,
+                ..
             } => {
                 let leading = columns
                     .iter()
@@ -224,16 +239,66 @@ impl Collector for StackCollector<'_> {
             }
         }
         match &mut self.source {
-            Source::Sampler { options, profiler } => {
+            Source::Sampler {
+                options,
+                profiler,
+                program,
+            } => {
                 options.pids = tracees.pids.clone();
                 options.follow_children = tracees.follow_children;
                 let mut loaded = Profiler::load(options)?;
+                if let Some(why) = loaded.unwind_unavailable() {
+                    eprintln!(
+                        "tracekit: note: the DWARF unwinder cannot run on this kernel ({why}); \
+                         user stacks are walked by frame pointers"
+                    );
+                }
+                match (program, options.pids.as_deref()) {
+                    // The command is announced after its exec; its binaries are ready by then.
+                    (Some(program), _) => loaded.prepare_unwind_tables(program),
+                    (None, Some(pids)) => loaded.load_unwind_tables(pids),
+                    (None, None) => {}
+                }
                 loaded.attach(options)?;
+                // The whole machine's tables take seconds on a busy one, and a new binary's
+                // up to a second: they are built on their own thread, so sampling starts at
+                // once and announced processes have their maps read while they live. Until
+                // a process's tables are in, its stacks are walked by frame pointers (-v
+                // counts those samples).
+                loaded.unwind_in_background(options.pids.is_none());
                 self.cpus = loaded.cpus();
-                *profiler = Some(loaded);
+                *profiler = Some(Box::new(loaded));
                 Ok(())
             }
-            Source::Engines { engines, .. } => engines.attach(tracees),
+            Source::Engines {
+                engines,
+                unwinders,
+                unwind_budget_bytes,
+                program,
+                ..
+            } => {
+                engines.attach(tracees)?;
+                for engine in &mut engines.engines {
+                    let Some(kernel) = engine.take_unwind_tables() else {
+                        continue;
+                    };
+                    let mut unwinder =
+                        Unwinder::new(UnwindTables::new(kernel, *unwind_budget_bytes));
+                    match (program.as_deref(), tracees.pids.as_deref()) {
+                        (Some(program), _) => unwinder.tables().prepare_command(program),
+                        (None, Some(pids)) => {
+                            for &pid in pids {
+                                unwinder.tables().load_process(pid);
+                            }
+                        }
+                        (None, None) => {}
+                    }
+                    // As for the sampler: the rest on their own thread.
+                    unwinder.start(tracees.pids.is_none());
+                    unwinders.push(unwinder);
+                }
+                Ok(())
+            }
         }
     }
 
@@ -241,7 +306,7 @@ impl Collector for StackCollector<'_> {
         match &mut self.source {
             Source::Sampler { profiler, .. } => Ok(profiler
                 .as_mut()
-                .map(Profiler::take_events)
+                .map(|profiler| profiler.take_events())
                 .transpose()?
                 .into_iter()
                 .collect()),
@@ -260,7 +325,20 @@ impl Collector for StackCollector<'_> {
 
     fn record(&mut self, _ring: usize, data: &[u8]) -> Flow {
         if let Some(pid) = profile::announced_pid(data) {
+            // Its maps first, while it lives; its tables are built on their own thread.
             self.symbolizer.remember_process(pid);
+            match &mut self.source {
+                Source::Sampler {
+                    profiler: Some(profiler),
+                    ..
+                } => profiler.unwind_process(pid),
+                Source::Engines { unwinders, .. } => {
+                    for unwinder in unwinders {
+                        unwinder.load_process(pid);
+                    }
+                }
+                Source::Sampler { profiler: None, .. } => {}
+            }
         }
         Flow::Continue
     }
@@ -334,10 +412,16 @@ pub fn profile(
             include_idle: sampling.include_idle,
             kernel_stacks: sampling.kernel_stacks,
             user_stacks: sampling.user_stacks,
+            call_graph: sampling.call_graph,
+            unwind_budget_bytes: sampling.unwind_budget_bytes,
             stack_map_entries: sampling.stack_map_entries,
             count_map_entries: sampling.count_map_entries,
         },
         profiler: None,
+        program: match &options.scope {
+            session::Scope::Command(argv) => argv.first().map(std::path::PathBuf::from),
+            _ => None,
+        },
     };
     let banner = move |scope: &str| format!("Sampling on-CPU stacks of {scope} at {hz} Hz");
     run(source, Some(hz), labels, report, options, Box::new(banner))
@@ -345,15 +429,23 @@ pub fn profile(
 
 /// Counts (or, with [`Weight::SumMicros`], times) the stacks of a request whose group key
 /// is `[leading columns] pid comm kstack? ustack?` (`stackcount`, `offcpu`).
+///
+/// User stacks are walked as `call_graph` says (`None`: by the DWARF unwinder), with at most
+/// `unwind_budget_bytes` of kernel memory for the tables of each engine.
 pub fn engine(
     request: &Request,
     weight: Weight,
+    call_graph: Option<CallGraph>,
+    unwind_budget_bytes: u64,
     labels: &Labels,
     report: ReportOptions,
     options: &RunOptions,
 ) -> Result<()> {
     caps::require_tracing(labels.tool)?;
-    let compiled: Compiled = compile(request)?;
+    let mut compiled: Compiled = compile(request)?;
+    for spec in &mut compiled.specs {
+        spec.user_unwind = call_graph != Some(CallGraph::Fp);
+    }
     let labels = &Labels {
         event: labels.event.replace("{probes}", &compiled.what),
         banner: labels.banner.replace("{probes}", &compiled.what),
@@ -371,6 +463,12 @@ pub fn engine(
         weight,
         kernel: uses("kstack"),
         user: uses("ustack"),
+        unwinders: Vec::new(),
+        unwind_budget_bytes,
+        program: match &options.scope {
+            session::Scope::Command(argv) => argv.first().map(std::path::PathBuf::from),
+            _ => None,
+        },
     };
     let what = labels.banner.clone();
     let banner = move |scope: &str| format!("Tracing {what} for {scope}");
@@ -431,6 +529,31 @@ fn run(
     } else {
         output::profile::processes(&profile)
     };
+    // In DWARF mode, broken-looking stacks are explained by the mappings that had no table;
+    // -v reports the tables and the kernel walk's counters.
+    let (hints, unwind_summary) = match &mut collector.source {
+        Source::Sampler {
+            profiler: Some(profiler),
+            ..
+        } => (
+            profiler
+                .unwind_tables()
+                .map(|tables| tables.broken_hints())
+                .unwrap_or_default(),
+            profiler.unwind_summary(),
+        ),
+        Source::Engines { unwinders, .. } => {
+            let summaries: Vec<String> = unwinders
+                .iter_mut()
+                .map(|unwinder| unwinder.tables().summary())
+                .collect();
+            (
+                Default::default(),
+                (!summaries.is_empty()).then(|| summaries.join("\n")),
+            )
+        }
+        _ => Default::default(),
+    };
     let header = collector.header(&finished.scope_text, finished.elapsed);
     if let (Some(path), Some(format)) = (options.output.as_deref(), file_format) {
         output::write_file(path, |out| {
@@ -451,7 +574,7 @@ fn run(
         Source::Sampler { .. } => {
             eprint!(
                 "{}",
-                output::profile::summary(&profile, &header, &finished.reason(), processes)
+                output::profile::summary(&profile, &header, &finished.reason(), processes, &hints)
             );
             finished.print_workload_exit();
         }
@@ -479,6 +602,11 @@ fn run(
     }
     if let (Some(path), Some(format)) = (options.output.as_deref(), file_format) {
         eprintln!("{}", output::profile::written(path, format));
+    }
+    if options.verbose > 0
+        && let Some(summary) = unwind_summary
+    {
+        eprintln!("tracekit: {}", summary.replace('\n', "\ntracekit: "));
     }
     session::print_usage(options.verbose, finished.attached_after);
     Ok(())

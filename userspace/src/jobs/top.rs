@@ -327,6 +327,9 @@ pub fn run(top: &TopOptions, options: &RunOptions) -> Result<()> {
                 include_idle: false,
                 kernel_stacks: true,
                 user_stacks: true,
+                // Phase 2 of issue 13 gives top the DWARF unwinder.
+                call_graph: Some(crate::unwind::CallGraph::Fp),
+                unwind_budget_bytes: 0,
                 stack_map_entries: DEFAULT_STACK_MAP_ENTRIES,
                 count_map_entries: DEFAULT_COUNT_MAP_ENTRIES,
             },

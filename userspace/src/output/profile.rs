@@ -169,8 +169,15 @@ pub fn processes(profile: &Profile) -> usize {
 
 /// The end-of-run account of a CPU profile: what was sampled from how many `processes` and
 /// why it stopped (`reason`), everything lost, and the processes whose user stacks look
-/// broken.
-pub fn summary(profile: &Profile, header: &Header<'_>, reason: &str, processes: usize) -> String {
+/// broken (with `hints`, by pid, saying why where the DWARF unwinder knows; otherwise the
+/// frame-pointer advice).
+pub fn summary(
+    profile: &Profile,
+    header: &Header<'_>,
+    reason: &str,
+    processes: usize,
+    hints: &std::collections::HashMap<u32, String>,
+) -> String {
     let stats = &profile.stats;
     let mut out = format!(
         "Collected {} samples from {} in {:.2} s at {} Hz on {} CPUs ({reason}).\n",
@@ -211,6 +218,14 @@ pub fn summary(profile: &Profile, header: &Header<'_>, reason: &str, processes: 
     }
     out.push_str(&super::aggregates::lost_line(&lost));
     for broken in &profile.broken {
+        if let Some(hint) = hints.get(&broken.pid) {
+            out.push_str(&format!(
+                "tracekit: warning: pid {} ({}): {} of its {} user stacks have fewer than {} \
+                 frames; {hint}\n",
+                broken.pid, broken.comm, broken.short, broken.samples, SHORT_STACK_FRAMES
+            ));
+            continue;
+        }
         out.push_str(&format!(
             "tracekit: warning: pid {} ({}): {} of its {} user stacks have fewer than {} frames; \
              its stacks look broken, likely built without frame pointers \
@@ -325,13 +340,38 @@ mod tests {
             short: 9,
         });
         assert_eq!(
-            summary(&profile, &header(), "command exited", processes(&profile)),
+            summary(
+                &profile,
+                &header(),
+                "command exited",
+                processes(&profile),
+                &Default::default()
+            ),
             "Collected 300 samples from 1 process in 3.00 s at 99 Hz on 2 CPUs (command exited).\n\
              Lost: 2 stacks to a full stack map (raise --stack-storage-size); 1 samples with no \
              stack at all.\n\
              tracekit: warning: pid 7 (xz): 9 of its 10 user stacks have fewer than 3 frames; its \
              stacks look broken, likely built without frame pointers (C/C++: \
              -fno-omit-frame-pointer; Rust: -C force-frame-pointers=yes)\n"
+        );
+        // The DWARF unwinder names why instead.
+        let hints = [(
+            7,
+            "these mappings had no unwind table: /x (no .eh_frame)".to_string(),
+        )];
+        let text = summary(
+            &profile,
+            &header(),
+            "command exited",
+            processes(&profile),
+            &hints.into_iter().collect(),
+        );
+        assert!(
+            text.ends_with(
+                "tracekit: warning: pid 7 (xz): 9 of its 10 user stacks have fewer than 3 \
+                 frames; these mappings had no unwind table: /x (no .eh_frame)\n"
+            ),
+            "{text}"
         );
         let _ = FrameKind::User;
     }

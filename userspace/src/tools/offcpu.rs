@@ -2,6 +2,7 @@
 //! preset [`tracekit::jobs::presets::offcpu`].
 
 use clap::Args as ClapArgs;
+use tracekit_common::unwind::DEFAULT_TABLE_BUDGET_BYTES;
 use tracekit::{
     Result,
     jobs::{
@@ -76,5 +77,13 @@ pub fn run(args: Args, verbose: u8) -> Result<()> {
         lines: false,
     };
     let options = args.symbols.apply(args.common.run_options(verbose)?);
-    stacks::engine(&request, Weight::SumMicros, &labels, report, &options)
+    stacks::engine(
+        &request,
+        Weight::SumMicros,
+        args.stacks.call_graph(),
+        DEFAULT_TABLE_BUDGET_BYTES,
+        &labels,
+        report,
+        &options,
+    )
 }

@@ -6,10 +6,14 @@ use clap::Args as ClapArgs;
 use tracekit::{
     Result,
     jobs::stacks::{self, Labels, ReportOptions, Sampling},
+    unwind::CallGraph,
 };
-use tracekit_common::profile::{DEFAULT_COUNT_MAP_ENTRIES, DEFAULT_STACK_MAP_ENTRIES};
+use tracekit_common::{
+    profile::{DEFAULT_COUNT_MAP_ENTRIES, DEFAULT_STACK_MAP_ENTRIES},
+    unwind::DEFAULT_TABLE_BUDGET_BYTES,
+};
 
-use crate::cli::{Common, SymbolArgs, parse_hash_entries};
+use crate::cli::{CallGraphArg, Common, SymbolArgs, parse_hash_entries};
 
 const EXAMPLES: &str = "\
 EXAMPLES:
@@ -20,9 +24,13 @@ EXAMPLES:
   tracekit profile -d 30 -i 5                # report every 5 s for 30 s
   tracekit profile --kernel-only -d 5 --json # kernel stacks only, as JSON
   tracekit profile --by line -- ./app        # also the hottest source lines (DWARF)
+  tracekit profile --call-graph fp -p 1234   # frame-pointer stacks (no unwind tables)
 
 Output by -o FILE's extension: .txt (report), .folded (flamegraph.pl/inferno input),
 .svg (flame graph), .json. Kernel frames in folded stacks end in _[k].
+User stacks are unwound in the kernel from .eh_frame tables (--call-graph dwarf, the
+default), so programs built without frame pointers show whole stacks; -v says which
+mappings fell back to frame pointers and why.
 --by line adds, after the text report, the hottest lines of the hottest functions: each
 sample's leaf by file:line from DWARF line tables (perf's -g srcline, perf annotate's use).";
 
@@ -53,6 +61,10 @@ pub struct Args {
     /// Record user stacks only
     #[arg(long)]
     pub user_only: bool,
+    /// How to walk user stacks: `dwarf` unwinds in the kernel from .eh_frame tables (the
+    /// default where the kernel can), `fp` follows frame pointers
+    #[arg(long, value_name = "MODE")]
+    pub call_graph: Option<CallGraphArg>,
     /// Also count samples of idle CPUs (the swapper task, pid 0)
     #[arg(long)]
     pub include_idle: bool,
@@ -86,6 +98,8 @@ pub fn run(args: Args, verbose: u8) -> Result<()> {
         include_idle: args.include_idle,
         kernel_stacks: !args.user_only,
         user_stacks: !args.kernel_only,
+        call_graph: args.call_graph.map(CallGraph::from),
+        unwind_budget_bytes: DEFAULT_TABLE_BUDGET_BYTES,
         stack_map_entries: args.stack_storage_size,
         count_map_entries: args.count_map_size,
     };

@@ -3,6 +3,7 @@
 //! `profile` writes (report, folded stacks, flame graph, JSON).
 
 use clap::Args as ClapArgs;
+use tracekit_common::unwind::DEFAULT_TABLE_BUDGET_BYTES;
 use tracekit::{
     Result,
     engine::request::{KeyField, Request},
@@ -57,5 +58,13 @@ pub fn run(args: Args, verbose: u8) -> Result<()> {
         lines: false,
     };
     let options = args.symbols.apply(args.probing.run_options(verbose)?);
-    stacks::engine(&request, Weight::Count, &labels, report, &options)
+    stacks::engine(
+        &request,
+        Weight::Count,
+        args.stacks.call_graph(),
+        DEFAULT_TABLE_BUDGET_BYTES,
+        &labels,
+        report,
+        &options,
+    )
 }

@@ -1,0 +1,143 @@
+//! Shared types of the in-kernel DWARF unwinder (`tracekit_ebpf::unwind`): user stacks walked
+//! in the kernel from tables built out of `.eh_frame` / `.debug_frame` in userspace.
+//!
+//! Three maps hold the tables:
+//! - `UNWIND_SHARDS`, an array of maps: shard `s` is an array of [`SHARD_ROWS`] [`UnwindRow`]s.
+//!   Rows live in one global index space (`row = s * SHARD_ROWS + slot`); each binary's rows
+//!   are a contiguous, sorted range of it, shared by every process that maps the binary.
+//!   Shards are created on demand, so kernel memory follows what is loaded, up to a budget.
+//! - `UNWIND_MAPPINGS`, an array of [`Mapping`]s: each process's executable mappings are a
+//!   contiguous range of it, sorted by start address.
+//! - `UNWIND_PROCESSES`, a hash map from pid (tgid) to its [`ProcessMappings`] range.
+//!
+//! Per frame the kernel finds the mapping of the PC (binary search in the process's range),
+//! then the row (binary search in the binary's range), computes the canonical frame address
+//! (CFA) from the row's rule, reads the return address at CFA - 8 and, if the row says so,
+//! the caller's RBP, and goes on with the caller's registers.
+
+/// log2 of [`SHARD_ROWS`].
+pub const SHARD_ROWS_SHIFT: u32 = 16;
+/// Rows per shard (512 KiB of kernel memory per shard at 8 bytes a row).
+pub const SHARD_ROWS: u32 = 1 << SHARD_ROWS_SHIFT;
+/// Most shards `UNWIND_SHARDS` can hold (a 512 MiB ceiling on the tables).
+pub const MAX_SHARDS: u32 = 1024;
+/// Default kernel memory for the rows, in bytes (`--unwind-table-budget`).
+pub const DEFAULT_TABLE_BUDGET_BYTES: u64 = 64 << 20;
+/// Executable mappings of all processes together (`UNWIND_MAPPINGS` entries, 32 bytes each).
+pub const MAX_MAPPINGS: u32 = 65536;
+/// Processes with a mapping table (`UNWIND_PROCESSES` entries).
+pub const MAX_PROCESSES: u32 = 8192;
+/// Most executable mappings of one process the kernel searches.
+pub const MAX_PROCESS_MAPPINGS: u32 = 1024;
+/// Binary search steps over one process's mappings (2^11 > [`MAX_PROCESS_MAPPINGS`]).
+pub const MAPPING_SEARCH_STEPS: u32 = 11;
+/// Binary search steps over one binary's rows: tables of up to 2^24 rows.
+pub const ROW_SEARCH_STEPS: u32 = 24;
+/// Most rows of one binary's table (see [`ROW_SEARCH_STEPS`]).
+pub const MAX_TABLE_ROWS: u32 = 1 << ROW_SEARCH_STEPS;
+
+/// How the CFA is computed ([`UnwindRow::cfa_rule`]).
+pub mod cfa {
+    /// No unwind information covers this address (a gap between functions, or past the
+    /// last one): the kernel steps by frame pointer.
+    pub const NONE: u8 = 0;
+    /// CFA = RSP + offset.
+    pub const RSP: u8 = 1;
+    /// CFA = RBP + offset.
+    pub const RBP: u8 = 2;
+    /// A PLT entry (GCC's `DW_CFA_def_cfa_expression` for `.plt`): CFA = RSP + 8, plus 8
+    /// more when `(RIP & 15) >= offset` (the entry has pushed its relocation index).
+    pub const PLT: u8 = 3;
+    /// The return address is undefined: the outermost frame (`_start`, `clone3`).
+    pub const END: u8 = 4;
+    /// What the compact form cannot express (other DWARF expressions, other registers,
+    /// signal frames, offsets that do not fit): the kernel steps by frame pointer.
+    pub const UNSUPPORTED: u8 = 5;
+}
+
+/// One row of a binary's unwind table: from `pc` up to the next row's `pc`, how to find the
+/// caller's registers. 8 bytes, no padding (BPF arrays round elements to 8 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct UnwindRow {
+    /// The first address the row covers, as an ELF virtual address of the binary.
+    pub pc: u32,
+    /// The CFA's offset from its register; for [`cfa::PLT`], the threshold on `RIP & 15`.
+    pub cfa_offset: u16,
+    /// One of the [`cfa`] constants.
+    pub cfa_rule: u8,
+    /// Where the caller's RBP was saved, in 8-byte words from the CFA (negative); 0 when RBP
+    /// still holds the caller's value.
+    pub rbp_offset_words: i8,
+}
+
+/// One executable mapping of a process.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Mapping {
+    /// First address of the mapping.
+    pub begin: u64,
+    /// One past its last address.
+    pub end: u64,
+    /// Runtime address minus ELF virtual address (the load bias).
+    pub bias: u64,
+    /// The binary's first row in the global row index space.
+    pub first_row: u32,
+    /// The binary's number of rows; 0 when there is no table (JIT code, no `.eh_frame`, over
+    /// budget): frames in this mapping are stepped by frame pointer.
+    pub rows: u32,
+}
+
+/// A process's range of `UNWIND_MAPPINGS`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ProcessMappings {
+    /// Index of its first mapping.
+    pub first: u32,
+    /// Number of mappings (at most [`MAX_PROCESS_MAPPINGS`]).
+    pub count: u32,
+}
+
+/// Indices of the per-CPU counters in the `UNWIND_STATS` array.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnwindStat {
+    /// User stacks walked by the unwinder.
+    Stacks = 0,
+    /// Of those, stacks that ended at an outermost frame (an undefined return address, or a
+    /// zero frame pointer / return address).
+    Complete = 1,
+    /// Stacks cut at the frame budget ([`crate::profile::MAX_STACK_DEPTH`] frames).
+    Truncated = 2,
+    /// Stacks of processes with no mapping table yet (walked by frame pointers alone).
+    NoProcess = 3,
+    /// Frames found through a table row.
+    DwarfFrames = 4,
+    /// Frames stepped by frame pointer because their mapping has no table.
+    NoTableFrames = 5,
+    /// Frames stepped by frame pointer because no known mapping holds their address.
+    NoMappingFrames = 6,
+    /// Frames stepped by frame pointer because their row is [`cfa::NONE`] or
+    /// [`cfa::UNSUPPORTED`].
+    UnsupportedFrames = 7,
+    /// Stacks that ended because user memory could not be read (or the walk went nowhere).
+    ReadErrors = 8,
+}
+
+/// Number of [`UnwindStat`] counters.
+pub const UNWIND_STAT_COUNT: u32 = 9;
+
+crate::impl_pod!(UnwindRow, Mapping, ProcessMappings);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layouts_have_no_padding() {
+        assert_eq!(size_of::<UnwindRow>(), 8);
+        assert_eq!(size_of::<Mapping>(), 32);
+        assert_eq!(size_of::<ProcessMappings>(), 8);
+        const { assert!(MAX_PROCESS_MAPPINGS <= 1 << MAPPING_SEARCH_STEPS) };
+    }
+}

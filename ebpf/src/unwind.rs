@@ -1,0 +1,441 @@
+//! User stacks unwound in the kernel from `.eh_frame` tables (layouts and the map layout in
+//! `tracekit_common::unwind`), with a frame-pointer step where a frame has no table.
+//!
+//! Any program can use it: [`user_regs_at_sample`] (perf_event) or [`user_regs_of_task`]
+//! (any tracing program) give the user registers, [`record_user_stack`] walks and stores the
+//! stack like [`crate::record_stack`]. The walk is a `bpf_loop` (kernel 5.17+) of
+//! [`MAX_STACK_DEPTH`] steps, each with two bounded binary searches, so the verifier sees one
+//! step, not 127; `bpf_task_pt_regs` needs 5.15+.
+//!
+//! The maps are defined by [`unwind_maps!`] in each object that unwinds.
+
+use core::{ffi::c_void, ptr};
+
+use aya_ebpf::{
+    bindings::{BPF_F_MMAPABLE, pt_regs},
+    btf_maps::{Array as BtfArray, ArrayOfMaps},
+    helpers::{
+        bpf_probe_read_kernel, bpf_probe_read_user,
+        generated::{bpf_get_current_task_btf, bpf_loop, bpf_task_pt_regs},
+    },
+    maps::{Array, HashMap, PerCpuArray},
+    programs::PerfEventContext,
+};
+use tracekit_common::{
+    profile::{MAX_STACK_DEPTH, StackFrames},
+    unwind::{
+        MAPPING_SEARCH_STEPS, MAX_PROCESS_MAPPINGS, MAX_SHARDS, Mapping, ProcessMappings,
+        ROW_SEARCH_STEPS, SHARD_ROWS, SHARD_ROWS_SHIFT, UnwindRow, UnwindStat, cfa,
+    },
+};
+
+use crate::{Recorded, store_stack};
+
+/// The array of shards `UNWIND_SHARDS` (see `tracekit_common::unwind`). Memory-mappable
+/// shards, so that userspace fills one with a single copy instead of a syscall per row.
+pub type Shards = ArrayOfMaps<
+    BtfArray<UnwindRow, { SHARD_ROWS as usize }, { BPF_F_MMAPABLE as usize }>,
+    { MAX_SHARDS as usize },
+>;
+
+/// The unwinder's maps, defined in each BPF object that unwinds by [`unwind_maps!`] (maps
+/// defined in this library would be created with every object, used or not).
+pub trait UnwindMaps {
+    /// The rows, in shards.
+    fn shards() -> &'static Shards;
+    /// Every process's executable mappings, each process a sorted range.
+    fn mappings() -> &'static Array<Mapping>;
+    /// Pid (tgid) to its range of the mappings.
+    fn processes() -> &'static HashMap<u32, ProcessMappings>;
+    /// Per-CPU counters, indexed by [`UnwindStat`].
+    fn stats() -> &'static PerCpuArray<u64>;
+    /// Per-CPU state of the walk in progress: the `bpf_loop` callback finds it here.
+    fn walk() -> &'static PerCpuArray<Walk>;
+}
+
+/// Defines the unwinder's maps (`UNWIND_SHARDS`, `UNWIND_MAPPINGS`, `UNWIND_PROCESSES`,
+/// `UNWIND_STATS`, `UNWIND_WALK`) in the calling BPF object, and `$name`, the
+/// [`UnwindMaps`] to pass to [`record_user_stack`].
+#[macro_export]
+macro_rules! unwind_maps {
+    ($name:ident) => {
+        #[aya_ebpf::macros::btf_map]
+        static UNWIND_SHARDS: $crate::unwind::Shards = $crate::unwind::Shards::new();
+        #[aya_ebpf::macros::map]
+        static UNWIND_MAPPINGS: aya_ebpf::maps::Array<tracekit_common::unwind::Mapping> =
+            aya_ebpf::maps::Array::with_max_entries(tracekit_common::unwind::MAX_MAPPINGS, 0);
+        #[aya_ebpf::macros::map]
+        static UNWIND_PROCESSES: aya_ebpf::maps::HashMap<
+            u32,
+            tracekit_common::unwind::ProcessMappings,
+        > = aya_ebpf::maps::HashMap::with_max_entries(tracekit_common::unwind::MAX_PROCESSES, 0);
+        #[aya_ebpf::macros::map]
+        static UNWIND_STATS: aya_ebpf::maps::PerCpuArray<u64> =
+            aya_ebpf::maps::PerCpuArray::with_max_entries(
+                tracekit_common::unwind::UNWIND_STAT_COUNT,
+                0,
+            );
+        #[aya_ebpf::macros::map]
+        static UNWIND_WALK: aya_ebpf::maps::PerCpuArray<$crate::unwind::Walk> =
+            aya_ebpf::maps::PerCpuArray::with_max_entries(1, 0);
+
+        /// This object's unwinder maps.
+        struct $name;
+
+        impl $crate::unwind::UnwindMaps for $name {
+            #[inline(always)]
+            fn shards() -> &'static $crate::unwind::Shards {
+                &UNWIND_SHARDS
+            }
+            #[inline(always)]
+            fn mappings() -> &'static aya_ebpf::maps::Array<tracekit_common::unwind::Mapping> {
+                &UNWIND_MAPPINGS
+            }
+            #[inline(always)]
+            fn processes()
+            -> &'static aya_ebpf::maps::HashMap<u32, tracekit_common::unwind::ProcessMappings> {
+                &UNWIND_PROCESSES
+            }
+            #[inline(always)]
+            fn stats() -> &'static aya_ebpf::maps::PerCpuArray<u64> {
+                &UNWIND_STATS
+            }
+            #[inline(always)]
+            fn walk() -> &'static aya_ebpf::maps::PerCpuArray<$crate::unwind::Walk> {
+                &UNWIND_WALK
+            }
+        }
+    };
+}
+
+/// The registers an unwind starts from: where user code was interrupted.
+#[derive(Clone, Copy)]
+pub struct UserRegs {
+    pub ip: u64,
+    pub sp: u64,
+    pub bp: u64,
+}
+
+const RUNNING: u32 = 0;
+const COMPLETE: u32 = 1;
+const FAILED: u32 = 2;
+
+/// The walk in progress, with the frames found so far and the last mapping used.
+#[repr(C)]
+pub struct Walk {
+    pc: u64,
+    sp: u64,
+    bp: u64,
+    len: u32,
+    status: u32,
+    map_first: u32,
+    map_count: u32,
+    m_begin: u64,
+    m_end: u64,
+    m_bias: u64,
+    m_first_row: u32,
+    m_rows: u32,
+    frames: StackFrames,
+}
+
+#[inline(always)]
+fn bump<M: UnwindMaps>(stat: UnwindStat) {
+    if let Some(counter) = M::stats().get_ptr_mut(stat as u32) {
+        // SAFETY: per-CPU slot, only this CPU writes it while the program runs.
+        unsafe { *counter += 1 };
+    }
+}
+
+/// Whether saved registers with this `cs` were taken in user mode (RPL 3).
+#[inline(always)]
+fn user_mode(cs: u64) -> bool {
+    cs & 3 == 3
+}
+
+/// The user registers of a perf event sample: the sampled registers when the sample hit
+/// user mode, else those the task saved entering the kernel. `None` for kernel threads.
+#[inline(always)]
+pub fn user_regs_at_sample(ctx: &PerfEventContext) -> Option<UserRegs> {
+    // SAFETY: bpf_perf_event_data's regs are readable context fields.
+    let regs = unsafe { &(*ctx.ctx).regs };
+    if user_mode(regs.cs) {
+        return Some(UserRegs {
+            ip: regs.rip,
+            sp: regs.rsp,
+            bp: regs.rbp,
+        });
+    }
+    user_regs_of_task()
+}
+
+/// The user registers the current task saved when it entered the kernel
+/// (`bpf_task_pt_regs`, 5.15+). `None` for kernel threads, which have none.
+#[inline(always)]
+pub fn user_regs_of_task() -> Option<UserRegs> {
+    // SAFETY: both helpers take and return kernel pointers the verifier tracks; the fields
+    // are read with bpf_probe_read_kernel, which faults safely.
+    unsafe {
+        let task = bpf_get_current_task_btf();
+        let regs = bpf_task_pt_regs(task) as *const pt_regs;
+        let cs = bpf_probe_read_kernel(ptr::addr_of!((*regs).cs)).ok()?;
+        if !user_mode(cs) {
+            return None;
+        }
+        Some(UserRegs {
+            ip: bpf_probe_read_kernel(ptr::addr_of!((*regs).rip)).ok()?,
+            sp: bpf_probe_read_kernel(ptr::addr_of!((*regs).rsp)).ok()?,
+            bp: bpf_probe_read_kernel(ptr::addr_of!((*regs).rbp)).ok()?,
+        })
+    }
+}
+
+/// Walks the user stack of process `pid` from `regs` and stores it in `stacks` under its
+/// hash tagged with `generation` (for interval drains), as [`crate::record_stack`] does with
+/// the kernel's frame-pointer walk.
+#[inline(always)]
+pub fn record_user_stack<M: UnwindMaps>(
+    regs: &UserRegs,
+    pid: u32,
+    stacks: &HashMap<u64, StackFrames>,
+    generation: u32,
+) -> Recorded {
+    let Some(walk) = M::walk().get_ptr_mut(0) else {
+        return Recorded::WalkError;
+    };
+    // SAFETY: per-CPU map value, used by this program run alone.
+    let w = unsafe { &mut *walk };
+    w.frames = [0; MAX_STACK_DEPTH];
+    w.pc = regs.ip;
+    w.sp = regs.sp;
+    w.bp = regs.bp;
+    w.len = 0;
+    w.status = RUNNING;
+    w.m_begin = 0;
+    w.m_end = 0;
+    // SAFETY: plain lookup; the value is copied out at once.
+    match unsafe { M::processes().get(&pid) } {
+        Some(process) => {
+            w.map_first = process.first;
+            w.map_count = process.count;
+        }
+        None => {
+            w.map_first = 0;
+            w.map_count = 0;
+            bump::<M>(UnwindStat::NoProcess);
+        }
+    }
+    bump::<M>(UnwindStat::Stacks);
+    // SAFETY: `step` is a static function of the callback's signature; it finds its state in
+    // UNWIND_WALK, so the context is null.
+    unsafe {
+        bpf_loop(
+            MAX_STACK_DEPTH as u32,
+            step::<M> as *mut c_void,
+            ptr::null_mut(),
+            0,
+        )
+    };
+    // The helper may have run the callback fewer times than asked if it failed outright.
+    let w = unsafe { &mut *walk };
+    match w.status {
+        COMPLETE => bump::<M>(UnwindStat::Complete),
+        FAILED => bump::<M>(UnwindStat::ReadErrors),
+        _ => {
+            if w.pc != 0 {
+                bump::<M>(UnwindStat::Truncated);
+            }
+        }
+    }
+    let len = w.len as usize;
+    if len == 0 {
+        return Recorded::None;
+    }
+    store_stack(&w.frames, len.min(MAX_STACK_DEPTH), stacks, generation)
+}
+
+/// One frame: record the PC, then find the caller's registers. Returns 1 to stop the loop.
+extern "C" fn step<M: UnwindMaps>(_index: u64, _ctx: *mut c_void) -> i64 {
+    let Some(walk) = M::walk().get_ptr_mut(0) else {
+        return 1;
+    };
+    // SAFETY: per-CPU map value, used by this program run alone.
+    let w = unsafe { &mut *walk };
+    let len = w.len as usize;
+    if len >= MAX_STACK_DEPTH {
+        return 1;
+    }
+    w.frames[len] = w.pc;
+    w.len += 1;
+    // A return address points after the call; the call itself may be the function's last
+    // instruction, so look up the address before it (the leaf's PC is exact).
+    let pc = if len == 0 { w.pc } else { w.pc - 1 };
+    if pc < w.m_begin || pc >= w.m_end {
+        find_mapping::<M>(w, pc);
+    }
+    let stepped = if w.m_end == 0 {
+        bump::<M>(UnwindStat::NoMappingFrames);
+        frame_pointer_step::<M>(w)
+    } else if w.m_rows == 0 {
+        bump::<M>(UnwindStat::NoTableFrames);
+        frame_pointer_step::<M>(w)
+    } else {
+        table_step::<M>(w, pc)
+    };
+    if !stepped {
+        return 1;
+    }
+    if w.pc == 0 {
+        w.status = COMPLETE;
+        return 1;
+    }
+    0
+}
+
+/// Caches the mapping of `pc` in the walk (`m_end == 0`: none holds it).
+#[inline(always)]
+fn find_mapping<M: UnwindMaps>(w: &mut Walk, pc: u64) {
+    w.m_begin = 0;
+    w.m_end = 0;
+    let count = w.map_count.min(MAX_PROCESS_MAPPINGS);
+    if count == 0 {
+        return;
+    }
+    let mut lo = w.map_first;
+    let mut hi = w.map_first + count;
+    // Invariant: the mapping holding pc, if any, is in [lo, hi).
+    for _ in 0..MAPPING_SEARCH_STEPS {
+        if hi - lo <= 1 {
+            break;
+        }
+        let mid = lo + (hi - lo) / 2;
+        let Some(mapping) = M::mappings().get(mid) else {
+            return;
+        };
+        if mapping.begin <= pc {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let Some(mapping) = M::mappings().get(lo) else {
+        return;
+    };
+    if mapping.begin <= pc && pc < mapping.end {
+        w.m_begin = mapping.begin;
+        w.m_end = mapping.end;
+        w.m_bias = mapping.bias;
+        w.m_first_row = mapping.first_row;
+        w.m_rows = mapping.rows;
+    }
+}
+
+/// The row covering `elf_pc` in the table `[first, first + rows)`.
+#[inline(always)]
+fn find_row<M: UnwindMaps>(first: u32, rows: u32, elf_pc: u32) -> Option<UnwindRow> {
+    let mut lo = first;
+    let mut hi = first + rows;
+    // Invariant: the last row with pc <= elf_pc, if any, is in [lo, hi).
+    for _ in 0..ROW_SEARCH_STEPS {
+        if hi - lo <= 1 {
+            break;
+        }
+        let mid = lo + (hi - lo) / 2;
+        if row::<M>(mid)?.pc <= elf_pc {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let found = row::<M>(lo)?;
+    (found.pc <= elf_pc).then_some(found)
+}
+
+#[inline(always)]
+fn row<M: UnwindMaps>(index: u32) -> Option<UnwindRow> {
+    M::shards()
+        .get_value(index >> SHARD_ROWS_SHIFT, &(index & (SHARD_ROWS - 1)))
+        .copied()
+}
+
+#[inline(always)]
+fn read_user(address: u64) -> Option<u64> {
+    // SAFETY: bpf_probe_read_user faults safely on a bad address.
+    unsafe { bpf_probe_read_user(address as *const u64) }.ok()
+}
+
+/// Steps through the table row of `pc`; falls back to a frame-pointer step where the row
+/// cannot say. Returns false when the walk ends.
+#[inline(always)]
+fn table_step<M: UnwindMaps>(w: &mut Walk, pc: u64) -> bool {
+    let elf_pc = pc.wrapping_sub(w.m_bias);
+    let found = if elf_pc <= u64::from(u32::MAX) {
+        find_row::<M>(w.m_first_row, w.m_rows, elf_pc as u32)
+    } else {
+        None
+    };
+    let Some(row) = found else {
+        bump::<M>(UnwindStat::UnsupportedFrames);
+        return frame_pointer_step::<M>(w);
+    };
+    let offset = u64::from(row.cfa_offset);
+    let cfa = match row.cfa_rule {
+        cfa::RSP => w.sp + offset,
+        cfa::RBP => w.bp + offset,
+        cfa::PLT => w.sp + 8 + if w.pc & 15 >= offset { 8 } else { 0 },
+        cfa::END => {
+            w.pc = 0;
+            w.status = COMPLETE;
+            bump::<M>(UnwindStat::DwarfFrames);
+            return false;
+        }
+        _ => {
+            bump::<M>(UnwindStat::UnsupportedFrames);
+            return frame_pointer_step::<M>(w);
+        }
+    };
+    // The CFA is above the frame's stack pointer; anything else is a corrupt walk.
+    if cfa <= w.sp {
+        w.status = FAILED;
+        return false;
+    }
+    let Some(return_address) = read_user(cfa - 8) else {
+        w.status = FAILED;
+        return false;
+    };
+    if row.rbp_offset_words != 0 {
+        let at = cfa.wrapping_add((i64::from(row.rbp_offset_words) * 8) as u64);
+        let Some(bp) = read_user(at) else {
+            w.status = FAILED;
+            return false;
+        };
+        w.bp = bp;
+    }
+    bump::<M>(UnwindStat::DwarfFrames);
+    w.sp = cfa;
+    w.pc = return_address;
+    true
+}
+
+/// The classic step: RBP points at the saved RBP, the return address above it.
+#[inline(always)]
+fn frame_pointer_step<M: UnwindMaps>(w: &mut Walk) -> bool {
+    let bp = w.bp;
+    if bp == 0 {
+        // Code that keeps frame pointers zeroes RBP in the outermost frame.
+        w.pc = 0;
+        w.status = COMPLETE;
+        return false;
+    }
+    if bp < w.sp {
+        w.status = FAILED;
+        return false;
+    }
+    let (Some(saved_bp), Some(return_address)) = (read_user(bp), read_user(bp + 8)) else {
+        w.status = FAILED;
+        return false;
+    };
+    w.sp = bp + 16;
+    w.bp = saved_bp;
+    w.pc = return_address;
+    true
+}

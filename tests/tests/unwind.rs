@@ -1,0 +1,299 @@
+//! Whole user stacks of code without frame pointers: the kernel's DWARF unwinder
+//! (`profile --call-graph dwarf`, the default) against `--call-graph fp`, on a fixture with a
+//! known call chain and on Debian's own `xz`.
+
+use std::{path::Path, process::Command, time::Duration};
+
+use tracekit_tests::{fixture_flags, fixture_with, parse_folded, require_root, scratch, tracekit};
+
+const TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The user frames of folded lines of `comm`, outermost first, with their counts.
+fn user_stacks(folded: &[(String, u64)], comm: &str) -> Vec<(Vec<String>, u64)> {
+    folded
+        .iter()
+        .filter_map(|(path, count)| {
+            let mut frames = path.split(';');
+            (frames.next() == Some(comm)).then(|| {
+                let user = frames
+                    .filter(|f| !f.ends_with("_[k]"))
+                    .map(str::to_string)
+                    .collect();
+                (user, *count)
+            })
+        })
+        .collect()
+}
+
+/// Of the samples whose user stack ends in `chain`'s leaf (the sampled PC names it, however
+/// the rest was walked), those that end with the whole `chain`; and that count of samples.
+fn ending_with(stacks: &[(Vec<String>, u64)], chain: &[&str]) -> (u64, u64) {
+    let chain: Vec<String> = chain.iter().map(|f| f.to_string()).collect();
+    let count = |keep: &dyn Fn(&Vec<String>) -> bool| {
+        stacks
+            .iter()
+            .filter(|(frames, _)| keep(frames))
+            .map(|(_, count)| count)
+            .sum()
+    };
+    (
+        count(&|frames| frames.ends_with(&chain)),
+        count(&|frames| frames.last() == chain.last()),
+    )
+}
+
+/// All samples of `stacks`.
+fn samples(stacks: &[(Vec<String>, u64)]) -> u64 {
+    stacks.iter().map(|(_, count)| count).sum()
+}
+
+/// The median of the user depths of `stacks`, weighted by their counts.
+fn median_depth(stacks: &[(Vec<String>, u64)]) -> usize {
+    let mut depths: Vec<(usize, u64)> = stacks.iter().map(|(f, c)| (f.len(), *c)).collect();
+    depths.sort_unstable();
+    let total: u64 = depths.iter().map(|(_, c)| c).sum();
+    let mut seen = 0;
+    for (depth, count) in depths {
+        seen += count;
+        if seen * 2 >= total {
+            return depth;
+        }
+    }
+    0
+}
+
+fn profile_folded(test: &str, extra: &[&str], command: &[&str]) -> (Vec<(String, u64)>, String) {
+    let dir = scratch(test);
+    let out = dir.join("out.folded");
+    let mut args: Vec<String> = vec!["profile".into(), "-v".into(), "-o".into()];
+    args.push(out.to_str().unwrap().into());
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args.push("--".into());
+    args.extend(command.iter().map(|s| s.to_string()));
+    let run = tracekit(&args, TIMEOUT);
+    run.assert_code(0);
+    let folded = parse_folded(&std::fs::read_to_string(&out).unwrap());
+    (folded, run.stderr)
+}
+
+/// Acceptance 1 of issue 13: `-O2 -fomit-frame-pointer`, a chain four deep and a leaf with
+/// no frame. The DWARF unwinder finds the whole chain from `main` in at least 95% of the
+/// samples; frame pointers do not (so the test proves the unwinder, not the build).
+#[test]
+fn unwind_nofp_whole_chain_dwarf_and_cut_with_fp() {
+    require_root();
+    let fixture = fixture_with("tk_nofp", fixture_flags("tk_nofp"));
+    let fixture = fixture.to_str().unwrap();
+    let chain = ["main", "one", "two", "three", "four", "leaf"];
+
+    let (folded, stderr) = profile_folded(
+        "unwind_nofp_dwarf",
+        &["--call-graph", "dwarf"],
+        &[fixture, "3"],
+    );
+    let stacks = user_stacks(&folded, "tk_nofp");
+    let (whole, total) = ending_with(&stacks, &chain);
+    // Startup and exit are the rest (a large part under emulation in the VM matrix).
+    assert!(
+        total >= 50 && total as f64 >= 0.8 * samples(&stacks) as f64,
+        "only {total} samples in leaf, of {}: {folded:#?}\n{stderr}",
+        samples(&stacks)
+    );
+    assert!(
+        whole as f64 >= 0.95 * total as f64,
+        "dwarf: only {whole} of {total} samples in leaf end with \
+         main;one;two;three;four;leaf: {folded:#?}\n{stderr}"
+    );
+    assert!(stderr.contains("unwind tables: "), "{stderr}");
+    eprintln!(
+        "dwarf: {whole} of {total} samples in leaf whole, median user depth {}",
+        median_depth(&stacks)
+    );
+
+    let (folded, stderr) =
+        profile_folded("unwind_nofp_fp", &["--call-graph", "fp"], &[fixture, "2"]);
+    let stacks = user_stacks(&folded, "tk_nofp");
+    let (whole, total) = ending_with(&stacks, &chain);
+    assert!(
+        total >= 30,
+        "only {total} samples in leaf: {folded:#?}\n{stderr}"
+    );
+    assert!(
+        (whole as f64) < 0.5 * total as f64,
+        "fp: {whole} of {total} samples in leaf whole; the fixture keeps frame pointers? \
+         {folded:#?}"
+    );
+    assert!(!stderr.contains("unwind tables: "), "{stderr}");
+    eprintln!("fp: {whole} of {total} samples in leaf whole");
+}
+
+/// `xz` as Debian installs it (no frame pointers, liblzma stripped), or a printed reason.
+fn debian_xz() -> Option<&'static str> {
+    const XZ: &str = "/usr/bin/xz";
+    if Path::new(XZ).exists() {
+        return Some(XZ);
+    }
+    let installed = Command::new("apt-get")
+        .args(["install", "-y", "-q", "xz-utils"])
+        .output()
+        .is_ok_and(|out| out.status.success());
+    if installed && Path::new(XZ).exists() {
+        return Some(XZ);
+    }
+    eprintln!("skipped: no /usr/bin/xz and `apt-get install xz-utils` failed");
+    None
+}
+
+/// A file that takes `xz -9` about a second per MiB here: text of pseudo-random words.
+fn write_input(path: &Path, bytes: usize) {
+    let mut text = String::with_capacity(bytes + 64);
+    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+    while text.len() < bytes {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let word_len = 2 + (state % 9) as usize;
+        for i in 0..word_len {
+            text.push((b'a' + ((state >> (i * 5)) % 26) as u8) as char);
+        }
+        text.push(if state.is_multiple_of(13) { '\n' } else { ' ' });
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+/// Acceptance 2 of issue 13 (for xz): Debian's `xz -9`, built without frame pointers, has
+/// whole stacks in at least 90% of its samples: the walk reaches libc's
+/// `__libc_start_call_main` (under `_start` and `__libc_start_main`, which are outermost).
+#[test]
+fn unwind_debian_xz_whole_stacks() {
+    require_root();
+    let Some(xz) = debian_xz() else {
+        return;
+    };
+    let dir = scratch("unwind_debian_xz_input");
+    let input = dir.join("input.txt");
+    write_input(&input, 4 << 20);
+    let input = input.to_str().unwrap();
+
+    let (folded, stderr) = profile_folded(
+        "unwind_debian_xz",
+        &["--user-only"],
+        &[xz, "-9", "-T1", "-k", "-f", input],
+    );
+    let stacks = user_stacks(&folded, "xz");
+    let total = samples(&stacks);
+    assert!(
+        total >= 50,
+        "only {total} samples of xz -9: {folded:#?}\n{stderr}"
+    );
+    let whole: u64 = stacks
+        .iter()
+        .filter(|(frames, _)| {
+            frames
+                .iter()
+                .take(3)
+                .any(|frame| frame == "__libc_start_call_main")
+        })
+        .map(|(_, count)| count)
+        .sum();
+    let median = median_depth(&stacks);
+    eprintln!("xz -9: {whole} of {total} samples whole, median user depth {median}");
+    assert!(
+        whole as f64 >= 0.9 * total as f64,
+        "only {whole} of {total} samples reach __libc_start_call_main: {folded:#?}\n{stderr}"
+    );
+    // Frame pointers alone walk 1 frame of xz (issue 13's table); whole stacks are deeper.
+    assert!(median >= 6, "median user depth {median}: {folded:#?}");
+
+    // The same run by frame pointers is cut, as the issue measured.
+    let (folded, _) = profile_folded(
+        "unwind_debian_xz_fp",
+        &["--user-only", "--call-graph", "fp"],
+        &[xz, "-9", "-T1", "-k", "-f", input],
+    );
+    let stacks = user_stacks(&folded, "xz");
+    let total = samples(&stacks);
+    let median_fp = median_depth(&stacks);
+    eprintln!("xz -9 by frame pointers: median user depth {median_fp} over {total} samples");
+    assert!(
+        median_fp < median,
+        "fp median {median_fp} vs dwarf {median}"
+    );
+}
+
+/// Counts of the stacks of `stacks` whose user frames hold `chain` in a row.
+fn through(stacks: &[(Vec<String>, u64)], chain: &[&str]) -> u64 {
+    stacks
+        .iter()
+        .filter(|(frames, _)| frames.windows(chain.len()).any(|w| w == chain))
+        .map(|(_, count)| count)
+        .sum()
+}
+
+/// Runs `tracekit ARGS -o out.folded -- COMMAND` and parses the folded stacks.
+fn folded_of(test: &str, args: &[&str], command: &[&str]) -> (Vec<(String, u64)>, String) {
+    let out = scratch(test).join("out.folded");
+    let mut all: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    all.extend([
+        "-v".into(),
+        "-o".into(),
+        out.to_str().unwrap().into(),
+        "--".into(),
+    ]);
+    all.extend(command.iter().map(|s| s.to_string()));
+    let run = tracekit(&all, TIMEOUT);
+    run.assert_code(0);
+    let folded = parse_folded(&std::fs::read_to_string(&out).unwrap());
+    (folded, run.stderr)
+}
+
+/// Acceptance 5 of issue 13: `stackcount` and `offcpu` (the engine's programs) walk user
+/// stacks with the same unwinder. The fixture, without frame pointers, sleeps 2 ms 200 times
+/// in `main;one;two;three;four;nap` through libc's usleep (after one sleep in `main` while
+/// its tables load): every one of those clock_nanosleep stacks holds the whole chain, and so
+/// does nearly all of their time off CPU; frame pointers lose it.
+#[test]
+fn unwind_nofp_stackcount_and_offcpu() {
+    require_root();
+    const NAPS: u64 = 200;
+    let fixture = fixture_with("tk_nofp", fixture_flags("tk_nofp"));
+    let command = [fixture.to_str().unwrap(), "--naps", "200"];
+    let chain = ["main", "one", "two", "three", "four", "nap"];
+    let event = "t:syscalls:sys_enter_clock_nanosleep";
+
+    let (folded, stderr) = folded_of(
+        "unwind_nofp_stackcount",
+        &["stackcount", "-U", event],
+        &command,
+    );
+    let stacks = user_stacks(&folded, "tk_nofp");
+    assert_eq!(
+        through(&stacks, &chain),
+        NAPS,
+        "stackcount: not every nap's stack holds main;one;two;three;four;nap: \
+         {folded:#?}\n{stderr}"
+    );
+    assert!(stderr.contains("unwind tables: "), "{stderr}");
+
+    let (folded, stderr) = folded_of(
+        "unwind_nofp_stackcount_fp",
+        &["stackcount", "-U", "--call-graph", "fp", event],
+        &command,
+    );
+    let stacks = user_stacks(&folded, "tk_nofp");
+    assert_eq!(samples(&stacks), NAPS + 1, "{folded:#?}\n{stderr}");
+    assert!(
+        through(&stacks, &chain) < NAPS / 2,
+        "fp: the chain survived frame pointers; the fixture keeps them? {folded:#?}"
+    );
+
+    let (folded, stderr) = folded_of("unwind_nofp_offcpu", &["offcpu", "-U"], &command);
+    let stacks = user_stacks(&folded, "tk_nofp");
+    let (whole_us, nap_us) = (through(&stacks, &chain), through(&stacks, &["nap"]));
+    // 200 naps of at least 2 ms each.
+    assert!(
+        whole_us >= NAPS * 2000 && whole_us as f64 >= 0.95 * nap_us as f64,
+        "offcpu: {whole_us} of {nap_us} us off CPU in nap under the whole chain: \
+         {folded:#?}\n{stderr}"
+    );
+}

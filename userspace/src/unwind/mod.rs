@@ -1,0 +1,498 @@
+//! Whole user stacks without frame pointers: unwind tables built from each binary's
+//! `.eh_frame` / `.debug_frame` and loaded into the kernel for its DWARF unwinder
+//! (`ebpf/src/unwind.rs`; map layout in [`tracekit_common::unwind`]).
+//!
+//! [`UnwindTables`] owns the unwinder's maps of one loaded BPF object. For each process it
+//! is told about ([`UnwindTables::load_process`]: at start, then as the kernel announces
+//! processes it samples, again after `exec` and `dlopen`), it reads `/proc/PID/maps`, builds
+//! the table of each executable mapping's binary the first time that binary is seen (shared
+//! by every process that maps it, keyed by device and inode, then by build ID), and
+//! publishes the process's mapping table. Mappings without a table (JIT code, binaries
+//! without unwind information, tables over the memory budget) are published too: the kernel
+//! steps their frames by frame pointer, and [`UnwindTables::report`] says which and why.
+//!
+//! ```no_run
+//! # fn demo(ebpf: &mut aya::Ebpf) -> tracekit::Result<()> {
+//! use tracekit::unwind::{KernelTables, UnwindTables};
+//! let mut tables = UnwindTables::new(KernelTables::take(ebpf)?, 64 << 20);
+//! tables.load_process(1234);
+//! for line in tables.report().lines() {
+//!     eprintln!("{line}");
+//! }
+//! # Ok(()) }
+//! ```
+
+pub mod kernel;
+pub mod process;
+pub mod table;
+pub mod worker;
+
+use std::{
+    collections::{BTreeMap, BTreeSet, HashMap},
+    time::{Duration, Instant},
+};
+
+pub use kernel::{KernelTables, WalkStats};
+use process::{Backing, ExecMapping};
+use table::Segment;
+use tracekit_common::{
+    profile::MAX_STACK_DEPTH,
+    unwind::{MAX_PROCESS_MAPPINGS, Mapping, ProcessMappings},
+};
+pub use worker::{UnwindWorker, Unwinder};
+
+/// How user stacks are walked (`--call-graph`, as perf spells it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CallGraph {
+    /// Follow frame pointers (the kernel's own walk): cheap, but cut short in code built
+    /// without them.
+    Fp,
+    /// Unwind in the kernel with tables built from `.eh_frame` / `.debug_frame`.
+    Dwarf,
+}
+
+/// A binary's table in the kernel, or why it has none.
+#[derive(Clone, Debug)]
+enum Binary {
+    Loaded {
+        first_row: u32,
+        rows: u32,
+        segments: Vec<Segment>,
+    },
+    Missing(String),
+}
+
+/// Binaries are known by the device and inode of their file.
+type BinaryKey = (String, u64);
+
+/// The unwind tables of the processes tracekit was told about.
+pub struct UnwindTables {
+    kernel: KernelTables,
+    budget_bytes: u64,
+    binaries: HashMap<BinaryKey, Binary>,
+    by_build_id: HashMap<Vec<u8>, Binary>,
+    vdso: Option<Binary>,
+    /// Processes published, with the number of mappings.
+    processes: HashMap<u32, usize>,
+    /// Mapping ranges replaced by the previous call, freed by the next one, so a sample
+    /// still walking an old range never reads a reused one.
+    retired: Vec<ProcessMappings>,
+    loaded_binaries: usize,
+    build_time: Duration,
+    /// (mapping name, reason) to the pids it fell back in.
+    fallbacks: BTreeMap<(String, String), BTreeSet<u32>>,
+    errors: BTreeMap<String, usize>,
+}
+
+/// The pids in `/proc` now, but `except`.
+fn live_pids(except: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse().ok())
+        .filter(|&pid| pid != except)
+        .collect()
+}
+
+/// Per-process reason for mappings past the kernel's search bound.
+const TOO_MANY_MAPPINGS: &str = "more executable mappings than the kernel searches";
+
+impl UnwindTables {
+    /// Tables in `kernel`'s maps, the rows limited to `budget_bytes` of kernel memory.
+    pub fn new(kernel: KernelTables, budget_bytes: u64) -> Self {
+        Self {
+            kernel,
+            budget_bytes,
+            binaries: HashMap::new(),
+            by_build_id: HashMap::new(),
+            vdso: None,
+            processes: HashMap::new(),
+            retired: Vec::new(),
+            loaded_binaries: 0,
+            build_time: Duration::ZERO,
+            fallbacks: BTreeMap::new(),
+            errors: BTreeMap::new(),
+        }
+    }
+
+    /// Builds (or finds) the tables of every executable mapping of live process `pid` and
+    /// publishes its mapping table. Returns false if the process is gone or has no
+    /// executable mappings (kernel threads). Failures are kept for [`UnwindTables::report`].
+    pub fn load_process(&mut self, pid: u32) -> bool {
+        let started = Instant::now();
+        for range in self.retired.drain(..) {
+            self.kernel.release(range);
+        }
+        let Ok(exec_mappings) = process::exec_mappings(pid) else {
+            return false;
+        };
+        if exec_mappings.is_empty() {
+            return false;
+        }
+        let mut mappings = Vec::with_capacity(exec_mappings.len());
+        for mapping in &exec_mappings {
+            let entry = match self.binary_of(pid, mapping) {
+                Binary::Loaded {
+                    first_row,
+                    rows,
+                    segments,
+                } => match table::load_bias(&segments, mapping.begin, mapping.offset) {
+                    Some(bias) => Mapping {
+                        begin: mapping.begin,
+                        end: mapping.end,
+                        bias,
+                        first_row,
+                        rows,
+                    },
+                    None => {
+                        self.fall_back(pid, mapping, "no loadable segment holds the mapping");
+                        no_table(mapping)
+                    }
+                },
+                Binary::Missing(reason) => {
+                    self.fall_back(pid, mapping, &reason);
+                    no_table(mapping)
+                }
+            };
+            mappings.push(entry);
+        }
+        if mappings.len() > MAX_PROCESS_MAPPINGS as usize {
+            for mapping in &exec_mappings[MAX_PROCESS_MAPPINGS as usize..] {
+                self.fall_back(pid, mapping, TOO_MANY_MAPPINGS);
+            }
+            mappings.truncate(MAX_PROCESS_MAPPINGS as usize);
+        }
+        let published = match self.kernel.set_process(pid, &mappings) {
+            Ok(old) => Ok(old),
+            Err(_) => {
+                // Full: forget the processes that exited, then try once more.
+                self.forget_exited();
+                self.kernel.set_process(pid, &mappings)
+            }
+        };
+        self.build_time += started.elapsed();
+        log::debug!(
+            "unwind: pid {pid}: {} executable mappings, {} with tables, in {:?}",
+            mappings.len(),
+            mappings.iter().filter(|m| m.rows > 0).count(),
+            started.elapsed()
+        );
+        match published {
+            Ok(old) => {
+                self.retired.extend(old);
+                self.processes.insert(pid, mappings.len());
+                true
+            }
+            Err(err) => {
+                *self.errors.entry(error_chain(&err)).or_default() += 1;
+                false
+            }
+        }
+    }
+
+    /// Loads every process of the machine but `except` (tracekit itself); returns how many.
+    pub fn load_all_processes(&mut self, except: u32) -> usize {
+        live_pids(except)
+            .into_iter()
+            .filter(|&pid| self.load_process(pid))
+            .count()
+    }
+
+    /// Unpublishes processes that no longer exist.
+    fn forget_exited(&mut self) {
+        let gone: Vec<u32> = self
+            .processes
+            .keys()
+            .copied()
+            .filter(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists())
+            .collect();
+        for pid in gone {
+            self.processes.remove(&pid);
+            if let Some(range) = self.kernel.remove_process(pid) {
+                self.kernel.release(range);
+            }
+        }
+    }
+
+    fn fall_back(&mut self, pid: u32, mapping: &ExecMapping, reason: &str) {
+        self.fallbacks
+            .entry((mapping.name(), reason.to_string()))
+            .or_default()
+            .insert(pid);
+    }
+
+    /// The table of the binary behind `mapping`, built and loaded the first time.
+    fn binary_of(&mut self, pid: u32, mapping: &ExecMapping) -> Binary {
+        match &mapping.backing {
+            Backing::Anonymous(name) if name.is_empty() => {
+                Binary::Missing("anonymous executable memory (JIT code?)".into())
+            }
+            Backing::Anonymous(_) => Binary::Missing("not a file".into()),
+            Backing::Vdso => {
+                if self.vdso.is_none() {
+                    let vdso = self.load_vdso();
+                    self.vdso = Some(vdso);
+                }
+                self.vdso.clone().expect("just set")
+            }
+            Backing::File { .. } => {
+                let key = (mapping.device.clone(), mapping.inode);
+                if let Some(binary) = self.binaries.get(&key) {
+                    return binary.clone();
+                }
+                // A file that does not open now (the process exec'd again, or exited) may
+                // open for the next process: only what was read is remembered.
+                match process::open_mapped_file(pid, mapping) {
+                    Ok(file) => {
+                        let binary = self.load_opened(&file);
+                        self.binaries.insert(key, binary.clone());
+                        binary
+                    }
+                    Err(err) => Binary::Missing(format!("cannot open it: {err}")),
+                }
+            }
+        }
+    }
+
+    /// Builds, before a command runs, the tables it will need first: its executable's, the
+    /// vDSO's, and those of tracekit's own shared libraries (a dynamically linked command
+    /// most likely maps the same libc and dynamic linker). `program` is `argv[0]`, looked up
+    /// in `PATH` when it has no `/`.
+    pub fn prepare_command(&mut self, program: &std::path::Path) {
+        use std::os::unix::fs::MetadataExt as _;
+        let started = Instant::now();
+        if self.vdso.is_none() {
+            let vdso = self.load_vdso();
+            self.vdso = Some(vdso);
+        }
+        let own_pid = std::process::id();
+        let own_exe = std::fs::metadata("/proc/self/exe").map(|m| m.ino()).ok();
+        for mapping in process::exec_mappings(own_pid).unwrap_or_default() {
+            if matches!(mapping.backing, Backing::File { .. }) && Some(mapping.inode) != own_exe {
+                let _ = self.binary_of(own_pid, &mapping);
+            }
+        }
+        if let Some(path) = find_program(program)
+            && let Ok(file) = std::fs::File::open(&path)
+            && let Ok(metadata) = file.metadata()
+        {
+            let device = metadata.dev();
+            let key = (
+                format!("{:02x}:{:02x}", libc::major(device), libc::minor(device)),
+                metadata.ino(),
+            );
+            if !self.binaries.contains_key(&key) {
+                let binary = self.load_opened(&file);
+                self.binaries.insert(key, binary);
+            }
+        }
+        self.build_time += started.elapsed();
+    }
+
+    /// The table of an open binary, found by build ID or built.
+    fn load_opened(&mut self, file: &std::fs::File) -> Binary {
+        // SAFETY: a read-only private mapping; a file truncated under us could fault, as
+        // with every profiler that reads the binaries it profiles.
+        let data = match unsafe { memmap2::Mmap::map(file) } {
+            Ok(data) => data,
+            Err(err) => return Binary::Missing(format!("cannot read it: {err}")),
+        };
+        let parsed = match table::parse(&data) {
+            Ok(parsed) => parsed,
+            Err(err) => return Binary::Missing(err.to_string()),
+        };
+        let build_id = {
+            use object::Object as _;
+            parsed.build_id().ok().flatten().map(<[u8]>::to_vec)
+        };
+        if let Some(binary) = build_id.as_ref().and_then(|id| self.by_build_id.get(id)) {
+            return binary.clone();
+        }
+        let binary = self.load_table(table::build_from(&parsed));
+        if let Some(id) = build_id {
+            self.by_build_id.insert(id, binary.clone());
+        }
+        binary
+    }
+
+    /// The vDSO's table, from tracekit's own vDSO: every process of a kernel has the same.
+    fn load_vdso(&mut self) -> Binary {
+        let Ok(own) = process::exec_mappings(std::process::id()) else {
+            return Binary::Missing("cannot read tracekit's own memory map".into());
+        };
+        let Some(vdso) = own.iter().find(|m| m.backing == Backing::Vdso) else {
+            return Binary::Missing("tracekit has no vDSO".into());
+        };
+        // SAFETY: the kernel maps the vDSO image readable in every process, for its whole
+        // life, at this range.
+        let image = unsafe {
+            std::slice::from_raw_parts(vdso.begin as *const u8, (vdso.end - vdso.begin) as usize)
+        };
+        self.load_table(table::build(image))
+    }
+
+    /// Loads a built table into the kernel if it fits the budget.
+    fn load_table(&mut self, built: Result<table::BinaryTable, table::TableError>) -> Binary {
+        let table = match built {
+            Ok(table) => table,
+            Err(err) => return Binary::Missing(err.to_string()),
+        };
+        if table.rows.is_empty() {
+            return Binary::Missing("no functions in its unwind information".into());
+        }
+        let rows = table.rows.len() as u64;
+        if self.kernel.shard_bytes_with(rows) > self.budget_bytes {
+            return Binary::Missing(format!(
+                "its {rows} rows do not fit the unwind table budget ({})",
+                mib(self.budget_bytes)
+            ));
+        }
+        match self.kernel.add_rows(&table.rows) {
+            Ok(first_row) => {
+                self.loaded_binaries += 1;
+                Binary::Loaded {
+                    first_row,
+                    rows: rows as u32,
+                    segments: table.segments,
+                }
+            }
+            Err(err) => Binary::Missing(error_chain(&err)),
+        }
+    }
+
+    /// The kernel walk's counters.
+    pub fn walk_stats(&self) -> crate::Result<WalkStats> {
+        self.kernel.walk_stats()
+    }
+
+    /// For `-v`: [`UnwindTables::report`] and the kernel walk's counters.
+    pub fn summary(&self) -> String {
+        let mut text = self.report();
+        if let Ok(walk) = self.walk_stats() {
+            let percent = |n: u64| 100.0 * n as f64 / walk.stacks.max(1) as f64;
+            text.push_str(&format!(
+                "\ndwarf unwinder: {} user stacks, {:.1}% ended at the outermost frame, {} cut at \
+                 {MAX_STACK_DEPTH} frames, {} stopped at unreadable stack memory, {} of processes \
+                 without tables yet; frames: {} from tables, {} by frame pointer ({} in mappings \
+                 without a table, {} outside known mappings, {} at rows the tables cannot express)",
+                walk.stacks,
+                percent(walk.complete),
+                walk.truncated,
+                walk.read_errors,
+                walk.no_process,
+                walk.dwarf_frames,
+                walk.no_table_frames + walk.no_mapping_frames + walk.unsupported_frames,
+                walk.no_table_frames,
+                walk.no_mapping_frames,
+                walk.unsupported_frames,
+            ));
+        }
+        text
+    }
+
+    /// What was loaded, what it costs, and what fell back to frame pointers and why, one
+    /// line each (for `-v`).
+    pub fn report(&self) -> String {
+        let mut out = format!(
+            "unwind tables: {} binaries, {} rows in {} of kernel memory (budget {}), plus {} \
+             for the mapping tables of {} processes; built in {:.0} ms",
+            self.loaded_binaries,
+            self.kernel.rows(),
+            mib(self.kernel.shard_bytes()),
+            mib(self.budget_bytes),
+            mib(kernel::FIXED_BYTES),
+            self.processes.len(),
+            self.build_time.as_secs_f64() * 1e3
+        );
+        for ((name, reason), pids) in &self.fallbacks {
+            let shown: Vec<String> = pids.iter().take(5).map(u32::to_string).collect();
+            let more = if pids.len() > 5 { ", ..." } else { "" };
+            out.push_str(&format!(
+                "\nframe pointers for {name} ({reason}) in {} process{} (pid {}{more})",
+                pids.len(),
+                if pids.len() == 1 { "" } else { "es" },
+                shown.join(", ")
+            ));
+        }
+        for (error, count) in &self.errors {
+            out.push_str(&format!(
+                "\nmapping tables not published ({count}x): {error}"
+            ));
+        }
+        out
+    }
+
+    /// Mapping names that fell back to frame pointers in process `pid`, with the reason.
+    pub fn fallbacks_of(&self, pid: u32) -> Vec<(&str, &str)> {
+        self.fallbacks
+            .iter()
+            .filter(|(_, pids)| pids.contains(&pid))
+            .map(|((name, reason), _)| (name.as_str(), reason.as_str()))
+            .collect()
+    }
+
+    /// For each process with tables, what to say when its stacks look broken: the mappings
+    /// whose frames had no table (so only frame pointers could walk them), and why.
+    pub fn broken_hints(&self) -> HashMap<u32, String> {
+        self.processes
+            .keys()
+            .map(|&pid| {
+                let fallbacks = self.fallbacks_of(pid);
+                let hint = if fallbacks.is_empty() {
+                    "every mapping had an unwind table, so the walks ended early in the kernel \
+                     (tracekit profile -v counts why)"
+                        .to_string()
+                } else {
+                    let named: Vec<String> = fallbacks
+                        .iter()
+                        .map(|(name, reason)| format!("{name} ({reason})"))
+                        .collect();
+                    format!(
+                        "these mappings had no unwind table, so only frame pointers could walk \
+                         them: {}",
+                        named.join(", ")
+                    )
+                };
+                (pid, hint)
+            })
+            .collect()
+    }
+}
+
+/// `program` as `execvp(3)` finds it.
+fn find_program(program: &std::path::Path) -> Option<std::path::PathBuf> {
+    if program.as_os_str().as_encoded_bytes().contains(&b'/') {
+        return Some(program.to_path_buf());
+    }
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(program))
+        .find(|path| path.is_file())
+}
+
+/// An error with its causes, `what: why: why`.
+fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+fn no_table(mapping: &ExecMapping) -> Mapping {
+    Mapping {
+        begin: mapping.begin,
+        end: mapping.end,
+        bias: 0,
+        first_row: 0,
+        rows: 0,
+    }
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / f64::from(1 << 20))
+}

@@ -1,0 +1,189 @@
+//! Unwind tables built off the sampling thread.
+//!
+//! Building a binary's table takes from microseconds (a small C program) to a second or more
+//! (`libLLVM`, `rustc`'s driver), and a whole machine's several seconds. Done on the thread
+//! that reads the announcement ring, it delays reading the memory maps of processes sampled
+//! meanwhile: a process that exits in that time is never symbolized. [`UnwindWorker`] owns the
+//! [`UnwindTables`] on a thread of its own: announced processes are queued to it and served
+//! before the rest of a whole-machine scan, and [`UnwindWorker::finish`] hands the tables back
+//! for the report.
+
+use std::{
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+        mpsc::{self, Receiver, Sender, TryRecvError},
+    },
+    thread::JoinHandle,
+};
+
+use super::UnwindTables;
+
+/// [`UnwindTables`] running on their own thread.
+pub struct UnwindWorker {
+    queue: Sender<u32>,
+    stop: Arc<AtomicBool>,
+    thread: JoinHandle<Box<UnwindTables>>,
+}
+
+impl UnwindWorker {
+    /// Moves `tables` to a new thread. With `scan_all`, it loads every process of the machine
+    /// but `except` (tracekit), serving queued pids first.
+    ///
+    /// # Errors
+    /// When the thread cannot be spawned; the tables are returned with the error.
+    pub fn start(
+        tables: Box<UnwindTables>,
+        scan_all: bool,
+        except: u32,
+    ) -> Result<Self, Box<UnwindTables>> {
+        let (queue, pending) = mpsc::channel();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopping = Arc::clone(&stop);
+        // The closure owns the tables; on a failed spawn they come back through the slot.
+        let slot = Arc::new(std::sync::Mutex::new(Some(tables)));
+        let taken = Arc::clone(&slot);
+        let spawned = std::thread::Builder::new()
+            .name("tk-unwind".into())
+            .spawn(move || {
+                let tables = taken
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner())
+                    .take()
+                    .expect("tables handed to the thread once");
+                run(tables, &pending, &stopping, scan_all.then_some(except))
+            });
+        match spawned {
+            Ok(thread) => Ok(Self {
+                queue,
+                stop,
+                thread,
+            }),
+            Err(_) => Err(slot
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .take()
+                .expect("the thread never ran")),
+        }
+    }
+
+    /// Queues `pid` (announced, or exec'd again) to have its tables loaded.
+    pub fn load_process(&self, pid: u32) {
+        // A send fails only after the thread ended, when nothing more is loaded anyway.
+        let _ = self.queue.send(pid);
+    }
+
+    /// Stops the thread after the process it is loading now and returns the tables.
+    pub fn finish(self) -> Box<UnwindTables> {
+        self.stop.store(true, Ordering::Relaxed);
+        drop(self.queue);
+        match self.thread.join() {
+            Ok(tables) => tables,
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    }
+}
+
+fn run(
+    mut tables: Box<UnwindTables>,
+    pending: &Receiver<u32>,
+    stop: &AtomicBool,
+    scan_all_but: Option<u32>,
+) -> Box<UnwindTables> {
+    // Queued pids are sampled already: they go before the rest of the scan.
+    let serve_queue = |tables: &mut UnwindTables| -> bool {
+        loop {
+            if stop.load(Ordering::Relaxed) {
+                return false;
+            }
+            match pending.try_recv() {
+                Ok(pid) => {
+                    tables.load_process(pid);
+                }
+                Err(TryRecvError::Empty) => return true,
+                Err(TryRecvError::Disconnected) => return false,
+            }
+        }
+    };
+    if let Some(except) = scan_all_but {
+        for pid in super::live_pids(except) {
+            if !serve_queue(&mut tables) {
+                return tables;
+            }
+            tables.load_process(pid);
+        }
+    }
+    while let Ok(pid) = pending.recv() {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        tables.load_process(pid);
+    }
+    tables
+}
+
+/// The unwind tables of one loaded BPF object over a run: built in line until sampling
+/// starts (so that the first samples of `-p` processes and `-- CMD` have them), then on their
+/// own thread ([`UnwindWorker`]), and back in line for the report.
+pub struct Unwinder {
+    /// Always `Some` between calls; `None` only while moving between the two.
+    state: Option<State>,
+}
+
+enum State {
+    Here(Box<UnwindTables>),
+    Worker(UnwindWorker),
+}
+
+impl Unwinder {
+    /// Tables that start in line.
+    pub fn new(tables: UnwindTables) -> Self {
+        Self {
+            state: Some(State::Here(Box::new(tables))),
+        }
+    }
+
+    /// The tables, back from their thread if they were on one (which stops building: call
+    /// this for the final report).
+    pub fn tables(&mut self) -> &mut UnwindTables {
+        let tables = match self.state.take().expect("unwinder state") {
+            State::Here(tables) => tables,
+            State::Worker(worker) => worker.finish(),
+        };
+        match self.state.insert(State::Here(tables)) {
+            State::Here(tables) => tables,
+            State::Worker(_) => unreachable!("just inserted"),
+        }
+    }
+
+    /// Moves the tables to their own thread, which first loads every process of the
+    /// machine (but tracekit) with `scan_all`; falls back to loading in line if no thread
+    /// can be started.
+    pub fn start(&mut self, scan_all: bool) {
+        let own_pid = std::process::id();
+        self.state = Some(match self.state.take().expect("unwinder state") {
+            State::Here(tables) => match UnwindWorker::start(tables, scan_all, own_pid) {
+                Ok(worker) => State::Worker(worker),
+                Err(mut tables) => {
+                    log::debug!("no thread for the unwind tables: building them in line");
+                    if scan_all {
+                        tables.load_all_processes(own_pid);
+                    }
+                    State::Here(tables)
+                }
+            },
+            running => running,
+        });
+    }
+
+    /// Loads the tables of `pid` (announced at its first event, or again after `exec`): on
+    /// the tables' thread when they are on one, else now.
+    pub fn load_process(&mut self, pid: u32) {
+        match self.state.as_mut().expect("unwinder state") {
+            State::Worker(worker) => worker.load_process(pid),
+            State::Here(tables) => {
+                tables.load_process(pid);
+            }
+        }
+    }
+}
