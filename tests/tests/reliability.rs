@@ -287,6 +287,55 @@ fn reliability_profile_intervals_never_fill_the_maps() {
     assert_eq!(json["lost"]["stack_map_full"], 0, "{}", json["lost"]);
 }
 
+/// Row 6, symbols: an interval profile lets go of what it read for processes that exited
+/// (blazesym keeps a resolver, with the file mapped and its DWARF parsed, per binary path),
+/// so a machine that runs ever new binaries (builds, deploys) does not grow it for hours.
+#[test]
+fn reliability_profile_intervals_release_exited_binaries() {
+    require_root();
+    let dir = scratch("release_exited_binaries");
+    let mut child = Command::new(tracekit_bin())
+        .args(["profile", "-a", "-i", "0.5", "-d", "20", "--top", "1"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let tracekit_pid = child.id();
+    std::thread::sleep(Duration::from_secs(3));
+    let mapped_copies = || {
+        std::fs::read_to_string(format!("/proc/{tracekit_pid}/maps"))
+            .unwrap_or_default()
+            .lines()
+            .filter(|line| line.contains("release_exited_binaries"))
+            .count()
+    };
+    let mut seen_mapped = 0;
+    for i in 0..8 {
+        let copy = dir.join(format!("tk_burner_{i}"));
+        std::fs::copy(fixture("tk_burner"), &copy).unwrap();
+        let status = Command::new(&copy)
+            .arg("0.4")
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        // Symbolized at the end of the interval it ran in.
+        std::thread::sleep(Duration::from_millis(700));
+        seen_mapped = seen_mapped.max(mapped_copies());
+    }
+    // Forgotten an interval after being seen dead.
+    std::thread::sleep(Duration::from_secs(3));
+    let left = mapped_copies();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(
+        seen_mapped > 0,
+        "tracekit never read the copies' files: nothing to let go of"
+    );
+    assert_eq!(left, 0, "tracekit still maps {left} files of exited copies");
+}
+
 /// The pids of `pid`'s children.
 fn children_of(pid: u32) -> Vec<u32> {
     std::fs::read_dir(format!("/proc/{pid}/task"))
