@@ -336,6 +336,45 @@ fn reliability_profile_intervals_release_exited_binaries() {
     assert_eq!(left, 0, "tracekit still maps {left} files of exited copies");
 }
 
+/// Acceptance 2, start maps under thread churn: 12,000 threads each enter `step` and exit
+/// inside it (a start that no return ends; more than the 10,240 a default start map holds),
+/// then the main thread calls `step` 3,000 times. Each dead thread's start is dropped at its
+/// exit, so no start is lost and every call is counted, exactly.
+#[test]
+fn reliability_funclatency_drops_starts_of_exited_threads() {
+    require_root();
+    let churn = fixture("tk_churn");
+    let spec = format!("{}:step", churn.display());
+    let run = tracekit(
+        [
+            "funclatency",
+            &spec,
+            "--json",
+            "--",
+            churn.to_str().unwrap(),
+            "exits",
+            "12000",
+            "3000",
+        ],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    let json = parse_json(&run.stdout);
+    let stats = &json["stats"];
+    let counted: u64 = json["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["count"].as_u64().unwrap())
+        .sum();
+    assert_eq!(stats["start_map_full"], 0, "{stats}");
+    assert_eq!(counted, 3000, "{stats}");
+    assert_eq!(stats["starts"], 15_000, "{stats}");
+    assert_eq!(stats["starts_ended"], 3000, "{stats}");
+    assert_eq!(stats["starts_exited"], 12_000, "{stats}");
+    assert!(!run.stderr.contains("full start map"), "{}", run.stderr);
+}
+
 /// The pids of `pid`'s children.
 fn children_of(pid: u32) -> Vec<u32> {
     std::fs::read_dir(format!("/proc/{pid}/task"))
