@@ -106,6 +106,9 @@ pub struct Symbolizer {
 /// What the symbolizer knows of processes, shared with blazesym's process dispatcher.
 struct State {
     processes: HashMap<u32, Known>,
+    /// Every (map_files path, path) blazesym asked the dispatcher about, by pid: the keys of
+    /// its resolver caches, whatever memory map (cached or read then) the entry came from.
+    cache_keys: HashMap<u32, Vec<(PathBuf, PathBuf)>>,
     files: KeptFiles,
     debug_info: DebugInfo,
 }
@@ -161,6 +164,7 @@ impl Symbolizer {
         );
         let state = Rc::new(RefCell::new(State {
             processes: HashMap::new(),
+            cache_keys: HashMap::new(),
             files: KeptFiles::new(),
             debug_info: DebugInfo::new(options.debug_info.clone()),
         }));
@@ -205,6 +209,10 @@ impl Symbolizer {
                 }
                 paths.extend(known.paths);
             }
+            for (map_file, path) in state.cache_keys.remove(&pid).unwrap_or_default() {
+                let _ = self.inner.evict(&Evict::from(EvictElf::new(map_file)));
+                paths.insert(path);
+            }
             self.remembered.remove(&pid);
             self.mappings.forget(pid);
         }
@@ -213,6 +221,9 @@ impl Symbolizer {
                 for path in &known.paths {
                     paths.remove(path);
                 }
+            }
+            for (_, path) in state.cache_keys.values().flatten() {
+                paths.remove(path);
             }
             for path in paths {
                 let _ = self.inner.evict(&Evict::from(EvictElf::new(path)));
@@ -225,6 +236,7 @@ impl Symbolizer {
             .remembered
             .iter()
             .chain(state.processes.keys())
+            .chain(state.cache_keys.keys())
             .copied()
             .filter(|&pid| !is_alive(pid))
             .collect();
@@ -486,8 +498,10 @@ impl Known {
     /// Adds the current mappings' cache keys (see [`Known::map_files`], [`Known::paths`]).
     fn note_paths(&mut self) {
         let pid = self.files.pid;
-        // Samples land in executable mappings only.
-        for vma in self.files.vmas.iter().filter(|vma| vma.executable) {
+        // Every file mapping, not only executable ones: a frame-pointer walk through code
+        // without frame pointers yields addresses in data segments too, and blazesym builds
+        // a resolver for whichever mapping an address falls in.
+        for vma in &self.files.vmas {
             if let Some(path) = &vma.path {
                 self.map_files.insert(PathBuf::from(format!(
                     "/proc/{pid}/map_files/{:x}-{:x}",
@@ -654,6 +668,14 @@ fn dispatch(
         return None;
     };
     let mut state = state.borrow_mut();
+    // Asked once per entry and process: what `Symbolizer::forget_exited` evicts.
+    if let Some(pid) = pid_of_map_file(&entry.maps_file) {
+        state
+            .cache_keys
+            .entry(pid)
+            .or_default()
+            .push((entry.maps_file.clone(), entry.symbolic_path.clone()));
+    }
     let kept = pid_of_map_file(&entry.maps_file)
         .and_then(|pid| state.processes.get(&pid))
         .filter(|known| known.files.kept.contains_key(&entry.symbolic_path))
