@@ -217,9 +217,13 @@ impl Symbolizer {
             self.mappings.forget(pid);
         }
         if !paths.is_empty() {
+            // What the processes still known map executable now (not every file they ever
+            // mapped: another profiler maps whole binaries it symbolizes, read-only).
             for known in state.processes.values() {
-                for path in &known.paths {
-                    paths.remove(path);
+                for vma in known.files.vmas.iter().filter(|vma| vma.executable) {
+                    if let Some(path) = &vma.path {
+                        paths.remove(path);
+                    }
                 }
             }
             for (_, path) in state.cache_keys.values().flatten() {
