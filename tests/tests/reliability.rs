@@ -287,6 +287,94 @@ fn reliability_profile_intervals_never_fill_the_maps() {
     assert_eq!(json["lost"]["stack_map_full"], 0, "{}", json["lost"]);
 }
 
+/// Row 6, symbols: an interval profile lets go of what it read for processes that exited
+/// (blazesym keeps a resolver, with the file mapped and its DWARF parsed, per binary path),
+/// so a machine that runs ever new binaries (builds, deploys) does not grow it for hours.
+#[test]
+fn reliability_profile_intervals_release_exited_binaries() {
+    require_root();
+    let dir = scratch("release_exited_binaries");
+    let mut child = Command::new(tracekit_bin())
+        .args(["profile", "-a", "-i", "0.5", "-d", "20", "--top", "1"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let tracekit_pid = child.id();
+    std::thread::sleep(Duration::from_secs(3));
+    let mapped_copies = || {
+        std::fs::read_to_string(format!("/proc/{tracekit_pid}/maps"))
+            .unwrap_or_default()
+            .lines()
+            .filter(|line| line.contains("release_exited_binaries"))
+            .count()
+    };
+    let mut seen_mapped = 0;
+    for i in 0..8 {
+        let copy = dir.join(format!("tk_burner_{i}"));
+        std::fs::copy(fixture("tk_burner"), &copy).unwrap();
+        let status = Command::new(&copy)
+            .arg("0.4")
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        // Symbolized at the end of the interval it ran in.
+        std::thread::sleep(Duration::from_millis(700));
+        seen_mapped = seen_mapped.max(mapped_copies());
+    }
+    // Forgotten an interval after being seen dead.
+    std::thread::sleep(Duration::from_secs(3));
+    let left = mapped_copies();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(
+        seen_mapped > 0,
+        "tracekit never read the copies' files: nothing to let go of"
+    );
+    assert_eq!(left, 0, "tracekit still maps {left} files of exited copies");
+}
+
+/// Acceptance 2, start maps under thread churn: 12,000 threads each enter `step` and exit
+/// inside it (a start that no return ends; more than the 10,240 a default start map holds),
+/// then the main thread calls `step` 3,000 times. Each dead thread's start is dropped at its
+/// exit, so no start is lost and every call is counted, exactly.
+#[test]
+fn reliability_funclatency_drops_starts_of_exited_threads() {
+    require_root();
+    let churn = fixture("tk_churn");
+    let spec = format!("{}:step", churn.display());
+    let run = tracekit(
+        [
+            "funclatency",
+            &spec,
+            "--json",
+            "--",
+            churn.to_str().unwrap(),
+            "exits",
+            "12000",
+            "3000",
+        ],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    let json = parse_json(&run.stdout);
+    let stats = &json["stats"];
+    let counted: u64 = json["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["count"].as_u64().unwrap())
+        .sum();
+    assert_eq!(stats["start_map_full"], 0, "{stats}");
+    assert_eq!(counted, 3000, "{stats}");
+    assert_eq!(stats["starts"], 15_000, "{stats}");
+    assert_eq!(stats["starts_ended"], 3000, "{stats}");
+    assert_eq!(stats["starts_exited"], 12_000, "{stats}");
+    assert!(!run.stderr.contains("full start map"), "{}", run.stderr);
+}
+
 /// The pids of `pid`'s children.
 fn children_of(pid: u32) -> Vec<u32> {
     std::fs::read_dir(format!("/proc/{pid}/task"))

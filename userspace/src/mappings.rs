@@ -188,6 +188,15 @@ impl ProcessMappings {
     pub fn forget(&self, pid: u32) {
         self.inner.borrow_mut().processes.remove(&pid);
     }
+
+    /// Drops the paths and build IDs of files no remembered process maps any more (after
+    /// [`ProcessMappings::forget`]), so a long run under churn holds only live processes'.
+    pub fn prune(&self) {
+        self.inner
+            .borrow_mut()
+            .files
+            .retain(|_, (path, _)| Arc::strong_count(path) > 1);
+    }
 }
 
 /// The build ID of a mapped file: through `/proc/PID/map_files` (the very file mapped, also
@@ -240,5 +249,21 @@ mod tests {
         assert!(Arc::ptr_eq(&again.path, &mapping.path));
         assert!(mappings.lookup(pid, 8).is_none());
         assert!(mappings.cgroup(pid).is_some());
+    }
+
+    /// Files stay known while a remembered process maps them, and only then.
+    #[test]
+    fn prune_keeps_only_files_still_mapped() {
+        let mappings = ProcessMappings::default();
+        let pid = std::process::id();
+        assert!(mappings.remember(pid));
+        let files = || mappings.inner.borrow().files.len();
+        let mapped = files();
+        assert!(mapped > 0);
+        mappings.prune();
+        assert_eq!(files(), mapped);
+        mappings.forget(pid);
+        mappings.prune();
+        assert_eq!(files(), 0);
     }
 }

@@ -43,6 +43,7 @@ use std::{
     fmt,
     path::{Path, PathBuf},
     rc::Rc,
+    sync::Arc,
     time::{Duration, Instant},
 };
 
@@ -105,6 +106,9 @@ pub struct Symbolizer {
 /// What the symbolizer knows of processes, shared with blazesym's process dispatcher.
 struct State {
     processes: HashMap<u32, Known>,
+    /// Every (map_files path, path) blazesym asked the dispatcher about, by pid: the keys of
+    /// its resolver caches, whatever memory map (cached or read then) the entry came from.
+    cache_keys: HashMap<u32, Vec<(PathBuf, PathBuf)>>,
     files: KeptFiles,
     debug_info: DebugInfo,
 }
@@ -121,6 +125,11 @@ struct Known {
     maps_read: Instant,
     /// The last read after exit was done; nothing is opened for it any more.
     finished: bool,
+    /// Every `/proc/PID/map_files/...` path of a file mapping it had (also mappings since
+    /// replaced, after an `exec`): the keys blazesym cached its files under while it lived.
+    map_files: HashSet<PathBuf>,
+    /// Every path of a file it mapped: the keys its files are cached under after its exit.
+    paths: HashSet<PathBuf>,
 }
 
 /// How often a missing perf map is looked for again while a process lives.
@@ -155,6 +164,7 @@ impl Symbolizer {
         );
         let state = Rc::new(RefCell::new(State {
             processes: HashMap::new(),
+            cache_keys: HashMap::new(),
             files: KeptFiles::new(),
             debug_info: DebugInfo::new(options.debug_info.clone()),
         }));
@@ -180,27 +190,57 @@ impl Symbolizer {
     /// it after symbolizing each interval, so memory stays flat however many processes come
     /// and go; a process is forgotten a whole interval after it was seen dead, when every
     /// sample it left has been symbolized. Returns how many were forgotten.
+    ///
+    /// blazesym keeps a resolver (the file mapped, its symbols and DWARF parsed) per path it
+    /// opened a file by: `/proc/PID/map_files/...` while the process lived, the path from its
+    /// memory map once it had exited. Both are evicted here; a path stays cached while a
+    /// process still known maps it (a shared libc).
     pub fn forget_exited(&mut self) -> usize {
         let dying = std::mem::take(&mut self.dying);
         let mut state = self.state.borrow_mut();
+        let mut paths: HashSet<PathBuf> = HashSet::new();
         for &pid in &dying {
             let _ = self
                 .inner
                 .evict(&Evict::from(EvictProcess::new(Pid::from(pid))));
             if let Some(known) = state.processes.remove(&pid) {
-                // Resolvers blazesym made for the process's files, keyed by map_files paths.
-                for vma in known.files.vmas.iter().filter(|v| v.path.is_some()) {
-                    let path = format!("/proc/{pid}/map_files/{:x}-{:x}", vma.start, vma.end);
+                for path in known.map_files {
                     let _ = self.inner.evict(&Evict::from(EvictElf::new(path)));
                 }
+                paths.extend(known.paths);
+            }
+            for (map_file, path) in state.cache_keys.remove(&pid).unwrap_or_default() {
+                let _ = self.inner.evict(&Evict::from(EvictElf::new(map_file)));
+                paths.insert(path);
             }
             self.remembered.remove(&pid);
             self.mappings.forget(pid);
+        }
+        if !paths.is_empty() {
+            // What the processes still known map executable now (not every file they ever
+            // mapped: another profiler maps whole binaries it symbolizes, read-only).
+            for known in state.processes.values() {
+                for vma in known.files.vmas.iter().filter(|vma| vma.executable) {
+                    if let Some(path) = &vma.path {
+                        paths.remove(path);
+                    }
+                }
+            }
+            for (_, path) in state.cache_keys.values().flatten() {
+                paths.remove(path);
+            }
+            for path in paths {
+                let _ = self.inner.evict(&Evict::from(EvictElf::new(path)));
+            }
+            // Descriptors kept only for the forgotten processes.
+            state.files.retain(|_, file| Arc::strong_count(file) > 1);
+            self.mappings.prune();
         }
         self.dying = self
             .remembered
             .iter()
             .chain(state.processes.keys())
+            .chain(state.cache_keys.keys())
             .copied()
             .filter(|&pid| !is_alive(pid))
             .collect();
@@ -340,14 +380,19 @@ impl State {
     fn capture(&mut self, pid: u32) {
         match self.processes.get_mut(&pid) {
             Some(known) if !known.finished => {
-                known.files.update(&mut self.files);
+                known.update_files(&mut self.files);
                 known.follow_jit_files();
             }
             _ => {
                 if let Some(files) = ProcessFiles::capture(pid, &mut self.files) {
                     let mut known = Known::new(files);
                     known.follow_jit_files();
-                    self.processes.insert(pid, known);
+                    // A reused pid: what the old process cached is forgotten with this one.
+                    if let Some(old) = self.processes.insert(pid, known) {
+                        let known = self.processes.get_mut(&pid).expect("inserted above");
+                        known.map_files.extend(old.map_files);
+                        known.paths.extend(old.paths);
+                    }
                 }
             }
         }
@@ -399,7 +444,7 @@ impl State {
             && known.maps_read.elapsed() >= MAPS_RETRY
         {
             known.maps_read = Instant::now();
-            known.files.update(&mut self.files);
+            known.update_files(&mut self.files);
         }
         let Some(vma) = known.files.vma(addr) else {
             return unknown(FrameKind::User);
@@ -434,13 +479,42 @@ impl State {
 
 impl Known {
     fn new(files: ProcessFiles) -> Self {
-        Self {
+        let mut known = Self {
             files,
             jit: JitTable::default(),
             jit_files: Vec::new(),
             perf_map_tried: None,
             maps_read: Instant::now(),
             finished: false,
+            map_files: HashSet::new(),
+            paths: HashSet::new(),
+        };
+        known.note_paths();
+        known
+    }
+
+    /// Re-reads the memory map, keeping the cache keys of mappings it no longer has.
+    fn update_files(&mut self, files: &mut KeptFiles) {
+        self.files.update(files);
+        self.note_paths();
+    }
+
+    /// Adds the current mappings' cache keys (see [`Known::map_files`], [`Known::paths`]).
+    fn note_paths(&mut self) {
+        let pid = self.files.pid;
+        // Every file mapping, not only executable ones: a frame-pointer walk through code
+        // without frame pointers yields addresses in data segments too, and blazesym builds
+        // a resolver for whichever mapping an address falls in.
+        for vma in &self.files.vmas {
+            if let Some(path) = &vma.path {
+                self.map_files.insert(PathBuf::from(format!(
+                    "/proc/{pid}/map_files/{:x}-{:x}",
+                    vma.start, vma.end
+                )));
+                if !self.paths.contains(path) {
+                    self.paths.insert(path.clone());
+                }
+            }
         }
     }
 
@@ -598,6 +672,14 @@ fn dispatch(
         return None;
     };
     let mut state = state.borrow_mut();
+    // Asked once per entry and process: what `Symbolizer::forget_exited` evicts.
+    if let Some(pid) = pid_of_map_file(&entry.maps_file) {
+        state
+            .cache_keys
+            .entry(pid)
+            .or_default()
+            .push((entry.maps_file.clone(), entry.symbolic_path.clone()));
+    }
     let kept = pid_of_map_file(&entry.maps_file)
         .and_then(|pid| state.processes.get(&pid))
         .filter(|known| known.files.kept.contains_key(&entry.symbolic_path))
