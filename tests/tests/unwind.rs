@@ -297,3 +297,81 @@ fn unwind_nofp_stackcount_and_offcpu() {
          {folded:#?}\n{stderr}"
     );
 }
+
+/// A Rust release binary without frame pointers, built here by rustc (linked by its own lld,
+/// which packs the text into the read-only segment's last page: the load bias must come from
+/// the text segment).
+fn rust_nofp() -> std::path::PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let dir = root.join("target/fixtures");
+    std::fs::create_dir_all(&dir).unwrap();
+    let binary = dir.join("tk_rust_nofp");
+    let output = Command::new("rustc")
+        .args([
+            "--edition",
+            "2024",
+            "-C",
+            "opt-level=2",
+            "-C",
+            "force-frame-pointers=no",
+        ])
+        .args(["-g", "-o"])
+        .arg(&binary)
+        .arg(root.join("tests/fixtures/tk_rust_nofp.rs"))
+        .output()
+        .expect("rustc runs (the toolchain builds tracekit)");
+    assert!(
+        output.status.success(),
+        "rustc: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    binary
+}
+
+/// Acceptance 4 of issue 13: a Rust release binary without frame pointers, with a known
+/// chain: the samples in its leaf hold the whole chain up to `_start`; frame pointers lose it.
+#[test]
+fn unwind_rust_release_whole_chain() {
+    require_root();
+    let binary = rust_nofp();
+    let binary = binary.to_str().unwrap();
+    let chain = [
+        "tk_rust_nofp::main",
+        "tk_rust_nofp::one",
+        "tk_rust_nofp::two",
+        "tk_rust_nofp::three",
+        "tk_rust_nofp::leaf",
+    ];
+    let in_leaf = |stacks: &[(Vec<String>, u64)]| through(stacks, &["tk_rust_nofp::leaf"]);
+
+    let (folded, stderr) = profile_folded("unwind_rust_dwarf", &[], &[binary, "2"]);
+    let stacks = user_stacks(&folded, "tk_rust_nofp");
+    let whole: Vec<(Vec<String>, u64)> = stacks
+        .iter()
+        .filter(|(frames, _)| frames.first().map(String::as_str) == Some("_start"))
+        .cloned()
+        .collect();
+    let (whole, total) = (through(&whole, &chain), in_leaf(&stacks));
+    assert!(
+        total >= 50,
+        "only {total} samples in leaf: {folded:#?}\n{stderr}"
+    );
+    assert!(
+        whole as f64 >= 0.9 * total as f64,
+        "dwarf: only {whole} of {total} samples in leaf hold _start..main;one;two;three;leaf: \
+         {folded:#?}\n{stderr}"
+    );
+
+    let (folded, stderr) =
+        profile_folded("unwind_rust_fp", &["--call-graph", "fp"], &[binary, "1"]);
+    let stacks = user_stacks(&folded, "tk_rust_nofp");
+    let (whole, total) = (through(&stacks, &chain), in_leaf(&stacks));
+    assert!(
+        total >= 20,
+        "only {total} samples in leaf: {folded:#?}\n{stderr}"
+    );
+    assert!(
+        (whole as f64) < 0.5 * total as f64,
+        "fp: {whole} of {total} whole; the binary keeps frame pointers? {folded:#?}"
+    );
+}

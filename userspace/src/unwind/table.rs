@@ -376,12 +376,16 @@ fn merge(
 
 /// The load bias of a mapping at `begin` from file offset `offset` of a binary with these
 /// segments: runtime address minus ELF virtual address. `None` if no segment holds the
-/// offset.
+/// offset. Where two segments share the mapping's first page (lld packs them: a read-only
+/// segment ending at file offset 0x180b8, the text starting at 0x180c0 but at a virtual
+/// address 0x1000 further), the mapping is the later one's: the earlier one is mapped from
+/// its own, lower, offset.
 pub fn load_bias(segments: &[Segment], begin: u64, offset: u64) -> Option<u64> {
     const PAGE: u64 = 4096;
     segments
         .iter()
-        .find(|s| s.file_offset & !(PAGE - 1) <= offset && offset < s.file_offset + s.file_size)
+        .filter(|s| s.file_offset & !(PAGE - 1) <= offset && offset < s.file_offset + s.file_size)
+        .max_by_key(|s| s.file_offset)
         .map(|s| {
             begin
                 .wrapping_sub(offset)
@@ -582,6 +586,28 @@ mod tests {
         assert_eq!(table.bias(0x5555_5555_6000, 0x2000), Some(0x5555_5555_3000));
         assert_eq!(table.bias(0x7f00_0000_0000, 0), Some(0x7f00_0000_0000));
         assert_eq!(table.bias(0x1000, 0x9000), None);
+
+        // rustc's lld: the text starts in the last page of the read-only segment, 0x1000
+        // further in memory than in the file (the mappings of tk_rust_nofp: r-- from 0,
+        // r-x at base + 0x19000 from 0x18000).
+        let lld = BinaryTable {
+            segments: vec![
+                Segment {
+                    file_offset: 0,
+                    vaddr: 0,
+                    file_size: 0x180b8,
+                },
+                Segment {
+                    file_offset: 0x180c0,
+                    vaddr: 0x190c0,
+                    file_size: 0x441a0,
+                },
+            ],
+            ..BinaryTable::default()
+        };
+        let base = 0x561b_9414_0000;
+        assert_eq!(lld.bias(base + 0x19000, 0x18000), Some(base));
+        assert_eq!(lld.bias(base, 0), Some(base));
     }
 
     /// The expected rule of a `readelf --debug-dump=frames-interp` row: (CFA rule, CFA
