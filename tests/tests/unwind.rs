@@ -127,20 +127,19 @@ fn unwind_nofp_whole_chain_dwarf_and_cut_with_fp() {
     eprintln!("fp: {whole} of {total} samples in leaf whole");
 }
 
-/// `xz` as Debian installs it (no frame pointers, liblzma stripped), or a printed reason.
-fn debian_xz() -> Option<&'static str> {
-    const XZ: &str = "/usr/bin/xz";
-    if Path::new(XZ).exists() {
-        return Some(XZ);
+/// Debian's own `path` (from `package`), installed if missing, or a printed reason.
+fn debian_program(path: &'static str, package: &str) -> Option<&'static str> {
+    if Path::new(path).exists() {
+        return Some(path);
     }
     let installed = Command::new("apt-get")
-        .args(["install", "-y", "-q", "xz-utils"])
+        .args(["install", "-y", "-q", package])
         .output()
         .is_ok_and(|out| out.status.success());
-    if installed && Path::new(XZ).exists() {
-        return Some(XZ);
+    if installed && Path::new(path).exists() {
+        return Some(path);
     }
-    eprintln!("skipped: no /usr/bin/xz and `apt-get install xz-utils` failed");
+    eprintln!("skipped: no {path} and `apt-get install {package}` failed");
     None
 }
 
@@ -161,30 +160,18 @@ fn write_input(path: &Path, bytes: usize) {
     std::fs::write(path, text).unwrap();
 }
 
-/// Acceptance 2 of issue 13 (for xz): Debian's `xz -9`, built without frame pointers, has
-/// whole stacks in at least 90% of its samples: the walk reaches libc's
-/// `__libc_start_call_main` (under `_start` and `__libc_start_main`, which are outermost).
-#[test]
-fn unwind_debian_xz_whole_stacks() {
-    require_root();
-    let Some(xz) = debian_xz() else {
-        return;
-    };
-    let dir = scratch("unwind_debian_xz_input");
-    let input = dir.join("input.txt");
-    write_input(&input, 4 << 20);
-    let input = input.to_str().unwrap();
-
-    let (folded, stderr) = profile_folded(
-        "unwind_debian_xz",
-        &["--user-only"],
-        &[xz, "-9", "-T1", "-k", "-f", input],
-    );
-    let stacks = user_stacks(&folded, "xz");
+/// Acceptance 2 of issue 13 for one Debian program built without frame pointers: at least
+/// 90% of `comm`'s samples are whole stacks (the walk reaches libc's `__libc_start_call_main`,
+/// under `_start` and `__libc_start_main`, which are outermost), no user frame is `[unknown]`
+/// (a frame without a symbol is `module+offset`), the median depth is at least
+/// `min_median`, and frame pointers alone walk less deep.
+fn assert_whole_stacks(test: &str, comm: &str, command: &[&str], min_median: usize) {
+    let (folded, stderr) = profile_folded(test, &["--user-only"], command);
+    let stacks = user_stacks(&folded, comm);
     let total = samples(&stacks);
     assert!(
         total >= 50,
-        "only {total} samples of xz -9: {folded:#?}\n{stderr}"
+        "only {total} samples of {comm}: {folded:#?}\n{stderr}"
     );
     let whole: u64 = stacks
         .iter()
@@ -197,27 +184,70 @@ fn unwind_debian_xz_whole_stacks() {
         .map(|(_, count)| count)
         .sum();
     let median = median_depth(&stacks);
-    eprintln!("xz -9: {whole} of {total} samples whole, median user depth {median}");
+    eprintln!("{comm}: {whole} of {total} samples whole, median user depth {median}");
     assert!(
         whole as f64 >= 0.9 * total as f64,
         "only {whole} of {total} samples reach __libc_start_call_main: {folded:#?}\n{stderr}"
     );
-    // Frame pointers alone walk 1 frame of xz (issue 13's table); whole stacks are deeper.
-    assert!(median >= 6, "median user depth {median}: {folded:#?}");
-
-    // The same run by frame pointers is cut, as the issue measured.
-    let (folded, _) = profile_folded(
-        "unwind_debian_xz_fp",
-        &["--user-only", "--call-graph", "fp"],
-        &[xz, "-9", "-T1", "-k", "-f", input],
+    assert!(
+        median >= min_median,
+        "median user depth {median}: {folded:#?}"
     );
-    let stacks = user_stacks(&folded, "xz");
-    let total = samples(&stacks);
+    let unknown = through(&stacks, &["[unknown]"]);
+    assert_eq!(unknown, 0, "[unknown] user frames: {folded:#?}");
+
+    // The same run by frame pointers is cut, as the issue measured (1 frame).
+    let (folded, _) = profile_folded(
+        &format!("{test}_fp"),
+        &["--user-only", "--call-graph", "fp"],
+        command,
+    );
+    let stacks = user_stacks(&folded, comm);
     let median_fp = median_depth(&stacks);
-    eprintln!("xz -9 by frame pointers: median user depth {median_fp} over {total} samples");
+    eprintln!(
+        "{comm} by frame pointers: median user depth {median_fp} over {} samples",
+        samples(&stacks)
+    );
     assert!(
         median_fp < median,
         "fp median {median_fp} vs dwarf {median}"
+    );
+}
+
+/// Acceptance 2 of issue 13 for Debian's `xz -9` (perf --call-graph dwarf: median 14).
+#[test]
+fn unwind_debian_xz_whole_stacks() {
+    require_root();
+    let Some(xz) = debian_program("/usr/bin/xz", "xz-utils") else {
+        return;
+    };
+    let input = scratch("unwind_debian_xz_input").join("input.txt");
+    write_input(&input, 4 << 20);
+    let input = input.to_str().unwrap();
+    assert_whole_stacks(
+        "unwind_debian_xz",
+        "xz",
+        &[xz, "-9", "-T1", "-k", "-f", input],
+        6,
+    );
+}
+
+/// Acceptance 2 of issue 13 for Debian's `gzip -9` (stripped: its own frames are
+/// `gzip+0x...`; perf --call-graph dwarf: median 8).
+#[test]
+fn unwind_debian_gzip_whole_stacks() {
+    require_root();
+    let Some(gzip) = debian_program("/usr/bin/gzip", "gzip") else {
+        return;
+    };
+    let input = scratch("unwind_debian_gzip_input").join("input.txt");
+    write_input(&input, 24 << 20);
+    let input = input.to_str().unwrap();
+    assert_whole_stacks(
+        "unwind_debian_gzip",
+        "gzip",
+        &[gzip, "-9", "-k", "-f", input],
+        6,
     );
 }
 
