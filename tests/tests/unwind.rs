@@ -251,6 +251,23 @@ fn unwind_debian_gzip_whole_stacks() {
     );
 }
 
+/// Acceptance 2 of issue 13 for Debian's `rg` (Rust, stripped; perf --call-graph dwarf:
+/// median 16): one search is a fraction of a second, so the run is twenty of them.
+#[test]
+fn unwind_debian_rg_whole_stacks() {
+    require_root();
+    let Some(rg) = debian_program("/usr/bin/rg", "ripgrep") else {
+        return;
+    };
+    let input = scratch("unwind_debian_rg_input").join("input.txt");
+    write_input(&input, 24 << 20);
+    let script = format!(
+        "for i in $(seq 20); do {rg} -j1 -c '[a-z]{{4}}\\s[a-z]{{3}}q[a-z]' {} || true; done",
+        input.display()
+    );
+    assert_whole_stacks("unwind_debian_rg", "rg", &["sh", "-c", &script], 6);
+}
+
 /// Counts of the stacks of `stacks` whose user frames hold `chain` in a row.
 fn through(stacks: &[(Vec<String>, u64)], chain: &[&str]) -> u64 {
     stacks
