@@ -126,6 +126,8 @@ impl Aggregates {
 pub(crate) fn map_data(map: &Map) -> Option<&MapData> {
     match map {
         Map::Array(data)
+        | Map::ArrayOfMaps(data)
+        | Map::HashOfMaps(data)
         | Map::PerCpuArray(data)
         | Map::HashMap(data)
         | Map::PerCpuHashMap(data)
