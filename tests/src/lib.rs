@@ -155,6 +155,37 @@ pub fn run(mut command: Command, timeout: Duration) -> Output {
     wait_output(child, timeout)
 }
 
+/// Installs Debian `package` with apt-get unless `present()` already holds (after
+/// `apt-get update` if the first try fails: a fresh machine's package lists may be stale);
+/// false, with a printed reason naming the package, when it cannot be installed.
+pub fn ensure_package(test: &str, package: &str, present: impl Fn() -> bool) -> bool {
+    if present() {
+        return true;
+    }
+    let install = || {
+        let mut install = Command::new("apt-get");
+        install
+            .args(["install", "-y", "-q", "--no-install-recommends", package])
+            .env("DEBIAN_FRONTEND", "noninteractive");
+        run(install, Duration::from_secs(600))
+    };
+    let mut out = install();
+    if !(out.status.success() && present()) {
+        let mut update = Command::new("apt-get");
+        update.args(["update", "-qq"]);
+        run(update, Duration::from_secs(300));
+        out = install();
+    }
+    if out.status.success() && present() {
+        return true;
+    }
+    eprintln!(
+        "{test}: skipped: installing `{package}` failed (apt-get install {package}): {}",
+        out.stderr.lines().last().unwrap_or("")
+    );
+    false
+}
+
 /// Waits for a child started with piped stdout/stderr, killing it after `timeout`.
 pub fn wait_output(mut child: Child, timeout: Duration) -> Output {
     let mut stdout = child.stdout.take().unwrap();

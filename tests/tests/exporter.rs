@@ -14,7 +14,8 @@ use std::{
 };
 
 use tracekit_tests::{
-    fixture, kill, require_root, run, scratch, spawn_fixture, spawn_tracekit, tracekit,
+    ensure_package, fixture, kill, require_root, run, scratch, spawn_fixture, spawn_tracekit,
+    tracekit,
 };
 
 const TIMEOUT: Duration = Duration::from_secs(60);
@@ -618,30 +619,7 @@ fn prometheus_value(prometheus: SocketAddr, query: &str) -> f64 {
 /// printed) when it cannot be installed.
 fn prometheus_or_skip(test: &str) -> Option<&'static str> {
     let binary = "/usr/bin/prometheus";
-    if Path::new(binary).exists() {
-        return Some(binary);
-    }
-    let install = |update: bool| {
-        if update {
-            let _ = Command::new("apt-get").args(["update", "-qq"]).status();
-        }
-        Command::new("apt-get")
-            .args([
-                "install",
-                "-y",
-                "-qq",
-                "--no-install-recommends",
-                "prometheus",
-            ])
-            .env("DEBIAN_FRONTEND", "noninteractive")
-            .status()
-            .is_ok_and(|status| status.success())
-    };
-    if (install(false) || install(true)) && Path::new(binary).exists() {
-        return Some(binary);
-    }
-    eprintln!("{test}: skipped: `apt-get install prometheus` failed, so there is no Prometheus");
-    None
+    ensure_package(test, "prometheus", || Path::new(binary).exists()).then_some(binary)
 }
 
 /// Acceptance 1 of issue 15: a real Prometheus scrapes the exporter every second while the

@@ -2,7 +2,7 @@
 
 use std::{path::Path, process::Command, time::Duration};
 
-use tracekit_tests::{fixture, parse_json, require_root, run, scratch, tracekit};
+use tracekit_tests::{ensure_package, fixture, parse_json, require_root, run, scratch, tracekit};
 
 const TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -10,26 +10,7 @@ const TIMEOUT: Duration = Duration::from_secs(60);
 /// when it cannot be installed.
 pub(crate) fn go_or_skip(test: &str) -> Option<&'static str> {
     let go = "/usr/bin/go";
-    if Path::new(go).exists() {
-        return Some(go);
-    }
-    let install = |update: bool| {
-        if update {
-            let _ = Command::new("apt-get").args(["update", "-qq"]).status();
-        }
-        Command::new("apt-get")
-            .args(["install", "-y", "-qq", "golang-go"])
-            .env("DEBIAN_FRONTEND", "noninteractive")
-            .status()
-            .is_ok_and(|status| status.success())
-    };
-    if (install(false) || install(true)) && Path::new(go).exists() {
-        return Some(go);
-    }
-    eprintln!(
-        "{test}: skipped: `apt-get install golang-go` failed, so there is no `go tool pprof`"
-    );
-    None
+    ensure_package(test, "golang-go", || Path::new(go).exists()).then_some(go)
 }
 
 /// `go tool pprof ARGS FILE`, its stdout.

@@ -12,8 +12,8 @@ use std::{
 };
 
 use tracekit_tests::{
-    fixture, kill, parse_folded, require_root, run, scratch, spawn_tracekit, tracekit,
-    wait_for_stderr, wait_output, workspace,
+    ensure_package, fixture, kill, parse_folded, require_root, run, scratch, spawn_tracekit,
+    tracekit, wait_for_stderr, wait_output, workspace,
 };
 
 const TIMEOUT: Duration = Duration::from_secs(120);
@@ -566,27 +566,6 @@ fn http_ok(port: u16, path: &str) -> bool {
     }
     let mut head = [0u8; 12];
     stream.read_exact(&mut head).is_ok() && head.ends_with(b"200")
-}
-
-/// Installs Debian `package` with apt-get unless `present()` already holds; false, with a
-/// printed reason naming the package, when it cannot be installed.
-fn ensure_package(test: &str, package: &str, present: impl Fn() -> bool) -> bool {
-    if present() {
-        return true;
-    }
-    let mut install = Command::new("apt-get");
-    install
-        .args(["install", "-y", "--no-install-recommends", package])
-        .env("DEBIAN_FRONTEND", "noninteractive");
-    let out = run(install, Duration::from_secs(600));
-    if out.status.success() && present() {
-        return true;
-    }
-    eprintln!(
-        "{test}: skipped: installing `{package}` failed (apt-get install {package}): {}",
-        out.stderr.lines().last().unwrap_or("")
-    );
-    false
 }
 
 /// The USDT fixture (`tests/fixtures/tk_usdt.c`), built against `<sys/sdt.h>`.
