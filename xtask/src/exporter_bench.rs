@@ -27,7 +27,7 @@ use anyhow::{Context as _, Result, bail};
 
 use crate::{
     bench::{median, stop},
-    soak::{slope, usage},
+    soak::{slope, start_churn, usage},
 };
 
 /// The scrape interval Prometheus uses by default.
@@ -161,24 +161,15 @@ pub fn exporter(
     let seconds = minutes * 60.0;
     let duration = format!("{}", seconds + 60.0);
     let created_before = processes_created();
-    let mut churners = vec![
-        Command::new(churn)
-            .args(["procs", &duration])
-            .stdout(Stdio::null())
-            .spawn()
-            .context("starting process churn")?,
-        Command::new(churn)
-            .args(["alive", &duration, "50"])
-            .stdout(Stdio::null())
-            .spawn()
-            .context("starting thread churn")?,
-        // Short-lived processes that exec (the profile endpoint remembers each).
+    let mut churners = start_churn(churn, &duration)?;
+    // Short-lived processes that exec (the profile endpoint remembers each).
+    churners.push(
         Command::new("sh")
             .args(["-c", "while :; do /bin/true; done"])
             .stdout(Stdio::null())
             .spawn()
             .context("starting exec churn")?,
-    ];
+    );
     let exporter = start(tracekit)?;
     let pid = exporter.child.id();
     let addr = exporter.addr;

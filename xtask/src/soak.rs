@@ -62,23 +62,29 @@ pub(crate) fn slope(points: &[(f64, f64)]) -> f64 {
     if den == 0.0 { 0.0 } else { num / den }
 }
 
+/// Starts `churn` (the tk_churn fixture) for `seconds`: one process creating short-lived
+/// processes, one keeping 50 threads coming and going.
+pub(crate) fn start_churn(churn: &Path, seconds: &str) -> Result<Vec<Child>> {
+    Ok(vec![
+        Command::new(churn)
+            .args(["procs", seconds])
+            .stdout(Stdio::null())
+            .spawn()
+            .context("starting process churn")?,
+        Command::new(churn)
+            .args(["alive", seconds, "50"])
+            .stdout(Stdio::null())
+            .spawn()
+            .context("starting thread churn")?,
+    ])
+}
+
 /// Runs the soak for `minutes` with `churn` (the tk_churn fixture) keeping processes and
 /// threads coming and going.
 pub fn soak(tracekit: &Path, churn: &Path, minutes: f64) -> Result<()> {
     let seconds = minutes * 60.0;
     let duration = format!("{seconds}");
-    let mut churners = vec![
-        Command::new(churn)
-            .args(["procs", &duration])
-            .stdout(Stdio::null())
-            .spawn()
-            .context("starting process churn")?,
-        Command::new(churn)
-            .args(["alive", &duration, "50"])
-            .stdout(Stdio::null())
-            .spawn()
-            .context("starting thread churn")?,
-    ];
+    let mut churners = start_churn(churn, &duration)?;
     let commands: [(&'static str, Vec<&str>); 3] = [
         (
             "profile -a -i 1",
