@@ -269,8 +269,8 @@ impl Profiler {
     }
 
     /// The unwind tables, when user stacks are unwound from them (`--call-graph dwarf`),
-    /// back from their thread if [`Profiler::unwind_in_background`] sent them there (it stops
-    /// building: call this for the final report).
+    /// back from their thread if [`Unwinder::start`] sent them there (it stops building:
+    /// call this for the final report).
     pub fn unwind_tables(&mut self) -> Option<&mut UnwindTables> {
         self.unwind.as_mut().map(Unwinder::tables)
     }
@@ -289,40 +289,11 @@ impl Profiler {
         self.unwind_unavailable.as_deref()
     }
 
-    /// Builds, now, the unwind tables of `pids`, so that their first samples have them.
-    /// Does nothing in frame-pointer mode.
-    pub fn load_unwind_tables(&mut self, pids: &[u32]) {
-        if let Some(tables) = self.unwind_tables() {
-            for &pid in pids {
-                tables.load_process(pid);
-            }
-        }
-    }
-
-    /// Moves the unwind tables to a thread of their own, which builds those of every process
-    /// of the machine with `scan_all` and then of each process passed to
-    /// [`Profiler::unwind_process`]. Until a process's tables are in, the kernel walks its
-    /// stacks by frame pointers (`-v` counts those). Does nothing in frame-pointer mode.
-    pub fn unwind_in_background(&mut self, scan_all: bool) {
-        if let Some(unwinder) = &mut self.unwind {
-            unwinder.start(scan_all);
-        }
-    }
-
-    /// Loads the tables of `pid` (announced at its first sample, or again after `exec`): on
-    /// the tables' thread when they are on one, else now.
-    pub fn unwind_process(&mut self, pid: u32) {
-        if let Some(unwinder) = &mut self.unwind {
-            unwinder.load_process(pid);
-        }
-    }
-
-    /// Builds the tables a command about to run will need first (see
-    /// [`UnwindTables::prepare_command`]). Does nothing in frame-pointer mode.
-    pub fn prepare_unwind_tables(&mut self, program: &std::path::Path) {
-        if let Some(tables) = self.unwind_tables() {
-            tables.prepare_command(program);
-        }
+    /// The unwind tables over the run (`--call-graph dwarf`): built in line before sampling
+    /// ([`Unwinder::prepare`]), then on their own thread ([`Unwinder::start`]), for each
+    /// process announced ([`Unwinder::load_process`]). `None` in frame-pointer mode.
+    pub fn unwinder(&mut self) -> Option<&mut Unwinder> {
+        self.unwind.as_mut()
     }
 
     /// For `-v`: the unwind tables' report and the kernel walk's counters (stops the

@@ -243,8 +243,7 @@ fn stack_operand<S: Source>(source: &S, scratch: *mut Scratch, flags: u64) -> u6
 /// pointers.
 #[inline(always)]
 fn user_stack_operand<S: Source>(source: &S, scratch: *mut Scratch) -> u64 {
-    // SAFETY: reading a read-only global the loader set.
-    if unsafe { core::ptr::read_volatile(&raw const ENGINE_USER_UNWIND) } == 0 {
+    if rd!(ENGINE_USER_UNWIND) == 0 {
         return stack_operand(source, scratch, u64::from(BPF_F_USER_STACK));
     }
     let (pid, _) = current_pid_tid();
@@ -1161,9 +1160,7 @@ pub fn engine_perf_event(ctx: PerfEventContext) -> u32 {
 pub fn engine_sched_exec(_ctx: TracePointContext) -> u32 {
     let (pid, _) = current_pid_tid();
     let _ = ENGINE_KNOWN.remove(pid);
-    // SAFETY: reading a read-only global the loader set.
-    let unwind = unsafe { core::ptr::read_volatile(&raw const ENGINE_USER_UNWIND) };
-    if unwind != 0
+    if rd!(ENGINE_USER_UNWIND) != 0
         && rd!(ENGINE_FILTER_PIDS) != 0
         && selected(pid, rd!(ENGINE_SELF_PID), 1, &ENGINE_TARGETS)
         && !announce(pid, &ENGINE_KNOWN, &ENGINE_ANNOUNCE)

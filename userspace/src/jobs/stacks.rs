@@ -253,11 +253,8 @@ impl Collector for StackCollector<'_> {
                          user stacks are walked by frame pointers"
                     );
                 }
-                match (program, options.pids.as_deref()) {
-                    // The command is announced after its exec; its binaries are ready by then.
-                    (Some(program), _) => loaded.prepare_unwind_tables(program),
-                    (None, Some(pids)) => loaded.load_unwind_tables(pids),
-                    (None, None) => {}
+                if let Some(unwinder) = loaded.unwinder() {
+                    unwinder.prepare(program.as_deref(), options.pids.as_deref());
                 }
                 loaded.attach(options)?;
                 // The whole machine's tables take seconds on a busy one, and a new binary's
@@ -265,7 +262,9 @@ impl Collector for StackCollector<'_> {
                 // once and announced processes have their maps read while they live. Until
                 // a process's tables are in, its stacks are walked by frame pointers (-v
                 // counts those samples).
-                loaded.unwind_in_background(options.pids.is_none());
+                if let Some(unwinder) = loaded.unwinder() {
+                    unwinder.start(options.pids.is_none());
+                }
                 self.cpus = loaded.cpus();
                 *profiler = Some(Box::new(loaded));
                 Ok(())
@@ -284,15 +283,7 @@ impl Collector for StackCollector<'_> {
                     };
                     let mut unwinder =
                         Unwinder::new(UnwindTables::new(kernel, *unwind_budget_bytes));
-                    match (program.as_deref(), tracees.pids.as_deref()) {
-                        (Some(program), _) => unwinder.tables().prepare_command(program),
-                        (None, Some(pids)) => {
-                            for &pid in pids {
-                                unwinder.tables().load_process(pid);
-                            }
-                        }
-                        (None, None) => {}
-                    }
+                    unwinder.prepare(program.as_deref(), tracees.pids.as_deref());
                     // As for the sampler: the rest on their own thread.
                     unwinder.start(tracees.pids.is_none());
                     unwinders.push(unwinder);
@@ -331,7 +322,11 @@ impl Collector for StackCollector<'_> {
                 Source::Sampler {
                     profiler: Some(profiler),
                     ..
-                } => profiler.unwind_process(pid),
+                } => {
+                    if let Some(unwinder) = profiler.unwinder() {
+                        unwinder.load_process(pid);
+                    }
+                }
                 Source::Engines { unwinders, .. } => {
                     for unwinder in unwinders {
                         unwinder.load_process(pid);

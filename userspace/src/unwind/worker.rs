@@ -156,6 +156,22 @@ impl Unwinder {
         }
     }
 
+    /// Builds, now, the tables the first events will need: those a command about to run
+    /// maps (`program`, its `argv[0]`: see [`UnwindTables::prepare_command`]; the command is
+    /// announced after its exec), else those of `pids`.
+    pub fn prepare(&mut self, program: Option<&std::path::Path>, pids: Option<&[u32]>) {
+        let tables = self.tables();
+        match (program, pids) {
+            (Some(program), _) => tables.prepare_command(program),
+            (None, Some(pids)) => {
+                for &pid in pids {
+                    tables.load_process(pid);
+                }
+            }
+            (None, None) => {}
+        }
+    }
+
     /// Moves the tables to their own thread, which first loads every process of the
     /// machine (but tracekit) with `scan_all`; falls back to loading in line if no thread
     /// can be started.
