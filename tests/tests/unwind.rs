@@ -4,7 +4,9 @@
 
 use std::{path::Path, process::Command, time::Duration};
 
-use tracekit_tests::{fixture_flags, fixture_with, parse_folded, require_root, scratch, tracekit};
+use tracekit_tests::{
+    ensure_package, fixture_flags, fixture_with, parse_folded, require_root, scratch, tracekit,
+};
 
 const TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -62,18 +64,11 @@ fn median_depth(stacks: &[(Vec<String>, u64)]) -> usize {
     0
 }
 
+/// `tracekit profile EXTRA -- COMMAND`'s folded stacks and stderr (see [`folded_of`]).
 fn profile_folded(test: &str, extra: &[&str], command: &[&str]) -> (Vec<(String, u64)>, String) {
-    let dir = scratch(test);
-    let out = dir.join("out.folded");
-    let mut args: Vec<String> = vec!["profile".into(), "-v".into(), "-o".into()];
-    args.push(out.to_str().unwrap().into());
-    args.extend(extra.iter().map(|s| s.to_string()));
-    args.push("--".into());
-    args.extend(command.iter().map(|s| s.to_string()));
-    let run = tracekit(&args, TIMEOUT);
-    run.assert_code(0);
-    let folded = parse_folded(&std::fs::read_to_string(&out).unwrap());
-    (folded, run.stderr)
+    let mut args = vec!["profile"];
+    args.extend_from_slice(extra);
+    folded_of(test, &args, command)
 }
 
 /// Acceptance 1 of issue 13: `-O2 -fomit-frame-pointer`, a chain four deep and a leaf with
@@ -128,19 +123,8 @@ fn unwind_nofp_whole_chain_dwarf_and_cut_with_fp() {
 }
 
 /// Debian's own `path` (from `package`), installed if missing, or a printed reason.
-fn debian_program(path: &'static str, package: &str) -> Option<&'static str> {
-    if Path::new(path).exists() {
-        return Some(path);
-    }
-    let installed = Command::new("apt-get")
-        .args(["install", "-y", "-q", package])
-        .output()
-        .is_ok_and(|out| out.status.success());
-    if installed && Path::new(path).exists() {
-        return Some(path);
-    }
-    eprintln!("skipped: no {path} and `apt-get install {package}` failed");
-    None
+fn debian_program(test: &str, path: &'static str, package: &str) -> Option<&'static str> {
+    ensure_package(test, package, || Path::new(path).exists()).then_some(path)
 }
 
 /// A file that takes `xz -9` about a second per MiB here: text of pseudo-random words.
@@ -218,7 +202,7 @@ fn assert_whole_stacks(test: &str, comm: &str, command: &[&str], min_median: usi
 #[test]
 fn unwind_debian_xz_whole_stacks() {
     require_root();
-    let Some(xz) = debian_program("/usr/bin/xz", "xz-utils") else {
+    let Some(xz) = debian_program("unwind_debian_xz", "/usr/bin/xz", "xz-utils") else {
         return;
     };
     let input = scratch("unwind_debian_xz_input").join("input.txt");
@@ -237,7 +221,7 @@ fn unwind_debian_xz_whole_stacks() {
 #[test]
 fn unwind_debian_gzip_whole_stacks() {
     require_root();
-    let Some(gzip) = debian_program("/usr/bin/gzip", "gzip") else {
+    let Some(gzip) = debian_program("unwind_debian_gzip", "/usr/bin/gzip", "gzip") else {
         return;
     };
     let input = scratch("unwind_debian_gzip_input").join("input.txt");
@@ -252,20 +236,21 @@ fn unwind_debian_gzip_whole_stacks() {
 }
 
 /// Acceptance 2 of issue 13 for Debian's `rg` (Rust, stripped; perf --call-graph dwarf:
-/// median 16): one search is a fraction of a second, so the run is twenty of them.
+/// median 15 on the same command): one search is a fraction of a second, so one rg searches the
+/// file twenty times (twenty rg processes would each race their first samples against the
+/// loading of their tables, walked by frame pointers until then).
 #[test]
 fn unwind_debian_rg_whole_stacks() {
     require_root();
-    let Some(rg) = debian_program("/usr/bin/rg", "ripgrep") else {
+    let Some(rg) = debian_program("unwind_debian_rg", "/usr/bin/rg", "ripgrep") else {
         return;
     };
     let input = scratch("unwind_debian_rg_input").join("input.txt");
     write_input(&input, 24 << 20);
-    let script = format!(
-        "for i in $(seq 20); do {rg} -j1 -c '[a-z]{{4}}\\s[a-z]{{3}}q[a-z]' {} || true; done",
-        input.display()
-    );
-    assert_whole_stacks("unwind_debian_rg", "rg", &["sh", "-c", &script], 6);
+    let input = input.to_str().unwrap();
+    let mut command = vec![rg, "-j1", "-c", "[a-z]{4}\\s[a-z]{3}q[a-z]"];
+    command.extend([input; 20]);
+    assert_whole_stacks("unwind_debian_rg", "rg", &command, 6);
 }
 
 /// Counts of the stacks of `stacks` whose user frames hold `chain` in a row.
