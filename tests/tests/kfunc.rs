@@ -218,26 +218,35 @@ fn kfunc_funclatency_counts_calls() {
 /// A wildcard matching 100+ functions attaches and detaches in under 2 s through one
 /// kprobe.multi link. Under TCG emulation (`TRACEKIT_VM_EMULATED=1`, set by the VM matrix when
 /// KVM does not work) everything, process start and BPF loading included, runs 10-15x
-/// slower; there the bound is on what the 100+ functions add over probing one function:
-/// under 1 s. Kernels without kprobe.multi (Debian's 6.1 has no CONFIG_FPROBE) get one kprobe
-/// per function, ~60 ms each under emulation (serialized text patching): 30 s there.
+/// slower; there the bound is on what the 100+ functions add over probing one function,
+/// best of three runs each: under 1 s. Kernels without kprobe.multi (Debian's 6.1 has no
+/// CONFIG_FPROBE) get one kprobe per function, ~60 ms each under emulation (serialized text
+/// patching): 30 s there.
 #[test]
 fn kfunc_wildcard_attach_detach_is_fast() {
     require_root();
     if !kprobes_or_skip("kfunc_wildcard_attach_detach_is_fast") {
         return;
     }
-    let (one, _, one_time) = attach_detach("udp_sendmsg");
-    let (functions, note, time) = attach_detach("udp*");
+    let emulated = std::env::var("TRACEKIT_VM_EMULATED").is_ok_and(|v| v == "1");
+    let (one, _, mut one_time) = attach_detach("udp_sendmsg");
+    let (functions, note, mut time) = attach_detach("udp*");
     assert_eq!(one, 1, "udp_sendmsg matched {one} functions");
     assert!(functions >= 100, "udp* matched only {functions} functions");
     let multi = note.starts_with(".multi");
+    if emulated && multi {
+        // Under TCG a run of either takes 3.5-4.5 s, and a busy host adds a second to any one
+        // of them (CI saw 4.7 s against 3.7 s once): the best of three of each, interleaved.
+        for _ in 0..2 {
+            one_time = one_time.min(attach_detach("udp_sendmsg").2);
+            time = time.min(attach_detach("udp*").2);
+        }
+    }
     // Debian's 6.1 is built without CONFIG_FPROBE: one kprobe per function is all it has.
     assert!(
         multi || note.contains("CONFIG_FPROBE is not set"),
         "kprobe.multi not used: {note}"
     );
-    let emulated = std::env::var("TRACEKIT_VM_EMULATED").is_ok_and(|v| v == "1");
     eprintln!(
         "{functions} functions{}: attach + detach {time:?}; one function: {one_time:?}{}",
         if multi { " (kprobe.multi)" } else { "" },
