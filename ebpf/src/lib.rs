@@ -134,6 +134,120 @@ pub fn record_stack<C: EbpfContext>(
     store_stack(unsafe { &*frames }, len, stacks, generation)
 }
 
+/// How far after the start of the function a call instruction called a leaf's PC may be:
+/// more than any leaf worth repairing (libc's string functions are a few KiB), little enough
+/// that a stale code address on the stack rarely passes.
+const LEAF_MAX_BYTES: u64 = 32 * 1024;
+
+/// Records the user stack of `regs` by frame pointers, as [`record_stack`] with
+/// `BPF_F_USER_STACK` does, and repairs its first frame: a leaf that has not pushed a frame
+/// (GCC's `-momit-leaf-frame-pointer`, libc's syscall wrappers, any function sampled before
+/// its `push %rbp` or at its `ret`) leaves RBP at its caller's frame, so a frame-pointer walk
+/// goes from the leaf to the caller's caller and the caller is lost. Its return address is
+/// then the word at the top of the stack: when [`leaf_return`] finds one there, the walk is
+/// stored one slot further and that address becomes frame 1. `regs` are the registers the
+/// kernel walks from (the sampled user registers, or those saved at kernel entry).
+#[inline(always)]
+pub fn record_user_stack_fp<C: EbpfContext>(
+    ctx: &C,
+    frames: *mut StackFrames,
+    stacks: &HashMap<u64, StackFrames>,
+    regs: Option<&unwind::UserRegs>,
+    generation: u32,
+) -> Recorded {
+    let flags = u64::from(aya_ebpf::bindings::BPF_F_USER_STACK);
+    let Some(return_address) = regs.and_then(leaf_return) else {
+        return record_stack(ctx, frames, stacks, flags, generation);
+    };
+    const BYTES: u32 = ((MAX_STACK_DEPTH - 1) * 8) as u32;
+    // SAFETY: `frames` is a map value of MAX_STACK_DEPTH words; the walk goes to its words
+    // 1.. (BYTES bytes), zero-filled after what it writes.
+    let copied = unsafe {
+        bpf_get_stack(
+            ctx.as_ptr(),
+            frames.cast::<u64>().add(1).cast(),
+            BYTES,
+            flags,
+        )
+    };
+    if copied <= 0 {
+        return if copied == -EFAULT || copied == 0 {
+            Recorded::None
+        } else {
+            Recorded::WalkError
+        };
+    }
+    // SAFETY: the map value outlives this program run and nothing else aliases it.
+    let frames = unsafe { &mut *frames };
+    // The walk must begin at the registers the leaf was found at; if not, walk again as is.
+    if frames[1] != regs.map_or(0, |r| r.ip) {
+        return record_stack(ctx, frames as *mut StackFrames, stacks, flags, generation);
+    }
+    frames[0] = frames[1];
+    frames[1] = return_address;
+    let len = (copied as usize / 8 + 1).min(MAX_STACK_DEPTH);
+    store_stack(frames, len, stacks, generation)
+}
+
+/// The return address a leaf without a frame of its own left at the top of the stack:
+/// the word at `regs.sp`, if the instruction before it is a call (`call rel32`, or
+/// `call *rel32(%rip)` as `-fno-plt` code makes it) to a function that starts at most
+/// [`LEAF_MAX_BYTES`] before `regs.ip`, directly or through a PLT stub (`jmp *GOT(%rip)`,
+/// with or without `endbr64` and `bnd`). Anything else (a frame was pushed, the leaf saved
+/// registers, an indirect call through a register) is `None`: the walk stays as the kernel
+/// makes it.
+#[inline(always)]
+fn leaf_return(regs: &unwind::UserRegs) -> Option<u64> {
+    let return_address = read_user::<u64>(regs.sp)?;
+    // The 8 bytes before the return address, as a little-endian word: the call's last byte
+    // is the top byte.
+    let before = read_user::<u64>(return_address.checked_sub(8)?)?;
+    let rel32 = (before >> 32) as u32 as i32 as i64 as u64;
+    let mut target = if (before >> 24) & 0xff == 0xe8 {
+        return_address.wrapping_add(rel32)
+    } else if (before >> 16) & 0xffff == 0x15ff {
+        read_user::<u64>(return_address.wrapping_add(rel32))?
+    } else {
+        return None;
+    };
+    if !leaf_of(target, regs.ip) {
+        target = plt_target(target)?;
+    }
+    leaf_of(target, regs.ip).then_some(return_address)
+}
+
+/// Whether a function starting at `start` can hold `pc`.
+#[inline(always)]
+fn leaf_of(start: u64, pc: u64) -> bool {
+    start <= pc && pc - start < LEAF_MAX_BYTES
+}
+
+/// Where the PLT stub at `stub` jumps: the GOT slot of its `jmp *rel32(%rip)`, read.
+#[inline(always)]
+fn plt_target(stub: u64) -> Option<u64> {
+    let head = read_user::<u64>(stub)?;
+    // jmp *rel32(%rip): ff 25 rel32 (6 bytes); after endbr64 (f3 0f 1e fa), optionally
+    // with a bnd prefix (f2), as .plt.sec entries are.
+    let jmp_at = if head & 0xffff == 0x25ff {
+        0
+    } else if head & 0xffff_ffff == 0xfa1e_0ff3 && (head >> 32) & 0xff_ffff == 0x25_fff2 {
+        5
+    } else if head & 0xffff_ffff == 0xfa1e_0ff3 && (head >> 32) & 0xffff == 0x25ff {
+        4
+    } else {
+        return None;
+    };
+    let rel32 = read_user::<u32>(stub + jmp_at + 2)? as i32 as i64 as u64;
+    let slot = (stub + jmp_at + 6).wrapping_add(rel32);
+    read_user::<u64>(slot)
+}
+
+#[inline(always)]
+fn read_user<T>(address: u64) -> Option<T> {
+    // SAFETY: bpf_probe_read_user faults safely on a bad address.
+    unsafe { aya_ebpf::helpers::bpf_probe_read_user(address as *const T) }.ok()
+}
+
 /// Stores the first `len` of `frames` (zero after them) in `stacks` under its
 /// [`stack_hash`] tagged with `generation`'s parity ([`tag_stack_hash`]), unless that stack
 /// is there already.

@@ -73,11 +73,19 @@ pub fn fixture_flags(name: &str) -> &'static [&'static str] {
         // Position-independent and optimized: USDT arguments become RIP-relative and
         // indexed memory operands.
         "tk_usdt_operands" => &["-O2", "-fPIE", "-pie", "-g"],
+        // C++ with frame pointers, but none in leaf functions: a frame-pointer walk from
+        // the leaf loses its caller unless the first frame is repaired.
+        "tk_leaf" => &[
+            "-O2",
+            "-g",
+            "-fno-omit-frame-pointer",
+            "-momit-leaf-frame-pointer",
+        ],
         _ => DEFAULT_FIXTURE_FLAGS,
     }
 }
 
-/// The path of fixture `name` compiled with gcc `flags` (e.g. `-O2 -fPIE -pie` for the code
+/// The path of fixture `name` compiled with gcc (g++ for C++) `flags` (e.g. `-O2 -fPIE -pie` for the code
 /// distributions ship); each name is always built with the same flags (see
 /// [`fixture_flags`]).
 pub fn fixture_with(name: &str, flags: &[&str]) -> PathBuf {
@@ -89,17 +97,26 @@ pub fn fixture_with(name: &str, flags: &[&str]) -> PathBuf {
     if let Some(path) = built.get(name) {
         return path.clone();
     }
-    let source = workspace().join("tests/fixtures").join(format!("{name}.c"));
+    // C fixtures are NAME.c, C++ ones NAME.cpp (built by g++, which xtask setup installs).
+    let c = workspace().join("tests/fixtures").join(format!("{name}.c"));
+    let (source, compiler) = if c.exists() {
+        (c, "gcc")
+    } else {
+        let cpp = workspace()
+            .join("tests/fixtures")
+            .join(format!("{name}.cpp"));
+        (cpp, "g++")
+    };
     let dir = workspace().join("target/fixtures");
     std::fs::create_dir_all(&dir).unwrap();
     let binary = dir.join(name);
-    let output = Command::new("gcc")
+    let output = Command::new(compiler)
         .args(flags)
         .arg("-o")
         .arg(&binary)
         .arg(&source)
         .output()
-        .expect("gcc runs (cargo xtask setup installs it)");
+        .unwrap_or_else(|err| panic!("{compiler} runs (cargo xtask setup installs it): {err}"));
     assert!(
         output.status.success(),
         "compiling {}: {}",

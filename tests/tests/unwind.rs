@@ -330,6 +330,64 @@ fn unwind_nofp_stackcount_and_offcpu() {
     );
 }
 
+/// Acceptance 3 of issue 13: a C++ fixture with frame pointers whose hot leaf, a small
+/// template member function, has no frame (`-momit-leaf-frame-pointer`): the leaf's caller
+/// `run` stays in its stacks in both modes (frame pointers repair the first frame from the
+/// return address at the top of the stack; the tables say where it is). Also `stackcount` by
+/// frame pointers on a syscall: libc's `getppid` wrapper has no frame either, and its caller
+/// stays.
+#[test]
+fn unwind_leaf_caller_kept_in_both_modes() {
+    require_root();
+    let fixture = fixture_with("tk_leaf", fixture_flags("tk_leaf"));
+    let fixture = fixture.to_str().unwrap();
+    let chain = ["main", LEAF_CALLER, LEAF];
+    for mode in ["fp", "dwarf"] {
+        let (folded, stderr) = profile_folded(
+            &format!("unwind_leaf_{mode}"),
+            &["--call-graph", mode],
+            &[fixture, "2"],
+        );
+        let stacks = user_stacks(&folded, "tk_leaf");
+        let (whole, total) = ending_with(&stacks, &chain);
+        assert!(
+            total >= 50,
+            "{mode}: only {total} samples in the leaf: {folded:#?}\n{stderr}"
+        );
+        assert!(
+            whole as f64 >= 0.95 * total as f64,
+            "{mode}: only {whole} of {total} samples in the leaf end with \
+             main;{LEAF_CALLER};{LEAF}: {folded:#?}\n{stderr}"
+        );
+        eprintln!("{mode}: {whole} of {total} samples in the leaf keep its caller");
+    }
+
+    const CALLS: u64 = 300;
+    let (folded, stderr) = folded_of(
+        "unwind_leaf_stackcount_fp",
+        &[
+            "stackcount",
+            "-U",
+            "--call-graph",
+            "fp",
+            "t:syscalls:sys_enter_getppid",
+        ],
+        &[fixture, "--syscalls", &CALLS.to_string()],
+    );
+    let stacks = user_stacks(&folded, "tk_leaf");
+    let kept = through(&stacks, &["main", SYSCALLS_CALLER]);
+    assert_eq!(
+        (kept, samples(&stacks)),
+        (CALLS, CALLS),
+        "fp: not every getppid stack holds main;{SYSCALLS_CALLER}: {folded:#?}\n{stderr}"
+    );
+}
+
+/// tk_leaf's frames, as the symbolizer names them (demangled).
+const LEAF: &str = "Counter<unsigned long>::step(unsigned long)";
+const LEAF_CALLER: &str = "run(double)";
+const SYSCALLS_CALLER: &str = "run_syscalls(long)";
+
 /// A Rust release binary without frame pointers, built here by rustc (linked by its own lld,
 /// which packs the text into the read-only segment's last page: the load bias must come from
 /// the text segment).

@@ -57,9 +57,9 @@ pub fn ensure() -> Result<()> {
         }
     }
 
-    if find_program("gcc").is_none() {
-        apt_install(&["gcc", "libc6-dev"])?;
-        did.push("installed gcc (integration test fixtures)");
+    if find_program("gcc").is_none() || find_program("g++").is_none() {
+        apt_install(&["gcc", "g++", "libc6-dev"])?;
+        did.push("installed gcc and g++ (integration test fixtures)");
     }
 
     // Real programs the integration tests profile and trace (issue 14): JIT runtimes, a

@@ -32,6 +32,7 @@ pub const VM_TESTS: &[&str] = &[
     "engine_exact_syscall_counts",
     "ufunc_funccount_exact",
     "unwind_nofp",
+    "unwind_leaf",
 ];
 
 /// A kernel of the matrix: a Debian package name pattern.
@@ -182,20 +183,33 @@ fn build_initramfs(dir: &Path) -> Result<PathBuf> {
     )?;
     std::fs::copy(&tests, image.join("bin/integration"))?;
     // The flags of tests/src/lib.rs's fixture_flags, plus -static.
-    let fixtures: [(&str, &[&str]); 5] = [
-        ("tk_reads", &["-O0", "-g", "-fno-omit-frame-pointer"]),
-        ("tk_syscalls", &["-O0", "-g", "-fno-omit-frame-pointer"]),
-        ("tk_funcs", &["-O0", "-g", "-fno-omit-frame-pointer"]),
-        ("tk_burner", &["-O0", "-g", "-fno-omit-frame-pointer"]),
-        ("tk_nofp", &["-O2", "-g", "-fomit-frame-pointer"]),
+    let fixtures: [(&str, &[&str]); 6] = [
+        ("tk_reads.c", &["-O0", "-g", "-fno-omit-frame-pointer"]),
+        ("tk_syscalls.c", &["-O0", "-g", "-fno-omit-frame-pointer"]),
+        ("tk_funcs.c", &["-O0", "-g", "-fno-omit-frame-pointer"]),
+        ("tk_burner.c", &["-O0", "-g", "-fno-omit-frame-pointer"]),
+        ("tk_nofp.c", &["-O2", "-g", "-fomit-frame-pointer"]),
+        (
+            "tk_leaf.cpp",
+            &[
+                "-O2",
+                "-g",
+                "-fno-omit-frame-pointer",
+                "-momit-leaf-frame-pointer",
+            ],
+        ),
     ];
-    for (fixture, flags) in fixtures {
-        Cmd::new("gcc")
+    for (source, flags) in fixtures {
+        let (fixture, compiler) = match source.strip_suffix(".cpp") {
+            Some(fixture) => (fixture, "g++"),
+            None => (source.trim_end_matches(".c"), "gcc"),
+        };
+        Cmd::new(compiler)
             .arg("-static")
             .args(flags)
             .arg("-o")
             .arg(image.join("fixtures").join(fixture))
-            .arg(root.join(format!("tests/fixtures/{fixture}.c")))
+            .arg(root.join("tests/fixtures").join(source))
             .run()?;
     }
     let init = image.join("init");

@@ -14,7 +14,7 @@ use core::ffi::c_void;
 
 use aya_ebpf::{
     EbpfContext,
-    bindings::{BPF_F_USER_STACK, BPF_NOEXIST},
+    bindings::BPF_NOEXIST,
     helpers::{
         bpf_get_current_comm, bpf_probe_read_kernel, bpf_probe_read_kernel_str_bytes,
         bpf_probe_read_user,
@@ -43,7 +43,8 @@ use tracekit_common::{
     profile::{EVENTS_RING_BYTES, MAX_KNOWN_PIDS, STACK_ERROR, STACK_NONE, StackFrames},
 };
 use tracekit_ebpf::{
-    Recorded, announce, current_pid_tid, follow_fork, forget_on_exec_mmap, record_stack, selected,
+    Recorded, announce, current_pid_tid, follow_fork, forget_on_exec_mmap, record_stack,
+    record_user_stack_fp, selected,
     unwind::{record_user_stack, user_regs_of_task},
 };
 
@@ -244,7 +245,15 @@ fn stack_operand<S: Source>(source: &S, scratch: *mut Scratch, flags: u64) -> u6
 #[inline(always)]
 fn user_stack_operand<S: Source>(source: &S, scratch: *mut Scratch) -> u64 {
     if rd!(ENGINE_USER_UNWIND) == 0 {
-        return stack_operand(source, scratch, u64::from(BPF_F_USER_STACK));
+        // SAFETY: this CPU's scratch.
+        let frames = unsafe { &raw mut (*scratch).frames };
+        return stored(record_user_stack_fp(
+            &NoRecord(source.ctx()),
+            frames,
+            &ENGINE_STACKS,
+            user_regs_of_task().as_ref(),
+            0,
+        ));
     }
     let (pid, _) = current_pid_tid();
     match user_regs_of_task() {

@@ -8,7 +8,7 @@
 
 use aya_ebpf::{
     Global,
-    bindings::{BPF_F_USER_STACK, BPF_NOEXIST},
+    bindings::BPF_NOEXIST,
     helpers::bpf_get_current_comm,
     macros::{map, perf_event, tracepoint},
     maps::{Array, HashMap, LruHashMap, PerCpuArray, RingBuf},
@@ -20,7 +20,7 @@ use tracekit_common::profile::{
 };
 use tracekit_ebpf::{
     Recorded, announce, atomic_add, current_pid_tid, follow_fork, forget_on_exec_mmap,
-    record_stack, selected,
+    record_stack, record_user_stack_fp, selected,
     unwind::{record_user_stack, user_regs_at_sample},
 };
 
@@ -128,12 +128,19 @@ fn try_profile_cpu_clock(ctx: &PerfEventContext) -> Result<(), ()> {
             None => STACK_NONE,
         }
     } else {
-        stack(
-            ctx,
-            u64::from(BPF_F_USER_STACK),
-            Stat::UserStackError,
-            generation,
-        )
+        match PROFILE_SCRATCH.get_ptr_mut(0) {
+            Some(frames) => stored(
+                record_user_stack_fp(
+                    ctx,
+                    frames,
+                    &PROFILE_STACKS,
+                    user_regs_at_sample(ctx).as_ref(),
+                    generation,
+                ),
+                Stat::UserStackError,
+            ),
+            None => STACK_ERROR,
+        }
     };
 
     let key = SampleKey {
