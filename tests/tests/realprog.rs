@@ -12,8 +12,8 @@ use std::{
 };
 
 use tracekit_tests::{
-    ensure_package, fixture, kill, parse_folded, require_root, run, scratch, spawn_tracekit,
-    tracekit, wait_for_stderr, wait_output, workspace,
+    ensure_package, fixture, kill, parse_folded, postgres::Cluster, require_root, run, scratch,
+    spawn_tracekit, tracekit, wait_for_stderr, wait_output, workspace,
 };
 
 const TIMEOUT: Duration = Duration::from_secs(120);
@@ -891,53 +891,6 @@ fn usdt_rip_relative_and_indexed_arguments() {
     }
 }
 
-const PG_BIN: &str = "/usr/lib/postgresql/15/bin";
-
-/// Runs `command` as the postgres user (`runuser`), to completion.
-fn as_postgres(program: &str, args: &[&str]) -> tracekit_tests::Output {
-    let mut command = Command::new("runuser");
-    command
-        .args(["-u", "postgres", "--"])
-        .arg(Path::new(PG_BIN).join(program))
-        .args(args)
-        .current_dir("/tmp");
-    run(command, TIMEOUT)
-}
-
-/// `psql -At -c SQL` as postgres through a new connection, to completion.
-fn psql(port: &str, sql: &str) -> tracekit_tests::Output {
-    as_postgres(
-        "psql",
-        &[
-            "-h",
-            "127.0.0.1",
-            "-p",
-            port,
-            "-U",
-            "postgres",
-            "-d",
-            "postgres",
-            "-Atc",
-            sql,
-        ],
-    )
-}
-
-/// The number a query prints.
-fn psql_number(port: &str, sql: &str) -> u64 {
-    let out = psql(port, sql);
-    out.assert_code(0);
-    out.stdout
-        .trim()
-        .parse()
-        .unwrap_or_else(|_| panic!("{out:#?}"))
-}
-
-/// The sum of `xact_commit` over every row of `pg_stat_database`, through a new connection.
-fn pg_commits(port: &str) -> u64 {
-    psql_number(port, "select sum(xact_commit) from pg_stat_database")
-}
-
 /// Debian's PostgreSQL 15 is built with USDT probes. A private cluster on loopback
 /// (autovacuum and the logical replication launcher off, so only clients commit) runs
 /// `pgbench -t 500 -c 4`; `count usdt:.../postgres:transaction__commit -a` over the run
@@ -950,74 +903,21 @@ fn pg_commits(port: &str) -> u64 {
 fn usdt_postgres_commits_match_pg_stat_database() {
     require_root();
     let test = "usdt_postgres";
-    let postgres = Path::new(PG_BIN).join("postgres");
-    if !ensure_package(test, "postgresql-15", || postgres.is_file())
-        || !ensure_package(test, "postgresql-contrib", || {
-            Path::new(PG_BIN).join("pgbench").is_file()
-        })
-    {
-        return;
-    }
     let started = Instant::now();
-    let dir = std::env::temp_dir().join(format!("tk-pg-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let mut chown = Command::new("chown");
-    chown.arg("postgres:postgres").arg(&dir);
-    run(chown, TIMEOUT).assert_code(0);
-    let data = dir.join("data");
-    let data_s = data.to_str().unwrap();
-    as_postgres(
-        "initdb",
-        &["-D", data_s, "-A", "trust", "-U", "postgres", "--no-sync"],
-    )
-    .assert_code(0);
-    let port = {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.local_addr().unwrap().port().to_string()
+    let Some(cluster) = Cluster::start(test) else {
+        return;
     };
-    let options = format!(
-        "-c listen_addresses=127.0.0.1 -p {port} -k {} -c fsync=off -c autovacuum=off \
-         -c max_logical_replication_workers=0",
-        dir.display()
-    );
-    let log = dir.join("log");
-    as_postgres(
-        "pg_ctl",
-        &[
-            "-D",
-            data_s,
-            "-o",
-            &options,
-            "-l",
-            log.to_str().unwrap(),
-            "-w",
-            "start",
-        ],
-    )
-    .assert_code(0);
-    struct Stop(String);
-    impl Drop for Stop {
-        fn drop(&mut self) {
-            let _ = as_postgres("pg_ctl", &["-D", &self.0, "-m", "immediate", "stop"]);
-        }
-    }
-    let stop = Stop(data_s.to_string());
-    let pgbench = |args: &[&str]| {
-        let mut all = vec!["-h", "127.0.0.1", "-p", &port, "-U", "postgres"];
-        all.extend_from_slice(args);
-        all.push("postgres");
-        as_postgres("pgbench", &all)
-    };
-    pgbench(&["-i", "-q"]).assert_code(0);
+    let postgres = Cluster::postgres();
+    let pg_commits = || cluster.psql_number("select sum(xact_commit) from pg_stat_database");
+    cluster.pgbench(&["-i", "-q"]).assert_code(0);
     // Let the initialisation's backends exit and flush their statistics.
     std::thread::sleep(Duration::from_millis(1500));
 
     let probe = format!("usdt:{}:transaction__commit", postgres.display());
     let mut count = spawn_tracekit(["count", &probe, "-a", "--json"]);
     wait_for_stderr(&mut count, "Hit Ctrl-C to end.", TIMEOUT);
-    let before = pg_commits(&port);
-    let bench = pgbench(&["-t", "500", "-c", "4"]);
+    let before = pg_commits();
+    let bench = cluster.pgbench(&["-t", "500", "-c", "4"]);
     bench.assert_code(0);
     // The backends exit when pgbench disconnects; their commits are all in by now.
     std::thread::sleep(Duration::from_millis(1000));
@@ -1025,7 +925,7 @@ fn usdt_postgres_commits_match_pg_stat_database() {
     let counted = wait_output(count, TIMEOUT);
     counted.assert_code(0);
     std::thread::sleep(Duration::from_millis(1000));
-    let after = pg_commits(&port);
+    let after = pg_commits();
     let json = tracekit_tests::parse_json(&counted.stdout);
     let total = tracekit_tests::total_count(&json);
     eprintln!(
@@ -1044,17 +944,15 @@ fn usdt_postgres_commits_match_pg_stat_database() {
     let probe = format!("usdt:{}:checkpoint__done", postgres.display());
     let mut count = spawn_tracekit(["count", &probe, "-a", "--by", "arg0,arg1", "--json"]);
     wait_for_stderr(&mut count, "Hit Ctrl-C to end.", TIMEOUT);
-    psql(&port, "checkpoint").assert_code(0);
+    cluster.psql("checkpoint").assert_code(0);
     kill(count.id(), libc::SIGINT);
     let counted = wait_output(count, TIMEOUT);
     counted.assert_code(0);
     let json = tracekit_tests::parse_json(&counted.stdout);
-    let shared_buffers = psql_number(
-        &port,
-        "select setting from pg_settings where name = 'shared_buffers'",
-    );
+    let shared_buffers =
+        cluster.psql_number("select setting from pg_settings where name = 'shared_buffers'");
     // log_checkpoints is on by default: `checkpoint complete: wrote N buffers (...)`.
-    let log_text = std::fs::read_to_string(&log).unwrap();
+    let log_text = std::fs::read_to_string(&cluster.log).unwrap();
     let wrote: u64 = log_text
         .lines()
         .filter_map(|line| line.split("checkpoint complete: wrote ").nth(1))
@@ -1068,8 +966,6 @@ fn usdt_postgres_commits_match_pg_stat_database() {
     assert_eq!(groups[0]["count"], 1, "{json}");
     assert_eq!(groups[0]["key"]["arg1"], shared_buffers, "{json}");
     assert_eq!(groups[0]["key"]["arg0"], wrote, "{json}\n{log_text}");
-    drop(stop);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A function's row of `profile --by line`'s report: (function, its samples, [(file:line,

@@ -253,6 +253,69 @@ fn unwind_debian_rg_whole_stacks() {
     assert_whole_stacks("unwind_debian_rg", "rg", &command, 6);
 }
 
+/// Acceptance 2 of issue 13, PostgreSQL: Debian's server is built without frame pointers.
+/// `profile -a` while `pgbench -c 4` runs against a private cluster (the backends started
+/// before tracekit, so their tables come from the whole-machine scan): at least 80% of the
+/// samples of the `postgres` processes hold `PostgresMain` or `main` (every process of the
+/// cluster is forked from the postmaster's `main`), most of them `PostgresMain`.
+#[test]
+fn unwind_postgres_backends_whole_stacks() {
+    require_root();
+    let test = "unwind_postgres";
+    let Some(cluster) = tracekit_tests::postgres::Cluster::start(test) else {
+        return;
+    };
+    cluster.pgbench(&["-i", "-q", "-s", "2"]).assert_code(0);
+    let out = scratch(test).join("out.folded");
+    let (run, bench) = std::thread::scope(|scope| {
+        let bench = scope.spawn(|| cluster.pgbench(&["-c", "4", "-T", "8"]));
+        // Let pgbench connect its four backends first.
+        std::thread::sleep(Duration::from_secs(2));
+        let run = tracekit(
+            [
+                "profile",
+                "-a",
+                "-d",
+                "4",
+                "-v",
+                "-o",
+                out.to_str().unwrap(),
+            ],
+            TIMEOUT,
+        );
+        (run, bench.join().unwrap())
+    });
+    run.assert_code(0);
+    bench.assert_code(0);
+    let folded = parse_folded(&std::fs::read_to_string(&out).unwrap());
+    let stacks = user_stacks(&folded, "postgres");
+    let total = samples(&stacks);
+    let count = |name: &str| -> u64 {
+        stacks
+            .iter()
+            .filter(|(frames, _)| frames.iter().any(|f| f == name))
+            .map(|(_, count)| count)
+            .sum()
+    };
+    let (in_main, in_postgres_main) = (count("main"), count("PostgresMain"));
+    eprintln!(
+        "{test}: {in_main} of {total} postgres samples hold main, {in_postgres_main} \
+         PostgresMain; median user depth {}",
+        median_depth(&stacks)
+    );
+    assert!(
+        total >= 100,
+        "only {total} postgres samples: {folded:#?}\n{}",
+        run.stderr
+    );
+    assert!(
+        in_main as f64 >= 0.8 * total as f64 && in_postgres_main * 2 >= total,
+        "{in_main} of {total} postgres samples hold main, {in_postgres_main} PostgresMain: \
+         {folded:#?}\n{}",
+        run.stderr
+    );
+}
+
 /// Counts of the stacks of `stacks` whose user frames hold `chain` in a row.
 fn through(stacks: &[(Vec<String>, u64)], chain: &[&str]) -> u64 {
     stacks
