@@ -1162,15 +1162,15 @@ pub fn engine_perf_event(ctx: PerfEventContext) -> u32 {
 }
 
 /// `sched:sched_process_exec`: the process's memory map is replaced, so it is announced
-/// again at its next event. With the DWARF unwinder and `-p` / `-- CMD`, a selected process
-/// is announced right away, so its unwind tables are loading before its first events (as
-/// `profile_sched_exec` does).
+/// again at its next event. With `-p` / `-- CMD`, a selected process is announced right
+/// away, so its memory map is read (and its unwind tables loading) before its first events:
+/// a command that makes its events and exits at once would be gone before an announcement
+/// made by its first event were read (as `profile_sched_exec` does).
 #[tracepoint]
 pub fn engine_sched_exec(_ctx: TracePointContext) -> u32 {
     let (pid, _) = current_pid_tid();
     let _ = ENGINE_KNOWN.remove(pid);
-    if rd!(ENGINE_USER_UNWIND) != 0
-        && rd!(ENGINE_FILTER_PIDS) != 0
+    if rd!(ENGINE_FILTER_PIDS) != 0
         && selected(pid, rd!(ENGINE_SELF_PID), 1, &ENGINE_TARGETS)
         && !announce(pid, &ENGINE_KNOWN, &ENGINE_ANNOUNCE)
     {

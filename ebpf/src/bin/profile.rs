@@ -209,15 +209,15 @@ fn count(key: &SampleKey) {
 }
 
 /// `sched:sched_process_exec` (include/trace/events/sched.h): the process's memory map is
-/// replaced, so it is announced again at its next sample. With the DWARF unwinder and `-p` /
-/// `-- CMD`, a selected process is announced right away, so its unwind tables are loaded
-/// before its first samples need them (not for `-a`: every exec on the machine would be).
+/// replaced, so it is announced again at its next sample. With `-p` / `-- CMD`, a selected
+/// process is announced right away, so its memory map is read and its unwind tables are
+/// loaded before its first samples need them (not for `-a`: every exec on the machine would
+/// be).
 #[tracepoint]
 pub fn profile_sched_exec(_ctx: TracePointContext) -> u32 {
     let (pid, _) = current_pid_tid();
     let _ = PROFILE_KNOWN.remove(pid);
-    if PROFILE_USER_UNWIND.load() != 0
-        && PROFILE_FILTER_PIDS.load() != 0
+    if PROFILE_FILTER_PIDS.load() != 0
         && selected(pid, PROFILE_SELF_PID.load(), 1, &PROFILE_TARGETS)
         && !announce(pid, &PROFILE_KNOWN, &PROFILE_EVENTS)
     {
