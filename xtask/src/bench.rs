@@ -7,6 +7,7 @@ use std::{
     os::unix::process::CommandExt as _,
     path::{Path, PathBuf},
     process::{Child, Command, Stdio},
+    sync::{Arc, Mutex},
     time::{Duration, Instant},
 };
 
@@ -367,6 +368,17 @@ fn start_until(
     ready: Option<(&str, bool)>,
     perf_event_fds: usize,
 ) -> Result<(Child, Duration)> {
+    start_collecting(command, ready, perf_event_fds, None)
+}
+
+/// [`start_until`], also keeping the lines of the ready stream that contain `keep` (read
+/// until the command exits) in `kept`.
+fn start_collecting(
+    command: &mut Command,
+    ready: Option<(&str, bool)>,
+    perf_event_fds: usize,
+    kept: Option<(&'static str, Arc<Mutex<Vec<String>>>)>,
+) -> Result<(Child, Duration)> {
     let started = Instant::now();
     // A piped stdin stays open until the child is interrupted (bench_floor waits on it).
     command.stdin(Stdio::piped());
@@ -400,6 +412,11 @@ fn start_until(
         while reader.read_line(&mut line).unwrap_or(0) > 0 {
             if line.contains(&needle) {
                 let _ = sender.send(());
+            }
+            if let Some((keep, kept)) = &kept
+                && line.contains(keep)
+            {
+                kept.lock().unwrap().push(line.trim_end().to_string());
             }
             line.clear();
         }
@@ -490,6 +507,8 @@ fn profile(tracekit: &Path, seconds: f64, rounds: usize) -> Result<()> {
         }
     );
 
+    // `-v`'s summary of the DWARF unwinder's tables, one line per dwarf run.
+    let tables: Arc<Mutex<Vec<String>>> = Arc::default();
     let mut baseline = Vec::new();
     let mut results: Vec<(&str, Vec<Sample>)> = vec![
         ("tracekit (--call-graph dwarf, the default)", Vec::new()),
@@ -524,15 +543,17 @@ fn profile(tracekit: &Path, seconds: f64, rounds: usize) -> Result<()> {
                 tool if tool.starts_with("tracekit") => {
                     let out = dir.join("tracekit.folded");
                     let call_graph = if tool.contains("fp") { "fp" } else { "dwarf" };
-                    let (child, startup) = start_until(
+                    let (child, startup) = start_collecting(
                         Command::new(tracekit)
-                            .args(["profile", "-a", "-F", "999", "--call-graph", call_graph])
+                            .args(["profile", "-a", "-F", "999", "-v", "--call-graph"])
+                            .arg(call_graph)
                             .arg("-o")
                             .arg(&out)
                             .stdout(Stdio::null())
                             .stderr(Stdio::piped()),
                         Some(("Hit Ctrl-C", true)),
                         0,
+                        Some(("unwind tables: ", tables.clone())),
                     )?;
                     let rate = burn(&burner, seconds)?;
                     let (code, usage) = stop(child)?;
@@ -657,6 +678,10 @@ fn profile(tracekit: &Path, seconds: f64, rounds: usize) -> Result<()> {
         "\nBaseline work rate without a profiler: {base_rate:.0} loops/s (rounds: {:?}).",
         baseline.iter().map(|r| r.round()).collect::<Vec<_>>()
     );
+    println!("\nThe DWARF unwinder's tables (tracekit -v), per dwarf round:");
+    for line in tables.lock().unwrap().iter() {
+        println!("  {}", line.trim_start_matches("tracekit: "));
+    }
     Ok(())
 }
 
