@@ -122,6 +122,56 @@ fn unwind_nofp_whole_chain_dwarf_and_cut_with_fp() {
     eprintln!("fp: {whole} of {total} samples in leaf whole");
 }
 
+/// Issue 13: frames of a stripped binary are named by the start of the function its unwind
+/// information bounds them with, so the samples of one function aggregate as they do with
+/// symbols. `tk_nofp` stripped (`strip` keeps `.eh_frame`): at least 95% of the samples in
+/// its leaf are the one stack `tk_nofp_s+0xMAIN;...;tk_nofp_s+0xLEAF`, with the starts `nm`
+/// reads from the unstripped binary (each sample's own PC would give each its own name).
+#[test]
+fn unwind_stripped_frames_grouped_by_function() {
+    require_root();
+    let fixture = fixture_with("tk_nofp", fixture_flags("tk_nofp"));
+    let stripped = scratch("unwind_stripped_binary").join("tk_nofp_s");
+    let status = Command::new("strip")
+        .arg("-o")
+        .arg(&stripped)
+        .arg(&fixture)
+        .status()
+        .expect("strip runs (binutils comes with gcc)");
+    assert!(status.success());
+    let nm = Command::new("nm").arg(&fixture).output().expect("nm runs");
+    let symbols = String::from_utf8_lossy(&nm.stdout);
+    let chain: Vec<String> = ["main", "one", "two", "three", "four", "leaf"]
+        .iter()
+        .map(|name| {
+            let address = symbols
+                .lines()
+                .find_map(|line| {
+                    let mut fields = line.split_whitespace();
+                    let (address, _, symbol) = (fields.next()?, fields.next()?, fields.next()?);
+                    (symbol == *name).then(|| u64::from_str_radix(address, 16).ok())?
+                })
+                .unwrap_or_else(|| panic!("no {name} in nm's output: {symbols}"));
+            format!("tk_nofp_s+{address:#x}")
+        })
+        .collect();
+    let chain: Vec<&str> = chain.iter().map(String::as_str).collect();
+    let (folded, stderr) =
+        profile_folded("unwind_stripped", &[], &[stripped.to_str().unwrap(), "2"]);
+    let stacks = user_stacks(&folded, "tk_nofp_s");
+    let (whole, total) = ending_with(&stacks, &chain);
+    let in_module: u64 = stacks
+        .iter()
+        .filter(|(frames, _)| frames.last().is_some_and(|f| f.starts_with("tk_nofp_s+")))
+        .map(|(_, count)| count)
+        .sum();
+    assert!(
+        total >= 50 && whole as f64 >= 0.95 * in_module as f64,
+        "only {whole} of {in_module} samples in tk_nofp_s are the stack {chain:?} \
+         ({total} in its leaf): {folded:#?}\n{stderr}"
+    );
+}
+
 /// Debian's own `path` (from `package`), installed if missing, or a printed reason.
 fn debian_program(test: &str, path: &'static str, package: &str) -> Option<&'static str> {
     ensure_package(test, package, || Path::new(path).exists()).then_some(path)

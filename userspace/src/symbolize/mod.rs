@@ -111,7 +111,13 @@ struct State {
     cache_keys: HashMap<u32, Vec<(PathBuf, PathBuf)>>,
     files: KeptFiles,
     debug_info: DebugInfo,
+    /// The function bounds (`.eh_frame`) of stripped files, by path: frames without a symbol
+    /// are named by the start of their function.
+    function_bounds: HashMap<PathBuf, Rc<[(u64, u64)]>>,
 }
+
+/// Files whose function bounds are kept (a long `-a` run meets many; rebuilt when needed).
+const MAX_FUNCTION_BOUNDS_FILES: usize = 256;
 
 /// One process: its files, and its JIT symbols.
 struct Known {
@@ -165,6 +171,7 @@ impl Symbolizer {
         let state = Rc::new(RefCell::new(State {
             processes: HashMap::new(),
             cache_keys: HashMap::new(),
+            function_bounds: HashMap::new(),
             files: KeptFiles::new(),
             debug_info: DebugInfo::new(options.debug_info.clone()),
         }));
@@ -461,11 +468,19 @@ impl State {
                 ))
             })
         });
-        let elf = readable.and_then(|readable| elf_address(&readable, file_offset));
+        let elf = readable
+            .as_ref()
+            .and_then(|readable| elf_address(readable, file_offset));
+        // Samples of one function share a name: the start of the function the unwind
+        // information bounds it with (as `nm` and `addr2line -e` take it).
+        let function = elf.zip(readable.as_ref()).and_then(|(address, readable)| {
+            let bounds = self.bounds_of(&path, readable);
+            crate::unwind::table::function_start(&bounds, address)
+        });
         let module = path.to_string_lossy().into_owned();
         let name = module.rsplit('/').next().unwrap_or(&module);
         // Without program headers, the file offset is the best address there is.
-        let symbol = format!("{name}+{:#x}", elf.unwrap_or(file_offset));
+        let symbol = format!("{name}+{:#x}", function.or(elf).unwrap_or(file_offset));
         Frame {
             address: None,
             symbol,
@@ -474,6 +489,32 @@ impl State {
             inlined: false,
             jit: false,
         }
+    }
+}
+
+impl State {
+    /// The function bounds of the file at `path` (read through `readable`), cached.
+    fn bounds_of(&mut self, path: &Path, readable: &Path) -> Rc<[(u64, u64)]> {
+        if let Some(bounds) = self.function_bounds.get(path) {
+            return bounds.clone();
+        }
+        if self.function_bounds.len() >= MAX_FUNCTION_BOUNDS_FILES {
+            self.function_bounds.clear();
+        }
+        let bounds: Rc<[(u64, u64)]> = std::fs::File::open(readable)
+            .ok()
+            // SAFETY: a read-only private mapping, dropped before returning; a file
+            // truncated under us could fault, as with every profiler reading binaries.
+            .and_then(|file| unsafe { memmap2::Mmap::map(&file) }.ok())
+            .and_then(|data| {
+                let file = crate::unwind::table::parse(&data).ok()?;
+                Some(crate::unwind::table::function_bounds(&file))
+            })
+            .unwrap_or_default()
+            .into();
+        self.function_bounds
+            .insert(path.to_path_buf(), bounds.clone());
+        bounds
     }
 }
 

@@ -211,6 +211,61 @@ pub fn build_from(file: &object::File<'_>) -> Result<BinaryTable, TableError> {
     Ok(table)
 }
 
+/// The functions the `.eh_frame` and `.debug_frame` of ELF file `file` describe, as sorted
+/// `[start, end)` ranges of ELF virtual addresses (one per FDE; where FDEs overlap, the later
+/// start wins). For naming the frames of a stripped binary by the function they fall in,
+/// so that the samples of one function aggregate. Empty without unwind information.
+pub fn function_bounds(file: &object::File<'_>) -> Vec<(u64, u64)> {
+    let mut bounds = Vec::new();
+    let mut bases = BaseAddresses::default();
+    if let Some(text) = file.section_by_name(".text") {
+        bases = bases.set_text(text.address());
+    }
+    if let Some(got) = file.section_by_name(".got") {
+        bases = bases.set_got(got.address());
+    }
+    let data = |name: &str| {
+        let section = file.section_by_name(name)?;
+        Some((section.uncompressed_data().ok()?, section.address()))
+    };
+    if let Some((data, address)) = data(".eh_frame") {
+        let bases = bases.clone().set_eh_frame(address);
+        fde_bounds(&EhFrame::new(&data, LittleEndian), &bases, &mut bounds);
+    }
+    if let Some((data, _)) = data(".debug_frame") {
+        let mut section = DebugFrame::new(&data, LittleEndian);
+        section.set_address_size(8);
+        fde_bounds(&section, &bases, &mut bounds);
+    }
+    bounds.sort_unstable();
+    bounds.dedup_by_key(|(start, _)| *start);
+    bounds
+}
+
+/// Appends the `[start, end)` of every FDE of `section` that parses to `bounds`.
+fn fde_bounds<'a, S: UnwindSection<EndianSlice<'a, LittleEndian>>>(
+    section: &S,
+    bases: &BaseAddresses,
+    bounds: &mut Vec<(u64, u64)>,
+) {
+    let mut entries = section.entries(bases);
+    while let Ok(Some(entry)) = entries.next() {
+        if let CieOrFde::Fde(partial) = entry
+            && let Ok(fde) = partial.parse(S::cie_from_offset)
+            && fde.len() > 0
+        {
+            bounds.push((fde.initial_address(), fde.end_address()));
+        }
+    }
+}
+
+/// The start of the function of `bounds` (from [`function_bounds`]) holding `address`.
+pub fn function_start(bounds: &[(u64, u64)], address: u64) -> Option<u64> {
+    let index = bounds.partition_point(|&(start, _)| start <= address);
+    let (start, end) = *bounds.get(index.checked_sub(1)?)?;
+    (address < end).then_some(start)
+}
+
 /// Reads every FDE of `section` into `functions`.
 fn collect<'a, S: UnwindSection<EndianSlice<'a, LittleEndian>>>(
     section: &S,
@@ -487,6 +542,39 @@ mod tests {
             object.append_section_data(id, section.0.slice(), 8);
         }
         object.write().unwrap()
+    }
+
+    /// Function bounds come from the FDEs of both sections, sorted; an address names the
+    /// start of the function holding it, and nothing in a gap or past the last one.
+    #[test]
+    fn function_bounds_and_starts() {
+        let mut debug_only = FrameDescriptionEntry::new(Address::Constant(0x1090), 0x8);
+        debug_only.add_instruction(0, I::Cfa(RSP, 8));
+        let data = elf(
+            Some(frame_table(eh_frame_fdes())),
+            Some(frame_table(vec![debug_only])),
+        );
+        let bounds = function_bounds(&parse(&data).unwrap());
+        assert_eq!(
+            bounds,
+            [
+                (0x1000, 0x1020),
+                (0x1020, 0x1030),
+                (0x1040, 0x1070),
+                (0x1070, 0x1080),
+                (0x1080, 0x1090),
+                (0x1090, 0x1098),
+            ]
+        );
+        let start = |address| function_start(&bounds, address);
+        assert_eq!(start(0xfff), None);
+        assert_eq!(start(0x1000), Some(0x1000));
+        assert_eq!(start(0x101f), Some(0x1000));
+        assert_eq!(start(0x1020), Some(0x1020));
+        assert_eq!(start(0x1035), None);
+        assert_eq!(start(0x106f), Some(0x1040));
+        assert_eq!(start(0x1097), Some(0x1090));
+        assert_eq!(start(0x1098), None);
     }
 
     #[test]
