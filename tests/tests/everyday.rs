@@ -90,6 +90,34 @@ fn everyday_stat_known_counts() {
     );
 }
 
+/// A command's counters start at its exec, as perf stat's do (enable_on_exec): the forked
+/// child's `execve` and its pre-exec checks (a `getppid`, which raced and made 7778 of 7777
+/// once in three runs) are not the command's. `execve` was counted in every run: tracekit's
+/// `PR_TASK_PERF_EVENTS_ENABLE` enabled the command's counters before its exec. perf stat
+/// gives 0 and 7777 here.
+#[test]
+fn everyday_stat_command_counted_from_exec() {
+    require_root();
+    let syscalls = fixture("tk_syscalls");
+    for _ in 0..5 {
+        let json = stat_json(&[
+            "-e",
+            "syscalls:sys_enter_execve,syscalls:sys_enter_getppid",
+            "--",
+            syscalls.to_str().unwrap(),
+            "7777",
+        ]);
+        assert_eq!(
+            (
+                &event(&json, "syscalls:sys_enter_execve")["value"],
+                &event(&json, "syscalls:sys_enter_getppid")["value"]
+            ),
+            (&Value::from(0), &Value::from(7777)),
+            "{json:#}"
+        );
+    }
+}
+
 /// Acceptance 2: `top` piped shows the CPU burner's hot function first within 3 s.
 #[test]
 fn everyday_top_piped_shows_hot_function() {

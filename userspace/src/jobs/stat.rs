@@ -107,6 +107,8 @@ struct StatCollector {
     show_zero: bool,
     previous: Vec<Reading>,
     since_start: Duration,
+    /// Counting a `-- CMD`: its counters start at its exec, not when tracekit is ready.
+    command: bool,
 }
 
 impl StatCollector {
@@ -135,6 +137,7 @@ impl Collector for StatCollector {
             }
             (Some(pids), true) => CounterScope::Command(pids[0]),
         };
+        self.command = matches!(scope, CounterScope::Command(_));
         for (event, from_wildcard) in std::mem::take(&mut self.events) {
             let counter = match Counter::open(&event, &scope) {
                 Ok(counter) => Some(counter),
@@ -162,8 +165,13 @@ impl Collector for StatCollector {
     }
 
     fn started(&mut self) -> Result<()> {
-        // Count from here: everything is ready (a command's counters start at its exec).
-        counters::enable_all(true);
+        // Count from here: everything is ready. A command's counters start at its exec
+        // (enable_on_exec), as perf stat's do: enabling them here too would count what the
+        // forked child does before it (its execve, the pre-exec checks), since
+        // PR_TASK_PERF_EVENTS_ENABLE enables every counter tracekit opened, whatever its task.
+        if !self.command {
+            counters::enable_all(true);
+        }
         Ok(())
     }
 
@@ -236,6 +244,7 @@ pub fn run(stat: &StatOptions, options: &RunOptions) -> Result<()> {
         show_zero: stat.show_zero,
         previous: Vec::new(),
         since_start: Duration::ZERO,
+        command: false,
     };
     if options.interval.is_some() && !options.json {
         to_stdout(|out| writeln!(out, "#           time             counts unit events"))?;
