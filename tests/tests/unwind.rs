@@ -501,6 +501,61 @@ const LEAF: &str = "Counter<unsigned long>::step(unsigned long)";
 const LEAF_CALLER: &str = "run(double)";
 const SYSCALLS_CALLER: &str = "run_syscalls(long)";
 
+/// `trace -U` prints each event's user stack walked by the same DWARF unwinder as
+/// `stackcount`'s: every one of tk_nofp's 50 naps (no frame pointers) holds
+/// `nap;four;three;two;one;main`, leaf first; `--call-graph fp` loses them.
+#[test]
+fn unwind_nofp_trace_user_stacks() {
+    require_root();
+    let fixture = fixture_with("tk_nofp", fixture_flags("tk_nofp"));
+    let fixture = fixture.to_str().unwrap();
+    let chain = ["nap", "four", "three", "two", "one", "main"];
+    let whole_naps = |call_graph: &str| {
+        let run = tracekit(
+            [
+                "trace",
+                "t:syscalls:sys_enter_clock_nanosleep",
+                "-U",
+                "--json",
+                "--call-graph",
+                call_graph,
+                "--",
+                fixture,
+                "--naps",
+                "50",
+            ],
+            TIMEOUT,
+        );
+        run.assert_code(0);
+        let whole = run
+            .stdout
+            .lines()
+            .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+            .filter(|event| event["comm"] == "tk_nofp")
+            .filter(|event| {
+                let frames: Vec<&str> = event["user_stack"]
+                    .as_array()
+                    .map(|frames| frames.iter().filter_map(|f| f.as_str()).collect())
+                    .unwrap_or_default();
+                frames.windows(chain.len()).any(|w| w == chain)
+            })
+            .count();
+        (whole, run)
+    };
+    let (whole, run) = whole_naps("dwarf");
+    assert_eq!(
+        whole, 50,
+        "dwarf: {whole} of 50 naps with the whole chain: {}\n{}",
+        run.stdout, run.stderr
+    );
+    let (whole, run) = whole_naps("fp");
+    assert!(
+        whole < 25,
+        "fp: {whole} of 50 naps kept the chain; the fixture keeps frame pointers? {}",
+        run.stdout
+    );
+}
+
 /// A Rust release binary without frame pointers, built here by rustc (linked by its own lld,
 /// which packs the text into the read-only segment's last page: the load bias must come from
 /// the text segment).

@@ -19,6 +19,7 @@ use crate::{
         aggregates::{self, Report, Table},
     },
     session::{self, Collector, Flow, Interval, Scope, Tracees},
+    unwind::{UnwindTables, Unwinder},
 };
 
 /// One command's request and how to show what it gathered.
@@ -82,6 +83,29 @@ impl Engines<'_> {
         for engine in &mut self.engines {
             engine.detach();
         }
+    }
+
+    /// The DWARF unwinders of the attached engines that walk user stacks with one
+    /// ([`EngineSpec::user_unwind`]), with at most `budget_bytes` of kernel memory for the
+    /// tables of each: the tables of `program` (`-- CMD`'s) and `pids` are built first, the
+    /// rest (the whole machine without `pids`) on their own thread, as the sampler does.
+    pub(crate) fn start_unwinders(
+        &mut self,
+        budget_bytes: u64,
+        program: Option<&std::path::Path>,
+        pids: Option<&[u32]>,
+    ) -> Vec<Unwinder> {
+        let mut unwinders = Vec::new();
+        for engine in &mut self.engines {
+            let Some(kernel) = engine.take_unwind_tables() else {
+                continue;
+            };
+            let mut unwinder = Unwinder::new(UnwindTables::new(kernel, budget_bytes));
+            unwinder.prepare(program, pids);
+            unwinder.start(pids.is_none());
+            unwinders.push(unwinder);
+        }
+        unwinders
     }
 }
 

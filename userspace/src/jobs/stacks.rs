@@ -28,7 +28,7 @@ use crate::{
     session::{self, Collector, Flow, Interval, Tracees},
     stacks::Frame,
     symbolize::{Symbolizer, SymbolizerOptions, lines::LineProfile},
-    unwind::{CallGraph, UnwindTables, Unwinder},
+    unwind::{CallGraph, Unwinder},
 };
 
 /// What a stack's count is.
@@ -277,17 +277,11 @@ impl Collector for StackCollector<'_> {
                 ..
             } => {
                 engines.attach(tracees)?;
-                for engine in &mut engines.engines {
-                    let Some(kernel) = engine.take_unwind_tables() else {
-                        continue;
-                    };
-                    let mut unwinder =
-                        Unwinder::new(UnwindTables::new(kernel, *unwind_budget_bytes));
-                    unwinder.prepare(program.as_deref(), tracees.pids.as_deref());
-                    // As for the sampler: the rest on their own thread.
-                    unwinder.start(tracees.pids.is_none());
-                    unwinders.push(unwinder);
-                }
+                unwinders.extend(engines.start_unwinders(
+                    *unwind_budget_bytes,
+                    program.as_deref(),
+                    tracees.pids.as_deref(),
+                ));
                 Ok(())
             }
         }

@@ -6,7 +6,10 @@
 use std::io::Write as _;
 
 use aya::maps::{MapData, RingBuf};
-use tracekit_common::engine::{STR_BYTES, TraceRecord, operand};
+use tracekit_common::{
+    engine::{STR_BYTES, TraceRecord, operand},
+    unwind::DEFAULT_TABLE_BUDGET_BYTES,
+};
 
 use super::{RunOptions, aggregate::Engines};
 use crate::{
@@ -22,6 +25,7 @@ use crate::{
     session::{self, Collector, Flow, Tracees},
     stacks::{Frame, UNKNOWN_SYMBOL},
     symbolize::{Symbolizer, SymbolizerOptions, kernel_function},
+    unwind::{CallGraph, Unwinder},
 };
 
 /// CLOCK_MONOTONIC now, in ns (the clock of `bpf_ktime_get_ns`).
@@ -85,11 +89,21 @@ struct TraceCollector<'a> {
     write_error: Option<std::io::Error>,
     /// When exited processes were last forgotten.
     forgotten: std::time::Instant,
+    /// The engines' DWARF unwinders (user stacks without `--call-graph fp`).
+    unwinders: Vec<Unwinder>,
+    /// `-- CMD`'s program (`argv[0]`): its unwind tables are built before it runs.
+    program: Option<std::path::PathBuf>,
 }
 
 impl Collector for TraceCollector<'_> {
     fn attach(&mut self, tracees: &Tracees) -> Result<()> {
-        self.engines.attach(tracees)
+        self.engines.attach(tracees)?;
+        self.unwinders = self.engines.start_unwinders(
+            DEFAULT_TABLE_BUDGET_BYTES,
+            self.program.as_deref(),
+            tracees.pids.as_deref(),
+        );
+        Ok(())
     }
 
     fn rings(&mut self) -> Result<Vec<RingBuf<MapData>>> {
@@ -121,7 +135,11 @@ impl Collector for TraceCollector<'_> {
         match self.rings[ring] {
             Ring::Announce => {
                 if let Some(pid) = announced_pid(data) {
+                    // Its maps first, while it lives; its tables are built on their own thread.
                     self.symbolizer.remember_process(pid);
+                    for unwinder in &mut self.unwinders {
+                        unwinder.load_process(pid);
+                    }
                 }
                 // A long trace under churn must not keep every process it ever saw.
                 if self.forgotten.elapsed() >= std::time::Duration::from_secs(1) {
@@ -169,15 +187,20 @@ impl Collector for TraceCollector<'_> {
 }
 
 /// Prints `request`'s events as they happen (its shape must be [`crate::engine::request::
-/// Shape::Trace`]; `kstack`/`ustack` among its printed fields print stacks).
-pub fn run(request: &Request, options: &RunOptions) -> Result<()> {
+/// Shape::Trace`]; `kstack`/`ustack` among its printed fields print stacks). User stacks are
+/// walked as `call_graph` says (`None`: by the kernel's DWARF unwinder, [`crate::unwind`]).
+pub fn run(request: &Request, call_graph: Option<CallGraph>, options: &RunOptions) -> Result<()> {
     let file_format = options.file_format("trace", false)?;
     caps::require_tracing("trace")?;
-    let compiled = compile(request)?;
+    let mut compiled = compile(request)?;
     let stacks = (
         request.print.iter().any(|p| p == STACKS[0]),
         request.print.iter().any(|p| p == STACKS[1]),
     );
+    for spec in &mut compiled.specs {
+        spec.user_unwind = call_graph != Some(CallGraph::Fp);
+    }
+    let compiled = compiled;
     let json = options.json || file_format == Some(Format::Json);
     let mut out: Box<dyn std::io::Write> = match options.output.as_deref() {
         Some(path) => Box::new(output::create(path)?),
@@ -220,6 +243,11 @@ pub fn run(request: &Request, options: &RunOptions) -> Result<()> {
         printed: 0,
         write_error: None,
         forgotten: std::time::Instant::now(),
+        unwinders: Vec::new(),
+        program: match &options.scope {
+            session::Scope::Command(argv) => argv.first().map(std::path::PathBuf::from),
+            _ => None,
+        },
     };
     let mut session = options.session("trace", true);
     let what = compiled.what.clone();
@@ -262,6 +290,11 @@ pub fn run(request: &Request, options: &RunOptions) -> Result<()> {
         ));
     }
     eprint!("{}", output::aggregates::lost_line(&lost));
+    if options.verbose >= 1 {
+        for unwinder in &mut collector.unwinders {
+            eprintln!("tracekit: {}", unwinder.tables().summary());
+        }
+    }
     session::print_usage(options.verbose, finished.attached_after);
     Ok(())
 }

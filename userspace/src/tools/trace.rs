@@ -9,14 +9,15 @@ use tracekit::{
     probe::fields::STACKS,
 };
 
-use crate::cli::{ProbeArgs, SymbolArgs};
+use crate::cli::{CallGraphArg, ProbeArgs, SymbolArgs};
 
 const EXAMPLES: &str = "\
 EXAMPLES:
   tracekit trace 'uprobe:libc:malloc' --print arg0 -p 1234
   tracekit trace 'kretprobe:vfs_read' --print retval --filter 'retval < 0'
   tracekit trace block:block_rq_issue --print bytes,rwbs,comm -K
-  tracekit trace syscalls:sys_enter_openat --print filename -- ls";
+  tracekit trace syscalls:sys_enter_openat --print filename -- ls
+  tracekit trace t:syscalls:sys_enter_write -U -p 1234  # each write's whole user stack";
 
 /// `tracekit trace`.
 #[derive(Debug, ClapArgs)]
@@ -37,6 +38,10 @@ pub struct Args {
     /// Print the user stack of each event
     #[arg(short = 'U', long)]
     pub user_stack: bool,
+    /// How to walk user stacks: `dwarf` unwinds in the kernel from .eh_frame tables (the
+    /// default), `fp` follows frame pointers
+    #[arg(long, value_name = "MODE")]
+    pub call_graph: Option<CallGraphArg>,
     #[command(flatten)]
     pub probing: ProbeArgs,
     #[command(flatten)]
@@ -62,5 +67,9 @@ pub fn run(args: Args, verbose: u8) -> Result<()> {
         filter: args.filter.clone(),
         ..args.probing.request(args.probes.clone())
     };
-    trace::run(&request, &args.symbols.apply(args.probing.run_options(verbose)?))
+    trace::run(
+        &request,
+        args.call_graph.map(Into::into),
+        &args.symbols.apply(args.probing.run_options(verbose)?),
+    )
 }
