@@ -16,6 +16,7 @@ use tracekit::{
     session::Scope,
     unwind::CallGraph,
 };
+use tracekit_common::unwind::{DEFAULT_TABLE_BUDGET_BYTES, MAX_SHARDS, SHARD_ROWS};
 
 use crate::tools::Command;
 
@@ -256,10 +257,38 @@ pub struct StackArgs {
     /// Rows in the text report
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub top: usize,
+    #[command(flatten)]
+    pub unwind: UnwindArgs,
+}
+
+/// The tables' ceiling: every shard of `UNWIND_SHARDS` full (8-byte rows).
+const MAX_TABLE_BUDGET_MIB: u64 = (MAX_SHARDS as u64 * SHARD_ROWS as u64 * 8) >> 20;
+
+/// How user stacks are walked, for every command that takes them (`profile`, `stackcount`,
+/// `offcpu`, `trace -U`).
+#[derive(Debug, Args)]
+pub struct UnwindArgs {
     /// How to walk user stacks: `dwarf` unwinds in the kernel from .eh_frame tables (the
-    /// default), `fp` follows frame pointers
+    /// default where the kernel can), `fp` follows frame pointers
     #[arg(long, value_name = "MODE")]
     pub call_graph: Option<CallGraphArg>,
+    /// Kernel memory for the DWARF unwinder's tables, in MiB (1 to 512); binaries whose
+    /// tables do not fit are walked by frame pointers (`-v` names them)
+    #[arg(long, value_name = "MIB", default_value_t = DEFAULT_TABLE_BUDGET_BYTES >> 20,
+          value_parser = clap::value_parser!(u64).range(1..=MAX_TABLE_BUDGET_MIB))]
+    pub unwind_table_budget: u64,
+}
+
+impl UnwindArgs {
+    /// `--call-graph`, in the library's terms.
+    pub fn call_graph(&self) -> Option<CallGraph> {
+        self.call_graph.map(CallGraph::from)
+    }
+
+    /// `--unwind-table-budget`, in bytes.
+    pub fn budget_bytes(&self) -> u64 {
+        self.unwind_table_budget << 20
+    }
 }
 
 /// `--call-graph` as perf spells it (clap stays out of the library's [`CallGraph`]).
@@ -281,11 +310,6 @@ impl From<CallGraphArg> for CallGraph {
 }
 
 impl StackArgs {
-    /// `--call-graph`, in the library's terms.
-    pub fn call_graph(&self) -> Option<CallGraph> {
-        self.call_graph.map(CallGraph::from)
-    }
-
     /// The stack fields to key by: `kstack`, `ustack`, or both, prefixed (`start.`).
     pub fn fields(&self, prefix: &str) -> Vec<String> {
         let mut fields = Vec::new();
@@ -467,5 +491,39 @@ mod tests {
             ),
             "{err}"
         );
+    }
+
+    /// `--call-graph` and `--unwind-table-budget` mean the same on every command that walks
+    /// user stacks; the budget is MiB of kernel memory, 1 to the shards' 512 MiB ceiling.
+    #[test]
+    fn unwind_flags_on_every_stack_command() {
+        let parsed = |args: &[&str]| {
+            let mut all = vec!["tracekit"];
+            all.extend_from_slice(args);
+            Cli::try_parse_from(all).map_err(|err| err.to_string())
+        };
+        for command in [
+            &["profile"][..],
+            &["stackcount", "sched:sched_switch"],
+            &["offcpu"],
+            &["trace", "sched:sched_switch", "-U"],
+        ] {
+            let mut args = command.to_vec();
+            args.extend(["--call-graph", "fp", "--unwind-table-budget", "16"]);
+            assert!(parsed(&args).is_ok(), "{args:?}: {:?}", parsed(&args).err());
+            for bad in ["0", "513"] {
+                let mut args = command.to_vec();
+                args.extend(["--unwind-table-budget", bad]);
+                let err = parsed(&args).unwrap_err();
+                assert!(
+                    err.starts_with(&format!(
+                        "error: invalid value '{bad}' for '--unwind-table-budget <MIB>': {bad} is \
+                         not in 1..=512"
+                    )),
+                    "{err}"
+                );
+            }
+        }
+        assert_eq!(MAX_TABLE_BUDGET_MIB, 512);
     }
 }

@@ -6,10 +6,7 @@
 use std::io::Write as _;
 
 use aya::maps::{MapData, RingBuf};
-use tracekit_common::{
-    engine::{STR_BYTES, TraceRecord, operand},
-    unwind::DEFAULT_TABLE_BUDGET_BYTES,
-};
+use tracekit_common::engine::{STR_BYTES, TraceRecord, operand};
 
 use super::{RunOptions, aggregate::Engines};
 use crate::{
@@ -91,6 +88,7 @@ struct TraceCollector<'a> {
     forgotten: std::time::Instant,
     /// The engines' DWARF unwinders (user stacks without `--call-graph fp`).
     unwinders: Vec<Unwinder>,
+    unwind_budget_bytes: u64,
     /// `-- CMD`'s program (`argv[0]`): its unwind tables are built before it runs.
     program: Option<std::path::PathBuf>,
 }
@@ -99,7 +97,7 @@ impl Collector for TraceCollector<'_> {
     fn attach(&mut self, tracees: &Tracees) -> Result<()> {
         self.engines.attach(tracees)?;
         self.unwinders = self.engines.start_unwinders(
-            DEFAULT_TABLE_BUDGET_BYTES,
+            self.unwind_budget_bytes,
             self.program.as_deref(),
             tracees.pids.as_deref(),
         );
@@ -188,8 +186,14 @@ impl Collector for TraceCollector<'_> {
 
 /// Prints `request`'s events as they happen (its shape must be [`crate::engine::request::
 /// Shape::Trace`]; `kstack`/`ustack` among its printed fields print stacks). User stacks are
-/// walked as `call_graph` says (`None`: by the kernel's DWARF unwinder, [`crate::unwind`]).
-pub fn run(request: &Request, call_graph: Option<CallGraph>, options: &RunOptions) -> Result<()> {
+/// walked as `call_graph` says (`None`: by the kernel's DWARF unwinder, [`crate::unwind`],
+/// with at most `unwind_budget_bytes` of kernel memory for its tables).
+pub fn run(
+    request: &Request,
+    call_graph: Option<CallGraph>,
+    unwind_budget_bytes: u64,
+    options: &RunOptions,
+) -> Result<()> {
     let file_format = options.file_format("trace", false)?;
     caps::require_tracing("trace")?;
     let mut compiled = compile(request)?;
@@ -244,6 +248,7 @@ pub fn run(request: &Request, call_graph: Option<CallGraph>, options: &RunOption
         write_error: None,
         forgotten: std::time::Instant::now(),
         unwinders: Vec::new(),
+        unwind_budget_bytes,
         program: match &options.scope {
             session::Scope::Command(argv) => argv.first().map(std::path::PathBuf::from),
             _ => None,

@@ -2,7 +2,6 @@
 //! preset [`tracekit::jobs::presets::offcpu`].
 
 use clap::Args as ClapArgs;
-use tracekit_common::unwind::DEFAULT_TABLE_BUDGET_BYTES;
 use tracekit::{
     Result,
     jobs::{
@@ -80,8 +79,8 @@ pub fn run(args: Args, verbose: u8) -> Result<()> {
     stacks::engine(
         &request,
         Weight::SumMicros,
-        args.stacks.call_graph(),
-        DEFAULT_TABLE_BUDGET_BYTES,
+        args.stacks.unwind.call_graph(),
+        args.stacks.unwind.budget_bytes(),
         &labels,
         report,
         &options,

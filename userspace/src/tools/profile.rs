@@ -6,14 +6,10 @@ use clap::Args as ClapArgs;
 use tracekit::{
     Result,
     jobs::stacks::{self, Labels, ReportOptions, Sampling},
-    unwind::CallGraph,
 };
-use tracekit_common::{
-    profile::{DEFAULT_COUNT_MAP_ENTRIES, DEFAULT_STACK_MAP_ENTRIES},
-    unwind::DEFAULT_TABLE_BUDGET_BYTES,
-};
+use tracekit_common::profile::{DEFAULT_COUNT_MAP_ENTRIES, DEFAULT_STACK_MAP_ENTRIES};
 
-use crate::cli::{CallGraphArg, Common, SymbolArgs, parse_hash_entries};
+use crate::cli::{Common, SymbolArgs, UnwindArgs, parse_hash_entries};
 
 const EXAMPLES: &str = "\
 EXAMPLES:
@@ -61,10 +57,8 @@ pub struct Args {
     /// Record user stacks only
     #[arg(long)]
     pub user_only: bool,
-    /// How to walk user stacks: `dwarf` unwinds in the kernel from .eh_frame tables (the
-    /// default where the kernel can), `fp` follows frame pointers
-    #[arg(long, value_name = "MODE")]
-    pub call_graph: Option<CallGraphArg>,
+    #[command(flatten)]
+    pub unwind: UnwindArgs,
     /// Also count samples of idle CPUs (the swapper task, pid 0)
     #[arg(long)]
     pub include_idle: bool,
@@ -98,8 +92,8 @@ pub fn run(args: Args, verbose: u8) -> Result<()> {
         include_idle: args.include_idle,
         kernel_stacks: !args.user_only,
         user_stacks: !args.kernel_only,
-        call_graph: args.call_graph.map(CallGraph::from),
-        unwind_budget_bytes: DEFAULT_TABLE_BUDGET_BYTES,
+        call_graph: args.unwind.call_graph(),
+        unwind_budget_bytes: args.unwind.budget_bytes(),
         stack_map_entries: args.stack_storage_size,
         count_map_entries: args.count_map_size,
     };

@@ -3,7 +3,6 @@
 //! `profile` writes (report, folded stacks, flame graph, JSON).
 
 use clap::Args as ClapArgs;
-use tracekit_common::unwind::DEFAULT_TABLE_BUDGET_BYTES;
 use tracekit::{
     Result,
     engine::request::{KeyField, Request},
@@ -61,8 +60,8 @@ pub fn run(args: Args, verbose: u8) -> Result<()> {
     stacks::engine(
         &request,
         Weight::Count,
-        args.stacks.call_graph(),
-        DEFAULT_TABLE_BUDGET_BYTES,
+        args.stacks.unwind.call_graph(),
+        args.stacks.unwind.budget_bytes(),
         &labels,
         report,
         &options,

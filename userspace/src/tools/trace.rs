@@ -9,7 +9,7 @@ use tracekit::{
     probe::fields::STACKS,
 };
 
-use crate::cli::{CallGraphArg, ProbeArgs, SymbolArgs};
+use crate::cli::{ProbeArgs, SymbolArgs, UnwindArgs};
 
 const EXAMPLES: &str = "\
 EXAMPLES:
@@ -38,10 +38,8 @@ pub struct Args {
     /// Print the user stack of each event
     #[arg(short = 'U', long)]
     pub user_stack: bool,
-    /// How to walk user stacks: `dwarf` unwinds in the kernel from .eh_frame tables (the
-    /// default), `fp` follows frame pointers
-    #[arg(long, value_name = "MODE")]
-    pub call_graph: Option<CallGraphArg>,
+    #[command(flatten)]
+    pub unwind: UnwindArgs,
     #[command(flatten)]
     pub probing: ProbeArgs,
     #[command(flatten)]
@@ -69,7 +67,8 @@ pub fn run(args: Args, verbose: u8) -> Result<()> {
     };
     trace::run(
         &request,
-        args.call_graph.map(Into::into),
+        args.unwind.call_graph(),
+        args.unwind.budget_bytes(),
         &args.symbols.apply(args.probing.run_options(verbose)?),
     )
 }
