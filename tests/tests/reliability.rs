@@ -375,6 +375,76 @@ fn reliability_funclatency_drops_starts_of_exited_threads() {
     assert!(!run.stderr.contains("full start map"), "{}", run.stderr);
 }
 
+/// Acceptance 2, the other start maps under the same churn: while 12,000 threads are
+/// created and joined one at a time and `dd` makes 300 O_DIRECT writes, whole-machine
+/// `runqlat` (starts keyed by thread, at each wakeup) and `biolatency` (keyed by request)
+/// lose no start to a full map (each default start map holds 10,240), every new thread's
+/// first wait is counted, and every write's latency is.
+#[test]
+fn reliability_runqlat_and_biolatency_under_thread_churn() {
+    require_root();
+    let dir = scratch("reliability_runqlat_biolatency_churn");
+    let mut runqlat = spawn_tracekit(["runqlat", "--json"]);
+    let mut biolatency = spawn_tracekit(["biolatency", "--json"]);
+    wait_for_stderr(&mut runqlat, "Hit Ctrl-C to end.", TIMEOUT);
+    wait_for_stderr(&mut biolatency, "Hit Ctrl-C to end.", TIMEOUT);
+    let churn = fixture("tk_churn");
+    let mut threads = Command::new(&churn)
+        .args(["threads", "12000", "0"])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let writes = Command::new("dd")
+        .args([
+            "if=/dev/zero",
+            "bs=64k",
+            "count=300",
+            "oflag=direct",
+            "status=none",
+        ])
+        .arg(format!("of={}", dir.join("file").display()))
+        .status()
+        .unwrap();
+    assert!(writes.success());
+    assert!(threads.wait().unwrap().success());
+    std::thread::sleep(Duration::from_millis(300));
+    kill(runqlat.id(), libc::SIGINT);
+    kill(biolatency.id(), libc::SIGINT);
+    let (runqlat, biolatency) = (
+        wait_output(runqlat, TIMEOUT),
+        wait_output(biolatency, TIMEOUT),
+    );
+    runqlat.assert_code(0);
+    biolatency.assert_code(0);
+    let total = |json: &serde_json::Value| -> u64 {
+        json["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| g["count"].as_u64().unwrap())
+            .sum()
+    };
+    let (runqlat_json, biolatency_json) =
+        (parse_json(&runqlat.stdout), parse_json(&biolatency.stdout));
+    for (json, run) in [(&runqlat_json, &runqlat), (&biolatency_json, &biolatency)] {
+        assert_eq!(json["stats"]["start_map_full"], 0, "{}", json["stats"]);
+        assert!(!run.stderr.contains("full start map"), "{}", run.stderr);
+    }
+    // Each new thread waits once before it first runs.
+    assert!(
+        total(&runqlat_json) >= 12_000,
+        "runqlat counted {} waits: {}",
+        total(&runqlat_json),
+        runqlat_json["stats"]
+    );
+    assert!(
+        total(&biolatency_json) >= 300,
+        "biolatency counted {} requests: {}",
+        total(&biolatency_json),
+        biolatency_json["stats"]
+    );
+}
+
 /// The pids of `pid`'s children.
 fn children_of(pid: u32) -> Vec<u32> {
     std::fs::read_dir(format!("/proc/{pid}/task"))
