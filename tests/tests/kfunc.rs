@@ -219,9 +219,10 @@ fn kfunc_funclatency_counts_calls() {
 /// kprobe.multi link. Under TCG emulation (`TRACEKIT_VM_EMULATED=1`, set by the VM matrix when
 /// KVM does not work) everything, process start and BPF loading included, runs 10-15x
 /// slower; there the bound is on what the 100+ functions add over probing one function,
-/// best of three runs each: under 1 s. Kernels without kprobe.multi (Debian's 6.1 has no
-/// CONFIG_FPROBE) get one kprobe per function, ~60 ms each under emulation (serialized text
-/// patching): 30 s there.
+/// best of three runs each: under 2 s (0.4-0.5 s here, once over 1 s even as the best of
+/// three; one kprobe per function would add 6 s or more). Kernels without kprobe.multi
+/// (Debian's 6.1 has no CONFIG_FPROBE) get one kprobe per function, ~60 ms each under
+/// emulation (serialized text patching): 30 s there.
 #[test]
 fn kfunc_wildcard_attach_detach_is_fast() {
     require_root();
@@ -255,7 +256,7 @@ fn kfunc_wildcard_attach_detach_is_fast() {
     match (emulated, multi) {
         (false, _) => assert!(time < Duration::from_secs(2), "{functions}: {time:?}"),
         (true, true) => assert!(
-            time.saturating_sub(one_time) < Duration::from_secs(1),
+            time.saturating_sub(one_time) < Duration::from_secs(2),
             "{functions} functions: {time:?}, one: {one_time:?}"
         ),
         (true, false) => assert!(time < Duration::from_secs(30), "{functions}: {time:?}"),
