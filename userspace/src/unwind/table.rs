@@ -175,34 +175,16 @@ pub fn build_from(file: &object::File<'_>) -> Result<BinaryTable, TableError> {
         segments,
         ..BinaryTable::default()
     };
-    let section_data = |name: &str| -> Option<(Cow<'_, [u8]>, u64)> {
-        let section = file.section_by_name(name)?;
-        let data = section.uncompressed_data().ok()?;
-        (!data.is_empty()).then(|| (data, section.address()))
-    };
-    let eh_frame = section_data(".eh_frame");
-    let debug_frame = section_data(".debug_frame");
-    if eh_frame.is_none() && debug_frame.is_none() {
+    let sections = UnwindSections::of(file);
+    if sections.eh_frame.is_none() && sections.debug_frame.is_none() {
         return Err(TableError::NoUnwindInfo);
     }
-    let mut bases = BaseAddresses::default();
-    if let Some(text) = file.section_by_name(".text") {
-        bases = bases.set_text(text.address());
-    }
-    if let Some(got) = file.section_by_name(".got") {
-        bases = bases.set_got(got.address());
-    }
-
     let mut functions = Vec::new();
-    if let Some((data, address)) = &eh_frame {
-        let bases = bases.clone().set_eh_frame(*address);
-        let section = EhFrame::new(data, LittleEndian);
-        collect(&section, &bases, 0, &mut functions, &mut table)?;
+    if let Some((data, bases)) = sections.eh_frame() {
+        collect(&data, &bases, 0, &mut functions, &mut table)?;
     }
-    if let Some((data, _)) = &debug_frame {
-        let mut section = DebugFrame::new(data, LittleEndian);
-        section.set_address_size(8);
-        collect(&section, &bases, 1, &mut functions, &mut table)?;
+    if let Some((data, bases)) = sections.debug_frame() {
+        collect(&data, &bases, 1, &mut functions, &mut table)?;
     }
     table.rows = merge(functions, &mut table)?;
     if table.rows.len() > MAX_TABLE_ROWS as usize {
@@ -217,29 +199,61 @@ pub fn build_from(file: &object::File<'_>) -> Result<BinaryTable, TableError> {
 /// so that the samples of one function aggregate. Empty without unwind information.
 pub fn function_bounds(file: &object::File<'_>) -> Vec<(u64, u64)> {
     let mut bounds = Vec::new();
-    let mut bases = BaseAddresses::default();
-    if let Some(text) = file.section_by_name(".text") {
-        bases = bases.set_text(text.address());
+    let sections = UnwindSections::of(file);
+    if let Some((data, bases)) = sections.eh_frame() {
+        fde_bounds(&data, &bases, &mut bounds);
     }
-    if let Some(got) = file.section_by_name(".got") {
-        bases = bases.set_got(got.address());
-    }
-    let data = |name: &str| {
-        let section = file.section_by_name(name)?;
-        Some((section.uncompressed_data().ok()?, section.address()))
-    };
-    if let Some((data, address)) = data(".eh_frame") {
-        let bases = bases.clone().set_eh_frame(address);
-        fde_bounds(&EhFrame::new(&data, LittleEndian), &bases, &mut bounds);
-    }
-    if let Some((data, _)) = data(".debug_frame") {
-        let mut section = DebugFrame::new(&data, LittleEndian);
-        section.set_address_size(8);
-        fde_bounds(&section, &bases, &mut bounds);
+    if let Some((data, bases)) = sections.debug_frame() {
+        fde_bounds(&data, &bases, &mut bounds);
     }
     bounds.sort_unstable();
     bounds.dedup_by_key(|(start, _)| *start);
     bounds
+}
+
+/// A file's unwind sections (non-empty, decompressed) with their addresses, and the base
+/// addresses their pointer encodings are relative to.
+struct UnwindSections<'a> {
+    eh_frame: Option<(Cow<'a, [u8]>, u64)>,
+    debug_frame: Option<(Cow<'a, [u8]>, u64)>,
+    bases: BaseAddresses,
+}
+
+impl<'a> UnwindSections<'a> {
+    fn of(file: &'a object::File<'a>) -> Self {
+        let data = |name: &str| {
+            let section = file.section_by_name(name)?;
+            let data = section.uncompressed_data().ok()?;
+            (!data.is_empty()).then(|| (data, section.address()))
+        };
+        let mut bases = BaseAddresses::default();
+        if let Some(text) = file.section_by_name(".text") {
+            bases = bases.set_text(text.address());
+        }
+        if let Some(got) = file.section_by_name(".got") {
+            bases = bases.set_got(got.address());
+        }
+        Self {
+            eh_frame: data(".eh_frame"),
+            debug_frame: data(".debug_frame"),
+            bases,
+        }
+    }
+
+    /// `.eh_frame`, to parse, with its bases.
+    fn eh_frame(&self) -> Option<(EhFrame<EndianSlice<'_, LittleEndian>>, BaseAddresses)> {
+        let (data, address) = self.eh_frame.as_ref()?;
+        let bases = self.bases.clone().set_eh_frame(*address);
+        Some((EhFrame::new(data, LittleEndian), bases))
+    }
+
+    /// `.debug_frame`, to parse, with its bases.
+    fn debug_frame(&self) -> Option<(DebugFrame<EndianSlice<'_, LittleEndian>>, BaseAddresses)> {
+        let (data, _) = self.debug_frame.as_ref()?;
+        let mut section = DebugFrame::new(data, LittleEndian);
+        section.set_address_size(8);
+        Some((section, self.bases.clone()))
+    }
 }
 
 /// Appends the `[start, end)` of every FDE of `section` that parses to `bounds`.
