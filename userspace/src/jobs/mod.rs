@@ -49,6 +49,15 @@ pub struct RunOptions {
 }
 
 impl RunOptions {
+    /// `-- CMD`'s program (`argv[0]`): the unwind tables it needs first are built before it
+    /// runs. `None` for `-a` and `-p`.
+    pub fn command_program(&self) -> Option<PathBuf> {
+        match &self.scope {
+            Scope::Command(argv) => argv.first().map(PathBuf::from),
+            _ => None,
+        }
+    }
+
     /// The `-o` file's format, refusing what `command` cannot write (only stack commands
     /// write `.folded`, `.svg` and `.pb.gz`).
     pub fn file_format(&self, command: &str, stacks: bool) -> Result<Option<Format>> {

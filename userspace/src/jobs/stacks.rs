@@ -407,10 +407,7 @@ pub fn profile(
             count_map_entries: sampling.count_map_entries,
         },
         profiler: None,
-        program: match &options.scope {
-            session::Scope::Command(argv) => argv.first().map(std::path::PathBuf::from),
-            _ => None,
-        },
+        program: options.command_program(),
     };
     let banner = move |scope: &str| format!("Sampling on-CPU stacks of {scope} at {hz} Hz");
     run(source, Some(hz), labels, report, options, Box::new(banner))
@@ -454,10 +451,7 @@ pub fn engine(
         user: uses("ustack"),
         unwinders: Vec::new(),
         unwind_budget_bytes,
-        program: match &options.scope {
-            session::Scope::Command(argv) => argv.first().map(std::path::PathBuf::from),
-            _ => None,
-        },
+        program: options.command_program(),
     };
     let what = labels.banner.clone();
     let banner = move |scope: &str| format!("Tracing {what} for {scope}");

@@ -249,10 +249,7 @@ pub fn run(
         forgotten: std::time::Instant::now(),
         unwinders: Vec::new(),
         unwind_budget_bytes,
-        program: match &options.scope {
-            session::Scope::Command(argv) => argv.first().map(std::path::PathBuf::from),
-            _ => None,
-        },
+        program: options.command_program(),
     };
     let mut session = options.session("trace", true);
     let what = compiled.what.clone();
