@@ -490,9 +490,7 @@ impl State {
             jit: false,
         }
     }
-}
 
-impl State {
     /// The function bounds of the file at `path` (read through `readable`), cached.
     fn bounds_of(&mut self, path: &Path, readable: &Path) -> Rc<[(u64, u64)]> {
         if let Some(bounds) = self.function_bounds.get(path) {
