@@ -830,8 +830,10 @@ fn has_memory_map(pid: u32) -> bool {
         .is_ok_and(|n| n == 1)
 }
 
+/// Whether `pid` still has its memory (and `/proc/PID/map_files`). An exited process that
+/// is not yet reaped (a zombie) keeps `/proc/PID/maps`, but empty: it is not alive here.
 fn is_alive(pid: u32) -> bool {
-    Path::new(&format!("/proc/{pid}/maps")).exists()
+    has_memory_map(pid)
 }
 
 /// Return addresses point after the call; looking up `addr - 1` lands inside the call
@@ -1000,6 +1002,60 @@ mod tests {
             "{frames:?}"
         );
         assert_eq!(frames[0].kind, FrameKind::User);
+    }
+
+    /// A traced command that has exited but is not yet reaped (a zombie: `/proc/PID/maps`
+    /// exists and is empty) is symbolized from the map remembered at its announcement, as
+    /// after it is reaped (trace prints its last events while it is a zombie).
+    #[test]
+    fn zombie_process_keeps_names() {
+        let mut ready = [0; 2];
+        let mut go = [0; 2];
+        // SAFETY: plain pipes; the child only reads, writes and `_exit`s (async-signal-safe).
+        let child = unsafe {
+            assert_eq!(libc::pipe(ready.as_mut_ptr()), 0);
+            assert_eq!(libc::pipe(go.as_mut_ptr()), 0);
+            let child = libc::fork();
+            if child == 0 {
+                let byte = [1u8];
+                libc::write(ready[1], byte.as_ptr().cast(), 1);
+                let mut got = [0u8];
+                libc::read(go[0], got.as_mut_ptr().cast(), 1);
+                libc::_exit(0);
+            }
+            assert!(child > 0);
+            let mut got = [0u8];
+            assert_eq!(libc::read(ready[0], got.as_mut_ptr().cast(), 1), 1);
+            child as u32
+        };
+        let mut symbolizer = Symbolizer::default();
+        assert!(symbolizer.remember_process(child));
+        // SAFETY: wakes the child, which exits; it stays a zombie until waited for below.
+        unsafe { libc::write(go[1], [1u8].as_ptr().cast(), 1) };
+        let stat = format!("/proc/{child}/stat");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !std::fs::read_to_string(&stat).is_ok_and(|s| s.contains(") Z ")) {
+            assert!(
+                Instant::now() < deadline,
+                "child {child} never became a zombie"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let addr = marker_function_for_symbolization as *const () as u64;
+        let frames = symbolizer.user_stack(child, &[addr]);
+        // SAFETY: reaps the child forked above; closes the pipes.
+        unsafe {
+            libc::waitpid(child as i32, std::ptr::null_mut(), 0);
+            for fd in ready.into_iter().chain(go) {
+                libc::close(fd);
+            }
+        }
+        assert!(
+            frames[0]
+                .symbol
+                .ends_with("marker_function_for_symbolization"),
+            "{frames:?}"
+        );
     }
 
     /// A thread's outermost frames are libc's `start_thread`, a static function only the
