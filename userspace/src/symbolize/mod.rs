@@ -193,7 +193,8 @@ impl Symbolizer {
     }
 
     /// Forgets the processes that were already dead at the previous call: their cached
-    /// memory maps (blazesym's and ours), their files and JIT symbols. Interval reports call
+    /// memory maps (blazesym's and ours), their files and JIT symbols, and gives what they
+    /// held back to the kernel ([`release_freed_memory`]). Interval reports call
     /// it after symbolizing each interval, so memory stays flat however many processes come
     /// and go; a process is forgotten a whole interval after it was seen dead, when every
     /// sample it left has been symbolized. Returns how many were forgotten.
@@ -257,6 +258,8 @@ impl Symbolizer {
                 dying.len(),
                 self.remembered.len()
             );
+            drop(state);
+            release_freed_memory();
         }
         dying.len()
     }
@@ -828,6 +831,19 @@ fn has_memory_map(pid: u32) -> bool {
     std::fs::File::open(format!("/proc/{pid}/maps"))
         .and_then(|mut maps| maps.read(&mut byte))
         .is_ok_and(|n| n == 1)
+}
+
+/// Hands memory the allocator holds free back to the kernel. Symbolizing a big process
+/// (rustc and its 150 MiB `librustc_driver`) allocates tens of MiB that forgetting it frees;
+/// glibc keeps freed memory in its arenas, so without this an interval run's RSS stays at
+/// the highest it ever needed (`profile -a -i 1`: 6 MiB of heap, 46 MiB after one build ran
+/// beside it, for the rest of the run).
+pub fn release_freed_memory() {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: malloc_trim(3) only returns free heap pages to the kernel.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
 
 /// Whether `pid` still has its memory (and `/proc/PID/map_files`). An exited process that
