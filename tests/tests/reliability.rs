@@ -336,6 +336,84 @@ fn reliability_profile_intervals_release_exited_binaries() {
     assert_eq!(left, 0, "tracekit still maps {left} files of exited copies");
 }
 
+/// Acceptance 3, memory of an interval profile: symbolizing rustc (librustc_driver, a
+/// 100+ MiB library with a huge symbol table) and building its unwind tables take tens of MiB
+/// of heap; once rustc has exited and been forgotten, that heap goes back to the kernel.
+/// Before, glibc kept it: the run's RSS stayed at the highest any process ever needed.
+#[test]
+fn reliability_profile_intervals_give_back_the_heap_of_exited_processes() {
+    require_root();
+    let dir = scratch("give_back_heap");
+    let source = dir.join("hello.rs");
+    std::fs::write(&source, "fn main() { println!(\"hello\"); }\n").unwrap();
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let mut child = Command::new(tracekit_bin())
+        .args(["profile", "-a", "-i", "0.5", "-d", "40", "--top", "1"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let tracekit_pid = child.id();
+    let heap_kib = || {
+        std::fs::read_to_string(format!("/proc/{tracekit_pid}/status"))
+            .unwrap_or_default()
+            .lines()
+            .find_map(|line| line.strip_prefix("RssAnon:"))
+            .and_then(|rest| {
+                rest.trim()
+                    .trim_end_matches("kB")
+                    .trim()
+                    .parse::<u64>()
+                    .ok()
+            })
+            .unwrap_or(0)
+    };
+    let compile = || {
+        Command::new(&rustc)
+            .args(["-O", "-o"])
+            .arg(dir.join("hello"))
+            .arg(&source)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("rustc runs (the tests are built with it)")
+    };
+    std::thread::sleep(Duration::from_secs(3));
+    let before = heap_kib();
+    let mut peak = before;
+    // Heap once each compile's process has been forgotten (an interval after its exit). What
+    // stays is what is cached once for all (the names of kernel functions): a few MiB.
+    let mut kept = Vec::new();
+    for _ in 0..5 {
+        let mut build = compile();
+        while build.try_wait().unwrap().is_none() {
+            peak = peak.max(heap_kib());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        for _ in 0..25 {
+            peak = peak.max(heap_kib());
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        kept.push(heap_kib());
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    eprintln!("tracekit heap: {before} KiB before, {peak} KiB at most, after each: {kept:?} KiB");
+    assert!(
+        peak >= before + 16 * 1024,
+        "symbolizing rustc took only {} KiB of heap: nothing to give back",
+        peak - before
+    );
+    let most_kept = kept.iter().copied().max().unwrap();
+    assert!(
+        most_kept <= before + 8 * 1024,
+        "tracekit kept {} KiB of heap after a rustc exited ({before} KiB before, {peak} KiB \
+         at most, after each: {kept:?})",
+        most_kept.saturating_sub(before)
+    );
+}
+
 /// Acceptance 2, start maps under thread churn: 12,000 threads each enter `step` and exit
 /// inside it (a start that no return ends; more than the 10,240 a default start map holds),
 /// then the main thread calls `step` 3,000 times. Each dead thread's start is dropped at its
