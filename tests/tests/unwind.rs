@@ -503,12 +503,11 @@ const SYSCALLS_CALLER: &str = "run_syscalls(long)";
 
 /// `trace -U` prints each event's user stack walked by the same DWARF unwinder as
 /// `stackcount`'s: every one of tk_nofp's 50 naps (no frame pointers) holds
-/// `nap;four;three;two;one;main`, leaf first; `--call-graph fp` loses them. Not in the VM
-/// matrix (its name does not start `unwind_nofp`): under TCG, trace prints the last events
-/// after the fixture exited and their frames lose their names (`tk_nofp+0x401930`), a
-/// trace symbolization defect of its own (see the note on issue 13).
+/// `nap;four;three;two;one;main`, leaf first; `--call-graph fp` loses them. Under TCG trace
+/// prints the last events after the fixture has exited, while it is a zombie: they keep their
+/// names (they were `tk_nofp+0x401930` while a zombie counted as alive).
 #[test]
-fn unwind_trace_nofp_user_stacks() {
+fn unwind_nofp_trace_user_stacks() {
     require_root();
     let fixture = fixture_with("tk_nofp", fixture_flags("tk_nofp"));
     let fixture = fixture.to_str().unwrap();
