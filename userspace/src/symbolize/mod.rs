@@ -114,6 +114,10 @@ struct State {
     /// The function bounds (`.eh_frame`) of stripped files, by path: frames without a symbol
     /// are named by the start of their function.
     function_bounds: HashMap<PathBuf, Rc<[(u64, u64)]>>,
+    /// Binaries opened for the dispatcher's resolvers, by device and inode (and whether
+    /// their debug links are followed): one mapping of libc however many processes map it.
+    /// Kept while a resolver blazesym caches holds one.
+    elf_files: HashMap<(u64, u64, bool), Rc<ElfResolver>>,
 }
 
 /// Files whose function bounds are kept (a long `-a` run meets many; rebuilt when needed).
@@ -172,6 +176,7 @@ impl Symbolizer {
             processes: HashMap::new(),
             cache_keys: HashMap::new(),
             function_bounds: HashMap::new(),
+            elf_files: HashMap::new(),
             files: KeptFiles::new(),
             debug_info: DebugInfo::new(options.debug_info.clone()),
         }));
@@ -242,6 +247,7 @@ impl Symbolizer {
             }
             // Descriptors kept only for the forgotten processes.
             state.files.retain(|_, file| Arc::strong_count(file) > 1);
+            state.elf_files.retain(|_, elf| Rc::strong_count(elf) > 1);
             self.mappings.prune();
         }
         self.dying = self
@@ -386,6 +392,26 @@ impl Symbolizer {
 }
 
 impl State {
+    /// The resolver of the binary at `path` (a `/proc/PID/map_files` link is followed), shared
+    /// by every process mapping the same file; `debug_links`: whether blazesym follows its
+    /// debug link for DWARF. None if it does not open as ELF.
+    fn shared_elf(&mut self, path: &Path, debug_links: bool) -> Option<Rc<ElfResolver>> {
+        use std::os::unix::fs::MetadataExt as _;
+        let file = std::fs::metadata(path).ok()?;
+        let key = (file.dev(), file.ino(), debug_links);
+        if let Some(elf) = self.elf_files.get(&key) {
+            return Some(Rc::clone(elf));
+        }
+        let elf = if debug_links {
+            ElfResolver::open(path)
+        } else {
+            ElfResolver::open_with_debug_dirs(path, Vec::<PathBuf>::new())
+        };
+        let elf = Rc::new(elf.ok()?);
+        self.elf_files.insert(key, Rc::clone(&elf));
+        Some(elf)
+    }
+
     /// Starts (or updates) following live process `pid`.
     fn capture(&mut self, pid: u32) {
         match self.processes.get_mut(&pid) {
@@ -663,21 +689,24 @@ impl Known {
     }
 }
 
-/// A binary mapped by a process, opened through a descriptor kept while the process lived
-/// (its path leads nowhere, or to another file, from tracekit's mount namespace).
-struct KeptBinary {
-    binary: ElfResolver,
+/// A binary mapped by a process, opened once for every process that maps the same file
+/// ([`State::shared_elf`]): through a descriptor kept while the process lived (its path leads
+/// nowhere, or to another file, from tracekit's mount namespace), its `map_files` link, or its
+/// path. blazesym on its own opens (and maps) a file per process: libc 24 times over in a
+/// `profile -a -i 1` under churn.
+struct SharedBinary {
+    binary: Rc<ElfResolver>,
     /// The path as the process mapped it, for frames' module.
     module: OsString,
 }
 
-impl fmt::Debug for KeptBinary {
+impl fmt::Debug for SharedBinary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "KeptBinary({:?})", self.module)
+        write!(f, "SharedBinary({:?})", self.module)
     }
 }
 
-impl Symbolize for KeptBinary {
+impl Symbolize for SharedBinary {
     fn find_sym(
         &self,
         addr: Addr,
@@ -690,7 +719,7 @@ impl Symbolize for KeptBinary {
     }
 }
 
-impl TranslateFileOffset for KeptBinary {
+impl TranslateFileOffset for SharedBinary {
     fn file_offset_to_virt_offset(&self, file_offset: u64) -> blazesym::Result<Option<Addr>> {
         self.binary.file_offset_to_virt_offset(file_offset)
     }
@@ -702,9 +731,9 @@ fn pid_of_map_file(path: &Path) -> Option<u32> {
     parts.next()?.as_os_str().to_str()?.parse().ok()
 }
 
-/// The resolver for a process's mapping when blazesym's default will not do: a separate
-/// debug file exists, or the file is only reachable through a kept descriptor. `None`
-/// leaves the mapping to blazesym.
+/// The resolver for a process's mapping: through a separate debug file where one exists,
+/// else the binary itself, shared with every process mapping it. `None` (the file does not
+/// open) leaves the mapping to blazesym.
 fn dispatch(
     member: &ProcessMemberInfo<'_>,
     debug_files: &Rc<Blazesym>,
@@ -737,7 +766,7 @@ fn dispatch(
     let module = entry.symbolic_path.clone().into_os_string();
     if let Some(debug_file) = state.debug_info.find(&binary) {
         // No debug directories: blazesym reads the binary alone, which has no DWARF.
-        let resolver = ElfResolver::open_with_debug_dirs(&binary, Vec::<PathBuf>::new()).ok()?;
+        let resolver = state.shared_elf(&binary, false)?;
         return Some(Box::new(SplitDebug {
             binary: resolver,
             debug_file,
@@ -745,9 +774,8 @@ fn dispatch(
             debug_files: Rc::clone(debug_files),
         }));
     }
-    let kept = kept?;
-    let binary = ElfResolver::open(&kept).ok()?;
-    Some(Box::new(KeptBinary { binary, module }))
+    let binary = state.shared_elf(&binary, true)?;
+    Some(Box::new(SharedBinary { binary, module }))
 }
 
 /// A stripped binary resolved through the symbol table of its separate debug file, without
@@ -758,7 +786,7 @@ fn dispatch(
 /// default resolver.
 struct SplitDebug {
     /// The binary: file offsets to addresses, and its dynamic symbols, tried first.
-    binary: ElfResolver,
+    binary: Rc<ElfResolver>,
     /// The separate debug file (by build ID, local or downloaded).
     debug_file: PathBuf,
     /// The binary's path as the process mapped it, for frames' module.
@@ -1018,6 +1046,73 @@ mod tests {
             "{frames:?}"
         );
         assert_eq!(frames[0].kind, FrameKind::User);
+    }
+
+    /// Four processes mapping libc are symbolized through one opening of it: tracekit maps
+    /// the file once more, not once per process.
+    #[test]
+    fn processes_share_one_opening_of_a_binary() {
+        let mut children: Vec<_> = (0..4)
+            .map(|_| {
+                std::process::Command::new("sleep")
+                    .arg("30")
+                    .spawn()
+                    .expect("sleep runs")
+            })
+            .collect();
+        // libc's executable mapping in `pid`, once its loader has mapped it.
+        let libc_text = |pid: u32| -> Option<(u64, String)> {
+            let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).ok()?;
+            maps.lines().find_map(|line| {
+                let fields: Vec<&str> = line.split_whitespace().collect();
+                let path = fields.get(5)?;
+                (fields[1].contains('x') && path.contains("/libc.so")).then(|| {
+                    let start = fields[0].split('-').next().unwrap();
+                    (u64::from_str_radix(start, 16).unwrap(), path.to_string())
+                })
+            })
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let texts: Vec<(u32, u64, String)> = children
+            .iter()
+            .map(|child| {
+                loop {
+                    if let Some((start, path)) = libc_text(child.id()) {
+                        break (child.id(), start, path);
+                    }
+                    assert!(Instant::now() < deadline, "sleep never mapped libc");
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            })
+            .collect();
+        let path = texts[0].2.clone();
+        let openings = || {
+            std::fs::read_to_string("/proc/self/maps")
+                .unwrap()
+                .lines()
+                .filter(|line| line.ends_with(&path))
+                .count()
+        };
+        let before = openings();
+        let symbolizer = Symbolizer::default();
+        for (pid, start, _) in &texts {
+            let frames = symbolizer.user_stack(*pid, &[start + 0x2000]);
+            assert_eq!(
+                frames[0].module.as_deref(),
+                Some(path.as_str()),
+                "{frames:?}"
+            );
+        }
+        let after = openings();
+        for child in &mut children {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        assert!(
+            after <= before + 1,
+            "libc is mapped {} more times after symbolizing 4 processes",
+            after - before
+        );
     }
 
     /// A traced command that has exited but is not yet reaped (a zombie: `/proc/PID/maps`
