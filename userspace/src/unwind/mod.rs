@@ -28,7 +28,7 @@ pub mod table;
 pub mod worker;
 
 use std::{
-    collections::{BTreeMap, BTreeSet, HashMap},
+    collections::{BTreeMap, HashMap},
     time::{Duration, Instant},
 };
 
@@ -79,9 +79,35 @@ pub struct UnwindTables {
     retired: Vec<ProcessMappings>,
     loaded_binaries: usize,
     build_time: Duration,
-    /// (mapping name, reason) to the pids it fell back in.
-    fallbacks: BTreeMap<(String, String), BTreeSet<u32>>,
+    /// (mapping name, reason) to the processes it fell back in.
+    fallbacks: BTreeMap<(String, String), Fallback>,
+    /// What fell back in each process not yet seen exited (for [`UnwindTables::broken_hints`]).
+    process_fallbacks: HashMap<u32, Vec<(String, String)>>,
     errors: BTreeMap<String, usize>,
+}
+
+/// The processes where one mapping fell back to frame pointers, for the report: a count and
+/// the first few pids (a set of every pid grew without bound under process churn).
+#[derive(Default)]
+struct Fallback {
+    /// Process loads it fell back in (a process loaded again after an `exec` counts again).
+    loads: u64,
+    /// The first pids, at most [`Fallback::SHOWN`].
+    pids: Vec<u32>,
+}
+
+impl Fallback {
+    const SHOWN: usize = 5;
+
+    fn add(&mut self, pid: u32) {
+        if self.pids.last() == Some(&pid) {
+            return;
+        }
+        self.loads += 1;
+        if self.pids.len() < Self::SHOWN {
+            self.pids.push(pid);
+        }
+    }
 }
 
 /// The pids in `/proc` now, but `except`.
@@ -113,6 +139,7 @@ impl UnwindTables {
             loaded_binaries: 0,
             build_time: Duration::ZERO,
             fallbacks: BTreeMap::new(),
+            process_fallbacks: HashMap::new(),
             errors: BTreeMap::new(),
         }
     }
@@ -202,12 +229,9 @@ impl UnwindTables {
 
     /// Unpublishes processes that no longer exist.
     fn forget_exited(&mut self) {
-        let gone: Vec<u32> = self
-            .processes
-            .keys()
-            .copied()
-            .filter(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists())
-            .collect();
+        let exited = |pid: &u32| !std::path::Path::new(&format!("/proc/{pid}")).exists();
+        self.process_fallbacks.retain(|pid, _| !exited(pid));
+        let gone: Vec<u32> = self.processes.keys().copied().filter(exited).collect();
         for pid in gone {
             self.processes.remove(&pid);
             if let Some(range) = self.kernel.remove_process(pid) {
@@ -217,10 +241,12 @@ impl UnwindTables {
     }
 
     fn fall_back(&mut self, pid: u32, mapping: &ExecMapping, reason: &str) {
-        self.fallbacks
-            .entry((mapping.name(), reason.to_string()))
-            .or_default()
-            .insert(pid);
+        let key = (mapping.name(), reason.to_string());
+        let process = self.process_fallbacks.entry(pid).or_default();
+        if !process.contains(&key) {
+            process.push(key.clone());
+        }
+        self.fallbacks.entry(key).or_default().add(pid);
     }
 
     /// The table of the binary behind `mapping`, built and loaded the first time.
@@ -406,13 +432,17 @@ impl UnwindTables {
             self.processes.len(),
             self.build_time.as_secs_f64() * 1e3
         );
-        for ((name, reason), pids) in &self.fallbacks {
-            let shown: Vec<String> = pids.iter().take(5).map(u32::to_string).collect();
-            let more = if pids.len() > 5 { ", ..." } else { "" };
+        for ((name, reason), fallback) in &self.fallbacks {
+            let shown: Vec<String> = fallback.pids.iter().map(u32::to_string).collect();
+            let more = if fallback.loads > shown.len() as u64 {
+                ", ..."
+            } else {
+                ""
+            };
             out.push_str(&format!(
                 "\nframe pointers for {name} ({reason}) in {} process{} (pid {}{more})",
-                pids.len(),
-                if pids.len() == 1 { "" } else { "es" },
+                fallback.loads,
+                if fallback.loads == 1 { "" } else { "es" },
                 shown.join(", ")
             ));
         }
@@ -426,10 +456,11 @@ impl UnwindTables {
 
     /// Mapping names that fell back to frame pointers in process `pid`, with the reason.
     pub fn fallbacks_of(&self, pid: u32) -> Vec<(&str, &str)> {
-        self.fallbacks
-            .iter()
-            .filter(|(_, pids)| pids.contains(&pid))
-            .map(|((name, reason), _)| (name.as_str(), reason.as_str()))
+        self.process_fallbacks
+            .get(&pid)
+            .into_iter()
+            .flatten()
+            .map(|(name, reason)| (name.as_str(), reason.as_str()))
             .collect()
     }
 
