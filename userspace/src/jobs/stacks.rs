@@ -4,10 +4,7 @@
 //! are symbolized and written as a report, folded stacks, a flame graph or JSON, per
 //! interval (`-i`) and for the whole run.
 
-use std::{
-    collections::{HashMap, HashSet},
-    time::Duration,
-};
+use std::{collections::HashMap, time::Duration};
 
 use aya::maps::{MapData, RingBuf};
 use tracekit_common::{
@@ -175,9 +172,34 @@ struct StackCollector<'a> {
 struct Whole {
     profile: Profile,
     index: HashMap<(u32, String, Vec<Frame>), usize>,
-    pids: HashSet<u32>,
+    pids: PidSet,
     /// With `--by line`: the intervals' lines added up.
     lines: LineProfile,
+}
+
+/// Distinct pids, one bit each: at most 512 KiB at Linux's largest `pid_max` (2^22), however
+/// many processes an hours-long run under churn samples (a set of them grew with each).
+#[derive(Default)]
+struct PidSet {
+    bits: Vec<u64>,
+    len: usize,
+}
+
+impl PidSet {
+    fn insert(&mut self, pid: u32) {
+        let (word, bit) = ((pid / 64) as usize, pid % 64);
+        if word >= self.bits.len() {
+            self.bits.resize(word + 1, 0);
+        }
+        if self.bits[word] & (1 << bit) == 0 {
+            self.bits[word] |= 1 << bit;
+            self.len += 1;
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
 }
 
 impl Whole {
@@ -673,5 +695,20 @@ fn words_of(column: &KeyColumn) -> usize {
     match column.kind {
         KeyKind::Str => STR_BYTES / 8,
         _ => 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pid_set_counts_distinct_pids() {
+        let mut pids = PidSet::default();
+        for pid in [1, 63, 64, 1, 4_194_303, 64, 0] {
+            pids.insert(pid);
+        }
+        assert_eq!(pids.len(), 5);
+        assert_eq!(pids.bits.len(), 4_194_304 / 64);
     }
 }
