@@ -204,14 +204,31 @@ fn reliability_offcpu_total_is_bounded_under_churn() {
     );
 }
 
-/// This process's children's resident set, in KiB (`VmRSS` of `pid`).
-fn rss_kib(pid: u32) -> u64 {
+/// A memory figure of process `pid` from `/proc/PID/status`, in KiB (`field`: `VmRSS`, the
+/// resident set; `RssAnon`, its heap and other anonymous memory); 0 once it is gone.
+fn status_kib(pid: u32, field: &str) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .unwrap_or_default()
         .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap_or(0)
+}
+
+/// The resident set of process `pid`, in KiB.
+fn rss_kib(pid: u32) -> u64 {
+    status_kib(pid, "VmRSS")
+}
+
+/// Starts tracekit with `args`, its output thrown away (the tests watch its memory).
+fn spawn_silent(args: &[&str]) -> std::process::Child {
+    Command::new(tracekit_bin())
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
 }
 
 /// Row 6: `profile -a -i 1` under process churn keeps flat memory.
@@ -219,13 +236,7 @@ fn rss_kib(pid: u32) -> u64 {
 fn reliability_profile_intervals_keep_flat_memory() {
     require_root();
     let mut churner = spawn_fixture("tk_churn", &["procs", "48"]);
-    let mut child = Command::new(tracekit_bin())
-        .args(["profile", "-a", "-i", "1", "-d", "45", "--top", "3"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_silent(&["profile", "-a", "-i", "1", "-d", "45", "--top", "3"]);
     let pid = child.id();
     std::thread::sleep(Duration::from_secs(15));
     let early = rss_kib(pid);
@@ -294,13 +305,7 @@ fn reliability_profile_intervals_never_fill_the_maps() {
 fn reliability_profile_intervals_release_exited_binaries() {
     require_root();
     let dir = scratch("release_exited_binaries");
-    let mut child = Command::new(tracekit_bin())
-        .args(["profile", "-a", "-i", "0.5", "-d", "20", "--top", "1"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_silent(&["profile", "-a", "-i", "0.5", "-d", "20", "--top", "1"]);
     let tracekit_pid = child.id();
     std::thread::sleep(Duration::from_secs(3));
     let mapped_copies = || {
@@ -347,28 +352,9 @@ fn reliability_profile_intervals_give_back_the_heap_of_exited_processes() {
     let source = dir.join("hello.rs");
     std::fs::write(&source, "fn main() { println!(\"hello\"); }\n").unwrap();
     let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
-    let mut child = Command::new(tracekit_bin())
-        .args(["profile", "-a", "-i", "0.5", "-d", "40", "--top", "1"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_silent(&["profile", "-a", "-i", "0.5", "-d", "40", "--top", "1"]);
     let tracekit_pid = child.id();
-    let heap_kib = || {
-        std::fs::read_to_string(format!("/proc/{tracekit_pid}/status"))
-            .unwrap_or_default()
-            .lines()
-            .find_map(|line| line.strip_prefix("RssAnon:"))
-            .and_then(|rest| {
-                rest.trim()
-                    .trim_end_matches("kB")
-                    .trim()
-                    .parse::<u64>()
-                    .ok()
-            })
-            .unwrap_or(0)
-    };
+    let heap_kib = || status_kib(tracekit_pid, "RssAnon");
     let compile = || {
         Command::new(&rustc)
             .args(["-O", "-o"])
