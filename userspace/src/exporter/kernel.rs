@@ -28,8 +28,9 @@ use crate::{
     },
     exporter::{
         config::{BucketSpec, Config, MetricConfig, Preset, Source},
+        push::{self, PushOptions, PushStats},
         series::{Cell, Series, accounting},
-        server::{self, ProfileEndpoint, ServerOptions, Sources},
+        server::{self, CpuProfile, ProfileEndpoint, ServerOptions, Sources},
     },
     jobs::presets::{self, LatencyUnit},
     output::{
@@ -300,6 +301,8 @@ pub struct KernelSources {
     unhealthy: Mutex<Option<String>>,
     frequency_hz: u64,
     stopping: Arc<Stopping>,
+    /// Pushes made and failed, with `--push`.
+    push: Option<Arc<PushStats>>,
 }
 
 impl KernelSources {
@@ -340,7 +343,14 @@ impl KernelSources {
             unhealthy: Mutex::new(None),
             frequency_hz: config.profile.frequency_hz,
             stopping: Arc::new(Stopping::default()),
+            push: None,
         })
+    }
+
+    /// Shows `stats` in the metrics (`--push`).
+    pub fn with_push_stats(mut self, stats: Arc<PushStats>) -> Self {
+        self.push = Some(stats);
+        self
     }
 
     /// Detaches every program and ends CPU profiles under way; the maps stay readable.
@@ -424,6 +434,9 @@ impl Sources for KernelSources {
                     .collect(),
             ),
         });
+        if let Some(push) = &self.push {
+            families.extend(push.families(&self.namespace));
+        }
         families
     }
 
@@ -439,7 +452,7 @@ impl Sources for KernelSources {
         }
     }
 
-    async fn profile(&self, duration: Duration) -> Result<Vec<u8>> {
+    async fn profile(&self, duration: Duration) -> Result<CpuProfile> {
         let hz = self.frequency_hz;
         let stopping = Arc::clone(&self.stopping);
         tokio::task::spawn_blocking(move || {
@@ -479,7 +492,7 @@ fn add_counts(raw: &mut RawProfile, interval: RawProfile) {
 
 /// Samples every CPU at `hz` for `duration` (less when the exporter stops), and returns the
 /// symbolized stacks as a gzipped pprof CPU profile with pid, comm and cgroup labels.
-fn cpu_profile(hz: u64, duration: Duration, stopping: &Stopping) -> Result<Vec<u8>> {
+fn cpu_profile(hz: u64, duration: Duration, stopping: &Stopping) -> Result<CpuProfile> {
     let options = ProfileOptions {
         frequency_hz: hz,
         pids: None,
@@ -538,18 +551,33 @@ fn cpu_profile(hz: u64, duration: Duration, stopping: &Stopping) -> Result<Vec<u
         )],
         ..PprofOptions::new(SampleKind::Cpu { hz }, start, elapsed)
     };
-    Ok(pprof::encode(&pprof::build(&profile.stacks, &options)))
+    Ok(CpuProfile {
+        pprof: pprof::encode(&pprof::build(&profile.stacks, &options)),
+        start,
+        duration: elapsed,
+    })
 }
 
 /// Runs the exporter: checks privileges, compiles and attaches every metric of `config`
-/// (read from `origin`), serves on `listen` (else the config's address) until SIGINT or
-/// SIGTERM, then detaches.
+/// (read from `origin`), serves on `listen` (else the config's address) and pushes CPU
+/// profiles as `push` asks until SIGINT or SIGTERM, then detaches.
 ///
 /// # Errors
-/// Usage errors for bad metrics (naming the metric) and a bad `[profile]` frequency;
-/// privilege errors; run-time errors when the address cannot be bound or a program cannot
-/// attach.
-pub fn run(config: Config, origin: &str, listen: Option<SocketAddr>) -> Result<()> {
+/// Usage errors for bad metrics (naming the metric), a bad `[profile]` frequency, and
+/// `--push` with profiles disabled; privilege errors; run-time errors when the address
+/// cannot be bound or a program cannot attach. A failed push is not an error (see
+/// [`push`]).
+pub fn run(
+    config: Config,
+    origin: &str,
+    listen: Option<SocketAddr>,
+    push: Option<PushOptions>,
+) -> Result<()> {
+    if push.is_some() && !config.profile.enabled {
+        return Err(Error::usage(format!(
+            "--push needs CPU profiles, and {origin} has [profile] enabled = false"
+        )));
+    }
     caps::require_tracing("exporter")?;
     if config.profile.enabled {
         bpf::check_frequency(config.profile.frequency_hz).map_err(|err| {
@@ -577,20 +605,46 @@ pub fn run(config: Config, origin: &str, listen: Option<SocketAddr>) -> Result<(
             .map(|m| format!("{} ({})", m.config.name, m.what))
             .collect();
         let count = compiled.len();
-        let sources = Arc::new(KernelSources::attach(&config, compiled)?);
+        let push_stats = push.as_ref().map(|_| Arc::new(PushStats::default()));
+        let mut sources = KernelSources::attach(&config, compiled)?;
+        if let Some(stats) = &push_stats {
+            sources = sources.with_push_stats(Arc::clone(stats));
+        }
+        let sources = Arc::new(sources);
         for line in &what {
             log::info!("serving {line}");
         }
         eprintln!(
-            "tracekit exporter: serving {count} metric{} on http://{bound}/metrics{}; \
+            "tracekit exporter: serving {count} metric{} on http://{bound}/metrics{}{}; \
              SIGINT or SIGTERM to stop.",
             if count == 1 { "" } else { "s" },
             if config.profile.enabled {
                 format!(", CPU profiles on http://{bound}/debug/pprof/profile")
             } else {
                 String::new()
+            },
+            match &push {
+                Some(push) => format!(
+                    ", pushing them to {} every {} s as {}",
+                    push.target.shown(),
+                    push.interval.as_secs(),
+                    push.target.name()
+                ),
+                None => String::new(),
             }
         );
+        let (stop_pushes, pushes_stopped) = tokio::sync::watch::channel(false);
+        let stop_pushes = Arc::new(stop_pushes);
+        let pushing = match (push, push_stats) {
+            (Some(push), Some(stats)) => Some(tokio::spawn(push::run(
+                Arc::clone(&sources),
+                push,
+                config.profile.frequency_hz,
+                stats,
+                pushes_stopped,
+            ))),
+            _ => None,
+        };
         let options = ServerOptions {
             namespace: config.namespace.clone(),
             profile: config.profile.enabled.then_some(ProfileEndpoint {
@@ -600,16 +654,24 @@ pub fn run(config: Config, origin: &str, listen: Option<SocketAddr>) -> Result<(
         };
         let (received_tx, received_rx) = tokio::sync::oneshot::channel();
         let stopper = Arc::clone(&sources);
+        let pushes_stopper = Arc::clone(&stop_pushes);
         let shutdown = async move {
             let name = tokio::select! {
                 _ = interrupt.recv() => "SIGINT",
                 _ = terminate.recv() => "SIGTERM",
             };
-            // Profiles under way answer with what they have, so serving can end.
+            // Profiles under way answer with what they have, so serving can end; pushes
+            // stop (one in flight gets a moment to finish).
             stopper.stop_profiles();
+            let _ = pushes_stopper.send(true);
             let _ = received_tx.send(name);
         };
         let served = server::serve(listener, Arc::clone(&sources), options, shutdown).await;
+        // Also when serving failed without a signal.
+        let _ = stop_pushes.send(true);
+        if let Some(pushing) = pushing {
+            let _ = pushing.await;
+        }
         sources.detach();
         served?;
         let name = received_rx.await.unwrap_or("a signal");
