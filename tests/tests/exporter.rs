@@ -14,8 +14,8 @@ use std::{
 };
 
 use tracekit_tests::{
-    ensure_package, fixture, kill, require_root, run, scratch, spawn_fixture, spawn_tracekit,
-    tracekit,
+    ensure_package, fixture, fixture_flags, fixture_with, kill, require_root, run, scratch,
+    spawn_fixture, spawn_tracekit, tracekit,
 };
 
 const TIMEOUT: Duration = Duration::from_secs(60);
@@ -1022,5 +1022,107 @@ fn exporter_push_failures_are_counted() {
         warnings[0].contains(&format!("{url}/ingest failed: ")),
         "{warnings:?}"
     );
+    stop_exporter(exporter);
+}
+
+/// `go tool pprof -traces -sample_index=samples` of `profile`: each sample of a process
+/// named `comm`, its functions leaf first with its count.
+fn traces_of(go: &str, file: &Path, profile: &[u8], comm: &str) -> Vec<(Vec<String>, u64)> {
+    std::fs::write(file, profile).unwrap();
+    let mut command = Command::new(go);
+    command
+        .args(["tool", "pprof", "-traces", "-sample_index=samples"])
+        .arg(file);
+    let traces = run(command, TIMEOUT);
+    traces.assert_code(0);
+    traces
+        .stdout
+        .split("-----------+-")
+        .filter(|block| {
+            block
+                .lines()
+                .any(|line| line.trim().starts_with("comm:") && line.contains(comm))
+        })
+        .filter_map(|block| {
+            let mut frames = Vec::new();
+            let mut count = None;
+            for line in block.lines().map(str::trim) {
+                if line.is_empty() || line.contains(':') || line.starts_with('-') {
+                    continue;
+                }
+                let words: Vec<&str> = line.split_whitespace().collect();
+                if count.is_none() && words.len() >= 2 {
+                    count = words[0].parse().ok();
+                }
+                frames.push(words.last()?.to_string());
+            }
+            Some((frames, count?))
+        })
+        .collect()
+}
+
+/// Issue 15's note: the profile endpoint keeps one sampler, with the DWARF unwinder's
+/// tables, across requests. None is loaded before the first profile; two consecutive
+/// `?seconds=1` requests on the fixture built without frame pointers both show its whole
+/// chain leaf <- four <- three <- two <- one <- main (frame pointers cannot: see
+/// unwind.rs), and the second loads nothing (`cpu_samplers_loaded_total` stays 1).
+#[test]
+fn exporter_profiles_share_one_dwarf_sampler() {
+    require_root();
+    let test = "exporter_profiles_share_one_dwarf_sampler";
+    let Some(go) = crate::pprof::go_or_skip(test) else {
+        return;
+    };
+    let dir = scratch(test);
+    let nofp = fixture_with("tk_nofp", fixture_flags("tk_nofp"));
+    let (exporter, addr) = start_exporter_with(&[]);
+    let loaded = |addr| {
+        sample_sum(
+            &scrape(addr),
+            "tracekit_exporter_cpu_samplers_loaded_total",
+            &[],
+        )
+    };
+    assert_eq!(loaded(addr), 0.0, "a sampler loaded before any profile");
+    let mut burner = Command::new(&nofp)
+        .arg("30")
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let chain = ["leaf", "four", "three", "two", "one", "main"];
+    let file = dir.join("cpu.pb.gz");
+    let mut took = Vec::new();
+    for request in ["first", "second"] {
+        let started = Instant::now();
+        let (status, profile) = get(addr, "/debug/pprof/profile?seconds=1");
+        took.push(started.elapsed());
+        assert_eq!(status, 200, "{}", String::from_utf8_lossy(&profile));
+        let traces = traces_of(go, &file, &profile, "tk_nofp");
+        let in_leaf: u64 = traces
+            .iter()
+            .filter(|(frames, _)| frames.first().map(String::as_str) == Some("leaf"))
+            .map(|(_, count)| count)
+            .sum();
+        let whole: u64 = traces
+            .iter()
+            .filter(|(frames, _)| frames.starts_with(&chain.map(String::from)))
+            .map(|(_, count)| count)
+            .sum();
+        eprintln!(
+            "{request} profile: {whole} of {in_leaf} samples in leaf whole, in {:?}",
+            took.last().unwrap()
+        );
+        // A loaded 2-core machine gives the fixture a fraction of a CPU (9 samples in leaf
+        // in a second were seen). Frame pointers give none whole (unwind.rs); the first
+        // profile loads the sampler, so the fixture's tables come in while it runs.
+        assert!(
+            whole >= 3 && whole as f64 >= 0.5 * in_leaf as f64,
+            "{request}: {whole} of {in_leaf} samples in leaf have the whole chain: {traces:?}"
+        );
+        assert_eq!(loaded(addr), 1.0, "{request}");
+    }
+    let _ = burner.kill();
+    let _ = burner.wait();
     stop_exporter(exporter);
 }

@@ -5,18 +5,17 @@
 //! ([`crate::jobs::presets`]) with the metric's labels, buckets and extra filter; an event
 //! metric is the request `hist`/`count` would build. Every request is compiled when the
 //! exporter starts (and by `--check`), loaded and attached for the whole machine, and its
-//! kernel map is read on each scrape into a monotonic [`Series`]. The CPU profile endpoint
-//! loads its own sampler for the seconds asked, then symbolizes and answers pprof.
+//! kernel map is read on each scrape into a monotonic [`Series`]. CPU profiles (the
+//! endpoint's, the pushes') are windows of the one [`SharedSampler`], loaded at the first.
 
 use std::{
     collections::{BTreeMap, HashMap},
     net::SocketAddr,
-    sync::{Arc, Condvar, Mutex},
-    time::{Duration, Instant, SystemTime},
+    sync::{Arc, Mutex},
+    time::Duration,
 };
 
 use tokio::signal::unix::{SignalKind, signal};
-use tracekit_common::profile::{DEFAULT_COUNT_MAP_ENTRIES, DEFAULT_STACK_MAP_ENTRIES};
 
 use crate::{
     Error, Result, bpf, caps,
@@ -29,6 +28,7 @@ use crate::{
     exporter::{
         config::{BucketSpec, Config, MetricConfig, Preset, Source},
         push::{self, PushOptions, PushStats},
+        sampler::{SharedSampler, Window},
         series::{Cell, Series, accounting},
         server::{self, CpuProfile, ProfileEndpoint, ServerOptions, Sources},
     },
@@ -37,9 +37,7 @@ use crate::{
         pprof::{self, PprofOptions, SampleKind},
         prometheus::{Labels, MetricFamily, Value, Values},
     },
-    profile::{self as sampler, ProfileOptions, Profiler, RawProfile},
     session,
-    symbolize::Symbolizer,
 };
 
 /// Nanosecond latency buckets: the exporter buckets raw values (the config's slots are
@@ -268,30 +266,6 @@ fn idle_cells(
         .collect()
 }
 
-/// Tells CPU profiles under way that the exporter is stopping.
-#[derive(Default)]
-struct Stopping {
-    stopped: Mutex<bool>,
-    changed: Condvar,
-}
-
-impl Stopping {
-    fn stop(&self) {
-        *self.stopped.lock().unwrap_or_else(|e| e.into_inner()) = true;
-        self.changed.notify_all();
-    }
-
-    /// Waits up to `timeout`; true when stopping.
-    fn wait(&self, timeout: Duration) -> bool {
-        let stopped = self.stopped.lock().unwrap_or_else(|e| e.into_inner());
-        let (stopped, _) = self
-            .changed
-            .wait_timeout_while(stopped, timeout, |stopped| !*stopped)
-            .unwrap_or_else(|e| e.into_inner());
-        *stopped
-    }
-}
-
 /// The exporter's sources on the real kernel: the configured metrics, attached, and the
 /// CPU sampler for profiles.
 pub struct KernelSources {
@@ -300,7 +274,8 @@ pub struct KernelSources {
     /// Why the last scrape could not read a metric, if it could not.
     unhealthy: Mutex<Option<String>>,
     frequency_hz: u64,
-    stopping: Arc<Stopping>,
+    /// The CPU sampler, loaded at the first profile.
+    sampler: Arc<SharedSampler>,
     /// Pushes made and failed, with `--push`.
     push: Option<Arc<PushStats>>,
 }
@@ -342,7 +317,7 @@ impl KernelSources {
             metrics: Mutex::new(metrics),
             unhealthy: Mutex::new(None),
             frequency_hz: config.profile.frequency_hz,
-            stopping: Arc::new(Stopping::default()),
+            sampler: Arc::new(SharedSampler::new(config.profile.frequency_hz)),
             push: None,
         })
     }
@@ -353,9 +328,10 @@ impl KernelSources {
         self
     }
 
-    /// Detaches every program and ends CPU profiles under way; the maps stay readable.
+    /// Detaches every program (the CPU sampler's too) and ends CPU profiles under way; the
+    /// metrics' maps stay readable.
     pub fn detach(&self) {
-        self.stopping.stop();
+        self.sampler.finish();
         let mut metrics = self.metrics.lock().unwrap_or_else(|e| e.into_inner());
         for metric in metrics.iter_mut() {
             for engine in &mut metric.engines {
@@ -366,7 +342,7 @@ impl KernelSources {
 
     /// Ends CPU profiles under way early (each answers with what it sampled so far).
     pub fn stop_profiles(&self) {
-        self.stopping.stop();
+        self.sampler.stop();
     }
 
     /// Events the kernel could not count, per metric and reason.
@@ -434,6 +410,15 @@ impl Sources for KernelSources {
                     .collect(),
             ),
         });
+        families.push(MetricFamily {
+            name: format!("{}_exporter_cpu_samplers_loaded", self.namespace),
+            help: "CPU samplers loaded with their unwind tables: 1 from the first CPU profile \
+                   (requested or pushed) on; every later profile shares it."
+                .into(),
+            unit: None,
+            label_names: vec![],
+            values: Values::Counter(vec![(Labels::default(), Value::Int(self.sampler.loads()))]),
+        });
         if let Some(push) = &self.push {
             families.extend(push.families(&self.namespace));
         }
@@ -454,14 +439,25 @@ impl Sources for KernelSources {
 
     async fn profile(&self, duration: Duration) -> Result<CpuProfile> {
         let hz = self.frequency_hz;
-        let stopping = Arc::clone(&self.stopping);
+        let sampler = Arc::clone(&self.sampler);
+        // The first profile loads the sampler (and starts building the tables): blocking.
+        let window = tokio::task::spawn_blocking(move || sampler.open(duration))
+            .await
+            .map_err(|err| Error::runtime(format!("the CPU profile task failed: {err}")))??;
+        let window = window
+            .await
+            .map_err(|_| Error::runtime("the CPU sampler stopped before the profile ended"))?;
         tokio::task::spawn_blocking(move || {
-            let answer = cpu_profile(hz, duration, &stopping);
+            let pprof = encode(hz, &window);
             release_freed_memory();
-            answer
+            CpuProfile {
+                pprof,
+                start: window.start,
+                duration: window.elapsed,
+            }
         })
         .await
-        .map_err(|err| Error::runtime(format!("the CPU profile task failed: {err}")))?
+        .map_err(|err| Error::runtime(format!("the CPU profile task failed: {err}")))
     }
 }
 
@@ -479,83 +475,17 @@ fn release_freed_memory() {
     }
 }
 
-/// How often a CPU profile under way drains the kernel maps.
-const DRAIN_EVERY: Duration = Duration::from_secs(5);
-
-/// Adds the counts and stacks of `interval` to `raw` (the counters are left alone).
-fn add_counts(raw: &mut RawProfile, interval: RawProfile) {
-    for (key, count) in interval.counts {
-        *raw.counts.entry(key).or_default() += count;
-    }
-    raw.stacks.extend(interval.stacks);
-}
-
-/// Samples every CPU at `hz` for `duration` (less when the exporter stops), and returns the
-/// symbolized stacks as a gzipped pprof CPU profile with pid, comm and cgroup labels.
-fn cpu_profile(hz: u64, duration: Duration, stopping: &Stopping) -> Result<CpuProfile> {
-    let options = ProfileOptions {
-        frequency_hz: hz,
-        pids: None,
-        follow_children: false,
-        include_idle: false,
-        kernel_stacks: true,
-        user_stacks: true,
-        stack_map_entries: DEFAULT_STACK_MAP_ENTRIES,
-        count_map_entries: DEFAULT_COUNT_MAP_ENTRIES,
-        // Each request loads its own sampler: building the whole machine's unwind tables
-        // per request would cost more than the profile, so frame pointers until the
-        // exporter keeps one sampler and its tables across requests.
-        call_graph: Some(crate::unwind::CallGraph::Fp),
-        unwind_budget_bytes: 0,
-    };
-    let mut profiler = Profiler::load(&options)?;
-    profiler.attach(&options)?;
-    let mut announced = profiler.take_events()?;
-    let mut symbolizer = Symbolizer::new(true);
-    let start = SystemTime::now();
-    let started = Instant::now();
-    // What earlier intervals counted, drained from the kernel maps.
-    let mut raw = RawProfile::default();
-    let mut drained = Instant::now();
-    // Processes announce themselves when first sampled: their maps are read while they
-    // live, so short-lived ones symbolize too.
-    loop {
-        while let Some(record) = announced.next() {
-            if let Some(pid) = sampler::announced_pid(&record) {
-                symbolizer.remember_process(pid);
-            }
-        }
-        // A long profile under process churn would fill the count and stack maps: drain
-        // them every few seconds, as `profile -i` does.
-        if drained.elapsed() >= DRAIN_EVERY {
-            add_counts(&mut raw, profiler.take_interval()?);
-            drained = Instant::now();
-        }
-        let left = duration.saturating_sub(started.elapsed());
-        if left.is_zero() || stopping.wait(left.min(Duration::from_millis(200))) {
-            break;
-        }
-    }
-    let elapsed = started.elapsed();
-    let last = profiler.read();
-    profiler.detach()?;
-    let last = last?;
-    // The counters are cumulative since loading; the counts left are the last interval's.
-    raw.stats = last.stats;
-    add_counts(&mut raw, last);
-    let profile = sampler::symbolize(&raw, &symbolizer);
+/// A window's stacks as a gzipped pprof CPU profile at `hz`, with pid, comm and cgroup
+/// labels.
+fn encode(hz: u64, window: &Window) -> Vec<u8> {
     let options = PprofOptions {
         cgroup: &crate::mappings::read_cgroup,
         comments: vec![format!(
             "tracekit exporter: on-CPU stacks of all processes at {hz} Hz"
         )],
-        ..PprofOptions::new(SampleKind::Cpu { hz }, start, elapsed)
+        ..PprofOptions::new(SampleKind::Cpu { hz }, window.start, window.elapsed)
     };
-    Ok(CpuProfile {
-        pprof: pprof::encode(&pprof::build(&profile.stacks, &options)),
-        start,
-        duration: elapsed,
-    })
+    pprof::encode(&pprof::build(&window.stacks, &options))
 }
 
 /// Runs the exporter: checks privileges, compiles and attaches every metric of `config`
@@ -826,40 +756,5 @@ buckets = "linear:0,1500,100"
             idle_cells(&previous, &reading, &[true, true]),
             [cell("array"), cell("gone"), cell("two")]
         );
-    }
-
-    /// Drained intervals add up: the same key twice sums, stacks are the union.
-    #[test]
-    fn drained_intervals_add_up() {
-        use tracekit_common::profile::SampleKey;
-        let key = |generation| SampleKey {
-            pid: 42,
-            generation,
-            kernel_stack: 0,
-            user_stack: 7,
-            comm: [0; 16],
-        };
-        let interval = |generation, count, stack: u64| RawProfile {
-            counts: [(key(generation), count)].into_iter().collect(),
-            stacks: [(stack, vec![0x1000, 0x2000])].into_iter().collect(),
-            stats: Default::default(),
-        };
-        let mut raw = RawProfile::default();
-        add_counts(&mut raw, interval(0, 10, 7));
-        add_counts(&mut raw, interval(1, 5, 7 | 1 << 63));
-        add_counts(&mut raw, interval(0, 3, 7));
-        assert_eq!(raw.counts[&key(0)], 13);
-        assert_eq!(raw.counts[&key(1)], 5);
-        assert_eq!(raw.stacks.len(), 2);
-    }
-
-    #[test]
-    fn stopping_ends_waits() {
-        let stopping = Stopping::default();
-        assert!(!stopping.wait(Duration::from_millis(1)));
-        stopping.stop();
-        let started = Instant::now();
-        assert!(stopping.wait(Duration::from_secs(10)));
-        assert!(started.elapsed() < Duration::from_secs(1));
     }
 }
