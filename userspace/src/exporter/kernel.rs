@@ -5,18 +5,17 @@
 //! ([`crate::jobs::presets`]) with the metric's labels, buckets and extra filter; an event
 //! metric is the request `hist`/`count` would build. Every request is compiled when the
 //! exporter starts (and by `--check`), loaded and attached for the whole machine, and its
-//! kernel map is read on each scrape into a monotonic [`Series`]. The CPU profile endpoint
-//! loads its own sampler for the seconds asked, then symbolizes and answers pprof.
+//! kernel map is read on each scrape into a monotonic [`Series`]. CPU profiles (the
+//! endpoint's, the pushes') are windows of the one [`SharedSampler`], loaded at the first.
 
 use std::{
     collections::{BTreeMap, HashMap},
     net::SocketAddr,
-    sync::{Arc, Condvar, Mutex},
-    time::{Duration, Instant, SystemTime},
+    sync::{Arc, Mutex},
+    time::Duration,
 };
 
 use tokio::signal::unix::{SignalKind, signal};
-use tracekit_common::profile::{DEFAULT_COUNT_MAP_ENTRIES, DEFAULT_STACK_MAP_ENTRIES};
 
 use crate::{
     Error, Result, bpf, caps,
@@ -28,17 +27,17 @@ use crate::{
     },
     exporter::{
         config::{BucketSpec, Config, MetricConfig, Preset, Source},
+        push::{self, PushOptions, PushStats},
+        sampler::{SharedSampler, Window},
         series::{Cell, Series, accounting},
-        server::{self, ProfileEndpoint, ServerOptions, Sources},
+        server::{self, CpuProfile, ProfileEndpoint, ServerOptions, Sources},
     },
     jobs::presets::{self, LatencyUnit},
     output::{
         pprof::{self, PprofOptions, SampleKind},
         prometheus::{Labels, MetricFamily, Value, Values},
     },
-    profile::{self as sampler, ProfileOptions, Profiler, RawProfile},
     session,
-    symbolize::Symbolizer,
 };
 
 /// Nanosecond latency buckets: the exporter buckets raw values (the config's slots are
@@ -267,30 +266,6 @@ fn idle_cells(
         .collect()
 }
 
-/// Tells CPU profiles under way that the exporter is stopping.
-#[derive(Default)]
-struct Stopping {
-    stopped: Mutex<bool>,
-    changed: Condvar,
-}
-
-impl Stopping {
-    fn stop(&self) {
-        *self.stopped.lock().unwrap_or_else(|e| e.into_inner()) = true;
-        self.changed.notify_all();
-    }
-
-    /// Waits up to `timeout`; true when stopping.
-    fn wait(&self, timeout: Duration) -> bool {
-        let stopped = self.stopped.lock().unwrap_or_else(|e| e.into_inner());
-        let (stopped, _) = self
-            .changed
-            .wait_timeout_while(stopped, timeout, |stopped| !*stopped)
-            .unwrap_or_else(|e| e.into_inner());
-        *stopped
-    }
-}
-
 /// The exporter's sources on the real kernel: the configured metrics, attached, and the
 /// CPU sampler for profiles.
 pub struct KernelSources {
@@ -299,7 +274,10 @@ pub struct KernelSources {
     /// Why the last scrape could not read a metric, if it could not.
     unhealthy: Mutex<Option<String>>,
     frequency_hz: u64,
-    stopping: Arc<Stopping>,
+    /// The CPU sampler, loaded at the first profile.
+    sampler: Arc<SharedSampler>,
+    /// Pushes made and failed, with `--push`.
+    push: Option<Arc<PushStats>>,
 }
 
 impl KernelSources {
@@ -339,13 +317,21 @@ impl KernelSources {
             metrics: Mutex::new(metrics),
             unhealthy: Mutex::new(None),
             frequency_hz: config.profile.frequency_hz,
-            stopping: Arc::new(Stopping::default()),
+            sampler: Arc::new(SharedSampler::new(config.profile.frequency_hz)),
+            push: None,
         })
     }
 
-    /// Detaches every program and ends CPU profiles under way; the maps stay readable.
+    /// Shows `stats` in the metrics (`--push`).
+    pub fn with_push_stats(mut self, stats: Arc<PushStats>) -> Self {
+        self.push = Some(stats);
+        self
+    }
+
+    /// Detaches every program (the CPU sampler's too) and ends CPU profiles under way; the
+    /// metrics' maps stay readable.
     pub fn detach(&self) {
-        self.stopping.stop();
+        self.sampler.finish();
         let mut metrics = self.metrics.lock().unwrap_or_else(|e| e.into_inner());
         for metric in metrics.iter_mut() {
             for engine in &mut metric.engines {
@@ -356,7 +342,7 @@ impl KernelSources {
 
     /// Ends CPU profiles under way early (each answers with what it sampled so far).
     pub fn stop_profiles(&self) {
-        self.stopping.stop();
+        self.sampler.stop();
     }
 
     /// Events the kernel could not count, per metric and reason.
@@ -424,6 +410,18 @@ impl Sources for KernelSources {
                     .collect(),
             ),
         });
+        families.push(MetricFamily {
+            name: format!("{}_exporter_cpu_samplers_loaded", self.namespace),
+            help: "CPU samplers loaded with their unwind tables: 1 from the first CPU profile \
+                   (requested or pushed) on; every later profile shares it."
+                .into(),
+            unit: None,
+            label_names: vec![],
+            values: Values::Counter(vec![(Labels::default(), Value::Int(self.sampler.loads()))]),
+        });
+        if let Some(push) = &self.push {
+            families.extend(push.families(&self.namespace));
+        }
         families
     }
 
@@ -439,16 +437,27 @@ impl Sources for KernelSources {
         }
     }
 
-    async fn profile(&self, duration: Duration) -> Result<Vec<u8>> {
+    async fn profile(&self, duration: Duration) -> Result<CpuProfile> {
         let hz = self.frequency_hz;
-        let stopping = Arc::clone(&self.stopping);
+        let sampler = Arc::clone(&self.sampler);
+        // The first profile loads the sampler (and starts building the tables): blocking.
+        let window = tokio::task::spawn_blocking(move || sampler.open(duration))
+            .await
+            .map_err(|err| Error::runtime(format!("the CPU profile task failed: {err}")))??;
+        let window = window
+            .await
+            .map_err(|_| Error::runtime("the CPU sampler stopped before the profile ended"))?;
         tokio::task::spawn_blocking(move || {
-            let answer = cpu_profile(hz, duration, &stopping);
+            let pprof = encode(hz, &window);
             release_freed_memory();
-            answer
+            CpuProfile {
+                pprof,
+                start: window.start,
+                duration: window.elapsed,
+            }
         })
         .await
-        .map_err(|err| Error::runtime(format!("the CPU profile task failed: {err}")))?
+        .map_err(|err| Error::runtime(format!("the CPU profile task failed: {err}")))
     }
 }
 
@@ -466,90 +475,39 @@ fn release_freed_memory() {
     }
 }
 
-/// How often a CPU profile under way drains the kernel maps.
-const DRAIN_EVERY: Duration = Duration::from_secs(5);
-
-/// Adds the counts and stacks of `interval` to `raw` (the counters are left alone).
-fn add_counts(raw: &mut RawProfile, interval: RawProfile) {
-    for (key, count) in interval.counts {
-        *raw.counts.entry(key).or_default() += count;
-    }
-    raw.stacks.extend(interval.stacks);
-}
-
-/// Samples every CPU at `hz` for `duration` (less when the exporter stops), and returns the
-/// symbolized stacks as a gzipped pprof CPU profile with pid, comm and cgroup labels.
-fn cpu_profile(hz: u64, duration: Duration, stopping: &Stopping) -> Result<Vec<u8>> {
-    let options = ProfileOptions {
-        frequency_hz: hz,
-        pids: None,
-        follow_children: false,
-        include_idle: false,
-        kernel_stacks: true,
-        user_stacks: true,
-        stack_map_entries: DEFAULT_STACK_MAP_ENTRIES,
-        count_map_entries: DEFAULT_COUNT_MAP_ENTRIES,
-        // Each request loads its own sampler: building the whole machine's unwind tables
-        // per request would cost more than the profile, so frame pointers until the
-        // exporter keeps one sampler and its tables across requests.
-        call_graph: Some(crate::unwind::CallGraph::Fp),
-        unwind_budget_bytes: 0,
-    };
-    let mut profiler = Profiler::load(&options)?;
-    profiler.attach(&options)?;
-    let mut announced = profiler.take_events()?;
-    let mut symbolizer = Symbolizer::new(true);
-    let start = SystemTime::now();
-    let started = Instant::now();
-    // What earlier intervals counted, drained from the kernel maps.
-    let mut raw = RawProfile::default();
-    let mut drained = Instant::now();
-    // Processes announce themselves when first sampled: their maps are read while they
-    // live, so short-lived ones symbolize too.
-    loop {
-        while let Some(record) = announced.next() {
-            if let Some(pid) = sampler::announced_pid(&record) {
-                symbolizer.remember_process(pid);
-            }
-        }
-        // A long profile under process churn would fill the count and stack maps: drain
-        // them every few seconds, as `profile -i` does.
-        if drained.elapsed() >= DRAIN_EVERY {
-            add_counts(&mut raw, profiler.take_interval()?);
-            drained = Instant::now();
-        }
-        let left = duration.saturating_sub(started.elapsed());
-        if left.is_zero() || stopping.wait(left.min(Duration::from_millis(200))) {
-            break;
-        }
-    }
-    let elapsed = started.elapsed();
-    let last = profiler.read();
-    profiler.detach()?;
-    let last = last?;
-    // The counters are cumulative since loading; the counts left are the last interval's.
-    raw.stats = last.stats;
-    add_counts(&mut raw, last);
-    let profile = sampler::symbolize(&raw, &symbolizer);
+/// A window's stacks as a gzipped pprof CPU profile at `hz`, with pid, comm and cgroup
+/// labels.
+fn encode(hz: u64, window: &Window) -> Vec<u8> {
     let options = PprofOptions {
         cgroup: &crate::mappings::read_cgroup,
         comments: vec![format!(
             "tracekit exporter: on-CPU stacks of all processes at {hz} Hz"
         )],
-        ..PprofOptions::new(SampleKind::Cpu { hz }, start, elapsed)
+        ..PprofOptions::new(SampleKind::Cpu { hz }, window.start, window.elapsed)
     };
-    Ok(pprof::encode(&pprof::build(&profile.stacks, &options)))
+    pprof::encode(&pprof::build(&window.stacks, &options))
 }
 
 /// Runs the exporter: checks privileges, compiles and attaches every metric of `config`
-/// (read from `origin`), serves on `listen` (else the config's address) until SIGINT or
-/// SIGTERM, then detaches.
+/// (read from `origin`), serves on `listen` (else the config's address) and pushes CPU
+/// profiles as `push` asks until SIGINT or SIGTERM, then detaches.
 ///
 /// # Errors
-/// Usage errors for bad metrics (naming the metric) and a bad `[profile]` frequency;
-/// privilege errors; run-time errors when the address cannot be bound or a program cannot
-/// attach.
-pub fn run(config: Config, origin: &str, listen: Option<SocketAddr>) -> Result<()> {
+/// Usage errors for bad metrics (naming the metric), a bad `[profile]` frequency, and
+/// `--push` with profiles disabled; privilege errors; run-time errors when the address
+/// cannot be bound or a program cannot attach. A failed push is not an error (see
+/// [`push`]).
+pub fn run(
+    config: Config,
+    origin: &str,
+    listen: Option<SocketAddr>,
+    push: Option<PushOptions>,
+) -> Result<()> {
+    if push.is_some() && !config.profile.enabled {
+        return Err(Error::usage(format!(
+            "--push needs CPU profiles, and {origin} has [profile] enabled = false"
+        )));
+    }
     caps::require_tracing("exporter")?;
     if config.profile.enabled {
         bpf::check_frequency(config.profile.frequency_hz).map_err(|err| {
@@ -577,20 +535,46 @@ pub fn run(config: Config, origin: &str, listen: Option<SocketAddr>) -> Result<(
             .map(|m| format!("{} ({})", m.config.name, m.what))
             .collect();
         let count = compiled.len();
-        let sources = Arc::new(KernelSources::attach(&config, compiled)?);
+        let push_stats = push.as_ref().map(|_| Arc::new(PushStats::default()));
+        let mut sources = KernelSources::attach(&config, compiled)?;
+        if let Some(stats) = &push_stats {
+            sources = sources.with_push_stats(Arc::clone(stats));
+        }
+        let sources = Arc::new(sources);
         for line in &what {
             log::info!("serving {line}");
         }
         eprintln!(
-            "tracekit exporter: serving {count} metric{} on http://{bound}/metrics{}; \
+            "tracekit exporter: serving {count} metric{} on http://{bound}/metrics{}{}; \
              SIGINT or SIGTERM to stop.",
             if count == 1 { "" } else { "s" },
             if config.profile.enabled {
                 format!(", CPU profiles on http://{bound}/debug/pprof/profile")
             } else {
                 String::new()
+            },
+            match &push {
+                Some(push) => format!(
+                    ", pushing them to {} every {} s as {}",
+                    push.target.shown(),
+                    push.interval.as_secs(),
+                    push.target.name()
+                ),
+                None => String::new(),
             }
         );
+        let (stop_pushes, pushes_stopped) = tokio::sync::watch::channel(false);
+        let stop_pushes = Arc::new(stop_pushes);
+        let pushing = match (push, push_stats) {
+            (Some(push), Some(stats)) => Some(tokio::spawn(push::run(
+                Arc::clone(&sources),
+                push,
+                config.profile.frequency_hz,
+                stats,
+                pushes_stopped,
+            ))),
+            _ => None,
+        };
         let options = ServerOptions {
             namespace: config.namespace.clone(),
             profile: config.profile.enabled.then_some(ProfileEndpoint {
@@ -600,16 +584,24 @@ pub fn run(config: Config, origin: &str, listen: Option<SocketAddr>) -> Result<(
         };
         let (received_tx, received_rx) = tokio::sync::oneshot::channel();
         let stopper = Arc::clone(&sources);
+        let pushes_stopper = Arc::clone(&stop_pushes);
         let shutdown = async move {
             let name = tokio::select! {
                 _ = interrupt.recv() => "SIGINT",
                 _ = terminate.recv() => "SIGTERM",
             };
-            // Profiles under way answer with what they have, so serving can end.
+            // Profiles under way answer with what they have, so serving can end; pushes
+            // stop (one in flight gets a moment to finish).
             stopper.stop_profiles();
+            let _ = pushes_stopper.send(true);
             let _ = received_tx.send(name);
         };
         let served = server::serve(listener, Arc::clone(&sources), options, shutdown).await;
+        // Also when serving failed without a signal.
+        let _ = stop_pushes.send(true);
+        if let Some(pushing) = pushing {
+            let _ = pushing.await;
+        }
         sources.detach();
         served?;
         let name = received_rx.await.unwrap_or("a signal");
@@ -764,40 +756,5 @@ buckets = "linear:0,1500,100"
             idle_cells(&previous, &reading, &[true, true]),
             [cell("array"), cell("gone"), cell("two")]
         );
-    }
-
-    /// Drained intervals add up: the same key twice sums, stacks are the union.
-    #[test]
-    fn drained_intervals_add_up() {
-        use tracekit_common::profile::SampleKey;
-        let key = |generation| SampleKey {
-            pid: 42,
-            generation,
-            kernel_stack: 0,
-            user_stack: 7,
-            comm: [0; 16],
-        };
-        let interval = |generation, count, stack: u64| RawProfile {
-            counts: [(key(generation), count)].into_iter().collect(),
-            stacks: [(stack, vec![0x1000, 0x2000])].into_iter().collect(),
-            stats: Default::default(),
-        };
-        let mut raw = RawProfile::default();
-        add_counts(&mut raw, interval(0, 10, 7));
-        add_counts(&mut raw, interval(1, 5, 7 | 1 << 63));
-        add_counts(&mut raw, interval(0, 3, 7));
-        assert_eq!(raw.counts[&key(0)], 13);
-        assert_eq!(raw.counts[&key(1)], 5);
-        assert_eq!(raw.stacks.len(), 2);
-    }
-
-    #[test]
-    fn stopping_ends_waits() {
-        let stopping = Stopping::default();
-        assert!(!stopping.wait(Duration::from_millis(1)));
-        stopping.stop();
-        let started = Instant::now();
-        assert!(stopping.wait(Duration::from_secs(10)));
-        assert!(started.elapsed() < Duration::from_secs(1));
     }
 }

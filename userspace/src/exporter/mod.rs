@@ -9,12 +9,16 @@
 //!   [`server::Sources`] implementation;
 //! - [`kernel`]: the sources on the real kernel (engine requests, the CPU sampler) and the
 //!   daemon, [`kernel::run`];
-//! - [`own`]: the exporter's CPU, memory and scrape time.
+//! - [`own`]: the exporter's CPU, memory and scrape time;
+//! - [`push`]: `--push URL`, CPU profiles POSTed to a Pyroscope-compatible `/ingest`;
+//! - [`sampler`]: the one CPU sampler profile requests and pushes share.
 //!
 //! The rendering itself is [`crate::output::prometheus`] and [`crate::output::pprof`].
 
 pub mod config;
 pub mod kernel;
 pub mod own;
+pub mod push;
+pub mod sampler;
 pub mod series;
 pub mod server;

@@ -11,7 +11,13 @@
 //! What is served comes from a [`Sources`] implementation: the server knows HTTP, the
 //! sources know the kernel.
 
-use std::{collections::HashMap, future::Future, net::SocketAddr, sync::Arc, time::Duration};
+use std::{
+    collections::HashMap,
+    future::Future,
+    net::SocketAddr,
+    sync::Arc,
+    time::{Duration, SystemTime},
+};
 
 use axum::{
     Router,
@@ -37,9 +43,20 @@ pub trait Sources: Send + Sync + 'static {
     /// `Ok` when everything is attached and reading; else why not.
     fn health(&self) -> std::result::Result<(), String>;
 
-    /// A gzipped pprof CPU profile of the whole machine over `duration`. Requests may
-    /// overlap.
-    fn profile(&self, duration: Duration) -> impl Future<Output = Result<Vec<u8>>> + Send;
+    /// A CPU profile of the whole machine over `duration` (less when the exporter stops).
+    /// Requests may overlap.
+    fn profile(&self, duration: Duration) -> impl Future<Output = Result<CpuProfile>> + Send;
+}
+
+/// A CPU profile and the span it covers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CpuProfile {
+    /// Gzipped pprof.
+    pub pprof: Vec<u8>,
+    /// When sampling started.
+    pub start: SystemTime,
+    /// How long it sampled.
+    pub duration: Duration,
 }
 
 /// How the server answers.
@@ -194,7 +211,7 @@ async fn profile<S: Sources>(
         },
     };
     match state.sources.profile(Duration::from_secs(seconds)).await {
-        Ok(gzipped) => (
+        Ok(profile) => (
             StatusCode::OK,
             [
                 (header::CONTENT_TYPE, "application/octet-stream"),
@@ -203,7 +220,7 @@ async fn profile<S: Sources>(
                     "attachment; filename=\"profile\"",
                 ),
             ],
-            gzipped,
+            profile.pprof,
         )
             .into_response(),
         Err(err) => text(
@@ -255,7 +272,7 @@ mod tests {
             }
         }
 
-        async fn profile(&self, duration: Duration) -> Result<Vec<u8>> {
+        async fn profile(&self, duration: Duration) -> Result<CpuProfile> {
             self.profiles.lock().unwrap().push(duration);
             tokio::time::sleep(duration).await;
             let stacks = [Stack {
@@ -265,7 +282,11 @@ mod tests {
                 count: 99,
             }];
             let options = PprofOptions::new(SampleKind::Cpu { hz: 99 }, UNIX_EPOCH, duration);
-            Ok(pprof::encode(&pprof::build(&stacks, &options)))
+            Ok(CpuProfile {
+                pprof: pprof::encode(&pprof::build(&stacks, &options)),
+                start: UNIX_EPOCH,
+                duration,
+            })
         }
     }
 

@@ -10,6 +10,7 @@ use tracekit::{
     exporter::{
         config::{Config, Syntax},
         kernel,
+        push::{self, PushOptions, PushTarget},
     },
 };
 
@@ -20,6 +21,7 @@ EXAMPLES:
   tracekit exporter --config /etc/tracekit/exporter.toml
   tracekit exporter --config exporter.yaml    # the same keys in YAML
   tracekit exporter --config exporter.toml --check   # validate, compile, exit
+  tracekit exporter --push http://pyroscope:4040      # CPU profiles to Pyroscope every 15 s
   curl -s localhost:9435/metrics              # what Prometheus scrapes
   go tool pprof -top 'http://localhost:9435/debug/pprof/profile?seconds=10'
 
@@ -46,6 +48,39 @@ pub struct Args {
     /// Listen on ADDR:PORT [default: the config's listen, else 127.0.0.1:9435]
     #[arg(long, value_name = "ADDR")]
     pub listen: Option<SocketAddr>,
+    /// Push a CPU profile of the machine every interval to a Pyroscope-compatible server:
+    /// POST URL/ingest, pprof, as tracekit.cpu{hostname=...}
+    #[arg(long, value_name = "URL")]
+    pub push: Option<String>,
+    /// Seconds between pushes, each a profile of that long (1 to 3600) [default: 15]
+    #[arg(long, value_name = "SECONDS",
+          value_parser = clap::value_parser!(u64)
+              .range(push::MIN_INTERVAL_SECONDS..=push::MAX_INTERVAL_SECONDS))]
+    pub push_interval: Option<u64>,
+}
+
+impl Args {
+    /// `--push` and `--push-interval`, checked: the URL is http or https with a host.
+    fn push(&self) -> Result<Option<PushOptions>> {
+        let Some(url) = &self.push else {
+            return match self.push_interval {
+                Some(seconds) => Err(Error::usage(format!(
+                    "--push-interval {seconds}: pushes need --push URL"
+                ))),
+                None => Ok(None),
+            };
+        };
+        let target = PushTarget::parse(url, &push::hostname()).map_err(|err| {
+            Error::usage(format!("--push {}: {err}", tracekit::error::quote(url)))
+        })?;
+        Ok(Some(PushOptions {
+            target,
+            interval: std::time::Duration::from_secs(
+                self.push_interval
+                    .unwrap_or(push::DEFAULT_INTERVAL_SECONDS),
+            ),
+        }))
+    }
 }
 
 /// Runs `tracekit exporter`.
@@ -63,6 +98,7 @@ pub fn run(args: Args, _verbose: u8) -> Result<()> {
         }
         None => Config::default_set(),
     };
+    let push = args.push()?;
     let origin = args
         .config
         .as_ref()
@@ -75,5 +111,5 @@ pub fn run(args: Args, _verbose: u8) -> Result<()> {
         }
         return Ok(());
     }
-    kernel::run(config, &origin, args.listen)
+    kernel::run(config, &origin, args.listen, push)
 }
