@@ -449,7 +449,9 @@ impl Sources for KernelSources {
             .map_err(|_| Error::runtime("the CPU sampler stopped before the profile ended"))?;
         tokio::task::spawn_blocking(move || {
             let pprof = encode(hz, &window);
-            release_freed_memory();
+            // The window's stacks were freed on this blocking thread, in its own arena: glibc
+            // keeps it (26 to 88 MiB in ten minutes of the exporter bench before this).
+            crate::symbolize::release_freed_memory();
             CpuProfile {
                 pprof,
                 start: window.start,
@@ -458,20 +460,6 @@ impl Sources for KernelSources {
         })
         .await
         .map_err(|err| Error::runtime(format!("the CPU profile task failed: {err}")))
-    }
-}
-
-/// Hands memory the allocator holds free back to the kernel. A CPU profile allocates tens
-/// of MiB (the symbolizer's view of every process sampled, the stacks) and frees them all;
-/// glibc keeps freed memory in the arena of the thread that freed it, and profiles run on
-/// whichever blocking thread is free, so without this RSS climbs request after request to
-/// the sum of the arenas' peaks (26 MiB to 88 MiB in ten minutes of the exporter bench,
-/// back to 32 MiB with one `malloc_trim`).
-fn release_freed_memory() {
-    #[cfg(target_env = "gnu")]
-    // SAFETY: malloc_trim(3) only returns free heap pages to the kernel.
-    unsafe {
-        libc::malloc_trim(0);
     }
 }
 
