@@ -148,6 +148,33 @@ pub struct Stack {
     pub count: u64,
 }
 
+/// Stacks summed by process, command name and frames, in the order first seen: the stacks
+/// of several intervals (or cuts) added up into one profile.
+#[derive(Debug, Default)]
+pub struct StackSum {
+    index: HashMap<(u32, String, Vec<Frame>), usize>,
+    stacks: Vec<Stack>,
+}
+
+impl StackSum {
+    /// Adds `stack`'s count to the stack with the same pid, comm and frames.
+    pub fn add(&mut self, stack: &Stack) {
+        let key = (stack.pid, stack.comm.clone(), stack.frames.clone());
+        match self.index.get(&key) {
+            Some(&at) => self.stacks[at].count += stack.count,
+            None => {
+                self.index.insert(key, self.stacks.len());
+                self.stacks.push(stack.clone());
+            }
+        }
+    }
+
+    /// The summed stacks, in the order first seen.
+    pub fn into_stacks(self) -> Vec<Stack> {
+        self.stacks
+    }
+}
+
 /// Folds stacks into `comm;outer;...;leaf` lines with their summed counts, sorted by line:
 /// the input format of `flamegraph.pl` and inferno. Kernel frames end in `_[k]`, JIT frames
 /// in `_[j]`.
@@ -263,6 +290,23 @@ mod tests {
     }
 
     use FrameKind::{Kernel as K, User as U};
+
+    #[test]
+    fn stack_sum_adds_equal_stacks_in_first_seen_order() {
+        let mut sum = StackSum::default();
+        sum.add(&stack("burner", &[("main", U), ("b", U)], 3));
+        sum.add(&stack("burner", &[("main", U), ("a", U)], 2));
+        sum.add(&stack("other", &[("main", U), ("b", U)], 1));
+        sum.add(&stack("burner", &[("main", U), ("b", U)], 4));
+        assert_eq!(
+            sum.into_stacks(),
+            [
+                stack("burner", &[("main", U), ("b", U)], 7),
+                stack("burner", &[("main", U), ("a", U)], 2),
+                stack("other", &[("main", U), ("b", U)], 1),
+            ]
+        );
+    }
 
     #[test]
     fn folds_merges_and_sorts() {

@@ -19,7 +19,6 @@
 //! long the exporter runs.
 
 use std::{
-    collections::HashMap,
     sync::{
         Mutex,
         atomic::{AtomicU64, Ordering},
@@ -39,7 +38,7 @@ use tracekit_common::{
 use crate::{
     Error, Result,
     profile::{self as sampler, ProfileOptions, Profiler},
-    stacks::{Frame, Stack},
+    stacks::{Stack, StackSum},
     symbolize::Symbolizer,
 };
 
@@ -232,31 +231,19 @@ struct Open {
     start: SystemTime,
     opened: Instant,
     deadline: Instant,
-    stacks: HashMap<(u32, String, Vec<Frame>), u64>,
+    stacks: StackSum,
     reply: oneshot::Sender<Window>,
 }
 
 impl Open {
     fn add(&mut self, stacks: &[Stack]) {
         for stack in stacks {
-            *self
-                .stacks
-                .entry((stack.pid, stack.comm.clone(), stack.frames.clone()))
-                .or_default() += stack.count;
+            self.stacks.add(stack);
         }
     }
 
     fn close(self) {
-        let stacks = self
-            .stacks
-            .into_iter()
-            .map(|((pid, comm, frames), count)| Stack {
-                pid,
-                comm,
-                frames,
-                count,
-            })
-            .collect();
+        let stacks = self.stacks.into_stacks();
         // A requester that went away (the client hung up) does not mind.
         let _ = self.reply.send(Window {
             start: self.start,
@@ -299,7 +286,7 @@ fn run(mut profiler: Profiler, mut ring: RingBuf<MapData>, commands: &Receiver<C
                     start: SystemTime::now(),
                     opened: last_cut,
                     deadline: last_cut + duration,
-                    stacks: HashMap::new(),
+                    stacks: StackSum::default(),
                     reply,
                 });
             }
@@ -355,6 +342,7 @@ fn cut(profiler: &mut Profiler, symbolizer: &mut Symbolizer, windows: &mut [Open
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stacks::Frame;
 
     fn stack(pid: u32, leaf: &str, count: u64) -> Stack {
         Stack {
@@ -374,7 +362,7 @@ mod tests {
             start: SystemTime::UNIX_EPOCH,
             opened,
             deadline: opened,
-            stacks: HashMap::new(),
+            stacks: StackSum::default(),
             reply,
         };
         window.add(&[stack(1, "leaf", 10), stack(1, "other", 1)]);

@@ -23,7 +23,7 @@ use crate::{
     output::{self, Format, profile::Header},
     profile::{self, Profile, ProfileOptions, Profiler, RawProfile},
     session::{self, Collector, Flow, Interval, Tracees},
-    stacks::Frame,
+    stacks::StackSum,
     symbolize::{Symbolizer, SymbolizerOptions, lines::LineProfile},
     unwind::{CallGraph, Unwinder},
 };
@@ -171,7 +171,8 @@ struct StackCollector<'a> {
 #[derive(Default)]
 struct Whole {
     profile: Profile,
-    index: HashMap<(u32, String, Vec<Frame>), usize>,
+    /// The whole run's stacks (kept only when written: see [`Whole::add`]).
+    stacks: StackSum,
     pids: PidSet,
     /// With `--by line`: the intervals' lines added up.
     lines: LineProfile,
@@ -227,14 +228,7 @@ impl Whole {
             if !keep_stacks {
                 continue;
             }
-            let key = (stack.pid, stack.comm.clone(), stack.frames.clone());
-            match self.index.get(&key) {
-                Some(&at) => whole.stacks[at].count += stack.count,
-                None => {
-                    self.index.insert(key, whole.stacks.len());
-                    whole.stacks.push(stack.clone());
-                }
-            }
+            self.stacks.add(stack);
         }
     }
 }
@@ -515,7 +509,10 @@ fn run(
     };
     let profile = if options.interval.is_some() {
         // Every interval was symbolized as it ended (the last one after detaching).
-        std::mem::take(&mut collector.whole.profile)
+        Profile {
+            stacks: std::mem::take(&mut collector.whole.stacks).into_stacks(),
+            ..std::mem::take(&mut collector.whole.profile)
+        }
     } else {
         let raw = collector.source.read()?;
         let started = std::time::Instant::now();
