@@ -130,6 +130,22 @@ pub fn quote(input: &str) -> String {
     quote_within(input, QUOTE_CHARS)
 }
 
+/// An error and its causes on one line, `what: why: why`, leaving out a cause its parent
+/// already says (libraries often repeat their source's message in their own).
+pub fn chain(err: &dyn std::error::Error) -> String {
+    let mut line = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !line.contains(&text) {
+            line.push_str(": ");
+            line.push_str(&text);
+        }
+        source = cause.source();
+    }
+    line
+}
+
 /// The most characters of one error line; [`clip_line`] keeps lines within it.
 pub const LINE_CHARS: usize = 2000;
 
@@ -211,6 +227,22 @@ pub fn quote_at(input: &str, column: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn chains_causes_once() {
+        let io = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused");
+        let outer = Error::Runtime {
+            what: "connecting".into(),
+            source: Some(Box::new(io)),
+        };
+        assert_eq!(chain(&outer), "connecting: refused");
+        let io = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused");
+        let repeating = Error::Runtime {
+            what: "connecting: refused".into(),
+            source: Some(Box::new(io)),
+        };
+        assert_eq!(chain(&repeating), "connecting: refused");
+    }
 
     #[test]
     fn short_inputs_are_quoted_whole() {

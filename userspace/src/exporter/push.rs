@@ -264,7 +264,10 @@ pub async fn run<S: Sources>(
     {
         Ok(client) => client,
         Err(err) => {
-            log::error!("cannot push CPU profiles to {shown}: {}", chain(&err));
+            log::error!(
+                "cannot push CPU profiles to {shown}: {}",
+                crate::error::chain(&err)
+            );
             return;
         }
     };
@@ -319,7 +322,7 @@ async fn send(
         .body(gzipped)
         .send()
         .await
-        .map_err(|err| chain(&err))?;
+        .map_err(|err| crate::error::chain(&err))?;
     let status = answer.status();
     if status.is_success() {
         return Ok(());
@@ -333,21 +336,6 @@ async fn send(
         let start: String = first.chars().take(200).collect();
         format!("HTTP {status}: {start}")
     })
-}
-
-/// An error and its causes on one line (reqwest's own message names only the URL).
-fn chain(err: &dyn std::error::Error) -> String {
-    let mut line = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        let text = cause.to_string();
-        if !line.contains(&text) {
-            line.push_str(": ");
-            line.push_str(&text);
-        }
-        source = cause.source();
-    }
-    line
 }
 
 #[cfg(test)]
@@ -438,15 +426,5 @@ mod tests {
             text.contains("tk_exporter_push_failures_total 3\n"),
             "{text}"
         );
-    }
-
-    #[test]
-    fn errors_with_their_causes() {
-        let io = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused");
-        let outer = Error::Runtime {
-            what: "connecting".into(),
-            source: Some(Box::new(io)),
-        };
-        assert_eq!(chain(&outer), "connecting: refused");
     }
 }

@@ -213,7 +213,7 @@ impl UnwindTables {
                 true
             }
             Err(err) => {
-                *self.errors.entry(error_chain(&err)).or_default() += 1;
+                *self.errors.entry(crate::error::chain(&err)).or_default() += 1;
                 false
             }
         }
@@ -384,7 +384,7 @@ impl UnwindTables {
                     segments: table.segments,
                 }
             }
-            Err(err) => Binary::Missing(error_chain(&err)),
+            Err(err) => Binary::Missing(crate::error::chain(&err)),
         }
     }
 
@@ -500,18 +500,6 @@ fn find_program(program: &std::path::Path) -> Option<std::path::PathBuf> {
     std::env::split_paths(&std::env::var_os("PATH")?)
         .map(|dir| dir.join(program))
         .find(|path| path.is_file())
-}
-
-/// An error with its causes, `what: why: why`.
-fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 fn no_table(mapping: &ExecMapping) -> Mapping {
