@@ -283,7 +283,7 @@ impl Symbolizer {
         self.reap_exited();
         // An exiting process (or a zombie) shows an empty map; caching it would replace a
         // good map from an earlier announcement with nothing.
-        if !has_memory_map(pid) {
+        if !is_alive(pid) {
             log::debug!("pid {pid} has no memory map left to remember");
             return false;
         }
@@ -751,18 +751,19 @@ fn dispatch(
             .or_default()
             .push((entry.maps_file.clone(), entry.symbolic_path.clone()));
     }
-    let kept = pid_of_map_file(&entry.maps_file)
+    // A descriptor kept while the process lived first; else the map_files link, which
+    // reaches the file in other mount namespaces and after deletion; an exited process's
+    // remembered map has only the path.
+    let binary = pid_of_map_file(&entry.maps_file)
         .and_then(|pid| state.processes.get(&pid))
         .filter(|known| known.files.kept.contains_key(&entry.symbolic_path))
-        .and_then(|known| known.files.readable_path(&entry.symbolic_path));
-    // The map_files link reaches the file in other mount namespaces and after deletion;
-    // an exited process's remembered map has only the path.
-    let binary = kept.clone().or_else(|| {
-        [&entry.maps_file, &entry.symbolic_path]
-            .into_iter()
-            .find(|path| path.exists())
-            .cloned()
-    })?;
+        .and_then(|known| known.files.readable_path(&entry.symbolic_path))
+        .or_else(|| {
+            [&entry.maps_file, &entry.symbolic_path]
+                .into_iter()
+                .find(|path| path.exists())
+                .cloned()
+        })?;
     let module = entry.symbolic_path.clone().into_os_string();
     if let Some(debug_file) = state.debug_info.find(&binary) {
         // No debug directories: blazesym reads the binary alone, which has no DWARF.
@@ -851,9 +852,10 @@ impl TranslateFileOffset for SplitDebug {
     }
 }
 
-/// Whether `/proc/PID/maps` has at least one entry: false once the process's memory is torn
-/// down at exit (the file still exists until the zombie is reaped).
-fn has_memory_map(pid: u32) -> bool {
+/// Whether `pid` still has its memory (and `/proc/PID/map_files`): `/proc/PID/maps` has at
+/// least one entry. An exited process that is not yet reaped (a zombie) keeps the file, but
+/// empty: it is not alive here.
+fn is_alive(pid: u32) -> bool {
     use std::io::Read as _;
     let mut byte = [0u8; 1];
     std::fs::File::open(format!("/proc/{pid}/maps"))
@@ -872,12 +874,6 @@ pub fn release_freed_memory() {
     unsafe {
         libc::malloc_trim(0);
     }
-}
-
-/// Whether `pid` still has its memory (and `/proc/PID/map_files`). An exited process that
-/// is not yet reaped (a zombie) keeps `/proc/PID/maps`, but empty: it is not alive here.
-fn is_alive(pid: u32) -> bool {
-    has_memory_map(pid)
 }
 
 /// Return addresses point after the call; looking up `addr - 1` lands inside the call
