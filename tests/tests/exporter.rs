@@ -14,7 +14,7 @@ use std::{
 };
 
 use tracekit_tests::{
-    ensure_package, fixture, fixture_flags, fixture_with, kill, require_root, run, scratch,
+    ensure_package, fixture, fixture_flags, fixture_with, kill, require_root, scratch,
     spawn_fixture, spawn_tracekit, tracekit,
 };
 
@@ -451,24 +451,14 @@ fn exporter_metrics_profile_and_shutdown() {
         Some(go) => {
             let file = dir.join("cpu.pb.gz");
             std::fs::write(&file, &profile).unwrap();
-            let mut command = Command::new(go);
-            command
-                .args(["tool", "pprof", "-top", "-sample_index=samples"])
-                .arg(&file);
-            let top = run(command, TIMEOUT);
-            top.assert_code(0);
+            let top = crate::pprof::pprof(go, &["-top", "-sample_index=samples"], &file);
             assert!(
-                top.stdout
-                    .lines()
+                top.lines()
                     .any(|line| line.split_whitespace().last() == Some("leaf")),
-                "no leaf row in go tool pprof -top:\n{}",
-                top.stdout
+                "no leaf row in go tool pprof -top:\n{top}"
             );
-            let mut command = Command::new(go);
-            command.args(["tool", "pprof", "-traces"]).arg(&file);
-            let traces = run(command, TIMEOUT);
-            traces.assert_code(0);
-            crate::pprof::assert_burner_chain(&traces.stdout);
+            let traces = crate::pprof::pprof(go, &["-traces"], &file);
+            crate::pprof::assert_burner_chain(&traces);
         }
         None => eprintln!("{test}: the profile is gzip; not parsed (no go tool pprof)"),
     }
@@ -855,20 +845,14 @@ fn read_request(stream: &mut TcpStream) -> Option<Recorded> {
 /// function named `function`, 0 when it is not in the profile.
 fn flat_samples(go: &str, file: &Path, profile: &[u8], function: &str) -> u64 {
     std::fs::write(file, profile).unwrap();
-    let mut command = Command::new(go);
-    command
-        .args(["tool", "pprof", "-top", "-sample_index=samples"])
-        .arg(file);
-    let top = run(command, TIMEOUT);
-    top.assert_code(0);
-    top.stdout
-        .lines()
+    let top = crate::pprof::pprof(go, &["-top", "-sample_index=samples"], file);
+    top.lines()
         .find(|line| line.split_whitespace().last() == Some(function))
         .map_or(0, |line| {
             line.split_whitespace()
                 .next()
                 .and_then(|flat| flat.parse().ok())
-                .unwrap_or_else(|| panic!("no flat count in {line:?}:\n{}", top.stdout))
+                .unwrap_or_else(|| panic!("no flat count in {line:?}:\n{top}"))
         })
 }
 
@@ -1029,14 +1013,7 @@ fn exporter_push_failures_are_counted() {
 /// named `comm`, its functions leaf first with its count.
 fn traces_of(go: &str, file: &Path, profile: &[u8], comm: &str) -> Vec<(Vec<String>, u64)> {
     std::fs::write(file, profile).unwrap();
-    let mut command = Command::new(go);
-    command
-        .args(["tool", "pprof", "-traces", "-sample_index=samples"])
-        .arg(file);
-    let traces = run(command, TIMEOUT);
-    traces.assert_code(0);
-    traces
-        .stdout
+    crate::pprof::pprof(go, &["-traces", "-sample_index=samples"], file)
         .split("-----------+-")
         .filter(|block| {
             block

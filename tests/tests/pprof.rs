@@ -14,7 +14,7 @@ pub(crate) fn go_or_skip(test: &str) -> Option<&'static str> {
 }
 
 /// `go tool pprof ARGS FILE`, its stdout.
-fn pprof(go: &str, args: &[&str], file: &Path) -> String {
+pub(crate) fn pprof(go: &str, args: &[&str], file: &Path) -> String {
     let mut command = Command::new(go);
     command.args(["tool", "pprof"]).args(args).arg(file);
     let output = run(command, TIMEOUT);
