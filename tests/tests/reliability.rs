@@ -705,3 +705,171 @@ fn reliability_least_privilege() {
         "{run:#?}"
     );
 }
+
+/// A flood that `trace` cannot keep up with still stops at `-d` and at Ctrl-C: two processes
+/// making getppid() as fast as they can, traced with their user stacks into a file. The
+/// event loop used to read a ring until it was empty, which a flood never lets happen: `-d`
+/// and SIGINT were seen only once the flood ended (a run stopped by SIGINT after 3 s went
+/// on for minutes beside a syscall benchmark).
+#[test]
+fn reliability_trace_flood_stops_on_time() {
+    require_root();
+    let dir = scratch("reliability_trace_flood_stops_on_time");
+    let mut burners: Vec<_> = (0..2)
+        .map(|_| spawn_fixture("tk_syscalls", &["--seconds", "60"]))
+        .collect();
+    let pids = burners
+        .iter()
+        .map(|burner| burner.id().to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    for stop in ["-d 2", "SIGINT"] {
+        let mut args = vec!["trace", "raw_syscalls:sys_enter", "-U", "-p", pids.as_str()];
+        if stop == "-d 2" {
+            args.extend(["-d", "2"]);
+        }
+        let out = dir.join("flood.txt");
+        let mut child = Command::new(tracekit_bin())
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(std::fs::File::create(&out).unwrap())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let (sender, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                let _ = sender.send(line);
+            }
+        });
+        let mut seen = Vec::new();
+        while !seen
+            .iter()
+            .any(|l: &String| l.contains("Hit Ctrl-C to end."))
+        {
+            seen.push(
+                lines
+                    .recv_timeout(TIMEOUT)
+                    .unwrap_or_else(|_| panic!("{stop}: not attached: {seen:?}")),
+            );
+        }
+        let attached = Instant::now();
+        if stop == "SIGINT" {
+            std::thread::sleep(Duration::from_secs(2));
+            kill(child.id(), libc::SIGINT);
+        }
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if attached.elapsed() > Duration::from_secs(30) {
+                let _ = child.kill();
+                let _ = child.wait();
+                for burner in &mut burners {
+                    let _ = burner.kill();
+                }
+                panic!("{stop}: still tracing the flood 30 s after attaching");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let ended = attached.elapsed();
+        seen.extend(lines.iter());
+        let stderr = seen.join("\n");
+        assert_eq!(status.code(), Some(0), "{stop}: {stderr}");
+        assert!(
+            ended < Duration::from_secs(7),
+            "{stop}: ended {ended:?} after attaching: {stderr}"
+        );
+        let printed = std::fs::read_to_string(&out).unwrap();
+        assert!(
+            printed.contains("syscall_loop"),
+            "{stop}: no stack named syscall_loop in {} bytes: {stderr}",
+            printed.len()
+        );
+    }
+    for burner in &mut burners {
+        let _ = burner.kill();
+        let _ = burner.wait();
+    }
+}
+
+/// `trace -U` read slowly (a pipe to a slow consumer) falls seconds behind processes that
+/// come and go, and still names their stacks: 10 runs of tk_nofp (no frame pointers, so
+/// only the DWARF unwinder walks it, with tables loaded when the process is announced) make
+/// 100 naps each (0.6 s of life) and exit, while the test reads 200 lines a second. Before, the event loop
+/// read the records' ring until it was empty, so announcements waited behind the whole
+/// backlog (the processes were gone before their tables were loaded); and a process seen
+/// dead was forgotten a second later, with its records still waiting.
+#[test]
+fn reliability_trace_lagging_reader_names_exited_processes() {
+    require_root();
+    let nofp = fixture_with("tk_nofp", fixture_flags("tk_nofp"));
+    let script = format!(
+        "for i in $(seq 10); do {} --naps 100 & sleep 0.2; done; wait",
+        nofp.display()
+    );
+    let mut child = Command::new(tracekit_bin())
+        .args([
+            "trace",
+            "t:syscalls:sys_enter_clock_nanosleep",
+            "-U",
+            "--json",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    std::thread::spawn(move || {
+        std::thread::sleep(TIMEOUT);
+        kill(pid, libc::SIGKILL);
+    });
+    let stderr = child.stderr.take().unwrap();
+    let stderr = std::thread::spawn(move || {
+        BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+            .collect::<Vec<_>>()
+            .join("\n")
+    });
+    let chain = ["nap", "four", "three", "two", "one", "main"];
+    let (mut naps, mut whole, mut broken) = (0, 0, Vec::new());
+    let mut started = std::collections::HashSet::new();
+    for line in BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .map_while(Result::ok)
+    {
+        std::thread::sleep(Duration::from_millis(5));
+        let Ok(event) = serde_json::from_str::<serde_json::Value>(&line) else {
+            continue;
+        };
+        let frames: Vec<&str> = event["user_stack"]
+            .as_array()
+            .map(|frames| frames.iter().filter_map(|f| f.as_str()).collect())
+            .unwrap_or_default();
+        // The first sleep of each run (main's usleep, before its tables may be in) is not a
+        // nap.
+        if event["comm"] != "tk_nofp" || started.insert(event["pid"].to_string()) {
+            continue;
+        }
+        naps += 1;
+        if frames.windows(chain.len()).any(|w| w == chain) {
+            whole += 1;
+        } else if broken.len() < 12 {
+            broken.push(line);
+        }
+    }
+    let status = child.wait().unwrap();
+    let stderr = stderr.join().unwrap();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert!(
+        whole >= 950,
+        "{whole} of {naps} naps (1000 made) with the whole chain; broken: {broken:#?}\n{stderr}"
+    );
+}

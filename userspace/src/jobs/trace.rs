@@ -19,22 +19,11 @@ use crate::{
     output::{self, Format},
     probe::fields::{STACKS, ValueType},
     profile::{announced_pid, comm_string},
-    session::{self, Collector, Flow, Tracees},
+    session::{self, Collector, Flow, Tracees, monotonic_ns},
     stacks::{Frame, UNKNOWN_SYMBOL},
     symbolize::{Symbolizer, SymbolizerOptions, kernel_function},
     unwind::{CallGraph, Unwinder},
 };
-
-/// CLOCK_MONOTONIC now, in ns (the clock of `bpf_ktime_get_ns`).
-fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime(2) with a live out-pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
 
 /// One printed field: as text, and as JSON.
 fn field_text(record: &TraceRecord, printed: &Printed) -> (String, serde_json::Value) {
@@ -84,8 +73,11 @@ struct TraceCollector<'a> {
     start_ns: u64,
     printed: u64,
     write_error: Option<std::io::Error>,
-    /// When exited processes were last forgotten.
-    forgotten: std::time::Instant,
+    /// When exited processes were last looked for ([`monotonic_ns`]): those found then
+    /// are forgotten at the next look, once no record of theirs can still be unread.
+    dead_looked_ns: u64,
+    /// By ring: every record committed before this time ([`monotonic_ns`]) has been read.
+    read_past_ns: Vec<u64>,
     /// The engines' DWARF unwinders (user stacks without `--call-graph fp`).
     unwinders: Vec<Unwinder>,
     unwind_budget_bytes: u64,
@@ -126,6 +118,7 @@ impl Collector for TraceCollector<'_> {
                 self.rings.push(Ring::Announce);
             }
         }
+        self.read_past_ns = vec![0; rings.len()];
         Ok(rings)
     }
 
@@ -139,11 +132,7 @@ impl Collector for TraceCollector<'_> {
                         unwinder.load_process(pid);
                     }
                 }
-                // A long trace under churn must not keep every process it ever saw.
-                if self.forgotten.elapsed() >= std::time::Duration::from_secs(1) {
-                    self.forgotten = std::time::Instant::now();
-                    self.symbolizer.forget_exited();
-                }
+                self.forget_exited();
                 Flow::Continue
             }
             Ring::Records { engine } => {
@@ -152,6 +141,10 @@ impl Collector for TraceCollector<'_> {
                 }
                 // SAFETY: the kernel wrote a TraceRecord; read_unaligned copes with any alignment.
                 let record: TraceRecord = unsafe { std::ptr::read_unaligned(data.as_ptr().cast()) };
+                // Records are stamped before they are committed, on another CPU maybe: what
+                // was stamped well before this one has been committed before it.
+                let past = record.ts_ns.saturating_sub(COMMIT_SKEW_NS);
+                self.read_past_ns[ring] = self.read_past_ns[ring].max(past);
                 let line = render(
                     &record,
                     &self.views[engine],
@@ -178,9 +171,40 @@ impl Collector for TraceCollector<'_> {
         }
     }
 
+    fn caught_up(&mut self, ring: usize, before_ns: u64) {
+        self.read_past_ns[ring] = self.read_past_ns[ring].max(before_ns);
+        self.forget_exited();
+    }
+
     fn detach(&mut self) -> Result<()> {
         self.engines.detach();
         Ok(())
+    }
+}
+
+/// How much earlier than a record another CPU's record may be stamped and still be
+/// committed after it (a record is stamped, then reserved and written with preemption off).
+const COMMIT_SKEW_NS: u64 = 10_000_000;
+
+impl TraceCollector<'_> {
+    /// Forgets the processes found exited at the last look, at most once a second, once every
+    /// ring has been read past that look: a trace that lags (a slow pipe, a flood) still
+    /// names the stacks of processes that exited while their records waited. A long trace
+    /// under churn then keeps only the processes whose records may still come.
+    fn forget_exited(&mut self) {
+        let read_past = self
+            .rings
+            .iter()
+            .zip(&self.read_past_ns)
+            .filter(|(ring, _)| matches!(ring, Ring::Records { .. }))
+            .map(|(_, &past)| past)
+            .min()
+            .unwrap_or(u64::MAX);
+        let now = monotonic_ns();
+        if read_past > self.dead_looked_ns && now - self.dead_looked_ns >= 1_000_000_000 {
+            self.symbolizer.forget_exited();
+            self.dead_looked_ns = monotonic_ns();
+        }
     }
 }
 
@@ -246,7 +270,8 @@ pub fn run(
         start_ns: 0,
         printed: 0,
         write_error: None,
-        forgotten: std::time::Instant::now(),
+        dead_looked_ns: monotonic_ns(),
+        read_past_ns: Vec::new(),
         unwinders: Vec::new(),
         unwind_budget_bytes,
         program: options.command_program(),

@@ -138,6 +138,11 @@ pub trait Collector {
         Flow::Continue
     }
 
+    /// Ring `ring` was read empty: every record committed to it before `before_ns`
+    /// ([`monotonic_ns`], the clock of `bpf_ktime_get_ns`) has been given to
+    /// [`Collector::record`].
+    fn caught_up(&mut self, _ring: usize, _before_ns: u64) {}
+
     /// Everything is ready and the workload is about to be released: start counting.
     fn started(&mut self) -> Result<()> {
         Ok(())
@@ -169,6 +174,27 @@ pub struct Options {
     /// start line (`top`, `stat`).
     pub banner: Option<Banner>,
 }
+
+/// CLOCK_MONOTONIC now, in ns (the clock of `bpf_ktime_get_ns`, which records are stamped
+/// with).
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime(2) with a live out-pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Records read from one ring before the event loop looks at signals, timers and the other
+/// rings again: a ring that fills faster than it is read is never empty, and reading it
+/// until it was kept Ctrl-C, `-d` and `-i` waiting for as long as the flood lasted.
+const RECORDS_PER_PASS: usize = 4096;
+/// Time one ring's share of a pass may take. A slow reader of stdout makes each record slow:
+/// the other rings (the process announcements that name user stacks) must not wait for
+/// the whole backlog.
+const TIME_PER_PASS: Duration = Duration::from_millis(20);
 
 /// The first words of a run's start line, given the scope's description.
 pub type Banner = Box<dyn Fn(&str) -> String>;
@@ -245,7 +271,13 @@ pub fn run(options: Options, collector: &mut dyn Collector) -> Result<Finished> 
     );
     let detached = collector.detach();
     restore_default_signals();
-    let (stop, elapsed, attached_after, last_tick) = match outcome {
+    let Collected {
+        stop,
+        elapsed,
+        attached: attached_after,
+        last_tick,
+        mut rings,
+    } = match outcome {
         Ok(collected) => collected,
         Err(err) => {
             if let Some(workload) = workload.as_mut() {
@@ -256,6 +288,19 @@ pub fn run(options: Options, collector: &mut dyn Collector) -> Result<Finished> 
     };
     let attached_after = attached_after - started;
     detached?;
+    // What the rings still hold, now that nothing adds to them (read before detaching, a
+    // flood would never let them empty).
+    let mut unread = stop != Stop::OutputClosed;
+    'passes: while unread {
+        unread = false;
+        for (index, ring) in rings.iter_mut().enumerate() {
+            match read_ring(collector, index, ring) {
+                Read::Empty => {}
+                Read::More => unread = true,
+                Read::OutputClosed => break 'passes,
+            }
+        }
+    }
     if options.interval.is_some() {
         collector.interval(Interval {
             elapsed: elapsed.saturating_sub(last_tick),
@@ -276,8 +321,7 @@ pub fn run(options: Options, collector: &mut dyn Collector) -> Result<Finished> 
     })
 }
 
-/// Attaches and runs the event loop. Returns why it stopped, how long it collected, when it
-/// was attached, and when (from the start of collection) the last interval tick came.
+/// Attaches and runs the event loop until the run stops.
 fn collect(
     options: &Options,
     collector: &mut dyn Collector,
@@ -285,7 +329,7 @@ fn collect(
     exit_fds: &mut Vec<OwnedFd>,
     workload: Option<&mut Workload>,
     scope_text: &str,
-) -> Result<(Stop, Duration, Instant, Duration)> {
+) -> Result<Collected> {
     collector.attach(tracees)?;
     let attached = Instant::now();
     let rings = collector.rings()?;
@@ -294,7 +338,7 @@ fn collect(
     }
     let runtime = runtime()?;
     let io = |err: std::io::Error| Error::runtime(format!("polling a ring buffer: {err}"));
-    let (stop, elapsed, last_tick) = runtime.block_on(async {
+    let (stop, elapsed, last_tick, rings) = runtime.block_on(async {
         let mut stopper =
             Stopper::new(options.duration, options.interval, std::mem::take(exit_fds))?;
         if let Some(banner) = &options.banner {
@@ -326,12 +370,20 @@ fn collect(
             workload.start()?;
         }
         let mut last_tick = collect_started;
+        // Some ring was left with records after its share of a pass.
+        let mut unread = false;
         let stop = 'run: loop {
             let readable = async {
+                if unread {
+                    // Lets the runtime poll its timers and signals (it only does when the
+                    // loop waits): a flood must not hide `-d` and Ctrl-C.
+                    tokio::task::yield_now().await;
+                    return None;
+                }
                 if rings.is_empty() {
                     return std::future::pending().await;
                 }
-                select_first(rings.iter().map(|fd| Box::pin(fd.readable()))).await
+                Some(select_first(rings.iter().map(|fd| Box::pin(fd.readable()))).await)
             };
             tokio::select! {
                 biased;
@@ -347,33 +399,76 @@ fn collect(
                     }
                 },
                 () = stdout_gone.closed() => break Stop::OutputClosed,
-                (ready, index) = readable => {
-                    let mut guard = ready.map_err(io)?;
-                    guard.clear_ready();
-                    drop(guard);
-                    let ring = rings[index].get_mut();
-                    while let Some(item) = ring.next() {
-                        if collector.record(index, &item) == Flow::OutputClosed {
-                            break 'run Stop::OutputClosed;
+                ready = readable => {
+                    if let Some((ready, _)) = ready {
+                        ready.map_err(io)?.clear_ready();
+                    }
+                    // Every ring gets its share, so that one flooded ring starves none.
+                    unread = false;
+                    for (index, fd) in rings.iter_mut().enumerate() {
+                        match read_ring(collector, index, fd.get_mut()) {
+                            Read::Empty => {}
+                            Read::More => unread = true,
+                            Read::OutputClosed => break 'run Stop::OutputClosed,
                         }
                     }
                 }
             }
         };
         let elapsed = collect_started.elapsed();
-        if stop != Stop::OutputClosed {
-            for (index, fd) in rings.iter_mut().enumerate() {
-                let ring = fd.get_mut();
-                while let Some(item) = ring.next() {
-                    if collector.record(index, &item) == Flow::OutputClosed {
-                        break;
-                    }
-                }
-            }
-        }
-        Ok::<_, Error>((stop, elapsed, last_tick - collect_started))
+        let rings = rings.into_iter().map(AsyncFd::into_inner).collect();
+        Ok::<_, Error>((stop, elapsed, last_tick - collect_started, rings))
     })?;
-    Ok((stop, elapsed, attached, last_tick))
+    Ok(Collected {
+        stop,
+        elapsed,
+        attached,
+        last_tick,
+        rings,
+    })
+}
+
+/// How [`collect`] ended.
+struct Collected {
+    stop: Stop,
+    /// From the start of collection to the stop.
+    elapsed: Duration,
+    /// When the probes were attached.
+    attached: Instant,
+    /// When (from the start of collection) the last interval tick came.
+    last_tick: Duration,
+    /// The rings, to be read to the end once detached.
+    rings: Vec<RingBuf<MapData>>,
+}
+
+/// What [`read_ring`] left.
+enum Read {
+    /// The ring is empty.
+    Empty,
+    /// The limit was reached with records left.
+    More,
+    /// The collector's output has gone.
+    OutputClosed,
+}
+
+/// Gives ring `index`'s records to `collector`, at most [`RECORDS_PER_PASS`] of them and for
+/// at most [`TIME_PER_PASS`], and says whether it emptied the ring.
+fn read_ring(collector: &mut dyn Collector, index: usize, ring: &mut RingBuf<MapData>) -> Read {
+    let started = Instant::now();
+    let before_ns = monotonic_ns();
+    for _ in 0..RECORDS_PER_PASS {
+        if started.elapsed() >= TIME_PER_PASS {
+            break;
+        }
+        let Some(item) = ring.next() else {
+            collector.caught_up(index, before_ns);
+            return Read::Empty;
+        };
+        if collector.record(index, &item) == Flow::OutputClosed {
+            return Read::OutputClosed;
+        }
+    }
+    Read::More
 }
 
 /// Waits for the first of several futures (a small `select_all`, to avoid a dependency).
