@@ -10,6 +10,7 @@
 //! enabled = true                # default
 //! frequency_hz = 99             # default
 //! max_seconds = 300             # default
+//! idle_seconds = 300            # default: the sampler unloads after this long unasked
 //!
 //! [[metric]]                    # a bcc tool, with its defaults
 //! name = "block_io_latency"
@@ -75,6 +76,9 @@ pub struct ProfileConfig {
     pub frequency_hz: u64,
     /// The longest `seconds=N` accepted (default 300).
     pub max_seconds: u64,
+    /// How long the CPU sampler stays loaded with no profile under way (default 300; 0:
+    /// it unloads after each). Loading it again builds the unwind tables again.
+    pub idle_seconds: u64,
 }
 
 impl Default for ProfileConfig {
@@ -83,6 +87,7 @@ impl Default for ProfileConfig {
             enabled: true,
             frequency_hz: 99,
             max_seconds: 300,
+            idle_seconds: 300,
         }
     }
 }

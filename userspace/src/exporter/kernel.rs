@@ -317,7 +317,10 @@ impl KernelSources {
             metrics: Mutex::new(metrics),
             unhealthy: Mutex::new(None),
             frequency_hz: config.profile.frequency_hz,
-            sampler: Arc::new(SharedSampler::new(config.profile.frequency_hz)),
+            sampler: Arc::new(SharedSampler::new(
+                config.profile.frequency_hz,
+                Duration::from_secs(config.profile.idle_seconds),
+            )),
             push: None,
         })
     }
