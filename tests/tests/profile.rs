@@ -130,8 +130,10 @@ fn profile_pid_only_that_process() {
     let json: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON on stdout");
     let stacks = json["stacks"].as_array().unwrap();
     let samples: u64 = stacks.iter().map(|s| s["count"].as_u64().unwrap()).sum();
+    // 148 if the burner had a CPU throughout; it shares 2 CPUs with tk_syscalls (also busy)
+    // and tracekit's own start, so ask for a third of that: enough to show it was sampled.
     assert!(
-        samples >= 100,
+        samples >= 50,
         "{samples} samples of a busy process in 1.5 s at 99 Hz"
     );
     let pids: HashSet<u64> = stacks.iter().map(|s| s["pid"].as_u64().unwrap()).collect();
