@@ -228,6 +228,12 @@ pub fn exporter(
 
     let mut scrapes: Vec<Scrape> = Vec::new();
     let mut last_text = String::new();
+    // What RSS is made of at the end of warm-up and at its highest after it: a whole-machine
+    // sampler maps the binaries of the processes it symbolizes while they live, so file pages
+    // follow what the machine runs; the heap (anonymous) is what would show a leak.
+    let warm_up_at = (phase.as_secs_f64() + WARM_UP.as_secs_f64()).min(seconds / 2.0);
+    let mut at_warm_up: Option<(f64, Mappings)> = None;
+    let mut at_highest: Option<(f64, u64, Mappings)> = None;
     let mut next = started;
     while next < end {
         std::thread::sleep(next.saturating_duration_since(Instant::now()));
@@ -244,6 +250,14 @@ pub fn exporter(
             }
         };
         let (rss_kib, anon_kib, cpu) = usage(pid).context("the exporter is gone")?;
+        if at >= warm_up_at {
+            if at_warm_up.is_none() {
+                at_warm_up = Some((at, rss_by_mapping(pid)));
+            }
+            if at_highest.as_ref().is_none_or(|h| rss_kib > h.1) {
+                at_highest = Some((at, rss_kib, rss_by_mapping(pid)));
+            }
+        }
         scrapes.push(Scrape {
             at,
             rss_kib,
@@ -282,7 +296,7 @@ pub fn exporter(
     let profiles = profiles.lock().unwrap();
     let failed = scrapes.iter().filter(|s| !s.ok).count();
     let phase = phase.as_secs_f64();
-    let warm_up = (phase + WARM_UP.as_secs_f64()).min(seconds / 2.0);
+    let warm_up = warm_up_at;
     let warm: Vec<&Scrape> = scrapes.iter().filter(|s| s.at >= warm_up).collect();
     let mib = |kib: u64| kib as f64 / 1024.0;
     let first = warm.first().context("the run ended before warm-up did")?;
@@ -375,7 +389,66 @@ pub fn exporter(
         sum_of(&last_text, "tracekit_exporter_series_folded_total"),
         sum_of(&last_text, "tracekit_exporter_events_lost_total")
     );
+    for (what, at, mappings) in [
+        at_warm_up.map(|(at, m)| ("RSS at the end of warm-up", at, m)),
+        at_highest.map(|(at, _, m)| ("RSS at its highest after warm-up", at, m)),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        let total: u64 = mappings.iter().map(|m| m.1).sum();
+        println!(
+            "\n{what} ({at:.0} s), {:.1} MiB, by mapping (largest first):",
+            mib(total)
+        );
+        for (name, kib) in mappings.iter().take(8) {
+            println!("  {:>7.1} MiB  {name}", mib(*kib));
+        }
+    }
     Ok(())
+}
+
+/// RSS in KiB by mapping name, largest first.
+type Mappings = Vec<(String, u64)>;
+
+/// `pid`'s RSS in KiB summed by what is mapped (a file's path, `[heap]`, `[anon]` for
+/// anonymous mappings without a name, `anon_inode:bpf-map` for BPF maps), largest first;
+/// from /proc/PID/smaps.
+fn rss_by_mapping(pid: u32) -> Mappings {
+    let Ok(smaps) = std::fs::read_to_string(format!("/proc/{pid}/smaps")) else {
+        return Vec::new();
+    };
+    let mut by_name: std::collections::HashMap<String, u64> = std::collections::HashMap::new();
+    let mut name = String::new();
+    for line in smaps.lines() {
+        if let Some(kib) = line.strip_prefix("Rss:") {
+            let kib: u64 = kib
+                .trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse()
+                .unwrap_or(0);
+            *by_name.entry(name.clone()).or_default() += kib;
+        } else if line
+            .split_whitespace()
+            .next()
+            .is_some_and(|range| range.contains('-') && !range.ends_with(':'))
+        {
+            // A mapping's header: range, perms, offset, dev, inode, then the name if any.
+            let mut rest = line;
+            for _ in 0..5 {
+                rest = rest.trim_start();
+                rest = rest.find(char::is_whitespace).map_or("", |i| &rest[i..]);
+            }
+            name = match rest.trim() {
+                "" => "[anon]".to_owned(),
+                named => named.to_owned(),
+            };
+        }
+    }
+    let mut by_name: Vec<(String, u64)> = by_name.into_iter().filter(|m| m.1 > 0).collect();
+    by_name.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    by_name
 }
 
 /// Times 300 scrapes of `/metrics` 50 ms apart, from connecting to the last byte: the
