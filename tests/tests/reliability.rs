@@ -242,13 +242,42 @@ fn reliability_profile_intervals_keep_flat_memory() {
     let early = rss_kib(pid);
     std::thread::sleep(Duration::from_secs(27));
     let late = rss_kib(pid);
+    let late_mappings = largest_mappings(pid);
     let status = child.wait().unwrap();
     let _ = churner.wait();
     assert!(status.success());
     assert!(
         late as f64 <= 1.2 * early as f64,
-        "RSS {early} KiB at 15 s, {late} KiB at 42 s"
+        "RSS {early} KiB at 15 s, {late} KiB at 42 s; the largest mappings at 42 s: \
+         {late_mappings}"
     );
+}
+
+/// The five mappings of process `pid` with the most RSS (`KiB name`, from
+/// `/proc/PID/smaps`): a failure of a memory test says whether the heap grew or a binary
+/// the profiler symbolized (a live test harness's debug binary) was mapped.
+fn largest_mappings(pid: u32) -> String {
+    let smaps = std::fs::read_to_string(format!("/proc/{pid}/smaps")).unwrap_or_default();
+    let mut by_name: std::collections::HashMap<String, u64> = Default::default();
+    let mut name = String::new();
+    for line in smaps.lines() {
+        let mut fields = line.split_whitespace();
+        let first = fields.next().unwrap_or("");
+        if first == "Rss:" {
+            let kib: u64 = fields.next().and_then(|n| n.parse().ok()).unwrap_or(0);
+            *by_name.entry(name.clone()).or_default() += kib;
+        } else if first.contains('-') && !first.ends_with(':') {
+            name = fields.nth(4).unwrap_or("[anon]").to_owned();
+        }
+    }
+    let mut largest: Vec<(String, u64)> = by_name.into_iter().collect();
+    largest.sort_by_key(|m| std::cmp::Reverse(m.1));
+    largest
+        .iter()
+        .take(5)
+        .map(|(name, kib)| format!("{kib} KiB {name}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Row 6, kernel side: an interval profile drains each interval's keys and stacks from the

@@ -359,10 +359,14 @@ impl Symbolizer {
     }
 
     /// Symbolizes `addr` of process `pid` in the file our last read of its map places it
-    /// in, by its ELF address.
+    /// in, by its ELF address, through the file's symbol table only: DWARF (and the debug
+    /// link to libc's debug file) would keep tens of MiB parsed for the run, for processes
+    /// that mostly churned.
     fn symbolize_in_file(&self, pid: u32, addr: u64, alive: bool) -> Option<Symbolized<'_>> {
         let location = self.state.borrow_mut().file_location(pid, addr, alive)?;
-        let source = Source::Elf(Elf::new(location.readable?));
+        let mut elf = Elf::new(location.readable?);
+        elf.debug_syms = false;
+        let source = Source::Elf(elf);
         self.inner
             .symbolize_single(&source, Input::VirtOffset(location.elf_address?))
             .ok()
