@@ -567,8 +567,12 @@ fn engine_runqlat_counts_wakeups_and_preemptions() {
             .sum()
     };
     let waits = waits_of(&[u64::from(sleeper.id())]);
+    // Not one wait per sleep exactly: a 1 ms sleep whose timer expired before the task
+    // slept is no wakeup at all. Counted beside runqlat, six runs of this sleeper gave
+    // 201, 201, 201, 201, 201 and 200 `sched_wakeup`s and as many switch-ins (runqlat the
+    // same each time); CI saw 199.
     assert!(
-        (SLEEPS..=SLEEPS + 60).contains(&waits),
+        (SLEEPS - 5..=SLEEPS + 60).contains(&waits),
         "{waits} waits for {SLEEPS} sleeps: {json:#}"
     );
     // Each burner is started once (sched_wakeup_new); the rest are preemptions.
