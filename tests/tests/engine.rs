@@ -299,18 +299,15 @@ fn engine_hist_filters_and_groups() {
     }
     // block_rq_issue fires in the task that dispatches the request: usually its writer, but
     // a task running the hardware queue also dispatches what others queued (the other
-    // writer, a kworker). CI saw 301 and 149 where the writers queued 300 and 150. All of
-    // them together, and each writer nearly all of its own.
+    // writer, a kworker). CI saw 301 and 149, and once 317 and 133, where the writers queued
+    // 300 and 150. So: all of them together (the writers' at most a few more, when exec
+    // reads a binary from disk), and each writer in a group of its own with at least half
+    // of its own.
     let a = group_count(&big, "comm", "tk_writer_a");
     let b = group_count(&big, "comm", "tk_writer_b");
     assert!(a + b + kworker_count(&big) >= 200 + 100 + 150, "{big:#}");
-    assert!(a >= 200 * 98 / 100, "{big:#}");
-    // 200 writes and 100 reads of 64 KiB, plus a few when exec reads the binary from disk.
-    assert!(
-        group_count(&big, "comm", "tk_writer_a") <= 200 + 100 + 16,
-        "{big:#}"
-    );
-    assert!(b >= 150 * 98 / 100, "{big:#}");
+    assert!(a + b <= 200 + 100 + 150 + 16, "{big:#}");
+    assert!(a >= 300 / 2 && b >= 150 / 2, "{big:#}");
 
     // Writes only; the unfiltered count proves reads happened.
     for group in writes["groups"].as_array().unwrap() {
