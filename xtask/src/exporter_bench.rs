@@ -296,8 +296,7 @@ pub fn exporter(
     let profiles = profiles.lock().unwrap();
     let failed = scrapes.iter().filter(|s| !s.ok).count();
     let phase = phase.as_secs_f64();
-    let warm_up = warm_up_at;
-    let warm: Vec<&Scrape> = scrapes.iter().filter(|s| s.at >= warm_up).collect();
+    let warm: Vec<&Scrape> = scrapes.iter().filter(|s| s.at >= warm_up_at).collect();
     let mib = |kib: u64| kib as f64 / 1024.0;
     let first = warm.first().context("the run ended before warm-up did")?;
     let last = warm.last().context("no scrape after warm-up")?;
@@ -335,7 +334,7 @@ pub fn exporter(
     );
     println!("|---|---|---|");
     println!(
-        "| RSS after {warm_up:.0} s warm-up / at end / highest after warm-up | {:.1} / {:.1} / \
+        "| RSS after {warm_up_at:.0} s warm-up / at end / highest after warm-up | {:.1} / {:.1} / \
          {:.1} MiB ({growth:+.1}%) | within 10% |",
         mib(first.rss_kib),
         mib(last.rss_kib),

@@ -617,8 +617,8 @@ impl Known {
         known
     }
 
-    /// Re-reads the memory map, keeping the cache keys of mappings it no longer has.
-    /// Re-reads the memory map; false (and the last map kept) when it is gone or empty.
+    /// Re-reads the memory map, keeping the cache keys of mappings it no longer has; false
+    /// (and the last map kept) when it is gone or empty.
     fn update_files(&mut self, files: &mut KeptFiles) -> bool {
         let read = self.files.update(files);
         self.note_paths();
