@@ -101,6 +101,10 @@ pub struct Symbolizer {
     dying: HashSet<u32>,
     /// Where user frames' code is mapped (for pprof), read where the memory map is cached.
     mappings: ProcessMappings,
+    /// When [`Symbolizer::forget_exited`] was last called (the start of this interval).
+    last_forget: Instant,
+    /// [`IDLE_RESOLVERS`] (shorter in tests).
+    idle_resolvers: Duration,
 }
 
 /// What the symbolizer knows of processes, shared with blazesym's process dispatcher.
@@ -135,6 +139,8 @@ struct Known {
     maps_read: Instant,
     /// The last read after exit was done; nothing is opened for it any more.
     finished: bool,
+    /// When a stack of it was last symbolized (see [`IDLE_RESOLVERS`]).
+    symbolized: Instant,
     /// Every `/proc/PID/map_files/...` path of a file mapping it had (also mappings since
     /// replaced, after an `exec`): the keys blazesym cached its files under while it lived.
     map_files: HashSet<PathBuf>,
@@ -146,6 +152,11 @@ struct Known {
 const PERF_MAP_RETRY: Duration = Duration::from_millis(50);
 /// How often a live process's memory map is re-read for addresses it does not hold.
 const MAPS_RETRY: Duration = Duration::from_millis(200);
+/// A live process none of whose stacks was symbolized for this long, and in no whole
+/// interval, has its files' resolvers dropped (parsed again if it is sampled again): a
+/// long-lived process sampled once (a debug binary of 18 MiB) held its parsed symbols and
+/// its mapped binary for the rest of a run of hours.
+pub const IDLE_RESOLVERS: Duration = Duration::from_secs(10);
 
 impl Default for Symbolizer {
     fn default() -> Self {
@@ -194,6 +205,8 @@ impl Symbolizer {
             state,
             dying: HashSet::new(),
             mappings: ProcessMappings::default(),
+            last_forget: Instant::now(),
+            idle_resolvers: IDLE_RESOLVERS,
         }
     }
 
@@ -207,7 +220,9 @@ impl Symbolizer {
     /// blazesym keeps a resolver (the file mapped, its symbols and DWARF parsed) per path it
     /// opened a file by: `/proc/PID/map_files/...` while the process lived, the path from its
     /// memory map once it had exited. Both are evicted here; a path stays cached while a
-    /// process still known maps it (a shared libc).
+    /// process still known maps it (a shared libc). A live process not symbolized in this
+    /// interval nor for [`IDLE_RESOLVERS`] has its resolvers evicted too (its binary
+    /// unmapped, its symbols freed; parsed again if it is sampled again).
     pub fn forget_exited(&mut self) -> usize {
         let dying = std::mem::take(&mut self.dying);
         let mut state = self.state.borrow_mut();
@@ -229,7 +244,12 @@ impl Symbolizer {
             self.remembered.remove(&pid);
             self.mappings.forget(pid);
         }
-        if !paths.is_empty() {
+        let now = Instant::now();
+        let since = self
+            .last_forget
+            .min(now.checked_sub(self.idle_resolvers).unwrap_or(now));
+        let idle = drop_idle_resolvers(&mut self.inner, &mut state, since);
+        if !paths.is_empty() || idle > 0 {
             // What the processes still known map executable now (not every file they ever
             // mapped: another profiler maps whole binaries it symbolizes, read-only).
             for known in state.processes.values() {
@@ -258,15 +278,23 @@ impl Symbolizer {
             .copied()
             .filter(|&pid| !is_alive(pid))
             .collect();
-        if !dying.is_empty() {
+        if !dying.is_empty() || idle > 0 {
             log::debug!(
-                "forgot {} exited processes; {} remembered",
+                "forgot {} exited processes, dropped the resolvers of {idle} idle ones; \
+                 {} remembered, {} followed, {} with resolvers, {} files kept, {} binaries \
+                 open, {} with function bounds",
                 dying.len(),
-                self.remembered.len()
+                self.remembered.len(),
+                state.processes.len(),
+                state.cache_keys.len(),
+                state.files.len(),
+                state.elf_files.len(),
+                state.function_bounds.len(),
             );
             drop(state);
             release_freed_memory();
         }
+        self.last_forget = Instant::now();
         dying.len()
     }
 
@@ -494,6 +522,7 @@ impl State {
             self.processes.insert(pid, known);
         }
         let known = self.processes.get_mut(&pid).expect("inserted above");
+        known.symbolized = Instant::now();
         known.follow_jit_files();
         known.refresh_jit();
     }
@@ -610,6 +639,7 @@ impl Known {
             perf_map_tried: None,
             maps_read: Instant::now(),
             finished: false,
+            symbolized: Instant::now(),
             map_files: HashSet::new(),
             paths: HashSet::new(),
         };
@@ -781,6 +811,30 @@ impl TranslateFileOffset for SharedBinary {
     fn file_offset_to_virt_offset(&self, file_offset: u64) -> blazesym::Result<Option<Addr>> {
         self.binary.file_offset_to_virt_offset(file_offset)
     }
+}
+
+/// Evicts the resolvers blazesym built for processes not symbolized `since` (the start of
+/// the interval, or [`IDLE_RESOLVERS`] ago if earlier); what else is known of them (their
+/// memory map, JIT symbols) stays. Returns how many processes had theirs dropped.
+fn drop_idle_resolvers(inner: &mut Blazesym, state: &mut State, since: Instant) -> usize {
+    let idle: Vec<u32> = state
+        .cache_keys
+        .keys()
+        .copied()
+        .filter(|pid| {
+            state
+                .processes
+                .get(pid)
+                .is_none_or(|known| known.symbolized < since)
+        })
+        .collect();
+    for pid in &idle {
+        // A live process's resolvers are cached by its map_files paths alone; its own.
+        for (map_file, _) in state.cache_keys.remove(pid).unwrap_or_default() {
+            let _ = inner.evict(&Evict::from(EvictElf::new(map_file)));
+        }
+    }
+    idle.len()
 }
 
 /// The pid in a `/proc/PID/map_files/...` path.
@@ -1167,6 +1221,56 @@ mod tests {
             "libc is mapped {} more times after symbolizing 4 processes",
             after - before
         );
+    }
+
+    /// A live process whose stacks no interval needed for [`IDLE_RESOLVERS`] gives its
+    /// files' resolvers back (the binary unmapped, its symbols freed), and is named again
+    /// when it is sampled again; one symbolized in the interval keeps them.
+    #[test]
+    fn idle_process_resolvers_dropped_and_named_again() {
+        use std::os::unix::fs::MetadataExt as _;
+        let child = Child::fork();
+        // The test binary, as the resolver that holds it open is keyed (other tests map
+        // and unmap it meanwhile: /proc/self/maps would not tell).
+        let exe = std::fs::metadata("/proc/self/exe").unwrap();
+        let held = |symbolizer: &Symbolizer| {
+            let state = symbolizer.state.borrow();
+            state
+                .elf_files
+                .keys()
+                .any(|&(dev, ino, _)| (dev, ino) == (exe.dev(), exe.ino()))
+                && state.cache_keys.contains_key(&child.pid)
+        };
+        let addr = marker_function_for_symbolization as *const () as u64;
+        let named = |symbolizer: &Symbolizer| {
+            let frames = symbolizer.user_stack(child.pid, &[addr]);
+            assert_eq!(
+                frames[0].symbol, "tracekit::symbolize::tests::marker_function_for_symbolization",
+                "{frames:?}"
+            );
+        };
+        let mut symbolizer = Symbolizer {
+            idle_resolvers: Duration::from_millis(200),
+            ..Symbolizer::default()
+        };
+        named(&symbolizer);
+        assert!(held(&symbolizer), "no resolver holds the test binary");
+        // Symbolized in this interval: kept, however long ago.
+        std::thread::sleep(Duration::from_millis(300));
+        symbolizer.forget_exited();
+        assert!(
+            held(&symbolizer),
+            "dropped in the interval it was symbolized in"
+        );
+        // No stack of it in the next interval, and 200 ms idle: dropped.
+        std::thread::sleep(Duration::from_millis(300));
+        symbolizer.forget_exited();
+        assert!(
+            !held(&symbolizer),
+            "the idle process's binary is still held"
+        );
+        named(&symbolizer);
+        assert!(held(&symbolizer));
     }
 
     /// A forked child of this test process (so this process's addresses are its own),
