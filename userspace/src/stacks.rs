@@ -6,6 +6,7 @@
 
 use std::{
     collections::{BTreeMap, HashMap},
+    hash::{BuildHasher, RandomState},
     sync::Arc,
 };
 
@@ -149,24 +150,34 @@ pub struct Stack {
 }
 
 /// Stacks summed by process, command name and frames, in the order first seen: the stacks
-/// of several intervals (or cuts) added up into one profile.
+/// of several intervals (or cuts) added up into one profile. Each distinct stack is held
+/// once (the index holds positions, not copies) and adding a known stack allocates nothing:
+/// a profile window of a busy machine holds thousands of them.
 #[derive(Debug, Default)]
 pub struct StackSum {
-    index: HashMap<(u32, String, Vec<Frame>), usize>,
+    /// Positions in `stacks`, by the hash of pid, comm and frames.
+    index: hashbrown::HashTable<usize>,
+    hasher: RandomState,
     stacks: Vec<Stack>,
 }
 
 impl StackSum {
     /// Adds `stack`'s count to the stack with the same pid, comm and frames.
     pub fn add(&mut self, stack: &Stack) {
-        let key = (stack.pid, stack.comm.clone(), stack.frames.clone());
-        match self.index.get(&key) {
-            Some(&at) => self.stacks[at].count += stack.count,
-            None => {
-                self.index.insert(key, self.stacks.len());
-                self.stacks.push(stack.clone());
-            }
+        let key = |s: &Stack| self.hasher.hash_one((s.pid, &s.comm, &s.frames));
+        let hash = key(stack);
+        let same = |&at: &usize| {
+            let known = &self.stacks[at];
+            known.pid == stack.pid && known.comm == stack.comm && known.frames == stack.frames
+        };
+        if let Some(&at) = self.index.find(hash, same) {
+            self.stacks[at].count += stack.count;
+            return;
         }
+        let stacks = &self.stacks;
+        self.index
+            .insert_unique(hash, stacks.len(), |&at| key(&stacks[at]));
+        self.stacks.push(stack.clone());
     }
 
     /// The summed stacks, in the order first seen.
@@ -306,6 +317,29 @@ mod tests {
                 stack("other", &[("main", U), ("b", U)], 1),
             ]
         );
+    }
+
+    #[test]
+    fn stack_sum_keeps_counts_as_its_index_grows() {
+        // Past several of the index's resizes, each of which rehashes the stacks held.
+        let names: Vec<String> = (0..2000).map(|i| format!("f{i}")).collect();
+        let mut sum = StackSum::default();
+        for round in 1..=3 {
+            for (i, name) in names.iter().enumerate() {
+                let mut s = stack("burner", &[("main", U), (name, U)], round);
+                s.pid = (i % 7) as u32;
+                sum.add(&s);
+            }
+        }
+        let stacks = sum.into_stacks();
+        assert_eq!(stacks.len(), 2000);
+        for (i, s) in stacks.iter().enumerate() {
+            assert_eq!(
+                (s.pid, s.frames[1].symbol.as_str()),
+                ((i % 7) as u32, names[i].as_str())
+            );
+            assert_eq!(s.count, 1 + 2 + 3);
+        }
     }
 
     #[test]
