@@ -315,7 +315,9 @@ pub fn exporter(
             .map(|s| (s.at, s.anon_kib as f64))
             .collect::<Vec<_>>(),
     ) * 60.0;
-    let growth = (max_rss as f64 / first.rss_kib as f64 - 1.0) * 100.0;
+    // Per cent from one RSS reading to another.
+    let change = |from: u64, to: u64| (to as f64 / from.max(1) as f64 - 1.0) * 100.0;
+    let growth = change(first.rss_kib, max_rss);
     // Each profile holds its stacks until it is encoded, so RSS is a sawtooth; a leak shows
     // as its lows and highs rising from the first third after warm-up to the last.
     let third = (last.at - first.at) / 3.0;
@@ -328,7 +330,6 @@ pub fn exporter(
     };
     let early = range(first.at, first.at + third);
     let late = range(last.at - third, last.at);
-    let change = |from: u64, to: u64| (to as f64 / from.max(1) as f64 - 1.0) * 100.0;
     // From the first scrape on: starting (compiling and loading) is not the steady cost.
     let start = scrapes.first().context("no scrape")?;
     let phase_end = scrapes
