@@ -206,7 +206,7 @@ fn reliability_offcpu_total_is_bounded_under_churn() {
 
 /// A memory figure of process `pid` from `/proc/PID/status`, in KiB (`field`: `VmRSS`, the
 /// resident set; `RssAnon`, its heap and other anonymous memory); 0 once it is gone.
-fn status_kib(pid: u32, field: &str) -> u64 {
+pub(crate) fn status_kib(pid: u32, field: &str) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .unwrap_or_default()
         .lines()

@@ -11,9 +11,9 @@
 //!    read; [`profile`]: the CPU sampler; [`counters`]: perf counters;
 //! 4. [`symbolize`], [`ksyms`], [`stacks`]: addresses to frames, stacks folded and ranked;
 //!    [`mappings`]: the file mappings and build IDs of frames (for pprof);
-//!    [`jit`], [`procmaps`], [`debuginfo`]: JIT symbols (`perf-PID.map`, jitdump), what a
+//!    [`jit`](symbolize::jit), [`procmaps`], [`debuginfo`](symbolize::debuginfo): JIT symbols (`perf-PID.map`, jitdump), what a
 //!    process mapped (kept past its exit, across mount namespaces), debug files by build ID
-//!    (local, debuginfod); [`usdt`]: USDT probes (`.note.stapsdt`), their argument operands,
+//!    (local, debuginfod); [`usdt`](probe::usdt): USDT probes (`.note.stapsdt`), their argument operands,
 //!    attaching with semaphores; [`unwind`]: unwind tables from `.eh_frame` for the
 //!    kernel's DWARF unwinder;
 //! 5. [`output`]: neutral values (groups, stacks, counts) to text, folded stacks, SVG, JSON;

@@ -289,7 +289,12 @@ fn same_file(path: &Path, vma: &Vma) -> bool {
 /// `PT_LOAD` program headers), as `addr2line -e`, `nm` and `gdb` number code. `None` when
 /// the file is not ELF or no segment holds the offset.
 pub fn elf_address(path: &Path, file_offset: u64) -> Option<u64> {
-    load_segments(path)?
+    segment_address(&load_segments(path)?, file_offset)
+}
+
+/// The ELF virtual address of `file_offset` through `segments` ([`load_segments`]).
+pub fn segment_address(segments: &[LoadSegment], file_offset: u64) -> Option<u64> {
+    segments
         .iter()
         .find(|segment| {
             file_offset >= segment.offset && file_offset - segment.offset < segment.file_size
@@ -297,16 +302,18 @@ pub fn elf_address(path: &Path, file_offset: u64) -> Option<u64> {
         .map(|segment| file_offset - segment.offset + segment.vaddr)
 }
 
+/// A `PT_LOAD` program header: file bytes `offset..offset + file_size` are loaded at ELF
+/// virtual address `vaddr`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct LoadSegment {
+pub struct LoadSegment {
     offset: u64,
     vaddr: u64,
     file_size: u64,
 }
 
 /// The `PT_LOAD` segments of a 64-bit ELF file, from its first 64 KiB (where linkers put
-/// the program headers).
-fn load_segments(path: &Path) -> Option<Vec<LoadSegment>> {
+/// the program headers). `None` when the file does not open or is not 64-bit ELF.
+pub fn load_segments(path: &Path) -> Option<Vec<LoadSegment>> {
     use object::{
         Endianness,
         elf::{FileHeader64, PT_LOAD},

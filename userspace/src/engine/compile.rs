@@ -3,7 +3,7 @@
 //! functions (fentry/fexit or kprobes), user functions (uprobes), USDT probes (uprobes at
 //! their sites, arguments from their ELF notes) and software perf events.
 //!
-//! A request with a [`Start`](super::request::Start) compiles to two stages of one engine:
+//! A request with a [`Start`] compiles to two stages of one engine:
 //! the start plan stores the time and the `start.NAME` values under the pairing key, the main
 //! plan finds them. A function probe's `latency` pairs entry and return by thread without
 //! one.

@@ -11,6 +11,7 @@
 //! frequency_hz = 99             # default
 //! max_seconds = 300             # default
 //! idle_seconds = 300            # default: the sampler unloads after this long unasked
+//! inlined = false               # default: names from symbol tables; true reads DWARF
 //!
 //! [[metric]]                    # a bcc tool, with its defaults
 //! name = "block_io_latency"
@@ -79,6 +80,11 @@ pub struct ProfileConfig {
     /// How long the CPU sampler stays loaded with no profile under way (default 300; 0:
     /// it unloads after each). Loading it again builds the unwind tables again.
     pub idle_seconds: u64,
+    /// Read the DWARF of sampled binaries that carry it, for inlined functions as frames
+    /// (default false: functions are named from ELF symbol tables, as bcc names them). What
+    /// that costs follows the workload: a debug build's DWARF adds about its binary's size
+    /// to the exporter's RSS while it is sampled (see `SymbolizerOptions::dwarf`).
+    pub inlined: bool,
 }
 
 impl Default for ProfileConfig {
@@ -88,6 +94,7 @@ impl Default for ProfileConfig {
             frequency_hz: 99,
             max_seconds: 300,
             idle_seconds: 300,
+            inlined: false,
         }
     }
 }
@@ -778,6 +785,20 @@ mod tests {
             Kind::Histogram {
                 buckets: Buckets::Log2 { first: 9, last: 26 },
                 scale: Scale::IDENTITY
+            }
+        );
+    }
+
+    /// `[profile] inlined` turns DWARF on for the profiles; off by default.
+    #[test]
+    fn profile_inlined_frames_are_asked_for() {
+        assert!(!Config::parse("", "empty").unwrap().profile.inlined);
+        let config = Config::parse("[profile]\ninlined = true\n", "inlined").unwrap();
+        assert_eq!(
+            config.profile,
+            ProfileConfig {
+                inlined: true,
+                ..ProfileConfig::default()
             }
         );
     }

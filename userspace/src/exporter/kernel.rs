@@ -274,6 +274,8 @@ pub struct KernelSources {
     /// Why the last scrape could not read a metric, if it could not.
     unhealthy: Mutex<Option<String>>,
     frequency_hz: u64,
+    /// `[profile] inlined`: whether profiles expand inlined functions.
+    inlined: bool,
     /// The CPU sampler, loaded at the first profile.
     sampler: Arc<SharedSampler>,
     /// Pushes made and failed, with `--push`.
@@ -317,9 +319,11 @@ impl KernelSources {
             metrics: Mutex::new(metrics),
             unhealthy: Mutex::new(None),
             frequency_hz: config.profile.frequency_hz,
+            inlined: config.profile.inlined,
             sampler: Arc::new(SharedSampler::new(
                 config.profile.frequency_hz,
                 Duration::from_secs(config.profile.idle_seconds),
+                config.profile.inlined,
             )),
             push: None,
         })
@@ -442,6 +446,7 @@ impl Sources for KernelSources {
 
     async fn profile(&self, duration: Duration) -> Result<CpuProfile> {
         let hz = self.frequency_hz;
+        let inlined = self.inlined;
         let sampler = Arc::clone(&self.sampler);
         // The first profile loads the sampler (and starts building the tables): blocking.
         let window = tokio::task::spawn_blocking(move || sampler.open(duration))
@@ -451,7 +456,7 @@ impl Sources for KernelSources {
             .await
             .map_err(|_| Error::runtime("the CPU sampler stopped before the profile ended"))?;
         tokio::task::spawn_blocking(move || {
-            let pprof = encode(hz, &window);
+            let pprof = encode(hz, inlined, &window);
             // The window's stacks were freed on this blocking thread, in its own arena: glibc
             // keeps it (26 to 88 MiB in ten minutes of the exporter bench before this).
             crate::symbolize::release_freed_memory();
@@ -467,13 +472,14 @@ impl Sources for KernelSources {
 }
 
 /// A window's stacks as a gzipped pprof CPU profile at `hz`, with pid, comm and cgroup
-/// labels.
-fn encode(hz: u64, window: &Window) -> Vec<u8> {
+/// labels; `inlined`: whether inlined functions were expanded.
+fn encode(hz: u64, inlined: bool, window: &Window) -> Vec<u8> {
     let options = PprofOptions {
         cgroup: &crate::mappings::read_cgroup,
         comments: vec![format!(
             "tracekit exporter: on-CPU stacks of all processes at {hz} Hz"
         )],
+        inline_frames: inlined,
         ..PprofOptions::new(SampleKind::Cpu { hz }, window.start, window.elapsed)
     };
     pprof::encode(&pprof::build(&window.stacks, &options))

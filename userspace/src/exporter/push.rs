@@ -242,7 +242,7 @@ impl PushStats {
 
 /// Pushes a profile of every `options.interval` to `options.target` until `stop` turns
 /// true (the profile under way is then not pushed; a push in flight gets
-/// [`STOP_GRACE`] to finish). Windows follow each other: the next profile starts when the
+/// `STOP_GRACE` (2 s) to finish). Windows follow each other: the next profile starts when the
 /// last one ends, while the last one is being sent.
 pub async fn run<S: Sources>(
     sources: Arc<S>,

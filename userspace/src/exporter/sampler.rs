@@ -10,8 +10,9 @@
 //! thread owns the [`Profiler`] (user stacks unwound in the kernel from `.eh_frame` tables,
 //! as `profile --call-graph dwarf`, the default, does: the whole machine's tables built once
 //! on their own thread, each process announced later added as it comes), the announcement
-//! ring, and one [`Symbolizer`] that forgets exited processes after each cut, as
-//! `profile -i` does.
+//! ring, and one [`Symbolizer`] (ELF symbol tables only unless `[profile] inlined`: a
+//! sampled debug build's DWARF would cost the exporter about its binary's size in RSS) that
+//! forgets exited processes after each cut, as `profile -i` does.
 //!
 //! Sharing: every profile is a window that subscribes to the sampler. The thread cuts the
 //! kernel maps ([`Profiler::take_interval`]) when a window opens, when one closes, and every
@@ -43,7 +44,7 @@ use crate::{
     Error, Result,
     profile::{self as sampler, ProfileOptions, Profiler},
     stacks::{Stack, StackSum},
-    symbolize::Symbolizer,
+    symbolize::{Symbolizer, SymbolizerOptions},
 };
 
 /// How often the kernel maps are cut when no window opens or closes.
@@ -82,6 +83,8 @@ struct Running {
 /// been open for a while.
 pub struct SharedSampler {
     options: ProfileOptions,
+    /// Whether stacks are symbolized with DWARF, inlined functions as frames.
+    inlined: bool,
     /// How long the sampler stays loaded with no window open.
     idle: Duration,
     /// The thread, while loaded; the thread clears it when it unloads on its own.
@@ -95,8 +98,10 @@ pub struct SharedSampler {
 impl SharedSampler {
     /// A sampler of every CPU at `frequency_hz`, kernel and user stacks, DWARF unwinding
     /// where the kernel can (else frame pointers), not loaded yet; once loaded, it unloads
-    /// after `idle` with no window open.
-    pub fn new(frequency_hz: u64, idle: Duration) -> Self {
+    /// after `idle` with no window open. User frames are named from ELF symbol tables, or
+    /// with `inlined` from DWARF too, inlined functions as frames (see
+    /// [`SymbolizerOptions::dwarf`] for what that costs).
+    pub fn new(frequency_hz: u64, idle: Duration, inlined: bool) -> Self {
         Self {
             options: ProfileOptions {
                 frequency_hz,
@@ -111,6 +116,7 @@ impl SharedSampler {
                 unwind_budget_bytes: DEFAULT_TABLE_BUDGET_BYTES,
             },
             idle,
+            inlined,
             running: Arc::new(Mutex::new(None)),
             stopped: Mutex::new(false),
             loads: AtomicU64::new(0),
@@ -155,6 +161,7 @@ impl SharedSampler {
     fn start(&self) -> Result<Running> {
         let options = self.options.clone();
         let idle = self.idle;
+        let inlined = self.inlined;
         let shared = Arc::clone(&self.running);
         let (ready, loaded) = mpsc::channel::<Result<()>>();
         let (commands, received) = mpsc::channel();
@@ -186,7 +193,12 @@ impl SharedSampler {
                             profiler.call_graph()
                         );
                         let _ = ready.send(Ok(()));
-                        run(profiler, ring, &received, idle, &shared);
+                        let symbolizer = Symbolizer::with_options(SymbolizerOptions {
+                            inlined,
+                            dwarf: inlined,
+                            ..SymbolizerOptions::default()
+                        });
+                        run(profiler, ring, symbolizer, &received, idle, &shared);
                     }
                     Err(err) => {
                         let _ = ready.send(Err(err));
@@ -274,11 +286,11 @@ impl Open {
 fn run(
     mut profiler: Profiler,
     mut ring: RingBuf<MapData>,
+    mut symbolizer: Symbolizer,
     commands: &Receiver<Command>,
     idle: Duration,
     shared: &Mutex<Option<Running>>,
 ) {
-    let mut symbolizer = Symbolizer::new(true);
     let mut windows: Vec<Open> = Vec::new();
     let mut last_cut = Instant::now();
     // When the last window closed (the first is on its way when the thread starts).
@@ -431,7 +443,7 @@ mod tests {
     /// without loading anything.
     #[test]
     fn not_loaded_until_asked_and_refused_after_stop() {
-        let sampler = SharedSampler::new(99, Duration::from_secs(300));
+        let sampler = SharedSampler::new(99, Duration::from_secs(300), false);
         assert_eq!(sampler.loads(), 0);
         sampler.stop();
         let err = sampler.open(Duration::from_secs(1)).unwrap_err();

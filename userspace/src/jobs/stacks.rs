@@ -491,6 +491,7 @@ fn run(
             inlined: report.inlined,
             debug_info: options.debug_info.clone(),
             lines: report.lines,
+            dwarf: true,
         }),
         json: options.json,
         hz,

@@ -3,7 +3,9 @@
 //! Kernel addresses are named by the kernel itself ([`crate::ksyms`]), or where that cannot
 //! run, against `/proc/kallsyms` (or a `vmlinux` when one is installed).
 //! User addresses resolve against the ELF symbols and DWARF of the binaries a process had
-//! mapped, with inlined functions as frames of their own when DWARF says so. Stripped
+//! mapped, with inlined functions as frames of their own when DWARF says so (or, with
+//! [`SymbolizerOptions::dwarf`] false, as the exporter runs, their symbol tables alone,
+//! through `SymbolsOnly`). Stripped
 //! binaries with a separate debug file resolve through that file's symbol table, not its
 //! DWARF (see `SplitDebug`); the debug file is found by build ID in
 //! `/usr/lib/debug/.build-id` (libc6-dbg and other `-dbg`/`-dbgsym` packages) or from the
@@ -53,7 +55,7 @@ use blazesym::{
     symbolize::{
         FindSymOpts, Input, ProcessMemberInfo, ProcessMemberType, Reason, Resolve, ResolvedSym,
         SrcLang, Sym, Symbolize, Symbolized, Symbolizer as Blazesym, TranslateFileOffset,
-        cache::{Cache, Process as CacheProcess},
+        cache::{Cache, Elf as CacheElf, Process as CacheProcess},
         evict::{Elf as EvictElf, Evict, Process as EvictProcess},
         source::{Elf, Kernel, Process, Source},
     },
@@ -65,7 +67,10 @@ use self::{
 };
 use crate::{
     mappings::ProcessMappings,
-    procmaps::{KeptFiles, ProcessFiles, elf_address, pidfd_exited, pidfd_open},
+    procmaps::{
+        KeptFiles, LoadSegment, ProcessFiles, elf_address, load_segments, pidfd_exited, pidfd_open,
+        segment_address,
+    },
     stacks::{Frame, FrameKind, KERNEL_MODULE, UNKNOWN_SYMBOL, set_addresses},
 };
 
@@ -80,6 +85,14 @@ pub struct SymbolizerOptions {
     /// Read DWARF line tables for [`Symbolizer::user_line`] (`profile --by line`), also
     /// without inlined frames. Default: false.
     pub lines: bool,
+    /// Read the DWARF of binaries that carry it (function names, and what `inlined` and
+    /// `lines` need). false: user frames are named from ELF symbol tables alone (`.symtab`,
+    /// `.dynsym`, a separate debug file's `.symtab`), as bcc and bpftrace name them; no
+    /// inlined frames or lines then. A debug build's DWARF, parsed, and the pages of it read
+    /// cost tens of MiB while its process is sampled (a 20 MiB Rust debug binary: ~20 MiB of
+    /// RSS against ~2 MiB for its symbol table), which a daemon cannot let a workload decide.
+    /// Default: true.
+    pub dwarf: bool,
 }
 
 impl Default for SymbolizerOptions {
@@ -88,6 +101,7 @@ impl Default for SymbolizerOptions {
             inlined: true,
             debug_info: DebugInfoOptions::default(),
             lines: false,
+            dwarf: true,
         }
     }
 }
@@ -122,6 +136,10 @@ struct State {
     /// their debug links are followed): one mapping of libc however many processes map it.
     /// Kept while a resolver blazesym caches holds one.
     elf_files: HashMap<(u64, u64, bool), Rc<ElfResolver>>,
+    /// [`SymbolizerOptions::dwarf`].
+    dwarf: bool,
+    /// Without DWARF, the binaries' symbol tables, shared and kept as `elf_files` are.
+    symbol_tables: HashMap<(u64, u64), Rc<SymbolTable>>,
 }
 
 /// Files whose function bounds are kept (a long `-a` run meets many; rebuilt when needed).
@@ -176,6 +194,8 @@ impl Symbolizer {
 
     /// A symbolizer with `options`.
     pub fn with_options(options: SymbolizerOptions) -> Self {
+        let inlined = options.inlined && options.dwarf;
+        let lines = options.lines && options.dwarf;
         let debug_files = Rc::new(
             Blazesym::builder()
                 .enable_code_info(false)
@@ -188,14 +208,16 @@ impl Symbolizer {
             cache_keys: HashMap::new(),
             function_bounds: HashMap::new(),
             elf_files: HashMap::new(),
+            dwarf: options.dwarf,
+            symbol_tables: HashMap::new(),
             files: KeptFiles::new(),
             debug_info: DebugInfo::new(options.debug_info.clone()),
         }));
         let dispatch_state = Rc::clone(&state);
         Self {
             inner: Blazesym::builder()
-                .enable_code_info(options.inlined || options.lines)
-                .enable_inlined_fns(options.inlined)
+                .enable_code_info(inlined || lines)
+                .enable_inlined_fns(inlined)
                 .enable_demangling(false)
                 .set_process_dispatcher(move |member: ProcessMemberInfo<'_>| {
                     Ok(dispatch(&member, &debug_files, &dispatch_state))
@@ -268,6 +290,9 @@ impl Symbolizer {
             // Descriptors kept only for the forgotten processes.
             state.files.retain(|_, file| Arc::strong_count(file) > 1);
             state.elf_files.retain(|_, elf| Rc::strong_count(elf) > 1);
+            state
+                .symbol_tables
+                .retain(|_, table| Rc::strong_count(table) > 1);
             self.mappings.prune();
         }
         self.dying = self
@@ -460,6 +485,10 @@ impl State {
     /// by every process mapping the same file; `debug_links`: whether blazesym follows its
     /// debug link for DWARF. None if it does not open as ELF.
     fn shared_elf(&mut self, path: &Path, debug_links: bool) -> Option<Rc<ElfResolver>> {
+        if !self.dwarf {
+            // Opening one parses what DWARF the file has ([`SymbolizerOptions::dwarf`]).
+            return None;
+        }
         use std::os::unix::fs::MetadataExt as _;
         let file = std::fs::metadata(path).ok()?;
         let key = (file.dev(), file.ino(), debug_links);
@@ -474,6 +503,20 @@ impl State {
         let elf = Rc::new(elf.ok()?);
         self.elf_files.insert(key, Rc::clone(&elf));
         Some(elf)
+    }
+
+    /// The symbol table of the binary at `path`, shared like [`State::shared_elf`]'s
+    /// resolvers. `None` when it does not open or is not 64-bit ELF.
+    fn symbol_table(&mut self, path: &Path) -> Option<Rc<SymbolTable>> {
+        use std::os::unix::fs::MetadataExt as _;
+        let file = std::fs::metadata(path).ok()?;
+        let key = (file.dev(), file.ino());
+        if let Some(table) = self.symbol_tables.get(&key) {
+            return Some(Rc::clone(table));
+        }
+        let table = Rc::new(SymbolTable::open(path)?);
+        self.symbol_tables.insert(key, Rc::clone(&table));
+        Some(table)
     }
 
     /// Starts (or updates) following live process `pid`. Returns false when its memory map
@@ -878,13 +921,32 @@ fn dispatch(
         })?;
     let module = entry.symbolic_path.clone().into_os_string();
     if let Some(debug_file) = state.debug_info.find(&binary) {
+        let debug_file = DebugSymbols {
+            debug_file,
+            debug_files: Rc::clone(debug_files),
+        };
+        if !state.dwarf {
+            let binary = state.symbol_table(&binary)?;
+            return Some(Box::new(SymbolsOnly {
+                binary,
+                debug_file: Some(debug_file),
+                module,
+            }));
+        }
         // No debug directories: blazesym reads the binary alone, which has no DWARF.
         let resolver = state.shared_elf(&binary, false)?;
         return Some(Box::new(SplitDebug {
             binary: resolver,
             debug_file,
             module,
-            debug_files: Rc::clone(debug_files),
+        }));
+    }
+    if !state.dwarf {
+        let binary = state.symbol_table(&binary)?;
+        return Some(Box::new(SymbolsOnly {
+            binary,
+            debug_file: None,
+            module,
         }));
     }
     let binary = state.shared_elf(&binary, true)?;
@@ -900,17 +962,15 @@ fn dispatch(
 struct SplitDebug {
     /// The binary: file offsets to addresses, and its dynamic symbols, tried first.
     binary: Rc<ElfResolver>,
-    /// The separate debug file (by build ID, local or downloaded).
-    debug_file: PathBuf,
+    /// The separate debug file's symbols.
+    debug_file: DebugSymbols,
     /// The binary's path as the process mapped it, for frames' module.
     module: OsString,
-    /// ELF-only lookups in debug files, shared so each file is parsed once.
-    debug_files: Rc<Blazesym>,
 }
 
 impl fmt::Debug for SplitDebug {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "SplitDebug({})", self.debug_file.display())
+        write!(f, "SplitDebug({})", self.debug_file.debug_file.display())
     }
 }
 
@@ -930,37 +990,140 @@ impl Symbolize for SplitDebug {
                 })
             });
         }
-        let mut source = Elf::new(&self.debug_file);
-        source.debug_syms = false;
-        // The debug file has the binary's section addresses, so a virtual offset in one is
-        // the same in the other.
-        if let Ok(Symbolized::Sym(Sym {
-            name: Cow::Borrowed(name),
-            addr: start,
-            size,
-            ..
-        })) = self
-            .debug_files
-            .symbolize_single(&Source::Elf(source), Input::VirtOffset(addr))
-        {
-            return Ok(Ok(ResolvedSym {
-                name,
-                module: Some(&self.module),
-                addr: start,
-                size,
-                lang: SrcLang::Unknown,
-                code_info: None,
-                inlined: Box::new([]),
-                _non_exhaustive: (),
-            }));
+        match self.debug_file.find_sym(addr, &self.module) {
+            Some(sym) => Ok(Ok(sym)),
+            None => exported,
         }
-        exported
     }
 }
 
 impl TranslateFileOffset for SplitDebug {
     fn file_offset_to_virt_offset(&self, file_offset: u64) -> blazesym::Result<Option<Addr>> {
         self.binary.file_offset_to_virt_offset(file_offset)
+    }
+}
+
+/// The symbol table of a separate debug file (by build ID, local or downloaded).
+struct DebugSymbols {
+    debug_file: PathBuf,
+    /// ELF-only lookups in debug files, shared so each file is parsed once.
+    debug_files: Rc<Blazesym>,
+}
+
+impl DebugSymbols {
+    /// The symbol at `addr` (an ELF virtual address: the debug file has its binary's
+    /// section addresses, so an address in one is the same in the other).
+    fn find_sym<'a>(&'a self, addr: Addr, module: &'a OsString) -> Option<ResolvedSym<'a>> {
+        let mut source = Elf::new(&self.debug_file);
+        source.debug_syms = false;
+        symbol_of(
+            self.debug_files
+                .symbolize_single(&Source::Elf(source), Input::VirtOffset(addr)),
+            module,
+        )
+    }
+}
+
+/// A symbol blazesym found, as a resolver returns it (names are borrowed from its cache).
+fn symbol_of<'a>(
+    symbolized: blazesym::Result<Symbolized<'a>>,
+    module: &'a OsString,
+) -> Option<ResolvedSym<'a>> {
+    let Ok(Symbolized::Sym(Sym {
+        name: Cow::Borrowed(name),
+        addr,
+        size,
+        ..
+    })) = symbolized
+    else {
+        return None;
+    };
+    Some(ResolvedSym {
+        name,
+        module: Some(module),
+        addr,
+        size,
+        lang: SrcLang::Unknown,
+        code_info: None,
+        inlined: Box::new([]),
+        _non_exhaustive: (),
+    })
+}
+
+/// A binary's ELF symbols (`.symtab`, `.dynsym`), without its DWARF
+/// ([`SymbolizerOptions::dwarf`] false): parsed when opened, freed when the last resolver
+/// holding it is evicted.
+struct SymbolTable {
+    /// The path it was opened by (a descriptor kept, a `map_files` link, the path).
+    path: PathBuf,
+    /// File offsets to ELF addresses.
+    segments: Vec<LoadSegment>,
+    /// Lookups in this one file: blazesym's ELF parser, without DWARF.
+    elf: Blazesym,
+}
+
+impl SymbolTable {
+    /// Parses the symbols of the ELF file at `path`; `None` when it is not 64-bit ELF or
+    /// does not open.
+    fn open(path: &Path) -> Option<Self> {
+        let segments = load_segments(path)?;
+        let elf = Blazesym::builder()
+            .enable_code_info(false)
+            .enable_inlined_fns(false)
+            .enable_demangling(false)
+            .build();
+        // Cached now (and pinned: never re-read), while `path` opens: a process's
+        // `map_files` link goes with it.
+        elf.cache(&Cache::from(CacheElf::new(path))).ok()?;
+        Some(Self {
+            path: path.to_path_buf(),
+            segments,
+            elf,
+        })
+    }
+}
+
+/// A binary named through its symbol table ([`SymbolizerOptions::dwarf`] false), then
+/// through its separate debug file's, if it has one.
+struct SymbolsOnly {
+    binary: Rc<SymbolTable>,
+    debug_file: Option<DebugSymbols>,
+    /// The binary's path as the process mapped it, for frames' module.
+    module: OsString,
+}
+
+impl fmt::Debug for SymbolsOnly {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SymbolsOnly({})", self.binary.path.display())
+    }
+}
+
+impl Symbolize for SymbolsOnly {
+    fn find_sym(
+        &self,
+        addr: Addr,
+        _opts: &FindSymOpts,
+    ) -> blazesym::Result<Result<ResolvedSym<'_>, Reason>> {
+        let mut source = Elf::new(&self.binary.path);
+        source.debug_syms = false;
+        let found = symbol_of(
+            self.binary
+                .elf
+                .symbolize_single(&Source::Elf(source), Input::VirtOffset(addr)),
+            &self.module,
+        )
+        .or_else(|| {
+            self.debug_file
+                .as_ref()
+                .and_then(|debug_file| debug_file.find_sym(addr, &self.module))
+        });
+        Ok(found.ok_or(Reason::UnknownAddr))
+    }
+}
+
+impl TranslateFileOffset for SymbolsOnly {
+    fn file_offset_to_virt_offset(&self, file_offset: u64) -> blazesym::Result<Option<Addr>> {
+        Ok(segment_address(&self.binary.segments, file_offset))
     }
 }
 
@@ -1273,6 +1436,37 @@ mod tests {
         assert!(held(&symbolizer));
     }
 
+    /// Without DWARF ([`SymbolizerOptions::dwarf`] false), a function of this debug binary is
+    /// named from its symbol table (its file offset translated by the program headers),
+    /// through no resolver that parses DWARF.
+    #[test]
+    fn symbol_tables_alone_name_a_debug_binary() {
+        use std::os::unix::fs::MetadataExt as _;
+        let child = Child::fork();
+        let symbolizer = Symbolizer::with_options(SymbolizerOptions {
+            inlined: false,
+            dwarf: false,
+            ..SymbolizerOptions::default()
+        });
+        let addr = marker_function_for_symbolization as *const () as u64;
+        let frames = symbolizer.user_stack(child.pid, &[addr]);
+        assert_eq!(
+            frames[0].symbol, "tracekit::symbolize::tests::marker_function_for_symbolization",
+            "{frames:?}"
+        );
+        let exe = std::fs::metadata("/proc/self/exe").unwrap();
+        let state = symbolizer.state.borrow();
+        assert!(
+            state.elf_files.is_empty(),
+            "a DWARF resolver was opened: {:?}",
+            state.elf_files.keys()
+        );
+        assert!(
+            state.symbol_tables.contains_key(&(exe.dev(), exe.ino())),
+            "no symbol table of the test binary"
+        );
+    }
+
     /// A forked child of this test process (so this process's addresses are its own),
     /// waiting to be told to exit.
     struct Child {
@@ -1386,12 +1580,23 @@ mod tests {
     /// with libc itself as the module.
     #[test]
     fn libc_internals_resolve_through_the_debug_file() {
-        let frames = std::thread::spawn(|| {
+        for dwarf in [true, false] {
+            libc_internals_resolve_through_the_debug_file_with(dwarf);
+        }
+    }
+
+    fn libc_internals_resolve_through_the_debug_file_with(dwarf: bool) {
+        let frames = std::thread::spawn(move || {
             let mut addrs = [std::ptr::null_mut(); 64];
             // SAFETY: backtrace(3) fills at most `addrs.len()` entries.
             let n = unsafe { libc::backtrace(addrs.as_mut_ptr(), addrs.len() as libc::c_int) };
             let leaf_first: Vec<u64> = addrs[..n as usize].iter().map(|&a| a as u64).collect();
-            Symbolizer::new(false).user_stack(std::process::id(), &leaf_first)
+            Symbolizer::with_options(SymbolizerOptions {
+                inlined: false,
+                dwarf,
+                ..SymbolizerOptions::default()
+            })
+            .user_stack(std::process::id(), &leaf_first)
         })
         .join()
         .unwrap();
@@ -1414,7 +1619,7 @@ mod tests {
         }
         assert!(
             libc_frames.iter().any(|f| f.symbol == "start_thread"),
-            "{frames:?}"
+            "dwarf {dwarf}: {frames:?}"
         );
         assert!(
             frames
