@@ -8,7 +8,9 @@
 //!   profile holds its stacks until encoded, a sawtooth that one reading lands anywhere on);
 //! - scrapes: `/metrics` every 15 s for the whole run, every one answered (failures are
 //!   counted), plus a `/debug/pprof/profile?seconds=10` every `--profile-every` seconds
-//!   after the first phase;
+//!   after the first phase, during each of which this bench burns [`BIG_BINARY_BURN`] of CPU
+//!   in its own process: a big binary sampled again and again (`cargo xtask` runs a debug
+//!   build, ~20 MB, most of it DWARF), whose symbols the exporter must not keep growing on;
 //! - CPU: the exporter's CPU time as a percentage of one CPU at the 15 s scrape interval,
 //!   twice: in a first phase with no profile asked for (the built-in set alone, as most
 //!   exporters run), and afterwards between the profiles, while the CPU sampler they share
@@ -39,6 +41,8 @@ use crate::{
 const SCRAPE_INTERVAL: Duration = Duration::from_secs(15);
 /// Seconds of each profile request.
 const PROFILE_SECONDS: u64 = 10;
+/// CPU this bench burns in its own process during each profile.
+const BIG_BINARY_BURN: Duration = Duration::from_secs(1);
 /// The first phase, without profile requests, or a quarter of a short run.
 const DEFAULT_SET_PHASE: Duration = Duration::from_secs(300);
 /// Samples before this long after the first profile are warm-up too (the first profiles
@@ -180,11 +184,16 @@ pub fn exporter(
     let exporter = start(tracekit)?;
     let pid = exporter.child.id();
     let addr = exporter.addr;
+    let own_binary_mib = std::env::current_exe()
+        .and_then(std::fs::metadata)
+        .map_or(0.0, |meta| meta.len() as f64 / (1 << 20) as f64);
     eprintln!(
         "xtask: bench exporter: {minutes} min on http://{addr} under process, exec and \
          thread churn; /metrics every {} s, a {PROFILE_SECONDS} s profile every \
-         {profile_every} s",
-        SCRAPE_INTERVAL.as_secs()
+         {profile_every} s, with {} s of CPU burnt by this bench ({own_binary_mib:.1} MiB \
+         binary) in each",
+        SCRAPE_INTERVAL.as_secs(),
+        BIG_BINARY_BURN.as_secs()
     );
 
     let profiles = Arc::new(Mutex::new(Profiles::default()));
@@ -199,6 +208,7 @@ pub fn exporter(
                 std::thread::sleep(next.saturating_duration_since(Instant::now()));
                 let cpu_before = usage(pid).map_or(0.0, |u| u.2);
                 let at = Instant::now();
+                let burner = std::thread::spawn(|| burn(Instant::now() + BIG_BINARY_BURN));
                 let answer = get(
                     addr,
                     &format!("/debug/pprof/profile?seconds={PROFILE_SECONDS}"),
@@ -206,6 +216,7 @@ pub fn exporter(
                 );
                 let wall = at.elapsed().as_secs_f64();
                 let cpu = usage(pid).map_or(0.0, |u| u.2) - cpu_before;
+                let _ = burner.join();
                 let mut p = profiles.lock().unwrap();
                 match answer {
                     Ok(body) if body.starts_with(&[0x1f, 0x8b]) => {
@@ -345,7 +356,8 @@ pub fn exporter(
 
     println!(
         "\n| tracekit exporter, built-in set, {minutes} min under churn ({created} processes \
-         and threads created, {:.0}/s) | measured | goal |",
+         and threads created, {:.0}/s; a {own_binary_mib:.1} MiB binary busy in each profile) \
+         | measured | goal |",
         created as f64 / soaked
     );
     println!("|---|---|---|");
@@ -431,6 +443,16 @@ pub fn exporter(
         }
     }
     Ok(())
+}
+
+/// Spins until `until`: the bench's own frames in the profile under way.
+#[inline(never)]
+fn burn(until: Instant) -> u64 {
+    let mut spins = 0u64;
+    while Instant::now() < until {
+        spins = std::hint::black_box(spins + 1);
+    }
+    spins
 }
 
 /// RSS in KiB by mapping name, largest first.
