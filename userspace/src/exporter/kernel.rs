@@ -534,6 +534,8 @@ pub fn run(
         let count = compiled.len();
         let push_stats = push.as_ref().map(|_| Arc::new(PushStats::default()));
         let mut sources = KernelSources::attach(&config, compiled)?;
+        // Loading freed what it parsed (the kernel's BTF, the BPF object): glibc kept it.
+        crate::symbolize::release_freed_memory();
         if let Some(stats) = &push_stats {
             sources = sources.with_push_stats(Arc::clone(stats));
         }
