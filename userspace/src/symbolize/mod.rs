@@ -485,10 +485,6 @@ impl State {
     /// by every process mapping the same file; `debug_links`: whether blazesym follows its
     /// debug link for DWARF. None if it does not open as ELF.
     fn shared_elf(&mut self, path: &Path, debug_links: bool) -> Option<Rc<ElfResolver>> {
-        if !self.dwarf {
-            // Opening one parses what DWARF the file has ([`SymbolizerOptions::dwarf`]).
-            return None;
-        }
         use std::os::unix::fs::MetadataExt as _;
         let file = std::fs::metadata(path).ok()?;
         let key = (file.dev(), file.ino(), debug_links);
@@ -1014,27 +1010,27 @@ impl DebugSymbols {
     /// The symbol at `addr` (an ELF virtual address: the debug file has its binary's
     /// section addresses, so an address in one is the same in the other).
     fn find_sym<'a>(&'a self, addr: Addr, module: &'a OsString) -> Option<ResolvedSym<'a>> {
-        let mut source = Elf::new(&self.debug_file);
-        source.debug_syms = false;
-        symbol_of(
-            self.debug_files
-                .symbolize_single(&Source::Elf(source), Input::VirtOffset(addr)),
-            module,
-        )
+        elf_symbol(&self.debug_files, &self.debug_file, addr, module)
     }
 }
 
-/// A symbol blazesym found, as a resolver returns it (names are borrowed from its cache).
-fn symbol_of<'a>(
-    symbolized: blazesym::Result<Symbolized<'a>>,
+/// The symbol at ELF address `addr` in the symbol tables (no DWARF) of the file at `path`,
+/// looked up through `symbolizer` (which caches the parsed file), as a resolver returns it:
+/// the name borrowed from that cache, `module` as its module.
+fn elf_symbol<'a>(
+    symbolizer: &'a Blazesym,
+    path: &Path,
+    addr: Addr,
     module: &'a OsString,
 ) -> Option<ResolvedSym<'a>> {
+    let mut source = Elf::new(path);
+    source.debug_syms = false;
     let Ok(Symbolized::Sym(Sym {
         name: Cow::Borrowed(name),
         addr,
         size,
         ..
-    })) = symbolized
+    })) = symbolizer.symbolize_single(&Source::Elf(source), Input::VirtOffset(addr))
     else {
         return None;
     };
@@ -1104,19 +1100,12 @@ impl Symbolize for SymbolsOnly {
         addr: Addr,
         _opts: &FindSymOpts,
     ) -> blazesym::Result<Result<ResolvedSym<'_>, Reason>> {
-        let mut source = Elf::new(&self.binary.path);
-        source.debug_syms = false;
-        let found = symbol_of(
-            self.binary
-                .elf
-                .symbolize_single(&Source::Elf(source), Input::VirtOffset(addr)),
-            &self.module,
-        )
-        .or_else(|| {
-            self.debug_file
-                .as_ref()
-                .and_then(|debug_file| debug_file.find_sym(addr, &self.module))
-        });
+        let found =
+            elf_symbol(&self.binary.elf, &self.binary.path, addr, &self.module).or_else(|| {
+                self.debug_file
+                    .as_ref()
+                    .and_then(|debug_file| debug_file.find_sym(addr, &self.module))
+            });
         Ok(found.ok_or(Reason::UnknownAddr))
     }
 }
