@@ -16,6 +16,17 @@ use std::{
     time::{Duration, Instant},
 };
 
+/// Burns this test process's CPU until `until`, in a function of its own (never inlined):
+/// the frame a profile of the harness, a debug binary, names. Returns the spins made.
+#[inline(never)]
+pub fn burn_cpu_until(until: Instant) -> u64 {
+    let mut spins = 0u64;
+    while Instant::now() < until {
+        spins = std::hint::black_box(spins + 1);
+    }
+    spins
+}
+
 /// The workspace root.
 pub fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -14,8 +14,8 @@ use std::{
 };
 
 use tracekit_tests::{
-    ensure_package, fixture, fixture_flags, fixture_with, kill, loaded_program_ids, require_root,
-    scratch, spawn_fixture, spawn_tracekit, tracekit,
+    burn_cpu_until, ensure_package, fixture, fixture_flags, fixture_with, kill, loaded_program_ids,
+    require_root, scratch, spawn_fixture, spawn_tracekit, tracekit,
 };
 
 const TIMEOUT: Duration = Duration::from_secs(60);
@@ -1113,17 +1113,6 @@ fn exporter_profiles_share_one_dwarf_sampler() {
     stop_exporter(exporter);
 }
 
-/// Burns this harness's CPU until `until`, in a function of its own: the frames a profile
-/// of this debug binary should name.
-#[inline(never)]
-fn exporter_harness_burns_cpu(until: Instant) -> u64 {
-    let mut spins = 0u64;
-    while Instant::now() < until {
-        spins = std::hint::black_box(spins + 1);
-    }
-    spins
-}
-
 /// A profile that samples a debug build names its functions from the binary's symbol table
 /// without parsing its DWARF (`[profile] inlined = false`, the default): this harness (a
 /// debug binary of ~35 MB, most of it DWARF) burns CPU during a profile, which names its
@@ -1145,8 +1134,7 @@ fn exporter_profile_of_a_debug_build_costs_its_symbols_not_its_dwarf() {
     let (status, profile) = get(addr, "/debug/pprof/profile?seconds=1");
     assert_eq!(status, 200, "{}", String::from_utf8_lossy(&profile));
     let before = crate::reliability::status_kib(pid, "VmRSS");
-    let burner =
-        std::thread::spawn(|| exporter_harness_burns_cpu(Instant::now() + Duration::from_secs(3)));
+    let burner = std::thread::spawn(|| burn_cpu_until(Instant::now() + Duration::from_secs(3)));
     let (status, profile) = get(addr, "/debug/pprof/profile?seconds=2");
     assert_eq!(status, 200, "{}", String::from_utf8_lossy(&profile));
     // The harness's resolvers are still held (for 10 s after its last sample).
@@ -1156,7 +1144,7 @@ fn exporter_profile_of_a_debug_build_costs_its_symbols_not_its_dwarf() {
     std::fs::write(&file, &profile).unwrap();
     let top = crate::pprof::pprof(go, &["-top", "-sample_index=samples"], &file);
     assert!(
-        top.contains("exporter_harness_burns_cpu"),
+        top.contains("tracekit_tests::burn_cpu_until"),
         "the profile does not name the harness's burning function: {top}"
     );
     let binary_kib = std::fs::metadata("/proc/self/exe").unwrap().len() / 1024;

@@ -245,11 +245,7 @@ fn reliability_profile_intervals_keep_flat_memory() {
     let pid = child.id();
     std::thread::sleep(Duration::from_secs(15));
     let (early_anon, early_rss) = (status_kib(pid, "RssAnon"), rss_kib(pid));
-    let burn_until = Instant::now() + Duration::from_millis(500);
-    let mut spins = 0u64;
-    while Instant::now() < burn_until {
-        spins = std::hint::black_box(spins + 1);
-    }
+    burn_cpu_until(Instant::now() + Duration::from_millis(500));
     std::thread::sleep(Duration::from_secs(26));
     let (late_anon, late_rss) = (status_kib(pid, "RssAnon"), rss_kib(pid));
     let late_mappings = largest_mappings(pid);
