@@ -59,6 +59,11 @@ pub const fn log2_slot_bounds(slot: u32) -> (u64, u64) {
     (low, high)
 }
 
+/// Words of [`Plan::key_set`]: rows 0..1024 (every x86_64 syscall number).
+pub const KEY_SET_WORDS: usize = 16;
+/// Rows [`Plan::key_set`] can hold; rows at or above it are outside any set.
+pub const KEY_SET_BITS: u64 = 64 * KEY_SET_WORDS as u64;
+
 /// Largest linear histogram (buckets, plus one below and one above the range).
 pub const MAX_LINEAR_SLOTS: u32 = 1002;
 /// An operand index that means "none".
@@ -321,6 +326,13 @@ pub struct Plan {
     /// The value is divided by this before it picks a histogram slot (ns to us: 1000);
     /// sums stay undivided.
     pub value_div: u64,
+    /// With [`Plan::key_set_used`]: the values of the first key part (rows) the command
+    /// asked for, bit `row % 64` of word `row / 64`. An event of another row is
+    /// not counted at all, before the filter runs: the shared `raw_syscalls` program behind
+    /// `syscalls:sys_enter_open*` sees every syscall but counts only the ones named.
+    pub key_set: [u64; KEY_SET_WORDS],
+    /// 1: only rows in `key_set` count; 0: every row does. `u64` so the type has no padding.
+    pub key_set_used: u64,
 }
 
 impl Plan {
@@ -352,6 +364,8 @@ impl Plan {
         linear_min: 0,
         linear_step: 1,
         value_div: 1,
+        key_set: [0; KEY_SET_WORDS],
+        key_set_used: 0,
     };
 }
 
@@ -467,7 +481,8 @@ mod tests {
             offset_of!(Plan, linear_min),
             offset_of!(Plan, by_thread) + 4
         );
-        assert_eq!(size_of::<Plan>(), offset_of!(Plan, value_div) + 8);
+        assert_eq!(offset_of!(Plan, key_set), offset_of!(Plan, value_div) + 8);
+        assert_eq!(size_of::<Plan>(), offset_of!(Plan, key_set_used) + 8);
         assert_eq!(offset_of!(Plan, n_operands), offset_of!(Plan, saves) + 16);
     }
 

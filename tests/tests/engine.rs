@@ -147,6 +147,124 @@ fn engine_exact_syscall_counts() {
     );
 }
 
+/// perf stat's count of each event `events` names over `command` (`perf stat -x,`), or None
+/// when perf is not installed.
+fn perf_stat(events: &str, command: &[&str]) -> Option<Vec<(String, u64)>> {
+    let out = Command::new("perf")
+        .args(["stat", "-x,", "-e", events, "--"])
+        .args(command)
+        .stdout(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    assert!(out.status.success(), "perf stat: {out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    Some(
+        stderr
+            .lines()
+            .filter_map(|line| {
+                let fields: Vec<&str> = line.split(',').collect();
+                Some((fields.get(2)?.to_string(), fields[0].parse().ok()?))
+            })
+            .collect(),
+    )
+}
+
+/// Issue 25, a wrong total: a `syscalls:sys_enter_open*` set is counted by one program on
+/// every syscall, and the summary and `stats.counted` used to add up all of them (3003 for
+/// the 1002 openat calls below, beside its close and getppid calls). The table, the summary
+/// line and `--json` agree with each other and with perf stat, with and without a filter.
+#[test]
+fn engine_syscall_set_totals_match_the_table_and_perf() {
+    require_root();
+    let fixture = fixture("tk_syscalls");
+    let fixture = fixture.to_str().unwrap();
+    let events = "syscalls:sys_enter_open*";
+    let Some(perf) = perf_stat(events, &[fixture, "--openat", "1000"]) else {
+        eprintln!("skipped: no perf to compare with (apt-get install linux-perf)");
+        return;
+    };
+    let perf_count = |name: &str| perf.iter().find(|(n, _)| n == name).map_or(0, |p| p.1);
+    let perf_total: u64 = perf.iter().map(|p| p.1).sum();
+    let json_of = |extra: &[&str], n: &str| {
+        let mut args = vec!["count", events, "--json"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--", fixture, "--openat", n]);
+        let run = tracekit(args, TIMEOUT);
+        run.assert_code(0);
+        (parse_json(&run.stdout), run.stderr)
+    };
+    let (json, stderr) = json_of(&[], "1000");
+    let groups = json["groups"].as_array().expect("groups");
+    for group in groups {
+        let name = group["key"]["event"].as_str().unwrap();
+        assert_eq!(
+            group["count"].as_u64(),
+            Some(perf_count(name)),
+            "{name}: {json:#}"
+        );
+    }
+    let table: u64 = groups.iter().map(|g| g["count"].as_u64().unwrap()).sum();
+    assert_eq!(table, perf_total, "perf {perf:?}: {json:#}");
+    assert_eq!(json["stats"]["counted"].as_u64(), Some(table), "{json:#}");
+    assert_eq!(json["stats"]["filtered"].as_u64(), Some(0), "{json:#}");
+    assert!(
+        stderr.contains(&format!("Counted {table} events in ")),
+        "{stderr}"
+    );
+    // The fixture's own calls, exactly: those of the loader are the same in both runs.
+    let (none, _) = json_of(&[], "0");
+    assert_eq!(
+        group_count(&json, "event", "syscalls:sys_enter_openat")
+            - group_count(&none, "event", "syscalls:sys_enter_openat"),
+        1000,
+        "{json:#}\n{none:#}"
+    );
+
+    // The text table and its summary line hold the same numbers.
+    let run = tracekit(
+        ["count", events, "--", fixture, "--openat", "1000"],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    let rows: u64 = run
+        .stdout
+        .lines()
+        .filter(|line| line.starts_with("syscalls:"))
+        .map(|line| {
+            line.split_whitespace()
+                .last()
+                .unwrap()
+                .parse::<u64>()
+                .unwrap()
+        })
+        .sum();
+    assert_eq!(rows, perf_total, "{}", run.stdout);
+    assert!(
+        run.stderr.contains(&format!("Counted {rows} events in ")),
+        "{}",
+        run.stderr
+    );
+
+    // Filtered out: as many as the set's events, not every syscall the program saw.
+    let (filtered, stderr) = json_of(&["--filter", "comm == \"no-such-comm\""], "1000");
+    assert_eq!(
+        filtered["stats"]["counted"].as_u64(),
+        Some(0),
+        "{filtered:#}"
+    );
+    assert_eq!(
+        filtered["stats"]["filtered"].as_u64(),
+        Some(perf_total),
+        "{filtered:#}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "Counted 0 events ({perf_total} more did not pass the filter)"
+        )),
+        "{stderr}"
+    );
+}
+
 /// `syscount --latency` times every call and `--failures` counts only errors.
 #[test]
 fn engine_syscount_latency_and_failures() {

@@ -36,9 +36,10 @@ use aya_ebpf::{
 use tracekit_common::{
     engine::{
         AggKey, AggValue, CorrKey, DEFAULT_HASH_ENTRIES, DEFAULT_STACK_ENTRIES,
-        DEFAULT_START_ENTRIES, KEY_WORDS, MAX_INSNS, MAX_KEY_PARTS, MAX_OPERANDS, MAX_STRINGS,
-        MAX_TARGET_PIDS, NO_OPERAND, Operand, Plan, SIGNED, STAT_COUNT, STR_BYTES, StartValue,
-        TRACE_RING_BYTES, TraceRecord, agg, layout, log2_slot, op, operand, stat,
+        DEFAULT_START_ENTRIES, KEY_SET_BITS, KEY_SET_WORDS, KEY_WORDS, MAX_INSNS, MAX_KEY_PARTS,
+        MAX_OPERANDS, MAX_STRINGS, MAX_TARGET_PIDS, NO_OPERAND, Operand, Plan, SIGNED, STAT_COUNT,
+        STR_BYTES, StartValue, TRACE_RING_BYTES, TraceRecord, agg, layout, log2_slot, op, operand,
+        stat,
     },
     profile::{EVENTS_RING_BYTES, MAX_KNOWN_PIDS, STACK_ERROR, STACK_NONE, StackFrames},
 };
@@ -730,6 +731,21 @@ fn aggregate(plan: &'static Plan, scratch: *mut Scratch) {
     }
 }
 
+/// Whether `row` (the first key part) is one the plan counts: every row unless the plan
+/// names a set ([`Plan::key_set`]), as the shared `raw_syscalls` program does for a set of
+/// `syscalls:*` tracepoints.
+#[inline(always)]
+fn row_wanted(plan: &'static Plan, row: u64) -> bool {
+    if rd!(plan.key_set_used) == 0 {
+        return true;
+    }
+    if row >= KEY_SET_BITS {
+        return false;
+    }
+    let word = rd!(plan.key_set[(row / 64) as usize & (KEY_SET_WORDS - 1)]);
+    (word >> (row % 64)) & 1 != 0
+}
+
 /// The current pid and tid, or None if the process is not traced. The helper call is
 /// skipped when nothing needs it (no pid filter, no self-exclusion, no pid operand).
 #[inline(always)]
@@ -796,6 +812,12 @@ fn run_main<S: Source>(source: &S, scratch: *mut Scratch, event: u32) -> Option<
         saved: [0; 4],
     };
     read_operands(plan, source, scratch, pid, tid, event, started)?;
+    if rd!(plan.key_set_used) != 0 {
+        let first = (rd!(plan.key_parts[0]) as usize) & (MAX_OPERANDS - 1);
+        if !row_wanted(plan, int(scratch, first)) {
+            return None;
+        }
+    }
     let filter_first = rd!(plan.filter_first) != 0;
     if filter_first && !filter(plan, scratch) {
         bump(stat::FILTERED);
@@ -1050,6 +1072,9 @@ pub fn engine_raw_tp_count_arg1(ctx: RawTracePointContext) -> i32 {
     }
     // The loader attaches this program to raw tracepoints with two arguments.
     let key: u64 = ctx.arg(1);
+    if !row_wanted(plan, key) {
+        return 0;
+    }
     let row = key.min(u64::from(rd!(plan.array_key_bound))) as u32;
     if let Some(entry) = ENGINE_ARRAY.get_ptr_mut(row) {
         // SAFETY: this CPU's slot of a per-CPU array.

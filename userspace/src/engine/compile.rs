@@ -27,7 +27,7 @@ use super::{
     plan::{PlanBuilder, arg_operand, saved_operand, simple_operand},
     request::{KeyField, Request, Shape, Start},
     spec::KernelAttach,
-    syscalls::{ORIG_AX_OFFSET, SYSCALL_BOUND},
+    syscalls::{ORIG_AX_OFFSET, SYSCALL_BOUND, tracepoint_syscall},
 };
 use crate::{
     Error, Result,
@@ -717,10 +717,11 @@ fn syscall_set_spec(
         .iter()
         .filter_map(|tp| {
             let name = tp.event.strip_prefix(prefix)?;
-            let sysno: syscalls::Sysno = name.parse().ok()?;
-            Some((sysno.id() as u64, tp.to_string()))
+            Some((tracepoint_syscall(name)?, tp.to_string()))
         })
         .collect();
+    // The program sees every syscall; only the named ones count, as with one attach each.
+    builder.key_set(names.keys().copied());
     let mut columns = vec![Column {
         column: KeyColumn {
             name: "event".into(),
@@ -1327,7 +1328,7 @@ columns: event Event({0: "sched:sched_wakeup", 1: "sched:sched_wakeup_new", 2: "
             compiled(&syscalls),
             r#"Main RawTracepoint("sys_enter")
 operands: #0 arg1:8
-corr: - | key: #0 | saves: -
+corr: - | key: #0 in {110,257} | saves: -
 value: - | agg: count | layout: array bound 1024
 filter: -
 flags: raw_args=2

@@ -2,9 +2,9 @@
 //! aggregation, map layout) and enforces the kernel engine's limits with one-line errors.
 
 use tracekit_common::engine::{
-    Insn, KEY_WORDS, LOG2_SLOTS, MAX_INSNS, MAX_KEY_PARTS, MAX_LINEAR_SLOTS, MAX_OPERANDS,
-    MAX_STR_CONSTS, MAX_STRINGS, NO_OPERAND, Operand, Plan, SIGNED, STR_BYTES, agg, layout, op,
-    operand,
+    Insn, KEY_SET_BITS, KEY_SET_WORDS, KEY_WORDS, LOG2_SLOTS, MAX_INSNS, MAX_KEY_PARTS,
+    MAX_LINEAR_SLOTS, MAX_OPERANDS, MAX_STR_CONSTS, MAX_STRINGS, NO_OPERAND, Operand, Plan, SIGNED,
+    STR_BYTES, agg, layout, op, operand,
 };
 
 use crate::{Error, Result};
@@ -148,6 +148,17 @@ impl PlanBuilder {
         self.plan.n_key_parts += 1;
         self.key_words += words;
         Ok(())
+    }
+
+    /// Counts only events whose first key part is one of `rows` ([`Plan::key_set`]): the
+    /// rows a request names when its program sees more. Rows at or above
+    /// [`KEY_SET_BITS`] are left out of the set (and so never counted).
+    pub fn key_set(&mut self, rows: impl IntoIterator<Item = u64>) {
+        self.plan.key_set = [0; KEY_SET_WORDS];
+        for row in rows.into_iter().filter(|&row| row < KEY_SET_BITS) {
+            self.plan.key_set[(row / 64) as usize] |= 1 << (row % 64);
+        }
+        self.plan.key_set_used = 1;
     }
 
     /// Appends a correlation-key part (start and main stages must build the same key).
@@ -434,7 +445,16 @@ pub fn disassemble(plan: &Plan) -> String {
             operands.join(" ")
         },
         list(&plan.corr_parts[..plan.n_corr_parts as usize]),
-        list(&plan.key_parts[..plan.n_key_parts as usize]),
+        list(&plan.key_parts[..plan.n_key_parts as usize])
+            + &if plan.key_set_used != 0 {
+                let rows: Vec<String> = (0..KEY_SET_BITS)
+                    .filter(|&row| plan.key_set[(row / 64) as usize] >> (row % 64) & 1 != 0)
+                    .map(|row| row.to_string())
+                    .collect();
+                format!(" in {{{}}}", rows.join(","))
+            } else {
+                String::new()
+            },
         if saves.is_empty() {
             "-".to_string()
         } else {
