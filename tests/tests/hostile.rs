@@ -363,3 +363,49 @@ fn hostile_numbers_out_of_range() {
          the kernel engine keeps at most 1000",
     );
 }
+
+/// Issue 25: user-space probes limited to a kernel thread (`-p 2`, kthreadd) could never
+/// fire, and the run printed nothing and exited 0. Every probe kind that sees only user
+/// code refuses it, naming the thread.
+#[test]
+fn hostile_user_probes_on_a_kernel_thread() {
+    let comm = std::fs::read_to_string("/proc/2/comm").expect("pid 2 is kthreadd");
+    let comm = comm.trim();
+    let message = |probe: &str| {
+        format!(
+            "-p 2: pid 2 ({comm}) is a kernel thread and runs no user code, where {probe} \
+             probes fire; choose a user process"
+        )
+    };
+    refused(
+        &["funclatency", "libc:malloc", "-p", "2"],
+        &message("uprobe"),
+    );
+    refused(
+        &["count", "uprobe:libc:malloc", "-p", "2", "-d", "1"],
+        &message("uprobe"),
+    );
+    refused(
+        &[
+            "hist",
+            "uretprobe:libc:malloc",
+            "--value",
+            "retval",
+            "-p",
+            "2",
+        ],
+        &message("uprobe"),
+    );
+    let usdt = tracekit_tests::fixture("tk_usdt");
+    refused(
+        &[
+            "count",
+            &format!("usdt:{}:tk:tick", usdt.display()),
+            "-p",
+            "2",
+            "-d",
+            "1",
+        ],
+        &message("USDT"),
+    );
+}

@@ -111,6 +111,36 @@ pub fn namespace_pid(pid: u32) -> Option<u32> {
     )
 }
 
+/// `PF_KTHREAD` of `include/linux/sched.h`: the task is a kernel thread.
+const PF_KTHREAD: u64 = 0x0020_0000;
+
+/// Whether a `/proc/PID/stat` line is a kernel thread's: `PF_KTHREAD` in its flags (field
+/// 9, counted after the `(comm)` that may hold spaces and parentheses), None if malformed.
+///
+/// ```
+/// use tracekit::procmaps::stat_is_kernel_thread;
+/// assert_eq!(stat_is_kernel_thread("2 (kthreadd) S 0 0 0 0 -1 2129984 0 0"), Some(true));
+/// assert_eq!(stat_is_kernel_thread("77 (a) b) S 1 77 77 0 -1 4194560 9"), Some(false));
+/// assert_eq!(stat_is_kernel_thread("77 (a"), None);
+/// ```
+pub fn stat_is_kernel_thread(stat: &str) -> Option<bool> {
+    let (_, rest) = stat.rsplit_once(')')?;
+    // After the comm: state (3), ppid, pgrp, session, tty_nr, tpgid, flags (9).
+    let flags: u64 = rest.split_whitespace().nth(6)?.parse().ok()?;
+    Some(flags & PF_KTHREAD != 0)
+}
+
+/// The comm of `pid` if it is a kernel thread (runs no user code, maps nothing), else None
+/// (a user process, or no such process).
+pub fn kernel_thread(pid: u32) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    if !stat_is_kernel_thread(&stat)? {
+        return None;
+    }
+    let comm = stat.split_once('(')?.1.rsplit_once(')')?.0;
+    Some(comm.to_string())
+}
+
 /// Whether `pid` lives in another mount namespace than tracekit (a container).
 fn other_mount_namespace(pid: u32) -> bool {
     match (

@@ -245,7 +245,19 @@ pub fn resolve_binary(name: &str, pid: Option<u32>) -> Result<PathBuf> {
 
 /// [`resolve_binary`] for probes of kind `probe` (`uprobe`, `USDT`), which errors name
 /// (`USDT binary `postgress` not found ...`).
+///
+/// A usage error when `pid` is a kernel thread: it runs no user code, so no probe in a
+/// binary would ever fire in it.
 pub fn resolve_binary_for(probe: &str, name: &str, pid: Option<u32>) -> Result<PathBuf> {
+    if let Some(pid) = pid
+        && let Some(comm) = crate::procmaps::kernel_thread(pid)
+    {
+        return Err(Error::usage(format!(
+            "-p {pid}: pid {pid} ({}) is a kernel thread and runs no user code, \
+             where {probe} probes fire; choose a user process",
+            quote(&comm)
+        )));
+    }
     let path = find_binary(probe, name, pid)?;
     check_elf(probe, &path, name)?;
     Ok(path)
