@@ -409,3 +409,60 @@ fn hostile_user_probes_on_a_kernel_thread() {
         &message("USDT"),
     );
 }
+
+/// Issue 25: `-- /bin/true <1 MiB of arguments>` was echoed whole in the banner (and in
+/// stat's report and JSON scope). Every echo of the command line quotes it short, as errors
+/// quote inputs: 80 characters, start and end.
+#[test]
+fn hostile_long_command_lines_are_echoed_short() {
+    // Ten arguments of 100 KiB (one argument may be at most 128 KiB: MAX_ARG_STRLEN).
+    let args: Vec<String> = (0..10)
+        .map(|i| format!("{i}{}", "a".repeat(100 * 1024)))
+        .collect();
+    let shown = format!("/bin/true 0{}…{}", "a".repeat(42), "a".repeat(26));
+    let with_command = |head: &[&str]| {
+        let mut all: Vec<&str> = head.to_vec();
+        all.extend(["--", "/bin/true"]);
+        all.extend(args.iter().map(String::as_str));
+        let out = run(&all);
+        out.assert_code(0);
+        assert!(
+            out.stdout.len() + out.stderr.len() < 2000,
+            "{} + {} bytes: {}",
+            out.stdout.len(),
+            out.stderr.len(),
+            tracekit_tests_head(&out.stderr)
+        );
+        out
+    };
+    let out = with_command(&["count", "syscalls:sys_enter_getppid"]);
+    assert_eq!(
+        out.stderr.lines().next(),
+        Some(
+            format!("Tracing syscalls:sys_enter_getppid for `{shown}`... Hit Ctrl-C to end.")
+                .as_str()
+        ),
+        "{}",
+        tracekit_tests_head(&out.stderr)
+    );
+    let out = with_command(&["stat", "-e", "task-clock"]);
+    assert!(
+        out.stdout
+            .contains(&format!(" Performance counter stats for '{shown}':\n")),
+        "{}",
+        tracekit_tests_head(&out.stdout)
+    );
+    let out = with_command(&["stat", "-e", "task-clock", "--json"]);
+    assert!(
+        out.stdout.contains(&format!("\"scope\":\"`{shown}`\"")),
+        "{}",
+        tracekit_tests_head(&out.stdout)
+    );
+    let out = with_command(&["profile", "-F", "99"]);
+    assert!(
+        out.stderr
+            .starts_with(&format!("Sampling on-CPU stacks of `{shown}` at 99 Hz")),
+        "{}",
+        tracekit_tests_head(&out.stderr)
+    );
+}

@@ -213,13 +213,7 @@ fn target(scope: &Scope) -> String {
                 .collect::<Vec<_>>()
                 .join(",")
         ),
-        Scope::Command(argv) => format!(
-            "'{}'",
-            argv.iter()
-                .map(|a| a.to_string_lossy().into_owned())
-                .collect::<Vec<_>>()
-                .join(" ")
-        ),
+        Scope::Command(argv) => format!("'{}'", crate::session::command_line(argv)),
     }
 }
 

@@ -57,15 +57,20 @@ impl Scope {
                     described.join(", ")
                 )
             }
-            Scope::Command(argv) => {
-                let words: Vec<String> = argv
-                    .iter()
-                    .map(|a| a.to_string_lossy().into_owned())
-                    .collect();
-                format!("`{}`", words.join(" "))
-            }
+            Scope::Command(argv) => format!("`{}`", command_line(argv)),
         }
     }
+}
+
+/// A `-- CMD ARGS` command line as messages, banners and reports show it: its words joined
+/// by spaces, quoted like any input ([`crate::error::quote`]), so that a megabyte of
+/// arguments shows as 80 characters and never breaks the line.
+pub fn command_line(argv: &[std::ffi::OsString]) -> String {
+    let words: Vec<String> = argv
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    crate::error::quote(&words.join(" "))
 }
 
 /// Why tracing stopped.
@@ -702,6 +707,24 @@ pub fn print_usage(verbose: u8, attached_after: Duration) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Long command lines are quoted short: start and end, 80 characters in all.
+    #[test]
+    fn command_lines_are_quoted_short() {
+        let short = Scope::Command(vec!["ls".into(), "-l".into()]);
+        assert_eq!(short.describe(), "`ls -l`");
+        let long = Scope::Command(vec![
+            "/bin/true".into(),
+            "a".repeat(1 << 20).into(),
+            "z".into(),
+        ]);
+        assert_eq!(
+            long.describe(),
+            format!("`/bin/true {}…{} z`", "a".repeat(43), "a".repeat(24))
+        );
+        let newline = Scope::Command(vec!["echo".into(), "a\nb".into()]);
+        assert_eq!(newline.describe(), "`echo a\\nb`");
+    }
 
     #[test]
     fn stop_reasons() {

@@ -122,7 +122,7 @@ impl Workload {
             let err = std::io::Error::from_raw_os_error(i32::from_ne_bytes(errno));
             return Err(Error::runtime(format!(
                 "cannot run {}: {err}",
-                self.program.display()
+                crate::error::quote(&self.program.to_string_lossy())
             )));
         }
         Ok(())
@@ -200,7 +200,7 @@ fn resolve(program: &OsStr) -> Result<PathBuf> {
         // SAFETY: access(2) with a NUL-terminated path.
         path.is_file() && c.is_some_and(|c| unsafe { libc::access(c.as_ptr(), libc::X_OK) } == 0)
     };
-    let shown = Path::new(program).display();
+    let shown = crate::error::quote(&program.to_string_lossy());
     if program.as_bytes().contains(&b'/') {
         let path = PathBuf::from(program);
         if !path.exists() {
@@ -219,8 +219,12 @@ fn resolve(program: &OsStr) -> Result<PathBuf> {
 }
 
 fn cstring(s: &OsStr) -> Result<CString> {
-    CString::new(s.as_bytes())
-        .map_err(|_| Error::usage(format!("-- {}: contains a NUL byte", s.to_string_lossy())))
+    CString::new(s.as_bytes()).map_err(|_| {
+        Error::usage(format!(
+            "-- {}: contains a NUL byte",
+            crate::error::quote(&s.to_string_lossy())
+        ))
+    })
 }
 
 fn pipe() -> Result<(OwnedFd, OwnedFd)> {
