@@ -1015,7 +1015,11 @@ fn function_specs(spec: &ProbeSpec, request: &Request) -> Result<Compiled> {
         let what = if found.len() == 1 {
             spec.text.clone()
         } else {
-            format!("{} ({} functions)", spec.text, found.len())
+            format!(
+                "{} ({})",
+                spec.text,
+                crate::output::plural(found.len(), "function", "functions")
+            )
         };
         (
             found.clone(),

@@ -586,9 +586,9 @@ fn run(
             if labels.tool == "offcpu" {
                 let total_us: u64 = profile.stacks.iter().map(|s| s.count).sum();
                 eprintln!(
-                    "Off CPU: {:.3} s over {} blocks.",
+                    "Off CPU: {:.3} s over {}.",
                     total_us as f64 / 1e6,
-                    stats.counted
+                    output::plural(stats.counted, "block", "blocks")
                 );
             }
             eprint!(

@@ -131,8 +131,8 @@ impl TopCollector<'_> {
                 let (rows, total) = rank_samples(&interval, symbolizer, &self.keys);
                 // Processes seen dead a whole interval ago have nothing left to name.
                 symbolizer.forget_exited();
-                let what = format!("samples of cpu-clock at {} Hz", options.frequency_hz);
-                (rows, total, what)
+                let what = |noun| format!("{noun} of cpu-clock at {} Hz", options.frequency_hz);
+                (rows, total, [what("sample"), what("samples")])
             }
             Source::Events {
                 engines,
@@ -149,7 +149,11 @@ impl TopCollector<'_> {
                     .collect();
                 rows.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
                 let total = rows.iter().map(|(c, _)| c).sum();
-                (rows, total, format!("{what} events"))
+                (
+                    rows,
+                    total,
+                    [format!("{what} event"), format!("{what} events")],
+                )
             }
         };
         let headers: Vec<&str> = self.keys.iter().map(|k| k.header()).collect();
@@ -157,7 +161,7 @@ impl TopCollector<'_> {
             title: title(
                 &session::clock_time(),
                 total,
-                &what,
+                [&what[0], &what[1]],
                 elapsed,
                 &self.scope_text,
                 self.sort,

@@ -291,8 +291,8 @@ pub fn run(
     }
     let stats = collector.engines.read()?.stats;
     eprintln!(
-        "Printed {} events in {:.2} s{}.",
-        collector.printed,
+        "Printed {} in {:.2} s{}.",
+        output::plural(collector.printed, "event", "events"),
         finished.elapsed.as_secs_f64(),
         if stats.filtered > 0 {
             format!(" ({} more did not pass the filter)", stats.filtered)
@@ -302,18 +302,22 @@ pub fn run(
     );
     let mut lost = Vec::new();
     if stats.trace_lost > 0 {
-        lost.push(format!("{} events to a full ring buffer", stats.trace_lost));
+        lost.push(format!(
+            "{} to a full ring buffer",
+            output::plural(stats.trace_lost, "event", "events")
+        ));
     }
     if stats.stack_map_full + stats.stack_errors > 0 {
-        lost.push(format!(
-            "{} stacks",
-            stats.stack_map_full + stats.stack_errors
+        lost.push(output::plural(
+            stats.stack_map_full + stats.stack_errors,
+            "stack",
+            "stacks",
         ));
     }
     if stats.read_errors > 0 {
         lost.push(format!(
-            "{} events whose fields could not be read",
-            stats.read_errors
+            "{} whose fields could not be read",
+            output::plural(stats.read_errors, "event", "events")
         ));
     }
     eprint!("{}", output::aggregates::lost_line(&lost));

@@ -232,34 +232,34 @@ pub fn summary(stats: &EngineStats, elapsed: Duration, reason: &str, all_tasks: 
         String::new()
     };
     let mut out = format!(
-        "Counted {} events{filtered} in {:.2} s ({reason}).\n",
-        stats.counted,
+        "Counted {}{filtered} in {:.2} s ({reason}).\n",
+        super::plural(stats.counted, "event", "events"),
         elapsed.as_secs_f64()
     );
     let mut lost = Vec::new();
     if stats.map_full > 0 {
         lost.push(format!(
-            "{} events to a full map (raise --max-groups)",
-            stats.map_full
+            "{} to a full map (raise --max-groups)",
+            super::plural(stats.map_full, "event", "events")
         ));
     }
     if stats.start_map_full > 0 {
         lost.push(format!(
-            "{} starts to a full start map (raise --max-in-flight)",
-            stats.start_map_full
+            "{} to a full start map (raise --max-in-flight)",
+            super::plural(stats.start_map_full, "start", "starts")
         ));
     }
     if stats.read_errors > 0 {
         lost.push(format!(
-            "{} events whose fields could not be read",
-            stats.read_errors
+            "{} whose fields could not be read",
+            super::plural(stats.read_errors, "event", "events")
         ));
     }
     out.push_str(&lost_line(&lost));
     if stats.no_start > 0 && !all_tasks {
         out.push_str(&format!(
-            "Not counted: {} ends whose start was not seen (in flight when tracing began).\n",
-            stats.no_start
+            "Not counted: {} whose start was not seen (in flight when tracing began).\n",
+            super::plural(stats.no_start, "end", "ends")
         ));
     }
     out
@@ -440,6 +440,23 @@ mod tests {
                 true
             ),
             "Counted 0 events in 0.00 s (command exited).\nLost: nothing.\n"
+        );
+        // One of each: every noun agrees with its number (issue 25).
+        let one = EngineStats {
+            counted: 1,
+            filtered: 1,
+            map_full: 1,
+            start_map_full: 1,
+            read_errors: 1,
+            no_start: 1,
+            ..EngineStats::default()
+        };
+        assert_eq!(
+            summary(&one, Duration::from_secs(1), "duration reached", false),
+            "Counted 1 event (1 more did not pass the filter) in 1.00 s (duration reached).\n\
+             Lost: 1 event to a full map (raise --max-groups); 1 start to a full start map \
+             (raise --max-in-flight); 1 event whose fields could not be read.\n\
+             Not counted: 1 end whose start was not seen (in flight when tracing began).\n"
         );
     }
 }

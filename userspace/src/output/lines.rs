@@ -103,7 +103,10 @@ pub fn write(
             rows.push((
                 format!("{:.2}%", percent(count, function.samples)),
                 count.to_string(),
-                format!("  ({} more lines)", rest.len()),
+                format!(
+                    "  ({})",
+                    super::plural(rest.len(), "more line", "more lines")
+                ),
                 String::new(),
             ));
         }
@@ -139,12 +142,15 @@ pub fn write(
     }
     let mut unattributed = Vec::new();
     if profile.in_kernel > 0 {
-        unattributed.push(format!("{} samples ran in the kernel", profile.in_kernel));
+        unattributed.push(format!(
+            "{} in the kernel",
+            super::plural(profile.in_kernel, "sample ran", "samples ran")
+        ));
     }
     if profile.no_user_stack > 0 {
         unattributed.push(format!(
-            "{} samples had no user stack",
-            profile.no_user_stack
+            "{} no user stack",
+            super::plural(profile.no_user_stack, "sample had", "samples had")
         ));
     }
     if !unattributed.is_empty() {

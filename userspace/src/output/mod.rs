@@ -32,6 +32,38 @@ use std::{
 
 use crate::{Error, Result, error::quote};
 
+/// `n` with the noun that agrees with it: `1 sample`, `0 samples`, `2 processes`. Every
+/// count a summary, header or message builds takes its noun from here.
+///
+/// ```
+/// use tracekit::output::plural;
+/// assert_eq!(plural(1u64, "sample", "samples"), "1 sample");
+/// assert_eq!(plural(0u64, "sample", "samples"), "0 samples");
+/// assert_eq!(plural(2usize, "process", "processes"), "2 processes");
+/// ```
+pub fn plural<N>(n: N, one: &str, many: &str) -> String
+where
+    N: Copy + std::fmt::Display + PartialEq + From<u8>,
+{
+    format!("{n} {}", if n == N::from(1) { one } else { many })
+}
+
+/// `n` in a report's unit: countable units agree with `n` (`1 sample`, `1 event`,
+/// `1 byte`), units of measure stay (`1 us`).
+///
+/// ```
+/// use tracekit::output::in_unit;
+/// assert_eq!(in_unit(1, "samples"), "1 sample");
+/// assert_eq!(in_unit(3, "events"), "3 events");
+/// assert_eq!(in_unit(1, "us"), "1 us");
+/// ```
+pub fn in_unit(n: u64, unit: &str) -> String {
+    match unit.strip_suffix('s') {
+        Some(one @ ("sample" | "event" | "byte" | "stack")) => plural(n, one, unit),
+        _ => format!("{n} {unit}"),
+    }
+}
+
 /// A file format `-o` can write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {

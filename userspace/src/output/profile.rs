@@ -6,7 +6,7 @@ use std::{io, time::Duration};
 
 use serde::Serialize;
 
-use super::{Format, flamegraph, report};
+use super::{Format, flamegraph, plural, report};
 use crate::{
     profile::{Profile, SHORT_STACK_FRAMES, Stats},
     stacks::{self, Stack},
@@ -101,14 +101,13 @@ pub fn write(
         Format::Text => {
             let (ranked, total) = stacks::hottest(&profile.stacks);
             let line = format!(
-                "{} {} of {}{} over {:.1} s, {}, {} CPUs",
-                total,
-                header.unit,
+                "{} of {}{} over {:.1} s, {}, {}",
+                super::in_unit(total, header.unit),
                 header.event,
                 header.rate(),
                 header.elapsed.as_secs_f64(),
                 header.scope,
-                header.cpus
+                plural(header.cpus, "CPU", "CPUs")
             );
             out.write_all(report::render(&line, &ranked, total, top).as_bytes())
         }
@@ -117,8 +116,9 @@ pub fn write(
             let folded = stacks::fold(&profile.stacks);
             let total: u64 = folded.iter().map(|(_, count)| count).sum();
             let subtitle = format!(
-                "{total} {} on {} CPUs; kernel frames end in _[k]",
-                header.unit, header.cpus
+                "{} on {}; kernel frames end in _[k]",
+                super::in_unit(total, header.unit),
+                plural(header.cpus, "CPU", "CPUs")
             );
             flamegraph::write_svg(out, &folded, &header.title(), Some(&subtitle), header.unit)
         }
@@ -157,10 +157,6 @@ pub fn write(
     }
 }
 
-fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
 /// The processes a profile's stacks come from.
 pub fn processes(profile: &Profile) -> usize {
     let pids: std::collections::HashSet<u32> = profile.stacks.iter().map(|s| s.pid).collect();
@@ -180,57 +176,75 @@ pub fn summary(
 ) -> String {
     let stats = &profile.stats;
     let mut out = format!(
-        "Collected {} samples from {} in {:.2} s at {} Hz on {} CPUs ({reason}).\n",
-        stats.samples,
+        "Collected {} from {} in {:.2} s at {} Hz on {} ({reason}).\n",
+        plural(stats.samples, "sample", "samples"),
         plural(processes, "process", "processes"),
         header.elapsed.as_secs_f64(),
         header.hz.unwrap_or(0),
-        header.cpus
+        plural(header.cpus, "CPU", "CPUs")
     );
     let mut lost = Vec::new();
     if stats.count_map_full > 0 {
         lost.push(format!(
-            "{} samples to a full count map (raise --count-map-size)",
-            stats.count_map_full
+            "{} to a full count map (raise --count-map-size)",
+            plural(stats.count_map_full, "sample", "samples")
         ));
     }
     if stats.stack_map_full > 0 {
         lost.push(format!(
-            "{} stacks to a full stack map (raise --stack-storage-size)",
-            stats.stack_map_full
+            "{} to a full stack map (raise --stack-storage-size)",
+            plural(stats.stack_map_full, "stack", "stacks")
         ));
     }
     let errors = stats.kernel_stack_errors + stats.user_stack_errors;
     if errors > 0 {
         lost.push(format!(
-            "{errors} stacks the kernel could not walk ({} kernel, {} user)",
-            stats.kernel_stack_errors, stats.user_stack_errors
+            "{} the kernel could not walk ({} kernel, {} user)",
+            plural(errors, "stack", "stacks"),
+            stats.kernel_stack_errors,
+            stats.user_stack_errors
         ));
     }
     if profile.unwalked > 0 {
-        lost.push(format!("{} samples with no stack at all", profile.unwalked));
+        lost.push(format!(
+            "{} with no stack at all",
+            plural(profile.unwalked, "sample", "samples")
+        ));
     }
     if stats.events_lost > 0 {
         lost.push(format!(
-            "{} new-process notices to a full ring buffer (their symbols may not resolve if they exited)",
-            stats.events_lost
+            "{} to a full ring buffer (their symbols may not resolve if they exited)",
+            plural(
+                stats.events_lost,
+                "new-process notice",
+                "new-process notices"
+            )
         ));
     }
     out.push_str(&super::aggregates::lost_line(&lost));
     for broken in &profile.broken {
         if let Some(hint) = hints.get(&broken.pid) {
             out.push_str(&format!(
-                "tracekit: warning: pid {} ({}): {} of its {} user stacks have fewer than {} \
-                 frames; {hint}\n",
-                broken.pid, broken.comm, broken.short, broken.samples, SHORT_STACK_FRAMES
+                "tracekit: warning: pid {} ({}): {} of its {} {} fewer than {} frames; {hint}\n",
+                broken.pid,
+                broken.comm,
+                broken.short,
+                plural(broken.samples, "user stack", "user stacks"),
+                if broken.short == 1 { "has" } else { "have" },
+                SHORT_STACK_FRAMES
             ));
             continue;
         }
         out.push_str(&format!(
-            "tracekit: warning: pid {} ({}): {} of its {} user stacks have fewer than {} frames; \
+            "tracekit: warning: pid {} ({}): {} of its {} {} fewer than {} frames; \
              its stacks look broken, likely built without frame pointers \
              (C/C++: -fno-omit-frame-pointer; Rust: -C force-frame-pointers=yes)\n",
-            broken.pid, broken.comm, broken.short, broken.samples, SHORT_STACK_FRAMES
+            broken.pid,
+            broken.comm,
+            broken.short,
+            plural(broken.samples, "user stack", "user stacks"),
+            if broken.short == 1 { "has" } else { "have" },
+            SHORT_STACK_FRAMES
         ));
     }
     out
@@ -348,7 +362,7 @@ mod tests {
                 &Default::default()
             ),
             "Collected 300 samples from 1 process in 3.00 s at 99 Hz on 2 CPUs (command exited).\n\
-             Lost: 2 stacks to a full stack map (raise --stack-storage-size); 1 samples with no \
+             Lost: 2 stacks to a full stack map (raise --stack-storage-size); 1 sample with no \
              stack at all.\n\
              tracekit: warning: pid 7 (xz): 9 of its 10 user stacks have fewer than 3 frames; its \
              stacks look broken, likely built without frame pointers (C/C++: \
@@ -372,6 +386,32 @@ mod tests {
                  frames; these mappings had no unwind table: /x (no .eh_frame)\n"
             ),
             "{text}"
+        );
+        // One of each: every noun agrees with its number (issue 25).
+        let mut one = profile.clone();
+        one.stacks.truncate(1);
+        one.stats.samples = 1;
+        one.stats.stack_map_full = 1;
+        one.stats.kernel_stack_errors = 1;
+        one.unwalked = 0;
+        one.broken = vec![BrokenStacks {
+            pid: 7,
+            comm: "xz".into(),
+            samples: 1,
+            short: 1,
+        }];
+        let header = Header {
+            cpus: 1,
+            ..header()
+        };
+        assert_eq!(
+            summary(&one, &header, "command exited", 1, &Default::default()),
+            "Collected 1 sample from 1 process in 3.00 s at 99 Hz on 1 CPU (command exited).\n\
+             Lost: 1 stack to a full stack map (raise --stack-storage-size); 1 stack the kernel \
+             could not walk (1 kernel, 0 user).\n\
+             tracekit: warning: pid 7 (xz): 1 of its 1 user stack has fewer than 3 frames; its \
+             stacks look broken, likely built without frame pointers (C/C++: \
+             -fno-omit-frame-pointer; Rust: -C force-frame-pointers=yes)\n"
         );
         let _ = FrameKind::User;
     }

@@ -64,8 +64,13 @@ pub fn render(header: &str, ranked: &[HotFunction], total: u64, limit: usize) ->
         let rest: u64 = ranked[shown.len()..].iter().map(|f| f.samples).sum();
         let _ = writeln!(
             out,
-            "#\n# {} more functions hold the other {rest} samples; -o FILE.folded keeps every stack",
-            ranked.len() - shown.len()
+            "#\n# {} the other {}; -o FILE.folded keeps every stack",
+            super::plural(
+                ranked.len() - shown.len(),
+                "more function holds",
+                "more functions hold"
+            ),
+            super::plural(rest, "sample", "samples")
         );
     }
     out
@@ -79,7 +84,7 @@ pub fn render(header: &str, ranked: &[HotFunction], total: u64, limit: usize) ->
 /// let text = tracekit::output::report::render_stacks(
 ///     "2 stacks", &[("app;main;sleep".to_string(), 2000), ("app;main;read".to_string(), 10)], "us", 1,
 /// );
-/// assert_eq!(text, "# 2 stacks\n#\n#       us  stack\n      2000  app;main;sleep\n#\n# 1 more stacks hold the other 10 us\n");
+/// assert_eq!(text, "# 2 stacks\n#\n#       us  stack\n      2000  app;main;sleep\n#\n# 1 more stack holds the other 10 us\n");
 /// ```
 pub fn render_stacks(header: &str, folded: &[(String, u64)], unit: &str, limit: usize) -> String {
     let mut sorted: Vec<&(String, u64)> = folded.iter().collect();
@@ -92,8 +97,9 @@ pub fn render_stacks(header: &str, folded: &[(String, u64)], unit: &str, limit: 
         let rest: u64 = sorted[limit..].iter().map(|(_, c)| c).sum();
         let _ = writeln!(
             out,
-            "#\n# {} more stacks hold the other {rest} {unit}",
-            sorted.len() - limit
+            "#\n# {} the other {}",
+            super::plural(sorted.len() - limit, "more stack holds", "more stacks hold"),
+            super::in_unit(rest, unit)
         );
     }
     out
@@ -136,7 +142,7 @@ mod tests {
              \x20   96.97%      288  burner        burner             [.] leaf\n\
              \x20    2.36%        7  syscall-loop  [kernel.kallsyms]  [k] do_syscall_64\n\
              #\n\
-             # 1 more functions hold the other 2 samples; -o FILE.folded keeps every stack\n"
+             # 1 more function holds the other 2 samples; -o FILE.folded keeps every stack\n"
         );
     }
 

@@ -16,17 +16,19 @@ pub struct Screen<'a> {
     pub limit: usize,
 }
 
-/// `tracekit top HH:MM:SS: N WHAT in the last S s, SCOPE; by KEYS`.
+/// `tracekit top HH:MM:SS: N WHAT in the last S s, SCOPE; by KEYS`; `what` is the phrase
+/// for one and for many (`sample of cpu-clock`, `samples of cpu-clock`).
 pub fn title(
     clock: &str,
     total: u64,
-    what: &str,
+    what: [&str; 2],
     elapsed: Duration,
     scope: &str,
     sort: &[String],
 ) -> String {
     format!(
-        "tracekit top {clock}: {total} {what} in the last {:.1} s, {scope}; by {}",
+        "tracekit top {clock}: {} in the last {:.1} s, {scope}; by {}",
+        super::plural(total, what[0], what[1]),
         elapsed.as_secs_f64(),
         sort.join(",")
     )
@@ -72,7 +74,10 @@ mod tests {
             title: title(
                 "11:33:28",
                 100,
-                "samples of cpu-clock at 99 Hz",
+                [
+                    "sample of cpu-clock at 99 Hz",
+                    "samples of cpu-clock at 99 Hz",
+                ],
                 Duration::from_secs(2),
                 "`tk_burner 3`",
                 &["dso".into(), "sym".into()],

@@ -724,8 +724,8 @@ pub fn find(binary: &Path, target: &UsdtTarget<'_>) -> Result<Vec<ProbeSite>> {
         binary.display(),
         if near.is_empty() {
             format!(
-                "it has {} probes (`tracekit list usdt:{}` lists them)",
-                names.len(),
+                "it has {} (`tracekit list usdt:{}` lists them)",
+                crate::output::plural(names.len(), "probe", "probes"),
                 binary.display()
             )
         } else {
