@@ -26,7 +26,8 @@ pub const MAX_TARGET_PIDS: u32 = 8192;
 /// announced again, which is harmless).
 pub const MAX_KNOWN_PIDS: u32 = 16384;
 
-/// What one sample is counted under: the process, the thread's `comm`, and both stacks.
+/// What one sample is counted under: the process, the thread's `comm`, both stacks, and
+/// (with `profile --by cgroup`) the thread's cgroup.
 ///
 /// A stack is named by a 64-bit hash of its instruction pointers, the key of its frames in
 /// the `PROFILE_STACKS` hash map. Unlike a `BPF_MAP_TYPE_STACK_TRACE` id, two different
@@ -44,6 +45,9 @@ pub struct SampleKey {
     pub kernel_stack: u64,
     /// User stack hash, or [`STACK_NONE`] / [`STACK_ERROR`].
     pub user_stack: u64,
+    /// The thread's cgroup v2 id (`bpf_get_current_cgroup_id()`, the inode of its cgroup2
+    /// directory) with `--by cgroup`; 0 otherwise.
+    pub cgroup: u64,
     /// The sampled thread's `comm`, NUL-padded.
     pub comm: [u8; TASK_COMM_LEN],
 }

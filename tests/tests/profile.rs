@@ -386,3 +386,96 @@ fn assert_one_line_error(stderr: &str, needle: &str, args: &[&str]) {
     );
     assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
 }
+
+/// Where the cgroup2 filesystem is mounted (`/sys/fs/cgroup`, or `.../unified` on hybrid
+/// machines), from /proc/self/mountinfo.
+fn cgroup2_root() -> Option<std::path::PathBuf> {
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    mountinfo.lines().find_map(|line| {
+        let (left, right) = line.split_once(" - ")?;
+        (right.split_whitespace().next() == Some("cgroup2"))
+            .then(|| left.split_whitespace().nth(4).map(Into::into))?
+    })
+}
+
+/// Issue 25: `profile --by cgroup` counts samples by the sampled thread's cgroup in the
+/// kernel, and shows its path as the root frame of folded stacks and in JSON. The burner
+/// runs in a cgroup made for the test, moved there before it execs.
+#[test]
+fn profile_by_cgroup_roots_stacks_at_the_cgroup() {
+    require_root();
+    let Some(root) = cgroup2_root() else {
+        eprintln!("skipped: no cgroup2 filesystem mounted");
+        return;
+    };
+    let name = format!("tracekit-test-{}", std::process::id());
+    let cgroup = root.join(&name);
+    std::fs::create_dir_all(&cgroup).expect("creating a cgroup");
+    let dir = scratch("profile_by_cgroup_roots_stacks_at_the_cgroup");
+    let out = dir.join("out.folded");
+    let burner = fixture("tk_burner");
+    let script = format!(
+        "echo $$ > {}/cgroup.procs && exec {} 1",
+        cgroup.display(),
+        burner.display()
+    );
+    let run = tracekit(
+        [
+            "profile",
+            "--by",
+            "cgroup",
+            "-F",
+            "199",
+            "--json",
+            "-o",
+            out.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ],
+        TIMEOUT,
+    );
+    let _ = std::fs::remove_dir(&cgroup);
+    run.assert_code(0);
+    let folded = parse_folded(&std::fs::read_to_string(&out).unwrap());
+    let path = format!("/{name}");
+    // Every stack starts with a cgroup path, then the comm: the burner's with its own.
+    let mut burner_samples = 0;
+    for (stack, count) in &folded {
+        let mut frames = stack.split(';');
+        let (cgroup, comm) = (frames.next().unwrap(), frames.next().unwrap_or(""));
+        assert!(cgroup.starts_with('/'), "{stack}");
+        if comm == "tk_burner" {
+            assert_eq!(cgroup, path, "{stack}");
+            burner_samples += count;
+        }
+    }
+    // The burner's stdout (its CPU time) is beside tracekit's JSON line.
+    let cpu_seconds: f64 = run
+        .stdout
+        .lines()
+        .find_map(|line| line.strip_prefix("cpu_seconds="))
+        .expect("the fixture prints its CPU time")
+        .parse()
+        .unwrap();
+    let expected = 199.0 * cpu_seconds;
+    assert!(
+        (burner_samples as f64 - expected).abs() <= 0.2 * expected,
+        "{burner_samples} samples for {cpu_seconds:.3} s of CPU at 199 Hz: {folded:?}"
+    );
+    let json_line = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with('{'))
+        .expect("JSON");
+    let json = tracekit_tests::parse_json(json_line);
+    let stacks = json["stacks"].as_array().expect("stacks");
+    let in_json: u64 = stacks
+        .iter()
+        .filter(|s| s["comm"] == "tk_burner")
+        .inspect(|s| assert_eq!(s["cgroup"], path.as_str(), "{s}"))
+        .map(|s| s["count"].as_u64().unwrap())
+        .sum();
+    assert_eq!(in_json, burner_samples);
+}

@@ -66,6 +66,9 @@ pub struct ProfileOptions {
     pub stack_map_entries: u32,
     /// Distinct (pid, comm, stacks) keys counted (`--count-map-size`).
     pub count_map_entries: u32,
+    /// Count samples by the thread's cgroup too (`profile --by cgroup`): each stack then
+    /// carries its cgroup's path ([`Stack::cgroup`](crate::stacks::Stack::cgroup)).
+    pub by_cgroup: bool,
 }
 
 /// Counters the kernel program kept, summed over CPUs. See [`Stat`].
@@ -195,6 +198,7 @@ impl Profiler {
         let kernel_stacks = u8::from(options.kernel_stacks);
         let user_stacks = u8::from(options.user_stacks);
         let user_unwind = u8::from(dwarf);
+        let by_cgroup = u8::from(options.by_cgroup);
         let fork_offset = if options.follow_children {
             let tracefs = tracefs::root()?;
             let format = tracefs::EventFormat::read(&tracefs, "sched", "sched_process_fork")?;
@@ -224,6 +228,7 @@ impl Profiler {
                     .override_global("PROFILE_KERNEL_STACKS", &kernel_stacks, true)
                     .override_global("PROFILE_USER_STACKS", &user_stacks, true)
                     .override_global("PROFILE_USER_UNWIND", &user_unwind, true)
+                    .override_global("PROFILE_BY_CGROUP", &by_cgroup, true)
                     .override_global("PROFILE_FORK_CHILD_PID_OFFSET", &fork_offset, true)
                     .override_global("PROFILE_MMAP_PROT_OFFSET", &prot_offset, true)
                     .map_max_entries("PROFILE_STACKS", options.stack_map_entries)
@@ -581,6 +586,8 @@ pub fn symbolize(raw: &RawProfile, symbolizer: &Symbolizer) -> Profile {
         stacks.push(Stack {
             pid: key.pid,
             comm,
+            // Ids are cgroup2 inode numbers, never 0: 0 is "not asked for".
+            cgroup: (key.cgroup != 0).then(|| crate::cgroups::path(key.cgroup)),
             frames,
             count,
         });
@@ -646,6 +653,7 @@ mod tests {
             generation: 0,
             kernel_stack: kernel,
             user_stack: user,
+            cgroup: 0,
             comm: c,
         }
     }

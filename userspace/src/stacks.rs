@@ -143,6 +143,11 @@ pub struct Stack {
     pub pid: u32,
     /// The thread's command name.
     pub comm: String,
+    /// The thread's cgroup v2 path (`/system.slice/nginx.service`) when the profile was
+    /// taken `--by cgroup`: folded stacks and flame graphs show it as the root frame, above
+    /// the command name (as Parca and `perf report --sort cgroup` group by it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<String>,
     /// Outermost frame first; user frames, then kernel frames.
     pub frames: Vec<Frame>,
     /// Samples (or the unit of the profile) attributed to this stack.
@@ -162,13 +167,16 @@ pub struct StackSum {
 }
 
 impl StackSum {
-    /// Adds `stack`'s count to the stack with the same pid, comm and frames.
+    /// Adds `stack`'s count to the stack with the same pid, comm, cgroup and frames.
     pub fn add(&mut self, stack: &Stack) {
-        let key = |s: &Stack| self.hasher.hash_one((s.pid, &s.comm, &s.frames));
+        let key = |s: &Stack| self.hasher.hash_one((s.pid, &s.comm, &s.cgroup, &s.frames));
         let hash = key(stack);
         let same = |&at: &usize| {
             let known = &self.stacks[at];
-            known.pid == stack.pid && known.comm == stack.comm && known.frames == stack.frames
+            known.pid == stack.pid
+                && known.comm == stack.comm
+                && known.cgroup == stack.cgroup
+                && known.frames == stack.frames
         };
         if let Some(&at) = self.index.find(hash, same) {
             self.stacks[at].count += stack.count;
@@ -188,17 +196,26 @@ impl StackSum {
 
 /// Folds stacks into `comm;outer;...;leaf` lines with their summed counts, sorted by line:
 /// the input format of `flamegraph.pl` and inferno. Kernel frames end in `_[k]`, JIT frames
-/// in `_[j]`.
+/// in `_[j]`. A stack with a cgroup (`--by cgroup`) starts with its path:
+/// `/system.slice/app.service;comm;outer;...;leaf`.
 ///
 /// ```
 /// use tracekit::stacks::{Frame, Stack, fold};
 /// let stack = Stack {
 ///     pid: 7,
 ///     comm: "burner".into(),
+///     cgroup: None,
 ///     frames: vec![Frame::user("main", None), Frame::kernel("do_syscall_64")],
 ///     count: 3,
 /// };
-/// assert_eq!(fold(&[stack]), vec![("burner;main;do_syscall_64_[k]".to_string(), 3)]);
+/// let in_cgroup = Stack { cgroup: Some("/app.slice".into()), ..stack.clone() };
+/// assert_eq!(
+///     fold(&[stack, in_cgroup]),
+///     vec![
+///         ("/app.slice;burner;main;do_syscall_64_[k]".to_string(), 3),
+///         ("burner;main;do_syscall_64_[k]".to_string(), 3),
+///     ]
+/// );
 /// ```
 pub fn fold(stacks: &[Stack]) -> Vec<(String, u64)> {
     let mut folded: BTreeMap<String, u64> = BTreeMap::new();
@@ -210,11 +227,15 @@ pub fn fold(stacks: &[Stack]) -> Vec<(String, u64)> {
 
 /// The folded path of one stack, without its count.
 pub fn folded_path(stack: &Stack) -> String {
-    let mut line = sanitize(if stack.comm.is_empty() {
+    let mut line = match &stack.cgroup {
+        Some(cgroup) => sanitize(cgroup) + ";",
+        None => String::new(),
+    };
+    line.push_str(&sanitize(if stack.comm.is_empty() {
         UNKNOWN_SYMBOL
     } else {
         &stack.comm
-    });
+    }));
     for frame in &stack.frames {
         line.push(';');
         line.push_str(&sanitize(&frame.symbol));
@@ -240,6 +261,9 @@ pub struct HotFunction {
     pub samples: u64,
     /// The command name of the process.
     pub comm: String,
+    /// The cgroup of the stacks (`--by cgroup`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<String>,
     /// The module's file name (`[kernel.kallsyms]` for the kernel).
     pub module: String,
     /// The function.
@@ -251,7 +275,8 @@ pub struct HotFunction {
 /// Functions by self samples, hottest first (ties by name), as `perf report --no-children`
 /// sorts by `comm,dso,sym`. Returns the ranking and the total sample count.
 pub fn hottest(stacks: &[Stack]) -> (Vec<HotFunction>, u64) {
-    let mut by_function: HashMap<(&str, &str, &str, FrameKind), u64> = HashMap::new();
+    type Function<'a> = (Option<&'a str>, &'a str, &'a str, &'a str, FrameKind);
+    let mut by_function: HashMap<Function<'_>, u64> = HashMap::new();
     let mut total = 0;
     for stack in stacks {
         total += stack.count;
@@ -260,23 +285,33 @@ pub fn hottest(stacks: &[Stack]) -> (Vec<HotFunction>, u64) {
             None => (UNKNOWN_SYMBOL, UNKNOWN_SYMBOL, FrameKind::User),
         };
         *by_function
-            .entry((stack.comm.as_str(), module, symbol, kind))
+            .entry((
+                stack.cgroup.as_deref(),
+                stack.comm.as_str(),
+                module,
+                symbol,
+                kind,
+            ))
             .or_default() += stack.count;
     }
     let mut ranked: Vec<HotFunction> = by_function
         .into_iter()
-        .map(|((comm, module, symbol, kind), samples)| HotFunction {
-            samples,
-            comm: comm.to_string(),
-            module: module.to_string(),
-            symbol: symbol.to_string(),
-            kind,
-        })
+        .map(
+            |((cgroup, comm, module, symbol, kind), samples)| HotFunction {
+                samples,
+                comm: comm.to_string(),
+                cgroup: cgroup.map(str::to_string),
+                module: module.to_string(),
+                symbol: symbol.to_string(),
+                kind,
+            },
+        )
         .collect();
     ranked.sort_by(|a, b| {
-        b.samples
-            .cmp(&a.samples)
-            .then_with(|| (&a.comm, &a.module, &a.symbol).cmp(&(&b.comm, &b.module, &b.symbol)))
+        b.samples.cmp(&a.samples).then_with(|| {
+            (&a.cgroup, &a.comm, &a.module, &a.symbol)
+                .cmp(&(&b.cgroup, &b.comm, &b.module, &b.symbol))
+        })
     });
     (ranked, total)
 }
@@ -289,6 +324,7 @@ mod tests {
         Stack {
             pid: 42,
             comm: comm.into(),
+            cgroup: None,
             frames: frames
                 .iter()
                 .map(|&(name, kind)| match kind {

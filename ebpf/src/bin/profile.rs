@@ -9,7 +9,7 @@
 use aya_ebpf::{
     Global,
     bindings::BPF_NOEXIST,
-    helpers::bpf_get_current_comm,
+    helpers::{bpf_get_current_cgroup_id, bpf_get_current_comm},
     macros::{map, perf_event, tracepoint},
     maps::{Array, HashMap, LruHashMap, PerCpuArray, RingBuf},
     programs::{PerfEventContext, TracePointContext},
@@ -39,6 +39,9 @@ static PROFILE_KERNEL_STACKS: Global<u8> = Global::new(1);
 /// 1: collect user stacks.
 #[unsafe(no_mangle)]
 static PROFILE_USER_STACKS: Global<u8> = Global::new(1);
+/// 1: count samples by cgroup too (`SampleKey::cgroup`).
+#[unsafe(no_mangle)]
+static PROFILE_BY_CGROUP: Global<u8> = Global::new(0);
 /// 1: walk user stacks with the DWARF unwinder (`--call-graph dwarf`); 0: frame pointers.
 #[unsafe(no_mangle)]
 static PROFILE_USER_UNWIND: Global<u8> = Global::new(0);
@@ -148,6 +151,12 @@ fn try_profile_cpu_clock(ctx: &PerfEventContext) -> Result<(), ()> {
         generation,
         kernel_stack,
         user_stack,
+        cgroup: if PROFILE_BY_CGROUP.load() != 0 {
+            // SAFETY: plain helper call.
+            unsafe { bpf_get_current_cgroup_id() }
+        } else {
+            0
+        },
         comm: bpf_get_current_comm().unwrap_or_default(),
     };
     count(&key);

@@ -112,6 +112,7 @@ impl SharedSampler {
                 user_stacks: true,
                 stack_map_entries: DEFAULT_STACK_MAP_ENTRIES,
                 count_map_entries: DEFAULT_COUNT_MAP_ENTRIES,
+                by_cgroup: false,
                 call_graph: None,
                 unwind_budget_bytes: DEFAULT_TABLE_BUDGET_BYTES,
             },
@@ -410,6 +411,7 @@ mod tests {
         Stack {
             pid,
             comm: "burner".into(),
+            cgroup: None,
             frames: vec![Frame::user("main", None), Frame::user(leaf, None)],
             count,
         }

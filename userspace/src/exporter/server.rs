@@ -278,6 +278,7 @@ mod tests {
             let stacks = [Stack {
                 pid: 1,
                 comm: "burner".into(),
+                cgroup: None,
                 frames: vec![Frame::user("main", None), Frame::user("leaf", None)],
                 count: 99,
             }];

@@ -84,6 +84,8 @@ pub struct Sampling {
     pub stack_map_entries: u32,
     /// `--count-map-size`.
     pub count_map_entries: u32,
+    /// `--by cgroup`: count samples by the thread's cgroup too.
+    pub by_cgroup: bool,
 }
 
 /// Where the stacks come from.
@@ -421,6 +423,7 @@ pub fn profile(
             unwind_budget_bytes: sampling.unwind_budget_bytes,
             stack_map_entries: sampling.stack_map_entries,
             count_map_entries: sampling.count_map_entries,
+            by_cgroup: sampling.by_cgroup,
         },
         profiler: None,
         program: options.command_program(),
@@ -665,6 +668,7 @@ fn collect_profile(
                 generation: 0,
                 kernel_stack,
                 user_stack,
+                cgroup: 0,
                 comm,
             };
             *raw.counts.entry(key).or_default() += match weight {

@@ -277,6 +277,7 @@ mod tests {
         let stack = |symbols: &[&str], count| Stack {
             pid: 42,
             comm: "tk_burner".into(),
+            cgroup: None,
             frames: symbols
                 .iter()
                 .map(|s| Frame::user(*s, Some("/bin/tk_burner")))

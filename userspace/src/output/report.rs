@@ -6,12 +6,13 @@ use std::fmt::Write as _;
 use crate::stacks::{FrameKind, HotFunction};
 
 /// Renders the `limit` hottest functions of `ranked` (from [`crate::stacks::hottest`]) under
-/// a `# header` line. `total` is the number of samples the shares are of.
+/// a `# header` line. `total` is the number of samples the shares are of. Functions with a
+/// cgroup (`--by cgroup`) get a Cgroup column first, as `perf report --sort cgroup,comm,...`.
 ///
 /// ```
 /// use tracekit::{output::report::render, stacks::{FrameKind, HotFunction}};
 /// let ranked = [HotFunction {
-///     samples: 3, comm: "burner".into(), module: "burner".into(),
+///     samples: 3, comm: "burner".into(), cgroup: None, module: "burner".into(),
 ///     symbol: "leaf".into(), kind: FrameKind::User,
 /// }];
 /// let text = render("3 samples", &ranked, 4, 20);
@@ -26,17 +27,31 @@ pub fn render(header: &str, ranked: &[HotFunction], total: u64, limit: usize) ->
     };
     let comm_w = width("Command", &|f| f.comm.len());
     let module_w = width("Shared Object", &|f| f.module.len());
+    let by_cgroup = shown.iter().any(|f| f.cgroup.is_some());
+    let cgroup_w = width("Cgroup", &|f| {
+        f.cgroup.as_deref().map_or(0, |c| c.chars().count())
+    });
+    let cgroup_column = |text: &str| {
+        if by_cgroup {
+            format!("{text:cgroup_w$}  ")
+        } else {
+            String::new()
+        }
+    };
 
     let mut out = String::new();
     let _ = writeln!(out, "# {header}\n#");
     let _ = writeln!(
         out,
-        "# Overhead  Samples  {:comm_w$}  {:module_w$}  Symbol",
-        "Command", "Shared Object"
+        "# Overhead  Samples  {}{:comm_w$}  {:module_w$}  Symbol",
+        cgroup_column("Cgroup"),
+        "Command",
+        "Shared Object"
     );
     let _ = writeln!(
         out,
-        "# ........  .......  {}  {}  ......",
+        "# ........  .......  {}{}  {}  ......",
+        cgroup_column(&".".repeat(cgroup_w)),
         ".".repeat(comm_w),
         ".".repeat(module_w)
     );
@@ -52,9 +67,10 @@ pub fn render(header: &str, ranked: &[HotFunction], total: u64, limit: usize) ->
         };
         let _ = writeln!(
             out,
-            "{:>10}  {:>7}  {:comm_w$}  {:module_w$}  {mark} {}",
+            "{:>10}  {:>7}  {}{:comm_w$}  {:module_w$}  {mark} {}",
             format!("{share:.2}%"),
             function.samples,
+            cgroup_column(function.cgroup.as_deref().unwrap_or("-")),
             function.comm,
             function.module,
             function.symbol,
@@ -113,6 +129,7 @@ mod tests {
         HotFunction {
             samples,
             comm: comm.into(),
+            cgroup: None,
             module: module.into(),
             symbol: symbol.into(),
             kind,
@@ -143,6 +160,25 @@ mod tests {
              \x20    2.36%        7  syscall-loop  [kernel.kallsyms]  [k] do_syscall_64\n\
              #\n\
              # 1 more function holds the other 2 samples; -o FILE.folded keeps every stack\n"
+        );
+    }
+
+    /// `--by cgroup`: a Cgroup column first, as `perf report --sort cgroup,comm,dso,sym`.
+    #[test]
+    fn renders_a_cgroup_column() {
+        let in_cgroup = |samples, cgroup: &str| HotFunction {
+            cgroup: Some(cgroup.into()),
+            ..hot(samples, "burner", "burner", "leaf", FrameKind::User)
+        };
+        let ranked = [in_cgroup(30, "/tk.slice"), in_cgroup(10, "/")];
+        assert_eq!(
+            render("40 samples", &ranked, 40, 20),
+            "# 40 samples\n\
+             #\n\
+             # Overhead  Samples  Cgroup     Command  Shared Object  Symbol\n\
+             # ........  .......  .........  .......  .............  ......\n\
+             \x20   75.00%       30  /tk.slice  burner   burner         [.] leaf\n\
+             \x20   25.00%       10  /          burner   burner         [.] leaf\n"
         );
     }
 

@@ -20,6 +20,7 @@ EXAMPLES:
   tracekit profile -d 30 -i 5                # report every 5 s for 30 s
   tracekit profile --kernel-only -d 5 --json # kernel stacks only, as JSON
   tracekit profile --by line -- ./app        # also the hottest source lines (DWARF)
+  tracekit profile --by cgroup -o cg.svg     # flame graph rooted at each cgroup (container)
   tracekit profile --call-graph fp -p 1234   # frame-pointer stacks (no unwind tables)
 
 Output by -o FILE's extension: .txt (report), .folded (flamegraph.pl/inferno input),
@@ -27,6 +28,9 @@ Output by -o FILE's extension: .txt (report), .folded (flamegraph.pl/inferno inp
 User stacks are unwound in the kernel from .eh_frame tables (--call-graph dwarf, the
 default), so programs built without frame pointers show whole stacks; -v says which
 mappings fell back to frame pointers and why.
+--by cgroup counts samples by the thread's cgroup v2 path in the kernel: folded stacks and
+flame graphs start with it (/system.slice/nginx.service;nginx;main;...), the report gets a
+Cgroup column, JSON stacks a \"cgroup\" field, pprof samples their cgroup label.
 --by line adds, after the text report, the hottest lines of the hottest functions: each
 sample's leaf by file:line from DWARF line tables (perf's -g srcline, perf annotate's use).";
 
@@ -35,6 +39,10 @@ sample's leaf by file:line from DWARF line tables (perf's -g srcline, perf annot
 pub enum ProfileKey {
     /// The source line (file:line, from DWARF) of the instruction each sample ran.
     Line,
+    /// The cgroup v2 path of the sampled thread (container, systemd service), counted in
+    /// the kernel: the root frame of folded stacks and flame graphs, a Cgroup column in the
+    /// report, a `cgroup` field in JSON.
+    Cgroup,
 }
 
 /// `tracekit profile`.
@@ -68,10 +76,11 @@ pub struct Args {
     /// Rows in the text report
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub top: usize,
-    /// Also report samples by KEY: `line` adds the hottest source lines of the hottest
-    /// functions to the text report
-    #[arg(long, value_name = "KEY", value_enum)]
-    pub by: Option<ProfileKey>,
+    /// Also report samples by KEY (comma-separated): `line` adds the hottest source lines
+    /// of the hottest functions to the text report; `cgroup` splits stacks by the thread's
+    /// cgroup v2 path, the root frame of folded stacks and flame graphs
+    #[arg(long, value_name = "KEY", value_enum, value_delimiter = ',')]
+    pub by: Vec<ProfileKey>,
     /// Distinct stacks the kernel keeps, 1 to 134217728; each costs ~1 KiB of kernel memory,
     /// allocated up front
     #[arg(long, value_name = "N", default_value_t = DEFAULT_STACK_MAP_ENTRIES,
@@ -96,6 +105,7 @@ pub fn run(args: Args, verbose: u8) -> Result<()> {
         unwind_budget_bytes: args.unwind.budget_bytes(),
         stack_map_entries: args.stack_storage_size,
         count_map_entries: args.count_map_size,
+        by_cgroup: args.by.contains(&ProfileKey::Cgroup),
     };
     let labels = Labels {
         tool: "profile",
@@ -106,7 +116,7 @@ pub fn run(args: Args, verbose: u8) -> Result<()> {
     let report = ReportOptions {
         top: args.top,
         inlined: !args.no_inline,
-        lines: args.by == Some(ProfileKey::Line),
+        lines: args.by.contains(&ProfileKey::Line),
     };
     stacks::profile(&sampling, &labels, report, &args.symbols.apply(args.common.run_options(verbose)?))
 }

@@ -25,6 +25,7 @@
 //! let stacks = [Stack {
 //!     pid: 7,
 //!     comm: "burner".into(),
+//!     cgroup: None,
 //!     frames: vec![Frame::user("main", None), Frame::user("leaf", None)],
 //!     count: 3,
 //! }];
@@ -148,9 +149,14 @@ pub fn build(stacks: &[Stack], options: &PprofOptions<'_>) -> proto::Profile {
             builder.label("pid", &stack.pid.to_string()),
             builder.label("comm", &stack.comm),
         ];
-        let cgroup = cgroups
-            .entry(stack.pid)
-            .or_insert_with(|| (options.cgroup)(stack.pid));
+        // The cgroup the kernel saw the sample in (`--by cgroup`), else the process's now.
+        let cgroup = match &stack.cgroup {
+            Some(cgroup) => Some(cgroup),
+            None => cgroups
+                .entry(stack.pid)
+                .or_insert_with(|| (options.cgroup)(stack.pid))
+                .as_ref(),
+        };
         if let Some(cgroup) = cgroup {
             labels.push(builder.label("cgroup", cgroup));
         }
@@ -587,6 +593,7 @@ mod tests {
             Stack {
                 pid: 42,
                 comm: "tk_burner".into(),
+                cgroup: None,
                 frames: into_kernel,
                 count: 5,
             },
@@ -594,6 +601,7 @@ mod tests {
             Stack {
                 pid: 42,
                 comm: "tk_burner".into(),
+                cgroup: None,
                 frames: chain,
                 count: 90,
             },
@@ -601,6 +609,7 @@ mod tests {
             Stack {
                 pid: 7,
                 comm: "other".into(),
+                cgroup: None,
                 frames: vec![Frame::user("[unknown]", None)],
                 count: 2,
             },
@@ -737,6 +746,7 @@ mod tests {
         let stacks = [Stack {
             pid,
             comm: "test".into(),
+            cgroup: None,
             frames,
             count: 1,
         }];
