@@ -245,6 +245,38 @@ fn engine_syscall_set_totals_match_the_table_and_perf() {
         run.stderr
     );
 
+    // --top: the groups left out are named, and everything adds up to the total.
+    let run = tracekit(
+        [
+            "count",
+            "syscalls:sys_enter_*",
+            "--top",
+            "1",
+            "--json",
+            "--",
+            fixture,
+            "--openat",
+            "1000",
+        ],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    let top = parse_json(&run.stdout);
+    let shown: u64 = top["groups"]
+        .as_array()
+        .expect("groups")
+        .iter()
+        .map(|g| g["count"].as_u64().unwrap())
+        .sum();
+    assert_eq!(top["groups"].as_array().unwrap().len(), 1, "{top:#}");
+    assert_eq!(
+        Some(shown + top["not_shown"]["count"].as_u64().unwrap_or(0)),
+        top["stats"]["counted"].as_u64(),
+        "{top:#}"
+    );
+    // The fixture's 1000 getppid, 1000 close and 1000+ openat calls, at least, in 3+ groups.
+    assert!(top["not_shown"]["groups"].as_u64() >= Some(2), "{top:#}");
+
     // Filtered out: as many as the set's events, not every syscall the program saw.
     let (filtered, stderr) = json_of(&["--filter", "comm == \"no-such-comm\""], "1000");
     assert_eq!(

@@ -67,7 +67,27 @@ struct JsonResult<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     unit: Option<&'a str>,
     groups: Vec<JsonGroup>,
+    /// The groups `--top` left out, so that `groups` and `not_shown` add up to
+    /// `stats.counted`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    not_shown: Option<NotShown>,
     stats: &'a EngineStats,
+}
+
+/// Groups past `--top`: how many, and the events they hold.
+#[derive(Serialize, Clone, Copy, Debug, PartialEq, Eq)]
+struct NotShown {
+    groups: usize,
+    count: u64,
+}
+
+/// What `rows` (the groups shown) leave out of `groups`; None when nothing.
+fn not_shown(groups: &[Group], rows: &[&Group]) -> Option<NotShown> {
+    (rows.len() < groups.len()).then(|| NotShown {
+        groups: groups.len() - rows.len(),
+        count: groups.iter().map(|g| g.count).sum::<u64>()
+            - rows.iter().map(|g| g.count).sum::<u64>(),
+    })
 }
 
 /// The bounds of histogram slot `slot` of `slots` slots, as `report` buckets values.
@@ -137,6 +157,7 @@ pub fn write(
             traced: table.traced,
             duration_s: elapsed.as_secs_f64(),
             unit,
+            not_shown: not_shown(groups, &rows),
             groups: rows
                 .iter()
                 .map(|group| JsonGroup {
@@ -188,7 +209,17 @@ pub fn write(
                 .collect();
             let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
             let numeric = if sum.is_some() { 3 } else { 1 };
-            out.write_all(hist::table(&header_refs, &table_rows, numeric).as_bytes())
+            out.write_all(hist::table(&header_refs, &table_rows, numeric).as_bytes())?;
+            if let Some(rest) = not_shown(groups, &rows) {
+                writeln!(
+                    out,
+                    "(--top {}: {} the other {})",
+                    rows.len(),
+                    super::plural(rest.groups, "more group holds", "more groups hold"),
+                    super::plural(rest.count, "event", "events"),
+                )?;
+            }
+            Ok(())
         }
         Report::Log2 { unit } | Report::Linear { unit, .. } => {
             for (index, group) in rows.iter().enumerate() {
@@ -333,8 +364,18 @@ mod tests {
             render(Format::Text, &table, &groups),
             "SYSCALL    COUNT    TIME(us)  AVG TIME(us)\n\
              nanosleep     20  102146.077      5107.304\n\
-             read          10       5.000         0.500\n"
+             read          10       5.000         0.500\n\
+             (--top 2: 1 more group holds the other 2 events)\n"
         );
+        // JSON names them too: its groups and not_shown add up to stats.counted.
+        let json: serde_json::Value =
+            serde_json::from_str(&render(Format::Json, &table, &groups)).unwrap();
+        assert_eq!(
+            json["not_shown"],
+            serde_json::json!({"groups": 1, "count": 2})
+        );
+        assert_eq!(json["stats"]["counted"], 32);
+        assert_eq!(json["groups"].as_array().unwrap().len(), 2);
     }
 
     #[test]
