@@ -408,6 +408,28 @@ fn hostile_user_probes_on_a_kernel_thread() {
         ],
         &message("USDT"),
     );
+    // Stacks of user code only: profile, offcpu and stackcount with --user-only.
+    let user_only = format!(
+        "-p 2: pid 2 ({comm}) is a kernel thread and runs no user code, so --user-only finds \
+         no stack; choose a user process"
+    );
+    refused(
+        &["profile", "--user-only", "-p", "2", "-d", "1"],
+        &user_only,
+    );
+    refused(&["offcpu", "-U", "-p", "2", "-d", "1"], &user_only);
+    refused(
+        &[
+            "stackcount",
+            "-U",
+            "sched:sched_switch",
+            "-p",
+            "2",
+            "-d",
+            "1",
+        ],
+        &user_only,
+    );
 }
 
 /// Issue 25: `-- /bin/true <1 MiB of arguments>` was echoed whole in the banner (and in

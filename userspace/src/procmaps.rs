@@ -141,6 +141,35 @@ pub fn kernel_thread(pid: u32) -> Option<String> {
     Some(comm.to_string())
 }
 
+/// A usage error when every pid of `-p` is a kernel thread, for runs that see only user
+/// code: `consequence` says what never happens then (`where uprobe probes fire`).
+///
+/// # Errors
+/// `-p 2: pid 2 (kthreadd) is a kernel thread and runs no user code, CONSEQUENCE; choose
+/// a user process`; several pids are named together.
+pub fn refuse_kernel_threads(pids: &[u32], consequence: &str) -> crate::Result<()> {
+    let mut named = Vec::new();
+    for &pid in pids {
+        match kernel_thread(pid) {
+            Some(comm) => named.push(format!("{pid} ({})", crate::error::quote(&comm))),
+            None => return Ok(()),
+        }
+    }
+    let list: Vec<String> = pids.iter().map(u32::to_string).collect();
+    let message = match named.as_slice() {
+        [] => return Ok(()),
+        [one] => format!("pid {one} is a kernel thread and runs no user code"),
+        many => format!(
+            "pids {} are kernel threads and run no user code",
+            many.join(", ")
+        ),
+    };
+    Err(crate::Error::usage(format!(
+        "-p {}: {message}, {consequence}; choose a user process",
+        list.join(",")
+    )))
+}
+
 /// Whether `pid` lives in another mount namespace than tracekit (a container).
 fn other_mount_namespace(pid: u32) -> bool {
     match (

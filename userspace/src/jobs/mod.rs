@@ -49,6 +49,18 @@ pub struct RunOptions {
 }
 
 impl RunOptions {
+    /// A usage error when `-p` names only kernel threads and the run sees only user code
+    /// (`consequence`: what then never shows), see [`crate::procmaps::refuse_kernel_threads`].
+    ///
+    /// # Errors
+    /// A usage error naming the threads.
+    pub fn refuse_kernel_threads(&self, consequence: &str) -> Result<()> {
+        match &self.scope {
+            Scope::Pids(pids) => crate::procmaps::refuse_kernel_threads(pids, consequence),
+            _ => Ok(()),
+        }
+    }
+
     /// `-- CMD`'s program (`argv[0]`): the unwind tables it needs first are built before it
     /// runs. `None` for `-a` and `-p`.
     pub fn command_program(&self) -> Option<PathBuf> {

@@ -249,14 +249,8 @@ pub fn resolve_binary(name: &str, pid: Option<u32>) -> Result<PathBuf> {
 /// A usage error when `pid` is a kernel thread: it runs no user code, so no probe in a
 /// binary would ever fire in it.
 pub fn resolve_binary_for(probe: &str, name: &str, pid: Option<u32>) -> Result<PathBuf> {
-    if let Some(pid) = pid
-        && let Some(comm) = crate::procmaps::kernel_thread(pid)
-    {
-        return Err(Error::usage(format!(
-            "-p {pid}: pid {pid} ({}) is a kernel thread and runs no user code, \
-             where {probe} probes fire; choose a user process",
-            quote(&comm)
-        )));
+    if let Some(pid) = pid {
+        crate::procmaps::refuse_kernel_threads(&[pid], &format!("where {probe} probes fire"))?;
     }
     let path = find_binary(probe, name, pid)?;
     check_elf(probe, &path, name)?;

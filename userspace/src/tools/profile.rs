@@ -118,5 +118,9 @@ pub fn run(args: Args, verbose: u8) -> Result<()> {
         inlined: !args.no_inline,
         lines: args.by.contains(&ProfileKey::Line),
     };
-    stacks::profile(&sampling, &labels, report, &args.symbols.apply(args.common.run_options(verbose)?))
+    let options = args.symbols.apply(args.common.run_options(verbose)?);
+    if args.user_only {
+        options.refuse_kernel_threads("so --user-only finds no stack")?;
+    }
+    stacks::profile(&sampling, &labels, report, &options)
 }

@@ -57,6 +57,9 @@ pub fn run(args: Args, verbose: u8) -> Result<()> {
         lines: false,
     };
     let options = args.symbols.apply(args.probing.run_options(verbose)?);
+    if args.stacks.user_only {
+        options.refuse_kernel_threads("so --user-only finds no stack")?;
+    }
     stacks::engine(
         &request,
         Weight::Count,
