@@ -815,11 +815,15 @@ fn usdt_list_probes_and_fields() {
     );
 }
 
-/// The operand forms of `-O2 -fPIE` code: a global read RIP-relative
-/// (`-8@tk_global(%rip)`, found in the symbol table and read at its distance from the probe,
-/// wherever ASLR put the binary) and an element of a stack array read base + index × scale
-/// (`-4@(%rsp,%rax,4)`). The fixture fires 800 times: arg0 is 16 or 4096 (400 each), arg1
-/// cycles through 1, 4, 16, ..., 16384 (100 each), so every log2 bucket is exact.
+/// The operand forms of optimized code, in the fixture built `-O2 -fPIE -pie` and `-O2
+/// -fno-pie -no-pie`: a global read RIP-relative (`-8@tk_global(%rip)`, found in the symbol
+/// table and read at its distance from the probe, wherever ASLR put the binary), an element
+/// of a stack array read base + index × scale (`-4@(%rsp,%rax,4)`), and an element of a
+/// global array, base + index × scale in the PIE and absolute + index × scale
+/// (`-4@tk_table(,%rax,4)`) in the other. The fixture fires 800 times: arg0 is 16 or 4096
+/// (400 each), arg1 cycles through 1, 4, 16, ..., 16384 (100 each), so every log2 bucket is
+/// exact, arg2 through 1000..1007 (100 each). A thread-local argument (`%fs:`) is a usage
+/// error naming the probe and the operand, never a wrong value.
 #[test]
 fn usdt_rip_relative_and_indexed_arguments() {
     require_root();
@@ -835,58 +839,92 @@ fn usdt_rip_relative_and_indexed_arguments() {
     if !ensure_package(test, "systemtap-sdt-dev", sdt) {
         return;
     }
-    let binary = tracekit_tests::fixture_with(
-        "tk_usdt_operands",
-        tracekit_tests::fixture_flags("tk_usdt_operands"),
-    );
-    let bin = binary.to_str().unwrap();
-    // The compiler wrote the forms this test is about (the note's specs, as `readelf -n`
-    // shows them).
-    let list = tracekit(["list", &format!("usdt:{bin}")], TIMEOUT);
-    list.assert_code(0);
-    assert!(
-        list.stdout.contains("-8@tk_global(%rip)") && list.stdout.contains(",4)"),
-        "gcc wrote other operand forms: {list:#?}"
-    );
-    let hist = |value: &str| {
-        let out = tracekit(
-            [
-                "hist",
-                &format!("usdt:{bin}:tk:operands"),
-                "--value",
-                value,
-                "--json",
-                "--",
-                bin,
-                "800",
-            ],
+    for (name, table_form) in [
+        ("tk_usdt_operands", ",4)"),
+        ("tk_usdt_operands_nopie", "-4@tk_table(,%rax,4)"),
+    ] {
+        let binary = tracekit_tests::fixture_with(name, tracekit_tests::fixture_flags(name));
+        let bin = binary.to_str().unwrap();
+        // The compiler wrote the forms this test is about (the note's specs, as `readelf -n`
+        // shows them).
+        let list = tracekit(["list", &format!("usdt:{bin}")], TIMEOUT);
+        list.assert_code(0);
+        let operands = list
+            .stdout
+            .lines()
+            .find(|line| line.contains(":tk:operands "))
+            .unwrap_or_else(|| panic!("no tk:operands: {list:#?}"));
+        let specs: Vec<&str> = operands.split_whitespace().skip(3).collect();
+        assert!(
+            specs.len() == 3
+                && specs[0] == "-8@tk_global(%rip)"
+                && specs[1].ends_with("(%rsp,%rax,4)")
+                && specs[2].contains(table_form),
+            "gcc wrote other operand forms in {name}: {list:#?}"
+        );
+        let run = |args: &[&str]| {
+            let probe = format!("usdt:{bin}:tk:operands");
+            let mut all = vec![args[0], &probe];
+            all.extend_from_slice(&args[1..]);
+            all.extend_from_slice(&["--json", "--", bin, "800"]);
+            let out = tracekit(all, TIMEOUT);
+            out.assert_code(0);
+            let json = tracekit_tests::parse_json(&out.stdout);
+            assert_eq!(tracekit_tests::total_count(&json), 800, "{name}: {json}");
+            assert_eq!(
+                json["stats"]["read_errors"].as_u64().unwrap_or(0),
+                0,
+                "{name}: {json}"
+            );
+            json
+        };
+        let global = run(&["hist", "--value", "arg0"]);
+        assert_eq!(tracekit_tests::bucket(&global, 16), 400, "{global}");
+        assert_eq!(tracekit_tests::bucket(&global, 4096), 400, "{global}");
+        assert_eq!(
+            global["groups"][0]["sum"],
+            400 * 16 + 400 * 4096,
+            "{name}: {global}"
+        );
+        let element = run(&["hist", "--value", "arg1"]);
+        // 1 is in the first bucket, [0, 1].
+        for low in [0, 4, 16, 64, 256, 1024, 4096, 16384] {
+            assert_eq!(
+                tracekit_tests::bucket(&element, low),
+                100,
+                "{name}: bucket {low}: {element}"
+            );
+        }
+        let table = run(&["count", "--by", "arg2"]);
+        let mut rows: Vec<(u64, u64)> = table["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| {
+                (
+                    g["key"]["arg2"].as_u64().unwrap(),
+                    g["count"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        rows.sort_unstable();
+        assert_eq!(
+            rows,
+            (1000..1008).map(|v| (v, 100)).collect::<Vec<_>>(),
+            "{name}: {table}"
+        );
+
+        let tls = tracekit(
+            ["hist", &format!("usdt:{bin}:tk:tls"), "--value", "arg0"],
             TIMEOUT,
         );
-        out.assert_code(0);
-        let json = tracekit_tests::parse_json(&out.stdout);
-        assert_eq!(tracekit_tests::total_count(&json), 800, "{json}");
-        assert_eq!(
-            json["stats"]["read_errors"].as_u64().unwrap_or(0),
-            0,
-            "{json}"
-        );
-        json
-    };
-    let global = hist("arg0");
-    assert_eq!(tracekit_tests::bucket(&global, 16), 400, "{global}");
-    assert_eq!(tracekit_tests::bucket(&global, 4096), 400, "{global}");
-    assert_eq!(
-        global["groups"][0]["sum"],
-        400 * 16 + 400 * 4096,
-        "{global}"
-    );
-    let element = hist("arg1");
-    // 1 is in the first bucket, [0, 1].
-    for low in [0, 4, 16, 64, 256, 1024, 4096, 16384] {
-        assert_eq!(
-            tracekit_tests::bucket(&element, low),
-            100,
-            "bucket {low}: {element}"
+        tls.assert_code(2);
+        assert!(
+            tls.stderr.contains(
+                "arg0: usdt:tk:tls cannot read its argument `-8@%fs:tk_tls@tpoff`: \
+                 segment-relative operands (%fs:, thread-local variables) are not supported"
+            ),
+            "{name}: {tls:#?}"
         );
     }
 }
