@@ -15,10 +15,13 @@
 //! [`parse_arg`] turns one argument spec into an [`Arg`]; [`Arg::operand`] into the engine
 //! operand that reads it in the kernel (a register of the uprobe's `pt_regs`, user memory
 //! at register + displacement or base + index × scale + displacement, or a constant).
-//! RIP-relative operands (`-8@counter(%rip)`) name a symbol: [`probes`] looks it up in the
-//! binary's symbol table and keeps its distance from the probe site, which the kernel adds
-//! to the probe's address (the `rip` a uprobe's handler sees), as that holds wherever the
-//! binary is loaded. `engine::attach::usdt` attaches them with the
+//! Globals name a symbol, RIP-relative (`-8@counter(%rip)`, `-fPIE` code) or absolute with
+//! an index (`-4@table(,%rax,4)`, `-no-pie` code): [`probes`] looks it up in the binary's
+//! symbol table and keeps its distance from the probe site, which the kernel adds to the
+//! probe's address (the `rip` a uprobe's handler sees), as that holds wherever the binary is
+//! loaded. An operand it cannot read (thread-local `%fs:x@tpoff`, a symbol the symbol table
+//! lacks) is an error naming the probe and the spec when a command uses that argument; the
+//! probe's other arguments stay readable. `engine::attach::usdt` attaches them with the
 //! semaphores counted by the kernel.
 
 use std::{
@@ -652,8 +655,9 @@ pub fn resolve_symbols(args: &mut [Arg], pc: u64, mut address_of: impl FnMut(&st
         else {
             continue;
         };
-        // `sym(%rip)`, or `sym(,%index,scale)`: the symbol's address is the operand's (in
-        // position-dependent code, where the latter appears, wherever the probe is too).
+        // `sym(%rip)`, or `sym(,%index,scale)` of position-dependent code, whose absolute
+        // address is the link-time one: reading both at the symbol's distance from the probe
+        // also holds where the binary was moved.
         let global = match (base, index) {
             (Some(base), None) => base.name == "rip",
             (None, Some(_)) => true,
@@ -1416,6 +1420,13 @@ mod tests {
             matches!(&done[0].args[0].location, Location::ProbeRelative { symbol, displacement: 40, .. } if symbol == "CheckpointStats"),
             "{:?}",
             done[0].args
+        );
+        // The other probe with a RIP-relative argument: `-4@NBuffers(%rip) -4@%eax -4@%r14d`.
+        let sync = probes(postgres, None, Some("buffer__sync__done")).unwrap();
+        assert!(
+            matches!(&sync[0].args[0].location, Location::ProbeRelative { symbol, displacement: 0, index: None, .. } if symbol == "NBuffers"),
+            "{:?}",
+            sync[0].args
         );
         let commits = probes(postgres, Some("postgresql"), Some("transaction__commit")).unwrap();
         assert_eq!(commits.len(), 1, "{commits:?}");
