@@ -929,6 +929,86 @@ fn usdt_rip_relative_and_indexed_arguments() {
     }
 }
 
+/// The indexed arguments of the `-O2 -fPIE` fixture (`-4@(%rsp,%rax,4)` and
+/// `-4@(%rsi,%rax,4)`: base + index × scale) read the same values in tracekit and bpftrace:
+/// `count --by arg1,arg2` and bpftrace's `@[arg1, arg2] = count()` over 800 firings of each
+/// tool's own run give the same eight pairs, 100 each. (Its RIP-relative arg0 bpftrace 0.17
+/// cannot read; see usdt_postgres_rip_relative_arguments_match_bpftrace.)
+#[test]
+fn usdt_indexed_arguments_match_bpftrace() {
+    require_root();
+    let test = "usdt_indexed_bpftrace";
+    let sdt = || {
+        [
+            "/usr/include/sys/sdt.h",
+            "/usr/include/x86_64-linux-gnu/sys/sdt.h",
+        ]
+        .iter()
+        .any(|p| Path::new(p).is_file())
+    };
+    if !ensure_package(test, "systemtap-sdt-dev", sdt)
+        || !ensure_package(test, "bpftrace", || {
+            Path::new("/usr/bin/bpftrace").is_file()
+        })
+    {
+        return;
+    }
+    let name = "tk_usdt_operands";
+    let binary = tracekit_tests::fixture_with(name, tracekit_tests::fixture_flags(name));
+    let bin = binary.to_str().unwrap();
+    let count = tracekit(
+        [
+            "count",
+            &format!("usdt:{bin}:tk:operands"),
+            "--by",
+            "arg1,arg2",
+            "--json",
+            "--",
+            bin,
+            "800",
+        ],
+        TIMEOUT,
+    );
+    count.assert_code(0);
+    let json = tracekit_tests::parse_json(&count.stdout);
+    let mut tracekit_pairs: Vec<(i64, i64, u64)> = json["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["key"]["arg1"].as_i64().unwrap(),
+                g["key"]["arg2"].as_i64().unwrap(),
+                g["count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let mut bpftrace = Command::new("bpftrace");
+    bpftrace.args([
+        "-e",
+        &format!("usdt:{bin}:tk:operands {{ @[arg1, arg2] = count(); }}"),
+        "-c",
+        &format!("{bin} 800"),
+    ]);
+    let out = run(bpftrace, TIMEOUT);
+    out.assert_code(0);
+    // `@[1, 1000]: 100`
+    let mut bpftrace_pairs: Vec<(i64, i64, u64)> = out
+        .stdout
+        .lines()
+        .filter_map(|line| {
+            let (key, n) = line.strip_prefix("@[")?.split_once("]: ")?;
+            let (a, b) = key.split_once(", ")?;
+            Some((a.parse().ok()?, b.parse().ok()?, n.parse().ok()?))
+        })
+        .collect();
+    tracekit_pairs.sort_unstable();
+    bpftrace_pairs.sort_unstable();
+    let expected: Vec<(i64, i64, u64)> = (0..8).map(|j| (1 << (2 * j), 1000 + j, 100)).collect();
+    assert_eq!(tracekit_pairs, expected, "{json}");
+    assert_eq!(bpftrace_pairs, tracekit_pairs, "{out:#?}");
+}
+
 /// Debian's PostgreSQL 15 is built with USDT probes. A private cluster on loopback
 /// (autovacuum and the logical replication launcher off, so only clients commit) runs
 /// `pgbench -t 500 -c 4`; `count usdt:.../postgres:transaction__commit -a` over the run
