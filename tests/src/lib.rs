@@ -86,6 +86,9 @@ pub fn fixture_flags(name: &str) -> &'static [&'static str] {
         // Position-independent and optimized: USDT arguments become RIP-relative and
         // indexed memory operands.
         "tk_usdt_operands" => &["-O2", "-fPIE", "-pie", "-g"],
+        // The same source position-dependent: a global array element is absolute + index
+        // × scale.
+        "tk_usdt_operands_nopie" => &["-O2", "-fno-pie", "-no-pie", "-g"],
         // C++ with frame pointers, but none in leaf functions: a frame-pointer walk from
         // the leaf loses its caller unless the first frame is repaired.
         "tk_leaf" => &[

@@ -1161,12 +1161,6 @@ fn usdt_specs(spec: &ProbeSpec, request: &Request) -> Result<Compiled> {
     for site in &sites {
         let fields = UsdtFields::of(format!("usdt:{}", site.qualified_name()), site);
         for name in &used {
-            if let Some(why) = &site.arg_error {
-                return Err(Error::usage(format!(
-                    "{name}: the arguments of USDT probe {} did not parse: {why}",
-                    site.qualified_name()
-                )));
-            }
             if fields.arg(name)?.is_none() {
                 return Err(Error::usage(format!(
                     "{name}: USDT probe {} has {} argument{} ({})",

@@ -180,16 +180,7 @@ pub fn fields(text: &str, pid: Option<u32>) -> Result<String> {
                     format!("usdt:{}:{}", binary.display(), site.qualified_name()),
                     &site,
                 );
-                let why = site
-                    .arg_error
-                    .as_deref()
-                    .map(|why| format!(" (arguments unreadable: {why})"))
-                    .unwrap_or_default();
-                out.push_str(&format!(
-                    "{}: {}{why}\n",
-                    fields.event_name(),
-                    fields.describe()
-                ));
+                out.push_str(&format!("{}: {}\n", fields.event_name(), fields.describe()));
             }
         }
         other => {

@@ -406,8 +406,10 @@ impl UsdtFields {
     /// `Ok(None)` for names that are not arguments of this probe.
     ///
     /// # Errors
-    /// A usage error when the kernel side cannot read the argument (see
-    /// [`crate::probe::usdt::Arg::operand`]).
+    /// A usage error when the kernel side cannot read the argument, naming the field, the
+    /// probe and the spec as the note writes it (`arg4: usdt:tk:forms cannot read its
+    /// argument `-8@%fs:tls@tpoff`: ...`, reasons as
+    /// [`crate::probe::usdt::Arg::try_operand`] gives them).
     pub fn arg(&self, name: &str) -> Result<Option<FieldRef>> {
         let Some((index, size, signed)) = parse_arg(name) else {
             return Ok(None);
@@ -415,7 +417,13 @@ impl UsdtFields {
         let Some(arg) = self.args.get(index as usize) else {
             return Ok(None);
         };
-        let mut operand = arg.operand()?;
+        let mut operand = arg.try_operand().map_err(|why| {
+            Error::usage(format!(
+                "{name}: {} cannot read its argument `{}`: {why}",
+                self.event,
+                self.specs.get(index as usize).map_or("", String::as_str)
+            ))
+        })?;
         let signed = if name.contains(':') {
             operand.size = operand.size.min(size);
             operand.flags = if signed { SIGNED } else { 0 };
@@ -445,8 +453,12 @@ impl Fields for UsdtFields {
             .enumerate()
             .map(|(i, arg)| {
                 let spec = self.specs.get(i).map_or("", String::as_str);
+                let unreadable = match arg.try_operand() {
+                    Ok(_) => String::new(),
+                    Err(why) => format!(", unreadable: {why}"),
+                };
                 format!(
-                    "arg{i} ({}{} bytes, {spec})",
+                    "arg{i} ({}{} bytes, {spec}{unreadable})",
                     if arg.signed { "signed, " } else { "" },
                     arg.size
                 )
@@ -479,8 +491,7 @@ mod tests {
             semaphore: None,
             semaphore_file_offset: None,
             arg_specs: "-4@%edi 8@-16(%rbp) 8@8(%rip)".into(),
-            args: crate::probe::usdt::parse_args("-4@%edi 8@-16(%rbp) 8@8(%rip)").unwrap(),
-            arg_error: None,
+            args: crate::probe::usdt::parse_note_args("-4@%edi 8@-16(%rbp) 8@8(%rip)"),
         };
         let fields = UsdtFields::of("usdt:tk:tick", &site);
         let arg0 = fields.lookup("arg0").unwrap();
@@ -498,11 +509,17 @@ mod tests {
             (operand::USER_MEM, 2, 0)
         );
         assert!(fields.lookup("arg3").is_none());
-        assert!(fields.arg("arg2").is_err());
+        // What cannot be read names the probe and the spec as the note writes it.
+        assert_eq!(
+            fields.arg("arg2").unwrap_err().to_string(),
+            "arg2: usdt:tk:tick cannot read its argument `8@8(%rip)`: a RIP-relative operand \
+             without a symbol (its distance from the probe is unknown)"
+        );
         assert_eq!(
             fields.describe(),
             "arg0 (signed, 4 bytes, -4@%edi), arg1 (8 bytes, 8@-16(%rbp)), arg2 (8 bytes, \
-             8@8(%rip)); and pid, tid, cpu, comm, cgroup"
+             8@8(%rip), unreadable: a RIP-relative operand without a symbol (its distance from \
+             the probe is unknown)); and pid, tid, cpu, comm, cgroup"
         );
     }
 
