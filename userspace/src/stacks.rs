@@ -15,7 +15,9 @@ use serde::Serialize;
 use crate::mappings::Mapping;
 
 /// Where a frame's code runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum FrameKind {
     /// User space (perf marks it `[.]`).
@@ -147,9 +149,14 @@ pub struct Stack {
     pub frames: Vec<Frame>,
     /// Samples (or the unit of the profile) attributed to this stack.
     pub count: u64,
+    /// The time slice the samples fell in, when the profile kept them (`profile --heatmap`):
+    /// `CLOCK_MONOTONIC` divided by the profile's slice length. A stack then appears once
+    /// per slice it was sampled in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_slice: Option<u32>,
 }
 
-/// Stacks summed by process, command name and frames, in the order first seen: the stacks
+/// Stacks summed by process, command name, frames and time slice, in the order first seen: the stacks
 /// of several intervals (or cuts) added up into one profile. Each distinct stack is held
 /// once (the index holds positions, not copies) and adding a known stack allocates nothing:
 /// a profile window of a busy machine holds thousands of them.
@@ -164,11 +171,17 @@ pub struct StackSum {
 impl StackSum {
     /// Adds `stack`'s count to the stack with the same pid, comm and frames.
     pub fn add(&mut self, stack: &Stack) {
-        let key = |s: &Stack| self.hasher.hash_one((s.pid, &s.comm, &s.frames));
+        let key = |s: &Stack| {
+            self.hasher
+                .hash_one((s.pid, &s.comm, &s.frames, s.time_slice))
+        };
         let hash = key(stack);
         let same = |&at: &usize| {
             let known = &self.stacks[at];
-            known.pid == stack.pid && known.comm == stack.comm && known.frames == stack.frames
+            known.pid == stack.pid
+                && known.comm == stack.comm
+                && known.frames == stack.frames
+                && known.time_slice == stack.time_slice
         };
         if let Some(&at) = self.index.find(hash, same) {
             self.stacks[at].count += stack.count;
@@ -197,6 +210,7 @@ impl StackSum {
 ///     comm: "burner".into(),
 ///     frames: vec![Frame::user("main", None), Frame::kernel("do_syscall_64")],
 ///     count: 3,
+///     time_slice: None,
 /// };
 /// assert_eq!(fold(&[stack]), vec![("burner;main;do_syscall_64_[k]".to_string(), 3)]);
 /// ```
@@ -297,6 +311,7 @@ mod tests {
                 })
                 .collect(),
             count,
+            time_slice: None,
         }
     }
 

@@ -112,6 +112,7 @@ impl SharedSampler {
                 user_stacks: true,
                 stack_map_entries: DEFAULT_STACK_MAP_ENTRIES,
                 count_map_entries: DEFAULT_COUNT_MAP_ENTRIES,
+                time_slice_ns: None,
                 call_graph: None,
                 unwind_budget_bytes: DEFAULT_TABLE_BUDGET_BYTES,
             },
@@ -412,6 +413,7 @@ mod tests {
             comm: "burner".into(),
             frames: vec![Frame::user("main", None), Frame::user(leaf, None)],
             count,
+            time_slice: None,
         }
     }
 

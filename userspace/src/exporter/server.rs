@@ -280,6 +280,7 @@ mod tests {
                 comm: "burner".into(),
                 frames: vec![Frame::user("main", None), Frame::user("leaf", None)],
                 count: 99,
+                time_slice: None,
             }];
             let options = PprofOptions::new(SampleKind::Cpu { hz: 99 }, UNIX_EPOCH, duration);
             Ok(CpuProfile {

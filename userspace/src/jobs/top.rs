@@ -332,6 +332,7 @@ pub fn run(top: &TopOptions, options: &RunOptions) -> Result<()> {
                 unwind_budget_bytes: 0,
                 stack_map_entries: DEFAULT_STACK_MAP_ENTRIES,
                 count_map_entries: DEFAULT_COUNT_MAP_ENTRIES,
+                time_slice_ns: None,
             },
             profiler: None,
             symbolizer: Box::new(Symbolizer::with_options(SymbolizerOptions {

@@ -27,6 +27,7 @@
 //!     comm: "burner".into(),
 //!     frames: vec![Frame::user("main", None), Frame::user("leaf", None)],
 //!     count: 3,
+//!     time_slice: None,
 //! }];
 //! let options = PprofOptions::new(SampleKind::Cpu { hz: 100 }, UNIX_EPOCH, Duration::from_secs(1));
 //! let profile = pprof::build(&stacks, &options);
@@ -589,6 +590,7 @@ mod tests {
                 comm: "tk_burner".into(),
                 frames: into_kernel,
                 count: 5,
+                time_slice: None,
             },
             // The same path without the kernel part: shares every user location.
             Stack {
@@ -596,6 +598,7 @@ mod tests {
                 comm: "tk_burner".into(),
                 frames: chain,
                 count: 90,
+                time_slice: None,
             },
             // Another process; an unknown frame without an address or mapping.
             Stack {
@@ -603,6 +606,7 @@ mod tests {
                 comm: "other".into(),
                 frames: vec![Frame::user("[unknown]", None)],
                 count: 2,
+                time_slice: None,
             },
         ]
     }
@@ -739,6 +743,7 @@ mod tests {
             comm: "test".into(),
             frames,
             count: 1,
+            time_slice: None,
         }];
         let profile = build(
             &stacks,
