@@ -61,6 +61,10 @@ struct JsonGroup {
 
 #[derive(Serialize)]
 struct JsonResult<'a> {
+    /// Marks the file as tracekit's, as [`super::saved`] reads it.
+    format: &'static str,
+    format_version: u32,
+    kind: super::saved::Kind,
     command: &'a str,
     traced: &'a str,
     duration_s: f64,
@@ -133,6 +137,13 @@ pub fn write(
             Report::Counts { .. } => None,
         };
         let json = JsonResult {
+            format: super::saved::FORMAT_NAME,
+            format_version: super::saved::FORMAT_VERSION,
+            kind: if unit.is_some() {
+                super::saved::Kind::Histogram
+            } else {
+                super::saved::Kind::Counts
+            },
             command: table.command,
             traced: table.traced,
             duration_s: elapsed.as_secs_f64(),

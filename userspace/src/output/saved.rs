@@ -68,6 +68,8 @@ pub enum Kind {
     Profile,
     /// Histograms (`hist` and its presets).
     Histogram,
+    /// Counts per key (`count`, `syscount`, `funccount`).
+    Counts,
 }
 
 impl Kind {
@@ -76,6 +78,7 @@ impl Kind {
         match self {
             Kind::Profile => "profile",
             Kind::Histogram => "histogram",
+            Kind::Counts => "counts",
         }
     }
 }
@@ -313,7 +316,7 @@ pub fn kind(bytes: &[u8], path: &Path) -> Result<Kind> {
     match head.kind {
         Some(value) => serde_json::from_value(value.clone()).map_err(|_| {
             Error::usage(format!(
-                "{name}: unknown kind {value}; this tracekit reads \"profile\" and \"histogram\""
+                "{name}: unknown kind {value}; this tracekit reads \"profile\", \"histogram\" and \"counts\""
             ))
         }),
         None => Err(Error::usage(format!("{name}: has no \"kind\" field"))),

@@ -62,9 +62,14 @@ pub fn run(args: Args, _verbose: u8) -> Result<()> {
     // Dispatch on what the file holds; each kind has its own renderers.
     match saved::kind(&bytes, &args.file)? {
         saved::Kind::Profile => profile(&args, &bytes, &outputs),
-        saved::Kind::Histogram => Err(Error::usage(format!(
-            "{}: holds a histogram; report re-renders profiles in this version",
-            quote(&args.file.to_string_lossy())
+        kind @ (saved::Kind::Histogram | saved::Kind::Counts) => Err(Error::usage(format!(
+            "{}: holds {}; report re-renders profiles in this version",
+            quote(&args.file.to_string_lossy()),
+            if kind == saved::Kind::Histogram {
+                "histograms"
+            } else {
+                "counts"
+            }
         ))),
     }
 }
