@@ -390,31 +390,42 @@ fn speedscope_and_chrome_trace_load() {
         );
         assert!(event["pid"].is_u64() && event["tid"].is_u64() && event["name"].is_string());
     }
-    // Outermost events start where the previous one of their process ended.
+    // The outermost events (category `process`, the command name) of each process tile
+    // its track from 0 without overlap, every other event inside one of them.
     let mut outer_us = 0.0;
     let mut per_pid: HashMap<u64, Vec<(f64, f64)>> = HashMap::new();
-    for e in events.iter().filter(|e| e["ph"] == "X") {
+    for e in events
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["cat"] == "process")
+    {
         per_pid
             .entry(e["pid"].as_u64().unwrap())
             .or_default()
             .push((e["ts"].as_f64().unwrap(), e["dur"].as_f64().unwrap()));
     }
-    for spans in per_pid.values() {
-        let end = spans.iter().map(|(ts, dur)| ts + dur).fold(0.0, f64::max);
-        let covered: f64 = spans
-            .iter()
-            .filter(|(ts, dur)| {
-                !spans
-                    .iter()
-                    .any(|(t, d)| t <= ts && ts + dur <= t + d && (t, d) != (ts, dur))
-            })
-            .map(|(_, dur)| dur)
-            .sum();
+    for spans in per_pid.values_mut() {
+        spans.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut at = 0.0;
+        for (ts, dur) in spans.iter() {
+            assert!(
+                (ts - at).abs() < 1e-3,
+                "outermost events tile the track: {spans:?}"
+            );
+            at = ts + dur;
+        }
+        outer_us += at;
+    }
+    for e in events
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["cat"] != "process")
+    {
+        let (ts, dur) = (e["ts"].as_f64().unwrap(), e["dur"].as_f64().unwrap());
         assert!(
-            (covered - end).abs() < 1e-3,
-            "outermost events tile 0..{end}"
+            per_pid[&e["pid"].as_u64().unwrap()]
+                .iter()
+                .any(|(t, d)| *t <= ts + 1e-6 && ts + dur <= t + d + 1e-6),
+            "{e} inside an outermost event"
         );
-        outer_us += covered;
     }
     let counted = outer_us / per_count;
     assert!(

@@ -103,7 +103,8 @@ fn render(profile: &Profile, header: &Header<'_>, slice_ns: u64, origin: u64) ->
         || "PROFILE.json".to_string(),
         |path| path.display().to_string(),
     );
-    let width = LEFT + columns * CELL_W + 20;
+    // Wide enough for the title however few seconds.
+    let width = (LEFT + columns * CELL_W + 20).max(720);
     let height = TOP + rows * CELL_H + 50;
 
     let mut svg = String::new();
