@@ -385,7 +385,8 @@ mod tests {
         );
         assert_eq!(
             render(Format::Json, &table, &groups[1..]),
-            "{\"command\":\"bitesize\",\"traced\":\"block I/O sizes\",\"duration_s\":1.5,\
+            "{\"format\":\"tracekit\",\"format_version\":1,\"kind\":\"histogram\",\
+             \"command\":\"bitesize\",\"traced\":\"block I/O sizes\",\"duration_s\":1.5,\
              \"unit\":\"bytes\",\"groups\":[{\"key\":{\"comm\":\"tracekit\"},\"count\":1,\
              \"sum\":0,\"hist\":[{\"low\":16384,\"high\":32767,\"count\":1}]}],\
              \"stats\":{\"counted\":1,\"filtered\":0,\"map_full\":0,\"no_start\":0,\

@@ -249,8 +249,10 @@ pub fn changes(before: &[(String, u64)], after: &[(String, u64)]) -> Vec<Change>
 /// let before = [("p;main;a".to_string(), 75), ("p;main;b".to_string(), 25)];
 /// let after = [("p;main;a".to_string(), 25), ("p;main;b".to_string(), 75)];
 /// let table = render_table(&changes(&before, &after), 5);
-/// assert_eq!(table.lines().nth(3).unwrap(), "   +50.00    25.00%    75.00%     25.00%     75.00%  b");
-/// assert_eq!(table.lines().nth(7).unwrap(), "   -50.00    75.00%    25.00%     75.00%     25.00%  a");
+/// let rows: Vec<&str> = table.lines().collect();
+/// assert_eq!(rows[1], "#  Change  Self before  Self after  Total before  Total after  Function");
+/// assert_eq!(rows[2], "   +50.00       25.00%      75.00%        25.00%       75.00%  b");
+/// assert_eq!(rows[5], "   -50.00       75.00%      25.00%        75.00%       25.00%  a");
 /// ```
 pub fn render_table(changes: &[Change], limit: usize) -> String {
     let mut out = String::new();
@@ -258,11 +260,8 @@ pub fn render_table(changes: &[Change], limit: usize) -> String {
         let _ = writeln!(out, "# {title}");
         let _ = writeln!(
             out,
-            "#  Change   Self before  Self after  Total before  Total after  Function"
-        );
-        let _ = writeln!(
-            out,
-            "#  (points)  ..........  ..........  ............  ...........  ........"
+            "# {:>7}  {:>11}  {:>10}  {:>12}  {:>11}  Function",
+            "Change", "Self before", "Self after", "Total before", "Total after"
         );
         if rows.is_empty() {
             let _ = writeln!(out, "#  (none)");
@@ -270,7 +269,7 @@ pub fn render_table(changes: &[Change], limit: usize) -> String {
         for c in rows {
             let _ = writeln!(
                 out,
-                "{:>+9.2}  {:>7.2}%  {:>7.2}%  {:>8.2}%  {:>8.2}%  {}",
+                "{:>+9.2}  {:>10.2}%  {:>9.2}%  {:>11.2}%  {:>10.2}%  {}",
                 c.self_delta(),
                 c.self_before,
                 c.self_after,
@@ -292,7 +291,7 @@ pub fn render_table(changes: &[Change], limit: usize) -> String {
         .collect();
     section(
         &mut out,
-        "Grew most (self share of all samples, after minus before):",
+        "Grew most (shares of all samples; change: self share after minus before, in points):",
         grew,
     );
     section(&mut out, "Shrank most:", shrank);

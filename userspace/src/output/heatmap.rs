@@ -103,8 +103,9 @@ fn render(profile: &Profile, header: &Header<'_>, slice_ns: u64, origin: u64) ->
         || "PROFILE.json".to_string(),
         |path| path.display().to_string(),
     );
-    // Wide enough for the title however few seconds.
-    let width = (LEFT + columns * CELL_W + 20).max(720);
+    let title = format!("Subsecond heat map: {}", header.title());
+    // Wide enough for the title however few seconds (Verdana 15 px: ~9 px a character).
+    let width = (LEFT + columns * CELL_W + 20).max(title.chars().count() * 9 + 40);
     let height = TOP + rows * CELL_H + 50;
 
     let mut svg = String::new();
@@ -116,7 +117,7 @@ fn render(profile: &Profile, header: &Header<'_>, slice_ns: u64, origin: u64) ->
 <text x="{}" y="20" font-size="15" text-anchor="middle">{}</text>
 <text x="{}" y="38" text-anchor="middle" fill="#555555">{}</text>"##,
         width / 2,
-        escape(&format!("Subsecond heat map: {}", header.title())),
+        escape(&title),
         width / 2,
         escape(&format!(
             "{total} {} in {columns} s; a column is a second, a row {} ms of it; hottest cell {} {}",

@@ -436,7 +436,7 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<Saved> {
 }
 
 fn parse_hex(hex: &str) -> std::result::Result<Vec<u8>, ()> {
-    if hex.len() % 2 != 0 {
+    if !hex.len().is_multiple_of(2) {
         return Err(());
     }
     (0..hex.len())

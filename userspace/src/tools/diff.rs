@@ -88,14 +88,18 @@ pub fn run(args: Args, _verbose: u8) -> Result<()> {
     if let (Some(path), Some(format)) = (&args.output, format) {
         let lines = flamegraph::differential_lines(&before.stacks, &after.stacks, args.normalize)
             .map_err(|err| Error::runtime(format!("comparing the profiles: {err}")))?;
+        let file_name = |path: &PathBuf| {
+            path.file_name()
+                .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
+        };
         let title = format!(
             "tracekit diff: {} -> {}",
-            args.before.display(),
-            args.after.display()
+            file_name(&args.before),
+            file_name(&args.after)
         );
         let subtitle = format!(
             "width: {}; red: grew, blue: shrank{}",
-            args.after.display(),
+            file_name(&args.after),
             if args.normalize {
                 " (before normalized to after's total)"
             } else {
