@@ -622,6 +622,11 @@ fn bad_input_to_diff_and_report() {
             "cpu.json",
             "--from/--to need time slices",
         ),
+        (
+            [report("cpu.json"), vec!["-o".into(), p("x.heatmap.svg")]].concat(),
+            "x.heatmap.svg",
+            "a heat map needs the whole profile's time slices, and this one has none",
+        ),
     ];
     for (args, file, what) in cases {
         let all: Vec<OsString> = args.into_iter().map(PathBuf::into_os_string).collect();

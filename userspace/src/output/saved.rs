@@ -324,6 +324,13 @@ pub fn kind(bytes: &[u8], path: &Path) -> Result<Kind> {
 }
 
 fn json_error(name: &str, err: &serde_json::Error) -> Error {
+    if err.to_string().starts_with("trailing characters") {
+        return Error::usage(format!(
+            "{name}: holds several JSON documents (line {} starts another; --json -i writes \
+             one per interval and the whole run last); give one, e.g. `tail -n 1 {name}`",
+            err.line()
+        ));
+    }
     if err.is_eof() {
         Error::usage(format!(
             "{name}: truncated: the JSON ends early (line {}, column {})",
@@ -474,6 +481,15 @@ mod tests {
         assert_eq!(
             err(r#"{"format": "tracekit", "format_version": 1, "kind": "histogram"}"#),
             "p.json: holds a histogram, not a profile"
+        );
+        let mut two = Vec::new();
+        let header = Header::new("profile", "cpu-clock", "samples", "-a");
+        write(&mut two, &Profile::default(), &header).unwrap();
+        write(&mut two, &Profile::default(), &header).unwrap();
+        assert_eq!(
+            parse(&two, Path::new("p.json")).unwrap_err().to_string(),
+            "p.json: holds several JSON documents (line 2 starts another; --json -i writes \
+             one per interval and the whole run last); give one, e.g. `tail -n 1 p.json`"
         );
         assert_eq!(
             err("p;main;leaf 3\n"),

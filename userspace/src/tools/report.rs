@@ -108,6 +108,19 @@ fn profile(args: &Args, bytes: &[u8], outputs: &[(PathBuf, Format)]) -> Result<(
         // The cut has no time slices left: a heat map of it makes no sense.
         header.time_slice_ns = None;
     }
+    if let Some((path, _)) = outputs.iter().find(|(_, f)| *f == Format::Heatmap)
+        && header.time_slice_ns.is_none()
+    {
+        return Err(Error::usage(format!(
+            "-o {}: a heat map needs the whole profile's time slices{}",
+            quote(&path.to_string_lossy()),
+            if saved.time_slice_ns.is_some() {
+                "; leave out --from/--to"
+            } else {
+                ", and this one has none: take it with tracekit profile --heatmap"
+            }
+        )));
+    }
     for (path, format) in outputs {
         output::write_file(path, |out| {
             output::profile::write(out, *format, &profile, &header, args.top)
