@@ -50,6 +50,12 @@ pub struct SampleKey {
     pub cgroup: u64,
     /// The sampled thread's `comm`, NUL-padded.
     pub comm: [u8; TASK_COMM_LEN],
+    /// With time slices on (`profile --heatmap`): `CLOCK_MONOTONIC` ns of the sample divided
+    /// by the slice length (`PROFILE_TIME_SLICE_NS`), so samples stay counted in the kernel
+    /// per (stack, slice); 0 when off.
+    pub time_slice: u32,
+    /// Zero; makes the padding explicit so equal keys hash equal in the kernel.
+    pub padding: u32,
 }
 
 /// No stack of this kind: none was asked for, or there is none (no kernel stack for a sample

@@ -10,5 +10,6 @@ mod pprof;
 mod profile;
 mod realprog;
 mod reliability;
+mod reports;
 mod ufunc;
 mod unwind;

@@ -69,10 +69,13 @@ pub struct ProfileOptions {
     /// Count samples by the thread's cgroup too (`profile --by cgroup`): each stack then
     /// carries its cgroup's path ([`Stack::cgroup`](crate::stacks::Stack::cgroup)).
     pub by_cgroup: bool,
+    /// Count samples per time slice of this many ns of `CLOCK_MONOTONIC` (`--heatmap`:
+    /// [`crate::output::heatmap::SLICE_NS`]); `None`: one count per stack for the whole run.
+    pub time_slice_ns: Option<u64>,
 }
 
 /// Counters the kernel program kept, summed over CPUs. See [`Stat`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Stats {
     /// Samples counted.
     pub samples: u64,
@@ -126,6 +129,8 @@ pub struct RawProfile {
     pub stacks: HashMap<u64, Vec<u64>>,
     /// The kernel program's counters.
     pub stats: Stats,
+    /// Whether keys carry time slices ([`SampleKey::time_slice`]).
+    pub sliced: bool,
 }
 
 impl RawProfile {
@@ -143,6 +148,7 @@ impl RawProfile {
             counts,
             stacks: self.stacks.clone(),
             stats: self.stats.since(&earlier.stats),
+            sliced: self.sliced,
         }
     }
 }
@@ -160,6 +166,8 @@ pub struct Profiler {
     unwind: Option<Unwinder>,
     /// Why `--call-graph` fell back to frame pointers, when it did without being asked.
     unwind_unavailable: Option<String>,
+    /// [`ProfileOptions::time_slice_ns`].
+    time_slice_ns: Option<u64>,
 }
 
 const PERF_PROGRAM: &str = "profile_cpu_clock";
@@ -215,6 +223,7 @@ impl Profiler {
             None
         };
         let prot_offset = mmap_prot_offset.unwrap_or(0);
+        let time_slice_ns = options.time_slice_ns.unwrap_or(0);
         crate::bpf::hash_entries("--stack-storage-size", options.stack_map_entries)?;
         crate::bpf::hash_entries("--count-map-size", options.count_map_entries)?;
         // perf_event and tracepoint programs need no kernel BTF.
@@ -231,6 +240,7 @@ impl Profiler {
                     .override_global("PROFILE_BY_CGROUP", &by_cgroup, true)
                     .override_global("PROFILE_FORK_CHILD_PID_OFFSET", &fork_offset, true)
                     .override_global("PROFILE_MMAP_PROT_OFFSET", &prot_offset, true)
+                    .override_global("PROFILE_TIME_SLICE_NS", &time_slice_ns, true)
                     .map_max_entries("PROFILE_STACKS", options.stack_map_entries)
                     .map_max_entries("PROFILE_COUNTS", options.count_map_entries);
             },
@@ -270,6 +280,7 @@ impl Profiler {
             taken_stats: Stats::default(),
             unwind,
             unwind_unavailable: None,
+            time_slice_ns: options.time_slice_ns,
         })
     }
 
@@ -488,6 +499,7 @@ impl Profiler {
             counts,
             stacks,
             stats: Stats::from_counters(&counters),
+            sliced: self.time_slice_ns.is_some(),
         })
     }
 }
@@ -590,6 +602,7 @@ pub fn symbolize(raw: &RawProfile, symbolizer: &Symbolizer) -> Profile {
             cgroup: (key.cgroup != 0).then(|| crate::cgroups::path(key.cgroup)),
             frames,
             count,
+            time_slice: raw.sliced.then_some(key.time_slice),
         });
     }
 
@@ -655,6 +668,8 @@ mod tests {
             user_stack: user,
             cgroup: 0,
             comm: c,
+            time_slice: 0,
+            padding: 0,
         }
     }
 

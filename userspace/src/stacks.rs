@@ -15,7 +15,9 @@ use serde::Serialize;
 use crate::mappings::Mapping;
 
 /// Where a frame's code runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum FrameKind {
     /// User space (perf marks it `[.]`).
@@ -152,9 +154,14 @@ pub struct Stack {
     pub frames: Vec<Frame>,
     /// Samples (or the unit of the profile) attributed to this stack.
     pub count: u64,
+    /// The time slice the samples fell in, when the profile kept them (`profile --heatmap`):
+    /// `CLOCK_MONOTONIC` divided by the profile's slice length. A stack then appears once
+    /// per slice it was sampled in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_slice: Option<u32>,
 }
 
-/// Stacks summed by process, command name and frames, in the order first seen: the stacks
+/// Stacks summed by process, command name, frames and time slice, in the order first seen: the stacks
 /// of several intervals (or cuts) added up into one profile. Each distinct stack is held
 /// once (the index holds positions, not copies) and adding a known stack allocates nothing:
 /// a profile window of a busy machine holds thousands of them.
@@ -169,7 +176,10 @@ pub struct StackSum {
 impl StackSum {
     /// Adds `stack`'s count to the stack with the same pid, comm, cgroup and frames.
     pub fn add(&mut self, stack: &Stack) {
-        let key = |s: &Stack| self.hasher.hash_one((s.pid, &s.comm, &s.cgroup, &s.frames));
+        let key = |s: &Stack| {
+            self.hasher
+                .hash_one((s.pid, &s.comm, &s.cgroup, &s.frames, s.time_slice))
+        };
         let hash = key(stack);
         let same = |&at: &usize| {
             let known = &self.stacks[at];
@@ -177,6 +187,7 @@ impl StackSum {
                 && known.comm == stack.comm
                 && known.cgroup == stack.cgroup
                 && known.frames == stack.frames
+                && known.time_slice == stack.time_slice
         };
         if let Some(&at) = self.index.find(hash, same) {
             self.stacks[at].count += stack.count;
@@ -207,6 +218,7 @@ impl StackSum {
 ///     cgroup: None,
 ///     frames: vec![Frame::user("main", None), Frame::kernel("do_syscall_64")],
 ///     count: 3,
+///     time_slice: None,
 /// };
 /// let in_cgroup = Stack { cgroup: Some("/app.slice".into()), ..stack.clone() };
 /// assert_eq!(
@@ -333,6 +345,7 @@ mod tests {
                 })
                 .collect(),
             count,
+            time_slice: None,
         }
     }
 

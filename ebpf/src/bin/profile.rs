@@ -9,7 +9,7 @@
 use aya_ebpf::{
     Global,
     bindings::BPF_NOEXIST,
-    helpers::{bpf_get_current_cgroup_id, bpf_get_current_comm},
+    helpers::{bpf_get_current_cgroup_id, bpf_get_current_comm, bpf_ktime_get_ns},
     macros::{map, perf_event, tracepoint},
     maps::{Array, HashMap, LruHashMap, PerCpuArray, RingBuf},
     programs::{PerfEventContext, TracePointContext},
@@ -48,6 +48,10 @@ static PROFILE_USER_UNWIND: Global<u8> = Global::new(0);
 /// Offset of `child_pid` in `sched:sched_process_fork` records, from the event's format file.
 #[unsafe(no_mangle)]
 static PROFILE_FORK_CHILD_PID_OFFSET: Global<u32> = Global::new(0);
+/// Length of a time slice in ns (`profile --heatmap`): each sample is counted under its
+/// slice of `CLOCK_MONOTONIC`. 0: no slices (every sample in slice 0).
+#[unsafe(no_mangle)]
+static PROFILE_TIME_SLICE_NS: Global<u64> = Global::new(0);
 /// Offset of `prot` in `syscalls:sys_enter_mmap` records, from the event's format file.
 #[unsafe(no_mangle)]
 static PROFILE_MMAP_PROT_OFFSET: Global<u32> = Global::new(0);
@@ -146,6 +150,13 @@ fn try_profile_cpu_clock(ctx: &PerfEventContext) -> Result<(), ()> {
         }
     };
 
+    let slice_ns = PROFILE_TIME_SLICE_NS.load();
+    let time_slice = if slice_ns == 0 {
+        0
+    } else {
+        // SAFETY: a helper without arguments.
+        (unsafe { bpf_ktime_get_ns() } / slice_ns) as u32
+    };
     let key = SampleKey {
         pid,
         generation,
@@ -158,6 +169,8 @@ fn try_profile_cpu_clock(ctx: &PerfEventContext) -> Result<(), ()> {
             0
         },
         comm: bpf_get_current_comm().unwrap_or_default(),
+        time_slice,
+        padding: 0,
     };
     count(&key);
     if pid != 0 && !announce(pid, &PROFILE_KNOWN, &PROFILE_EVENTS) {

@@ -109,9 +109,11 @@ pub struct TimingArgs {
 /// Where results go.
 #[derive(Debug, Args)]
 pub struct OutputArgs {
-    /// Write the result to FILE, in the format its extension names (.txt .folded .svg .json)
+    /// Write the result to FILE, in the format its extension names (.txt .folded .svg .json;
+    /// stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json, and may give -o
+    /// several times)
     #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    pub output: Vec<PathBuf>,
     /// Print JSON on stdout instead of text
     #[arg(long)]
     pub json: bool,
@@ -135,7 +137,8 @@ impl Common {
             scope: self.scope.scope()?,
             duration: self.timing.duration.map(Duration::from_secs_f64),
             interval: self.timing.interval.map(Duration::from_secs_f64),
-            output: self.output.output.clone(),
+            output: self.output.output.first().cloned(),
+            more_outputs: self.output.output.iter().skip(1).cloned().collect(),
             json: self.output.json,
             verbose,
             debug_info: Default::default(),
@@ -404,6 +407,14 @@ pub fn parse_seconds(text: &str) -> std::result::Result<f64, String> {
         _ => Err(format!(
             "expected seconds from {MIN_SECONDS} (10 ms) to {MAX_SECONDS:.0}, like 10 or 0.5"
         )),
+    }
+}
+
+/// Parses a time offset in seconds, 0 or more (`report --from/--to`).
+pub fn parse_seconds_from_zero(text: &str) -> std::result::Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(seconds) if seconds.is_finite() && seconds >= 0.0 => Ok(seconds),
+        _ => Err("expected seconds from 0, like 3 or 3.12".to_string()),
     }
 }
 

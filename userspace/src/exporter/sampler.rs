@@ -113,6 +113,7 @@ impl SharedSampler {
                 stack_map_entries: DEFAULT_STACK_MAP_ENTRIES,
                 count_map_entries: DEFAULT_COUNT_MAP_ENTRIES,
                 by_cgroup: false,
+                time_slice_ns: None,
                 call_graph: None,
                 unwind_budget_bytes: DEFAULT_TABLE_BUDGET_BYTES,
             },
@@ -414,6 +415,7 @@ mod tests {
             cgroup: None,
             frames: vec![Frame::user("main", None), Frame::user(leaf, None)],
             count,
+            time_slice: None,
         }
     }
 

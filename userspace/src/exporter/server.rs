@@ -281,6 +281,7 @@ mod tests {
                 cgroup: None,
                 frames: vec![Frame::user("main", None), Frame::user("leaf", None)],
                 count: 99,
+                time_slice: None,
             }];
             let options = PprofOptions::new(SampleKind::Cpu { hz: 99 }, UNIX_EPOCH, duration);
             Ok(CpuProfile {

@@ -37,8 +37,11 @@ pub struct RunOptions {
     pub duration: Option<Duration>,
     /// `-i SECONDS`.
     pub interval: Option<Duration>,
-    /// `-o FILE`.
+    /// `-o FILE`: the first one given.
     pub output: Option<PathBuf>,
+    /// The other `-o FILE`s, in order (stack profiles write each; other commands refuse
+    /// more than one).
+    pub more_outputs: Vec<PathBuf>,
     /// `--json`.
     pub json: bool,
     /// `-v` count.
@@ -83,9 +86,13 @@ impl RunOptions {
             .as_deref()
             .map(|path| Format::from_path_among(path, offered))
             .transpose()?;
-        if !stacks && let Some(format @ (Format::Folded | Format::Svg | Format::Pprof)) = format {
+        if !stacks && let Some(format) = format.filter(|f| f.stacks_only()) {
+            let ext = Format::EXTENSIONS
+                .iter()
+                .find(|(_, f)| *f == format)
+                .map_or("", |(ext, _)| ext);
             return Err(Error::usage(format!(
-                "-o {}: {command} writes .txt or .json, not {}",
+                "-o {}: {command} writes .txt or .json, not .{ext}",
                 crate::error::quote(
                     &self
                         .output
@@ -93,11 +100,13 @@ impl RunOptions {
                         .expect("a format has a path")
                         .to_string_lossy()
                 ),
-                match format {
-                    Format::Svg => ".svg",
-                    Format::Pprof => ".pb.gz",
-                    _ => ".folded",
-                }
+            )));
+        }
+        if !stacks && !self.more_outputs.is_empty() {
+            return Err(Error::usage(format!(
+                "-o given {} times: {command} writes one file; only profile, stackcount and \
+                 offcpu take several",
+                1 + self.more_outputs.len()
             )));
         }
         Ok(format)

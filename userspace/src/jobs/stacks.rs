@@ -62,6 +62,8 @@ pub struct ReportOptions {
     /// Also report the hottest source lines of the hottest functions (`profile --by
     /// line`; reads DWARF line tables), after the text report.
     pub lines: bool,
+    /// Draw flame graphs as icicle graphs (`--inverted`).
+    pub inverted: bool,
 }
 
 /// `profile`'s CPU sampler options (scope excluded: the session supplies it).
@@ -86,6 +88,8 @@ pub struct Sampling {
     pub count_map_entries: u32,
     /// `--by cgroup`: count samples by the thread's cgroup too.
     pub by_cgroup: bool,
+    /// Count samples per time slice (`--heatmap`, or a `.heatmap.svg` output).
+    pub time_slices: bool,
 }
 
 /// Where the stacks come from.
@@ -154,6 +158,8 @@ impl Source<'_> {
 
 struct StackCollector<'a> {
     source: Source<'a>,
+    /// The time slice length, when samples are counted per slice.
+    time_slice_ns: Option<u64>,
     labels: &'a Labels,
     report: ReportOptions,
     symbolizer: Symbolizer,
@@ -238,13 +244,18 @@ impl Whole {
 impl StackCollector<'_> {
     fn header<'h>(&'h self, scope: &'h str, elapsed: Duration) -> Header<'h> {
         Header {
-            tool: self.labels.tool,
-            event: &self.labels.event,
-            unit: self.labels.unit,
-            scope,
             hz: self.hz,
             elapsed,
             cpus: self.cpus,
+            start: std::time::SystemTime::now() - elapsed,
+            time_slice_ns: self.time_slice_ns,
+            inverted: self.report.inverted,
+            ..Header::new(
+                self.labels.tool,
+                &self.labels.event,
+                self.labels.unit,
+                scope,
+            )
         }
     }
 }
@@ -424,6 +435,7 @@ pub fn profile(
             stack_map_entries: sampling.stack_map_entries,
             count_map_entries: sampling.count_map_entries,
             by_cgroup: sampling.by_cgroup,
+            time_slice_ns: sampling.time_slices.then_some(output::heatmap::SLICE_NS),
         },
         profiler: None,
         program: options.command_program(),
@@ -485,9 +497,24 @@ fn run(
     options: &RunOptions,
     banner: session::Banner,
 ) -> Result<()> {
-    let file_format = options.file_format(labels.tool, true)?;
+    let outputs = outputs(options)?;
+    let time_slice_ns = match &source {
+        Source::Sampler { options, .. } => options.time_slice_ns,
+        Source::Engines { .. } => None,
+    };
+    if time_slice_ns.is_none()
+        && let Some((path, _)) = outputs.iter().find(|(_, f)| *f == Format::Heatmap)
+    {
+        return Err(crate::Error::usage(format!(
+            "-o {}: subsecond heat maps are drawn from CPU profiles (tracekit profile); \
+             {} keeps no sample times",
+            crate::error::quote(&path.to_string_lossy()),
+            labels.tool
+        )));
+    }
     let mut collector = StackCollector {
         source,
+        time_slice_ns,
         labels,
         report,
         symbolizer: Symbolizer::with_options(SymbolizerOptions {
@@ -560,10 +587,15 @@ fn run(
         }
         _ => Default::default(),
     };
-    let header = collector.header(&finished.scope_text, finished.elapsed);
-    if let (Some(path), Some(format)) = (options.output.as_deref(), file_format) {
+    let mut header = collector.header(&finished.scope_text, finished.elapsed);
+    header.saved_as = outputs
+        .iter()
+        .find(|(_, f)| *f == Format::Json)
+        .map(|(path, _)| path.as_path());
+    // Every file from the same profile and header: one run's outputs agree.
+    for (path, format) in &outputs {
         output::write_file(path, |out| {
-            write_profile(out, format, &profile, lines.as_ref(), &header, report.top)
+            write_profile(out, *format, &profile, lines.as_ref(), &header, report.top)
         })?;
     }
     let stdout_format = if options.json {
@@ -606,8 +638,8 @@ fn run(
             finished.print_workload_exit();
         }
     }
-    if let (Some(path), Some(format)) = (options.output.as_deref(), file_format) {
-        eprintln!("{}", output::profile::written(path, format));
+    for (path, format) in &outputs {
+        eprintln!("{}", output::profile::written(path, *format));
     }
     if options.verbose > 0
         && let Some(summary) = unwind_summary
@@ -616,6 +648,16 @@ fn run(
     }
     session::print_usage(options.verbose, finished.attached_after);
     Ok(())
+}
+
+/// Every `-o FILE` with its format.
+fn outputs(options: &RunOptions) -> Result<Vec<(std::path::PathBuf, Format)>> {
+    options
+        .output
+        .iter()
+        .chain(&options.more_outputs)
+        .map(|path| Ok((path.clone(), Format::from_path(path)?)))
+        .collect()
 }
 
 /// Writes `profile` in `format`; the text report is followed by the hottest lines of the
@@ -670,6 +712,8 @@ fn collect_profile(
                 user_stack,
                 cgroup: 0,
                 comm,
+                time_slice: 0,
+                padding: 0,
             };
             *raw.counts.entry(key).or_default() += match weight {
                 Weight::Count => value.count,

@@ -337,6 +337,7 @@ pub fn run(top: &TopOptions, options: &RunOptions) -> Result<()> {
                 stack_map_entries: DEFAULT_STACK_MAP_ENTRIES,
                 count_map_entries: DEFAULT_COUNT_MAP_ENTRIES,
                 by_cgroup: false,
+                time_slice_ns: None,
             },
             profiler: None,
             symbolizer: Box::new(Symbolizer::with_options(SymbolizerOptions {

@@ -61,6 +61,10 @@ struct JsonGroup {
 
 #[derive(Serialize)]
 struct JsonResult<'a> {
+    /// Marks the file as tracekit's, as [`super::saved`] reads it.
+    format: &'static str,
+    format_version: u32,
+    kind: super::saved::Kind,
     command: &'a str,
     traced: &'a str,
     duration_s: f64,
@@ -153,6 +157,13 @@ pub fn write(
             Report::Counts { .. } => None,
         };
         let json = JsonResult {
+            format: super::saved::FORMAT_NAME,
+            format_version: super::saved::FORMAT_VERSION,
+            kind: if unit.is_some() {
+                super::saved::Kind::Histogram
+            } else {
+                super::saved::Kind::Counts
+            },
             command: table.command,
             traced: table.traced,
             duration_s: elapsed.as_secs_f64(),
@@ -415,7 +426,8 @@ mod tests {
         );
         assert_eq!(
             render(Format::Json, &table, &groups[1..]),
-            "{\"command\":\"bitesize\",\"traced\":\"block I/O sizes\",\"duration_s\":1.5,\
+            "{\"format\":\"tracekit\",\"format_version\":1,\"kind\":\"histogram\",\
+             \"command\":\"bitesize\",\"traced\":\"block I/O sizes\",\"duration_s\":1.5,\
              \"unit\":\"bytes\",\"groups\":[{\"key\":{\"comm\":\"tracekit\"},\"count\":1,\
              \"sum\":0,\"hist\":[{\"low\":16384,\"high\":32767,\"count\":1}]}],\
              \"stats\":{\"counted\":1,\"filtered\":0,\"map_full\":0,\"no_start\":0,\

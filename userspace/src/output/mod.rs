@@ -9,18 +9,27 @@
 //! - [`lines`]: the hottest source lines of the hottest functions (`profile --by line`);
 //! - [`stat`]: perf stat's layout; [`top`]: perf top's view;
 //! - [`pprof`]: stack profiles as gzipped pprof (`.pb.gz`);
+//! - [`saved`]: tracekit's JSON profile file, which `tracekit report` reads back;
+//! - [`heatmap`]: subsecond offset heat maps of profiles (FlameScope's view);
+//! - [`speedscope`]: speedscope's file format; [`chrome`]: Chrome's trace event format;
+//! - [`diff`]: what grew and shrank between two profiles (`tracekit diff`);
 //! - [`prometheus`]: metric families as the Prometheus (OpenMetrics) text format.
 //!
 //! `-o FILE` picks the format from the file's extension, the same way in every subcommand.
 
 pub mod aggregates;
+pub mod chrome;
+pub mod diff;
 pub mod flamegraph;
+pub mod heatmap;
 pub mod hist;
 pub mod lines;
 pub mod pprof;
 pub mod profile;
 pub mod prometheus;
 pub mod report;
+pub mod saved;
+pub mod speedscope;
 pub mod stat;
 pub mod top;
 
@@ -77,17 +86,32 @@ pub enum Format {
     Json,
     /// A gzipped pprof profile (`.pb.gz`), for stack profiles.
     Pprof,
+    /// A subsecond offset heat map (`.heatmap.svg`), for profiles with time slices.
+    Heatmap,
+    /// speedscope's file format (`.speedscope.json`), for stack profiles.
+    Speedscope,
+    /// Chrome's trace event format (`.trace.json`), for stack profiles.
+    ChromeTrace,
 }
 
 impl Format {
-    /// Extensions accepted by `-o`, with their formats.
-    pub const EXTENSIONS: [(&'static str, Format); 5] = [
+    /// Extensions accepted by `-o`, with their formats; the longer of two that end alike
+    /// first (`.heatmap.svg` before `.svg`).
+    pub const EXTENSIONS: [(&'static str, Format); 8] = [
         ("txt", Format::Text),
         ("folded", Format::Folded),
+        ("heatmap.svg", Format::Heatmap),
         ("svg", Format::Svg),
+        ("speedscope.json", Format::Speedscope),
+        ("trace.json", Format::ChromeTrace),
         ("json", Format::Json),
         ("pb.gz", Format::Pprof),
     ];
+
+    /// Whether only stack profiles are written in this format.
+    pub fn stacks_only(self) -> bool {
+        !matches!(self, Format::Text | Format::Json)
+    }
 
     /// The format named by a path's extension; a usage error listing the valid ones otherwise.
     pub fn from_path(path: &Path) -> Result<Self> {
@@ -172,17 +196,29 @@ mod tests {
                 .unwrap_err()
                 .to_string(),
             "-o out.png: cannot tell the format from the extension `.png`; \
-             use one of .txt, .folded, .svg, .json, .pb.gz"
+             use one of .txt, .folded, .heatmap.svg, .svg, .speedscope.json, .trace.json, .json, .pb.gz"
         );
         assert_eq!(
             Format::from_path(Path::new("cpu.PB.GZ")).unwrap(),
             Format::Pprof
         );
+        assert_eq!(
+            Format::from_path(Path::new("a.heatmap.svg")).unwrap(),
+            Format::Heatmap
+        );
+        assert_eq!(
+            Format::from_path(Path::new("a.speedscope.json")).unwrap(),
+            Format::Speedscope
+        );
+        assert_eq!(
+            Format::from_path(Path::new("a.trace.json")).unwrap(),
+            Format::ChromeTrace
+        );
         assert!(Format::from_path(Path::new("cpu.gz")).is_err());
         assert_eq!(
             Format::from_path(Path::new("out")).unwrap_err().to_string(),
             "-o out: cannot tell the format from a name without an extension; \
-             use one of .txt, .folded, .svg, .json, .pb.gz"
+             use one of .txt, .folded, .heatmap.svg, .svg, .speedscope.json, .trace.json, .json, .pb.gz"
         );
     }
 }

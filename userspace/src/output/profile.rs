@@ -2,17 +2,20 @@
 //! hottest functions, folded stacks, a flame graph, JSON; and the end-of-run account of
 //! what was sampled and what was lost.
 
-use std::{io, time::Duration};
-
-use serde::Serialize;
-
-use super::{Format, flamegraph, plural, report};
-use crate::{
-    profile::{Profile, SHORT_STACK_FRAMES, Stats},
-    stacks::{self, Stack},
+use std::{
+    collections::HashMap,
+    io,
+    path::Path,
+    time::{Duration, SystemTime},
 };
 
-/// What a stack profile covered, for titles and headers.
+use super::{Format, chrome, flamegraph, heatmap, plural, report, saved, speedscope};
+use crate::{
+    profile::{Profile, SHORT_STACK_FRAMES},
+    stacks,
+};
+
+/// What a stack profile covered, for titles and headers, and how to draw it.
 #[derive(Clone, Copy, Debug)]
 pub struct Header<'a> {
     /// The subcommand (`profile`, `stackcount`, `offcpu`).
@@ -29,9 +32,46 @@ pub struct Header<'a> {
     pub elapsed: Duration,
     /// CPUs sampled.
     pub cpus: usize,
+    /// When it started (wall clock; pprof's `time_nanos`).
+    pub start: SystemTime,
+    /// The length of a time slice in ns, when the stacks carry time slices (`--heatmap`).
+    pub time_slice_ns: Option<u64>,
+    /// The cgroups of the processes, as saved (`None`: read from /proc when written).
+    pub cgroups: Option<&'a HashMap<u32, String>>,
+    /// Draw flame graphs as icicle graphs, roots at the top (`--inverted`).
+    pub inverted: bool,
+    /// The JSON file the same profile is saved to, which heat map cells name in their
+    /// `tracekit report` commands.
+    pub saved_as: Option<&'a Path>,
 }
 
-impl Header<'_> {
+impl<'a> Header<'a> {
+    /// A header with no rate, no duration, no CPUs, the epoch as start, no time slices.
+    pub fn new(tool: &'a str, event: &'a str, unit: &'a str, scope: &'a str) -> Self {
+        Self {
+            tool,
+            event,
+            unit,
+            scope,
+            hz: None,
+            elapsed: Duration::ZERO,
+            cpus: 0,
+            start: SystemTime::UNIX_EPOCH,
+            time_slice_ns: None,
+            cgroups: None,
+            inverted: false,
+            saved_as: None,
+        }
+    }
+
+    /// The cgroup of `pid`: as saved, or read from /proc now.
+    pub fn cgroup(&self, pid: u32) -> Option<String> {
+        match self.cgroups {
+            Some(saved) => saved.get(&pid).cloned(),
+            None => crate::mappings::read_cgroup(pid),
+        }
+    }
+
     fn rate(&self) -> String {
         self.hz.map(|hz| format!(" at {hz} Hz")).unwrap_or_default()
     }
@@ -54,27 +94,6 @@ impl Header<'_> {
             self.elapsed.as_secs_f64()
         )
     }
-}
-
-/// The JSON form of a profile.
-#[derive(Serialize)]
-struct JsonProfile<'a> {
-    event: &'a str,
-    scope: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    frequency_hz: Option<u64>,
-    duration_s: f64,
-    cpus: usize,
-    samples: u64,
-    lost: JsonLost,
-    stacks: &'a [Stack],
-}
-
-#[derive(Serialize)]
-struct JsonLost {
-    #[serde(flatten)]
-    kernel: Stats,
-    unwalked_stacks: u64,
 }
 
 /// Writes a stack profile in `format`: the report of the `top` hottest functions (for
@@ -120,8 +139,20 @@ pub fn write(
                 super::in_unit(total, header.unit),
                 plural(header.cpus, "CPU", "CPUs")
             );
-            flamegraph::write_svg(out, &folded, &header.title(), Some(&subtitle), header.unit)
+            flamegraph::write_svg(
+                out,
+                &folded,
+                &flamegraph::SvgOptions {
+                    title: &header.title(),
+                    subtitle: Some(&subtitle),
+                    count_name: header.unit,
+                    inverted: header.inverted,
+                },
+            )
         }
+        Format::Heatmap => heatmap::write_profile(out, profile, header),
+        Format::Speedscope => speedscope::write(out, profile, header),
+        Format::ChromeTrace => chrome::write(out, profile, header),
         Format::Pprof => {
             use super::pprof::{self, PprofOptions, SampleKind};
             let kind = match (header.tool, header.hz) {
@@ -129,31 +160,15 @@ pub fn write(
                 (_, Some(hz)) => SampleKind::Cpu { hz },
                 _ => SampleKind::Events,
             };
-            let start = std::time::SystemTime::now() - header.elapsed;
+            let cgroup = |pid| header.cgroup(pid);
             let options = PprofOptions {
-                cgroup: &crate::mappings::read_cgroup,
+                cgroup: &cgroup,
                 comments: vec![header.title()],
-                ..PprofOptions::new(kind, start, header.elapsed)
+                ..PprofOptions::new(kind, header.start, header.elapsed)
             };
             out.write_all(&pprof::encode(&pprof::build(&profile.stacks, &options)))
         }
-        Format::Json => {
-            let json = JsonProfile {
-                event: header.event,
-                scope: header.scope,
-                frequency_hz: header.hz,
-                duration_s: header.elapsed.as_secs_f64(),
-                cpus: header.cpus,
-                samples: profile.stacks.iter().map(|s| s.count).sum(),
-                lost: JsonLost {
-                    kernel: profile.stats,
-                    unwalked_stacks: profile.unwalked,
-                },
-                stacks: &profile.stacks,
-            };
-            serde_json::to_writer(&mut *out, &json)?;
-            writeln!(out)
-        }
+        Format::Json => saved::write(out, profile, header),
     }
 }
 
@@ -261,6 +276,9 @@ pub fn written(path: &std::path::Path, format: Format) -> String {
             Format::Svg => "flame graph",
             Format::Json => "JSON",
             Format::Pprof => "pprof profile",
+            Format::Heatmap => "subsecond heat map",
+            Format::Speedscope => "speedscope profile",
+            Format::ChromeTrace => "Chrome trace",
         }
     )
 }
@@ -269,8 +287,8 @@ pub fn written(path: &std::path::Path, format: Format) -> String {
 mod tests {
     use super::*;
     use crate::{
-        profile::BrokenStacks,
-        stacks::{Frame, FrameKind},
+        profile::{BrokenStacks, Stats},
+        stacks::{Frame, FrameKind, Stack},
     };
 
     fn profile() -> Profile {
@@ -283,6 +301,7 @@ mod tests {
                 .map(|s| Frame::user(*s, Some("/bin/tk_burner")))
                 .collect(),
             count,
+            time_slice: None,
         };
         Profile {
             stacks: vec![
@@ -300,13 +319,10 @@ mod tests {
 
     fn header() -> Header<'static> {
         Header {
-            tool: "profile",
-            event: "cpu-clock",
-            unit: "samples",
-            scope: "`tk_burner 3`",
             hz: Some(99),
             elapsed: Duration::from_secs(3),
             cpus: 2,
+            ..Header::new("profile", "cpu-clock", "samples", "`tk_burner 3`")
         }
     }
 

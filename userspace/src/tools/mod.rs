@@ -40,5 +40,7 @@ registry! {
     list => List,
     top => Top,
     offcpu => Offcpu,
+    report => Report,
+    diff => Diff,
     exporter => Exporter,
 }

@@ -74,6 +74,7 @@ pub fn run(args: Args, verbose: u8) -> Result<()> {
         top: args.stacks.top,
         inlined: true,
         lines: false,
+        inverted: false,
     };
     let options = args.symbols.apply(args.common.run_options(verbose)?);
     if args.stacks.user_only {

@@ -6,6 +6,7 @@ use clap::Args as ClapArgs;
 use tracekit::{
     Result,
     jobs::stacks::{self, Labels, ReportOptions, Sampling},
+    output::Format,
 };
 use tracekit_common::profile::{DEFAULT_COUNT_MAP_ENTRIES, DEFAULT_STACK_MAP_ENTRIES};
 
@@ -22,9 +23,17 @@ EXAMPLES:
   tracekit profile --by line -- ./app        # also the hottest source lines (DWARF)
   tracekit profile --by cgroup -o cg.svg     # flame graph rooted at each cgroup (container)
   tracekit profile --call-graph fp -p 1234   # frame-pointer stacks (no unwind tables)
+  tracekit profile -a -d 30 -o p.json -o p.heatmap.svg
+                                             # subsecond heat map + the profile to slice
+  tracekit report p.json --from 12.2 --to 12.4 -o slice.svg
+                                             # flame graph of one heat map cell's time
+  tracekit profile -d 5 --inverted -o icicle.svg  # icicle graph (roots at the top)
 
-Output by -o FILE's extension: .txt (report), .folded (flamegraph.pl/inferno input),
-.svg (flame graph), .json. Kernel frames in folded stacks end in _[k].
+Output by -o FILE's extension (-o may be given several times, all from one profile):
+.txt (report), .folded (flamegraph.pl/inferno input), .svg (flame graph), .json (what
+`tracekit report` re-renders), .pb.gz (pprof), .heatmap.svg (subsecond heat map: one column
+per second, one row per 20 ms; implies --heatmap), .speedscope.json (speedscope),
+.trace.json (Chrome trace event format). Kernel frames in folded stacks end in _[k].
 User stacks are unwound in the kernel from .eh_frame tables (--call-graph dwarf, the
 default), so programs built without frame pointers show whole stacks; -v says which
 mappings fell back to frame pointers and why.
@@ -73,6 +82,13 @@ pub struct Args {
     /// Do not show inlined functions as frames (skips reading DWARF line tables)
     #[arg(long)]
     pub no_inline: bool,
+    /// Count samples per 20 ms time slice in the kernel, for subsecond heat maps
+    /// (.heatmap.svg) and `tracekit report --from/--to`; the JSON keeps the slices
+    #[arg(long)]
+    pub heatmap: bool,
+    /// Draw the flame graph as an icicle graph: roots at the top, callees below
+    #[arg(long)]
+    pub inverted: bool,
     /// Rows in the text report
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub top: usize,
@@ -96,6 +112,12 @@ pub struct Args {
 
 /// Runs `tracekit profile`.
 pub fn run(args: Args, verbose: u8) -> Result<()> {
+    let options = args.symbols.apply(args.common.run_options(verbose)?);
+    let heatmap_file = options
+        .output
+        .iter()
+        .chain(&options.more_outputs)
+        .any(|path| Format::from_path(path).ok() == Some(Format::Heatmap));
     let sampling = Sampling {
         frequency_hz: args.frequency,
         include_idle: args.include_idle,
@@ -106,6 +128,7 @@ pub fn run(args: Args, verbose: u8) -> Result<()> {
         stack_map_entries: args.stack_storage_size,
         count_map_entries: args.count_map_size,
         by_cgroup: args.by.contains(&ProfileKey::Cgroup),
+        time_slices: args.heatmap || heatmap_file,
     };
     let labels = Labels {
         tool: "profile",
@@ -117,6 +140,7 @@ pub fn run(args: Args, verbose: u8) -> Result<()> {
         top: args.top,
         inlined: !args.no_inline,
         lines: args.by.contains(&ProfileKey::Line),
+        inverted: args.inverted,
     };
     let options = args.symbols.apply(args.common.run_options(verbose)?);
     if args.user_only {

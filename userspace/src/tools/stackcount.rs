@@ -55,6 +55,7 @@ pub fn run(args: Args, verbose: u8) -> Result<()> {
         top: args.stacks.top,
         inlined: true,
         lines: false,
+        inverted: false,
     };
     let options = args.symbols.apply(args.probing.run_options(verbose)?);
     if args.stacks.user_only {

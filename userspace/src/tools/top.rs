@@ -74,6 +74,7 @@ pub fn run(args: Args, verbose: u8) -> Result<()> {
         duration: args.duration.map(Duration::from_secs_f64),
         interval: Some(Duration::from_secs_f64(args.interval)),
         output: None,
+        more_outputs: Vec::new(),
         json: false,
         verbose,
         debug_info: Default::default(),

@@ -28,6 +28,7 @@
 //!     cgroup: None,
 //!     frames: vec![Frame::user("main", None), Frame::user("leaf", None)],
 //!     count: 3,
+//!     time_slice: None,
 //! }];
 //! let options = PprofOptions::new(SampleKind::Cpu { hz: 100 }, UNIX_EPOCH, Duration::from_secs(1));
 //! let profile = pprof::build(&stacks, &options);
@@ -596,6 +597,7 @@ mod tests {
                 cgroup: None,
                 frames: into_kernel,
                 count: 5,
+                time_slice: None,
             },
             // The same path without the kernel part: shares every user location.
             Stack {
@@ -604,6 +606,7 @@ mod tests {
                 cgroup: None,
                 frames: chain,
                 count: 90,
+                time_slice: None,
             },
             // Another process; an unknown frame without an address or mapping.
             Stack {
@@ -612,6 +615,7 @@ mod tests {
                 cgroup: None,
                 frames: vec![Frame::user("[unknown]", None)],
                 count: 2,
+                time_slice: None,
             },
         ]
     }
@@ -749,6 +753,7 @@ mod tests {
             cgroup: None,
             frames,
             count: 1,
+            time_slice: None,
         }];
         let profile = build(
             &stacks,

@@ -1,0 +1,573 @@
+//! tracekit's JSON profile file (`-o FILE.json`, `--json`), format version
+//! [`FORMAT_VERSION`]: everything the other outputs are drawn from, so that `tracekit report`
+//! re-renders a saved profile into any of them with no new tracing (`perf report` reading
+//! `perf.data`). docs/json-format.md documents the fields.
+//!
+//! [`write`] writes a profile and its [`Header`]; [`read`] reads one back into a [`Saved`],
+//! whose [`Saved::header`] and [`Saved::profile`] give every writer the same input it had
+//! when the profile was taken. Files are told apart by their `kind` ([`Kind`]) before the
+//! rest is read, so other kinds (histograms) can be added.
+//!
+//! ```
+//! use std::time::{Duration, UNIX_EPOCH};
+//! use tracekit::output::{profile::Header, saved};
+//! use tracekit::profile::Profile;
+//! use tracekit::stacks::{Frame, Stack};
+//!
+//! let profile = Profile {
+//!     stacks: vec![Stack {
+//!         pid: 7,
+//!         comm: "burner".into(),
+//!         frames: vec![Frame::user("main", Some("/bin/burner")), Frame::user("leaf", Some("/bin/burner"))],
+//!         count: 3,
+//!         time_slice: None,
+//!     }],
+//!     ..Profile::default()
+//! };
+//! let header = Header {
+//!     hz: Some(99),
+//!     elapsed: Duration::from_secs(1),
+//!     ..Header::new("profile", "cpu-clock", "samples", "pid 7")
+//! };
+//! let mut json = Vec::new();
+//! saved::write(&mut json, &profile, &header).unwrap();
+//! let back = saved::parse(&json, std::path::Path::new("x.json")).unwrap();
+//! assert_eq!(back.profile.stacks, profile.stacks);
+//! assert_eq!(back.header().hz, Some(99));
+//! ```
+
+use std::{
+    collections::{BTreeMap, HashMap},
+    io,
+    path::Path,
+    sync::Arc,
+    time::{Duration, SystemTime, UNIX_EPOCH},
+};
+
+use serde::{Deserialize, Serialize};
+
+use super::profile::Header;
+use crate::{
+    Error, Result,
+    error::quote,
+    mappings::Mapping,
+    profile::{Profile, Stats},
+    stacks::{CodeAddress, Frame, FrameKind, Stack},
+};
+
+/// The version of the JSON format written; files of a newer version are refused.
+pub const FORMAT_VERSION: u32 = 1;
+/// The value of the `format` field that marks the file as tracekit's.
+pub const FORMAT_NAME: &str = "tracekit";
+
+/// What a saved file holds, from its `kind` field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// Stacks with counts (`profile`, `stackcount`, `offcpu`).
+    Profile,
+    /// Histograms (`hist` and its presets).
+    Histogram,
+    /// Counts per key (`count`, `syscount`, `funccount`).
+    Counts,
+}
+
+impl Kind {
+    /// The kind's name as files and messages spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Profile => "profile",
+            Kind::Histogram => "histogram",
+            Kind::Counts => "counts",
+        }
+    }
+}
+
+/// A saved profile, read back: its header's fields, owned, and the profile.
+#[derive(Clone, Debug)]
+pub struct Saved {
+    /// The subcommand that took it (`profile`, `stackcount`, `offcpu`).
+    pub tool: String,
+    /// The event counted.
+    pub event: String,
+    /// What a count is (`samples`, `events`, `us`).
+    pub unit: String,
+    /// The scope as messages showed it.
+    pub scope: String,
+    /// Sampling rate, when sampling.
+    pub hz: Option<u64>,
+    /// How long it ran.
+    pub elapsed: Duration,
+    /// CPUs sampled.
+    pub cpus: usize,
+    /// When it started (wall clock).
+    pub start: SystemTime,
+    /// The time slice length in ns, when stacks carry time slices.
+    pub time_slice_ns: Option<u64>,
+    /// The cgroup of each process, as read when the profile was written.
+    pub cgroups: HashMap<u32, String>,
+    /// The stacks and the counters.
+    pub profile: Profile,
+}
+
+impl Saved {
+    /// The header the writers take, as it was when the profile was taken.
+    pub fn header(&self) -> Header<'_> {
+        Header {
+            hz: self.hz,
+            elapsed: self.elapsed,
+            cpus: self.cpus,
+            start: self.start,
+            time_slice_ns: self.time_slice_ns,
+            cgroups: Some(&self.cgroups),
+            ..Header::new(&self.tool, &self.event, &self.unit, &self.scope)
+        }
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct JsonProfile {
+    format: String,
+    format_version: u32,
+    kind: Kind,
+    tool: String,
+    event: String,
+    unit: String,
+    scope: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    frequency_hz: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    period_ns: Option<u64>,
+    start_unix_ns: u64,
+    duration_s: f64,
+    cpus: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    time_slice_ns: Option<u64>,
+    samples: u64,
+    lost: JsonLost,
+    #[serde(default)]
+    mappings: Vec<JsonMapping>,
+    #[serde(default)]
+    cgroups: BTreeMap<u32, String>,
+    stacks: Vec<JsonStack>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct JsonLost {
+    #[serde(flatten)]
+    kernel: Stats,
+    unwalked_stacks: u64,
+}
+
+#[derive(Serialize, Deserialize)]
+struct JsonMapping {
+    start: u64,
+    end: u64,
+    file_offset: u64,
+    path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    build_id: Option<String>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct JsonStack {
+    pid: u32,
+    comm: String,
+    count: u64,
+    /// The thread's cgroup path (`profile --by cgroup`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    cgroup: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    time_slice: Option<u32>,
+    frames: Vec<JsonFrame>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct JsonFrame {
+    symbol: String,
+    #[serde(default)]
+    module: Option<String>,
+    kind: FrameKind,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    inlined: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    jit: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    address: Option<u64>,
+    /// Index into `mappings`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    mapping: Option<usize>,
+}
+
+/// Writes `profile` as tracekit's JSON (one line and a newline).
+pub fn write(out: &mut dyn io::Write, profile: &Profile, header: &Header<'_>) -> io::Result<()> {
+    let mut mappings: Vec<JsonMapping> = Vec::new();
+    let mut mapping_index: HashMap<Arc<Mapping>, usize> = HashMap::new();
+    let mut cgroups = BTreeMap::new();
+    let stacks = profile
+        .stacks
+        .iter()
+        .map(|stack| {
+            if !cgroups.contains_key(&stack.pid)
+                && let Some(cgroup) = header.cgroup(stack.pid)
+            {
+                cgroups.insert(stack.pid, cgroup);
+            }
+            JsonStack {
+                pid: stack.pid,
+                comm: stack.comm.clone(),
+                count: stack.count,
+                cgroup: stack.cgroup.clone(),
+                time_slice: stack.time_slice,
+                frames: stack
+                    .frames
+                    .iter()
+                    .map(|frame| {
+                        let address = frame.address.as_ref();
+                        let mapping = address.and_then(|a| a.mapping.as_ref()).map(|m| {
+                            *mapping_index.entry(Arc::clone(m)).or_insert_with(|| {
+                                mappings.push(JsonMapping {
+                                    start: m.start,
+                                    end: m.end,
+                                    file_offset: m.file_offset,
+                                    path: m.path.to_string(),
+                                    build_id: m.build_id.as_ref().map(|_| m.build_id_hex()),
+                                });
+                                mappings.len() - 1
+                            })
+                        });
+                        JsonFrame {
+                            symbol: frame.symbol.clone(),
+                            module: frame.module.clone(),
+                            kind: frame.kind,
+                            inlined: frame.inlined,
+                            jit: frame.jit,
+                            address: address.map(|a| a.address),
+                            mapping,
+                        }
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    let json = JsonProfile {
+        format: FORMAT_NAME.into(),
+        format_version: FORMAT_VERSION,
+        kind: Kind::Profile,
+        tool: header.tool.into(),
+        event: header.event.into(),
+        unit: header.unit.into(),
+        scope: header.scope.into(),
+        frequency_hz: header.hz,
+        period_ns: header.hz.map(|hz| 1_000_000_000 / hz.max(1)),
+        start_unix_ns: header
+            .start
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |since| since.as_nanos() as u64),
+        duration_s: header.elapsed.as_secs_f64(),
+        cpus: header.cpus,
+        time_slice_ns: header.time_slice_ns,
+        samples: profile.stacks.iter().map(|s| s.count).sum(),
+        lost: JsonLost {
+            kernel: profile.stats,
+            unwalked_stacks: profile.unwalked,
+        },
+        mappings,
+        cgroups,
+        stacks,
+    };
+    serde_json::to_writer(&mut *out, &json)?;
+    writeln!(out)
+}
+
+/// The `kind` of a tracekit JSON file's content, after checking that it is ours and of a
+/// version this tracekit reads. Usage errors name `path` and what is wrong.
+pub fn kind(bytes: &[u8], path: &Path) -> Result<Kind> {
+    #[derive(Deserialize)]
+    struct Head {
+        format: Option<String>,
+        format_version: Option<u32>,
+        kind: Option<serde_json::Value>,
+    }
+    let name = quote(&path.to_string_lossy());
+    if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Err(Error::usage(format!(
+            "{name}: not a tracekit JSON file (it does not start with `{{`); give a file \
+             written by tracekit -o FILE.json or --json"
+        )));
+    }
+    let head: Head = serde_json::from_slice(bytes).map_err(|err| json_error(&name, &err))?;
+    if head.format.as_deref() != Some(FORMAT_NAME) {
+        return Err(Error::usage(format!(
+            "{name}: not a tracekit JSON file (no \"format\": \"{FORMAT_NAME}\" field); \
+             give a file written by tracekit -o FILE.json or --json"
+        )));
+    }
+    match head.format_version {
+        Some(version) if version > FORMAT_VERSION => {
+            return Err(Error::usage(format!(
+                "{name}: written in format version {version}, newer than this tracekit \
+                 reads ({FORMAT_VERSION}); re-render it with a newer tracekit"
+            )));
+        }
+        Some(_) => {}
+        None => {
+            return Err(Error::usage(format!(
+                "{name}: has no format_version; not a file tracekit wrote"
+            )));
+        }
+    }
+    match head.kind {
+        Some(value) => serde_json::from_value(value.clone()).map_err(|_| {
+            Error::usage(format!(
+                "{name}: unknown kind {value}; this tracekit reads \"profile\", \"histogram\" and \"counts\""
+            ))
+        }),
+        None => Err(Error::usage(format!("{name}: has no \"kind\" field"))),
+    }
+}
+
+fn json_error(name: &str, err: &serde_json::Error) -> Error {
+    if err.to_string().starts_with("trailing characters") {
+        return Error::usage(format!(
+            "{name}: holds several JSON documents (line {} starts another; --json -i writes \
+             one per interval and the whole run last); give one, e.g. `tail -n 1 {name}`",
+            err.line()
+        ));
+    }
+    if err.is_eof() {
+        Error::usage(format!(
+            "{name}: truncated: the JSON ends early (line {}, column {})",
+            err.line(),
+            err.column()
+        ))
+    } else {
+        Error::usage(format!("{name}: not valid tracekit JSON: {err}"))
+    }
+}
+
+/// Reads the saved profile in `path` (see [`parse`]).
+pub fn read(path: &Path) -> Result<Saved> {
+    parse(&read_bytes(path)?, path)
+}
+
+/// A file's bytes, with an error naming it.
+pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|err| {
+        let name = quote(&path.to_string_lossy());
+        match err.kind() {
+            io::ErrorKind::NotFound => Error::usage(format!("{name}: no such file")),
+            _ => Error::runtime(format!("reading {name}: {err}")),
+        }
+    })
+}
+
+/// Parses a saved profile's `bytes` (read from `path`, which errors name). Usage errors for
+/// a file that is not ours, of a newer version, truncated, or of another kind.
+pub fn parse(bytes: &[u8], path: &Path) -> Result<Saved> {
+    let name = quote(&path.to_string_lossy());
+    match kind(bytes, path)? {
+        Kind::Profile => {}
+        other => {
+            return Err(Error::usage(format!(
+                "{name}: holds a {}, not a profile",
+                other.name()
+            )));
+        }
+    }
+    let json: JsonProfile = serde_json::from_slice(bytes).map_err(|err| json_error(&name, &err))?;
+    let mappings: Vec<Arc<Mapping>> = json
+        .mappings
+        .into_iter()
+        .map(|m| {
+            Ok(Arc::new(Mapping {
+                start: m.start,
+                end: m.end,
+                file_offset: m.file_offset,
+                path: m.path.into(),
+                build_id: m
+                    .build_id
+                    .map(|hex| parse_hex(&hex))
+                    .transpose()
+                    .map_err(|()| Error::usage(format!("{name}: a mapping's build_id is not hex")))?
+                    .map(Into::into),
+            }))
+        })
+        .collect::<Result<_>>()?;
+    let mut stacks = Vec::with_capacity(json.stacks.len());
+    for stack in json.stacks {
+        let mut frames = Vec::with_capacity(stack.frames.len());
+        for frame in stack.frames {
+            let mapping = match frame.mapping {
+                Some(i) => Some(Arc::clone(mappings.get(i).ok_or_else(|| {
+                    Error::usage(format!(
+                        "{name}: a frame names mapping {i} of {}",
+                        mappings.len()
+                    ))
+                })?)),
+                None => None,
+            };
+            frames.push(Frame {
+                address: frame
+                    .address
+                    .map(|address| CodeAddress { address, mapping }),
+                symbol: frame.symbol,
+                module: frame.module,
+                kind: frame.kind,
+                inlined: frame.inlined,
+                jit: frame.jit,
+            });
+        }
+        stacks.push(Stack {
+            pid: stack.pid,
+            comm: stack.comm,
+            cgroup: stack.cgroup,
+            frames,
+            count: stack.count,
+            time_slice: stack.time_slice,
+        });
+    }
+    Ok(Saved {
+        tool: json.tool,
+        event: json.event,
+        unit: json.unit,
+        scope: json.scope,
+        hz: json.frequency_hz,
+        elapsed: Duration::try_from_secs_f64(json.duration_s).unwrap_or_default(),
+        cpus: json.cpus,
+        start: UNIX_EPOCH + Duration::from_nanos(json.start_unix_ns),
+        time_slice_ns: json.time_slice_ns,
+        cgroups: json.cgroups.into_iter().collect(),
+        profile: Profile {
+            stacks,
+            stats: json.lost.kernel,
+            unwalked: json.lost.unwalked_stacks,
+            broken: Vec::new(),
+        },
+    })
+}
+
+fn parse_hex(hex: &str) -> std::result::Result<Vec<u8>, ()> {
+    if !hex.len().is_multiple_of(2) {
+        return Err(());
+    }
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(hex.get(i..i + 2).ok_or(())?, 16).map_err(|_| ()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(bytes: &str) -> String {
+        parse(bytes.as_bytes(), Path::new("p.json"))
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn refuses_foreign_newer_truncated_and_other_kinds() {
+        assert_eq!(
+            err(r#"{"traceEvents": []}"#),
+            "p.json: not a tracekit JSON file (no \"format\": \"tracekit\" field); give a file \
+             written by tracekit -o FILE.json or --json"
+        );
+        assert_eq!(
+            err(r#"{"format": "tracekit", "format_version": 2, "kind": "profile"}"#),
+            "p.json: written in format version 2, newer than this tracekit reads (1); \
+             re-render it with a newer tracekit"
+        );
+        assert_eq!(
+            err(r#"{"format": "tracekit", "format_version": 1, "kind": "prof"#),
+            "p.json: truncated: the JSON ends early (line 1, column 57)"
+        );
+        assert_eq!(
+            err(r#"{"format": "tracekit", "format_version": 1, "kind": "histogram"}"#),
+            "p.json: holds a histogram, not a profile"
+        );
+        let mut two = Vec::new();
+        let header = Header::new("profile", "cpu-clock", "samples", "-a");
+        write(&mut two, &Profile::default(), &header).unwrap();
+        write(&mut two, &Profile::default(), &header).unwrap();
+        assert_eq!(
+            parse(&two, Path::new("p.json")).unwrap_err().to_string(),
+            "p.json: holds several JSON documents (line 2 starts another; --json -i writes \
+             one per interval and the whole run last); give one, e.g. `tail -n 1 p.json`"
+        );
+        assert_eq!(
+            err("p;main;leaf 3\n"),
+            "p.json: not a tracekit JSON file (it does not start with `{`); give a file \
+             written by tracekit -o FILE.json or --json"
+        );
+        assert_eq!(
+            err("{\"format\": \"tracekit\", \"format_version\": 1, \"kind\": \"profile\"}"),
+            "p.json: not valid tracekit JSON: missing field `tool` at line 1 column 62"
+        );
+    }
+
+    #[test]
+    fn round_trips_addresses_mappings_and_slices() {
+        let mapping = Arc::new(Mapping {
+            start: 0x1000,
+            end: 0x2000,
+            file_offset: 0x100,
+            path: "/bin/x".into(),
+            build_id: Some(vec![0xab, 0x01].into()),
+        });
+        let mut leaf = Frame::user("leaf", Some("/bin/x"));
+        leaf.address = Some(CodeAddress {
+            address: 0x1234,
+            mapping: Some(Arc::clone(&mapping)),
+        });
+        let mut kernel = Frame::kernel("do_syscall_64");
+        kernel.address = Some(CodeAddress {
+            address: 0xffff_ffff_8100_0000,
+            mapping: None,
+        });
+        let profile = Profile {
+            stacks: vec![Stack {
+                pid: 3,
+                comm: "x".into(),
+                frames: vec![leaf, kernel],
+                count: 5,
+                time_slice: Some(77),
+            }],
+            stats: Stats {
+                samples: 5,
+                ..Stats::default()
+            },
+            unwalked: 1,
+            broken: Vec::new(),
+        };
+        let cgroups = HashMap::from([(3, "/system.slice/x".to_string())]);
+        let header = Header {
+            hz: Some(99),
+            elapsed: Duration::from_millis(1500),
+            cpus: 2,
+            start: UNIX_EPOCH + Duration::from_secs(1_700_000_000),
+            time_slice_ns: Some(20_000_000),
+            cgroups: Some(&cgroups),
+            ..Header::new("profile", "cpu-clock", "samples", "pid 3")
+        };
+        let mut json = Vec::new();
+        write(&mut json, &profile, &header).unwrap();
+        let back = parse(&json, Path::new("x.json")).unwrap();
+        assert_eq!(back.profile.stacks, profile.stacks);
+        assert_eq!(back.profile.unwalked, 1);
+        assert_eq!(back.cgroups, cgroups);
+        let again = back.header();
+        assert_eq!(
+            (again.start, again.elapsed, again.time_slice_ns),
+            (header.start, header.elapsed, header.time_slice_ns)
+        );
+        // Written again from what was read, the file is the same.
+        let mut twice = Vec::new();
+        write(&mut twice, &back.profile, &again).unwrap();
+        assert_eq!(
+            String::from_utf8(twice).unwrap(),
+            String::from_utf8(json).unwrap()
+        );
+    }
+}
