@@ -255,6 +255,7 @@ pub fn summary(stats: &EngineStats, elapsed: Duration, reason: &str, all_tasks: 
             stats.read_errors
         ));
     }
+    lost.extend(missed_text(stats));
     out.push_str(&lost_line(&lost));
     if stats.no_start > 0 && !all_tasks {
         out.push_str(&format!(
@@ -263,6 +264,22 @@ pub fn summary(stats: &EngineStats, elapsed: Duration, reason: &str, all_tasks: 
         ));
     }
     out
+}
+
+/// What the kernel did not run the engine's programs for, as parts of the `Lost:` line:
+/// events (and starts) that came while another BPF program ran on their CPU.
+pub fn missed_text(stats: &EngineStats) -> Vec<String> {
+    let mut lost = Vec::new();
+    let busy = "(the kernel skips a program while another BPF program runs on the CPU)";
+    match (stats.missed, stats.starts_missed) {
+        (0, 0) => {}
+        (events, 0) => lost.push(format!("{events} events not seen {busy}")),
+        (0, starts) => lost.push(format!("{starts} starts not seen {busy}")),
+        (events, starts) => lost.push(format!(
+            "{events} events and {starts} starts not seen {busy}"
+        )),
+    }
+    lost
 }
 
 /// `Lost: nothing.` or `Lost: A; B.`, with a newline.
@@ -380,7 +397,7 @@ mod tests {
              \"stats\":{\"counted\":1,\"filtered\":0,\"map_full\":0,\"no_start\":0,\
              \"start_map_full\":0,\"read_errors\":0,\"starts\":0,\"trace_lost\":0,\
              \"stack_map_full\":0,\"stack_errors\":0,\"announce_lost\":0,\"starts_ended\":0,\
-             \"starts_exited\":0}}\n"
+             \"starts_exited\":0,\"missed\":0,\"starts_missed\":0}}\n"
         );
     }
 
@@ -423,13 +440,16 @@ mod tests {
             map_full: 3,
             start_map_full: 2,
             no_start: 4,
+            missed: 2,
+            starts_missed: 1,
             ..EngineStats::default()
         };
         assert_eq!(
             summary(&stats, Duration::from_secs(2), "duration reached", false),
             "Counted 632 events (7 more did not pass the filter) in 2.00 s (duration reached).\n\
              Lost: 3 events to a full map (raise --max-groups); 2 starts to a full start map \
-             (raise --max-in-flight).\n\
+             (raise --max-in-flight); 2 events and 1 starts not seen (the kernel skips a \
+             program while another BPF program runs on the CPU).\n\
              Not counted: 4 ends whose start was not seen (in flight when tracing began).\n"
         );
         assert_eq!(
