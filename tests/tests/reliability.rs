@@ -481,7 +481,7 @@ fn reliability_funclatency_drops_starts_of_exited_threads() {
 /// created and joined one at a time and `dd` makes 300 O_DIRECT writes, whole-machine
 /// `runqlat` (starts keyed by thread, at each wakeup) and `biolatency` (keyed by request)
 /// lose no start to a full map (each default start map holds 10,240), every new thread's
-/// first wait is counted, and nearly every write's latency is.
+/// first wait is counted, and every write's latency is counted or its loss reported.
 #[test]
 fn reliability_runqlat_and_biolatency_under_thread_churn() {
     require_root();
@@ -546,14 +546,19 @@ fn reliability_runqlat_and_biolatency_under_thread_churn() {
         total(&runqlat_json),
         runqlat_json["stats"]
     );
-    // One run in about ten counts 298 or 299 of the 300 writes, with no start lost and no
-    // end without a start (not explained yet; see the note on issue 12): the bound is on
-    // nearly every write, which a start map filled by exited threads would not allow.
+    // Every write is counted or reported: a completion that came while another BPF program
+    // ran on its CPU (runqlat's, at the churn's context switches) is skipped by the kernel
+    // (counted as the program's recursion misses), one whose issue was skipped has no start.
+    // Before misses were read, 4 of 12 runs of this workload here missed 1 to 4 completions
+    // with nothing said (CI saw 298 and 299 of 300; other I/O usually hides it in the total).
+    let stats = &biolatency_json["stats"];
+    let missed = stats["missed"].as_u64().unwrap_or(0);
+    let no_start = stats["no_start"].as_u64().unwrap();
     assert!(
-        total(&biolatency_json) >= 295,
-        "biolatency counted {} requests: {}",
+        total(&biolatency_json) + missed + no_start >= 300,
+        "biolatency counted {} requests, reported {missed} missed and {no_start} without a \
+         start: {stats}",
         total(&biolatency_json),
-        biolatency_json["stats"]
     );
 }
 

@@ -316,6 +316,7 @@ pub fn run(
             stats.read_errors
         ));
     }
+    lost.extend(output::aggregates::missed_text(&stats));
     eprint!("{}", output::aggregates::lost_line(&lost));
     if options.verbose >= 1 {
         for unwinder in &mut collector.unwinders {
