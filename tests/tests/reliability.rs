@@ -837,6 +837,97 @@ fn reliability_trace_flood_stops_on_time() {
     }
 }
 
+/// `trace -U` whose reader stops reading (a full pipe) still names the stacks of processes
+/// that come and go meanwhile: tk_syscalls fills the pipe with 3000 events, then 8 runs of
+/// tk_nofp (a quarter of a second each: 20 naps of 2 ms after a first sleep of 0.2 s) start
+/// and exit while nothing is read; only then does the test read. Before, `trace` wrote each
+/// line from its event loop, and a write to the full pipe blocked it: no announcement was
+/// read, so no memory map and no unwind table, and every nap's stack was `[unknown]`.
+#[test]
+fn reliability_trace_stalled_reader_names_processes_gone_meanwhile() {
+    require_root();
+    let dir = scratch("reliability_trace_stalled_reader");
+    let marker = dir.join("all-exited");
+    let _ = std::fs::remove_file(&marker);
+    let script = format!(
+        "exec >/dev/null; {} 3000; for i in $(seq 8); do {} --naps 20 & sleep 0.3; done; \
+         wait; touch {}",
+        fixture("tk_syscalls").display(),
+        fixture_with("tk_nofp", fixture_flags("tk_nofp")).display(),
+        marker.display()
+    );
+    let mut child = Command::new(tracekit_bin())
+        .args([
+            "trace",
+            "t:syscalls:sys_enter_getppid",
+            "t:syscalls:sys_enter_clock_nanosleep",
+            "-U",
+            "--json",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    std::thread::spawn(move || {
+        std::thread::sleep(TIMEOUT);
+        kill(pid, libc::SIGKILL);
+    });
+    let stderr = child.stderr.take().unwrap();
+    let stderr = std::thread::spawn(move || {
+        BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+            .collect::<Vec<_>>()
+            .join("\n")
+    });
+    // The stall: nothing is read until every tk_nofp has exited (the workload writes to
+    // /dev/null: the pipe is the trace's).
+    let stalled = Instant::now();
+    while !marker.exists() {
+        assert!(stalled.elapsed() < TIMEOUT, "the workload did not finish");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let chain = ["nap", "four", "three", "two", "one", "main"];
+    let (mut naps, mut whole, mut broken) = (0, 0, Vec::new());
+    let mut started = std::collections::HashSet::new();
+    for line in BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .map_while(Result::ok)
+    {
+        let Ok(event) = serde_json::from_str::<serde_json::Value>(&line) else {
+            continue;
+        };
+        // The first sleep of each run (main's usleep) is not a nap.
+        if event["comm"] != "tk_nofp" || started.insert(event["pid"].to_string()) {
+            continue;
+        }
+        let frames: Vec<&str> = event["user_stack"]
+            .as_array()
+            .map(|frames| frames.iter().filter_map(|f| f.as_str()).collect())
+            .unwrap_or_default();
+        naps += 1;
+        if frames.windows(chain.len()).any(|w| w == chain) {
+            whole += 1;
+        } else if broken.len() < 12 {
+            broken.push(line);
+        }
+    }
+    let status = child.wait().unwrap();
+    let stderr = stderr.join().unwrap();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert_eq!(started.len(), 8, "{stderr}");
+    assert!(
+        naps >= 150 && whole == naps,
+        "{whole} of {naps} naps (160 made) with the whole chain; broken: {broken:#?}\n{stderr}"
+    );
+}
+
 /// `trace -U` read slowly (a pipe to a slow consumer) falls seconds behind processes that
 /// come and go, and still names their stacks: 10 runs of tk_nofp (no frame pointers, so
 /// only the DWARF unwinder walks it, with tables loaded when the process is announced) make

@@ -111,6 +111,9 @@ pub enum Flow {
     Continue,
     /// Stop: the output is gone (a closed pipe).
     OutputClosed,
+    /// Took the record, but can take no more from this ring until [`Collector::ready`]
+    /// says so (its output is full): the other rings are still read meanwhile.
+    Full,
 }
 
 /// One `-i` interval that ended.
@@ -136,6 +139,12 @@ pub trait Collector {
     /// A record from ring `ring` (an index into [`Collector::rings`]).
     fn record(&mut self, _ring: usize, _data: &[u8]) -> Flow {
         Flow::Continue
+    }
+
+    /// Whether ring `ring`'s records can be taken now (see [`Flow::Full`]); with `wait`,
+    /// blocks until they can (the last reads, after detaching).
+    fn ready(&mut self, _ring: usize, _wait: bool) -> bool {
+        true
     }
 
     /// Ring `ring` was read empty: every record committed to it before `before_ns`
@@ -195,6 +204,9 @@ const RECORDS_PER_PASS: usize = 4096;
 /// the other rings (the process announcements that name user stacks) must not wait for
 /// the whole backlog.
 const TIME_PER_PASS: Duration = Duration::from_millis(20);
+/// How often a ring whose collector was full ([`Flow::Full`]) is offered again when no
+/// other ring wakes the loop.
+const FULL_RETRY: Duration = Duration::from_millis(5);
 
 /// The first words of a run's start line, given the scope's description.
 pub type Banner = Box<dyn Fn(&str) -> String>;
@@ -297,6 +309,10 @@ pub fn run(options: Options, collector: &mut dyn Collector) -> Result<Finished> 
             match read_ring(collector, index, ring) {
                 Read::Empty => {}
                 Read::More => unread = true,
+                Read::Full => {
+                    collector.ready(index, true);
+                    unread = true;
+                }
                 Read::OutputClosed => break 'passes,
             }
         }
@@ -372,6 +388,8 @@ fn collect(
         let mut last_tick = collect_started;
         // Some ring was left with records after its share of a pass.
         let mut unread = false;
+        // Some ring's collector could take no more records (its output is full).
+        let mut full = false;
         let stop = 'run: loop {
             let readable = async {
                 if unread {
@@ -383,7 +401,15 @@ fn collect(
                 if rings.is_empty() {
                     return std::future::pending().await;
                 }
-                Some(select_first(rings.iter().map(|fd| Box::pin(fd.readable()))).await)
+                let any = select_first(rings.iter().map(|fd| Box::pin(fd.readable())));
+                if !full {
+                    return Some(any.await);
+                }
+                // The full ring is offered again soon even if no ring wakes the loop.
+                tokio::select! {
+                    ready = any => Some(ready),
+                    () = tokio::time::sleep(FULL_RETRY) => None,
+                }
             };
             tokio::select! {
                 biased;
@@ -403,12 +429,16 @@ fn collect(
                     if let Some((ready, _)) = ready {
                         ready.map_err(io)?.clear_ready();
                     }
-                    // Every ring gets its share, so that one flooded ring starves none.
+                    // Every ring gets its share, so that one flooded ring starves none, and
+                    // one whose output is full stops none (the announcements that name
+                    // stacks are read while a full pipe holds the records).
                     unread = false;
+                    full = false;
                     for (index, fd) in rings.iter_mut().enumerate() {
                         match read_ring(collector, index, fd.get_mut()) {
                             Read::Empty => {}
                             Read::More => unread = true,
+                            Read::Full => full = true,
                             Read::OutputClosed => break 'run Stop::OutputClosed,
                         }
                     }
@@ -447,6 +477,8 @@ enum Read {
     Empty,
     /// The limit was reached with records left.
     More,
+    /// The collector can take no more records from it for now ([`Flow::Full`]).
+    Full,
     /// The collector's output has gone.
     OutputClosed,
 }
@@ -454,6 +486,9 @@ enum Read {
 /// Gives ring `index`'s records to `collector`, at most [`RECORDS_PER_PASS`] of them and for
 /// at most [`TIME_PER_PASS`], and says whether it emptied the ring.
 fn read_ring(collector: &mut dyn Collector, index: usize, ring: &mut RingBuf<MapData>) -> Read {
+    if !collector.ready(index, false) {
+        return Read::Full;
+    }
     let started = Instant::now();
     let before_ns = monotonic_ns();
     for _ in 0..RECORDS_PER_PASS {
@@ -464,8 +499,10 @@ fn read_ring(collector: &mut dyn Collector, index: usize, ring: &mut RingBuf<Map
             collector.caught_up(index, before_ns);
             return Read::Empty;
         };
-        if collector.record(index, &item) == Flow::OutputClosed {
-            return Read::OutputClosed;
+        match collector.record(index, &item) {
+            Flow::Continue => {}
+            Flow::OutputClosed => return Read::OutputClosed,
+            Flow::Full => return Read::Full,
         }
     }
     Read::More
