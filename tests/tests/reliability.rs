@@ -837,6 +837,45 @@ fn reliability_trace_flood_stops_on_time() {
     }
 }
 
+/// A `-- CMD` that lives about a millisecond has its user frames named: `stackcount -U` of
+/// `tk_syscalls 1000` (1000 getppid calls from syscall_loop, then exit), 30 times, names
+/// syscall_loop in every stack and leaves no frame `[unknown]`. The command used to exit
+/// before its announcement was read (2 to 4 runs in 12 had `[unknown]` frames); its exit is
+/// now held until its memory map is read.
+#[test]
+fn reliability_short_command_stacks_named() {
+    require_root();
+    let dir = scratch("reliability_short_command_stacks_named");
+    let syscalls = fixture("tk_syscalls");
+    let out = dir.join("out.folded");
+    let mut unnamed = Vec::new();
+    for run in 0..30 {
+        let result = tracekit(
+            [
+                "stackcount",
+                "-U",
+                "t:syscalls:sys_enter_getppid",
+                "-o",
+                out.to_str().unwrap(),
+                "--",
+                syscalls.to_str().unwrap(),
+                "1000",
+            ],
+            TIMEOUT,
+        );
+        result.assert_code(0);
+        let folded = parse_folded(&std::fs::read_to_string(&out).unwrap());
+        let total: u64 = folded.iter().map(|(_, count)| count).sum();
+        assert_eq!(total, 1000, "run {run}: {folded:?}");
+        for (stack, count) in folded {
+            if stack.contains("[unknown]") || !stack.contains("syscall_loop") {
+                unnamed.push(format!("run {run}: {stack} {count}"));
+            }
+        }
+    }
+    assert!(unnamed.is_empty(), "stacks not named: {unnamed:#?}");
+}
+
 /// `trace -U` whose reader stops reading (a full pipe) still names the stacks of processes
 /// that come and go meanwhile: tk_syscalls fills the pipe with 3000 events, then 8 runs of
 /// tk_nofp (a quarter of a second each: 20 naps of 2 ms after a first sleep of 0.2 s) start

@@ -178,6 +178,14 @@ impl Collector for TraceCollector<'_> {
         }
     }
 
+    fn names_user_frames(&self) -> bool {
+        self.stacks.1
+    }
+
+    fn exiting(&mut self, pid: u32) {
+        self.symbolizer.remember_process(pid);
+    }
+
     fn ready(&mut self, ring: usize, wait: bool) -> bool {
         if !matches!(self.rings[ring], Ring::Records { .. }) || self.write_error.is_some() {
             return true;

@@ -152,6 +152,16 @@ pub trait Collector {
     /// [`Collector::record`].
     fn caught_up(&mut self, _ring: usize, _before_ns: u64) {}
 
+    /// Whether user frames are named from the processes' memory maps: a `-- CMD` is then
+    /// held at its exit until [`Collector::exiting`] has read its map.
+    fn names_user_frames(&self) -> bool {
+        false
+    }
+
+    /// The `-- CMD` command `pid` is stopped at its exit, its memory still mapped; the rings
+    /// were just read. Read what must be read from it while it lasts.
+    fn exiting(&mut self, _pid: u32) {}
+
     /// Everything is ready and the workload is about to be released: start counting.
     fn started(&mut self) -> Result<()> {
         Ok(())
@@ -262,6 +272,7 @@ pub fn run(options: Options, collector: &mut dyn Collector) -> Result<Finished> 
     }
     let scope_text = options.scope.describe();
     let mut workload = match &options.scope {
+        Scope::Command(argv) if collector.names_user_frames() => Some(Workload::spawn_held(argv)?),
         Scope::Command(argv) => Some(Workload::spawn(argv)?),
         _ => None,
     };
@@ -352,6 +363,13 @@ fn collect(
     if let Some(workload) = workload.as_ref() {
         exit_fds.push(workload.pidfd()?);
     }
+    let exit_stops = workload
+        .as_ref()
+        .and_then(|workload| workload.exit_stops())
+        .map(|fd| fd.try_clone_to_owned())
+        .transpose()
+        .map_err(|err| Error::runtime(format!("watching the command's exit: {err}")))?;
+    let mut workload = workload;
     let runtime = runtime()?;
     let io = |err: std::io::Error| Error::runtime(format!("polling a ring buffer: {err}"));
     let (stop, elapsed, last_tick, rings) = runtime.block_on(async {
@@ -377,12 +395,19 @@ fn collect(
             })
             .collect::<Result<Vec<_>>>()?;
         let stdout_gone = StdoutWatch::new();
+        let exit_stops = exit_stops
+            .map(|fd| {
+                // SAFETY: the OwnedFd is owned by the AsyncFd and never changes.
+                unsafe { AsyncFd::register_with_interest(fd, Interest::READABLE) }
+                    .map_err(|err| io(err.into()))
+            })
+            .transpose()?;
         collector.started()?;
         let collect_started = Instant::now();
         stopper.restart(collect_started);
         // Released only now, with the event loop ready: a command that runs for a
         // millisecond must still have its memory map read before it exits.
-        if let Some(workload) = workload {
+        if let Some(workload) = workload.as_mut() {
             workload.start()?;
         }
         let mut last_tick = collect_started;
@@ -425,6 +450,24 @@ fn collect(
                     }
                 },
                 () = stdout_gone.closed() => break Stop::OutputClosed,
+                () = exit_stop(exit_stops.as_ref()) => {
+                    // The command is stopped at its exit with its memory mapped: what the
+                    // rings hold (its announcement) is read now, then its map.
+                    let deadline = Instant::now() + HOLD_READ;
+                    for (index, fd) in rings.iter_mut().enumerate() {
+                        while Instant::now() < deadline {
+                            match read_ring(collector, index, fd.get_mut()) {
+                                Read::More => {}
+                                Read::Empty | Read::Full => break,
+                                Read::OutputClosed => break 'run Stop::OutputClosed,
+                            }
+                        }
+                    }
+                    if let Some(workload) = workload.as_ref() {
+                        collector.exiting(workload.pid());
+                        workload.release();
+                    }
+                }
                 ready = readable => {
                     if let Some((ready, _)) = ready {
                         ready.map_err(io)?.clear_ready();
@@ -446,6 +489,9 @@ fn collect(
             }
         };
         let elapsed = collect_started.elapsed();
+        if let Some(workload) = workload.as_mut() {
+            workload.stop_holding();
+        }
         let rings = rings.into_iter().map(AsyncFd::into_inner).collect();
         Ok::<_, Error>((stop, elapsed, last_tick - collect_started, rings))
     })?;
@@ -506,6 +552,33 @@ fn read_ring(collector: &mut dyn Collector, index: usize, ring: &mut RingBuf<Map
         }
     }
     Read::More
+}
+
+/// Time the rings are read for while the command waits at its exit.
+const HOLD_READ: Duration = Duration::from_millis(200);
+
+/// Waits until the `-- CMD` command stops at its exit ([`Workload::exit_stops`]), and
+/// drains the notice; never, when its exit is not held.
+async fn exit_stop(stops: Option<&AsyncFd<OwnedFd>>) {
+    let Some(stops) = stops else {
+        return std::future::pending().await;
+    };
+    loop {
+        let Ok(mut ready) = stops.readable().await else {
+            return std::future::pending().await;
+        };
+        let mut buf = [0u8; 16];
+        // SAFETY: reading into a live buffer from our non-blocking pipe.
+        let n = unsafe { libc::read(stops.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+        if n > 0 {
+            return;
+        }
+        ready.clear_ready();
+        if n == 0 {
+            // The tracer thread has ended: no more stops.
+            return std::future::pending().await;
+        }
+    }
 }
 
 /// Waits for the first of several futures (a small `select_all`, to avoid a dependency).
