@@ -452,11 +452,8 @@ mod tests {
             revents: 0,
         };
         // SAFETY: poll(2) on one live pollfd.
-        assert_eq!(
-            unsafe { libc::poll(&mut poll, 1, 10_000) },
-            1,
-            "no exit stop"
-        );
+        let ready = unsafe { libc::poll(&mut poll, 1, 10_000) };
+        assert_eq!(ready, 1, "no exit stop");
         let maps = std::fs::read_to_string(format!("/proc/{}/maps", workload.pid())).unwrap();
         assert!(maps.contains("/sh") || maps.contains("dash"), "{maps}");
         workload.release();
