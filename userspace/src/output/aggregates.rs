@@ -266,6 +266,22 @@ pub fn summary(stats: &EngineStats, elapsed: Duration, reason: &str, all_tasks: 
     out
 }
 
+/// For starts keyed by what they start (a block request, not a thread, whose in-flight
+/// starts are the norm at any moment): `Not ended: N starts whose end was not seen ...`,
+/// or nothing when every start ended.
+pub fn unended(stats: &EngineStats) -> String {
+    let unended = stats
+        .starts
+        .saturating_sub(stats.starts_ended + stats.starts_exited);
+    if unended == 0 {
+        return String::new();
+    }
+    format!(
+        "Not ended: {unended} starts whose end was not seen (in flight when tracing stopped, \
+         or ended unseen: see Lost).\n"
+    )
+}
+
 /// What the kernel did not run the engine's programs for, as parts of the `Lost:` line:
 /// events (and starts) that came while another BPF program ran on their CPU.
 pub fn missed_text(stats: &EngineStats) -> Vec<String> {
@@ -430,6 +446,26 @@ mod tests {
             "{json}"
         );
         let _ = BTreeMap::<u8, u8>::new();
+    }
+
+    #[test]
+    fn unended_starts_counted() {
+        let stats = EngineStats {
+            starts: 300,
+            starts_ended: 287,
+            ..EngineStats::default()
+        };
+        assert_eq!(
+            unended(&stats),
+            "Not ended: 13 starts whose end was not seen (in flight when tracing stopped, or \
+             ended unseen: see Lost).\n"
+        );
+        let all_ended = EngineStats {
+            starts: 300,
+            starts_ended: 300,
+            ..EngineStats::default()
+        };
+        assert_eq!(unended(&all_ended), "");
     }
 
     #[test]
