@@ -478,21 +478,24 @@ fn engine_hist_filters_and_groups() {
     );
 }
 
-/// Acceptance 4: biolatency counts exactly the completions `count` sees in the same run.
+/// Acceptance 4: biolatency accounts for every completion: each one `count` sees while
+/// biolatency runs is counted, had no start, or was reported missed. `count` runs around
+/// biolatency (attached before it, stopped after it), so the other I/O of a shared machine
+/// (hundreds of requests a second here while others build) adds to `count` only: the two
+/// used to stop at once but attach a second apart, and that second's I/O broke equality.
 #[test]
 fn engine_biolatency_counts_every_completion() {
     require_root();
     let dir = scratch("engine_biolatency_counts_every_completion");
     let writer = dd_as(&dir, "tk_latency_dd");
-    let latency = start(&["biolatency", "--json"]);
     let count = start(&["count", "block:block_rq_complete", "--json"]);
+    let latency = start(&["biolatency", "--json"]);
     dd(&writer, &dir.join("file"), "64k", 300, "write");
-    std::thread::sleep(Duration::from_millis(500));
-    // Stop both at once so background I/O falls into both runs or neither.
-    std::thread::sleep(Duration::from_millis(300));
+    std::thread::sleep(Duration::from_millis(800));
     kill(latency.id(), libc::SIGINT);
+    let latency = wait_output(latency, TIMEOUT);
     kill(count.id(), libc::SIGINT);
-    let (latency, count) = (wait_output(latency, TIMEOUT), wait_output(count, TIMEOUT));
+    let count = wait_output(count, TIMEOUT);
     latency.assert_code(0);
     count.assert_code(0);
     let (latency, count) = (parse_json(&latency.stdout), parse_json(&count.stdout));
@@ -503,11 +506,19 @@ fn engine_biolatency_counts_every_completion() {
         .map(|g| g["count"].as_u64().unwrap())
         .sum();
     let completions = group_count(&count, "event", "block:block_rq_complete");
-    assert!(completions >= 300, "{count:#}");
-    assert_eq!(
-        histogram + latency["stats"]["no_start"].as_u64().unwrap(),
-        completions,
+    // Each run reports the completions the kernel did not run its program for (another BPF
+    // program was running on that CPU): each side's count plus its misses is every one.
+    let missed = |json: &Value| json["stats"]["missed"].as_u64().unwrap_or(0);
+    let accounted = histogram + latency["stats"]["no_start"].as_u64().unwrap() + missed(&latency);
+    assert!(accounted >= 300, "biolatency {latency:#}");
+    assert!(
+        accounted <= completions + missed(&count),
         "biolatency {latency:#} vs count {count:#}"
+    );
+    assert_eq!(
+        latency["stats"]["starts_ended"].as_u64().unwrap(),
+        histogram,
+        "{latency:#}"
     );
     assert!(
         latency["stats"]["no_start"].as_u64().unwrap() <= 2,
@@ -518,7 +529,9 @@ fn engine_biolatency_counts_every_completion() {
 
 /// `biolatency -- CMD`: the command's requests complete in interrupt context (another pid),
 /// and still count: 300 O_DIRECT writes give at least 300 latencies (a few more for exec
-/// reading the binary and filesystem metadata).
+/// reading the binary and filesystem metadata), or the starts whose end was not seen are
+/// reported: on a machine busy with others' tracers and I/O, 5 to 13 of the 300 completions
+/// were skipped by the kernel (another BPF program running on the CPU).
 #[test]
 fn engine_biolatency_command_counts_its_io() {
     require_root();
@@ -548,7 +561,19 @@ fn engine_biolatency_command_counts_its_io() {
         .iter()
         .map(|g| g["count"].as_u64().unwrap())
         .sum();
-    assert!((300..=332).contains(&total), "{json:#}");
+    let stats = &json["stats"];
+    let unended = stats["starts"].as_u64().unwrap() - stats["starts_ended"].as_u64().unwrap();
+    assert!((300..=332).contains(&(total + unended)), "{json:#}");
+    assert_eq!(stats["starts_ended"].as_u64().unwrap(), total, "{json:#}");
+    if unended > 0 {
+        assert!(
+            run.stderr.contains(&format!(
+                "Not ended: {unended} starts whose end was not seen"
+            )),
+            "{}",
+            run.stderr
+        );
+    }
 }
 
 /// `-i` prints one result per interval.

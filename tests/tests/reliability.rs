@@ -481,7 +481,7 @@ fn reliability_funclatency_drops_starts_of_exited_threads() {
 /// created and joined one at a time and `dd` makes 300 O_DIRECT writes, whole-machine
 /// `runqlat` (starts keyed by thread, at each wakeup) and `biolatency` (keyed by request)
 /// lose no start to a full map (each default start map holds 10,240), every new thread's
-/// first wait is counted, and nearly every write's latency is.
+/// first wait is counted, and every write's latency is counted or its loss reported.
 #[test]
 fn reliability_runqlat_and_biolatency_under_thread_churn() {
     require_root();
@@ -546,14 +546,19 @@ fn reliability_runqlat_and_biolatency_under_thread_churn() {
         total(&runqlat_json),
         runqlat_json["stats"]
     );
-    // One run in about ten counts 298 or 299 of the 300 writes, with no start lost and no
-    // end without a start (not explained yet; see the note on issue 12): the bound is on
-    // nearly every write, which a start map filled by exited threads would not allow.
+    // Every write is counted or reported: a completion that came while another BPF program
+    // ran on its CPU (runqlat's, at the churn's context switches) is skipped by the kernel
+    // (counted as the program's recursion misses), one whose issue was skipped has no start.
+    // Before misses were read, 4 of 12 runs of this workload here missed 1 to 4 completions
+    // with nothing said (CI saw 298 and 299 of 300; other I/O usually hides it in the total).
+    let stats = &biolatency_json["stats"];
+    let missed = stats["missed"].as_u64().unwrap_or(0);
+    let no_start = stats["no_start"].as_u64().unwrap();
     assert!(
-        total(&biolatency_json) >= 295,
-        "biolatency counted {} requests: {}",
+        total(&biolatency_json) + missed + no_start >= 300,
+        "biolatency counted {} requests, reported {missed} missed and {no_start} without a \
+         start: {stats}",
         total(&biolatency_json),
-        biolatency_json["stats"]
     );
 }
 
@@ -830,6 +835,136 @@ fn reliability_trace_flood_stops_on_time() {
         let _ = burner.kill();
         let _ = burner.wait();
     }
+}
+
+/// A `-- CMD` that lives about a millisecond has its user frames named: `stackcount -U` of
+/// `tk_syscalls 1000` (1000 getppid calls from syscall_loop, then exit), 30 times, names
+/// syscall_loop in every stack and leaves no frame `[unknown]`. The command used to exit
+/// before its announcement was read (2 to 4 runs in 12 had `[unknown]` frames); its exit is
+/// now held until its memory map is read.
+#[test]
+fn reliability_short_command_stacks_named() {
+    require_root();
+    let dir = scratch("reliability_short_command_stacks_named");
+    let syscalls = fixture("tk_syscalls");
+    let out = dir.join("out.folded");
+    let mut unnamed = Vec::new();
+    for run in 0..30 {
+        let result = tracekit(
+            [
+                "stackcount",
+                "-U",
+                "t:syscalls:sys_enter_getppid",
+                "-o",
+                out.to_str().unwrap(),
+                "--",
+                syscalls.to_str().unwrap(),
+                "1000",
+            ],
+            TIMEOUT,
+        );
+        result.assert_code(0);
+        let folded = parse_folded(&std::fs::read_to_string(&out).unwrap());
+        let total: u64 = folded.iter().map(|(_, count)| count).sum();
+        assert_eq!(total, 1000, "run {run}: {folded:?}");
+        for (stack, count) in folded {
+            if stack.contains("[unknown]") || !stack.contains("syscall_loop") {
+                unnamed.push(format!("run {run}: {stack} {count}"));
+            }
+        }
+    }
+    assert!(unnamed.is_empty(), "stacks not named: {unnamed:#?}");
+}
+
+/// `trace -U` whose reader stops reading (a full pipe) still names the stacks of processes
+/// that come and go meanwhile: tk_syscalls fills the pipe with 3000 events, then 8 runs of
+/// tk_nofp (a quarter of a second each: 20 naps of 2 ms after a first sleep of 0.2 s) start
+/// and exit while nothing is read; only then does the test read. Before, `trace` wrote each
+/// line from its event loop, and a write to the full pipe blocked it: no announcement was
+/// read, so no memory map and no unwind table, and every nap's stack was `[unknown]`.
+#[test]
+fn reliability_trace_stalled_reader_names_processes_gone_meanwhile() {
+    require_root();
+    let dir = scratch("reliability_trace_stalled_reader");
+    let marker = dir.join("all-exited");
+    let _ = std::fs::remove_file(&marker);
+    let script = format!(
+        "exec >/dev/null; {} 3000; for i in $(seq 8); do {} --naps 20 & sleep 0.3; done; \
+         wait; touch {}",
+        fixture("tk_syscalls").display(),
+        fixture_with("tk_nofp", fixture_flags("tk_nofp")).display(),
+        marker.display()
+    );
+    let mut child = Command::new(tracekit_bin())
+        .args([
+            "trace",
+            "t:syscalls:sys_enter_getppid",
+            "t:syscalls:sys_enter_clock_nanosleep",
+            "-U",
+            "--json",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    std::thread::spawn(move || {
+        std::thread::sleep(TIMEOUT);
+        kill(pid, libc::SIGKILL);
+    });
+    let stderr = child.stderr.take().unwrap();
+    let stderr = std::thread::spawn(move || {
+        BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+            .collect::<Vec<_>>()
+            .join("\n")
+    });
+    // The stall: nothing is read until every tk_nofp has exited (the workload writes to
+    // /dev/null: the pipe is the trace's).
+    let stalled = Instant::now();
+    while !marker.exists() {
+        assert!(stalled.elapsed() < TIMEOUT, "the workload did not finish");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let chain = ["nap", "four", "three", "two", "one", "main"];
+    let (mut naps, mut whole, mut broken) = (0, 0, Vec::new());
+    let mut started = std::collections::HashSet::new();
+    for line in BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .map_while(Result::ok)
+    {
+        let Ok(event) = serde_json::from_str::<serde_json::Value>(&line) else {
+            continue;
+        };
+        // The first sleep of each run (main's usleep) is not a nap.
+        if event["comm"] != "tk_nofp" || started.insert(event["pid"].to_string()) {
+            continue;
+        }
+        let frames: Vec<&str> = event["user_stack"]
+            .as_array()
+            .map(|frames| frames.iter().filter_map(|f| f.as_str()).collect())
+            .unwrap_or_default();
+        naps += 1;
+        if frames.windows(chain.len()).any(|w| w == chain) {
+            whole += 1;
+        } else if broken.len() < 12 {
+            broken.push(line);
+        }
+    }
+    let status = child.wait().unwrap();
+    let stderr = stderr.join().unwrap();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert_eq!(started.len(), 8, "{stderr}");
+    assert!(
+        naps >= 150 && whole == naps,
+        "{whole} of {naps} naps (160 made) with the whole chain; broken: {broken:#?}\n{stderr}"
+    );
 }
 
 /// `trace -U` read slowly (a pipe to a slow consumer) falls seconds behind processes that

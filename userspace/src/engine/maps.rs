@@ -38,6 +38,12 @@ pub struct EngineStats {
     pub starts_ended: u64,
     /// Starts dropped because their thread exited first.
     pub starts_exited: u64,
+    /// Events the kernel did not run the main stage's program for: another BPF program was
+    /// running on that CPU (the programs' `recursion_misses`, see [`super::Misses`]).
+    pub missed: u64,
+    /// Start events the kernel did not run the start stage's program for (as `missed`);
+    /// their ends count as ends without a start.
+    pub starts_missed: u64,
 }
 
 impl EngineStats {
@@ -55,6 +61,8 @@ impl EngineStats {
         self.starts += other.starts;
         self.starts_ended += other.starts_ended;
         self.starts_exited += other.starts_exited;
+        self.missed += other.missed;
+        self.starts_missed += other.starts_missed;
     }
 
     /// Counter-wise `self - earlier`.
@@ -73,6 +81,8 @@ impl EngineStats {
             announce_lost: self.announce_lost.saturating_sub(earlier.announce_lost),
             starts_ended: self.starts_ended.saturating_sub(earlier.starts_ended),
             starts_exited: self.starts_exited.saturating_sub(earlier.starts_exited),
+            missed: self.missed.saturating_sub(earlier.missed),
+            starts_missed: self.starts_missed.saturating_sub(earlier.starts_missed),
         }
     }
 }

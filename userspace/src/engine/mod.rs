@@ -78,6 +78,61 @@ pub struct Engine {
     usdt_links: Vec<(Role, attach::usdt::UsdtLink)>,
     /// The DWARF unwinder's maps, with [`EngineSpec::user_unwind`], until taken.
     unwind: Option<crate::unwind::KernelTables>,
+    /// The stages' [`Misses`], read as the programs were unloaded.
+    misses_at_detach: Option<Misses>,
+}
+
+/// Events the kernel did not run a stage's program for, summed over its programs: their
+/// `recursion_misses` (`/proc/PID/fdinfo/FD`, Linux 5.12). A kprobe, uprobe, classic
+/// tracepoint or perf_event program is skipped when another such program is running on the
+/// same CPU (the kernel's `bpf_prog_active`): the disk interrupt that completes a request
+/// while a scheduler tracepoint's program runs is never seen by `block:block_rq_complete`'s.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Misses {
+    /// Of the main stage's programs.
+    pub main: u64,
+    /// Of the start stage's programs.
+    pub start: u64,
+}
+
+/// The engine object's programs that serve neither stage (announcements, `-- CMD`'s
+/// children, start-map hygiene, benchmarks).
+const HELPER_PROGRAMS: &[&str] = &[
+    "engine_sched_exec",
+    "engine_mmap_exec",
+    "engine_sched_fork",
+    "engine_start_exit",
+    "engine_start_fork",
+    "engine_empty",
+];
+
+/// The role of the engine object's program `name`, None for a helper.
+fn program_role(name: &str) -> Option<Role> {
+    if HELPER_PROGRAMS.contains(&name) {
+        None
+    } else if name.contains("_start") {
+        Some(Role::Start)
+    } else {
+        Some(Role::Main)
+    }
+}
+
+/// `recursion_misses` of the BPF program behind `fd`, from `/proc/self/fdinfo`; 0 where the
+/// kernel does not say (before 5.12).
+fn recursion_misses(fd: std::os::fd::BorrowedFd<'_>) -> u64 {
+    use std::os::fd::AsRawFd as _;
+    std::fs::read_to_string(format!("/proc/self/fdinfo/{}", fd.as_raw_fd()))
+        .ok()
+        .and_then(|text| parse_recursion_misses(&text))
+        .unwrap_or(0)
+}
+
+/// The `recursion_misses:` line of a BPF program's fdinfo.
+fn parse_recursion_misses(fdinfo: &str) -> Option<u64> {
+    fdinfo
+        .lines()
+        .find_map(|line| line.strip_prefix("recursion_misses:"))
+        .and_then(|value| value.trim().parse().ok())
 }
 
 /// Detaches and unloads `program` (its tracked links included).
@@ -253,6 +308,7 @@ impl Engine {
             multi_links: Vec::new(),
             usdt_links: Vec::new(),
             unwind,
+            misses_at_detach: None,
         };
         if announces {
             let exec = tracepoint("sched", "sched_process_exec");
@@ -304,6 +360,9 @@ impl Engine {
     /// recorded. The other order leaves the tasks woken meanwhile (detaching itself wakes the
     /// RCU kthreads) without a start, counted as ends whose start was not seen.
     pub fn detach(&mut self) {
+        if self.ebpf.is_some() {
+            self.misses_at_detach = Some(self.live_misses());
+        }
         self.map_fds.clear();
         let (start_multi, main_multi): (Vec<_>, Vec<_>) = std::mem::take(&mut self.multi_links)
             .into_iter()
@@ -334,6 +393,34 @@ impl Engine {
         drop(start_usdt);
         attach::kprobe::close_in_parallel(links(start_links));
         self.ebpf = None;
+    }
+
+    /// Events each stage's programs were not run for (see [`Misses`]); after
+    /// [`Engine::detach`], as they were when it unloaded them.
+    pub fn misses(&self) -> Misses {
+        self.misses_at_detach.unwrap_or_else(|| self.live_misses())
+    }
+
+    fn live_misses(&self) -> Misses {
+        let mut misses = Misses::default();
+        let mut add = |role: Role, fd: std::os::fd::BorrowedFd<'_>| {
+            let n = recursion_misses(fd);
+            match role {
+                Role::Main => misses.main += n,
+                Role::Start => misses.start += n,
+            }
+        };
+        if let Some(ebpf) = self.ebpf.as_ref() {
+            for (name, program) in ebpf.programs() {
+                if let (Some(role), Ok(fd)) = (program_role(name), program.fd()) {
+                    add(role, fd.as_fd());
+                }
+            }
+        }
+        for (role, _, program) in &self.multi_links {
+            add(*role, program.as_fd());
+        }
+        misses
     }
 
     /// The loaded object, for the attach kinds.
@@ -448,6 +535,7 @@ impl Engine {
                 .sum();
         }
         let counted = cells.values().map(|value| value.count).sum();
+        let misses = self.misses();
         Ok(Aggregates {
             cells,
             stats: EngineStats {
@@ -464,6 +552,8 @@ impl Engine {
                 announce_lost: counters[stat::ANNOUNCE_LOST as usize],
                 starts_ended: counters[stat::STARTS_ENDED as usize],
                 starts_exited: counters[stat::STARTS_EXITED as usize],
+                missed: misses.main,
+                starts_missed: misses.start,
             },
         })
     }
@@ -532,4 +622,29 @@ pub(crate) fn mmap_prot_offset() -> Option<u32> {
         .inspect_err(|err| log::debug!("no mmap tracepoint for re-reading memory maps: {err}"))
         .ok()?;
     format.field("prot").map(|field| field.offset)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recursion_misses_read_from_fdinfo() {
+        let fdinfo = "pos:\t0\nflags:\t02000002\nmnt_id:\t16\nino:\t2075\n\
+                      prog_type:\t5\nprog_jited:\t1\nprog_tag:\t2c1f0bd7ae6b5a91\n\
+                      memlock:\t4096\nprog_id:\t179\nrun_time_ns:\t0\nrun_cnt:\t0\n\
+                      recursion_misses:\t4\nverified_insns:\t1791\n";
+        assert_eq!(parse_recursion_misses(fdinfo), Some(4));
+        assert_eq!(parse_recursion_misses("prog_id:\t1\n"), None);
+    }
+
+    #[test]
+    fn programs_sorted_by_stage() {
+        assert_eq!(program_role("engine_tp_2"), Some(Role::Main));
+        assert_eq!(program_role("engine_tp_start_1"), Some(Role::Start));
+        assert_eq!(program_role("engine_kprobe_start"), Some(Role::Start));
+        assert_eq!(program_role("engine_kretprobe"), Some(Role::Main));
+        assert_eq!(program_role("engine_start_exit"), None);
+        assert_eq!(program_role("engine_sched_exec"), None);
+    }
 }

@@ -244,6 +244,16 @@ pub fn run(job: AggregateJob, options: &RunOptions) -> Result<()> {
         "{}",
         aggregates::summary(&stats, elapsed, &finished.reason(), all_tasks)
     );
+    // A start keyed by a request (biolatency's) should end; one keyed by a thread may
+    // still be in flight (a blocked syscall, a sleeping task).
+    if job
+        .request
+        .start
+        .as_ref()
+        .is_some_and(|start| !start.per_thread)
+    {
+        eprint!("{}", aggregates::unended(&stats));
+    }
     finished.print_workload_exit();
     session::print_usage(options.verbose, finished.attached_after);
     Ok(())

@@ -361,6 +361,17 @@ impl Collector for StackCollector<'_> {
         Flow::Continue
     }
 
+    fn names_user_frames(&self) -> bool {
+        match &self.source {
+            Source::Sampler { .. } => true,
+            Source::Engines { user, .. } => *user,
+        }
+    }
+
+    fn exiting(&mut self, pid: u32) {
+        self.symbolizer.remember_process(pid);
+    }
+
     fn interval(&mut self, interval: Interval) -> Result<Flow> {
         let delta = self.source.read_interval(&mut self.previous)?;
         let profile = profile::symbolize(&delta, &self.symbolizer);

@@ -66,7 +66,7 @@ struct TraceCollector<'a> {
     compiled: &'a Compiled,
     stacks: (bool, bool),
     json: bool,
-    out: Box<dyn std::io::Write>,
+    writer: Writer,
     views: Vec<EngineView>,
     rings: Vec<Ring>,
     symbolizer: Symbolizer,
@@ -136,7 +136,14 @@ impl Collector for TraceCollector<'_> {
                 Flow::Continue
             }
             Ring::Records { engine } => {
-                if data.len() < size_of::<TraceRecord>() || self.write_error.is_some() {
+                if let Some(err) = &self.write_error {
+                    return if err.kind() == std::io::ErrorKind::BrokenPipe {
+                        Flow::OutputClosed
+                    } else {
+                        Flow::Continue
+                    };
+                }
+                if data.len() < size_of::<TraceRecord>() {
                     return Flow::Continue;
                 }
                 // SAFETY: the kernel wrote a TraceRecord; read_unaligned copes with any alignment.
@@ -152,10 +159,10 @@ impl Collector for TraceCollector<'_> {
                     self.json,
                     &self.symbolizer,
                 );
-                match self.out.write_all(line.as_bytes()) {
-                    Ok(()) => {
+                match self.writer.offer(line) {
+                    Ok(queued) => {
                         self.printed += 1;
-                        Flow::Continue
+                        if queued { Flow::Continue } else { Flow::Full }
                     }
                     Err(err) => {
                         let closed = err.kind() == std::io::ErrorKind::BrokenPipe;
@@ -171,6 +178,24 @@ impl Collector for TraceCollector<'_> {
         }
     }
 
+    fn names_user_frames(&self) -> bool {
+        self.stacks.1
+    }
+
+    fn exiting(&mut self, pid: u32) {
+        self.symbolizer.remember_process(pid);
+    }
+
+    fn ready(&mut self, ring: usize, wait: bool) -> bool {
+        if !matches!(self.rings[ring], Ring::Records { .. }) || self.write_error.is_some() {
+            return true;
+        }
+        self.writer.ready(wait).unwrap_or_else(|err| {
+            self.write_error = Some(err);
+            true
+        })
+    }
+
     fn caught_up(&mut self, ring: usize, before_ns: u64) {
         self.read_past_ns[ring] = self.read_past_ns[ring].max(before_ns);
         self.forget_exited();
@@ -179,6 +204,105 @@ impl Collector for TraceCollector<'_> {
     fn detach(&mut self) -> Result<()> {
         self.engines.detach();
         Ok(())
+    }
+}
+
+/// Lines the writer thread may have queued: about a pipe's worth (64 KiB) of stackless lines.
+const QUEUED_LINES: usize = 1024;
+
+/// The trace's output, written on its own thread through a bounded queue: a reader that
+/// stops reading (a full pipe) holds the queue, never the event loop, which goes on
+/// reading the process announcements (the memory maps that name user stacks) while the
+/// records wait in their ring buffer (where the kernel counts what does not fit).
+struct Writer {
+    lines: Option<std::sync::mpsc::SyncSender<String>>,
+    /// A line the full queue did not take.
+    pending: Option<String>,
+    thread: Option<std::thread::JoinHandle<std::io::Result<()>>>,
+}
+
+impl Writer {
+    /// Starts the thread writing to `out`; it flushes whenever the queue runs empty.
+    fn spawn(mut out: Box<dyn std::io::Write + Send>) -> Result<Self> {
+        let (lines, queue) = std::sync::mpsc::sync_channel::<String>(QUEUED_LINES);
+        let thread = std::thread::Builder::new()
+            .name("tracekit-out".into())
+            .spawn(move || {
+                while let Ok(line) = queue.recv() {
+                    out.write_all(line.as_bytes())?;
+                    while let Ok(line) = queue.try_recv() {
+                        out.write_all(line.as_bytes())?;
+                    }
+                    out.flush()?;
+                }
+                out.flush()
+            })
+            .map_err(|err| Error::runtime(format!("starting the output thread: {err}")))?;
+        Ok(Self {
+            lines: Some(lines),
+            pending: None,
+            thread: Some(thread),
+        })
+    }
+
+    /// Queues `line`: Ok(false) when the queue is full (the line waits until
+    /// [`Writer::ready`]); the write's error once the thread has stopped on one.
+    fn offer(&mut self, line: String) -> std::io::Result<bool> {
+        debug_assert!(self.pending.is_none());
+        let Some(lines) = &self.lines else {
+            return Err(self.stopped());
+        };
+        match lines.try_send(line) {
+            Ok(()) => Ok(true),
+            Err(std::sync::mpsc::TrySendError::Full(line)) => {
+                self.pending = Some(line);
+                Ok(false)
+            }
+            Err(std::sync::mpsc::TrySendError::Disconnected(_)) => Err(self.stopped()),
+        }
+    }
+
+    /// Whether the queue took the waiting line (with `wait`, once it has).
+    fn ready(&mut self, wait: bool) -> std::io::Result<bool> {
+        let (Some(line), Some(lines)) = (self.pending.take(), &self.lines) else {
+            return Ok(true);
+        };
+        let sent = if wait {
+            lines.send(line).map_err(|_| ())
+        } else {
+            match lines.try_send(line) {
+                Ok(()) => Ok(()),
+                Err(std::sync::mpsc::TrySendError::Full(line)) => {
+                    self.pending = Some(line);
+                    return Ok(false);
+                }
+                Err(std::sync::mpsc::TrySendError::Disconnected(_)) => Err(()),
+            }
+        };
+        match sent {
+            Ok(()) => Ok(true),
+            Err(()) => Err(self.stopped()),
+        }
+    }
+
+    /// Writes what is queued and waits for the thread: the first write error.
+    fn finish(&mut self) -> std::io::Result<()> {
+        self.ready(true)?;
+        self.lines = None;
+        match self.thread.take().map(std::thread::JoinHandle::join) {
+            Some(Ok(result)) => result,
+            Some(Err(_)) => Err(std::io::Error::other("the output thread panicked")),
+            None => Ok(()),
+        }
+    }
+
+    /// The error the thread stopped on.
+    fn stopped(&mut self) -> std::io::Error {
+        self.pending = None;
+        match self.finish() {
+            Err(err) => err,
+            Ok(()) => std::io::Error::other("the output thread stopped"),
+        }
     }
 }
 
@@ -230,10 +354,11 @@ pub fn run(
     }
     let compiled = compiled;
     let json = options.json || file_format == Some(Format::Json);
-    let mut out: Box<dyn std::io::Write> = match options.output.as_deref() {
+    let out: Box<dyn std::io::Write + Send> = match options.output.as_deref() {
         Some(path) => Box::new(output::create(path)?),
-        None => Box::new(std::io::stdout()),
+        None => Box::new(std::io::BufWriter::new(std::io::stdout())),
     };
+    let mut writer = Writer::spawn(out)?;
     if !json {
         let mut header = format!(
             "{:<12} {:<16} {:>7} {:>7} {:<28}",
@@ -247,7 +372,9 @@ pub fn run(
             header.push(' ');
             header.push_str(name);
         }
-        let _ = writeln!(out, "{}", header.trim_end());
+        let _ = writer
+            .offer(format!("{}\n", header.trim_end()))
+            .and_then(|_| writer.ready(true));
     }
     let mut collector = TraceCollector {
         engines: Engines {
@@ -259,7 +386,7 @@ pub fn run(
         compiled: &compiled,
         stacks,
         json,
-        out,
+        writer,
         views: Vec::new(),
         rings: Vec::new(),
         symbolizer: Symbolizer::with_options(SymbolizerOptions {
@@ -280,7 +407,7 @@ pub fn run(
     let what = compiled.what.clone();
     session.banner = Some(Box::new(move |scope| format!("Tracing {what} for {scope}")));
     let finished = session::run(session, &mut collector)?;
-    let flushed = collector.out.flush();
+    let flushed = collector.writer.finish();
     if let Some(err) = collector.write_error.take().or(flushed.err())
         && err.kind() != std::io::ErrorKind::BrokenPipe
     {
@@ -320,6 +447,7 @@ pub fn run(
             output::plural(stats.read_errors, "event", "events")
         ));
     }
+    lost.extend(output::aggregates::missed_text(&stats));
     eprint!("{}", output::aggregates::lost_line(&lost));
     if options.verbose >= 1 {
         for unwinder in &mut collector.unwinders {

@@ -297,6 +297,7 @@ pub fn summary(stats: &EngineStats, elapsed: Duration, reason: &str, all_tasks: 
             super::plural(stats.read_errors, "event", "events")
         ));
     }
+    lost.extend(missed_text(stats));
     out.push_str(&lost_line(&lost));
     if stats.no_start > 0 && !all_tasks {
         out.push_str(&format!(
@@ -305,6 +306,38 @@ pub fn summary(stats: &EngineStats, elapsed: Duration, reason: &str, all_tasks: 
         ));
     }
     out
+}
+
+/// For starts keyed by what they start (a block request, not a thread, whose in-flight
+/// starts are the norm at any moment): `Not ended: N starts whose end was not seen ...`,
+/// or nothing when every start ended.
+pub fn unended(stats: &EngineStats) -> String {
+    let unended = stats
+        .starts
+        .saturating_sub(stats.starts_ended + stats.starts_exited);
+    if unended == 0 {
+        return String::new();
+    }
+    format!(
+        "Not ended: {unended} starts whose end was not seen (in flight when tracing stopped, \
+         or ended unseen: see Lost).\n"
+    )
+}
+
+/// What the kernel did not run the engine's programs for, as parts of the `Lost:` line:
+/// events (and starts) that came while another BPF program ran on their CPU.
+pub fn missed_text(stats: &EngineStats) -> Vec<String> {
+    let mut lost = Vec::new();
+    let busy = "(the kernel skips a program while another BPF program runs on the CPU)";
+    match (stats.missed, stats.starts_missed) {
+        (0, 0) => {}
+        (events, 0) => lost.push(format!("{events} events not seen {busy}")),
+        (0, starts) => lost.push(format!("{starts} starts not seen {busy}")),
+        (events, starts) => lost.push(format!(
+            "{events} events and {starts} starts not seen {busy}"
+        )),
+    }
+    lost
 }
 
 /// `Lost: nothing.` or `Lost: A; B.`, with a newline.
@@ -433,7 +466,7 @@ mod tests {
              \"stats\":{\"counted\":1,\"filtered\":0,\"map_full\":0,\"no_start\":0,\
              \"start_map_full\":0,\"read_errors\":0,\"starts\":0,\"trace_lost\":0,\
              \"stack_map_full\":0,\"stack_errors\":0,\"announce_lost\":0,\"starts_ended\":0,\
-             \"starts_exited\":0}}\n"
+             \"starts_exited\":0,\"missed\":0,\"starts_missed\":0}}\n"
         );
     }
 
@@ -469,6 +502,26 @@ mod tests {
     }
 
     #[test]
+    fn unended_starts_counted() {
+        let stats = EngineStats {
+            starts: 300,
+            starts_ended: 287,
+            ..EngineStats::default()
+        };
+        assert_eq!(
+            unended(&stats),
+            "Not ended: 13 starts whose end was not seen (in flight when tracing stopped, or \
+             ended unseen: see Lost).\n"
+        );
+        let all_ended = EngineStats {
+            starts: 300,
+            starts_ended: 300,
+            ..EngineStats::default()
+        };
+        assert_eq!(unended(&all_ended), "");
+    }
+
+    #[test]
     fn summary_accounts_for_every_loss() {
         let stats = EngineStats {
             counted: 632,
@@ -476,13 +529,16 @@ mod tests {
             map_full: 3,
             start_map_full: 2,
             no_start: 4,
+            missed: 2,
+            starts_missed: 1,
             ..EngineStats::default()
         };
         assert_eq!(
             summary(&stats, Duration::from_secs(2), "duration reached", false),
             "Counted 632 events (7 more did not pass the filter) in 2.00 s (duration reached).\n\
              Lost: 3 events to a full map (raise --max-groups); 2 starts to a full start map \
-             (raise --max-in-flight).\n\
+             (raise --max-in-flight); 2 events and 1 starts not seen (the kernel skips a \
+             program while another BPF program runs on the CPU).\n\
              Not counted: 4 ends whose start was not seen (in flight when tracing began).\n"
         );
         assert_eq!(

@@ -116,6 +116,9 @@ pub enum Flow {
     Continue,
     /// Stop: the output is gone (a closed pipe).
     OutputClosed,
+    /// Took the record, but can take no more from this ring until [`Collector::ready`]
+    /// says so (its output is full): the other rings are still read meanwhile.
+    Full,
 }
 
 /// One `-i` interval that ended.
@@ -143,10 +146,26 @@ pub trait Collector {
         Flow::Continue
     }
 
+    /// Whether ring `ring`'s records can be taken now (see [`Flow::Full`]); with `wait`,
+    /// blocks until they can (the last reads, after detaching).
+    fn ready(&mut self, _ring: usize, _wait: bool) -> bool {
+        true
+    }
+
     /// Ring `ring` was read empty: every record committed to it before `before_ns`
     /// ([`monotonic_ns`], the clock of `bpf_ktime_get_ns`) has been given to
     /// [`Collector::record`].
     fn caught_up(&mut self, _ring: usize, _before_ns: u64) {}
+
+    /// Whether user frames are named from the processes' memory maps: a `-- CMD` is then
+    /// held at its exit until [`Collector::exiting`] has read its map.
+    fn names_user_frames(&self) -> bool {
+        false
+    }
+
+    /// The `-- CMD` command `pid` is stopped at its exit, its memory still mapped; the rings
+    /// were just read. Read what must be read from it while it lasts.
+    fn exiting(&mut self, _pid: u32) {}
 
     /// Everything is ready and the workload is about to be released: start counting.
     fn started(&mut self) -> Result<()> {
@@ -200,6 +219,9 @@ const RECORDS_PER_PASS: usize = 4096;
 /// the other rings (the process announcements that name user stacks) must not wait for
 /// the whole backlog.
 const TIME_PER_PASS: Duration = Duration::from_millis(20);
+/// How often a ring whose collector was full ([`Flow::Full`]) is offered again when no
+/// other ring wakes the loop.
+const FULL_RETRY: Duration = Duration::from_millis(5);
 
 /// The first words of a run's start line, given the scope's description.
 pub type Banner = Box<dyn Fn(&str) -> String>;
@@ -255,6 +277,7 @@ pub fn run(options: Options, collector: &mut dyn Collector) -> Result<Finished> 
     }
     let scope_text = options.scope.describe();
     let mut workload = match &options.scope {
+        Scope::Command(argv) if collector.names_user_frames() => Some(Workload::spawn_held(argv)?),
         Scope::Command(argv) => Some(Workload::spawn(argv)?),
         _ => None,
     };
@@ -302,6 +325,10 @@ pub fn run(options: Options, collector: &mut dyn Collector) -> Result<Finished> 
             match read_ring(collector, index, ring) {
                 Read::Empty => {}
                 Read::More => unread = true,
+                Read::Full => {
+                    collector.ready(index, true);
+                    unread = true;
+                }
                 Read::OutputClosed => break 'passes,
             }
         }
@@ -341,6 +368,13 @@ fn collect(
     if let Some(workload) = workload.as_ref() {
         exit_fds.push(workload.pidfd()?);
     }
+    let exit_stops = workload
+        .as_ref()
+        .and_then(|workload| workload.exit_stops())
+        .map(|fd| fd.try_clone_to_owned())
+        .transpose()
+        .map_err(|err| Error::runtime(format!("watching the command's exit: {err}")))?;
+    let mut workload = workload;
     let runtime = runtime()?;
     let io = |err: std::io::Error| Error::runtime(format!("polling a ring buffer: {err}"));
     let (stop, elapsed, last_tick, rings) = runtime.block_on(async {
@@ -366,17 +400,26 @@ fn collect(
             })
             .collect::<Result<Vec<_>>>()?;
         let stdout_gone = StdoutWatch::new();
+        let exit_stops = exit_stops
+            .map(|fd| {
+                // SAFETY: the OwnedFd is owned by the AsyncFd and never changes.
+                unsafe { AsyncFd::register_with_interest(fd, Interest::READABLE) }
+                    .map_err(|err| io(err.into()))
+            })
+            .transpose()?;
         collector.started()?;
         let collect_started = Instant::now();
         stopper.restart(collect_started);
         // Released only now, with the event loop ready: a command that runs for a
         // millisecond must still have its memory map read before it exits.
-        if let Some(workload) = workload {
+        if let Some(workload) = workload.as_mut() {
             workload.start()?;
         }
         let mut last_tick = collect_started;
         // Some ring was left with records after its share of a pass.
         let mut unread = false;
+        // Some ring's collector could take no more records (its output is full).
+        let mut full = false;
         let stop = 'run: loop {
             let readable = async {
                 if unread {
@@ -388,7 +431,15 @@ fn collect(
                 if rings.is_empty() {
                     return std::future::pending().await;
                 }
-                Some(select_first(rings.iter().map(|fd| Box::pin(fd.readable()))).await)
+                let any = select_first(rings.iter().map(|fd| Box::pin(fd.readable())));
+                if !full {
+                    return Some(any.await);
+                }
+                // The full ring is offered again soon even if no ring wakes the loop.
+                tokio::select! {
+                    ready = any => Some(ready),
+                    () = tokio::time::sleep(FULL_RETRY) => None,
+                }
             };
             tokio::select! {
                 biased;
@@ -404,16 +455,38 @@ fn collect(
                     }
                 },
                 () = stdout_gone.closed() => break Stop::OutputClosed,
+                () = exit_stop(exit_stops.as_ref()) => {
+                    // The command is stopped at its exit with its memory mapped: what the
+                    // rings hold (its announcement) is read now, then its map.
+                    let deadline = Instant::now() + HOLD_READ;
+                    for (index, fd) in rings.iter_mut().enumerate() {
+                        while Instant::now() < deadline {
+                            match read_ring(collector, index, fd.get_mut()) {
+                                Read::More => {}
+                                Read::Empty | Read::Full => break,
+                                Read::OutputClosed => break 'run Stop::OutputClosed,
+                            }
+                        }
+                    }
+                    if let Some(workload) = workload.as_ref() {
+                        collector.exiting(workload.pid());
+                        workload.release();
+                    }
+                }
                 ready = readable => {
                     if let Some((ready, _)) = ready {
                         ready.map_err(io)?.clear_ready();
                     }
-                    // Every ring gets its share, so that one flooded ring starves none.
+                    // Every ring gets its share, so that one flooded ring starves none, and
+                    // one whose output is full stops none (the announcements that name
+                    // stacks are read while a full pipe holds the records).
                     unread = false;
+                    full = false;
                     for (index, fd) in rings.iter_mut().enumerate() {
                         match read_ring(collector, index, fd.get_mut()) {
                             Read::Empty => {}
                             Read::More => unread = true,
+                            Read::Full => full = true,
                             Read::OutputClosed => break 'run Stop::OutputClosed,
                         }
                     }
@@ -421,6 +494,9 @@ fn collect(
             }
         };
         let elapsed = collect_started.elapsed();
+        if let Some(workload) = workload.as_mut() {
+            workload.stop_holding();
+        }
         let rings = rings.into_iter().map(AsyncFd::into_inner).collect();
         Ok::<_, Error>((stop, elapsed, last_tick - collect_started, rings))
     })?;
@@ -452,6 +528,8 @@ enum Read {
     Empty,
     /// The limit was reached with records left.
     More,
+    /// The collector can take no more records from it for now ([`Flow::Full`]).
+    Full,
     /// The collector's output has gone.
     OutputClosed,
 }
@@ -459,6 +537,9 @@ enum Read {
 /// Gives ring `index`'s records to `collector`, at most [`RECORDS_PER_PASS`] of them and for
 /// at most [`TIME_PER_PASS`], and says whether it emptied the ring.
 fn read_ring(collector: &mut dyn Collector, index: usize, ring: &mut RingBuf<MapData>) -> Read {
+    if !collector.ready(index, false) {
+        return Read::Full;
+    }
     let started = Instant::now();
     let before_ns = monotonic_ns();
     for _ in 0..RECORDS_PER_PASS {
@@ -469,11 +550,40 @@ fn read_ring(collector: &mut dyn Collector, index: usize, ring: &mut RingBuf<Map
             collector.caught_up(index, before_ns);
             return Read::Empty;
         };
-        if collector.record(index, &item) == Flow::OutputClosed {
-            return Read::OutputClosed;
+        match collector.record(index, &item) {
+            Flow::Continue => {}
+            Flow::OutputClosed => return Read::OutputClosed,
+            Flow::Full => return Read::Full,
         }
     }
     Read::More
+}
+
+/// Time the rings are read for while the command waits at its exit.
+const HOLD_READ: Duration = Duration::from_millis(200);
+
+/// Waits until the `-- CMD` command stops at its exit ([`Workload::exit_stops`]), and
+/// drains the notice; never, when its exit is not held.
+async fn exit_stop(stops: Option<&AsyncFd<OwnedFd>>) {
+    let Some(stops) = stops else {
+        return std::future::pending().await;
+    };
+    loop {
+        let Ok(mut ready) = stops.readable().await else {
+            return std::future::pending().await;
+        };
+        let mut buf = [0u8; 16];
+        // SAFETY: reading into a live buffer from our non-blocking pipe.
+        let n = unsafe { libc::read(stops.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+        if n > 0 {
+            return;
+        }
+        ready.clear_ready();
+        if n == 0 {
+            // The tracer thread has ended: no more stops.
+            return std::future::pending().await;
+        }
+    }
 }
 
 /// Waits for the first of several futures (a small `select_all`, to avoid a dependency).

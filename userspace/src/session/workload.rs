@@ -4,6 +4,16 @@
 //! its pid is in the kernel's filter, as `perf record -- CMD` does; then it is released.
 //! Its exit is watched through a pidfd. It dies with tracekit (`PR_SET_PDEATHSIG`), also
 //! when tracekit is killed with SIGKILL.
+//!
+//! With [`Workload::spawn_held`], its exit is held too, until tracekit has read its memory
+//! map: a command that lives a millisecond is gone before its first events' announcement
+//! is read, and its user frames could not be named. A thread of tracekit ptrace-seizes the
+//! command (`PTRACE_SEIZE` with `PTRACE_O_TRACEEXIT`): the command stops at its exit with
+//! its memory still mapped ([`Workload::exit_stops`] becomes readable), the event loop reads
+//! its map, and [`Workload::release`] lets it finish (after [`HOLD_LIMIT`] at most). Only
+//! the command itself is held, not the children it forks; and being traced, it cannot be
+//! attached to by a debugger (it can still be one). Signals reach it as before (the thread
+//! passes each one on).
 
 use std::{
     ffi::{CString, OsStr, OsString},
@@ -16,6 +26,21 @@ use std::{
 
 use crate::{Error, Result};
 
+/// The longest a command's exit is held for its memory map to be read: an event loop that
+/// does not answer must not keep a command from exiting.
+pub const HOLD_LIMIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The thread that holds a command's exit (see the module docs).
+#[derive(Debug)]
+struct Hold {
+    /// Readable (one byte per stop) when the command stops at its exit.
+    exit_stops: OwnedFd,
+    /// Lets a command stopped at its exit go on; None once nothing will read maps anymore.
+    release: Option<std::sync::mpsc::Sender<()>>,
+    /// Reaps the command: how it ended.
+    tracer: Option<std::thread::JoinHandle<Result<Exit>>>,
+}
+
 /// A forked command, stopped before `exec` until [`Workload::start`].
 #[derive(Debug)]
 pub struct Workload {
@@ -24,6 +49,7 @@ pub struct Workload {
     go: Option<OwnedFd>,
     exec_error: Option<OwnedFd>,
     reaped: bool,
+    hold: Option<Hold>,
 }
 
 /// How a workload ended.
@@ -42,6 +68,22 @@ impl Workload {
     /// Call it while the process has one thread: the child runs only `read`, `execv`,
     /// `write` and `_exit` between fork and exec.
     pub fn spawn(argv: &[OsString]) -> Result<Self> {
+        Self::fork(argv)
+    }
+
+    /// As [`Workload::spawn`], and holds the command's exit until its memory map is read
+    /// (see the module docs). Where ptrace is refused (a seccomp policy, another tracer),
+    /// the command runs unheld; `-vv` says why.
+    pub fn spawn_held(argv: &[OsString]) -> Result<Self> {
+        let mut workload = Self::fork(argv)?;
+        match hold(workload.pid) {
+            Ok(hold) => workload.hold = Some(hold),
+            Err(err) => log::debug!("the command's exit is not held: {err}"),
+        }
+        Ok(workload)
+    }
+
+    fn fork(argv: &[OsString]) -> Result<Self> {
         let program = argv
             .first()
             .ok_or_else(|| Error::usage("-- needs a command to run"))?;
@@ -97,6 +139,7 @@ impl Workload {
             go: Some(go_write),
             exec_error: Some(err_read),
             reaped: false,
+            hold: None,
         })
     }
 
@@ -133,9 +176,35 @@ impl Workload {
         pidfd_open(self.pid)
     }
 
+    /// Readable when the command has stopped at its exit, with its memory still mapped:
+    /// read its map, drain the fd, then [`Workload::release`] it. None when not held.
+    pub fn exit_stops(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
+        use std::os::fd::AsFd as _;
+        self.hold.as_ref().map(|hold| hold.exit_stops.as_fd())
+    }
+
+    /// Lets a command stopped at its exit finish exiting.
+    pub fn release(&self) {
+        if let Some(release) = self.hold.as_ref().and_then(|hold| hold.release.as_ref()) {
+            let _ = release.send(());
+        }
+    }
+
+    /// Holds the command's exit no more (nothing will read its map now).
+    pub fn stop_holding(&mut self) {
+        if let Some(hold) = self.hold.as_mut() {
+            hold.release = None;
+        }
+    }
+
     /// Sends `signal` to the command if it has not been reaped yet.
     pub fn kill(&self, signal: i32) {
-        if !self.reaped {
+        let reaped_by_tracer = self
+            .hold
+            .as_ref()
+            .and_then(|hold| hold.tracer.as_ref())
+            .is_some_and(std::thread::JoinHandle::is_finished);
+        if !self.reaped && !reaped_by_tracer {
             // SAFETY: kill(2) on our own unreaped child.
             unsafe { libc::kill(self.pid as i32, signal) };
         }
@@ -143,6 +212,13 @@ impl Workload {
 
     /// Waits for the command to exit and reaps it.
     pub fn wait(&mut self) -> Result<Exit> {
+        self.stop_holding();
+        if let Some(tracer) = self.hold.as_mut().and_then(|hold| hold.tracer.take()) {
+            self.reaped = true;
+            return tracer
+                .join()
+                .unwrap_or_else(|_| Err(Error::runtime("the command's tracer thread panicked")));
+        }
         let mut status = 0;
         loop {
             // SAFETY: waitpid(2) on our own child with a live status pointer.
@@ -159,11 +235,110 @@ impl Workload {
             }
         }
         self.reaped = true;
-        Ok(if libc::WIFSIGNALED(status) {
-            Exit::Signal(libc::WTERMSIG(status))
-        } else {
-            Exit::Code(libc::WEXITSTATUS(status))
+        Ok(exit_of(status))
+    }
+}
+
+/// How a process ended, from its wait status.
+fn exit_of(status: i32) -> Exit {
+    if libc::WIFSIGNALED(status) {
+        Exit::Signal(libc::WTERMSIG(status))
+    } else {
+        Exit::Code(libc::WEXITSTATUS(status))
+    }
+}
+
+/// Seizes `pid` (our child, held before `exec`) from a new thread, which then passes its
+/// signals on, tells of its exit stops and reaps it (ptrace requests come from the tracer
+/// thread only).
+fn hold(pid: u32) -> Result<Hold> {
+    let (stops_read, stops_write) = pipe()?;
+    // SAFETY: fcntl(2) on our own open fd: the event loop drains it without blocking.
+    unsafe { libc::fcntl(stops_read.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK) };
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let (seized_tx, seized) = std::sync::mpsc::channel::<std::io::Result<()>>();
+    let tracer = std::thread::Builder::new()
+        .name("tracekit-hold".into())
+        .spawn(move || -> Result<Exit> {
+            let options = libc::PTRACE_O_TRACEEXIT | libc::PTRACE_O_EXITKILL;
+            // SAFETY: ptrace(2) on our own child; no memory is passed.
+            let rc = unsafe {
+                libc::ptrace(
+                    libc::PTRACE_SEIZE,
+                    pid as libc::pid_t,
+                    0,
+                    options as libc::c_ulong,
+                )
+            };
+            let _ = seized_tx.send(if rc == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            });
+            if rc != 0 {
+                return Err(Error::runtime("not seized"));
+            }
+            trace_until_exit(pid, &stops_write, &released)
         })
+        .map_err(|err| Error::runtime(format!("starting the command's tracer: {err}")))?;
+    match seized.recv() {
+        Ok(Ok(())) => Ok(Hold {
+            exit_stops: stops_read,
+            release: Some(release),
+            tracer: Some(tracer),
+        }),
+        Ok(Err(err)) => {
+            let _ = tracer.join();
+            Err(Error::runtime(format!(
+                "ptrace(PTRACE_SEIZE, {pid}): {err}"
+            )))
+        }
+        Err(_) => Err(Error::runtime("the command's tracer thread ended")),
+    }
+}
+
+/// The tracer thread's loop: every stop of `pid` until it is reaped. A signal-delivery
+/// stop passes the signal on; a group stop (`SIGSTOP`) listens, as the command stays
+/// stopped; the exit stop writes a byte to `stops` and waits for `released` (at most
+/// [`HOLD_LIMIT`]).
+fn trace_until_exit(
+    pid: u32,
+    stops: &OwnedFd,
+    released: &std::sync::mpsc::Receiver<()>,
+) -> Result<Exit> {
+    loop {
+        let mut status = 0;
+        // SAFETY: waitpid(2) on our own child with a live status pointer.
+        let rc = unsafe { libc::waitpid(pid as i32, &mut status, libc::__WALL) };
+        if rc < 0 {
+            let err = std::io::Error::last_os_error();
+            if err.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(Error::runtime(format!("waiting for pid {pid}: {err}")));
+        }
+        if !libc::WIFSTOPPED(status) {
+            return Ok(exit_of(status));
+        }
+        let event = (status >> 16) & 0xff;
+        let (request, data) = if event == libc::PTRACE_EVENT_EXIT {
+            // SAFETY: writing one byte from a live buffer to our pipe.
+            unsafe { libc::write(stops.as_raw_fd(), [1u8].as_ptr().cast(), 1) };
+            let _ = released.recv_timeout(HOLD_LIMIT);
+            (libc::PTRACE_CONT, 0)
+        } else if event == libc::PTRACE_EVENT_STOP {
+            // Stopped (SIGSTOP and the like): it stays so until SIGCONT, which traps again
+            // with SIGTRAP (do_jobctl_trap in kernel/signal.c), to go on.
+            if libc::WSTOPSIG(status) == libc::SIGTRAP {
+                (libc::PTRACE_CONT, 0)
+            } else {
+                (libc::PTRACE_LISTEN, 0)
+            }
+        } else {
+            (libc::PTRACE_CONT, libc::WSTOPSIG(status))
+        };
+        // SAFETY: ptrace(2) on our stopped tracee; no memory is passed.
+        unsafe { libc::ptrace(request, pid as libc::pid_t, 0, data as libc::c_ulong) };
     }
 }
 
@@ -171,6 +346,7 @@ impl Drop for Workload {
     fn drop(&mut self) {
         // Never leave a held child behind: closing the go pipe makes it exit.
         self.go.take();
+        self.stop_holding();
         if !self.reaped && self.exec_error.is_some() {
             let _ = self.wait();
         }
@@ -261,6 +437,40 @@ mod tests {
         let mut workload = Workload::spawn(&["sh".into(), "-c".into(), "exit 7".into()]).unwrap();
         workload.start().unwrap();
         assert_eq!(workload.wait().unwrap(), Exit::Code(7));
+    }
+
+    /// The held command stops at its exit with its memory still mapped, until released.
+    #[test]
+    fn held_command_keeps_its_map_until_released() {
+        let mut workload =
+            Workload::spawn_held(&["sh".into(), "-c".into(), "exit 3".into()]).unwrap();
+        let stops = workload
+            .exit_stops()
+            .expect("held")
+            .try_clone_to_owned()
+            .unwrap();
+        workload.start().unwrap();
+        let mut poll = libc::pollfd {
+            fd: stops.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: poll(2) on one live pollfd.
+        let ready = unsafe { libc::poll(&mut poll, 1, 10_000) };
+        assert_eq!(ready, 1, "no exit stop");
+        let maps = std::fs::read_to_string(format!("/proc/{}/maps", workload.pid())).unwrap();
+        assert!(maps.contains("/sh") || maps.contains("dash"), "{maps}");
+        workload.release();
+        assert_eq!(workload.wait().unwrap(), Exit::Code(3));
+    }
+
+    /// A signal reaches a held command as it would an unheld one.
+    #[test]
+    fn held_command_gets_its_signals() {
+        let mut workload = Workload::spawn_held(&["sleep".into(), "30".into()]).unwrap();
+        workload.start().unwrap();
+        workload.kill(libc::SIGTERM);
+        assert_eq!(workload.wait().unwrap(), Exit::Signal(libc::SIGTERM));
     }
 
     #[test]
