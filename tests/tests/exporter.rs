@@ -1194,3 +1194,111 @@ fn exporter_sampler_unloads_when_idle() {
     // leaves none.
     stop_exporter(exporter);
 }
+
+/// Acceptance 5: an exporter serving syscalls `by comm` through 10,000 short-lived
+/// commands, each its own comm (`tk_comm_I`: two syscalls, then exit), keeps a bounded
+/// number of series and kernel entries. With `idle_series_seconds = 1`, a series goes a
+/// second after it stops growing (its kernel entry goes at the first scrape that finds it
+/// unchanged), and every comm's series is seen in a scrape before it goes: the evicted count
+/// is the comms seen, all 10,000. Before idle eviction, the 10,000 series stayed (here with
+/// `max_series` above 10,000; under the default 1,000 they stayed folded in the overflow
+/// series and no later comm got one of its own).
+#[test]
+fn exporter_evicts_idle_series_of_short_lived_comms() {
+    require_root();
+    let test = "exporter_evicts_idle_series_of_short_lived_comms";
+    let dir = scratch(test);
+    let config = dir.join("exporter.toml");
+    std::fs::write(
+        &config,
+        r#"namespace = "tkidle"
+idle_series_seconds = 1
+max_series = 20000
+
+[profile]
+enabled = false
+
+[[metric]]
+name = "syscalls"
+preset = "syscount"
+by = ["comm"]
+filter = 'comm ~ "tk_comm_*"'
+"#,
+    )
+    .unwrap();
+    let (exporter, addr) = start_exporter(&config);
+    let metric = [("metric", "tkidle_syscalls")];
+    let gauges = |text: &str| {
+        (
+            sample_sum(text, "tkidle_exporter_series", &metric),
+            sample_sum(text, "tkidle_exporter_map_entries", &metric),
+        )
+    };
+    let comms_in = |text: &str, seen: &mut std::collections::HashSet<String>| {
+        for line in text
+            .lines()
+            .filter(|l| l.starts_with("tkidle_syscalls_total{"))
+        {
+            if let Some(comm) = labels_of(line).remove("comm") {
+                seen.insert(comm);
+            }
+        }
+    };
+    let commands = 10_000;
+    // 2,000 a second at most: five seconds of churn, five idle times.
+    let mut churn = spawn_fixture("tk_churn", &["comms", &commands.to_string(), "2000"]);
+    let mut seen = std::collections::HashSet::new();
+    let (mut most_series, mut most_entries) = (0.0f64, 0.0f64);
+    let started = Instant::now();
+    let mut scrape_every = |seen: &mut std::collections::HashSet<String>| {
+        let text = scrape(addr);
+        comms_in(&text, seen);
+        let (series, entries) = gauges(&text);
+        most_series = most_series.max(series);
+        most_entries = most_entries.max(entries);
+        std::thread::sleep(Duration::from_millis(200));
+        text
+    };
+    while churn.try_wait().unwrap().is_none() {
+        assert!(started.elapsed() < TIMEOUT, "the churn did not end");
+        scrape_every(&mut seen);
+    }
+    assert!(churn.wait().unwrap().success());
+    let churned = started.elapsed();
+    // Idle for a second after the last comm: every series and kernel entry goes.
+    let deadline = Instant::now() + SETTLE;
+    let last = loop {
+        let text = scrape_every(&mut seen);
+        if gauges(&text) == (0.0, 0.0) {
+            break text;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "series and kernel entries left 30 s after the churn: {:?}",
+            gauges(&text)
+        );
+    };
+    eprintln!(
+        "{commands} comms in {churned:?}: at most {most_series} series and {most_entries} \
+         kernel entries at a scrape; {} comms seen",
+        seen.len()
+    );
+    assert_eq!(seen.len(), commands, "comms seen in the scrapes");
+    assert_eq!(
+        sample_sum(&last, "tkidle_exporter_series_evicted_total", &metric),
+        commands as f64,
+        "{last}"
+    );
+    assert_eq!(
+        sample_sum(&last, "tkidle_exporter_events_lost_total", &[]),
+        0.0,
+        "{last}"
+    );
+    // At 2,000 comms a second, a series lives its idle second and up to a scrape more:
+    // about 2,500 at once, never the 10,000.
+    assert!(
+        most_series <= 5000.0 && most_entries <= 5000.0,
+        "at most {most_series} series and {most_entries} kernel entries at once"
+    );
+    stop_exporter(exporter);
+}

@@ -10,9 +10,9 @@
 //! blazesym.
 
 use std::{
-    collections::HashMap,
+    collections::{HashMap, HashSet},
     os::fd::{AsFd as _, AsRawFd as _},
-    sync::Mutex,
+    sync::{Arc, Mutex},
 };
 
 use aya::{
@@ -31,7 +31,45 @@ struct Lookup {
     ebpf: Ebpf,
     addrs: Array<MapData, KsymAddrs>,
     names: Array<MapData, KsymNames>,
-    known: HashMap<u64, Option<String>>,
+    known: Known,
+}
+
+/// Names by address, each name held once: a function's call sites are distinct addresses of
+/// one name (a profile under process churn meets dozens of `copy_process`'s), and a name
+/// per address held its text once per call site.
+#[derive(Default)]
+struct Known {
+    by_addr: HashMap<u64, Option<Arc<str>>>,
+    names: HashSet<Arc<str>>,
+}
+
+impl Known {
+    fn contains(&self, addr: u64) -> bool {
+        self.by_addr.contains_key(&addr)
+    }
+
+    fn insert(&mut self, addr: u64, name: Option<String>) {
+        let name = name.map(|name| match self.names.get(name.as_str()) {
+            Some(held) => Arc::clone(held),
+            None => {
+                let held: Arc<str> = Arc::from(name);
+                self.names.insert(Arc::clone(&held));
+                held
+            }
+        });
+        self.by_addr.insert(addr, name);
+    }
+
+    fn get(&self, addr: u64) -> Option<String> {
+        self.by_addr.get(&addr)?.as_deref().map(str::to_owned)
+    }
+
+    /// Forgets every name when `incoming` more addresses would pass [`MAX_KNOWN`].
+    fn make_room(&mut self, incoming: usize) {
+        if make_room(&mut self.by_addr, incoming) {
+            self.names = HashSet::new();
+        }
+    }
 }
 
 /// Names kept for later lookups at most: a daemon (`tracekit exporter`) that profiles for
@@ -39,11 +77,13 @@ struct Lookup {
 const MAX_KNOWN: usize = 1 << 15;
 
 /// Forgets every known name when `incoming` more would pass [`MAX_KNOWN`] (they are looked up
-/// again when needed: a few ms per thousand).
-fn make_room<V>(known: &mut HashMap<u64, V>, incoming: usize) {
-    if known.len() + incoming > MAX_KNOWN {
+/// again when needed: a few ms per thousand); returns whether it did.
+fn make_room<V>(known: &mut HashMap<u64, V>, incoming: usize) -> bool {
+    let full = known.len() + incoming > MAX_KNOWN;
+    if full {
         *known = HashMap::new();
     }
+    full
 }
 
 /// `None` until first used; `Some(None)` when the program cannot run here.
@@ -66,11 +106,11 @@ pub fn names(addrs: &[u64]) -> Option<Vec<Option<String>>> {
     let mut missing: Vec<u64> = addrs
         .iter()
         .copied()
-        .filter(|addr| !lookup.known.contains_key(addr))
+        .filter(|&addr| !lookup.known.contains(addr))
         .collect();
     missing.sort_unstable();
     missing.dedup();
-    make_room(&mut lookup.known, missing.len());
+    lookup.known.make_room(missing.len());
     for chunk in missing.chunks(BATCH) {
         if let Err(err) = lookup.run(chunk) {
             log::debug!("kernel address lookup failed: {err}; using /proc/kallsyms");
@@ -78,12 +118,7 @@ pub fn names(addrs: &[u64]) -> Option<Vec<Option<String>>> {
             return None;
         }
     }
-    Some(
-        addrs
-            .iter()
-            .map(|addr| lookup.known[addr].clone())
-            .collect(),
-    )
+    Some(addrs.iter().map(|&addr| lookup.known.get(addr)).collect())
 }
 
 impl Lookup {
@@ -105,7 +140,7 @@ impl Lookup {
             ebpf,
             addrs,
             names,
-            known: HashMap::new(),
+            known: Known::default(),
         })
     }
 
@@ -169,10 +204,29 @@ mod tests {
     #[test]
     fn known_names_stay_bounded() {
         let mut known: HashMap<u64, ()> = (0..MAX_KNOWN as u64 - 10).map(|a| (a, ())).collect();
-        make_room(&mut known, 10);
+        assert!(!make_room(&mut known, 10));
         assert_eq!(known.len(), MAX_KNOWN - 10);
-        make_room(&mut known, 11);
+        assert!(make_room(&mut known, 11));
         assert!(known.is_empty());
+    }
+
+    /// Call sites of one function hold its name once; unknown addresses hold none; making
+    /// room forgets the names too.
+    #[test]
+    fn names_held_once() {
+        let mut known = Known::default();
+        known.insert(0x10, Some("copy_process".into()));
+        known.insert(0x20, Some("copy_process".into()));
+        known.insert(0x30, Some("do_exit".into()));
+        known.insert(0x40, None);
+        assert_eq!(known.names.len(), 2);
+        let (a, b) = (&known.by_addr[&0x10], &known.by_addr[&0x20]);
+        assert!(Arc::ptr_eq(a.as_ref().unwrap(), b.as_ref().unwrap()));
+        assert_eq!(known.get(0x20).as_deref(), Some("copy_process"));
+        assert_eq!(known.get(0x40), None);
+        assert!(known.contains(0x40) && !known.contains(0x50));
+        known.make_room(MAX_KNOWN);
+        assert!(known.by_addr.is_empty() && known.names.is_empty());
     }
 
     fn raw(text: &str) -> [u8; 96] {

@@ -41,7 +41,9 @@ pub enum Bench {
         rounds: usize,
     },
     /// `profile -a -i 1`, `hist ... --by comm -i 1` and `offcpu -i 1` for MINUTES under
-    /// process and thread churn: RSS and CPU every 10 s, and the RSS slope after a minute
+    /// process and thread churn (`/bin/true` 100 times a second among it): RSS and CPU every
+    /// 10 s, the RSS slope after a minute; fails if a run's RSS at the end is over 1.2x its
+    /// RSS at one minute
     Soak {
         /// Minutes to run
         #[arg(long, default_value_t = 10.0)]

@@ -5,6 +5,7 @@
 //! listen = "127.0.0.1:9435"     # default; ebpf_exporter's port
 //! namespace = "tracekit"        # prefix of every metric name (default)
 //! max_series = 1000             # label sets per metric before folding (default)
+//! idle_series_seconds = 600     # default: a series that stops growing goes (0: never)
 //!
 //! [profile]                     # GET /debug/pprof/profile?seconds=N
 //! enabled = true                # default
@@ -53,6 +54,8 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:9435";
 pub const DEFAULT_NAMESPACE: &str = "tracekit";
 /// The default cap of label sets per metric.
 pub const DEFAULT_MAX_SERIES: usize = 1000;
+/// The default time a series may stay without growing before it is evicted, in seconds.
+pub const DEFAULT_IDLE_SERIES_SECONDS: u64 = 600;
 
 /// A checked exporter configuration.
 #[derive(Clone, Debug, PartialEq)]
@@ -63,6 +66,10 @@ pub struct Config {
     pub namespace: String,
     /// The metrics, in file order.
     pub metrics: Vec<MetricConfig>,
+    /// Seconds a series may go without growing before it is evicted (its label set's place
+    /// under `max_series` freed; it restarts from zero if it counts again); 0 keeps every
+    /// series for the run. Default [`DEFAULT_IDLE_SERIES_SECONDS`].
+    pub idle_series_seconds: u64,
     /// The CPU profile endpoint.
     pub profile: ProfileConfig,
 }
@@ -378,6 +385,7 @@ struct RawConfig {
     listen: Option<String>,
     namespace: Option<String>,
     max_series: Option<usize>,
+    idle_series_seconds: Option<u64>,
     #[serde(default)]
     profile: ProfileConfig,
     #[serde(default)]
@@ -504,6 +512,9 @@ impl Config {
             listen,
             namespace,
             metrics,
+            idle_series_seconds: raw
+                .idle_series_seconds
+                .unwrap_or(DEFAULT_IDLE_SERIES_SECONDS),
             profile: raw.profile,
         })
     }
@@ -897,6 +908,31 @@ mod tests {
         );
     }
 
+    /// `idle_series_seconds`: 600 unless set, 0 kept (never evict), the same in YAML; a
+    /// value that is not a whole number of seconds is a one-line error naming its line.
+    #[test]
+    fn idle_series_seconds() {
+        assert_eq!(Config::parse("", "x").unwrap().idle_series_seconds, 600);
+        assert_eq!(
+            Config::parse("idle_series_seconds = 0", "x")
+                .unwrap()
+                .idle_series_seconds,
+            0
+        );
+        assert_eq!(
+            Config::parse_as("idle_series_seconds: 2", "x.yaml", Syntax::Yaml)
+                .unwrap()
+                .idle_series_seconds,
+            2
+        );
+        assert_eq!(
+            Config::parse("\nidle_series_seconds = -1", "x")
+                .unwrap_err()
+                .to_string(),
+            "x (line 2): invalid value: integer `-1`, expected u64"
+        );
+    }
+
     #[test]
     fn event_metrics_count_sum_or_histogram() {
         let config = Config::parse(
@@ -1038,7 +1074,7 @@ help = "Sizes of packets sent."
             (
                 "lisen = \"127.0.0.1:1\"\n",
                 "exporter.toml (line 1): unknown field `lisen`, expected one of `listen`, \
-                 `namespace`, `max_series`, `profile`, `metric`",
+                 `namespace`, `max_series`, `idle_series_seconds`, `profile`, `metric`",
             ),
             (
                 "[[metric]\nname = 3\n",

@@ -179,6 +179,8 @@ struct Attached {
     previous: HashMap<(Labels, u32), (u64, u64)>,
     /// Idle kernel entries deleted so far.
     removed: u64,
+    /// Kernel entries the map held after the last reading's deletions.
+    entries: usize,
 }
 
 /// The label set and slot a kernel entry counts under, and the entries behind each, per
@@ -231,9 +233,11 @@ impl Attached {
         }
         self.series
             .deleted(idle.iter().map(|(labels, slot)| (labels, *slot)));
+        self.series.evict_idle(std::time::Instant::now());
         for cell in &idle {
             reading.remove(cell);
         }
+        self.entries = reading.values().map(|(_, keys)| keys.len()).sum();
         self.previous = reading
             .into_iter()
             .map(|(cell, (value, _))| (cell, value))
@@ -306,10 +310,14 @@ impl KernelSources {
                 name,
                 columns: metric.columns,
                 engines,
-                series: Series::new(metric.config.spec(1)),
+                series: Series::new(metric.config.spec(1)).with_idle_eviction(
+                    (config.idle_series_seconds > 0)
+                        .then(|| Duration::from_secs(config.idle_series_seconds)),
+                ),
                 stats: EngineStats::default(),
                 previous: HashMap::new(),
                 removed: 0,
+                entries: 0,
             });
         }
         Ok(Self {
@@ -409,6 +417,25 @@ impl Sources for KernelSources {
                         (
                             Labels(vec![m.series.spec().name.clone()]),
                             Value::Int(m.removed),
+                        )
+                    })
+                    .collect(),
+            ),
+        });
+        families.push(MetricFamily {
+            name: format!("{}_exporter_map_entries", self.namespace),
+            help: "Entries a metric's kernel map holds after the last scrape deleted the idle \
+                   ones."
+                .into(),
+            unit: None,
+            label_names: vec!["metric".into()],
+            values: Values::Gauge(
+                metrics
+                    .iter()
+                    .map(|m| {
+                        (
+                            Labels(vec![m.series.spec().name.clone()]),
+                            Value::Int(m.entries as u64),
                         )
                     })
                     .collect(),

@@ -15,8 +15,18 @@
 //! their own, and every later one is folded into one overflow series whose every label is
 //! [`OVERFLOW`]; [`Series::folded`] counts the label sets folded. Memory is bounded by the
 //! cap and the kernel map's size.
+//!
+//! A series that did not grow for the idle time ([`Series::with_idle_eviction`]) is evicted
+//! ([`Series::evict_idle`], counted by [`Series::series_evicted`]): a comm that ran once no
+//! longer holds a series, nor one of the `max_series` places, for the rest of the run. If
+//! its label set counts again, its series restarts from zero, which Prometheus's `rate()`
+//! and `increase()` take as a counter reset (the series was absent from the scrapes in
+//! between): nothing it counted after eviction is lost.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::{
+    collections::{BTreeMap, HashMap, HashSet},
+    time::{Duration, Instant},
+};
 
 use crate::output::prometheus::{
     BaseUnit, Buckets, Histogram, Labels, MetricFamily, Scale, Value, Values,
@@ -75,12 +85,24 @@ pub struct Spec {
 }
 
 /// Running totals of one series, in raw units.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 struct Totals {
     /// Events per kernel slot.
     slots: Vec<u64>,
     /// Sum of the raw values.
     sum: u128,
+    /// The reading at which it last grew.
+    grew: Instant,
+}
+
+impl Totals {
+    fn new(at: Instant) -> Self {
+        Self {
+            slots: Vec::new(),
+            sum: 0,
+            grew: at,
+        }
+    }
 }
 
 /// A metric's monotonic series, fed with whole readings of its kernel map.
@@ -97,6 +119,9 @@ pub struct Series {
     folding: HashSet<Labels>,
     evicted: u64,
     folded: u64,
+    /// Series that do not grow for this long are evicted (`None`: never).
+    idle: Option<Duration>,
+    series_evicted: u64,
 }
 
 impl Series {
@@ -110,7 +135,16 @@ impl Series {
             folding: HashSet::new(),
             evicted: 0,
             folded: 0,
+            idle: None,
+            series_evicted: 0,
         }
+    }
+
+    /// The same series, evicting those that do not grow for `idle` ([`Series::evict_idle`]);
+    /// `None` keeps them for the run.
+    pub fn with_idle_eviction(mut self, idle: Option<Duration>) -> Self {
+        self.idle = idle;
+        self
     }
 
     /// The metric's spec.
@@ -121,6 +155,12 @@ impl Series {
     /// Adds one whole reading of the kernel map: every live entry. Keys read before and
     /// missing now count as evicted.
     pub fn observe(&mut self, cells: impl IntoIterator<Item = Cell>) {
+        self.observe_at(cells, Instant::now());
+    }
+
+    /// [`Series::observe`] of a reading taken at `now` (the time a series last grew, for
+    /// [`Series::evict_idle`]).
+    pub fn observe_at(&mut self, cells: impl IntoIterator<Item = Cell>, now: Instant) {
         let mut seen: HashSet<(Labels, u32)> = HashSet::new();
         let mut live_folding = HashSet::new();
         for cell in cells {
@@ -136,8 +176,22 @@ impl Series {
             self.last.insert(key.clone(), (cell.count, cell.sum));
             let (labels, slot) = key.clone();
             seen.insert(key);
+            if count == 0 && sum == 0 && !self.totals.contains_key(&labels) {
+                // Unchanged, of a series evicted while its kernel entry lives on (one that
+                // cannot be deleted): it comes back when it counts again.
+                if self.folding.contains(&labels) {
+                    live_folding.insert(labels);
+                }
+                continue;
+            }
             let target = self.route(labels, &mut live_folding);
-            let totals = self.totals.entry(target).or_default();
+            let totals = self
+                .totals
+                .entry(target)
+                .or_insert_with(|| Totals::new(now));
+            if count > 0 || sum != 0 {
+                totals.grew = now;
+            }
             let slot = slot as usize;
             if totals.slots.len() <= slot {
                 totals.slots.resize(slot + 1, 0);
@@ -174,6 +228,35 @@ impl Series {
         }
         live_folding.insert(labels);
         self.overflow_labels()
+    }
+
+    /// Evicts the series that did not grow for the idle time before `now` (none without
+    /// [`Series::with_idle_eviction`]), freeing their places under `max_series` for new label
+    /// sets. The last readings of kernel keys still live are kept, so what such a key
+    /// counts later is new counts only. Returns how many were evicted.
+    pub fn evict_idle(&mut self, now: Instant) -> usize {
+        let Some(idle) = self.idle else {
+            return 0;
+        };
+        let overflow = self.overflow_labels();
+        let before = self.totals.len();
+        let mut admitted_evicted = 0;
+        self.totals.retain(|labels, totals| {
+            let keep = now.saturating_duration_since(totals.grew) < idle;
+            if !keep && *labels != overflow {
+                admitted_evicted += 1;
+            }
+            keep
+        });
+        self.admitted -= admitted_evicted;
+        let evicted = before - self.totals.len();
+        self.series_evicted += evicted as u64;
+        evicted
+    }
+
+    /// Series evicted for being idle ([`Series::evict_idle`]).
+    pub fn series_evicted(&self) -> u64 {
+        self.series_evicted
     }
 
     fn overflow_labels(&self) -> Labels {
@@ -248,10 +331,14 @@ pub fn accounting<'a>(
 ) -> Vec<MetricFamily> {
     let mut evicted = Vec::new();
     let mut folded = Vec::new();
+    let mut series_evicted = Vec::new();
+    let mut series_count = Vec::new();
     for s in series {
         let metric = Labels(vec![s.spec.name.clone()]);
         evicted.push((metric.clone(), Value::Int(s.evicted)));
-        folded.push((metric, Value::Int(s.folded)));
+        folded.push((metric.clone(), Value::Int(s.folded)));
+        series_evicted.push((metric.clone(), Value::Int(s.series_evicted)));
+        series_count.push((metric, Value::Int(s.totals.len() as u64)));
     }
     vec![
         MetricFamily {
@@ -272,6 +359,22 @@ pub fn accounting<'a>(
             unit: None,
             label_names: vec!["metric".into()],
             values: Values::Counter(folded),
+        },
+        MetricFamily {
+            name: format!("{namespace}_exporter_series_evicted"),
+            help: "Series removed because they did not grow for idle_series_seconds; one that \
+                   counts again restarts from zero (a counter reset to rate())."
+                .into(),
+            unit: None,
+            label_names: vec!["metric".into()],
+            values: Values::Counter(series_evicted),
+        },
+        MetricFamily {
+            name: format!("{namespace}_exporter_series"),
+            help: "Series a metric exposes now (its overflow series included).".into(),
+            unit: None,
+            label_names: vec!["metric".into()],
+            values: Values::Gauge(series_count),
         },
     ]
 }
@@ -414,6 +517,82 @@ mod tests {
         assert_eq!(s.evicted(), 20_000 - 5);
         let total: u64 = values(&s).iter().map(|(_, n)| n).sum();
         assert_eq!(total, events);
+    }
+
+    /// A series that did not grow for the idle time goes; its place under `max_series` goes
+    /// to a new label set; one that comes back restarts from what it counted since.
+    #[test]
+    fn idle_series_evicted_and_restarted() {
+        let t0 = Instant::now();
+        let at = |s: u64| t0 + Duration::from_secs(s);
+        let mut s = counter(2).with_idle_eviction(Some(Duration::from_secs(10)));
+        s.observe_at([cell(&["a"], 0, 5, 0), cell(&["b"], 0, 1, 0)], at(0));
+        // "b" keeps counting, "a" stays at 5 (its kernel entry still there, unchanged).
+        s.observe_at([cell(&["a"], 0, 5, 0), cell(&["b"], 0, 2, 0)], at(6));
+        assert_eq!(s.evict_idle(at(9)), 0);
+        assert_eq!(s.evict_idle(at(10)), 1);
+        assert_eq!(values(&s), [("b".into(), 2)]);
+        assert_eq!(s.series_evicted(), 1);
+        // "a" unchanged in the kernel: no series for it; "c" takes the freed place.
+        s.observe_at(
+            [
+                cell(&["a"], 0, 5, 0),
+                cell(&["b"], 0, 3, 0),
+                cell(&["c"], 0, 4, 0),
+            ],
+            at(11),
+        );
+        assert_eq!(values(&s), [("b".into(), 3), ("c".into(), 4)]);
+        assert_eq!(s.folded(), 0);
+        // "a" counts again: its series restarts with the 2 new events only, folded since
+        // "b" and "c" hold the two places.
+        s.observe_at(
+            [
+                cell(&["a"], 0, 7, 0),
+                cell(&["b"], 0, 3, 0),
+                cell(&["c"], 0, 4, 0),
+            ],
+            at(12),
+        );
+        assert_eq!(
+            values(&s),
+            [("__overflow__".into(), 2), ("b".into(), 3), ("c".into(), 4)]
+        );
+        // Without idle eviction nothing goes.
+        let mut kept = counter(2);
+        kept.observe_at([cell(&["a"], 0, 5, 0)], at(0));
+        assert_eq!(kept.evict_idle(at(100_000)), 0);
+        assert_eq!(kept.series_count(), 1);
+    }
+
+    /// 10,000 label sets, each counting once (a comm that ran once) and deleted from the
+    /// kernel map at the next reading, as the exporter does with idle entries: the series
+    /// held stay those of the last idle time (here 3 readings a second apart), none fold,
+    /// and every event is counted.
+    #[test]
+    fn idle_eviction_bounds_series_under_label_churn() {
+        let t0 = Instant::now();
+        let mut s = counter(1000).with_idle_eviction(Some(Duration::from_secs(3)));
+        let mut most = 0;
+        for reading in 0..10_000u64 {
+            let now = t0 + Duration::from_secs(reading);
+            let labels = format!("tk_comm_{reading}");
+            s.observe_at([cell(&[&labels], 0, 1, 0)], now);
+            s.deleted([(&Labels(vec![labels]), 0)]);
+            s.evict_idle(now);
+            most = most.max(s.series_count());
+        }
+        assert_eq!(most, 3);
+        assert_eq!(s.series_count(), 3);
+        assert_eq!(s.series_evicted(), 10_000 - 3);
+        assert_eq!(s.folded(), 0);
+        let text = encode(&accounting("tracekit", [&s]));
+        assert!(
+            text.contains(
+                "tracekit_exporter_series_evicted_total{metric=\"tracekit_syscalls\"} 9997\n"
+            ) && text.contains("tracekit_exporter_series{metric=\"tracekit_syscalls\"} 3\n"),
+            "{text}"
+        );
     }
 
     /// Histogram slots accumulate per label set, sums in base units.

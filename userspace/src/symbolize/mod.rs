@@ -1456,6 +1456,51 @@ mod tests {
         );
     }
 
+    /// Processes announced, symbolized and exited leave nothing behind two intervals after
+    /// their exit: not in the symbolizer's state, blazesym's cached maps (a live process
+    /// named after them fails when a pid is reused), nor the pprof mappings.
+    #[test]
+    fn exited_processes_forgotten_entirely() {
+        let mut symbolizer = Symbolizer::default();
+        let addr = marker_function_for_symbolization as *const () as u64;
+        let heap = || {
+            // SAFETY: mallinfo2 has no preconditions.
+            unsafe { libc::mallinfo2() }.uordblks as i64
+        };
+        let mut before = 0;
+        let mut pids = Vec::new();
+        for round in 0..600 {
+            if round == 100 {
+                symbolizer.forget_exited();
+                symbolizer.forget_exited();
+                before = heap();
+            }
+            let child = Child::fork();
+            assert!(symbolizer.remember_process(child.pid));
+            let frames = symbolizer.user_stack(child.pid, &[addr]);
+            assert_eq!(
+                frames[0].symbol,
+                "tracekit::symbolize::tests::marker_function_for_symbolization"
+            );
+            pids.push(child.pid);
+            drop(child);
+            symbolizer.forget_exited();
+        }
+        symbolizer.forget_exited();
+        symbolizer.forget_exited();
+        let after = heap();
+        eprintln!(
+            "heap {} KiB -> {} KiB over 500 exited processes",
+            before / 1024,
+            after / 1024
+        );
+        let state = symbolizer.state.borrow();
+        assert!(state.processes.is_empty(), "{:?}", state.processes.keys());
+        assert!(state.cache_keys.is_empty(), "{:?}", state.cache_keys.keys());
+        assert!(symbolizer.remembered.is_empty() && symbolizer.dying.is_empty());
+        assert!(state.elf_files.is_empty() && state.files.is_empty());
+    }
+
     /// A forked child of this test process (so this process's addresses are its own),
     /// waiting to be told to exit.
     struct Child {

@@ -28,7 +28,7 @@ pub mod table;
 pub mod worker;
 
 use std::{
-    collections::{BTreeMap, HashMap},
+    collections::{BTreeMap, HashMap, VecDeque},
     time::{Duration, Instant},
 };
 
@@ -72,8 +72,10 @@ pub struct UnwindTables {
     binaries: HashMap<BinaryKey, Binary>,
     by_build_id: HashMap<Vec<u8>, Binary>,
     vdso: Option<Binary>,
-    /// Processes published, with the number of mappings.
-    processes: HashMap<u32, usize>,
+    /// Processes published, and what fell back in each.
+    published: Published,
+    /// When processes that exited were last unpublished.
+    pruned: Instant,
     /// Mapping ranges replaced by the previous call, freed by the next one, so a sample
     /// still walking an old range never reads a reused one.
     retired: Vec<ProcessMappings>,
@@ -81,10 +83,82 @@ pub struct UnwindTables {
     build_time: Duration,
     /// (mapping name, reason) to the processes it fell back in.
     fallbacks: BTreeMap<(String, String), Fallback>,
-    /// What fell back in each process not yet seen exited (for [`UnwindTables::broken_hints`]).
-    process_fallbacks: HashMap<u32, Vec<(String, String)>>,
     errors: BTreeMap<String, usize>,
+    /// Announced processes not loaded because the tables' thread had a full queue.
+    queue_dropped: u64,
 }
+
+/// What fell back to frame pointers in one process: (mapping name, reason) pairs.
+type ProcessFallbacks = Vec<(String, String)>;
+
+/// The processes whose mapping tables are published, with what fell back in each (for
+/// [`UnwindTables::broken_hints`]). Processes seen exited leave it
+/// ([`Published::forget_exited`]), so that what it holds, and the kernel's process and
+/// mapping tables, follow the processes alive, not every process a run under churn saw; the
+/// fallbacks of the last [`Published::EXITED_KEPT`] exited ones stay for the final report
+/// (an exited `-- CMD`).
+#[derive(Default)]
+struct Published {
+    live: HashMap<u32, ProcessFallbacks>,
+    exited: VecDeque<(u32, ProcessFallbacks)>,
+}
+
+impl Published {
+    /// Exited processes whose fallbacks are kept.
+    const EXITED_KEPT: usize = 256;
+
+    /// Records `pid` as published with `fallbacks` (replacing what an earlier load said).
+    fn insert(&mut self, pid: u32, fallbacks: ProcessFallbacks) {
+        self.live.insert(pid, fallbacks);
+    }
+
+    /// Moves the processes `exited` says are gone out of the live set; returns their pids
+    /// (to unpublish from the kernel).
+    fn forget_exited(&mut self, exited: impl Fn(u32) -> bool) -> Vec<u32> {
+        let gone: Vec<u32> = self
+            .live
+            .keys()
+            .copied()
+            .filter(|&pid| exited(pid))
+            .collect();
+        for &pid in &gone {
+            if let Some(fallbacks) = self.live.remove(&pid) {
+                if self.exited.len() == Self::EXITED_KEPT {
+                    self.exited.pop_front();
+                }
+                self.exited.push_back((pid, fallbacks));
+            }
+        }
+        gone
+    }
+
+    /// Processes published now.
+    fn len(&self) -> usize {
+        self.live.len()
+    }
+
+    /// What fell back in `pid`, live or among the exited kept.
+    fn fallbacks_of(&self, pid: u32) -> Option<&ProcessFallbacks> {
+        self.live.get(&pid).or_else(|| {
+            self.exited
+                .iter()
+                .rev()
+                .find(|(exited, _)| *exited == pid)
+                .map(|(_, fallbacks)| fallbacks)
+        })
+    }
+
+    /// Every process with fallbacks known: live, then the exited kept.
+    fn pids(&self) -> impl Iterator<Item = u32> + '_ {
+        self.live
+            .keys()
+            .copied()
+            .chain(self.exited.iter().map(|(pid, _)| *pid))
+    }
+}
+
+/// How often, at most, processes that exited are unpublished (when a process is loaded).
+const PRUNE_EVERY: Duration = Duration::from_secs(1);
 
 /// The processes where one mapping fell back to frame pointers, for the report: a count and
 /// the first few pids (a set of every pid grew without bound under process churn).
@@ -134,13 +208,14 @@ impl UnwindTables {
             binaries: HashMap::new(),
             by_build_id: HashMap::new(),
             vdso: None,
-            processes: HashMap::new(),
+            published: Published::default(),
+            pruned: Instant::now(),
             retired: Vec::new(),
             loaded_binaries: 0,
             build_time: Duration::ZERO,
             fallbacks: BTreeMap::new(),
-            process_fallbacks: HashMap::new(),
             errors: BTreeMap::new(),
+            queue_dropped: 0,
         }
     }
 
@@ -152,6 +227,9 @@ impl UnwindTables {
         for range in self.retired.drain(..) {
             self.kernel.release(range);
         }
+        if self.pruned.elapsed() >= PRUNE_EVERY {
+            self.forget_exited();
+        }
         let Ok(exec_mappings) = process::exec_mappings(pid) else {
             return false;
         };
@@ -159,6 +237,7 @@ impl UnwindTables {
             return false;
         }
         let mut mappings = Vec::with_capacity(exec_mappings.len());
+        let mut fallbacks = ProcessFallbacks::new();
         for mapping in &exec_mappings {
             let entry = match self.binary_of(pid, mapping) {
                 Binary::Loaded {
@@ -174,12 +253,17 @@ impl UnwindTables {
                         rows,
                     },
                     None => {
-                        self.fall_back(pid, mapping, "no loadable segment holds the mapping");
+                        self.fall_back(
+                            pid,
+                            mapping,
+                            "no loadable segment holds the mapping",
+                            &mut fallbacks,
+                        );
                         no_table(mapping)
                     }
                 },
                 Binary::Missing(reason) => {
-                    self.fall_back(pid, mapping, &reason);
+                    self.fall_back(pid, mapping, &reason, &mut fallbacks);
                     no_table(mapping)
                 }
             };
@@ -187,7 +271,7 @@ impl UnwindTables {
         }
         if mappings.len() > MAX_PROCESS_MAPPINGS as usize {
             for mapping in &exec_mappings[MAX_PROCESS_MAPPINGS as usize..] {
-                self.fall_back(pid, mapping, TOO_MANY_MAPPINGS);
+                self.fall_back(pid, mapping, TOO_MANY_MAPPINGS, &mut fallbacks);
             }
             mappings.truncate(MAX_PROCESS_MAPPINGS as usize);
         }
@@ -209,7 +293,7 @@ impl UnwindTables {
         match published {
             Ok(old) => {
                 self.retired.extend(old);
-                self.processes.insert(pid, mappings.len());
+                self.published.insert(pid, fallbacks);
                 true
             }
             Err(err) => {
@@ -227,22 +311,37 @@ impl UnwindTables {
             .count()
     }
 
-    /// Unpublishes processes that no longer exist.
+    /// Unpublishes processes that no longer exist (their kernel entries and mapping ranges
+    /// freed: no sample can walk an exited process's stack). Done at most every
+    /// [`PRUNE_EVERY`] as processes load, and when the kernel's tables are full.
     fn forget_exited(&mut self) {
-        let exited = |pid: &u32| !std::path::Path::new(&format!("/proc/{pid}")).exists();
-        self.process_fallbacks.retain(|pid, _| !exited(pid));
-        let gone: Vec<u32> = self.processes.keys().copied().filter(exited).collect();
-        for pid in gone {
-            self.processes.remove(&pid);
+        self.pruned = Instant::now();
+        let exited = |pid: u32| !std::path::Path::new(&format!("/proc/{pid}")).exists();
+        let gone = self.published.forget_exited(exited);
+        for &pid in &gone {
             if let Some(range) = self.kernel.remove_process(pid) {
                 self.kernel.release(range);
             }
         }
+        log::debug!(
+            "unwind: unpublished {} exited processes; {} published, {} binaries known ({} by \
+             build ID), {} fallback lines",
+            gone.len(),
+            self.published.len(),
+            self.binaries.len(),
+            self.by_build_id.len(),
+            self.fallbacks.len()
+        );
     }
 
-    fn fall_back(&mut self, pid: u32, mapping: &ExecMapping, reason: &str) {
+    fn fall_back(
+        &mut self,
+        pid: u32,
+        mapping: &ExecMapping,
+        reason: &str,
+        process: &mut ProcessFallbacks,
+    ) {
         let key = (mapping.name(), reason.to_string());
-        let process = self.process_fallbacks.entry(pid).or_default();
         if !process.contains(&key) {
             process.push(key.clone());
         }
@@ -388,6 +487,11 @@ impl UnwindTables {
         }
     }
 
+    /// Counts `dropped` announced processes that were not loaded (a full queue).
+    pub fn add_queue_dropped(&mut self, dropped: u64) {
+        self.queue_dropped += dropped;
+    }
+
     /// The kernel walk's counters.
     pub fn walk_stats(&self) -> crate::Result<WalkStats> {
         self.kernel.walk_stats()
@@ -429,7 +533,7 @@ impl UnwindTables {
             mib(self.kernel.shard_bytes()),
             mib(self.budget_bytes),
             mib(kernel::FIXED_BYTES),
-            self.processes.len(),
+            self.published.len(),
             self.build_time.as_secs_f64() * 1e3
         );
         for ((name, reason), fallback) in &self.fallbacks {
@@ -451,13 +555,21 @@ impl UnwindTables {
                 "\nmapping tables not published ({count}x): {error}"
             ));
         }
+        if self.queue_dropped > 0 {
+            out.push_str(&format!(
+                "\n{} announced processes not loaded: {} were waiting for the tables' thread \
+                 already (their stacks were walked by frame pointers)",
+                self.queue_dropped,
+                worker::QUEUE_PIDS
+            ));
+        }
         out
     }
 
     /// Mapping names that fell back to frame pointers in process `pid`, with the reason.
     pub fn fallbacks_of(&self, pid: u32) -> Vec<(&str, &str)> {
-        self.process_fallbacks
-            .get(&pid)
+        self.published
+            .fallbacks_of(pid)
             .into_iter()
             .flatten()
             .map(|(name, reason)| (name.as_str(), reason.as_str()))
@@ -467,9 +579,9 @@ impl UnwindTables {
     /// For each process with tables, what to say when its stacks look broken: the mappings
     /// whose frames had no table (so only frame pointers could walk them), and why.
     pub fn broken_hints(&self) -> HashMap<u32, String> {
-        self.processes
-            .keys()
-            .map(|&pid| {
+        self.published
+            .pids()
+            .map(|pid| {
                 let fallbacks = self.fallbacks_of(pid);
                 let hint = if fallbacks.is_empty() {
                     "every mapping had an unwind table, so the walks ended early in the kernel \
@@ -514,4 +626,57 @@ fn no_table(mapping: &ExecMapping) -> Mapping {
 
 fn mib(bytes: u64) -> String {
     format!("{:.1} MiB", bytes as f64 / f64::from(1 << 20))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fallback(name: &str) -> ProcessFallbacks {
+        vec![(
+            name.to_string(),
+            "no functions in its unwind information".to_string(),
+        )]
+    }
+
+    /// After N published processes exit, none of them is live (the kernel entries of all N
+    /// are to be removed); the fallbacks of the last EXITED_KEPT stay for the report.
+    #[test]
+    fn exited_processes_leave_the_published_set() {
+        let mut published = Published::default();
+        for pid in 1..=1000 {
+            published.insert(pid, fallback(&format!("/tmp/lib{pid}.so")));
+        }
+        published.insert(5000, Vec::new());
+        let mut gone = published.forget_exited(|pid| pid != 5000);
+        gone.sort_unstable();
+        assert_eq!(gone, (1..=1000).collect::<Vec<u32>>());
+        assert_eq!(published.len(), 1);
+        assert_eq!(published.live.len(), 1);
+        assert_eq!(published.exited.len(), Published::EXITED_KEPT);
+        // A second pass finds nothing more to remove.
+        assert!(published.forget_exited(|pid| pid != 5000).is_empty());
+        // The kept are the last exited: one of them is named, an early one is not.
+        let kept = published.exited.back().map(|(pid, _)| *pid).unwrap();
+        assert_eq!(
+            published.fallbacks_of(kept),
+            Some(&fallback(&format!("/tmp/lib{kept}.so")))
+        );
+        let first_dropped = published.exited.front().map(|(pid, _)| *pid).unwrap();
+        let dropped = (1..=1000)
+            .find(|pid| *pid != first_dropped && !published.exited.iter().any(|(p, _)| p == pid));
+        assert_eq!(published.fallbacks_of(dropped.unwrap()), None);
+        assert_eq!(published.fallbacks_of(5000), Some(&Vec::new()));
+        assert_eq!(published.pids().count(), 1 + Published::EXITED_KEPT);
+    }
+
+    /// A process loaded again (after an exec) says what fell back in its new image only.
+    #[test]
+    fn a_reload_replaces_the_fallbacks() {
+        let mut published = Published::default();
+        published.insert(7, fallback("/old"));
+        published.insert(7, fallback("/new"));
+        assert_eq!(published.fallbacks_of(7), Some(&fallback("/new")));
+        assert_eq!(published.len(), 1);
+    }
 }

@@ -12,16 +12,23 @@ use std::{
     sync::{
         Arc,
         atomic::{AtomicBool, Ordering},
-        mpsc::{self, Receiver, Sender, TryRecvError},
+        mpsc::{self, Receiver, SyncSender, TryRecvError, TrySendError},
     },
     thread::JoinHandle,
 };
 
 use super::UnwindTables;
 
+/// Announced processes waiting for the tables' thread, at most: a thread busy with a big
+/// binary for seconds while thousands of processes are announced holds this many pids, not
+/// all of them (those past it are counted, and walked by frame pointers).
+pub const QUEUE_PIDS: usize = 4096;
+
 /// [`UnwindTables`] running on their own thread.
 pub struct UnwindWorker {
-    queue: Sender<u32>,
+    queue: SyncSender<u32>,
+    /// Announcements dropped because the queue was full.
+    dropped: u64,
     stop: Arc<AtomicBool>,
     thread: JoinHandle<Box<UnwindTables>>,
 }
@@ -37,7 +44,7 @@ impl UnwindWorker {
         scan_all: bool,
         except: u32,
     ) -> Result<Self, Box<UnwindTables>> {
-        let (queue, pending) = mpsc::channel();
+        let (queue, pending) = mpsc::sync_channel(QUEUE_PIDS);
         let stop = Arc::new(AtomicBool::new(false));
         let stopping = Arc::clone(&stop);
         // The closure owns the tables; on a failed spawn they come back through the slot.
@@ -56,6 +63,7 @@ impl UnwindWorker {
         match spawned {
             Ok(thread) => Ok(Self {
                 queue,
+                dropped: 0,
                 stop,
                 thread,
             }),
@@ -67,18 +75,27 @@ impl UnwindWorker {
         }
     }
 
-    /// Queues `pid` (announced, or exec'd again) to have its tables loaded.
-    pub fn load_process(&self, pid: u32) {
-        // A send fails only after the thread ended, when nothing more is loaded anyway.
-        let _ = self.queue.send(pid);
+    /// Queues `pid` (announced, or exec'd again) to have its tables loaded; counts it as
+    /// dropped when [`QUEUE_PIDS`] are queued already.
+    pub fn load_process(&mut self, pid: u32) {
+        match self.queue.try_send(pid) {
+            Ok(()) => {}
+            Err(TrySendError::Full(_)) => self.dropped += 1,
+            // The thread ended: nothing more is loaded anyway.
+            Err(TrySendError::Disconnected(_)) => {}
+        }
     }
 
-    /// Stops the thread after the process it is loading now and returns the tables.
+    /// Stops the thread after the process it is loading now and returns the tables (which
+    /// count the announcements the full queue dropped).
     pub fn finish(self) -> Box<UnwindTables> {
         self.stop.store(true, Ordering::Relaxed);
         drop(self.queue);
         match self.thread.join() {
-            Ok(tables) => tables,
+            Ok(mut tables) => {
+                tables.add_queue_dropped(self.dropped);
+                tables
+            }
             Err(panic) => std::panic::resume_unwind(panic),
         }
     }
