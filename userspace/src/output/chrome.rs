@@ -108,6 +108,7 @@ mod tests {
         let stack = |leaf: &str, count| Stack {
             pid: 5,
             comm: "x".into(),
+            cgroup: None,
             frames: vec![Frame::user("main", None), Frame::user(leaf, None)],
             count,
             time_slice: None,

@@ -329,6 +329,7 @@ mod tests {
         let stacks = [Stack {
             pid: 1,
             comm: "p".into(),
+            cgroup: None,
             frames: vec![Frame::user("main", None), Frame::kernel("do_syscall_64")],
             count: 4,
             time_slice: None,

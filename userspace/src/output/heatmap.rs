@@ -201,6 +201,7 @@ mod tests {
         Stack {
             pid: 1,
             comm: "x".into(),
+            cgroup: None,
             frames: vec![Frame::user("main", None), Frame::user(leaf, None)],
             count,
             time_slice: Some(slice),

@@ -530,6 +530,7 @@ mod tests {
             stacks: vec![Stack {
                 pid: 3,
                 comm: "x".into(),
+                cgroup: None,
                 frames: vec![leaf, kernel],
                 count: 5,
                 time_slice: Some(77),

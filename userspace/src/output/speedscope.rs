@@ -110,6 +110,7 @@ mod tests {
         let stack = |pid, leaf: &str, count| Stack {
             pid,
             comm: format!("p{pid}"),
+            cgroup: None,
             frames: vec![
                 Frame::user("main", Some("/bin/p")),
                 Frame::user(leaf, Some("/bin/p")),
