@@ -220,6 +220,27 @@ impl MapArgs {
     }
 }
 
+/// `--percentiles` and `--precision`, on every histogram command.
+#[derive(Debug, Args)]
+pub struct PercentileArgs {
+    /// Keep a log-linear histogram in the kernel and report p50, p90, p99, p99.9, max, count
+    /// and mean; each percentile is the bucket it falls in
+    #[arg(long)]
+    pub percentiles: bool,
+    /// Sub-bucket bits of --percentiles' histogram, 0 to 7: each power of two is split into
+    /// 2^K buckets, at most 100/2^K % wide
+    #[arg(long, value_name = "K", default_value_t = tracekit_common::engine::DEFAULT_PRECISION,
+          value_parser = clap::value_parser!(u32).range(0..=7), requires = "percentiles")]
+    pub precision: u32,
+}
+
+impl PercentileArgs {
+    /// The precision when `--percentiles` is on.
+    pub fn precision(&self) -> Option<u32> {
+        self.percentiles.then_some(self.precision)
+    }
+}
+
 /// Where separate debug files of stripped binaries come from, for the commands that name
 /// user frames (`profile`, `stackcount`, `offcpu`, `trace`, `top`): local build-ID
 /// directories first, then the debuginfod servers of `$DEBUGINFOD_URLS`.

@@ -39,6 +39,56 @@ pub struct AggregateJob {
     pub tool_filter: bool,
 }
 
+impl AggregateJob {
+    /// With `Some(precision)` (`--percentiles`), the job's histogram becomes a log-linear
+    /// one with `precision` sub-bucket bits, reported with its percentiles; a count with a
+    /// value (`syscount --latency`) becomes one histogram per group, in `count_unit`
+    /// (values divided by the count's sum divisor), sorted by count. `None` leaves it as is.
+    ///
+    /// # Errors
+    /// A usage error when the job has no value to take percentiles of, or is linear.
+    pub fn percentiles(mut self, precision: Option<u32>, count_unit: &str) -> Result<Self> {
+        use crate::engine::request::Shape;
+        let Some(precision) = precision else {
+            return Ok(self);
+        };
+        let command = self.command;
+        let (unit, div, top) = match (&self.report, self.request.shape) {
+            (Report::Log2 { unit }, Shape::Log2) => (unit.clone(), self.request.value_div, None),
+            (
+                Report::Counts {
+                    sum: Some((_, div)),
+                    top,
+                },
+                Shape::Count,
+            ) if self.request.value.is_some() => {
+                self.request.value_div = (*div as u64).max(1);
+                (count_unit.to_string(), self.request.value_div, *top)
+            }
+            (Report::Linear { .. }, _) => {
+                return Err(crate::Error::usage(format!(
+                    "{command} --percentiles: takes percentiles of its own log-linear \
+                     histogram; leave out --linear"
+                )));
+            }
+            _ => {
+                return Err(crate::Error::usage(format!(
+                    "{command} --percentiles: needs a value to take percentiles of (hist: \
+                     --value FIELD; syscount: --latency)"
+                )));
+            }
+        };
+        self.request.shape = Shape::LogLinear { precision };
+        self.report = Report::LogLinear {
+            unit,
+            precision,
+            div,
+            top,
+        };
+        Ok(self)
+    }
+}
+
 /// Loaded engines, read at intervals and at the end.
 pub(crate) struct Engines<'a> {
     pub(crate) specs: &'a [EngineSpec],

@@ -9,7 +9,7 @@ use std::{io, time::Duration};
 
 use serde::Serialize;
 
-use super::{Format, hist};
+use super::{Format, hist, percentiles};
 use crate::engine::{EngineStats, Group, KeyColumn};
 
 /// How aggregates are shown.
@@ -27,6 +27,30 @@ pub enum Report {
     Log2 { unit: String },
     /// A linear histogram per group.
     Linear { min: i64, step: u64, unit: String },
+    /// A log-linear histogram per group (`--percentiles`): shown folded into log2 slots,
+    /// with p50, p90, p99, p99.9, max, count and mean under it.
+    LogLinear {
+        /// Heads the value column (`usecs`, `bytes`).
+        unit: String,
+        /// Sub-bucket bits.
+        precision: u32,
+        /// Raw units per `unit` (sums are raw: the mean divides by it).
+        div: u64,
+        /// Show only the N groups with the most events, most first (`syscount`).
+        top: Option<usize>,
+    },
+}
+
+impl Report {
+    /// The unit the values are shown in, for histograms.
+    pub fn unit(&self) -> Option<&str> {
+        match self {
+            Report::Log2 { unit }
+            | Report::Linear { unit, .. }
+            | Report::LogLinear { unit, .. } => Some(unit),
+            Report::Counts { .. } => None,
+        }
+    }
 }
 
 /// What a table of aggregates shows, and about what.
@@ -57,6 +81,9 @@ struct JsonGroup {
     sum: u64,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     hist: Vec<JsonBucket>,
+    /// `--percentiles`: p50..p99.9 and max as bucket bounds, count and mean.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    percentiles: Option<percentiles::Summary>,
 }
 
 #[derive(Serialize)]
@@ -89,8 +116,21 @@ pub fn slot_bounds(report: &Report, slot: usize, slots: usize) -> (i128, i128) {
                 (low, low + step - 1)
             }
         }
+        Report::LogLinear { precision, .. } => {
+            let (low, high) =
+                tracekit_common::engine::log_linear_slot_bounds(slot as u32, *precision);
+            (i128::from(low), i128::from(high))
+        }
         Report::Counts { .. } => (0, 0),
     }
+}
+
+/// The percentiles of a group, for log-linear reports.
+pub fn group_percentiles(report: &Report, group: &Group) -> Option<percentiles::Summary> {
+    let Report::LogLinear { precision, div, .. } = report else {
+        return None;
+    };
+    percentiles::summarize(&group.slots, *precision, group.sum, *div)
 }
 
 fn buckets(report: &Report, slots: &[u64]) -> Vec<JsonBucket> {
@@ -108,7 +148,9 @@ fn buckets(report: &Report, slots: &[u64]) -> Vec<JsonBucket> {
 /// Sorts groups as shown: counts by count (largest first), histograms by key.
 fn ordered<'a>(report: &Report, groups: &'a [Group]) -> Vec<&'a Group> {
     let mut rows: Vec<&Group> = groups.iter().collect();
-    if let Report::Counts { top, .. } = report {
+    if let Report::Counts { top, .. } | Report::LogLinear { top, .. } = report
+        && (matches!(report, Report::Counts { .. }) || top.is_some())
+    {
         rows.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.key.cmp(&b.key)));
         if let Some(top) = top {
             rows.truncate(*top);
@@ -128,10 +170,7 @@ pub fn write(
 ) -> io::Result<()> {
     let rows = ordered(table.report, groups);
     if format == Format::Json {
-        let unit = match table.report {
-            Report::Log2 { unit } | Report::Linear { unit, .. } => Some(unit.as_str()),
-            Report::Counts { .. } => None,
-        };
+        let unit = table.report.unit();
         let json = JsonResult {
             command: table.command,
             traced: table.traced,
@@ -154,6 +193,7 @@ pub fn write(
                     count: group.count,
                     sum: group.sum,
                     hist: buckets(table.report, &group.slots),
+                    percentiles: group_percentiles(table.report, group),
                 })
                 .collect(),
             stats,
@@ -190,7 +230,7 @@ pub fn write(
             let numeric = if sum.is_some() { 3 } else { 1 };
             out.write_all(hist::table(&header_refs, &table_rows, numeric).as_bytes())
         }
-        Report::Log2 { unit } | Report::Linear { unit, .. } => {
+        Report::Log2 { unit } | Report::Linear { unit, .. } | Report::LogLinear { unit, .. } => {
             for (index, group) in rows.iter().enumerate() {
                 if !table.columns.is_empty() {
                     if index > 0 {
@@ -207,6 +247,14 @@ pub fn write(
                 let text = match table.report {
                     Report::Linear { min, step, .. } => {
                         hist::linear(&group.slots, *min, *step, unit)
+                    }
+                    Report::LogLinear { precision, .. } => {
+                        let mut text =
+                            hist::log2(&percentiles::fold_to_log2(&group.slots, *precision), unit);
+                        if let Some(summary) = group_percentiles(table.report, group) {
+                            text.push_str(&percentiles::text(&summary, unit));
+                        }
+                        text
                     }
                     _ => hist::log2(&group.slots, unit),
                 };

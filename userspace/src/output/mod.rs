@@ -5,6 +5,8 @@
 //! - [`aggregates`]: counts and histograms per group, and the end-of-run account;
 //! - [`profile`]: stack profiles (report, folded, SVG, JSON) and their account;
 //! - [`hist`]: log2 and linear histograms and tables, one renderer for every command;
+//! - [`percentiles`]: p50..p99.9 and max from log-linear histograms (`--percentiles`);
+//! - [`heatmap`]: latency heat maps, one column per interval (`-i` with `-o FILE.svg`);
 //! - [`report`]: the hottest-functions report; [`flamegraph`]: SVG through inferno;
 //! - [`lines`]: the hottest source lines of the hottest functions (`profile --by line`);
 //! - [`stat`]: perf stat's layout; [`top`]: perf top's view;
@@ -17,6 +19,7 @@ pub mod aggregates;
 pub mod flamegraph;
 pub mod hist;
 pub mod lines;
+pub mod percentiles;
 pub mod pprof;
 pub mod profile;
 pub mod prometheus;
