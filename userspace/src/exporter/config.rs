@@ -225,6 +225,15 @@ pub enum BucketSpec {
         /// Last slot with a bucket.
         last: u32,
     },
+    /// `loglinear` or `loglinear:FIRST..LAST`: `--percentiles`' log-linear buckets (each
+    /// power of two in 16), the powers of two `FIRST..LAST` with buckets of their own; the
+    /// metric also exposes p50, p90, p99, p99.9 and max (`NAME_quantile_UNIT`).
+    LogLinear {
+        /// First power of two with buckets.
+        first: u32,
+        /// Last power of two with buckets.
+        last: u32,
+    },
     /// `linear:MIN,MAX,STEP`: buckets of STEP from MIN to MAX, as `hist --linear`.
     Linear {
         /// Low end.
@@ -242,12 +251,26 @@ impl BucketSpec {
     pub fn parse(text: &str) -> std::result::Result<Self, String> {
         let bad = || {
             format!(
-                "buckets \"{text}\": expected log2, log2:FIRST..LAST (slots 0 to 63) or \
-                 linear:MIN,MAX,STEP"
+                "buckets \"{text}\": expected log2, log2:FIRST..LAST (slots 0 to 63), \
+                 loglinear, loglinear:FIRST..LAST (powers of two 0 to 63) or linear:MIN,MAX,STEP"
             )
         };
         if text == "log2" {
             return Ok(BucketSpec::Log2 { first: 0, last: 63 });
+        }
+        if text == "loglinear" {
+            return Ok(BucketSpec::LogLinear { first: 0, last: 63 });
+        }
+        if let Some(range) = text.strip_prefix("loglinear:") {
+            let (first, last) = range.split_once("..").ok_or_else(bad)?;
+            let first: u32 = first.trim().parse().map_err(|_| bad())?;
+            let last: u32 = last.trim().parse().map_err(|_| bad())?;
+            if first > last || last > 63 {
+                return Err(format!(
+                    "buckets \"{text}\": needs FIRST <= LAST <= 63 (powers of two)"
+                ));
+            }
+            return Ok(BucketSpec::LogLinear { first, last });
         }
         if let Some(range) = text.strip_prefix("log2:") {
             let (first, last) = range.split_once("..").ok_or_else(bad)?;
@@ -291,6 +314,11 @@ impl BucketSpec {
     pub fn buckets(self) -> Buckets {
         match self {
             BucketSpec::Log2 { first, last } => Buckets::Log2 { first, last },
+            BucketSpec::LogLinear { first, last } => Buckets::LogLinear {
+                first,
+                last,
+                precision: tracekit_common::engine::DEFAULT_PRECISION,
+            },
             BucketSpec::Linear { min, max, step } => Buckets::Linear {
                 min,
                 step,

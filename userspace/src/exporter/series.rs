@@ -240,6 +240,60 @@ impl Series {
     }
 }
 
+impl Series {
+    /// For log-linear histograms, p50, p90, p99, p99.9 and max (`quantile="1"`) of every
+    /// series since the exporter started, as gauges `NAME_quantile_UNIT` with a `quantile`
+    /// and a `bound` label: `low` and `high` are the bounds of the kernel bucket the
+    /// quantile falls in (the resolution it truly has), in base units. `None` for other
+    /// metrics.
+    pub fn quantiles(&self) -> Option<MetricFamily> {
+        let Kind::Histogram {
+            buckets: Buckets::LogLinear { precision, .. },
+            scale,
+        } = self.spec.kind
+        else {
+            return None;
+        };
+        let mut values = Vec::new();
+        for (labels, totals) in &self.totals {
+            // The sum does not matter for the bounds.
+            let Some(summary) =
+                crate::output::percentiles::summarize(&totals.slots, precision, 0, 1)
+            else {
+                continue;
+            };
+            let rows = summary
+                .percentiles
+                .iter()
+                .map(|p| (format!("{}", p.quantile), p.bounds))
+                .chain([("1".to_string(), summary.max)]);
+            for (quantile, bounds) in rows {
+                for (bound, raw) in [("low", bounds.low), ("high", bounds.high)] {
+                    let mut names = labels.0.clone();
+                    names.push(quantile.clone());
+                    names.push(bound.into());
+                    // Bounds of raw values bucketed by `div` are in `div` units.
+                    let raw = raw as f64 * scale.div.max(1) as f64;
+                    values.push((Labels(names), Value::Float(scale.to_base(raw))));
+                }
+            }
+        }
+        let mut label_names = self.spec.label_names.clone();
+        label_names.extend(["quantile".to_string(), "bound".to_string()]);
+        Some(MetricFamily {
+            name: format!("{}_quantile", self.spec.name),
+            help: format!(
+                "Quantiles of {} since the exporter started (quantile=\"1\": the maximum), as \
+                 the low and high bound of the kernel bucket each falls in.",
+                self.spec.name
+            ),
+            unit: self.spec.unit,
+            label_names,
+            values: Values::Gauge(values),
+        })
+    }
+}
+
 /// The exporter's account of its metrics: kernel entries evicted and label sets folded
 /// into overflow series, per metric (`metric` label), under `namespace`.
 pub fn accounting<'a>(

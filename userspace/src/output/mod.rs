@@ -17,6 +17,7 @@
 
 pub mod aggregates;
 pub mod flamegraph;
+pub mod heatmap;
 pub mod hist;
 pub mod lines;
 pub mod percentiles;

@@ -106,6 +106,18 @@ pub enum Buckets {
         /// Last slot with a bucket (at most 63).
         last: u32,
     },
+    /// Log-linear (`--percentiles`' histogram, `tracekit_common::engine::log_linear_slot`):
+    /// each power of two `2^k` for `k` in `first..=last` split into `2^precision` buckets
+    /// of their own; lower slots are counted under the first's `le`, higher ones only under
+    /// `+Inf`.
+    LogLinear {
+        /// First power of two with buckets (0: from 0).
+        first: u32,
+        /// Last power of two with buckets (at most 63).
+        last: u32,
+        /// Sub-bucket bits.
+        precision: u32,
+    },
     /// Linear: slot 0 holds values below `min`, slot `i` in `1..slots - 1` holds
     /// `[min + (i-1)·step, min + i·step - 1]`, the last slot everything from
     /// `min + (slots-2)·step` up (its bucket is `+Inf`).
@@ -120,10 +132,30 @@ pub enum Buckets {
 }
 
 impl Buckets {
+    /// The first and last kernel slot of a log-linear spec's powers of two.
+    fn log_linear_range(first: u32, last: u32, precision: u32) -> (usize, usize) {
+        use tracekit_common::engine::log_linear_slot;
+        let low = if first == 0 { 0 } else { 1u64 << first.min(63) };
+        let high = if last >= 63 {
+            u64::MAX
+        } else {
+            (1u64 << (last + 1)) - 1
+        };
+        (
+            log_linear_slot(low, precision) as usize,
+            log_linear_slot(high, precision) as usize,
+        )
+    }
+
     /// The number of kernel slots these buckets read (log2: `last + 1`).
     pub fn kernel_slots(&self) -> usize {
         match *self {
             Buckets::Log2 { last, .. } => last as usize + 1,
+            Buckets::LogLinear {
+                first,
+                last,
+                precision,
+            } => Self::log_linear_range(first, last, precision).1 + 1,
             Buckets::Linear { slots, .. } => slots as usize,
         }
     }
@@ -151,6 +183,20 @@ impl Buckets {
             Buckets::Log2 { first, last } => (first..=last.min(63))
                 .map(|k| bound(1i128 << (k + 1)))
                 .collect(),
+            Buckets::LogLinear {
+                first,
+                last,
+                precision,
+            } => {
+                let (low, high) = Self::log_linear_range(first, last, precision);
+                (low..=high)
+                    .map(|slot| {
+                        let (_, top) =
+                            tracekit_common::engine::log_linear_slot_bounds(slot as u32, precision);
+                        bound(i128::from(top) + 1)
+                    })
+                    .collect()
+            }
             Buckets::Linear { min, step, slots } => (0..slots.saturating_sub(1))
                 .map(|i| bound(i128::from(min) + i128::from(i) * i128::from(step)))
                 .collect(),
@@ -162,8 +208,16 @@ impl Buckets {
     pub fn fold(&self, slots: &[u64]) -> Vec<u64> {
         let at = |i: usize| slots.get(i).copied().unwrap_or(0);
         match *self {
-            Buckets::Log2 { first, last } => {
-                let (first, last) = (first as usize, (last as usize).min(63));
+            Buckets::Log2 { .. } | Buckets::LogLinear { .. } => {
+                let (first, last) = match *self {
+                    Buckets::LogLinear {
+                        first,
+                        last,
+                        precision,
+                    } => Self::log_linear_range(first, last, precision),
+                    Buckets::Log2 { first, last } => (first as usize, (last as usize).min(63)),
+                    Buckets::Linear { .. } => unreachable!("matched above"),
+                };
                 let mut buckets = Vec::with_capacity(last - first + 2);
                 buckets.push((0..=first).map(at).sum());
                 buckets.extend((first + 1..=last).map(at));
