@@ -285,11 +285,14 @@ fn start_attached(args: &[&str]) -> (std::process::Child, std::sync::mpsc::Recei
     let deadline = Instant::now() + TIMEOUT;
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
-        let line = receiver
-            .recv_timeout(left)
-            .unwrap_or_else(|err| panic!("tracekit {args:?} did not attach: {err}"));
-        if line.contains("Hit Ctrl-C to end.") {
-            return (child, receiver);
+        match receiver.recv_timeout(left) {
+            Ok(line) if line.contains("Hit Ctrl-C to end.") => return (child, receiver),
+            Ok(_) => {}
+            Err(err) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("tracekit {args:?} did not attach: {err}");
+            }
         }
     }
 }

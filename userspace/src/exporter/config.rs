@@ -24,6 +24,7 @@
 //! value = "bytes"               # a field; without `buckets`, its sum is a counter
 //! unit = "bytes"                # the value's unit: ns, us, ms, s, bytes
 //! buckets = "log2:9..26"        # log2 | log2:FIRST..LAST (slots) | linear:MIN,MAX,STEP
+//!                               # | loglinear[:FIRST..LAST] (powers of two; adds quantiles)
 //! by = ["dev", "rwbs"]          # group-by fields, the series' labels
 //! ```
 //!
@@ -990,7 +991,8 @@ help = "Sizes of packets sent."
             (
                 "[[metric]]\nname = \"io\"\nevent = \"block:block_rq_issue\"\nvalue = \"bytes\"\nbuckets = \"log3\"\n",
                 "exporter.toml: metric \"io\": buckets \"log3\": expected log2, log2:FIRST..LAST \
-                 (slots 0 to 63) or linear:MIN,MAX,STEP",
+                 (slots 0 to 63), loglinear, loglinear:FIRST..LAST (powers of two 0 to 63) or \
+                 linear:MIN,MAX,STEP",
             ),
             (
                 "[[metric]]\nname = \"io\"\nevent = \"block:block_rq_issue\"\nvalue = \"bytes\"\nbuckets = \"log2:20..70\"\n",
@@ -1101,5 +1103,21 @@ help = "Sizes of packets sent."
         );
         assert!(BucketSpec::parse("linear:10,10,5").is_err());
         assert!(BucketSpec::parse("linear:0,10").is_err());
+        assert_eq!(
+            BucketSpec::parse("loglinear:19..28").unwrap().buckets(),
+            Buckets::LogLinear {
+                first: 19,
+                last: 28,
+                precision: 4
+            }
+        );
+        assert_eq!(
+            BucketSpec::parse("loglinear"),
+            Ok(BucketSpec::LogLinear { first: 0, last: 63 })
+        );
+        assert_eq!(
+            BucketSpec::parse("loglinear:30..20"),
+            Err("buckets \"loglinear:30..20\": needs FIRST <= LAST <= 63 (powers of two)".into())
+        );
     }
 }

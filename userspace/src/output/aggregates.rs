@@ -432,6 +432,69 @@ mod tests {
         );
     }
 
+    /// `--percentiles`: the folded log2 histogram, then the percentiles as the buckets
+    /// they fall in; JSON carries the fine buckets and the same percentiles.
+    #[test]
+    fn log_linear_histogram_with_percentiles() {
+        use tracekit_common::engine::log_linear_slot;
+        let report = Report::LogLinear {
+            unit: "usecs".into(),
+            precision: 4,
+            div: 1000,
+            top: None,
+        };
+        let table = Table {
+            command: "funclatency",
+            traced: "latency of wait",
+            columns: &[],
+            report: &report,
+        };
+        let mut slots = vec![0u64; 976];
+        slots[log_linear_slot(1000, 4) as usize] = 900;
+        slots[log_linear_slot(10_000, 4) as usize] = 90;
+        slots[log_linear_slot(100_000, 4) as usize] = 10;
+        let groups = [Group {
+            key: vec![],
+            count: 1000,
+            sum: 2_800_000_000,
+            slots,
+        }];
+        assert_eq!(
+            render(Format::Text, &table, &groups),
+            "     usecs               : count     distribution\n\
+             \x20      512 -> 1023       : 900      |****************************************|\n\
+             \x20     1024 -> 2047       : 0        |                                        |\n\
+             \x20     2048 -> 4095       : 0        |                                        |\n\
+             \x20     4096 -> 8191       : 0        |                                        |\n\
+             \x20     8192 -> 16383      : 90       |****                                    |\n\
+             \x20    16384 -> 32767      : 0        |                                        |\n\
+             \x20    32768 -> 65535      : 0        |                                        |\n\
+             \x20    65536 -> 131071     : 10       |                                        |\n\
+             \x20    percentile (usecs)  : bucket\n\
+             \x20    p50                 : 992 -> 1023\n\
+             \x20    p90                 : 992 -> 1023\n\
+             \x20    p99                 : 9728 -> 10239\n\
+             \x20    p99.9               : 98304 -> 102399\n\
+             \x20    max                 : 98304 -> 102399\n\
+             \x20    count 1000, mean 2800.000 usecs\n"
+        );
+        let json = render(Format::Json, &table, &groups);
+        assert!(
+            json.contains(
+                "\"hist\":[{\"low\":992,\"high\":1023,\"count\":900},\
+                 {\"low\":9728,\"high\":10239,\"count\":90},\
+                 {\"low\":98304,\"high\":102399,\"count\":10}],\
+                 \"percentiles\":{\"count\":1000,\"mean\":2800.0,\"percentiles\":[\
+                 {\"name\":\"p50\",\"quantile\":0.5,\"low\":992,\"high\":1023},\
+                 {\"name\":\"p90\",\"quantile\":0.9,\"low\":992,\"high\":1023},\
+                 {\"name\":\"p99\",\"quantile\":0.99,\"low\":9728,\"high\":10239},\
+                 {\"name\":\"p99.9\",\"quantile\":0.999,\"low\":98304,\"high\":102399}],\
+                 \"max\":{\"low\":98304,\"high\":102399}}"
+            ),
+            "{json}"
+        );
+    }
+
     #[test]
     fn linear_buckets_in_json() {
         let report = Report::Linear {

@@ -81,7 +81,7 @@ fn fill(count: u64, max: u64) -> String {
 /// asked).
 fn seconds(ms: u64) -> String {
     let tenths = (ms + 50) / 100;
-    if tenths % 10 == 0 {
+    if tenths.is_multiple_of(10) {
         format!("{}s", tenths / 10)
     } else {
         format!("{}.{}s", tenths / 10, tenths % 10)
@@ -106,7 +106,9 @@ fn seconds(ms: u64) -> String {
 /// let text = svg(&map);
 /// assert_eq!(text.matches("class=\"cell\"").count(), 4);
 /// assert!(text.contains("data-count=\"4\""));
-/// assert!(text.contains("<title>10:00:01 to 10:00:02 (1s to 2s): 2 -> 3 usecs: 4 events, 100.0% of 4</title>"));
+/// assert!(text.contains(
+///     "<title>10:00:01 to 10:00:02 (1s to 2s): 2 -&gt; 3 usecs: 4 events, 100.0% of 4</title>"
+/// ));
 /// ```
 pub fn svg(map: &HeatMap<'_>) -> String {
     let n_cols = map.columns.len().max(1);
@@ -243,7 +245,7 @@ mod tests {
     fn fill_is_white_for_none_and_darkest_at_the_maximum() {
         assert_eq!(fill(0, 10), "#ffffff");
         assert_eq!(fill(10, 10), "#960000");
-        assert_eq!(fill(1, 1_000_000), "#fdeb9d");
+        assert_eq!(fill(1, 1_000_000), "#ffeda0");
     }
 
     #[test]

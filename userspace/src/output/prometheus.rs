@@ -457,6 +457,41 @@ mod tests {
         );
     }
 
+    /// Log-linear buckets: each power of two in `first..=last` split into 2^precision,
+    /// each `le` its slot's inclusive upper bound; lower slots fold into the first bucket,
+    /// higher ones into +Inf.
+    #[test]
+    fn log_linear_buckets_split_each_power_of_two() {
+        use tracekit_common::engine::log_linear_slot;
+        let buckets = Buckets::LogLinear {
+            first: 4,
+            last: 5,
+            precision: 2,
+        };
+        assert_eq!(buckets.kernel_slots(), 20);
+        assert_eq!(
+            buckets.upper_bounds(Scale::IDENTITY),
+            [19.0, 23.0, 27.0, 31.0, 39.0, 47.0, 55.0, 63.0]
+        );
+        let mut slots = vec![0u64; 40];
+        for value in [0, 3, 15, 16, 19, 20, 63, 64, 1000] {
+            slots[log_linear_slot(value, 2) as usize] += 1;
+        }
+        assert_eq!(buckets.fold(&slots), [5, 1, 0, 0, 0, 0, 0, 1, 2]);
+        // Nanoseconds to seconds: 2^0..2^63 ends at u64::MAX.
+        let all = Buckets::LogLinear {
+            first: 0,
+            last: 63,
+            precision: 4,
+        };
+        assert_eq!(all.kernel_slots(), 976);
+        assert_eq!(all.upper_bounds(Scale::IDENTITY).len(), 976);
+        assert_eq!(
+            all.upper_bounds(Scale::IDENTITY).last(),
+            Some(&(u64::MAX as f64))
+        );
+    }
+
     #[test]
     fn log2_slot_zero_holds_zero_and_one() {
         let buckets = Buckets::Log2 { first: 0, last: 3 };
