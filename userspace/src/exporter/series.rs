@@ -268,12 +268,17 @@ impl Series {
                 .map(|p| (format!("{}", p.quantile), p.bounds))
                 .chain([("1".to_string(), summary.max)]);
             for (quantile, bounds) in rows {
-                for (bound, raw) in [("low", bounds.low), ("high", bounds.high)] {
+                // Buckets of `raw / div`: bucket [low, high] holds raw values from
+                // low * div to (high + 1) * div - 1.
+                let div = scale.div.max(1) as f64;
+                let raw_bounds = [
+                    ("low", bounds.low as f64 * div),
+                    ("high", (bounds.high as f64 + 1.0) * div - 1.0),
+                ];
+                for (bound, raw) in raw_bounds {
                     let mut names = labels.0.clone();
                     names.push(quantile.clone());
                     names.push(bound.into());
-                    // Bounds of raw values bucketed by `div` are in `div` units.
-                    let raw = raw as f64 * scale.div.max(1) as f64;
                     values.push((Labels(names), Value::Float(scale.to_base(raw))));
                 }
             }
@@ -504,6 +509,50 @@ mod tests {
              tracekit_block_io_size_bytes_bucket{le=\"+Inf\",disk=\"vda\"} 516\n\
              # EOF\n"
         );
+    }
+
+    /// Log-linear histograms also expose their quantiles: each as its bucket's bounds,
+    /// in base units; the maximum as quantile 1. Other histograms have none.
+    #[test]
+    fn log_linear_quantiles_as_bucket_bounds() {
+        use tracekit_common::engine::log_linear_slot;
+        let spec = |buckets| Spec {
+            name: "tracekit_waits".into(),
+            help: "Waits.".into(),
+            unit: Some(BaseUnit::Seconds),
+            label_names: vec![],
+            kind: Kind::Histogram {
+                buckets,
+                scale: Scale {
+                    div: 1,
+                    per_base: 1e9,
+                },
+            },
+            max_series: 1,
+        };
+        let mut s = Series::new(spec(Buckets::LogLinear {
+            first: 19,
+            last: 27,
+            precision: 4,
+        }));
+        s.observe([
+            cell(&[], log_linear_slot(1_000_000, 4), 900, 900_000_000),
+            cell(&[], log_linear_slot(10_000_000, 4), 90, 900_000_000),
+            cell(&[], log_linear_slot(100_000_000, 4), 10, 1_000_000_000),
+        ]);
+        let text = encode(&[s.quantiles().expect("log-linear")]);
+        for line in [
+            "tracekit_waits_quantile_seconds{quantile=\"0.5\",bound=\"low\"} 0.00098304\n",
+            "tracekit_waits_quantile_seconds{quantile=\"0.5\",bound=\"high\"} 0.001015807\n",
+            "tracekit_waits_quantile_seconds{quantile=\"0.99\",bound=\"low\"} 0.009961472\n",
+            "tracekit_waits_quantile_seconds{quantile=\"0.999\",bound=\"high\"} 0.100663295\n",
+            "tracekit_waits_quantile_seconds{quantile=\"1\",bound=\"low\"} 0.096468992\n",
+        ] {
+            assert!(text.contains(line), "no {line:?} in\n{text}");
+        }
+        assert_eq!(text.matches("tracekit_waits_quantile_seconds{").count(), 10);
+        let log2 = Series::new(spec(Buckets::Log2 { first: 0, last: 3 }));
+        assert_eq!(log2.quantiles(), None);
     }
 
     #[test]
