@@ -230,6 +230,55 @@ pub fn write(
             let numeric = if sum.is_some() { 3 } else { 1 };
             out.write_all(hist::table(&header_refs, &table_rows, numeric).as_bytes())
         }
+        // syscount --latency --percentiles: a table, one row per group.
+        Report::LogLinear {
+            unit, top: Some(_), ..
+        } => {
+            let short = match unit.as_str() {
+                "usecs" => "us",
+                "nsecs" => "ns",
+                "msecs" => "ms",
+                other => other,
+            };
+            let mut header: Vec<String> = table
+                .columns
+                .iter()
+                .map(|c| c.name.to_uppercase())
+                .collect();
+            let first_number = header.len();
+            header.push("COUNT".into());
+            header.push(format!("MEAN({short})"));
+            for name in ["P50", "P90", "P99", "P99.9", "MAX"] {
+                header.push(format!("{name}({short})"));
+            }
+            let range = |b: percentiles::Bounds| {
+                if b.low == b.high {
+                    b.low.to_string()
+                } else {
+                    format!("{}-{}", b.low, b.high)
+                }
+            };
+            let table_rows: Vec<Vec<String>> = rows
+                .iter()
+                .map(|group| {
+                    let mut row: Vec<String> = group.key.iter().map(ToString::to_string).collect();
+                    row.push(group.count.to_string());
+                    match group_percentiles(table.report, group) {
+                        Some(summary) => {
+                            row.push(format!("{:.3}", summary.mean));
+                            row.extend(summary.percentiles.iter().map(|p| range(p.bounds)));
+                            row.push(range(summary.max));
+                        }
+                        None => row.extend(std::iter::repeat_n("-".to_string(), 6)),
+                    }
+                    row
+                })
+                .collect();
+            let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
+            out.write_all(
+                hist::table(&header_refs, &table_rows, header.len() - first_number).as_bytes(),
+            )
+        }
         Report::Log2 { unit } | Report::Linear { unit, .. } | Report::LogLinear { unit, .. } => {
             for (index, group) in rows.iter().enumerate() {
                 if !table.columns.is_empty() {
@@ -492,6 +541,44 @@ mod tests {
                  \"max\":{\"low\":98304,\"high\":102399}}"
             ),
             "{json}"
+        );
+    }
+
+    /// `syscount --latency --percentiles`: one row per syscall, each percentile the
+    /// bucket it falls in, most calls first.
+    #[test]
+    fn log_linear_table_with_top() {
+        use tracekit_common::engine::log_linear_slot;
+        let columns = [KeyColumn {
+            name: "syscall".into(),
+            kind: KeyKind::Syscall,
+        }];
+        let report = Report::LogLinear {
+            unit: "usecs".into(),
+            precision: 4,
+            div: 1000,
+            top: Some(10),
+        };
+        let table = Table {
+            command: "syscount",
+            traced: "syscalls",
+            columns: &columns,
+            report: &report,
+        };
+        let mut sleeps = vec![0u64; 976];
+        sleeps[log_linear_slot(1000, 4) as usize] = 99;
+        sleeps[log_linear_slot(100_000, 4) as usize] = 1;
+        let mut reads = vec![0u64; 976];
+        reads[log_linear_slot(3, 4) as usize] = 5;
+        let groups = [
+            group("read", 5, 15_500, reads),
+            group("nanosleep", 100, 199_000_000, sleeps),
+        ];
+        assert_eq!(
+            render(Format::Text, &table, &groups),
+            "SYSCALL    COUNT  MEAN(us)   P50(us)   P90(us)   P99(us)     P99.9(us)       MAX(us)\n\
+             nanosleep    100  1990.000  992-1023  992-1023  992-1023  98304-102399  98304-102399\n\
+             read           5     3.100         3         3         3             3             3\n"
         );
     }
 
