@@ -109,7 +109,8 @@ pub struct TimingArgs {
 /// Where results go.
 #[derive(Debug, Args)]
 pub struct OutputArgs {
-    /// Write the result to FILE, in the format its extension names (.txt .folded .svg .json)
+    /// Write the result to FILE, in the format its extension names (.txt .folded .svg .json);
+    /// for histograms with -i, .svg is a heat map (one column per interval)
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Print JSON on stdout instead of text
