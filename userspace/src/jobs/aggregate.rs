@@ -294,7 +294,11 @@ fn write_heat_map(
         .map(|h| h.trim().to_string())
         .unwrap_or_else(|_| "?".into());
     let title = format!("{}: {}", table.command, table.traced);
-    let place = format!("host {host}, {scope_text}");
+    let mut place = format!("host {host}, {scope_text}");
+    if !table.columns.is_empty() {
+        let names: Vec<&str> = table.columns.iter().map(|c| c.name.as_str()).collect();
+        place.push_str(&format!("; every {} summed", names.join(", ")));
+    }
     let map = heatmap::HeatMap {
         title: &title,
         place: &place,

@@ -125,6 +125,14 @@ pub fn svg(map: &HeatMap<'_>) -> String {
         .max()
         .unwrap_or(0);
     let total: u64 = map.columns.iter().flat_map(|c| c.counts.iter()).sum();
+    // Columns are placed by time: an interval read late (a starved reader) is wider, and
+    // the one after it starts where it ended.
+    let span_ms = map
+        .columns
+        .last()
+        .map_or(1, |c| (c.start_ms + c.length_ms).max(1));
+    let plot_w = cell_w * n_cols;
+    let x_of = |ms: u64| LEFT + (ms as u128 * plot_w as u128 / span_ms as u128) as usize;
     let interval = map.columns.first().map_or(0, |c| c.length_ms);
     let mut out = String::new();
     let _ = writeln!(
@@ -185,7 +193,7 @@ pub fn svg(map: &HeatMap<'_>) -> String {
         let _ = writeln!(
             out,
             "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
-            LEFT + cell_w * index + cell_w / 2,
+            (x_of(column.start_ms) + x_of(column.start_ms + column.length_ms)) / 2,
             TOP + cell_h * n_rows + 16,
             seconds(column.start_ms)
         );
@@ -204,7 +212,8 @@ pub fn svg(map: &HeatMap<'_>) -> String {
             map.columns[index - 1].clock.clone()
         };
         for (row, &count) in column.counts.iter().enumerate() {
-            let x = LEFT + cell_w * index;
+            let x = x_of(column.start_ms);
+            let w = (x_of(column.start_ms + column.length_ms) - x).max(1);
             let y = TOP + cell_h * (n_rows - 1 - row);
             let share = if column_total > 0 {
                 100.0 * count as f64 / column_total as f64
@@ -214,7 +223,7 @@ pub fn svg(map: &HeatMap<'_>) -> String {
             let label = map.rows.get(row).map_or("", String::as_str);
             let _ = writeln!(
                 out,
-                "<rect class=\"cell\" x=\"{x}\" y=\"{y}\" width=\"{cell_w}\" height=\"{cell_h}\" \
+                "<rect class=\"cell\" x=\"{x}\" y=\"{y}\" width=\"{w}\" height=\"{cell_h}\" \
                  fill=\"{}\" data-column=\"{index}\" data-row=\"{row}\" data-count=\"{count}\">\
                  <title>{} to {} ({} to {}): {} {}: {count} events, {share:.1}% of {column_total}</title></rect>",
                 fill(count, max),
@@ -267,5 +276,29 @@ mod tests {
         assert!(text.contains("hist: a&lt;b &amp; &quot;c&quot;"), "{text}");
         assert!(text.contains("1 events in 1 columns of 0.5s"), "{text}");
         assert!(text.contains("(0s to 0.5s)"), "{text}");
+    }
+
+    /// An interval read late is drawn as wide as it lasted; the next starts where it ended.
+    #[test]
+    fn columns_are_as_wide_as_their_intervals() {
+        let column = |start_ms, length_ms| Column {
+            clock: "00:00:01".into(),
+            start_ms,
+            length_ms,
+            counts: vec![1],
+        };
+        let columns = [column(0, 1000), column(1000, 3000), column(4000, 1000)];
+        let map = HeatMap {
+            title: "t",
+            place: "p",
+            unit: "usecs",
+            rows: vec!["0 -> 1".into()],
+            columns: &columns,
+        };
+        let text = svg(&map);
+        // 3 columns of 60 px: 180 px for 5 s.
+        assert!(text.contains("x=\"190\" y=\"84\" width=\"36\""), "{text}");
+        assert!(text.contains("x=\"226\" y=\"84\" width=\"108\""), "{text}");
+        assert!(text.contains("x=\"334\" y=\"84\" width=\"36\""), "{text}");
     }
 }
