@@ -63,6 +63,66 @@ pub const fn log2_slot_bounds(slot: u32) -> (u64, u64) {
 pub const KEY_SET_WORDS: usize = 16;
 /// Rows [`Plan::key_set`] can hold; rows at or above it are outside any set.
 pub const KEY_SET_BITS: u64 = 64 * KEY_SET_WORDS as u64;
+/// Default sub-bucket bits of a log-linear histogram: 2^4 = 16 linear sub-buckets per power
+/// of two, a bucket at most 1/16 (6.25%) of its low end wide.
+pub const DEFAULT_PRECISION: u32 = 4;
+/// Most sub-bucket bits `--precision` takes (128 sub-buckets, 0.8%; 7424 slots).
+pub const MAX_PRECISION: u32 = 7;
+
+/// Slots of a log-linear histogram with `precision` sub-bucket bits: values below
+/// 2^precision each have a slot of their own, then each power of two up to 2^63 has
+/// 2^precision: `(65 - precision) * 2^precision` (976 for the default 4).
+pub const fn log_linear_slots(precision: u32) -> u32 {
+    (65 - precision) << precision
+}
+
+/// The log-linear (HDR-style) slot of `value` with `precision` sub-bucket bits (at most
+/// [`MAX_PRECISION`]): values below `2^precision` are their own slot; a larger value with
+/// its highest bit at `e` goes to power-of-two group `e - precision + 1`, sub-bucket the
+/// `precision` bits below its highest bit. Branch-free but for the small-value test: the
+/// kernel program runs this on every event (`leading_zeros` compiles to a few ALU
+/// instructions on BPF, which has no loop here for the verifier to walk).
+#[inline(always)]
+pub fn log_linear_slot(value: u64, precision: u32) -> u32 {
+    let linear = 1u64 << precision;
+    if value < linear {
+        return value as u32;
+    }
+    let top = 63 - value.leading_zeros();
+    let sub = ((value >> (top - precision)) as u32) & ((linear as u32) - 1);
+    ((top - precision + 1) << precision) + sub
+}
+
+/// The values log-linear slot `slot` holds, inclusive: the inverse of [`log_linear_slot`].
+/// Slots past the last (`log_linear_slots(precision)` and up) hold nothing; they are given
+/// the last slot's bounds.
+pub const fn log_linear_slot_bounds(slot: u32, precision: u32) -> (u64, u64) {
+    let linear = 1u32 << precision;
+    if slot < linear {
+        return (slot as u64, slot as u64);
+    }
+    let last = log_linear_slots(precision) - 1;
+    let slot = if slot > last { last } else { slot };
+    let group = slot >> precision;
+    let sub = (slot & (linear - 1)) as u64;
+    // The highest bit of the group's values.
+    let top = group + precision - 1;
+    let width_shift = top - precision;
+    let low = ((linear as u64) | sub) << width_shift;
+    (low, low + ((1u64 << width_shift) - 1))
+}
+
+/// The log2 slot ([`log2_slot`]) that holds every value of log-linear slot `slot`: the
+/// log-linear buckets nest in the powers of two, so a log-linear histogram folds into a
+/// log2 one exactly.
+pub const fn log_linear_to_log2(slot: u32, precision: u32) -> u32 {
+    let (low, _) = log_linear_slot_bounds(slot, precision);
+    if low == 0 {
+        0
+    } else {
+        63 - low.leading_zeros()
+    }
+}
 
 /// Largest linear histogram (buckets, plus one below and one above the range).
 pub const MAX_LINEAR_SLOTS: u32 = 1002;
@@ -252,6 +312,9 @@ pub mod agg {
     pub const LINEAR: u32 = 2;
     /// No aggregation: each event goes to userspace as a [`super::TraceRecord`].
     pub const TRACE: u32 = 3;
+    /// Log-linear (HDR-style) histogram of the value, [`super::Plan::precision`] sub-bucket
+    /// bits: [`super::log_linear_slot`].
+    pub const LOG_LINEAR: u32 = 4;
 }
 
 /// Where aggregates live, `u32` values in [`Plan::layout`].
@@ -320,6 +383,10 @@ pub struct Plan {
     /// that exits is dropped (`sched:sched_process_exit`) and a new thread reusing its id
     /// never inherits one (`sched:sched_process_fork`).
     pub by_thread: u32,
+    /// Log-linear histograms: sub-bucket bits (`--precision`, 0..=[`MAX_PRECISION`]).
+    pub precision: u32,
+    /// Keeps `linear_min` 8-byte aligned without implicit padding.
+    pub _pad: u32,
     /// Linear histograms: the first bucket's low end, and the bucket width.
     pub linear_min: i64,
     pub linear_step: u64,
@@ -361,6 +428,8 @@ impl Plan {
         all_tasks: 0,
         filter_first: 0,
         by_thread: 0,
+        precision: DEFAULT_PRECISION,
+        _pad: 0,
         linear_min: 0,
         linear_step: 1,
         value_div: 1,
@@ -477,10 +546,8 @@ mod tests {
     #[test]
     fn plan_has_no_padding() {
         use core::mem::{offset_of, size_of};
-        assert_eq!(
-            offset_of!(Plan, linear_min),
-            offset_of!(Plan, by_thread) + 4
-        );
+        assert_eq!(offset_of!(Plan, linear_min), offset_of!(Plan, _pad) + 4);
+        assert_eq!(offset_of!(Plan, _pad), offset_of!(Plan, by_thread) + 8);
         assert_eq!(offset_of!(Plan, key_set), offset_of!(Plan, value_div) + 8);
         assert_eq!(size_of::<Plan>(), offset_of!(Plan, key_set_used) + 8);
         assert_eq!(offset_of!(Plan, n_operands), offset_of!(Plan, saves) + 16);
@@ -520,5 +587,84 @@ mod tests {
             let (low, high) = log2_slot_bounds(slot);
             assert_eq!((log2_slot(low), log2_slot(high)), (slot, slot));
         }
+    }
+
+    #[test]
+    fn log_linear_slots_at_every_power_of_two_and_the_edges() {
+        for precision in 0..=MAX_PRECISION {
+            let slots = log_linear_slots(precision);
+            assert_eq!(log_linear_slot(0, precision), 0);
+            assert_eq!(log_linear_slot(1, precision), 1);
+            assert_eq!(
+                log_linear_slot(u64::MAX, precision),
+                slots - 1,
+                "p{precision}"
+            );
+            assert_eq!(
+                log_linear_slot_bounds(slots - 1, precision).1,
+                u64::MAX,
+                "p{precision}"
+            );
+            assert_eq!(log_linear_slot_bounds(0, precision).0, 0);
+            // Slots tile the u64 range: each starts one past the previous one's end.
+            let mut next = 0u64;
+            for slot in 0..slots {
+                let (low, high) = log_linear_slot_bounds(slot, precision);
+                assert_eq!(low, next, "p{precision} slot {slot}");
+                assert!(high >= low);
+                assert_eq!(log_linear_slot(low, precision), slot, "p{precision} {low}");
+                assert_eq!(
+                    log_linear_slot(high, precision),
+                    slot,
+                    "p{precision} {high}"
+                );
+                // A bucket is at most 2^-precision of its low end wide.
+                if low >= 1 << precision {
+                    assert!(
+                        (high - low + 1) << precision <= low,
+                        "p{precision} slot {slot}"
+                    );
+                }
+                next = high.wrapping_add(1);
+            }
+            assert_eq!(next, 0, "the last slot ends at u64::MAX");
+            for e in 0..64 {
+                for value in [1u64 << e, (1u64 << e) - 1, (1u64 << e) + 1] {
+                    let (low, high) =
+                        log_linear_slot_bounds(log_linear_slot(value, precision), precision);
+                    assert!(low <= value && value <= high, "p{precision} {value}");
+                }
+                // A power of two starts a slot of its own, and folds into log2 slot e.
+                let slot = log_linear_slot(1 << e, precision);
+                assert_eq!(log_linear_slot_bounds(slot, precision).0, 1 << e);
+                assert_eq!(log_linear_to_log2(slot, precision), log2_slot(1 << e));
+            }
+        }
+    }
+
+    /// The default precision's slots, by hand: 16 exact values, then 16 per power of two.
+    #[test]
+    fn log_linear_default_precision_by_hand() {
+        let p = DEFAULT_PRECISION;
+        assert_eq!(log_linear_slots(p), 976);
+        assert_eq!(log_linear_slot(15, p), 15);
+        assert_eq!(log_linear_slot(16, p), 16);
+        assert_eq!(log_linear_slot(31, p), 31);
+        assert_eq!(log_linear_slot(32, p), 32);
+        assert_eq!(log_linear_slot(33, p), 32);
+        assert_eq!(log_linear_slot(34, p), 33);
+        assert_eq!(log_linear_slot_bounds(32, p), (32, 33));
+        // 1 ms in ns: 2^19 <= 1_000_000 < 2^20, buckets 2^15 wide.
+        let slot = log_linear_slot(1_000_000, p);
+        assert_eq!(slot, 16 * 16 + 14);
+        assert_eq!(log_linear_slot_bounds(slot, p), (983_040, 1_015_807));
+        assert_eq!(
+            log_linear_slot_bounds(975, p),
+            (0xF800_0000_0000_0000, u64::MAX)
+        );
+        assert_eq!(
+            log_linear_slot_bounds(5000, p),
+            (0xF800_0000_0000_0000, u64::MAX)
+        );
     }
 }

@@ -1302,3 +1302,103 @@ filter = 'comm ~ "tk_comm_*"'
     );
     stop_exporter(exporter);
 }
+
+/// Acceptance (issue 31): `buckets = "loglinear"` exposes `--percentiles`' buckets as a
+/// Prometheus histogram and the percentiles as `NAME_quantile_seconds{quantile, bound}`;
+/// with `hist --percentiles` attached to the same function during the same 1000 waits,
+/// /metrics and the JSON name the same buckets. Both programs time each call themselves
+/// (microseconds apart), so a rank's wait may sit in the neighbouring bucket of one of
+/// them; a bucket is 1/16 of its value wide, and no further apart is allowed.
+#[test]
+fn exporter_loglinear_percentiles_match_hist_json() {
+    require_root();
+    let dir = scratch("exporter_loglinear_percentiles_match_hist_json");
+    let waiter = copy_as(&fixture("tk_funcs"), &dir, "tk_waits");
+    let path = dir.join("exporter.toml");
+    std::fs::write(
+        &path,
+        format!(
+            r#"[profile]
+enabled = false
+
+[[metric]]
+name = "waits"
+event = "uretprobe:{}:sleeper"
+value = "latency"
+unit = "ns"
+buckets = "loglinear:19..28"
+"#,
+            waiter.display()
+        ),
+    )
+    .unwrap();
+    let (exporter, addr) = start_exporter(&path);
+    let spec = format!("uretprobe:{}:sleeper", waiter.display());
+    let waiter_arg = waiter.to_string_lossy().into_owned();
+    let run = tracekit(
+        [
+            "hist",
+            &spec,
+            "--value",
+            "latency",
+            "--percentiles",
+            "--json",
+            "--",
+            &waiter_arg,
+            "waits",
+        ],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    let json: serde_json::Value = serde_json::from_str(run.stdout.lines().last().unwrap())
+        .unwrap_or_else(|err| panic!("not JSON ({err}): {}", run.stdout));
+    let group = &json["groups"][0];
+    let text = scrape(addr);
+    assert_eq!(
+        sample_sum(&text, "tracekit_waits_seconds_count", &[]),
+        1000.0,
+        "{text}"
+    );
+    assert_eq!(
+        sample_sum(&text, "tracekit_waits_seconds_bucket", &[("le", "+Inf")]),
+        1000.0,
+        "{text}"
+    );
+    // 10 powers of two (2^19..2^28 ns), 16 buckets each, and +Inf.
+    let buckets = text
+        .lines()
+        .filter(|l| l.starts_with("tracekit_waits_seconds_bucket"))
+        .count();
+    assert_eq!(buckets, 161, "{text}");
+    let exported = |quantile: &str, bound: &str| {
+        let seconds = sample_sum(
+            &text,
+            "tracekit_waits_quantile_seconds",
+            &[("quantile", quantile), ("bound", bound)],
+        );
+        (seconds * 1e9).round() as u64
+    };
+    let percentiles = group["percentiles"]["percentiles"].as_array().unwrap();
+    let rows = percentiles
+        .iter()
+        .map(|p| (p["quantile"].to_string(), &p["low"], &p["high"]))
+        .chain([(
+            "1".to_string(),
+            &group["percentiles"]["max"]["low"],
+            &group["percentiles"]["max"]["high"],
+        )]);
+    for (quantile, low, high) in rows {
+        let (low, high) = (low.as_u64().unwrap(), high.as_u64().unwrap());
+        let (e_low, e_high) = (exported(&quantile, "low"), exported(&quantile, "high"));
+        let same = (e_low, e_high) == (low, high);
+        let next = e_low == high + 1 || e_high + 1 == low;
+        assert!(
+            same || next,
+            "quantile {quantile}: /metrics [{e_low}, {e_high}] ns, JSON [{low}, {high}] ns:\n{text}"
+        );
+        if !same {
+            eprintln!("quantile {quantile}: neighbouring buckets (timed apart)");
+        }
+    }
+    stop_exporter(exporter);
+}

@@ -6,6 +6,7 @@ mod everyday;
 mod exporter;
 mod hostile;
 mod kfunc;
+mod percentiles;
 mod pprof;
 mod profile;
 mod realprog;

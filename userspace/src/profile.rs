@@ -70,7 +70,7 @@ pub struct ProfileOptions {
     /// carries its cgroup's path ([`Stack::cgroup`](crate::stacks::Stack::cgroup)).
     pub by_cgroup: bool,
     /// Count samples per time slice of this many ns of `CLOCK_MONOTONIC` (`--heatmap`:
-    /// [`crate::output::heatmap::SLICE_NS`]); `None`: one count per stack for the whole run.
+    /// [`crate::output::flamescope::SLICE_NS`]); `None`: one count per stack for the whole run.
     pub time_slice_ns: Option<u64>,
 }
 

@@ -162,6 +162,33 @@ fn syscount(tracekit: &Path, calls: u64, rounds: usize) -> Result<()> {
             ready: Some(("Hit Ctrl-C", true)),
             perf_event_fds: 0,
         },
+        // The histogram slot rules side by side: the same value (the syscall number),
+        // the same unkeyed per-CPU array; only the slot differs (log2 against log-linear).
+        Watcher {
+            name: "tracekit hist rawtracepoint:sys_enter --value id (log2 slot)",
+            command: Some(vec![
+                tk.clone(),
+                "hist".into(),
+                "rawtracepoint:sys_enter".into(),
+                "--value".into(),
+                "id".into(),
+            ]),
+            ready: Some(("Hit Ctrl-C", true)),
+            perf_event_fds: 0,
+        },
+        Watcher {
+            name: "tracekit hist rawtracepoint:sys_enter --value id --percentiles (log-linear)",
+            command: Some(vec![
+                tk.clone(),
+                "hist".into(),
+                "rawtracepoint:sys_enter".into(),
+                "--value".into(),
+                "id".into(),
+                "--percentiles".into(),
+            ]),
+            ready: Some(("Hit Ctrl-C", true)),
+            perf_event_fds: 0,
+        },
         Watcher {
             name: "tracekit count raw_syscalls:sys_enter (classic tracepoint)",
             command: Some(vec![tk, "count".into(), "raw_syscalls:sys_enter".into()]),

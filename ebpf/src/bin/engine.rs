@@ -37,9 +37,9 @@ use tracekit_common::{
     engine::{
         AggKey, AggValue, CorrKey, DEFAULT_HASH_ENTRIES, DEFAULT_STACK_ENTRIES,
         DEFAULT_START_ENTRIES, KEY_SET_BITS, KEY_SET_WORDS, KEY_WORDS, MAX_INSNS, MAX_KEY_PARTS,
-        MAX_OPERANDS, MAX_STRINGS, MAX_TARGET_PIDS, NO_OPERAND, Operand, Plan, SIGNED, STAT_COUNT,
-        STR_BYTES, StartValue, TRACE_RING_BYTES, TraceRecord, agg, layout, log2_slot, op, operand,
-        stat,
+        MAX_OPERANDS, MAX_PRECISION, MAX_STRINGS, MAX_TARGET_PIDS, NO_OPERAND, Operand, Plan,
+        SIGNED, STAT_COUNT, STR_BYTES, StartValue, TRACE_RING_BYTES, TraceRecord, agg, layout,
+        log_linear_slot, log2_slot, op, operand, stat,
     },
     profile::{EVENTS_RING_BYTES, MAX_KNOWN_PIDS, STACK_ERROR, STACK_NONE, StackFrames},
 };
@@ -616,6 +616,14 @@ fn slot_of(plan: &'static Plan, value: u64, signed: bool) -> u32 {
                 0
             } else {
                 log2_slot(value)
+            }
+        }
+        agg::LOG_LINEAR => {
+            if signed && (value as i64) < 0 {
+                0
+            } else {
+                // Bounded so the verifier sees every shift below 64.
+                log_linear_slot(value, rd!(plan.precision).min(MAX_PRECISION))
             }
         }
         agg::LINEAR => {

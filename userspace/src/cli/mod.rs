@@ -111,7 +111,7 @@ pub struct TimingArgs {
 pub struct OutputArgs {
     /// Write the result to FILE, in the format its extension names (.txt .folded .svg .json;
     /// stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json, and may give -o
-    /// several times)
+    /// several times); for histograms with -i, .svg is a heat map (one column per interval)
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Vec<PathBuf>,
     /// Print JSON on stdout instead of text
@@ -220,6 +220,27 @@ impl MapArgs {
             max_groups: self.max_groups,
             max_in_flight: self.max_in_flight,
         }
+    }
+}
+
+/// `--percentiles` and `--precision`, on every histogram command.
+#[derive(Debug, Args)]
+pub struct PercentileArgs {
+    /// Keep a log-linear histogram in the kernel and report p50, p90, p99, p99.9, max, count
+    /// and mean; each percentile is the bucket it falls in
+    #[arg(long)]
+    pub percentiles: bool,
+    /// Sub-bucket bits of --percentiles' histogram, 0 to 7: each power of two is split into
+    /// 2^K buckets, at most 100/2^K % wide
+    #[arg(long, value_name = "K", default_value_t = tracekit_common::engine::DEFAULT_PRECISION,
+          value_parser = clap::value_parser!(u32).range(0..=7), requires = "percentiles")]
+    pub precision: u32,
+}
+
+impl PercentileArgs {
+    /// The precision when `--percentiles` is on.
+    pub fn precision(&self) -> Option<u32> {
+        self.percentiles.then_some(self.precision)
     }
 }
 

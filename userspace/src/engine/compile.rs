@@ -405,6 +405,7 @@ fn compile_body(
     match request.shape {
         Shape::Count => {}
         Shape::Log2 => builder.log2(),
+        Shape::LogLinear { precision } => builder.log_linear(precision)?,
         Shape::Linear { min, max, step } => builder.linear(min, max, step)?,
         Shape::Trace => builder.trace(),
     }

@@ -3,11 +3,15 @@
 
 use tracekit_common::engine::{
     Insn, KEY_SET_BITS, KEY_SET_WORDS, KEY_WORDS, LOG2_SLOTS, MAX_INSNS, MAX_KEY_PARTS,
-    MAX_LINEAR_SLOTS, MAX_OPERANDS, MAX_STR_CONSTS, MAX_STRINGS, NO_OPERAND, Operand, Plan, SIGNED,
-    STR_BYTES, agg, layout, op, operand,
+    MAX_LINEAR_SLOTS, MAX_OPERANDS, MAX_PRECISION, MAX_STR_CONSTS, MAX_STRINGS, NO_OPERAND,
+    Operand, Plan, SIGNED, STR_BYTES, agg, layout, log_linear_slots, op, operand,
 };
 
 use crate::{Error, Result};
+
+/// Most cells (keys times slots) a keyed per-CPU array may hold before the hash serves
+/// instead (1 MiB of 16-byte cells per CPU).
+const MAX_ARRAY_CELLS: u64 = 65536;
 
 /// Builds a [`Plan`], enforcing the engine's limits with one-line errors.
 #[derive(Clone, Debug)]
@@ -225,6 +229,21 @@ impl PlanBuilder {
         self.plan.slots = LOG2_SLOTS;
     }
 
+    /// A log-linear (HDR-style) histogram of the value with `precision` sub-bucket bits
+    /// (`--precision`, 0..=7): relative resolution 2^-precision.
+    pub fn log_linear(&mut self, precision: u32) -> Result<()> {
+        if precision > MAX_PRECISION {
+            return Err(Error::usage(format!(
+                "--precision {precision}: expected 0 to {MAX_PRECISION} sub-bucket bits (4: \
+                 buckets at most 6.25% wide, the default)"
+            )));
+        }
+        self.plan.agg = agg::LOG_LINEAR;
+        self.plan.precision = precision;
+        self.plan.slots = log_linear_slots(precision);
+        Ok(())
+    }
+
     /// A linear histogram of the value: buckets of `step` from `min` up to `max`.
     pub fn linear(&mut self, min: i64, max: i64, step: u64) -> Result<()> {
         if step == 0 || max <= min {
@@ -253,7 +272,14 @@ impl PlanBuilder {
     pub fn layout(&mut self, array_bound: Option<u32>) {
         let n = self.plan.n_key_parts;
         match array_bound {
-            Some(bound) if n <= 1 => {
+            // A keyed array holds every key's every slot on every CPU: a log-linear
+            // histogram (976 slots) by syscall would be megabytes per CPU, mostly zeros.
+            Some(bound)
+                if n <= 1
+                    && (n == 0
+                        || u64::from(bound + 1) * u64::from(self.plan.slots)
+                            <= MAX_ARRAY_CELLS) =>
+            {
                 self.plan.layout = layout::ARRAY;
                 self.plan.array_key_bound = if n == 0 { 0 } else { bound };
             }
@@ -388,6 +414,7 @@ pub fn disassemble(plan: &Plan) -> String {
             plan.slots, plan.linear_min, plan.linear_step
         ),
         agg::TRACE => "trace".to_string(),
+        agg::LOG_LINEAR => format!("log-linear {} slots p{}", plan.slots, plan.precision),
         _ => "?".to_string(),
     };
     let layout = match plan.layout {

@@ -23,6 +23,9 @@ pub enum Shape {
     Count,
     /// Log2 histogram of the value.
     Log2,
+    /// Log-linear (HDR-style) histogram of the value: each power of two split into
+    /// 2^`precision` linear sub-buckets, for percentiles.
+    LogLinear { precision: u32 },
     /// Linear histogram of the value: buckets of `step` from `min` to `max`.
     Linear { min: i64, max: i64, step: u64 },
     /// No aggregation: each event goes to userspace (`trace`).

@@ -25,6 +25,7 @@
 //! value = "bytes"               # a field; without `buckets`, its sum is a counter
 //! unit = "bytes"                # the value's unit: ns, us, ms, s, bytes
 //! buckets = "log2:9..26"        # log2 | log2:FIRST..LAST (slots) | linear:MIN,MAX,STEP
+//!                               # | loglinear[:FIRST..LAST] (powers of two; adds quantiles)
 //! by = ["dev", "rwbs"]          # group-by fields, the series' labels
 //! ```
 //!
@@ -232,6 +233,15 @@ pub enum BucketSpec {
         /// Last slot with a bucket.
         last: u32,
     },
+    /// `loglinear` or `loglinear:FIRST..LAST`: `--percentiles`' log-linear buckets (each
+    /// power of two in 16), the powers of two `FIRST..LAST` with buckets of their own; the
+    /// metric also exposes p50, p90, p99, p99.9 and max (`NAME_quantile_UNIT`).
+    LogLinear {
+        /// First power of two with buckets.
+        first: u32,
+        /// Last power of two with buckets.
+        last: u32,
+    },
     /// `linear:MIN,MAX,STEP`: buckets of STEP from MIN to MAX, as `hist --linear`.
     Linear {
         /// Low end.
@@ -249,12 +259,26 @@ impl BucketSpec {
     pub fn parse(text: &str) -> std::result::Result<Self, String> {
         let bad = || {
             format!(
-                "buckets \"{text}\": expected log2, log2:FIRST..LAST (slots 0 to 63) or \
-                 linear:MIN,MAX,STEP"
+                "buckets \"{text}\": expected log2, log2:FIRST..LAST (slots 0 to 63), \
+                 loglinear, loglinear:FIRST..LAST (powers of two 0 to 63) or linear:MIN,MAX,STEP"
             )
         };
         if text == "log2" {
             return Ok(BucketSpec::Log2 { first: 0, last: 63 });
+        }
+        if text == "loglinear" {
+            return Ok(BucketSpec::LogLinear { first: 0, last: 63 });
+        }
+        if let Some(range) = text.strip_prefix("loglinear:") {
+            let (first, last) = range.split_once("..").ok_or_else(bad)?;
+            let first: u32 = first.trim().parse().map_err(|_| bad())?;
+            let last: u32 = last.trim().parse().map_err(|_| bad())?;
+            if first > last || last > 63 {
+                return Err(format!(
+                    "buckets \"{text}\": needs FIRST <= LAST <= 63 (powers of two)"
+                ));
+            }
+            return Ok(BucketSpec::LogLinear { first, last });
         }
         if let Some(range) = text.strip_prefix("log2:") {
             let (first, last) = range.split_once("..").ok_or_else(bad)?;
@@ -298,6 +322,11 @@ impl BucketSpec {
     pub fn buckets(self) -> Buckets {
         match self {
             BucketSpec::Log2 { first, last } => Buckets::Log2 { first, last },
+            BucketSpec::LogLinear { first, last } => Buckets::LogLinear {
+                first,
+                last,
+                precision: tracekit_common::engine::DEFAULT_PRECISION,
+            },
             BucketSpec::Linear { min, max, step } => Buckets::Linear {
                 min,
                 step,
@@ -998,7 +1027,8 @@ help = "Sizes of packets sent."
             (
                 "[[metric]]\nname = \"io\"\nevent = \"block:block_rq_issue\"\nvalue = \"bytes\"\nbuckets = \"log3\"\n",
                 "exporter.toml: metric \"io\": buckets \"log3\": expected log2, log2:FIRST..LAST \
-                 (slots 0 to 63) or linear:MIN,MAX,STEP",
+                 (slots 0 to 63), loglinear, loglinear:FIRST..LAST (powers of two 0 to 63) or \
+                 linear:MIN,MAX,STEP",
             ),
             (
                 "[[metric]]\nname = \"io\"\nevent = \"block:block_rq_issue\"\nvalue = \"bytes\"\nbuckets = \"log2:20..70\"\n",
@@ -1109,5 +1139,21 @@ help = "Sizes of packets sent."
         );
         assert!(BucketSpec::parse("linear:10,10,5").is_err());
         assert!(BucketSpec::parse("linear:0,10").is_err());
+        assert_eq!(
+            BucketSpec::parse("loglinear:19..28").unwrap().buckets(),
+            Buckets::LogLinear {
+                first: 19,
+                last: 28,
+                precision: 4
+            }
+        );
+        assert_eq!(
+            BucketSpec::parse("loglinear"),
+            Ok(BucketSpec::LogLinear { first: 0, last: 63 })
+        );
+        assert_eq!(
+            BucketSpec::parse("loglinear:30..20"),
+            Err("buckets \"loglinear:30..20\": needs FIRST <= LAST <= 63 (powers of two)".into())
+        );
     }
 }

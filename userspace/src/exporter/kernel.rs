@@ -89,6 +89,9 @@ pub fn request(metric: &MetricConfig) -> Result<Request> {
     request.shape = match metric.buckets {
         None => Shape::Count,
         Some(BucketSpec::Log2 { .. }) => Shape::Log2,
+        Some(BucketSpec::LogLinear { .. }) => Shape::LogLinear {
+            precision: tracekit_common::engine::DEFAULT_PRECISION,
+        },
         Some(BucketSpec::Linear { min, max, step }) => Shape::Linear { min, max, step },
     };
     // Buckets are of raw values; `MetricConfig::spec(1)` says so to the series.
@@ -396,7 +399,11 @@ impl Sources for KernelSources {
             }
         }
         *self.unhealthy.lock().unwrap_or_else(|e| e.into_inner()) = failed;
-        let mut families: Vec<MetricFamily> = metrics.iter().map(|m| m.series.family()).collect();
+        let mut families: Vec<MetricFamily> = Vec::new();
+        for metric in metrics.iter() {
+            families.push(metric.series.family());
+            families.extend(metric.series.quantiles());
+        }
         families.extend(accounting(
             &self.namespace,
             metrics.iter().map(|m| &m.series),

@@ -323,6 +323,65 @@ impl Series {
     }
 }
 
+impl Series {
+    /// For log-linear histograms, p50, p90, p99, p99.9 and max (`quantile="1"`) of every
+    /// series since the exporter started, as gauges `NAME_quantile_UNIT` with a `quantile`
+    /// and a `bound` label: `low` and `high` are the bounds of the kernel bucket the
+    /// quantile falls in (the resolution it truly has), in base units. `None` for other
+    /// metrics.
+    pub fn quantiles(&self) -> Option<MetricFamily> {
+        let Kind::Histogram {
+            buckets: Buckets::LogLinear { precision, .. },
+            scale,
+        } = self.spec.kind
+        else {
+            return None;
+        };
+        let mut values = Vec::new();
+        for (labels, totals) in &self.totals {
+            // The sum does not matter for the bounds.
+            let Some(summary) =
+                crate::output::percentiles::summarize(&totals.slots, precision, 0, 1)
+            else {
+                continue;
+            };
+            let rows = summary
+                .percentiles
+                .iter()
+                .map(|p| (format!("{}", p.quantile), p.bounds))
+                .chain([("1".to_string(), summary.max)]);
+            for (quantile, bounds) in rows {
+                // Buckets of `raw / div`: bucket [low, high] holds raw values from
+                // low * div to (high + 1) * div - 1.
+                let div = scale.div.max(1) as f64;
+                let raw_bounds = [
+                    ("low", bounds.low as f64 * div),
+                    ("high", (bounds.high as f64 + 1.0) * div - 1.0),
+                ];
+                for (bound, raw) in raw_bounds {
+                    let mut names = labels.0.clone();
+                    names.push(quantile.clone());
+                    names.push(bound.into());
+                    values.push((Labels(names), Value::Float(scale.to_base(raw))));
+                }
+            }
+        }
+        let mut label_names = self.spec.label_names.clone();
+        label_names.extend(["quantile".to_string(), "bound".to_string()]);
+        Some(MetricFamily {
+            name: format!("{}_quantile", self.spec.name),
+            help: format!(
+                "Quantiles of {} since the exporter started (quantile=\"1\": the maximum), as \
+                 the low and high bound of the kernel bucket each falls in.",
+                self.spec.name
+            ),
+            unit: self.spec.unit,
+            label_names,
+            values: Values::Gauge(values),
+        })
+    }
+}
+
 /// The exporter's account of its metrics: kernel entries evicted and label sets folded
 /// into overflow series, per metric (`metric` label), under `namespace`.
 pub fn accounting<'a>(
@@ -629,6 +688,50 @@ mod tests {
              tracekit_block_io_size_bytes_bucket{le=\"+Inf\",disk=\"vda\"} 516\n\
              # EOF\n"
         );
+    }
+
+    /// Log-linear histograms also expose their quantiles: each as its bucket's bounds,
+    /// in base units; the maximum as quantile 1. Other histograms have none.
+    #[test]
+    fn log_linear_quantiles_as_bucket_bounds() {
+        use tracekit_common::engine::log_linear_slot;
+        let spec = |buckets| Spec {
+            name: "tracekit_waits".into(),
+            help: "Waits.".into(),
+            unit: Some(BaseUnit::Seconds),
+            label_names: vec![],
+            kind: Kind::Histogram {
+                buckets,
+                scale: Scale {
+                    div: 1,
+                    per_base: 1e9,
+                },
+            },
+            max_series: 1,
+        };
+        let mut s = Series::new(spec(Buckets::LogLinear {
+            first: 19,
+            last: 27,
+            precision: 4,
+        }));
+        s.observe([
+            cell(&[], log_linear_slot(1_000_000, 4), 900, 900_000_000),
+            cell(&[], log_linear_slot(10_000_000, 4), 90, 900_000_000),
+            cell(&[], log_linear_slot(100_000_000, 4), 10, 1_000_000_000),
+        ]);
+        let text = encode(&[s.quantiles().expect("log-linear")]);
+        for line in [
+            "tracekit_waits_quantile_seconds{quantile=\"0.5\",bound=\"low\"} 0.00098304\n",
+            "tracekit_waits_quantile_seconds{quantile=\"0.5\",bound=\"high\"} 0.001015807\n",
+            "tracekit_waits_quantile_seconds{quantile=\"0.99\",bound=\"low\"} 0.009961472\n",
+            "tracekit_waits_quantile_seconds{quantile=\"0.999\",bound=\"high\"} 0.100663295\n",
+            "tracekit_waits_quantile_seconds{quantile=\"1\",bound=\"low\"} 0.096468992\n",
+        ] {
+            assert!(text.contains(line), "no {line:?} in\n{text}");
+        }
+        assert_eq!(text.matches("tracekit_waits_quantile_seconds{").count(), 10);
+        let log2 = Series::new(spec(Buckets::Log2 { first: 0, last: 3 }));
+        assert_eq!(log2.quantiles(), None);
     }
 
     #[test]

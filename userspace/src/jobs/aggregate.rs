@@ -17,6 +17,7 @@ use crate::{
     output::{
         self, Format,
         aggregates::{self, Report, Table},
+        heatmap,
     },
     session::{self, Collector, Flow, Interval, Scope, Tracees},
     unwind::{UnwindTables, Unwinder},
@@ -37,6 +38,56 @@ pub struct AggregateJob {
     /// The filter is the tool's own, not the user's (`runqlat` skips switches to the idle
     /// task): the events it drops are not events of the tool, so they are not reported.
     pub tool_filter: bool,
+}
+
+impl AggregateJob {
+    /// With `Some(precision)` (`--percentiles`), the job's histogram becomes a log-linear
+    /// one with `precision` sub-bucket bits, reported with its percentiles; a count with a
+    /// value (`syscount --latency`) becomes one histogram per group, in `count_unit`
+    /// (values divided by the count's sum divisor), sorted by count. `None` leaves it as is.
+    ///
+    /// # Errors
+    /// A usage error when the job has no value to take percentiles of, or is linear.
+    pub fn percentiles(mut self, precision: Option<u32>, count_unit: &str) -> Result<Self> {
+        use crate::engine::request::Shape;
+        let Some(precision) = precision else {
+            return Ok(self);
+        };
+        let command = self.command;
+        let (unit, div, top) = match (&self.report, self.request.shape) {
+            (Report::Log2 { unit }, Shape::Log2) => (unit.clone(), self.request.value_div, None),
+            (
+                Report::Counts {
+                    sum: Some((_, div)),
+                    top,
+                },
+                Shape::Count,
+            ) if self.request.value.is_some() => {
+                self.request.value_div = (*div as u64).max(1);
+                (count_unit.to_string(), self.request.value_div, *top)
+            }
+            (Report::Linear { .. }, _) => {
+                return Err(crate::Error::usage(format!(
+                    "{command} --percentiles: takes percentiles of its own log-linear \
+                     histogram; leave out --linear"
+                )));
+            }
+            _ => {
+                return Err(crate::Error::usage(format!(
+                    "{command} --percentiles: needs a value to take percentiles of (hist: \
+                     --value FIELD; syscount: --latency)"
+                )));
+            }
+        };
+        self.request.shape = Shape::LogLinear { precision };
+        self.report = Report::LogLinear {
+            unit,
+            precision,
+            div,
+            top,
+        };
+        Ok(self)
+    }
 }
 
 /// Loaded engines, read at intervals and at the end.
@@ -115,6 +166,10 @@ struct AggregateCollector<'a> {
     slots: u32,
     json: bool,
     previous: Aggregates,
+    /// `-o FILE.svg`: each interval's histogram, summed over groups, in display rows.
+    heat: Option<Vec<heatmap::Column>>,
+    /// Milliseconds from the start to the current interval's start.
+    heat_ms: u64,
 }
 
 impl AggregateCollector<'_> {
@@ -124,6 +179,16 @@ impl AggregateCollector<'_> {
         let delta = now.since(&self.previous);
         self.previous = now;
         let shown = groups(&delta, self.table.columns, self.slots);
+        if let Some(columns) = &mut self.heat {
+            let length_ms = elapsed.as_millis() as u64;
+            columns.push(heatmap::Column {
+                clock: session::clock_time(),
+                start_ms: self.heat_ms,
+                length_ms,
+                counts: heat_rows(self.table.report, &shown, self.slots),
+            });
+            self.heat_ms += length_ms;
+        }
         let format = if self.json {
             Format::Json
         } else {
@@ -165,6 +230,96 @@ impl Collector for AggregateCollector<'_> {
     }
 }
 
+/// A heat map column's rows: every group's histogram summed, log-linear ones folded into
+/// log2 slots (the rows a reader knows; percentiles keep the fine buckets).
+fn heat_rows(report: &Report, groups: &[crate::engine::Group], slots: u32) -> Vec<u64> {
+    let mut sum = vec![0u64; slots as usize];
+    for group in groups {
+        for (cell, &n) in sum.iter_mut().zip(&group.slots) {
+            *cell += n;
+        }
+    }
+    match report {
+        Report::LogLinear { precision, .. } => {
+            crate::output::percentiles::fold_to_log2(&sum, *precision)
+        }
+        _ => sum,
+    }
+}
+
+/// Writes the heat map of `columns` to `path`: rows from the lowest to the highest bucket
+/// any column has events in (the first bucket when none has).
+fn write_heat_map(
+    path: &std::path::Path,
+    table: &Table<'_>,
+    columns: &[heatmap::Column],
+    scope_text: &str,
+) -> Result<()> {
+    let rows = columns.iter().map(|c| c.counts.len()).max().unwrap_or(0);
+    let used = |row: usize| {
+        columns
+            .iter()
+            .any(|c| c.counts.get(row).is_some_and(|&n| n > 0))
+    };
+    let first = (0..rows).find(|&r| used(r)).unwrap_or(0);
+    let last = (0..rows).rev().find(|&r| used(r)).unwrap_or(first);
+    let trimmed: Vec<heatmap::Column> = columns
+        .iter()
+        .map(|c| heatmap::Column {
+            counts: (first..=last)
+                .map(|r| c.counts.get(r).copied().unwrap_or(0))
+                .collect(),
+            ..c.clone()
+        })
+        .collect();
+    let labels = (first..=last)
+        .map(|row| match table.report {
+            Report::Linear { .. } => {
+                let (low, high) = aggregates::slot_bounds(table.report, row, rows);
+                if row == 0 {
+                    format!("< {}", high + 1)
+                } else if row + 1 == rows {
+                    format!(">= {low}")
+                } else {
+                    format!("{low} -> {high}")
+                }
+            }
+            _ => {
+                let (low, high) = tracekit_common::engine::log2_slot_bounds(row as u32);
+                format!("{low} -> {high}")
+            }
+        })
+        .collect();
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "?".into());
+    let title = format!("{}: {}", table.command, table.traced);
+    let mut place = format!("host {host}, {scope_text}");
+    if !table.columns.is_empty() {
+        let names: Vec<&str> = table.columns.iter().map(|c| c.name.as_str()).collect();
+        place.push_str(&format!("; every {} summed", names.join(", ")));
+    }
+    let map = heatmap::HeatMap {
+        title: &title,
+        place: &place,
+        unit: table.report.unit().unwrap_or(""),
+        rows: labels,
+        columns: &trimmed,
+    };
+    output::write_file(path, |out| {
+        std::io::Write::write_all(out, heatmap::svg(&map).as_bytes())
+    })
+}
+
+/// Whether `-o` names an SVG file (a heat map, for aggregates).
+fn is_svg(options: &RunOptions) -> bool {
+    options
+        .output
+        .as_deref()
+        .and_then(|path| path.extension())
+        .is_some_and(|ext| ext.eq_ignore_ascii_case("svg"))
+}
+
 /// Histogram slots per group (1 for counts), as the plans keep them.
 fn slots_of(report: &Report, compiled: &Compiled) -> u32 {
     match report {
@@ -178,7 +333,24 @@ fn slots_of(report: &Report, compiled: &Compiled) -> u32 {
 
 /// Runs `job` over `options`' scope and timing, printing its aggregates.
 pub fn run(job: AggregateJob, options: &RunOptions) -> Result<()> {
-    let file_format = options.file_format(job.command, false)?;
+    let heat = is_svg(options);
+    let file_format = if heat {
+        let command = job.command;
+        if matches!(job.report, Report::Counts { .. }) {
+            return Err(crate::Error::usage(format!(
+                "-o FILE.svg: {command} draws heat maps of histograms; this one counts (give \
+                 --value FIELD, or write .txt or .json)"
+            )));
+        }
+        if options.interval.is_none() {
+            return Err(crate::Error::usage(format!(
+                "-o FILE.svg: {command}'s heat map has one column per interval; add -i SECONDS"
+            )));
+        }
+        None
+    } else {
+        options.file_format(job.command, false)?
+    };
     // Privileges first: without them, reading tracefs fails with a less useful message.
     caps::require_tracing(job.command)?;
     let compiled = compile(&job.request)?;
@@ -205,6 +377,8 @@ pub fn run(job: AggregateJob, options: &RunOptions) -> Result<()> {
         slots: slots_of(&job.report, &compiled),
         json: options.json,
         previous: Aggregates::default(),
+        heat: heat.then(Vec::new),
+        heat_ms: 0,
     };
     let mut session = options.session(job.command, true);
     let banner_what = what.clone();
@@ -214,6 +388,9 @@ pub fn run(job: AggregateJob, options: &RunOptions) -> Result<()> {
     let finished = session::run(session, &mut collector)?;
     let all = collector.engines.read()?;
     let elapsed = finished.elapsed;
+    if let (Some(path), Some(columns)) = (options.output.as_deref(), &collector.heat) {
+        write_heat_map(path, &table, columns, &finished.scope_text)?;
+    }
     if let (Some(path), Some(format)) = (options.output.as_deref(), file_format) {
         let whole = groups(&all, table.columns, collector.slots);
         output::write_file(path, |out| {

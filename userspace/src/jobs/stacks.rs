@@ -446,7 +446,7 @@ pub fn profile(
             stack_map_entries: sampling.stack_map_entries,
             count_map_entries: sampling.count_map_entries,
             by_cgroup: sampling.by_cgroup,
-            time_slice_ns: sampling.time_slices.then_some(output::heatmap::SLICE_NS),
+            time_slice_ns: sampling.time_slices.then_some(output::flamescope::SLICE_NS),
         },
         profiler: None,
         program: options.command_program(),

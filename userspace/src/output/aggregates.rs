@@ -9,7 +9,7 @@ use std::{io, time::Duration};
 
 use serde::Serialize;
 
-use super::{Format, hist};
+use super::{Format, hist, percentiles};
 use crate::engine::{EngineStats, Group, KeyColumn};
 
 /// How aggregates are shown.
@@ -27,6 +27,30 @@ pub enum Report {
     Log2 { unit: String },
     /// A linear histogram per group.
     Linear { min: i64, step: u64, unit: String },
+    /// A log-linear histogram per group (`--percentiles`): shown folded into log2 slots,
+    /// with p50, p90, p99, p99.9, max, count and mean under it.
+    LogLinear {
+        /// Heads the value column (`usecs`, `bytes`).
+        unit: String,
+        /// Sub-bucket bits.
+        precision: u32,
+        /// Raw units per `unit` (sums are raw: the mean divides by it).
+        div: u64,
+        /// Show only the N groups with the most events, most first (`syscount`).
+        top: Option<usize>,
+    },
+}
+
+impl Report {
+    /// The unit the values are shown in, for histograms.
+    pub fn unit(&self) -> Option<&str> {
+        match self {
+            Report::Log2 { unit }
+            | Report::Linear { unit, .. }
+            | Report::LogLinear { unit, .. } => Some(unit),
+            Report::Counts { .. } => None,
+        }
+    }
 }
 
 /// What a table of aggregates shows, and about what.
@@ -57,6 +81,9 @@ struct JsonGroup {
     sum: u64,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     hist: Vec<JsonBucket>,
+    /// `--percentiles`: p50..p99.9 and max as bucket bounds, count and mean.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    percentiles: Option<percentiles::Summary>,
 }
 
 #[derive(Serialize)]
@@ -113,8 +140,21 @@ pub fn slot_bounds(report: &Report, slot: usize, slots: usize) -> (i128, i128) {
                 (low, low + step - 1)
             }
         }
+        Report::LogLinear { precision, .. } => {
+            let (low, high) =
+                tracekit_common::engine::log_linear_slot_bounds(slot as u32, *precision);
+            (i128::from(low), i128::from(high))
+        }
         Report::Counts { .. } => (0, 0),
     }
+}
+
+/// The percentiles of a group, for log-linear reports.
+pub fn group_percentiles(report: &Report, group: &Group) -> Option<percentiles::Summary> {
+    let Report::LogLinear { precision, div, .. } = report else {
+        return None;
+    };
+    percentiles::summarize(&group.slots, *precision, group.sum, *div)
 }
 
 fn buckets(report: &Report, slots: &[u64]) -> Vec<JsonBucket> {
@@ -132,7 +172,9 @@ fn buckets(report: &Report, slots: &[u64]) -> Vec<JsonBucket> {
 /// Sorts groups as shown: counts by count (largest first), histograms by key.
 fn ordered<'a>(report: &Report, groups: &'a [Group]) -> Vec<&'a Group> {
     let mut rows: Vec<&Group> = groups.iter().collect();
-    if let Report::Counts { top, .. } = report {
+    if let Report::Counts { top, .. } | Report::LogLinear { top, .. } = report
+        && (matches!(report, Report::Counts { .. }) || top.is_some())
+    {
         rows.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.key.cmp(&b.key)));
         if let Some(top) = top {
             rows.truncate(*top);
@@ -152,10 +194,7 @@ pub fn write(
 ) -> io::Result<()> {
     let rows = ordered(table.report, groups);
     if format == Format::Json {
-        let unit = match table.report {
-            Report::Log2 { unit } | Report::Linear { unit, .. } => Some(unit.as_str()),
-            Report::Counts { .. } => None,
-        };
+        let unit = table.report.unit();
         let json = JsonResult {
             format: super::saved::FORMAT_NAME,
             format_version: super::saved::FORMAT_VERSION,
@@ -186,6 +225,7 @@ pub fn write(
                     count: group.count,
                     sum: group.sum,
                     hist: buckets(table.report, &group.slots),
+                    percentiles: group_percentiles(table.report, group),
                 })
                 .collect(),
             stats,
@@ -232,7 +272,56 @@ pub fn write(
             }
             Ok(())
         }
-        Report::Log2 { unit } | Report::Linear { unit, .. } => {
+        // syscount --latency --percentiles: a table, one row per group.
+        Report::LogLinear {
+            unit, top: Some(_), ..
+        } => {
+            let short = match unit.as_str() {
+                "usecs" => "us",
+                "nsecs" => "ns",
+                "msecs" => "ms",
+                other => other,
+            };
+            let mut header: Vec<String> = table
+                .columns
+                .iter()
+                .map(|c| c.name.to_uppercase())
+                .collect();
+            let first_number = header.len();
+            header.push("COUNT".into());
+            header.push(format!("MEAN({short})"));
+            for name in ["P50", "P90", "P99", "P99.9", "MAX"] {
+                header.push(format!("{name}({short})"));
+            }
+            let range = |b: percentiles::Bounds| {
+                if b.low == b.high {
+                    b.low.to_string()
+                } else {
+                    format!("{}-{}", b.low, b.high)
+                }
+            };
+            let table_rows: Vec<Vec<String>> = rows
+                .iter()
+                .map(|group| {
+                    let mut row: Vec<String> = group.key.iter().map(ToString::to_string).collect();
+                    row.push(group.count.to_string());
+                    match group_percentiles(table.report, group) {
+                        Some(summary) => {
+                            row.push(format!("{:.3}", summary.mean));
+                            row.extend(summary.percentiles.iter().map(|p| range(p.bounds)));
+                            row.push(range(summary.max));
+                        }
+                        None => row.extend(std::iter::repeat_n("-".to_string(), 6)),
+                    }
+                    row
+                })
+                .collect();
+            let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
+            out.write_all(
+                hist::table(&header_refs, &table_rows, header.len() - first_number).as_bytes(),
+            )
+        }
+        Report::Log2 { unit } | Report::Linear { unit, .. } | Report::LogLinear { unit, .. } => {
             for (index, group) in rows.iter().enumerate() {
                 if !table.columns.is_empty() {
                     if index > 0 {
@@ -249,6 +338,14 @@ pub fn write(
                 let text = match table.report {
                     Report::Linear { min, step, .. } => {
                         hist::linear(&group.slots, *min, *step, unit)
+                    }
+                    Report::LogLinear { precision, .. } => {
+                        let mut text =
+                            hist::log2(&percentiles::fold_to_log2(&group.slots, *precision), unit);
+                        if let Some(summary) = group_percentiles(table.report, group) {
+                            text.push_str(&percentiles::text(&summary, unit));
+                        }
+                        text
                     }
                     _ => hist::log2(&group.slots, unit),
                 };
@@ -467,6 +564,107 @@ mod tests {
              \"start_map_full\":0,\"read_errors\":0,\"starts\":0,\"trace_lost\":0,\
              \"stack_map_full\":0,\"stack_errors\":0,\"announce_lost\":0,\"starts_ended\":0,\
              \"starts_exited\":0,\"missed\":0,\"starts_missed\":0}}\n"
+        );
+    }
+
+    /// `--percentiles`: the folded log2 histogram, then the percentiles as the buckets
+    /// they fall in; JSON carries the fine buckets and the same percentiles.
+    #[test]
+    fn log_linear_histogram_with_percentiles() {
+        use tracekit_common::engine::log_linear_slot;
+        let report = Report::LogLinear {
+            unit: "usecs".into(),
+            precision: 4,
+            div: 1000,
+            top: None,
+        };
+        let table = Table {
+            command: "funclatency",
+            traced: "latency of wait",
+            columns: &[],
+            report: &report,
+        };
+        let mut slots = vec![0u64; 976];
+        slots[log_linear_slot(1000, 4) as usize] = 900;
+        slots[log_linear_slot(10_000, 4) as usize] = 90;
+        slots[log_linear_slot(100_000, 4) as usize] = 10;
+        let groups = [Group {
+            key: vec![],
+            count: 1000,
+            sum: 2_800_000_000,
+            slots,
+        }];
+        assert_eq!(
+            render(Format::Text, &table, &groups),
+            "     usecs               : count     distribution\n\
+             \x20      512 -> 1023       : 900      |****************************************|\n\
+             \x20     1024 -> 2047       : 0        |                                        |\n\
+             \x20     2048 -> 4095       : 0        |                                        |\n\
+             \x20     4096 -> 8191       : 0        |                                        |\n\
+             \x20     8192 -> 16383      : 90       |****                                    |\n\
+             \x20    16384 -> 32767      : 0        |                                        |\n\
+             \x20    32768 -> 65535      : 0        |                                        |\n\
+             \x20    65536 -> 131071     : 10       |                                        |\n\
+             \x20    percentile (usecs)  : bucket\n\
+             \x20    p50                 : 992 -> 1023\n\
+             \x20    p90                 : 992 -> 1023\n\
+             \x20    p99                 : 9728 -> 10239\n\
+             \x20    p99.9               : 98304 -> 102399\n\
+             \x20    max                 : 98304 -> 102399\n\
+             \x20    count 1000, mean 2800.000 usecs\n"
+        );
+        let json = render(Format::Json, &table, &groups);
+        assert!(
+            json.contains(
+                "\"hist\":[{\"low\":992,\"high\":1023,\"count\":900},\
+                 {\"low\":9728,\"high\":10239,\"count\":90},\
+                 {\"low\":98304,\"high\":102399,\"count\":10}],\
+                 \"percentiles\":{\"count\":1000,\"mean\":2800.0,\"percentiles\":[\
+                 {\"name\":\"p50\",\"quantile\":0.5,\"low\":992,\"high\":1023},\
+                 {\"name\":\"p90\",\"quantile\":0.9,\"low\":992,\"high\":1023},\
+                 {\"name\":\"p99\",\"quantile\":0.99,\"low\":9728,\"high\":10239},\
+                 {\"name\":\"p99.9\",\"quantile\":0.999,\"low\":98304,\"high\":102399}],\
+                 \"max\":{\"low\":98304,\"high\":102399}}"
+            ),
+            "{json}"
+        );
+    }
+
+    /// `syscount --latency --percentiles`: one row per syscall, each percentile the
+    /// bucket it falls in, most calls first.
+    #[test]
+    fn log_linear_table_with_top() {
+        use tracekit_common::engine::log_linear_slot;
+        let columns = [KeyColumn {
+            name: "syscall".into(),
+            kind: KeyKind::Syscall,
+        }];
+        let report = Report::LogLinear {
+            unit: "usecs".into(),
+            precision: 4,
+            div: 1000,
+            top: Some(10),
+        };
+        let table = Table {
+            command: "syscount",
+            traced: "syscalls",
+            columns: &columns,
+            report: &report,
+        };
+        let mut sleeps = vec![0u64; 976];
+        sleeps[log_linear_slot(1000, 4) as usize] = 99;
+        sleeps[log_linear_slot(100_000, 4) as usize] = 1;
+        let mut reads = vec![0u64; 976];
+        reads[log_linear_slot(3, 4) as usize] = 5;
+        let groups = [
+            group("read", 5, 15_500, reads),
+            group("nanosleep", 100, 199_000_000, sleeps),
+        ];
+        assert_eq!(
+            render(Format::Text, &table, &groups),
+            "SYSCALL    COUNT  MEAN(us)   P50(us)   P90(us)   P99(us)     P99.9(us)       MAX(us)\n\
+             nanosleep    100  1990.000  992-1023  992-1023  992-1023  98304-102399  98304-102399\n\
+             read           5     3.100         3         3         3             3             3\n"
         );
     }
 

@@ -1,277 +1,304 @@
-//! Subsecond offset heat maps of a CPU profile, FlameScope's view: one column per second of
-//! `CLOCK_MONOTONIC`, one row per [`SLICE_NS`] slice of it (offset 0 at the top), each cell
-//! coloured by the samples counted in that slice. Patterns inside a second (a burst every
-//! second, a stall) show up as rows. Each cell's tooltip gives its time range and the
-//! `tracekit report FILE.json --from T1 --to T2` that draws the flame graph of just that time
-//! from the saved profile ([`select`] is that cut).
+//! Latency (or size) heat maps as SVG, as in Brendan Gregg's "Visualizing System Latency"
+//! (ACM Queue, 2010): x is time, one column per `-i` interval; y is the histogram's buckets,
+//! low values at the bottom; a cell's colour is how many events fell in that bucket in
+//! that interval (white: none). Every cell has hover text (time, range, count, share of the
+//! column) and carries its count in `data-count`, so the cells of a map add up to the events
+//! counted.
 //!
-//! Times are seconds from the start of the first second sampled, the same in the heat map
-//! and in `report --from/--to`.
+//! The columns are the kernel histograms read at each interval, summed over groups
+//! ([`Column`]); nothing here reads a map.
 
-use std::{collections::HashMap, fmt::Write as _, io};
+use std::fmt::Write as _;
 
-use super::profile::Header;
-use crate::{profile::Profile, stacks::Stack};
+/// One interval's histogram.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Column {
+    /// Wall-clock time at the interval's end (`HH:MM:SS`).
+    pub clock: String,
+    /// Milliseconds from the start of tracing to the interval's start.
+    pub start_ms: u64,
+    /// The interval's length, in milliseconds.
+    pub length_ms: u64,
+    /// Events per bucket (row), the same buckets in every column.
+    pub counts: Vec<u64>,
+}
 
-/// The length of a time slice, in ns: 20 ms, FlameScope's row (50 rows a second).
-pub const SLICE_NS: u64 = 20_000_000;
+/// What a heat map shows.
+#[derive(Clone, Debug)]
+pub struct HeatMap<'a> {
+    /// The title: what was traced (`biolatency: block I/O latency (issue to completion)`).
+    pub title: &'a str,
+    /// Where: host and scope (`host web1, all processes`).
+    pub place: &'a str,
+    /// The buckets' unit (`usecs`, `bytes`), the y axis's name.
+    pub unit: &'a str,
+    /// Each row's label (`1024 -> 2047`), bottom row first; as many as a column's counts.
+    pub rows: Vec<String>,
+    /// The columns, in time order.
+    pub columns: &'a [Column],
+}
 
-const CELL_W: usize = 14;
-const CELL_H: usize = 8;
-const LEFT: usize = 70;
-const TOP: usize = 60;
+const LEFT: usize = 190;
+const TOP: usize = 84;
+const BOTTOM: usize = 50;
+const RIGHT: usize = 30;
 
-/// Samples per time slice of `stacks` (those with one).
-fn per_slice(stacks: &[Stack]) -> HashMap<u32, u64> {
-    let mut counts = HashMap::new();
-    for stack in stacks {
-        if let Some(slice) = stack.time_slice {
-            *counts.entry(slice).or_default() += stack.count;
+/// Escapes text for SVG content and attributes.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            c => out.push(c),
         }
     }
-    counts
+    out
 }
 
-/// The first slice of the first second sampled: time 0 of the heat map and of
-/// `report --from/--to`. `None` when no stack has a time slice.
-pub fn origin_slice(profile: &Profile, slice_ns: u64) -> Option<u64> {
-    let per_second = (1_000_000_000 / slice_ns.max(1)).max(1);
-    profile
-        .stacks
-        .iter()
-        .filter_map(|s| s.time_slice)
-        .min()
-        .map(|first| u64::from(first) / per_second * per_second)
-}
-
-/// The stacks of `profile` sampled from `from_s` (inclusive) to `to_s` (exclusive) seconds
-/// after the heat map's time 0, slices dropped (`report --from --to`).
-pub fn select(profile: &Profile, slice_ns: u64, from_s: f64, to_s: f64) -> Profile {
-    let origin = origin_slice(profile, slice_ns).unwrap_or(0);
-    let from_ns = (from_s * 1e9).round() as i128;
-    let to_ns = (to_s * 1e9).round() as i128;
-    let stacks = profile
-        .stacks
-        .iter()
-        .filter(|stack| {
-            stack.time_slice.is_some_and(|slice| {
-                let at = (i128::from(slice) - i128::from(origin)) * i128::from(slice_ns);
-                at >= from_ns && at < to_ns
-            })
-        })
-        .map(|stack| Stack {
-            time_slice: None,
-            ..stack.clone()
-        })
-        .collect();
-    Profile {
-        stacks,
-        ..profile.clone()
+/// The fill of a cell with `count` events when the fullest cell has `max`: white for none,
+/// then from pale yellow to dark red, by the square root of the share of the maximum (so a
+/// few events stay visible beside a mode of thousands).
+fn fill(count: u64, max: u64) -> String {
+    if count == 0 || max == 0 {
+        return "#ffffff".into();
     }
-}
-
-/// Writes the heat map of `profile` as SVG. An `InvalidInput` error when its stacks carry no
-/// time slices (it was taken without `--heatmap`).
-pub fn write_profile(
-    out: &mut dyn io::Write,
-    profile: &Profile,
-    header: &Header<'_>,
-) -> io::Result<()> {
-    let (Some(slice_ns), Some(origin)) = (
-        header.time_slice_ns,
-        header
-            .time_slice_ns
-            .and_then(|ns| origin_slice(profile, ns)),
-    ) else {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "the profile has no time slices; take it with tracekit profile --heatmap",
-        ));
-    };
-    out.write_all(render(profile, header, slice_ns, origin).as_bytes())
-}
-
-fn render(profile: &Profile, header: &Header<'_>, slice_ns: u64, origin: u64) -> String {
-    let rows = (1_000_000_000 / slice_ns).max(1) as usize;
-    let counts = per_slice(&profile.stacks);
-    let last = counts.keys().copied().max().map_or(origin, u64::from);
-    let columns = ((last - origin) / rows as u64 + 1) as usize;
-    let hottest = counts.values().copied().max().unwrap_or(0).max(1);
-    let total: u64 = counts.values().sum();
-    let slice_s = slice_ns as f64 / 1e9;
-    let saved = header.saved_as.map_or_else(
-        || "PROFILE.json".to_string(),
-        |path| path.display().to_string(),
-    );
-    let title = format!("Subsecond heat map: {}", header.title());
-    // Wide enough for the title however few seconds (Verdana 15 px: ~9 px a character).
-    let width = (LEFT + columns * CELL_W + 20).max(title.chars().count() * 9 + 40);
-    let height = TOP + rows * CELL_H + 50;
-
-    let mut svg = String::new();
-    let _ = writeln!(
-        svg,
-        r##"<?xml version="1.0" standalone="no"?>
-<svg version="1.1" width="{width}" height="{height}" viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg" font-family="Verdana, sans-serif" font-size="11">
-<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>
-<text x="{}" y="20" font-size="15" text-anchor="middle">{}</text>
-<text x="{}" y="38" text-anchor="middle" fill="#555555">{}</text>"##,
-        width / 2,
-        escape(&title),
-        width / 2,
-        escape(&format!(
-            "{total} {} in {columns} s; a column is a second, a row {} ms of it; hottest cell {} {}",
-            header.unit,
-            slice_ns / 1_000_000,
-            hottest,
-            header.unit
-        )),
-    );
-    // Row labels every 100 ms, column labels every 5 s.
-    for row in (0..rows).step_by((100_000_000 / slice_ns).max(1) as usize) {
-        let _ = writeln!(
-            svg,
-            r#"<text x="{}" y="{}" text-anchor="end">{} ms</text>"#,
-            LEFT - 6,
-            TOP + row * CELL_H + CELL_H,
-            row as u64 * slice_ns / 1_000_000
-        );
-    }
-    for column in (0..columns).step_by(5) {
-        let _ = writeln!(
-            svg,
-            r#"<text x="{}" y="{}" text-anchor="middle">{column} s</text>"#,
-            LEFT + column * CELL_W + CELL_W / 2,
-            TOP + rows * CELL_H + 16
-        );
-    }
-    for column in 0..columns {
-        for row in 0..rows {
-            let slice = origin + (column * rows + row) as u64;
-            let samples = u32::try_from(slice)
-                .ok()
-                .and_then(|s| counts.get(&s))
-                .copied()
-                .unwrap_or(0);
-            let from = (column * rows + row) as f64 * slice_s;
-            let to = from + slice_s;
-            let _ = writeln!(
-                svg,
-                r#"<rect class="cell" x="{}" y="{}" width="{CELL_W}" height="{CELL_H}" fill="{}" data-second="{column}" data-row="{row}" data-samples="{samples}" data-from="{from:.3}" data-to="{to:.3}"><title>{from:.3}-{to:.3} s: {samples} {}; its flame graph: tracekit report {} --from {from:.3} --to {to:.3} -o slice.svg</title></rect>"#,
-                LEFT + column * CELL_W,
-                TOP + row * CELL_H,
-                colour(samples, hottest),
-                header.unit,
-                escape(&saved),
-            );
-        }
-    }
-    svg.push_str("</svg>\n");
-    svg
-}
-
-/// White for none, through orange to dark red for the hottest cell.
-fn colour(samples: u64, hottest: u64) -> String {
-    if samples == 0 {
-        return "rgb(248,248,248)".into();
-    }
-    let heat = samples as f64 / hottest as f64;
-    let lerp = |from: f64, to: f64| (from + (to - from) * heat).round() as u8;
+    let t = (count as f64 / max as f64).sqrt();
+    let lerp = |a: f64, b: f64| (a + (b - a) * t).round() as u8;
     format!(
-        "rgb({},{},{})",
-        lerp(255.0, 190.0),
-        lerp(230.0, 20.0),
-        lerp(200.0, 0.0)
+        "#{:02x}{:02x}{:02x}",
+        lerp(255.0, 150.0),
+        lerp(237.0, 0.0),
+        lerp(160.0, 0.0)
     )
 }
 
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+/// `start_ms` as seconds from the start, as axis labels show it.
+/// Rounded to 0.1 s, whole seconds without a decimal (intervals last a few ms longer than
+/// asked).
+fn seconds(ms: u64) -> String {
+    let tenths = (ms + 50) / 100;
+    if tenths.is_multiple_of(10) {
+        format!("{}s", tenths / 10)
+    } else {
+        format!("{}.{}s", tenths / 10, tenths % 10)
+    }
+}
+
+/// Renders `map` as an SVG document.
+///
+/// ```
+/// use tracekit::output::heatmap::{Column, HeatMap, svg};
+/// let columns = [
+///     Column { clock: "10:00:01".into(), start_ms: 0, length_ms: 1000, counts: vec![3, 1] },
+///     Column { clock: "10:00:02".into(), start_ms: 1000, length_ms: 1000, counts: vec![0, 4] },
+/// ];
+/// let map = HeatMap {
+///     title: "biolatency: block I/O latency",
+///     place: "host h, all processes",
+///     unit: "usecs",
+///     rows: vec!["0 -> 1".into(), "2 -> 3".into()],
+///     columns: &columns,
+/// };
+/// let text = svg(&map);
+/// assert_eq!(text.matches("class=\"cell\"").count(), 4);
+/// assert!(text.contains("data-count=\"4\""));
+/// assert!(text.contains(
+///     "<title>10:00:01 to 10:00:02 (1s to 2s): 2 -&gt; 3 usecs: 4 events, 100.0% of 4</title>"
+/// ));
+/// ```
+pub fn svg(map: &HeatMap<'_>) -> String {
+    let n_cols = map.columns.len().max(1);
+    let n_rows = map.rows.len().max(1);
+    let cell_w = (900 / n_cols).clamp(6, 60);
+    let cell_h = (480 / n_rows).clamp(8, 24);
+    // Wide enough for the titles.
+    let width = (LEFT + cell_w * n_cols + RIGHT).max(760);
+    let height = TOP + cell_h * n_rows + BOTTOM;
+    let max = map
+        .columns
+        .iter()
+        .flat_map(|c| c.counts.iter().copied())
+        .max()
+        .unwrap_or(0);
+    let total: u64 = map.columns.iter().flat_map(|c| c.counts.iter()).sum();
+    // Columns are placed by time: an interval read late (a starved reader) is wider, and
+    // the one after it starts where it ended.
+    let span_ms = map
+        .columns
+        .last()
+        .map_or(1, |c| (c.start_ms + c.length_ms).max(1));
+    let plot_w = cell_w * n_cols;
+    let x_of = |ms: u64| LEFT + (ms as u128 * plot_w as u128 / span_ms as u128) as usize;
+    let interval = map.columns.first().map_or(0, |c| c.length_ms);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+         <svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" \
+         viewBox=\"0 0 {width} {height}\" font-family=\"Verdana, sans-serif\" font-size=\"11\">"
+    );
+    let _ = writeln!(
+        out,
+        "<rect x=\"0\" y=\"0\" width=\"{width}\" height=\"{height}\" fill=\"#f8f8f8\"/>"
+    );
+    let _ = writeln!(
+        out,
+        "<text x=\"{}\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">{}</text>",
+        width / 2,
+        escape(map.title)
+    );
+    let _ = writeln!(
+        out,
+        "<text x=\"{}\" y=\"42\" text-anchor=\"middle\" fill=\"#444\">{}</text>\n\
+         <text x=\"{}\" y=\"60\" text-anchor=\"middle\" fill=\"#444\">{} events in {} \
+         columns of {}; colour: events per bucket and column (darkest: {max})</text>",
+        width / 2,
+        escape(map.place),
+        width / 2,
+        total,
+        map.columns.len(),
+        seconds(interval),
+    );
+    // The y axis: the unit, and the rows' labels (every row when they fit).
+    let label_every = (14 / cell_h).max(1);
+    let _ = writeln!(
+        out,
+        "<text x=\"14\" y=\"{}\" transform=\"rotate(-90 14 {})\" text-anchor=\"middle\">{}</text>",
+        TOP + cell_h * n_rows / 2,
+        TOP + cell_h * n_rows / 2,
+        escape(map.unit)
+    );
+    for (row, label) in map.rows.iter().enumerate() {
+        if row % label_every != 0 {
+            continue;
+        }
+        let y = TOP + cell_h * (n_rows - row) - cell_h / 2 + 4;
+        let _ = writeln!(
+            out,
+            "<text x=\"{}\" y=\"{y}\" text-anchor=\"end\">{}</text>",
+            LEFT - 6,
+            escape(label)
+        );
+    }
+    // The x axis: seconds from the start, under the columns (about every 60 px).
+    let x_every = (60 / cell_w).max(1);
+    for (index, column) in map.columns.iter().enumerate() {
+        if index % x_every != 0 {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+            (x_of(column.start_ms) + x_of(column.start_ms + column.length_ms)) / 2,
+            TOP + cell_h * n_rows + 16,
+            seconds(column.start_ms)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">time (one column per interval)</text>",
+        LEFT + cell_w * n_cols / 2,
+        TOP + cell_h * n_rows + 36
+    );
+    for (index, column) in map.columns.iter().enumerate() {
+        let column_total: u64 = column.counts.iter().sum();
+        let started = if index == 0 {
+            "start".to_string()
+        } else {
+            map.columns[index - 1].clock.clone()
+        };
+        for (row, &count) in column.counts.iter().enumerate() {
+            let x = x_of(column.start_ms);
+            let w = (x_of(column.start_ms + column.length_ms) - x).max(1);
+            let y = TOP + cell_h * (n_rows - 1 - row);
+            let share = if column_total > 0 {
+                100.0 * count as f64 / column_total as f64
+            } else {
+                0.0
+            };
+            let label = map.rows.get(row).map_or("", String::as_str);
+            let _ = writeln!(
+                out,
+                "<rect class=\"cell\" x=\"{x}\" y=\"{y}\" width=\"{w}\" height=\"{cell_h}\" \
+                 fill=\"{}\" data-column=\"{index}\" data-row=\"{row}\" data-count=\"{count}\">\
+                 <title>{} to {} ({} to {}): {} {}: {count} events, {share:.1}% of {column_total}</title></rect>",
+                fill(count, max),
+                escape(&started),
+                escape(&column.clock),
+                seconds(column.start_ms),
+                seconds(column.start_ms + column.length_ms),
+                escape(label),
+                escape(map.unit),
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "<rect x=\"{LEFT}\" y=\"{TOP}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#888\"/>",
+        cell_w * n_cols,
+        cell_h * n_rows
+    );
+    out.push_str("</svg>\n");
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stacks::Frame;
 
-    fn stack(leaf: &str, slice: u32, count: u64) -> Stack {
-        Stack {
-            pid: 1,
-            comm: "x".into(),
-            cgroup: None,
-            frames: vec![Frame::user("main", None), Frame::user(leaf, None)],
-            count,
-            time_slice: Some(slice),
-        }
-    }
-
-    fn profile() -> Profile {
-        // Seconds 100 and 101 (slices 5000..5100): hot at 0-20 ms, one sample at 980 ms.
-        Profile {
-            stacks: vec![
-                stack("hot", 5000, 7),
-                stack("hot", 5050, 5),
-                stack("cold", 5049, 1),
-                stack("other", 5051, 2),
-            ],
-            ..Profile::default()
-        }
+    #[test]
+    fn fill_is_white_for_none_and_darkest_at_the_maximum() {
+        assert_eq!(fill(0, 10), "#ffffff");
+        assert_eq!(fill(10, 10), "#960000");
+        assert_eq!(fill(1, 1_000_000), "#ffeda0");
     }
 
     #[test]
-    fn cells_count_slices_from_the_first_second() {
-        let header = Header {
-            time_slice_ns: Some(SLICE_NS),
-            ..Header::new("profile", "cpu-clock", "samples", "pid 1")
+    fn titles_are_escaped() {
+        let columns = [Column {
+            clock: "00:00:01".into(),
+            start_ms: 0,
+            length_ms: 500,
+            counts: vec![1],
+        }];
+        let map = HeatMap {
+            title: "hist: a<b & \"c\"",
+            place: "host x",
+            unit: "bytes",
+            rows: vec!["0 -> 1".into()],
+            columns: &columns,
         };
-        let mut out = Vec::new();
-        write_profile(&mut out, &profile(), &header).unwrap();
-        let svg = String::from_utf8(out).unwrap();
-        let cells: Vec<(usize, usize, u64)> = svg
-            .lines()
-            .filter(|l| l.starts_with("<rect class=\"cell\""))
-            .map(|l| {
-                let attr = |name: &str| {
-                    let at = l.find(&format!("{name}=\"")).unwrap() + name.len() + 2;
-                    l[at..at + l[at..].find('"').unwrap()].to_string()
-                };
-                (
-                    attr("data-second").parse().unwrap(),
-                    attr("data-row").parse().unwrap(),
-                    attr("data-samples").parse().unwrap(),
-                )
-            })
-            .filter(|c| c.2 > 0)
-            .collect();
-        assert_eq!(cells, [(0, 0, 7), (0, 49, 1), (1, 0, 5), (1, 1, 2)]);
-        assert_eq!(svg.matches("<rect class=\"cell\"").count(), 100);
-        assert!(svg.contains(
-            "1.000-1.020 s: 5 samples; its flame graph: tracekit report PROFILE.json \
-             --from 1.000 --to 1.020 -o slice.svg"
-        ));
+        let text = svg(&map);
+        assert!(text.contains("hist: a&lt;b &amp; &quot;c&quot;"), "{text}");
+        assert!(text.contains("1 events in 1 columns of 0.5s"), "{text}");
+        assert!(text.contains("(0s to 0.5s)"), "{text}");
     }
 
+    /// An interval read late is drawn as wide as it lasted; the next starts where it ended.
     #[test]
-    fn select_cuts_a_time_range() {
-        let cut = select(&profile(), SLICE_NS, 1.0, 1.02);
-        assert_eq!(cut.stacks.len(), 1);
-        assert_eq!(
-            (cut.stacks[0].frames[1].symbol.as_str(), cut.stacks[0].count),
-            ("hot", 5)
-        );
-        assert_eq!(cut.stacks[0].time_slice, None);
-        let cut = select(&profile(), SLICE_NS, 0.0, 1.0);
-        let counts: u64 = cut.stacks.iter().map(|s| s.count).sum();
-        assert_eq!(counts, 8);
-    }
-
-    #[test]
-    fn no_slices_is_an_error() {
-        let header = Header::new("profile", "cpu-clock", "samples", "pid 1");
-        let err = write_profile(&mut Vec::new(), &Profile::default(), &header).unwrap_err();
-        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+    fn columns_are_as_wide_as_their_intervals() {
+        let column = |start_ms, length_ms| Column {
+            clock: "00:00:01".into(),
+            start_ms,
+            length_ms,
+            counts: vec![1],
+        };
+        let columns = [column(0, 1000), column(1000, 3000), column(4000, 1000)];
+        let map = HeatMap {
+            title: "t",
+            place: "p",
+            unit: "usecs",
+            rows: vec!["0 -> 1".into()],
+            columns: &columns,
+        };
+        let text = svg(&map);
+        // 3 columns of 60 px: 180 px for 5 s.
+        assert!(text.contains("x=\"190\" y=\"84\" width=\"36\""), "{text}");
+        assert!(text.contains("x=\"226\" y=\"84\" width=\"108\""), "{text}");
+        assert!(text.contains("x=\"334\" y=\"84\" width=\"36\""), "{text}");
     }
 }

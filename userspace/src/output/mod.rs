@@ -5,12 +5,14 @@
 //! - [`aggregates`]: counts and histograms per group, and the end-of-run account;
 //! - [`profile`]: stack profiles (report, folded, SVG, JSON) and their account;
 //! - [`hist`]: log2 and linear histograms and tables, one renderer for every command;
+//! - [`percentiles`]: p50..p99.9 and max from log-linear histograms (`--percentiles`);
+//! - [`heatmap`]: latency heat maps, one column per interval (`-i` with `-o FILE.svg`);
 //! - [`report`]: the hottest-functions report; [`flamegraph`]: SVG through inferno;
 //! - [`lines`]: the hottest source lines of the hottest functions (`profile --by line`);
 //! - [`stat`]: perf stat's layout; [`top`]: perf top's view;
 //! - [`pprof`]: stack profiles as gzipped pprof (`.pb.gz`);
 //! - [`saved`]: tracekit's JSON profile file, which `tracekit report` reads back;
-//! - [`heatmap`]: subsecond offset heat maps of profiles (FlameScope's view);
+//! - [`flamescope`]: subsecond offset heat maps of profiles (FlameScope's view);
 //! - [`speedscope`]: speedscope's file format; [`chrome`]: Chrome's trace event format;
 //! - [`diff`]: what grew and shrank between two profiles (`tracekit diff`);
 //! - [`prometheus`]: metric families as the Prometheus (OpenMetrics) text format.
@@ -21,9 +23,11 @@ pub mod aggregates;
 pub mod chrome;
 pub mod diff;
 pub mod flamegraph;
+pub mod flamescope;
 pub mod heatmap;
 pub mod hist;
 pub mod lines;
+pub mod percentiles;
 pub mod pprof;
 pub mod profile;
 pub mod prometheus;

@@ -9,7 +9,7 @@ use std::{
     time::{Duration, SystemTime},
 };
 
-use super::{Format, chrome, flamegraph, heatmap, plural, report, saved, speedscope};
+use super::{Format, chrome, flamegraph, flamescope, plural, report, saved, speedscope};
 use crate::{
     profile::{Profile, SHORT_STACK_FRAMES},
     stacks,
@@ -150,7 +150,7 @@ pub fn write(
                 },
             )
         }
-        Format::Heatmap => heatmap::write_profile(out, profile, header),
+        Format::Heatmap => flamescope::write_profile(out, profile, header),
         Format::Speedscope => speedscope::write(out, profile, header),
         Format::ChromeTrace => chrome::write(out, profile, header),
         Format::Pprof => {

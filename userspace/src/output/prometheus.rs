@@ -106,6 +106,18 @@ pub enum Buckets {
         /// Last slot with a bucket (at most 63).
         last: u32,
     },
+    /// Log-linear (`--percentiles`' histogram, `tracekit_common::engine::log_linear_slot`):
+    /// each power of two `2^k` for `k` in `first..=last` split into `2^precision` buckets
+    /// of their own; lower slots are counted under the first's `le`, higher ones only under
+    /// `+Inf`.
+    LogLinear {
+        /// First power of two with buckets (0: from 0).
+        first: u32,
+        /// Last power of two with buckets (at most 63).
+        last: u32,
+        /// Sub-bucket bits.
+        precision: u32,
+    },
     /// Linear: slot 0 holds values below `min`, slot `i` in `1..slots - 1` holds
     /// `[min + (i-1)·step, min + i·step - 1]`, the last slot everything from
     /// `min + (slots-2)·step` up (its bucket is `+Inf`).
@@ -120,10 +132,30 @@ pub enum Buckets {
 }
 
 impl Buckets {
+    /// The first and last kernel slot of a log-linear spec's powers of two.
+    fn log_linear_range(first: u32, last: u32, precision: u32) -> (usize, usize) {
+        use tracekit_common::engine::log_linear_slot;
+        let low = if first == 0 { 0 } else { 1u64 << first.min(63) };
+        let high = if last >= 63 {
+            u64::MAX
+        } else {
+            (1u64 << (last + 1)) - 1
+        };
+        (
+            log_linear_slot(low, precision) as usize,
+            log_linear_slot(high, precision) as usize,
+        )
+    }
+
     /// The number of kernel slots these buckets read (log2: `last + 1`).
     pub fn kernel_slots(&self) -> usize {
         match *self {
             Buckets::Log2 { last, .. } => last as usize + 1,
+            Buckets::LogLinear {
+                first,
+                last,
+                precision,
+            } => Self::log_linear_range(first, last, precision).1 + 1,
             Buckets::Linear { slots, .. } => slots as usize,
         }
     }
@@ -151,6 +183,20 @@ impl Buckets {
             Buckets::Log2 { first, last } => (first..=last.min(63))
                 .map(|k| bound(1i128 << (k + 1)))
                 .collect(),
+            Buckets::LogLinear {
+                first,
+                last,
+                precision,
+            } => {
+                let (low, high) = Self::log_linear_range(first, last, precision);
+                (low..=high)
+                    .map(|slot| {
+                        let (_, top) =
+                            tracekit_common::engine::log_linear_slot_bounds(slot as u32, precision);
+                        bound(i128::from(top) + 1)
+                    })
+                    .collect()
+            }
             Buckets::Linear { min, step, slots } => (0..slots.saturating_sub(1))
                 .map(|i| bound(i128::from(min) + i128::from(i) * i128::from(step)))
                 .collect(),
@@ -162,8 +208,16 @@ impl Buckets {
     pub fn fold(&self, slots: &[u64]) -> Vec<u64> {
         let at = |i: usize| slots.get(i).copied().unwrap_or(0);
         match *self {
-            Buckets::Log2 { first, last } => {
-                let (first, last) = (first as usize, (last as usize).min(63));
+            Buckets::Log2 { .. } | Buckets::LogLinear { .. } => {
+                let (first, last) = match *self {
+                    Buckets::LogLinear {
+                        first,
+                        last,
+                        precision,
+                    } => Self::log_linear_range(first, last, precision),
+                    Buckets::Log2 { first, last } => (first as usize, (last as usize).min(63)),
+                    Buckets::Linear { .. } => unreachable!("matched above"),
+                };
                 let mut buckets = Vec::with_capacity(last - first + 2);
                 buckets.push((0..=first).map(at).sum());
                 buckets.extend((first + 1..=last).map(at));
@@ -400,6 +454,41 @@ mod tests {
              tracekit_block_io_size_bytes_bucket{le=\"262143.0\",disk=\"vda\",op=\"write\"} 516\n\
              tracekit_block_io_size_bytes_bucket{le=\"+Inf\",disk=\"vda\",op=\"write\"} 517\n\
              # EOF\n"
+        );
+    }
+
+    /// Log-linear buckets: each power of two in `first..=last` split into 2^precision,
+    /// each `le` its slot's inclusive upper bound; lower slots fold into the first bucket,
+    /// higher ones into +Inf.
+    #[test]
+    fn log_linear_buckets_split_each_power_of_two() {
+        use tracekit_common::engine::log_linear_slot;
+        let buckets = Buckets::LogLinear {
+            first: 4,
+            last: 5,
+            precision: 2,
+        };
+        assert_eq!(buckets.kernel_slots(), 20);
+        assert_eq!(
+            buckets.upper_bounds(Scale::IDENTITY),
+            [19.0, 23.0, 27.0, 31.0, 39.0, 47.0, 55.0, 63.0]
+        );
+        let mut slots = vec![0u64; 40];
+        for value in [0, 3, 15, 16, 19, 20, 63, 64, 1000] {
+            slots[log_linear_slot(value, 2) as usize] += 1;
+        }
+        assert_eq!(buckets.fold(&slots), [5, 1, 0, 0, 0, 0, 0, 1, 2]);
+        // Nanoseconds to seconds: 2^0..2^63 ends at u64::MAX.
+        let all = Buckets::LogLinear {
+            first: 0,
+            last: 63,
+            precision: 4,
+        };
+        assert_eq!(all.kernel_slots(), 976);
+        assert_eq!(all.upper_bounds(Scale::IDENTITY).len(), 976);
+        assert_eq!(
+            all.upper_bounds(Scale::IDENTITY).last(),
+            Some(&(u64::MAX as f64))
         );
     }
 

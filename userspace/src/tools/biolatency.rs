@@ -8,13 +8,15 @@ use tracekit::{
     jobs::{aggregate, presets},
 };
 
-use crate::cli::{Common, MapArgs, TimeUnit};
+use crate::cli::{Common, MapArgs, PercentileArgs, TimeUnit};
 
 const EXAMPLES: &str = "\
 EXAMPLES:
   tracekit biolatency -d 10            # block I/O latency, issue to completion, in us
   tracekit biolatency --unit ms --per-disk
-  tracekit biolatency --queued -i 1    # from insertion in the queue, every second";
+  tracekit biolatency --queued -i 1    # from insertion in the queue, every second
+  tracekit biolatency --percentiles    # p50, p90, p99, p99.9, max (buckets 6% wide)
+  tracekit biolatency -i 1 -d 60 -o heat.svg  # latency heat map, one column a second";
 
 /// `tracekit biolatency`.
 #[derive(Debug, ClapArgs)]
@@ -33,6 +35,8 @@ pub struct Args {
     #[arg(long, value_name = "NAME")]
     pub disk: Option<String>,
     #[command(flatten)]
+    pub percentiles: PercentileArgs,
+    #[command(flatten)]
     pub common: Common,
     #[command(flatten)]
     pub maps: MapArgs,
@@ -46,6 +50,7 @@ pub fn run(args: Args, verbose: u8) -> Result<()> {
         queued: args.queued,
         disk: args.disk,
         maps: args.maps.sizes(),
-    })?;
+    })?
+    .percentiles(args.percentiles.precision(), "")?;
     aggregate::run(job, &args.common.run_options(verbose)?)
 }

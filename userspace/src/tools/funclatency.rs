@@ -7,13 +7,15 @@ use tracekit::{
     jobs::{aggregate, presets},
 };
 
-use crate::cli::{ProbeArgs, TimeUnit};
+use crate::cli::{PercentileArgs, ProbeArgs, TimeUnit};
 
 const EXAMPLES: &str = "\
 EXAMPLES:
   tracekit funclatency vfs_read -d 5           # kernel function, in us
   tracekit funclatency --unit ms libc:nanosleep -p 1234
-  tracekit funclatency ./app:handle -- ./app";
+  tracekit funclatency ./app:handle -- ./app
+  tracekit funclatency --percentiles vfs_read -d 5   # p50, p90, p99, p99.9, max
+  tracekit funclatency vfs_read -i 1 -d 60 -o heat.svg  # heat map, a column per second";
 
 /// `tracekit funclatency`.
 #[derive(Debug, ClapArgs)]
@@ -24,6 +26,8 @@ pub struct Args {
     /// Unit of the histogram
     #[arg(long, value_enum, default_value_t = TimeUnit::Us)]
     pub unit: TimeUnit,
+    #[command(flatten)]
+    pub percentiles: PercentileArgs,
     #[command(flatten)]
     pub probing: ProbeArgs,
 }
@@ -36,6 +40,7 @@ pub fn run(args: Args, verbose: u8) -> Result<()> {
         target: args.probing.target.target(&args.probing.common.scope),
         patterns: vec![args.function],
         ..Default::default()
-    })?;
+    })?
+    .percentiles(args.percentiles.precision(), "")?;
     aggregate::run(job, &args.probing.run_options(verbose)?)
 }

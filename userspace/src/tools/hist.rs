@@ -9,7 +9,7 @@ use tracekit::{
     output::aggregates::Report,
 };
 
-use crate::cli::ProbeArgs;
+use crate::cli::{PercentileArgs, ProbeArgs};
 
 const EXAMPLES: &str = "\
 EXAMPLES:
@@ -24,6 +24,8 @@ EXAMPLES:
   tracekit hist fentry:tcp_sendmsg --value size --by comm     # BTF parameter names
   tracekit hist rawtracepoint:sys_enter --by id               # syscalls by number, no record
   tracekit hist usdt:postgres:query__done --value arg0 -p 1234 # USDT arguments (arg0..argN)
+  tracekit hist uretprobe:./app:handle --value latency --percentiles -- ./app  # p50..p99.9, ns
+  tracekit hist block:block_rq_issue --value bytes -i 1 -o sizes.svg  # heat map over time
 
 Fields are the tracepoint's own (`tracekit list --fields PROBE` shows them), arg0..arg5,
 retval and latency on function probes, BTF parameter names on kernel functions, arg0..argN
@@ -53,6 +55,8 @@ pub struct Args {
     /// A linear histogram from MIN to MAX in buckets of STEP instead of log2
     #[arg(long, value_name = "MIN,MAX,STEP")]
     pub linear: Option<String>,
+    #[command(flatten)]
+    pub percentiles: PercentileArgs,
     #[command(flatten)]
     pub probing: ProbeArgs,
 }
@@ -95,7 +99,7 @@ pub fn run(args: Args, verbose: u8) -> Result<()> {
             sum: None,
             top: None,
         },
-        Shape::Log2 => Report::Log2 { unit },
+        Shape::Log2 | Shape::LogLinear { .. } => Report::Log2 { unit },
         Shape::Linear { min, step, .. } => Report::Linear { min, step, unit },
     };
     let request = Request {
@@ -111,7 +115,8 @@ pub fn run(args: Args, verbose: u8) -> Result<()> {
         request,
         report,
         tool_filter: false,
-    };
+    }
+    .percentiles(args.percentiles.precision(), "")?;
     aggregate::run(job, &args.probing.run_options(verbose)?)
 }
 

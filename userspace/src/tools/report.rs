@@ -8,7 +8,7 @@ use tracekit::{
     Error, Result,
     error::quote,
     jobs::print,
-    output::{self, Format, heatmap, profile::Header, saved},
+    output::{self, Format, flamescope, profile::Header, saved},
 };
 
 const EXAMPLES: &str = "\
@@ -98,7 +98,7 @@ fn profile(args: &Args, bytes: &[u8], outputs: &[(PathBuf, Format)]) -> Result<(
                 "--from {from} --to {to}: the range is empty; --to must be after --from"
             )));
         }
-        profile = heatmap::select(&profile, slice_ns, from, to);
+        profile = flamescope::select(&profile, slice_ns, from, to);
         range = format!(
             "{}, {from} to {} s",
             saved.scope,

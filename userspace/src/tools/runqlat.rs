@@ -9,7 +9,7 @@ use tracekit::{
     session::Scope,
 };
 
-use crate::cli::{Common, MapArgs, TimeUnit};
+use crate::cli::{Common, MapArgs, PercentileArgs, TimeUnit};
 
 const EXAMPLES: &str = "\
 EXAMPLES:
@@ -17,6 +17,8 @@ EXAMPLES:
   tracekit runqlat --unit ms -i 1      # a histogram every second
   tracekit runqlat --tids -d 5         # one histogram per thread
   tracekit runqlat -- make -j8         # every task's wait while make runs
+  tracekit runqlat --percentiles -d 10 # p50, p90, p99, p99.9, max
+  tracekit runqlat -i 1 -d 60 -o heat.svg  # heat map: a column per second
 
 Measured from wakeup (sched_wakeup, sched_wakeup_new) or preemption (sched_switch of a
 runnable task) to the task's next sched_switch onto a CPU.";
@@ -34,6 +36,8 @@ pub struct Args {
     /// One histogram per thread (bcc runqlat -L)
     #[arg(long, short = 'L')]
     pub tids: bool,
+    #[command(flatten)]
+    pub percentiles: PercentileArgs,
     #[command(flatten)]
     pub common: Common,
     #[command(flatten)]
@@ -54,6 +58,7 @@ pub fn run(args: Args, verbose: u8) -> Result<()> {
         unit: args.unit.latency(),
         per_thread: args.tids,
         maps: args.maps.sizes(),
-    });
+    })
+    .percentiles(args.percentiles.precision(), "")?;
     aggregate::run(job, &options)
 }

@@ -7,14 +7,15 @@ use tracekit::{
     jobs::{aggregate, presets},
 };
 
-use crate::cli::{Common, MapArgs, ProcessKey};
+use crate::cli::{Common, MapArgs, PercentileArgs, ProcessKey};
 
 const EXAMPLES: &str = "\
 EXAMPLES:
   tracekit syscount -d 5               # top 10 syscalls of the machine
   tracekit syscount -p 1234 --latency  # with total and average time per syscall
   tracekit syscount --failures --by comm
-  tracekit syscount -- ./app           # run ./app and count its syscalls";
+  tracekit syscount -- ./app           # run ./app and count its syscalls
+  tracekit syscount --latency --percentiles -- ./app  # p50..p99.9 per syscall, in us";
 
 /// `tracekit syscount`.
 #[derive(Debug, ClapArgs)]
@@ -33,6 +34,8 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub top: usize,
     #[command(flatten)]
+    pub percentiles: PercentileArgs,
+    #[command(flatten)]
     pub common: Common,
     #[command(flatten)]
     pub maps: MapArgs,
@@ -46,6 +49,7 @@ pub fn run(args: Args, verbose: u8) -> Result<()> {
         failures: args.failures,
         top: args.top,
         maps: args.maps.sizes(),
-    });
+    })
+    .percentiles(args.percentiles.precision(), "usecs")?;
     aggregate::run(job, &args.common.run_options(verbose)?)
 }
