@@ -18,6 +18,7 @@
 //!     stacks: vec![Stack {
 //!         pid: 7,
 //!         comm: "burner".into(),
+//!         cgroup: None,
 //!         frames: vec![Frame::user("main", Some("/bin/burner")), Frame::user("leaf", Some("/bin/burner"))],
 //!         count: 3,
 //!         time_slice: None,
