@@ -5,6 +5,8 @@
 //! at run time. Every error is one line on stderr, `tracekit: ...`.
 
 mod cli;
+#[cfg(test)]
+mod generated;
 mod logger;
 mod tools;
 
