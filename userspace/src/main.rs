@@ -5,14 +5,42 @@
 //! at run time. Every error is one line on stderr, `tracekit: ...`.
 
 mod cli;
+#[cfg(test)]
+mod generated;
 mod logger;
 mod tools;
 
 use std::process::ExitCode;
 
-use clap::{Parser as _, error::ErrorKind};
+use clap::{ArgAction, Parser, error::ErrorKind};
 
-use crate::cli::Cli;
+const EXAMPLES: &str = "\
+EXAMPLES:
+  tracekit profile -a -d 10 -o profile.svg   # flame graph of the whole machine, 10 s at 99 Hz
+  tracekit profile -p 1234 -d 5              # hottest functions of pid 1234 for 5 s
+  tracekit profile -o out.folded -- ./app    # run ./app, fold its stacks until it exits
+  tracekit hist block:block_rq_issue --value bytes --by comm   # I/O sizes per process
+  tracekit count 'syscalls:sys_enter_*' -d 5 # which syscalls, how often
+  tracekit syscount -p 1234 --latency        # syscalls of pid 1234 with time spent
+  tracekit biolatency -d 10                  # block I/O latency histogram
+  tracekit runqlat -d 10                     # how long runnable tasks wait for a CPU
+  tracekit hist uprobe:libc:malloc --value arg0 -p 1234     # malloc sizes of pid 1234
+  tracekit funclatency vfs_read --unit us    # kernel function latency histogram
+  tracekit trace 'k:tcp_sendmsg' --filter 'size > 100' --print size
+  tracekit stat -e 'syscalls:sys_enter_*' -- ./app  # perf stat, tracepoints included
+  tracekit top -e raw_syscalls:sys_enter --sort comm   # syscalls per process, live
+  tracekit offcpu -p 1234 -d 10 -o offcpu.svg          # where pid 1234 waits";
+
+/// eBPF tracing toolkit: profiles, counts and histograms of any event, aggregated in the kernel.
+#[derive(Debug, Parser)]
+#[command(name = "tracekit", version, after_help = EXAMPLES, propagate_version = true)]
+pub struct Cli {
+    /// Say more: -v prints timings and own CPU time, -vv debug logs
+    #[arg(short, long, global = true, action = ArgAction::Count)]
+    pub verbose: u8,
+    #[command(subcommand)]
+    pub command: tools::Command,
+}
 
 fn main() -> ExitCode {
     fixed_malloc_thresholds();
@@ -152,4 +180,135 @@ fn quote_clap_values(message: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join("'")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use clap::CommandFactory as _;
+
+    use super::*;
+
+    /// Each short flag means one thing (has one long name) in every command, and the
+    /// flags perf and bcc users know mean what they mean there.
+    #[test]
+    fn short_flags_mean_one_thing() {
+        fn walk(cmd: &clap::Command, path: &str, seen: &mut Shorts) {
+            for arg in cmd.get_arguments() {
+                if let Some(short) = arg.get_short() {
+                    let long = arg
+                        .get_long()
+                        .map(|long| format!("--{long}"))
+                        .unwrap_or_else(|| format!("<{}>", arg.get_id()));
+                    let users = seen.entry(short).or_default().entry(long).or_default();
+                    users.push(path.to_string());
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                walk(sub, &format!("{path} {}", sub.get_name()), seen);
+            }
+        }
+        type Shorts = BTreeMap<char, BTreeMap<String, Vec<String>>>;
+        let mut cli = Cli::command();
+        cli.build();
+        let mut seen = Shorts::new();
+        walk(&cli, "tracekit", &mut seen);
+        let conflicts: Vec<String> = seen
+            .iter()
+            .filter(|(_, longs)| longs.len() > 1)
+            .map(|(short, longs)| format!("-{short}: {longs:?}"))
+            .collect();
+        assert!(conflicts.is_empty(), "{}", conflicts.join("\n"));
+        for (short, long) in [
+            ('F', "--frequency"),
+            ('p', "--pid"),
+            ('a', "--all-cpus"),
+            ('d', "--duration"),
+            ('e', "--event"),
+            ('i', "--interval"),
+            ('o', "--output"),
+            ('K', "--kernel-stack"),
+            ('U', "--user-stack"),
+            ('L', "--latency"),
+            ('v', "--verbose"),
+        ] {
+            let longs: Vec<&String> = seen[&short].keys().collect();
+            assert_eq!(longs, [long], "-{short}");
+        }
+    }
+
+    #[test]
+    fn cli_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn every_command_has_a_summary_and_examples() {
+        for command in Cli::command().get_subcommands_mut() {
+            let name = command.get_name().to_string();
+            let summary = command
+                .get_about()
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            assert!(!summary.is_empty(), "{name} has no one-line summary");
+            let help = command.render_long_help().to_string();
+            assert!(
+                help.contains("EXAMPLES:\n  tracekit"),
+                "{name}: no examples\n{help}"
+            );
+        }
+    }
+
+    #[test]
+    fn map_sizes_are_checked_by_clap() {
+        let err = Cli::try_parse_from([
+            "tracekit",
+            "count",
+            "sched:sched_switch",
+            "--max-groups",
+            "0",
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.starts_with(
+                "error: invalid value '0' for '--max-groups <N>': expected 1 to 134217728 entries"
+            ),
+            "{err}"
+        );
+    }
+
+    /// `--call-graph` and `--unwind-table-budget` mean the same on every command that walks
+    /// user stacks; the budget is MiB of kernel memory, 1 to the shards' 512 MiB ceiling.
+    #[test]
+    fn unwind_flags_on_every_stack_command() {
+        let parsed = |args: &[&str]| {
+            let mut all = vec!["tracekit"];
+            all.extend_from_slice(args);
+            Cli::try_parse_from(all).map_err(|err| err.to_string())
+        };
+        for command in [
+            &["profile"][..],
+            &["stackcount", "sched:sched_switch"],
+            &["offcpu"],
+            &["trace", "sched:sched_switch", "--user-stack"],
+        ] {
+            let mut args = command.to_vec();
+            args.extend(["--call-graph", "fp", "--unwind-table-budget", "16"]);
+            assert!(parsed(&args).is_ok(), "{args:?}: {:?}", parsed(&args).err());
+            for bad in ["0", "513"] {
+                let mut args = command.to_vec();
+                args.extend(["--unwind-table-budget", bad]);
+                let err = parsed(&args).unwrap_err();
+                assert!(
+                    err.starts_with(&format!(
+                        "error: invalid value '{bad}' for '--unwind-table-budget <MIB>': {bad} is \
+                         not in 1..=512"
+                    )),
+                    "{err}"
+                );
+            }
+        }
+    }
 }

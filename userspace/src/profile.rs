@@ -24,8 +24,11 @@ use crate::{
     Error, Result,
     error::Context as _,
     probe::tracefs,
-    stacks::{Frame, Stack},
-    symbolize::Symbolizer,
+    stacks::{Frame, Stack, UNKNOWN_SYMBOL},
+    symbolize::{
+        Symbolizer,
+        lines::{LineProfile, SourceLine},
+    },
     unwind::{CallGraph, KernelTables, UnwindTables, Unwinder},
 };
 
@@ -540,6 +543,46 @@ const MIN_SAMPLES_TO_JUDGE: u64 = 20;
 /// Frame shown where a stack was lost (collision or error), as bcc's `[Missed User Stack]`.
 const MISSING_USER: &str = "[missing user stack]";
 const MISSING_KERNEL: &str = "[missing kernel stack]";
+
+/// The samples of `raw` by the source line of their user leaf (see
+/// [`crate::symbolize::lines`]): samples whose leaf ran in the kernel, or that have no user
+/// stack, are counted apart.
+pub fn leaf_lines(raw: &RawProfile, symbolizer: &Symbolizer) -> LineProfile {
+    let mut cache: HashMap<(u32, u64), SourceLine> = HashMap::new();
+    let mut counts: HashMap<SourceLine, u64> = HashMap::new();
+    let mut profile = LineProfile::default();
+    let mut keys: Vec<_> = raw.counts.iter().collect();
+    keys.sort_unstable_by_key(|(key, _)| **key);
+    for (key, &count) in keys {
+        let in_kernel = key.kernel_stack != STACK_NONE
+            && raw
+                .stacks
+                .get(&key.kernel_stack)
+                .is_some_and(|ips| !ips.is_empty());
+        if in_kernel {
+            profile.in_kernel += count;
+            continue;
+        }
+        let Some(&leaf) = raw.stacks.get(&key.user_stack).and_then(|ips| ips.first()) else {
+            profile.no_user_stack += count;
+            continue;
+        };
+        let line = cache
+            .entry((key.pid, leaf))
+            .or_insert_with(|| {
+                symbolizer.user_line(key.pid, leaf).unwrap_or(SourceLine {
+                    function: UNKNOWN_SYMBOL.to_string(),
+                    module: None,
+                    file: None,
+                    line: None,
+                })
+            })
+            .clone();
+        *counts.entry(line).or_default() += count;
+    }
+    profile.lines = counts.into_iter().collect();
+    profile
+}
 
 /// Resolves every stack of `raw` with `symbolizer`, each distinct stack once.
 pub fn symbolize(raw: &RawProfile, symbolizer: &Symbolizer) -> Profile {

@@ -4,9 +4,11 @@
 //! - `build`, `run -- ARGS`: set up, then build (and run) the release binary;
 //! - `test`: set up, unit tests, then the root integration tests one at a time;
 //! - `bench`: benchmarks against perf and bpftrace;
-//! - `fuzz`: the libFuzzer targets of the parsers, for a bounded time.
+//! - `fuzz`: the libFuzzer targets of the parsers, for a bounded time;
+//! - `dist`: man pages, completions, a static binary and a .deb, in `target/dist/`.
 
 mod bench;
+mod dist;
 mod exporter_bench;
 mod fuzz;
 mod setup;
@@ -35,7 +37,8 @@ EXAMPLES:
   cargo xtask bench profile                        # tracekit vs perf vs bpftrace
   cargo xtask bench soak --minutes 60              # memory and CPU over an hour of churn
   cargo xtask bench exporter --minutes 60          # the exporter's memory, CPU, scrape time
-  cargo xtask fuzz --seconds 60                    # fuzz the filter and probe parsers"
+  cargo xtask fuzz --seconds 60                    # fuzz the filter and probe parsers
+  cargo xtask dist                                 # static binary + .deb in target/dist/"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -70,6 +73,7 @@ enum Command {
         filter: Option<String>,
     },
     /// Benchmarks: tracekit against perf and bpftrace on the same workload
+    /// (TRACEKIT_BIN=PATH measures that binary instead of target/release/tracekit)
     Bench {
         #[command(subcommand)]
         bench: bench::Bench,
@@ -83,6 +87,9 @@ enum Command {
         /// Targets to run (default: all): filter, probe_spec
         targets: Vec<String>,
     },
+    /// Regenerate dist/man and dist/completions, then build a static binary
+    /// (x86_64-unknown-linux-musl) and a .deb into target/dist/
+    Dist,
 }
 
 fn main() -> ExitCode {
@@ -130,12 +137,20 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Bench { bench } => {
             setup::ensure()?;
-            let binary = build_release()?;
+            // Another build (the static one of `dist`) can be measured the same way.
+            let binary = match std::env::var_os("TRACEKIT_BIN") {
+                Some(binary) => binary.into(),
+                None => build_release()?,
+            };
             bench::run(bench, &binary)?;
         }
         Command::Fuzz { seconds, targets } => {
             setup::ensure()?;
             fuzz::run(&targets, seconds)?;
+        }
+        Command::Dist => {
+            setup::ensure()?;
+            dist::run()?;
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -21,9 +21,9 @@ use crate::{
     util::{Cmd, cargo, find_program, workspace_root},
 };
 
-const MUSL: &str = "x86_64-unknown-linux-musl";
+pub const MUSL: &str = "x86_64-unknown-linux-musl";
 /// The C compiler cc-rs uses for the musl target (ring's C and assembly).
-const MUSL_CC: (&str, &str) = ("CC_x86_64_unknown_linux_musl", "musl-gcc");
+pub const MUSL_CC: (&str, &str) = ("CC_x86_64_unknown_linux_musl", "musl-gcc");
 const VERDICT: &str = "TRACEKIT-VM-RESULT";
 
 /// The tests run in each kernel.

@@ -379,7 +379,7 @@ impl Collector for StackCollector<'_> {
         let lines = self
             .report
             .lines
-            .then(|| self.symbolizer.leaf_lines(&delta));
+            .then(|| profile::leaf_lines(&delta, &self.symbolizer));
         // Exited processes are symbolized for the last time now: forgotten at the next
         // interval, so memory stays flat under churn.
         self.symbolizer.forget_exited();
@@ -560,7 +560,7 @@ fn run(
         let started = std::time::Instant::now();
         let profile = profile::symbolize(&raw, &collector.symbolizer);
         if report.lines {
-            collector.whole.lines = collector.symbolizer.leaf_lines(&raw);
+            collector.whole.lines = profile::leaf_lines(&raw, &collector.symbolizer);
         }
         log::debug!("symbolized in {:?}", started.elapsed());
         profile

@@ -6,17 +6,14 @@
 //! A sample whose leaf is in the kernel (a syscall, a page fault) is not attributed to a
 //! user line: [`LineProfile::in_kernel`] counts them. Where the compiler inlined a function,
 //! the line is the inlined function's own, under its name (the innermost frame).
-
-use std::collections::HashMap;
+//! [`crate::profile::leaf_lines`] sorts a profile's samples by line.
 
 use blazesym::{
     Pid,
     symbolize::{CodeInfo, Input, Symbolized, source::Process, source::Source},
 };
-use tracekit_common::profile::STACK_NONE;
 
 use super::{Symbolizer, demangle, is_alive};
-use crate::{profile::RawProfile, stacks::UNKNOWN_SYMBOL};
 
 /// Where a user instruction is in the source.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -112,44 +109,6 @@ impl Symbolizer {
             }),
             line: info.and_then(|info| info.line),
         })
-    }
-
-    /// The samples of `raw` by the source line of their user leaf (see the module docs).
-    pub fn leaf_lines(&self, raw: &RawProfile) -> LineProfile {
-        let mut cache: HashMap<(u32, u64), SourceLine> = HashMap::new();
-        let mut counts: HashMap<SourceLine, u64> = HashMap::new();
-        let mut profile = LineProfile::default();
-        let mut keys: Vec<_> = raw.counts.iter().collect();
-        keys.sort_unstable_by_key(|(key, _)| **key);
-        for (key, &count) in keys {
-            let in_kernel = key.kernel_stack != STACK_NONE
-                && raw
-                    .stacks
-                    .get(&key.kernel_stack)
-                    .is_some_and(|ips| !ips.is_empty());
-            if in_kernel {
-                profile.in_kernel += count;
-                continue;
-            }
-            let Some(&leaf) = raw.stacks.get(&key.user_stack).and_then(|ips| ips.first()) else {
-                profile.no_user_stack += count;
-                continue;
-            };
-            let line = cache
-                .entry((key.pid, leaf))
-                .or_insert_with(|| {
-                    self.user_line(key.pid, leaf).unwrap_or(SourceLine {
-                        function: UNKNOWN_SYMBOL.to_string(),
-                        module: None,
-                        file: None,
-                        line: None,
-                    })
-                })
-                .clone();
-            *counts.entry(line).or_default() += count;
-        }
-        profile.lines = counts.into_iter().collect();
-        profile
     }
 }
 

@@ -19,7 +19,7 @@ EXAMPLES:
   tracekit profile -F 999 -p 1234,1235 -d 5  # two processes at 999 Hz for 5 s
   tracekit profile -o app.folded -- ./app    # run ./app; folded stacks until it exits
   tracekit profile -d 30 -i 5                # report every 5 s for 30 s
-  tracekit profile --kernel-only -d 5 --json # kernel stacks only, as JSON
+  tracekit profile -K -d 5 --json            # kernel stacks only, as JSON
   tracekit profile --by line -- ./app        # also the hottest source lines (DWARF)
   tracekit profile --by cgroup -o cg.svg     # flame graph rooted at each cgroup (container)
   tracekit profile --call-graph fp -p 1234   # frame-pointer stacks (no unwind tables)
@@ -68,11 +68,11 @@ pub struct Args {
     pub frequency: u64,
     #[command(flatten)]
     pub common: Common,
-    /// Record kernel stacks only
-    #[arg(long, conflicts_with = "user_only")]
+    /// Record kernel stacks only (the default records both)
+    #[arg(short = 'K', long = "kernel-stack", alias = "kernel-only", conflicts_with = "user_only")]
     pub kernel_only: bool,
     /// Record user stacks only
-    #[arg(long)]
+    #[arg(short = 'U', long = "user-stack", alias = "user-only")]
     pub user_only: bool,
     #[command(flatten)]
     pub unwind: UnwindArgs,

@@ -33,8 +33,8 @@ pub struct Args {
     /// Unit of the histogram
     #[arg(long, value_enum, default_value_t = TimeUnit::Us)]
     pub unit: TimeUnit,
-    /// One histogram per thread (bcc runqlat -L)
-    #[arg(long, short = 'L')]
+    /// One histogram per thread (bcc runqlat -L; tracekit's -L is syscount's --latency)
+    #[arg(long)]
     pub tids: bool,
     #[command(flatten)]
     pub percentiles: PercentileArgs,

@@ -1,0 +1,366 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_tracekit_global_optspecs
+    string join \n v/verbose h/help V/version
+end
+
+function __fish_tracekit_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_tracekit_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_tracekit_using_subcommand
+    set -l cmd (__fish_tracekit_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c tracekit -n "__fish_tracekit_needs_command" -s v -l verbose -d 'Say more: -v prints timings and own CPU time, -vv debug logs'
+complete -c tracekit -n "__fish_tracekit_needs_command" -s h -l help -d 'Print help'
+complete -c tracekit -n "__fish_tracekit_needs_command" -s V -l version -d 'Print version'
+complete -c tracekit -n "__fish_tracekit_needs_command" -f -a "profile" -d 'Sample on-CPU stacks (perf record -g + flame graph, bcc profile)'
+complete -c tracekit -n "__fish_tracekit_needs_command" -f -a "bitesize" -d 'Block I/O size histograms per process (perf-tools/bcc bitesize)'
+complete -c tracekit -n "__fish_tracekit_needs_command" -f -a "biolatency" -d 'Block I/O latency histogram, issue to completion (bcc biolatency)'
+complete -c tracekit -n "__fish_tracekit_needs_command" -f -a "runqlat" -d 'Run queue latency histogram: how long runnable tasks wait for a CPU (bcc runqlat)'
+complete -c tracekit -n "__fish_tracekit_needs_command" -f -a "syscount" -d 'Count syscalls by name, with latency or failures (bcc syscount)'
+complete -c tracekit -n "__fish_tracekit_needs_command" -f -a "funccount" -d 'Count calls of kernel or user functions (bcc funccount)'
+complete -c tracekit -n "__fish_tracekit_needs_command" -f -a "funclatency" -d 'Histogram of a function\'s latency, entry to return (bcc funclatency)'
+complete -c tracekit -n "__fish_tracekit_needs_command" -f -a "stat" -d 'Count events with perf counters: software, hardware, tracepoints (perf stat)'
+complete -c tracekit -n "__fish_tracekit_needs_command" -f -a "offcpu" -d 'Time spent blocked, by stack (bcc offcputime)'
+complete -c tracekit -n "__fish_tracekit_needs_command" -f -a "exporter" -d 'Serve kernel aggregates to Prometheus and CPU profiles as pprof (ebpf_exporter)'
+complete -c tracekit -n "__fish_tracekit_needs_command" -f -a "count" -d 'Count events, per event and group (perf stat -e, bpftrace count())'
+complete -c tracekit -n "__fish_tracekit_needs_command" -f -a "hist" -d 'Histogram (log2 or linear) or counts of an event\'s field, per group, in the kernel'
+complete -c tracekit -n "__fish_tracekit_needs_command" -f -a "trace" -d 'Print each event with its fields, as it happens (perf trace, bcc trace)'
+complete -c tracekit -n "__fish_tracekit_needs_command" -f -a "stackcount" -d 'Count the stacks that led to an event (bcc stackcount)'
+complete -c tracekit -n "__fish_tracekit_needs_command" -f -a "top" -d 'Live view of the hottest functions, or of any event\'s counts (perf top)'
+complete -c tracekit -n "__fish_tracekit_needs_command" -f -a "list" -d 'List events and probes: hardware, software, tracepoints, kernel functions, USDT (perf list)'
+complete -c tracekit -n "__fish_tracekit_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -s F -l frequency -d 'Sample at HZ samples per second per CPU' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json)' -r -F
+complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -l call-graph -d 'How to walk user stacks: `dwarf` unwinds in the kernel from .eh_frame tables (the default where the kernel can), `fp` follows frame pointers' -r -f -a "fp\t'Follow frame pointers (the kernel\'s own walk)'
+dwarf\t'Unwind in the kernel from .eh_frame / .debug_frame tables'"
+complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -l unwind-table-budget -d 'Kernel memory for the DWARF unwinder\'s tables, in MiB (1 to 512); binaries whose tables do not fit are walked by frame pointers (`-v` names them)' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -l top -d 'Rows in the text report' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -l by -d 'Also report samples by KEY: `line` adds the hottest source lines of the hottest functions to the text report' -r -f -a "line\t'The source line (file:line, from DWARF) of the instruction each sample ran'"
+complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -l stack-storage-size -d 'Distinct stacks the kernel keeps, 1 to 134217728; each costs ~1 KiB of kernel memory, allocated up front' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -l count-map-size -d 'Distinct (pid, comm, stacks) keys the kernel counts, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -l debuginfod-timeout -d 'The most a run waits for debuginfod servers, over all requests [default: $DEBUGINFOD_TIMEOUT, else 5]' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -l json -d 'Print JSON on stdout instead of text'
+complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -s K -l kernel-stack -d 'Record kernel stacks only (the default records both)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -s U -l user-stack -d 'Record user stacks only'
+complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -l include-idle -d 'Also count samples of idle CPUs (the swapper task, pid 0)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -l no-inline -d 'Do not show inlined functions as frames (skips reading DWARF line tables)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -l offline -d 'Never ask debuginfod servers ($DEBUGINFOD_URLS) for debug files; use local ones only'
+complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -s v -l verbose -d 'Say more: -v prints timings and own CPU time, -vv debug logs'
+complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -s V -l version -d 'Print version'
+complete -c tracekit -n "__fish_tracekit_using_subcommand bitesize" -l disk -d 'Only I/O to this disk (a name under /sys/block, e.g. vda, nvme0n1)' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand bitesize" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand bitesize" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand bitesize" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand bitesize" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json)' -r -F
+complete -c tracekit -n "__fish_tracekit_using_subcommand bitesize" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand bitesize" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand bitesize" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand bitesize" -l json -d 'Print JSON on stdout instead of text'
+complete -c tracekit -n "__fish_tracekit_using_subcommand bitesize" -s v -l verbose -d 'Say more: -v prints timings and own CPU time, -vv debug logs'
+complete -c tracekit -n "__fish_tracekit_using_subcommand bitesize" -s h -l help -d 'Print help'
+complete -c tracekit -n "__fish_tracekit_using_subcommand bitesize" -s V -l version -d 'Print version'
+complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -l unit -d 'Unit of the histogram' -r -f -a "ns\t'Nanoseconds'
+us\t'Microseconds'
+ms\t'Milliseconds'"
+complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -l disk -d 'Only I/O to this disk (a name under /sys/block)' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json)' -r -F
+complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -l per-disk -d 'One histogram per disk'
+complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -l queued -d 'Measure from insertion in the I/O queue (block_rq_insert) instead of issue to the device'
+complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -l json -d 'Print JSON on stdout instead of text'
+complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -s v -l verbose -d 'Say more: -v prints timings and own CPU time, -vv debug logs'
+complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -s V -l version -d 'Print version'
+complete -c tracekit -n "__fish_tracekit_using_subcommand runqlat" -l unit -d 'Unit of the histogram' -r -f -a "ns\t'Nanoseconds'
+us\t'Microseconds'
+ms\t'Milliseconds'"
+complete -c tracekit -n "__fish_tracekit_using_subcommand runqlat" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand runqlat" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand runqlat" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand runqlat" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json)' -r -F
+complete -c tracekit -n "__fish_tracekit_using_subcommand runqlat" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand runqlat" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand runqlat" -l tids -d 'One histogram per thread (bcc runqlat -L; tracekit\'s -L is syscount\'s --latency)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand runqlat" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand runqlat" -l json -d 'Print JSON on stdout instead of text'
+complete -c tracekit -n "__fish_tracekit_using_subcommand runqlat" -s v -l verbose -d 'Say more: -v prints timings and own CPU time, -vv debug logs'
+complete -c tracekit -n "__fish_tracekit_using_subcommand runqlat" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tracekit -n "__fish_tracekit_using_subcommand runqlat" -s V -l version -d 'Print version'
+complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -l by -d 'Also group by process name or pid' -r -f -a "comm\t'The calling thread\'s command name'
+pid\t'The calling process'"
+complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -l top -d 'Show the N most frequent' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json)' -r -F
+complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -s L -l latency -d 'Show total and average time in each syscall (microseconds)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -s x -l failures -d 'Count only calls that returned an error'
+complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -l json -d 'Print JSON on stdout instead of text'
+complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -s v -l verbose -d 'Say more: -v prints timings and own CPU time, -vv debug logs'
+complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -s V -l version -d 'Print version'
+complete -c tracekit -n "__fish_tracekit_using_subcommand funccount" -l by -d 'Also group by process name or pid' -r -f -a "comm\t'The calling thread\'s command name'
+pid\t'The calling process'"
+complete -c tracekit -n "__fish_tracekit_using_subcommand funccount" -l top -d 'Show the N most called' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand funccount" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand funccount" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand funccount" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand funccount" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json)' -r -F
+complete -c tracekit -n "__fish_tracekit_using_subcommand funccount" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand funccount" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand funccount" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand funccount" -l json -d 'Print JSON on stdout instead of text'
+complete -c tracekit -n "__fish_tracekit_using_subcommand funccount" -l kprobe -d 'Probe kernel functions with kprobes, never fentry/fexit'
+complete -c tracekit -n "__fish_tracekit_using_subcommand funccount" -l fentry -d 'Probe kernel functions with fentry/fexit (BPF trampolines), never kprobes'
+complete -c tracekit -n "__fish_tracekit_using_subcommand funccount" -s v -l verbose -d 'Say more: -v prints timings and own CPU time, -vv debug logs'
+complete -c tracekit -n "__fish_tracekit_using_subcommand funccount" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tracekit -n "__fish_tracekit_using_subcommand funccount" -s V -l version -d 'Print version'
+complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -l unit -d 'Unit of the histogram' -r -f -a "ns\t'Nanoseconds'
+us\t'Microseconds'
+ms\t'Milliseconds'"
+complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json)' -r -F
+complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -l json -d 'Print JSON on stdout instead of text'
+complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -l kprobe -d 'Probe kernel functions with kprobes, never fentry/fexit'
+complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -l fentry -d 'Probe kernel functions with fentry/fexit (BPF trampolines), never kprobes'
+complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -s v -l verbose -d 'Say more: -v prints timings and own CPU time, -vv debug logs'
+complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -s V -l version -d 'Print version'
+complete -c tracekit -n "__fish_tracekit_using_subcommand stat" -s e -l event -d 'Events: perf names (task-clock, page-faults, cycles, ...) and tracepoints (SYSTEM:EVENT, wildcards allowed); comma-separated or repeated' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand stat" -s I -d 'perf\'s interval flag, in milliseconds (same as -i MS/1000)' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand stat" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand stat" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand stat" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand stat" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json)' -r -F
+complete -c tracekit -n "__fish_tracekit_using_subcommand stat" -l all -d 'Also show tracepoints that counted zero'
+complete -c tracekit -n "__fish_tracekit_using_subcommand stat" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand stat" -l json -d 'Print JSON on stdout instead of text'
+complete -c tracekit -n "__fish_tracekit_using_subcommand stat" -s v -l verbose -d 'Say more: -v prints timings and own CPU time, -vv debug logs'
+complete -c tracekit -n "__fish_tracekit_using_subcommand stat" -s h -l help -d 'Print help'
+complete -c tracekit -n "__fish_tracekit_using_subcommand stat" -s V -l version -d 'Print version'
+complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -l min-us -d 'Only blocks of at least US microseconds' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -l max-us -d 'Only blocks of at most US microseconds' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -l state -d 'Only tasks that blocked in this state (default: any, preemption included)' -r -f -a "interruptible\t'TASK_INTERRUPTIBLE (S): waiting for an event, a timer, I/O readiness'
+uninterruptible\t'TASK_UNINTERRUPTIBLE (D): waiting for disk I/O or a kernel lock'"
+complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -l top -d 'Rows in the text report' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -l call-graph -d 'How to walk user stacks: `dwarf` unwinds in the kernel from .eh_frame tables (the default where the kernel can), `fp` follows frame pointers' -r -f -a "fp\t'Follow frame pointers (the kernel\'s own walk)'
+dwarf\t'Unwind in the kernel from .eh_frame / .debug_frame tables'"
+complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -l unwind-table-budget -d 'Kernel memory for the DWARF unwinder\'s tables, in MiB (1 to 512); binaries whose tables do not fit are walked by frame pointers (`-v` names them)' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json)' -r -F
+complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -l debuginfod-timeout -d 'The most a run waits for debuginfod servers, over all requests [default: $DEBUGINFOD_TIMEOUT, else 5]' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -s K -l kernel-stack -d 'Kernel stacks only (the default takes both)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -s U -l user-stack -d 'User stacks only'
+complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -l json -d 'Print JSON on stdout instead of text'
+complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -l offline -d 'Never ask debuginfod servers ($DEBUGINFOD_URLS) for debug files; use local ones only'
+complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -s v -l verbose -d 'Say more: -v prints timings and own CPU time, -vv debug logs'
+complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -s V -l version -d 'Print version'
+complete -c tracekit -n "__fish_tracekit_using_subcommand exporter" -s c -l config -d 'The config file (TOML, or YAML when it ends in .yaml or .yml); without it, the built-in set' -r -F
+complete -c tracekit -n "__fish_tracekit_using_subcommand exporter" -l listen -d 'Listen on ADDR:PORT [default: the config\'s listen, else 127.0.0.1:9435]' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand exporter" -l push -d 'Push a CPU profile of the machine every interval to a Pyroscope-compatible server: POST URL/ingest, pprof, as tracekit.cpu{hostname=...}' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand exporter" -l push-interval -d 'Seconds between pushes, each a profile of that long (1 to 3600) [default: 15]' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand exporter" -l check -d 'Check the config and compile its metrics for this kernel, then exit'
+complete -c tracekit -n "__fish_tracekit_using_subcommand exporter" -s v -l verbose -d 'Say more: -v prints timings and own CPU time, -vv debug logs'
+complete -c tracekit -n "__fish_tracekit_using_subcommand exporter" -s h -l help -d 'Print help'
+complete -c tracekit -n "__fish_tracekit_using_subcommand exporter" -s V -l version -d 'Print version'
+complete -c tracekit -n "__fish_tracekit_using_subcommand count" -l by -d 'Also group by these fields or pid, tid, cpu, comm, cgroup (the cgroup v2 path)' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand count" -l filter -d 'Only events for which EXPR holds (perf/ftrace filter syntax), evaluated in the kernel' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand count" -l top -d 'Show only the N largest counts' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand count" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand count" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand count" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand count" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json)' -r -F
+complete -c tracekit -n "__fish_tracekit_using_subcommand count" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand count" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand count" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand count" -l json -d 'Print JSON on stdout instead of text'
+complete -c tracekit -n "__fish_tracekit_using_subcommand count" -l kprobe -d 'Probe kernel functions with kprobes, never fentry/fexit'
+complete -c tracekit -n "__fish_tracekit_using_subcommand count" -l fentry -d 'Probe kernel functions with fentry/fexit (BPF trampolines), never kprobes'
+complete -c tracekit -n "__fish_tracekit_using_subcommand count" -s v -l verbose -d 'Say more: -v prints timings and own CPU time, -vv debug logs'
+complete -c tracekit -n "__fish_tracekit_using_subcommand count" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tracekit -n "__fish_tracekit_using_subcommand count" -s V -l version -d 'Print version'
+complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -l value -d 'The field to histogram; without it, events are counted per group' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -l by -d 'Group by these fields or pid, tid, cpu, comm, cgroup (one histogram per group)' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -l filter -d 'Only events for which EXPR holds (perf/ftrace filter syntax), evaluated in the kernel' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -l linear -d 'A linear histogram from MIN to MAX in buckets of STEP instead of log2' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json)' -r -F
+complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -l json -d 'Print JSON on stdout instead of text'
+complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -l kprobe -d 'Probe kernel functions with kprobes, never fentry/fexit'
+complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -l fentry -d 'Probe kernel functions with fentry/fexit (BPF trampolines), never kprobes'
+complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -s v -l verbose -d 'Say more: -v prints timings and own CPU time, -vv debug logs'
+complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -s V -l version -d 'Print version'
+complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -l filter -d 'Only events for which EXPR holds (perf/ftrace filter syntax), evaluated in the kernel' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -l print -d 'Fields to print with each event (kstack, ustack: its stacks)' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -l call-graph -d 'How to walk user stacks: `dwarf` unwinds in the kernel from .eh_frame tables (the default where the kernel can), `fp` follows frame pointers' -r -f -a "fp\t'Follow frame pointers (the kernel\'s own walk)'
+dwarf\t'Unwind in the kernel from .eh_frame / .debug_frame tables'"
+complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -l unwind-table-budget -d 'Kernel memory for the DWARF unwinder\'s tables, in MiB (1 to 512); binaries whose tables do not fit are walked by frame pointers (`-v` names them)' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json)' -r -F
+complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -l debuginfod-timeout -d 'The most a run waits for debuginfod servers, over all requests [default: $DEBUGINFOD_TIMEOUT, else 5]' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -s K -l kernel-stack -d 'Print the kernel stack of each event'
+complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -s U -l user-stack -d 'Print the user stack of each event'
+complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -l json -d 'Print JSON on stdout instead of text'
+complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -l kprobe -d 'Probe kernel functions with kprobes, never fentry/fexit'
+complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -l fentry -d 'Probe kernel functions with fentry/fexit (BPF trampolines), never kprobes'
+complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -l offline -d 'Never ask debuginfod servers ($DEBUGINFOD_URLS) for debug files; use local ones only'
+complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -s v -l verbose -d 'Say more: -v prints timings and own CPU time, -vv debug logs'
+complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -s V -l version -d 'Print version'
+complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -l filter -d 'Only events for which EXPR holds' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -l top -d 'Rows in the text report' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -l call-graph -d 'How to walk user stacks: `dwarf` unwinds in the kernel from .eh_frame tables (the default where the kernel can), `fp` follows frame pointers' -r -f -a "fp\t'Follow frame pointers (the kernel\'s own walk)'
+dwarf\t'Unwind in the kernel from .eh_frame / .debug_frame tables'"
+complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -l unwind-table-budget -d 'Kernel memory for the DWARF unwinder\'s tables, in MiB (1 to 512); binaries whose tables do not fit are walked by frame pointers (`-v` names them)' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json)' -r -F
+complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -l debuginfod-timeout -d 'The most a run waits for debuginfod servers, over all requests [default: $DEBUGINFOD_TIMEOUT, else 5]' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -s K -l kernel-stack -d 'Kernel stacks only (the default takes both)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -s U -l user-stack -d 'User stacks only'
+complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -l json -d 'Print JSON on stdout instead of text'
+complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -l kprobe -d 'Probe kernel functions with kprobes, never fentry/fexit'
+complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -l fentry -d 'Probe kernel functions with fentry/fexit (BPF trampolines), never kprobes'
+complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -l offline -d 'Never ask debuginfod servers ($DEBUGINFOD_URLS) for debug files; use local ones only'
+complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -s v -l verbose -d 'Say more: -v prints timings and own CPU time, -vv debug logs'
+complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -s V -l version -d 'Print version'
+complete -c tracekit -n "__fish_tracekit_using_subcommand top" -s F -l frequency -d 'Sample at HZ samples per second per CPU' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand top" -s e -l event -d 'Count this probe instead of sampling CPUs (a tracepoint or function probe)' -r -f -a "tracepoint:\t'tracepoint'
+t:\t'tracepoint'
+rawtracepoint:\t'rawtracepoint'
+rt:\t'rawtracepoint'
+kprobe:\t'kprobe'
+k:\t'kprobe'
+kretprobe:\t'kretprobe'
+kr:\t'kretprobe'
+fentry:\t'fentry'
+f:\t'fentry'
+kfunc:\t'fentry'
+fexit:\t'fexit'
+fr:\t'fexit'
+kretfunc:\t'fexit'
+uprobe:\t'uprobe'
+u:\t'uprobe'
+uretprobe:\t'uretprobe'
+ur:\t'uretprobe'
+usdt:\t'usdt'
+U:\t'usdt'
+software:\t'software'
+s:\t'software'
+hardware:\t'hardware'
+h:\t'hardware'"
+complete -c tracekit -n "__fish_tracekit_using_subcommand top" -l sort -d 'Group by these keys: sym, dso, comm, pid (comm and pid with -e)' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand top" -l top -d 'Rows shown' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand top" -s i -l interval -d 'Refresh every SECONDS' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand top" -s d -l duration -d 'Stop after SECONDS' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand top" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand top" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand top" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand top" -l debuginfod-timeout -d 'The most a run waits for debuginfod servers, over all requests [default: $DEBUGINFOD_TIMEOUT, else 5]' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand top" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand top" -l kprobe -d 'Probe kernel functions with kprobes, never fentry/fexit'
+complete -c tracekit -n "__fish_tracekit_using_subcommand top" -l fentry -d 'Probe kernel functions with fentry/fexit (BPF trampolines), never kprobes'
+complete -c tracekit -n "__fish_tracekit_using_subcommand top" -l offline -d 'Never ask debuginfod servers ($DEBUGINFOD_URLS) for debug files; use local ones only'
+complete -c tracekit -n "__fish_tracekit_using_subcommand top" -s v -l verbose -d 'Say more: -v prints timings and own CPU time, -vv debug logs'
+complete -c tracekit -n "__fish_tracekit_using_subcommand top" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tracekit -n "__fish_tracekit_using_subcommand top" -s V -l version -d 'Print version'
+complete -c tracekit -n "__fish_tracekit_using_subcommand list" -l fields -d 'Show the fields of PROBE (a tracepoint, function or USDT probe) with their types' -r -f -a "tracepoint:\t'tracepoint'
+t:\t'tracepoint'
+rawtracepoint:\t'rawtracepoint'
+rt:\t'rawtracepoint'
+kprobe:\t'kprobe'
+k:\t'kprobe'
+kretprobe:\t'kretprobe'
+kr:\t'kretprobe'
+fentry:\t'fentry'
+f:\t'fentry'
+kfunc:\t'fentry'
+fexit:\t'fexit'
+fr:\t'fexit'
+kretfunc:\t'fexit'
+uprobe:\t'uprobe'
+u:\t'uprobe'
+uretprobe:\t'uretprobe'
+ur:\t'uretprobe'
+usdt:\t'usdt'
+U:\t'usdt'
+software:\t'software'
+s:\t'software'
+hardware:\t'hardware'
+h:\t'hardware'"
+complete -c tracekit -n "__fish_tracekit_using_subcommand list" -s p -l pid -d 'Resolve USDT binaries in this process\'s maps; `list usdt -p PID` lists the probes of every file it maps' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand list" -s v -l verbose -d 'Say more: -v prints timings and own CPU time, -vv debug logs'
+complete -c tracekit -n "__fish_tracekit_using_subcommand list" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tracekit -n "__fish_tracekit_using_subcommand list" -s V -l version -d 'Print version'
+complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu exporter count hist trace stackcount top list help" -f -a "profile" -d 'Sample on-CPU stacks (perf record -g + flame graph, bcc profile)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu exporter count hist trace stackcount top list help" -f -a "bitesize" -d 'Block I/O size histograms per process (perf-tools/bcc bitesize)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu exporter count hist trace stackcount top list help" -f -a "biolatency" -d 'Block I/O latency histogram, issue to completion (bcc biolatency)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu exporter count hist trace stackcount top list help" -f -a "runqlat" -d 'Run queue latency histogram: how long runnable tasks wait for a CPU (bcc runqlat)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu exporter count hist trace stackcount top list help" -f -a "syscount" -d 'Count syscalls by name, with latency or failures (bcc syscount)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu exporter count hist trace stackcount top list help" -f -a "funccount" -d 'Count calls of kernel or user functions (bcc funccount)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu exporter count hist trace stackcount top list help" -f -a "funclatency" -d 'Histogram of a function\'s latency, entry to return (bcc funclatency)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu exporter count hist trace stackcount top list help" -f -a "stat" -d 'Count events with perf counters: software, hardware, tracepoints (perf stat)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu exporter count hist trace stackcount top list help" -f -a "offcpu" -d 'Time spent blocked, by stack (bcc offcputime)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu exporter count hist trace stackcount top list help" -f -a "exporter" -d 'Serve kernel aggregates to Prometheus and CPU profiles as pprof (ebpf_exporter)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu exporter count hist trace stackcount top list help" -f -a "count" -d 'Count events, per event and group (perf stat -e, bpftrace count())'
+complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu exporter count hist trace stackcount top list help" -f -a "hist" -d 'Histogram (log2 or linear) or counts of an event\'s field, per group, in the kernel'
+complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu exporter count hist trace stackcount top list help" -f -a "trace" -d 'Print each event with its fields, as it happens (perf trace, bcc trace)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu exporter count hist trace stackcount top list help" -f -a "stackcount" -d 'Count the stacks that led to an event (bcc stackcount)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu exporter count hist trace stackcount top list help" -f -a "top" -d 'Live view of the hottest functions, or of any event\'s counts (perf top)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu exporter count hist trace stackcount top list help" -f -a "list" -d 'List events and probes: hardware, software, tracepoints, kernel functions, USDT (perf list)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu exporter count hist trace stackcount top list help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -1,0 +1,397 @@
+//! `cargo xtask dist`: what a release ships, under `target/dist/`.
+//!
+//! 1. The man pages and shell completions in `dist/man` and `dist/completions`, regenerated
+//!    from the clap definitions (the test `generated::tests::dist_files_are_current` of the
+//!    binary, with `TRACEKIT_REGENERATE=1`);
+//! 2. a static binary for `x86_64-unknown-linux-musl` (the kernel programs embedded as in
+//!    any build; musl-gcc from musl-tools for ring's C), checked to need no loader or
+//!    libraries: the build the VM matrix (`vm.rs`) runs;
+//! 3. a `.deb` built with `dpkg-deb`: the binary in `/usr/bin`, the man pages, the bash, zsh
+//!    and fish completions, the exporter's systemd unit (not enabled) and its configuration
+//!    as a conffile.
+
+use std::{
+    fs,
+    path::{Path, PathBuf},
+};
+
+use anyhow::{Context as _, Result, bail};
+
+use crate::{
+    setup::apt_install,
+    util::{Cmd, cargo, find_program, workspace_root},
+    vm::{MUSL, MUSL_CC},
+};
+
+/// The version of the workspace, the package's and the .deb's.
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+/// Where the systemd unit in `dist/` expects the binary, and where the .deb puts it.
+const UNIT_BINARY: (&str, &str) = ("/usr/local/bin/tracekit", "/usr/bin/tracekit");
+
+/// Runs the three steps; returns the static binary's and the .deb's paths.
+pub fn run() -> Result<(PathBuf, PathBuf)> {
+    let root = workspace_root();
+    regenerate_docs()?;
+    let binary = build_static()?;
+    let out = root.join("target/dist");
+    fs::create_dir_all(&out)?;
+    let shipped = out.join(format!("tracekit-{VERSION}-{MUSL}"));
+    fs::copy(&binary, &shipped)?;
+    let deb = build_deb(&root, &binary, &out)?;
+    eprintln!(
+        "xtask: dist: {} (static), {}",
+        shipped.display(),
+        deb.display()
+    );
+    Ok((shipped, deb))
+}
+
+/// Writes `dist/man` and `dist/completions` from the clap definitions.
+fn regenerate_docs() -> Result<()> {
+    eprintln!("xtask: dist: man pages and completions (dist/man, dist/completions)");
+    cargo()
+        .args(["test", "--package", "tracekit", "--bin", "tracekit"])
+        .args(["generated::tests::dist_files_are_current", "--", "--exact"])
+        .env("TRACEKIT_EBPF", "require")
+        .env("TRACEKIT_REGENERATE", "1")
+        .run()
+        .context("generating the man pages and completions")
+}
+
+/// Builds the static binary and checks that it is one.
+fn build_static() -> Result<PathBuf> {
+    let installed = Cmd::new("rustup")
+        .args(["target", "list", "--installed"])
+        .output_ok()
+        .unwrap_or_default();
+    if !installed.lines().any(|t| t.trim() == MUSL) {
+        Cmd::new("rustup").args(["target", "add", MUSL]).run()?;
+    }
+    // ring (rustls, under the debuginfod client) compiles C for the target.
+    if find_program(MUSL_CC.1).is_none() {
+        apt_install(&["musl-tools"])?;
+    }
+    eprintln!("xtask: dist: static binary ({MUSL})");
+    cargo()
+        .args([
+            "build",
+            "--release",
+            "--package",
+            "tracekit",
+            "--target",
+            MUSL,
+        ])
+        .env("TRACEKIT_EBPF", "require")
+        .env(MUSL_CC.0, MUSL_CC.1)
+        .run()
+        .context("building the static binary")?;
+    let binary = workspace_root().join(format!("target/{MUSL}/release/tracekit"));
+    let elf = fs::read(&binary).with_context(|| binary.display().to_string())?;
+    if let Some(why) = not_static(&elf) {
+        bail!("{} is not static: {why}", binary.display());
+    }
+    Ok(binary)
+}
+
+/// Why an x86-64 ELF executable is not static (it names a loader in PT_INTERP, or has
+/// dynamic sections with DT_NEEDED libraries), or `None` when it is.
+pub fn not_static(elf: &[u8]) -> Option<String> {
+    let u16_at = |at: usize| {
+        elf.get(at..at + 2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]))
+    };
+    let u32_at = |at: usize| {
+        elf.get(at..at + 4)
+            .map(|b| u32::from_le_bytes(b.try_into().unwrap()))
+    };
+    let u64_at = |at: usize| {
+        elf.get(at..at + 8)
+            .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
+    };
+    if elf.get(..5) != Some(b"\x7fELF\x02") || elf.get(5) != Some(&1) {
+        return Some("not a little-endian 64-bit ELF file".into());
+    }
+    let (Some(phoff), Some(phentsize), Some(phnum)) = (u64_at(0x20), u16_at(0x36), u16_at(0x38))
+    else {
+        return Some("truncated ELF header".into());
+    };
+    for i in 0..usize::from(phnum) {
+        let at = phoff as usize + i * usize::from(phentsize);
+        let (Some(kind), Some(offset), Some(size)) = (u32_at(at), u64_at(at + 8), u64_at(at + 32))
+        else {
+            return Some("truncated program headers".into());
+        };
+        const PT_DYNAMIC: u32 = 2;
+        const PT_INTERP: u32 = 3;
+        const DT_NEEDED: u64 = 1;
+        match kind {
+            PT_INTERP => {
+                let name = elf
+                    .get(offset as usize..(offset + size) as usize)
+                    .unwrap_or(&[]);
+                let name = String::from_utf8_lossy(name.split(|&b| b == 0).next().unwrap_or(&[]));
+                return Some(format!("its loader is {name}"));
+            }
+            PT_DYNAMIC => {
+                let entries = (offset as usize..(offset + size) as usize).step_by(16);
+                if entries.map(u64_at).any(|tag| tag == Some(DT_NEEDED)) {
+                    return Some("it needs shared libraries (DT_NEEDED)".into());
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// A file of the package: where it comes from (relative to the workspace root, or the
+/// binary), where it goes (relative to `/`), and its mode.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Entry {
+    pub source: PathBuf,
+    pub target: String,
+    pub mode: u32,
+    /// Compressed with gzip on the way (man pages, as Debian installs them).
+    pub gzip: bool,
+}
+
+/// Every file of the package, from the man pages and completions in `dist/`.
+pub fn layout(root: &Path, binary: &Path) -> Result<Vec<Entry>> {
+    let file = |source: PathBuf, target: String, gzip: bool| Entry {
+        source,
+        target,
+        mode: 0o644,
+        gzip,
+    };
+    let mut entries = vec![Entry {
+        source: binary.to_path_buf(),
+        target: "usr/bin/tracekit".into(),
+        mode: 0o755,
+        gzip: false,
+    }];
+    let mut pages: Vec<PathBuf> = fs::read_dir(root.join("dist/man"))
+        .context("dist/man (run `cargo xtask dist`)")?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<std::io::Result<_>>()?;
+    pages.sort();
+    for page in pages {
+        let name = page.file_name().unwrap().to_string_lossy().into_owned();
+        entries.push(file(page, format!("usr/share/man/man1/{name}.gz"), true));
+    }
+    let completions = root.join("dist/completions");
+    for (name, target) in [
+        (
+            "tracekit.bash",
+            "usr/share/bash-completion/completions/tracekit",
+        ),
+        ("_tracekit", "usr/share/zsh/vendor-completions/_tracekit"),
+        (
+            "tracekit.fish",
+            "usr/share/fish/vendor_completions.d/tracekit.fish",
+        ),
+    ] {
+        entries.push(file(completions.join(name), target.into(), false));
+    }
+    let dist = root.join("dist");
+    entries.push(file(
+        dist.join("tracekit-exporter.service"),
+        "lib/systemd/system/tracekit-exporter.service".into(),
+        false,
+    ));
+    entries.push(file(
+        dist.join("exporter.example.toml"),
+        "etc/tracekit/exporter.toml".into(),
+        false,
+    ));
+    for example in ["exporter.example.toml", "exporter.example.yaml"] {
+        entries.push(file(
+            dist.join(example),
+            format!("usr/share/doc/tracekit/examples/{example}"),
+            false,
+        ));
+    }
+    Ok(entries)
+}
+
+/// DEBIAN/control for a package whose files take `installed_kib`.
+pub fn control(version: &str, installed_kib: u64) -> String {
+    format!(
+        "Package: tracekit
+Version: {version}
+Architecture: amd64
+Maintainer: tracekit developers <https://github.com/tracekit/tracekit/issues>
+Installed-Size: {installed_kib}
+Section: utils
+Priority: optional
+Homepage: https://github.com/tracekit/tracekit
+Description: eBPF tracing toolkit: CPU profiles, flame graphs, histograms, counts
+ tracekit profiles CPUs (perf record -g with flame graphs), counts and histograms any
+ tracepoint, kprobe, uprobe or USDT probe (perf stat, bcc, bpftrace one-liners), and
+ serves kernel aggregates to Prometheus. Everything is aggregated in the kernel.
+ .
+ One static binary with its BPF programs built in; needs Linux 5.8 or later with BTF,
+ and root or CAP_BPF and CAP_PERFMON. The tracekit-exporter systemd unit is installed
+ but not enabled.
+"
+    )
+}
+
+/// usr/share/doc/tracekit/copyright, machine-readable (DEP-5).
+fn copyright() -> String {
+    "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
+Upstream-Name: tracekit
+Source: https://github.com/tracekit/tracekit
+
+Files: *
+Copyright: tracekit developers
+License: MIT or Apache-2.0
+"
+    .to_string()
+}
+
+/// Lays the package out in `out/deb` and builds `out/tracekit_VERSION_amd64.deb`.
+fn build_deb(root: &Path, binary: &Path, out: &Path) -> Result<PathBuf> {
+    eprintln!("xtask: dist: .deb");
+    let stage = out.join("deb");
+    let _ = fs::remove_dir_all(&stage);
+    for entry in layout(root, binary)? {
+        let target = stage.join(&entry.target);
+        fs::create_dir_all(target.parent().unwrap())?;
+        let source = entry.source.display().to_string();
+        let mut bytes = fs::read(&entry.source).context(source)?;
+        if entry.target.ends_with(".service") {
+            let unit = String::from_utf8(bytes)?;
+            bytes = unit.replace(UNIT_BINARY.0, UNIT_BINARY.1).into_bytes();
+        }
+        if entry.gzip {
+            // gzip writes NAME.gz; -n: no name or time stamp, so a page gives the same bytes.
+            let plain = target.with_extension("");
+            fs::write(&plain, &bytes)?;
+            Cmd::new("gzip").args(["-9nf"]).arg(&plain).run()?;
+        } else {
+            fs::write(&target, &bytes)?;
+        }
+        set_mode(&target, entry.mode)?;
+    }
+    let doc = stage.join("usr/share/doc/tracekit/copyright");
+    fs::write(&doc, copyright())?;
+    set_mode(&doc, 0o644)?;
+
+    let installed_kib = du_bytes(&stage)?.div_ceil(1024);
+    let debian = stage.join("DEBIAN");
+    fs::create_dir_all(&debian)?;
+    fs::write(debian.join("control"), control(VERSION, installed_kib))?;
+    fs::write(debian.join("conffiles"), "/etc/tracekit/exporter.toml\n")?;
+    let md5sums = Cmd::new("sh")
+        .args([
+            "-c",
+            "find . -path ./DEBIAN -prune -o -type f -printf '%P\\0' | sort -z | xargs -0 md5sum",
+        ])
+        .current_dir(&stage)
+        .stdout_only()?;
+    fs::write(debian.join("md5sums"), md5sums)?;
+    for file in ["control", "conffiles", "md5sums"] {
+        set_mode(&debian.join(file), 0o644)?;
+    }
+    let deb = out.join(format!("tracekit_{VERSION}_amd64.deb"));
+    Cmd::new("dpkg-deb")
+        .args(["--root-owner-group", "--build"])
+        .arg(&stage)
+        .arg(&deb)
+        .run()?;
+    Ok(deb)
+}
+
+fn set_mode(path: &Path, mode: u32) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
+    fs::set_permissions(path, fs::Permissions::from_mode(mode))
+        .with_context(|| path.display().to_string())
+}
+
+/// Bytes of the files under `dir`.
+fn du_bytes(dir: &Path) -> Result<u64> {
+    let mut total = 0;
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        let meta = entry.metadata()?;
+        total += if meta.is_dir() {
+            du_bytes(&entry.path())?
+        } else {
+            meta.len()
+        };
+    }
+    Ok(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The package holds the binary, a page per dist/man file, each shell's completions
+    /// where that shell looks, the unit and the configuration.
+    #[test]
+    fn package_layout() {
+        let root = workspace_root();
+        let entries = layout(&root, Path::new("/b/tracekit")).unwrap();
+        let targets: Vec<&str> = entries.iter().map(|e| e.target.as_str()).collect();
+        assert_eq!(targets[0], "usr/bin/tracekit");
+        assert_eq!(entries[0].mode, 0o755);
+        let pages = fs::read_dir(root.join("dist/man")).unwrap().count();
+        assert!(pages > 10, "{pages}");
+        let man: Vec<_> = entries.iter().filter(|e| e.gzip).collect();
+        assert_eq!(man.len(), pages);
+        assert!(targets.contains(&"usr/share/man/man1/tracekit-profile.1.gz"));
+        assert!(targets.contains(&"usr/share/man/man1/tracekit.1.gz"));
+        for target in [
+            "usr/share/bash-completion/completions/tracekit",
+            "usr/share/zsh/vendor-completions/_tracekit",
+            "usr/share/fish/vendor_completions.d/tracekit.fish",
+            "lib/systemd/system/tracekit-exporter.service",
+            "etc/tracekit/exporter.toml",
+        ] {
+            assert!(targets.contains(&target), "{target}: {targets:?}");
+        }
+        for entry in &entries[1..] {
+            assert_eq!(entry.mode, 0o644, "{entry:?}");
+            assert!(entry.source.exists(), "{entry:?}");
+        }
+    }
+
+    #[test]
+    fn control_file() {
+        let control = control("1.2.3", 4321);
+        assert!(control.starts_with("Package: tracekit\nVersion: 1.2.3\nArchitecture: amd64\n"));
+        assert!(control.contains("\nInstalled-Size: 4321\n"));
+        // Continuation lines start with a space; an empty one is " .".
+        let description = control.split("\nDescription: ").nth(1).unwrap();
+        for line in description.lines().skip(1) {
+            assert!(line.starts_with(' ') && line.len() > 1, "{line:?}");
+        }
+        assert!(control.ends_with('\n'));
+    }
+
+    /// The unit in dist/ names the binary where the .deb does not put it; the .deb's copy
+    /// is rewritten, so the path must stay findable.
+    #[test]
+    fn unit_names_the_binary() {
+        let unit =
+            fs::read_to_string(workspace_root().join("dist/tracekit-exporter.service")).unwrap();
+        assert!(unit.contains(&format!("ExecStart={} exporter", UNIT_BINARY.0)));
+    }
+
+    /// An ELF with an interpreter or DT_NEEDED is not static; xtask itself (a glibc build)
+    /// names its loader.
+    #[test]
+    fn static_check() {
+        let me = fs::read(std::env::current_exe().unwrap()).unwrap();
+        let why = not_static(&me).unwrap();
+        assert!(
+            why.starts_with("its loader is /lib64/ld-linux-x86-64.so.2"),
+            "{why}"
+        );
+        assert_eq!(
+            not_static(b"#!/bin/sh\n").unwrap(),
+            "not a little-endian 64-bit ELF file"
+        );
+    }
+}
