@@ -25,6 +25,9 @@ _tracekit() {
             tracekit,count)
                 cmd="tracekit__subcmd__count"
                 ;;
+            tracekit,diff)
+                cmd="tracekit__subcmd__diff"
+                ;;
             tracekit,exporter)
                 cmd="tracekit__subcmd__exporter"
                 ;;
@@ -48,6 +51,9 @@ _tracekit() {
                 ;;
             tracekit,profile)
                 cmd="tracekit__subcmd__profile"
+                ;;
+            tracekit,report)
+                cmd="tracekit__subcmd__report"
                 ;;
             tracekit,runqlat)
                 cmd="tracekit__subcmd__runqlat"
@@ -76,6 +82,9 @@ _tracekit() {
             tracekit__subcmd__help,count)
                 cmd="tracekit__subcmd__help__subcmd__count"
                 ;;
+            tracekit__subcmd__help,diff)
+                cmd="tracekit__subcmd__help__subcmd__diff"
+                ;;
             tracekit__subcmd__help,exporter)
                 cmd="tracekit__subcmd__help__subcmd__exporter"
                 ;;
@@ -99,6 +108,9 @@ _tracekit() {
                 ;;
             tracekit__subcmd__help,profile)
                 cmd="tracekit__subcmd__help__subcmd__profile"
+                ;;
+            tracekit__subcmd__help,report)
+                cmd="tracekit__subcmd__help__subcmd__report"
                 ;;
             tracekit__subcmd__help,runqlat)
                 cmd="tracekit__subcmd__help__subcmd__runqlat"
@@ -125,7 +137,7 @@ _tracekit() {
 
     case "${cmd}" in
         tracekit)
-            opts="-v -h -V --verbose --help --version profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu exporter count hist trace stackcount top list help"
+            opts="-v -h -V --verbose --help --version profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu report diff exporter count hist trace stackcount top list help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -139,7 +151,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__biolatency)
-            opts="-a -p -d -i -o -v -h -V --unit --per-disk --queued --disk --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --unit --per-disk --queued --disk --percentiles --precision --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -150,6 +162,10 @@ _tracekit() {
                     return 0
                     ;;
                 --disk)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --precision)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -324,6 +340,32 @@ _tracekit() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        tracekit__subcmd__diff)
+            opts="-o -v -h -V --output --normalize --inverted --top --verbose --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --top)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         tracekit__subcmd__exporter)
             opts="-c -v -h -V --config --check --listen --push --push-interval --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -421,7 +463,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__funclatency)
-            opts="-a -p -d -i -o -v -h -V --unit --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --unit --percentiles --precision --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -429,6 +471,10 @@ _tracekit() {
             case "${prev}" in
                 --unit)
                     COMPREPLY=($(compgen -W "ns us ms" -- "${cur}"))
+                    return 0
+                    ;;
+                --precision)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --pid)
@@ -479,7 +525,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__help)
-            opts="profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu exporter count hist trace stackcount top list help"
+            opts="profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu report diff exporter count hist trace stackcount top list help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -521,6 +567,20 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__help__subcmd__count)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tracekit__subcmd__help__subcmd__diff)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -646,6 +706,20 @@ _tracekit() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        tracekit__subcmd__help__subcmd__report)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         tracekit__subcmd__help__subcmd__runqlat)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -731,7 +805,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__hist)
-            opts="-a -p -d -i -o -v -h -V --value --by --filter --linear --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version tracepoint: t: rawtracepoint: rt: kprobe: k: kretprobe: kr: fentry: f: kfunc: fexit: fr: kretfunc: uprobe: u: uretprobe: ur: usdt: U: software: s: hardware: h:"
+            opts="-a -p -d -i -o -v -h -V --value --by --filter --linear --percentiles --precision --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version tracepoint: t: rawtracepoint: rt: kprobe: k: kretprobe: kr: fentry: f: kfunc: fexit: fr: kretfunc: uprobe: u: uretprobe: ur: usdt: U: software: s: hardware: h:"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -750,6 +824,10 @@ _tracekit() {
                     return 0
                     ;;
                 --linear)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --precision)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -909,7 +987,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__profile)
-            opts="-F -a -p -d -i -o -K -U -v -h -V --frequency --all-cpus --pid --duration --interval --output --json --kernel-stack --user-stack --call-graph --unwind-table-budget --include-idle --no-inline --top --by --stack-storage-size --count-map-size --offline --debuginfod-timeout --verbose --help --version"
+            opts="-F -a -p -d -i -o -K -U -v -h -V --frequency --all-cpus --pid --duration --interval --output --json --kernel-stack --user-stack --call-graph --unwind-table-budget --include-idle --no-inline --heatmap --inverted --top --by --stack-storage-size --count-map-size --offline --debuginfod-timeout --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -968,7 +1046,7 @@ _tracekit() {
                     return 0
                     ;;
                 --by)
-                    COMPREPLY=($(compgen -W "line" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "line cgroup" -- "${cur}"))
                     return 0
                     ;;
                 --stack-storage-size)
@@ -990,8 +1068,42 @@ _tracekit() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        tracekit__subcmd__report)
+            opts="-o -v -h -V --output --from --to --top --inverted --verbose --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --top)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         tracekit__subcmd__runqlat)
-            opts="-a -p -d -i -o -v -h -V --unit --tids --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --unit --tids --percentiles --precision --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -999,6 +1111,10 @@ _tracekit() {
             case "${prev}" in
                 --unit)
                     COMPREPLY=($(compgen -W "ns us ms" -- "${cur}"))
+                    return 0
+                    ;;
+                --precision)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --pid)
@@ -1181,7 +1297,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__syscount)
-            opts="-L -x -a -p -d -i -o -v -h -V --by --latency --failures --top --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-L -x -a -p -d -i -o -v -h -V --by --latency --failures --top --percentiles --precision --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1192,6 +1308,10 @@ _tracekit() {
                     return 0
                     ;;
                 --top)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --precision)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

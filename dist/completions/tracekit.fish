@@ -36,6 +36,8 @@ complete -c tracekit -n "__fish_tracekit_needs_command" -f -a "funccount" -d 'Co
 complete -c tracekit -n "__fish_tracekit_needs_command" -f -a "funclatency" -d 'Histogram of a function\'s latency, entry to return (bcc funclatency)'
 complete -c tracekit -n "__fish_tracekit_needs_command" -f -a "stat" -d 'Count events with perf counters: software, hardware, tracepoints (perf stat)'
 complete -c tracekit -n "__fish_tracekit_needs_command" -f -a "offcpu" -d 'Time spent blocked, by stack (bcc offcputime)'
+complete -c tracekit -n "__fish_tracekit_needs_command" -f -a "report" -d 'Re-render a saved JSON profile as a report, flame graph, heat map, pprof, speedscope or Chrome trace'
+complete -c tracekit -n "__fish_tracekit_needs_command" -f -a "diff" -d 'Compare two profiles: differential flame graph and the functions that grew and shrank most'
 complete -c tracekit -n "__fish_tracekit_needs_command" -f -a "exporter" -d 'Serve kernel aggregates to Prometheus and CPU profiles as pprof (ebpf_exporter)'
 complete -c tracekit -n "__fish_tracekit_needs_command" -f -a "count" -d 'Count events, per event and group (perf stat -e, bpftrace count())'
 complete -c tracekit -n "__fish_tracekit_needs_command" -f -a "hist" -d 'Histogram (log2 or linear) or counts of an event\'s field, per group, in the kernel'
@@ -48,12 +50,13 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -s F -l frequ
 complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
-complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json)' -r -F
+complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json, and may give -o several times); for histograms with -i, .svg is a heat map (one column per interval)' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -l call-graph -d 'How to walk user stacks: `dwarf` unwinds in the kernel from .eh_frame tables (the default where the kernel can), `fp` follows frame pointers' -r -f -a "fp\t'Follow frame pointers (the kernel\'s own walk)'
 dwarf\t'Unwind in the kernel from .eh_frame / .debug_frame tables'"
 complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -l unwind-table-budget -d 'Kernel memory for the DWARF unwinder\'s tables, in MiB (1 to 512); binaries whose tables do not fit are walked by frame pointers (`-v` names them)' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -l top -d 'Rows in the text report' -r
-complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -l by -d 'Also report samples by KEY: `line` adds the hottest source lines of the hottest functions to the text report' -r -f -a "line\t'The source line (file:line, from DWARF) of the instruction each sample ran'"
+complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -l by -d 'Also report samples by KEY (comma-separated): `line` adds the hottest source lines of the hottest functions to the text report; `cgroup` splits stacks by the thread\'s cgroup v2 path, the root frame of folded stacks and flame graphs' -r -f -a "line\t'The source line (file:line, from DWARF) of the instruction each sample ran'
+cgroup\t'The cgroup v2 path of the sampled thread (container, systemd service), counted in the kernel: the root frame of folded stacks and flame graphs, a Cgroup column in the report, a `cgroup` field in JSON'"
 complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -l stack-storage-size -d 'Distinct stacks the kernel keeps, 1 to 134217728; each costs ~1 KiB of kernel memory, allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -l count-map-size -d 'Distinct (pid, comm, stacks) keys the kernel counts, 1 to 134217728' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -l debuginfod-timeout -d 'The most a run waits for debuginfod servers, over all requests [default: $DEBUGINFOD_TIMEOUT, else 5]' -r
@@ -63,6 +66,8 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -s K -l kerne
 complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -s U -l user-stack -d 'Record user stacks only'
 complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -l include-idle -d 'Also count samples of idle CPUs (the swapper task, pid 0)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -l no-inline -d 'Do not show inlined functions as frames (skips reading DWARF line tables)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -l heatmap -d 'Count samples per 20 ms time slice in the kernel, for subsecond heat maps (.heatmap.svg) and `tracekit report --from/--to`; the JSON keeps the slices'
+complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -l inverted -d 'Draw the flame graph as an icicle graph: roots at the top, callees below'
 complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -l offline -d 'Never ask debuginfod servers ($DEBUGINFOD_URLS) for debug files; use local ones only'
 complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -s v -l verbose -d 'Say more: -v prints timings and own CPU time, -vv debug logs'
 complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -71,7 +76,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand bitesize" -l disk -d '
 complete -c tracekit -n "__fish_tracekit_using_subcommand bitesize" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand bitesize" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand bitesize" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
-complete -c tracekit -n "__fish_tracekit_using_subcommand bitesize" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json)' -r -F
+complete -c tracekit -n "__fish_tracekit_using_subcommand bitesize" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json, and may give -o several times); for histograms with -i, .svg is a heat map (one column per interval)' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand bitesize" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand bitesize" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand bitesize" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
@@ -83,14 +88,16 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -l unit -d
 us\t'Microseconds'
 ms\t'Milliseconds'"
 complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -l disk -d 'Only I/O to this disk (a name under /sys/block)' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -l precision -d 'Sub-bucket bits of --percentiles\' histogram, 0 to 7: each power of two is split into 2^K buckets, at most 100/2^K % wide' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
-complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json)' -r -F
+complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json, and may give -o several times); for histograms with -i, .svg is a heat map (one column per interval)' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -l per-disk -d 'One histogram per disk'
 complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -l queued -d 'Measure from insertion in the I/O queue (block_rq_insert) instead of issue to the device'
+complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -l percentiles -d 'Keep a log-linear histogram in the kernel and report p50, p90, p99, p99.9, max, count and mean; each percentile is the bucket it falls in'
 complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -l json -d 'Print JSON on stdout instead of text'
 complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -s v -l verbose -d 'Say more: -v prints timings and own CPU time, -vv debug logs'
@@ -99,13 +106,15 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -s V -l ve
 complete -c tracekit -n "__fish_tracekit_using_subcommand runqlat" -l unit -d 'Unit of the histogram' -r -f -a "ns\t'Nanoseconds'
 us\t'Microseconds'
 ms\t'Milliseconds'"
+complete -c tracekit -n "__fish_tracekit_using_subcommand runqlat" -l precision -d 'Sub-bucket bits of --percentiles\' histogram, 0 to 7: each power of two is split into 2^K buckets, at most 100/2^K % wide' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand runqlat" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand runqlat" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand runqlat" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
-complete -c tracekit -n "__fish_tracekit_using_subcommand runqlat" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json)' -r -F
+complete -c tracekit -n "__fish_tracekit_using_subcommand runqlat" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json, and may give -o several times); for histograms with -i, .svg is a heat map (one column per interval)' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand runqlat" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand runqlat" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand runqlat" -l tids -d 'One histogram per thread (bcc runqlat -L; tracekit\'s -L is syscount\'s --latency)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand runqlat" -l percentiles -d 'Keep a log-linear histogram in the kernel and report p50, p90, p99, p99.9, max, count and mean; each percentile is the bucket it falls in'
 complete -c tracekit -n "__fish_tracekit_using_subcommand runqlat" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand runqlat" -l json -d 'Print JSON on stdout instead of text'
 complete -c tracekit -n "__fish_tracekit_using_subcommand runqlat" -s v -l verbose -d 'Say more: -v prints timings and own CPU time, -vv debug logs'
@@ -114,14 +123,16 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand runqlat" -s V -l versi
 complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -l by -d 'Also group by process name or pid' -r -f -a "comm\t'The calling thread\'s command name'
 pid\t'The calling process'"
 complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -l top -d 'Show the N most frequent' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -l precision -d 'Sub-bucket bits of --percentiles\' histogram, 0 to 7: each power of two is split into 2^K buckets, at most 100/2^K % wide' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
-complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json)' -r -F
+complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json, and may give -o several times); for histograms with -i, .svg is a heat map (one column per interval)' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -s L -l latency -d 'Show total and average time in each syscall (microseconds)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -s x -l failures -d 'Count only calls that returned an error'
+complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -l percentiles -d 'Keep a log-linear histogram in the kernel and report p50, p90, p99, p99.9, max, count and mean; each percentile is the bucket it falls in'
 complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -l json -d 'Print JSON on stdout instead of text'
 complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -s v -l verbose -d 'Say more: -v prints timings and own CPU time, -vv debug logs'
@@ -133,7 +144,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand funccount" -l top -d '
 complete -c tracekit -n "__fish_tracekit_using_subcommand funccount" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand funccount" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand funccount" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
-complete -c tracekit -n "__fish_tracekit_using_subcommand funccount" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json)' -r -F
+complete -c tracekit -n "__fish_tracekit_using_subcommand funccount" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json, and may give -o several times); for histograms with -i, .svg is a heat map (one column per interval)' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand funccount" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand funccount" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand funccount" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
@@ -146,12 +157,14 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand funccount" -s V -l ver
 complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -l unit -d 'Unit of the histogram' -r -f -a "ns\t'Nanoseconds'
 us\t'Microseconds'
 ms\t'Milliseconds'"
+complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -l precision -d 'Sub-bucket bits of --percentiles\' histogram, 0 to 7: each power of two is split into 2^K buckets, at most 100/2^K % wide' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
-complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json)' -r -F
+complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json, and may give -o several times); for histograms with -i, .svg is a heat map (one column per interval)' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -l percentiles -d 'Keep a log-linear histogram in the kernel and report p50, p90, p99, p99.9, max, count and mean; each percentile is the bucket it falls in'
 complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -l json -d 'Print JSON on stdout instead of text'
 complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -l kprobe -d 'Probe kernel functions with kprobes, never fentry/fexit'
@@ -164,7 +177,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand stat" -s I -d 'perf\'s
 complete -c tracekit -n "__fish_tracekit_using_subcommand stat" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand stat" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand stat" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
-complete -c tracekit -n "__fish_tracekit_using_subcommand stat" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json)' -r -F
+complete -c tracekit -n "__fish_tracekit_using_subcommand stat" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json, and may give -o several times); for histograms with -i, .svg is a heat map (one column per interval)' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand stat" -l all -d 'Also show tracepoints that counted zero'
 complete -c tracekit -n "__fish_tracekit_using_subcommand stat" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand stat" -l json -d 'Print JSON on stdout instead of text'
@@ -182,7 +195,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -l unwind-tabl
 complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
-complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json)' -r -F
+complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json, and may give -o several times); for histograms with -i, .svg is a heat map (one column per interval)' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -l debuginfod-timeout -d 'The most a run waits for debuginfod servers, over all requests [default: $DEBUGINFOD_TIMEOUT, else 5]' -r
@@ -194,6 +207,21 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -l offline -d 
 complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -s v -l verbose -d 'Say more: -v prints timings and own CPU time, -vv debug logs'
 complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -s V -l version -d 'Print version'
+complete -c tracekit -n "__fish_tracekit_using_subcommand report" -s o -l output -d 'Write FILE in the format its extension names; may be given several times. Without it, the text report goes to stdout' -r -F
+complete -c tracekit -n "__fish_tracekit_using_subcommand report" -l from -d 'Only the samples from SECONDS on (needs time slices: profile --heatmap)' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand report" -l to -d 'Only the samples before SECONDS (needs time slices: profile --heatmap)' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand report" -l top -d 'Rows in the text report' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand report" -l inverted -d 'Draw flame graphs as icicle graphs: roots at the top, callees below'
+complete -c tracekit -n "__fish_tracekit_using_subcommand report" -s v -l verbose -d 'Say more: -v prints timings and own CPU time, -vv debug logs'
+complete -c tracekit -n "__fish_tracekit_using_subcommand report" -s h -l help -d 'Print help'
+complete -c tracekit -n "__fish_tracekit_using_subcommand report" -s V -l version -d 'Print version'
+complete -c tracekit -n "__fish_tracekit_using_subcommand diff" -s o -l output -d 'Write the differential flame graph (.svg) or its folded input (.folded) to FILE' -r -F
+complete -c tracekit -n "__fish_tracekit_using_subcommand diff" -l top -d 'Rows in each half of the table' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand diff" -l normalize -d 'Scale BEFORE\'s counts to AFTER\'s total (runs of different length or load)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand diff" -l inverted -d 'Draw an icicle graph: roots at the top, callees below'
+complete -c tracekit -n "__fish_tracekit_using_subcommand diff" -s v -l verbose -d 'Say more: -v prints timings and own CPU time, -vv debug logs'
+complete -c tracekit -n "__fish_tracekit_using_subcommand diff" -s h -l help -d 'Print help'
+complete -c tracekit -n "__fish_tracekit_using_subcommand diff" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand exporter" -s c -l config -d 'The config file (TOML, or YAML when it ends in .yaml or .yml); without it, the built-in set' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand exporter" -l listen -d 'Listen on ADDR:PORT [default: the config\'s listen, else 127.0.0.1:9435]' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand exporter" -l push -d 'Push a CPU profile of the machine every interval to a Pyroscope-compatible server: POST URL/ingest, pprof, as tracekit.cpu{hostname=...}' -r
@@ -208,7 +236,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand count" -l top -d 'Show
 complete -c tracekit -n "__fish_tracekit_using_subcommand count" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand count" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand count" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
-complete -c tracekit -n "__fish_tracekit_using_subcommand count" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json)' -r -F
+complete -c tracekit -n "__fish_tracekit_using_subcommand count" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json, and may give -o several times); for histograms with -i, .svg is a heat map (one column per interval)' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand count" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand count" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand count" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
@@ -222,12 +250,14 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -l value -d 'The
 complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -l by -d 'Group by these fields or pid, tid, cpu, comm, cgroup (one histogram per group)' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -l filter -d 'Only events for which EXPR holds (perf/ftrace filter syntax), evaluated in the kernel' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -l linear -d 'A linear histogram from MIN to MAX in buckets of STEP instead of log2' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -l precision -d 'Sub-bucket bits of --percentiles\' histogram, 0 to 7: each power of two is split into 2^K buckets, at most 100/2^K % wide' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
-complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json)' -r -F
+complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json, and may give -o several times); for histograms with -i, .svg is a heat map (one column per interval)' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -l percentiles -d 'Keep a log-linear histogram in the kernel and report p50, p90, p99, p99.9, max, count and mean; each percentile is the bucket it falls in'
 complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -l json -d 'Print JSON on stdout instead of text'
 complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -l kprobe -d 'Probe kernel functions with kprobes, never fentry/fexit'
@@ -243,7 +273,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -l unwind-table
 complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
-complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json)' -r -F
+complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json, and may give -o several times); for histograms with -i, .svg is a heat map (one column per interval)' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -l debuginfod-timeout -d 'The most a run waits for debuginfod servers, over all requests [default: $DEBUGINFOD_TIMEOUT, else 5]' -r
@@ -265,7 +295,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -l unwind-
 complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
-complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json)' -r -F
+complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json, and may give -o several times); for histograms with -i, .svg is a heat map (one column per interval)' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -l debuginfod-timeout -d 'The most a run waits for debuginfod servers, over all requests [default: $DEBUGINFOD_TIMEOUT, else 5]' -r
@@ -347,20 +377,22 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand list" -s p -l pid -d '
 complete -c tracekit -n "__fish_tracekit_using_subcommand list" -s v -l verbose -d 'Say more: -v prints timings and own CPU time, -vv debug logs'
 complete -c tracekit -n "__fish_tracekit_using_subcommand list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tracekit -n "__fish_tracekit_using_subcommand list" -s V -l version -d 'Print version'
-complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu exporter count hist trace stackcount top list help" -f -a "profile" -d 'Sample on-CPU stacks (perf record -g + flame graph, bcc profile)'
-complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu exporter count hist trace stackcount top list help" -f -a "bitesize" -d 'Block I/O size histograms per process (perf-tools/bcc bitesize)'
-complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu exporter count hist trace stackcount top list help" -f -a "biolatency" -d 'Block I/O latency histogram, issue to completion (bcc biolatency)'
-complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu exporter count hist trace stackcount top list help" -f -a "runqlat" -d 'Run queue latency histogram: how long runnable tasks wait for a CPU (bcc runqlat)'
-complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu exporter count hist trace stackcount top list help" -f -a "syscount" -d 'Count syscalls by name, with latency or failures (bcc syscount)'
-complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu exporter count hist trace stackcount top list help" -f -a "funccount" -d 'Count calls of kernel or user functions (bcc funccount)'
-complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu exporter count hist trace stackcount top list help" -f -a "funclatency" -d 'Histogram of a function\'s latency, entry to return (bcc funclatency)'
-complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu exporter count hist trace stackcount top list help" -f -a "stat" -d 'Count events with perf counters: software, hardware, tracepoints (perf stat)'
-complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu exporter count hist trace stackcount top list help" -f -a "offcpu" -d 'Time spent blocked, by stack (bcc offcputime)'
-complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu exporter count hist trace stackcount top list help" -f -a "exporter" -d 'Serve kernel aggregates to Prometheus and CPU profiles as pprof (ebpf_exporter)'
-complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu exporter count hist trace stackcount top list help" -f -a "count" -d 'Count events, per event and group (perf stat -e, bpftrace count())'
-complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu exporter count hist trace stackcount top list help" -f -a "hist" -d 'Histogram (log2 or linear) or counts of an event\'s field, per group, in the kernel'
-complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu exporter count hist trace stackcount top list help" -f -a "trace" -d 'Print each event with its fields, as it happens (perf trace, bcc trace)'
-complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu exporter count hist trace stackcount top list help" -f -a "stackcount" -d 'Count the stacks that led to an event (bcc stackcount)'
-complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu exporter count hist trace stackcount top list help" -f -a "top" -d 'Live view of the hottest functions, or of any event\'s counts (perf top)'
-complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu exporter count hist trace stackcount top list help" -f -a "list" -d 'List events and probes: hardware, software, tracepoints, kernel functions, USDT (perf list)'
-complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu exporter count hist trace stackcount top list help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu report diff exporter count hist trace stackcount top list help" -f -a "profile" -d 'Sample on-CPU stacks (perf record -g + flame graph, bcc profile)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu report diff exporter count hist trace stackcount top list help" -f -a "bitesize" -d 'Block I/O size histograms per process (perf-tools/bcc bitesize)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu report diff exporter count hist trace stackcount top list help" -f -a "biolatency" -d 'Block I/O latency histogram, issue to completion (bcc biolatency)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu report diff exporter count hist trace stackcount top list help" -f -a "runqlat" -d 'Run queue latency histogram: how long runnable tasks wait for a CPU (bcc runqlat)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu report diff exporter count hist trace stackcount top list help" -f -a "syscount" -d 'Count syscalls by name, with latency or failures (bcc syscount)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu report diff exporter count hist trace stackcount top list help" -f -a "funccount" -d 'Count calls of kernel or user functions (bcc funccount)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu report diff exporter count hist trace stackcount top list help" -f -a "funclatency" -d 'Histogram of a function\'s latency, entry to return (bcc funclatency)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu report diff exporter count hist trace stackcount top list help" -f -a "stat" -d 'Count events with perf counters: software, hardware, tracepoints (perf stat)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu report diff exporter count hist trace stackcount top list help" -f -a "offcpu" -d 'Time spent blocked, by stack (bcc offcputime)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu report diff exporter count hist trace stackcount top list help" -f -a "report" -d 'Re-render a saved JSON profile as a report, flame graph, heat map, pprof, speedscope or Chrome trace'
+complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu report diff exporter count hist trace stackcount top list help" -f -a "diff" -d 'Compare two profiles: differential flame graph and the functions that grew and shrank most'
+complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu report diff exporter count hist trace stackcount top list help" -f -a "exporter" -d 'Serve kernel aggregates to Prometheus and CPU profiles as pprof (ebpf_exporter)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu report diff exporter count hist trace stackcount top list help" -f -a "count" -d 'Count events, per event and group (perf stat -e, bpftrace count())'
+complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu report diff exporter count hist trace stackcount top list help" -f -a "hist" -d 'Histogram (log2 or linear) or counts of an event\'s field, per group, in the kernel'
+complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu report diff exporter count hist trace stackcount top list help" -f -a "trace" -d 'Print each event with its fields, as it happens (perf trace, bcc trace)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu report diff exporter count hist trace stackcount top list help" -f -a "stackcount" -d 'Count the stacks that led to an event (bcc stackcount)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu report diff exporter count hist trace stackcount top list help" -f -a "top" -d 'Live view of the hottest functions, or of any event\'s counts (perf top)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu report diff exporter count hist trace stackcount top list help" -f -a "list" -d 'List events and probes: hardware, software, tracepoints, kernel functions, USDT (perf list)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand help; and not __fish_seen_subcommand_from profile bitesize biolatency runqlat syscount funccount funclatency stat offcpu report diff exporter count hist trace stackcount top list help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
