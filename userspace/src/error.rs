@@ -224,6 +224,22 @@ pub fn quote_at(input: &str, column: usize) -> String {
     )
 }
 
+/// `n` with the noun that agrees with it: `1 sample`, `0 samples`, `2 processes`. Every
+/// count a summary, header or message builds takes its noun from here.
+///
+/// ```
+/// use tracekit::error::plural;
+/// assert_eq!(plural(1u64, "sample", "samples"), "1 sample");
+/// assert_eq!(plural(0u64, "sample", "samples"), "0 samples");
+/// assert_eq!(plural(2usize, "process", "processes"), "2 processes");
+/// ```
+pub fn plural<N>(n: N, one: &str, many: &str) -> String
+where
+    N: Copy + std::fmt::Display + PartialEq + From<u8>,
+{
+    format!("{n} {}", if n == N::from(1) { one } else { many })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1019,7 +1019,7 @@ fn function_specs(spec: &ProbeSpec, request: &Request) -> Result<Compiled> {
             format!(
                 "{} ({})",
                 spec.text,
-                crate::output::plural(found.len(), "function", "functions")
+                crate::error::plural(found.len(), "function", "functions")
             )
         };
         (

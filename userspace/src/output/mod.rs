@@ -45,21 +45,7 @@ use std::{
 
 use crate::{Error, Result, error::quote};
 
-/// `n` with the noun that agrees with it: `1 sample`, `0 samples`, `2 processes`. Every
-/// count a summary, header or message builds takes its noun from here.
-///
-/// ```
-/// use tracekit::output::plural;
-/// assert_eq!(plural(1u64, "sample", "samples"), "1 sample");
-/// assert_eq!(plural(0u64, "sample", "samples"), "0 samples");
-/// assert_eq!(plural(2usize, "process", "processes"), "2 processes");
-/// ```
-pub fn plural<N>(n: N, one: &str, many: &str) -> String
-where
-    N: Copy + std::fmt::Display + PartialEq + From<u8>,
-{
-    format!("{n} {}", if n == N::from(1) { one } else { many })
-}
+pub use crate::error::plural;
 
 /// `n` in a report's unit: countable units agree with `n` (`1 sample`, `1 event`,
 /// `1 byte`), units of measure stay (`1 us`).

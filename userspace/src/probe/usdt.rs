@@ -815,7 +815,7 @@ pub fn find(binary: &Path, target: &UsdtTarget<'_>) -> Result<Vec<ProbeSite>> {
         if near.is_empty() {
             format!(
                 "it has {} (`tracekit list usdt:{}` lists them)",
-                crate::output::plural(names.len(), "probe", "probes"),
+                crate::error::plural(names.len(), "probe", "probes"),
                 binary.display()
             )
         } else {
