@@ -14,8 +14,9 @@ use std::{
 };
 
 use tracekit_tests::{
-    burn_cpu_until, ensure_package, fixture, fixture_flags, fixture_with, kill, loaded_program_ids,
-    require_root, scratch, spawn_fixture, spawn_tracekit, tracekit,
+    burn_cpu_until, ensure_package, fixture, fixture_flags, fixture_with, ids_held_by, kill,
+    programs_held_by, programs_held_named, require_root, scratch, spawn_fixture, spawn_tracekit,
+    tracekit, wait_unloaded, wait_until,
 };
 
 const TIMEOUT: Duration = Duration::from_secs(60);
@@ -216,31 +217,6 @@ fn start_exporter_with(args: &[&std::ffi::OsStr]) -> (Exporter, SocketAddr) {
     (Exporter(Some(child), receiver), addr)
 }
 
-/// The ids of the BPF programs process `pid` holds (program and link fds both name one).
-fn programs_held_by(pid: u32) -> Vec<u32> {
-    ids_held_by(pid, "prog_id:")
-}
-
-/// The ids after `field` (`prog_id:`, `link_id:`) in the fdinfo of every fd `pid` holds.
-fn ids_held_by(pid: u32, field: &str) -> Vec<u32> {
-    let mut ids = Vec::new();
-    for entry in std::fs::read_dir(format!("/proc/{pid}/fdinfo"))
-        .unwrap()
-        .flatten()
-    {
-        let Ok(info) = std::fs::read_to_string(entry.path()) else {
-            continue;
-        };
-        ids.extend(info.lines().filter_map(|line| {
-            line.strip_prefix(field)
-                .and_then(|id| id.trim().parse::<u32>().ok())
-        }));
-    }
-    ids.sort_unstable();
-    ids.dedup();
-    ids
-}
-
 /// SIGTERM: the exporter says so, exits 0, and none of its programs stays loaded.
 fn stop_exporter(mut exporter: Exporter) {
     let child = exporter.0.take().expect("a running exporter");
@@ -248,17 +224,12 @@ fn stop_exporter(mut exporter: Exporter) {
     assert!(!held.is_empty(), "the exporter holds no BPF programs");
     kill(child.id(), libc::SIGTERM);
     let mut child = child;
-    let deadline = Instant::now() + TIMEOUT;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the exporter did not stop on SIGTERM"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = wait_until(TIMEOUT, || {
+        child
+            .try_wait()
+            .unwrap()
+            .ok_or("the exporter did not stop on SIGTERM")
+    });
     // The reader ends at the pipe's end: the exporter's last lines are all there.
     let stderr: Vec<String> = exporter.1.iter().collect();
     assert_eq!(status.code(), Some(0), "{stderr:?}");
@@ -269,23 +240,8 @@ fn stop_exporter(mut exporter: Exporter) {
         "{stderr:?}"
     );
     // The kernel frees a program after its last reference goes, in deferred work (a raw
-    // tracepoint's was still listed ~10 ms after the exit here): poll, with a bound.
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let loaded: Vec<u32> = aya::programs::loaded_programs()
-            .filter_map(Result::ok)
-            .map(|info| info.id())
-            .filter(|id| held.contains(id))
-            .collect();
-        if loaded.is_empty() {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "programs {loaded:?} outlived the exporter by 5 s"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    // tracepoint's was still listed ~10 ms after the exit here): poll.
+    wait_unloaded(&held, &[]);
 }
 
 /// SIGKILL gives the exporter no chance to detach, yet once it is gone none of its
@@ -309,18 +265,16 @@ fn exporter_sigkill_leaves_no_program() {
             let _ = stream.read_to_end(&mut Vec::new());
         }
     });
-    let deadline = Instant::now() + TIMEOUT;
-    let held = loop {
+    let held = wait_until(TIMEOUT, || {
         let held = programs_held_by(pid);
         if held.len() > serving.len() {
-            break held;
+            Ok(held)
+        } else {
+            Err(format!(
+                "the profile request loaded no programs: still {serving:?}"
+            ))
         }
-        assert!(
-            Instant::now() < deadline,
-            "the profile request loaded no programs: still {serving:?}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    });
     let links = ids_held_by(pid, "link_id:");
     eprintln!(
         "the exporter holds programs {held:?} and links {links:?} ({} programs while \
@@ -336,28 +290,7 @@ fn exporter_sigkill_leaves_no_program() {
     );
     // The kernel frees programs and links after the last reference goes (deferred work):
     // poll until they are gone.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let programs: Vec<u32> = aya::programs::loaded_programs()
-            .filter_map(Result::ok)
-            .map(|info| info.id())
-            .filter(|id| held.contains(id))
-            .collect();
-        let left_links: Vec<u32> = aya::programs::loaded_links()
-            .filter_map(Result::ok)
-            .filter(|link| links.contains(&link.id()) || held.contains(&link.program_id()))
-            .map(|link| link.id())
-            .collect();
-        if programs.is_empty() && left_links.is_empty() {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "after SIGKILL, programs {programs:?} and links {left_links:?} outlived the \
-             exporter by 20 s"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_unloaded(&held, &links);
 }
 
 /// Polls `value` until `done` holds for it; the last value.
@@ -886,9 +819,26 @@ fn exporter_pushes_profiles_to_pyroscope() {
     let mut burner = spawn_fixture("tk_burner", &["5"]);
     let started = Instant::now();
     assert!(burner.wait().unwrap().success(), "the burner failed");
+    let ended = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
     // The window under way when the burner ended is pushed a second later.
-    std::thread::sleep(Duration::from_millis(2500));
-    let requests = pyroscope.requests();
+    let requests = wait_until(TIMEOUT, || {
+        let requests = pyroscope.requests();
+        let last_until = requests
+            .iter()
+            .filter_map(|r| r.query("until")?.parse::<u64>().ok())
+            .max();
+        if requests.len() >= 3 && last_until.is_some_and(|until| until >= ended) {
+            Ok(requests)
+        } else {
+            Err(format!(
+                "{} pushes, the last until {last_until:?}; the burner ended at {ended}",
+                requests.len()
+            ))
+        }
+    });
     eprintln!("{} pushes in {:?}", requests.len(), started.elapsed());
     assert!(requests.len() >= 3, "{requests:#?}");
     let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
@@ -1172,6 +1122,9 @@ fn exporter_sampler_unloads_when_idle() {
     )
     .unwrap();
     let (exporter, addr) = start_exporter(&config);
+    let pid = exporter.0.as_ref().expect("a running exporter").id();
+    let serving = programs_held_by(pid);
+    assert!(!serving.is_empty(), "the metric's programs are not held");
     let loaded = |addr| {
         sample_sum(
             &scrape(addr),
@@ -1180,14 +1133,55 @@ fn exporter_sampler_unloads_when_idle() {
         )
     };
     for load in [1.0, 2.0] {
-        let (status, profile) = get(addr, "/debug/pprof/profile?seconds=1");
+        // The sampler's programs (`profile_*`) among the exporter's own, seen while the
+        // profile runs and once it is answered: not every `profile_*` program on the
+        // machine (another tracekit may be profiling), and not the kernel-symbol lookup
+        // (`ksyms_lookup`), loaded with the first profile and kept for the exporter's life.
+        let request = std::thread::spawn(move || get(addr, "/debug/pprof/profile?seconds=1"));
+        let mut sampler = Vec::new();
+        let mut look = || {
+            for id in programs_held_named(pid, "profile_") {
+                if !sampler.contains(&id) {
+                    sampler.push(id);
+                }
+            }
+        };
+        while !request.is_finished() {
+            look();
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        look();
+        assert!(
+            !sampler.is_empty(),
+            "the profile request loaded no programs"
+        );
+        let (status, profile) = request.join().unwrap();
         assert_eq!(status, 200, "{}", String::from_utf8_lossy(&profile));
         assert!(!profile.is_empty());
         assert_eq!(loaded(addr), load);
-        std::thread::sleep(Duration::from_secs(3));
+        // Idle for 1 s, the exporter closes the sampler; then the kernel frees it.
+        let asked = Instant::now();
+        wait_until(TIMEOUT, || {
+            let held = programs_held_by(pid);
+            let kept: Vec<&u32> = sampler.iter().filter(|id| held.contains(id)).collect();
+            if kept.is_empty() {
+                Ok(())
+            } else {
+                Err(format!(
+                    "the exporter still holds the sampler's programs {kept:?} \
+                     (idle_seconds = 1)"
+                ))
+            }
+        });
+        eprintln!(
+            "the sampler was closed {:?} after its profile",
+            asked.elapsed()
+        );
+        wait_unloaded(&sampler, &[]);
+        let held = programs_held_by(pid);
         assert!(
-            loaded_program_ids("profile_").is_empty(),
-            "the sampler is still loaded 3 s after its profile (idle_seconds = 1)"
+            serving.iter().all(|id| held.contains(id)),
+            "the metric's programs {serving:?} are not all held: {held:?}"
         );
     }
     // stop_exporter checks that the metric's programs were still held, then that SIGTERM

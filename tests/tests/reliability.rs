@@ -45,6 +45,9 @@ fn reliability_stat_writes_its_output_file() {
     for (signal, name) in [(libc::SIGINT, "int"), (libc::SIGTERM, "term")] {
         let text = dir.join(format!("stat-{name}.txt"));
         let mut child = spawn_tracekit(["stat", "-a", "-o", text.to_str().unwrap()]);
+        // stat prints no start line: signal once it catches the signal (before, the
+        // signal's default action ends it), after some counting.
+        wait_catches(child.id(), signal);
         std::thread::sleep(Duration::from_millis(700));
         kill(child.id(), signal);
         let status = child.wait().unwrap();
@@ -222,13 +225,16 @@ fn rss_kib(pid: u32) -> u64 {
 
 /// Starts tracekit with `args`, its output thrown away (the tests watch its memory).
 fn spawn_silent(args: &[&str]) -> std::process::Child {
-    Command::new(tracekit_bin())
+    let mut child = Command::new(tracekit_bin())
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
-        .unwrap()
+        .unwrap();
+    // Attached, not merely started: a loaded machine takes seconds to load the programs.
+    wait_for_stderr(&mut child, "Hit Ctrl-C to end.", TIMEOUT);
+    child
 }
 
 /// Row 6: `profile -a -i 1` under process churn keeps flat memory. This harness, a debug
@@ -690,20 +696,15 @@ fn reliability_workload_dies_with_a_killed_tracekit() {
     }
 }
 
-/// Runs tracekit with stdout into `head -1`; returns tracekit's exit status and how long
-/// it took to exit after head did.
-fn into_head(args: &[&str]) -> (Option<i32>, Duration, String) {
+/// Runs tracekit with stdout into a pipe that this test reads one line of and then closes,
+/// as `head -1` does; returns tracekit's exit status, how long it took to exit after the
+/// pipe closed, its stderr, and the programs and links it held while it ran.
+fn into_head(args: &[&str]) -> (Option<i32>, Duration, String, Vec<u32>, Vec<u32>) {
     let mut tracekit = Command::new(tracekit_bin())
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let head = Command::new("head")
-        .arg("-1")
-        .stdin(tracekit.stdout.take().unwrap())
-        .stdout(Stdio::piped())
         .spawn()
         .unwrap();
     let stderr = tracekit.stderr.take().unwrap();
@@ -714,10 +715,25 @@ fn into_head(args: &[&str]) -> (Option<i32>, Duration, String) {
             .collect::<Vec<_>>()
             .join("\n")
     });
-    let head_output = head.wait_with_output().unwrap();
-    assert!(!head_output.stdout.is_empty(), "head got a line");
-    let head_exited = Instant::now();
-    let deadline = head_exited + Duration::from_secs(20);
+    let mut stdout = BufReader::new(tracekit.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert!(!line.is_empty(), "{args:?}: no line on stdout");
+    // Running while its pipe is open: its own programs and links (not every `engine_*`
+    // program on the machine: another tracekit may be tracing).
+    let pid = tracekit.id();
+    let programs = wait_until(TIMEOUT, || {
+        let programs = programs_held_by(pid);
+        if programs.is_empty() {
+            Err(format!("{args:?} holds no BPF program"))
+        } else {
+            Ok(programs)
+        }
+    });
+    let links = ids_held_by(pid, "link_id:");
+    drop(stdout);
+    let closed = Instant::now();
+    let deadline = closed + Duration::from_secs(20);
     let status = loop {
         if let Some(status) = tracekit.try_wait().unwrap() {
             break status;
@@ -728,7 +744,13 @@ fn into_head(args: &[&str]) -> (Option<i32>, Duration, String) {
         }
         std::thread::sleep(Duration::from_millis(10));
     };
-    (status.code(), head_exited.elapsed(), reader.join().unwrap())
+    (
+        status.code(),
+        closed.elapsed(),
+        reader.join().unwrap(),
+        programs,
+        links,
+    )
 }
 
 /// Row 8: `tracekit ... | head -1` exits within 1 s of head, with status 0 and nothing
@@ -745,16 +767,14 @@ fn reliability_closed_pipe_ends_the_run() {
         vec!["offcpu", "-i", "0.5"],
         vec!["count", "sched:sched_switch", "-i", "0.5"],
     ] {
-        let (code, after, stderr) = into_head(&args);
+        let (code, after, stderr, programs, links) = into_head(&args);
         assert_eq!(code, Some(0), "{args:?}: {stderr}");
         assert!(
             after < Duration::from_secs(1),
             "{args:?} exited {after:?} after head: {stderr}"
         );
-        assert!(
-            loaded_program_ids("engine_").is_empty(),
-            "{args:?} left programs loaded"
-        );
+        // Freed by the kernel after the exit (deferred work): polled.
+        wait_unloaded(&programs, &links);
     }
 }
 

@@ -2,7 +2,8 @@
 //!
 //! - `setup`: install what building the kernel programs needs, and nothing else;
 //! - `build`, `run -- ARGS`: set up, then build (and run) the release binary;
-//! - `test`: set up, unit tests, then the root integration tests one at a time;
+//! - `test`: set up, unit tests, then the root integration tests one at a time (each tier
+//!   `--repeat N` times to find flaky tests);
 //! - `bench`: benchmarks against perf and bpftrace;
 //! - `fuzz`: the libFuzzer targets of the parsers, for a bounded time;
 //! - `dist`: man pages, completions, a static binary and a .deb, in `target/dist/`.
@@ -32,7 +33,8 @@ EXAMPLES:
   cargo xtask setup                                # install the BPF toolchain if missing
   cargo xtask run -- profile -a -d 10 -o out.svg   # build release, profile the machine
   cargo xtask test                                 # unit + root integration tests
-  cargo xtask test --integration profile_sigint    # integration tests matching a name
+  cargo xtask test --unit-only --repeat 20         # the unit tests 20 times, to find flakes
+  cargo xtask test --integration-only exporter     # integration tests matching a name
   cargo xtask test --vm                            # kprobe/fentry tests in Debian kernels
   cargo xtask bench profile                        # tracekit vs perf vs bpftrace
   cargo xtask bench soak --minutes 60              # memory and CPU over an hour of churn
@@ -61,14 +63,27 @@ enum Command {
     /// kernel matrix (kprobe and fentry tests in Debian 6.1 and 6.12 kernels under qemu)
     Test {
         /// Only the unit tests (no root needed)
-        #[arg(long, conflicts_with_all = ["integration", "vm"])]
-        unit: bool,
+        #[arg(
+            long,
+            visible_alias = "unit",
+            conflicts_with_all = ["integration_only", "vm"]
+        )]
+        unit_only: bool,
         /// Only the integration tests on this machine's kernel
-        #[arg(long, conflicts_with = "vm")]
-        integration: bool,
+        #[arg(long, visible_alias = "integration", conflicts_with = "vm")]
+        integration_only: bool,
         /// Only the kernel matrix in VMs
         #[arg(long)]
         vm: bool,
+        /// Run the unit tier N times, then the integration tier N times, stopping at the
+        /// first run that fails (the VM matrix runs once)
+        #[arg(
+            long,
+            value_name = "N",
+            default_value_t = 1,
+            value_parser = clap::value_parser!(u32).range(1..)
+        )]
+        repeat: u32,
         /// Run only integration tests whose name contains FILTER
         filter: Option<String>,
     },
@@ -118,18 +133,22 @@ fn run(cli: Cli) -> Result<ExitCode> {
             return Ok(ExitCode::from(status));
         }
         Command::Test {
-            unit,
-            integration,
+            unit_only,
+            integration_only,
             vm,
+            repeat,
             filter,
         } => {
             setup::ensure()?;
-            let all = !(unit || integration || vm);
-            if all || unit {
-                unit_tests()?;
+            let all = !(unit_only || integration_only || vm);
+            if all || unit_only {
+                repeated("unit tests", repeat, unit_tests)?;
             }
-            if all || integration {
-                integration_tests(filter.as_deref())?;
+            if all || integration_only {
+                let binary = integration_setup()?;
+                repeated("integration tests", repeat, || {
+                    integration_tests(&binary, filter.as_deref())
+                })?;
             }
             if (all || vm) && !vm::run(if vm { filter.as_deref() } else { None })? {
                 bail!("the kernel matrix failed");
@@ -167,6 +186,27 @@ pub fn build_release() -> Result<std::path::PathBuf> {
     Ok(workspace_root().join("target/release/tracekit"))
 }
 
+/// Runs `tier` `repeat` times, saying which run it is when more than one; the error names
+/// the run that failed.
+fn repeated(what: &str, repeat: u32, mut tier: impl FnMut() -> Result<()>) -> Result<()> {
+    for run in 1..=repeat {
+        if repeat > 1 {
+            eprintln!("xtask: {what}: run {run} of {repeat}");
+        }
+        tier().with_context(|| {
+            if repeat > 1 {
+                format!("{what} failed in run {run} of {repeat}")
+            } else {
+                format!("{what} failed")
+            }
+        })?;
+    }
+    if repeat > 1 {
+        eprintln!("xtask: {what}: all {repeat} runs passed");
+    }
+    Ok(())
+}
+
 fn unit_tests() -> Result<()> {
     eprintln!("xtask: unit tests (no root)");
     util::cargo()
@@ -180,18 +220,21 @@ fn unit_tests() -> Result<()> {
         ])
         .env("TRACEKIT_EBPF", "require")
         .run()
-        .context("unit tests failed")
 }
 
-fn integration_tests(filter: Option<&str>) -> Result<()> {
+/// Checks for root and builds the release binary the integration tests run.
+fn integration_setup() -> Result<std::path::PathBuf> {
     // SAFETY: geteuid(2) has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
         bail!(
-            "the integration tests load BPF programs and need root; \
-             run `sudo -E cargo xtask test`, or `cargo xtask test --unit` for the unit tests only"
+            "the integration tests load BPF programs and need root; run `sudo -E cargo xtask \
+             test`, or `cargo xtask test --unit-only` for the unit tests only"
         );
     }
-    let binary = build_release()?;
+    build_release()
+}
+
+fn integration_tests(binary: &std::path::Path, filter: Option<&str>) -> Result<()> {
     eprintln!("xtask: integration tests (root, one at a time: the kernel is shared state)");
     let mut cmd = util::cargo();
     cmd.args([
@@ -201,10 +244,10 @@ fn integration_tests(filter: Option<&str>) -> Result<()> {
         "--",
         "--test-threads=1",
     ])
-    .env("TRACEKIT_BIN", &binary)
+    .env("TRACEKIT_BIN", binary)
     .env("TRACEKIT_EBPF", "require");
     if let Some(filter) = filter {
         cmd.arg(filter);
     }
-    cmd.run().context("integration tests failed")
+    cmd.run()
 }

@@ -233,6 +233,7 @@ async fn profile<S: Sources>(
 #[cfg(test)]
 mod tests {
     use std::{
+        os::fd::AsRawFd as _,
         sync::Mutex,
         time::{Instant, UNIX_EPOCH},
     };
@@ -342,9 +343,11 @@ mod tests {
         Arc<Fake>,
         tokio::sync::oneshot::Sender<()>,
         tokio::task::JoinHandle<Result<()>>,
+        String,
     ) {
         let listener = bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
         let addr = listener.local_addr().unwrap();
+        let socket = fd_target(listener.as_raw_fd());
         let fake = Arc::new(Fake::default());
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let options = ServerOptions {
@@ -354,7 +357,24 @@ mod tests {
         let server = tokio::spawn(serve(listener, Arc::clone(&fake), options, async {
             let _ = stopped.await;
         }));
-        (addr, fake, stop, server)
+        (addr, fake, stop, server, socket)
+    }
+
+    /// What fd `fd` of this process is (`socket:[INODE]` for a socket).
+    fn fd_target(fd: i32) -> String {
+        std::fs::read_link(format!("/proc/self/fd/{fd}"))
+            .unwrap()
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    /// Whether this process still has the socket `socket` (`socket:[INODE]`: inode
+    /// numbers are not reused while the socket lives) open in any fd.
+    fn holds(socket: &str) -> bool {
+        std::fs::read_dir("/proc/self/fd")
+            .unwrap()
+            .flatten()
+            .any(|entry| std::fs::read_link(entry.path()).is_ok_and(|l| l.as_os_str() == socket))
     }
 
     const ENDPOINT: ProfileEndpoint = ProfileEndpoint {
@@ -364,7 +384,8 @@ mod tests {
 
     #[tokio::test]
     async fn serves_metrics_health_and_profiles() {
-        let (addr, fake, stop, server) = start(Some(ENDPOINT)).await;
+        let (addr, fake, stop, server, socket) = start(Some(ENDPOINT)).await;
+        assert!(holds(&socket), "{socket} is not open here");
 
         let reply = get(addr, "/metrics").await;
         assert_eq!(reply.status, 200);
@@ -439,18 +460,16 @@ mod tests {
 
         stop.send(()).unwrap();
         server.await.unwrap().unwrap();
-        // The port binds again: nothing listens on it. A connect to it succeeded once in ~10
-        // runs of the unit tests, to what is not known (another test's listener given the
-        // port, or a loopback connect that met itself); a bind does not have the second.
-        assert!(
-            tokio::net::TcpListener::bind(addr).await.is_ok(),
-            "still listening"
-        );
+        // Stopped, the server has closed its listener. Asked of the socket, not the port:
+        // whether the port binds again depends on every other process (a forked child of
+        // another test kept it bound once), and a connect to it may reach another test's
+        // listener given the same port.
+        assert!(!holds(&socket), "still listening: {socket} is open");
     }
 
     #[tokio::test]
     async fn no_profile_endpoint_when_disabled() {
-        let (addr, fake, stop, server) = start(None).await;
+        let (addr, fake, stop, server, _) = start(None).await;
         let reply = get(addr, "/debug/pprof/profile?seconds=1").await;
         assert_eq!(reply.status, 404);
         assert!(fake.profiles.lock().unwrap().is_empty());

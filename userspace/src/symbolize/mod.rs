@@ -1309,9 +1309,34 @@ mod tests {
     }
 
     /// Four processes mapping libc are symbolized through one opening of it: tracekit maps
-    /// the file once more, not once per process.
+    /// the file once more, not once per process. Counted in /proc/self/maps, which every
+    /// test of this process that symbolizes libc changes too (it failed 1 of 20 runs of
+    /// the unit tier: "libc is mapped 2 more times"), so it runs alone, in a process of
+    /// its own: this test binary, exec'd.
     #[test]
     fn processes_share_one_opening_of_a_binary() {
+        run_alone("symbolize::tests::processes_share_one_opening_of_a_binary_alone");
+    }
+
+    /// Runs the ignored test `name` of this test binary alone in a new process; fails with
+    /// its output unless it passed.
+    fn run_alone(name: &str) {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", name, "--ignored", "--test-threads=1"])
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "{name}, run alone:\n{text}");
+        assert!(text.contains("1 passed"), "{name} did not run:\n{text}");
+    }
+
+    #[test]
+    #[ignore = "counts this process's mappings: run alone by processes_share_one_opening_of_a_binary"]
+    fn processes_share_one_opening_of_a_binary_alone() {
         let mut children: Vec<_> = (0..4)
             .map(|_| {
                 std::process::Command::new("sleep")
@@ -1502,7 +1527,10 @@ mod tests {
     }
 
     /// A forked child of this test process (so this process's addresses are its own),
-    /// waiting to be told to exit.
+    /// waiting to be told to exit. It holds nothing of the tests beside it: it closes every
+    /// fd it inherited but its two pipe ends (a listener another test's thread had open
+    /// stayed bound for as long as the child lived: the exporter server test's "still
+    /// listening").
     struct Child {
         pid: u32,
         ready: [i32; 2],
@@ -1513,13 +1541,14 @@ mod tests {
         fn fork() -> Self {
             let mut ready = [0; 2];
             let mut go = [0; 2];
-            // SAFETY: plain pipes; the child only reads, writes and `_exit`s
-            // (async-signal-safe).
+            // SAFETY: plain pipes (close-on-exec, so no other test's exec'd command keeps
+            // them); the child only closes, reads, writes and `_exit`s (async-signal-safe).
             let pid = unsafe {
-                assert_eq!(libc::pipe(ready.as_mut_ptr()), 0);
-                assert_eq!(libc::pipe(go.as_mut_ptr()), 0);
+                assert_eq!(libc::pipe2(ready.as_mut_ptr(), libc::O_CLOEXEC), 0);
+                assert_eq!(libc::pipe2(go.as_mut_ptr(), libc::O_CLOEXEC), 0);
                 let child = libc::fork();
                 if child == 0 {
+                    close_all_but([ready[1], go[0]]);
                     let byte = [1u8];
                     libc::write(ready[1], byte.as_ptr().cast(), 1);
                     let mut got = [0u8];
@@ -1550,6 +1579,73 @@ mod tests {
                 std::thread::sleep(Duration::from_millis(5));
             }
         }
+    }
+
+    /// In a forked child: closes every file descriptor but the two in `keep`, with
+    /// close_range(2) (Linux 5.9), else close(2) up to RLIMIT_NOFILE. Allocates nothing
+    /// and calls only async-signal-safe functions (no /proc/self/fd listing).
+    ///
+    /// # Safety
+    /// Only in a child between fork and `_exit`: every other fd is gone after it.
+    unsafe fn close_all_but(keep: [i32; 2]) {
+        let close_range = |first: u32, last: u32| {
+            // SAFETY: closes fds this process owns; none is used again (see above).
+            unsafe {
+                if libc::syscall(libc::SYS_close_range, first, last, 0) != 0 {
+                    let mut limit = libc::rlimit {
+                        rlim_cur: 0,
+                        rlim_max: 0,
+                    };
+                    let bound = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
+                        limit.rlim_cur.min(1 << 20) as u32
+                    } else {
+                        1 << 16
+                    };
+                    for fd in first..=last.min(bound) {
+                        libc::close(fd as i32);
+                    }
+                }
+            }
+        };
+        let (low, high) = (keep[0].min(keep[1]) as u32, keep[0].max(keep[1]) as u32);
+        let mut next = 0;
+        for fd in [low, high] {
+            if fd > next {
+                close_range(next, fd - 1);
+            }
+            next = fd + 1;
+        }
+        close_range(next, u32::MAX);
+    }
+
+    /// The fds of a forked [`Child`] are its two pipe ends and nothing else: not the
+    /// listener this test holds open, nor the harness's stdout and stderr.
+    #[test]
+    fn forked_child_holds_only_its_pipe_ends() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let child = Child::fork();
+        // An fd another test's thread closes between the listing and the read is skipped.
+        let fds = |pid: u32| -> Vec<String> {
+            let mut links: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+                .unwrap()
+                .flatten()
+                .filter_map(|entry| std::fs::read_link(entry.path()).ok())
+                .map(|link| link.to_string_lossy().into_owned())
+                .collect();
+            links.sort();
+            links
+        };
+        let ours = fds(std::process::id());
+        let pipe_of = |fd: i32| {
+            std::fs::read_link(format!("/proc/self/fd/{fd}"))
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        };
+        let mut want = vec![pipe_of(child.ready[1]), pipe_of(child.go[0])];
+        want.sort();
+        assert_eq!(fds(child.pid), want, "this process holds {ours:?}");
+        drop(listener);
     }
 
     impl Drop for Child {
