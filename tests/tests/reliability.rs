@@ -1003,36 +1003,10 @@ fn reliability_trace_stalled_reader_names_processes_gone_meanwhile() {
         fixture_with("tk_nofp", fixture_flags("tk_nofp")).display(),
         marker.display()
     );
-    let mut child = Command::new(tracekit_bin())
-        .args([
-            "trace",
-            "t:syscalls:sys_enter_getppid",
-            "t:syscalls:sys_enter_clock_nanosleep",
-            "-U",
-            "--json",
-            "--",
-            "sh",
-            "-c",
-            &script,
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    std::thread::spawn(move || {
-        std::thread::sleep(TIMEOUT);
-        kill(pid, libc::SIGKILL);
-    });
-    let stderr = child.stderr.take().unwrap();
-    let stderr = std::thread::spawn(move || {
-        BufReader::new(stderr)
-            .lines()
-            .map_while(Result::ok)
-            .collect::<Vec<_>>()
-            .join("\n")
-    });
+    let (mut child, stderr) = trace_json_of_script(
+        &["t:syscalls:sys_enter_getppid", "t:syscalls:sys_enter_clock_nanosleep"],
+        &script,
+    );
     // The stall: nothing is read until every tk_nofp has exited (the workload writes to
     // /dev/null: the pipe is the trace's).
     let stalled = Instant::now();
@@ -1090,35 +1064,8 @@ fn reliability_trace_lagging_reader_names_exited_processes() {
         "for i in $(seq 10); do {} --naps 100 & sleep 0.2; done; wait",
         nofp.display()
     );
-    let mut child = Command::new(tracekit_bin())
-        .args([
-            "trace",
-            "t:syscalls:sys_enter_clock_nanosleep",
-            "-U",
-            "--json",
-            "--",
-            "sh",
-            "-c",
-            &script,
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    std::thread::spawn(move || {
-        std::thread::sleep(TIMEOUT);
-        kill(pid, libc::SIGKILL);
-    });
-    let stderr = child.stderr.take().unwrap();
-    let stderr = std::thread::spawn(move || {
-        BufReader::new(stderr)
-            .lines()
-            .map_while(Result::ok)
-            .collect::<Vec<_>>()
-            .join("\n")
-    });
+    let (mut child, stderr) =
+        trace_json_of_script(&["t:syscalls:sys_enter_clock_nanosleep"], &script);
     let chain = ["nap", "four", "three", "two", "one", "main"];
     let (mut naps, mut whole, mut broken) = (0, 0, Vec::new());
     let mut started = std::collections::HashSet::new();
@@ -1153,4 +1100,35 @@ fn reliability_trace_lagging_reader_names_exited_processes() {
         whole >= 950,
         "{whole} of {naps} naps (1000 made) with the whole chain; broken: {broken:#?}\n{stderr}"
     );
+}
+
+/// `trace EVENTS -U --json -- sh -c SCRIPT` with stdout piped (for the caller to read, or
+/// to stall), killed after [`TIMEOUT`]; the thread returns its stderr once it exits.
+fn trace_json_of_script(
+    events: &[&str],
+    script: &str,
+) -> (std::process::Child, std::thread::JoinHandle<String>) {
+    let mut child = Command::new(tracekit_bin())
+        .arg("trace")
+        .args(events)
+        .args(["-U", "--json", "--", "sh", "-c", script])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    std::thread::spawn(move || {
+        std::thread::sleep(TIMEOUT);
+        kill(pid, libc::SIGKILL);
+    });
+    let stderr = child.stderr.take().unwrap();
+    let stderr = std::thread::spawn(move || {
+        BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+            .collect::<Vec<_>>()
+            .join("\n")
+    });
+    (child, stderr)
 }

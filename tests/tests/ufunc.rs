@@ -166,8 +166,8 @@ fn ufunc_uretprobe_return_values() {
 }
 
 /// Acceptance: stackcount on page faults names the function that touches memory, once per
-/// page. 20000 pages keep the command alive for tens of milliseconds: a command that lives
-/// about one may exit before tracekit reads its memory map (see README, known limits).
+/// page. 20000 pages keep the command alive for tens of milliseconds (a `-- CMD` is also
+/// held at its exit until its memory map is read: docs/profiling.md, Commands held at exit).
 #[test]
 fn ufunc_stackcount_page_faults() {
     require_root();
