@@ -103,6 +103,9 @@ struct JsonResult<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     not_shown: Option<NotShown>,
     stats: &'a EngineStats,
+    /// With `-i`: each interval's histogram, summed over groups, as the heat map draws it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    intervals: Option<&'a super::heatmap::Intervals>,
 }
 
 /// Groups past `--top`: how many, and the events they hold.
@@ -192,6 +195,20 @@ pub fn write(
     stats: &EngineStats,
     elapsed: Duration,
 ) -> io::Result<()> {
+    write_with_intervals(out, format, table, groups, stats, elapsed, None)
+}
+
+/// [`write`], and in JSON also the run's `intervals` (what its heat map draws), so that
+/// `tracekit report` draws the heat map from the file. Text leaves them out.
+pub fn write_with_intervals(
+    out: &mut dyn io::Write,
+    format: Format,
+    table: &Table<'_>,
+    groups: &[Group],
+    stats: &EngineStats,
+    elapsed: Duration,
+    intervals: Option<&super::heatmap::Intervals>,
+) -> io::Result<()> {
     let rows = ordered(table.report, groups);
     if format == Format::Json {
         let unit = table.report.unit();
@@ -229,6 +246,7 @@ pub fn write(
                 })
                 .collect(),
             stats,
+            intervals,
         };
         serde_json::to_writer(&mut *out, &json)?;
         return writeln!(out);
