@@ -441,3 +441,87 @@ fn heatmap_runqlat_load_from_second_three() {
          should make each more than twice the busiest before"
     );
 }
+
+/// Issue 31 acceptance 5, histograms: one `runqlat -i 1 -d 3` run writes its heat map and
+/// its JSON (`-o heat.svg -o run.json`); `report run.json -o again.svg` draws the same
+/// bytes from the file, with no tracing. The JSON's intervals hold what the map shows (3
+/// columns whose counts add up to the events counted), and `report`'s text holds the whole
+/// run's buckets.
+#[test]
+fn report_of_a_saved_histogram_draws_the_same_heat_map() {
+    require_root();
+    let dir = scratch("report_of_a_saved_histogram_draws_the_same_heat_map");
+    let (svg, json, again, text) = (
+        dir.join("heat.svg"),
+        dir.join("run.json"),
+        dir.join("again.svg"),
+        dir.join("run.txt"),
+    );
+    let (tool, stderr) = start_attached(&[
+        "runqlat",
+        "-i",
+        "1",
+        "-d",
+        "3",
+        "-o",
+        svg.to_str().unwrap(),
+        "-o",
+        json.to_str().unwrap(),
+    ]);
+    let account = finish(tool, stderr);
+    let saved = parse_json(&std::fs::read_to_string(&json).unwrap());
+    assert_eq!(saved["kind"], "histogram", "{saved}");
+    let columns = saved["intervals"]["columns"].as_array().expect("intervals");
+    assert_eq!(columns.len(), 3, "{saved}");
+    let rows = saved["intervals"]["rows"].as_array().unwrap().len();
+    let mut in_columns = 0;
+    for column in columns {
+        let counts = column["counts"].as_array().unwrap();
+        assert_eq!(counts.len(), rows, "{column}");
+        in_columns += counts.iter().map(|n| n.as_u64().unwrap()).sum::<u64>();
+    }
+    assert_eq!(in_columns, counted(&account), "{saved}");
+    assert_eq!(in_columns, saved["groups"][0]["count"].as_u64().unwrap());
+
+    let report = tracekit(
+        [
+            "report",
+            json.to_str().unwrap(),
+            "-o",
+            again.to_str().unwrap(),
+            "-o",
+            text.to_str().unwrap(),
+        ],
+        TIMEOUT,
+    );
+    report.assert_code(0);
+    let (first, second) = (std::fs::read(&svg).unwrap(), std::fs::read(&again).unwrap());
+    assert!(
+        first == second,
+        "report's heat map differs from the run's:\n{}\n---\n{}",
+        String::from_utf8_lossy(&first),
+        String::from_utf8_lossy(&second)
+    );
+    assert_eq!(
+        column_totals(&cells(&again)).iter().sum::<u64>(),
+        in_columns
+    );
+    // The text: one `LOW -> HIGH : COUNT` line per log2 bucket, adding up to the run.
+    let text = std::fs::read_to_string(&text).unwrap();
+    let in_text: u64 = text
+        .lines()
+        .filter(|l| l.contains(" -> "))
+        .map(|l| {
+            l.split(':')
+                .nth(1)
+                .unwrap()
+                .split('|')
+                .next()
+                .unwrap()
+                .trim()
+                .parse::<u64>()
+                .unwrap()
+        })
+        .sum();
+    assert_eq!(in_text, in_columns, "{text}");
+}

@@ -616,7 +616,11 @@ fn bad_input_to_diff_and_report() {
             "not a tracekit JSON file",
         ),
         (report("notes.txt"), "notes.txt", "not a tracekit JSON file"),
-        (report("hist.json"), "hist.json", "holds histograms"),
+        (
+            [report("hist.json"), vec!["-o".into(), p("x.svg")]].concat(),
+            "hist.json",
+            "the heat map needs the run's intervals",
+        ),
         (
             [report("cpu.json"), vec!["--from".into(), "0".into()]].concat(),
             "cpu.json",

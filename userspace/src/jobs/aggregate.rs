@@ -247,14 +247,13 @@ fn heat_rows(report: &Report, groups: &[crate::engine::Group], slots: u32) -> Ve
     }
 }
 
-/// Writes the heat map of `columns` to `path`: rows from the lowest to the highest bucket
-/// any column has events in (the first bucket when none has).
-fn write_heat_map(
-    path: &std::path::Path,
+/// The heat map of `columns`, as the JSON saves it: rows from the lowest to the highest
+/// bucket any column has events in (the first bucket when none has).
+fn heat_intervals(
     table: &Table<'_>,
     columns: &[heatmap::Column],
     scope_text: &str,
-) -> Result<()> {
+) -> heatmap::Intervals {
     let rows = columns.iter().map(|c| c.counts.len()).max().unwrap_or(0);
     let used = |row: usize| {
         columns
@@ -276,48 +275,92 @@ fn write_heat_map(
         .map(|row| match table.report {
             Report::Linear { .. } => {
                 let (low, high) = aggregates::slot_bounds(table.report, row, rows);
-                if row == 0 {
+                let label = if row == 0 {
                     format!("< {}", high + 1)
                 } else if row + 1 == rows {
                     format!(">= {low}")
                 } else {
                     format!("{low} -> {high}")
-                }
+                };
+                heatmap::Row { low, high, label }
             }
             _ => {
                 let (low, high) = tracekit_common::engine::log2_slot_bounds(row as u32);
-                format!("{low} -> {high}")
+                heatmap::Row {
+                    low: low.into(),
+                    high: high.into(),
+                    label: format!("{low} -> {high}"),
+                }
             }
         })
         .collect();
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_string())
         .unwrap_or_else(|_| "?".into());
-    let title = format!("{}: {}", table.command, table.traced);
     let mut place = format!("host {host}, {scope_text}");
     if !table.columns.is_empty() {
         let names: Vec<&str> = table.columns.iter().map(|c| c.name.as_str()).collect();
         place.push_str(&format!("; every {} summed", names.join(", ")));
     }
-    let map = heatmap::HeatMap {
-        title: &title,
-        place: &place,
-        unit: table.report.unit().unwrap_or(""),
+    heatmap::Intervals {
+        place,
         rows: labels,
-        columns: &trimmed,
-    };
-    output::write_file(path, |out| {
-        std::io::Write::write_all(out, heatmap::svg(&map).as_bytes())
-    })
+        columns: trimmed,
+    }
 }
 
-/// Whether `-o` names an SVG file (a heat map, for aggregates).
-fn is_svg(options: &RunOptions) -> bool {
-    options
-        .output
-        .as_deref()
-        .and_then(|path| path.extension())
-        .is_some_and(|ext| ext.eq_ignore_ascii_case("svg"))
+/// The heat map's title, from fields the histogram JSON keeps too (`command`, `traced`).
+pub fn heat_map_title(command: &str, traced: &str) -> String {
+    format!("{command}: {traced}")
+}
+
+/// What one `-o FILE` of an aggregate command writes.
+enum FileOutput {
+    /// `.svg`: the heat map (histograms with `-i`).
+    HeatMap,
+    /// `.txt` or `.json`: the whole run (JSON with `-i`: and its intervals).
+    Report(Format),
+}
+
+/// The `-o` files, in order, and what each writes; usage errors for what `job` cannot
+/// write.
+fn file_outputs(
+    job: &AggregateJob,
+    options: &RunOptions,
+) -> Result<Vec<(std::path::PathBuf, FileOutput)>> {
+    let command = job.command;
+    let mut outputs = Vec::new();
+    for path in options.output.iter().chain(&options.more_outputs) {
+        let svg = path
+            .extension()
+            .is_some_and(|ext| ext.eq_ignore_ascii_case("svg"));
+        if svg {
+            if matches!(job.report, Report::Counts { .. }) {
+                return Err(crate::Error::usage(format!(
+                    "-o FILE.svg: {command} draws heat maps of histograms; this one counts \
+                     (give --value FIELD, or write .txt or .json)"
+                )));
+            }
+            if options.interval.is_none() {
+                return Err(crate::Error::usage(format!(
+                    "-o FILE.svg: {command}'s heat map has one column per interval; add -i \
+                     SECONDS"
+                )));
+            }
+            outputs.push((path.clone(), FileOutput::HeatMap));
+        } else {
+            // Each file through the shared check (it refuses the formats only stacks write).
+            let one = RunOptions {
+                output: Some(path.clone()),
+                more_outputs: Vec::new(),
+                ..options.clone()
+            };
+            if let Some(format) = one.file_format(command, false)? {
+                outputs.push((path.clone(), FileOutput::Report(format)));
+            }
+        }
+    }
+    Ok(outputs)
 }
 
 /// Histogram slots per group (1 for counts), as the plans keep them.
@@ -333,24 +376,9 @@ fn slots_of(report: &Report, compiled: &Compiled) -> u32 {
 
 /// Runs `job` over `options`' scope and timing, printing its aggregates.
 pub fn run(job: AggregateJob, options: &RunOptions) -> Result<()> {
-    let heat = is_svg(options);
-    let file_format = if heat {
-        let command = job.command;
-        if matches!(job.report, Report::Counts { .. }) {
-            return Err(crate::Error::usage(format!(
-                "-o FILE.svg: {command} draws heat maps of histograms; this one counts (give \
-                 --value FIELD, or write .txt or .json)"
-            )));
-        }
-        if options.interval.is_none() {
-            return Err(crate::Error::usage(format!(
-                "-o FILE.svg: {command}'s heat map has one column per interval; add -i SECONDS"
-            )));
-        }
-        None
-    } else {
-        options.file_format(job.command, false)?
-    };
+    let outputs = file_outputs(&job, options)?;
+    // A JSON file of a histogram with -i keeps the intervals too.
+    let heat = options.interval.is_some() && job.report.unit().is_some() && !outputs.is_empty();
     // Privileges first: without them, reading tracefs fails with a less useful message.
     caps::require_tracing(job.command)?;
     let compiled = compile(&job.request)?;
@@ -388,17 +416,42 @@ pub fn run(job: AggregateJob, options: &RunOptions) -> Result<()> {
     let finished = session::run(session, &mut collector)?;
     let all = collector.engines.read()?;
     let elapsed = finished.elapsed;
-    if let (Some(path), Some(columns)) = (options.output.as_deref(), &collector.heat) {
-        write_heat_map(path, &table, columns, &finished.scope_text)?;
-    }
-    if let (Some(path), Some(format)) = (options.output.as_deref(), file_format) {
-        let whole = groups(&all, table.columns, collector.slots);
-        output::write_file(path, |out| {
-            aggregates::write(out, format, &table, &whole, &all.stats, elapsed)
-        })?;
+    // Every file is drawn from the same values: the heat map and the JSON's intervals.
+    let intervals = collector
+        .heat
+        .as_deref()
+        .map(|columns| heat_intervals(&table, columns, &finished.scope_text));
+    for (path, output) in &outputs {
+        match (output, &intervals) {
+            (FileOutput::HeatMap, Some(intervals)) => {
+                let title = heat_map_title(table.command, table.traced);
+                let unit = table.report.unit().unwrap_or("");
+                output::write_file(path, |out| {
+                    std::io::Write::write_all(
+                        out,
+                        heatmap::svg(&intervals.map(&title, unit)).as_bytes(),
+                    )
+                })?;
+            }
+            (FileOutput::HeatMap, None) => {}
+            (FileOutput::Report(format), _) => {
+                let whole = groups(&all, table.columns, collector.slots);
+                output::write_file(path, |out| {
+                    aggregates::write_with_intervals(
+                        out,
+                        *format,
+                        &table,
+                        &whole,
+                        &all.stats,
+                        elapsed,
+                        intervals.as_ref(),
+                    )
+                })?;
+            }
+        }
     }
     // With -i, the session has printed the last interval already.
-    if options.interval.is_none() && (options.json || options.output.is_none()) {
+    if options.interval.is_none() && (options.json || outputs.is_empty()) {
         let format = if options.json {
             Format::Json
         } else {

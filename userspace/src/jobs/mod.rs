@@ -104,8 +104,8 @@ impl RunOptions {
         }
         if !stacks && !self.more_outputs.is_empty() {
             return Err(Error::usage(format!(
-                "-o given {} times: {command} writes one file; only profile, stackcount and \
-                 offcpu take several",
+                "-o given {} times: {command} writes one file; profiles, histograms and \
+                 counts take several",
                 1 + self.more_outputs.len()
             )));
         }

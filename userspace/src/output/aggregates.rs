@@ -103,6 +103,9 @@ struct JsonResult<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     not_shown: Option<NotShown>,
     stats: &'a EngineStats,
+    /// With `-i`: each interval's histogram, summed over groups, as the heat map draws it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    intervals: Option<&'a super::heatmap::Intervals>,
 }
 
 /// Groups past `--top`: how many, and the events they hold.
@@ -192,6 +195,20 @@ pub fn write(
     stats: &EngineStats,
     elapsed: Duration,
 ) -> io::Result<()> {
+    write_with_intervals(out, format, table, groups, stats, elapsed, None)
+}
+
+/// [`write`], and in JSON also the run's `intervals` (what its heat map draws), so that
+/// `tracekit report` draws the heat map from the file. Text leaves them out.
+pub fn write_with_intervals(
+    out: &mut dyn io::Write,
+    format: Format,
+    table: &Table<'_>,
+    groups: &[Group],
+    stats: &EngineStats,
+    elapsed: Duration,
+    intervals: Option<&super::heatmap::Intervals>,
+) -> io::Result<()> {
     let rows = ordered(table.report, groups);
     if format == Format::Json {
         let unit = table.report.unit();
@@ -229,6 +246,7 @@ pub fn write(
                 })
                 .collect(),
             stats,
+            intervals,
         };
         serde_json::to_writer(&mut *out, &json)?;
         return writeln!(out);
@@ -517,6 +535,139 @@ mod tests {
         );
         assert_eq!(json["stats"]["counted"], 32);
         assert_eq!(json["groups"].as_array().unwrap().len(), 2);
+    }
+
+    /// A histogram with intervals, written as JSON and read back by
+    /// [`super::super::saved::parse_histogram`]: the intervals come back whole (the same
+    /// heat map), and the text is the run's log2 histogram.
+    #[test]
+    fn histogram_json_with_intervals_reads_back() {
+        use super::super::{heatmap, saved};
+        let columns = [KeyColumn {
+            name: "comm".into(),
+            kind: KeyKind::Str,
+        }];
+        let report = Report::Log2 {
+            unit: "usecs".into(),
+        };
+        let table = Table {
+            command: "runqlat",
+            traced: "run queue latency",
+            columns: &columns,
+            report: &report,
+        };
+        let groups = [
+            group("a", 5, 40, vec![0, 0, 4, 1]),
+            group("b", 2, 20, vec![0, 0, 0, 2]),
+        ];
+        let intervals = heatmap::Intervals {
+            place: "host h, all processes; every comm summed".into(),
+            rows: vec![
+                heatmap::Row {
+                    low: 4,
+                    high: 7,
+                    label: "4 -> 7".into(),
+                },
+                heatmap::Row {
+                    low: 8,
+                    high: 15,
+                    label: "8 -> 15".into(),
+                },
+            ],
+            columns: vec![
+                heatmap::Column {
+                    clock: "10:00:01".into(),
+                    start_ms: 0,
+                    length_ms: 1001,
+                    counts: vec![4, 0],
+                },
+                heatmap::Column {
+                    clock: "10:00:02".into(),
+                    start_ms: 1001,
+                    length_ms: 999,
+                    counts: vec![0, 3],
+                },
+            ],
+        };
+        let mut out = Vec::new();
+        let stats = EngineStats {
+            counted: 7,
+            ..EngineStats::default()
+        };
+        write_with_intervals(
+            &mut out,
+            Format::Json,
+            &table,
+            &groups,
+            &stats,
+            Duration::from_secs(2),
+            Some(&intervals),
+        )
+        .unwrap();
+        let json = String::from_utf8(out).unwrap();
+        assert!(
+            json.ends_with(
+                ",\"intervals\":{\"place\":\"host h, all processes; every comm summed\",\
+                 \"rows\":[{\"low\":4,\"high\":7,\"label\":\"4 -> 7\"},\
+                 {\"low\":8,\"high\":15,\"label\":\"8 -> 15\"}],\
+                 \"columns\":[{\"clock\":\"10:00:01\",\"start_ms\":0,\"length_ms\":1001,\
+                 \"counts\":[4,0]},{\"clock\":\"10:00:02\",\"start_ms\":1001,\
+                 \"length_ms\":999,\"counts\":[0,3]}]}}\n"
+            ),
+            "{json}"
+        );
+        let back = saved::parse_histogram(json.as_bytes(), std::path::Path::new("r.json")).unwrap();
+        assert_eq!(back.command, "runqlat");
+        assert_eq!(back.unit, "usecs");
+        assert_eq!(back.duration_s, 2.0);
+        assert_eq!(back.intervals.as_ref(), Some(&intervals));
+        assert_eq!(back.title(), "runqlat: run queue latency");
+        assert_eq!(
+            back.groups[1].hist,
+            [saved::SavedBucket {
+                low: 8,
+                high: 15,
+                count: 2
+            }]
+        );
+        // The same text as the run's, group by group.
+        assert_eq!(back.text(), render(Format::Text, &table, &groups));
+        // The same heat map as the run drew from the same intervals.
+        let title = back.title();
+        let saved_intervals = back.intervals.as_ref().unwrap();
+        assert_eq!(
+            heatmap::svg(&saved_intervals.map(&title, &back.unit)),
+            heatmap::svg(&intervals.map("runqlat: run queue latency", "usecs"))
+        );
+        // Columns that do not have one count per row are refused, naming the column.
+        let bad = json.replace("\"counts\":[0,3]", "\"counts\":[3]");
+        assert_eq!(
+            saved::parse_histogram(bad.as_bytes(), std::path::Path::new("r.json"))
+                .unwrap_err()
+                .to_string(),
+            "r.json: intervals.columns[1] has 1 counts for 2 rows; each column needs one \
+             count per row"
+        );
+    }
+
+    /// A linear histogram read back is shown one line per saved bucket.
+    #[test]
+    fn saved_linear_histogram_text() {
+        let json = "{\"format\":\"tracekit\",\"format_version\":1,\"kind\":\"histogram\",\
+                    \"command\":\"hist\",\"traced\":\"x\",\"duration_s\":1.0,\"unit\":\"ms\",\
+                    \"groups\":[{\"key\":{},\"count\":3,\"sum\":0,\"hist\":[\
+                    {\"low\":-9223372036854775808,\"high\":-1,\"count\":1},\
+                    {\"low\":0,\"high\":9,\"count\":2}]}]}";
+        let back =
+            super::super::saved::parse_histogram(json.as_bytes(), std::path::Path::new("h.json"))
+                .unwrap();
+        assert_eq!(back.intervals, None);
+        assert_eq!(
+            back.text(),
+            "     ms                  : count     distribution\n\
+             \x20       < 0              : 1        |********************                    |\n\
+             \x20       0 -> 9           : 2        |****************************************|\n"
+        );
     }
 
     #[test]

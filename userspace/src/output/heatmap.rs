@@ -10,8 +10,10 @@
 
 use std::fmt::Write as _;
 
+use serde::{Deserialize, Serialize};
+
 /// One interval's histogram.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Column {
     /// Wall-clock time at the interval's end (`HH:MM:SS`).
     pub clock: String,
@@ -36,6 +38,44 @@ pub struct HeatMap<'a> {
     pub rows: Vec<String>,
     /// The columns, in time order.
     pub columns: &'a [Column],
+}
+
+/// One row of a heat map: a histogram bucket, inclusive bounds in the histogram's unit.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Row {
+    /// The lowest value the bucket holds (`i64::MIN` for a linear histogram's underflow).
+    pub low: i128,
+    /// The highest value it holds (`i64::MAX` for a linear histogram's overflow).
+    pub high: i128,
+    /// The label the y axis shows (`1024 -> 2047`, `< 10`, `>= 100`).
+    pub label: String,
+}
+
+/// A run's heat map as the histogram JSON saves it (`intervals`, with `-i` and
+/// `-o FILE.json`): everything [`svg`] draws besides the title and unit, which the JSON
+/// has already, so that `tracekit report` draws the same bytes from the file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Intervals {
+    /// Where: host and scope, as the heat map's second line shows it.
+    pub place: String,
+    /// The rows, bottom (lowest bucket) first: from the lowest to the highest bucket any
+    /// column has events in.
+    pub rows: Vec<Row>,
+    /// One per interval, in time order; each column's `counts` has one count per row.
+    pub columns: Vec<Column>,
+}
+
+impl Intervals {
+    /// The heat map of these intervals, titled `title`, in `unit`.
+    pub fn map<'a>(&'a self, title: &'a str, unit: &'a str) -> HeatMap<'a> {
+        HeatMap {
+            title,
+            place: &self.place,
+            unit,
+            rows: self.rows.iter().map(|row| row.label.clone()).collect(),
+            columns: &self.columns,
+        }
+    }
 }
 
 const LEFT: usize = 190;

@@ -101,6 +101,34 @@ pub fn linear(slots: &[u64], min: i64, step: u64, unit: &str) -> String {
     out
 }
 
+/// Renders buckets given by their labels (`< 10`, `10 -> 19`), in order, as [`linear`]
+/// lays them out; for histograms read back from JSON whose buckets are not log2 slots.
+///
+/// ```
+/// let text = tracekit::output::hist::labelled(&[("< 10".into(), 2), ("10 -> 19".into(), 1)], "ms");
+/// assert_eq!(text, "\
+/// \x20    ms                  : count     distribution
+/// \x20       < 10             : 2        |****************************************|
+/// \x20       10 -> 19         : 1        |********************                    |
+/// ");
+/// ```
+pub fn labelled(buckets: &[(String, u64)], unit: &str) -> String {
+    if buckets.is_empty() {
+        return String::new();
+    }
+    let max = buckets.iter().map(|(_, n)| *n).max().unwrap_or(0);
+    let mut out = String::new();
+    let _ = writeln!(out, "     {unit:<19} : count     distribution");
+    for (label, count) in buckets {
+        let _ = writeln!(
+            out,
+            "        {label:<16} : {count:<8} |{:<40}|",
+            stars(*count, max, STARS_MAX)
+        );
+    }
+    out
+}
+
 /// Renders rows as aligned columns: a header line, then each row; numeric-looking columns
 /// are right-aligned (the last `numeric` columns).
 ///

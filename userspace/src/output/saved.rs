@@ -448,6 +448,174 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<Saved> {
     })
 }
 
+/// A saved histogram (`hist` and its presets, `-o FILE.json`), read back.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SavedHistogram {
+    /// The subcommand that took it (`hist`, `biolatency`).
+    pub command: String,
+    /// What was traced.
+    pub traced: String,
+    /// The buckets' unit (`usecs`, `bytes`).
+    pub unit: String,
+    /// How long it ran, seconds.
+    pub duration_s: f64,
+    /// The whole run's histogram per group, in the order saved.
+    pub groups: Vec<SavedGroup>,
+    /// With `-i`: each interval's histogram, summed over groups (the heat map).
+    pub intervals: Option<super::heatmap::Intervals>,
+}
+
+/// One group of a [`SavedHistogram`].
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct SavedGroup {
+    /// The group's key, column name to value, in column order.
+    #[serde(default)]
+    pub key: serde_json::Map<String, serde_json::Value>,
+    /// Events counted.
+    pub count: u64,
+    /// The buckets with events, lowest first.
+    #[serde(default)]
+    pub hist: Vec<SavedBucket>,
+}
+
+/// One bucket: values from `low` to `high` (inclusive) in the histogram's unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+pub struct SavedBucket {
+    /// The lowest value.
+    pub low: i128,
+    /// The highest value.
+    pub high: i128,
+    /// Events in it.
+    pub count: u64,
+}
+
+#[derive(Deserialize)]
+struct JsonHistogramIn {
+    command: String,
+    traced: String,
+    unit: String,
+    duration_s: f64,
+    groups: Vec<SavedGroup>,
+    #[serde(default)]
+    intervals: Option<super::heatmap::Intervals>,
+}
+
+/// The log2 slot holding `value` (slot 0 holds 0 and 1), for values a log2 slot can hold.
+fn log2_slot(value: i128) -> Option<u32> {
+    let value = u64::try_from(value).ok()?;
+    Some(if value < 2 {
+        0
+    } else {
+        63 - value.leading_zeros()
+    })
+}
+
+impl SavedHistogram {
+    /// The heat map's title, as the run drew it.
+    pub fn title(&self) -> String {
+        format!("{}: {}", self.command, self.traced)
+    }
+
+    /// The histograms as text, one per group under its key: as log2 slots when every
+    /// bucket lies within one (log2 and `--percentiles` histograms, the latter folded as
+    /// the run showed them), else one line per bucket.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for (index, group) in self.groups.iter().enumerate() {
+            if !group.key.is_empty() {
+                if index > 0 {
+                    out.push('\n');
+                }
+                let key: Vec<String> = group
+                    .key
+                    .iter()
+                    .map(|(name, value)| match value {
+                        serde_json::Value::String(text) => format!("{name} = {text}"),
+                        other => format!("{name} = {other}"),
+                    })
+                    .collect();
+                out.push_str(&key.join(", "));
+                out.push('\n');
+            }
+            let slots: Option<Vec<u32>> = group
+                .hist
+                .iter()
+                .map(|b| log2_slot(b.low).filter(|&slot| log2_slot(b.high) == Some(slot)))
+                .collect();
+            match slots {
+                Some(slots) => {
+                    let len = slots.iter().max().map_or(0, |&s| s as usize + 1);
+                    let mut counts = vec![0u64; len];
+                    for (slot, bucket) in slots.iter().zip(&group.hist) {
+                        counts[*slot as usize] += bucket.count;
+                    }
+                    out.push_str(&super::hist::log2(&counts, &self.unit));
+                }
+                None => {
+                    let labelled: Vec<(String, u64)> = group
+                        .hist
+                        .iter()
+                        .map(|b| {
+                            let label = if b.low == i128::from(i64::MIN) {
+                                format!("< {}", b.high + 1)
+                            } else if b.high == i128::from(i64::MAX) {
+                                format!(">= {}", b.low)
+                            } else {
+                                format!("{} -> {}", b.low, b.high)
+                            };
+                            (label, b.count)
+                        })
+                        .collect();
+                    out.push_str(&super::hist::labelled(&labelled, &self.unit));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Parses a saved histogram's `bytes` (read from `path`, which errors name). Usage errors
+/// as [`parse`]'s, and for intervals whose columns do not have one count per row.
+pub fn parse_histogram(bytes: &[u8], path: &Path) -> Result<SavedHistogram> {
+    let name = quote(&path.to_string_lossy());
+    match kind(bytes, path)? {
+        Kind::Histogram => {}
+        other => {
+            let what = if other == Kind::Profile {
+                "a profile"
+            } else {
+                "counts"
+            };
+            return Err(Error::usage(format!(
+                "{name}: holds {what}, not a histogram"
+            )));
+        }
+    }
+    let json: JsonHistogramIn =
+        serde_json::from_slice(bytes).map_err(|err| json_error(&name, &err))?;
+    if let Some(intervals) = &json.intervals
+        && let Some(column) = intervals
+            .columns
+            .iter()
+            .position(|c| c.counts.len() != intervals.rows.len())
+    {
+        return Err(Error::usage(format!(
+            "{name}: intervals.columns[{column}] has {} counts for {} rows; each column needs \
+             one count per row",
+            intervals.columns[column].counts.len(),
+            intervals.rows.len()
+        )));
+    }
+    Ok(SavedHistogram {
+        command: json.command,
+        traced: json.traced,
+        unit: json.unit,
+        duration_s: json.duration_s,
+        groups: json.groups,
+        intervals: json.intervals,
+    })
+}
+
 fn parse_hex(hex: &str) -> std::result::Result<Vec<u8>, ()> {
     if !hex.len().is_multiple_of(2) {
         return Err(());

@@ -26,6 +26,8 @@ EXAMPLES:
   tracekit hist usdt:postgres:query__done --value arg0 -p 1234 # USDT arguments (arg0..argN)
   tracekit hist uretprobe:./app:handle --value latency --percentiles -- ./app  # p50..p99.9, ns
   tracekit hist block:block_rq_issue --value bytes -i 1 -o sizes.svg  # heat map over time
+  tracekit hist block:block_rq_issue --value bytes -i 1 -o s.json -o s.svg
+                                     # and the JSON `tracekit report s.json -o s.svg` redraws
 
 Fields are the tracepoint's own (`tracekit list --fields PROBE` shows them), arg0..arg5,
 retval and latency on function probes, BTF parameter names on kernel functions, arg0..argN

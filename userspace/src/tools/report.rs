@@ -1,7 +1,7 @@
 //! `tracekit report`: re-renders a profile tracekit saved as JSON into any other output,
 //! with no new tracing (`perf report` reading `perf.data`).
 
-use std::path::PathBuf;
+use std::{io::Write as _, path::PathBuf};
 
 use clap::Args as ClapArgs;
 use tracekit::{
@@ -21,14 +21,18 @@ EXAMPLES:
                                                 # flame graph of 200 ms of it (--heatmap)
   tracekit report p.json --inverted -o icicle.svg   # icicle graph
 
-FILE is what `tracekit profile -o FILE.json` (or stackcount, offcpu) wrote. Outputs by -o
+  tracekit report run.json -o heat.svg         # a histogram's heat map, from hist (or
+                                                # biolatency, runqlat...) -i 1 -o run.json
+
+FILE is what `tracekit profile -o FILE.json` (or stackcount, offcpu) wrote, or a
+histogram command's -o FILE.json: its text, or with -i its heat map (-o FILE.svg). Outputs by -o
 FILE's extension, as in profile: .txt .folded .svg .json .pb.gz .heatmap.svg
 .speedscope.json .trace.json. --from/--to take seconds from the start of the first second
 sampled, as the heat map's cells name them; they need a profile taken with --heatmap.";
 
 /// `tracekit report`.
 #[derive(Debug, ClapArgs)]
-#[command(about = "Re-render a saved JSON profile as a report, flame graph, heat map, pprof, speedscope or Chrome trace", after_help = EXAMPLES)]
+#[command(about = "Re-render a saved JSON profile or histogram as a report, flame graph, heat map, pprof, speedscope or Chrome trace", after_help = EXAMPLES)]
 pub struct Args {
     /// The JSON file tracekit wrote (-o FILE.json)
     #[arg(value_name = "FILE")]
@@ -62,16 +66,63 @@ pub fn run(args: Args, _verbose: u8) -> Result<()> {
     // Dispatch on what the file holds; each kind has its own renderers.
     match saved::kind(&bytes, &args.file)? {
         saved::Kind::Profile => profile(&args, &bytes, &outputs),
-        kind @ (saved::Kind::Histogram | saved::Kind::Counts) => Err(Error::usage(format!(
-            "{}: holds {}; report re-renders profiles in this version",
+        saved::Kind::Histogram => histogram(&args, &bytes, &outputs),
+        saved::Kind::Counts => Err(Error::usage(format!(
+            "{}: holds counts; report re-renders profiles and histograms in this version",
             quote(&args.file.to_string_lossy()),
-            if kind == saved::Kind::Histogram {
-                "histograms"
-            } else {
-                "counts"
-            }
         ))),
     }
+}
+
+/// A saved histogram: its text, and the heat map of its intervals (`.svg`).
+fn histogram(args: &Args, bytes: &[u8], outputs: &[(PathBuf, Format)]) -> Result<()> {
+    let name = quote(&args.file.to_string_lossy());
+    let saved = saved::parse_histogram(bytes, &args.file)?;
+    if args.from.is_some() || args.to.is_some() || args.inverted {
+        return Err(Error::usage(format!(
+            "{name}: holds a histogram; --from, --to and --inverted are for profiles"
+        )));
+    }
+    for (path, format) in outputs {
+        match format {
+            Format::Text => {}
+            Format::Svg | Format::Heatmap if saved.intervals.is_none() => {
+                return Err(Error::usage(format!(
+                    "-o {}: the heat map needs the run's intervals, and {name} has none: \
+                     save the run with -i SECONDS -o FILE.json",
+                    quote(&path.to_string_lossy())
+                )));
+            }
+            Format::Svg | Format::Heatmap => {}
+            _ => {
+                return Err(Error::usage(format!(
+                    "-o {}: a histogram is written as .txt or .svg (its heat map)",
+                    quote(&path.to_string_lossy())
+                )));
+            }
+        }
+    }
+    let title = saved.title();
+    for (path, format) in outputs {
+        output::write_file(path, |out| match (format, &saved.intervals) {
+            (Format::Svg | Format::Heatmap, Some(intervals)) => out.write_all(
+                output::heatmap::svg(&intervals.map(&title, &saved.unit)).as_bytes(),
+            ),
+            _ => out.write_all(saved.text().as_bytes()),
+        })?;
+    }
+    if outputs.is_empty() {
+        print(&saved.text())?;
+    }
+    for (path, format) in outputs {
+        let what = if *format == Format::Text {
+            "histogram"
+        } else {
+            "heat map"
+        };
+        eprintln!("Wrote {} ({what}).", path.display());
+    }
+    Ok(())
 }
 
 fn profile(args: &Args, bytes: &[u8], outputs: &[(PathBuf, Format)]) -> Result<()> {
