@@ -1004,7 +1004,10 @@ fn reliability_trace_stalled_reader_names_processes_gone_meanwhile() {
         marker.display()
     );
     let (mut child, stderr) = trace_json_of_script(
-        &["t:syscalls:sys_enter_getppid", "t:syscalls:sys_enter_clock_nanosleep"],
+        &[
+            "t:syscalls:sys_enter_getppid",
+            "t:syscalls:sys_enter_clock_nanosleep",
+        ],
         &script,
     );
     // The stall: nothing is read until every tk_nofp has exited (the workload writes to
