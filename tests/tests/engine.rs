@@ -377,16 +377,38 @@ fn engine_bitesize_known_block_sizes() {
             .find(|g| g["key"]["comm"] == "tk_bitesize_dd")
             .unwrap_or_else(|| panic!("no group for the dd: {json:#}"));
         let total = group["count"].as_u64().unwrap();
-        let in_bucket: u64 = group["hist"]
+        let bucket = |g: &serde_json::Value| -> u64 {
+            g["hist"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|b| b["low"].as_u64() == Some(low))
+                .map(|b| b["count"].as_u64().unwrap())
+                .sum()
+        };
+        let in_bucket = bucket(group);
+        // The block layer may issue some of dd's requests from a kernel worker when the queue
+        // is busy (measured for biolatency: 4 of dd's requests issued by kworker/0:0H); a
+        // request is counted under the task that issued it, so those are the kworkers'. CI
+        // once saw 511 of 512 under dd's comm. What the kernel skipped (stats.missed) is
+        // reported, never silent.
+        let by_kworkers: u64 = json["groups"]
             .as_array()
             .unwrap()
             .iter()
-            .filter(|b| b["low"].as_u64() == Some(low))
-            .map(|b| b["count"].as_u64().unwrap())
+            .filter(|g| {
+                g["key"]["comm"]
+                    .as_str()
+                    .is_some_and(|c| c.starts_with("kworker"))
+            })
+            .map(bucket)
             .sum();
+        let missed = json["stats"]["missed"].as_u64().unwrap_or(0);
         assert!(
-            total >= u64::from(count) && in_bucket as f64 >= 0.95 * total as f64,
-            "bs={bs}: {in_bucket} of {total} requests in the {low} bucket: {group:#}"
+            total + by_kworkers.min(u64::from(count) / 20) + missed >= u64::from(count)
+                && in_bucket as f64 >= 0.95 * total as f64,
+            "bs={bs}: {in_bucket} of {total} requests in the {low} bucket ({by_kworkers} of \
+             that size issued by kworkers, {missed} missed): {json:#}"
         );
     }
 }
