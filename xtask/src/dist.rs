@@ -18,9 +18,8 @@ use std::{
 use anyhow::{Context as _, Result, bail};
 
 use crate::{
-    setup::apt_install,
-    util::{Cmd, cargo, find_program, workspace_root},
-    vm::{MUSL, MUSL_CC},
+    util::{Cmd, cargo, workspace_root},
+    vm::{self, MUSL},
 };
 
 /// The version of the workspace, the package's and the .deb's.
@@ -60,32 +59,9 @@ fn regenerate_docs() -> Result<()> {
 
 /// Builds the static binary and checks that it is one.
 fn build_static() -> Result<PathBuf> {
-    let installed = Cmd::new("rustup")
-        .args(["target", "list", "--installed"])
-        .output_ok()
-        .unwrap_or_default();
-    if !installed.lines().any(|t| t.trim() == MUSL) {
-        Cmd::new("rustup").args(["target", "add", MUSL]).run()?;
-    }
-    // ring (rustls, under the debuginfod client) compiles C for the target.
-    if find_program(MUSL_CC.1).is_none() {
-        apt_install(&["musl-tools"])?;
-    }
+    vm::ensure_musl()?;
     eprintln!("xtask: dist: static binary ({MUSL})");
-    cargo()
-        .args([
-            "build",
-            "--release",
-            "--package",
-            "tracekit",
-            "--target",
-            MUSL,
-        ])
-        .env("TRACEKIT_EBPF", "require")
-        .env(MUSL_CC.0, MUSL_CC.1)
-        .run()
-        .context("building the static binary")?;
-    let binary = workspace_root().join(format!("target/{MUSL}/release/tracekit"));
+    let binary = vm::build_static_tracekit()?;
     let elf = fs::read(&binary).with_context(|| binary.display().to_string())?;
     if let Some(why) = not_static(&elf) {
         bail!("{} is not static: {why}", binary.display());

@@ -125,12 +125,17 @@ fn prerequisites() -> Result<()> {
     if find_program("cpio").is_none() {
         missing.push("cpio");
     }
-    // ring (rustls, under the debuginfod client) compiles C for the musl target.
-    if find_program("musl-gcc").is_none() {
-        missing.push("musl-tools");
-    }
     if !missing.is_empty() {
         apt_install(&missing)?;
+    }
+    ensure_musl()
+}
+
+/// Installs what building for [`MUSL`] needs when it is missing: rustup's target, and
+/// musl-gcc (ring, under rustls and the debuginfod client, compiles C for the target).
+pub fn ensure_musl() -> Result<()> {
+    if find_program(MUSL_CC.1).is_none() {
+        apt_install(&["musl-tools"])?;
     }
     let targets = Cmd::new("rustup")
         .args(["target", "list", "--installed"])
@@ -142,11 +147,9 @@ fn prerequisites() -> Result<()> {
     Ok(())
 }
 
-/// Builds (or reuses) the initramfs: busybox, static tracekit, the static integration test
-/// binary, static fixtures, and `/init`.
-fn build_initramfs(dir: &Path) -> Result<PathBuf> {
-    let root = workspace_root();
-    eprintln!("xtask: vm: building static binaries ({MUSL})");
+/// Builds the static release binary (`target/x86_64-unknown-linux-musl/release/tracekit`),
+/// kernel programs required; [`ensure_musl`] first.
+pub fn build_static_tracekit() -> Result<PathBuf> {
     cargo()
         .args([
             "build",
@@ -158,7 +161,17 @@ fn build_initramfs(dir: &Path) -> Result<PathBuf> {
         ])
         .env("TRACEKIT_EBPF", "require")
         .env(MUSL_CC.0, MUSL_CC.1)
-        .run()?;
+        .run()
+        .context("building the static binary")?;
+    Ok(workspace_root().join(format!("target/{MUSL}/release/tracekit")))
+}
+
+/// Builds (or reuses) the initramfs: busybox, static tracekit, the static integration test
+/// binary, static fixtures, and `/init`.
+fn build_initramfs(dir: &Path) -> Result<PathBuf> {
+    let root = workspace_root();
+    eprintln!("xtask: vm: building static binaries ({MUSL})");
+    build_static_tracekit()?;
     let output = cargo()
         .args([
             "test",
