@@ -1017,35 +1017,16 @@ fn reliability_trace_stalled_reader_names_processes_gone_meanwhile() {
         assert!(stalled.elapsed() < TIMEOUT, "the workload did not finish");
         std::thread::sleep(Duration::from_millis(20));
     }
-    let chain = ["nap", "four", "three", "two", "one", "main"];
-    let (mut naps, mut whole, mut broken) = (0, 0, Vec::new());
-    let mut started = std::collections::HashSet::new();
-    for line in BufReader::new(child.stdout.take().unwrap())
-        .lines()
-        .map_while(Result::ok)
-    {
-        let Ok(event) = serde_json::from_str::<serde_json::Value>(&line) else {
-            continue;
-        };
-        // The first sleep of each run (main's usleep) is not a nap.
-        if event["comm"] != "tk_nofp" || started.insert(event["pid"].to_string()) {
-            continue;
-        }
-        let frames: Vec<&str> = event["user_stack"]
-            .as_array()
-            .map(|frames| frames.iter().filter_map(|f| f.as_str()).collect())
-            .unwrap_or_default();
-        naps += 1;
-        if frames.windows(chain.len()).any(|w| w == chain) {
-            whole += 1;
-        } else if broken.len() < 12 {
-            broken.push(line);
-        }
-    }
+    let Naps {
+        naps,
+        whole,
+        broken,
+        runs,
+    } = count_naps(child.stdout.take().unwrap(), Duration::ZERO);
     let status = child.wait().unwrap();
     let stderr = stderr.join().unwrap();
     assert_eq!(status.code(), Some(0), "{stderr}");
-    assert_eq!(started.len(), 8, "{stderr}");
+    assert_eq!(runs, 8, "{stderr}");
     assert!(
         naps >= 150 && whole == naps,
         "{whole} of {naps} naps (160 made) with the whole chain; broken: {broken:#?}\n{stderr}"
@@ -1069,33 +1050,13 @@ fn reliability_trace_lagging_reader_names_exited_processes() {
     );
     let (mut child, stderr) =
         trace_json_of_script(&["t:syscalls:sys_enter_clock_nanosleep"], &script);
-    let chain = ["nap", "four", "three", "two", "one", "main"];
-    let (mut naps, mut whole, mut broken) = (0, 0, Vec::new());
-    let mut started = std::collections::HashSet::new();
-    for line in BufReader::new(child.stdout.take().unwrap())
-        .lines()
-        .map_while(Result::ok)
-    {
-        std::thread::sleep(Duration::from_millis(5));
-        let Ok(event) = serde_json::from_str::<serde_json::Value>(&line) else {
-            continue;
-        };
-        let frames: Vec<&str> = event["user_stack"]
-            .as_array()
-            .map(|frames| frames.iter().filter_map(|f| f.as_str()).collect())
-            .unwrap_or_default();
-        // The first sleep of each run (main's usleep, before its tables may be in) is not a
-        // nap.
-        if event["comm"] != "tk_nofp" || started.insert(event["pid"].to_string()) {
-            continue;
-        }
-        naps += 1;
-        if frames.windows(chain.len()).any(|w| w == chain) {
-            whole += 1;
-        } else if broken.len() < 12 {
-            broken.push(line);
-        }
-    }
+    // A reader that lags: 5 ms per line.
+    let Naps {
+        naps,
+        whole,
+        broken,
+        ..
+    } = count_naps(child.stdout.take().unwrap(), Duration::from_millis(5));
     let status = child.wait().unwrap();
     let stderr = stderr.join().unwrap();
     assert_eq!(status.code(), Some(0), "{stderr}");
@@ -1134,4 +1095,51 @@ fn trace_json_of_script(
             .join("\n")
     });
     (child, stderr)
+}
+
+/// tk_nofp's naps in a `trace -U --json` stream, read to its end.
+struct Naps {
+    /// Naps seen: each run's first sleep (main's usleep, before its tables may be in) is
+    /// not one.
+    naps: usize,
+    /// Naps whose user stack holds the whole chain `nap;four;three;two;one;main`.
+    whole: usize,
+    /// The first 12 lines of naps without it.
+    broken: Vec<String>,
+    /// tk_nofp processes seen.
+    runs: usize,
+}
+
+/// Reads `stdout` to its end, sleeping `delay` after each line (a reader that lags).
+fn count_naps(stdout: std::process::ChildStdout, delay: Duration) -> Naps {
+    let chain = ["nap", "four", "three", "two", "one", "main"];
+    let (mut naps, mut whole, mut broken) = (0, 0, Vec::new());
+    let mut started = std::collections::HashSet::new();
+    for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+        if !delay.is_zero() {
+            std::thread::sleep(delay);
+        }
+        let Ok(event) = serde_json::from_str::<serde_json::Value>(&line) else {
+            continue;
+        };
+        if event["comm"] != "tk_nofp" || started.insert(event["pid"].to_string()) {
+            continue;
+        }
+        let frames: Vec<&str> = event["user_stack"]
+            .as_array()
+            .map(|frames| frames.iter().filter_map(|f| f.as_str()).collect())
+            .unwrap_or_default();
+        naps += 1;
+        if frames.windows(chain.len()).any(|w| w == chain) {
+            whole += 1;
+        } else if broken.len() < 12 {
+            broken.push(line);
+        }
+    }
+    Naps {
+        naps,
+        whole,
+        broken,
+        runs: started.len(),
+    }
 }
