@@ -12,7 +12,7 @@ use tracekit::{
         KernelAttach,
         request::{MapSizes, Request, Target},
     },
-    jobs::{RunOptions, presets::LatencyUnit},
+    jobs::RunOptions,
     session::Scope,
     unwind::CallGraph,
 };
@@ -320,64 +320,6 @@ impl StackArgs {
             fields.push(format!("{prefix}ustack"));
         }
         fields
-    }
-}
-
-/// Time units of latency histograms.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum TimeUnit {
-    /// Nanoseconds.
-    Ns,
-    /// Microseconds.
-    Us,
-    /// Milliseconds.
-    Ms,
-}
-
-impl TimeUnit {
-    /// Nanoseconds per unit.
-    pub fn ns(self) -> u64 {
-        match self {
-            Self::Ns => 1,
-            Self::Us => 1_000,
-            Self::Ms => 1_000_000,
-        }
-    }
-
-    /// The histogram header, as bcc writes it.
-    pub fn header(self) -> &'static str {
-        match self {
-            Self::Ns => "nsecs",
-            Self::Us => "usecs",
-            Self::Ms => "msecs",
-        }
-    }
-
-    /// The unit as the presets take it.
-    pub fn latency(self) -> LatencyUnit {
-        LatencyUnit {
-            ns: self.ns(),
-            header: self.header(),
-        }
-    }
-}
-
-/// What `syscount --by` and `funccount --by` group by.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum ProcessKey {
-    /// The calling thread's command name.
-    Comm,
-    /// The calling process.
-    Pid,
-}
-
-impl ProcessKey {
-    /// The field it names.
-    pub fn field(self) -> &'static str {
-        match self {
-            Self::Comm => "comm",
-            Self::Pid => "pid",
-        }
     }
 }
 

@@ -1,8 +1,8 @@
 //! The exporter on the real kernel: [`KernelSources`] implements [`Sources`] with engine
 //! requests and the CPU sampler, and [`run`] is the daemon (`tracekit exporter`).
 //!
-//! Each configured metric is an engine [`Request`]: a preset is the one-liner's own request
-//! ([`crate::jobs::presets`]) with the metric's labels, buckets and extra filter; an event
+//! Each configured metric is an engine [`Request`]: a preset is its tool's own plan
+//! ([`crate::jobs::tools`]) with the metric's labels, buckets and extra filter; an event
 //! metric is the request `hist`/`count` would build. Every request is compiled when the
 //! exporter starts (and by `--check`), loaded and attached for the whole machine, and its
 //! kernel map is read on each scrape into a monotonic [`Series`]. CPU profiles (the
@@ -26,13 +26,13 @@ use crate::{
         request::{KeyField, Request, Shape},
     },
     exporter::{
-        config::{BucketSpec, Config, MetricConfig, Preset, Source},
+        config::{BucketSpec, Config, MetricConfig, Source},
         push::{self, PushOptions, PushStats},
         sampler::{SharedSampler, Window},
         series::{Cell, Series, accounting},
         server::{self, CpuProfile, ProfileEndpoint, ServerOptions, Sources},
     },
-    jobs::presets::{self, LatencyUnit},
+    jobs::tools::{FlagValues, Plan},
     output::{
         pprof::{self, PprofOptions, SampleKind},
         prometheus::{Labels, MetricFamily, Value, Values},
@@ -40,42 +40,29 @@ use crate::{
     session,
 };
 
-/// Nanosecond latency buckets: the exporter buckets raw values (the config's slots are
-/// slots of nanoseconds).
-const NANOSECONDS: LatencyUnit = LatencyUnit {
-    ns: 1,
-    header: "nsecs",
-};
-
 /// The engine request of a configured metric.
 ///
-/// Preset labels name the preset's fields by the names bcc's tools show: `syscall` (the
-/// syscall number, shown by name), `disk` (`dev`, shown by name), `op` (`rwbs`), and for
-/// `runqlat`, `tid` (`next_pid`); any other label is a field of the same name.
+/// A preset's request is its tool's plan with the flags' defaults ([`FlagValues::defaults`]);
+/// its labels name fields by the names bcc's tools show ([`Metric::field`]: `syscall` is
+/// the syscall number shown by name, `disk` is `dev` shown by name, `op` is `rwbs`); any
+/// other label is a field of the same name.
 ///
 /// # Errors
-/// None today beyond the presets' own (a preset's disk filter); events, fields and filters
-/// are checked when the request compiles.
+/// None today beyond the tools' own plans (a tool that prints events is no metric);
+/// events, fields and filters are checked when the request compiles.
+///
+/// [`Metric::field`]: crate::jobs::tools::Metric::field
 pub fn request(metric: &MetricConfig) -> Result<Request> {
     let mut request = match &metric.source {
-        Source::Preset(Preset::Syscount) => {
-            presets::syscount(&presets::SyscountOptions::default()).request
-        }
-        Source::Preset(Preset::Biolatency) => {
-            presets::biolatency(&presets::BiolatencyOptions {
-                unit: NANOSECONDS,
-                ..Default::default()
-            })?
-            .request
-        }
-        Source::Preset(Preset::Bitesize) => presets::bitesize(&Default::default())?.request,
-        Source::Preset(Preset::Runqlat) => {
-            presets::runqlat(&presets::RunqlatOptions {
-                unit: NANOSECONDS,
-                ..Default::default()
-            })
-            .request
-        }
+        Source::Preset(preset) => match (preset.0.plan)(&FlagValues::defaults(preset.0))? {
+            Plan::Aggregate(job) => job.request,
+            Plan::Events(_) => {
+                return Err(Error::usage(format!(
+                    "preset \"{}\" prints events; it has no metric",
+                    preset.name()
+                )));
+            }
+        },
         Source::Event { event, value } => Request {
             value: value.clone(),
             ..Request::probe(event.clone())
@@ -84,7 +71,13 @@ pub fn request(metric: &MetricConfig) -> Result<Request> {
     request.by = metric
         .by
         .iter()
-        .map(|label| KeyField::labeled(label.clone(), field_of(&metric.source, label)))
+        .map(|label| {
+            let field = match &metric.source {
+                Source::Preset(preset) => preset.metric().field(label),
+                Source::Event { .. } => label,
+            };
+            KeyField::labeled(label.clone(), field)
+        })
         .collect();
     request.shape = match metric.buckets {
         None => Shape::Count,
@@ -101,17 +94,6 @@ pub fn request(metric: &MetricConfig) -> Result<Request> {
         (own, extra) => own.or_else(|| extra.clone()),
     };
     Ok(request)
-}
-
-/// The field behind a label of `source`.
-fn field_of<'a>(source: &Source, label: &'a str) -> &'a str {
-    match (source, label) {
-        (Source::Preset(Preset::Syscount), "syscall") => "id",
-        (Source::Preset(Preset::Biolatency | Preset::Bitesize), "disk") => "dev",
-        (Source::Preset(Preset::Biolatency | Preset::Bitesize), "op") => "rwbs",
-        (Source::Preset(Preset::Runqlat), "tid") => "next_pid",
-        _ => label,
-    }
 }
 
 /// A metric's name as its config wrote it (without the namespace).

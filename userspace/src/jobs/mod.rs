@@ -2,8 +2,8 @@
 //! [`crate::session::Collector`] plus its end-of-run output.
 //!
 //! - [`aggregate`]: engine requests read as counts or histograms (`hist`, `count`, and the
-//!   [`presets`] `bitesize`, `biolatency`, `runqlat`, `syscount`, `funccount`,
-//!   `funclatency`);
+//!   [`tools`] of the table: `bitesize`, `biolatency`, `runqlat`, `syscount`, `funccount`,
+//!   `funclatency`, ...);
 //! - [`stacks`]: stack profiles (`profile` by CPU sampling; `stackcount`, `offcpu` through
 //!   engine requests keyed by stack);
 //! - [`trace`]: one line per event (`trace`);
@@ -18,6 +18,7 @@ pub mod list;
 pub mod presets;
 pub mod stacks;
 pub mod stat;
+pub mod tools;
 pub mod top;
 pub mod trace;
 

@@ -1,19 +1,22 @@
-//! One file per command: its flags, its examples, and a `run` that builds a request (or
-//! options) and hands it to a job of the library. Adding a command is a file here and one
-//! line in the registry below; no command imports another.
+//! The commands: the tools of the library's table ([`tracekit::jobs::tools`], one file of
+//! data each, made subcommands by [`table`]), and the commands with flags of their own
+//! (`profile`, `hist`, `trace`, ...), one file each here plus a line in the registry below.
+//! No command imports another.
 
-/// Declares the tool modules and the subcommand enum, and dispatches to each `run`.
+pub mod table;
+
+/// Declares the command modules and the enum of the commands with files here.
 macro_rules! registry {
     ($($module:ident => $variant:ident),* $(,)?) => {
         $(pub mod $module;)*
 
-        /// The subcommands, in `--help` order.
+        /// The commands with files here, in `--help` order.
         #[derive(Debug, clap::Subcommand)]
-        pub enum Command {
+        pub enum Builtin {
             $($variant($module::Args),)*
         }
 
-        impl Command {
+        impl Builtin {
             /// Runs the subcommand.
             pub fn run(self, verbose: u8) -> tracekit::Result<()> {
                 match self {
@@ -28,12 +31,6 @@ registry! {
     profile => Profile,
     hist => Hist,
     count => Count,
-    bitesize => Bitesize,
-    biolatency => Biolatency,
-    runqlat => Runqlat,
-    syscount => Syscount,
-    funccount => Funccount,
-    funclatency => Funclatency,
     trace => Trace,
     stackcount => Stackcount,
     stat => Stat,
@@ -43,4 +40,70 @@ registry! {
     report => Report,
     diff => Diff,
     exporter => Exporter,
+}
+
+/// The command whose subcommands the table's tools follow in `--help`.
+const TOOLS_AFTER: &str = "count";
+
+/// A subcommand: one with a file here, or a tool of the table with its parsed flags.
+#[derive(Debug)]
+pub enum Command {
+    /// `profile`, `hist`, ...
+    Builtin(Builtin),
+    /// `biolatency`, `syscount`, ...
+    Tool(&'static tracekit::jobs::tools::Tool, clap::ArgMatches),
+}
+
+impl Command {
+    /// Runs the subcommand.
+    pub fn run(self, verbose: u8) -> tracekit::Result<()> {
+        match self {
+            Self::Builtin(builtin) => builtin.run(verbose),
+            Self::Tool(tool, matches) => table::run(tool, &matches, verbose),
+        }
+    }
+}
+
+impl clap::FromArgMatches for Command {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        if let Some((name, sub)) = matches.subcommand()
+            && let Some(tool) = tracekit::jobs::tools::find(name)
+        {
+            return Ok(Self::Tool(tool, sub.clone()));
+        }
+        Builtin::from_arg_matches(matches).map(Self::Builtin)
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+impl clap::Subcommand for Command {
+    fn augment_subcommands(mut cmd: clap::Command) -> clap::Command {
+        let builtins = Builtin::augment_subcommands(clap::Command::new("tracekit"));
+        let mut order = 0;
+        let mut add = |cmd: clap::Command, sub: clap::Command| {
+            order += 1;
+            cmd.subcommand(sub.display_order(order))
+        };
+        for builtin in builtins.get_subcommands() {
+            cmd = add(cmd, builtin.clone());
+            if builtin.get_name() == TOOLS_AFTER {
+                for tool in tracekit::jobs::tools::TOOLS {
+                    cmd = add(cmd, table::command(tool));
+                }
+            }
+        }
+        cmd
+    }
+
+    fn augment_subcommands_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_subcommands(cmd)
+    }
+
+    fn has_subcommand(name: &str) -> bool {
+        tracekit::jobs::tools::find(name).is_some() || Builtin::has_subcommand(name)
+    }
 }

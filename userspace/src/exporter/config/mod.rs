@@ -43,10 +43,12 @@ use std::{collections::HashSet, net::SocketAddr};
 use serde::Deserialize;
 use tracekit_common::engine::MAX_LINEAR_SLOTS;
 
+pub use crate::jobs::tools::ValueUnit;
 use crate::{
     Error, Result,
     exporter::series::{Kind, Spec},
-    output::prometheus::{BaseUnit, Buckets, Scale},
+    jobs::tools::{self, Metric, Tool},
+    output::prometheus::{Buckets, Scale},
 };
 
 /// The default listen address: loopback, ebpf_exporter's port.
@@ -107,118 +109,50 @@ impl Default for ProfileConfig {
     }
 }
 
-/// A bcc tool the exporter serves with its defaults (the engine requests are the
-/// one-liners' own, `crate::jobs::presets`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Preset {
-    /// `syscount`: system calls by name, a counter.
-    Syscount,
-    /// `biolatency`: block I/O latency, issue to completion, by disk and operation.
-    Biolatency,
-    /// `bitesize`: block I/O request sizes by disk and operation.
-    Bitesize,
-    /// `runqlat`: run queue latency (wakeup to running).
-    Runqlat,
-}
+/// A tool of the table the exporter serves by name, with its defaults ([`Tool::metric`];
+/// the engine request is the tool's own plan).
+#[derive(Clone, Copy)]
+pub struct Preset(pub &'static Tool);
 
 impl Preset {
-    /// Every preset, as configs name them.
-    pub const ALL: [(&'static str, Preset); 4] = [
-        ("syscount", Preset::Syscount),
-        ("biolatency", Preset::Biolatency),
-        ("bitesize", Preset::Bitesize),
-        ("runqlat", Preset::Runqlat),
-    ];
+    /// The servable tool named `name`.
+    pub fn named(name: &str) -> Option<Self> {
+        tools::find(name)
+            .filter(|tool| tool.metric.is_some())
+            .map(Self)
+    }
 
     /// The name configs use.
     pub fn name(self) -> &'static str {
-        Self::ALL
+        self.0.name
+    }
+
+    /// Its metric: name, help, labels, unit, buckets.
+    pub fn metric(self) -> Metric {
+        self.0.metric.expect("a preset is a servable tool")
+    }
+
+    /// Every servable tool's name, in the table's order.
+    pub fn names() -> Vec<&'static str> {
+        tools::TOOLS
             .iter()
-            .find(|(_, p)| *p == self)
-            .map(|(name, _)| *name)
-            .expect("every preset is named")
-    }
-
-    /// Its help, labels, unit and buckets.
-    fn defaults(self) -> PresetDefaults {
-        match self {
-            Preset::Syscount => PresetDefaults {
-                help: "System calls entered, by name.",
-                by: &["syscall"],
-                unit: None,
-                buckets: None,
-            },
-            Preset::Biolatency => PresetDefaults {
-                help: "Block I/O latency from issue to completion.",
-                by: &["disk", "op"],
-                unit: Some(ValueUnit::Nanoseconds),
-                // 1 us (slot 10: 1024-2047 ns) to 68 s.
-                buckets: Some(BucketSpec::Log2 {
-                    first: 10,
-                    last: 35,
-                }),
-            },
-            Preset::Bitesize => PresetDefaults {
-                help: "Block I/O request sizes.",
-                by: &["disk", "op"],
-                unit: Some(ValueUnit::Bytes),
-                // 512 B to 64 MiB.
-                buckets: Some(BucketSpec::Log2 { first: 9, last: 26 }),
-            },
-            Preset::Runqlat => PresetDefaults {
-                help: "Run queue latency: time from wakeup to running.",
-                by: &[],
-                unit: Some(ValueUnit::Nanoseconds),
-                buckets: Some(BucketSpec::Log2 {
-                    first: 10,
-                    last: 35,
-                }),
-            },
-        }
+            .filter(|tool| tool.metric.is_some())
+            .map(|tool| tool.name)
+            .collect()
     }
 }
 
-struct PresetDefaults {
-    help: &'static str,
-    by: &'static [&'static str],
-    unit: Option<ValueUnit>,
-    buckets: Option<BucketSpec>,
+impl PartialEq for Preset {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.name == other.0.name
+    }
 }
 
-/// The unit of the values a kernel program reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ValueUnit {
-    /// `ns`.
-    Nanoseconds,
-    /// `us`.
-    Microseconds,
-    /// `ms`.
-    Milliseconds,
-    /// `s`.
-    Seconds,
-    /// `bytes`.
-    Bytes,
-}
+impl Eq for Preset {}
 
-impl ValueUnit {
-    /// Units as configs spell them.
-    pub const ALL: [(&'static str, ValueUnit); 5] = [
-        ("ns", ValueUnit::Nanoseconds),
-        ("us", ValueUnit::Microseconds),
-        ("ms", ValueUnit::Milliseconds),
-        ("s", ValueUnit::Seconds),
-        ("bytes", ValueUnit::Bytes),
-    ];
-
-    /// The Prometheus base unit and how many raw units make one.
-    pub fn base(self) -> (BaseUnit, f64) {
-        match self {
-            ValueUnit::Nanoseconds => (BaseUnit::Seconds, 1e9),
-            ValueUnit::Microseconds => (BaseUnit::Seconds, 1e6),
-            ValueUnit::Milliseconds => (BaseUnit::Seconds, 1e3),
-            ValueUnit::Seconds => (BaseUnit::Seconds, 1.0),
-            ValueUnit::Bytes => (BaseUnit::Bytes, 1.0),
-        }
+impl std::fmt::Debug for Preset {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Preset({})", self.0.name)
     }
 }
 
@@ -385,7 +319,7 @@ impl MetricConfig {
         };
         let scale = Scale { div, per_base };
         let counts_events = match &self.source {
-            Source::Preset(preset) => preset.defaults().unit.is_none(),
+            Source::Preset(preset) => preset.metric().unit.is_none(),
             Source::Event { value, .. } => value.is_none(),
         };
         let kind = match self.buckets {
@@ -418,13 +352,15 @@ struct RawConfig {
     #[serde(default)]
     profile: ProfileConfig,
     #[serde(default)]
+    metrics: Vec<String>,
+    #[serde(default)]
     metric: Vec<toml::Value>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawMetric {
-    name: String,
+    name: Option<String>,
     help: Option<String>,
     preset: Option<String>,
     event: Option<String>,
@@ -524,9 +460,15 @@ impl Config {
                 "{origin}: [profile]: frequency_hz and max_seconds need to be above 0"
             )));
         }
-        let mut metrics = Vec::with_capacity(raw.metric.len());
+        let mut metrics = Vec::with_capacity(raw.metrics.len() + raw.metric.len());
         let mut names = HashSet::new();
-        for (index, value) in raw.metric.into_iter().enumerate() {
+        // `metrics = ["runqlat"]` is `[[metric]] preset = "runqlat"` for each name.
+        let by_name = raw.metrics.into_iter().map(|name| {
+            let mut table = toml::Table::new();
+            table.insert("preset".into(), toml::Value::String(name));
+            toml::Value::Table(table)
+        });
+        for (index, value) in by_name.chain(raw.metric).enumerate() {
             let metric = check_metric(value, index, &namespace, max_series)
                 .map_err(|err| Error::usage(format!("{origin}: {err}")))?;
             if !names.insert(metric.name.clone()) {
@@ -556,23 +498,7 @@ impl Config {
 }
 
 /// The built-in config, as a file would say it.
-pub const DEFAULT_SET: &str = r#"
-[[metric]]
-name = "syscalls"
-preset = "syscount"
-
-[[metric]]
-name = "block_io_latency"
-preset = "biolatency"
-
-[[metric]]
-name = "block_io_size"
-preset = "bitesize"
-
-[[metric]]
-name = "runq_latency"
-preset = "runqlat"
-"#;
+pub const DEFAULT_SET: &str = r#"metrics = ["syscount", "biolatency", "bitesize", "runqlat"]"#;
 
 fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
@@ -589,9 +515,13 @@ fn check_metric(
     namespace: &str,
     default_max_series: usize,
 ) -> std::result::Result<MetricConfig, String> {
-    let label = match value.get("name").and_then(|n| n.as_str()) {
-        Some(name) => format!("metric \"{name}\""),
-        None => format!("metric #{}", index + 1),
+    let label = match (
+        value.get("name").and_then(|n| n.as_str()),
+        value.get("preset").and_then(|n| n.as_str()),
+    ) {
+        (Some(name), _) => format!("metric \"{name}\""),
+        (None, Some(preset)) => format!("preset \"{preset}\""),
+        (None, None) => format!("metric #{}", index + 1),
     };
     let raw: RawMetric = value.try_into().map_err(|err: toml::de::Error| {
         let message = one_line(err.message());
@@ -606,43 +536,44 @@ fn check_metric(
     })?;
     let fail = |what: String| format!("{label}: {what}");
 
-    if !is_metric_name(&raw.name) {
+    let preset = raw
+        .preset
+        .as_deref()
+        .map(|p| {
+            Preset::named(p).ok_or_else(|| {
+                let unknown = format!("unknown; valid presets: {}", Preset::names().join(", "));
+                match raw.name {
+                    Some(_) => fail(format!("preset \"{p}\": {unknown}")),
+                    None => fail(unknown),
+                }
+            })
+        })
+        .transpose()?;
+    // A preset's metric is named after it unless the config names it.
+    let raw_name = match (raw.name, preset) {
+        (Some(name), _) => name,
+        (None, Some(preset)) => preset.metric().name.to_string(),
+        (None, None) => return Err(fail("needs name = \"NAME\"".into())),
+    };
+    if !is_metric_name(&raw_name) {
         return Err(fail(format!(
             "name \"{}\": not a Prometheus metric name (letters, digits, `_`, `:`, not \
              starting with a digit)",
-            raw.name
+            raw_name
         )));
     }
     for suffix in [
         "_total", "_bucket", "_sum", "_count", "_seconds", "_bytes", "_created",
     ] {
-        if raw.name.ends_with(suffix) {
+        if raw_name.ends_with(suffix) {
             return Err(fail(format!(
-                "name \"{}\": drop the `{suffix}` suffix; the exporter adds unit and type \
-                 suffixes itself",
-                raw.name
+                "name \"{raw_name}\": drop the `{suffix}` suffix; the exporter adds unit and type \
+                 suffixes itself"
             )));
         }
     }
-    let name = format!("{namespace}_{}", raw.name);
+    let name = format!("{namespace}_{raw_name}");
 
-    let preset = raw
-        .preset
-        .as_deref()
-        .map(|p| {
-            Preset::ALL
-                .iter()
-                .find(|(name, _)| *name == p)
-                .map(|(_, preset)| *preset)
-                .ok_or_else(|| {
-                    let valid: Vec<&str> = Preset::ALL.iter().map(|(n, _)| *n).collect();
-                    fail(format!(
-                        "preset \"{p}\": unknown; valid presets: {}",
-                        valid.join(", ")
-                    ))
-                })
-        })
-        .transpose()?;
     let unit = raw
         .unit
         .as_deref()
@@ -685,7 +616,7 @@ fn check_metric(
                     )));
                 }
             }
-            let defaults = preset.defaults();
+            let defaults = preset.metric();
             if buckets.is_some() && defaults.buckets.is_none() {
                 return Err(fail(format!(
                     "preset \"{}\" counts events; it has no buckets to set",
@@ -697,7 +628,9 @@ fn check_metric(
                 defaults.help.to_string(),
                 defaults.by.iter().map(|s| s.to_string()).collect(),
                 defaults.unit,
-                buckets.or(defaults.buckets),
+                buckets.or(defaults
+                    .buckets
+                    .map(|(first, last)| BucketSpec::Log2 { first, last })),
             )
         }
         (None, Some(event)) => {
@@ -782,378 +715,4 @@ fn is_label_name(name: &str) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn error(text: &str) -> String {
-        let err = Config::parse(text, "exporter.toml").unwrap_err();
-        assert_eq!(err.exit_code(), 2, "{err}");
-        let message = err.to_string();
-        assert!(!message.contains('\n'), "not one line: {message}");
-        message
-    }
-
-    #[test]
-    fn the_documented_example_parses() {
-        let config = Config::parse(EXAMPLE, "example").unwrap();
-        assert_eq!(config.listen, "127.0.0.1:9435".parse().unwrap());
-        assert_eq!(config.namespace, "tracekit");
-        assert_eq!(config.profile, ProfileConfig::default());
-        assert_eq!(config.metrics.len(), 2);
-        let latency = &config.metrics[0];
-        assert_eq!(latency.name, "tracekit_block_io_latency");
-        assert_eq!(latency.help, "Block I/O latency from issue to completion.");
-        assert_eq!(latency.source, Source::Preset(Preset::Biolatency));
-        assert_eq!(latency.by, ["disk", "op"]);
-        assert_eq!(latency.unit, Some(ValueUnit::Nanoseconds));
-        let size = &config.metrics[1];
-        assert_eq!(
-            size.source,
-            Source::Event {
-                event: "block:block_rq_issue".into(),
-                value: Some("bytes".into())
-            }
-        );
-        assert_eq!(size.filter.as_deref(), Some("rwbs ~ \"*W*\""));
-        assert_eq!(size.by, ["dev", "rwbs"]);
-        assert_eq!(size.name, "tracekit_block_io_write_size");
-        assert_eq!(size.buckets, Some(BucketSpec::Log2 { first: 9, last: 26 }));
-        let spec = size.spec(1);
-        assert_eq!(spec.unit, Some(BaseUnit::Bytes));
-        assert_eq!(
-            spec.kind,
-            Kind::Histogram {
-                buckets: Buckets::Log2 { first: 9, last: 26 },
-                scale: Scale::IDENTITY
-            }
-        );
-    }
-
-    /// `[profile] inlined` turns DWARF on for the profiles; off by default.
-    #[test]
-    fn profile_inlined_frames_are_asked_for() {
-        assert!(!Config::parse("", "empty").unwrap().profile.inlined);
-        let config = Config::parse("[profile]\ninlined = true\n", "inlined").unwrap();
-        assert_eq!(
-            config.profile,
-            ProfileConfig {
-                inlined: true,
-                ..ProfileConfig::default()
-            }
-        );
-    }
-
-    /// The example shipped beside the systemd unit.
-    const EXAMPLE: &str = include_str!("../../../dist/exporter.example.toml");
-    const EXAMPLE_YAML: &str = include_str!("../../../dist/exporter.example.yaml");
-
-    /// The YAML example says exactly what the TOML one says.
-    #[test]
-    fn the_yaml_example_is_the_toml_example() {
-        assert_eq!(
-            Config::parse_as(EXAMPLE_YAML, "example.yaml", Syntax::Yaml).unwrap(),
-            Config::parse(EXAMPLE, "example").unwrap()
-        );
-        assert_eq!(
-            Config::parse_as("", "empty.yaml", Syntax::Yaml).unwrap(),
-            Config::parse("", "empty.toml").unwrap()
-        );
-    }
-
-    /// YAML configs get the TOML configs' checks and one-line errors, with the line.
-    #[test]
-    fn bad_yaml_configs() {
-        let err = |text: &str| {
-            let err = Config::parse_as(text, "x.yaml", Syntax::Yaml).unwrap_err();
-            assert_eq!(err.exit_code(), 2);
-            err.to_string()
-        };
-        assert_eq!(
-            err("metric:\n  - name: a\n    preset: syscount\n    colour: red\n"),
-            "x.yaml: metric \"a\": unknown field `colour`; valid fields: name, help, preset, \
-             event, filter, value, unit, buckets, by, max_series"
-        );
-        assert_eq!(
-            err("metric:\n  - name: a\n    preset: syscount\n  - name: a\n    preset: runqlat\n"),
-            "x.yaml: metric \"a\": duplicate name (each metric needs its own)"
-        );
-        assert_eq!(
-            err("namespace: t\nlisten: [a, b]\n"),
-            "x.yaml (line 2): listen: invalid type: sequence, expected a string"
-        );
-        let syntax = err("namespace: t\nlisten: x\n  max_series: 3\n");
-        assert!(
-            syntax.starts_with("x.yaml (line 3): ") && !syntax.contains('\n'),
-            "{syntax}"
-        );
-        let unknown = err("namespace: t\nlisten_on: x\n");
-        assert!(
-            unknown.starts_with("x.yaml (line 2): unknown field `listen_on`"),
-            "{unknown}"
-        );
-    }
-
-    #[test]
-    fn syntax_from_the_file_name() {
-        use std::path::Path;
-        assert_eq!(Syntax::of_path(Path::new("/etc/x.yaml")), Syntax::Yaml);
-        assert_eq!(Syntax::of_path(Path::new("x.YML")), Syntax::Yaml);
-        assert_eq!(Syntax::of_path(Path::new("x.toml")), Syntax::Toml);
-        assert_eq!(Syntax::of_path(Path::new("exporter")), Syntax::Toml);
-    }
-
-    #[test]
-    fn default_set() {
-        let config = Config::default_set();
-        let names: Vec<&str> = config.metrics.iter().map(|m| m.name.as_str()).collect();
-        assert_eq!(
-            names,
-            [
-                "tracekit_syscalls",
-                "tracekit_block_io_latency",
-                "tracekit_block_io_size",
-                "tracekit_runq_latency"
-            ]
-        );
-        assert!(config.profile.enabled);
-        assert_eq!(config.listen.port(), 9435);
-        let syscalls = config.metrics[0].spec(1);
-        assert_eq!((syscalls.kind, syscalls.unit), (Kind::Count, None));
-        assert_eq!(syscalls.label_names, ["syscall"]);
-        let latency = config.metrics[1].spec(1000);
-        assert_eq!(latency.unit, Some(BaseUnit::Seconds));
-        assert_eq!(
-            latency.kind,
-            Kind::Histogram {
-                buckets: Buckets::Log2 {
-                    first: 10,
-                    last: 35
-                },
-                scale: Scale {
-                    div: 1000,
-                    per_base: 1e9
-                }
-            }
-        );
-    }
-
-    /// `idle_series_seconds`: 600 unless set, 0 kept (never evict), the same in YAML; a
-    /// value that is not a whole number of seconds is a one-line error naming its line.
-    #[test]
-    fn idle_series_seconds() {
-        assert_eq!(Config::parse("", "x").unwrap().idle_series_seconds, 600);
-        assert_eq!(
-            Config::parse("idle_series_seconds = 0", "x")
-                .unwrap()
-                .idle_series_seconds,
-            0
-        );
-        assert_eq!(
-            Config::parse_as("idle_series_seconds: 2", "x.yaml", Syntax::Yaml)
-                .unwrap()
-                .idle_series_seconds,
-            2
-        );
-        assert_eq!(
-            Config::parse("\nidle_series_seconds = -1", "x")
-                .unwrap_err()
-                .to_string(),
-            "x (line 2): invalid value: integer `-1`, expected u64"
-        );
-    }
-
-    #[test]
-    fn event_metrics_count_sum_or_histogram() {
-        let config = Config::parse(
-            r#"
-namespace = "node"
-[[metric]]
-name = "page_faults"
-event = "software:page-faults"
-by = ["comm"]
-max_series = 5
-[[metric]]
-name = "read"
-event = "syscalls:sys_exit_read"
-value = "ret"
-unit = "bytes"
-[[metric]]
-name = "packet_size"
-event = "net:net_dev_xmit"
-value = "len"
-buckets = "linear:0,1500,100"
-help = "Sizes of packets sent."
-"#,
-            "x",
-        )
-        .unwrap();
-        let specs: Vec<Spec> = config.metrics.iter().map(|m| m.spec(1)).collect();
-        assert_eq!(specs[0].name, "node_page_faults");
-        assert_eq!(specs[0].kind, Kind::Count);
-        assert_eq!(specs[0].max_series, 5);
-        assert_eq!(
-            specs[1].kind,
-            Kind::Sum {
-                scale: Scale::IDENTITY
-            }
-        );
-        assert_eq!(specs[1].unit, Some(BaseUnit::Bytes));
-        assert_eq!(
-            specs[2].kind,
-            Kind::Histogram {
-                buckets: Buckets::Linear {
-                    min: 0,
-                    step: 100,
-                    slots: 17
-                },
-                scale: Scale::IDENTITY
-            }
-        );
-        assert_eq!(specs[2].unit, None);
-        assert_eq!(specs[2].help, "Sizes of packets sent.");
-    }
-
-    #[test]
-    fn bad_configs_name_the_metric_and_the_bad_part() {
-        let cases = [
-            (
-                "[[metric]]\nname = \"a\"\npreset = \"syscount\"\n[[metric]]\nname = \"a\"\nevent = \"x:y\"\n",
-                "exporter.toml: metric \"a\": duplicate name (each metric needs its own)",
-            ),
-            (
-                "[[metric]]\nname = \"io\"\nevent = \"block:block_rq_issue\"\nvalue = \"bytes\"\nunit = \"parsecs\"\n",
-                "exporter.toml: metric \"io\": unit \"parsecs\": unknown; valid units: ns, us, ms, s, bytes",
-            ),
-            (
-                "[[metric]]\nname = \"io\"\nevent = \"block:block_rq_issue\"\nvalue = \"bytes\"\nbuckets = \"log3\"\n",
-                "exporter.toml: metric \"io\": buckets \"log3\": expected log2, log2:FIRST..LAST \
-                 (slots 0 to 63), loglinear, loglinear:FIRST..LAST (powers of two 0 to 63) or \
-                 linear:MIN,MAX,STEP",
-            ),
-            (
-                "[[metric]]\nname = \"io\"\nevent = \"block:block_rq_issue\"\nvalue = \"bytes\"\nbuckets = \"log2:20..70\"\n",
-                "exporter.toml: metric \"io\": buckets \"log2:20..70\": needs FIRST <= LAST <= 63 (log2 slots)",
-            ),
-            (
-                "[[metric]]\nname = \"io\"\nevent = \"block:block_rq_issue\"\nvalue = \"bytes\"\nbuckets = \"linear:0,100000,1\"\n",
-                "exporter.toml: metric \"io\": buckets \"linear:0,100000,1\": 100000 buckets; \
-                 the kernel engine keeps at most 1000",
-            ),
-            (
-                "[[metric]]\nname = \"io\"\nevent = \"block:block_rq_issue\"\nfitler = \"x\"\n",
-                "exporter.toml: metric \"io\": unknown field `fitler`; valid fields: name, help, \
-                 preset, event, filter, value, unit, buckets, by, max_series",
-            ),
-            (
-                "[[metric]]\nname = \"io\"\npreset = \"biolatncy\"\n",
-                "exporter.toml: metric \"io\": preset \"biolatncy\": unknown; valid presets: \
-                 syscount, biolatency, bitesize, runqlat",
-            ),
-            (
-                "[[metric]]\nname = \"io\"\npreset = \"biolatency\"\nunit = \"ms\"\n",
-                "exporter.toml: metric \"io\": preset \"biolatency\" sets its own unit; drop `unit`",
-            ),
-            (
-                "[[metric]]\nname = \"io\"\npreset = \"syscount\"\nbuckets = \"log2\"\n",
-                "exporter.toml: metric \"io\": preset \"syscount\" counts events; it has no buckets to set",
-            ),
-            (
-                "[[metric]]\nname = \"io\"\nevent = \"block:block_rq_issue\"\nbuckets = \"log2\"\n",
-                "exporter.toml: metric \"io\": buckets need value = \"FIELD\" (the value to histogram)",
-            ),
-            (
-                "[[metric]]\nname = \"io\"\nevent = \"block:block_rq_issue\"\nunit = \"ns\"\n",
-                "exporter.toml: metric \"io\": unit needs value = \"FIELD\" (a count has no unit)",
-            ),
-            (
-                "[[metric]]\nname = \"io_seconds\"\npreset = \"biolatency\"\n",
-                "exporter.toml: metric \"io_seconds\": name \"io_seconds\": drop the `_seconds` \
-                 suffix; the exporter adds unit and type suffixes itself",
-            ),
-            (
-                "[[metric]]\nname = \"io-latency\"\npreset = \"biolatency\"\n",
-                "exporter.toml: metric \"io-latency\": name \"io-latency\": not a Prometheus \
-                 metric name (letters, digits, `_`, `:`, not starting with a digit)",
-            ),
-            (
-                "[[metric]]\nname = \"io\"\nevent = \"x:y\"\nby = [\"comm\", \"comm\"]\n",
-                "exporter.toml: metric \"io\": by \"comm\": listed twice",
-            ),
-            (
-                "[[metric]]\nname = \"io\"\nevent = \"x:y\"\nby = [\"le\"]\n",
-                "exporter.toml: metric \"io\": by \"le\": not usable as a label name (letters, \
-                 digits and `_`, not starting with a digit or `__`, not `le`)",
-            ),
-            (
-                "[[metric]]\nname = \"io\"\n",
-                "exporter.toml: metric \"io\": needs preset = \"NAME\" or event = \"EVENT\"",
-            ),
-            (
-                "[[metric]]\nname = \"io\"\npreset = \"syscount\"\nevent = \"x:y\"\n",
-                "exporter.toml: metric \"io\": has both preset and event; a preset names its own events",
-            ),
-            (
-                "[[metric]]\npreset = \"syscount\"\n",
-                "exporter.toml: metric #1: missing field `name`",
-            ),
-            (
-                "listen = \"localhost\"\n",
-                "exporter.toml: listen \"localhost\": expected ADDRESS:PORT, e.g. 127.0.0.1:9435 \
-                 or [::1]:9435",
-            ),
-            (
-                "lisen = \"127.0.0.1:1\"\n",
-                "exporter.toml (line 1): unknown field `lisen`, expected one of `listen`, \
-                 `namespace`, `max_series`, `idle_series_seconds`, `profile`, `metric`",
-            ),
-            (
-                "[[metric]\nname = 3\n",
-                "exporter.toml (line 1): unclosed array table, expected `]`",
-            ),
-            (
-                "[[metric]]\nname = \"io\"\nevent = \"x:y\"\nmax_series = \"many\"\n",
-                "exporter.toml: metric \"io\": invalid type: string \"many\", expected usize",
-            ),
-        ];
-        for (text, expected) in cases {
-            assert_eq!(error(text), expected, "config:\n{text}");
-        }
-    }
-
-    #[test]
-    fn bucket_specs() {
-        assert_eq!(
-            BucketSpec::parse("log2:10..35"),
-            Ok(BucketSpec::Log2 {
-                first: 10,
-                last: 35
-            })
-        );
-        assert_eq!(
-            BucketSpec::parse("linear:-10,10,5").unwrap().buckets(),
-            Buckets::Linear {
-                min: -10,
-                step: 5,
-                slots: 6
-            }
-        );
-        assert!(BucketSpec::parse("linear:10,10,5").is_err());
-        assert!(BucketSpec::parse("linear:0,10").is_err());
-        assert_eq!(
-            BucketSpec::parse("loglinear:19..28").unwrap().buckets(),
-            Buckets::LogLinear {
-                first: 19,
-                last: 28,
-                precision: 4
-            }
-        );
-        assert_eq!(
-            BucketSpec::parse("loglinear"),
-            Ok(BucketSpec::LogLinear { first: 0, last: 63 })
-        );
-        assert_eq!(
-            BucketSpec::parse("loglinear:30..20"),
-            Err("buckets \"loglinear:30..20\": needs FIRST <= LAST <= 63 (powers of two)".into())
-        );
-    }
-}
+mod tests;

@@ -1,0 +1,541 @@
+//! The table of tools, read by both the command line and the exporter. A tool (`biolatency`,
+//! `syscount`, ...) is one file of data here: its name, one-line summary and examples, its
+//! own few flags, the shared flag groups it takes, its plan (the engine request built from
+//! the flags, as bpftrace's `tools/*.bt` are a few lines of its language), and the metric
+//! the exporter serves by the tool's name. The binary makes a subcommand of each (clap
+//! stays out of the library); the exporter builds the same plan with the flags' defaults.
+//!
+//! Adding a tool is one file here plus its line in [`TOOLS`]; see `bitesize.rs` for a
+//! histogram, `syscount.rs` for a count, and [`Plan::Events`] for a tool that prints one
+//! line per event (execsnoop-like).
+
+pub mod biolatency;
+pub mod bitesize;
+pub mod funccount;
+pub mod funclatency;
+pub mod runqlat;
+pub mod syscount;
+
+use std::collections::BTreeMap;
+
+use crate::{
+    Result,
+    engine::{
+        keys::disk_dev,
+        request::{MapSizes, Request, Target},
+    },
+    jobs::aggregate::AggregateJob,
+    output::prometheus::BaseUnit,
+    session::Scope,
+};
+
+/// Every tool, in `--help` order (after `count`).
+pub const TOOLS: &[&Tool] = &[
+    &bitesize::TOOL,
+    &biolatency::TOOL,
+    &runqlat::TOOL,
+    &syscount::TOOL,
+    &funccount::TOOL,
+    &funclatency::TOOL,
+];
+
+/// The tool named `name`.
+pub fn find(name: &str) -> Option<&'static Tool> {
+    TOOLS.iter().copied().find(|tool| tool.name == name)
+}
+
+/// One tool, as data.
+#[derive(Debug)]
+pub struct Tool {
+    /// The subcommand (`biolatency`), and the exporter's preset name.
+    pub name: &'static str,
+    /// The one-line summary `--help` starts with, naming the tool it follows (`bcc
+    /// biolatency`).
+    pub summary: &'static str,
+    /// The lines after `EXAMPLES:` in `--help`: each `  tracekit NAME ...  # what it does`,
+    /// optionally followed by a blank line and a paragraph.
+    pub examples: &'static str,
+    /// Its own flags, in `--help` order, before the shared groups.
+    pub flags: &'static [Flag],
+    /// The shared flag groups it takes, in `--help` order.
+    pub groups: &'static [Group],
+    /// The plan: what to run for the flags given ([`FlagValues::defaults`] for the exporter).
+    pub plan: fn(&FlagValues) -> Result<Plan>,
+    /// The metric the exporter serves by the tool's name (`None`: not servable, as a tool
+    /// that needs an argument or prints events).
+    pub metric: Option<Metric>,
+}
+
+/// The flag groups shared by every command, meaning the same everywhere (the binary's
+/// `cli` module defines them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Group {
+    /// `-a`, `-p PID`, `-- CMD`, `-d`, `-i`, `-o FILE`, `--json`.
+    Common,
+    /// `--max-groups`, `--max-in-flight`.
+    Maps,
+    /// [`Group::Common`], [`Group::Maps`] and `--kprobe`/`--fentry`, for tools that take
+    /// function probes.
+    Probing,
+    /// `--percentiles`, `--precision` ([`FlagValues::percentiles`]).
+    Percentiles,
+}
+
+/// One flag of a tool: `--LONG` (and `-SHORT`), or a positional argument.
+#[derive(Clone, Copy, Debug)]
+pub struct Flag {
+    /// The long name (`per-disk`); a positional's name in [`FlagValues`].
+    pub long: &'static str,
+    /// The short name (`-L`), where bcc's tool has one.
+    pub short: Option<char>,
+    /// The `--help` line (no final period).
+    pub help: &'static str,
+    /// What it takes.
+    pub kind: FlagKind,
+}
+
+/// What a [`Flag`] takes.
+#[derive(Clone, Copy, Debug)]
+pub enum FlagKind {
+    /// Nothing: on or off.
+    Switch,
+    /// A string, `--disk NAME`.
+    Text {
+        /// `NAME`.
+        value_name: &'static str,
+    },
+    /// A whole number, `--top N`.
+    Number {
+        /// `N`.
+        value_name: &'static str,
+        /// Its value when not given, in digits (as `--help` shows it).
+        default: Option<&'static str>,
+    },
+    /// One of a few words, `--unit ms`.
+    Choice {
+        /// `UNIT`.
+        value_name: &'static str,
+        /// The words and their help.
+        choices: &'static [(&'static str, &'static str)],
+        /// The word when not given.
+        default: Option<&'static str>,
+    },
+    /// A required positional argument (one, or one or more).
+    Positional {
+        /// `PATTERN`.
+        value_name: &'static str,
+        /// One or more.
+        many: bool,
+    },
+}
+
+impl Flag {
+    /// `--LONG`, on or off.
+    pub const fn switch(long: &'static str, help: &'static str) -> Self {
+        Self {
+            long,
+            short: None,
+            help,
+            kind: FlagKind::Switch,
+        }
+    }
+
+    /// `--LONG VALUE_NAME`, a string.
+    pub const fn text(long: &'static str, value_name: &'static str, help: &'static str) -> Self {
+        Self {
+            long,
+            short: None,
+            help,
+            kind: FlagKind::Text { value_name },
+        }
+    }
+
+    /// `--LONG N`, a whole number with an optional default.
+    pub const fn number(
+        long: &'static str,
+        value_name: &'static str,
+        default: Option<&'static str>,
+        help: &'static str,
+    ) -> Self {
+        Self {
+            long,
+            short: None,
+            help,
+            kind: FlagKind::Number {
+                value_name,
+                default,
+            },
+        }
+    }
+
+    /// A required positional argument (`many`: one or more).
+    pub const fn positional(
+        name: &'static str,
+        value_name: &'static str,
+        many: bool,
+        help: &'static str,
+    ) -> Self {
+        Self {
+            long: name,
+            short: None,
+            help,
+            kind: FlagKind::Positional { value_name, many },
+        }
+    }
+
+    /// The same flag with a short name too.
+    pub const fn short(mut self, short: char) -> Self {
+        self.short = Some(short);
+        self
+    }
+}
+
+/// `--unit ns|us|ms`, microseconds by default, as bcc's `-m` is milliseconds.
+pub const UNIT: Flag = Flag {
+    long: "unit",
+    short: None,
+    help: "Unit of the histogram",
+    kind: FlagKind::Choice {
+        value_name: "UNIT",
+        choices: &[
+            ("ns", "Nanoseconds"),
+            ("us", "Microseconds"),
+            ("ms", "Milliseconds"),
+        ],
+        default: Some("us"),
+    },
+};
+
+/// `--by comm|pid`: also group by the calling process's name or pid.
+pub const BY_PROCESS: Flag = Flag {
+    long: "by",
+    short: None,
+    help: "Also group by process name or pid",
+    kind: FlagKind::Choice {
+        value_name: "BY",
+        choices: &[
+            ("comm", "The calling thread's command name"),
+            ("pid", "The calling process"),
+        ],
+        default: None,
+    },
+};
+
+/// A value given to a tool's flag.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Value {
+    /// A switch.
+    Switch(bool),
+    /// A string or a choice.
+    Text(String),
+    /// A number.
+    Number(u64),
+    /// A positional argument's values.
+    List(Vec<String>),
+}
+
+/// The flags of one run of a tool: its own, by long name, and what its plan needs of the
+/// shared groups.
+#[derive(Clone, Debug)]
+pub struct FlagValues {
+    own: BTreeMap<&'static str, Value>,
+    /// `-a`, `-p`, `-- CMD` (a plan may refuse one, as `runqlat` refuses `-p`).
+    pub scope: Scope,
+    /// Kernel map sizes.
+    pub maps: MapSizes,
+    /// How kernel functions attach, and the pid uprobes are limited to.
+    pub target: Target,
+    /// `--percentiles`' precision, when asked for.
+    pub percentiles: Option<u32>,
+}
+
+impl FlagValues {
+    /// Every flag of `tool` at its default, for the whole machine (what the exporter runs).
+    pub fn defaults(tool: &Tool) -> Self {
+        let mut own = BTreeMap::new();
+        for flag in tool.flags {
+            let value = match flag.kind {
+                FlagKind::Switch => Some(Value::Switch(false)),
+                FlagKind::Number { default, .. } => default.map(|digits| {
+                    Value::Number(digits.parse().expect("a number's default is digits"))
+                }),
+                FlagKind::Choice { default, .. } => default.map(|d| Value::Text(d.into())),
+                FlagKind::Text { .. } | FlagKind::Positional { .. } => None,
+            };
+            if let Some(value) = value {
+                own.insert(flag.long, value);
+            }
+        }
+        Self {
+            own,
+            scope: Scope::All,
+            maps: MapSizes::default(),
+            target: Target::default(),
+            percentiles: None,
+        }
+    }
+
+    /// Sets flag `long` (a flag of the tool) to `value`.
+    pub fn set(&mut self, long: &'static str, value: Value) {
+        self.own.insert(long, value);
+    }
+
+    /// Whether switch `long` is on.
+    pub fn switch(&self, long: &str) -> bool {
+        matches!(self.own.get(long), Some(Value::Switch(true)))
+    }
+
+    /// The string (or choice, or a positional's first value) given to `long`.
+    pub fn text(&self, long: &str) -> Option<&str> {
+        match self.own.get(long)? {
+            Value::Text(text) => Some(text),
+            Value::List(list) => list.first().map(String::as_str),
+            _ => None,
+        }
+    }
+
+    /// The number given to `long` (or its default).
+    pub fn number(&self, long: &str) -> Option<u64> {
+        match self.own.get(long)? {
+            Value::Number(n) => Some(*n),
+            _ => None,
+        }
+    }
+
+    /// A positional's values.
+    pub fn list(&self, long: &str) -> Vec<String> {
+        match self.own.get(long) {
+            Some(Value::List(list)) => list.clone(),
+            Some(Value::Text(text)) => vec![text.clone()],
+            _ => Vec::new(),
+        }
+    }
+
+    /// `--unit` ([`UNIT`]): microseconds unless given.
+    pub fn unit(&self) -> LatencyUnit {
+        match self.text("unit") {
+            Some("ns") => LatencyUnit {
+                ns: 1,
+                header: "nsecs",
+            },
+            Some("ms") => LatencyUnit {
+                ns: 1_000_000,
+                header: "msecs",
+            },
+            _ => LatencyUnit::US,
+        }
+    }
+}
+
+/// What a tool runs.
+#[derive(Clone, Debug)]
+pub enum Plan {
+    /// Counts or histograms aggregated in the kernel and printed at intervals and at the
+    /// end ([`crate::jobs::aggregate`]); the exporter serves these.
+    Aggregate(AggregateJob),
+    /// One line per event with the request's `print` fields as columns, as `trace` prints
+    /// them ([`crate::jobs::trace`]); the request's shape is
+    /// [`crate::engine::request::Shape::Trace`].
+    Events(Request),
+}
+
+/// The metric the exporter serves for a tool (`metrics = ["runqlat"]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Metric {
+    /// Its name without the namespace (`runq_latency`), without unit or `_total`.
+    pub name: &'static str,
+    /// Its help line.
+    pub help: &'static str,
+    /// Labels a config may ask for by a name other than the field's (`disk` is `dev`,
+    /// shown by name); any other label is the field of its name (`comm`).
+    pub labels: &'static [(&'static str, &'static str)],
+    /// The labels it has unless the config says otherwise.
+    pub by: &'static [&'static str],
+    /// The value's unit; `None`: the metric counts events.
+    pub unit: Option<ValueUnit>,
+    /// Log2 buckets, first and last slot with a bucket of its own (slot k holds 2^k to
+    /// 2^(k+1)-1 of the raw unit); `None`: a counter.
+    pub buckets: Option<(u32, u32)>,
+}
+
+impl Metric {
+    /// The field behind `label`.
+    pub fn field<'a>(&self, label: &'a str) -> &'a str {
+        self.labels
+            .iter()
+            .find(|(name, _)| *name == label)
+            .map_or(label, |(_, field)| field)
+    }
+}
+
+/// The unit of the values a kernel program reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ValueUnit {
+    /// `ns`.
+    Nanoseconds,
+    /// `us`.
+    Microseconds,
+    /// `ms`.
+    Milliseconds,
+    /// `s`.
+    Seconds,
+    /// `bytes`.
+    Bytes,
+}
+
+impl ValueUnit {
+    /// Units as configs spell them.
+    pub const ALL: [(&'static str, ValueUnit); 5] = [
+        ("ns", ValueUnit::Nanoseconds),
+        ("us", ValueUnit::Microseconds),
+        ("ms", ValueUnit::Milliseconds),
+        ("s", ValueUnit::Seconds),
+        ("bytes", ValueUnit::Bytes),
+    ];
+
+    /// The Prometheus base unit and how many raw units make one.
+    pub fn base(self) -> (BaseUnit, f64) {
+        match self {
+            ValueUnit::Nanoseconds => (BaseUnit::Seconds, 1e9),
+            ValueUnit::Microseconds => (BaseUnit::Seconds, 1e6),
+            ValueUnit::Milliseconds => (BaseUnit::Seconds, 1e3),
+            ValueUnit::Seconds => (BaseUnit::Seconds, 1.0),
+            ValueUnit::Bytes => (BaseUnit::Bytes, 1.0),
+        }
+    }
+}
+
+/// A latency histogram's unit: nanoseconds per unit and bcc's header (`usecs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LatencyUnit {
+    /// Nanoseconds per unit (1000 for microseconds).
+    pub ns: u64,
+    /// The histogram header, as bcc writes it (`nsecs`, `usecs`, `msecs`).
+    pub header: &'static str,
+}
+
+impl LatencyUnit {
+    /// Microseconds, bcc's default.
+    pub const US: Self = Self {
+        ns: 1_000,
+        header: "usecs",
+    };
+}
+
+impl Default for LatencyUnit {
+    fn default() -> Self {
+        Self::US
+    }
+}
+
+/// `dev == N` for a disk name (`--disk vda`).
+///
+/// # Errors
+/// A usage error when no such disk exists.
+pub fn disk_filter(disk: Option<&str>) -> Result<Option<String>> {
+    disk.map(|disk| disk_dev(disk).map(|dev| format!("dev == {dev}")))
+        .transpose()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every tool has a summary naming what it follows, examples of itself, a plan that
+    /// builds with its defaults unless it needs an argument, and, when that plan counts or
+    /// histograms, a metric the exporter serves by its name.
+    #[test]
+    fn every_tool_is_complete() {
+        let mut names = std::collections::HashSet::new();
+        for tool in TOOLS {
+            assert!(names.insert(tool.name), "{} twice", tool.name);
+            assert!(!tool.summary.is_empty() && !tool.summary.contains('\n'));
+            assert!(!tool.summary.ends_with('.'), "{}", tool.name);
+            let prefix = format!("  tracekit {}", tool.name);
+            let examples: Vec<&str> = tool
+                .examples
+                .lines()
+                .take_while(|l| !l.is_empty())
+                .collect();
+            assert!(examples.len() >= 2, "{}: {examples:?}", tool.name);
+            for line in examples {
+                assert!(line.starts_with(&prefix), "{}: {line}", tool.name);
+            }
+            let needs_argument = tool
+                .flags
+                .iter()
+                .any(|f| matches!(f.kind, FlagKind::Positional { .. }));
+            if needs_argument {
+                assert!(
+                    (tool.plan)(&FlagValues::defaults(tool)).is_err(),
+                    "{}",
+                    tool.name
+                );
+                continue;
+            }
+            match (tool.plan)(&FlagValues::defaults(tool)).unwrap() {
+                Plan::Aggregate(_) => assert!(tool.metric.is_some(), "{}", tool.name),
+                Plan::Events(_) => assert!(tool.metric.is_none(), "{}", tool.name),
+            }
+        }
+    }
+
+    /// Every tool's plan with its defaults, and with each of its switches on, compiles
+    /// against the checked-in tracefs format files of kernel 6.18 (tools that take a
+    /// function have their own tests; kernel functions have no format files).
+    #[test]
+    fn every_plan_compiles_against_the_format_files() {
+        use crate::engine::compile::{Events, compile_in};
+        let events = Events::test_6_18();
+        for tool in TOOLS {
+            if tool
+                .flags
+                .iter()
+                .any(|f| matches!(f.kind, FlagKind::Positional { .. }))
+            {
+                continue;
+            }
+            let mut variants = vec![FlagValues::defaults(tool)];
+            for flag in tool.flags {
+                if let FlagKind::Switch = flag.kind {
+                    let mut values = FlagValues::defaults(tool);
+                    values.set(flag.long, Value::Switch(true));
+                    variants.push(values);
+                }
+            }
+            for values in variants {
+                let request = match (tool.plan)(&values).unwrap() {
+                    Plan::Aggregate(job) => job.request,
+                    Plan::Events(request) => request,
+                };
+                if let Err(err) = compile_in(&request, &events) {
+                    panic!("{}: {err}\n{values:?}", tool.name);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn values_default_to_the_flags_defaults() {
+        let values = FlagValues::defaults(&syscount::TOOL);
+        assert_eq!(values.number("top"), Some(10));
+        assert!(!values.switch("latency"));
+        assert_eq!(values.text("by"), None);
+        let values = FlagValues::defaults(&runqlat::TOOL);
+        assert_eq!(values.unit(), LatencyUnit::US);
+        let mut values = FlagValues::defaults(&funclatency::TOOL);
+        assert!(values.list("function").is_empty());
+        values.set("unit", Value::Text("ms".into()));
+        values.set("function", Value::List(vec!["vfs_read".into()]));
+        assert_eq!(values.unit().header, "msecs");
+        assert_eq!(values.text("function"), Some("vfs_read"));
+    }
+
+    #[test]
+    fn metric_labels_name_fields() {
+        let metric = biolatency::TOOL.metric.unwrap();
+        assert_eq!(metric.field("disk"), "dev");
+        assert_eq!(metric.field("op"), "rwbs");
+        assert_eq!(metric.field("comm"), "comm");
+    }
+}
