@@ -509,6 +509,72 @@ fn exporter_bad_configs() {
     assert!(out.stdout.contains("tky_syscalls: "), "{}", out.stdout);
 }
 
+/// Issue 30's acceptance 6: a tool of the table is a metric by its name alone (YAML here,
+/// `metrics: [...]`), with the tool's own name, labels and buckets: every servable tool
+/// passes `--check` against this kernel, and served, `syscount` counts the fixture's N
+/// getppid() calls under `syscall="getppid"` (other processes may add a few) while
+/// `runqlat` and `biolatency` are histograms in seconds.
+#[test]
+fn exporter_serves_tools_by_name() {
+    require_root();
+    let test = "exporter_serves_tools_by_name";
+    let dir = scratch(test);
+    let config = dir.join("by-name.yaml");
+    std::fs::write(
+        &config,
+        "namespace: tkn\nmetrics: [syscount, runqlat, biolatency, bitesize]\n",
+    )
+    .unwrap();
+    let out = tracekit(
+        [
+            "exporter".as_ref(),
+            "--check".as_ref(),
+            "--config".as_ref(),
+            config.as_os_str(),
+        ],
+        TIMEOUT,
+    );
+    out.assert_code(0);
+    assert!(out.stdout.contains(": 4 metrics OK"), "{}", out.stdout);
+    for name in [
+        "syscalls",
+        "runq_latency",
+        "block_io_latency",
+        "block_io_size",
+    ] {
+        assert!(
+            out.stdout.contains(&format!("tkn_{name}: ")),
+            "{}",
+            out.stdout
+        );
+    }
+
+    let syscaller = copy_as(&fixture("tk_syscalls"), &dir, "tk_exp_byname");
+    let (exporter, addr) = start_exporter(&config);
+    let getppid = |text: &str| sample_sum(text, "tkn_syscalls_total", &[("syscall", "getppid")]);
+    let before = getppid(&scrape(addr));
+    let calls = 20_000.0;
+    run_ok(&syscaller, &["20000"]);
+    let text = scrape(addr);
+    let counted = getppid(&text) - before;
+    assert!(
+        (calls..calls + 100.0).contains(&counted),
+        "{counted} getppid calls counted for {calls}:\n{text}"
+    );
+    assert!(text.contains("# TYPE tkn_syscalls counter\n"), "{text}");
+    assert!(
+        text.contains("# TYPE tkn_runq_latency_seconds histogram\n"),
+        "{text}"
+    );
+    let waits = settle(
+        "runq_latency count",
+        || sample_sum(&scrape(addr), "tkn_runq_latency_seconds_count", &[]),
+        |n| n > 0.0,
+    );
+    assert!(waits > 0.0);
+    stop_exporter(exporter);
+}
+
 /// A free loopback port (there is a short window for someone else to take it).
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
