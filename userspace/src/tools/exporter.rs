@@ -28,8 +28,9 @@ EXAMPLES:
 The built-in set: syscalls by name, block I/O latency and sizes by disk and operation,
 run queue latency, and CPU profiles at /debug/pprof/profile?seconds=N. A config file
 (TOML, see dist/exporter.example.toml, or YAML with the same keys,
-dist/exporter.example.yaml) names presets or any event as the one-liners write
-it, with a filter, a value, labels (by), buckets and a unit.";
+dist/exporter.example.yaml) names counting and histogram tools by name
+(metrics = [\"runqlat\", \"syscount\"]) or any event as the one-liners write it,
+with a filter, a value, labels (by), buckets and a unit.";
 
 /// `tracekit exporter`.
 #[derive(Debug, ClapArgs)]

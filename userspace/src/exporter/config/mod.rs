@@ -14,7 +14,9 @@
 //! idle_seconds = 300            # default: the sampler unloads after this long unasked
 //! inlined = false               # default: names from symbol tables; true reads DWARF
 //!
-//! [[metric]]                    # a bcc tool, with its defaults
+//! metrics = ["syscount"]        # tools by name alone, each with its defaults
+//!
+//! [[metric]]                    # a tool, as a metric of its own name
 //! name = "block_io_latency"
 //! preset = "biolatency"
 //!
@@ -34,9 +36,10 @@
 //!
 //! [`Config::parse`] checks everything that can be checked without the kernel: TOML syntax,
 //! unknown fields, names (Prometheus's metric and label name rules, duplicates, suffixes the
-//! exporter adds), presets, units, bucket specs, and which fields go together. Events,
-//! filters and fields are checked against the kernel when the engine compiles them. Every
-//! error is one line naming the metric and the bad part, a usage error (exit 2).
+//! exporter adds), presets (the tools of [`crate::jobs::tools`] that have a metric), units,
+//! bucket specs, and which fields go together. Events, filters and fields are checked
+//! against the kernel when the engine compiles them. Every error is one line naming the
+//! metric and the bad part, a usage error (exit 2).
 
 use std::{collections::HashSet, net::SocketAddr};
 
