@@ -333,10 +333,45 @@ pub enum Plan {
     /// Counts or histograms aggregated in the kernel and printed at intervals and at the
     /// end ([`crate::jobs::aggregate`]); the exporter serves these.
     Aggregate(AggregateJob),
-    /// One line per event with the request's `print` fields as columns, as `trace` prints
-    /// them ([`crate::jobs::trace`]); the request's shape is
-    /// [`crate::engine::request::Shape::Trace`].
-    Events(Request),
+    /// One line per event, streamed from the kernel's ring buffer (execsnoop-like):
+    /// [`EventsJob`].
+    Events(EventsJob),
+}
+
+/// A tool that prints one line per event.
+#[derive(Clone, Debug)]
+pub struct EventsJob {
+    /// The request: of shape [`crate::engine::request::Shape::Trace`], its `print` the
+    /// fields of the columns, in order.
+    pub request: Request,
+    /// The columns, as libbpf-tools' version of the tool heads them (`PCOMM`, `PID`,
+    /// `RET`); the binary prints today the `trace` layout (time, comm, pid, tid, event,
+    /// then the `print` fields), and these headers are the layout the tool is to have.
+    pub columns: Vec<Column>,
+}
+
+/// A column of an [`EventsJob`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Column {
+    /// The header (`PID`).
+    pub header: &'static str,
+    /// The printed field behind it (`pid`, `comm`, `filename`).
+    pub field: &'static str,
+}
+
+impl EventsJob {
+    /// A job printing `columns` of `probe`'s events: the request prints each column's
+    /// field.
+    pub fn new(probe: &str, columns: &[Column]) -> Self {
+        Self {
+            request: Request {
+                shape: crate::engine::request::Shape::Trace,
+                print: columns.iter().map(|c| c.field.to_string()).collect(),
+                ..Request::probe(probe)
+            },
+            columns: columns.to_vec(),
+        }
+    }
 }
 
 /// The metric the exporter serves for a tool (`metrics = ["runqlat"]`).
@@ -506,13 +541,58 @@ mod tests {
             for values in variants {
                 let request = match (tool.plan)(&values).unwrap() {
                     Plan::Aggregate(job) => job.request,
-                    Plan::Events(request) => request,
+                    Plan::Events(job) => job.request,
                 };
                 if let Err(err) = compile_in(&request, &events) {
                     panic!("{}: {err}\n{values:?}", tool.name);
                 }
             }
         }
+    }
+
+    /// A tool that prints events is data too: an execsnoop-like table entry, its plan a
+    /// `Shape::Trace` request whose columns compile against the format files.
+    #[test]
+    fn event_tools_are_data() {
+        use crate::engine::compile::{Events, compile_in};
+        const EXECS: Tool = Tool {
+            name: "execs",
+            summary: "Print each exec (test)",
+            examples: "  tracekit execs -d 5\n  tracekit execs --json",
+            flags: &[Flag::text("name", "COMM", "Only this command name")],
+            groups: &[Group::Common],
+            plan: |values| {
+                let mut job = EventsJob::new(
+                    "sched:sched_process_exec",
+                    &[
+                        Column {
+                            header: "PID",
+                            field: "pid",
+                        },
+                        Column {
+                            header: "OLDPID",
+                            field: "old_pid",
+                        },
+                    ],
+                );
+                job.request.filter = values.text("name").map(|c| format!("comm == \"{c}\""));
+                Ok(Plan::Events(job))
+            },
+            metric: None,
+        };
+        let mut values = FlagValues::defaults(&EXECS);
+        values.set("name", Value::Text("sh".into()));
+        let Plan::Events(job) = (EXECS.plan)(&values).unwrap() else {
+            panic!("events");
+        };
+        assert_eq!(job.request.print, ["pid", "old_pid"]);
+        assert_eq!(job.request.filter.as_deref(), Some("comm == \"sh\""));
+        let compiled = compile_in(&job.request, &Events::test_6_18()).unwrap();
+        assert!(
+            compiled.listing().contains("sched_process_exec"),
+            "{}",
+            compiled.listing()
+        );
     }
 
     #[test]
