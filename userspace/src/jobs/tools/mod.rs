@@ -5,16 +5,9 @@
 //! the exporter serves by the tool's name. The binary makes a subcommand of each (clap
 //! stays out of the library); the exporter builds the same plan with the flags' defaults.
 //!
-//! Adding a tool is one file here plus its line in [`TOOLS`]; see `bitesize.rs` for a
-//! histogram, `syscount.rs` for a count, and [`Plan::Events`] for a tool that prints one
-//! line per event (execsnoop-like).
-
-pub mod biolatency;
-pub mod bitesize;
-pub mod funccount;
-pub mod funclatency;
-pub mod runqlat;
-pub mod syscount;
+//! Adding a tool is one file here plus its line in the `table!` below; see `bitesize.rs`
+//! for a histogram, `syscount.rs` for a count, and [`Plan::Events`] for a tool that prints
+//! one line per event (execsnoop-like).
 
 use std::collections::BTreeMap;
 
@@ -29,15 +22,34 @@ use crate::{
     session::Scope,
 };
 
-/// Every tool, in `--help` order (after `count`).
-pub const TOOLS: &[&Tool] = &[
-    &bitesize::TOOL,
-    &biolatency::TOOL,
-    &runqlat::TOOL,
-    &syscount::TOOL,
-    &funccount::TOOL,
-    &funclatency::TOOL,
-];
+/// Declares each tool's module (`NAME.rs`, holding `pub const TOOL: Tool`) and [`TOOLS`].
+macro_rules! table {
+    ($($module:ident),* $(,)?) => {
+        $(pub mod $module;)*
+
+        /// Every tool, in `--help` order (after `count`).
+        pub const TOOLS: &[&Tool] = &[$(&$module::TOOL),*];
+    };
+}
+
+// The table: one line per tool, its file `NAME.rs` beside this one; `--help` lists them in
+// this order. New tools go under their group (issue 30's groups), at the group's end.
+table! {
+    bitesize,
+    biolatency,
+    runqlat,
+    syscount,
+    funccount,
+    funclatency,
+    // processes
+    // files
+    // block
+    // CPU and scheduler
+    // memory
+    // network
+    // locks
+    // user space
+}
 
 /// The tool named `name`.
 pub fn find(name: &str) -> Option<&'static Tool> {
