@@ -200,7 +200,22 @@ impl Flag {
         self.short = Some(short);
         self
     }
+
+    /// The same flag with the tool's own `--help` line (a shared flag, said for the tool).
+    pub const fn help(mut self, help: &'static str) -> Self {
+        self.help = help;
+        self
+    }
 }
+
+/// `-x`/`--failures`: only calls that failed, as bcc's `-x` (say what failing is for the
+/// tool with [`Flag::help`]).
+pub const FAILURES: Flag = Flag::switch("failures", "Only calls that failed").short('x');
+
+/// `-n`/`--name COMM`: only tasks of this command name, as bcc's `-n`
+/// ([`FlagValues::comm_filter`]).
+pub const NAME: Flag =
+    Flag::text("name", "COMM", "Only tasks whose command name is COMM").short('n');
 
 /// `--unit ns|us|ms`, microseconds by default, as bcc's `-m` is milliseconds.
 pub const UNIT: Flag = Flag {
@@ -321,6 +336,28 @@ impl FlagValues {
             Some(Value::Text(text)) => vec![text.clone()],
             _ => Vec::new(),
         }
+    }
+
+    /// `comm == "COMM"` for [`NAME`] (`-n COMM`), in the filter language (whose strings
+    /// have no escapes: quoted with whichever quote COMM does not hold).
+    ///
+    /// # Errors
+    /// A usage error for a COMM holding both quotes.
+    pub fn comm_filter(&self) -> Result<Option<String>> {
+        let Some(comm) = self.text(NAME.long) else {
+            return Ok(None);
+        };
+        let quote = match (comm.contains('"'), comm.contains('\'')) {
+            (false, _) => '"',
+            (true, false) => '\'',
+            (true, true) => {
+                return Err(crate::Error::usage(format!(
+                    "--name {}: a command name with both quote characters cannot be matched",
+                    crate::error::quote(comm)
+                )));
+            }
+        };
+        Ok(Some(format!("comm == {quote}{comm}{quote}")))
     }
 
     /// `--unit` ([`UNIT`]): microseconds unless given.
@@ -621,6 +658,31 @@ mod tests {
         values.set("function", Value::List(vec!["vfs_read".into()]));
         assert_eq!(values.unit().header, "msecs");
         assert_eq!(values.text("function"), Some("vfs_read"));
+    }
+
+    #[test]
+    fn comm_filters_quote_the_name() {
+        const T: Tool = Tool {
+            name: "t",
+            summary: "t",
+            examples: "",
+            flags: &[NAME],
+            groups: &[Group::Common],
+            plan: |_| Err(crate::Error::usage("t")),
+            metric: None,
+        };
+        let filter = |comm: &str| {
+            let mut values = FlagValues::defaults(&T);
+            values.set("name", Value::Text(comm.into()));
+            values.comm_filter().map_err(|e| e.to_string())
+        };
+        assert_eq!(FlagValues::defaults(&T).comm_filter().unwrap(), None);
+        assert_eq!(filter("bash"), Ok(Some("comm == \"bash\"".into())));
+        assert_eq!(filter("a\"b"), Ok(Some("comm == 'a\"b'".into())));
+        assert_eq!(
+            filter("a\"'b"),
+            Err("--name a\"'b: a command name with both quote characters cannot be matched".into())
+        );
     }
 
     #[test]

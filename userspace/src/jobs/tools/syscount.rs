@@ -4,7 +4,7 @@
 //! `--latency` pairs `sys_enter` and `sys_exit` by thread; `--failures` counts at
 //! `sys_exit` when `ret < 0`.
 
-use super::{BY_PROCESS, Flag, Group, Metric, Plan, Tool};
+use super::{BY_PROCESS, FAILURES, Flag, Group, Metric, Plan, Tool};
 use crate::{
     engine::request::{KeyField, MapSizes, Request, Start, StartProbe},
     jobs::aggregate::AggregateJob,
@@ -27,7 +27,7 @@ pub const TOOL: Tool = Tool {
             "Show total and average time in each syscall (microseconds)",
         )
         .short('L'),
-        Flag::switch("failures", "Count only calls that returned an error").short('x'),
+        FAILURES.help("Count only calls that returned an error"),
         Flag::number("top", "N", Some("10"), "Show the N most frequent"),
     ],
     groups: &[Group::Percentiles, Group::Common, Group::Maps],
