@@ -544,7 +544,11 @@ fn check_metric(
         .as_deref()
         .map(|p| {
             Preset::named(p).ok_or_else(|| {
-                let unknown = format!("unknown; valid presets: {}", Preset::names().join(", "));
+                let why = match tools::find(p) {
+                    Some(_) => "a tool with no metric (it takes an argument or prints events)",
+                    None => "unknown",
+                };
+                let unknown = format!("{why}; valid presets: {}", Preset::names().join(", "));
                 match raw.name {
                     Some(_) => fail(format!("preset \"{p}\": {unknown}")),
                     None => fail(unknown),

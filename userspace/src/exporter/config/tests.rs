@@ -319,8 +319,8 @@ fn bad_configs_name_the_metric_and_the_bad_part() {
         ),
         (
             "metrics = [\"syscount\", \"funccount\"]\n",
-            "exporter.toml: preset \"funccount\": unknown; valid presets: bitesize, \
-             biolatency, runqlat, syscount",
+            "exporter.toml: preset \"funccount\": a tool with no metric (it takes an argument \
+             or prints events); valid presets: bitesize, biolatency, runqlat, syscount",
         ),
         (
             "metrics = [\"syscount\"]\n[[metric]]\npreset = \"syscount\"\n",
