@@ -1518,7 +1518,10 @@ buckets = "loglinear:19..28"
         .unwrap();
         let child = Command::new(binary)
             .arg(format!("--config.file={}", config.display()))
-            .arg(format!("--storage.tsdb.path={}", dir.join("data").display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.join("data").display()
+            ))
             .arg(format!("--web.listen-address={prometheus_addr}"))
             .arg("--enable-feature=native-histograms")
             .stdin(Stdio::null())
@@ -1560,7 +1563,11 @@ buckets = "loglinear:19..28"
         assert_eq!(histogram.schema, 4);
         assert_eq!(histogram.zero_count, 0);
         let native = histogram.buckets();
-        assert_eq!(native.iter().map(|(_, c)| c).sum::<u64>(), 1000, "{native:?}");
+        assert_eq!(
+            native.iter().map(|(_, c)| c).sum::<u64>(),
+            1000,
+            "{native:?}"
+        );
         // Bucket i of schema 4 holds (2^((i-1)/16), 2^(i/16)] s.
         let index = |seconds: f64| (seconds.log2() * 16.0).ceil() as i32;
 
@@ -1635,7 +1642,10 @@ buckets = "loglinear:19..28"
                 &format!("histogram_quantile({q}, tracekit_waits_seconds)"),
             );
             let timed = truth[((q * 1000.0) as usize).min(999) - 1];
-            println!("p{}: Prometheus {estimate:.6} s, the fixture timed {timed:.6} s", q * 100.0);
+            println!(
+                "p{}: Prometheus {estimate:.6} s, the fixture timed {timed:.6} s",
+                q * 100.0
+            );
             assert!(
                 (estimate / timed - 1.0).abs() <= 0.12,
                 "p{}: Prometheus says {estimate} s, the fixture timed {timed} s",

@@ -197,8 +197,9 @@ pub fn wants_protobuf(accept: &str) -> bool {
         }
         match media.as_str() {
             "application/vnd.google.protobuf" if proto && delimited => protobuf = protobuf.max(q),
-            "text/plain" | "application/openmetrics-text" | "text/*" | "application/*"
-            | "*/*" => text = text.max(q),
+            "text/plain" | "application/openmetrics-text" | "text/*" | "application/*" | "*/*" => {
+                text = text.max(q)
+            }
             _ => {}
         }
     }
@@ -375,10 +376,8 @@ mod tests {
         let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
         stream
             .write_all(
-                format!(
-                    "GET {path} HTTP/1.1\r\nHost: test\r\n{headers}Connection: close\r\n\r\n"
-                )
-                .as_bytes(),
+                format!("GET {path} HTTP/1.1\r\nHost: test\r\n{headers}Connection: close\r\n\r\n")
+                    .as_bytes(),
             )
             .await
             .unwrap();
@@ -571,7 +570,10 @@ mod tests {
                 let metric = &family.metric[0];
                 assert_eq!(metric.counter.as_ref().unwrap().value, 1000.0);
                 assert_eq!(
-                    (metric.label[0].name.as_str(), metric.label[0].value.as_str()),
+                    (
+                        metric.label[0].name.as_str(),
+                        metric.label[0].value.as_str()
+                    ),
                     ("syscall", "getppid")
                 );
             }
@@ -591,7 +593,9 @@ mod tests {
         ] {
             let reply = get_with(addr, "/metrics", accept).await;
             assert!(
-                reply.headers.contains("content-type: application/openmetrics-text"),
+                reply
+                    .headers
+                    .contains("content-type: application/openmetrics-text"),
                 "{accept}: {}",
                 reply.headers
             );

@@ -912,7 +912,11 @@ mod tests {
                     // Buckets of 2^-schema octaves: 2^k is inside unless k is a multiple.
                     (k as f64 / f64::from(1 << -schema)).ceil() as i32
                 };
-                assert_eq!(native_index(power, schema), expected, "2^{k}, schema {schema}");
+                assert_eq!(
+                    native_index(power, schema),
+                    expected,
+                    "2^{k}, schema {schema}"
+                );
                 if schema >= 0 {
                     let per = f64::from(1 << schema);
                     for i in [k * (1 << schema) + 1, k * (1 << schema) - 3] {
@@ -950,7 +954,11 @@ mod tests {
             // The bucket the wait itself belongs in.
             let expected = native_index(ns as f64 / 1e9, 4);
             assert_eq!(
-                buckets.native(&slots, scale).unwrap().buckets.get(&expected),
+                buckets
+                    .native(&slots, scale)
+                    .unwrap()
+                    .buckets
+                    .get(&expected),
                 Some(&n),
                 "{ns} ns"
             );
@@ -991,11 +999,17 @@ mod tests {
 
         assert_eq!(
             (waits.name.as_str(), waits.r#type),
-            ("tracekit_waits_seconds", proto::MetricType::Histogram as i32)
+            (
+                "tracekit_waits_seconds",
+                proto::MetricType::Histogram as i32
+            )
         );
         let metric = &waits.metric[0];
         assert_eq!(
-            (metric.label[0].name.as_str(), metric.label[0].value.as_str()),
+            (
+                metric.label[0].name.as_str(),
+                metric.label[0].value.as_str()
+            ),
             ("comm", "tk_funcs")
         );
         let histogram = metric.histogram.as_ref().unwrap();
@@ -1027,7 +1041,10 @@ mod tests {
             .iter()
             .find(|b| b.upper_bound >= 1e-3)
             .unwrap();
-        assert_eq!((at_1ms.upper_bound, at_1ms.cumulative_count), (0.001015807, 903));
+        assert_eq!(
+            (at_1ms.upper_bound, at_1ms.cumulative_count),
+            (0.001015807, 903)
+        );
 
         assert_eq!(
             (syscalls.name.as_str(), syscalls.r#type),
@@ -1056,7 +1073,10 @@ mod tests {
             },
         );
         assert_eq!(empty.positive_span, [proto::BucketSpan::default()]);
-        assert_eq!(Buckets::Log2 { first: 0, last: 3 }.native(&[1], Scale::IDENTITY), None);
+        assert_eq!(
+            Buckets::Log2 { first: 0, last: 3 }.native(&[1], Scale::IDENTITY),
+            None
+        );
         let micros = Scale {
             div: 1000,
             per_base: 1e9,
