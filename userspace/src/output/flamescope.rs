@@ -148,10 +148,12 @@ pub struct CellGraphs {
 /// its flame graph, and those flame graphs into [`cells_dir`]`(path)` (created; cell
 /// graphs of an earlier run there are replaced, other files left alone). Past
 /// [`MAX_CELL_GRAPHS`] cells with samples, a cell links to its second's flame graph. A
-/// usage error when the profile has no time slices.
+/// runtime error when the profile has no time slices (none sampled, or not `--heatmap`),
+/// as [`write_profile`]'s through [`super::write_file`].
 pub fn write_file(path: &Path, profile: &Profile, header: &Header<'_>) -> Result<CellGraphs> {
-    let (slice_ns, origin) = slices(profile, header)
-        .map_err(|err| Error::usage(format!("-o {}: {err}", quote(&path.to_string_lossy()))))?;
+    let (slice_ns, origin) = slices(profile, header).map_err(|err| {
+        Error::runtime(format!("writing {}: {err}", quote(&path.to_string_lossy())))
+    })?;
     let dir = cells_dir(path);
     let dir_name = dir
         .file_name()
