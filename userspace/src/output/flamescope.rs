@@ -180,12 +180,36 @@ pub fn write_file(path: &Path, profile: &Profile, header: &Header<'_>) -> Result
         io::Write::write_all(out, svg.as_bytes())
     })?;
     let cells = cells(profile, slice_ns, origin, group);
+    // Each graph's stacks, in the profile's order, found in one pass (not one per cell):
+    // the same cut as `select`, which `report --from --to` makes.
+    let mut by_group: HashMap<u64, Vec<Stack>> = HashMap::new();
+    for stack in &profile.stacks {
+        if let Some(slice) = stack.time_slice
+            && u64::from(slice) >= origin
+        {
+            by_group
+                .entry((u64::from(slice) - origin) / group)
+                .or_default()
+                .push(Stack {
+                    time_slice: None,
+                    ..stack.clone()
+                });
+        }
+    }
+    let empty = Profile {
+        stacks: Vec::new(),
+        ..profile.clone()
+    };
     for (from, to) in &cells {
         let (from_s, to_s): (f64, f64) = (
             from.parse().expect("formatted seconds"),
             to.parse().expect("formatted seconds"),
         );
-        let cut = select(profile, slice_ns, from_s, to_s);
+        let n = (from_s * 1e9 / slice_ns as f64).round() as u64 / group;
+        let cut = Profile {
+            stacks: by_group.remove(&n).unwrap_or_default(),
+            ..empty.clone()
+        };
         let scope = range_scope(header.scope, from_s, Some(to_s));
         let cell_header = Header {
             scope: &scope,
