@@ -514,7 +514,7 @@ pub const PROTOBUF_CONTENT_TYPE: &str =
 /// length as a varint. Names carry their unit and, for counters, `_total` (the format has
 /// no suffixes of its own). Histograms carry their classic buckets and, where they have
 /// one, their native histogram ([`Histogram::native`]); a scraper with native histograms
-/// on takes the native one.
+/// on takes the native one. Families with no series are left out.
 pub fn encode_protobuf(families: &[MetricFamily]) -> Vec<u8> {
     use prost::Message as _;
     let mut out = Vec::new();
@@ -539,7 +539,7 @@ pub fn encode_protobuf(families: &[MetricFamily]) -> Vec<u8> {
             Value::Int(v) => v as f64,
             Value::Float(v) => v,
         };
-        let (kind, metric) = match &family.values {
+        let (kind, metric): (proto::MetricType, Vec<proto::Metric>) = match &family.values {
             Values::Counter(series) => {
                 name.push_str("_total");
                 (
@@ -584,6 +584,10 @@ pub fn encode_protobuf(families: &[MetricFamily]) -> Vec<u8> {
                     .collect(),
             ),
         };
+        if metric.is_empty() {
+            // Go's client leaves out families with no series; parsers need not take them.
+            continue;
+        }
         let message = proto::MetricFamily {
             name,
             help: family.help.clone(),
@@ -991,7 +995,18 @@ mod tests {
                 values: Values::Counter(vec![(Labels::default(), Value::Int(7))]),
             },
         ];
-        let encoded = encode_protobuf(&families);
+        let mut with_empty = families.to_vec();
+        with_empty.insert(
+            1,
+            MetricFamily {
+                name: "tracekit_nothing".into(),
+                help: "No series yet.".into(),
+                unit: None,
+                label_names: vec![],
+                values: Values::Gauge(vec![]),
+            },
+        );
+        let encoded = encode_protobuf(&with_empty);
         let mut rest = encoded.as_slice();
         let waits = proto::MetricFamily::decode_length_delimited(&mut rest).unwrap();
         let syscalls = proto::MetricFamily::decode_length_delimited(&mut rest).unwrap();
