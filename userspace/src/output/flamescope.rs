@@ -314,8 +314,23 @@ fn render(
         |path| path.display().to_string(),
     );
     let title = format!("Subsecond heat map: {}", header.title());
-    // Wide enough for the title however few seconds (Verdana 15 px: ~9 px a character).
-    let width = (LEFT + columns * CELL_W + 20).max(title.chars().count() * 9 + 40);
+    let subtitle = format!(
+        "{total} {} in {columns} s; a column is a second, a row {} ms of it; hottest cell {} {}{}",
+        header.unit,
+        slice_ns / 1_000_000,
+        hottest,
+        header.unit,
+        match links {
+            Some((_, 1)) => "; click a cell for its flame graph",
+            Some(_) => "; click a cell for its second's flame graph",
+            None => "",
+        }
+    );
+    // Wide enough for the titles however few seconds (Verdana 15 px: ~9 px a character,
+    // 11 px: ~7).
+    let width = (LEFT + columns * CELL_W + 20)
+        .max(title.chars().count() * 9 + 40)
+        .max(subtitle.chars().count() * 7 + 40);
     let height = TOP + rows * CELL_H + 50;
 
     let mut svg = String::new();
@@ -329,13 +344,7 @@ fn render(
         width / 2,
         escape(&title),
         width / 2,
-        escape(&format!(
-            "{total} {} in {columns} s; a column is a second, a row {} ms of it; hottest cell {} {}",
-            header.unit,
-            slice_ns / 1_000_000,
-            hottest,
-            header.unit
-        )),
+        escape(&subtitle),
     );
     // Row labels every 100 ms, column labels every 5 s.
     for row in (0..rows).step_by((100_000_000 / slice_ns).max(1) as usize) {
@@ -537,6 +546,7 @@ mod tests {
                 "p.heatmap/1.020-1.040.svg"
             ]
         );
+        assert!(svg.contains("hottest cell 7 samples; click a cell for its flame graph</text>"));
         // Each link wraps its cell.
         assert!(svg.contains(
             "<a href=\"p.heatmap/1.000-1.020.svg\" xlink:href=\"p.heatmap/1.000-1.020.svg\" \
@@ -582,6 +592,7 @@ mod tests {
         );
         let svg = std::fs::read_to_string(&path).unwrap();
         assert_eq!(svg.matches("<a href=").count(), MAX_CELL_GRAPHS + 1);
+        assert!(svg.contains("; click a cell for its second's flame graph</text>"));
         assert_eq!(
             svg.matches("<a href=\"p.heatmap/3.000-4.000.svg\"").count(),
             50
