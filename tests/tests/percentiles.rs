@@ -128,6 +128,7 @@ fn percentiles_funclatency_of_known_waits() {
     require_root();
     let dir = scratch("percentiles_funclatency_of_known_waits");
     let (text, timings) = (dir.join("report.txt"), dir.join("waits"));
+    let saved = dir.join("run.json");
     let spec = format!("{}:sleeper", funcs());
     let run = tracekit(
         [
@@ -137,6 +138,8 @@ fn percentiles_funclatency_of_known_waits() {
             "--json",
             "-o",
             text.to_str().unwrap(),
+            "-o",
+            saved.to_str().unwrap(),
             "--",
             &funcs(),
             "waits",
@@ -149,7 +152,13 @@ fn percentiles_funclatency_of_known_waits() {
     assert_eq!(json["unit"], "usecs");
     let group = &json["groups"][0];
     check_waits(group, 1000, &measured(&timings));
-    check_text_matches(&std::fs::read_to_string(&text).unwrap(), group);
+    let text = std::fs::read_to_string(&text).unwrap();
+    check_text_matches(&text, group);
+    // `report` of the saved JSON prints the same histogram and percentile lines.
+    let report = tracekit(["report", saved.to_str().unwrap()], TIMEOUT);
+    report.assert_code(0);
+    check_text_matches(&report.stdout, group);
+    assert_eq!(report.stdout, text, "report's text differs from the run's");
 }
 
 /// Acceptance: `hist` of a uretprobe's latency (nanoseconds) with `--percentiles`.

@@ -121,6 +121,73 @@ fn heatmap_rows_and_report_of_a_hot_cell() {
         burning * 10 >= in_cell * 9,
         "the hot cell's stacks are the fixture's: {folded:?}"
     );
+
+    // Each cell with samples links to its flame graph, beside the heat map; the files exist
+    // and parse; the hot cell's is the one `report --from --to` draws, with the fixture's
+    // stack in it.
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let document = roxmltree::Document::parse(&text).unwrap();
+    let mut links = HashMap::new();
+    for cell in document
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("cell"))
+    {
+        let key = (
+            cell.attribute("data-second")
+                .unwrap()
+                .parse::<u64>()
+                .unwrap(),
+            cell.attribute("data-row").unwrap().parse::<u64>().unwrap(),
+        );
+        let href = cell
+            .parent_element()
+            .filter(|a| a.tag_name().name() == "a")
+            .and_then(|a| a.attribute("href"));
+        assert_eq!(
+            href.is_some(),
+            cells[&key].0 > 0,
+            "cell {key:?} ({} samples) links to {href:?}",
+            cells[&key].0
+        );
+        if let Some(href) = href {
+            links.insert(key, href.to_string());
+        }
+    }
+    assert!(!links.is_empty());
+    for href in links.values() {
+        let file = dir.join(href);
+        let graph = std::fs::read_to_string(&file)
+            .unwrap_or_else(|err| panic!("{href}: {} ({err})", file.display()));
+        // inferno's flame graphs declare their DTD.
+        let options = roxmltree::ParsingOptions {
+            allow_dtd: true,
+            ..Default::default()
+        };
+        roxmltree::Document::parse_with_options(&graph, options)
+            .unwrap_or_else(|err| panic!("{href} is not XML: {err}"));
+    }
+    let href = &links[&(second, row)];
+    assert_eq!(href, &format!("p.heatmap/{from}-{to}.svg"));
+    let linked = std::fs::read_to_string(dir.join(href)).unwrap();
+    let reported = dir.join("cell.svg");
+    tk(&[
+        &"report", &json, &"--from", from, &"--to", to, &"-o", &reported,
+    ])
+    .assert_code(0);
+    assert!(
+        linked == std::fs::read_to_string(&reported).unwrap(),
+        "the hot cell's flame graph differs from report --from {from} --to {to}"
+    );
+    for frame in ["subsecond", "hot_slice", "work"] {
+        assert!(
+            linked.contains(&format!("<title>{frame} (")),
+            "no {frame} in the hot cell's flame graph {href}"
+        );
+    }
+    println!(
+        "{} cells link to flame graphs; the hot one is {href}",
+        links.len()
+    );
 }
 
 /// Acceptance 5 of issue 31: one profile written as JSON, folded and pprof in one run;

@@ -304,6 +304,7 @@ impl Series {
                             Histogram {
                                 buckets: buckets.fold(&t.slots),
                                 sum: scale.to_base(t.sum as f64),
+                                native: buckets.native(&t.slots, scale),
                             },
                         )
                     })

@@ -3,7 +3,7 @@
 //!
 //! | path | answer |
 //! |---|---|
-//! | `GET /metrics` | the metrics and the exporter's own, OpenMetrics text |
+//! | `GET /metrics` | the metrics and the exporter's own: OpenMetrics text, or Prometheus's protobuf format (with native histograms) when `Accept` prefers it ([`wants_protobuf`]) |
 //! | `GET /debug/pprof/profile?seconds=N` | a gzipped pprof CPU profile of the machine over N s (default 30) |
 //! | `GET /healthz` | `ok`, or 503 with the reason |
 //! | `GET /` | what is served here |
@@ -141,7 +141,8 @@ fn text(status: StatusCode, body: impl Into<String>) -> Response {
 
 async fn index<S: Sources>(State(state): State<Arc<AppState<S>>>) -> Response {
     let mut body = String::from(
-        "tracekit exporter\n\n/metrics                  Prometheus metrics (OpenMetrics text)\n\
+        "tracekit exporter\n\n/metrics                  Prometheus metrics (OpenMetrics text; protobuf with \
+         native histograms when Accept asks)\n\
          /healthz                  ok, or why not\n",
     );
     if let Some(endpoint) = state.options.profile {
@@ -154,23 +155,89 @@ async fn index<S: Sources>(State(state): State<Arc<AppState<S>>>) -> Response {
     text(StatusCode::OK, body)
 }
 
-async fn metrics<S: Sources>(State(state): State<Arc<AppState<S>>>) -> Response {
+/// Whether an `Accept` header prefers Prometheus's protobuf format
+/// (`application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily;
+/// encoding=delimited`) to text: it names it with a `q` above zero and at least that of
+/// every text type it accepts (`text/plain`, `application/openmetrics-text`, wildcards).
+/// Text is the answer to anything else, a missing header included.
+///
+/// ```
+/// use tracekit::exporter::server::wants_protobuf;
+/// // Prometheus with native histograms on.
+/// assert!(wants_protobuf(
+///     "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.7,\
+///      text/plain;version=0.0.4;q=0.3,*/*;q=0.2"
+/// ));
+/// // Prometheus without them.
+/// assert!(!wants_protobuf(
+///     "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,\
+///      text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
+/// ));
+/// assert!(!wants_protobuf("*/*"));
+/// ```
+pub fn wants_protobuf(accept: &str) -> bool {
+    let mut protobuf = 0f64;
+    let mut text = 0f64;
+    for entry in accept.split(',') {
+        let mut parts = entry.split(';').map(str::trim);
+        let media = parts.next().unwrap_or("").to_ascii_lowercase();
+        let mut q = 1.0;
+        let (mut proto, mut delimited) = (false, false);
+        for param in parts {
+            let Some((key, value)) = param.split_once('=') else {
+                continue;
+            };
+            let value = value.trim().trim_matches('"');
+            match key.trim().to_ascii_lowercase().as_str() {
+                "q" => q = value.parse().unwrap_or(0.0),
+                "proto" => proto = value == "io.prometheus.client.MetricFamily",
+                "encoding" => delimited = value == "delimited",
+                _ => {}
+            }
+        }
+        match media.as_str() {
+            "application/vnd.google.protobuf" if proto && delimited => protobuf = protobuf.max(q),
+            "text/plain" | "application/openmetrics-text" | "text/*" | "application/*" | "*/*" => {
+                text = text.max(q)
+            }
+            _ => {}
+        }
+    }
+    protobuf > 0.0 && protobuf >= text
+}
+
+async fn metrics<S: Sources>(
+    State(state): State<Arc<AppState<S>>>,
+    headers: axum::http::HeaderMap,
+) -> Response {
+    let protobuf = headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .any(wants_protobuf);
     let state_for_scrape = Arc::clone(&state);
     let encoded = tokio::task::spawn_blocking(move || {
         let state = state_for_scrape;
         let _timer = ScrapeTimer::start(&state.own);
         let mut families = state.sources.metrics();
         families.extend(state.own.families(&state.options.namespace));
-        prometheus::encode(&families)
+        if protobuf {
+            (
+                prometheus::PROTOBUF_CONTENT_TYPE,
+                prometheus::encode_protobuf(&families),
+            )
+        } else {
+            (
+                prometheus::CONTENT_TYPE,
+                prometheus::encode(&families).into_bytes(),
+            )
+        }
     })
     .await;
     match encoded {
-        Ok(body) => (
-            StatusCode::OK,
-            [(header::CONTENT_TYPE, prometheus::CONTENT_TYPE)],
-            body,
-        )
-            .into_response(),
+        Ok((content_type, body)) => {
+            (StatusCode::OK, [(header::CONTENT_TYPE, content_type)], body).into_response()
+        }
         Err(err) => text(
             StatusCode::INTERNAL_SERVER_ERROR,
             format!("collecting metrics failed: {err}"),
@@ -301,10 +368,15 @@ mod tests {
 
     /// One HTTP/1.1 GET over a real socket.
     async fn get(addr: SocketAddr, path: &str) -> Reply {
+        get_with(addr, path, "").await
+    }
+
+    /// [`get`] with more header lines (each ending in `\r\n`).
+    async fn get_with(addr: SocketAddr, path: &str, headers: &str) -> Reply {
         let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
         stream
             .write_all(
-                format!("GET {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n")
+                format!("GET {path} HTTP/1.1\r\nHost: test\r\n{headers}Connection: close\r\n\r\n")
                     .as_bytes(),
             )
             .await
@@ -465,6 +537,71 @@ mod tests {
         // another test kept it bound once), and a connect to it may reach another test's
         // listener given the same port.
         assert!(!holds(&socket), "still listening: {socket} is open");
+    }
+
+    /// `Accept` asking for Prometheus's protobuf gets it (the families decode with prost);
+    /// Prometheus's text-first header and no header get text.
+    #[tokio::test]
+    async fn metrics_in_protobuf_when_accept_asks() {
+        use prost::Message as _;
+        let (addr, _fake, stop, server, _) = start(None).await;
+        let reply = get_with(
+            addr,
+            "/metrics",
+            "Accept: application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;\
+             encoding=delimited;q=0.7,text/plain;version=0.0.4;q=0.3,*/*;q=0.2\r\n",
+        )
+        .await;
+        assert_eq!(reply.status, 200);
+        assert!(
+            reply.headers.contains(
+                "content-type: application/vnd.google.protobuf; \
+                 proto=io.prometheus.client.metricfamily; encoding=delimited"
+            ),
+            "{}",
+            reply.headers
+        );
+        let mut rest = reply.body.as_slice();
+        let mut names = Vec::new();
+        while !rest.is_empty() {
+            let family =
+                prometheus::proto::MetricFamily::decode_length_delimited(&mut rest).unwrap();
+            if family.name == "tracekit_syscalls_total" {
+                let metric = &family.metric[0];
+                assert_eq!(metric.counter.as_ref().unwrap().value, 1000.0);
+                assert_eq!(
+                    (
+                        metric.label[0].name.as_str(),
+                        metric.label[0].value.as_str()
+                    ),
+                    ("syscall", "getppid")
+                );
+            }
+            names.push(family.name);
+        }
+        assert_eq!(names[0], "tracekit_syscalls_total");
+        assert!(
+            names.contains(&"process_resident_memory_bytes".to_string()),
+            "{names:?}"
+        );
+        for accept in [
+            "",
+            "Accept: application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,\
+             */*;q=0.1\r\n",
+            "Accept: application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;\
+             encoding=delimited;q=0.2,text/plain;q=0.5\r\n",
+        ] {
+            let reply = get_with(addr, "/metrics", accept).await;
+            assert!(
+                reply
+                    .headers
+                    .contains("content-type: application/openmetrics-text"),
+                "{accept}: {}",
+                reply.headers
+            );
+        }
+        stop.send(()).unwrap();
+        server.await.unwrap().unwrap();
     }
 
     #[tokio::test]

@@ -604,7 +604,13 @@ fn run(
         .find(|(_, f)| *f == Format::Json)
         .map(|(path, _)| path.as_path());
     // Every file from the same profile and header: one run's outputs agree.
+    let mut heatmap_cells = None;
     for (path, format) in &outputs {
+        if *format == Format::Heatmap {
+            // With the flame graphs its cells link to.
+            heatmap_cells = Some(output::flamescope::write_file(path, &profile, &header)?);
+            continue;
+        }
         output::write_file(path, |out| {
             write_profile(out, *format, &profile, lines.as_ref(), &header, report.top)
         })?;
@@ -650,7 +656,12 @@ fn run(
         }
     }
     for (path, format) in &outputs {
-        eprintln!("{}", output::profile::written(path, *format));
+        match format {
+            Format::Heatmap if let Some(cells) = heatmap_cells => {
+                eprintln!("{}", output::flamescope::written(path, cells));
+            }
+            _ => eprintln!("{}", output::profile::written(path, *format)),
+        }
     }
     if options.verbose > 0
         && let Some(summary) = unwind_summary

@@ -203,6 +203,47 @@ impl Buckets {
         }
     }
 
+    /// A log-linear histogram's kernel slot counts as a native histogram (`None` for other
+    /// buckets), all slots, not only `first..=last`.
+    ///
+    /// The log-linear buckets are linear within each power of two, native buckets
+    /// geometric, and a nanosecond's powers of two are not a second's: their boundaries do
+    /// not coincide, so no schema holds them exactly. Each slot's count goes to the native
+    /// bucket (schema = `precision`, about as fine) that holds the slot's lowest value; a
+    /// slot holding one value only (below `2^precision`) lands exactly. So a value counted
+    /// in native bucket `(L, U]` is above `L` and below `U · (1 + 2^-precision)`: at most
+    /// one log-linear bucket (6.25% at precision 4) above its native bucket. Slot 0 (values
+    /// bucketed to 0) is the zero bucket, its threshold the largest raw value it holds.
+    pub fn native(&self, slots: &[u64], scale: Scale) -> Option<Native> {
+        let Buckets::LogLinear { precision, .. } = *self else {
+            return None;
+        };
+        let div = scale.div.max(1);
+        let mut native = Native {
+            schema: precision.min(8) as i32,
+            zero_threshold: if div > 1 {
+                scale.to_base((div - 1) as f64)
+            } else {
+                // The Go client's default: only zero itself.
+                2f64.powi(-128)
+            },
+            ..Native::default()
+        };
+        for (slot, &count) in slots.iter().enumerate().filter(|(_, c)| **c > 0) {
+            let (low, _) = tracekit_common::engine::log_linear_slot_bounds(slot as u32, precision);
+            if low == 0 {
+                native.zero_count += count;
+                continue;
+            }
+            let value = scale.to_base(low as f64 * div as f64);
+            *native
+                .buckets
+                .entry(native_index(value, native.schema))
+                .or_default() += count;
+        }
+        Some(native)
+    }
+
     /// Kernel slot counts to per-bucket counts for [`Buckets::upper_bounds`], plus the
     /// count above the last bound (the `+Inf` bucket's own part) at the end.
     pub fn fold(&self, slots: &[u64]) -> Vec<u64> {
@@ -261,6 +302,72 @@ pub struct Histogram {
     pub buckets: Vec<u64>,
     /// Sum of the observations, in base units.
     pub sum: f64,
+    /// The same observations as a native histogram ([`Buckets::native`]), served only in
+    /// the protobuf format ([`encode_protobuf`]); the text format has classic buckets only.
+    pub native: Option<Native>,
+}
+
+/// A Prometheus native histogram (exponential buckets): bucket `i` of schema `s` holds
+/// the values in `(2^((i-1)/2^s), 2^(i/2^s)]`, in base units; the zero bucket the values
+/// in `[-zero_threshold, zero_threshold]`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Native {
+    /// The schema, -4 to 8: each power of two split into `2^schema` buckets.
+    pub schema: i32,
+    /// The zero bucket's half width, in base units.
+    pub zero_threshold: f64,
+    /// Observations in the zero bucket.
+    pub zero_count: u64,
+    /// Observations per bucket index (only buckets that hold some).
+    pub buckets: std::collections::BTreeMap<i32, u64>,
+}
+
+/// The index of the native histogram bucket of `schema` (-4 to 8) that holds the positive
+/// `value`: `i` with `2^((i-1)/2^schema) < value <= 2^(i/2^schema)`, the boundaries upper
+/// inclusive as in Prometheus's Go client (powers of two are exact).
+///
+/// ```
+/// use tracekit::output::prometheus::native_index;
+/// assert_eq!(native_index(1.0, 0), 0);
+/// assert_eq!(native_index(1.5, 0), 1);
+/// assert_eq!(native_index(2.0, 0), 1);
+/// assert_eq!(native_index(0.001, 4), -159);
+/// ```
+pub fn native_index(value: f64, schema: i32) -> i32 {
+    let (frac, exp) = frexp(value);
+    if schema > 0 {
+        let per_octave = 1i32 << schema;
+        // The first boundary at or above frac, among 2^(j/2^schema - 1) for j in
+        // 0..2^schema (frac is in [0.5, 1)).
+        let j = (0..per_octave)
+            .find(|&j| 2f64.powf(f64::from(j) / f64::from(per_octave) - 1.0) >= frac)
+            .unwrap_or(per_octave);
+        j + (exp - 1) * per_octave
+    } else {
+        let mut key = exp;
+        if frac == 0.5 {
+            key -= 1;
+        }
+        let shift = -schema;
+        let offset = (1 << shift) - 1;
+        (key + offset) >> shift
+    }
+}
+
+/// `value = frac * 2^exp` with `frac` in `[0.5, 1)`, for positive finite `value`.
+fn frexp(value: f64) -> (f64, i32) {
+    if value == 0.0 || !value.is_finite() {
+        return (value, 0);
+    }
+    let bits = value.to_bits();
+    let exp_bits = ((bits >> 52) & 0x7ff) as i32;
+    if exp_bits == 0 {
+        // Subnormal: scale into the normal range first.
+        let (frac, exp) = frexp(value * 2f64.powi(64));
+        return (frac, exp - 64);
+    }
+    let frac = f64::from_bits((bits & !(0x7ffu64 << 52)) | (1022u64 << 52));
+    (frac, exp_bits - 1022)
 }
 
 /// The series of a family.
@@ -397,6 +504,308 @@ fn encode_histogram(
     encoder.encode_histogram::<NoLabelSet>(histogram.sum, count, &buckets, None)
 }
 
+/// The content type of [`encode_protobuf`]'s output: Prometheus's protobuf exposition,
+/// length-delimited `io.prometheus.client.MetricFamily` messages.
+pub const PROTOBUF_CONTENT_TYPE: &str =
+    "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited";
+
+/// Encodes `families` in Prometheus's protobuf exposition format
+/// ([`PROTOBUF_CONTENT_TYPE`]): each family a `MetricFamily` message preceded by its
+/// length as a varint. Names carry their unit and, for counters, `_total` (the format has
+/// no suffixes of its own). Histograms carry their classic buckets and, where they have
+/// one, their native histogram ([`Histogram::native`]); a scraper with native histograms
+/// on takes the native one. Families with no series are left out.
+pub fn encode_protobuf(families: &[MetricFamily]) -> Vec<u8> {
+    use prost::Message as _;
+    let mut out = Vec::new();
+    for family in families {
+        let mut name = family.name.clone();
+        if let Some(unit) = family.unit {
+            name.push('_');
+            name.push_str(unit.as_str());
+        }
+        let pairs = |labels: &Labels| -> Vec<proto::LabelPair> {
+            family
+                .label_names
+                .iter()
+                .zip(&labels.0)
+                .map(|(name, value)| proto::LabelPair {
+                    name: name.clone(),
+                    value: value.clone(),
+                })
+                .collect()
+        };
+        let float = |value: &Value| match *value {
+            Value::Int(v) => v as f64,
+            Value::Float(v) => v,
+        };
+        let (kind, metric): (proto::MetricType, Vec<proto::Metric>) = match &family.values {
+            Values::Counter(series) => {
+                name.push_str("_total");
+                (
+                    proto::MetricType::Counter,
+                    series
+                        .iter()
+                        .map(|(labels, value)| proto::Metric {
+                            label: pairs(labels),
+                            counter: Some(proto::Counter {
+                                value: float(value),
+                            }),
+                            ..Default::default()
+                        })
+                        .collect(),
+                )
+            }
+            Values::Gauge(series) => (
+                proto::MetricType::Gauge,
+                series
+                    .iter()
+                    .map(|(labels, value)| proto::Metric {
+                        label: pairs(labels),
+                        gauge: Some(proto::Gauge {
+                            value: float(value),
+                        }),
+                        ..Default::default()
+                    })
+                    .collect(),
+            ),
+            Values::Histogram {
+                upper_bounds,
+                series,
+            } => (
+                proto::MetricType::Histogram,
+                series
+                    .iter()
+                    .map(|(labels, histogram)| proto::Metric {
+                        label: pairs(labels),
+                        histogram: Some(proto::Histogram::new(upper_bounds, histogram)),
+                        ..Default::default()
+                    })
+                    .collect(),
+            ),
+        };
+        if metric.is_empty() {
+            // Go's client leaves out families with no series; parsers need not take them.
+            continue;
+        }
+        let message = proto::MetricFamily {
+            name,
+            help: family.help.clone(),
+            r#type: kind as i32,
+            metric,
+        };
+        // Writing to a Vec cannot fail.
+        message
+            .encode_length_delimited(&mut out)
+            .expect("encoding to a Vec");
+    }
+    out
+}
+
+/// Prometheus's `io.prometheus.client` exposition messages (`metrics.proto` of
+/// github.com/prometheus/client_model) as prost messages, derived by hand as
+/// [`crate::output::pprof`] does: the fields tracekit writes, with the published field
+/// numbers (decoders skip what they do not know).
+pub mod proto {
+    /// The type of a family.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, prost::Enumeration)]
+    #[repr(i32)]
+    pub enum MetricType {
+        /// `COUNTER`.
+        Counter = 0,
+        /// `GAUGE`.
+        Gauge = 1,
+        /// `SUMMARY`.
+        Summary = 2,
+        /// `UNTYPED`.
+        Untyped = 3,
+        /// `HISTOGRAM`.
+        Histogram = 4,
+    }
+
+    /// A family: its name, help, type and series.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct MetricFamily {
+        /// The full name (unit and `_total` included).
+        #[prost(string, tag = "1")]
+        pub name: String,
+        /// One line of help.
+        #[prost(string, tag = "2")]
+        pub help: String,
+        /// [`MetricType`].
+        #[prost(enumeration = "MetricType", tag = "3")]
+        pub r#type: i32,
+        /// The series.
+        #[prost(message, repeated, tag = "4")]
+        pub metric: Vec<Metric>,
+    }
+
+    /// A label and its value.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct LabelPair {
+        /// The label's name.
+        #[prost(string, tag = "1")]
+        pub name: String,
+        /// Its value.
+        #[prost(string, tag = "2")]
+        pub value: String,
+    }
+
+    /// A gauge's value.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Gauge {
+        /// The value.
+        #[prost(double, tag = "1")]
+        pub value: f64,
+    }
+
+    /// A counter's value.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Counter {
+        /// The value.
+        #[prost(double, tag = "1")]
+        pub value: f64,
+    }
+
+    /// One series: labels and the value of the family's type.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Metric {
+        /// Its labels.
+        #[prost(message, repeated, tag = "1")]
+        pub label: Vec<LabelPair>,
+        /// A gauge's value.
+        #[prost(message, optional, tag = "2")]
+        pub gauge: Option<Gauge>,
+        /// A counter's value.
+        #[prost(message, optional, tag = "3")]
+        pub counter: Option<Counter>,
+        /// A histogram.
+        #[prost(message, optional, tag = "7")]
+        pub histogram: Option<Histogram>,
+    }
+
+    /// A histogram: classic buckets and, with a schema and spans, the native one.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Histogram {
+        /// Observations.
+        #[prost(uint64, tag = "1")]
+        pub sample_count: u64,
+        /// Their sum, in base units.
+        #[prost(double, tag = "2")]
+        pub sample_sum: f64,
+        /// Classic buckets, cumulative, by increasing upper bound (`+Inf` left out: it is
+        /// the count).
+        #[prost(message, repeated, tag = "3")]
+        pub bucket: Vec<Bucket>,
+        /// The native schema.
+        #[prost(sint32, tag = "5")]
+        pub schema: i32,
+        /// The zero bucket's half width.
+        #[prost(double, tag = "6")]
+        pub zero_threshold: f64,
+        /// Observations in the zero bucket.
+        #[prost(uint64, tag = "7")]
+        pub zero_count: u64,
+        /// Runs of consecutive positive buckets (a no-op span `0, 0` when there is none, so
+        /// that the histogram still reads as native).
+        #[prost(message, repeated, tag = "12")]
+        pub positive_span: Vec<BucketSpan>,
+        /// Each positive bucket's count minus the previous one's (the first's minus 0).
+        #[prost(sint64, repeated, tag = "13")]
+        pub positive_delta: Vec<i64>,
+    }
+
+    /// A classic bucket.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Bucket {
+        /// Observations at or below `upper_bound`.
+        #[prost(uint64, tag = "1")]
+        pub cumulative_count: u64,
+        /// Inclusive.
+        #[prost(double, tag = "2")]
+        pub upper_bound: f64,
+    }
+
+    /// `length` consecutive native buckets, `offset` after the previous span's end (the
+    /// first span: from bucket index 0).
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct BucketSpan {
+        /// Gap to the previous span, or the first span's first index.
+        #[prost(sint32, tag = "1")]
+        pub offset: i32,
+        /// Buckets in the span.
+        #[prost(uint32, tag = "2")]
+        pub length: u32,
+    }
+
+    impl Histogram {
+        /// The message of `histogram` with classic buckets at `upper_bounds`.
+        pub fn new(upper_bounds: &[f64], histogram: &super::Histogram) -> Self {
+            let mut cumulative = 0;
+            let bucket = upper_bounds
+                .iter()
+                .zip(&histogram.buckets)
+                .map(|(&upper_bound, &count)| {
+                    cumulative += count;
+                    Bucket {
+                        cumulative_count: cumulative,
+                        upper_bound,
+                    }
+                })
+                .collect();
+            let mut message = Histogram {
+                sample_count: histogram.buckets.iter().sum(),
+                sample_sum: histogram.sum,
+                bucket,
+                ..Default::default()
+            };
+            if let Some(native) = &histogram.native {
+                message.schema = native.schema;
+                message.zero_threshold = native.zero_threshold;
+                message.zero_count = native.zero_count;
+                let mut previous: Option<i32> = None;
+                let mut last_count = 0i64;
+                for (&index, &count) in &native.buckets {
+                    match previous {
+                        Some(p) if index == p + 1 => {
+                            message.positive_span.last_mut().expect("a span").length += 1;
+                        }
+                        _ => message.positive_span.push(BucketSpan {
+                            offset: previous.map_or(index, |p| index - p - 1),
+                            length: 1,
+                        }),
+                    }
+                    message.positive_delta.push(count as i64 - last_count);
+                    last_count = count as i64;
+                    previous = Some(index);
+                }
+                if message.positive_span.is_empty() {
+                    message.positive_span.push(BucketSpan::default());
+                }
+            }
+            message
+        }
+
+        /// The native buckets' counts by index (spans and deltas undone).
+        pub fn native_buckets(&self) -> std::collections::BTreeMap<i32, u64> {
+            let mut buckets = std::collections::BTreeMap::new();
+            let mut deltas = self.positive_delta.iter();
+            let (mut index, mut count) = (0i32, 0i64);
+            for (n, span) in self.positive_span.iter().enumerate() {
+                index += if n == 0 { span.offset } else { span.offset + 1 };
+                for k in 0..span.length {
+                    if k > 0 {
+                        index += 1;
+                    }
+                    count += deltas.next().copied().unwrap_or(0);
+                    buckets.insert(index, count as u64);
+                }
+            }
+            buckets
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -433,6 +842,7 @@ mod tests {
         let histogram = Histogram {
             buckets: buckets.fold(&slots),
             sum: (4 * 4096 + 512 * 65536 + (1u64 << 40)) as f64,
+            native: buckets.native(&slots, Scale::IDENTITY),
         };
         let text = encode(&[bytes_family(vec![(
             Labels::from(["vda", "write"]),
@@ -492,6 +902,226 @@ mod tests {
         );
     }
 
+    /// Native bucket indices: every power of two is the upper bound of its bucket, at every
+    /// schema; a value halfway (geometrically) between two boundaries is in the upper one's
+    /// bucket.
+    #[test]
+    fn native_index_at_powers_of_two_and_between() {
+        for schema in -4..=8 {
+            for k in -40..=40 {
+                let power = 2f64.powi(k);
+                let expected = if schema >= 0 {
+                    k * (1 << schema)
+                } else {
+                    // Buckets of 2^-schema octaves: 2^k is inside unless k is a multiple.
+                    (k as f64 / f64::from(1 << -schema)).ceil() as i32
+                };
+                assert_eq!(
+                    native_index(power, schema),
+                    expected,
+                    "2^{k}, schema {schema}"
+                );
+                if schema >= 0 {
+                    let per = f64::from(1 << schema);
+                    for i in [k * (1 << schema) + 1, k * (1 << schema) - 3] {
+                        let inside = 2f64.powf((f64::from(i) - 0.5) / per);
+                        assert_eq!(native_index(inside, schema), i, "{inside}, schema {schema}");
+                    }
+                }
+            }
+        }
+        // Subnormal values still index (Prometheus's zero threshold is above them).
+        assert_eq!(native_index(f64::MIN_POSITIVE / 4.0, 0), -1024);
+    }
+
+    /// The acceptance workload (900 waits of 1 ms, 90 of 10 ms, 10 of 100 ms, in the
+    /// kernel's log-linear slots of nanoseconds) as one protobuf family: decoded with prost,
+    /// the native histogram has schema 4 and one bucket per wait length, each the native
+    /// bucket that holds the wait itself (1 ms is in (2^(-160/16), 2^(-159/16)] s); the
+    /// classic buckets are there too; counters get `_total`.
+    #[test]
+    fn protobuf_native_histogram_decodes_to_exact_buckets() {
+        use prost::Message as _;
+        use tracekit_common::engine::log_linear_slot;
+        let scale = Scale {
+            div: 1,
+            per_base: 1e9,
+        };
+        let buckets = Buckets::LogLinear {
+            first: 19,
+            last: 27,
+            precision: 4,
+        };
+        let mut slots = vec![0u64; 600];
+        for (ns, n) in [(1_000_000u64, 900), (10_000_000, 90), (100_000_000, 10)] {
+            slots[log_linear_slot(ns, 4) as usize] += n;
+            // The bucket the wait itself belongs in.
+            let expected = native_index(ns as f64 / 1e9, 4);
+            assert_eq!(
+                buckets
+                    .native(&slots, scale)
+                    .unwrap()
+                    .buckets
+                    .get(&expected),
+                Some(&n),
+                "{ns} ns"
+            );
+        }
+        slots[0] = 3; // Three zero-length waits.
+        let sum = 900.0 * 1e-3 + 90.0 * 1e-2 + 10.0 * 1e-1;
+        let families = [
+            MetricFamily {
+                name: "tracekit_waits".into(),
+                help: "Waits.".into(),
+                unit: Some(BaseUnit::Seconds),
+                label_names: vec!["comm".into()],
+                values: Values::Histogram {
+                    upper_bounds: buckets.upper_bounds(scale),
+                    series: vec![(
+                        Labels::from(["tk_funcs"]),
+                        Histogram {
+                            buckets: buckets.fold(&slots),
+                            sum,
+                            native: buckets.native(&slots, scale),
+                        },
+                    )],
+                },
+            },
+            MetricFamily {
+                name: "tracekit_syscalls".into(),
+                help: "System calls.".into(),
+                unit: None,
+                label_names: vec![],
+                values: Values::Counter(vec![(Labels::default(), Value::Int(7))]),
+            },
+        ];
+        let mut with_empty = families.to_vec();
+        with_empty.insert(
+            1,
+            MetricFamily {
+                name: "tracekit_nothing".into(),
+                help: "No series yet.".into(),
+                unit: None,
+                label_names: vec![],
+                values: Values::Gauge(vec![]),
+            },
+        );
+        let encoded = encode_protobuf(&with_empty);
+        let mut rest = encoded.as_slice();
+        let waits = proto::MetricFamily::decode_length_delimited(&mut rest).unwrap();
+        let syscalls = proto::MetricFamily::decode_length_delimited(&mut rest).unwrap();
+        assert!(rest.is_empty());
+
+        assert_eq!(
+            (waits.name.as_str(), waits.r#type),
+            (
+                "tracekit_waits_seconds",
+                proto::MetricType::Histogram as i32
+            )
+        );
+        let metric = &waits.metric[0];
+        assert_eq!(
+            (
+                metric.label[0].name.as_str(),
+                metric.label[0].value.as_str()
+            ),
+            ("comm", "tk_funcs")
+        );
+        let histogram = metric.histogram.as_ref().unwrap();
+        assert_eq!(histogram.sample_count, 1003);
+        assert_eq!(histogram.sample_sum, sum);
+        assert_eq!(histogram.schema, 4);
+        assert_eq!(histogram.zero_count, 3);
+        assert_eq!(histogram.zero_threshold, 2f64.powi(-128));
+        assert_eq!(
+            histogram
+                .positive_span
+                .iter()
+                .map(|s| (s.offset, s.length))
+                .collect::<Vec<_>>(),
+            [(-159, 1), (52, 1), (52, 1)]
+        );
+        assert_eq!(histogram.positive_delta, [900, -810, -80]);
+        assert_eq!(
+            histogram.native_buckets().into_iter().collect::<Vec<_>>(),
+            [(-159, 900), (-106, 90), (-53, 10)]
+        );
+        // Classic buckets too, cumulative (zeros fold into the first), the last holding
+        // everything (+Inf is the count).
+        assert_eq!(histogram.bucket.len(), buckets.upper_bounds(scale).len());
+        let last = histogram.bucket.last().unwrap();
+        assert_eq!(last.cumulative_count, 1003);
+        let at_1ms = histogram
+            .bucket
+            .iter()
+            .find(|b| b.upper_bound >= 1e-3)
+            .unwrap();
+        assert_eq!(
+            (at_1ms.upper_bound, at_1ms.cumulative_count),
+            (0.001015807, 903)
+        );
+
+        assert_eq!(
+            (syscalls.name.as_str(), syscalls.r#type),
+            ("tracekit_syscalls_total", proto::MetricType::Counter as i32)
+        );
+        assert_eq!(syscalls.metric[0].counter.as_ref().unwrap().value, 7.0);
+        assert!(syscalls.metric[0].label.is_empty());
+    }
+
+    /// No observations: a no-op span keeps it native; log2 and linear buckets have no native
+    /// form; microsecond buckets of nanoseconds put their slot 0 (0-999 ns) in the zero
+    /// bucket, whose threshold says so.
+    #[test]
+    fn native_edges() {
+        let buckets = Buckets::LogLinear {
+            first: 0,
+            last: 10,
+            precision: 2,
+        };
+        let empty = proto::Histogram::new(
+            &[],
+            &Histogram {
+                buckets: vec![0],
+                sum: 0.0,
+                native: buckets.native(&[], Scale::IDENTITY),
+            },
+        );
+        assert_eq!(empty.positive_span, [proto::BucketSpan::default()]);
+        assert_eq!(
+            Buckets::Log2 { first: 0, last: 3 }.native(&[1], Scale::IDENTITY),
+            None
+        );
+        let micros = Scale {
+            div: 1000,
+            per_base: 1e9,
+        };
+        let native = buckets.native(&[5, 0, 2], micros).unwrap();
+        assert_eq!(native.zero_threshold, 999e-9);
+        assert_eq!(native.zero_count, 5);
+        // Slot 2 holds 2000-2999 ns, counted where 2 us is.
+        assert_eq!(
+            native.buckets.into_iter().collect::<Vec<_>>(),
+            [(native_index(2e-6, 2), 2)]
+        );
+        // Bytes: exact powers of two land in the bucket they bound, and small values (a slot
+        // each) exactly.
+        let bytes = Buckets::LogLinear {
+            first: 0,
+            last: 20,
+            precision: 4,
+        };
+        let mut slots = vec![0u64; 400];
+        for value in [4096u64, 4096, 3, 65536] {
+            slots[tracekit_common::engine::log_linear_slot(value, 4) as usize] += 1;
+        }
+        let native = bytes.native(&slots, Scale::IDENTITY).unwrap();
+        assert_eq!(
+            native.buckets.into_iter().collect::<Vec<_>>(),
+            [(native_index(3.0, 4), 1), (12 * 16, 2), (16 * 16, 1)]
+        );
+    }
+
     #[test]
     fn log2_slot_zero_holds_zero_and_one() {
         let buckets = Buckets::Log2 { first: 0, last: 3 };
@@ -524,6 +1154,7 @@ mod tests {
                     Histogram {
                         buckets: vec![1, 2, 0, 3],
                         sum: scale.to_base(12_345.0),
+                        native: None,
                     },
                 )],
             },

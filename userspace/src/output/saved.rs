@@ -476,6 +476,75 @@ pub struct SavedGroup {
     /// The buckets with events, lowest first.
     #[serde(default)]
     pub hist: Vec<SavedBucket>,
+    /// `--percentiles`' summary, as the run wrote it.
+    #[serde(default)]
+    pub percentiles: Option<SavedPercentiles>,
+}
+
+/// A group's `--percentiles` summary in a saved histogram (each as its bucket's bounds).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct SavedPercentiles {
+    /// Events.
+    pub count: u64,
+    /// The exact mean, in the histogram's unit.
+    pub mean: f64,
+    /// p50, p90, p99, p99.9.
+    pub percentiles: Vec<SavedPercentile>,
+    /// The highest non-empty bucket.
+    pub max: SavedBounds,
+}
+
+/// One quantile of [`SavedPercentiles`].
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct SavedPercentile {
+    /// `p99`.
+    pub name: String,
+    /// 0.99.
+    pub quantile: f64,
+    /// Its bucket's lowest value.
+    pub low: u64,
+    /// Its bucket's highest value.
+    pub high: u64,
+}
+
+/// A bucket's bounds, inclusive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+pub struct SavedBounds {
+    /// The lowest value.
+    pub low: u64,
+    /// The highest value.
+    pub high: u64,
+}
+
+impl SavedPercentiles {
+    /// The summary the run printed, for [`super::percentiles::text`]; quantiles of other
+    /// names than `--percentiles`' are left out.
+    fn summary(&self) -> super::percentiles::Summary {
+        use super::percentiles::{Bounds, Percentile, QUANTILES};
+        super::percentiles::Summary {
+            count: self.count,
+            mean: self.mean,
+            percentiles: self
+                .percentiles
+                .iter()
+                .filter_map(|p| {
+                    let (name, _) = QUANTILES.iter().find(|(name, _)| *name == p.name)?;
+                    Some(Percentile {
+                        name,
+                        quantile: p.quantile,
+                        bounds: Bounds {
+                            low: p.low,
+                            high: p.high,
+                        },
+                    })
+                })
+                .collect(),
+            max: Bounds {
+                low: self.max.low,
+                high: self.max.high,
+            },
+        }
+    }
 }
 
 /// One bucket: values from `low` to `high` (inclusive) in the histogram's unit.
@@ -518,7 +587,8 @@ impl SavedHistogram {
 
     /// The histograms as text, one per group under its key: as log2 slots when every
     /// bucket lies within one (log2 and `--percentiles` histograms, the latter folded as
-    /// the run showed them), else one line per bucket.
+    /// the run showed them), else one line per bucket; then `--percentiles`' lines, as the
+    /// run printed them.
     pub fn text(&self) -> String {
         let mut out = String::new();
         for (index, group) in self.groups.iter().enumerate() {
@@ -568,6 +638,12 @@ impl SavedHistogram {
                         .collect();
                     out.push_str(&super::hist::labelled(&labelled, &self.unit));
                 }
+            }
+            if let Some(percentiles) = &group.percentiles {
+                out.push_str(&super::percentiles::text(
+                    &percentiles.summary(),
+                    &self.unit,
+                ));
             }
         }
         out
@@ -634,6 +710,76 @@ mod tests {
         parse(bytes.as_bytes(), Path::new("p.json"))
             .unwrap_err()
             .to_string()
+    }
+
+    /// `report` of a histogram saved with `--percentiles` prints what the run printed: the
+    /// folded log2 histogram and the percentile lines, from the same JSON the run wrote.
+    #[test]
+    fn saved_percentiles_print_as_the_run_did() {
+        use tracekit_common::engine::log_linear_slot;
+
+        use crate::{
+            engine::{EngineStats, Group},
+            output::{
+                Format,
+                aggregates::{self, Report, Table},
+            },
+        };
+        let report = Report::LogLinear {
+            unit: "usecs".into(),
+            precision: 4,
+            div: 1000,
+            top: None,
+        };
+        let table = Table {
+            command: "funclatency",
+            traced: "latency of wait",
+            columns: &[],
+            report: &report,
+        };
+        let mut slots = vec![0u64; 976];
+        slots[log_linear_slot(1000, 4) as usize] = 900;
+        slots[log_linear_slot(10_000, 4) as usize] = 90;
+        slots[log_linear_slot(100_000, 4) as usize] = 10;
+        let groups = [Group {
+            key: vec![],
+            count: 1000,
+            sum: 2_800_000_000,
+            slots,
+        }];
+        let stats = EngineStats {
+            counted: 1000,
+            ..EngineStats::default()
+        };
+        let written = |format| {
+            let mut out = Vec::new();
+            aggregates::write(
+                &mut out,
+                format,
+                &table,
+                &groups,
+                &stats,
+                std::time::Duration::from_secs(3),
+            )
+            .unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        let json = written(Format::Json);
+        let saved = parse_histogram(json.as_bytes(), Path::new("run.json")).unwrap();
+        let text = saved.text();
+        assert!(
+            text.ends_with(
+                "     percentile (usecs)  : bucket\n\
+                 \x20    p50                 : 992 -> 1023\n\
+                 \x20    p90                 : 992 -> 1023\n\
+                 \x20    p99                 : 9728 -> 10239\n\
+                 \x20    p99.9               : 98304 -> 102399\n\
+                 \x20    max                 : 98304 -> 102399\n\
+                 \x20    count 1000, mean 2800.000 usecs\n"
+            ),
+            "{text}"
+        );
+        assert_eq!(text, written(Format::Text));
     }
 
     #[test]

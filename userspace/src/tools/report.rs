@@ -150,11 +150,7 @@ fn profile(args: &Args, bytes: &[u8], outputs: &[(PathBuf, Format)]) -> Result<(
             )));
         }
         profile = flamescope::select(&profile, slice_ns, from, to);
-        range = format!(
-            "{}, {from} to {} s",
-            saved.scope,
-            args.to.map_or("the end".to_string(), |t| t.to_string())
-        );
+        range = flamescope::range_scope(&saved.scope, from, args.to);
         header.scope = &range;
         // The cut has no time slices left: a heat map of it makes no sense.
         header.time_slice_ns = None;
@@ -172,7 +168,12 @@ fn profile(args: &Args, bytes: &[u8], outputs: &[(PathBuf, Format)]) -> Result<(
             }
         )));
     }
+    let mut heatmap_cells = None;
     for (path, format) in outputs {
+        if *format == Format::Heatmap {
+            heatmap_cells = Some(flamescope::write_file(path, &profile, &header)?);
+            continue;
+        }
         output::write_file(path, |out| {
             output::profile::write(out, *format, &profile, &header, args.top)
         })?;
@@ -184,7 +185,12 @@ fn profile(args: &Args, bytes: &[u8], outputs: &[(PathBuf, Format)]) -> Result<(
         print(&String::from_utf8_lossy(&text))?;
     }
     for (path, format) in outputs {
-        eprintln!("{}", output::profile::written(path, *format));
+        match format {
+            Format::Heatmap if let Some(cells) = heatmap_cells => {
+                eprintln!("{}", flamescope::written(path, cells));
+            }
+            _ => eprintln!("{}", output::profile::written(path, *format)),
+        }
     }
     Ok(())
 }
