@@ -16,12 +16,13 @@
 pub mod aggregate;
 pub mod list;
 pub mod presets;
+pub mod source;
 pub mod stacks;
 pub mod stat;
 pub mod top;
 pub mod trace;
 
-use std::{io::Write as _, path::PathBuf, time::Duration};
+use std::{path::PathBuf, time::Duration};
 
 use crate::{
     Error, Result, output::Format, session::Scope, symbolize::debuginfo::DebugInfoOptions,
@@ -130,9 +131,16 @@ impl RunOptions {
 pub(crate) fn to_stdout(
     write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
 ) -> Result<()> {
-    let mut stdout = std::io::stdout().lock();
-    write(&mut stdout)
-        .and_then(|()| stdout.flush())
+    to_writer(&mut std::io::stdout().lock(), write)
+}
+
+/// Writes to `out` (stdout, or a buffer in tests) as [`to_stdout`] does.
+pub(crate) fn to_writer(
+    out: &mut dyn std::io::Write,
+    write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<()> {
+    write(&mut *out)
+        .and_then(|()| out.flush())
         .map_err(stdout_error)
 }
 

@@ -1,0 +1,67 @@
+//! Where jobs read what the kernel gathered: a trait over the sources of aggregates, which
+//! the loaded engines implement ([`super::aggregate::Engines`]) and, in tests, a replay of
+//! recorded map contents ([`Replay`]), so a job's whole output is checked without root.
+
+use crate::{Result, engine::Aggregates, session::Tracees};
+
+/// The maps of one command's engines, read as aggregates.
+pub trait AggregateSource {
+    /// Loads and attaches the probes for `tracees`.
+    ///
+    /// # Errors
+    /// What loading or attaching reports (a missing probe, no privileges).
+    fn attach(&mut self, tracees: &Tracees) -> Result<()>;
+
+    /// Everything aggregated since attaching, merged over the engines: counts and sums per
+    /// key and histogram slot, and the counters of what was not counted (filtered, lost,
+    /// missed, a full map). Cumulative: each read holds the previous one's cells.
+    ///
+    /// # Errors
+    /// A map that cannot be read.
+    fn read(&self) -> Result<Aggregates>;
+
+    /// Detaches every probe; the maps stay readable.
+    fn detach(&mut self);
+}
+
+/// Recorded map contents, read back in order: each [`AggregateSource::read`] returns the
+/// next recording, and the last one again once they run out (the maps after detaching).
+#[cfg(test)]
+#[derive(Debug, Default)]
+pub(crate) struct Replay {
+    reads: std::cell::RefCell<std::collections::VecDeque<Aggregates>>,
+    last: std::cell::RefCell<Aggregates>,
+    /// Whether the job attached, and detached.
+    pub(crate) attached: bool,
+    pub(crate) detached: bool,
+}
+
+#[cfg(test)]
+impl Replay {
+    /// A source whose reads return `reads` in order.
+    pub(crate) fn new(reads: Vec<Aggregates>) -> Self {
+        Self {
+            reads: std::cell::RefCell::new(reads.into()),
+            ..Self::default()
+        }
+    }
+}
+
+#[cfg(test)]
+impl AggregateSource for Replay {
+    fn attach(&mut self, _tracees: &Tracees) -> Result<()> {
+        self.attached = true;
+        Ok(())
+    }
+
+    fn read(&self) -> Result<Aggregates> {
+        if let Some(next) = self.reads.borrow_mut().pop_front() {
+            *self.last.borrow_mut() = next;
+        }
+        Ok(self.last.borrow().clone())
+    }
+
+    fn detach(&mut self) {
+        self.detached = true;
+    }
+}
