@@ -65,3 +65,34 @@ impl AggregateSource for Replay {
         self.detached = true;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::EngineStats;
+
+    fn counted(counted: u64) -> Aggregates {
+        Aggregates {
+            stats: EngineStats {
+                counted,
+                ..EngineStats::default()
+            },
+            ..Aggregates::default()
+        }
+    }
+
+    /// Reads come back in order, then the last again (the maps after detaching), and the
+    /// job's attach and detach are seen.
+    #[test]
+    fn replay_reads_in_order_then_holds_the_last() {
+        let mut replay = Replay::new(vec![counted(1), counted(5)]);
+        replay.attach(&Tracees::default()).unwrap();
+        let reads: Vec<u64> = (0..4)
+            .map(|_| replay.read().unwrap().stats.counted)
+            .collect();
+        assert_eq!(reads, [1, 5, 5, 5]);
+        replay.detach();
+        assert!(replay.attached && replay.detached);
+        assert_eq!(Replay::new(Vec::new()).read().unwrap().stats.counted, 0);
+    }
+}

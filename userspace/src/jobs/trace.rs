@@ -403,10 +403,7 @@ pub fn run(
         });
     }
     let stats = collector.engines.read()?.stats;
-    eprint!(
-        "{}",
-        summary(collector.printed, finished.elapsed, &stats)
-    );
+    eprint!("{}", summary(collector.printed, finished.elapsed, &stats));
     if options.verbose >= 1 {
         for unwinder in &mut collector.unwinders {
             eprintln!("tracekit: {}", unwinder.tables().summary());
@@ -440,7 +437,11 @@ fn decode(data: &[u8]) -> Option<TraceRecord> {
 }
 
 /// The end-of-run account on stderr: events printed, in how long, and what was lost.
-fn summary(printed: u64, elapsed: std::time::Duration, stats: &crate::engine::EngineStats) -> String {
+fn summary(
+    printed: u64,
+    elapsed: std::time::Duration,
+    stats: &crate::engine::EngineStats,
+) -> String {
     let mut text = format!(
         "Printed {} in {:.2} s{}.\n",
         output::plural(printed, "event", "events"),

@@ -91,3 +91,39 @@ pub(crate) fn check(name: &str, actual: &str) {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transcript_marks_parts_and_missing_newlines() {
+        let text = Transcript::new("tracekit x")
+            .part("stdout", "a\n")
+            .part("stderr", "")
+            .part("out.txt", "b")
+            .render();
+        assert_eq!(
+            text,
+            "--- command\ntracekit x\n--- stdout\na\n--- stderr\n--- out.txt\nb\n(no newline at the end)\n"
+        );
+    }
+
+    /// A golden test can fail: an output that differs from its file panics with the line.
+    #[test]
+    fn differing_output_fails_with_the_line() {
+        if std::env::var_os("TRACEKIT_BLESS").is_some() {
+            return;
+        }
+        let golden = std::fs::read_to_string(path("aggregate/count_by_comm.txt")).unwrap();
+        let changed = golden.replacen("340", "341", 1);
+        let panic = std::panic::catch_unwind(|| check("aggregate/count_by_comm.txt", &changed))
+            .unwrap_err();
+        let message = panic.downcast_ref::<String>().unwrap();
+        assert!(
+            message.contains("- sshd    340\n+ sshd    341"),
+            "{message}"
+        );
+        check("aggregate/count_by_comm.txt", &golden);
+    }
+}

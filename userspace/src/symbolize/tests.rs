@@ -610,3 +610,21 @@ fn unnamed_frames_have_module_and_offset() {
     unsafe { libc::munmap(addr, 2 * 4096) };
     std::fs::remove_file(&path).unwrap();
 }
+
+#[test]
+fn map_file_paths_name_their_pid() {
+    use super::process::pid_of_map_file;
+    assert_eq!(
+        pid_of_map_file(Path::new("/proc/4242/map_files/7f00-7f10")),
+        Some(4242)
+    );
+    assert_eq!(pid_of_map_file(Path::new("/proc/self/map_files/1-2")), None);
+    assert_eq!(pid_of_map_file(Path::new("/usr/lib/libc.so.6")), None);
+}
+
+/// A live process has a memory map; a pid that does not exist has none.
+#[test]
+fn liveness_is_read_from_the_memory_map() {
+    assert!(is_alive(std::process::id()));
+    assert!(!is_alive(u32::MAX - 1));
+}

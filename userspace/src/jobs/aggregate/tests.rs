@@ -572,3 +572,70 @@ fn percentiles_need_a_value_and_no_linear() {
         .unwrap();
     assert_eq!(same.report, counts());
 }
+
+/// The heat map's rows run from the lowest to the highest bucket any interval used, with
+/// log2 labels.
+#[test]
+fn heat_map_rows_are_trimmed_to_the_used_buckets() {
+    let (job, columns) = syscall_latency_log2();
+    let table = Table {
+        command: "hist",
+        traced: "x",
+        columns: &columns,
+        report: &job.report,
+    };
+    let column = |counts: Vec<u64>| heatmap::Column {
+        clock: "12:00:01".into(),
+        start_ms: 0,
+        length_ms: 1000,
+        counts,
+    };
+    let intervals = heat_intervals(
+        &table,
+        &[column(vec![0, 0, 3, 0, 0]), column(vec![0, 0, 0, 1, 0])],
+        "all processes",
+    );
+    let labels: Vec<&str> = intervals.rows.iter().map(|r| r.label.as_str()).collect();
+    assert_eq!(labels, ["4 -> 7", "8 -> 15"]);
+    assert_eq!(intervals.columns[0].counts, [3, 0]);
+    assert_eq!(intervals.columns[1].counts, [0, 1]);
+    assert!(
+        intervals.place.ends_with(", all processes"),
+        "{}",
+        intervals.place
+    );
+}
+
+/// Linear heat maps label their first row `< MIN` and their last `>= MAX`, as the table does.
+#[test]
+fn linear_heat_map_rows_have_open_ends() {
+    let report = Report::Linear {
+        min: 0,
+        step: 10,
+        unit: "usecs".into(),
+    };
+    let columns = comm_column();
+    let table = Table {
+        command: "hist",
+        traced: "x",
+        columns: &columns,
+        report: &report,
+    };
+    let intervals = heat_intervals(
+        &table,
+        &[heatmap::Column {
+            clock: "12:00:01".into(),
+            start_ms: 0,
+            length_ms: 1000,
+            counts: vec![1, 0, 2, 5],
+        }],
+        "all processes",
+    );
+    let labels: Vec<&str> = intervals.rows.iter().map(|r| r.label.as_str()).collect();
+    assert_eq!(labels, ["< 0", "0 -> 9", "10 -> 19", ">= 20"]);
+    assert!(
+        intervals.place.ends_with("; every comm summed"),
+        "{}",
+        intervals.place
+    );
+}

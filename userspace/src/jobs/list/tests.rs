@@ -33,9 +33,7 @@ impl ListSource for Recorded {
 
 fn machine() -> Recorded {
     Recorded {
-        tracefs: Some(
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden/list/tracefs"),
-        ),
+        tracefs: Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden/list/tracefs")),
         functions: Some(vec![
             "vfs_open".into(),
             "vfs_read".into(),
@@ -48,7 +46,8 @@ fn machine() -> Recorded {
 #[test]
 fn golden_list_events() {
     let machine = machine();
-    let mut transcript = Transcript::new("tracekit list; tracekit list hw; tracekit list tracepoint");
+    let mut transcript =
+        Transcript::new("tracekit list; tracekit list hw; tracekit list tracepoint");
     for glob in [None, Some("hw"), Some("tracepoint")] {
         transcript = transcript.part(
             &format!("stdout of list {}", glob.unwrap_or("")),
@@ -63,9 +62,18 @@ fn golden_list_events() {
 fn golden_list_glob() {
     let machine = machine();
     Transcript::new("tracekit list 'vfs_*'; tracekit list 'sched:*'; tracekit list '*cycles*'")
-        .part("stdout of list vfs_*", events_from(&machine, Some("vfs_*")).unwrap())
-        .part("stdout of list sched:*", events_from(&machine, Some("sched:*")).unwrap())
-        .part("stdout of list *cycles*", events_from(&machine, Some("*cycles*")).unwrap())
+        .part(
+            "stdout of list vfs_*",
+            events_from(&machine, Some("vfs_*")).unwrap(),
+        )
+        .part(
+            "stdout of list sched:*",
+            events_from(&machine, Some("sched:*")).unwrap(),
+        )
+        .part(
+            "stdout of list *cycles*",
+            events_from(&machine, Some("*cycles*")).unwrap(),
+        )
         .check("list/glob.txt");
 }
 
@@ -138,8 +146,18 @@ fn golden_list_usdt_sites() {
             site("libc", "setjmp", None, "8@%rdi -4@%esi 8@%rax"),
             site("libc", "memory_mallopt", None, ""),
             site("libc", "setjmp", None, "8@%rdi -4@%esi 8@%rax"),
-            site("python", "function__entry", Some(0x4010), "8@%rbx 8@%rbp -4@%eax"),
-            site("python", "function__entry", Some(0x4010), "8@%r14 8@%r15 -4@%eax"),
+            site(
+                "python",
+                "function__entry",
+                Some(0x4010),
+                "8@%rbx 8@%rbp -4@%eax",
+            ),
+            site(
+                "python",
+                "function__entry",
+                Some(0x4010),
+                "8@%r14 8@%r15 -4@%eax",
+            ),
         ],
     );
     Transcript::new("tracekit list 'usdt:/usr/lib/libc.so.6'  (recorded notes)")

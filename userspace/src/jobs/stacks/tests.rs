@@ -55,7 +55,11 @@ fn recorded(stats: Stats) -> Profile {
             stack(
                 77,
                 "sshd",
-                vec![user("main"), kernel("entry_SYSCALL_64"), kernel("do_syscall_64")],
+                vec![
+                    user("main"),
+                    kernel("entry_SYSCALL_64"),
+                    kernel("do_syscall_64"),
+                ],
                 5,
             ),
         ],
@@ -188,7 +192,11 @@ fn output_formats_by_extension() {
         verbose: 0,
         debug_info: Default::default(),
     };
-    let formats: Vec<Format> = outputs(&options).unwrap().into_iter().map(|(_, f)| f).collect();
+    let formats: Vec<Format> = outputs(&options)
+        .unwrap()
+        .into_iter()
+        .map(|(_, f)| f)
+        .collect();
     assert_eq!(formats, [Format::Folded, Format::Svg, Format::Json]);
     let bad = RunOptions {
         output: Some("a.xyz".into()),

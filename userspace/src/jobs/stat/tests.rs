@@ -108,7 +108,10 @@ fn golden_stat_intervals() {
 /// Events from a tracepoint wildcard that did not fire are left out, unless `--all`.
 #[test]
 fn wildcard_zeroes_hide_unless_asked() {
-    let rows = vec![row("task-clock", true, false), row("page-faults", true, true)];
+    let rows = vec![
+        row("task-clock", true, false),
+        row("page-faults", true, true),
+    ];
     let readings = vec![reading(1_000_000), Reading::default()];
     let elapsed = Duration::from_secs(1);
     let hidden = text_report(&rows, &readings, elapsed, "system wide", false);
@@ -148,4 +151,41 @@ fn intervals_shorter_than_10_ms_are_refused() {
     };
     let err = run(&stat, &options).unwrap_err();
     assert_eq!(err.to_string(), "-I: the interval must be at least 10 ms");
+}
+
+/// perf stat's defaults, with `-a` counting cpu-clock where a command counts task-clock.
+#[test]
+fn default_events_follow_the_scope() {
+    let names = |all_cpus| -> Vec<String> {
+        resolve_events(&[], all_cpus)
+            .unwrap()
+            .into_iter()
+            .map(|(event, wildcard)| {
+                assert!(!wildcard);
+                event.name
+            })
+            .collect()
+    };
+    assert_eq!(names(false)[0], "task-clock");
+    assert_eq!(names(true)[0], "cpu-clock");
+    assert_eq!(names(true).len(), DEFAULT_EVENTS.len());
+}
+
+#[test]
+fn unknown_events_suggest_the_nearest() {
+    let err = resolve_events(&["cycels".into()], false).unwrap_err();
+    assert!(matches!(err, Error::Usage(_)), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "-e cycels: unknown event (did you mean `cycles`?); `tracekit list` shows them"
+    );
+}
+
+#[test]
+fn function_probes_are_sent_to_funccount() {
+    let err = resolve_events(&["kprobe:vfs_read".into()], false).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "-e kprobe:vfs_read: stat counts perf events and tracepoints; use funccount for functions"
+    );
 }

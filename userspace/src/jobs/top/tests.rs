@@ -101,19 +101,18 @@ fn golden_top_events() {
         maps(&[("bash", 103), ("kworker/0:1", 50), ("sshd", 12)]),
     ];
     let out = screens(reads, &[(2000, false), (2000, false), (50, true)], 20);
-    Transcript::new("tracekit top -e sched:sched_switch --sort comm -i 2 | cat  (Ctrl-C at 4.05 s)")
-        .part("stdout", out)
-        .check("top/events.txt");
+    Transcript::new(
+        "tracekit top -e sched:sched_switch --sort comm -i 2 | cat  (Ctrl-C at 4.05 s)",
+    )
+    .part("stdout", out)
+    .check("top/events.txt");
 }
 
 /// Nothing happened: the title says 0 events and the table is its header alone; `--top 1`
 /// cuts the rows.
 #[test]
 fn golden_top_empty_and_cut() {
-    let reads = vec![
-        Aggregates::default(),
-        maps(&[("bash", 7), ("sshd", 2)]),
-    ];
+    let reads = vec![Aggregates::default(), maps(&[("bash", 7), ("sshd", 2)])];
     let out = screens(reads, &[(1000, false), (1000, true)], 1);
     Transcript::new("tracekit top -e sched:sched_switch --sort comm --top 1 -i 1 -d 2 | cat")
         .part("stdout", out)

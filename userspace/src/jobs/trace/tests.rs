@@ -29,10 +29,7 @@ fn record(ts_ns: u64, comm: &str, pid: u32, event: u32, ints: &[u64], strings: &
     // SAFETY: TraceRecord is plain old data (#[repr(C)], no padding the kernel leaves
     // uninitialised that a test reads: it is built whole above).
     unsafe {
-        std::slice::from_raw_parts(
-            (&raw const record).cast::<u8>(),
-            size_of::<TraceRecord>(),
-        )
+        std::slice::from_raw_parts((&raw const record).cast::<u8>(), size_of::<TraceRecord>())
     }
     .to_vec()
 }
@@ -68,11 +65,25 @@ const START_NS: u64 = 1_000_000_000;
 
 fn records() -> Vec<Vec<u8>> {
     vec![
-        record(START_NS + 1_500, "cat", 4242, 0, &[u64::MAX - 99], &["/etc/hostname"]),
+        record(
+            START_NS + 1_500,
+            "cat",
+            4242,
+            0,
+            &[u64::MAX - 99],
+            &["/etc/hostname"],
+        ),
         record(START_NS + 2_250_000, "cat", 4242, 1, &[3], &[""]),
         // A short record (never written by the engine): skipped, not printed as garbage.
         vec![0; 7],
-        record(START_NS + 1_000_000_000, "sshd", 77, 7, &[0], &["a \"quoted\" name"]),
+        record(
+            START_NS + 1_000_000_000,
+            "sshd",
+            77,
+            7,
+            &[0],
+            &["a \"quoted\" name"],
+        ),
     ]
 }
 
@@ -123,13 +134,15 @@ fn golden_trace_json() {
 #[test]
 fn golden_trace_empty() {
     let (out, printed) = stdout(&[], false);
-    Transcript::new("tracekit trace -e syscalls:sys_enter_openat --print fd,filename  (nothing opened)")
-        .part("stdout", out)
-        .part(
-            "stderr",
-            summary(printed, Duration::from_millis(500), &EngineStats::default()),
-        )
-        .check("trace/empty.txt");
+    Transcript::new(
+        "tracekit trace -e syscalls:sys_enter_openat --print fd,filename  (nothing opened)",
+    )
+    .part("stdout", out)
+    .part(
+        "stderr",
+        summary(printed, Duration::from_millis(500), &EngineStats::default()),
+    )
+    .check("trace/empty.txt");
 }
 
 /// A reader too slow for the ring buffer, stacks that did not fit, fields that did not
@@ -170,4 +183,28 @@ fn unknown_event_index_is_named_by_number() {
     let record = decode(&data).unwrap();
     let line = render(&record, &view(), START_NS, false, &Symbolizer::new(false));
     assert!(line.contains(" event 9 "), "{line}");
+}
+
+/// Unsigned fields print as they are; a string that fills its slot has no NUL and is
+/// printed whole.
+#[test]
+fn fields_unsigned_and_full_strings() {
+    let full = "x".repeat(STR_BYTES);
+    let data = record(START_NS, "x", 1, 0, &[u64::MAX], &[&full]);
+    let record = decode(&data).unwrap();
+    let unsigned = Printed {
+        name: "n".into(),
+        operand: 0,
+        string_slot: 0,
+        ty: ValueType::Int { signed: false },
+    };
+    assert_eq!(
+        field_text(&record, &unsigned),
+        (u64::MAX.to_string(), serde_json::json!(u64::MAX))
+    );
+    let string = Printed {
+        ty: ValueType::Str,
+        ..unsigned
+    };
+    assert_eq!(field_text(&record, &string).0, format!("{full:?}"));
 }
