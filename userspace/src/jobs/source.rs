@@ -66,6 +66,18 @@ impl AggregateSource for Replay {
     }
 }
 
+/// A string key's words (`comm`), as the kernel writes them: NUL-padded to
+/// [`tracekit_common::engine::STR_BYTES`].
+#[cfg(test)]
+pub(crate) fn str_key(text: &str) -> Vec<u64> {
+    let mut bytes = [0u8; tracekit_common::engine::STR_BYTES];
+    bytes[..text.len()].copy_from_slice(text.as_bytes());
+    bytes
+        .chunks(8)
+        .map(|word| u64::from_ne_bytes(word.try_into().expect("8-byte chunks")))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

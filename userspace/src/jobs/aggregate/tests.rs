@@ -4,25 +4,15 @@
 
 use std::{collections::BTreeMap, io, path::PathBuf, time::Duration};
 
-use tracekit_common::engine::{AggValue, STR_BYTES};
+use tracekit_common::engine::AggValue;
 
 use super::*;
 use crate::{
     engine::{EngineStats, KeyColumn, KeyKind},
-    jobs::source::Replay,
+    jobs::source::{Replay, str_key as comm},
     output::golden::Transcript,
     session::Interval,
 };
-
-/// A `comm` key's words, as the kernel writes the string.
-fn comm(name: &str) -> Vec<u64> {
-    let mut bytes = vec![0u8; STR_BYTES];
-    bytes[..name.len()].copy_from_slice(name.as_bytes());
-    bytes
-        .chunks(8)
-        .map(|w| u64::from_ne_bytes(w.try_into().unwrap()))
-        .collect()
-}
 
 /// Recorded maps: `(key, slot, count, sum)` cells and the counters.
 fn maps(cells: &[(Vec<u64>, u32, u64, u64)], stats: EngineStats) -> Aggregates {

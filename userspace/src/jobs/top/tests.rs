@@ -3,12 +3,12 @@
 
 use std::{cell::RefCell, collections::BTreeMap, io, rc::Rc};
 
-use tracekit_common::engine::{AggValue, STR_BYTES};
+use tracekit_common::engine::AggValue;
 
 use super::*;
 use crate::{
     engine::{EngineStats, KeyKind},
-    jobs::source::Replay,
+    jobs::source::{Replay, str_key as comm},
     output::golden::Transcript,
 };
 
@@ -24,15 +24,6 @@ impl io::Write for Shared {
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
     }
-}
-
-fn comm(name: &str) -> Vec<u64> {
-    let mut bytes = vec![0u8; STR_BYTES];
-    bytes[..name.len()].copy_from_slice(name.as_bytes());
-    bytes
-        .chunks(8)
-        .map(|w| u64::from_ne_bytes(w.try_into().unwrap()))
-        .collect()
 }
 
 fn maps(cells: &[(&str, u64)]) -> Aggregates {
