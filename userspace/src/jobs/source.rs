@@ -1,6 +1,6 @@
 //! Where jobs read what the kernel gathered: a trait over the sources of aggregates, which
-//! the loaded engines implement ([`super::aggregate::Engines`]) and, in tests, a replay of
-//! recorded map contents ([`Replay`]), so a job's whole output is checked without root.
+//! the loaded engines implement (`aggregate::Engines`) and, in tests, a replay of recorded
+//! map contents (`Replay`), so a job's whole output is checked without root.
 
 use crate::{Result, engine::Aggregates, session::Tracees};
 
