@@ -264,3 +264,88 @@ pub fn read_stacks<T: std::borrow::Borrow<MapData>>(
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(key: u64, slot: u32, count: u64, sum: u64) -> Aggregates {
+        Aggregates {
+            cells: BTreeMap::from([((vec![key], slot), AggValue { count, sum })]),
+            stats: EngineStats {
+                counted: count,
+                ..EngineStats::default()
+            },
+        }
+    }
+
+    #[test]
+    fn merge_adds_cells_and_counters_of_several_engines() {
+        let mut all = one(1, 0, 3, 30);
+        all.merge(one(1, 0, 2, 20));
+        all.merge(one(2, 5, 1, u64::MAX));
+        assert_eq!(all.cells[&(vec![1], 0)], AggValue { count: 5, sum: 50 });
+        assert_eq!(all.cells[&(vec![2], 5)].sum, u64::MAX);
+        assert_eq!(all.stats.counted, 6);
+    }
+
+    /// An interval holds the cells that grew in it, by how much; cells that did not grow
+    /// are left out (an interval table lists only what happened in it).
+    #[test]
+    fn since_keeps_what_grew() {
+        let mut earlier = one(1, 0, 3, 30);
+        earlier.merge(one(2, 0, 7, 70));
+        let mut now = one(1, 0, 5, 45);
+        now.merge(one(2, 0, 7, 70));
+        now.merge(one(3, 0, 1, 1));
+        let delta = now.since(&earlier);
+        assert_eq!(
+            delta.cells.into_iter().collect::<Vec<_>>(),
+            [
+                ((vec![1], 0), AggValue { count: 2, sum: 15 }),
+                ((vec![3], 0), AggValue { count: 1, sum: 1 }),
+            ]
+        );
+        assert_eq!(delta.stats.counted, 13 - 10);
+    }
+
+    /// Sums wrap in the kernel (u64 adds); the interval's sum wraps back.
+    #[test]
+    fn since_subtracts_wrapped_sums() {
+        let earlier = one(1, 0, 1, u64::MAX - 1);
+        let now = one(1, 0, 2, 3);
+        assert_eq!(now.since(&earlier).cells[&(vec![1], 0)].sum, 5);
+    }
+
+    /// Counters never go backwards in an interval, even if a reset made them smaller.
+    #[test]
+    fn stats_since_saturates() {
+        let earlier = EngineStats {
+            map_full: 5,
+            missed: 2,
+            ..EngineStats::default()
+        };
+        let now = EngineStats {
+            map_full: 3,
+            missed: 9,
+            ..EngineStats::default()
+        };
+        let delta = now.since(&earlier);
+        assert_eq!((delta.map_full, delta.missed), (0, 7));
+        let mut added = earlier;
+        added.add(&now);
+        assert_eq!((added.map_full, added.missed), (8, 11));
+    }
+
+    #[test]
+    fn sum_adds_per_cpu_values() {
+        let values = [
+            AggValue { count: 1, sum: 10 },
+            AggValue {
+                count: 2,
+                sum: u64::MAX,
+            },
+        ];
+        assert_eq!(sum(values.iter()), AggValue { count: 3, sum: 9 });
+    }
+}

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use super::{RunOptions, is_broken_pipe, to_stdout};
+use super::{RunOptions, is_broken_pipe, source::AggregateSource, to_writer};
 use crate::{
     Result, caps,
     engine::{
@@ -160,8 +160,23 @@ impl Engines<'_> {
     }
 }
 
-struct AggregateCollector<'a> {
-    engines: Engines<'a>,
+impl AggregateSource for Engines<'_> {
+    fn attach(&mut self, tracees: &Tracees) -> Result<()> {
+        Engines::attach(self, tracees)
+    }
+
+    fn read(&self) -> Result<Aggregates> {
+        Engines::read(self)
+    }
+
+    fn detach(&mut self) {
+        Engines::detach(self);
+    }
+}
+
+/// An aggregate job while it runs: reads `source` at each interval and prints to `out`.
+struct AggregateCollector<'a, S, W> {
+    source: S,
     table: Table<'a>,
     slots: u32,
     json: bool,
@@ -170,19 +185,49 @@ struct AggregateCollector<'a> {
     heat: Option<Vec<heatmap::Column>>,
     /// Milliseconds from the start to the current interval's start.
     heat_ms: u64,
+    /// Standard output.
+    out: W,
+    /// The wall clock of interval headers ([`session::clock_time`]; fixed in tests).
+    clock: fn() -> String,
 }
 
-impl AggregateCollector<'_> {
+/// How a run ended, for the end-of-run output.
+struct Ended {
+    /// From attaching to the stop.
+    elapsed: Duration,
+    /// Why it stopped ([`session::Finished::reason`]).
+    reason: String,
+    /// The scope as messages show it.
+    scope_text: String,
+    /// Whether the scope was `-a`.
+    all: bool,
+}
+
+impl<'a, S: AggregateSource, W: std::io::Write> AggregateCollector<'a, S, W> {
+    fn new(source: S, table: Table<'a>, slots: u32, json: bool, heat: bool, out: W) -> Self {
+        Self {
+            source,
+            table,
+            slots,
+            json,
+            previous: Aggregates::default(),
+            heat: heat.then(Vec::new),
+            heat_ms: 0,
+            out,
+            clock: session::clock_time,
+        }
+    }
+
     /// Prints what was aggregated since the last interval.
     fn print_interval(&mut self, elapsed: Duration) -> Result<Flow> {
-        let now = self.engines.read()?;
+        let now = self.source.read()?;
         let delta = now.since(&self.previous);
         self.previous = now;
         let shown = groups(&delta, self.table.columns, self.slots);
         if let Some(columns) = &mut self.heat {
             let length_ms = elapsed.as_millis() as u64;
             columns.push(heatmap::Column {
-                clock: session::clock_time(),
+                clock: (self.clock)(),
                 start_ms: self.heat_ms,
                 length_ms,
                 counts: heat_rows(self.table.report, &shown, self.slots),
@@ -194,16 +239,13 @@ impl AggregateCollector<'_> {
         } else {
             Format::Text
         };
-        let written = to_stdout(|out| {
-            if !self.json {
-                writeln!(
-                    out,
-                    "{}",
-                    aggregates::interval_header(&session::clock_time(), elapsed)
-                )?;
+        let (json, table, clock) = (self.json, self.table, (self.clock)());
+        let written = to_writer(&mut self.out, |out| {
+            if !json {
+                writeln!(out, "{}", aggregates::interval_header(&clock, elapsed))?;
             }
-            aggregates::write(out, format, &self.table, &shown, &delta.stats, elapsed)?;
-            if !self.json {
+            aggregates::write(out, format, &table, &shown, &delta.stats, elapsed)?;
+            if !json {
                 writeln!(out)?;
             }
             Ok(())
@@ -215,9 +257,9 @@ impl AggregateCollector<'_> {
     }
 }
 
-impl Collector for AggregateCollector<'_> {
+impl<S: AggregateSource, W: std::io::Write> Collector for AggregateCollector<'_, S, W> {
     fn attach(&mut self, tracees: &Tracees) -> Result<()> {
-        self.engines.attach(tracees)
+        self.source.attach(tracees)
     }
 
     fn interval(&mut self, interval: Interval) -> Result<Flow> {
@@ -225,8 +267,89 @@ impl Collector for AggregateCollector<'_> {
     }
 
     fn detach(&mut self) -> Result<()> {
-        self.engines.detach();
+        self.source.detach();
         Ok(())
+    }
+}
+
+impl<S: AggregateSource, W: std::io::Write> AggregateCollector<'_, S, W> {
+    /// The end of a run: writes the `-o` files and (without `-i`, whose last interval is
+    /// printed already) the whole run to `out`; returns what goes to stderr (the summary
+    /// of what was counted, dropped and missed).
+    fn finish(
+        &mut self,
+        job: &AggregateJob,
+        options: &RunOptions,
+        outputs: &[(std::path::PathBuf, FileOutput)],
+        ended: &Ended,
+        all_tasks: bool,
+    ) -> Result<String> {
+        let table = self.table;
+        let all = self.source.read()?;
+        let elapsed = ended.elapsed;
+        // Every file is drawn from the same values: the heat map and the JSON's intervals.
+        let intervals = self
+            .heat
+            .as_deref()
+            .map(|columns| heat_intervals(&table, columns, &ended.scope_text));
+        for (path, output) in outputs {
+            match (output, &intervals) {
+                (FileOutput::HeatMap, Some(intervals)) => {
+                    let title = heat_map_title(table.command, table.traced);
+                    let unit = table.report.unit().unwrap_or("");
+                    output::write_file(path, |out| {
+                        std::io::Write::write_all(
+                            out,
+                            heatmap::svg(&intervals.map(&title, unit)).as_bytes(),
+                        )
+                    })?;
+                }
+                (FileOutput::HeatMap, None) => {}
+                (FileOutput::Report(format), _) => {
+                    let whole = groups(&all, table.columns, self.slots);
+                    output::write_file(path, |out| {
+                        aggregates::write_with_intervals(
+                            out,
+                            *format,
+                            &table,
+                            &whole,
+                            &all.stats,
+                            elapsed,
+                            intervals.as_ref(),
+                        )
+                    })?;
+                }
+            }
+        }
+        // With -i, the session has printed the last interval already.
+        if options.interval.is_none() && (options.json || outputs.is_empty()) {
+            let format = if options.json {
+                Format::Json
+            } else {
+                Format::Text
+            };
+            let shown = groups(&all, table.columns, self.slots);
+            to_writer(&mut self.out, |out| {
+                aggregates::write(out, format, &table, &shown, &all.stats, elapsed)
+            })?;
+        }
+        let mut stats = all.stats;
+        if job.tool_filter {
+            stats.filtered = 0;
+        }
+        let mut stderr =
+            aggregates::summary(&stats, elapsed, &ended.reason, all_tasks && !ended.all);
+        // A start keyed by a request (biolatency's) should end; one keyed by a thread may
+        // still be in flight (a blocked syscall, a sleeping task).
+        if job
+            .request
+            .start
+            .as_ref()
+            .is_some_and(|start| !start.per_thread)
+        {
+            stderr.push_str(&aggregates::unended(&stats));
+        }
+        Ok(stderr)
     }
 }
 
@@ -392,8 +515,8 @@ pub fn run(job: AggregateJob, options: &RunOptions) -> Result<()> {
         columns: &compiled.columns,
         report: &job.report,
     };
-    let mut collector = AggregateCollector {
-        engines: Engines {
+    let mut collector = AggregateCollector::new(
+        Engines {
             specs: &compiled.specs,
             engines: Vec::new(),
             // Without intervals the maps are read after detaching, so tracekit's own
@@ -402,89 +525,34 @@ pub fn run(job: AggregateJob, options: &RunOptions) -> Result<()> {
             verbose: options.verbose,
         },
         table,
-        slots: slots_of(&job.report, &compiled),
-        json: options.json,
-        previous: Aggregates::default(),
-        heat: heat.then(Vec::new),
-        heat_ms: 0,
-    };
+        slots_of(&job.report, &compiled),
+        options.json,
+        heat,
+        std::io::stdout(),
+    );
     let mut session = options.session(job.command, true);
     let banner_what = what.clone();
     session.banner = Some(Box::new(move |scope| {
         format!("Tracing {banner_what} for {scope}")
     }));
     let finished = session::run(session, &mut collector)?;
-    let all = collector.engines.read()?;
-    let elapsed = finished.elapsed;
-    // Every file is drawn from the same values: the heat map and the JSON's intervals.
-    let intervals = collector
-        .heat
-        .as_deref()
-        .map(|columns| heat_intervals(&table, columns, &finished.scope_text));
-    for (path, output) in &outputs {
-        match (output, &intervals) {
-            (FileOutput::HeatMap, Some(intervals)) => {
-                let title = heat_map_title(table.command, table.traced);
-                let unit = table.report.unit().unwrap_or("");
-                output::write_file(path, |out| {
-                    std::io::Write::write_all(
-                        out,
-                        heatmap::svg(&intervals.map(&title, unit)).as_bytes(),
-                    )
-                })?;
-            }
-            (FileOutput::HeatMap, None) => {}
-            (FileOutput::Report(format), _) => {
-                let whole = groups(&all, table.columns, collector.slots);
-                output::write_file(path, |out| {
-                    aggregates::write_with_intervals(
-                        out,
-                        *format,
-                        &table,
-                        &whole,
-                        &all.stats,
-                        elapsed,
-                        intervals.as_ref(),
-                    )
-                })?;
-            }
-        }
-    }
-    // With -i, the session has printed the last interval already.
-    if options.interval.is_none() && (options.json || outputs.is_empty()) {
-        let format = if options.json {
-            Format::Json
-        } else {
-            Format::Text
-        };
-        let shown = groups(&all, table.columns, collector.slots);
-        to_stdout(|out| aggregates::write(out, format, &table, &shown, &all.stats, elapsed))?;
-    }
-    let mut stats = all.stats;
-    if job.tool_filter {
-        stats.filtered = 0;
-    }
+    let ended = Ended {
+        elapsed: finished.elapsed,
+        reason: finished.reason(),
+        scope_text: finished.scope_text.clone(),
+        all: matches!(finished.scope, Scope::All),
+    };
     // Other tasks' ends are expected then; with -a they are in-flight requests.
-    let all_tasks = !matches!(finished.scope, Scope::All)
-        && compiled
-            .specs
-            .iter()
-            .any(|spec| spec.main.plan.all_tasks != 0);
-    eprint!(
-        "{}",
-        aggregates::summary(&stats, elapsed, &finished.reason(), all_tasks)
-    );
-    // A start keyed by a request (biolatency's) should end; one keyed by a thread may
-    // still be in flight (a blocked syscall, a sleeping task).
-    if job
-        .request
-        .start
-        .as_ref()
-        .is_some_and(|start| !start.per_thread)
-    {
-        eprint!("{}", aggregates::unended(&stats));
-    }
+    let all_tasks = compiled
+        .specs
+        .iter()
+        .any(|spec| spec.main.plan.all_tasks != 0);
+    let stderr = collector.finish(&job, options, &outputs, &ended, all_tasks)?;
+    eprint!("{stderr}");
     finished.print_workload_exit();
     session::print_usage(options.verbose, finished.attached_after);
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;

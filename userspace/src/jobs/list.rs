@@ -16,6 +16,41 @@ use crate::{
     procmaps,
 };
 
+/// What `list` reads of the machine: tracefs and the PMU ([`System`]); tests give it a
+/// recorded tracefs tree.
+pub trait ListSource {
+    /// The tracefs mount (`events/SYSTEM/EVENT/format` below it).
+    ///
+    /// # Errors
+    /// Why tracefs is not there.
+    fn tracefs(&self) -> Result<std::path::PathBuf>;
+
+    /// Whether this machine counts the hardware event `config` (`PERF_COUNT_HW_*`).
+    fn hardware_supported(&self, config: u64) -> bool;
+
+    /// The kernel functions tracefs lets kprobes attach to; `None` when it does not show
+    /// them.
+    fn kernel_functions(&self) -> Option<Vec<String>>;
+}
+
+/// This machine.
+#[derive(Clone, Copy, Debug)]
+pub struct System;
+
+impl ListSource for System {
+    fn tracefs(&self) -> Result<std::path::PathBuf> {
+        tracefs::root()
+    }
+
+    fn hardware_supported(&self, config: u64) -> bool {
+        counters::hardware_supported(config)
+    }
+
+    fn kernel_functions(&self) -> Option<Vec<String>> {
+        functions::traceable_kernel_functions()
+    }
+}
+
 fn line(out: &mut String, name: &str, kind: &str) {
     out.push_str(&format!("  {name:<50} [{kind}]\n"));
 }
@@ -33,6 +68,11 @@ enum Class {
 /// counts it; software; tracepoints; kernel functions, where tracefs shows them), or one
 /// class (`hw`/`hardware`, `sw`/`software`, `tracepoint`).
 pub fn events(glob: Option<&str>) -> Result<String> {
+    events_from(&System, glob)
+}
+
+/// [`events`] as `source` shows them.
+pub fn events_from(source: &dyn ListSource, glob: Option<&str>) -> Result<String> {
     let (class, glob) = match glob {
         Some("hw" | "hardware") => (Class::Hardware, None),
         Some("sw" | "software") => (Class::Software, None),
@@ -45,7 +85,7 @@ pub fn events(glob: Option<&str>) -> Result<String> {
         String::from("\nList of events (-e of stat, probes of the tracing commands):\n\n");
     for (name, config) in HARDWARE {
         if listed(Class::Hardware) && wanted(name) {
-            let kind = if counters::hardware_supported(*config) {
+            let kind = if source.hardware_supported(*config) {
                 "Hardware event"
             } else {
                 "Hardware event, not supported here"
@@ -59,7 +99,10 @@ pub fn events(glob: Option<&str>) -> Result<String> {
         }
     }
     if listed(Class::Tracepoint) {
-        match tracefs::root().and_then(|root| probe::all_tracepoints(&root)) {
+        match source
+            .tracefs()
+            .and_then(|root| probe::all_tracepoints(&root))
+        {
             Ok(tracepoints) => {
                 for tp in tracepoints
                     .iter()
@@ -78,7 +121,7 @@ pub fn events(glob: Option<&str>) -> Result<String> {
     }
     // Kernel function names have no `:`; a `system:event` glob is about tracepoints.
     if class == Class::All && glob.is_none_or(|g| !g.contains(':')) {
-        match functions::traceable_kernel_functions() {
+        match source.kernel_functions() {
             Some(names) => match glob {
                 Some(_) => {
                     for name in names.iter().filter(|n| wanted(n)) {
@@ -106,11 +149,16 @@ pub fn events(glob: Option<&str>) -> Result<String> {
 /// # Errors
 /// A usage error for a bad spec, or a probe kind without fields.
 pub fn fields(text: &str, pid: Option<u32>) -> Result<String> {
+    fields_from(&System, text, pid)
+}
+
+/// [`fields`] as `source` shows them.
+pub fn fields_from(source: &dyn ListSource, text: &str, pid: Option<u32>) -> Result<String> {
     let spec = ProbeSpec::parse(text)?;
     let mut out = String::new();
     match spec.kind {
         ProbeKind::Tracepoint => {
-            let root = tracefs::root()?;
+            let root = source.tracefs()?;
             let all = probe::all_tracepoints(&root)?;
             for tp in probe::expand_tracepoints(&spec.target, &all)? {
                 let format = EventFormat::read(&root, &tp.system, &tp.event)?;
@@ -306,3 +354,6 @@ fn write_sites(out: &mut String, shown: &str, sites: &[ProbeSite]) {
         ));
     }
 }
+
+#[cfg(test)]
+mod tests;

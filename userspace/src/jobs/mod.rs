@@ -16,13 +16,14 @@
 pub mod aggregate;
 pub mod list;
 pub mod presets;
+pub mod source;
 pub mod stacks;
 pub mod stat;
 pub mod tools;
 pub mod top;
 pub mod trace;
 
-use std::{io::Write as _, path::PathBuf, time::Duration};
+use std::{path::PathBuf, time::Duration};
 
 use crate::{
     Error, Result, output::Format, session::Scope, symbolize::debuginfo::DebugInfoOptions,
@@ -131,9 +132,16 @@ impl RunOptions {
 pub(crate) fn to_stdout(
     write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
 ) -> Result<()> {
-    let mut stdout = std::io::stdout().lock();
-    write(&mut stdout)
-        .and_then(|()| stdout.flush())
+    to_writer(&mut std::io::stdout().lock(), write)
+}
+
+/// Writes to `out` (stdout, or a buffer in tests) as [`to_stdout`] does.
+pub(crate) fn to_writer(
+    out: &mut dyn std::io::Write,
+    write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<()> {
+    write(&mut *out)
+        .and_then(|()| out.flush())
         .map_err(stdout_error)
 }
 
@@ -166,4 +174,111 @@ pub(crate) fn is_broken_pipe(err: &Error) -> bool {
 /// The number of online CPUs.
 pub fn online_cpus() -> usize {
     aya::util::online_cpus().map(|cpus| cpus.len()).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io;
+
+    use super::*;
+
+    fn options(output: Option<&str>, more: &[&str]) -> RunOptions {
+        RunOptions {
+            scope: Scope::All,
+            duration: None,
+            interval: None,
+            output: output.map(PathBuf::from),
+            more_outputs: more.iter().map(PathBuf::from).collect(),
+            json: false,
+            verbose: 0,
+            debug_info: DebugInfoOptions::default(),
+        }
+    }
+
+    #[test]
+    fn file_format_by_extension() {
+        assert_eq!(
+            options(None, &[]).file_format("count", false).unwrap(),
+            None
+        );
+        assert_eq!(
+            options(Some("out.json"), &[])
+                .file_format("count", false)
+                .unwrap(),
+            Some(Format::Json)
+        );
+        assert_eq!(
+            options(Some("out.folded"), &[])
+                .file_format("profile", true)
+                .unwrap(),
+            Some(Format::Folded)
+        );
+    }
+
+    /// Formats only stack profiles write are refused by the others, naming the command.
+    #[test]
+    fn file_format_refuses_stack_formats_elsewhere() {
+        let err = options(Some("out.folded"), &[])
+            .file_format("count", false)
+            .unwrap_err();
+        assert!(matches!(err, Error::Usage(_)), "{err:?}");
+        assert!(
+            err.to_string().contains("count writes .txt or .json"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn file_format_refuses_several_files_but_for_stacks() {
+        let two = options(Some("a.json"), &["b.txt"]);
+        let err = two.file_format("trace", false).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "-o given 2 times: trace writes one file; profiles, histograms and counts take several"
+        );
+        let stacks = options(Some("a.folded"), &["b.svg"]);
+        assert_eq!(
+            stacks.file_format("profile", true).unwrap(),
+            Some(Format::Folded)
+        );
+    }
+
+    #[test]
+    fn command_program_is_argv0_of_a_command() {
+        let mut run = options(None, &[]);
+        assert_eq!(run.command_program(), None);
+        run.scope = Scope::Command(vec!["/bin/sleep".into(), "1".into()]);
+        assert_eq!(run.command_program(), Some(PathBuf::from("/bin/sleep")));
+        run.scope = Scope::Pids(vec![1]);
+        assert_eq!(run.command_program(), None);
+    }
+
+    /// A closed pipe is recognized through the error `to_writer` makes (the binary exits
+    /// 0 for it); other write errors are not.
+    #[test]
+    fn broken_pipes_are_told_from_other_errors() {
+        struct Failing(io::ErrorKind);
+        impl io::Write for Failing {
+            fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+                Err(self.0.into())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let write = |kind| to_writer(&mut Failing(kind), |out| out.write_all(b"x")).unwrap_err();
+        assert!(is_broken_pipe(&write(io::ErrorKind::BrokenPipe)));
+        let other = write(io::ErrorKind::StorageFull);
+        assert!(!is_broken_pipe(&other));
+        assert!(other.to_string().contains("writing to stdout"), "{other}");
+        assert!(!is_broken_pipe(&Error::usage("x")));
+    }
+
+    #[test]
+    fn to_writer_flushes() {
+        let mut out = io::BufWriter::new(Vec::new());
+        to_writer(&mut out, |w| w.write_all(b"line\n")).unwrap();
+        assert_eq!(out.buffer(), b"");
+        assert_eq!(out.get_ref(), b"line\n");
+    }
 }

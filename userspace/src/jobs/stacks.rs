@@ -767,16 +767,4 @@ fn words_of(column: &KeyColumn) -> usize {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pid_set_counts_distinct_pids() {
-        let mut pids = PidSet::default();
-        for pid in [1, 63, 64, 1, 4_194_303, 64, 0] {
-            pids.insert(pid);
-        }
-        assert_eq!(pids.len(), 5);
-        assert_eq!(pids.bits.len(), 4_194_304 / 64);
-    }
-}
+mod tests;

@@ -202,6 +202,9 @@ impl Collector for StatCollector {
     }
 }
 
+/// The header of `-I` lines, as perf stat prints it.
+const INTERVAL_HEADER: &str = "#           time             counts unit events\n";
+
 /// perf's name for what was counted: `system wide`, `process id '12,13'`, `'ls -l'`.
 fn target(scope: &Scope) -> String {
     match scope {
@@ -241,7 +244,7 @@ pub fn run(stat: &StatOptions, options: &RunOptions) -> Result<()> {
         command: false,
     };
     if options.interval.is_some() && !options.json {
-        to_stdout(|out| writeln!(out, "#           time             counts unit events"))?;
+        to_stdout(|out| out.write_all(INTERVAL_HEADER.as_bytes()))?;
     }
     let session = options.session(if all_cpus { "stat -a" } else { "stat" }, all_cpus);
     let finished = session::run(session, &mut collector)?;
@@ -275,3 +278,6 @@ pub fn run(stat: &StatOptions, options: &RunOptions) -> Result<()> {
     finished.print_workload_exit();
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;

@@ -7,7 +7,7 @@ use std::{collections::HashMap, io::IsTerminal as _, time::Duration};
 use aya::maps::{MapData, RingBuf};
 use tracekit_common::profile::{DEFAULT_COUNT_MAP_ENTRIES, DEFAULT_STACK_MAP_ENTRIES};
 
-use super::{RunOptions, aggregate::Engines, is_broken_pipe, to_stdout};
+use super::{RunOptions, aggregate::Engines, is_broken_pipe, source::AggregateSource, to_writer};
 use crate::{
     Error, Result, bpf, caps,
     engine::{
@@ -100,7 +100,7 @@ enum Source<'a> {
         symbolizer: Box<Symbolizer>,
     },
     Events {
-        engines: Engines<'a>,
+        engines: Box<dyn AggregateSource + 'a>,
         columns: &'a [KeyColumn],
         what: String,
         previous: Aggregates,
@@ -114,6 +114,10 @@ struct TopCollector<'a> {
     limit: usize,
     scope_text: String,
     tty: bool,
+    /// Standard output.
+    out: Box<dyn std::io::Write + 'a>,
+    /// The wall clock of titles ([`session::clock_time`]; fixed in tests).
+    clock: fn() -> String,
 }
 
 impl TopCollector<'_> {
@@ -159,7 +163,7 @@ impl TopCollector<'_> {
         let headers: Vec<&str> = self.keys.iter().map(|k| k.header()).collect();
         let screen = Screen {
             title: title(
-                &session::clock_time(),
+                &(self.clock)(),
                 total,
                 [&what[0], &what[1]],
                 elapsed,
@@ -173,7 +177,7 @@ impl TopCollector<'_> {
         };
         let text = screen.render();
         let tty = self.tty;
-        let written = to_stdout(|out| {
+        let written = to_writer(&mut self.out, |out| {
             if tty {
                 // Home and clear, then the view: redrawn in place like top(1).
                 write!(out, "\x1b[H\x1b[2J{text}")
@@ -313,12 +317,12 @@ pub fn run(top: &TopOptions, options: &RunOptions) -> Result<()> {
     };
     let source = match &compiled {
         Some(compiled) => Source::Events {
-            engines: Engines {
+            engines: Box::new(Engines {
                 specs: &compiled.specs,
                 engines: Vec::new(),
                 exclude_self: true,
                 verbose: options.verbose,
-            },
+            }),
             columns: &compiled.columns,
             what: compiled.what.clone(),
             previous: Aggregates::default(),
@@ -354,6 +358,8 @@ pub fn run(top: &TopOptions, options: &RunOptions) -> Result<()> {
         limit: top.top,
         scope_text: options.scope.describe(),
         tty: std::io::stdout().is_terminal(),
+        out: Box::new(std::io::stdout()),
+        clock: session::clock_time,
     };
     let mut session = options.session("top", true);
     if let Some(compiled) = &compiled {
@@ -363,3 +369,6 @@ pub fn run(top: &TopOptions, options: &RunOptions) -> Result<()> {
     session::run(session, &mut collector)?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;

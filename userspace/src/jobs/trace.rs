@@ -143,11 +143,9 @@ impl Collector for TraceCollector<'_> {
                         Flow::Continue
                     };
                 }
-                if data.len() < size_of::<TraceRecord>() {
+                let Some(record) = decode(data) else {
                     return Flow::Continue;
-                }
-                // SAFETY: the kernel wrote a TraceRecord; read_unaligned copes with any alignment.
-                let record: TraceRecord = unsafe { std::ptr::read_unaligned(data.as_ptr().cast()) };
+                };
                 // Records are stamped before they are committed, on another CPU maybe: what
                 // was stamped well before this one has been committed before it.
                 let past = record.ts_ns.saturating_sub(COMMIT_SKEW_NS);
@@ -360,20 +358,8 @@ pub fn run(
     };
     let mut writer = Writer::spawn(out)?;
     if !json {
-        let mut header = format!(
-            "{:<12} {:<16} {:>7} {:>7} {:<28}",
-            "TIME(s)", "COMM", "PID", "TID", "EVENT"
-        );
-        for name in request
-            .print
-            .iter()
-            .filter(|p| !STACKS.contains(&p.as_str()))
-        {
-            header.push(' ');
-            header.push_str(name);
-        }
         let _ = writer
-            .offer(format!("{}\n", header.trim_end()))
+            .offer(header(&request.print))
             .and_then(|_| writer.ready(true));
     }
     let mut collector = TraceCollector {
@@ -417,10 +403,49 @@ pub fn run(
         });
     }
     let stats = collector.engines.read()?.stats;
-    eprintln!(
-        "Printed {} in {:.2} s{}.",
-        output::plural(collector.printed, "event", "events"),
-        finished.elapsed.as_secs_f64(),
+    eprint!("{}", summary(collector.printed, finished.elapsed, &stats));
+    if options.verbose >= 1 {
+        for unwinder in &mut collector.unwinders {
+            eprintln!("tracekit: {}", unwinder.tables().summary());
+        }
+    }
+    session::print_usage(options.verbose, finished.attached_after);
+    Ok(())
+}
+
+/// The text output's column header: the fixed columns, then the printed fields (stacks
+/// print below each line instead).
+fn header(print: &[String]) -> String {
+    let mut header = format!(
+        "{:<12} {:<16} {:>7} {:>7} {:<28}",
+        "TIME(s)", "COMM", "PID", "TID", "EVENT"
+    );
+    for name in print.iter().filter(|p| !STACKS.contains(&p.as_str())) {
+        header.push(' ');
+        header.push_str(name);
+    }
+    format!("{}\n", header.trim_end())
+}
+
+/// A trace ring's record; `None` for a short one.
+fn decode(data: &[u8]) -> Option<TraceRecord> {
+    if data.len() < size_of::<TraceRecord>() {
+        return None;
+    }
+    // SAFETY: the kernel wrote a TraceRecord; read_unaligned copes with any alignment.
+    Some(unsafe { std::ptr::read_unaligned(data.as_ptr().cast()) })
+}
+
+/// The end-of-run account on stderr: events printed, in how long, and what was lost.
+fn summary(
+    printed: u64,
+    elapsed: std::time::Duration,
+    stats: &crate::engine::EngineStats,
+) -> String {
+    let mut text = format!(
+        "Printed {} in {:.2} s{}.\n",
+        output::plural(printed, "event", "events"),
+        elapsed.as_secs_f64(),
         if stats.filtered > 0 {
             format!(" ({} more did not pass the filter)", stats.filtered)
         } else {
@@ -447,15 +472,9 @@ pub fn run(
             output::plural(stats.read_errors, "event", "events")
         ));
     }
-    lost.extend(output::aggregates::missed_text(&stats));
-    eprint!("{}", output::aggregates::lost_line(&lost));
-    if options.verbose >= 1 {
-        for unwinder in &mut collector.unwinders {
-            eprintln!("tracekit: {}", unwinder.tables().summary());
-        }
-    }
-    session::print_usage(options.verbose, finished.attached_after);
-    Ok(())
+    lost.extend(output::aggregates::missed_text(stats));
+    text.push_str(&output::aggregates::lost_line(&lost));
+    text
 }
 
 /// Operand indices of the kernel and user stacks in a plan.
@@ -547,3 +566,6 @@ fn render(
     }
     text
 }
+
+#[cfg(test)]
+mod tests;

@@ -24,6 +24,8 @@ pub mod chrome;
 pub mod diff;
 pub mod flamegraph;
 pub mod flamescope;
+#[cfg(test)]
+pub(crate) mod golden;
 pub mod heatmap;
 pub mod hist;
 pub mod lines;
