@@ -17,6 +17,7 @@ pub mod attach;
 pub mod compile;
 pub mod filter;
 pub mod keys;
+pub mod kinds;
 pub mod maps;
 pub mod plan;
 pub mod request;
