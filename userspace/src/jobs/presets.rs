@@ -5,13 +5,13 @@
 
 use crate::{
     Result,
+    engine::kinds::function_probe,
     engine::{
         keys::disk_dev,
         request::{KeyField, MapSizes, Request, Shape, Start, StartProbe, Target},
     },
     jobs::aggregate::AggregateJob,
     output::aggregates::Report,
-    probe::function_probe,
 };
 
 /// A latency histogram's unit: nanoseconds per unit and bcc's header (`usecs`).

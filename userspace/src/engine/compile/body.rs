@@ -14,12 +14,13 @@ use crate::{
         compile::{start::*, *},
         filter,
         keys::{KeyColumn, KeyKind},
+        kinds::ProbeSpec,
         plan::PlanBuilder,
         request::{KeyField, Request, Shape},
     },
     error::quote,
     probe::{
-        self, ProbeSpec,
+        self,
         fields::{BUILTINS, FieldRef, Fields, Hint, ValueType, builtin, int},
     },
 };

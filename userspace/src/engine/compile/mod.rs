@@ -1,7 +1,7 @@
-//! Compiles a [`Request`] into engine specs, for every probe kind: tracepoints (their record
-//! fields), `syscalls:*` sets (one raw tracepoint), raw tracepoints (their arguments), kernel
-//! functions (fentry/fexit or kprobes), user functions (uprobes), USDT probes (uprobes at
-//! their sites, arguments from their ELF notes) and software perf events.
+//! Compiles a [`Request`] into engine specs: parses its probe specs and hands them to their
+//! kind ([`super::kinds`], one module per kind). What every kind shares is here: the
+//! [`Compiled`] result, `body` (names resolved, group key, value, aggregation, printed
+//! fields, filter, map layout) and [`start`] (start stages).
 //!
 //! A request with a [`Start`] compiles to two stages of one engine:
 //! the start plan stores the time and the `start.NAME` values under the pairing key, the main
@@ -9,23 +9,15 @@
 //! one.
 
 pub(crate) mod body;
-pub(crate) mod start;
+pub mod start;
 
 use std::{collections::BTreeMap, path::PathBuf};
 
 pub use super::kinds::software::SOFTWARE_EVENTS;
-use super::kinds::{
-    function::function_specs,
-    raw_tracepoint::raw_tracepoint_specs,
-    software::software_specs,
-    tracepoint::{tracepoint_specs, tracepoints_of},
-    usdt::usdt_specs,
-};
-use super::{EngineSpec, keys::KeyColumn, request::Request};
+use super::{EngineSpec, keys::KeyColumn, kinds::ProbeSpec, request::Request};
 use crate::{
     Error, Result,
-    error::quote,
-    probe::{self, ProbeKind, ProbeSpec, Tracepoint, fields::ValueType, tracefs},
+    probe::{self, Tracepoint, fields::ValueType, tracefs},
 };
 
 /// A field `trace` prints: where the record holds it.
@@ -151,26 +143,15 @@ pub fn compile_in(request: &Request, events: &Events) -> Result<Compiled> {
     if specs.is_empty() {
         return Err(Error::usage("no probe given"));
     }
-    if specs.iter().all(|s| s.kind == ProbeKind::Tracepoint) {
-        let tracepoints = tracepoints_of(&specs, events)?;
-        return tracepoint_specs(&tracepoints, request, events);
-    }
-    let [spec] = specs.as_slice() else {
+    // One kind per request; several specs only of a kind that takes several.
+    let kind = specs[0].kind;
+    if specs.len() > 1 && !(kind.several() && specs.iter().all(|s| s.kind == kind)) {
         return Err(Error::usage(
             "function and software-event probes are traced one spec at a time; \
              use a wildcard for several functions",
         ));
-    };
-    match spec.kind {
-        ProbeKind::Software => software_specs(spec, request),
-        ProbeKind::Hardware => Err(Error::usage(format!(
-            "probe `{}`: hardware events are not supported by this command yet",
-            quote(&spec.text)
-        ))),
-        ProbeKind::RawTracepoint => raw_tracepoint_specs(spec, request, events),
-        ProbeKind::Usdt => usdt_specs(spec, request),
-        _ => function_specs(spec, request),
     }
+    kind.compile(&specs, request, events)
 }
 
 /// "block:block_rq_issue", or "312 tracepoints (syscalls:sys_enter_accept, ...)".

@@ -1,5 +1,6 @@
 //! Start stages: begin events (tracepoints or one raw tracepoint) that store a start under
-//! the pairing key for the main stage to find.
+//! the pairing key for the main stage to find. Each kind says how its events begin a stage
+//! ([`Kind::begin_event`](crate::engine::kinds::Kind::begin_event)).
 
 use std::{
     collections::BTreeMap,
@@ -9,7 +10,6 @@ use std::{
 
 use tracekit_common::engine::{Insn, Operand, op, operand};
 
-use crate::engine::kinds::raw_tracepoint::RawTracepointFields;
 use crate::{
     Error, Result,
     engine::{
@@ -17,13 +17,14 @@ use crate::{
         attach::{Attach, raw_tracepoint::RawTracepoint, tracepoint::Tracepoints},
         compile::{body::*, *},
         filter,
+        kinds::ProbeSpec,
         plan::{PlanBuilder, saved_operand, simple_operand},
         request::{Request, Start},
     },
     error::quote,
     probe::{
-        self, ProbeKind, ProbeSpec, Tracepoint,
-        fields::{FieldRef, Fields, TracepointFields},
+        Tracepoint,
+        fields::{FieldRef, Fields},
     },
 };
 
@@ -33,42 +34,12 @@ pub(crate) struct StartStage {
     pub(crate) saved: BTreeMap<String, FieldRef>,
 }
 
-/// The fields of a start or end event: a tracepoint's or a raw tracepoint's.
-pub(crate) fn event_fields(
-    spec: &ProbeSpec,
-    tracefs: &Path,
-) -> Result<(Box<dyn Fields>, EventAttach)> {
-    match spec.kind {
-        ProbeKind::Tracepoint => {
-            let all = probe::all_tracepoints(tracefs)?;
-            let [tp] = &probe::expand_tracepoints(&spec.target, &all)?[..] else {
-                return Err(Error::usage(format!(
-                    "probe `{}`: a start or end event is one tracepoint, not a wildcard",
-                    quote(&spec.text)
-                )));
-            };
-            let tp = tp.clone();
-            let fields = TracepointFields::read(tracefs, &tp)?;
-            Ok((Box::new(fields), EventAttach::Tracepoint(tp)))
-        }
-        ProbeKind::RawTracepoint => Ok((
-            Box::new(RawTracepointFields {
-                name: spec.target.clone(),
-            }),
-            EventAttach::Raw(spec.target.clone()),
-        )),
-        _ => Err(Error::usage(format!(
-            "probe `{}`: start stages pair tracepoints and raw tracepoints; for a function's \
-             latency, use its return probe's `latency`",
-            quote(&spec.text)
-        ))),
-    }
-}
-
 /// Where a start or end event attaches.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum EventAttach {
+pub enum EventAttach {
+    /// A tracepoint.
     Tracepoint(Tracepoint),
+    /// A raw tracepoint, by name.
     Raw(String),
 }
 
@@ -99,7 +70,7 @@ pub(crate) fn compile_start(
             )));
         }
         let spec = ProbeSpec::parse(&begin.probe)?;
-        let (fields, attach) = event_fields(&spec, tracefs)?;
+        let (fields, attach) = spec.kind.begin_event(&spec, tracefs)?;
         let operands = begin
             .pair
             .iter()
@@ -227,9 +198,10 @@ pub(crate) fn compile_start(
 
 /// tracefs, when a start stage has tracepoints (raw tracepoints need none).
 pub(crate) fn tracefs_if_needed(start: &Start, events: &Events) -> Result<PathBuf> {
-    let raw_only = start.probes.iter().all(|p| {
-        ProbeSpec::parse(&p.probe).is_ok_and(|spec| spec.kind == ProbeKind::RawTracepoint)
-    });
+    let raw_only = start
+        .probes
+        .iter()
+        .all(|p| ProbeSpec::parse(&p.probe).is_ok_and(|spec| !spec.kind.needs_tracefs()));
     if raw_only {
         Ok(PathBuf::new())
     } else {

@@ -1,5 +1,6 @@
 //! Kernel functions (kprobe, kretprobe, fentry, fexit) and user functions (uprobe,
-//! uretprobe).
+//! uretprobe): six kinds, one compile step. The kernel's take BTF parameters as fields, all
+//! take `retval` and `latency` at the return.
 
 use std::sync::Arc;
 
@@ -12,23 +13,129 @@ use crate::{
         attach::{Attach, kernel_function::KernelFunctions, uprobe::Uprobes},
         compile::{body::*, *},
         keys::{KeyColumn, KeyKind},
+        kinds::{Kind, ProbeSpec},
         plan::{PlanBuilder, simple_operand},
         request::Request,
         spec::KernelAttach,
     },
     error::quote,
     probe::{
-        ProbeKind, ProbeSpec,
-        fields::{FunctionFields, builtin},
+        fields::{Fields, FunctionFields, builtin},
         functions::{self, KernelBtf},
     },
 };
 
+/// A kernel function's entry or return, through kprobes or BPF trampolines.
+#[derive(Debug)]
+pub struct KernelFunctionKind {
+    names: &'static [&'static str],
+    is_return: bool,
+    trampoline: bool,
+}
+
+/// `kprobe:`/`k:`: kernel function entry, through kprobes (or trampolines where `--how`
+/// asks).
+pub static KPROBE: KernelFunctionKind = KernelFunctionKind {
+    names: &["kprobe", "k"],
+    is_return: false,
+    trampoline: false,
+};
+/// `kretprobe:`/`kr:`: kernel function return, through kretprobes.
+pub static KRETPROBE: KernelFunctionKind = KernelFunctionKind {
+    names: &["kretprobe", "kr"],
+    is_return: true,
+    trampoline: false,
+};
+/// `fentry:`/`f:`/`kfunc:`: kernel function entry, through BPF trampolines.
+pub static FENTRY: KernelFunctionKind = KernelFunctionKind {
+    names: &["fentry", "f", "kfunc"],
+    is_return: false,
+    trampoline: true,
+};
+/// `fexit:`/`fr:`/`kretfunc:`: kernel function return, through BPF trampolines.
+pub static FEXIT: KernelFunctionKind = KernelFunctionKind {
+    names: &["fexit", "fr", "kretfunc"],
+    is_return: true,
+    trampoline: true,
+};
+
+impl Kind for KernelFunctionKind {
+    fn names(&self) -> &'static [&'static str] {
+        self.names
+    }
+
+    fn compile(&self, specs: &[ProbeSpec], request: &Request, _: &Events) -> Result<Compiled> {
+        function_specs(&specs[0], request, self.is_return, false, self.trampoline)
+    }
+
+    /// Each function's BTF parameters (where the kernel has BTF), `retval` and `latency`.
+    fn fields(&self, spec: &ProbeSpec, _pid: Option<u32>) -> Result<String> {
+        let mut out = String::new();
+        let btf = KernelBtf::open();
+        let found = functions::kernel_functions(&spec.target, btf.as_ref())?;
+        for function in found {
+            let params = btf
+                .as_ref()
+                .and_then(|btf| btf.params(&function))
+                .unwrap_or_default();
+            let fields = FunctionFields {
+                event: format!("{}:{function}", self.name()),
+                is_return: self.is_return,
+                params,
+            };
+            out.push_str(&format!("{}: {}\n", fields.event_name(), fields.describe()));
+        }
+        Ok(out)
+    }
+}
+
+/// A user function's entry or return, through uprobes.
+#[derive(Debug)]
+pub struct UserFunctionKind {
+    names: &'static [&'static str],
+    is_return: bool,
+}
+
+/// `uprobe:`/`u:`: user function entry.
+pub static UPROBE: UserFunctionKind = UserFunctionKind {
+    names: &["uprobe", "u"],
+    is_return: false,
+};
+/// `uretprobe:`/`ur:`: user function return.
+pub static URETPROBE: UserFunctionKind = UserFunctionKind {
+    names: &["uretprobe", "ur"],
+    is_return: true,
+};
+
+impl Kind for UserFunctionKind {
+    fn names(&self) -> &'static [&'static str] {
+        self.names
+    }
+
+    fn compile(&self, specs: &[ProbeSpec], request: &Request, _: &Events) -> Result<Compiled> {
+        function_specs(&specs[0], request, self.is_return, true, false)
+    }
+
+    /// `retval` and `latency` at the return; arguments by register (`arg0`..).
+    fn fields(&self, spec: &ProbeSpec, _pid: Option<u32>) -> Result<String> {
+        let fields = FunctionFields {
+            event: spec.text.clone(),
+            is_return: self.is_return,
+            params: Vec::new(),
+        };
+        Ok(format!("{}: {}\n", fields.event_name(), fields.describe()))
+    }
+}
+
 /// Kernel (kprobe, kretprobe, fentry, fexit) and user (uprobe, uretprobe) functions.
-pub(crate) fn function_specs(spec: &ProbeSpec, request: &Request) -> Result<Compiled> {
-    use ProbeKind::*;
+fn function_specs(
+    spec: &ProbeSpec,
+    request: &Request,
+    is_return: bool,
+    user: bool,
+    trampoline: bool,
+) -> Result<Compiled> {
     no_start(spec, request)?;
-    let is_return = matches!(spec.kind, Kretprobe | Fexit | Uretprobe);
     let uses_latency = request.names().iter().any(|n| n == "latency");
     if uses_latency && !is_return {
         return Err(Error::usage(format!(
@@ -38,7 +145,6 @@ pub(crate) fn function_specs(spec: &ProbeSpec, request: &Request) -> Result<Comp
         )));
     }
     let target = request.target;
-    let user = matches!(spec.kind, Uprobe | Uretprobe);
     let (names, params, entry_attach, main_attach, what): (_, _, Attach, Attach, _) = if user {
         let (path, pattern) = spec.target.rsplit_once(':').ok_or_else(|| {
             Error::usage(format!(
@@ -74,7 +180,7 @@ pub(crate) fn function_specs(spec: &ProbeSpec, request: &Request) -> Result<Comp
             (Some(btf), [one]) => btf.params(one).unwrap_or_default(),
             _ => Vec::new(),
         };
-        let how = if matches!(spec.kind, Fentry | Fexit) {
+        let how = if trampoline {
             KernelAttach::Fentry
         } else {
             target.how

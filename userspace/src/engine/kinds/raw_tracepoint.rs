@@ -1,6 +1,6 @@
 //! Raw tracepoints, by their `TP_PROTO` arguments.
 
-use std::{collections::BTreeMap, sync::Arc};
+use std::{collections::BTreeMap, path::Path, sync::Arc};
 
 use tracekit_common::engine::{Operand, operand};
 
@@ -9,11 +9,12 @@ use crate::{
     engine::{
         attach::raw_tracepoint::RawTracepoint,
         compile::{body::*, start::*, *},
+        kinds::{Kind, ProbeSpec},
         request::Request,
         syscalls::{ORIG_AX_OFFSET, SYSCALL_BOUND},
     },
     probe::{
-        self, ProbeSpec,
+        self,
         fields::{BUILTINS, FieldRef, Fields, Hint, ValueType, builtin, int},
     },
 };
@@ -22,8 +23,49 @@ use crate::{
 /// `arg0`..`arg5`, and by name for the syscall raw tracepoints (include/trace/events/
 /// syscalls.h): `sys_enter(regs, id)`, `sys_exit(regs, ret)`, plus `id` at `sys_exit`, read
 /// from `regs->orig_ax` where the architecture says where that is.
-pub(crate) struct RawTracepointFields {
-    pub(crate) name: String,
+struct RawTracepointFields {
+    name: String,
+}
+
+/// `rawtracepoint:`/`rt:`: a raw tracepoint, by its arguments.
+#[derive(Debug)]
+pub struct RawTracepointKind;
+
+/// The kind's table entry.
+pub static RAW_TRACEPOINT: RawTracepointKind = RawTracepointKind;
+
+impl Kind for RawTracepointKind {
+    fn names(&self) -> &'static [&'static str] {
+        &["rawtracepoint", "rt"]
+    }
+
+    fn compile(&self, specs: &[ProbeSpec], request: &Request, events: &Events) -> Result<Compiled> {
+        raw_tracepoint_specs(&specs[0], request, events)
+    }
+
+    fn fields(&self, spec: &ProbeSpec, _pid: Option<u32>) -> Result<String> {
+        let fields = RawTracepointFields {
+            name: spec.target.clone(),
+        };
+        Ok(format!("{}: {}\n", fields.event_name(), fields.describe()))
+    }
+
+    fn begin_event(
+        &self,
+        spec: &ProbeSpec,
+        _tracefs: &Path,
+    ) -> Result<(Box<dyn Fields>, EventAttach)> {
+        Ok((
+            Box::new(RawTracepointFields {
+                name: spec.target.clone(),
+            }),
+            EventAttach::Raw(spec.target.clone()),
+        ))
+    }
+
+    fn needs_tracefs(&self) -> bool {
+        false
+    }
 }
 
 impl RawTracepointFields {
@@ -102,11 +144,7 @@ impl Fields for RawTracepointFields {
 }
 
 /// One raw tracepoint, by its arguments.
-pub(crate) fn raw_tracepoint_specs(
-    spec: &ProbeSpec,
-    request: &Request,
-    events: &Events,
-) -> Result<Compiled> {
+fn raw_tracepoint_specs(spec: &ProbeSpec, request: &Request, events: &Events) -> Result<Compiled> {
     let own = RawTracepointFields {
         name: spec.target.clone(),
     };

@@ -7,12 +7,29 @@ use crate::{
     engine::{
         attach::perf_event::SoftwareEvent,
         compile::{body::*, *},
+        kinds::{Kind, ProbeSpec},
         plan::PlanBuilder,
         request::Request,
     },
     error::quote,
-    probe::ProbeSpec,
 };
+
+/// `software:`/`s:`: a software perf event on every CPU, counted each time it happens.
+#[derive(Debug)]
+pub struct SoftwareKind;
+
+/// The kind's table entry.
+pub static SOFTWARE: SoftwareKind = SoftwareKind;
+
+impl Kind for SoftwareKind {
+    fn names(&self) -> &'static [&'static str] {
+        &["software", "s"]
+    }
+
+    fn compile(&self, specs: &[ProbeSpec], request: &Request, _: &Events) -> Result<Compiled> {
+        software_specs(&specs[0], request)
+    }
+}
 
 /// `PERF_COUNT_SW_*` by perf's names.
 pub const SOFTWARE_EVENTS: &[(&str, u64)] = &[
@@ -30,7 +47,7 @@ pub const SOFTWARE_EVENTS: &[(&str, u64)] = &[
     ("emulation-faults", 8),
 ];
 
-pub(crate) fn software_specs(spec: &ProbeSpec, request: &Request) -> Result<Compiled> {
+fn software_specs(spec: &ProbeSpec, request: &Request) -> Result<Compiled> {
     let config = SOFTWARE_EVENTS
         .iter()
         .find(|(name, _)| *name == spec.target)

@@ -1,6 +1,7 @@
-//! Tracepoints, by their record fields; `syscalls:*` sets through one raw tracepoint.
+//! Tracepoints, by their record fields (from their format files); `syscalls:*` sets that
+//! read no field through one raw tracepoint.
 
-use std::{collections::BTreeMap, sync::Arc};
+use std::{collections::BTreeMap, path::Path, sync::Arc};
 
 use tracekit_common::engine::{MAX_TRACEPOINTS, Operand, Plan, operand};
 
@@ -11,18 +12,106 @@ use crate::{
         attach::{raw_tracepoint::RawTracepoint, tracepoint::Tracepoints},
         compile::{body::*, start::*, *},
         keys::{KeyColumn, KeyKind},
+        kinds::{Kind, ProbeSpec},
         plan::{PlanBuilder, arg_operand, simple_operand},
         request::{Request, Shape},
         syscalls::{ORIG_AX_OFFSET, SYSCALL_BOUND, tracepoint_syscall},
     },
+    error::quote,
     probe::{
-        self, ProbeSpec, Tracepoint,
-        fields::{TracepointFields, builtin},
+        self, Tracepoint,
+        fields::{BUILTINS, Fields, TracepointFields, builtin},
+        tracefs::{self, EventFormat},
     },
 };
 
+/// `tracepoint:`/`t:`, or perf's `SYSTEM:EVENT`: static tracepoints, wildcards allowed.
+#[derive(Debug)]
+pub struct TracepointKind;
+
+/// The kind's table entry.
+pub static TRACEPOINT: TracepointKind = TracepointKind;
+
+impl Kind for TracepointKind {
+    fn names(&self) -> &'static [&'static str] {
+        &["tracepoint", "t"]
+    }
+
+    fn check(&self, spec: &ProbeSpec) -> Result<()> {
+        let parts: Vec<&str> = spec.target.split(':').collect();
+        if parts.len() != 2 || parts.iter().any(|p| p.is_empty()) {
+            return Err(Error::usage(format!(
+                "probe `{}`: a tracepoint is SYSTEM:EVENT, e.g. tracepoint:block:block_rq_issue",
+                quote(&spec.text)
+            )));
+        }
+        Ok(())
+    }
+
+    fn several(&self) -> bool {
+        true
+    }
+
+    fn compile(&self, specs: &[ProbeSpec], request: &Request, events: &Events) -> Result<Compiled> {
+        let tracepoints = tracepoints_of(specs, events)?;
+        tracepoint_specs(&tracepoints, request, events)
+    }
+
+    fn fields(&self, spec: &ProbeSpec, _pid: Option<u32>) -> Result<String> {
+        let mut out = String::new();
+        let root = tracefs::root()?;
+        let all = probe::all_tracepoints(&root)?;
+        for tp in probe::expand_tracepoints(&spec.target, &all)? {
+            let format = EventFormat::read(&root, &tp.system, &tp.event)?;
+            out.push_str(&format!("{tp} (id {}):\n", format.id));
+            for field in format.fields.iter().filter(|f| !f.is_common()) {
+                let ty = if field.is_dynamic() {
+                    "string (__data_loc)".to_string()
+                } else {
+                    match field.array_len {
+                        Some(n) => format!("{}[{n}]", field.c_type),
+                        None => field.c_type.clone(),
+                    }
+                };
+                out.push_str(&format!(
+                    "  {:<24} {:<24} offset {:<4} size {}{}\n",
+                    field.name,
+                    ty,
+                    field.offset,
+                    field.size,
+                    if field.signed { ", signed" } else { "" }
+                ));
+            }
+            let builtins: Vec<&str> = BUILTINS
+                .iter()
+                .copied()
+                .filter(|b| format.field(b).is_none())
+                .collect();
+            out.push_str(&format!("  built-in: {}\n\n", builtins.join(", ")));
+        }
+        Ok(out)
+    }
+
+    fn begin_event(
+        &self,
+        spec: &ProbeSpec,
+        tracefs: &Path,
+    ) -> Result<(Box<dyn Fields>, EventAttach)> {
+        let all = probe::all_tracepoints(tracefs)?;
+        let [tp] = &probe::expand_tracepoints(&spec.target, &all)?[..] else {
+            return Err(Error::usage(format!(
+                "probe `{}`: a start or end event is one tracepoint, not a wildcard",
+                quote(&spec.text)
+            )));
+        };
+        let tp = tp.clone();
+        let fields = TracepointFields::read(tracefs, &tp)?;
+        Ok((Box::new(fields), EventAttach::Tracepoint(tp)))
+    }
+}
+
 /// Expands tracepoint specs (wildcards included), without duplicates.
-pub(crate) fn tracepoints_of(specs: &[ProbeSpec], events: &Events) -> Result<Vec<Tracepoint>> {
+fn tracepoints_of(specs: &[ProbeSpec], events: &Events) -> Result<Vec<Tracepoint>> {
     let tracefs = events.root()?;
     let all = probe::all_tracepoints(&tracefs)?;
     let mut out = Vec::new();
@@ -39,7 +128,7 @@ pub(crate) fn tracepoints_of(specs: &[ProbeSpec], events: &Events) -> Result<Vec
 /// `syscalls:sys_enter_*` (or `sys_exit_*`) sets that read no record field are counted
 /// with one `raw_syscalls` attach keyed by syscall number instead of one attach per
 /// syscall. Returns None when the set does not qualify.
-pub(crate) fn syscall_set_spec(
+fn syscall_set_spec(
     tracepoints: &[Tracepoint],
     request: &Request,
 ) -> Result<Option<(EngineSpec, Vec<KeyColumn>)>> {
@@ -96,7 +185,7 @@ pub(crate) fn syscall_set_spec(
 
 /// Compiles the request for each tracepoint and groups tracepoints whose plans are equal into
 /// engines of at most [`MAX_TRACEPOINTS`] tracepoints each.
-pub(crate) fn tracepoint_specs(
+fn tracepoint_specs(
     tracepoints: &[Tracepoint],
     request: &Request,
     events: &Events,

@@ -10,16 +10,55 @@ use crate::{
         attach::usdt::Usdt,
         compile::{body::*, *},
         keys::{KeyColumn, KeyKind},
+        kinds::{Kind, ProbeSpec},
         plan::{PlanBuilder, simple_operand},
         request::Request,
     },
     probe::{
-        self, ProbeSpec,
+        self,
         fields::{Fields, UsdtFields},
-        functions::{self},
+        functions,
         usdt::{self, UsdtTarget},
     },
 };
+
+/// `usdt:`/`U:`: USDT probes (`<sys/sdt.h>`), uprobes whose arguments the ELF notes describe.
+#[derive(Debug)]
+pub struct UsdtKind;
+
+/// The kind's table entry.
+pub static USDT: UsdtKind = UsdtKind;
+
+impl Kind for UsdtKind {
+    fn names(&self) -> &'static [&'static str] {
+        &["usdt", "U"]
+    }
+
+    fn compile(&self, specs: &[ProbeSpec], request: &Request, _: &Events) -> Result<Compiled> {
+        usdt_specs(&specs[0], request)
+    }
+
+    /// Each probe's arguments, once per distinct argument spec.
+    fn fields(&self, spec: &ProbeSpec, pid: Option<u32>) -> Result<String> {
+        let mut out = String::new();
+        let target = UsdtTarget::parse(&spec.text, &spec.target)?;
+        let binary = functions::resolve_binary_for("USDT", target.binary, pid)?;
+        let mut seen: Vec<(String, String)> = Vec::new();
+        for site in usdt::find(&binary, &target)? {
+            let key = (site.qualified_name(), site.arg_specs.clone());
+            if seen.contains(&key) {
+                continue;
+            }
+            seen.push(key);
+            let fields = UsdtFields::of(
+                format!("usdt:{}:{}", binary.display(), site.qualified_name()),
+                &site,
+            );
+            out.push_str(&format!("{}: {}\n", fields.event_name(), fields.describe()));
+        }
+        Ok(out)
+    }
+}
 
 /// USDT probes of one binary (`usdt:BINARY[:PROVIDER]:NAME`, wildcards allowed): a uprobe
 /// at each site, `arg0..argN` read as each site's note says. Sites whose arguments are read
@@ -27,7 +66,7 @@ use crate::{
 /// with its arguments in other registers, or RIP-relative arguments, read at a distance
 /// from each site's own address) get an engine each. Every site reports its
 /// probe's index as the event, so the sites of one probe count as one event.
-pub(crate) fn usdt_specs(spec: &ProbeSpec, request: &Request) -> Result<Compiled> {
+fn usdt_specs(spec: &ProbeSpec, request: &Request) -> Result<Compiled> {
     no_start(spec, request)?;
     let target = UsdtTarget::parse(&spec.text, &spec.target)?;
     for name in request.names() {
