@@ -29,8 +29,8 @@ use crate::{
 #[derive(Debug)]
 pub struct KernelFunctionKind {
     names: &'static [&'static str],
-    is_return: bool,
-    trampoline: bool,
+    pub(super) is_return: bool,
+    pub(super) trampoline: bool,
 }
 
 /// `kprobe:`/`k:`: kernel function entry, through kprobes (or trampolines where `--how`
@@ -93,7 +93,7 @@ impl Kind for KernelFunctionKind {
 #[derive(Debug)]
 pub struct UserFunctionKind {
     names: &'static [&'static str],
-    is_return: bool,
+    pub(super) is_return: bool,
 }
 
 /// `uprobe:`/`u:`: user function entry.

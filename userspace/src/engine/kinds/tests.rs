@@ -155,3 +155,32 @@ fn every_kind_is_reachable_by_each_name() {
         "--fields h:cycles: hardware events carry no fields beyond pid, tid, cpu, comm, cgroup"
     );
 }
+
+/// The function kinds share one compile step; what tells them apart is theirs (the return
+/// probes take `retval` and `latency`, fentry/fexit attach through trampolines).
+#[test]
+fn function_kinds_say_return_and_trampoline() {
+    let kernel: Vec<(&str, bool, bool)> = [
+        &function::KPROBE,
+        &function::KRETPROBE,
+        &function::FENTRY,
+        &function::FEXIT,
+    ]
+    .iter()
+    .map(|k| (k.name(), k.is_return, k.trampoline))
+    .collect();
+    assert_eq!(
+        kernel,
+        [
+            ("kprobe", false, false),
+            ("kretprobe", true, false),
+            ("fentry", false, true),
+            ("fexit", true, true)
+        ]
+    );
+    let user: Vec<(&str, bool)> = [&function::UPROBE, &function::URETPROBE]
+        .iter()
+        .map(|k| (k.name(), k.is_return))
+        .collect();
+    assert_eq!(user, [("uprobe", false), ("uretprobe", true)]);
+}
