@@ -7,10 +7,7 @@ use crate::{
     counters::{self, HARDWARE, SOFTWARE},
     engine::kinds::ProbeSpec,
     probe::{
-        self,
-        functions::{self},
-        glob_match,
-        tracefs::{self},
+        self, functions, glob_match, tracefs,
         usdt::{self, ProbeSite, UsdtTarget},
     },
     procmaps,

@@ -3,7 +3,7 @@
 //! [`Compiled`] result, `body` (names resolved, group key, value, aggregation, printed
 //! fields, filter, map layout) and [`start`] (start stages).
 //!
-//! A request with a [`Start`] compiles to two stages of one engine:
+//! A request with a [`Start`](super::request::Start) compiles to two stages of one engine:
 //! the start plan stores the time and the `start.NAME` values under the pairing key, the main
 //! plan finds them. A function probe's `latency` pairs entry and return by thread without
 //! one.

@@ -111,7 +111,7 @@ pub enum Location {
     },
     /// Memory at a fixed distance from the probe's own address (+ index × scale): a global
     /// read RIP-relative (`-8@counter(%rip)`, `-fPIE` code) or absolute
-    /// (`-4@table(,%rax,4)`, `-no-pie` code) whose symbol [`probes`] found in the binary's
+    /// (`-4@table(,%rax,4)`, `-no-pie` code) whose symbol [`probes`](super::probes) found in the binary's
     /// symbol table. The distance holds wherever the binary is loaded, so one constant per
     /// probe site reads it in every process.
     ProbeRelative {
