@@ -11,10 +11,11 @@ use libfuzzer_sys::fuzz_target;
 use tracekit::{
     engine::{
         compile::{Events, compile_in},
+        kinds::{ProbeSpec, function_probe},
         request::Request,
     },
     error::{QUOTE_CHARS, quote},
-    probe::{ProbeKind, ProbeSpec, Tracepoint, all_tracepoints, expand_tracepoints, function_probe},
+    probe::{Tracepoint, all_tracepoints, expand_tracepoints},
 };
 use tracekit_fuzz::{TRACEFS, check_error};
 
@@ -32,7 +33,7 @@ fuzz_target!(|text: &str| {
         Ok(spec) => spec,
         Err(err) => return check_error(text, &err),
     };
-    if spec.kind != ProbeKind::Tracepoint {
+    if spec.kind.name() != "tracepoint" {
         return;
     }
     if let Err(err) = expand_tracepoints(&spec.target, &TRACEPOINTS) {

@@ -137,7 +137,7 @@ fn with_probe_kinds(cli: Command) -> Command {
     })
 }
 
-/// Takes any probe spec, and names the kinds of [`tracekit::probe::KINDS`] (`KIND:`) as
+/// Takes any probe spec, and names the kinds of [`tracekit::engine::kinds::KINDS`] (`KIND:`) as
 /// possible values, for completion only.
 #[derive(Clone, Copy, Debug)]
 struct ProbeKinds;
@@ -155,9 +155,9 @@ impl TypedValueParser for ProbeKinds {
     }
 
     fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
-        Some(Box::new(tracekit::probe::KINDS.iter().flat_map(
-            |(kind, names)| {
-                names.iter().map(move |name| {
+        Some(Box::new(tracekit::engine::kinds::KINDS.iter().flat_map(
+            |kind| {
+                kind.names().iter().map(move |name| {
                     // clap's values are 'static without its `string` feature; a test's few
                     // dozen bytes.
                     let value: &'static str = Box::leak(format!("{name}:").into_boxed_str());

@@ -6,9 +6,9 @@
 //! downward:
 //!
 //! 1. [`error`], [`caps`], [`bpf`]: errors, privileges, the embedded BPF objects;
-//! 2. [`probe`]: probe specs, tracepoint formats, fields, functions, the filter language;
-//! 3. [`engine`]: requests compiled to plans, loaded, attached (one file per attach kind) and
-//!    read; [`profile`]: the CPU sampler; [`counters`]: perf counters;
+//! 2. [`probe`]: tracepoint formats, fields, functions, the filter language;
+//! 3. [`engine`]: probe specs and one module per probe kind ([`engine::kinds`]), requests
+//!    compiled to plans, loaded, attached and read; [`profile`]: the CPU sampler; [`counters`]: perf counters;
 //! 4. [`symbolize`], [`ksyms`], [`stacks`]: addresses to frames, stacks folded and ranked;
 //!    [`mappings`]: the file mappings and build IDs of frames (for pprof);
 //!    [`jit`](symbolize::jit), [`procmaps`], [`debuginfo`](symbolize::debuginfo): JIT symbols (`perf-PID.map`, jitdump), what a

@@ -13,10 +13,11 @@ use support::error_shape::assert_short_usage;
 use tracekit::{
     engine::{
         compile::{Events, compile_in},
+        kinds::{ProbeSpec, function_probe},
         request::{KeyField, Request},
     },
     error::{QUOTE_CHARS, quote, quote_at},
-    probe::{ProbeSpec, all_tracepoints, expand_tracepoints, filter, function_probe},
+    probe::{all_tracepoints, expand_tracepoints, filter},
 };
 
 /// The tracefs tree of kernel 6.18 checked into the tests.
@@ -141,7 +142,7 @@ proptest! {
         }
         let request = Request::probe(text.clone());
         if ProbeSpec::parse(&text).is_ok_and(|spec| {
-            spec.kind == tracekit::probe::ProbeKind::Tracepoint
+            spec.kind.name() == "tracepoint"
         }) && let Err(err) = compile_in(&request, &Events::at(TRACEFS))
         {
             assert_short_usage(&text, &err);

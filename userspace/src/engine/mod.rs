@@ -3,7 +3,9 @@
 //!
 //! - [`request`]: what a command asks for (probes, value, group key, filter, aggregation, an
 //!   optional start stage that pairs begin and end events), as data;
-//! - [`compile`]: a request to [`EngineSpec`]s, for every probe kind;
+//! - [`kinds`]: one module per probe kind (its spec names, fields, compile step and attach
+//!   point) and [`kinds::KINDS`], the table of them; probe specs ([`kinds::ProbeSpec`]);
+//! - [`compile`]: a request to [`EngineSpec`]s, through its probes' kinds;
 //! - [`plan`]: [`PlanBuilder`], which enforces the kernel engine's limits;
 //! - [`filter`]: the filter language compiled to the engine's instructions;
 //! - [`spec`]: stages, targets; [`attach`]: one file per attach kind;
@@ -17,6 +19,7 @@ pub mod attach;
 pub mod compile;
 pub mod filter;
 pub mod keys;
+pub mod kinds;
 pub mod maps;
 pub mod plan;
 pub mod request;

@@ -5,12 +5,9 @@
 use crate::{
     Error, Result,
     counters::{self, HARDWARE, SOFTWARE},
+    engine::kinds::ProbeSpec,
     probe::{
-        self, ProbeKind, ProbeSpec,
-        fields::{BUILTINS, Fields as _, FunctionFields, UsdtFields},
-        functions::{self, KernelBtf},
-        glob_match,
-        tracefs::{self, EventFormat},
+        self, functions, glob_match, tracefs,
         usdt::{self, ProbeSite, UsdtTarget},
     },
     procmaps,
@@ -155,91 +152,7 @@ pub fn fields(text: &str, pid: Option<u32>) -> Result<String> {
 /// [`fields`] as `source` shows them.
 pub fn fields_from(source: &dyn ListSource, text: &str, pid: Option<u32>) -> Result<String> {
     let spec = ProbeSpec::parse(text)?;
-    let mut out = String::new();
-    match spec.kind {
-        ProbeKind::Tracepoint => {
-            let root = source.tracefs()?;
-            let all = probe::all_tracepoints(&root)?;
-            for tp in probe::expand_tracepoints(&spec.target, &all)? {
-                let format = EventFormat::read(&root, &tp.system, &tp.event)?;
-                out.push_str(&format!("{tp} (id {}):\n", format.id));
-                for field in format.fields.iter().filter(|f| !f.is_common()) {
-                    let ty = if field.is_dynamic() {
-                        "string (__data_loc)".to_string()
-                    } else {
-                        match field.array_len {
-                            Some(n) => format!("{}[{n}]", field.c_type),
-                            None => field.c_type.clone(),
-                        }
-                    };
-                    out.push_str(&format!(
-                        "  {:<24} {:<24} offset {:<4} size {}{}\n",
-                        field.name,
-                        ty,
-                        field.offset,
-                        field.size,
-                        if field.signed { ", signed" } else { "" }
-                    ));
-                }
-                let builtins: Vec<&str> = BUILTINS
-                    .iter()
-                    .copied()
-                    .filter(|b| format.field(b).is_none())
-                    .collect();
-                out.push_str(&format!("  built-in: {}\n\n", builtins.join(", ")));
-            }
-        }
-        ProbeKind::Kprobe | ProbeKind::Kretprobe | ProbeKind::Fentry | ProbeKind::Fexit => {
-            let is_return = matches!(spec.kind, ProbeKind::Kretprobe | ProbeKind::Fexit);
-            let btf = KernelBtf::open();
-            let found = functions::kernel_functions(&spec.target, btf.as_ref())?;
-            for function in found {
-                let params = btf
-                    .as_ref()
-                    .and_then(|btf| btf.params(&function))
-                    .unwrap_or_default();
-                let fields = FunctionFields {
-                    event: format!("{}:{function}", spec.kind.name()),
-                    is_return,
-                    params,
-                };
-                out.push_str(&format!("{}: {}\n", fields.event_name(), fields.describe()));
-            }
-        }
-        ProbeKind::Uprobe | ProbeKind::Uretprobe => {
-            let fields = FunctionFields {
-                event: spec.text.clone(),
-                is_return: spec.kind == ProbeKind::Uretprobe,
-                params: Vec::new(),
-            };
-            out.push_str(&format!("{}: {}\n", fields.event_name(), fields.describe()));
-        }
-        ProbeKind::Usdt => {
-            let target = UsdtTarget::parse(&spec.text, &spec.target)?;
-            let binary = functions::resolve_binary_for("USDT", target.binary, pid)?;
-            let mut seen: Vec<(String, String)> = Vec::new();
-            for site in usdt::find(&binary, &target)? {
-                let key = (site.qualified_name(), site.arg_specs.clone());
-                if seen.contains(&key) {
-                    continue;
-                }
-                seen.push(key);
-                let fields = UsdtFields::of(
-                    format!("usdt:{}:{}", binary.display(), site.qualified_name()),
-                    &site,
-                );
-                out.push_str(&format!("{}: {}\n", fields.event_name(), fields.describe()));
-            }
-        }
-        other => {
-            return Err(Error::usage(format!(
-                "--fields {text}: {} events carry no fields beyond {}",
-                other.name(),
-                BUILTINS.join(", ")
-            )));
-        }
-    }
-    Ok(out)
+    spec.kind.fields(&spec, pid, &|| source.tracefs())
 }
 
 /// Whether a `list` argument asks for USDT probes (`usdt`, `usdt:BINARY...`, `U:...`).

@@ -59,8 +59,8 @@ pub fn resolve_events(names: &[String], all_cpus: bool) -> Result<Vec<(Event, bo
             continue;
         }
         if name.contains(':') {
-            let spec = probe::ProbeSpec::parse(name)?;
-            if spec.kind != probe::ProbeKind::Tracepoint {
+            let spec = crate::engine::kinds::ProbeSpec::parse(name)?;
+            if !spec.kind.is(&crate::engine::kinds::tracepoint::TRACEPOINT) {
                 return Err(Error::usage(format!(
                     "-e {name}: stat counts perf events and tracepoints; use funccount for functions"
                 )));

@@ -8,7 +8,7 @@ use crate::{
     engine::request::{KeyField, MapSizes, Request, Target},
     jobs::aggregate::AggregateJob,
     output::aggregates::Report,
-    probe::function_probe,
+    engine::kinds::function_probe,
 };
 
 /// `tracekit funccount`: a kernel or user function pattern (`vfs_read`, `vfs_*`,

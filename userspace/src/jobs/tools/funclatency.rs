@@ -8,7 +8,7 @@ use crate::{
     engine::request::{MapSizes, Request, Shape, Target},
     jobs::aggregate::AggregateJob,
     output::aggregates::Report,
-    probe::function_probe,
+    engine::kinds::function_probe,
 };
 
 /// `tracekit funclatency`.

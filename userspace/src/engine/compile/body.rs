@@ -1,0 +1,243 @@
+//! What every probe kind's plan shares: resolving names, the group key, value,
+//! aggregation, printed fields and filter of a request, the map layout, the end event of a
+//! start stage.
+
+use std::collections::BTreeMap;
+
+use tracekit_common::engine::{Plan, operand};
+
+use crate::{
+    Error, Result,
+    engine::{
+        EngineSpec, Stage,
+        attach::Attach,
+        compile::{start::*, *},
+        filter,
+        keys::{KeyColumn, KeyKind},
+        kinds::ProbeSpec,
+        plan::PlanBuilder,
+        request::{KeyField, Request, Shape},
+    },
+    error::quote,
+    probe::{
+        self,
+        fields::{BUILTINS, FieldRef, Fields, Hint, ValueType, builtin, int},
+    },
+};
+
+/// The built-in names only (`pid`, `tid`, `cpu`, `comm`), for events without fields.
+pub(crate) struct BuiltinFields(pub(crate) String);
+
+impl Fields for BuiltinFields {
+    fn lookup(&self, name: &str) -> Option<FieldRef> {
+        builtin(name)
+    }
+    fn names(&self) -> Vec<String> {
+        BUILTINS.iter().map(|b| b.to_string()).collect()
+    }
+    fn describe(&self) -> String {
+        BUILTINS.join(", ")
+    }
+    fn event_name(&self) -> String {
+        self.0.clone()
+    }
+}
+
+/// The end event's names when a start stage runs: `latency` and the saved `start.NAME`
+/// values, then the event's own.
+pub(crate) struct EndFields<'a> {
+    pub(crate) fields: &'a dyn Fields,
+    pub(crate) saved: &'a BTreeMap<String, FieldRef>,
+}
+
+impl Fields for EndFields<'_> {
+    fn lookup(&self, name: &str) -> Option<FieldRef> {
+        if name == "latency" {
+            return Some(int(operand::LATENCY, 0, 8, false));
+        }
+        if name.starts_with("start.") {
+            return self.saved.get(name).copied();
+        }
+        self.fields.lookup(name)
+    }
+    fn names(&self) -> Vec<String> {
+        let mut names = vec!["latency".to_string()];
+        names.extend(self.saved.keys().cloned());
+        names.extend(self.fields.names());
+        names
+    }
+    fn describe(&self) -> String {
+        format!("latency (ns since the start), {}", self.fields.describe())
+    }
+    fn event_name(&self) -> String {
+        self.fields.event_name()
+    }
+}
+
+/// Resolves a name, or a usage error listing what the event has.
+pub(crate) fn resolve(fields: &dyn Fields, flag: &str, name: &str) -> Result<FieldRef> {
+    fields.lookup(name).ok_or_else(|| {
+        let near = probe::nearest(name, &fields.names(), 1);
+        let name = quote(name);
+        Error::usage(format!(
+            "{flag} {name}: {} has no field `{name}`{}; it has {}",
+            quote(&fields.event_name()),
+            near.first()
+                .map(|n| format!(" (did you mean {n}?)"))
+                .unwrap_or_default(),
+            fields.describe()
+        ))
+    })
+}
+
+/// How a group-key field is shown.
+pub(crate) fn key_kind(field: &FieldRef) -> KeyKind {
+    match (field.hint, field.ty) {
+        (_, ValueType::Str) => KeyKind::Str,
+        (Hint::Disk, _) => KeyKind::Disk,
+        (Hint::Syscall, _) => KeyKind::Syscall,
+        (Hint::Stack, _) => KeyKind::Int { signed: false },
+        (Hint::Cgroup, _) => KeyKind::Cgroup,
+        (Hint::Plain, ValueType::Int { signed }) => KeyKind::Int { signed },
+    }
+}
+
+/// A key column of the plan being built, with the bound of its values if known.
+pub(crate) struct Column {
+    pub(crate) column: KeyColumn,
+    pub(crate) bound: Option<u32>,
+}
+
+/// Adds the request's group key, value, aggregation, printed fields and filter to `builder`,
+/// resolving names in `fields`. Returns the key columns and the printed fields.
+pub(crate) fn compile_body(
+    builder: &mut PlanBuilder,
+    fields: &dyn Fields,
+    request: &Request,
+) -> Result<(Vec<Column>, Vec<Printed>)> {
+    let mut columns = Vec::new();
+    for KeyField { field: name, label } in &request.by {
+        let field = resolve(fields, "--by", name)?;
+        let index = builder.operand(field.operand)?;
+        builder.key_part(index)?;
+        columns.push(Column {
+            column: KeyColumn {
+                name: label.clone(),
+                kind: key_kind(&field),
+            },
+            bound: field.bound,
+        });
+    }
+    if let Some(name) = &request.value {
+        let field = resolve(fields, "--value", name)?;
+        if field.ty == ValueType::Str {
+            let name = quote(name);
+            return Err(Error::usage(format!(
+                "--value {name}: `{name}` is a string; --value needs a number (use --by {name} to \
+                 group by it)"
+            )));
+        }
+        let index = builder.operand(field.operand)?;
+        builder.value(index);
+    }
+    match request.shape {
+        Shape::Count => {}
+        Shape::Log2 => builder.log2(),
+        Shape::LogLinear { precision } => builder.log_linear(precision)?,
+        Shape::Linear { min, max, step } => builder.linear(min, max, step)?,
+        Shape::Trace => builder.trace(),
+    }
+    builder.value_div(request.value_div);
+    let mut prints = Vec::new();
+    for name in &request.print {
+        let field = resolve(fields, "--print", name)?;
+        let operand = builder.operand(field.operand)?;
+        prints.push(Printed {
+            name: name.clone(),
+            operand,
+            string_slot: builder.plan().operands[operand as usize].string_slot,
+            ty: field.ty,
+        });
+    }
+    if let Some(text) = &request.filter {
+        filter::compile(text, fields, builder)?;
+    }
+    Ok((columns, prints))
+}
+
+/// Picks the map layout once the key is complete: a per-CPU array indexed by the key when
+/// it is one value below a known bound (or absent), a hash otherwise.
+pub(crate) fn finish_layout(builder: &mut PlanBuilder, columns: &[Column]) {
+    if builder.uses(operand::USER_STACK) {
+        builder.announce();
+    }
+    match columns {
+        [one] if one.bound.is_some() && builder.plan().n_key_parts == 1 => {
+            builder.layout(one.bound)
+        }
+        _ => builder.layout(None),
+    }
+}
+
+/// A main plan for `request` on an event with `fields`: with a start stage, the pairing key
+/// of the end event and the start lookup, and the end event's names (`latency`,
+/// `start.NAME`) resolved through [`EndFields`]. Calls `body` with the builder and the
+/// names.
+pub(crate) fn main_plan<T>(
+    own: &dyn Fields,
+    start: Option<&StartStage>,
+    request: &Request,
+    body: impl FnOnce(&mut PlanBuilder, &dyn Fields) -> Result<T>,
+) -> Result<(PlanBuilder, T)> {
+    let mut builder = PlanBuilder::new();
+    if request.all_tasks {
+        builder.all_tasks();
+    }
+    let out = match (start, &request.start) {
+        (Some(stage), Some(start)) => {
+            let fields = EndFields {
+                fields: own,
+                saved: &stage.saved,
+            };
+            for name in &start.end_pair {
+                let field = resolve(&fields, "end", name)?;
+                let index = builder.operand(field.operand)?;
+                builder.corr_part(index);
+            }
+            builder.needs_start();
+            body(&mut builder, &fields)?
+        }
+        _ => body(&mut builder, own)?,
+    };
+    Ok((builder, out))
+}
+
+pub(crate) fn spec_of(
+    plan: Plan,
+    attach: Attach,
+    start: Option<Stage>,
+    request: &Request,
+) -> EngineSpec {
+    EngineSpec {
+        main: Stage { plan, attach },
+        start,
+        hash_entries: request.maps.max_groups,
+        start_entries: request.maps.max_in_flight,
+        event_base: 0,
+        user_unwind: false,
+    }
+}
+
+pub(crate) fn columns_of(columns: Vec<Column>) -> Vec<KeyColumn> {
+    columns.into_iter().map(|c| c.column).collect()
+}
+
+pub(crate) fn no_start(spec: &ProbeSpec, request: &Request) -> Result<()> {
+    if request.start.is_some() {
+        return Err(Error::usage(format!(
+            "probe `{}`: start stages pair tracepoints and raw tracepoints",
+            quote(&spec.text)
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,174 @@
+use super::*;
+use crate::engine::request::{KeyField, Shape, Start, StartProbe};
+
+fn events() -> Events {
+    Events::test_6_18()
+}
+
+fn compiled(request: &Request) -> String {
+    compile_in(request, &events()).unwrap().listing()
+}
+
+#[test]
+fn stackcount_keys_by_process_and_stacks() {
+    let request = Request {
+        by: KeyField::all(&[
+            "pid".into(),
+            "comm".into(),
+            "kstack".into(),
+            "ustack".into(),
+        ]),
+        ..Request::probe("syscalls:sys_enter_getppid")
+    };
+    assert_eq!(
+        compiled(&request),
+        r#"Main Tracepoints([Tracepoint { system: "syscalls", event: "sys_enter_getppid" }])
+operands: #0 pid #1 comm #2 kstack #3 ustack
+corr: - | key: #0 #1 #2 #3 | saves: -
+value: - | agg: count | layout: hash
+filter: -
+flags: announce needs_ids
+columns: pid Int { signed: false }, comm Str, kstack Int { signed: false }, ustack Int { signed: false }
+"#
+    );
+}
+
+/// Tracepoints whose plans are equal share an engine; event indices run across engines.
+#[test]
+fn count_groups_tracepoints_by_plan() {
+    let request = Request {
+        by_event: true,
+        by: vec![KeyField::new("comm")],
+        ..Request::count(vec!["sched:sched_wakeup*".into(), "block:*".into()])
+    };
+    assert_eq!(
+        compiled(&request),
+        r#"Main Tracepoints([Tracepoint { system: "sched", event: "sched_wakeup" }, Tracepoint { system: "sched", event: "sched_wakeup_new" }])
+operands: #0 event #1 field_string@8:16
+corr: - | key: #0 #1 | saves: -
+value: - | agg: count | layout: hash
+filter: -
+flags: -
+Main Tracepoints([Tracepoint { system: "block", event: "block_rq_complete" }])
+operands: #0 event #1 comm
+corr: - | key: #0 #1 | saves: -
+value: - | agg: count | layout: hash
+filter: -
+flags: -
+Main Tracepoints([Tracepoint { system: "block", event: "block_rq_insert" }, Tracepoint { system: "block", event: "block_rq_issue" }])
+operands: #0 event #1 field_string@44:16
+corr: - | key: #0 #1 | saves: -
+value: - | agg: count | layout: hash
+filter: -
+flags: -
+columns: event Event({0: "sched:sched_wakeup", 1: "sched:sched_wakeup_new", 2: "block:block_rq_complete", 3: "block:block_rq_insert", 4: "block:block_rq_issue"}), comm Str
+"#
+    );
+    let syscalls = Request {
+        by_event: true,
+        ..Request::count(vec!["syscalls:sys_enter_*".into()])
+    };
+    assert_eq!(
+        compiled(&syscalls),
+        r#"Main RawTracepoint("sys_enter")
+operands: #0 arg1:8
+corr: - | key: #0 in {110,257} | saves: -
+value: - | agg: count | layout: array bound 1024
+filter: -
+flags: raw_args=2
+columns: event Event({110: "syscalls:sys_enter_getppid", 257: "syscalls:sys_enter_openat"})
+"#
+    );
+}
+
+#[test]
+fn hist_with_a_linear_shape_and_a_filter() {
+    let request = Request {
+        shape: Shape::Linear {
+            min: 0,
+            max: 1000,
+            step: 100,
+        },
+        value: Some("bytes".into()),
+        filter: Some("rwbs ~ \"*W*\" && bytes > 4096".into()),
+        ..Request::probe("t:block:block_rq_issue")
+    };
+    assert_eq!(
+        compiled(&request),
+        r#"Main Tracepoints([Tracepoint { system: "block", event: "block_rq_issue" }])
+operands: #0 field@28:4 #1 field_string@34:10
+corr: - | key: - | saves: -
+value: #0 | agg: linear 12 slots from 0 step 100 | layout: array bound 0
+filter: str_contains #1 0 gt #0 4096 and
+flags: -
+columns: 
+"#
+    );
+}
+
+#[test]
+fn trace_carries_printed_fields_and_stacks() {
+    let request = Request {
+        shape: Shape::Trace,
+        print: vec!["filename".into(), "flags".into(), "ustack".into()],
+        ..Request::probe("syscalls:sys_enter_openat")
+    };
+    assert_eq!(
+        compiled(&request),
+        r#"Main Tracepoints([Tracepoint { system: "syscalls", event: "sys_enter_openat" }])
+operands: #0 field@24:8 #1 field@32:8 #2 ustack
+corr: - | key: - | saves: -
+value: - | agg: trace | layout: array bound 0
+filter: -
+flags: announce
+columns: 
+"#
+    );
+}
+
+#[test]
+fn bad_requests_name_the_bad_part() {
+    let error = |request: Request| compile_in(&request, &events()).unwrap_err().to_string();
+    assert_eq!(
+        error(Request::probe("block:block_rq_issue").log2("bytse")),
+        "--value bytse: block:block_rq_issue has no field `bytse`; it \
+         has dev (dev_t), sector (sector_t), nr_sector (unsigned int), bytes (unsigned int), \
+         ioprio (unsigned short), rwbs (char[10]), comm (char[16]), cmd (string); and pid, \
+         tid, cpu, cgroup"
+    );
+    // `--by` lists every key it takes, `cgroup` included.
+    assert_eq!(
+        error(Request::probe("block:block_rq_issue").by(vec![KeyField::new("cgrop")])),
+        "--by cgrop: block:block_rq_issue has no field `cgrop` (did you mean `cgroup`?); it \
+         has dev (dev_t), sector (sector_t), nr_sector (unsigned int), bytes (unsigned int), \
+         ioprio (unsigned short), rwbs (char[10]), comm (char[16]), cmd (string); and pid, \
+         tid, cpu, cgroup"
+    );
+    assert_eq!(
+        error(Request::probe("block:block_rq_issue").log2("rwbs")),
+        "--value rwbs: `rwbs` is a string; --value needs a number (use --by rwbs to group by it)"
+    );
+    let paired = Request {
+        start: Some(Start {
+            probes: vec![StartProbe::new("block:block_rq_issue", &["dev", "sector"])],
+            end_pair: vec!["dev".into(), "sectr".into()],
+            all_tasks: false,
+            per_thread: false,
+        }),
+        ..Request::probe("block:block_rq_complete").log2("latency")
+    };
+    assert!(error(paired).starts_with("end sectr: block:block_rq_complete has no field `sectr`"));
+    let start = Start {
+        probes: vec![StartProbe::new("sched:sched_switch", &["prev_pid"])],
+        end_pair: vec!["next_pid".into()],
+        all_tasks: false,
+        per_thread: true,
+    };
+    assert_eq!(
+        error(Request {
+            start: Some(start),
+            ..Request::count(vec!["sched:*".into()])
+        }),
+        "a start stage pairs with one end event, not a set of tracepoints"
+    );
+}

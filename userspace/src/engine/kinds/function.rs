@@ -1,0 +1,311 @@
+//! Kernel functions (kprobe, kretprobe, fentry, fexit) and user functions (uprobe,
+//! uretprobe): six kinds, one compile step. The kernel's take BTF parameters as fields, all
+//! take `retval` and `latency` at the return.
+
+use std::sync::Arc;
+
+use tracekit_common::engine::operand;
+
+use crate::{
+    Error, Result,
+    engine::{
+        Stage,
+        attach::{Attach, kernel_function::KernelFunctions, uprobe::Uprobes},
+        compile::{body::*, *},
+        keys::{KeyColumn, KeyKind},
+        kinds::{Kind, ProbeSpec},
+        plan::{PlanBuilder, simple_operand},
+        request::Request,
+        spec::KernelAttach,
+    },
+    error::quote,
+    probe::{
+        fields::{Fields, FunctionFields, builtin},
+        functions::{self, KernelBtf},
+    },
+};
+
+/// A kernel function's entry or return, through kprobes or BPF trampolines.
+#[derive(Debug)]
+pub struct KernelFunctionKind {
+    names: &'static [&'static str],
+    pub(super) is_return: bool,
+    pub(super) trampoline: bool,
+}
+
+/// `kprobe:`/`k:`: kernel function entry, through kprobes (or trampolines where `--how`
+/// asks).
+pub static KPROBE: KernelFunctionKind = KernelFunctionKind {
+    names: &["kprobe", "k"],
+    is_return: false,
+    trampoline: false,
+};
+/// `kretprobe:`/`kr:`: kernel function return, through kretprobes.
+pub static KRETPROBE: KernelFunctionKind = KernelFunctionKind {
+    names: &["kretprobe", "kr"],
+    is_return: true,
+    trampoline: false,
+};
+/// `fentry:`/`f:`/`kfunc:`: kernel function entry, through BPF trampolines.
+pub static FENTRY: KernelFunctionKind = KernelFunctionKind {
+    names: &["fentry", "f", "kfunc"],
+    is_return: false,
+    trampoline: true,
+};
+/// `fexit:`/`fr:`/`kretfunc:`: kernel function return, through BPF trampolines.
+pub static FEXIT: KernelFunctionKind = KernelFunctionKind {
+    names: &["fexit", "fr", "kretfunc"],
+    is_return: true,
+    trampoline: true,
+};
+
+impl Kind for KernelFunctionKind {
+    fn names(&self) -> &'static [&'static str] {
+        self.names
+    }
+
+    fn compile(&self, specs: &[ProbeSpec], request: &Request, _: &Events) -> Result<Compiled> {
+        function_specs(&specs[0], request, self.is_return, false, self.trampoline)
+    }
+
+    /// Each function's BTF parameters (where the kernel has BTF), `retval` and `latency`.
+    fn fields(
+        &self,
+        spec: &ProbeSpec,
+        _pid: Option<u32>,
+        _tracefs: &dyn Fn() -> Result<std::path::PathBuf>,
+    ) -> Result<String> {
+        let mut out = String::new();
+        let btf = KernelBtf::open();
+        let found = functions::kernel_functions(&spec.target, btf.as_ref())?;
+        for function in found {
+            let params = btf
+                .as_ref()
+                .and_then(|btf| btf.params(&function))
+                .unwrap_or_default();
+            let fields = FunctionFields {
+                event: format!("{}:{function}", self.name()),
+                is_return: self.is_return,
+                params,
+            };
+            out.push_str(&format!("{}: {}\n", fields.event_name(), fields.describe()));
+        }
+        Ok(out)
+    }
+}
+
+/// A user function's entry or return, through uprobes.
+#[derive(Debug)]
+pub struct UserFunctionKind {
+    names: &'static [&'static str],
+    pub(super) is_return: bool,
+}
+
+/// `uprobe:`/`u:`: user function entry.
+pub static UPROBE: UserFunctionKind = UserFunctionKind {
+    names: &["uprobe", "u"],
+    is_return: false,
+};
+/// `uretprobe:`/`ur:`: user function return.
+pub static URETPROBE: UserFunctionKind = UserFunctionKind {
+    names: &["uretprobe", "ur"],
+    is_return: true,
+};
+
+impl Kind for UserFunctionKind {
+    fn names(&self) -> &'static [&'static str] {
+        self.names
+    }
+
+    fn compile(&self, specs: &[ProbeSpec], request: &Request, _: &Events) -> Result<Compiled> {
+        function_specs(&specs[0], request, self.is_return, true, false)
+    }
+
+    /// `retval` and `latency` at the return; arguments by register (`arg0`..).
+    fn fields(
+        &self,
+        spec: &ProbeSpec,
+        _pid: Option<u32>,
+        _tracefs: &dyn Fn() -> Result<std::path::PathBuf>,
+    ) -> Result<String> {
+        let fields = FunctionFields {
+            event: spec.text.clone(),
+            is_return: self.is_return,
+            params: Vec::new(),
+        };
+        Ok(format!("{}: {}\n", fields.event_name(), fields.describe()))
+    }
+}
+
+/// Kernel (kprobe, kretprobe, fentry, fexit) and user (uprobe, uretprobe) functions.
+fn function_specs(
+    spec: &ProbeSpec,
+    request: &Request,
+    is_return: bool,
+    user: bool,
+    trampoline: bool,
+) -> Result<Compiled> {
+    no_start(spec, request)?;
+    let uses_latency = request.names().iter().any(|n| n == "latency");
+    if uses_latency && !is_return {
+        return Err(Error::usage(format!(
+            "probe `{}`: latency is known at the function's return; use kretprobe:, fexit: \
+             or uretprobe:",
+            quote(&spec.text)
+        )));
+    }
+    let target = request.target;
+    let (names, params, entry_attach, main_attach, what): (_, _, Attach, Attach, _) = if user {
+        let (path, pattern) = spec.target.rsplit_once(':').ok_or_else(|| {
+            Error::usage(format!(
+                "probe `{}`: a user probe is {}:BINARY:FUNCTION (e.g. uprobe:libc:malloc)",
+                quote(&spec.text),
+                spec.kind.name()
+            ))
+        })?;
+        let binary = functions::resolve_binary(path, target.pid)?;
+        let found = functions::user_functions(&binary, pattern)?;
+        let offsets: Vec<u64> = found.iter().map(|f| f.file_offset).collect();
+        let names: Vec<String> = found.into_iter().map(|f| f.name).collect();
+        let attach = |ret| -> Attach {
+            Arc::new(Uprobes {
+                binary: binary.clone(),
+                offsets: offsets.clone(),
+                pid: target.pid,
+                ret,
+            })
+        };
+        let what = format!(
+            "{}:{}:{pattern} ({} function{})",
+            spec.kind.name(),
+            binary.display(),
+            names.len(),
+            if names.len() == 1 { "" } else { "s" }
+        );
+        (names, Vec::new(), attach(false), attach(is_return), what)
+    } else {
+        let btf = KernelBtf::open();
+        let found = functions::kernel_functions(&spec.target, btf.as_ref())?;
+        let params = match (&btf, found.as_slice()) {
+            (Some(btf), [one]) => btf.params(one).unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        let how = if trampoline {
+            KernelAttach::Fentry
+        } else {
+            target.how
+        };
+        let attach = |ret| -> Attach {
+            Arc::new(KernelFunctions {
+                functions: found.clone(),
+                ret,
+                how,
+            })
+        };
+        let what = if found.len() == 1 {
+            spec.text.clone()
+        } else {
+            format!(
+                "{} ({})",
+                spec.text,
+                crate::error::plural(found.len(), "function", "functions")
+            )
+        };
+        (
+            found.clone(),
+            params,
+            attach(false),
+            attach(is_return),
+            what,
+        )
+    };
+    let fields = FunctionFields {
+        event: spec.text.clone(),
+        is_return,
+        params,
+    };
+    // Which function fired: the attach cookie (uprobes) or the function's address (kernel).
+    let several = names.len() > 1;
+    let function_key = if user || !several {
+        simple_operand(operand::EVENT_INDEX)
+    } else {
+        simple_operand(operand::FUNC_IP)
+    };
+    let mut main = PlanBuilder::new();
+    let mut columns = Vec::new();
+    if request.by_event || several {
+        let index = main.operand(function_key)?;
+        main.key_part(index)?;
+        let by_index = function_key.kind == operand::EVENT_INDEX;
+        columns.push(Column {
+            column: KeyColumn {
+                name: "function".into(),
+                kind: if by_index {
+                    KeyKind::Event(
+                        names
+                            .iter()
+                            .cloned()
+                            .enumerate()
+                            .map(|(i, n)| (i as u64, n))
+                            .collect(),
+                    )
+                } else {
+                    KeyKind::KernelFunction
+                },
+            },
+            bound: by_index.then_some(names.len() as u32),
+        });
+    }
+    let key_operand = if request.by_event || several {
+        main.plan().key_parts[0]
+    } else {
+        0
+    };
+    let (more, prints) = compile_body(&mut main, &fields, request)?;
+    columns.extend(more);
+    let events = if function_key.kind == operand::FUNC_IP {
+        EventNames::ByFunctionIp(key_operand)
+    } else {
+        EventNames::ByIndex(
+            names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (i as u32, format!("{}:{n}", spec.kind.name())))
+                .collect(),
+        )
+    };
+    let start = if uses_latency {
+        // Entry and return meet per thread (and per function when there are several).
+        let mut start = PlanBuilder::new();
+        let tid = builtin("tid").expect("builtin").operand;
+        let tid_start = start.operand(tid)?;
+        start.corr_part(tid_start);
+        if !several {
+            start.by_thread();
+        }
+        let tid_main = main.operand(tid)?;
+        main.corr_part(tid_main);
+        if several {
+            let key_start = start.operand(function_key)?;
+            start.corr_part(key_start);
+            let key_main = main.operand(function_key)?;
+            main.corr_part(key_main);
+        }
+        start.layout(None);
+        main.needs_start();
+        Some(Stage {
+            plan: start.plan(),
+            attach: entry_attach,
+        })
+    } else {
+        None
+    };
+    finish_layout(&mut main, &columns);
+    Ok(Compiled {
+        specs: vec![spec_of(main.plan(), main_attach, start, request)],
+        columns: columns_of(columns),
+        what,
+        prints: vec![prints],
+        events: vec![events],
+    })
+}

@@ -1,0 +1,298 @@
+//! Tracepoints, by their record fields (from their format files); `syscalls:*` sets that
+//! read no field through one raw tracepoint.
+
+use std::{collections::BTreeMap, path::Path, sync::Arc};
+
+use tracekit_common::engine::{MAX_TRACEPOINTS, Operand, Plan, operand};
+
+use crate::{
+    Error, Result,
+    engine::{
+        EngineSpec,
+        attach::{raw_tracepoint::RawTracepoint, tracepoint::Tracepoints},
+        compile::{body::*, start::*, *},
+        keys::{KeyColumn, KeyKind},
+        kinds::{Kind, ProbeSpec},
+        plan::{PlanBuilder, arg_operand, simple_operand},
+        request::{Request, Shape},
+        syscalls::{ORIG_AX_OFFSET, SYSCALL_BOUND, tracepoint_syscall},
+    },
+    error::quote,
+    probe::{
+        self, Tracepoint,
+        fields::{BUILTINS, Fields, TracepointFields, builtin},
+        tracefs::EventFormat,
+    },
+};
+
+/// `tracepoint:`/`t:`, or perf's `SYSTEM:EVENT`: static tracepoints, wildcards allowed.
+#[derive(Debug)]
+pub struct TracepointKind;
+
+/// The kind's table entry.
+pub static TRACEPOINT: TracepointKind = TracepointKind;
+
+impl Kind for TracepointKind {
+    fn names(&self) -> &'static [&'static str] {
+        &["tracepoint", "t"]
+    }
+
+    fn check(&self, spec: &ProbeSpec) -> Result<()> {
+        let parts: Vec<&str> = spec.target.split(':').collect();
+        if parts.len() != 2 || parts.iter().any(|p| p.is_empty()) {
+            return Err(Error::usage(format!(
+                "probe `{}`: a tracepoint is SYSTEM:EVENT, e.g. tracepoint:block:block_rq_issue",
+                quote(&spec.text)
+            )));
+        }
+        Ok(())
+    }
+
+    fn several(&self) -> bool {
+        true
+    }
+
+    fn compile(&self, specs: &[ProbeSpec], request: &Request, events: &Events) -> Result<Compiled> {
+        let tracepoints = tracepoints_of(specs, events)?;
+        tracepoint_specs(&tracepoints, request, events)
+    }
+
+    fn fields(
+        &self,
+        spec: &ProbeSpec,
+        _pid: Option<u32>,
+        tracefs: &dyn Fn() -> Result<std::path::PathBuf>,
+    ) -> Result<String> {
+        let mut out = String::new();
+        let root = tracefs()?;
+        let all = probe::all_tracepoints(&root)?;
+        for tp in probe::expand_tracepoints(&spec.target, &all)? {
+            let format = EventFormat::read(&root, &tp.system, &tp.event)?;
+            out.push_str(&format!("{tp} (id {}):\n", format.id));
+            for field in format.fields.iter().filter(|f| !f.is_common()) {
+                let ty = if field.is_dynamic() {
+                    "string (__data_loc)".to_string()
+                } else {
+                    match field.array_len {
+                        Some(n) => format!("{}[{n}]", field.c_type),
+                        None => field.c_type.clone(),
+                    }
+                };
+                out.push_str(&format!(
+                    "  {:<24} {:<24} offset {:<4} size {}{}\n",
+                    field.name,
+                    ty,
+                    field.offset,
+                    field.size,
+                    if field.signed { ", signed" } else { "" }
+                ));
+            }
+            let builtins: Vec<&str> = BUILTINS
+                .iter()
+                .copied()
+                .filter(|b| format.field(b).is_none())
+                .collect();
+            out.push_str(&format!("  built-in: {}\n\n", builtins.join(", ")));
+        }
+        Ok(out)
+    }
+
+    fn begin_event(
+        &self,
+        spec: &ProbeSpec,
+        tracefs: &Path,
+    ) -> Result<(Box<dyn Fields>, EventAttach)> {
+        let all = probe::all_tracepoints(tracefs)?;
+        let [tp] = &probe::expand_tracepoints(&spec.target, &all)?[..] else {
+            return Err(Error::usage(format!(
+                "probe `{}`: a start or end event is one tracepoint, not a wildcard",
+                quote(&spec.text)
+            )));
+        };
+        let tp = tp.clone();
+        let fields = TracepointFields::read(tracefs, &tp)?;
+        Ok((Box::new(fields), EventAttach::Tracepoint(tp)))
+    }
+}
+
+/// Expands tracepoint specs (wildcards included), without duplicates.
+fn tracepoints_of(specs: &[ProbeSpec], events: &Events) -> Result<Vec<Tracepoint>> {
+    let tracefs = events.root()?;
+    let all = probe::all_tracepoints(&tracefs)?;
+    let mut out = Vec::new();
+    for spec in specs {
+        for tp in probe::expand_tracepoints(&spec.target, &all)? {
+            if !out.contains(&tp) {
+                out.push(tp);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `syscalls:sys_enter_*` (or `sys_exit_*`) sets that read no record field are counted
+/// with one `raw_syscalls` attach keyed by syscall number instead of one attach per
+/// syscall. Returns None when the set does not qualify.
+fn syscall_set_spec(
+    tracepoints: &[Tracepoint],
+    request: &Request,
+) -> Result<Option<(EngineSpec, Vec<KeyColumn>)>> {
+    if tracepoints.len() < 2 || tracepoints.iter().any(|tp| tp.system != "syscalls") {
+        return Ok(None);
+    }
+    let enter = tracepoints
+        .iter()
+        .all(|tp| tp.event.starts_with("sys_enter_"));
+    let exit = tracepoints
+        .iter()
+        .all(|tp| tp.event.starts_with("sys_exit_"));
+    let uses_fields = request.names().iter().any(|name| builtin(name).is_none());
+    if !(enter || exit) || uses_fields || (exit && ORIG_AX_OFFSET.is_none()) {
+        return Ok(None);
+    }
+    let mut builder = PlanBuilder::new();
+    let nr = if enter {
+        builder.operand(arg_operand(1, 8, false))?
+    } else {
+        builder.operand(Operand {
+            kind: operand::ARG_DEREF,
+            offset: 0,
+            size: 8,
+            aux: ORIG_AX_OFFSET.unwrap_or(0),
+            ..Operand::NONE
+        })?
+    };
+    builder.key_part(nr)?;
+    let prefix = if enter { "sys_enter_" } else { "sys_exit_" };
+    let names: BTreeMap<u64, String> = tracepoints
+        .iter()
+        .filter_map(|tp| {
+            let name = tp.event.strip_prefix(prefix)?;
+            Some((tracepoint_syscall(name)?, tp.to_string()))
+        })
+        .collect();
+    // The program sees every syscall; only the named ones count, as with one attach each.
+    builder.key_set(names.keys().copied());
+    let mut columns = vec![Column {
+        column: KeyColumn {
+            name: "event".into(),
+            kind: KeyKind::Event(names),
+        },
+        bound: Some(SYSCALL_BOUND),
+    }];
+    let fields = BuiltinFields(format!("syscalls:{prefix}*"));
+    columns.extend(compile_body(&mut builder, &fields, request)?.0);
+    finish_layout(&mut builder, &columns);
+    let attach = RawTracepoint(if enter { "sys_enter" } else { "sys_exit" }.into());
+    let spec = spec_of(builder.plan(), Arc::new(attach), None, request);
+    Ok(Some((spec, columns_of(columns))))
+}
+
+/// Compiles the request for each tracepoint and groups tracepoints whose plans are equal into
+/// engines of at most [`MAX_TRACEPOINTS`] tracepoints each.
+fn tracepoint_specs(
+    tracepoints: &[Tracepoint],
+    request: &Request,
+    events: &Events,
+) -> Result<Compiled> {
+    let by_event = request.by_event || (tracepoints.len() > 1 && request.shape != Shape::Trace);
+    if by_event
+        && request.shape != Shape::Trace
+        && request.start.is_none()
+        && let Some((spec, columns)) = syscall_set_spec(tracepoints, request)?
+    {
+        return Ok(Compiled {
+            specs: vec![spec],
+            columns,
+            what: describe(tracepoints),
+            prints: vec![Vec::new()],
+            events: vec![EventNames::ByIndex(BTreeMap::new())],
+        });
+    }
+    let tracefs = events.root()?;
+    let start = match &request.start {
+        Some(start) => {
+            if tracepoints.len() != 1 {
+                return Err(Error::usage(
+                    "a start stage pairs with one end event, not a set of tracepoints",
+                ));
+            }
+            Some(compile_start(start, request, &tracefs)?)
+        }
+        None => None,
+    };
+    let mut groups: Vec<(Plan, Vec<Tracepoint>, Vec<Printed>)> = Vec::new();
+    let mut columns = Vec::new();
+    for tp in tracepoints {
+        let own = TracepointFields::read(&tracefs, tp)?;
+        let (mut builder, (tp_columns, prints)) =
+            main_plan(&own, start.as_ref(), request, |builder, fields| {
+                let mut tp_columns = Vec::new();
+                if by_event {
+                    let id = builder.operand(simple_operand(operand::EVENT_INDEX))?;
+                    builder.key_part(id)?;
+                    tp_columns.push(Column {
+                        column: KeyColumn {
+                            name: "event".into(),
+                            kind: KeyKind::Event(BTreeMap::new()),
+                        },
+                        bound: Some(MAX_TRACEPOINTS as u32),
+                    });
+                }
+                let (more, prints) = compile_body(builder, fields, request)?;
+                tp_columns.extend(more);
+                Ok((tp_columns, prints))
+            })?;
+        finish_layout(&mut builder, &tp_columns);
+        let plan = builder.plan();
+        if columns.is_empty() {
+            columns = columns_of(tp_columns);
+        }
+        match groups
+            .iter_mut()
+            .find(|(p, members, _)| *p == plan && members.len() < MAX_TRACEPOINTS)
+        {
+            Some((_, members, _)) => members.push(tp.clone()),
+            None => groups.push((plan, vec![tp.clone()], prints)),
+        }
+    }
+    let mut names = BTreeMap::new();
+    let mut specs = Vec::new();
+    let mut all_prints = Vec::new();
+    let mut events = Vec::new();
+    let start_stage = start.map(|s| s.stage);
+    for (plan, members, prints) in groups {
+        let event_base = names.len() as u32;
+        for (index, tp) in members.iter().enumerate() {
+            names.insert(u64::from(event_base) + index as u64, tp.to_string());
+        }
+        all_prints.push(prints);
+        events.push(EventNames::ByIndex(
+            members
+                .iter()
+                .enumerate()
+                .map(|(i, tp)| (i as u32, tp.to_string()))
+                .collect(),
+        ));
+        let mut spec = spec_of(
+            plan,
+            Arc::new(Tracepoints(members)),
+            start_stage.clone(),
+            request,
+        );
+        spec.event_base = event_base;
+        specs.push(spec);
+    }
+    if let Some(column) = columns.first_mut()
+        && let KeyKind::Event(event_names) = &mut column.kind
+    {
+        *event_names = names;
+    }
+    Ok(Compiled {
+        specs,
+        columns,
+        what: describe(tracepoints),
+        prints: all_prints,
+        events,
+    })
+}
