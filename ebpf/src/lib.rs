@@ -10,6 +10,7 @@
 #![allow(internal_features)]
 
 pub mod engine;
+pub mod log;
 pub mod unwind;
 
 use aya_ebpf::{

@@ -47,13 +47,14 @@ use self::{
 };
 use crate::{announce, current_pid_tid, selected};
 
-/// Counts one `index` (a [`stat`]) in `ENGINE_STATS`.
+/// Counts one `index` (a [`stat`]) in `ENGINE_STATS`; a drop is logged at `-vv`.
 #[inline(always)]
 fn bump<M: EngineMaps>(index: u32) {
     if let Some(counter) = M::stats().get_ptr_mut(index) {
         // SAFETY: per-CPU slot, only this CPU writes it while the program runs.
         unsafe { *counter += 1 };
     }
+    crate::log::engine_dropped(M::stats(), index);
 }
 
 /// A main-plan event from the program attached at `event`: find its start if it needs

@@ -298,6 +298,7 @@ pub fn run(options: Options, collector: &mut dyn Collector) -> Result<Finished> 
         &scope_text,
     );
     let detached = collector.detach();
+    crate::bpf::flush_kernel_logs();
     restore_default_signals();
     let Collected {
         stop,
