@@ -9,6 +9,8 @@
 #![feature(core_intrinsics)]
 #![allow(internal_features)]
 
+pub mod engine;
+pub mod log;
 pub mod unwind;
 
 use aya_ebpf::{

@@ -222,6 +222,7 @@ pub fn record_user_stack<M: UnwindMaps>(
             w.map_first = 0;
             w.map_count = 0;
             bump::<M>(UnwindStat::NoProcess);
+            crate::log::unwind_stopped(M::stats(), UnwindStat::NoProcess, pid, 0, regs.ip);
         }
     }
     bump::<M>(UnwindStat::Stacks);
@@ -237,14 +238,17 @@ pub fn record_user_stack<M: UnwindMaps>(
     };
     // The helper may have run the callback fewer times than asked if it failed outright.
     let w = unsafe { &mut *walk };
-    match w.status {
-        COMPLETE => bump::<M>(UnwindStat::Complete),
-        FAILED => bump::<M>(UnwindStat::ReadErrors),
-        _ => {
-            if w.pc != 0 {
-                bump::<M>(UnwindStat::Truncated);
-            }
+    let stopped = match w.status {
+        COMPLETE => {
+            bump::<M>(UnwindStat::Complete);
+            None
         }
+        FAILED => Some(UnwindStat::ReadErrors),
+        _ => (w.pc != 0).then_some(UnwindStat::Truncated),
+    };
+    if let Some(stat) = stopped {
+        bump::<M>(stat);
+        crate::log::unwind_stopped(M::stats(), stat, pid, w.len, w.pc);
     }
     let len = w.len as usize;
     if len == 0 {

@@ -693,6 +693,47 @@ fn engine_bad_input_one_line_errors() {
     }
 }
 
+/// `-vv` turns on the kernel programs' logs: a group map of one entry keyed by (event, tid)
+/// has room for only one of the fixture's two syscalls, so 1,000 events are dropped, each
+/// counted, and the engine says why at the 1st, 2nd, 4th... drop on a CPU. Without `-vv` the
+/// same drops are counted and nothing is logged (the loader leaves the logs off).
+#[test]
+fn engine_vv_logs_why_events_were_dropped() {
+    require_root();
+    let fixture = fixture("tk_syscalls");
+    let fixture = fixture.to_str().unwrap();
+    let why = "tracekit: debug: engine: event dropped: the group map is full (--max-groups); 1 so far on CPU ";
+    for verbose in [Some("-vv"), None] {
+        let mut args = vec![
+            "count",
+            "syscalls:sys_enter_getppid",
+            "syscalls:sys_enter_openat",
+            "--by",
+            "tid",
+            "--max-groups",
+            "1",
+            "--json",
+        ];
+        args.extend(verbose);
+        args.extend(["--", fixture, "--openat", "1000"]);
+        let run = tracekit(&args, TIMEOUT);
+        run.assert_code(0);
+        let json = parse_json(&run.stdout);
+        // The first group takes the one entry; the other syscall's 1,000 calls (getppid's,
+        // or openat's if the dynamic loader's openat came first) find the map full.
+        assert!(
+            json["stats"]["map_full"].as_u64().unwrap() >= 1000,
+            "{args:?}: {json:#}"
+        );
+        let logged = run.stderr.lines().filter(|l| l.starts_with(why)).count();
+        let any_kernel_log = run.stderr.contains("engine: event dropped");
+        match verbose {
+            Some(_) => assert!(logged >= 1, "{args:?}: {}", run.stderr),
+            None => assert!(!any_kernel_log, "{args:?}: {}", run.stderr),
+        }
+    }
+}
+
 /// `runqlat --tids`: a thread that sleeps N times waits for a CPU after each wakeup, so its
 /// histogram holds at least N waits (one more for the wakeup that starts it, and a few for
 /// preemptions). CPU burners, one more than there are CPUs, never sleep: their waits start

@@ -116,7 +116,88 @@ pub fn load_without_kernel_btf<'a>(
     drop(hidden);
     loader.btf(None);
     configure(&mut loader);
-    loader.load(object)
+    let log = kernel_log_enabled();
+    static ON: u8 = 1;
+    static OFF: u8 = 0;
+    loader.override_global(KERNEL_LOG_GLOBAL, if log { &ON } else { &OFF }, false);
+    if !log {
+        // aya-log's ring buffer (128 KiB) shrinks to one page when nothing writes to it.
+        // SAFETY: sysconf(3) has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        loader.map_max_entries(KERNEL_LOG_MAP, u32::try_from(page).unwrap_or(4096));
+    }
+    let mut ebpf = loader.load(object)?;
+    if log {
+        forward_kernel_log(&mut ebpf);
+    }
+    Ok(ebpf)
+}
+
+/// The kernel programs' switch for their debug logs (`ebpf/src/log.rs`): a read-only global,
+/// so with it 0 the verifier prunes every log call.
+const KERNEL_LOG_GLOBAL: &str = "TRACEKIT_KERNEL_LOG";
+/// aya-log's ring buffer of log records.
+const KERNEL_LOG_MAP: &str = "AYA_LOGS";
+
+/// Whether the kernel programs log: at `-vv`, when tracekit's debug messages print.
+fn kernel_log_enabled() -> bool {
+    log::log_enabled!(target: "tracekit::kernel", log::Level::Debug)
+}
+
+/// The kernel log readers of the objects loaded at `-vv`; they live as long as the process.
+static KERNEL_LOGGERS: std::sync::Mutex<Vec<aya_log::EbpfLogger<&'static dyn log::Log>>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// Forwards the object's kernel log records to the `log` facade (stderr: `tracekit: debug:
+/// engine: ...`) from a thread of its own that waits on the ring buffer, so records print
+/// as the run goes, whatever loop the command runs; [`flush_kernel_logs`] prints the rest.
+fn forward_kernel_log(ebpf: &mut aya::Ebpf) {
+    use std::os::fd::AsRawFd as _;
+    let logger = match aya_log::EbpfLogger::init(ebpf) {
+        Ok(logger) => logger,
+        Err(err) => {
+            log::debug!("kernel programs' logs not forwarded: {err}");
+            return;
+        }
+    };
+    // The fd stays open: the logger is never dropped.
+    let fd = logger.as_raw_fd();
+    KERNEL_LOGGERS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push(logger);
+    let spawned = std::thread::Builder::new()
+        .name("kernel-log".into())
+        .spawn(move || {
+            loop {
+                let mut poll = libc::pollfd {
+                    fd,
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                // SAFETY: poll(2) on one pollfd whose fd the logger keeps open.
+                if unsafe { libc::poll(&mut poll, 1, -1) } < 0
+                    && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
+                {
+                    return;
+                }
+                flush_kernel_logs();
+            }
+        });
+    if let Err(err) = spawned {
+        log::debug!("kernel programs' logs not forwarded while the run goes: {err}");
+    }
+}
+
+/// Prints the kernel log records not printed yet (at `-vv`; nothing otherwise). The run
+/// calls it once its probes are detached, so no record is lost to tracekit exiting.
+pub fn flush_kernel_logs() {
+    let mut loggers = KERNEL_LOGGERS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    for logger in loggers.iter_mut() {
+        logger.flush();
+    }
 }
 
 /// While alive, this thread sees an empty `/sys/kernel/btf/vmlinux`.

@@ -1,0 +1,253 @@
+//! The engine's maps and load-time globals, defined in the `engine` object by
+//! [`engine_maps!`](crate::engine_maps) (maps defined in this library would be created with
+//! every object, used or not) and reached through [`EngineMaps`].
+
+use aya_ebpf::maps::{HashMap, LruHashMap, PerCpuArray, PerCpuHashMap, RingBuf};
+use tracekit_common::{
+    engine::{AggKey, AggValue, CorrKey, MAX_OPERANDS, MAX_STRINGS, Plan, STR_BYTES, StartValue},
+    profile::StackFrames,
+};
+
+use crate::unwind::UnwindMaps;
+
+/// Per-CPU room for an event's values and the group key (the BPF stack is 512 bytes).
+#[repr(C)]
+pub struct Scratch {
+    /// Integer operand values, by operand index.
+    pub(crate) ints: [u64; MAX_OPERANDS],
+    /// Probe arguments 0..6, and the return value at [`RET`](super::args::RET).
+    pub args: [u64; 8],
+    /// A stack being recorded.
+    pub(crate) frames: StackFrames,
+    /// String operand values, by string slot.
+    pub(crate) strings: [[u8; STR_BYTES]; MAX_STRINGS],
+    pub(crate) key: AggKey,
+}
+
+/// The engine's maps and globals in the object that defines them ([`engine_maps!`]).
+/// The global readers read through a volatile load, so the compiler never folds the
+/// build-time default and the verifier sees the loader's value as a constant.
+///
+/// [`engine_maps!`]: crate::engine_maps
+pub trait EngineMaps {
+    /// The unwinder's maps, for user stacks unwound from tables.
+    type Unwind: UnwindMaps;
+    /// `ENGINE_PLAN`: the main plan (events that are aggregated).
+    fn plan() -> &'static Plan;
+    /// `ENGINE_START_PLAN`: the start plan (events that only leave a timestamp).
+    fn start_plan() -> &'static Plan;
+    /// `ENGINE_SELF_PID`: the loader's own pid, never traced.
+    fn self_pid() -> u32;
+    /// `ENGINE_FILTER_PIDS`: 1 when only pids in `ENGINE_TARGETS` are traced.
+    fn filter_pids() -> u8;
+    /// `ENGINE_FORK_CHILD_PID_OFFSET`: `child_pid`'s offset in `sched:sched_process_fork`.
+    fn fork_child_pid_offset() -> u32;
+    /// `ENGINE_MMAP_PROT_OFFSET`: `prot`'s offset in `syscalls:sys_enter_mmap`.
+    fn mmap_prot_offset() -> u32;
+    /// `ENGINE_USER_UNWIND`: 1 when user stacks are unwound from tables, 0 by frame pointers.
+    fn user_unwind() -> u8;
+    /// `ENGINE_ARRAY`: array layout aggregates.
+    fn array() -> &'static PerCpuArray<AggValue>;
+    /// `ENGINE_HASH`: hash layout aggregates.
+    fn hash() -> &'static PerCpuHashMap<AggKey, AggValue>;
+    /// `ENGINE_STARTS`: start timestamps by correlation key.
+    fn starts() -> &'static HashMap<CorrKey, StartValue>;
+    /// `ENGINE_STATS`: per-CPU counters, indexed by `tracekit_common::engine::stat`.
+    fn stats() -> &'static PerCpuArray<u64>;
+    /// `ENGINE_TARGETS`: the traced pids (`-p`, `-- CMD` and its children).
+    fn targets() -> &'static HashMap<u32, u8>;
+    /// `ENGINE_STACKS`: stacks by content hash.
+    fn stacks() -> &'static HashMap<u64, StackFrames>;
+    /// `ENGINE_TRACE`: per-event records.
+    fn trace() -> &'static RingBuf;
+    /// `ENGINE_ANNOUNCE`: new processes, announced once.
+    fn announce() -> &'static RingBuf;
+    /// `ENGINE_KNOWN`: processes already announced.
+    fn known() -> &'static LruHashMap<u32, u8>;
+    /// `ENGINE_SCRATCH`: the per-CPU [`Scratch`].
+    fn scratch() -> &'static PerCpuArray<Scratch>;
+}
+
+/// Defines the engine's globals (`ENGINE_PLAN`, `ENGINE_START_PLAN`, `ENGINE_SELF_PID`,
+/// `ENGINE_FILTER_PIDS`, `ENGINE_FORK_CHILD_PID_OFFSET`, `ENGINE_MMAP_PROT_OFFSET`,
+/// `ENGINE_USER_UNWIND`) and maps (`ENGINE_*`) in the calling BPF object, and `$name`, the
+/// [`EngineMaps`] whose unwinder maps are `$unwind` (from [`unwind_maps!`](crate::unwind_maps)).
+/// Userspace finds all of them by these names.
+#[macro_export]
+macro_rules! engine_maps {
+    ($name:ident, $unwind:ty) => {
+        /// The main plan (events that are aggregated).
+        #[unsafe(no_mangle)]
+        static ENGINE_PLAN: tracekit_common::engine::Plan = tracekit_common::engine::Plan::EMPTY;
+        /// The start plan (events that only leave a timestamp for the main plan).
+        #[unsafe(no_mangle)]
+        static ENGINE_START_PLAN: tracekit_common::engine::Plan =
+            tracekit_common::engine::Plan::EMPTY;
+        /// The loader's own pid: never traced.
+        #[unsafe(no_mangle)]
+        static ENGINE_SELF_PID: u32 = 0;
+        /// 1: only pids in `ENGINE_TARGETS` are traced.
+        #[unsafe(no_mangle)]
+        static ENGINE_FILTER_PIDS: u8 = 0;
+        /// Offset of `child_pid` in `sched:sched_process_fork` records (for `-- CMD`).
+        #[unsafe(no_mangle)]
+        static ENGINE_FORK_CHILD_PID_OFFSET: u32 = 0;
+        /// Offset of `prot` in `syscalls:sys_enter_mmap` records (with `Plan::announce`).
+        #[unsafe(no_mangle)]
+        static ENGINE_MMAP_PROT_OFFSET: u32 = 0;
+        /// 1: user stack operands are walked by the DWARF unwinder (`--call-graph dwarf`)
+        /// from the registers the task saved when it entered the kernel; 0: by frame pointers.
+        #[unsafe(no_mangle)]
+        static ENGINE_USER_UNWIND: u8 = 0;
+
+        /// Array layout aggregates; the loader sizes it to `(array_key_bound + 1) * slots`.
+        #[aya_ebpf::macros::map]
+        static ENGINE_ARRAY: aya_ebpf::maps::PerCpuArray<tracekit_common::engine::AggValue> =
+            aya_ebpf::maps::PerCpuArray::with_max_entries(1, 0);
+
+        /// Hash layout aggregates.
+        #[aya_ebpf::macros::map]
+        static ENGINE_HASH: aya_ebpf::maps::PerCpuHashMap<
+            tracekit_common::engine::AggKey,
+            tracekit_common::engine::AggValue,
+        > = aya_ebpf::maps::PerCpuHashMap::with_max_entries(
+            tracekit_common::engine::DEFAULT_HASH_ENTRIES,
+            0,
+        );
+
+        /// Start timestamps by correlation key.
+        #[aya_ebpf::macros::map]
+        static ENGINE_STARTS: aya_ebpf::maps::HashMap<
+            tracekit_common::engine::CorrKey,
+            tracekit_common::engine::StartValue,
+        > = aya_ebpf::maps::HashMap::with_max_entries(
+            tracekit_common::engine::DEFAULT_START_ENTRIES,
+            0,
+        );
+
+        #[aya_ebpf::macros::map]
+        static ENGINE_STATS: aya_ebpf::maps::PerCpuArray<u64> =
+            aya_ebpf::maps::PerCpuArray::with_max_entries(tracekit_common::engine::STAT_COUNT, 0);
+
+        #[aya_ebpf::macros::map]
+        static ENGINE_TARGETS: aya_ebpf::maps::HashMap<u32, u8> =
+            aya_ebpf::maps::HashMap::with_max_entries(tracekit_common::engine::MAX_TARGET_PIDS, 0);
+
+        /// Stacks by content hash (stack operands); the loader shrinks it when unused.
+        #[aya_ebpf::macros::map]
+        static ENGINE_STACKS: aya_ebpf::maps::HashMap<u64, tracekit_common::profile::StackFrames> =
+            aya_ebpf::maps::HashMap::with_max_entries(
+                tracekit_common::engine::DEFAULT_STACK_ENTRIES,
+                0,
+            );
+
+        /// Per-event records (`agg::TRACE`).
+        #[aya_ebpf::macros::map]
+        static ENGINE_TRACE: aya_ebpf::maps::RingBuf =
+            aya_ebpf::maps::RingBuf::with_byte_size(tracekit_common::engine::TRACE_RING_BYTES, 0);
+
+        /// New processes, announced once (`Plan::announce`).
+        #[aya_ebpf::macros::map]
+        static ENGINE_ANNOUNCE: aya_ebpf::maps::RingBuf =
+            aya_ebpf::maps::RingBuf::with_byte_size(tracekit_common::profile::EVENTS_RING_BYTES, 0);
+
+        /// Processes already announced.
+        #[aya_ebpf::macros::map]
+        static ENGINE_KNOWN: aya_ebpf::maps::LruHashMap<u32, u8> =
+            aya_ebpf::maps::LruHashMap::with_max_entries(
+                tracekit_common::profile::MAX_KNOWN_PIDS,
+                0,
+            );
+
+        #[aya_ebpf::macros::map]
+        static ENGINE_SCRATCH: aya_ebpf::maps::PerCpuArray<$crate::engine::Scratch> =
+            aya_ebpf::maps::PerCpuArray::with_max_entries(1, 0);
+
+        /// This object's engine maps and globals.
+        struct $name;
+
+        impl $crate::engine::EngineMaps for $name {
+            type Unwind = $unwind;
+            #[inline(always)]
+            fn plan() -> &'static tracekit_common::engine::Plan {
+                &ENGINE_PLAN
+            }
+            #[inline(always)]
+            fn start_plan() -> &'static tracekit_common::engine::Plan {
+                &ENGINE_START_PLAN
+            }
+            #[inline(always)]
+            fn self_pid() -> u32 {
+                // SAFETY: reading a static.
+                unsafe { core::ptr::read_volatile(&raw const ENGINE_SELF_PID) }
+            }
+            #[inline(always)]
+            fn filter_pids() -> u8 {
+                // SAFETY: reading a static.
+                unsafe { core::ptr::read_volatile(&raw const ENGINE_FILTER_PIDS) }
+            }
+            #[inline(always)]
+            fn fork_child_pid_offset() -> u32 {
+                // SAFETY: reading a static.
+                unsafe { core::ptr::read_volatile(&raw const ENGINE_FORK_CHILD_PID_OFFSET) }
+            }
+            #[inline(always)]
+            fn mmap_prot_offset() -> u32 {
+                // SAFETY: reading a static.
+                unsafe { core::ptr::read_volatile(&raw const ENGINE_MMAP_PROT_OFFSET) }
+            }
+            #[inline(always)]
+            fn user_unwind() -> u8 {
+                // SAFETY: reading a static.
+                unsafe { core::ptr::read_volatile(&raw const ENGINE_USER_UNWIND) }
+            }
+            #[inline(always)]
+            fn array() -> &'static aya_ebpf::maps::PerCpuArray<tracekit_common::engine::AggValue> {
+                &ENGINE_ARRAY
+            }
+            #[inline(always)]
+            fn hash() -> &'static aya_ebpf::maps::PerCpuHashMap<
+                tracekit_common::engine::AggKey,
+                tracekit_common::engine::AggValue,
+            > {
+                &ENGINE_HASH
+            }
+            #[inline(always)]
+            fn starts() -> &'static aya_ebpf::maps::HashMap<
+                tracekit_common::engine::CorrKey,
+                tracekit_common::engine::StartValue,
+            > {
+                &ENGINE_STARTS
+            }
+            #[inline(always)]
+            fn stats() -> &'static aya_ebpf::maps::PerCpuArray<u64> {
+                &ENGINE_STATS
+            }
+            #[inline(always)]
+            fn targets() -> &'static aya_ebpf::maps::HashMap<u32, u8> {
+                &ENGINE_TARGETS
+            }
+            #[inline(always)]
+            fn stacks()
+            -> &'static aya_ebpf::maps::HashMap<u64, tracekit_common::profile::StackFrames> {
+                &ENGINE_STACKS
+            }
+            #[inline(always)]
+            fn trace() -> &'static aya_ebpf::maps::RingBuf {
+                &ENGINE_TRACE
+            }
+            #[inline(always)]
+            fn announce() -> &'static aya_ebpf::maps::RingBuf {
+                &ENGINE_ANNOUNCE
+            }
+            #[inline(always)]
+            fn known() -> &'static aya_ebpf::maps::LruHashMap<u32, u8> {
+                &ENGINE_KNOWN
+            }
+            #[inline(always)]
+            fn scratch() -> &'static aya_ebpf::maps::PerCpuArray<$crate::engine::Scratch> {
+                &ENGINE_SCRATCH
+            }
+        }
+    };
+}

@@ -1,0 +1,339 @@
+//! The generic in-kernel aggregation engine behind `hist`, `count`, `trace`, `funccount`,
+//! `funclatency`, `stackcount` and the presets (`bitesize`, `biolatency`, `syscount`). What
+//! it reads, filters, keys and aggregates is the loader's [`Plan`] (see
+//! `tracekit_common::engine`), a read-only global the verifier treats as constants, so each
+//! plan runs only the code it needs.
+//!
+//! The `engine` object (`src/bin/engine.rs`) defines the maps and globals with
+//! [`engine_maps!`](crate::engine_maps) and holds only the entry points: each loads its
+//! context's arguments into the per-CPU [`Scratch`] and runs the start or main stage here.
+//! A stage reads the plan's operands ([`operands`]), runs its filter program ([`filter`]),
+//! and adds the event to an aggregate ([`aggregate`]) or sends it as a trace record.
+
+use core::ffi::c_void;
+
+use aya_ebpf::{
+    helpers::{
+        bpf_get_current_comm,
+        generated::{bpf_get_smp_processor_id, bpf_ktime_get_ns},
+    },
+    programs::{RawTracePointContext, TracePointContext},
+};
+use tracekit_common::engine::{
+    CorrKey, MAX_OPERANDS, NO_OPERAND, Plan, StartValue, TraceRecord, agg, operand, stat,
+};
+
+/// Reads a plan field without letting the compiler fold the build-time default.
+macro_rules! rd {
+    ($e:expr) => {
+        // SAFETY: reading a field of a static.
+        unsafe { core::ptr::read_volatile(core::ptr::addr_of!($e)) }
+    };
+}
+
+pub mod aggregate;
+pub mod args;
+pub mod filter;
+mod maps;
+pub mod operands;
+
+pub use maps::{EngineMaps, Scratch};
+
+use self::{
+    aggregate::{aggregate, row_wanted},
+    args::{NoRecord, Source},
+    filter::filter,
+    operands::{Started, int, read_operands},
+};
+use crate::{announce, current_pid_tid, selected};
+
+/// Counts one `index` (a [`stat`]) in `ENGINE_STATS`; a drop is logged at `-vv`.
+#[inline(always)]
+fn bump<M: EngineMaps>(index: u32) {
+    if let Some(counter) = M::stats().get_ptr_mut(index) {
+        // SAFETY: per-CPU slot, only this CPU writes it while the program runs.
+        unsafe { *counter += 1 };
+    }
+    crate::log::engine_dropped(M::stats(), index);
+}
+
+/// A main-plan event from the program attached at `event`: find its start if it needs
+/// one, filter, aggregate.
+#[inline(always)]
+fn run_main<M: EngineMaps, S: Source>(source: &S, scratch: *mut Scratch, event: u32) -> Option<()> {
+    let plan = M::plan();
+    let (pid, tid) = task_ids::<M>(plan)?;
+    let mut started = Started {
+        latency_ns: 0,
+        saved: [0; 4],
+    };
+    read_operands::<M, S>(plan, source, scratch, pid, tid, event, started)?;
+    if rd!(plan.key_set_used) != 0 {
+        let first = (rd!(plan.key_parts[0]) as usize) & (MAX_OPERANDS - 1);
+        if !row_wanted(plan, int(scratch, first)) {
+            return None;
+        }
+    }
+    let filter_first = rd!(plan.filter_first) != 0;
+    if filter_first && !filter(plan, scratch) {
+        bump::<M>(stat::FILTERED);
+        return None;
+    }
+    if rd!(plan.needs_start) != 0 {
+        let key = corr_key(plan, scratch);
+        // SAFETY: the value is copied out before the entry is removed.
+        let Some(start) = (unsafe { M::starts().get(&key) }).copied() else {
+            bump::<M>(stat::NO_START);
+            return None;
+        };
+        let _ = M::starts().remove(&key);
+        bump::<M>(stat::STARTS_ENDED);
+        // SAFETY: plain helper call.
+        let now = unsafe { bpf_ktime_get_ns() };
+        started = Started {
+            latency_ns: now.saturating_sub(start.ts_ns),
+            saved: start.saved,
+        };
+        // Operands that depend on the start are filled in now.
+        let n = rd!(plan.n_operands) as usize;
+        for i in 0..MAX_OPERANDS {
+            if i >= n {
+                break;
+            }
+            // SAFETY: this CPU's scratch; i < MAX_OPERANDS.
+            match rd!(plan.operands[i].kind) {
+                operand::LATENCY => unsafe { (*scratch).ints[i] = started.latency_ns },
+                operand::SAVED => {
+                    let slot = (rd!(plan.operands[i].offset) & 3) as usize;
+                    // SAFETY: this CPU's scratch; i < MAX_OPERANDS.
+                    unsafe { (*scratch).ints[i] = started.saved[slot] }
+                }
+                _ => {}
+            }
+        }
+    }
+    if !filter_first && !filter(plan, scratch) {
+        bump::<M>(stat::FILTERED);
+        return None;
+    }
+    if rd!(plan.announce) != 0 && pid != 0 && !announce(pid, M::known(), M::announce()) {
+        bump::<M>(stat::ANNOUNCE_LOST);
+    }
+    if rd!(plan.agg) == agg::TRACE {
+        emit::<M>(scratch, pid, tid, event);
+    } else {
+        aggregate::<M>(plan, scratch);
+    }
+    Some(())
+}
+
+/// A start-plan event: filter, then remember when it happened.
+#[inline(always)]
+fn run_start<M: EngineMaps, S: Source>(
+    source: &S,
+    scratch: *mut Scratch,
+    event: u32,
+) -> Option<()> {
+    let plan = M::start_plan();
+    let (pid, tid) = task_ids::<M>(plan)?;
+    let none = Started {
+        latency_ns: 0,
+        saved: [0; 4],
+    };
+    read_operands::<M, S>(plan, source, scratch, pid, tid, event, none)?;
+    if !filter(plan, scratch) {
+        return None;
+    }
+    let mut saved = [0u64; 4];
+    let mut i = 0;
+    while i < 4 {
+        let save = rd!(plan.saves[i]);
+        if save != NO_OPERAND {
+            saved[i] = int(scratch, save as usize);
+        }
+        i += 1;
+    }
+    if rd!(plan.announce) != 0 && pid != 0 && !announce(pid, M::known(), M::announce()) {
+        bump::<M>(stat::ANNOUNCE_LOST);
+    }
+    // SAFETY: plain helper call.
+    let start = StartValue {
+        ts_ns: unsafe { bpf_ktime_get_ns() },
+        saved,
+    };
+    if M::starts()
+        .insert(&corr_key(plan, scratch), &start, 0)
+        .is_err()
+    {
+        bump::<M>(stat::START_MAP_FULL);
+    } else {
+        bump::<M>(stat::STARTS);
+    }
+    Some(())
+}
+
+/// The current pid and tid, or None if the process is not traced. The helper call is
+/// skipped when nothing needs it (no pid filter, no self-exclusion, no pid operand).
+#[inline(always)]
+fn task_ids<M: EngineMaps>(plan: &'static Plan) -> Option<(u32, u32)> {
+    if rd!(plan.all_tasks) != 0 {
+        return Some(if rd!(plan.needs_ids) != 0 {
+            current_pid_tid()
+        } else {
+            (0, 0)
+        });
+    }
+    let self_pid = M::self_pid();
+    let filter = M::filter_pids();
+    if self_pid == 0 && filter == 0 && rd!(plan.needs_ids) == 0 {
+        return Some((0, 0));
+    }
+    let (pid, tid) = current_pid_tid();
+    selected(pid, self_pid, filter, M::targets()).then_some((pid, tid))
+}
+
+/// Sends the event to userspace as a [`TraceRecord`]; a full ring buffer is counted.
+#[inline(always)]
+fn emit<M: EngineMaps>(scratch: *mut Scratch, pid: u32, tid: u32, event: u32) {
+    let Some(mut entry) = M::trace().reserve::<TraceRecord>(0) else {
+        bump::<M>(stat::TRACE_LOST);
+        return;
+    };
+    let record = entry.as_mut_ptr();
+    // SAFETY: the reserved entry is ours until submitted; scratch is this CPU's.
+    unsafe {
+        (*record).ts_ns = bpf_ktime_get_ns();
+        (*record).pid = pid;
+        (*record).tid = tid;
+        (*record).cpu = bpf_get_smp_processor_id();
+        (*record).event = event;
+        (*record).comm = bpf_get_current_comm().unwrap_or_default();
+        (*record).ints = (*scratch).ints;
+        (*record).strings = (*scratch).strings;
+    }
+    entry.submit(0);
+}
+
+/// The correlation key of an event.
+#[inline(always)]
+fn corr_key(plan: &'static Plan, scratch: *mut Scratch) -> CorrKey {
+    let mut key = CorrKey { words: [0; 2] };
+    let n = rd!(plan.n_corr_parts) as usize;
+    let mut i = 0;
+    while i < 2 && i < n {
+        key.words[i] = int(scratch, rd!(plan.corr_parts[i]) as usize);
+        i += 1;
+    }
+    key
+}
+
+/// The shared body of the start stage's tracepoint programs.
+#[inline(never)]
+pub fn tracepoint_start<M: EngineMaps>(ctx: &TracePointContext, event: u32) -> u32 {
+    if let Some(scratch) = M::scratch().get_ptr_mut(0) {
+        let _ = run_start::<M, _>(ctx, scratch, event);
+    }
+    0
+}
+
+/// The shared body of the `engine_tp_N` programs (a BPF subprogram: one copy of the code).
+#[inline(never)]
+pub fn tracepoint_main<M: EngineMaps>(ctx: &TracePointContext, event: u32) -> u32 {
+    if let Some(scratch) = M::scratch().get_ptr_mut(0) {
+        let _ = run_main::<M, _>(ctx, scratch, event);
+    }
+    0
+}
+
+/// Runs the main (`start == false`) or start plan for a context without a record, after
+/// `load` put its arguments into the scratch.
+#[inline(always)]
+pub fn run<M: EngineMaps>(
+    ctx: *mut c_void,
+    start: bool,
+    event: u32,
+    load: impl FnOnce(*mut Scratch, u32),
+) {
+    let Some(scratch) = M::scratch().get_ptr_mut(0) else {
+        return;
+    };
+    let plan = if start { M::start_plan() } else { M::plan() };
+    load(scratch, rd!(plan.raw_args));
+    let source = NoRecord(ctx);
+    if start {
+        let _ = run_start::<M, _>(&source, scratch, event);
+    } else {
+        let _ = run_main::<M, _>(&source, scratch, event);
+    }
+}
+
+/// The interpreter's fast path for the plainest plan, `syscount` without options: count by
+/// raw tracepoint argument 1 (the syscall number of `sys_enter`) in the per-CPU array, no
+/// filter, no value. Same cells as [`run`] writes for the main plan; the loader picks this
+/// program only for plans where the two agree (`fast_count_arg1` in userspace/src/engine.rs).
+#[inline(always)]
+pub fn count_arg1<M: EngineMaps>(ctx: &RawTracePointContext) {
+    let plan = M::plan();
+    if task_ids::<M>(plan).is_none() {
+        return;
+    }
+    // The loader attaches this program to raw tracepoints with two arguments.
+    let key: u64 = ctx.arg(1);
+    if !row_wanted(plan, key) {
+        return;
+    }
+    let row = key.min(u64::from(rd!(plan.array_key_bound))) as u32;
+    if let Some(entry) = M::array().get_ptr_mut(row) {
+        // SAFETY: this CPU's slot of a per-CPU array.
+        unsafe { (*entry).count += 1 };
+    }
+}
+
+/// `sched:sched_process_exec`: the process's memory map is replaced, so it is announced
+/// again at its next event. With `-p` / `-- CMD`, a selected process is announced right
+/// away, so its memory map is read (and its unwind tables loading) before its first events:
+/// a command that makes its events and exits at once would be gone before an announcement
+/// made by its first event were read (as `profile_sched_exec` does).
+#[inline(always)]
+pub fn process_exec<M: EngineMaps>() {
+    let (pid, _) = current_pid_tid();
+    let _ = M::known().remove(pid);
+    if M::filter_pids() != 0
+        && selected(pid, M::self_pid(), 1, M::targets())
+        && !announce(pid, M::known(), M::announce())
+    {
+        bump::<M>(stat::ANNOUNCE_LOST);
+    }
+}
+
+/// The start of thread `tid`, when starts are kept per thread.
+#[inline(always)]
+fn thread_start(tid: u32) -> CorrKey {
+    CorrKey {
+        words: [u64::from(tid), 0],
+    }
+}
+
+/// `sched:sched_process_exit` (include/trace/events/sched.h), attached when starts are kept
+/// per thread (`Plan::by_thread`): a thread that exits never ends what it started (the
+/// `exit_group` of `syscount --latency`), so its start goes now instead of filling the map.
+#[inline(always)]
+pub fn thread_exit<M: EngineMaps>() {
+    let (_, tid) = current_pid_tid();
+    if M::starts().remove(&thread_start(tid)).is_ok() {
+        bump::<M>(stat::STARTS_EXITED);
+    }
+}
+
+/// `sched:sched_process_fork`, attached when starts are kept per thread: a new thread that
+/// reuses a dead thread's id must not find that thread's start.
+#[inline(always)]
+pub fn thread_fork<M: EngineMaps>(ctx: &TracePointContext) {
+    let offset = M::fork_child_pid_offset() as usize;
+    // SAFETY: the offset comes from the event's format file; read_at checks the access.
+    if let Ok(child) = unsafe { ctx.read_at::<i32>(offset) }
+        && M::starts().remove(&thread_start(child as u32)).is_ok()
+    {
+        bump::<M>(stat::STARTS_EXITED);
+    }
+}

@@ -1,0 +1,212 @@
+//! Reads the plan's operands into the scratch: arguments, fields, registers, user memory,
+//! stacks, task ids, strings, and what the start stage left.
+
+use aya_ebpf::helpers::{
+    bpf_get_current_comm, bpf_probe_read_kernel, bpf_probe_read_kernel_str_bytes,
+    generated::{bpf_get_current_cgroup_id, bpf_get_func_ip, bpf_get_smp_processor_id},
+};
+use tracekit_common::{
+    engine::{MAX_OPERANDS, MAX_STRINGS, Operand, Plan, STR_BYTES, operand, stat},
+    profile::{STACK_ERROR, STACK_NONE},
+};
+
+use super::{
+    EngineMaps, Scratch,
+    args::{NoRecord, RET, Source, arg, narrow, pt_regs_word, read_int, read_user},
+    bump,
+};
+use crate::{
+    Recorded, current_pid_tid, record_stack, record_user_stack_fp,
+    unwind::{record_user_stack, user_regs_of_task},
+};
+
+/// What the start probe left for this event.
+#[derive(Clone, Copy)]
+pub(crate) struct Started {
+    pub(crate) latency_ns: u64,
+    pub(crate) saved: [u64; 4],
+}
+
+/// Reads every operand of `plan` into the scratch. Returns None if a read failed (counted).
+#[inline(always)]
+pub(crate) fn read_operands<M: EngineMaps, S: Source>(
+    plan: &'static Plan,
+    source: &S,
+    scratch: *mut Scratch,
+    pid: u32,
+    tid: u32,
+    event: u32,
+    started: Started,
+) -> Option<()> {
+    let n = rd!(plan.n_operands) as usize;
+    for i in 0..MAX_OPERANDS {
+        if i >= n {
+            break;
+        }
+        let operand = Operand {
+            kind: rd!(plan.operands[i].kind),
+            offset: rd!(plan.operands[i].offset),
+            size: rd!(plan.operands[i].size),
+            flags: rd!(plan.operands[i].flags),
+            aux: rd!(plan.operands[i].aux),
+            string_slot: rd!(plan.operands[i].string_slot),
+            index_offset: rd!(plan.operands[i].index_offset),
+            index_shift: rd!(plan.operands[i].index_shift),
+        };
+        let slot = (operand.string_slot as usize) & (MAX_STRINGS - 1);
+        // SAFETY: scratch is this CPU's map value; slot is masked into range.
+        let buf = unsafe { &mut (*scratch).strings[slot] };
+        let value = match operand.kind {
+            operand::FIELD => read_int(source, operand.offset, operand.size, operand.flags),
+            operand::ARG => Some(narrow(
+                arg(scratch, operand.offset),
+                operand.size,
+                operand.flags,
+            )),
+            operand::RETVAL => Some(narrow(
+                arg(scratch, RET as u32),
+                operand.size,
+                operand.flags,
+            )),
+            // SAFETY: plain helper call on the program's context.
+            operand::FUNC_IP => Some(unsafe { bpf_get_func_ip(source.ctx()) }),
+            operand::KERNEL_STACK => Some(stack_operand::<M, S>(source, scratch, 0)),
+            operand::USER_STACK => Some(user_stack_operand::<M, S>(source, scratch)),
+            operand::ARG_DEREF => {
+                let base = arg(scratch, operand.offset);
+                // SAFETY: bpf_probe_read_kernel checks the access.
+                unsafe { bpf_probe_read_kernel((base + u64::from(operand.aux)) as *const u64).ok() }
+                    .map(|raw| narrow(raw, operand.size, operand.flags))
+            }
+            operand::REG => pt_regs_word(source.ctx(), operand.offset)
+                .map(|raw| narrow(raw, operand.size, operand.flags)),
+            operand::USER_MEM => pt_regs_word(source.ctx(), operand.offset).and_then(|base| {
+                let addr = base.wrapping_add(operand.aux as i32 as i64 as u64);
+                read_user(addr, operand.size).map(|raw| narrow(raw, operand.size, operand.flags))
+            }),
+            operand::USER_MEM_INDEXED => pt_regs_word(source.ctx(), operand.offset)
+                .zip(pt_regs_word(source.ctx(), operand.index_offset))
+                .and_then(|(base, index)| {
+                    let addr = base
+                        .wrapping_add(index << (operand.index_shift & 3))
+                        .wrapping_add(operand.aux as i32 as i64 as u64);
+                    read_user(addr, operand.size)
+                        .map(|raw| narrow(raw, operand.size, operand.flags))
+                }),
+            operand::CONST => Some(narrow(
+                u64::from(operand.offset) | u64::from(operand.aux) << 32,
+                operand.size,
+                operand.flags,
+            )),
+            operand::PID => Some(u64::from(pid)),
+            operand::TID => Some(u64::from(tid)),
+            // SAFETY: plain helper call.
+            operand::CGROUP => Some(unsafe { bpf_get_current_cgroup_id() }),
+            // SAFETY: plain helper call.
+            operand::CPU => Some(u64::from(unsafe { bpf_get_smp_processor_id() })),
+            operand::LATENCY => Some(started.latency_ns),
+            operand::SAVED => Some(started.saved[(operand.offset & 3) as usize]),
+            operand::EVENT_INDEX => Some(u64::from(event)),
+            operand::COMM => {
+                *buf = [0; STR_BYTES];
+                let comm = bpf_get_current_comm().unwrap_or_default();
+                buf[..16].copy_from_slice(&comm);
+                Some(0)
+            }
+            operand::FIELD_STRING => {
+                *buf = [0; STR_BYTES];
+                let size = (operand.size as usize).min(STR_BYTES);
+                // SAFETY: reads at most `size` bytes of the record into the buffer.
+                let src = unsafe { source.record().add(operand.offset as usize) };
+                // SAFETY: the helper bounds the copy by the slice length.
+                unsafe { bpf_probe_read_kernel_str_bytes(src, &mut buf[..size]) }
+                    .ok()
+                    .map(|_| 0)
+            }
+            operand::FIELD_DATA_LOC => {
+                *buf = [0; STR_BYTES];
+                source.field::<u32>(operand.offset).and_then(|loc| {
+                    let data_offset = (loc & 0xffff) as usize;
+                    let len = ((loc >> 16) as usize).min(STR_BYTES);
+                    // SAFETY: the location comes from the record itself.
+                    let src = unsafe { source.record().add(data_offset) };
+                    // SAFETY: the helper bounds the copy by the slice length.
+                    unsafe { bpf_probe_read_kernel_str_bytes(src, &mut buf[..len]) }
+                        .ok()
+                        .map(|_| 0)
+                })
+            }
+            _ => Some(0),
+        };
+        match value {
+            // SAFETY: this CPU's scratch; i < MAX_OPERANDS.
+            Some(value) => unsafe { (*scratch).ints[i] = value },
+            None => {
+                bump::<M>(stat::READ_ERRORS);
+                return None;
+            }
+        }
+    }
+    Some(())
+}
+
+/// Integer operand `index` of the current event.
+#[inline(always)]
+pub(crate) fn int(scratch: *mut Scratch, index: usize) -> u64 {
+    // SAFETY: this CPU's scratch; index masked into range.
+    unsafe { (*scratch).ints[index & (MAX_OPERANDS - 1)] }
+}
+
+/// Records a stack operand, counting what could not be recorded.
+#[inline(always)]
+fn stack_operand<M: EngineMaps, S: Source>(source: &S, scratch: *mut Scratch, flags: u64) -> u64 {
+    // SAFETY: this CPU's scratch.
+    let frames = unsafe { &raw mut (*scratch).frames };
+    stored::<M>(record_stack(
+        &NoRecord(source.ctx()),
+        frames,
+        M::stacks(),
+        flags,
+        0,
+    ))
+}
+
+/// Records the user stack: unwound from tables with `ENGINE_USER_UNWIND`, else by frame
+/// pointers.
+#[inline(always)]
+fn user_stack_operand<M: EngineMaps, S: Source>(source: &S, scratch: *mut Scratch) -> u64 {
+    if M::user_unwind() == 0 {
+        // SAFETY: this CPU's scratch.
+        let frames = unsafe { &raw mut (*scratch).frames };
+        return stored::<M>(record_user_stack_fp(
+            &NoRecord(source.ctx()),
+            frames,
+            M::stacks(),
+            user_regs_of_task().as_ref(),
+            0,
+        ));
+    }
+    let (pid, _) = current_pid_tid();
+    match user_regs_of_task() {
+        Some(regs) => stored::<M>(record_user_stack::<M::Unwind>(&regs, pid, M::stacks(), 0)),
+        // Kernel threads have no user stack.
+        None => STACK_NONE,
+    }
+}
+
+/// The key of a recorded stack, counting what could not be recorded.
+#[inline(always)]
+fn stored<M: EngineMaps>(recorded: Recorded) -> u64 {
+    match recorded {
+        Recorded::Stack(hash) => hash,
+        Recorded::None => STACK_NONE,
+        Recorded::WalkError => {
+            bump::<M>(stat::STACK_ERRORS);
+            STACK_ERROR
+        }
+        Recorded::MapFull => {
+            bump::<M>(stat::STACK_MAP_FULL);
+            STACK_ERROR
+        }
+    }
+}
