@@ -33,6 +33,10 @@ pub enum Bench {
         /// `cargo xtask dist`, target/x86_64-unknown-linux-musl/release/tracekit)
         #[arg(long, value_name = "BINARY")]
         compare: Option<PathBuf>,
+        /// Only tracekit's rows, not perf's and bpftrace's (perf script of a dwarf
+        /// perf.data can take minutes per round)
+        #[arg(long)]
+        tracekit_only: bool,
     },
     /// A loop of getppid() alone and under syscount, perf stat and bpftrace: the time each
     /// adds per syscall
@@ -99,7 +103,8 @@ pub fn run(bench: Bench, tracekit: &Path) -> Result<()> {
             seconds,
             rounds,
             compare,
-        } => profile(tracekit, compare.as_deref(), seconds, rounds),
+            tracekit_only,
+        } => profile(tracekit, compare.as_deref(), tracekit_only, seconds, rounds),
         Bench::Syscount { calls, rounds } => syscount(tracekit, calls, rounds),
         Bench::Engine {
             calls,
@@ -151,8 +156,13 @@ pub(crate) fn build_fixture(name: &str) -> Result<PathBuf> {
     Ok(binary)
 }
 
-/// Builds the `bench_floor` example (empty programs on a hook) and returns its path.
+/// Builds the `bench_floor` example (empty programs on a hook) and returns its path;
+/// `TRACEKIT_BENCH_FLOOR=PATH` names one built before (its programs are the same in any
+/// build, only their loader differs).
 pub(crate) fn build_floor() -> Result<PathBuf> {
+    if let Some(floor) = std::env::var_os("TRACEKIT_BENCH_FLOOR") {
+        return Ok(floor.into());
+    }
     crate::util::cargo()
         .args([
             "build",
@@ -417,7 +427,17 @@ fn try_wait_usage(child: &Child, flags: i32) -> Result<Option<(i32, Usage)>> {
 /// Ends a watcher as Ctrl-C would and reaps it: closes its stdin (bench_floor waits on it)
 /// and sends SIGINT, again each second, since a SIGINT that lands while bpftrace sets up its
 /// poll loop is lost; SIGKILL and an error after 30 s.
-pub(crate) fn stop(mut child: Child) -> Result<(i32, Usage)> {
+pub(crate) fn stop(child: Child) -> Result<(i32, Usage)> {
+    stop_with(child, true)
+}
+
+/// [`stop`] with one SIGINT: a second one ends tracekit at once, before it has written what
+/// it collected, and writing a profile takes more than a second on a loaded machine.
+pub(crate) fn stop_once(child: Child) -> Result<(i32, Usage)> {
+    stop_with(child, false)
+}
+
+fn stop_with(mut child: Child, resend: bool) -> Result<(i32, Usage)> {
     drop(child.stdin.take());
     let started = Instant::now();
     let mut signalled: Option<Instant> = None;
@@ -430,7 +450,7 @@ pub(crate) fn stop(mut child: Child) -> Result<(i32, Usage)> {
             let _ = child.wait();
             bail!("pid {} did not end within 30 s of SIGINT", child.id());
         }
-        if signalled.is_none_or(|at| at.elapsed() >= Duration::from_secs(1)) {
+        if signalled.is_none_or(|at| resend && at.elapsed() >= Duration::from_secs(1)) {
             // SAFETY: kill(2) on our own child, not yet reaped.
             unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
             signalled = Some(Instant::now());
@@ -586,12 +606,19 @@ const COMPARED: [&str; 2] = [
     "compared binary --call-graph fp",
 ];
 
-fn profile(tracekit: &Path, compare: Option<&Path>, seconds: f64, rounds: usize) -> Result<()> {
+fn profile(
+    tracekit: &Path,
+    compare: Option<&Path>,
+    tracekit_only: bool,
+    seconds: f64,
+    rounds: usize,
+) -> Result<()> {
     let dir = workspace_root().join("target/bench");
     let burner = build_fixture("tk_burner")?;
 
-    let perf = find_program("perf");
-    let bpftrace = find_program("bpftrace");
+    let others = |program| find_program(program).filter(|_| !tracekit_only);
+    let perf = others("perf");
+    let bpftrace = others("bpftrace");
     let collapse = match &perf {
         Some(_) => Some(inferno_collapse_perf()?),
         None => None,
@@ -602,12 +629,12 @@ fn profile(tracekit: &Path, compare: Option<&Path>, seconds: f64, rounds: usize)
         if perf.is_some() {
             "yes"
         } else {
-            "not installed"
+            "not run (--tracekit-only or not installed)"
         },
         if bpftrace.is_some() {
             "yes"
         } else {
-            "not installed"
+            "not run (--tracekit-only or not installed)"
         }
     );
 
@@ -674,7 +701,7 @@ fn profile(tracekit: &Path, compare: Option<&Path>, seconds: f64, rounds: usize)
                         Some(("unwind tables: ", tables.clone())),
                     )?;
                     let rate = burn(&burner, seconds)?;
-                    let (code, usage) = stop(child)?;
+                    let (code, usage) = stop_once(child)?;
                     if code != 0 {
                         bail!("tracekit exited with {code}");
                     }
