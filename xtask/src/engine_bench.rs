@@ -340,14 +340,18 @@ fn stream(
     .collect();
     drop(sender);
     let started = Instant::now();
-    if ready.is_some() {
+    // tracekit says it is attached when it is (raw tracepoints hold no perf event); perf
+    // trace says nothing, and bpftrace says so before it attaches: wait for a perf event.
+    let perf_event_fds = if ready.is_some() {
         receiver
             .recv_timeout(Duration::from_secs(60))
             .with_context(|| format!("{argv:?} never became ready"))?;
+        usize::from(ready == Some("Attaching"))
     } else {
         std::thread::sleep(Duration::from_secs(1));
-    }
-    while count_perf_event_fds(child.id()) < 1 {
+        1
+    };
+    while count_perf_event_fds(child.id()) < perf_event_fds {
         if started.elapsed() > Duration::from_secs(60) {
             bail!("{argv:?} never attached");
         }
