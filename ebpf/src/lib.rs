@@ -9,6 +9,7 @@
 #![feature(core_intrinsics)]
 #![allow(internal_features)]
 
+pub mod interp;
 pub mod unwind;
 
 use aya_ebpf::{

@@ -428,6 +428,9 @@ impl Symbolizer {
     /// Resolves a user stack of process `pid`, like [`Symbolizer::kernel_stack`]: through
     /// its files, then its JIT symbols, then as `module+0xADDR`.
     pub fn user_stack(&self, pid: u32, leaf_first: &[u64]) -> Vec<Frame> {
+        if leaf_first.iter().any(|&word| crate::interp::is_frame(word)) {
+            return crate::interp::splice(pid, leaf_first, |native| self.user_stack(pid, native));
+        }
         let lookup = lookup_addresses(leaf_first);
         self.reap_exited();
         self.state.borrow_mut().prepare(pid);
