@@ -3,13 +3,16 @@
 //! and Debian's `python3.11`). A version absent here is skipped with a printed reason.
 
 use std::{
-    io::{BufRead as _, BufReader},
+    io::{BufRead as _, BufReader, Write as _},
     path::{Path, PathBuf},
     process::{Child, Command, Stdio},
     time::Duration,
 };
 
-use tracekit_tests::{parse_folded, require_root, scratch, tracekit, workspace};
+use tracekit_tests::{
+    parse_folded, require_root, scratch, spawn_tracekit, tracekit, wait_for_stderr, wait_output,
+    workspace,
+};
 
 const TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -158,4 +161,229 @@ fn python_chain_3_13() {
 #[test]
 fn python_chain_debian_3_11() {
     python_chain("python_chain_debian_3_11", "debian");
+}
+
+/// The first CPython of `wanted` installed here, or a printed skip reason.
+fn any_python(test: &str, wanted: &[&str]) -> Option<PathBuf> {
+    wanted
+        .iter()
+        .find_map(|version| {
+            let path = if *version == "debian" {
+                PathBuf::from("/usr/bin/python3.11")
+            } else {
+                PathBuf::from(format!("/root/.pyenv/versions/{version}/bin/python3"))
+            };
+            path.is_file().then_some(path)
+        })
+        .or_else(|| {
+            eprintln!("{test}: skipped: none of CPython {wanted:?} is installed here");
+            None
+        })
+}
+
+fn fixture_path(script: &str) -> String {
+    workspace()
+        .join("tests/fixtures")
+        .join(script)
+        .display()
+        .to_string()
+}
+
+/// Four threads in four chains: each thread's samples (by its comm) name its own chain,
+/// and never another thread's (each thread's state is its own, GIL or not).
+#[test]
+fn python_threads_each_their_own_chain() {
+    let test = "python_threads_each_their_own_chain";
+    require_root();
+    // One version per frame layout: frame objects, entry frames, owner frames.
+    for version in ["3.10.13", "3.11.7", "3.13.0"] {
+        let Some(python) = python(test, version) else {
+            continue;
+        };
+        let dir = scratch(&format!("{test}_{version}"));
+        let mut child = spawn_ready(&python, "py_threads.py", &["8"]);
+        let folded = profile_pid(&dir, child.id(), "3", &[]);
+        let _ = child.kill();
+        let _ = child.wait();
+        for thread in ["a", "b", "c", "d"] {
+            let comm = format!("py-{thread}");
+            let mine: Vec<(String, u64)> = folded
+                .iter()
+                .filter(|(path, _)| path.split(';').next() == Some(comm.as_str()))
+                .cloned()
+                .collect();
+            let chain = [
+                format!("{thread}_outer ("),
+                format!("{thread}_leaf ("),
+                "burn (".into(),
+            ];
+            let (own, total) = share(&mine, |path| chain_in_order(path, &chain));
+            let (foreign, _) = share(&mine, |path| {
+                ["a", "b", "c", "d"]
+                    .iter()
+                    .filter(|other| **other != thread)
+                    .any(|other| path.contains(&format!(";{other}_leaf (")))
+            });
+            eprintln!(
+                "{test} {version}: {comm}: {own} of {total} samples in its chain, {foreign} in another's"
+            );
+            assert!(total >= 15, "only {total} samples of {comm}: {folded:#?}");
+            assert!(
+                own as f64 >= 0.90 * total as f64,
+                "{own} of {total} samples of {comm} name {chain:?}: {folded:#?}"
+            );
+            assert_eq!(
+                foreign, 0,
+                "{comm} has another thread's frames: {folded:#?}"
+            );
+        }
+    }
+}
+
+/// A Python call into a C extension: `compress_loop` (Python) above zlib's own
+/// `zlib_compress` above libz's `deflate`, in that order.
+#[test]
+fn python_calls_into_a_c_extension() {
+    let test = "python_calls_into_a_c_extension";
+    require_root();
+    let Some(python) = any_python(test, &["3.12.1", "3.11.7", "debian", "3.10.13"]) else {
+        return;
+    };
+    let dir = scratch(test);
+    let mut child = spawn_ready(&python, "py_zlib.py", &["8"]);
+    let folded = profile_pid(&dir, child.id(), "3", &[]);
+    let _ = child.kill();
+    let _ = child.wait();
+    let chain = [
+        format!("compress_loop ({}:", fixture_path("py_zlib.py")),
+        "zlib_compress".to_string(),
+        "deflate".to_string(),
+    ];
+    let (mixed, total) = share(&folded, |path| chain_in_order(path, &chain));
+    eprintln!("{test}: {mixed} of {total} samples name {chain:?}");
+    assert!(total >= 50, "only {total} samples: {folded:#?}");
+    assert!(
+        mixed as f64 >= 0.80 * total as f64,
+        "{mixed} of {total} samples name {chain:?}: {folded:#?}"
+    );
+}
+
+/// A process that exits 1 s into a 5 s profile keeps its Python names: code objects are
+/// read when the kernel first records them, not when the stacks are printed.
+#[test]
+fn python_names_outlive_the_process() {
+    let test = "python_names_outlive_the_process";
+    require_root();
+    let Some(python) = any_python(test, &["3.12.1", "3.11.7", "debian", "3.8.18"]) else {
+        return;
+    };
+    let dir = scratch(test);
+    let out = dir.join("out.folded");
+    let mut child = Command::new(&python)
+        .arg(fixture_path("py_chain.py"))
+        .args(["1", "stdin"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id().to_string();
+    let mut profiler = spawn_tracekit([
+        "profile",
+        "-v",
+        "-F",
+        "199",
+        "-p",
+        &pid,
+        "-d",
+        "5",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    wait_for_stderr(&mut profiler, "Hit Ctrl-C", TIMEOUT);
+    // Start the fixture's second of work now that it is sampled.
+    child.stdin.take().unwrap().write_all(b"go\n").unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "the fixture failed: {status}");
+    let run = wait_output(profiler, TIMEOUT);
+    run.assert_code(0);
+    let folded = parse_folded(&std::fs::read_to_string(&out).unwrap());
+    let (leaf, total) = share(&folded, |path| path.contains(";leaf ("));
+    let (unknown, _) = share(&folded, |path| {
+        path.split(';').any(|frame| frame == "[unknown]")
+    });
+    eprintln!("{test}: {leaf} of {total} samples name leaf, {unknown} have [unknown] frames");
+    assert!(total >= 20, "only {total} samples: {folded:#?}");
+    assert!(
+        leaf as f64 >= 0.90 * total as f64,
+        "{leaf} of {total} samples name leaf after the process exited: {folded:#?}"
+    );
+}
+
+/// `--no-interpreters`: the eval loop stays a native frame, no Python frame is recorded.
+#[test]
+fn no_interpreters_keeps_native_frames() {
+    let test = "no_interpreters_keeps_native_frames";
+    require_root();
+    let Some(python) = any_python(test, &["3.11.7", "debian", "3.12.1"]) else {
+        return;
+    };
+    let dir = scratch(test);
+    let mut child = spawn_ready(&python, "py_chain.py", &["6"]);
+    let folded = profile_pid(&dir, child.id(), "2", &["--no-interpreters"]);
+    let _ = child.kill();
+    let _ = child.wait();
+    let (python_frames, total) = share(&folded, |path| path.contains(" ("));
+    let (eval, _) = share(&folded, |path| path.contains("_PyEval_EvalFrameDefault"));
+    assert!(total >= 30, "only {total} samples: {folded:#?}");
+    assert_eq!(
+        python_frames, 0,
+        "Python frames with --no-interpreters: {folded:#?}"
+    );
+    assert!(
+        eval as f64 >= 0.90 * total as f64,
+        "{eval} of {total} samples have _PyEval_EvalFrameDefault: {folded:#?}"
+    );
+}
+
+/// Off-CPU stacks of a Python program blocked in `time.sleep` name the Python caller.
+#[test]
+fn offcpu_names_python_frames() {
+    let test = "offcpu_names_python_frames";
+    require_root();
+    let Some(python) = any_python(test, &["3.11.7", "debian", "3.12.1"]) else {
+        return;
+    };
+    let dir = scratch(test);
+    let out = dir.join("offcpu.folded");
+    let mut child = spawn_ready(&python, "py_sleep.py", &["8"]);
+    let pid = child.id().to_string();
+    let run = tracekit(
+        [
+            "offcpu",
+            "-v",
+            "-p",
+            &pid,
+            "-d",
+            "2",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        TIMEOUT,
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+    run.assert_code(0);
+    let folded = parse_folded(&std::fs::read_to_string(&out).unwrap());
+    let chain = [
+        format!("sleepy_outer ({}:", fixture_path("py_sleep.py")),
+        "sleepy_leaf (".to_string(),
+        "clock_nanosleep".to_string(),
+    ];
+    let (named, total) = share(&folded, |path| chain_in_order(path, &chain));
+    eprintln!("{test}: {named} of {total} us off-CPU name {chain:?}");
+    assert!(total > 0, "no off-CPU time: {}", run.stderr);
+    assert!(
+        named as f64 >= 0.50 * total as f64,
+        "{named} of {total} us name {chain:?}: {folded:#?}"
+    );
 }
