@@ -489,6 +489,8 @@ struct ProcessCodes {
 #[derive(Default)]
 struct Registry {
     processes: HashMap<u32, ProcessCodes>,
+    /// Processes seen exited at the last [`forget_exited`], freed at the next.
+    dying: Vec<u32>,
     read_failures: u64,
 }
 
@@ -524,6 +526,7 @@ fn remember_code(pid: u32, code: u64) {
     let Registry {
         processes,
         read_failures,
+        ..
     } = &mut *registry;
     let Some(process) = processes.get_mut(&pid) else {
         return;
@@ -545,6 +548,7 @@ pub fn remember_codes(pid: u32, leaf_first: &[u64]) {
     let Registry {
         processes,
         read_failures,
+        ..
     } = &mut *registry;
     let Some(process) = processes.get_mut(&pid) else {
         return;
@@ -592,9 +596,45 @@ pub fn frame(pid: u32, word: u64) -> Frame {
     }
 }
 
-/// Forgets the code objects of processes `exited` says are gone.
-pub fn forget_exited(exited: impl Fn(u32) -> bool) {
-    registry().processes.retain(|&pid, _| !exited(pid));
+/// Whether `frame` is of interpreted code (its module is a runtime's, `[python]`).
+pub fn is_interpreted(frame: &Frame) -> bool {
+    frame.module.as_deref() == Some(PYTHON_MODULE)
+}
+
+/// An interpreter frame's symbol (`function (file:LINE)`, as [`frame`] writes it) split into
+/// function, file and line; `None` for any other symbol.
+pub fn source_of_symbol(symbol: &str) -> Option<(&str, &str, i64)> {
+    let inner = symbol.strip_suffix(')')?;
+    let (function, rest) = inner.split_once(" (")?;
+    let (file, line) = rest.rsplit_once(':')?;
+    Some((function, file, line.parse().ok()?))
+}
+
+/// Frees the code objects of processes seen exited at the previous call (their stacks
+/// have been named since), and notes those exited now. Called with the symbolizer's own
+/// [`crate::symbolize::Symbolizer::forget_exited`], at each interval: the cache follows the
+/// processes alive, not every process a run under churn saw. Returns how many were freed.
+pub fn forget_exited() -> usize {
+    let mut registry = registry();
+    let dying = std::mem::take(&mut registry.dying);
+    for pid in &dying {
+        registry.processes.remove(pid);
+    }
+    registry.dying = registry
+        .processes
+        .keys()
+        .copied()
+        .filter(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists())
+        .collect();
+    dying.len()
+}
+
+/// Processes whose code objects are cached now, and code objects cached (for tests and
+/// `-v`).
+pub fn cached() -> (usize, usize) {
+    let registry = registry();
+    let codes = registry.processes.values().map(|p| p.codes.len()).sum();
+    (registry.processes.len(), codes)
 }
 
 fn names_report() -> String {
@@ -647,6 +687,60 @@ pub fn splice(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn interpreter_symbols_split_into_function_file_and_line() {
+        assert_eq!(
+            source_of_symbol("leaf (/srv/app/x.py:12)"),
+            Some(("leaf", "/srv/app/x.py", 12))
+        );
+        assert_eq!(
+            source_of_symbol("Cls.run (<frozen importlib._bootstrap>:1027)"),
+            Some(("Cls.run", "<frozen importlib._bootstrap>", 1027))
+        );
+        assert_eq!(source_of_symbol("_PyEval_EvalFrameDefault"), None);
+        assert_eq!(source_of_symbol("operator()(int)"), None);
+    }
+
+    /// Native runs are symbolized as stacks of their own (a run after the leaf from its
+    /// return address minus one), interpreter frames in their place, outermost first.
+    #[test]
+    fn native_runs_and_interpreter_frames_keep_their_order() {
+        use tracekit_common::interp::encode_frame;
+        let python = |code| encode_frame(runtime::PYTHON, code, 0);
+        let leaf_first = [
+            0x1000,
+            0x2000,
+            python(0x7000),
+            python(0x8000),
+            0x3000,
+            0x4000,
+        ];
+        let mut runs = Vec::new();
+        let frames = splice(0, &leaf_first, |run| {
+            runs.push(run.to_vec());
+            run.iter()
+                .rev()
+                .map(|addr| Frame::user(format!("{addr:#x}"), Some("native")))
+                .collect()
+        });
+        assert_eq!(runs, vec![vec![0x2fff, 0x4000], vec![0x1000, 0x2000]]);
+        let names: Vec<(&str, &str)> = frames
+            .iter()
+            .map(|f| (f.symbol.as_str(), f.module.as_deref().unwrap_or("")))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("0x4000", "native"),
+                ("0x2fff", "native"),
+                ("[unknown]", PYTHON_MODULE),
+                ("[unknown]", PYTHON_MODULE),
+                ("0x2000", "native"),
+                ("0x1000", "native"),
+            ]
+        );
+    }
 
     #[test]
     fn detects_pyenv_311() {

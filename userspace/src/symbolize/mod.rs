@@ -246,6 +246,7 @@ impl Symbolizer {
     /// interval nor for [`IDLE_RESOLVERS`] has its resolvers evicted too (its binary
     /// unmapped, its symbols freed; parsed again if it is sampled again).
     pub fn forget_exited(&mut self) -> usize {
+        crate::interp::forget_exited();
         let dying = std::mem::take(&mut self.dying);
         let mut state = self.state.borrow_mut();
         let mut paths: HashSet<PathBuf> = HashSet::new();
