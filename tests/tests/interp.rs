@@ -387,3 +387,92 @@ fn offcpu_names_python_frames() {
         "{named} of {total} us name {chain:?}: {folded:#?}"
     );
 }
+
+/// Whole machine: `profile -a` names a Python fixture's chain beside a native burner, and
+/// the burner's stacks are the same with `--no-interpreters` (which names no Python frame).
+/// Python's share counts the samples walked whole (to `_start`): before the tables' thread
+/// reaches a process (it builds every binary of the machine; a busy development machine has
+/// libLLVM and rustc, seconds each in a debug build) its samples have no tables to walk
+/// through `libpython`, which keeps no frame pointers.
+#[test]
+fn whole_machine_python_beside_native() {
+    let test = "whole_machine_python_beside_native";
+    require_root();
+    let Some(python) = any_python(test, &["3.12.1", "3.11.7", "debian", "3.10.13"]) else {
+        return;
+    };
+    let dir = scratch(test);
+    let burner_path = tracekit_tests::fixture("tk_burner");
+    let mut runs = Vec::new();
+    for extra in [&[][..], &["--no-interpreters"][..]] {
+        let mut child = spawn_ready(&python, "py_chain.py", &["20"]);
+        let mut burner = Command::new(&burner_path)
+            .arg("20")
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        let out = dir.join(format!("all{}.folded", runs.len()));
+        let mut args = vec![
+            "profile",
+            "-a",
+            "-F",
+            "99",
+            "-d",
+            "8",
+            "-o",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let run = tracekit(&args, TIMEOUT);
+        let _ = child.kill();
+        let _ = child.wait();
+        let _ = burner.kill();
+        let _ = burner.wait();
+        run.assert_code(0);
+        runs.push(parse_folded(&std::fs::read_to_string(&out).unwrap()));
+    }
+    let comm = python.file_name().unwrap().to_str().unwrap().to_string();
+    let of = |folded: &[(String, u64)], comm: &str| -> Vec<(String, u64)> {
+        folded
+            .iter()
+            .filter(|(path, _)| path.split(';').next() == Some(comm))
+            .cloned()
+            .collect()
+    };
+    let chain = [
+        "outer (".to_string(),
+        "middle (".to_string(),
+        "leaf (".to_string(),
+    ];
+    let whole: Vec<(String, u64)> = of(&runs[0], &comm)
+        .into_iter()
+        .filter(|(path, _)| path.contains(";_start;"))
+        .collect();
+    let (named, total) = share(&whole, |path| chain_in_order(path, &chain));
+    let (all, _) = share(&of(&runs[0], &comm), |_| true);
+    eprintln!(
+        "{test}: {named} of {total} samples of {comm} walked whole name the chain ({all} in all)"
+    );
+    if total < 20 {
+        eprintln!(
+            "{test}: Python part skipped: only {total} of {all} samples of {comm} were walked \
+             whole; the tables' thread was still building the machine's binaries"
+        );
+    } else {
+        assert!(named as f64 >= 0.90 * total as f64, "{:#?}", runs[0]);
+    }
+    let (python_frames, _) = share(&runs[1], |path| path.contains(".py:"));
+    assert_eq!(
+        python_frames, 0,
+        "--no-interpreters named Python: {:#?}",
+        runs[1]
+    );
+    for (i, folded) in runs.iter().enumerate() {
+        let (chain, total) = share(&of(folded, "tk_burner"), |path| {
+            path.ends_with(";main;a;b;leaf")
+        });
+        eprintln!("{test}: run {i}: {chain} of {total} burner samples end main;a;b;leaf");
+        assert!(total >= 30, "only {total} burner samples: {folded:#?}");
+        assert!(chain as f64 >= 0.90 * total as f64, "{folded:#?}");
+    }
+}

@@ -131,8 +131,9 @@ pub struct Interpreters {
     published: HashMap<u32, String>,
     /// Interpreters by version: processes published.
     by_version: BTreeMap<String, u64>,
-    /// (binary, reason) to processes that kept native frames.
-    unsupported: BTreeMap<(String, String), u64>,
+    /// (binary, reason) to (processes that kept native frames, the last of them): a
+    /// process loaded again (after an `exec`, a `dlopen`) counts once.
+    unsupported: BTreeMap<(String, String), (u64, u32)>,
     errors: BTreeMap<String, u64>,
 }
 
@@ -183,7 +184,11 @@ impl Interpreters {
             match detected {
                 Detected::None => {}
                 Detected::Unsupported(reason) => {
-                    *self.unsupported.entry((path.clone(), reason)).or_default() += 1;
+                    let (count, last) = self.unsupported.entry((path.clone(), reason)).or_default();
+                    if *last != pid {
+                        *count += 1;
+                        *last = pid;
+                    }
                 }
                 Detected::Python(binary) => {
                     if !self.configure() {
@@ -286,7 +291,7 @@ impl Interpreters {
             if !enabled() {
                 "off (--no-interpreters)".to_string()
             } else if found.is_empty() {
-                "none found".to_string()
+                "none unwound".to_string()
             } else {
                 found.join(", ")
             },
@@ -298,7 +303,7 @@ impl Interpreters {
             tracekit_common::profile::MAX_STACK_DEPTH,
             counters[InterpStat::CodesLost as usize],
         );
-        for ((path, reason), n) in &self.unsupported {
+        for ((path, reason), (n, _)) in &self.unsupported {
             out.push_str(&format!(
                 "\nnative frames for {path} ({reason}) in {n} process{}",
                 if *n == 1 { "" } else { "es" }
