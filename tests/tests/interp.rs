@@ -476,3 +476,66 @@ fn whole_machine_python_beside_native() {
         assert!(chain as f64 >= 0.90 * total as f64, "{folded:#?}");
     }
 }
+
+/// py-spy (`pip install py-spy`), from PATH or pyenv's 3.11, or a printed skip reason.
+fn py_spy(test: &str) -> Option<PathBuf> {
+    let on_path = std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|dir| dir.join("py-spy"))
+            .find(|p| p.is_file())
+    });
+    let pyenv = PathBuf::from("/root/.pyenv/versions/3.11.7/bin/py-spy");
+    on_path
+        .or_else(|| pyenv.is_file().then_some(pyenv))
+        .or_else(|| {
+            eprintln!("{test}: skipped: py-spy is not installed (pip install py-spy)");
+            None
+        })
+}
+
+/// tracekit and py-spy (`record --format raw`) on the same process give the same chain with
+/// the same hot line (py-spy names files by their base name).
+#[test]
+fn python_same_frames_as_py_spy() {
+    let test = "python_same_frames_as_py_spy";
+    require_root();
+    let Some(spy) = py_spy(test) else {
+        return;
+    };
+    let Some(python) = any_python(test, &["debian", "3.12.1", "3.11.7"]) else {
+        return;
+    };
+    let dir = scratch(test);
+    let mut child = spawn_ready(&python, "py_chain.py", &["30"]);
+    let ours = profile_pid(&dir, child.id(), "3", &[]);
+    let theirs_path = dir.join("py-spy.txt");
+    let pid = child.id().to_string();
+    let mut command = Command::new(&spy);
+    command.args([
+        "record", "--format", "raw", "-r", "99", "-d", "3", "-p", &pid, "-o",
+    ]);
+    command.arg(&theirs_path);
+    let spy_run = tracekit_tests::run(command, TIMEOUT);
+    let _ = child.kill();
+    let _ = child.wait();
+    spy_run.assert_code(0);
+    let theirs = parse_folded(&std::fs::read_to_string(&theirs_path).unwrap());
+    let line = hot_line();
+    for (who, folded) in [("tracekit", &ours), ("py-spy", &theirs)] {
+        let chain = [
+            "outer (".to_string(),
+            "middle (".to_string(),
+            "leaf (".to_string(),
+        ];
+        let hot = format!("py_chain.py:{line})");
+        let (whole, total) = share(folded, |path| {
+            chain_in_order(path, &chain) && path.contains(&hot)
+        });
+        eprintln!("{test}: {who}: {whole} of {total} samples: outer, middle, leaf at line {line}");
+        assert!(total >= 30, "{who}: only {total} samples: {folded:#?}");
+        assert!(
+            whole as f64 >= 0.90 * total as f64,
+            "{who}: {whole} of {total}: {folded:#?}"
+        );
+    }
+}
