@@ -109,6 +109,33 @@ fn detect(path: &str, file: &std::path::Path) -> Detected {
     let Some(eval_file_offset) = eval.file_offset else {
         return Detected::Unsupported("_PyEval_EvalFrameDefault has no file offset".into());
     };
+    let mut version = *version;
+    // 3.13+ state their offsets at the start of _PyRuntime: they win over the table.
+    if minor >= 13 {
+        let stated = runtime_state.file_offset.and_then(|offset| {
+            use std::os::unix::fs::FileExt as _;
+            let mut bytes = vec![0u8; 400];
+            std::fs::File::open(file)
+                .ok()?
+                .read_exact_at(&mut bytes, offset)
+                .ok()?;
+            Some(bytes)
+        });
+        match stated.map(|bytes| python::apply_debug_offsets(version, &bytes)) {
+            Some(Ok(stated)) => {
+                if stated != version {
+                    log::debug!(
+                        "{path}: _Py_DebugOffsets differ from 3.{minor}'s table; using them"
+                    );
+                }
+                version = stated;
+            }
+            Some(Err(reason)) => return Detected::Unsupported(reason),
+            None => {
+                return Detected::Unsupported("_Py_DebugOffsets could not be read".into());
+            }
+        }
+    }
     Detected::Python(python::Binary {
         version,
         eval: (eval.addr, eval_size as u64),
@@ -488,7 +515,7 @@ impl CodeInfo {
 /// A process's runtime, for naming.
 #[derive(Clone, Copy, Debug)]
 enum Runtime {
-    Python(&'static python::Version),
+    Python(python::Version),
 }
 
 /// Code objects of one process.
@@ -547,7 +574,7 @@ fn remember_code(pid: u32, code: u64) {
     };
     let Runtime::Python(version) = process.runtime;
     process.codes.entry(code).or_insert_with(|| {
-        let read = python::read_code(pid, version, code).map(Arc::new);
+        let read = python::read_code(pid, &version, code).map(Arc::new);
         if read.is_none() {
             *read_failures += 1;
         }
@@ -573,7 +600,7 @@ pub fn remember_codes(pid: u32, leaf_first: &[u64]) {
         };
         let Runtime::Python(version) = process.runtime;
         process.codes.entry(code).or_insert_with(|| {
-            let read = python::read_code(pid, version, code).map(Arc::new);
+            let read = python::read_code(pid, &version, code).map(Arc::new);
             if read.is_none() {
                 *read_failures += 1;
             }

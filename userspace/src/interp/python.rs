@@ -192,7 +192,7 @@ pub fn minor_from_hex(hex: u64) -> Option<u8> {
 /// A detected CPython binary, in its own ELF addresses.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Binary {
-    pub version: &'static Version,
+    pub version: Version,
     /// `_PyEval_EvalFrameDefault`: start and size.
     pub eval: (u64, u64),
     /// `_PyEval_EvalFrameDefault`'s file offset (to find the load bias of a mapping).
@@ -204,7 +204,7 @@ pub struct Binary {
 impl Binary {
     /// The kernel's view of a process mapping this binary with load bias `bias`.
     pub fn process(&self, bias: u64) -> InterpProcess {
-        let v = self.version;
+        let v = &self.version;
         let mut offsets = [NO_OFFSET; OFFSET_SLOTS];
         offsets[TSTATE_FRAME] = v.tstate_frame;
         offsets[CFRAME_CURRENT_FRAME] = v.cframe_current_frame;
@@ -225,6 +225,49 @@ impl Binary {
             offsets,
         }
     }
+}
+
+/// `_Py_DebugOffsets`, at the start of `_PyRuntime` in 3.13+ (`Include/internal/
+/// pycore_runtime.h`): CPython's own statement of its structure offsets, in the binary's
+/// initialized data. 3.13's layout (checked against the DWARF of pyenv's 3.13.0): cookie
+/// `xdebugpy`, version, `free_threaded`, then per structure a size and its fields' offsets.
+/// Returns `version` with the offsets the kernel walk and the naming use taken from it, or
+/// why the binary cannot be unwound.
+pub fn apply_debug_offsets(version: Version, bytes: &[u8]) -> Result<Version, String> {
+    let word = |at: usize| -> Option<u64> {
+        Some(u64::from_le_bytes(bytes.get(at..at + 8)?.try_into().ok()?))
+    };
+    if bytes.get(..8) != Some(b"xdebugpy".as_slice()) {
+        return Err("_PyRuntime does not start with _Py_DebugOffsets".into());
+    }
+    if version.minor != 13 {
+        return Err(format!(
+            "_Py_DebugOffsets of CPython 3.{} have no known layout",
+            version.minor
+        ));
+    }
+    if word(16) != Some(0) {
+        return Err("free-threaded CPython (its frames are reached otherwise)".into());
+    }
+    let small = |at: usize| -> Result<u16, String> {
+        word(at)
+            .and_then(|v| u16::try_from(v).ok())
+            .ok_or_else(|| format!("_Py_DebugOffsets field at {at} is unreadable"))
+    };
+    Ok(Version {
+        tstate_frame: small(184)?,
+        frame_previous: small(232)?,
+        frame_code: small(240)?,
+        frame_instruction: small(248)?,
+        frame_entry: small(264)?,
+        code_bytecode: small(344)?,
+        code_filename: u64::from(small(280)?),
+        code_name: u64::from(small(288)?),
+        code_qualname: Some(u64::from(small(296)?)),
+        code_linetable: u64::from(small(304)?),
+        code_firstlineno: u64::from(small(312)?),
+        ..version
+    })
 }
 
 /// Most bytes of a string or line table read from a process.
@@ -427,6 +470,31 @@ mod tests {
         assert_eq!(minor_from_name("/usr/bin/ruby3.1"), None);
         assert_eq!(minor_from_hex(0x030b_07f0), Some(11));
         assert_eq!(minor_from_hex(0x0201_0000), None);
+    }
+
+    /// pyenv's 3.13.0 states in its own `_Py_DebugOffsets` the offsets the table has.
+    #[test]
+    fn debug_offsets_of_3_13_match_the_table() {
+        let path = "/root/.pyenv/versions/3.13.0/lib/libpython3.13.so.1.0";
+        if !std::path::Path::new(path).exists() {
+            eprintln!("skipped: no {path}");
+            return;
+        }
+        use blazesym::inspect::{Inspector, source::Elf, source::Source};
+        let inspector = Inspector::new();
+        let found = inspector
+            .lookup(&Source::Elf(Elf::new(path)), &["_PyRuntime"])
+            .unwrap();
+        let offset = found[0][0].file_offset.unwrap() as usize;
+        let data = std::fs::read(path).unwrap();
+        let table = *version(13).unwrap();
+        let stated = apply_debug_offsets(table, &data[offset..offset + 400]).unwrap();
+        assert_eq!(stated, table);
+        // Another version's layout is not guessed.
+        let mut other = table;
+        other.minor = 14;
+        assert!(apply_debug_offsets(other, &data[offset..offset + 400]).is_err());
+        assert!(apply_debug_offsets(table, &[0; 400]).is_err());
     }
 
     #[test]
