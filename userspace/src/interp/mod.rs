@@ -533,6 +533,8 @@ struct Registry {
     /// Processes seen exited at the last [`forget_exited`], freed at the next.
     dying: Vec<u32>,
     read_failures: u64,
+    /// Code objects not cached because their process had [`MAX_CODES_PER_PROCESS`].
+    over_limit: u64,
 }
 
 static REGISTRY: LazyLock<Mutex<Registry>> = LazyLock::new(Mutex::default);
@@ -561,51 +563,44 @@ fn register(pid: u32, runtime: Runtime) {
     }
 }
 
+/// Code objects cached per process, at most: a process that creates code without end
+/// (`exec`, `eval` in a loop) has the rest of its frames named `[unknown]`, counted in `-v`.
+pub const MAX_CODES_PER_PROCESS: usize = 65536;
+
 /// Reads code object `code` of `pid` if it was not read yet.
 fn remember_code(pid: u32, code: u64) {
     let mut registry = registry();
     let Registry {
         processes,
         read_failures,
+        over_limit,
         ..
     } = &mut *registry;
     let Some(process) = processes.get_mut(&pid) else {
         return;
     };
+    if process.codes.contains_key(&code) {
+        return;
+    }
+    if process.codes.len() >= MAX_CODES_PER_PROCESS {
+        *over_limit += 1;
+        return;
+    }
     let Runtime::Python(version) = process.runtime;
-    process.codes.entry(code).or_insert_with(|| {
-        let read = python::read_code(pid, &version, code).map(Arc::new);
-        if read.is_none() {
-            *read_failures += 1;
-        }
-        read
-    });
+    let read = python::read_code(pid, &version, code).map(Arc::new);
+    if read.is_none() {
+        *read_failures += 1;
+    }
+    process.codes.insert(code, read);
 }
 
 /// Reads, now, the code objects of `leaf_first` (a recorded user stack of `pid`) not read
 /// yet, so they are named even if the process exits before the stacks are printed.
 pub fn remember_codes(pid: u32, leaf_first: &[u64]) {
-    let mut registry = registry();
-    let Registry {
-        processes,
-        read_failures,
-        ..
-    } = &mut *registry;
-    let Some(process) = processes.get_mut(&pid) else {
-        return;
-    };
     for &word in leaf_first {
-        let Some((runtime::PYTHON, code, _)) = decode_frame(word) else {
-            continue;
-        };
-        let Runtime::Python(version) = process.runtime;
-        process.codes.entry(code).or_insert_with(|| {
-            let read = python::read_code(pid, &version, code).map(Arc::new);
-            if read.is_none() {
-                *read_failures += 1;
-            }
-            read
-        });
+        if let Some((runtime::PYTHON, code, _)) = decode_frame(word) {
+            remember_code(pid, code);
+        }
     }
 }
 
@@ -680,14 +675,22 @@ pub fn cached() -> (usize, usize) {
 
 fn names_report() -> String {
     let registry = registry();
-    if registry.read_failures == 0 {
-        return String::new();
+    let mut lines = Vec::new();
+    if registry.read_failures > 0 {
+        lines.push(format!(
+            "interpreters: {} code objects could not be read (the process exited before it \
+             was named, or its memory is not readable); their frames are [unknown] in [python]",
+            registry.read_failures
+        ));
     }
-    format!(
-        "interpreters: {} code objects could not be read (the process exited before it was \
-         named, or its memory is not readable); their frames are [unknown] in [python]",
-        registry.read_failures
-    )
+    if registry.over_limit > 0 {
+        lines.push(format!(
+            "interpreters: {} code objects not named: their process had {MAX_CODES_PER_PROCESS} \
+             cached already; their frames are [unknown] in [python]",
+            registry.over_limit
+        ));
+    }
+    lines.join("\n")
 }
 
 /// The frames (outermost first) of a user stack `leaf_first` of `pid` holding interpreter
@@ -728,6 +731,27 @@ pub fn splice(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A process's code objects stop being cached at the limit, counted; exited processes
+    /// are freed at the second `forget_exited` after their exit.
+    #[test]
+    fn code_caches_are_bounded_and_freed() {
+        let pid = u32::MAX - 27; // no such process: every read fails fast
+        register(pid, Runtime::Python(*python::version(12).unwrap()));
+        for code in 0..MAX_CODES_PER_PROCESS as u64 + 10 {
+            remember_code(pid, 0x1000 + code * 16);
+        }
+        {
+            let registry = registry();
+            assert_eq!(registry.processes[&pid].codes.len(), MAX_CODES_PER_PROCESS);
+            assert!(registry.over_limit >= 10);
+        }
+        assert!(names_report().contains("not named: their process had 65536 cached"));
+        forget_exited();
+        assert!(registry().processes.contains_key(&pid));
+        forget_exited();
+        assert!(!registry().processes.contains_key(&pid));
+    }
 
     #[test]
     fn interpreter_symbols_split_into_function_file_and_line() {
