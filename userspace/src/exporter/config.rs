@@ -13,6 +13,7 @@
 //! max_seconds = 300             # default
 //! idle_seconds = 300            # default: the sampler unloads after this long unasked
 //! inlined = false               # default: names from symbol tables; true reads DWARF
+//! interpreters = true           # default: Python functions in eval loops' place
 //!
 //! [[metric]]                    # a bcc tool, with its defaults
 //! name = "block_io_latency"
@@ -93,6 +94,9 @@ pub struct ProfileConfig {
     /// that costs follows the workload: a debug build's DWARF adds about its binary's size
     /// to the exporter's RSS while it is sampled (see `SymbolizerOptions::dwarf`).
     pub inlined: bool,
+    /// Record interpreted functions (Python) where stacks pass through an interpreter's
+    /// eval loop (default true; false keeps the native frames, as `--no-interpreters`).
+    pub interpreters: bool,
 }
 
 impl Default for ProfileConfig {
@@ -103,6 +107,7 @@ impl Default for ProfileConfig {
             max_seconds: 300,
             idle_seconds: 300,
             inlined: false,
+            interpreters: true,
         }
     }
 }
@@ -841,6 +846,14 @@ mod tests {
                 ..ProfileConfig::default()
             }
         );
+    }
+
+    /// `[profile] interpreters = false` is the exporter's `--no-interpreters`.
+    #[test]
+    fn profile_interpreters_can_be_turned_off() {
+        assert!(Config::parse("", "empty").unwrap().profile.interpreters);
+        let config = Config::parse("[profile]\ninterpreters = false\n", "off").unwrap();
+        assert!(!config.profile.interpreters);
     }
 
     /// The example shipped beside the systemd unit.
