@@ -6,6 +6,7 @@
 #![no_std]
 
 pub mod engine;
+pub mod interp;
 pub mod ksyms;
 pub mod profile;
 pub mod unwind;

@@ -905,7 +905,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__offcpu)
-            opts="-K -U -a -p -d -i -o -v -h -V --min-us --max-us --state --kernel-stack --user-stack --top --call-graph --unwind-table-budget --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --offline --debuginfod-timeout --verbose --help --version"
+            opts="-K -U -a -p -d -i -o -v -h -V --min-us --max-us --state --kernel-stack --user-stack --top --call-graph --unwind-table-budget --no-interpreters --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --offline --debuginfod-timeout --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -987,7 +987,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__profile)
-            opts="-F -a -p -d -i -o -K -U -v -h -V --frequency --all-cpus --pid --duration --interval --output --json --kernel-stack --user-stack --call-graph --unwind-table-budget --include-idle --no-inline --heatmap --inverted --top --by --stack-storage-size --count-map-size --offline --debuginfod-timeout --verbose --help --version"
+            opts="-F -a -p -d -i -o -K -U -v -h -V --frequency --all-cpus --pid --duration --interval --output --json --kernel-stack --user-stack --call-graph --unwind-table-budget --no-interpreters --include-idle --no-inline --heatmap --inverted --top --by --stack-storage-size --count-map-size --offline --debuginfod-timeout --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1165,7 +1165,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__stackcount)
-            opts="-K -U -a -p -d -i -o -v -h -V --filter --kernel-stack --user-stack --top --call-graph --unwind-table-budget --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --offline --debuginfod-timeout --verbose --help --version tracepoint: t: rawtracepoint: rt: kprobe: k: kretprobe: kr: fentry: f: kfunc: fexit: fr: kretfunc: uprobe: u: uretprobe: ur: usdt: U: software: s: hardware: h:"
+            opts="-K -U -a -p -d -i -o -v -h -V --filter --kernel-stack --user-stack --top --call-graph --unwind-table-budget --no-interpreters --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --offline --debuginfod-timeout --verbose --help --version tracepoint: t: rawtracepoint: rt: kprobe: k: kretprobe: kr: fentry: f: kfunc: fexit: fr: kretfunc: uprobe: u: uretprobe: ur: usdt: U: software: s: hardware: h:"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1437,7 +1437,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__trace)
-            opts="-K -U -a -p -d -i -o -v -h -V --filter --print --kernel-stack --user-stack --call-graph --unwind-table-budget --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --offline --debuginfod-timeout --verbose --help --version tracepoint: t: rawtracepoint: rt: kprobe: k: kretprobe: kr: fentry: f: kfunc: fexit: fr: kretfunc: uprobe: u: uretprobe: ur: usdt: U: software: s: hardware: h:"
+            opts="-K -U -a -p -d -i -o -v -h -V --filter --print --kernel-stack --user-stack --call-graph --unwind-table-budget --no-interpreters --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --offline --debuginfod-timeout --verbose --help --version tracepoint: t: rawtracepoint: rt: kprobe: k: kretprobe: kr: fentry: f: kfunc: fexit: fr: kretfunc: uprobe: u: uretprobe: ur: usdt: U: software: s: hardware: h:"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

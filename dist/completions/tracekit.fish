@@ -64,6 +64,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -s a -l all-c
 complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -l json -d 'Print JSON on stdout instead of text'
 complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -s K -l kernel-stack -d 'Record kernel stacks only (the default records both)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -s U -l user-stack -d 'Record user stacks only'
+complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -l no-interpreters -d 'Keep interpreters\' eval loops as native frames (`_PyEval_EvalFrameDefault`) instead of the Python functions they run'
 complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -l include-idle -d 'Also count samples of idle CPUs (the swapper task, pid 0)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -l no-inline -d 'Do not show inlined functions as frames (skips reading DWARF line tables)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -l heatmap -d 'Count samples per 20 ms time slice in the kernel, for subsecond heat maps (.heatmap.svg) and `tracekit report --from/--to`; the JSON keeps the slices'
@@ -201,6 +202,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -l max-in-flig
 complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -l debuginfod-timeout -d 'The most a run waits for debuginfod servers, over all requests [default: $DEBUGINFOD_TIMEOUT, else 5]' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -s K -l kernel-stack -d 'Kernel stacks only (the default takes both)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -s U -l user-stack -d 'User stacks only'
+complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -l no-interpreters -d 'Keep interpreters\' eval loops as native frames (`_PyEval_EvalFrameDefault`) instead of the Python functions they run'
 complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -l json -d 'Print JSON on stdout instead of text'
 complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -l offline -d 'Never ask debuginfod servers ($DEBUGINFOD_URLS) for debug files; use local ones only'
@@ -279,6 +281,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -l max-in-fligh
 complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -l debuginfod-timeout -d 'The most a run waits for debuginfod servers, over all requests [default: $DEBUGINFOD_TIMEOUT, else 5]' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -s K -l kernel-stack -d 'Print the kernel stack of each event'
 complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -s U -l user-stack -d 'Print the user stack of each event'
+complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -l no-interpreters -d 'Keep interpreters\' eval loops as native frames (`_PyEval_EvalFrameDefault`) instead of the Python functions they run'
 complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -l json -d 'Print JSON on stdout instead of text'
 complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -l kprobe -d 'Probe kernel functions with kprobes, never fentry/fexit'
@@ -301,6 +304,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -l max-in-
 complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -l debuginfod-timeout -d 'The most a run waits for debuginfod servers, over all requests [default: $DEBUGINFOD_TIMEOUT, else 5]' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -s K -l kernel-stack -d 'Kernel stacks only (the default takes both)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -s U -l user-stack -d 'User stacks only'
+complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -l no-interpreters -d 'Keep interpreters\' eval loops as native frames (`_PyEval_EvalFrameDefault`) instead of the Python functions they run'
 complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -l json -d 'Print JSON on stdout instead of text'
 complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -l kprobe -d 'Probe kernel functions with kprobes, never fentry/fexit'

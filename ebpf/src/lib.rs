@@ -11,6 +11,7 @@
 
 pub mod engine;
 pub mod log;
+pub mod interp;
 pub mod unwind;
 
 use aya_ebpf::{

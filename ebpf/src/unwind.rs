@@ -18,10 +18,11 @@ use aya_ebpf::{
         bpf_probe_read_kernel, bpf_probe_read_user,
         generated::{bpf_get_current_task_btf, bpf_loop, bpf_task_pt_regs},
     },
-    maps::{Array, HashMap, PerCpuArray},
+    maps::{Array, HashMap, LruHashMap, PerCpuArray, RingBuf},
     programs::PerfEventContext,
 };
 use tracekit_common::{
+    interp::{CodeKey, InterpConfig, InterpProcess},
     profile::{MAX_STACK_DEPTH, StackFrames},
     unwind::{
         MAPPING_SEARCH_STEPS, MAX_PROCESS_MAPPINGS, MAX_SHARDS, Mapping, ProcessMappings,
@@ -29,7 +30,11 @@ use tracekit_common::{
     },
 };
 
-use crate::{Recorded, store_stack};
+use crate::{
+    Recorded,
+    interp::{self, InterpWalk},
+    store_stack,
+};
 
 /// The array of shards `UNWIND_SHARDS` (see `tracekit_common::unwind`). Memory-mappable
 /// shards, so that userspace fills one with a single copy instead of a syscall per row.
@@ -51,6 +56,16 @@ pub trait UnwindMaps {
     fn stats() -> &'static PerCpuArray<u64>;
     /// Per-CPU state of the walk in progress: the `bpf_loop` callback finds it here.
     fn walk() -> &'static PerCpuArray<Walk>;
+    /// Pid (tgid) to its interpreter (`tracekit_common::interp`).
+    fn interp_processes() -> &'static HashMap<u32, InterpProcess>;
+    /// The interpreter unwinders' kernel and libc layout (one entry).
+    fn interp_config() -> &'static Array<InterpConfig>;
+    /// Per-CPU counters of the interpreter unwinders, indexed by `InterpStat`.
+    fn interp_stats() -> &'static PerCpuArray<u64>;
+    /// Code objects announced already.
+    fn interp_seen() -> &'static LruHashMap<CodeKey, u8>;
+    /// Announcements of new code objects to userspace.
+    fn interp_codes() -> &'static RingBuf;
 }
 
 /// Defines the unwinder's maps (`UNWIND_SHARDS`, `UNWIND_MAPPINGS`, `UNWIND_PROCESSES`,
@@ -78,6 +93,32 @@ macro_rules! unwind_maps {
         #[aya_ebpf::macros::map]
         static UNWIND_WALK: aya_ebpf::maps::PerCpuArray<$crate::unwind::Walk> =
             aya_ebpf::maps::PerCpuArray::with_max_entries(1, 0);
+        #[aya_ebpf::macros::map]
+        static INTERP_PROCESSES: aya_ebpf::maps::HashMap<
+            u32,
+            tracekit_common::interp::InterpProcess,
+        > = aya_ebpf::maps::HashMap::with_max_entries(
+            tracekit_common::interp::MAX_INTERP_PROCESSES,
+            0,
+        );
+        #[aya_ebpf::macros::map]
+        static INTERP_CONFIG: aya_ebpf::maps::Array<tracekit_common::interp::InterpConfig> =
+            aya_ebpf::maps::Array::with_max_entries(1, 0);
+        #[aya_ebpf::macros::map]
+        static INTERP_STATS: aya_ebpf::maps::PerCpuArray<u64> =
+            aya_ebpf::maps::PerCpuArray::with_max_entries(
+                tracekit_common::interp::INTERP_STAT_COUNT,
+                0,
+            );
+        #[aya_ebpf::macros::map]
+        static INTERP_SEEN: aya_ebpf::maps::LruHashMap<tracekit_common::interp::CodeKey, u8> =
+            aya_ebpf::maps::LruHashMap::with_max_entries(
+                tracekit_common::interp::MAX_SEEN_CODES,
+                0,
+            );
+        #[aya_ebpf::macros::map]
+        static INTERP_CODES: aya_ebpf::maps::RingBuf =
+            aya_ebpf::maps::RingBuf::with_byte_size(tracekit_common::interp::CODES_RING_BYTES, 0);
 
         /// This object's unwinder maps.
         struct $name;
@@ -103,6 +144,29 @@ macro_rules! unwind_maps {
             #[inline(always)]
             fn walk() -> &'static aya_ebpf::maps::PerCpuArray<$crate::unwind::Walk> {
                 &UNWIND_WALK
+            }
+            #[inline(always)]
+            fn interp_processes()
+            -> &'static aya_ebpf::maps::HashMap<u32, tracekit_common::interp::InterpProcess> {
+                &INTERP_PROCESSES
+            }
+            #[inline(always)]
+            fn interp_config()
+            -> &'static aya_ebpf::maps::Array<tracekit_common::interp::InterpConfig> {
+                &INTERP_CONFIG
+            }
+            #[inline(always)]
+            fn interp_stats() -> &'static aya_ebpf::maps::PerCpuArray<u64> {
+                &INTERP_STATS
+            }
+            #[inline(always)]
+            fn interp_seen()
+            -> &'static aya_ebpf::maps::LruHashMap<tracekit_common::interp::CodeKey, u8> {
+                &INTERP_SEEN
+            }
+            #[inline(always)]
+            fn interp_codes() -> &'static aya_ebpf::maps::RingBuf {
+                &INTERP_CODES
             }
         }
     };
@@ -135,6 +199,11 @@ pub struct Walk {
     m_bias: u64,
     m_first_row: u32,
     m_rows: u32,
+    /// Native frames stepped past so far (0: the PC is the leaf's, exact).
+    native_steps: u32,
+    padding: u32,
+    /// Interpreter frames recorded in the place of eval-loop frames.
+    interp: InterpWalk,
     frames: StackFrames,
 }
 
@@ -212,6 +281,8 @@ pub fn record_user_stack<M: UnwindMaps>(
     w.status = RUNNING;
     w.m_begin = 0;
     w.m_end = 0;
+    w.native_steps = 0;
+    w.interp.start::<M>(pid);
     // SAFETY: plain lookup; the value is copied out at once.
     match unsafe { M::processes().get(&pid) } {
         Some(process) => {
@@ -238,6 +309,7 @@ pub fn record_user_stack<M: UnwindMaps>(
     };
     // The helper may have run the callback fewer times than asked if it failed outright.
     let w = unsafe { &mut *walk };
+    w.interp.finish::<M>();
     let stopped = match w.status {
         COMPLETE => {
             bump::<M>(UnwindStat::Complete);
@@ -268,11 +340,22 @@ extern "C" fn step<M: UnwindMaps>(_index: u64, _ctx: *mut c_void) -> i64 {
     if len >= MAX_STACK_DEPTH {
         return 1;
     }
-    w.frames[len] = w.pc;
-    w.len += 1;
     // A return address points after the call; the call itself may be the function's last
     // instruction, so look up the address before it (the leaf's PC is exact).
-    let pc = if len == 0 { w.pc } else { w.pc - 1 };
+    let pc = if w.native_steps == 0 { w.pc } else { w.pc - 1 };
+    // An eval loop's frame is recorded as the interpreter frames it runs.
+    match interp::frame_at::<M>(&mut w.interp, pc) {
+        interp::InterpFrame::Native => w.frames[len] = w.pc,
+        interp::InterpFrame::Frame { word, last } => {
+            w.frames[len] = word;
+            if !last {
+                w.len += 1;
+                return 0;
+            }
+        }
+    }
+    w.len += 1;
+    w.native_steps += 1;
     if pc < w.m_begin || pc >= w.m_end {
         find_mapping::<M>(w, pc);
     }

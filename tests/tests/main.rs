@@ -5,6 +5,7 @@ mod engine;
 mod everyday;
 mod exporter;
 mod hostile;
+mod interp;
 mod kfunc;
 mod percentiles;
 mod pprof;

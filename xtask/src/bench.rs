@@ -78,6 +78,16 @@ pub enum Bench {
         #[arg(long, default_value_t = 10.0)]
         minutes: f64,
     },
+    /// Two busy Python processes under a whole-machine 999 Hz profile with interpreters,
+    /// with `--no-interpreters`, and under py-spy: each profiler's CPU and the work done
+    Python {
+        /// Seconds each run lasts
+        #[arg(long, default_value_t = 10.0)]
+        seconds: f64,
+        /// Rounds (each runs every configuration once, in rotated order)
+        #[arg(long, default_value_t = 3)]
+        rounds: usize,
+    },
     /// `tracekit exporter` with its built-in set for MINUTES under process churn: RSS and
     /// its slope, scrapes answered, CPU at a 15 s scrape interval, scrape time, and the ns
     /// it adds per syscall
@@ -122,6 +132,9 @@ pub fn run(bench: Bench, tracekit: &Path) -> Result<()> {
                 stream_rounds,
             },
         ),
+        Bench::Python { seconds, rounds } => {
+            crate::bench_python::python_bench(tracekit, seconds, rounds)
+        }
         Bench::Soak { minutes } => {
             crate::soak::soak(tracekit, &build_fixture("tk_churn")?, minutes)
         }

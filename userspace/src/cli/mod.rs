@@ -277,11 +277,19 @@ pub struct UnwindArgs {
     #[arg(long, value_name = "MIB", default_value_t = DEFAULT_TABLE_BUDGET_BYTES >> 20,
           value_parser = clap::value_parser!(u64).range(1..=MAX_TABLE_BUDGET_MIB))]
     pub unwind_table_budget: u64,
+    /// Keep interpreters' eval loops as native frames (`_PyEval_EvalFrameDefault`) instead
+    /// of the Python functions they run
+    #[arg(long)]
+    pub no_interpreters: bool,
 }
 
 impl UnwindArgs {
-    /// `--call-graph`, in the library's terms.
+    /// `--call-graph`, in the library's terms. Every stack command asks for it before it
+    /// loads its unwinder, so `--no-interpreters` takes effect here too.
     pub fn call_graph(&self) -> Option<CallGraph> {
+        if self.no_interpreters {
+            tracekit::interp::disable();
+        }
         self.call_graph.map(CallGraph::from)
     }
 

@@ -305,6 +305,9 @@ impl KernelSources {
                 entries: 0,
             });
         }
+        if !config.profile.interpreters {
+            crate::interp::disable();
+        }
         Ok(Self {
             namespace: config.namespace.clone(),
             metrics: Mutex::new(metrics),

@@ -275,6 +275,10 @@ impl UnwindTables {
             }
             mappings.truncate(MAX_PROCESS_MAPPINGS as usize);
         }
+        // After the tables: detection may wait for the kernel's layouts (BTF) once.
+        if let Some(interp) = &mut self.kernel.interp {
+            interp.load_process(pid, &exec_mappings);
+        }
         let published = match self.kernel.set_process(pid, &mappings) {
             Ok(old) => Ok(old),
             Err(_) => {
@@ -321,6 +325,9 @@ impl UnwindTables {
         for &pid in &gone {
             if let Some(range) = self.kernel.remove_process(pid) {
                 self.kernel.release(range);
+            }
+            if let Some(interp) = &mut self.kernel.interp {
+                interp.remove_process(pid);
             }
         }
         log::debug!(
@@ -487,6 +494,14 @@ impl UnwindTables {
         }
     }
 
+    /// Names the code objects the kernel's interpreter unwinders announced since the last
+    /// call (see [`crate::interp`]).
+    pub fn read_announced_codes(&mut self) {
+        if let Some(interp) = &mut self.kernel.interp {
+            interp.read_announced();
+        }
+    }
+
     /// Counts `dropped` announced processes that were not loaded (a full queue).
     pub fn add_queue_dropped(&mut self, dropped: u64) {
         self.queue_dropped += dropped;
@@ -518,6 +533,10 @@ impl UnwindTables {
                 walk.no_mapping_frames,
                 walk.unsupported_frames,
             ));
+        }
+        if let Some(interp) = &self.kernel.interp {
+            text.push('\n');
+            text.push_str(&interp.report());
         }
         text
     }

@@ -12,9 +12,10 @@ use std::{
     sync::{
         Arc,
         atomic::{AtomicBool, Ordering},
-        mpsc::{self, Receiver, SyncSender, TryRecvError, TrySendError},
+        mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TryRecvError, TrySendError},
     },
     thread::JoinHandle,
+    time::Duration,
 };
 
 use super::UnwindTables;
@@ -23,6 +24,10 @@ use super::UnwindTables;
 /// binary for seconds while thousands of processes are announced holds this many pids, not
 /// all of them (those past it are counted, and walked by frame pointers).
 pub const QUEUE_PIDS: usize = 4096;
+
+/// How often the tables' thread reads the code objects interpreters announced (their names
+/// are read from the process's memory, which a short-lived process takes with it).
+const ANNOUNCED_POLL: Duration = Duration::from_millis(10);
 
 /// [`UnwindTables`] running on their own thread.
 pub struct UnwindWorker {
@@ -116,6 +121,7 @@ fn run(
             match pending.try_recv() {
                 Ok(pid) => {
                     tables.load_process(pid);
+                    tables.read_announced_codes();
                 }
                 Err(TryRecvError::Empty) => return true,
                 Err(TryRecvError::Disconnected) => return false,
@@ -130,12 +136,25 @@ fn run(
             tables.load_process(pid);
         }
     }
-    while let Ok(pid) = pending.recv() {
-        if stop.load(Ordering::Relaxed) {
-            break;
+    loop {
+        // Woken at least every ANNOUNCED_POLL to name the code objects interpreters ran.
+        tables.read_announced_codes();
+        match pending.recv_timeout(ANNOUNCED_POLL) {
+            Ok(pid) => {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                tables.load_process(pid);
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+            }
+            Err(RecvTimeoutError::Disconnected) => break,
         }
-        tables.load_process(pid);
     }
+    tables.read_announced_codes();
     tables
 }
 

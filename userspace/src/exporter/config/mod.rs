@@ -13,6 +13,7 @@
 //! max_seconds = 300             # default
 //! idle_seconds = 300            # default: the sampler unloads after this long unasked
 //! inlined = false               # default: names from symbol tables; true reads DWARF
+//! interpreters = true           # default: Python functions in eval loops' place
 //!
 //! metrics = ["syscount"]        # tools by name alone, each with its defaults
 //!
@@ -98,6 +99,9 @@ pub struct ProfileConfig {
     /// that costs follows the workload: a debug build's DWARF adds about its binary's size
     /// to the exporter's RSS while it is sampled (see `SymbolizerOptions::dwarf`).
     pub inlined: bool,
+    /// Record interpreted functions (Python) where stacks pass through an interpreter's
+    /// eval loop (default true; false keeps the native frames, as `--no-interpreters`).
+    pub interpreters: bool,
 }
 
 impl Default for ProfileConfig {
@@ -108,6 +112,7 @@ impl Default for ProfileConfig {
             max_seconds: 300,
             idle_seconds: 300,
             inlined: false,
+            interpreters: true,
         }
     }
 }

@@ -64,6 +64,14 @@ fn profile_inlined_frames_are_asked_for() {
     );
 }
 
+/// `[profile] interpreters = false` is the exporter's `--no-interpreters`.
+#[test]
+fn profile_interpreters_can_be_turned_off() {
+    assert!(Config::parse("", "empty").unwrap().profile.interpreters);
+    let config = Config::parse("[profile]\ninterpreters = false\n", "off").unwrap();
+    assert!(!config.profile.interpreters);
+}
+
 /// The example shipped beside the systemd unit.
 const EXAMPLE: &str = include_str!("../../../../dist/exporter.example.toml");
 const EXAMPLE_YAML: &str = include_str!("../../../../dist/exporter.example.yaml");

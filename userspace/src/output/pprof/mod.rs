@@ -350,17 +350,30 @@ impl Builder {
         }
     }
 
-    fn function(&mut self, name: &str) -> u64 {
+    /// The function `name`; `interpreted`: a frame of interpreted code, whose symbol is
+    /// `function (file:LINE)`.
+    fn function(&mut self, name: &str, interpreted: bool) -> u64 {
         if let Some(&id) = self.function_ids.get(name) {
             return id;
         }
         let id = self.functions.len() as u64 + 1;
-        let name_index = self.strings.index(name);
+        // An interpreter frame's symbol is `function (file:LINE)`: the function is named
+        // and filed as such, the line goes to the location.
+        let (function, file) = match crate::interp::source_of_symbol(name) {
+            Some((function, file, _)) if interpreted => (function, file),
+            _ => (name, ""),
+        };
+        let name_index = self.strings.index(function);
+        let filename = if file.is_empty() {
+            0
+        } else {
+            self.strings.index(file)
+        };
         self.functions.push(proto::Function {
             id,
             name: name_index,
             system_name: name_index,
-            filename: 0,
+            filename,
             start_line: 0,
         });
         self.function_ids.insert(name.to_string(), id);
@@ -432,7 +445,15 @@ impl Builder {
         let functions: Vec<u64> = group
             .iter()
             .rev()
-            .map(|frame| self.function(&frame.symbol))
+            .map(|frame| self.function(&frame.symbol, crate::interp::is_interpreted(frame)))
+            .collect();
+        let lines: Vec<i64> = group
+            .iter()
+            .rev()
+            .map(|frame| match crate::interp::is_interpreted(frame) {
+                true => crate::interp::source_of_symbol(&frame.symbol).map_or(0, |(_, _, l)| l),
+                false => 0,
+            })
             .collect();
         let key = (mapping_id, address, functions);
         if let Some(&id) = self.location_ids.get(&key) {
@@ -446,10 +467,8 @@ impl Builder {
             line: key
                 .2
                 .iter()
-                .map(|&function_id| proto::Line {
-                    function_id,
-                    line: 0,
-                })
+                .zip(&lines)
+                .map(|(&function_id, &line)| proto::Line { function_id, line })
                 .collect(),
             is_folded: false,
         });

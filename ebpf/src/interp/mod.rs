@@ -1,0 +1,151 @@
+//! Interpreter frames in the DWARF walk: when the native walk (`crate::unwind`) reaches a
+//! process's eval loop, the runtime's unwinder records the interpreted frames that eval call
+//! runs in its place, one frame per `bpf_loop` step (layouts and the frame encoding in
+//! `tracekit_common::interp`).
+//!
+//! A runtime is one module here with a `frame` function of [`InterpFrame`]'s contract, and
+//! one line in [`frame_at`].
+
+pub mod python;
+
+use aya_ebpf::helpers::{bpf_probe_read_kernel, bpf_probe_read_user};
+use tracekit_common::interp::{CodeKey, InterpConfig, InterpProcess, InterpStat, runtime};
+
+use crate::unwind::UnwindMaps;
+
+/// `InterpWalk::state`: the runtime's frames are not looked for yet in this stack.
+pub const NOT_STARTED: u32 = 0;
+/// The next frame to record is in `InterpWalk::frame`.
+pub const READY: u32 = 1;
+/// No more interpreter frames in this stack (none, or a read failed): eval-loop frames
+/// stay native.
+pub const DONE: u32 = 2;
+
+/// The interpreter part of one stack walk, kept in the walk's per-CPU state.
+#[repr(C)]
+pub struct InterpWalk {
+    /// The process's interpreter (`runtime` 0: none).
+    pub process: InterpProcess,
+    /// The runtime's next frame to record (its address in the process).
+    pub frame: u64,
+    /// [`NOT_STARTED`], [`READY`] or [`DONE`].
+    pub state: u32,
+    /// 1 while an eval call's frames are being recorded (more follow at the same native
+    /// frame).
+    pub pending: u32,
+    /// The process (tgid).
+    pub pid: u32,
+    padding: u32,
+}
+
+impl InterpWalk {
+    /// Starts a stack of process `pid`.
+    #[inline(always)]
+    pub fn start<M: UnwindMaps>(&mut self, pid: u32) {
+        self.frame = 0;
+        self.state = NOT_STARTED;
+        self.pending = 0;
+        self.pid = pid;
+        // SAFETY: plain lookup; the value is copied out at once.
+        match unsafe { M::interp_processes().get(&pid) } {
+            Some(process) => self.process = *process,
+            None => self.process.runtime = runtime::NONE,
+        }
+    }
+
+    /// Ends a stack: counts interpreter frames cut at the frame budget.
+    #[inline(always)]
+    pub fn finish<M: UnwindMaps>(&self) {
+        if self.pending != 0 {
+            bump::<M>(InterpStat::Truncated);
+        }
+    }
+}
+
+/// What to record for the frame at a native PC.
+pub enum InterpFrame {
+    /// The native frame itself.
+    Native,
+    /// An encoded interpreter frame; `last`: the eval call's last one, so the walk steps
+    /// past the native frame after it (else it stays at that frame for the next one).
+    Frame { word: u64, last: bool },
+}
+
+/// The frame to record for native `pc` (adjusted into the call for return addresses).
+#[inline(always)]
+pub fn frame_at<M: UnwindMaps>(walk: &mut InterpWalk, pc: u64) -> InterpFrame {
+    let process = &walk.process;
+    if process.runtime == runtime::NONE || pc < process.eval_begin || pc >= process.eval_end {
+        return InterpFrame::Native;
+    }
+    if walk.pending == 0 {
+        bump::<M>(InterpStat::EvalFrames);
+    }
+    match walk.process.runtime {
+        runtime::PYTHON => python::frame::<M>(walk),
+        _ => InterpFrame::Native,
+    }
+}
+
+/// Announces code object `code` of the walk's process to userspace the first time it is
+/// recorded, so its names are read while the process lives.
+#[inline(always)]
+pub fn announce_code<M: UnwindMaps>(walk: &InterpWalk, code: u64) {
+    let key = CodeKey {
+        pid: walk.pid,
+        runtime: u32::from(walk.process.runtime),
+        code,
+    };
+    // SAFETY: the value is only tested for presence.
+    if unsafe { M::interp_seen().get(&key) }.is_some() {
+        return;
+    }
+    if M::interp_codes().output::<CodeKey>(&key, 0).is_ok() {
+        let _ = M::interp_seen().insert(&key, &1, 0);
+    } else {
+        bump::<M>(InterpStat::CodesLost);
+    }
+}
+
+/// The config userspace wrote, if it is complete.
+#[inline(always)]
+pub fn config<M: UnwindMaps>() -> Option<InterpConfig> {
+    let config = *M::interp_config().get(0)?;
+    (config.task_fsbase_offset != 0 && config.pthread_key_data_offset != 0).then_some(config)
+}
+
+/// The current thread's `pthread_self()` (its `fsbase`), from its `task_struct`.
+#[inline(always)]
+pub fn thread_pointer(config: &InterpConfig) -> Option<u64> {
+    // SAFETY: a helper without arguments; the task is read with bpf_probe_read_kernel,
+    // which faults safely.
+    unsafe {
+        let task = aya_ebpf::helpers::generated::bpf_get_current_task();
+        bpf_probe_read_kernel((task + u64::from(config.task_fsbase_offset)) as *const u64).ok()
+    }
+}
+
+/// The value of glibc thread-specific key `key` of the current thread (first-level keys
+/// only: `key < 32`, as runtimes' keys created at start-up are).
+#[inline(always)]
+pub fn thread_specific(config: &InterpConfig, key: u32) -> Option<u64> {
+    if key >= 32 {
+        return None;
+    }
+    let base = thread_pointer(config)?;
+    read_user::<u64>(base + u64::from(config.pthread_key_data_offset) + 16 * u64::from(key))
+}
+
+#[inline(always)]
+pub fn read_user<T>(address: u64) -> Option<T> {
+    // SAFETY: bpf_probe_read_user faults safely on a bad address.
+    unsafe { bpf_probe_read_user(address as *const T) }.ok()
+}
+
+#[inline(always)]
+pub fn bump<M: UnwindMaps>(stat: InterpStat) {
+    if let Some(counter) = M::interp_stats().get_ptr_mut(stat as u32) {
+        // SAFETY: per-CPU slot, only this CPU writes it while the program runs.
+        unsafe { *counter += 1 };
+    }
+}

@@ -1,0 +1,839 @@
+//! Interpreted code in user stacks: Python functions where the native walk shows
+//! `_PyEval_EvalFrameDefault`, found with no flags in the target.
+//!
+//! The kernel side (`ebpf/src/interp/`, layouts and the frame encoding in
+//! [`tracekit_common::interp`]) records interpreter frames in the eval loop's place during
+//! the DWARF walk. This module feeds it and names what it records:
+//! - [`Interpreters`] owns the `INTERP_*` maps of one BPF object. When a process is loaded
+//!   for unwinding ([`crate::unwind::UnwindTables::load_process`]) its executable mappings
+//!   are checked for an interpreter (by file name, then symbols through blazesym, then
+//!   version), and the process's [`InterpProcess`] is published: the eval loop's address
+//!   range, where its thread state is found, the version's offsets. A binary whose version
+//!   has no offsets keeps its native frames, and the report (`-v`) says why.
+//! - [`frame`] names an encoded frame for the symbolizer: the code object is read from the
+//!   process's memory (`process_vm_readv`) the first time it is seen and cached per
+//!   (pid, code pointer); [`remember_codes`] reads a stack's code objects ahead, while the
+//!   process lives. Frames print as `function (file.py:LINE)` in module `[python]`.
+//!
+//! Adding a runtime: a module beside [`python`] with its detection and naming, a branch in
+//! [`detect`] and in [`frame`].
+
+pub mod python;
+
+use std::{
+    collections::{BTreeMap, HashMap},
+    sync::{
+        Arc, LazyLock, Mutex, OnceLock,
+        atomic::{AtomicBool, Ordering},
+    },
+};
+
+use aya::{
+    Ebpf,
+    maps::{Array, HashMap as BpfHashMap, MapData, PerCpuArray, RingBuf},
+};
+use tracekit_common::interp::{
+    CodeKey, INTERP_STAT_COUNT, InterpConfig, InterpProcess, InterpStat, decode_frame, runtime,
+};
+
+use crate::{
+    stacks::{Frame, FrameKind},
+    unwind::process::{Backing, ExecMapping},
+};
+
+/// The module column of Python frames.
+pub const PYTHON_MODULE: &str = "[python]";
+
+static DISABLED: AtomicBool = AtomicBool::new(false);
+
+/// Turns the interpreter unwinders off for this process's runs (`--no-interpreters`):
+/// eval loops keep their native frames.
+pub fn disable() {
+    DISABLED.store(true, Ordering::Relaxed);
+}
+
+/// Whether interpreter frames are collected.
+pub fn enabled() -> bool {
+    !DISABLED.load(Ordering::Relaxed)
+}
+
+/// What a binary is, as far as interpreters go.
+#[derive(Clone, Debug)]
+enum Detected {
+    Python(python::Binary),
+    /// An interpreter we cannot unwind, and why (for the report).
+    Unsupported(String),
+    /// Not an interpreter.
+    None,
+}
+
+/// Checks the binary of `mapping` (opened as `file`) for an interpreter.
+fn detect(path: &str, file: &std::path::Path) -> Detected {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    if !name.contains("python") {
+        return Detected::None;
+    }
+    use blazesym::inspect::{Inspector, source::Elf, source::Source};
+    let mut elf = Elf::new(file);
+    elf.debug_syms = false;
+    let names = ["_PyEval_EvalFrameDefault", "_PyRuntime", "Py_Version"];
+    let inspector = Inspector::new();
+    let Ok(found) = inspector.lookup(&Source::Elf(elf), &names) else {
+        return Detected::None;
+    };
+    let first = |i: usize| found.get(i).and_then(|syms| syms.first());
+    let (Some(eval), Some(runtime_state)) = (first(0), first(1)) else {
+        return Detected::None;
+    };
+    let Some(eval_size) = eval.size.filter(|&size| size > 0) else {
+        return Detected::Unsupported("_PyEval_EvalFrameDefault has no size".into());
+    };
+    // Py_Version (3.11+) is the authority; older versions are known by their file name.
+    let from_symbol = first(2).and_then(|sym| {
+        use std::os::unix::fs::FileExt as _;
+        let mut word = [0u8; 4];
+        std::fs::File::open(file)
+            .ok()?
+            .read_exact_at(&mut word, sym.file_offset?)
+            .ok()?;
+        python::minor_from_hex(u64::from(u32::from_le_bytes(word)))
+    });
+    let Some(minor) = from_symbol.or_else(|| python::minor_from_name(path)) else {
+        return Detected::Unsupported("CPython of an unknown version".into());
+    };
+    let Some(version) = python::version(minor) else {
+        return Detected::Unsupported(format!(
+            "CPython 3.{minor}: no structure offsets for this version (3.8-3.13 are known)"
+        ));
+    };
+    let Some(eval_file_offset) = eval.file_offset else {
+        return Detected::Unsupported("_PyEval_EvalFrameDefault has no file offset".into());
+    };
+    let mut version = *version;
+    // 3.13+ state their offsets at the start of _PyRuntime: they win over the table.
+    if minor >= 13 {
+        let stated = runtime_state.file_offset.and_then(|offset| {
+            use std::os::unix::fs::FileExt as _;
+            let mut bytes = vec![0u8; 400];
+            std::fs::File::open(file)
+                .ok()?
+                .read_exact_at(&mut bytes, offset)
+                .ok()?;
+            Some(bytes)
+        });
+        match stated.map(|bytes| python::apply_debug_offsets(version, &bytes)) {
+            Some(Ok(stated)) => {
+                if stated != version {
+                    log::debug!(
+                        "{path}: _Py_DebugOffsets differ from 3.{minor}'s table; using them"
+                    );
+                }
+                version = stated;
+            }
+            Some(Err(reason)) => return Detected::Unsupported(reason),
+            None => {
+                return Detected::Unsupported("_Py_DebugOffsets could not be read".into());
+            }
+        }
+    }
+    Detected::Python(python::Binary {
+        version,
+        eval: (eval.addr, eval_size as u64),
+        eval_file_offset,
+        runtime_state: runtime_state.addr,
+    })
+}
+
+/// The interpreter unwinders' maps of one loaded BPF object, and what was detected.
+pub struct Interpreters {
+    processes: BpfHashMap<MapData, u32, InterpProcess>,
+    config: Array<MapData, InterpConfig>,
+    stats: PerCpuArray<MapData, u64>,
+    /// New code objects, announced by the kernel.
+    codes: RingBuf<MapData>,
+    /// Whether `INTERP_CONFIG` was written (once, at the first interpreter), or why not.
+    configured: Option<Result<(), String>>,
+    binaries: HashMap<(String, u64), Detected>,
+    /// Processes published, with their runtime's name and version.
+    published: HashMap<u32, String>,
+    /// Interpreters by version: processes published.
+    by_version: BTreeMap<String, u64>,
+    /// (binary, reason) to (processes that kept native frames, the last of them): a
+    /// process loaded again (after an `exec`, a `dlopen`) counts once.
+    unsupported: BTreeMap<(String, String), (u64, u32)>,
+    errors: BTreeMap<String, u64>,
+}
+
+impl Interpreters {
+    /// Takes the `INTERP_*` maps out of `ebpf`; `None` when the object has none.
+    pub fn take(ebpf: &mut Ebpf) -> Option<Self> {
+        let processes = BpfHashMap::try_from(ebpf.take_map("INTERP_PROCESSES")?).ok()?;
+        let config = Array::try_from(ebpf.take_map("INTERP_CONFIG")?).ok()?;
+        let stats = PerCpuArray::try_from(ebpf.take_map("INTERP_STATS")?).ok()?;
+        let codes = RingBuf::try_from(ebpf.take_map("INTERP_CODES")?).ok()?;
+        Some(Self {
+            processes,
+            config,
+            stats,
+            codes,
+            configured: None,
+            binaries: HashMap::new(),
+            published: HashMap::new(),
+            by_version: BTreeMap::new(),
+            unsupported: BTreeMap::new(),
+            errors: BTreeMap::new(),
+        })
+    }
+
+    /// Looks for an interpreter in live process `pid`'s executable `mappings` and publishes
+    /// it to the kernel.
+    pub fn load_process(&mut self, pid: u32, mappings: &[ExecMapping]) {
+        if !enabled() {
+            return;
+        }
+        for mapping in mappings {
+            let Backing::File { path, .. } = &mapping.backing else {
+                continue;
+            };
+            let key = (mapping.device.clone(), mapping.inode);
+            let detected = match self.binaries.get(&key) {
+                Some(detected) => detected.clone(),
+                None => {
+                    let link = format!(
+                        "/proc/{pid}/map_files/{:x}-{:x}",
+                        mapping.begin, mapping.end
+                    );
+                    let detected = detect(path, std::path::Path::new(&link));
+                    self.binaries.insert(key, detected.clone());
+                    detected
+                }
+            };
+            match detected {
+                Detected::None => {}
+                Detected::Unsupported(reason) => {
+                    let (count, last) = self.unsupported.entry((path.clone(), reason)).or_default();
+                    if *last != pid {
+                        *count += 1;
+                        *last = pid;
+                    }
+                }
+                Detected::Python(binary) => {
+                    if !self.configure() {
+                        return;
+                    }
+                    // The exec mapping holds the eval loop: its file offset gives the bias.
+                    let Some(bias) = bias_of(&binary, mapping) else {
+                        continue;
+                    };
+                    let process = binary.process(bias);
+                    match self.processes.insert(pid, process, 0) {
+                        Ok(()) => {
+                            let name = format!("CPython 3.{}", binary.version.minor);
+                            if self.published.get(&pid) != Some(&name) {
+                                *self.by_version.entry(name.clone()).or_default() += 1;
+                            }
+                            self.published.insert(pid, name);
+                            register(pid, Runtime::Python(binary.version));
+                        }
+                        Err(err) => {
+                            *self
+                                .errors
+                                .entry(format!("publishing an interpreter: {err}"))
+                                .or_default() += 1;
+                        }
+                    }
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Reads the code objects the kernel announced since the last call (call it often: a
+    /// process that exits first keeps frames named `[unknown]`). Returns how many.
+    pub fn read_announced(&mut self) -> usize {
+        let mut read = 0;
+        while let Some(item) = self.codes.next() {
+            if item.len() < size_of::<CodeKey>() {
+                continue;
+            }
+            // SAFETY: the kernel writes whole CodeKeys; read_unaligned takes any alignment.
+            let key = unsafe { std::ptr::read_unaligned(item.as_ptr().cast::<CodeKey>()) };
+            drop(item);
+            remember_code(key.pid, key.code);
+            read += 1;
+        }
+        read
+    }
+
+    /// Forgets exited process `pid` in the kernel.
+    pub fn remove_process(&mut self, pid: u32) {
+        if self.published.remove(&pid).is_some() {
+            let _ = self.processes.remove(&pid);
+        }
+    }
+
+    /// Writes `INTERP_CONFIG` the first time an interpreter is found; false if it cannot be.
+    fn configure(&mut self) -> bool {
+        let configured = self.configured.get_or_insert_with(|| {
+            let config = layouts().clone()?;
+            log::debug!("interpreters: {config:?}");
+            self.config
+                .set(0, config, 0)
+                .map_err(|err| format!("writing INTERP_CONFIG: {err}"))
+        });
+        match configured {
+            Ok(()) => true,
+            Err(err) => {
+                let err = err.clone();
+                *self.errors.entry(err).or_default() += 1;
+                false
+            }
+        }
+    }
+
+    /// The kernel walks' counters, summed over CPUs, indexed by [`InterpStat`].
+    fn counters(&self) -> [u64; INTERP_STAT_COUNT as usize] {
+        let mut counters = [0u64; INTERP_STAT_COUNT as usize];
+        for (index, counter) in counters.iter_mut().enumerate() {
+            if let Ok(values) = self.stats.get(&(index as u32), 0) {
+                *counter = values.iter().sum();
+            }
+        }
+        counters
+    }
+
+    /// For `-v`: what was found and unwound, what kept native frames and why.
+    pub fn report(&self) -> String {
+        let counters = self.counters();
+        let found: Vec<String> = self
+            .by_version
+            .iter()
+            .map(|(name, n)| format!("{name} in {n} process{}", if *n == 1 { "" } else { "es" }))
+            .collect();
+        let mut out = format!(
+            "interpreters: {}; {} eval-loop frames met, {} interpreter frames recorded, {} kept \
+             native (no interpreter state for the thread), {} kept native (unreadable \
+             interpreter memory), {} stacks cut at {} frames inside interpreter frames, {} new \
+             code objects not announced (ring buffer full)",
+            if !enabled() {
+                "off (--no-interpreters)".to_string()
+            } else if found.is_empty() {
+                "none unwound".to_string()
+            } else {
+                found.join(", ")
+            },
+            counters[InterpStat::EvalFrames as usize],
+            counters[InterpStat::Frames as usize],
+            counters[InterpStat::NoThreadState as usize],
+            counters[InterpStat::ReadErrors as usize],
+            counters[InterpStat::Truncated as usize],
+            tracekit_common::profile::MAX_STACK_DEPTH,
+            counters[InterpStat::CodesLost as usize],
+        );
+        for ((path, reason), (n, _)) in &self.unsupported {
+            out.push_str(&format!(
+                "\nnative frames for {path} ({reason}) in {n} process{}",
+                if *n == 1 { "" } else { "es" }
+            ));
+        }
+        for (error, n) in &self.errors {
+            out.push_str(&format!("\ninterpreters off ({n}x): {error}"));
+        }
+        let names = names_report();
+        if !names.is_empty() {
+            out.push('\n');
+            out.push_str(&names);
+        }
+        out
+    }
+}
+
+/// The load bias of `mapping` of `binary`: the mapping must hold the eval loop's file
+/// bytes (ld.so maps every segment of a binary with one bias).
+fn bias_of(binary: &python::Binary, mapping: &ExecMapping) -> Option<u64> {
+    let at = binary.eval_file_offset;
+    if at < mapping.offset || at - mapping.offset >= mapping.end - mapping.begin {
+        return None;
+    }
+    Some((mapping.begin + (at - mapping.offset)).wrapping_sub(binary.eval.0))
+}
+
+static LAYOUTS: OnceLock<Result<InterpConfig, String>> = OnceLock::new();
+
+/// The kernel's and libc's layouts the unwinders need, found once.
+fn layouts() -> &'static Result<InterpConfig, String> {
+    LAYOUTS.get_or_init(|| {
+        Ok(InterpConfig {
+            task_fsbase_offset: task_fsbase_offset()?,
+            // A tracekit linked with musl (the static build) cannot probe glibc's layout:
+            // the interpreters it profiles use the machine's glibc, whose x86_64 layout has
+            // kept `specific_1stblock` at 0x310 (data at +8) for a decade.
+            pthread_key_data_offset: pthread_key_data_offset().unwrap_or_else(|| {
+                log::debug!("interpreters: no glibc thread-specific data found at our own pthread_self(); using glibc's x86_64 layout");
+                GLIBC_X86_64_KEY_DATA
+            }),
+        })
+    })
+}
+
+/// `thread.fsbase`'s offset in `struct task_struct`, from the kernel's BTF.
+fn task_fsbase_offset() -> Result<u32, String> {
+    let data = std::fs::read("/sys/kernel/btf/vmlinux")
+        .map_err(|err| format!("reading /sys/kernel/btf/vmlinux: {err}"))?;
+    let thread = struct_member_offset(&data, "task_struct", "thread")
+        .ok_or("no task_struct.thread in the kernel's BTF")?;
+    let fsbase = struct_member_offset(&data, "thread_struct", "fsbase")
+        .ok_or("no thread_struct.fsbase in the kernel's BTF")?;
+    Ok(thread + fsbase)
+}
+
+/// The byte offset of `member` in struct `name`, by one pass over raw BTF (`btf_rs` indexes
+/// every type first: 1.5 s of a debug build for two offsets, which delayed the unwind
+/// tables of the first Python process).
+fn struct_member_offset(btf: &[u8], name: &str, member: &str) -> Option<u32> {
+    let word = |at: usize| -> Option<u32> {
+        Some(u32::from_le_bytes(btf.get(at..at + 4)?.try_into().ok()?))
+    };
+    if btf.get(0..2)? != [0x9f, 0xeb] {
+        return None;
+    }
+    let header = word(4)? as usize;
+    let (types, types_len) = (header + word(8)? as usize, word(12)? as usize);
+    let strings = header + word(16)? as usize;
+    let string = |offset: u32| -> Option<&[u8]> {
+        let start = strings + offset as usize;
+        let rest = btf.get(start..)?;
+        Some(&rest[..rest.iter().position(|&b| b == 0)?])
+    };
+    let mut at = types;
+    while at + 12 <= types + types_len {
+        let info = word(at + 4)?;
+        let kind = (info >> 24) & 0x1f;
+        let vlen = (info & 0xffff) as usize;
+        let extra = match kind {
+            1 | 14 | 17 => 4,
+            3 => 12,
+            4 | 5 | 15 | 19 => vlen * 12,
+            6 | 13 => vlen * 8,
+            _ => 0,
+        };
+        if kind == 4 && vlen > 0 && string(word(at)?)? == name.as_bytes() {
+            for i in 0..vlen {
+                let m = at + 12 + i * 12;
+                if string(word(m)?)? == member.as_bytes() {
+                    let offset = word(m + 8)?;
+                    let bits = if info >> 31 != 0 {
+                        offset & 0xff_ffff
+                    } else {
+                        offset
+                    };
+                    return Some(bits / 8);
+                }
+            }
+            return None;
+        }
+        at += 12 + extra;
+    }
+    None
+}
+
+/// glibc x86_64's `offsetof(struct pthread, specific_1stblock[0].data)` (0x310 + 8), which
+/// [`pthread_key_data_offset`] measures on this machine (792 here, glibc 2.36).
+const GLIBC_X86_64_KEY_DATA: u32 = 0x318;
+
+/// Where glibc keeps thread-specific key 0's value, from `pthread_self()`: found by setting
+/// a key in this thread and looking for its value (the layout of `struct pthread` is
+/// glibc's private business).
+fn pthread_key_data_offset() -> Option<u32> {
+    static MARKER: u64 = 0x7472_6163_656b_6974;
+    let marker = std::ptr::addr_of!(MARKER) as u64;
+    // SAFETY: key created, set, and deleted here; the scan reads this thread's own
+    // `struct pthread` (over 2 KiB in every glibc with first-level keys), word by word.
+    unsafe {
+        let mut key: libc::pthread_key_t = 0;
+        if libc::pthread_key_create(&mut key, None) != 0 {
+            return None;
+        }
+        let found =
+            if key < 32 && libc::pthread_setspecific(key, marker as *const libc::c_void) == 0 {
+                let base = libc::pthread_self() as *const u64;
+                let hits: Vec<usize> = (0..256)
+                    .filter(|&i| std::ptr::read_volatile(base.add(i)) == marker)
+                    .collect();
+                libc::pthread_setspecific(key, std::ptr::null());
+                match hits[..] {
+                    [one] => (one * 8).checked_sub(16 * key as usize),
+                    _ => None,
+                }
+            } else {
+                None
+            };
+        libc::pthread_key_delete(key);
+        found.and_then(|offset| u32::try_from(offset).ok())
+    }
+}
+
+/// `length` bytes at `address` of process `pid` (`process_vm_readv`).
+pub fn read_memory(pid: u32, address: u64, length: usize) -> Option<Vec<u8>> {
+    let mut buffer = vec![0u8; length];
+    let local = libc::iovec {
+        iov_base: buffer.as_mut_ptr().cast(),
+        iov_len: length,
+    };
+    let remote = libc::iovec {
+        iov_base: address as *mut libc::c_void,
+        iov_len: length,
+    };
+    // SAFETY: the local buffer is `length` bytes; the remote range is only read by the kernel.
+    let read = unsafe { libc::process_vm_readv(pid as libc::pid_t, &local, 1, &remote, 1, 0) };
+    (read == length as isize).then_some(buffer)
+}
+
+/// A code object's names and line table, read once.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CodeInfo {
+    /// Qualified name where the version has one (`Class.method`), else the name.
+    pub name: String,
+    /// `co_filename`.
+    pub file: String,
+    /// `co_firstlineno`.
+    pub first_line: i32,
+    /// The version's line table.
+    pub linetable: Vec<u8>,
+    /// `3.minor`.
+    pub minor: u8,
+}
+
+impl CodeInfo {
+    /// The line of instruction offset `units`, else the function's first line.
+    pub fn line(&self, units: u32) -> i32 {
+        python::line_of(self.minor, self.first_line, &self.linetable, units)
+            .unwrap_or(self.first_line)
+    }
+}
+
+/// A process's runtime, for naming.
+#[derive(Clone, Copy, Debug)]
+enum Runtime {
+    Python(python::Version),
+}
+
+/// Code objects of one process.
+struct ProcessCodes {
+    runtime: Runtime,
+    /// Code pointer to what was read (`None`: the read failed).
+    codes: HashMap<u64, Option<Arc<CodeInfo>>>,
+}
+
+/// Every process's code objects, shared by the unwind thread (which reads them ahead) and
+/// the symbolizer.
+#[derive(Default)]
+struct Registry {
+    processes: HashMap<u32, ProcessCodes>,
+    /// Processes seen exited at the last [`forget_exited`], freed at the next.
+    dying: Vec<u32>,
+    read_failures: u64,
+    /// Code objects not cached because their process had [`MAX_CODES_PER_PROCESS`].
+    over_limit: u64,
+}
+
+static REGISTRY: LazyLock<Mutex<Registry>> = LazyLock::new(Mutex::default);
+
+fn registry() -> std::sync::MutexGuard<'static, Registry> {
+    REGISTRY
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Records that `pid` runs `runtime` (its code objects are named by it).
+fn register(pid: u32, runtime: Runtime) {
+    let mut registry = registry();
+    let entry = registry
+        .processes
+        .entry(pid)
+        .or_insert_with(|| ProcessCodes {
+            runtime,
+            codes: HashMap::new(),
+        });
+    // An exec into another version: what was read is of the old image.
+    if !matches!((entry.runtime, runtime), (Runtime::Python(a), Runtime::Python(b)) if a.minor == b.minor)
+    {
+        entry.runtime = runtime;
+        entry.codes.clear();
+    }
+}
+
+/// Code objects cached per process, at most: a process that creates code without end
+/// (`exec`, `eval` in a loop) has the rest of its frames named `[unknown]`, counted in `-v`.
+pub const MAX_CODES_PER_PROCESS: usize = 65536;
+
+/// Reads code object `code` of `pid` if it was not read yet.
+fn remember_code(pid: u32, code: u64) {
+    let mut registry = registry();
+    let Registry {
+        processes,
+        read_failures,
+        over_limit,
+        ..
+    } = &mut *registry;
+    let Some(process) = processes.get_mut(&pid) else {
+        return;
+    };
+    if process.codes.contains_key(&code) {
+        return;
+    }
+    if process.codes.len() >= MAX_CODES_PER_PROCESS {
+        *over_limit += 1;
+        return;
+    }
+    let Runtime::Python(version) = process.runtime;
+    let read = python::read_code(pid, &version, code).map(Arc::new);
+    if read.is_none() {
+        *read_failures += 1;
+    }
+    process.codes.insert(code, read);
+}
+
+/// Reads, now, the code objects of `leaf_first` (a recorded user stack of `pid`) not read
+/// yet, so they are named even if the process exits before the stacks are printed.
+pub fn remember_codes(pid: u32, leaf_first: &[u64]) {
+    for &word in leaf_first {
+        if let Some((runtime::PYTHON, code, _)) = decode_frame(word) {
+            remember_code(pid, code);
+        }
+    }
+}
+
+/// Whether `word` of a user stack is an interpreter frame.
+pub fn is_frame(word: u64) -> bool {
+    decode_frame(word).is_some()
+}
+
+/// The frame of encoded interpreter frame `word` of process `pid`: `function (file:LINE)`
+/// in [`PYTHON_MODULE`], `[unknown]` in it when the code object could not be read.
+pub fn frame(pid: u32, word: u64) -> Frame {
+    remember_codes(pid, &[word]);
+    let info = decode_frame(word).and_then(|(_, code, units)| {
+        let registry = registry();
+        let info = registry.processes.get(&pid)?.codes.get(&code)?.clone()?;
+        Some((info, units))
+    });
+    let symbol = match info {
+        Some((info, units)) => format!("{} ({}:{})", info.name, info.file, info.line(units)),
+        None => crate::stacks::UNKNOWN_SYMBOL.to_string(),
+    };
+    Frame {
+        address: None,
+        symbol,
+        module: Some(PYTHON_MODULE.to_string()),
+        kind: FrameKind::User,
+        inlined: false,
+        jit: false,
+    }
+}
+
+/// Whether `frame` is of interpreted code (its module is a runtime's, `[python]`).
+pub fn is_interpreted(frame: &Frame) -> bool {
+    frame.module.as_deref() == Some(PYTHON_MODULE)
+}
+
+/// An interpreter frame's symbol (`function (file:LINE)`, as [`frame`] writes it) split into
+/// function, file and line; `None` for any other symbol.
+pub fn source_of_symbol(symbol: &str) -> Option<(&str, &str, i64)> {
+    let inner = symbol.strip_suffix(')')?;
+    let (function, rest) = inner.split_once(" (")?;
+    let (file, line) = rest.rsplit_once(':')?;
+    Some((function, file, line.parse().ok()?))
+}
+
+/// Frees the code objects of processes seen exited at the previous call (their stacks
+/// have been named since), and notes those exited now. Called with the symbolizer's own
+/// [`crate::symbolize::Symbolizer::forget_exited`], at each interval: the cache follows the
+/// processes alive, not every process a run under churn saw. Returns how many were freed.
+pub fn forget_exited() -> usize {
+    let mut registry = registry();
+    let dying = std::mem::take(&mut registry.dying);
+    for pid in &dying {
+        registry.processes.remove(pid);
+    }
+    registry.dying = registry
+        .processes
+        .keys()
+        .copied()
+        .filter(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists())
+        .collect();
+    dying.len()
+}
+
+/// Processes whose code objects are cached now, and code objects cached (for tests and
+/// `-v`).
+pub fn cached() -> (usize, usize) {
+    let registry = registry();
+    let codes = registry.processes.values().map(|p| p.codes.len()).sum();
+    (registry.processes.len(), codes)
+}
+
+fn names_report() -> String {
+    let registry = registry();
+    let mut lines = Vec::new();
+    if registry.read_failures > 0 {
+        lines.push(format!(
+            "interpreters: {} code objects could not be read (the process exited before it \
+             was named, or its memory is not readable); their frames are [unknown] in [python]",
+            registry.read_failures
+        ));
+    }
+    if registry.over_limit > 0 {
+        lines.push(format!(
+            "interpreters: {} code objects not named: their process had {MAX_CODES_PER_PROCESS} \
+             cached already; their frames are [unknown] in [python]",
+            registry.over_limit
+        ));
+    }
+    lines.join("\n")
+}
+
+/// The frames (outermost first) of a user stack `leaf_first` of `pid` holding interpreter
+/// frames: each run of native addresses goes to `native` (the symbolizer), each interpreter
+/// frame to [`frame`]. A run is symbolized as a stack of its own, whose first address is
+/// looked up as is: a run after the leaf starts at a return address, so it is passed minus
+/// one (inside the call), as the symbolizer does with the return addresses it sees.
+pub fn splice(
+    pid: u32,
+    leaf_first: &[u64],
+    mut native: impl FnMut(&[u64]) -> Vec<Frame>,
+) -> Vec<Frame> {
+    let mut frames = Vec::with_capacity(leaf_first.len());
+    let mut end = leaf_first.len();
+    // Outermost first: walk the stack from its end.
+    while end > 0 {
+        if is_frame(leaf_first[end - 1]) {
+            frames.push(frame(pid, leaf_first[end - 1]));
+            end -= 1;
+            continue;
+        }
+        let mut start = end - 1;
+        while start > 0 && !is_frame(leaf_first[start - 1]) {
+            start -= 1;
+        }
+        if start == 0 {
+            frames.extend(native(&leaf_first[start..end]));
+        } else {
+            let mut run = leaf_first[start..end].to_vec();
+            run[0] = run[0].saturating_sub(1);
+            frames.extend(native(&run));
+        }
+        end = start;
+    }
+    frames
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A process's code objects stop being cached at the limit, counted; exited processes
+    /// are freed at the second `forget_exited` after their exit.
+    #[test]
+    fn code_caches_are_bounded_and_freed() {
+        let pid = u32::MAX - 27; // no such process: every read fails fast
+        register(pid, Runtime::Python(*python::version(12).unwrap()));
+        for code in 0..MAX_CODES_PER_PROCESS as u64 + 10 {
+            remember_code(pid, 0x1000 + code * 16);
+        }
+        {
+            let registry = registry();
+            assert_eq!(registry.processes[&pid].codes.len(), MAX_CODES_PER_PROCESS);
+            assert!(registry.over_limit >= 10);
+        }
+        assert!(names_report().contains("not named: their process had 65536 cached"));
+        forget_exited();
+        assert!(registry().processes.contains_key(&pid));
+        forget_exited();
+        assert!(!registry().processes.contains_key(&pid));
+    }
+
+    #[test]
+    fn interpreter_symbols_split_into_function_file_and_line() {
+        assert_eq!(
+            source_of_symbol("leaf (/srv/app/x.py:12)"),
+            Some(("leaf", "/srv/app/x.py", 12))
+        );
+        assert_eq!(
+            source_of_symbol("Cls.run (<frozen importlib._bootstrap>:1027)"),
+            Some(("Cls.run", "<frozen importlib._bootstrap>", 1027))
+        );
+        assert_eq!(source_of_symbol("_PyEval_EvalFrameDefault"), None);
+        assert_eq!(source_of_symbol("operator()(int)"), None);
+    }
+
+    /// Native runs are symbolized as stacks of their own (a run after the leaf from its
+    /// return address minus one), interpreter frames in their place, outermost first.
+    #[test]
+    fn native_runs_and_interpreter_frames_keep_their_order() {
+        use tracekit_common::interp::encode_frame;
+        let python = |code| encode_frame(runtime::PYTHON, code, 0);
+        let leaf_first = [
+            0x1000,
+            0x2000,
+            python(0x7000),
+            python(0x8000),
+            0x3000,
+            0x4000,
+        ];
+        let mut runs = Vec::new();
+        let frames = splice(0, &leaf_first, |run| {
+            runs.push(run.to_vec());
+            run.iter()
+                .rev()
+                .map(|addr| Frame::user(format!("{addr:#x}"), Some("native")))
+                .collect()
+        });
+        assert_eq!(runs, vec![vec![0x2fff, 0x4000], vec![0x1000, 0x2000]]);
+        let names: Vec<(&str, &str)> = frames
+            .iter()
+            .map(|f| (f.symbol.as_str(), f.module.as_deref().unwrap_or("")))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("0x4000", "native"),
+                ("0x2fff", "native"),
+                ("[unknown]", PYTHON_MODULE),
+                ("[unknown]", PYTHON_MODULE),
+                ("0x2000", "native"),
+                ("0x1000", "native"),
+            ]
+        );
+    }
+
+    #[test]
+    fn detects_pyenv_311() {
+        let path = "/root/.pyenv/versions/3.11.7/lib/libpython3.11.so.1.0";
+        if !std::path::Path::new(path).exists() {
+            eprintln!("skipped: no {path}");
+            return;
+        }
+        let started = std::time::Instant::now();
+        let detected = detect(path, std::path::Path::new(path));
+        eprintln!("{detected:?} in {:?}", started.elapsed());
+        assert!(matches!(detected, Detected::Python(_)));
+    }
+}
+
+#[cfg(test)]
+mod config_tests {
+    use super::*;
+
+    #[test]
+    fn kernel_and_libc_layouts() {
+        let started = std::time::Instant::now();
+        let fsbase = task_fsbase_offset();
+        eprintln!("fsbase {fsbase:?} in {:?}", started.elapsed());
+        let key_data = pthread_key_data_offset();
+        eprintln!("key data {key_data:?}");
+        assert!(fsbase.is_ok());
+        // glibc (every build of the tests links it) measured, and its known layout.
+        assert_eq!(key_data, Some(GLIBC_X86_64_KEY_DATA));
+    }
+}

@@ -1,0 +1,541 @@
+//! CPython 3.8-3.13: detection by symbols and version, the structure offsets the kernel
+//! walk needs, and naming of code objects (name, file, line from the instruction offset).
+//!
+//! Offsets per minor version come from the DWARF of pyenv's builds (`gdb -batch -ex 'print
+//! &((PyCodeObject*)0)->co_name'` on `libpython3.X.so`) and match CPython's headers of each
+//! version (`Include/cpython/code.h`, `Include/internal/pycore_frame.h`, `pycore_runtime.h`,
+//! `cpython/pystate.h`); Debian's stripped `python3.11` has the same layout (its
+//! `PyGILState_GetThisThreadState` reads `_PyRuntime+596`, the key of `autoTSSkey` at 592).
+
+use tracekit_common::interp::{
+    InterpProcess, NO_OFFSET, OFFSET_SLOTS,
+    python::{
+        CFRAME_CURRENT_FRAME, CODE_BYTECODE, FRAME_CODE, FRAME_ENTRY, FRAME_INSTRUCTION,
+        FRAME_PREVIOUS, TSTATE_FRAME, layout,
+    },
+    runtime,
+};
+
+use super::{CodeInfo, read_memory};
+
+/// One minor version's layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Version {
+    /// `3.minor`.
+    pub minor: u8,
+    /// [`layout`] family.
+    layout: u8,
+    /// `_PyRuntime` to `autoTSSkey` (a `Py_tss_t`: `int _is_initialized; pthread_key_t
+    /// _key;`).
+    auto_tss_key: u64,
+    tstate_frame: u16,
+    cframe_current_frame: u16,
+    frame_previous: u16,
+    frame_code: u16,
+    frame_instruction: u16,
+    frame_entry: u16,
+    code_bytecode: u16,
+    code_filename: u64,
+    code_name: u64,
+    /// `co_qualname` (3.11+).
+    code_qualname: Option<u64>,
+    code_firstlineno: u64,
+    /// `co_lnotab` (3.8-3.9) or `co_linetable` (3.10+).
+    code_linetable: u64,
+    /// `sizeof(PyASCIIObject)`: where a compact ASCII string's characters start.
+    ascii_header: u64,
+    /// `sizeof(PyCompactUnicodeObject)`.
+    compact_header: u64,
+}
+
+const N: u16 = NO_OFFSET;
+
+/// The versions known, 3.8 to 3.13.
+pub const VERSIONS: [Version; 6] = [
+    Version {
+        minor: 8,
+        layout: layout::FRAME_OBJECT_BYTES,
+        auto_tss_key: 1392,
+        tstate_frame: 24,
+        cframe_current_frame: N,
+        frame_previous: 24,
+        frame_code: 32,
+        frame_instruction: 104,
+        frame_entry: N,
+        code_bytecode: N,
+        code_filename: 104,
+        code_name: 112,
+        code_qualname: None,
+        code_firstlineno: 40,
+        code_linetable: 120,
+        ascii_header: 48,
+        compact_header: 72,
+    },
+    Version {
+        minor: 9,
+        layout: layout::FRAME_OBJECT_BYTES,
+        auto_tss_key: 584,
+        tstate_frame: 24,
+        cframe_current_frame: N,
+        frame_previous: 24,
+        frame_code: 32,
+        frame_instruction: 104,
+        frame_entry: N,
+        code_bytecode: N,
+        code_filename: 104,
+        code_name: 112,
+        code_qualname: None,
+        code_firstlineno: 40,
+        code_linetable: 120,
+        ascii_header: 48,
+        compact_header: 72,
+    },
+    Version {
+        minor: 10,
+        layout: layout::FRAME_OBJECT_UNITS,
+        auto_tss_key: 584,
+        tstate_frame: 24,
+        cframe_current_frame: N,
+        frame_previous: 24,
+        frame_code: 32,
+        frame_instruction: 96,
+        frame_entry: N,
+        code_bytecode: N,
+        code_filename: 104,
+        code_name: 112,
+        code_qualname: None,
+        code_firstlineno: 40,
+        code_linetable: 120,
+        ascii_header: 48,
+        compact_header: 72,
+    },
+    Version {
+        minor: 11,
+        layout: layout::INTERPRETER_FRAME_ENTRY,
+        auto_tss_key: 592,
+        tstate_frame: 56,
+        cframe_current_frame: 8,
+        frame_previous: 48,
+        frame_code: 32,
+        frame_instruction: 56,
+        frame_entry: 68,
+        code_bytecode: 184,
+        code_filename: 112,
+        code_name: 120,
+        code_qualname: Some(128),
+        code_firstlineno: 72,
+        code_linetable: 136,
+        ascii_header: 48,
+        compact_header: 72,
+    },
+    Version {
+        minor: 12,
+        layout: layout::INTERPRETER_FRAME_OWNER,
+        auto_tss_key: 1544,
+        tstate_frame: 56,
+        cframe_current_frame: 0,
+        frame_previous: 8,
+        frame_code: 0,
+        frame_instruction: 56,
+        frame_entry: 70,
+        code_bytecode: 192,
+        code_filename: 112,
+        code_name: 120,
+        code_qualname: Some(128),
+        code_firstlineno: 68,
+        code_linetable: 136,
+        ascii_header: 40,
+        compact_header: 56,
+    },
+    Version {
+        minor: 13,
+        layout: layout::INTERPRETER_FRAME_INSTR,
+        auto_tss_key: 2160,
+        tstate_frame: 72,
+        cframe_current_frame: N,
+        frame_previous: 8,
+        frame_code: 0,
+        frame_instruction: 56,
+        frame_entry: 70,
+        code_bytecode: 200,
+        code_filename: 112,
+        code_name: 120,
+        code_qualname: Some(128),
+        code_firstlineno: 68,
+        code_linetable: 136,
+        ascii_header: 40,
+        compact_header: 56,
+    },
+];
+
+/// The layout of `3.minor`, if known.
+pub fn version(minor: u8) -> Option<&'static Version> {
+    VERSIONS.iter().find(|v| v.minor == minor)
+}
+
+/// The minor version a file name says (`python3.11`, `libpython3.8.so.1.0`,
+/// `libpython3.7m.so`), if it names CPython 3.
+pub fn minor_from_name(path: &str) -> Option<u8> {
+    let name = path.rsplit('/').next()?;
+    let rest = name
+        .strip_prefix("libpython3.")
+        .or_else(|| name.strip_prefix("python3."))?;
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
+/// The minor version of a `Py_Version` word (`PY_VERSION_HEX`, 3.11+).
+pub fn minor_from_hex(hex: u64) -> Option<u8> {
+    ((hex >> 24) & 0xff == 3).then_some(((hex >> 16) & 0xff) as u8)
+}
+
+/// A detected CPython binary, in its own ELF addresses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Binary {
+    pub version: Version,
+    /// `_PyEval_EvalFrameDefault`: start and size.
+    pub eval: (u64, u64),
+    /// `_PyEval_EvalFrameDefault`'s file offset (to find the load bias of a mapping).
+    pub eval_file_offset: u64,
+    /// `_PyRuntime`.
+    pub runtime_state: u64,
+}
+
+impl Binary {
+    /// The kernel's view of a process mapping this binary with load bias `bias`.
+    pub fn process(&self, bias: u64) -> InterpProcess {
+        let v = &self.version;
+        let mut offsets = [NO_OFFSET; OFFSET_SLOTS];
+        offsets[TSTATE_FRAME] = v.tstate_frame;
+        offsets[CFRAME_CURRENT_FRAME] = v.cframe_current_frame;
+        offsets[FRAME_PREVIOUS] = v.frame_previous;
+        offsets[FRAME_CODE] = v.frame_code;
+        offsets[FRAME_INSTRUCTION] = v.frame_instruction;
+        offsets[FRAME_ENTRY] = v.frame_entry;
+        offsets[CODE_BYTECODE] = v.code_bytecode;
+        InterpProcess {
+            eval_begin: self.eval.0.wrapping_add(bias),
+            eval_end: (self.eval.0 + self.eval.1).wrapping_add(bias),
+            // The key is the second int of the Py_tss_t.
+            state_address: (self.runtime_state + v.auto_tss_key + 4).wrapping_add(bias),
+            runtime: runtime::PYTHON,
+            layout: v.layout,
+            version_minor: v.minor,
+            padding: [0; 5],
+            offsets,
+        }
+    }
+}
+
+/// `_Py_DebugOffsets`, at the start of `_PyRuntime` in 3.13+ (`Include/internal/
+/// pycore_runtime.h`): CPython's own statement of its structure offsets, in the binary's
+/// initialized data. 3.13's layout (checked against the DWARF of pyenv's 3.13.0): cookie
+/// `xdebugpy`, version, `free_threaded`, then per structure a size and its fields' offsets.
+/// Returns `version` with the offsets the kernel walk and the naming use taken from it, or
+/// why the binary cannot be unwound.
+pub fn apply_debug_offsets(version: Version, bytes: &[u8]) -> Result<Version, String> {
+    let word = |at: usize| -> Option<u64> {
+        Some(u64::from_le_bytes(bytes.get(at..at + 8)?.try_into().ok()?))
+    };
+    if bytes.get(..8) != Some(b"xdebugpy".as_slice()) {
+        return Err("_PyRuntime does not start with _Py_DebugOffsets".into());
+    }
+    if version.minor != 13 {
+        return Err(format!(
+            "_Py_DebugOffsets of CPython 3.{} have no known layout",
+            version.minor
+        ));
+    }
+    if word(16) != Some(0) {
+        return Err("free-threaded CPython (its frames are reached otherwise)".into());
+    }
+    let small = |at: usize| -> Result<u16, String> {
+        word(at)
+            .and_then(|v| u16::try_from(v).ok())
+            .ok_or_else(|| format!("_Py_DebugOffsets field at {at} is unreadable"))
+    };
+    Ok(Version {
+        tstate_frame: small(184)?,
+        frame_previous: small(232)?,
+        frame_code: small(240)?,
+        frame_instruction: small(248)?,
+        frame_entry: small(264)?,
+        code_bytecode: small(344)?,
+        code_filename: u64::from(small(280)?),
+        code_name: u64::from(small(288)?),
+        code_qualname: Some(u64::from(small(296)?)),
+        code_linetable: u64::from(small(304)?),
+        code_firstlineno: u64::from(small(312)?),
+        ..version
+    })
+}
+
+/// Most bytes of a string or line table read from a process.
+const MAX_READ: usize = 64 * 1024;
+
+/// Reads the code object at `code` of process `pid`.
+pub fn read_code(pid: u32, v: &Version, code: u64) -> Option<CodeInfo> {
+    let header = read_memory(pid, code, 256)?;
+    let word = |at: u64| -> Option<u64> {
+        let at = at as usize;
+        Some(u64::from_le_bytes(header.get(at..at + 8)?.try_into().ok()?))
+    };
+    let name = read_string(pid, v, word(v.code_name)?)?;
+    let qualname = v
+        .code_qualname
+        .and_then(word)
+        .and_then(|at| read_string(pid, v, at));
+    let filename = read_string(pid, v, word(v.code_filename)?).unwrap_or_default();
+    let at = v.code_firstlineno as usize;
+    let first_line = i32::from_le_bytes(header.get(at..at + 4)?.try_into().ok()?);
+    let linetable = read_bytes(pid, word(v.code_linetable)?).unwrap_or_default();
+    Some(CodeInfo {
+        name: qualname.unwrap_or(name),
+        file: filename,
+        first_line,
+        linetable,
+        minor: v.minor,
+    })
+}
+
+/// A `str` object's text (compact strings: every string a code object holds).
+fn read_string(pid: u32, v: &Version, object: u64) -> Option<String> {
+    let header = read_memory(pid, object, 40)?;
+    let length = u64::from_le_bytes(header[16..24].try_into().ok()?) as usize;
+    let state = u32::from_le_bytes(header[32..36].try_into().ok()?);
+    let kind = (state >> 2) & 7;
+    let compact = state & (1 << 5) != 0;
+    let ascii = state & (1 << 6) != 0;
+    if !compact || length > MAX_READ {
+        return None;
+    }
+    if ascii {
+        let bytes = read_memory(pid, object + v.ascii_header, length)?;
+        return Some(String::from_utf8_lossy(&bytes).into_owned());
+    }
+    let width = match kind {
+        1 | 2 | 4 => kind as usize,
+        _ => return None,
+    };
+    let bytes = read_memory(pid, object + v.compact_header, length * width)?;
+    let text = bytes
+        .chunks_exact(width)
+        .map(|c| {
+            let mut unit = [0u8; 4];
+            unit[..width].copy_from_slice(c);
+            char::from_u32(u32::from_le_bytes(unit)).unwrap_or(char::REPLACEMENT_CHARACTER)
+        })
+        .collect();
+    Some(text)
+}
+
+/// A `bytes` object's contents.
+fn read_bytes(pid: u32, object: u64) -> Option<Vec<u8>> {
+    let header = read_memory(pid, object, 24)?;
+    let size = u64::from_le_bytes(header[16..24].try_into().ok()?) as usize;
+    if size > MAX_READ {
+        return None;
+    }
+    read_memory(pid, object + 32, size)
+}
+
+/// The line of instruction `units` (2-byte code units from the start of the bytecode) of a
+/// code object of `3.minor` whose first line is `first_line` and line table `table`; `None`
+/// where the table gives no line.
+pub fn line_of(minor: u8, first_line: i32, table: &[u8], units: u32) -> Option<i32> {
+    match minor {
+        0..=9 => Some(lnotab_line(first_line, table, units * 2)),
+        10 => linetable_310_line(first_line, table, units * 2),
+        _ => location_table_line(first_line, table, units),
+    }
+}
+
+/// 3.8-3.9 `co_lnotab`: (bytecode increment, signed line increment) pairs.
+fn lnotab_line(first_line: i32, table: &[u8], offset: u32) -> i32 {
+    let mut line = first_line;
+    let mut address = 0u32;
+    for pair in table.chunks_exact(2) {
+        address += u32::from(pair[0]);
+        if address > offset {
+            break;
+        }
+        line += i32::from(pair[1] as i8);
+    }
+    line
+}
+
+/// 3.10 `co_linetable`: (bytecode length, signed line delta, -128: no line) pairs.
+fn linetable_310_line(first_line: i32, table: &[u8], offset: u32) -> Option<i32> {
+    let mut line = first_line;
+    let mut start = 0u32;
+    for pair in table.chunks_exact(2) {
+        let end = start + u32::from(pair[0]);
+        let delta = pair[1] as i8;
+        let here = if delta == -128 {
+            None
+        } else {
+            line += i32::from(delta);
+            Some(line)
+        };
+        if start <= offset && offset < end {
+            return here;
+        }
+        start = end;
+    }
+    None
+}
+
+/// 3.11+ location table (`Objects/locations.md`): entries of code units, each a first byte
+/// `1ccccLLL` (code, length - 1) and code-specific varints.
+fn location_table_line(first_line: i32, table: &[u8], units: u32) -> Option<i32> {
+    let mut at = 0;
+    let mut line = first_line;
+    let mut start = 0u32;
+    let next = |at: &mut usize| -> Option<u8> {
+        let byte = *table.get(*at)?;
+        *at += 1;
+        Some(byte)
+    };
+    let varint = |at: &mut usize| -> Option<u32> {
+        let mut byte = next(at)?;
+        let mut value = u32::from(byte & 63);
+        let mut shift = 0;
+        while byte & 64 != 0 {
+            byte = next(at)?;
+            shift += 6;
+            if shift > 30 {
+                return None;
+            }
+            value |= u32::from(byte & 63) << shift;
+        }
+        Some(value)
+    };
+    let svarint = |at: &mut usize| -> Option<i32> {
+        let value = varint(at)?;
+        Some(if value & 1 != 0 {
+            -((value >> 1) as i32)
+        } else {
+            (value >> 1) as i32
+        })
+    };
+    while at < table.len() {
+        let first = next(&mut at)?;
+        let code = (first >> 3) & 15;
+        let length = u32::from(first & 7) + 1;
+        let here = match code {
+            15 => None,
+            14 => {
+                line += svarint(&mut at)?;
+                varint(&mut at)?;
+                varint(&mut at)?;
+                varint(&mut at)?;
+                Some(line)
+            }
+            13 => {
+                line += svarint(&mut at)?;
+                Some(line)
+            }
+            10..=12 => {
+                line += i32::from(code - 10);
+                next(&mut at)?;
+                next(&mut at)?;
+                Some(line)
+            }
+            _ => {
+                next(&mut at)?;
+                Some(line)
+            }
+        };
+        if units < start + length {
+            return here;
+        }
+        start += length;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_from_names_and_hex() {
+        assert_eq!(minor_from_name("/usr/bin/python3.11"), Some(11));
+        assert_eq!(
+            minor_from_name("/root/.pyenv/versions/3.8.18/lib/libpython3.8.so.1.0"),
+            Some(8)
+        );
+        assert_eq!(minor_from_name("/usr/lib/libpython3.7m.so.1.0"), Some(7));
+        assert_eq!(minor_from_name("/usr/bin/python3"), None);
+        assert_eq!(minor_from_name("/usr/bin/ruby3.1"), None);
+        assert_eq!(minor_from_hex(0x030b_07f0), Some(11));
+        assert_eq!(minor_from_hex(0x0201_0000), None);
+    }
+
+    /// pyenv's 3.13.0 states in its own `_Py_DebugOffsets` the offsets the table has.
+    #[test]
+    fn debug_offsets_of_3_13_match_the_table() {
+        let path = "/root/.pyenv/versions/3.13.0/lib/libpython3.13.so.1.0";
+        if !std::path::Path::new(path).exists() {
+            eprintln!("skipped: no {path}");
+            return;
+        }
+        use blazesym::inspect::{Inspector, source::Elf, source::Source};
+        let inspector = Inspector::new();
+        let found = inspector
+            .lookup(&Source::Elf(Elf::new(path)), &["_PyRuntime"])
+            .unwrap();
+        let offset = found[0][0].file_offset.unwrap() as usize;
+        let data = std::fs::read(path).unwrap();
+        let table = *version(13).unwrap();
+        let stated = apply_debug_offsets(table, &data[offset..offset + 400]).unwrap();
+        assert_eq!(stated, table);
+        // Another version's layout is not guessed.
+        let mut other = table;
+        other.minor = 14;
+        assert!(apply_debug_offsets(other, &data[offset..offset + 400]).is_err());
+        assert!(apply_debug_offsets(table, &[0; 400]).is_err());
+    }
+
+    #[test]
+    fn lnotab_lines() {
+        // Line 10 at byte 0, +1 at byte 6, +2 at byte 10 (3.8's layout).
+        let table = [6, 1, 4, 2];
+        assert_eq!(line_of(8, 10, &table, 0), Some(10));
+        assert_eq!(line_of(8, 10, &table, 2), Some(10));
+        assert_eq!(line_of(8, 10, &table, 3), Some(11));
+        assert_eq!(line_of(8, 10, &table, 5), Some(13));
+    }
+
+    #[test]
+    fn linetable_310_lines() {
+        // Bytes 0-1 no line, 2-7 line 11, 8-11 line 13.
+        let table = [2, 0x80, 6, 1, 4, 2];
+        assert_eq!(line_of(10, 10, &table, 0), None);
+        assert_eq!(line_of(10, 10, &table, 1), Some(11));
+        assert_eq!(line_of(10, 10, &table, 4), Some(13));
+        assert_eq!(line_of(10, 10, &table, 6), None);
+    }
+
+    #[test]
+    fn location_table_lines() {
+        // One unit, no column (code 13), line +1; two units short form (code 0) on it;
+        // three units one-line form (code 11) line +1; one unit of no location.
+        let table = [
+            0x80 | (13 << 3),
+            2, // svarint +1
+            0x80 | 1,
+            0, // short: column byte
+            0x80 | (11 << 3) | 2,
+            4,
+            9,
+            0x80 | (15 << 3),
+        ];
+        assert_eq!(line_of(11, 20, &table, 0), Some(21));
+        assert_eq!(line_of(11, 20, &table, 2), Some(21));
+        assert_eq!(line_of(11, 20, &table, 3), Some(22));
+        assert_eq!(line_of(11, 20, &table, 5), Some(22));
+        assert_eq!(line_of(11, 20, &table, 6), None);
+        assert_eq!(line_of(11, 20, &table, 7), None);
+    }
+}
