@@ -24,6 +24,10 @@ pub enum KeyKind {
     KernelFunction,
     /// A cgroup v2 id, shown as the cgroup's path ([`crate::cgroups::path`]).
     Cgroup,
+    /// A softirq vector, shown as its name ([`softirq_name`]).
+    Softirq,
+    /// A hardware interrupt number, shown as its handlers' names ([`irq_name`]).
+    Irq,
 }
 
 /// One column of a group key.
@@ -99,9 +103,35 @@ pub fn decode_key(columns: &[KeyColumn], words: &[u64]) -> Vec<KeyValue> {
                 KeyKind::Disk => KeyValue::Text(disk_name(first)),
                 KeyKind::KernelFunction => KeyValue::Text(crate::symbolize::kernel_function(first)),
                 KeyKind::Cgroup => KeyValue::Text(crate::cgroups::path(first)),
+                KeyKind::Softirq => KeyValue::Text(softirq_name(first)),
+                KeyKind::Irq => KeyValue::Text(irq_name(first)),
             }
         })
         .collect()
+}
+
+/// The softirq vectors' names, as `/proc/softirqs` and the `irq:softirq_*` tracepoints'
+/// print formats write them (include/linux/interrupt.h, `softirq_to_name`).
+pub const SOFTIRQ_NAMES: [&str; 10] = [
+    "HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU",
+];
+
+/// A softirq vector's name (`NET_RX`), or `vec N` past the known ones.
+pub fn softirq_name(vec: u64) -> String {
+    SOFTIRQ_NAMES
+        .get(vec as usize)
+        .map_or_else(|| format!("vec {vec}"), |name| name.to_string())
+}
+
+/// A hardware interrupt's name as libbpf-tools' `hardirqs` shows it, its handlers' names
+/// (`/sys/kernel/irq/N/actions`, comma-separated, as `irq_handler_entry`'s `name`), or
+/// `irq N` when it has none (or the interrupt went away).
+pub fn irq_name(irq: u64) -> String {
+    std::fs::read_to_string(format!("/sys/kernel/irq/{irq}/actions"))
+        .ok()
+        .map(|actions| actions.trim().to_string())
+        .filter(|actions| !actions.is_empty())
+        .unwrap_or_else(|| format!("irq {irq}"))
 }
 
 /// The name of a block device recorded by the block tracepoints (`dev_t` with 20 minor

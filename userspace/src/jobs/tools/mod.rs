@@ -44,8 +44,14 @@ table! {
     // processes
     // files
     // block
+    biosnoop,
     // CPU and scheduler
+    cpudist,
+    runqslower,
+    hardirqs,
+    softirqs,
     // memory
+    drsnoop,
     // network
     // locks
     // user space
