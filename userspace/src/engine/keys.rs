@@ -28,6 +28,8 @@ pub enum KeyKind {
     Softirq,
     /// A hardware interrupt number, shown as its handlers' names ([`irq_name`]).
     Irq,
+    /// An address, shown in hex (`0x7ffd1234`).
+    Address,
 }
 
 /// One column of a group key.
@@ -105,6 +107,7 @@ pub fn decode_key(columns: &[KeyColumn], words: &[u64]) -> Vec<KeyValue> {
                 KeyKind::Cgroup => KeyValue::Text(crate::cgroups::path(first)),
                 KeyKind::Softirq => KeyValue::Text(softirq_name(first)),
                 KeyKind::Irq => KeyValue::Text(irq_name(first)),
+                KeyKind::Address => KeyValue::Text(format!("{first:#x}")),
             }
         })
         .collect()

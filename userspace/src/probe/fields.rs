@@ -46,6 +46,8 @@ pub enum Hint {
     /// A hardware interrupt number (`irq:irq_handler_*`'s `irq`), shown as its handlers'
     /// names.
     Irq,
+    /// An address (a pointer field: a lock's, a futex word's), shown in hex.
+    Address,
 }
 
 /// A name resolved to the operand that reads it.
@@ -216,6 +218,8 @@ pub fn field_ref(field: &Field) -> Option<FieldRef> {
         Hint::Disk
     } else if field.name == "__syscall_nr" {
         Hint::Syscall
+    } else if field.c_type.ends_with('*') && field.size == 8 {
+        Hint::Address
     } else {
         Hint::Plain
     };

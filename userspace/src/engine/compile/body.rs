@@ -100,6 +100,7 @@ pub(crate) fn key_kind(field: &FieldRef) -> KeyKind {
         (Hint::Cgroup, _) => KeyKind::Cgroup,
         (Hint::Softirq, _) => KeyKind::Softirq,
         (Hint::Irq, _) => KeyKind::Irq,
+        (Hint::Address, _) => KeyKind::Address,
         (Hint::Plain, ValueType::Int { signed }) => KeyKind::Int { signed },
     }
 }

@@ -54,6 +54,8 @@ table! {
     drsnoop,
     // network
     // locks
+    klockstat,
+    futexctn,
     // user space
 }
 
