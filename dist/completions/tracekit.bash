@@ -735,7 +735,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__futexctn)
-            opts="-n -a -p -d -i -o -v -h -V --name --top --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-n -a -p -d -i -o -v -h -V --name --top --stacks --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1325,7 +1325,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__klockstat)
-            opts="-a -p -d -i -o -v -h -V --by --top --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --by --top --stacks --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

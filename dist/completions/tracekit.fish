@@ -268,6 +268,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand klockstat" -s i -l int
 complete -c tracekit -n "__fish_tracekit_using_subcommand klockstat" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand klockstat" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand klockstat" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand klockstat" -l stacks -d 'Print each wait with its lock, type, time and the waiting kernel stack'
 complete -c tracekit -n "__fish_tracekit_using_subcommand klockstat" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand klockstat" -l json -d 'Print JSON on stdout instead of text'
 complete -c tracekit -n "__fish_tracekit_using_subcommand klockstat" -s v -l verbose -d 'Say more: -v prints timings and own CPU time, -vv debug logs'
@@ -281,6 +282,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand futexctn" -s i -l inte
 complete -c tracekit -n "__fish_tracekit_using_subcommand futexctn" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand futexctn" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand futexctn" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand futexctn" -l stacks -d 'Print each wait with its futex address, time and the waiting user stack'
 complete -c tracekit -n "__fish_tracekit_using_subcommand futexctn" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand futexctn" -l json -d 'Print JSON on stdout instead of text'
 complete -c tracekit -n "__fish_tracekit_using_subcommand futexctn" -s v -l verbose -d 'Say more: -v prints timings and own CPU time, -vv debug logs'

@@ -3,7 +3,7 @@
 //! variable or a semaphore, per futex word address and thread, from `syscalls:sys_enter_futex`
 //! to `syscalls:sys_exit_futex` of one thread, aggregated in the kernel.
 
-use super::{Flag, Group, Metric, NAME, Plan, Tool, ValueUnit};
+use super::{Column, EventsJob, Flag, Group, Metric, NAME, Plan, Tool, ValueUnit};
 use crate::{
     engine::request::{KeyField, MapSizes, Request, Start, StartProbe},
     jobs::aggregate::AggregateJob,
@@ -17,20 +17,49 @@ pub const TOOL: Tool = Tool {
     examples: "  tracekit futexctn -p 1234 -d 10    # which futexes (mutexes) 1234's threads waited on, how long
   tracekit futexctn --top 5 -- ./app
   tracekit futexctn -n postgres -i 5
+  tracekit futexctn --stacks -p 1234 # each wait with its address, time and user stack
 
 A wait is a futex(FUTEX_WAIT or FUTEX_WAIT_BITSET) call, from its entry to its return;
 UADDR is the futex word (a pthread_mutex_t's address, give or take its lock field).",
     flags: &[
         NAME,
         Flag::number("top", "N", Some("20"), "Show the N futexes waited on longest"),
+        Flag::switch(
+            "stacks",
+            "Print each wait with its futex address, time and the waiting user stack",
+        ),
     ],
     groups: &[Group::Common, Group::Maps],
     plan: |values| {
-        Ok(Plan::Aggregate(futexctn(&FutexctnOptions {
+        let job = futexctn(&FutexctnOptions {
             comm: values.comm_filter()?,
             top: values.number("top").unwrap_or(20) as usize,
             maps: values.maps,
-        })))
+        });
+        if !values.switch("stacks") {
+            return Ok(Plan::Aggregate(job));
+        }
+        // The same stages, each wait printed with the stack it waited from.
+        let mut events = EventsJob::new(
+            "syscalls:sys_exit_futex",
+            &[
+                Column {
+                    header: "UADDR",
+                    field: "start.uaddr",
+                },
+                Column {
+                    header: "WAIT(ns)",
+                    field: "latency",
+                },
+                Column {
+                    header: "STACK",
+                    field: "ustack",
+                },
+            ],
+        );
+        events.request.start = job.request.start;
+        events.request.maps = job.request.maps;
+        Ok(Plan::Events(events))
     },
     metric: Some(Metric {
         name: "futex_wait",

@@ -3,7 +3,7 @@
 //! rwsems such as a process's `mmap_lock`, spinlocks), from `lock:contention_begin` to
 //! `lock:contention_end` of one task and lock (include/trace/events/lock.h, Linux 5.19+).
 
-use super::{BY_PROCESS, Flag, Group, Metric, Plan, Tool, ValueUnit};
+use super::{BY_PROCESS, Column, EventsJob, Flag, Group, Metric, Plan, Tool, ValueUnit};
 use crate::{
     engine::request::{KeyField, MapSizes, Request, Start, StartProbe},
     jobs::aggregate::AggregateJob,
@@ -17,20 +17,53 @@ pub const TOOL: Tool = Tool {
     examples: "  tracekit klockstat -d 10           # the most contended kernel locks, by address
   tracekit klockstat --by comm -p 1234
   tracekit klockstat --top 5 -- ./mmap-storm
+  tracekit klockstat --stacks -p 1234 # each wait with its lock, time and kernel stack
 
 TYPE is contention_begin's flags: 1 SPIN, 2 READ, 4 WRITE, 8 RT, 16 PERCPU, 32 MUTEX
 (an rwsem such as mmap_lock shows READ or WRITE).",
     flags: &[
         BY_PROCESS,
         Flag::number("top", "N", Some("20"), "Show the N locks waited on longest"),
+        Flag::switch(
+            "stacks",
+            "Print each wait with its lock, type, time and the waiting kernel stack",
+        ),
     ],
     groups: &[Group::Common, Group::Maps],
     plan: |values| {
-        Ok(Plan::Aggregate(klockstat(&KlockstatOptions {
+        let job = klockstat(&KlockstatOptions {
             by: values.text("by").map(Into::into),
             top: values.number("top").unwrap_or(20) as usize,
             maps: values.maps,
-        })))
+        });
+        if !values.switch("stacks") {
+            return Ok(Plan::Aggregate(job));
+        }
+        // The same stages, each wait printed with the stack it waited from.
+        let mut events = EventsJob::new(
+            "lock:contention_end",
+            &[
+                Column {
+                    header: "LOCK",
+                    field: "lock_addr",
+                },
+                Column {
+                    header: "TYPE",
+                    field: "start.flags",
+                },
+                Column {
+                    header: "WAIT(ns)",
+                    field: "latency",
+                },
+                Column {
+                    header: "STACK",
+                    field: "kstack",
+                },
+            ],
+        );
+        events.request.start = job.request.start;
+        events.request.maps = job.request.maps;
+        Ok(Plan::Events(events))
     },
     metric: Some(Metric {
         name: "kernel_lock_wait",
