@@ -97,6 +97,9 @@ _tracekit() {
             tracekit,trace)
                 cmd="tracekit__subcmd__trace"
                 ;;
+            tracekit,writeback)
+                cmd="tracekit__subcmd__writeback"
+                ;;
             tracekit__subcmd__help,biolatency)
                 cmd="tracekit__subcmd__help__subcmd__biolatency"
                 ;;
@@ -178,6 +181,9 @@ _tracekit() {
             tracekit__subcmd__help,trace)
                 cmd="tracekit__subcmd__help__subcmd__trace"
                 ;;
+            tracekit__subcmd__help,writeback)
+                cmd="tracekit__subcmd__help__subcmd__writeback"
+                ;;
             *)
                 ;;
         esac
@@ -185,7 +191,7 @@ _tracekit() {
 
     case "${cmd}" in
         tracekit)
-            opts="-v -h -V --verbose --help --version profile bitesize biolatency runqlat syscount funccount funclatency biosnoop cpudist runqslower hardirqs softirqs drsnoop klockstat futexctn stat offcpu report diff exporter count hist trace stackcount top list help"
+            opts="-v -h -V --verbose --help --version profile bitesize biolatency runqlat syscount funccount funclatency writeback biosnoop cpudist runqslower hardirqs softirqs drsnoop klockstat futexctn stat offcpu report diff exporter count hist trace stackcount top list help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -859,7 +865,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__help)
-            opts="profile bitesize biolatency runqlat syscount funccount funclatency biosnoop cpudist runqslower hardirqs softirqs drsnoop klockstat futexctn stat offcpu report diff exporter count hist trace stackcount top list help"
+            opts="profile bitesize biolatency runqlat syscount funccount funclatency writeback biosnoop cpudist runqslower hardirqs softirqs drsnoop klockstat futexctn stat offcpu report diff exporter count hist trace stackcount top list help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1237,6 +1243,20 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__help__subcmd__trace)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tracekit__subcmd__help__subcmd__writeback)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2116,6 +2136,52 @@ _tracekit() {
                     return 0
                     ;;
                 --debuginfod-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tracekit__subcmd__writeback)
+            opts="-a -p -d -i -o -v -h -V --all-cpus --pid --duration --interval --output --json --verbose --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --pid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --duration)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -d)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -i)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

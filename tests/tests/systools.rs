@@ -299,3 +299,72 @@ fn klockstat_shows_mmap_lock_contention() {
         .count();
     assert!(from_mmap >= 10, "{}", run.stdout);
 }
+
+/// Side by side with bpftrace's own `writeback.bt` on the same `sync`: both see the same
+/// sync writebacks (reason 2), with latencies summing to within 5% of each other (both
+/// pair `writeback_start` and `writeback_written` by `sb_dev`).
+#[test]
+fn writeback_matches_bpftrace_writeback_bt() {
+    require_root();
+    let script = std::path::Path::new("/usr/sbin/writeback.bt");
+    if !script.exists() || Command::new("bpftrace").arg("--version").output().is_err() {
+        println!("skipped: bpftrace's writeback.bt is not installed (apt-get install bpftrace)");
+        return;
+    }
+    let dir = scratch("writeback_matches_bpftrace_writeback_bt");
+    let bt_out = dir.join("bt.out");
+    let mut bt = Command::new("bpftrace")
+        .arg(script)
+        .stdout(std::fs::File::create(&bt_out).unwrap())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + TIMEOUT;
+    while !std::fs::read_to_string(&bt_out)
+        .unwrap()
+        .contains("Hit Ctrl-C")
+    {
+        assert!(Instant::now() < deadline, "bpftrace did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut tool = spawn_tracekit(["writeback"]);
+    wait_for_stderr(&mut tool, "Hit Ctrl-C to end.", TIMEOUT);
+    let file = dir.join("dirty");
+    std::fs::write(&file, vec![1u8; 16 << 20]).unwrap();
+    assert!(Command::new("sync").status().unwrap().success());
+    kill(tool.id(), libc::SIGINT);
+    let run = wait_output(tool, TIMEOUT);
+    run.assert_code(0);
+    kill(bt.id(), libc::SIGINT);
+    bt.wait().unwrap();
+    let bt_text = std::fs::read_to_string(&bt_out).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    // bpftrace: `TIME DEVICE PAGES REASON ms`, reason by name; tracekit: the trace layout
+    // ending in `name nr_pages reason latency_ns`.
+    let bt_ms: Vec<f64> = bt_text
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|w| w.len() == 5 && w[3] == "sync")
+        .map(|w| w[4].parse::<f64>().unwrap())
+        .collect();
+    let ours_ms: Vec<f64> = run
+        .stdout
+        .lines()
+        .filter(|l| l.contains("writeback:writeback_written"))
+        .map(|l| l.split_whitespace().rev().take(2).collect::<Vec<_>>())
+        .filter(|w| w[1] == "2")
+        .map(|w| w[0].parse::<f64>().unwrap() / 1e6)
+        .collect();
+    assert!(!bt_ms.is_empty(), "{bt_text}");
+    assert_eq!(
+        bt_ms.len(),
+        ours_ms.len(),
+        "bpftrace:\n{bt_text}\ntracekit:\n{}",
+        run.stdout
+    );
+    let (bt_sum, ours_sum) = (bt_ms.iter().sum::<f64>(), ours_ms.iter().sum::<f64>());
+    assert!(
+        (bt_sum - ours_sum).abs() <= 0.05 * bt_sum + 0.1,
+        "bpftrace {bt_sum} ms, tracekit {ours_sum} ms"
+    );
+}

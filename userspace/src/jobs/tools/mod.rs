@@ -43,6 +43,7 @@ table! {
     funclatency,
     // processes
     // files
+    writeback,
     // block
     biosnoop,
     // CPU and scheduler
