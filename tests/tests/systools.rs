@@ -368,3 +368,42 @@ fn writeback_matches_bpftrace_writeback_bt() {
         "bpftrace {bt_sum} ms, tracekit {ours_sum} ms"
     );
 }
+
+/// biotop counts dd's 100 O_DIRECT writes of 64 KiB under dd, with their 6400 KiB.
+#[test]
+fn biotop_counts_dd_bytes() {
+    require_root();
+    let dir = scratch("biotop_counts_dd_bytes");
+    let file = dir.join("file");
+    let run = tracekit(
+        [
+            "biotop",
+            "--json",
+            "--",
+            "dd",
+            "if=/dev/zero",
+            &format!("of={}", file.display()),
+            "bs=64k",
+            "count=100",
+            "oflag=direct",
+        ],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    let _ = std::fs::remove_dir_all(&dir);
+    let json = parse_json(&run.stdout);
+    let dd: Vec<&serde_json::Value> = json["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["key"]["COMM"] == "dd")
+        .collect();
+    let count: u64 = dd.iter().map(|g| g["count"].as_u64().unwrap()).sum();
+    let bytes: u64 = dd.iter().map(|g| g["sum"].as_u64().unwrap()).sum();
+    // The 100 writes, and at most a few metadata requests dd itself issued.
+    assert!((100..=105).contains(&count), "{json:#}");
+    assert!(
+        (6400 * 1024..=6400 * 1024 + 5 * 65536).contains(&bytes),
+        "{json:#}"
+    );
+}

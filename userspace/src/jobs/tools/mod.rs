@@ -46,6 +46,7 @@ table! {
     writeback,
     // block
     biosnoop,
+    biotop,
     // CPU and scheduler
     cpudist,
     runqslower,
