@@ -289,4 +289,34 @@ mod tests {
             }]
         );
     }
+
+    /// Softirq vectors by /proc/softirqs' names, addresses in hex, interrupts without
+    /// handlers by number.
+    #[test]
+    fn decodes_softirqs_addresses_and_irqs() {
+        let columns = [
+            KeyColumn {
+                name: "SOFTIRQ".into(),
+                kind: KeyKind::Softirq,
+            },
+            KeyColumn {
+                name: "LOCK".into(),
+                kind: KeyKind::Address,
+            },
+            KeyColumn {
+                name: "HARDIRQ".into(),
+                kind: KeyKind::Irq,
+            },
+        ];
+        assert_eq!(
+            decode_key(&columns, &[3, 0xffff_8881_ab27_c6f8, 1 << 40]),
+            [
+                KeyValue::Text("NET_RX".into()),
+                KeyValue::Text("0xffff8881ab27c6f8".into()),
+                KeyValue::Text("irq 1099511627776".into()),
+            ]
+        );
+        assert_eq!(softirq_name(9), "RCU");
+        assert_eq!(softirq_name(12), "vec 12");
+    }
 }
