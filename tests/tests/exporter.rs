@@ -1728,3 +1728,43 @@ buckets = "loglinear:19..28"
         std::panic::resume_unwind(panic);
     }
 }
+
+/// Issue 30 acceptance 6: `hardirqs` and `softirqs` are metrics by name alone: handler-time
+/// histograms in seconds labeled by interrupt name and softirq vector.
+#[test]
+fn exporter_serves_irq_tools_by_name() {
+    require_root();
+    let dir = scratch("exporter_serves_irq_tools_by_name");
+    let config = dir.join("irqs.toml");
+    std::fs::write(
+        &config,
+        "namespace = \"tki\"\nmetrics = [\"hardirqs\", \"softirqs\"]\n",
+    )
+    .unwrap();
+    let (exporter, addr) = start_exporter(&config);
+    let timers = settle(
+        "softirq TIMER count",
+        || {
+            sample_sum(
+                &scrape(addr),
+                "tki_softirq_time_seconds_count",
+                &[("vector", "TIMER")],
+            )
+        },
+        |n| n > 0.0,
+    );
+    assert!(timers > 0.0);
+    let interrupts = settle(
+        "hardirq count",
+        || sample_sum(&scrape(addr), "tki_hardirq_time_seconds_count", &[]),
+        |n| n > 0.0,
+    );
+    assert!(interrupts > 0.0);
+    let text = scrape(addr);
+    assert!(
+        text.contains("# TYPE tki_softirq_time_seconds histogram\n")
+            && text.contains("# TYPE tki_hardirq_time_seconds histogram\n"),
+        "{text}"
+    );
+    stop_exporter(exporter);
+}

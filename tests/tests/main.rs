@@ -13,5 +13,6 @@ mod profile;
 mod realprog;
 mod reliability;
 mod reports;
+mod systools;
 mod ufunc;
 mod unwind;

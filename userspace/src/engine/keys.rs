@@ -24,6 +24,12 @@ pub enum KeyKind {
     KernelFunction,
     /// A cgroup v2 id, shown as the cgroup's path ([`crate::cgroups::path`]).
     Cgroup,
+    /// A softirq vector, shown as its name ([`softirq_name`]).
+    Softirq,
+    /// A hardware interrupt number, shown as its handlers' names ([`irq_name`]).
+    Irq,
+    /// An address, shown in hex (`0x7ffd1234`).
+    Address,
 }
 
 /// One column of a group key.
@@ -99,9 +105,36 @@ pub fn decode_key(columns: &[KeyColumn], words: &[u64]) -> Vec<KeyValue> {
                 KeyKind::Disk => KeyValue::Text(disk_name(first)),
                 KeyKind::KernelFunction => KeyValue::Text(crate::symbolize::kernel_function(first)),
                 KeyKind::Cgroup => KeyValue::Text(crate::cgroups::path(first)),
+                KeyKind::Softirq => KeyValue::Text(softirq_name(first)),
+                KeyKind::Irq => KeyValue::Text(irq_name(first)),
+                KeyKind::Address => KeyValue::Text(format!("{first:#x}")),
             }
         })
         .collect()
+}
+
+/// The softirq vectors' names, as `/proc/softirqs` and the `irq:softirq_*` tracepoints'
+/// print formats write them (include/linux/interrupt.h, `softirq_to_name`).
+pub const SOFTIRQ_NAMES: [&str; 10] = [
+    "HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU",
+];
+
+/// A softirq vector's name (`NET_RX`), or `vec N` past the known ones.
+pub fn softirq_name(vec: u64) -> String {
+    SOFTIRQ_NAMES
+        .get(vec as usize)
+        .map_or_else(|| format!("vec {vec}"), |name| name.to_string())
+}
+
+/// A hardware interrupt's name as libbpf-tools' `hardirqs` shows it, its handlers' names
+/// (`/sys/kernel/irq/N/actions`, comma-separated, as `irq_handler_entry`'s `name`), or
+/// `irq N` when it has none (or the interrupt went away).
+pub fn irq_name(irq: u64) -> String {
+    std::fs::read_to_string(format!("/sys/kernel/irq/{irq}/actions"))
+        .ok()
+        .map(|actions| actions.trim().to_string())
+        .filter(|actions| !actions.is_empty())
+        .unwrap_or_else(|| format!("irq {irq}"))
 }
 
 /// The name of a block device recorded by the block tracepoints (`dev_t` with 20 minor
@@ -255,5 +288,35 @@ mod tests {
                 slots: vec![0, 0, 3, 0, 0, 1, 0, 0]
             }]
         );
+    }
+
+    /// Softirq vectors by /proc/softirqs' names, addresses in hex, interrupts without
+    /// handlers by number.
+    #[test]
+    fn decodes_softirqs_addresses_and_irqs() {
+        let columns = [
+            KeyColumn {
+                name: "SOFTIRQ".into(),
+                kind: KeyKind::Softirq,
+            },
+            KeyColumn {
+                name: "LOCK".into(),
+                kind: KeyKind::Address,
+            },
+            KeyColumn {
+                name: "HARDIRQ".into(),
+                kind: KeyKind::Irq,
+            },
+        ];
+        assert_eq!(
+            decode_key(&columns, &[3, 0xffff_8881_ab27_c6f8, 1 << 40]),
+            [
+                KeyValue::Text("NET_RX".into()),
+                KeyValue::Text("0xffff8881ab27c6f8".into()),
+                KeyValue::Text("irq 1099511627776".into()),
+            ]
+        );
+        assert_eq!(softirq_name(9), "RCU");
+        assert_eq!(softirq_name(12), "vec 12");
     }
 }

@@ -41,6 +41,13 @@ pub enum Hint {
     Stack,
     /// A cgroup v2 id, shown as the cgroup's path.
     Cgroup,
+    /// A softirq vector (`irq:softirq_*`'s `vec`), shown as its name (`TIMER`, `NET_RX`).
+    Softirq,
+    /// A hardware interrupt number (`irq:irq_handler_*`'s `irq`), shown as its handlers'
+    /// names.
+    Irq,
+    /// An address (a pointer field: a lock's, a futex word's), shown in hex.
+    Address,
 }
 
 /// A name resolved to the operand that reads it.
@@ -177,6 +184,10 @@ impl TracepointFields {
     }
 }
 
+/// Softirq vectors are below this (NR_SOFTIRQS is 10 since 3.x; room to grow), so a
+/// per-CPU array counts them.
+pub const SOFTIRQ_BOUND: u32 = 16;
+
 /// The operand reading a record field, if the engine can read it: integers of 1, 2, 4 or 8
 /// bytes and `char` arrays.
 pub fn field_ref(field: &Field) -> Option<FieldRef> {
@@ -207,6 +218,8 @@ pub fn field_ref(field: &Field) -> Option<FieldRef> {
         Hint::Disk
     } else if field.name == "__syscall_nr" {
         Hint::Syscall
+    } else if field.c_type.ends_with('*') && field.size == 8 {
+        Hint::Address
     } else {
         Hint::Plain
     };
@@ -233,6 +246,13 @@ impl Fields for TracepointFields {
             // raw_syscalls' `id` is the syscall number (include/trace/events/syscalls.h).
             Some(field) if self.tracepoint.system == "raw_syscalls" && name == "id" => {
                 field_ref(field).map(|f| f.hinted(Hint::Syscall))
+            }
+            // include/trace/events/irq.h: softirq vectors below NR_SOFTIRQS, irq numbers.
+            Some(field) if self.tracepoint.system == "irq" && name == "vec" => {
+                field_ref(field).map(|f| f.hinted(Hint::Softirq).bounded(SOFTIRQ_BOUND))
+            }
+            Some(field) if self.tracepoint.system == "irq" && name == "irq" => {
+                field_ref(field).map(|f| f.hinted(Hint::Irq))
             }
             Some(field) if !field.is_common() => field_ref(field),
             _ => builtin(name),

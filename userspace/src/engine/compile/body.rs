@@ -98,6 +98,9 @@ pub(crate) fn key_kind(field: &FieldRef) -> KeyKind {
         (Hint::Syscall, _) => KeyKind::Syscall,
         (Hint::Stack, _) => KeyKind::Int { signed: false },
         (Hint::Cgroup, _) => KeyKind::Cgroup,
+        (Hint::Softirq, _) => KeyKind::Softirq,
+        (Hint::Irq, _) => KeyKind::Irq,
+        (Hint::Address, _) => KeyKind::Address,
         (Hint::Plain, ValueType::Int { signed }) => KeyKind::Int { signed },
     }
 }

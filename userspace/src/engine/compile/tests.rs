@@ -72,11 +72,11 @@ columns: event Event({0: "sched:sched_wakeup", 1: "sched:sched_wakeup_new", 2: "
         compiled(&syscalls),
         r#"Main RawTracepoint("sys_enter")
 operands: #0 arg1:8
-corr: - | key: #0 in {110,257} | saves: -
+corr: - | key: #0 in {110,202,257} | saves: -
 value: - | agg: count | layout: array bound 1024
 filter: -
 flags: raw_args=2
-columns: event Event({110: "syscalls:sys_enter_getppid", 257: "syscalls:sys_enter_openat"})
+columns: event Event({110: "syscalls:sys_enter_getppid", 202: "syscalls:sys_enter_futex", 257: "syscalls:sys_enter_openat"})
 "#
     );
 }

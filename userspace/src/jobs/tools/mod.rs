@@ -43,11 +43,21 @@ table! {
     funclatency,
     // processes
     // files
+    writeback,
     // block
+    biosnoop,
+    biotop,
     // CPU and scheduler
+    cpudist,
+    runqslower,
+    hardirqs,
+    softirqs,
     // memory
+    drsnoop,
     // network
     // locks
+    klockstat,
+    futexctn,
     // user space
 }
 
