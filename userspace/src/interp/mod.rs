@@ -18,7 +18,9 @@
 //! Adding a runtime: a module beside [`python`] with its detection and naming, a branch in
 //! [`detect`] and in [`frame`].
 
+pub mod php;
 pub mod python;
+pub mod ruby;
 
 use std::{
     collections::{BTreeMap, HashMap},
@@ -43,6 +45,10 @@ use crate::{
 
 /// The module column of Python frames.
 pub const PYTHON_MODULE: &str = "[python]";
+/// The module column of Ruby frames.
+pub const RUBY_MODULE: &str = "[ruby]";
+/// The module column of PHP frames.
+pub const PHP_MODULE: &str = "[php]";
 
 static DISABLED: AtomicBool = AtomicBool::new(false);
 
@@ -59,8 +65,10 @@ pub fn enabled() -> bool {
 
 /// What a binary is, as far as interpreters go.
 #[derive(Clone, Debug)]
-enum Detected {
+pub(crate) enum Detected {
     Python(python::Binary),
+    Ruby(ruby::Binary),
+    Php(php::Binary),
     /// An interpreter we cannot unwind, and why (for the report).
     Unsupported(String),
     /// Not an interpreter.
@@ -70,6 +78,12 @@ enum Detected {
 /// Checks the binary of `mapping` (opened as `file`) for an interpreter.
 fn detect(path: &str, file: &std::path::Path) -> Detected {
     let name = path.rsplit('/').next().unwrap_or(path);
+    if name.contains("ruby") {
+        return ruby::detect(file);
+    }
+    if name.starts_with("php") || name.starts_with("libphp") {
+        return php::detect(path, file);
+    }
     if !name.contains("python") {
         return Detected::None;
     }
@@ -217,6 +231,56 @@ impl Interpreters {
                     }
                     return;
                 }
+                Detected::Ruby(binary) => {
+                    if !self.configure() {
+                        return;
+                    }
+                    let Some(bias) = bias_at(binary.eval.0, binary.eval_file_offset, mapping)
+                    else {
+                        continue;
+                    };
+                    let name = format!("Ruby 3.{}", binary.version.minor);
+                    self.publish(
+                        pid,
+                        binary.process(bias),
+                        name,
+                        Runtime::Ruby(binary.version),
+                    );
+                    return;
+                }
+                Detected::Php(binary) => {
+                    let Some(bias) = bias_at(binary.eval.0, binary.eval_file_offset, mapping)
+                    else {
+                        continue;
+                    };
+                    let name = format!("PHP 8.{}", binary.version.minor);
+                    self.publish(
+                        pid,
+                        binary.process(bias),
+                        name,
+                        Runtime::Php(binary.version),
+                    );
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Publishes `process` as `pid`'s interpreter (Ruby, PHP; CPython's arm predates this).
+    fn publish(&mut self, pid: u32, process: InterpProcess, name: String, runtime: Runtime) {
+        match self.processes.insert(pid, process, 0) {
+            Ok(()) => {
+                if self.published.get(&pid) != Some(&name) {
+                    *self.by_version.entry(name.clone()).or_default() += 1;
+                }
+                self.published.insert(pid, name);
+                register(pid, runtime);
+            }
+            Err(err) => {
+                *self
+                    .errors
+                    .entry(format!("publishing an interpreter: {err}"))
+                    .or_default() += 1;
             }
         }
     }
@@ -319,6 +383,15 @@ impl Interpreters {
         }
         out
     }
+}
+
+/// The load bias of `mapping` holding the eval loop at ELF address `eval` and file offset
+/// `at`.
+fn bias_at(eval: u64, at: u64, mapping: &ExecMapping) -> Option<u64> {
+    if at < mapping.offset || at - mapping.offset >= mapping.end - mapping.begin {
+        return None;
+    }
+    Some((mapping.begin + (at - mapping.offset)).wrapping_sub(eval))
 }
 
 /// The load bias of `mapping` of `binary`: the mapping must hold the eval loop's file
@@ -489,6 +562,37 @@ impl CodeInfo {
 #[derive(Clone, Copy, Debug)]
 enum Runtime {
     Python(&'static python::Version),
+    Ruby(&'static ruby::Version),
+    Php(&'static php::Version),
+}
+
+impl Runtime {
+    /// The [`runtime`] constant of this runtime.
+    fn id(self) -> u8 {
+        match self {
+            Runtime::Python(_) => runtime::PYTHON,
+            Runtime::Ruby(_) => runtime::RUBY,
+            Runtime::Php(_) => runtime::PHP,
+        }
+    }
+
+    /// Reads code object `code` of `pid`.
+    fn read_code(self, pid: u32, code: u64) -> Option<CodeInfo> {
+        match self {
+            Runtime::Python(version) => python::read_code(pid, version, code),
+            Runtime::Ruby(version) => ruby::read_code(pid, version, code),
+            Runtime::Php(version) => php::read_code(pid, version, code),
+        }
+    }
+}
+
+/// The module column of `runtime`'s frames.
+fn module_of(runtime: u8) -> &'static str {
+    match runtime {
+        runtime::RUBY => RUBY_MODULE,
+        runtime::PHP => PHP_MODULE,
+        _ => PYTHON_MODULE,
+    }
 }
 
 /// Code objects of one process.
@@ -527,8 +631,13 @@ fn register(pid: u32, runtime: Runtime) {
             codes: HashMap::new(),
         });
     // An exec into another version: what was read is of the old image.
-    if !matches!((entry.runtime, runtime), (Runtime::Python(a), Runtime::Python(b)) if a.minor == b.minor)
-    {
+    let same = match (entry.runtime, runtime) {
+        (Runtime::Python(a), Runtime::Python(b)) => a.minor == b.minor,
+        (Runtime::Ruby(a), Runtime::Ruby(b)) => a.minor == b.minor,
+        (Runtime::Php(a), Runtime::Php(b)) => a.minor == b.minor,
+        _ => false,
+    };
+    if !same {
         entry.runtime = runtime;
         entry.codes.clear();
     }
@@ -545,9 +654,9 @@ fn remember_code(pid: u32, code: u64) {
     let Some(process) = processes.get_mut(&pid) else {
         return;
     };
-    let Runtime::Python(version) = process.runtime;
+    let runtime = process.runtime;
     process.codes.entry(code).or_insert_with(|| {
-        let read = python::read_code(pid, version, code).map(Arc::new);
+        let read = runtime.read_code(pid, code).map(Arc::new);
         if read.is_none() {
             *read_failures += 1;
         }
@@ -568,12 +677,15 @@ pub fn remember_codes(pid: u32, leaf_first: &[u64]) {
         return;
     };
     for &word in leaf_first {
-        let Some((runtime::PYTHON, code, _)) = decode_frame(word) else {
+        let runtime = process.runtime;
+        let Some((id, code, _)) = decode_frame(word) else {
             continue;
         };
-        let Runtime::Python(version) = process.runtime;
+        if id != runtime.id() {
+            continue;
+        }
         process.codes.entry(code).or_insert_with(|| {
-            let read = python::read_code(pid, version, code).map(Arc::new);
+            let read = runtime.read_code(pid, code).map(Arc::new);
             if read.is_none() {
                 *read_failures += 1;
             }
@@ -591,19 +703,28 @@ pub fn is_frame(word: u64) -> bool {
 /// in [`PYTHON_MODULE`], `[unknown]` in it when the code object could not be read.
 pub fn frame(pid: u32, word: u64) -> Frame {
     remember_codes(pid, &[word]);
+    let id = decode_frame(word).map_or(runtime::PYTHON, |(id, _, _)| id);
     let info = decode_frame(word).and_then(|(_, code, units)| {
         let registry = registry();
         let info = registry.processes.get(&pid)?.codes.get(&code)?.clone()?;
         Some((info, units))
     });
     let symbol = match info {
-        Some((info, units)) => format!("{} ({}:{})", info.name, info.file, info.line(units)),
+        Some((info, units)) => {
+            let line = match id {
+                runtime::RUBY => ruby::line_of(&info, units),
+                // The kernel recorded `opline->lineno` itself.
+                runtime::PHP => units as i32,
+                _ => info.line(units),
+            };
+            format!("{} ({}:{})", info.name, info.file, line)
+        }
         None => crate::stacks::UNKNOWN_SYMBOL.to_string(),
     };
     Frame {
         address: None,
         symbol,
-        module: Some(PYTHON_MODULE.to_string()),
+        module: Some(module_of(id).to_string()),
         kind: FrameKind::User,
         inlined: false,
         jit: false,
@@ -612,7 +733,10 @@ pub fn frame(pid: u32, word: u64) -> Frame {
 
 /// Whether `frame` is of interpreted code (its module is a runtime's, `[python]`).
 pub fn is_interpreted(frame: &Frame) -> bool {
-    frame.module.as_deref() == Some(PYTHON_MODULE)
+    matches!(
+        frame.module.as_deref(),
+        Some(PYTHON_MODULE | RUBY_MODULE | PHP_MODULE)
+    )
 }
 
 /// An interpreter frame's symbol (`function (file:LINE)`, as [`frame`] writes it) split into
@@ -658,7 +782,7 @@ fn names_report() -> String {
     }
     format!(
         "interpreters: {} code objects could not be read (the process exited before it was \
-         named, or its memory is not readable); their frames are [unknown] in [python]",
+         named, or its memory is not readable); their frames are [unknown] in [python], [ruby] or [php]",
         registry.read_failures
     )
 }
