@@ -207,6 +207,22 @@ pub fn read_code(pid: u32, v: &Version, function: u64) -> Option<CodeInfo> {
 mod tests {
     use super::*;
 
+    /// Debian's php8.2: 8.2, `execute_ex` and `executor_globals` found.
+    #[test]
+    fn detects_debian_php() {
+        let path = "/usr/bin/php8.2";
+        if !std::path::Path::new(path).exists() {
+            eprintln!("skipped: no {path} (apt-get install php8.2-cli)");
+            return;
+        }
+        let super::super::Detected::Php(binary) = detect(path, std::path::Path::new(path)) else {
+            panic!("{path} not detected as PHP");
+        };
+        eprintln!("{binary:x?}");
+        assert_eq!(binary.version.minor, 2);
+        assert!(binary.eval.1 > 0 && binary.globals != 0);
+    }
+
     #[test]
     fn versions_from_names_and_banner() {
         assert_eq!(version_of_name("/usr/bin/php8.2"), Some((8, 2)));

@@ -75,8 +75,8 @@ pub fn version_of(text: &str) -> Option<(u8, u8)> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Binary {
     pub version: &'static Version,
-    /// `rb_vm_exec` (the caller of `vm_exec_core`, which has no dynamic symbol): start and
-    /// size.
+    /// `vm_exec_core` (found as the large function `rb_vm_exec` calls: it has no dynamic
+    /// symbol), else `rb_vm_exec`: start and size.
     pub eval: (u64, u64),
     pub eval_file_offset: u64,
     /// The GOT slot of `ruby_current_ec`'s TLS module id.
@@ -153,12 +153,51 @@ pub(crate) fn detect(file: &std::path::Path) -> super::Detected {
             "Ruby: no general-dynamic TLS relocation of ruby_current_ec".into(),
         );
     };
+    let exec = (eval.addr, eval_size as u64);
+    let (eval, eval_file_offset) = match vm_exec_core(&data, exec, eval_file_offset) {
+        Some(core) => (
+            core,
+            eval_file_offset.wrapping_add(core.0.wrapping_sub(exec.0)),
+        ),
+        None => (exec, eval_file_offset),
+    };
     Detected::Ruby(Binary {
         version,
-        eval: (eval.addr, eval_size as u64),
+        eval,
         eval_file_offset,
         tls_module_slot,
     })
+}
+
+/// Smallest size taken for `vm_exec_core` (every instruction's handler: 60 KiB in 3.1.2).
+const MIN_EXEC_CORE: u64 = 16 * 1024;
+
+/// `vm_exec_core`'s `[start, size)`: the largest function (by its unwind information) that
+/// `rb_vm_exec` (`exec`: start and size, at `exec_file_offset`) calls directly (`e8 rel32`
+/// whose target starts a function), if at least [`MIN_EXEC_CORE`]. Its samples then read
+/// as Ruby frames, where `rb_vm_exec` alone would leave its unnamed frame above them.
+fn vm_exec_core(data: &[u8], exec: (u64, u64), exec_file_offset: u64) -> Option<(u64, u64)> {
+    let file = object::File::parse(data).ok()?;
+    let bounds = crate::unwind::table::function_bounds(&file);
+    let start = exec_file_offset as usize;
+    let code = data.get(start..start + exec.1 as usize)?;
+    let mut best: Option<(u64, u64)> = None;
+    for at in 0..code.len().saturating_sub(4) {
+        if code[at] != 0xe8 {
+            continue;
+        }
+        let rel = i32::from_le_bytes(code[at + 1..at + 5].try_into().ok()?);
+        let target = (exec.0 + at as u64 + 5).wrapping_add_signed(i64::from(rel));
+        let Ok(index) = bounds.binary_search_by_key(&target, |&(begin, _)| begin) else {
+            continue;
+        };
+        let (begin, end) = bounds[index];
+        let size = end - begin;
+        if size >= MIN_EXEC_CORE && best.is_none_or(|(_, best)| size > best) {
+            best = Some((begin, size));
+        }
+    }
+    best
 }
 
 /// The address of the GOT slot the dynamic linker fills with `symbol`'s TLS module id
@@ -404,6 +443,24 @@ mod tests {
                 "{pos}"
             );
         }
+    }
+
+    /// Debian's libruby: 3.1, `vm_exec_core` found (larger than `rb_vm_exec`, elsewhere), the
+    /// GOT slot of `ruby_current_ec`'s module id found.
+    #[test]
+    fn detects_debian_libruby() {
+        let path = "/usr/lib/x86_64-linux-gnu/libruby-3.1.so.3.1";
+        if !std::path::Path::new(path).exists() {
+            eprintln!("skipped: no {path} (apt-get install ruby)");
+            return;
+        }
+        let super::super::Detected::Ruby(binary) = detect(std::path::Path::new(path)) else {
+            panic!("{path} not detected as Ruby");
+        };
+        eprintln!("{binary:x?}");
+        assert_eq!(binary.version.minor, 1);
+        assert!(binary.eval.1 >= MIN_EXEC_CORE, "{binary:x?}");
+        assert_ne!(binary.tls_module_slot, 0);
     }
 
     #[test]
