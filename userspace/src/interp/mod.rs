@@ -1,5 +1,6 @@
 //! Interpreted code in user stacks: Python functions where the native walk shows
-//! `_PyEval_EvalFrameDefault`, found with no flags in the target.
+//! `_PyEval_EvalFrameDefault`, Ruby methods where it shows `vm_exec_core` ([`ruby`]), PHP
+//! functions where it shows `execute_ex` ([`php`]), found with no flags in the target.
 //!
 //! The kernel side (`ebpf/src/interp/`, layouts and the frame encoding in
 //! [`tracekit_common::interp`]) records interpreter frames in the eval loop's place during
