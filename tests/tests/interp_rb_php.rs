@@ -197,3 +197,59 @@ fn php_of_an_unknown_version_keeps_native_frames() {
         "{stderr}"
     );
 }
+
+/// A Ruby whose version has no offsets (Debian's libruby with `ruby_version` changed to
+/// 3.9.2, loaded through `LD_LIBRARY_PATH`, gems off) keeps native frames, and `-v` says
+/// why.
+#[test]
+fn ruby_of_an_unknown_version_keeps_native_frames() {
+    let test = "ruby_of_an_unknown_version_keeps_native_frames";
+    require_root();
+    if !ensure_package(test, "ruby", || have("/usr/bin/ruby3.1")) {
+        return;
+    }
+    let dir = scratch(test);
+    let name = "libruby-3.1.so.3.1";
+    let mut library = std::fs::read(Path::new("/usr/lib/x86_64-linux-gnu").join(name)).unwrap();
+    // `ruby_version` is the NUL-terminated "3.1.2" that RUBY_VERSION reports.
+    let needle = b"\x003.1.2\x00";
+    let at = library
+        .windows(needle.len())
+        .position(|w| w == needle)
+        .expect("libruby holds its version string");
+    library[at + 3] = b'9';
+    std::fs::write(dir.join(name), &library).unwrap();
+    drop(library);
+    let mut command = Command::new("/usr/bin/ruby3.1");
+    command
+        .env("LD_LIBRARY_PATH", &dir)
+        // rubygems' rbconfig refuses a version other than its own.
+        .arg("--disable-gems")
+        .arg("-e")
+        .arg(format!(
+            "abort 'not patched' unless RUBY_VERSION == '3.9.2'; load '{}'",
+            fixture("rb_chain.rb")
+        ))
+        .arg("8");
+    let mut child = spawn_ready(command);
+    let (folded, stderr) = profile_pid(&dir, child.id());
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_file(dir.join(name));
+    let (named, total) = share(&folded, |path| path.contains("leaf ("));
+    let (native, _) = share(&folded, |path| path.contains(";rb_vm_exec"));
+    eprintln!("{test}: {named} of {total} samples name leaf, {native} keep rb_vm_exec");
+    assert!(total >= 50, "only {total} samples: {folded:#?}");
+    assert_eq!(named, 0, "{folded:#?}");
+    assert!(
+        native as f64 >= 0.85 * total as f64,
+        "{native} of {total} samples keep rb_vm_exec: {folded:#?}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "native frames for {} (Ruby 3.9: no structure offsets for this version (3.1 is known)) in 1 process",
+            dir.join(name).display()
+        )),
+        "{stderr}"
+    );
+}
