@@ -253,3 +253,46 @@ fn ruby_of_an_unknown_version_keeps_native_frames() {
         "{stderr}"
     );
 }
+
+/// Two Ruby threads in two chains: each thread's samples (by its comm) name its own chain,
+/// never the other's (each thread's execution context is its own TLS variable).
+#[test]
+fn ruby_threads_each_their_own_chain() {
+    let test = "ruby_threads_each_their_own_chain";
+    require_root();
+    if !ensure_package(test, "ruby", || have("/usr/bin/ruby3.1")) {
+        return;
+    }
+    let dir = scratch(test);
+    let mut command = Command::new("/usr/bin/ruby3.1");
+    command.arg(fixture("rb_threads.rb")).arg("8");
+    let mut child = spawn_ready(command);
+    let (folded, _) = profile_pid(&dir, child.id());
+    let _ = child.kill();
+    let _ = child.wait();
+    for (thread, other) in [("a", "b"), ("b", "a")] {
+        let comm = format!("rb-{thread}");
+        let mine: Vec<(String, u64)> = folded
+            .iter()
+            .filter(|(path, _)| path.split(';').next() == Some(comm.as_str()))
+            .cloned()
+            .collect();
+        let chain = [
+            format!("{thread}_outer ("),
+            format!("{thread}_leaf ("),
+            "burn (".to_string(),
+        ];
+        let (own, total) = share(&mine, |path| chain_in_order(path, &chain));
+        let (foreign, _) = share(&mine, |path| path.contains(&format!(";{other}_leaf (")));
+        eprintln!("{test}: {comm}: {own} of {total} samples in its chain, {foreign} in another's");
+        assert!(total >= 15, "only {total} samples of {comm}: {folded:#?}");
+        assert!(
+            own as f64 >= 0.85 * total as f64,
+            "{own} of {total} samples of {comm} name {chain:?}: {folded:#?}"
+        );
+        assert_eq!(
+            foreign, 0,
+            "{comm} has another thread's frames: {folded:#?}"
+        );
+    }
+}
