@@ -296,3 +296,52 @@ fn ruby_threads_each_their_own_chain() {
         );
     }
 }
+
+/// Off-CPU stacks of Ruby and PHP programs blocked in `sleep`/`usleep` name their callers:
+/// the main thread sleeps all of the 2 s, so most of its time names the chain.
+#[test]
+fn offcpu_names_ruby_and_php_frames() {
+    let test = "offcpu_names_ruby_and_php_frames";
+    require_root();
+    for (binary, package, script) in [
+        ("/usr/bin/ruby3.1", "ruby", "rb_sleep.rb"),
+        ("/usr/bin/php8.2", "php8.2-cli", "php_sleep.php"),
+    ] {
+        if !ensure_package(test, package, || have(binary)) {
+            continue;
+        }
+        let dir = scratch(&format!("{test}_{package}"));
+        let out = dir.join("offcpu.folded");
+        let mut command = Command::new(binary);
+        command.arg(fixture(script)).arg("8");
+        let mut child = spawn_ready(command);
+        let pid = child.id().to_string();
+        let run = tracekit(
+            [
+                "offcpu",
+                "-v",
+                "-p",
+                &pid,
+                "-d",
+                "2",
+                "-o",
+                out.to_str().unwrap(),
+            ],
+            TIMEOUT,
+        );
+        let _ = child.kill();
+        let _ = child.wait();
+        run.assert_code(0);
+        let folded = parse_folded(&std::fs::read_to_string(&out).unwrap());
+        let chain = [
+            "sleepy_outer (".to_string(),
+            format!("sleepy_leaf ({}:", fixture(script)),
+        ];
+        let (named, total) = share(&folded, |path| chain_in_order(path, &chain));
+        eprintln!("{test}: {script}: {named} us of {total} off-CPU name {chain:?}");
+        assert!(
+            named >= 1_500_000,
+            "{named} of {total} us name {chain:?} (want 1.5 s of 2): {folded:#?}"
+        );
+    }
+}
