@@ -744,7 +744,8 @@ pub fn is_interpreted(frame: &Frame) -> bool {
 /// function, file and line; `None` for any other symbol.
 pub fn source_of_symbol(symbol: &str) -> Option<(&str, &str, i64)> {
     let inner = symbol.strip_suffix(')')?;
-    let (function, rest) = inner.split_once(" (")?;
+    // The last " (": Ruby's labels hold one (`block (2 levels) in run`).
+    let (function, rest) = inner.rsplit_once(" (")?;
     let (file, line) = rest.rsplit_once(':')?;
     Some((function, file, line.parse().ok()?))
 }
@@ -836,6 +837,14 @@ mod tests {
         assert_eq!(
             source_of_symbol("Cls.run (<frozen importlib._bootstrap>:1027)"),
             Some(("Cls.run", "<frozen importlib._bootstrap>", 1027))
+        );
+        assert_eq!(
+            source_of_symbol("block (2 levels) in run (app/x.rb:7)"),
+            Some(("block (2 levels) in run", "app/x.rb", 7))
+        );
+        assert_eq!(
+            source_of_symbol("Worker::{closure} (/srv/x.php:4)"),
+            Some(("Worker::{closure}", "/srv/x.php", 4))
         );
         assert_eq!(source_of_symbol("_PyEval_EvalFrameDefault"), None);
         assert_eq!(source_of_symbol("operator()(int)"), None);
