@@ -22,8 +22,10 @@
 //! ```
 //!
 //! `runtime` is one of [`runtime`] (never 0), the instruction offset is in the runtime's code
-//! units (CPython: 2-byte units from the start of the code object's bytecode), saturated at
-//! [`FRAME_OFFSET_MAX`]. [`encode_frame`] and [`decode_frame`] are the only readers and
+//! units (CPython: 2-byte units from the start of the code object's bytecode; Ruby: the
+//! frame's `pc` in `VALUE`s from the iseq's encoded instructions; PHP: the line of the
+//! frame's `opline` itself), saturated at [`FRAME_OFFSET_MAX`]. The code pointer is
+//! CPython's code object, Ruby's `rb_iseq_t`, PHP's `zend_function`. [`encode_frame`] and [`decode_frame`] are the only readers and
 //! writers. One eval-loop frame becomes one interpreter frame (CPython 3.8-3.10) or the run of
 //! frames it executes, up to its entry frame (3.11+), in their true place among the native
 //! frames: C extension frames called from Python stay above the Python caller.
