@@ -345,3 +345,49 @@ fn offcpu_names_ruby_and_php_frames() {
         );
     }
 }
+
+/// Interpreted code calling C calling interpreted code: the C function's native frames
+/// stay between the caller and the block or closure it runs, in the true order.
+#[test]
+fn ruby_and_php_frames_around_c_functions() {
+    let test = "ruby_and_php_frames_around_c_functions";
+    require_root();
+    for (binary, package, script, chain) in [
+        (
+            "/usr/bin/ruby3.1",
+            "ruby",
+            "rb_each.rb",
+            ["middle (", "rb_ary_each", "block in middle (", "leaf ("],
+        ),
+        (
+            "/usr/bin/php8.2",
+            "php8.2-cli",
+            "php_map.php",
+            [
+                "Worker::middle (",
+                "zend_call_function",
+                "Worker::{closure} (",
+                "Worker::leaf (",
+            ],
+        ),
+    ] {
+        if !ensure_package(test, package, || have(binary)) {
+            continue;
+        }
+        let dir = scratch(&format!("{test}_{package}"));
+        let mut command = Command::new(binary);
+        command.arg(fixture(script)).arg("8");
+        let mut child = spawn_ready(command);
+        let (folded, _) = profile_pid(&dir, child.id());
+        let _ = child.kill();
+        let _ = child.wait();
+        let chain = chain.map(String::from);
+        let (whole, total) = share(&folded, |path| chain_in_order(path, &chain));
+        eprintln!("{test}: {script}: {whole} of {total} samples name {chain:?} in order");
+        assert!(total >= 50, "only {total} samples: {folded:#?}");
+        assert!(
+            whole as f64 >= 0.85 * total as f64,
+            "{whole} of {total} samples name {chain:?}: {folded:#?}"
+        );
+    }
+}
