@@ -22,8 +22,10 @@
 //! ```
 //!
 //! `runtime` is one of [`runtime`] (never 0), the instruction offset is in the runtime's code
-//! units (CPython: 2-byte units from the start of the code object's bytecode), saturated at
-//! [`FRAME_OFFSET_MAX`]. [`encode_frame`] and [`decode_frame`] are the only readers and
+//! units (CPython: 2-byte units from the start of the code object's bytecode; Ruby: the
+//! frame's `pc` in `VALUE`s from the iseq's encoded instructions; PHP: the line of the
+//! frame's `opline` itself), saturated at [`FRAME_OFFSET_MAX`]. The code pointer is
+//! CPython's code object, Ruby's `rb_iseq_t`, PHP's `zend_function`. [`encode_frame`] and [`decode_frame`] are the only readers and
 //! writers. One eval-loop frame becomes one interpreter frame (CPython 3.8-3.10) or the run of
 //! frames it executes, up to its entry frame (3.11+), in their true place among the native
 //! frames: C extension frames called from Python stay above the Python caller.
@@ -40,6 +42,10 @@ pub mod runtime {
     pub const NONE: u8 = 0;
     /// CPython.
     pub const PYTHON: u8 = 1;
+    /// CRuby (MRI).
+    pub const RUBY: u8 = 2;
+    /// PHP (Zend).
+    pub const PHP: u8 = 3;
 }
 
 /// Bit where an encoded frame's runtime starts.
@@ -203,6 +209,61 @@ pub mod python {
     /// `FRAME_OWNED_BY_CSTACK` (`Include/internal/pycore_frame.h`, 3.12+): the shim frame an
     /// eval call pushes at its entry.
     pub const FRAME_OWNED_BY_CSTACK: u8 = 3;
+}
+
+/// CRuby's offset slots ([`InterpProcess::offsets`]). `state_address` is the GOT slot of
+/// `ruby_current_ec`'s TLS module id (its `R_X86_64_DTPMOD64` relocation); the word after it
+/// is the variable's offset in the module's block (`R_X86_64_DTPOFF64`). The kernel finds
+/// the thread's block through glibc's DTV (`tcbhead_t.dtv` at 8 from the thread pointer,
+/// 16-byte `dtv_t` entries), as `__tls_get_addr` does for a module loaded at start-up.
+pub mod ruby {
+    /// `rb_execution_context_t.vm_stack` (the start of the VM stack).
+    pub const EC_VM_STACK: usize = 0;
+    /// `rb_execution_context_t.vm_stack_size` (in `VALUE`s).
+    pub const EC_VM_STACK_SIZE: usize = 1;
+    /// `rb_execution_context_t.cfp` (the current control frame).
+    pub const EC_CFP: usize = 2;
+    /// `rb_control_frame_t.pc`.
+    pub const CFP_PC: usize = 3;
+    /// `rb_control_frame_t.iseq`.
+    pub const CFP_ISEQ: usize = 4;
+    /// `rb_control_frame_t.ep`.
+    pub const CFP_EP: usize = 5;
+    /// `sizeof(rb_control_frame_t)`.
+    pub const CFP_SIZE: usize = 6;
+    /// `rb_iseq_t.body`.
+    pub const ISEQ_BODY: usize = 7;
+    /// `rb_iseq_constant_body.iseq_encoded`.
+    pub const BODY_ENCODED: usize = 8;
+    /// `VM_FRAME_FLAG_FINISH` in `ep[0]`: the frame an `rb_vm_exec` call started with.
+    pub const FRAME_FLAG_FINISH: u64 = 0x0020;
+    /// Glibc x86_64: `tcbhead_t.dtv`'s offset from the thread pointer.
+    pub const TCB_DTV: u64 = 8;
+    /// Glibc x86_64: `sizeof(dtv_t)`.
+    pub const DTV_ENTRY_SIZE: u64 = 16;
+}
+
+/// PHP's offset slots ([`InterpProcess::offsets`]). `state_address` is
+/// `&executor_globals.current_execute_data` (a non-ZTS build: the CLI).
+pub mod php {
+    /// `zend_execute_data.opline`.
+    pub const EX_OPLINE: usize = 0;
+    /// `zend_execute_data.func`.
+    pub const EX_FUNC: usize = 1;
+    /// `zend_execute_data.This.u1.type_info` (the call info).
+    pub const EX_CALL_INFO: usize = 2;
+    /// `zend_execute_data.prev_execute_data`.
+    pub const EX_PREVIOUS: usize = 3;
+    /// `zend_op.lineno`.
+    pub const OP_LINENO: usize = 4;
+    /// `zend_function.type` (a byte).
+    pub const FUNC_TYPE: usize = 5;
+    /// `ZEND_USER_FUNCTION` (`ZEND_INTERNAL_FUNCTION` is 1: run natively, kept native).
+    pub const USER_FUNCTION: u8 = 2;
+    /// `ZEND_EVAL_CODE`.
+    pub const EVAL_CODE: u8 = 4;
+    /// `ZEND_CALL_TOP` in the call info: the frame an `execute_ex` call started with.
+    pub const CALL_TOP: u32 = 1 << 17;
 }
 
 crate::impl_pod!(InterpProcess, InterpConfig, CodeKey);

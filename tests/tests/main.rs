@@ -6,6 +6,7 @@ mod everyday;
 mod exporter;
 mod hostile;
 mod interp;
+mod interp_rb_php;
 mod kfunc;
 mod percentiles;
 mod pprof;

@@ -6,7 +6,9 @@
 //! A runtime is one module here with a `frame` function of [`InterpFrame`]'s contract, and
 //! one line in [`frame_at`].
 
+pub mod php;
 pub mod python;
+pub mod ruby;
 
 use aya_ebpf::helpers::{bpf_probe_read_kernel, bpf_probe_read_user};
 use tracekit_common::interp::{CodeKey, InterpConfig, InterpProcess, InterpStat, runtime};
@@ -83,6 +85,8 @@ pub fn frame_at<M: UnwindMaps>(walk: &mut InterpWalk, pc: u64) -> InterpFrame {
     }
     match walk.process.runtime {
         runtime::PYTHON => python::frame::<M>(walk),
+        runtime::RUBY => ruby::frame::<M>(walk),
+        runtime::PHP => php::frame::<M>(walk),
         _ => InterpFrame::Native,
     }
 }

@@ -1,5 +1,6 @@
 //! Interpreted code in user stacks: Python functions where the native walk shows
-//! `_PyEval_EvalFrameDefault`, found with no flags in the target.
+//! `_PyEval_EvalFrameDefault`, Ruby methods where it shows `vm_exec_core` ([`ruby`]), PHP
+//! functions where it shows `execute_ex` ([`php`]), found with no flags in the target.
 //!
 //! The kernel side (`ebpf/src/interp/`, layouts and the frame encoding in
 //! [`tracekit_common::interp`]) records interpreter frames in the eval loop's place during
@@ -18,7 +19,9 @@
 //! Adding a runtime: a module beside [`python`] with its detection and naming, a branch in
 //! [`detect`] and in [`frame`].
 
+pub mod php;
 pub mod python;
+pub mod ruby;
 
 use std::{
     collections::{BTreeMap, HashMap},
@@ -43,6 +46,10 @@ use crate::{
 
 /// The module column of Python frames.
 pub const PYTHON_MODULE: &str = "[python]";
+/// The module column of Ruby frames.
+pub const RUBY_MODULE: &str = "[ruby]";
+/// The module column of PHP frames.
+pub const PHP_MODULE: &str = "[php]";
 
 static DISABLED: AtomicBool = AtomicBool::new(false);
 
@@ -59,8 +66,10 @@ pub fn enabled() -> bool {
 
 /// What a binary is, as far as interpreters go.
 #[derive(Clone, Debug)]
-enum Detected {
+pub(crate) enum Detected {
     Python(python::Binary),
+    Ruby(ruby::Binary),
+    Php(php::Binary),
     /// An interpreter we cannot unwind, and why (for the report).
     Unsupported(String),
     /// Not an interpreter.
@@ -70,6 +79,12 @@ enum Detected {
 /// Checks the binary of `mapping` (opened as `file`) for an interpreter.
 fn detect(path: &str, file: &std::path::Path) -> Detected {
     let name = path.rsplit('/').next().unwrap_or(path);
+    if name.contains("ruby") {
+        return ruby::detect(file);
+    }
+    if name.starts_with("php") || name.starts_with("libphp") {
+        return php::detect(path, file);
+    }
     if !name.contains("python") {
         return Detected::None;
     }
@@ -244,6 +259,56 @@ impl Interpreters {
                     }
                     return;
                 }
+                Detected::Ruby(binary) => {
+                    if !self.configure() {
+                        return;
+                    }
+                    let Some(bias) = bias_at(binary.eval.0, binary.eval_file_offset, mapping)
+                    else {
+                        continue;
+                    };
+                    let name = format!("Ruby 3.{}", binary.version.minor);
+                    self.publish(
+                        pid,
+                        binary.process(bias),
+                        name,
+                        Runtime::Ruby(binary.version),
+                    );
+                    return;
+                }
+                Detected::Php(binary) => {
+                    let Some(bias) = bias_at(binary.eval.0, binary.eval_file_offset, mapping)
+                    else {
+                        continue;
+                    };
+                    let name = format!("PHP 8.{}", binary.version.minor);
+                    self.publish(
+                        pid,
+                        binary.process(bias),
+                        name,
+                        Runtime::Php(binary.version),
+                    );
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Publishes `process` as `pid`'s interpreter (Ruby, PHP; CPython's arm predates this).
+    fn publish(&mut self, pid: u32, process: InterpProcess, name: String, runtime: Runtime) {
+        match self.processes.insert(pid, process, 0) {
+            Ok(()) => {
+                if self.published.get(&pid) != Some(&name) {
+                    *self.by_version.entry(name.clone()).or_default() += 1;
+                }
+                self.published.insert(pid, name);
+                register(pid, runtime);
+            }
+            Err(err) => {
+                *self
+                    .errors
+                    .entry(format!("publishing an interpreter: {err}"))
+                    .or_default() += 1;
             }
         }
     }
@@ -346,6 +411,15 @@ impl Interpreters {
         }
         out
     }
+}
+
+/// The load bias of `mapping` holding the eval loop at ELF address `eval` and file offset
+/// `at`.
+fn bias_at(eval: u64, at: u64, mapping: &ExecMapping) -> Option<u64> {
+    if at < mapping.offset || at - mapping.offset >= mapping.end - mapping.begin {
+        return None;
+    }
+    Some((mapping.begin + (at - mapping.offset)).wrapping_sub(eval))
 }
 
 /// The load bias of `mapping` of `binary`: the mapping must hold the eval loop's file
@@ -516,6 +590,28 @@ impl CodeInfo {
 #[derive(Clone, Copy, Debug)]
 enum Runtime {
     Python(python::Version),
+    Ruby(&'static ruby::Version),
+    Php(&'static php::Version),
+}
+
+impl Runtime {
+    /// Reads code object `code` of `pid`.
+    fn read_code(self, pid: u32, code: u64) -> Option<CodeInfo> {
+        match self {
+            Runtime::Python(version) => python::read_code(pid, &version, code),
+            Runtime::Ruby(version) => ruby::read_code(pid, version, code),
+            Runtime::Php(version) => php::read_code(pid, version, code),
+        }
+    }
+}
+
+/// The module column of `runtime`'s frames.
+fn module_of(runtime: u8) -> &'static str {
+    match runtime {
+        runtime::RUBY => RUBY_MODULE,
+        runtime::PHP => PHP_MODULE,
+        _ => PYTHON_MODULE,
+    }
 }
 
 /// Code objects of one process.
@@ -556,8 +652,13 @@ fn register(pid: u32, runtime: Runtime) {
             codes: HashMap::new(),
         });
     // An exec into another version: what was read is of the old image.
-    if !matches!((entry.runtime, runtime), (Runtime::Python(a), Runtime::Python(b)) if a.minor == b.minor)
-    {
+    let same = match (entry.runtime, runtime) {
+        (Runtime::Python(a), Runtime::Python(b)) => a.minor == b.minor,
+        (Runtime::Ruby(a), Runtime::Ruby(b)) => a.minor == b.minor,
+        (Runtime::Php(a), Runtime::Php(b)) => a.minor == b.minor,
+        _ => false,
+    };
+    if !same {
         entry.runtime = runtime;
         entry.codes.clear();
     }
@@ -586,8 +687,7 @@ fn remember_code(pid: u32, code: u64) {
         *over_limit += 1;
         return;
     }
-    let Runtime::Python(version) = process.runtime;
-    let read = python::read_code(pid, &version, code).map(Arc::new);
+    let read = process.runtime.read_code(pid, code).map(Arc::new);
     if read.is_none() {
         *read_failures += 1;
     }
@@ -598,7 +698,8 @@ fn remember_code(pid: u32, code: u64) {
 /// yet, so they are named even if the process exits before the stacks are printed.
 pub fn remember_codes(pid: u32, leaf_first: &[u64]) {
     for &word in leaf_first {
-        if let Some((runtime::PYTHON, code, _)) = decode_frame(word) {
+        // One interpreter per process: its runtime names every frame of the stack.
+        if let Some((_, code, _)) = decode_frame(word) {
             remember_code(pid, code);
         }
     }
@@ -613,19 +714,28 @@ pub fn is_frame(word: u64) -> bool {
 /// in [`PYTHON_MODULE`], `[unknown]` in it when the code object could not be read.
 pub fn frame(pid: u32, word: u64) -> Frame {
     remember_codes(pid, &[word]);
+    let id = decode_frame(word).map_or(runtime::PYTHON, |(id, _, _)| id);
     let info = decode_frame(word).and_then(|(_, code, units)| {
         let registry = registry();
         let info = registry.processes.get(&pid)?.codes.get(&code)?.clone()?;
         Some((info, units))
     });
     let symbol = match info {
-        Some((info, units)) => format!("{} ({}:{})", info.name, info.file, info.line(units)),
+        Some((info, units)) => {
+            let line = match id {
+                runtime::RUBY => ruby::line_of(&info, units),
+                // The kernel recorded `opline->lineno` itself.
+                runtime::PHP => units as i32,
+                _ => info.line(units),
+            };
+            format!("{} ({}:{})", info.name, info.file, line)
+        }
         None => crate::stacks::UNKNOWN_SYMBOL.to_string(),
     };
     Frame {
         address: None,
         symbol,
-        module: Some(PYTHON_MODULE.to_string()),
+        module: Some(module_of(id).to_string()),
         kind: FrameKind::User,
         inlined: false,
         jit: false,
@@ -634,14 +744,18 @@ pub fn frame(pid: u32, word: u64) -> Frame {
 
 /// Whether `frame` is of interpreted code (its module is a runtime's, `[python]`).
 pub fn is_interpreted(frame: &Frame) -> bool {
-    frame.module.as_deref() == Some(PYTHON_MODULE)
+    matches!(
+        frame.module.as_deref(),
+        Some(PYTHON_MODULE | RUBY_MODULE | PHP_MODULE)
+    )
 }
 
 /// An interpreter frame's symbol (`function (file:LINE)`, as [`frame`] writes it) split into
 /// function, file and line; `None` for any other symbol.
 pub fn source_of_symbol(symbol: &str) -> Option<(&str, &str, i64)> {
     let inner = symbol.strip_suffix(')')?;
-    let (function, rest) = inner.split_once(" (")?;
+    // The last " (": Ruby's labels hold one (`block (2 levels) in run`).
+    let (function, rest) = inner.rsplit_once(" (")?;
     let (file, line) = rest.rsplit_once(':')?;
     Some((function, file, line.parse().ok()?))
 }
@@ -679,14 +793,14 @@ fn names_report() -> String {
     if registry.read_failures > 0 {
         lines.push(format!(
             "interpreters: {} code objects could not be read (the process exited before it \
-             was named, or its memory is not readable); their frames are [unknown] in [python]",
+             was named, or its memory is not readable); their frames are [unknown] in [python], [ruby] or [php]",
             registry.read_failures
         ));
     }
     if registry.over_limit > 0 {
         lines.push(format!(
             "interpreters: {} code objects not named: their process had {MAX_CODES_PER_PROCESS} \
-             cached already; their frames are [unknown] in [python]",
+             cached already; their frames are [unknown] in [python], [ruby] or [php]",
             registry.over_limit
         ));
     }
@@ -762,6 +876,14 @@ mod tests {
         assert_eq!(
             source_of_symbol("Cls.run (<frozen importlib._bootstrap>:1027)"),
             Some(("Cls.run", "<frozen importlib._bootstrap>", 1027))
+        );
+        assert_eq!(
+            source_of_symbol("block (2 levels) in run (app/x.rb:7)"),
+            Some(("block (2 levels) in run", "app/x.rb", 7))
+        );
+        assert_eq!(
+            source_of_symbol("Worker::{closure} (/srv/x.php:4)"),
+            Some(("Worker::{closure}", "/srv/x.php", 4))
         );
         assert_eq!(source_of_symbol("_PyEval_EvalFrameDefault"), None);
         assert_eq!(source_of_symbol("operator()(int)"), None);

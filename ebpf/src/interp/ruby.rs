@@ -1,0 +1,136 @@
+//! CRuby (MRI) 3.x frames: the current thread's `rb_execution_context_t` is the TLS variable
+//! `ruby_current_ec` of `libruby` (found through glibc's DTV, as `__tls_get_addr` does), and
+//! its control frames run from `ec->cfp` towards the stack's base (`cfp + 1` is the caller).
+//! The frames of one `rb_vm_exec` call end at the one flagged `VM_FRAME_FLAG_FINISH`; C
+//! function frames (no `pc`) are skipped, their native frames stay. A frame is recorded as
+//! its `rb_iseq_t` and its `pc` in `VALUE`s from the start of the iseq's encoded
+//! instructions. Offsets come from userspace per version (`tracekit_common::interp::ruby`).
+
+use tracekit_common::interp::{
+    InterpStat, encode_frame,
+    ruby::{
+        BODY_ENCODED, CFP_EP, CFP_ISEQ, CFP_PC, CFP_SIZE, DTV_ENTRY_SIZE, EC_CFP,
+        FRAME_FLAG_FINISH, ISEQ_BODY, TCB_DTV,
+    },
+    runtime,
+};
+
+use super::{DONE, InterpFrame, InterpWalk, NOT_STARTED, READY, bump, config, read_user};
+use crate::unwind::UnwindMaps;
+
+/// C function frames skipped in one step (each is one read of its `pc`).
+const MAX_SKIPPED: usize = 8;
+
+#[inline(always)]
+fn offset(walk: &InterpWalk, slot: usize) -> u64 {
+    u64::from(walk.process.offsets[slot])
+}
+
+/// The current thread's control frame (0: a thread with no execution context).
+#[inline(always)]
+fn current_frame<M: UnwindMaps>(walk: &InterpWalk) -> Option<u64> {
+    let config = config::<M>()?;
+    let module = read_user::<u64>(walk.process.state_address)?;
+    let variable = read_user::<u64>(walk.process.state_address + 8)?;
+    if module == 0 || module > 4096 {
+        return None;
+    }
+    let tp = super::thread_pointer(&config)?;
+    let dtv = read_user::<u64>(tp + TCB_DTV)?;
+    let block = read_user::<u64>(dtv + DTV_ENTRY_SIZE * module)?;
+    if block == 0 || block == u64::MAX {
+        return Some(0);
+    }
+    let ec = read_user::<u64>(block + variable)?;
+    if ec == 0 {
+        return Some(0);
+    }
+    read_user::<u64>(ec + offset(walk, EC_CFP))
+}
+
+/// One frame of the `rb_vm_exec` call at the walk's native frame (see [`InterpFrame`]).
+#[inline(always)]
+pub fn frame<M: UnwindMaps>(walk: &mut InterpWalk) -> InterpFrame {
+    if walk.state == NOT_STARTED {
+        match current_frame::<M>(walk) {
+            Some(frame) => {
+                walk.frame = frame;
+                walk.state = READY;
+            }
+            None => {
+                walk.state = DONE;
+                bump::<M>(InterpStat::ReadErrors);
+                return InterpFrame::Native;
+            }
+        }
+    }
+    if walk.state != READY {
+        return InterpFrame::Native;
+    }
+    match read_frame(walk) {
+        Some(Some(found)) => {
+            super::announce_code::<M>(walk, code_of(&found));
+            bump::<M>(InterpStat::Frames);
+            found
+        }
+        Some(None) => {
+            walk.state = DONE;
+            walk.pending = 0;
+            bump::<M>(InterpStat::NoThreadState);
+            InterpFrame::Native
+        }
+        None => {
+            walk.state = DONE;
+            walk.pending = 0;
+            bump::<M>(InterpStat::ReadErrors);
+            InterpFrame::Native
+        }
+    }
+}
+
+#[inline(always)]
+fn code_of(frame: &InterpFrame) -> u64 {
+    match frame {
+        InterpFrame::Frame { word, .. } => tracekit_common::interp::decode_frame(*word)
+            .map(|(_, code, _)| code)
+            .unwrap_or(0),
+        InterpFrame::Native => 0,
+    }
+}
+
+/// Records the Ruby frame at or after `walk.frame` and moves to its caller. `Some(None)`:
+/// no Ruby frame left in this call; `None`: a read failed.
+#[inline(always)]
+fn read_frame(walk: &mut InterpWalk) -> Option<Option<InterpFrame>> {
+    let size = offset(walk, CFP_SIZE);
+    let mut cfp = walk.frame;
+    for _ in 0..MAX_SKIPPED {
+        if cfp == 0 {
+            return Some(None);
+        }
+        let pc = read_user::<u64>(cfp + offset(walk, CFP_PC))?;
+        let iseq = read_user::<u64>(cfp + offset(walk, CFP_ISEQ))?;
+        let ep = read_user::<u64>(cfp + offset(walk, CFP_EP))?;
+        let flags = read_user::<u64>(ep)?;
+        let finish = flags & FRAME_FLAG_FINISH != 0;
+        if pc == 0 || iseq == 0 {
+            // A C function's frame: its native frames are in the stack already.
+            if finish {
+                return Some(None);
+            }
+            cfp += size;
+            continue;
+        }
+        let body = read_user::<u64>(iseq + offset(walk, ISEQ_BODY))?;
+        let encoded = read_user::<u64>(body + offset(walk, BODY_ENCODED))?;
+        let units = if pc >= encoded { (pc - encoded) / 8 } else { 0 };
+        walk.frame = cfp + size;
+        walk.pending = u32::from(!finish);
+        return Some(Some(InterpFrame::Frame {
+            word: encode_frame(runtime::RUBY, iseq, units),
+            last: finish,
+        }));
+    }
+    // Only C frames within reach: none recorded for this call.
+    Some(None)
+}

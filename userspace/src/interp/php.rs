@@ -1,0 +1,238 @@
+//! PHP 8.2 (Zend, non-ZTS: the CLI): detection by `execute_ex`, `executor_globals` and the
+//! version `get_zend_version` reports, the structure offsets the kernel walk needs, and
+//! naming of functions (`Class::method`, file, and the line the kernel read from `opline`).
+//!
+//! Debian's `php8.2` is stripped and no debug information is reachable here, so the offsets
+//! are a table for 8.2 from its headers (`Zend/zend_compile.h`: `zend_execute_data`,
+//! `zend_op`, `zend_op_array` with `filename` at 152; `Zend/zend_globals.h`;
+//! `Zend/zend_types.h`: `zend_string`'s `val` at 24), checked against the binary's own code:
+//! `zend_get_executed_lineno` reads `executor_globals+0x1e8` (`current_execute_data`),
+//! `func` at 0x18, `prev_execute_data` at 0x30, `opline->lineno` at 0x18, and
+//! `zend_get_executed_filename_ex` reads `op_array.filename` at 0x98.
+
+use tracekit_common::interp::{
+    InterpProcess, NO_OFFSET, OFFSET_SLOTS,
+    php::{EX_CALL_INFO, EX_FUNC, EX_OPLINE, EX_PREVIOUS, FUNC_TYPE, OP_LINENO},
+    runtime,
+};
+
+use super::{CodeInfo, read_memory};
+
+/// One minor version's layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Version {
+    /// `8.minor`.
+    pub minor: u8,
+    /// `executor_globals.current_execute_data`.
+    current_execute_data: u64,
+    function_name: u64,
+    scope: u64,
+    filename: u64,
+    line_start: u64,
+}
+
+/// The versions known.
+pub const VERSIONS: [Version; 1] = [Version {
+    minor: 2,
+    current_execute_data: 0x1e8,
+    function_name: 8,
+    scope: 16,
+    filename: 152,
+    line_start: 160,
+}];
+
+/// The layout of `8.minor`, if known.
+pub fn version(major: u8, minor: u8) -> Option<&'static Version> {
+    if major != 8 {
+        return None;
+    }
+    VERSIONS.iter().find(|v| v.minor == minor)
+}
+
+/// `(major, minor)` from Zend's version banner's PHP version or a file name (`php8.2`).
+pub fn version_of_name(path: &str) -> Option<(u8, u8)> {
+    let name = path.rsplit('/').next()?;
+    let rest = name.strip_prefix("php")?;
+    let (major, rest) = rest.split_once('.')?;
+    let minor: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    Some((major.parse().ok()?, minor.parse().ok()?))
+}
+
+/// `(major, minor)` from the `PHP_VERSION` string in the binary (`X-Powered-By: PHP/8.2.36`
+/// is how the SAPI announces it; the same literal is in every build).
+fn version_in_binary(data: &[u8]) -> Option<(u8, u8)> {
+    let needle = b"X-Powered-By: PHP/";
+    let at = data.windows(needle.len()).position(|w| w == needle)? + needle.len();
+    let text: String = data[at..]
+        .iter()
+        .take(16)
+        .take_while(|&&b| b != 0)
+        .map(|&b| b as char)
+        .collect();
+    let mut parts = text.split('.');
+    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
+}
+
+/// A detected PHP binary, in its own ELF addresses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Binary {
+    pub version: &'static Version,
+    /// `execute_ex`: start and size.
+    pub eval: (u64, u64),
+    pub eval_file_offset: u64,
+    /// `executor_globals`.
+    pub globals: u64,
+}
+
+impl Binary {
+    /// The kernel's view of a process mapping this binary with load bias `bias`.
+    pub fn process(&self, bias: u64) -> InterpProcess {
+        let mut offsets = [NO_OFFSET; OFFSET_SLOTS];
+        offsets[EX_OPLINE] = 0;
+        offsets[EX_FUNC] = 24;
+        // `This` (a zval) at 32: its `u1.type_info`.
+        offsets[EX_CALL_INFO] = 40;
+        offsets[EX_PREVIOUS] = 48;
+        offsets[OP_LINENO] = 24;
+        offsets[FUNC_TYPE] = 0;
+        InterpProcess {
+            eval_begin: self.eval.0.wrapping_add(bias),
+            eval_end: (self.eval.0 + self.eval.1).wrapping_add(bias),
+            state_address: (self.globals + self.version.current_execute_data).wrapping_add(bias),
+            runtime: runtime::PHP,
+            layout: 0,
+            version_minor: self.version.minor,
+            padding: [0; 5],
+            offsets,
+        }
+    }
+}
+
+/// Checks `file` (a mapping of `path`) for a Zend VM.
+pub(crate) fn detect(path: &str, file: &std::path::Path) -> super::Detected {
+    use super::Detected;
+    use blazesym::inspect::{Inspector, source::Elf, source::Source};
+    let mut elf = Elf::new(file);
+    elf.debug_syms = false;
+    let names = ["execute_ex", "executor_globals", "tsrm_get_ls_cache"];
+    let inspector = Inspector::new();
+    let Ok(found) = inspector.lookup(&Source::Elf(elf), &names) else {
+        return Detected::None;
+    };
+    let first = |i: usize| found.get(i).and_then(|syms| syms.first());
+    let Some(eval) = first(0) else {
+        return Detected::None;
+    };
+    let Some(globals) = first(1) else {
+        return Detected::Unsupported(if first(2).is_some() {
+            "PHP built thread-safe (ZTS): executor globals are per thread, not read".into()
+        } else {
+            "PHP without executor_globals".into()
+        });
+    };
+    let found_version = std::fs::read(file)
+        .ok()
+        .and_then(|data| version_in_binary(&data))
+        .or_else(|| version_of_name(path));
+    let Some((major, minor)) = found_version else {
+        return Detected::Unsupported("PHP of an unknown version".into());
+    };
+    let Some(version) = version(major, minor) else {
+        return Detected::Unsupported(format!(
+            "PHP {major}.{minor}: no structure offsets for this version (8.2 is known)"
+        ));
+    };
+    let (Some(eval_size), Some(eval_file_offset)) =
+        (eval.size.filter(|&size| size > 0), eval.file_offset)
+    else {
+        return Detected::Unsupported("execute_ex has no size or file offset".into());
+    };
+    Detected::Php(Binary {
+        version,
+        eval: (eval.addr, eval_size as u64),
+        eval_file_offset,
+        globals: globals.addr,
+    })
+}
+
+/// Most bytes of a string read from a process.
+const MAX_READ: u64 = 64 * 1024;
+
+/// A `zend_string`'s text (`len` at 16, `val` at 24).
+fn read_string(pid: u32, object: u64) -> Option<String> {
+    if object == 0 {
+        return None;
+    }
+    let header = read_memory(pid, object + 16, 8)?;
+    let length = u64::from_le_bytes(header[..8].try_into().ok()?);
+    if length > MAX_READ {
+        return None;
+    }
+    let bytes = read_memory(pid, object + 24, length as usize)?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Reads the `zend_function` at `function` of process `pid`: `Class::name` (`<main>` for a
+/// file's top level) and its file. Lines come with each frame ([`CodeInfo::line`] is not
+/// used: the kernel records `opline->lineno`).
+pub fn read_code(pid: u32, v: &Version, function: u64) -> Option<CodeInfo> {
+    let header = read_memory(pid, function, 168)?;
+    let word = |at: u64| -> Option<u64> {
+        let at = at as usize;
+        Some(u64::from_le_bytes(header.get(at..at + 8)?.try_into().ok()?))
+    };
+    let name = read_string(pid, word(v.function_name)?).unwrap_or_else(|| "<main>".into());
+    let scope = word(v.scope)?;
+    let name = match (scope != 0)
+        .then(|| read_memory(pid, scope + 8, 8))
+        .flatten()
+        .and_then(|b| read_string(pid, u64::from_le_bytes(b[..8].try_into().ok()?)))
+    {
+        Some(class) => format!("{class}::{name}"),
+        None => name,
+    };
+    let file = read_string(pid, word(v.filename)?).unwrap_or_default();
+    let at = v.line_start as usize;
+    let first_line = i32::from_le_bytes(header.get(at..at + 4)?.try_into().ok()?);
+    Some(CodeInfo {
+        name,
+        file,
+        first_line,
+        linetable: Vec::new(),
+        minor: v.minor,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Debian's php8.2: 8.2, `execute_ex` and `executor_globals` found.
+    #[test]
+    fn detects_debian_php() {
+        let path = "/usr/bin/php8.2";
+        if !std::path::Path::new(path).exists() {
+            eprintln!("skipped: no {path} (apt-get install php8.2-cli)");
+            return;
+        }
+        let super::super::Detected::Php(binary) = detect(path, std::path::Path::new(path)) else {
+            panic!("{path} not detected as PHP");
+        };
+        eprintln!("{binary:x?}");
+        assert_eq!(binary.version.minor, 2);
+        assert!(binary.eval.1 > 0 && binary.globals != 0);
+    }
+
+    #[test]
+    fn versions_from_names_and_banner() {
+        assert_eq!(version_of_name("/usr/bin/php8.2"), Some((8, 2)));
+        assert_eq!(version_of_name("/usr/sbin/php-fpm8.2"), None);
+        assert_eq!(version_of_name("/usr/bin/php"), None);
+        assert_eq!(
+            version_in_binary(b"\0X-Powered-By: PHP/8.2.36\0more"),
+            Some((8, 2))
+        );
+        assert!(version(8, 2).is_some());
+        assert!(version(8, 3).is_none());
+    }
+}
