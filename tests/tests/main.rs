@@ -6,6 +6,7 @@ mod everyday;
 mod exporter;
 mod hostile;
 mod kfunc;
+mod network;
 mod percentiles;
 mod pprof;
 mod profile;

@@ -24,6 +24,10 @@ pub enum KeyKind {
     KernelFunction,
     /// A cgroup v2 id, shown as the cgroup's path ([`crate::cgroups::path`]).
     Cgroup,
+    /// An IPv4 address read as a `u32` ([`super::addr::ipv4_text`]).
+    Ipv4,
+    /// A 16-byte address in a string part ([`super::addr::ip_text`]).
+    Ip,
 }
 
 /// One column of a group key.
@@ -38,7 +42,7 @@ pub struct KeyColumn {
 impl KeyColumn {
     fn words(&self) -> usize {
         match self.kind {
-            KeyKind::Str => STR_BYTES / 8,
+            KeyKind::Str | KeyKind::Ip => STR_BYTES / 8,
             _ => 1,
         }
     }
@@ -99,6 +103,11 @@ pub fn decode_key(columns: &[KeyColumn], words: &[u64]) -> Vec<KeyValue> {
                 KeyKind::Disk => KeyValue::Text(disk_name(first)),
                 KeyKind::KernelFunction => KeyValue::Text(crate::symbolize::kernel_function(first)),
                 KeyKind::Cgroup => KeyValue::Text(crate::cgroups::path(first)),
+                KeyKind::Ipv4 => KeyValue::Text(super::addr::ipv4_text(first)),
+                KeyKind::Ip => {
+                    let bytes: Vec<u8> = part.iter().flat_map(|w| w.to_ne_bytes()).collect();
+                    KeyValue::Text(super::addr::ip_text(&bytes[..bytes.len().min(16)]))
+                }
             }
         })
         .collect()

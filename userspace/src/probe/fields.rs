@@ -41,6 +41,13 @@ pub enum Hint {
     Stack,
     /// A cgroup v2 id, shown as the cgroup's path.
     Cgroup,
+    /// An IPv4 address: a 4-byte field (`__u8 saddr[4]`) read as a `u32`, network order
+    /// in memory ([`crate::engine::addr::ipv4_text`]).
+    Ipv4,
+    /// An IPv6 address, or an IPv4-mapped one shown as IPv4: a 16-byte field
+    /// (`__u8 saddr_v6[16]`) read as raw bytes into a string slot
+    /// ([`crate::engine::addr::ip_text`]).
+    Ip,
 }
 
 /// A name resolved to the operand that reads it.
@@ -92,6 +99,68 @@ pub trait Fields {
     fn describe(&self) -> String;
     /// The event, for messages (`block:block_rq_issue`).
     fn event_name(&self) -> String;
+    /// Why `name`, which [`Fields::lookup`] did not find, cannot be read, when there is
+    /// more to say than that it is unknown (a BTF path's error).
+    fn why_not(&self, name: &str) -> Option<String> {
+        path_ref(name, &|_| None).and_then(Result::err)
+    }
+}
+
+/// A field reached through BTF ([`crate::probe::btf_path`]): `task->...` from the current
+/// task, `(struct NAME *)FIELD->...` from a record's pointer field. `pointer` gives a
+/// pointer field's record offset and the struct its C type points to (`struct sock *`:
+/// `sock`). `None` when `name` is no path.
+pub fn path_ref(
+    name: &str,
+    pointer: &dyn Fn(&str) -> Option<(u32, Option<String>)>,
+) -> Option<std::result::Result<FieldRef, String>> {
+    use crate::probe::btf_path;
+    let expr = match btf_path::parse(name)? {
+        Ok(expr) => expr,
+        Err(e) => return Some(Err(e)),
+    };
+    Some((|| {
+        let (kind, offset, start) = match (&expr.cast, pointer(&expr.base)) {
+            (None, _) if expr.base == "task" => (operand::TASK_PATH, 0, "task_struct".to_string()),
+            (Some(cast), Some((offset, _))) => (operand::FIELD_PATH, offset, cast.clone()),
+            (None, Some((offset, Some(pointee)))) => (operand::FIELD_PATH, offset, pointee),
+            (None, Some((_, None))) => {
+                return Err(format!(
+                    "`{}` points to no struct type; cast it: (struct NAME *){}->...",
+                    expr.base, expr.base
+                ));
+            }
+            (_, None) => {
+                return Err(format!(
+                    "`{}` is not a pointer field of this event; a path starts at `task` (the \
+                     current task) or at a pointer field",
+                    expr.base
+                ));
+            }
+        };
+        let btf = btf_path::kernel_btf().ok_or_else(|| {
+            "paths need the kernel's BTF (/sys/kernel/btf/vmlinux), which this kernel does not \
+             have"
+                .to_string()
+        })?;
+        let resolved = btf_path::resolve(btf, &start, &expr.steps)?;
+        let mut path = [0; tracekit_common::engine::MAX_PATH];
+        path[..resolved.path.len()].copy_from_slice(&resolved.path);
+        Ok(FieldRef::new(
+            Operand {
+                kind,
+                offset,
+                size: resolved.size,
+                flags: if resolved.signed { SIGNED } else { 0 },
+                aux: resolved.path.len() as u32,
+                path,
+                ..Operand::NONE
+            },
+            ValueType::Int {
+                signed: resolved.signed,
+            },
+        ))
+    })())
 }
 
 /// Names every event has: `pid`, `tid`, `cpu`, `comm`, `cgroup` (of the current task).
@@ -107,6 +176,9 @@ pub const CGROUP: &str = "cgroup";
 
 /// The built-in operand named `name` (one of [`BUILTINS`], [`STACKS`] or [`CGROUP`]).
 pub fn builtin(name: &str) -> Option<FieldRef> {
+    if let Some(path) = path_ref(name, &|_| None) {
+        return path.ok();
+    }
     if name == CGROUP {
         let field = FieldRef::new(
             Operand {
@@ -200,6 +272,9 @@ pub fn field_ref(field: &Field) -> Option<FieldRef> {
             ValueType::Str,
         ));
     }
+    if let Some(address) = address_ref(field) {
+        return Some(address);
+    }
     if field.array_len.is_some() || field.is_dynamic() || !matches!(field.size, 1 | 2 | 4 | 8) {
         return None;
     }
@@ -227,8 +302,73 @@ pub fn field_ref(field: &Field) -> Option<FieldRef> {
     )
 }
 
+/// An address field of the network tracepoints: a byte array (`__u8`, `u8`, `unsigned
+/// char`) of 4 or 16 whose name says `addr` (`saddr`, `daddr_v6`). 4 bytes read as an
+/// integer shown as IPv4; 16 as raw bytes shown as IPv6 (or IPv4 when IPv4-mapped).
+fn address_ref(field: &Field) -> Option<FieldRef> {
+    let byte = matches!(
+        field.c_type.as_str(),
+        "__u8" | "u8" | "unsigned char" | "uint8_t"
+    );
+    if !byte || !field.name.contains("addr") || field.is_dynamic() {
+        return None;
+    }
+    match (field.array_len, field.size) {
+        (Some(4), 4) => Some(
+            FieldRef::new(
+                Operand {
+                    kind: operand::FIELD,
+                    offset: field.offset,
+                    size: 4,
+                    ..Operand::NONE
+                },
+                ValueType::Int { signed: false },
+            )
+            .hinted(Hint::Ipv4),
+        ),
+        (Some(16), 16) => Some(
+            FieldRef::new(
+                Operand {
+                    kind: operand::FIELD_BYTES,
+                    offset: field.offset,
+                    size: 16,
+                    ..Operand::NONE
+                },
+                ValueType::Str,
+            )
+            .hinted(Hint::Ip),
+        ),
+        _ => None,
+    }
+}
+
+impl TracepointFields {
+    /// A pointer field's offset and the struct its type points to, for paths.
+    fn pointer_field(&self, name: &str) -> Option<(u32, Option<String>)> {
+        let field = self.format.field(name)?;
+        if field.is_common() || field.size != 8 || !field.c_type.ends_with('*') {
+            return None;
+        }
+        let pointee = field
+            .c_type
+            .trim_end_matches('*')
+            .trim()
+            .trim_start_matches("const ")
+            .strip_prefix("struct ")
+            .map(|s| s.trim().to_string());
+        Some((field.offset, pointee))
+    }
+}
+
 impl Fields for TracepointFields {
+    fn why_not(&self, name: &str) -> Option<String> {
+        path_ref(name, &|base| self.pointer_field(base)).and_then(Result::err)
+    }
+
     fn lookup(&self, name: &str) -> Option<FieldRef> {
+        if let Some(path) = path_ref(name, &|base| self.pointer_field(base)) {
+            return path.ok();
+        }
         match self.format.field(name) {
             // raw_syscalls' `id` is the syscall number (include/trace/events/syscalls.h).
             Some(field) if self.tracepoint.system == "raw_syscalls" && name == "id" => {

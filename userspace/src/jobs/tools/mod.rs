@@ -47,6 +47,13 @@ table! {
     // CPU and scheduler
     // memory
     // network
+    tcpstates,
+    tcpconnect,
+    tcpaccept,
+    tcpconnlat,
+    tcpretrans,
+    tcprtt,
+    tcplife,
     // locks
     // user space
 }

@@ -1,0 +1,183 @@
+//! The network tools (issue 30): tcpconnect, tcpaccept, tcplife and tcpstates against
+//! `tk_tcp`, whose loopback connections' ports and byte counts are known (IPv4 and IPv6).
+
+use std::{collections::BTreeSet, time::Duration};
+
+use serde_json::Value;
+use tracekit_tests::{fixture, require_root, scratch, tracekit};
+
+const TIMEOUT: Duration = Duration::from_secs(120);
+
+/// One connection as `tk_tcp` made it.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Conn {
+    addr: &'static str,
+    client_port: u64,
+    server_port: u64,
+    client_sent: u64,
+    server_sent: u64,
+}
+
+/// Runs `tracekit TOOL --json -- tk_tcp 100 FILE`: 100 IPv4 and 100 IPv6 connections.
+/// Returns the events and the truth.
+fn run_tool(test: &str, tool: &[&str]) -> (Vec<Value>, Vec<Conn>) {
+    let dir = scratch(test);
+    let truth = dir.join("conns.txt");
+    let tk_tcp = fixture("tk_tcp");
+    let mut args = tool.to_vec();
+    args.extend([
+        "--json",
+        "--",
+        tk_tcp.to_str().unwrap(),
+        "100",
+        truth.to_str().unwrap(),
+    ]);
+    let run = tracekit(&args, TIMEOUT);
+    run.assert_code(0);
+    let events: Vec<Value> = run
+        .stdout
+        .lines()
+        .filter(|line| line.starts_with('{'))
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let conns: Vec<Conn> = std::fs::read_to_string(&truth)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let f: Vec<&str> = line.split(' ').collect();
+            let n = |i: usize| f[i].parse::<u64>().unwrap();
+            Conn {
+                addr: if f[0] == "4" { "127.0.0.1" } else { "::1" },
+                client_port: n(1),
+                server_port: n(2),
+                client_sent: n(3),
+                server_sent: n(4),
+            }
+        })
+        .collect();
+    assert_eq!(conns.len(), 200, "tk_tcp made 200 connections");
+    assert!(
+        run.stderr.contains("Lost: nothing."),
+        "nothing lost: {}",
+        run.stderr
+    );
+    (events, conns)
+}
+
+fn text(event: &Value, field: &str) -> String {
+    event[field]
+        .as_str()
+        .unwrap_or_else(|| panic!("{field} in {event}"))
+        .to_string()
+}
+
+fn number(event: &Value, field: &str) -> u64 {
+    event[field]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{field} in {event}"))
+}
+
+/// Each of the 200 connects, with the connecting process's pid and comm, the addresses and
+/// the server's port; nothing else from the fixture.
+#[test]
+fn network_tcpconnect_shows_each_connect() {
+    require_root();
+    let (events, conns) = run_tool("network_tcpconnect", &["tcpconnect"]);
+    let pids: BTreeSet<u64> = events.iter().map(|e| number(e, "pid")).collect();
+    assert_eq!(pids.len(), 1, "one process connects: {pids:?}");
+    let seen: BTreeSet<(String, String, u64, String)> = events
+        .iter()
+        .map(|e| {
+            (
+                text(e, "saddr_v6"),
+                text(e, "daddr_v6"),
+                number(e, "dport"),
+                text(e, "comm"),
+            )
+        })
+        .collect();
+    let want: BTreeSet<(String, String, u64, String)> = conns
+        .iter()
+        .map(|c| (c.addr.into(), c.addr.into(), c.server_port, "tk_tcp".into()))
+        .collect();
+    assert_eq!(events.len(), 200, "{events:#?}");
+    assert_eq!(seen, want);
+}
+
+/// Each of the 200 accepted connections, with both ends' addresses and ports.
+#[test]
+fn network_tcpaccept_shows_each_accept() {
+    require_root();
+    let (events, conns) = run_tool("network_tcpaccept", &["tcpaccept"]);
+    let seen: BTreeSet<(String, u64, String, u64)> = events
+        .iter()
+        .map(|e| {
+            (
+                text(e, "daddr_v6"),
+                number(e, "dport"),
+                text(e, "saddr_v6"),
+                number(e, "sport"),
+            )
+        })
+        .collect();
+    let want: BTreeSet<(String, u64, String, u64)> = conns
+        .iter()
+        .map(|c| (c.addr.into(), c.client_port, c.addr.into(), c.server_port))
+        .collect();
+    assert_eq!(events.len(), 200, "{events:#?}");
+    assert_eq!(seen, want);
+}
+
+/// Each connection's two ends when they close: ports, and the bytes each sent and
+/// received, exactly as the kernel counts them (`bytes_acked` counts the FIN, and the
+/// connecting side's SYN; `bytes_received` the peer's FIN); the lifetime is positive and
+/// the pid is the fixture's for its own connects.
+#[test]
+fn network_tcplife_shows_each_connection_with_bytes() {
+    require_root();
+    let (events, conns) = run_tool("network_tcplife", &["tcplife"]);
+    type Row = (String, u64, String, u64, u64, u64);
+    let seen: BTreeSet<Row> = events
+        .iter()
+        .map(|e| {
+            assert!(number(e, "latency") > 0, "{e}");
+            (
+                text(e, "saddr_v6"),
+                number(e, "sport"),
+                text(e, "daddr_v6"),
+                number(e, "dport"),
+                number(e, "(struct tcp_sock *)skaddr->bytes_acked"),
+                number(e, "(struct tcp_sock *)skaddr->bytes_received"),
+            )
+        })
+        .collect();
+    let mut want = BTreeSet::new();
+    for c in &conns {
+        // The client: its SYN and FIN acked, the server's FIN received.
+        want.insert((
+            c.addr.to_string(),
+            c.client_port,
+            c.addr.to_string(),
+            c.server_port,
+            c.client_sent + 2,
+            c.server_sent + 1,
+        ));
+        // The server: its FIN acked, the client's FIN received.
+        want.insert((
+            c.addr.to_string(),
+            c.server_port,
+            c.addr.to_string(),
+            c.client_port,
+            c.server_sent + 1,
+            c.client_sent + 1,
+        ));
+    }
+    assert_eq!(events.len(), 400, "{events:#?}");
+    assert_eq!(seen, want);
+    let pids: BTreeSet<u64> = events.iter().map(|e| number(e, "start.pid")).collect();
+    assert_eq!(
+        pids.len(),
+        1,
+        "the fixture began every connection: {pids:?}"
+    );
+}
