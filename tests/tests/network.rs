@@ -181,3 +181,63 @@ fn network_tcplife_shows_each_connection_with_bytes() {
         "the fixture began every connection: {pids:?}"
     );
 }
+
+/// Retransmissions forced: a connect() in a network namespace of its own to an address
+/// behind a tun device nobody reads, so the kernel retransmits its SYN (RTO 1 s, doubling)
+/// for 3.5 s. tcpretrans shows each, as many as the namespace's own counter
+/// (`RetransSegs` of /proc/net/snmp) says, with the address, port and state SYN_SENT.
+/// (`tc netem` would drop on loopback, but this kernel has no sch_netem.)
+#[test]
+fn network_tcpretrans_shows_each_forced_retransmission() {
+    require_root();
+    let dir = scratch("network_tcpretrans");
+    let snmp = dir.join("snmp.txt");
+    let tk_tcp = fixture("tk_tcp");
+    let script = format!(
+        "ip link set lo up && ip tuntap add mode tun dev tk0 && ip link set tk0 up && \
+         ip addr add 10.9.9.1/24 dev tk0 && {} --unanswered 10.9.9.9 4242 3 && \
+         grep '^Tcp:' /proc/net/snmp > {}",
+        tk_tcp.display(),
+        snmp.display()
+    );
+    let run = tracekit(
+        [
+            "tcpretrans",
+            "--rport",
+            "4242",
+            "--json",
+            "--",
+            "unshare",
+            "-n",
+            "sh",
+            "-c",
+            &script,
+        ],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    let events: Vec<Value> = run
+        .stdout
+        .lines()
+        .filter(|line| line.starts_with('{'))
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let lines = std::fs::read_to_string(&snmp).unwrap();
+    let rows: Vec<Vec<&str>> = lines.lines().map(|l| l.split(' ').collect()).collect();
+    let column = rows[0].iter().position(|&h| h == "RetransSegs").unwrap();
+    let retrans: usize = rows[1][column].parse().unwrap();
+    assert!(retrans >= 2, "the kernel retransmitted: {lines}");
+    assert_eq!(events.len(), retrans, "{events:#?}\n{}", run.stderr);
+    for event in &events {
+        assert_eq!(
+            (
+                text(event, "daddr_v6"),
+                number(event, "dport"),
+                text(event, "saddr_v6"),
+                number(event, "state"),
+            ),
+            ("10.9.9.9".to_string(), 4242, "10.9.9.1".to_string(), 2),
+            "{event}"
+        );
+    }
+}
