@@ -185,7 +185,8 @@ fn network_tcplife_shows_each_connection_with_bytes() {
 /// Retransmissions forced: a connect() in a network namespace of its own to an address
 /// behind a tun device nobody reads, so the kernel retransmits its SYN (RTO 1 s, doubling)
 /// for 3.5 s. tcpretrans shows each, as many as the namespace's own counter
-/// (`RetransSegs` of /proc/net/snmp) says, with the address, port and state SYN_SENT.
+/// (`RetransSegs` of /proc/net/snmp) says, with the address, port and state SYN_SENT (by
+/// name).
 /// (`tc netem` would drop on loopback, but this kernel has no sch_netem.)
 #[test]
 fn network_tcpretrans_shows_each_forced_retransmission() {
@@ -234,10 +235,40 @@ fn network_tcpretrans_shows_each_forced_retransmission() {
                 text(event, "daddr_v6"),
                 number(event, "dport"),
                 text(event, "saddr_v6"),
-                number(event, "state"),
+                text(event, "state"),
             ),
-            ("10.9.9.9".to_string(), 4242, "10.9.9.1".to_string(), 2),
+            (
+                "10.9.9.9".to_string(),
+                4242,
+                "10.9.9.1".to_string(),
+                "SYN_SENT".to_string()
+            ),
             "{event}"
         );
     }
+}
+
+/// Each of the 200 listen()s, with the process, the port the kernel picked, the address,
+/// and the backlog read from the socket through BTF (`tk_tcp` listens with backlog 1).
+#[test]
+fn network_solisten_shows_each_listen_with_its_backlog() {
+    require_root();
+    let (events, conns) = run_tool("network_solisten", &["solisten"]);
+    let seen: BTreeSet<(String, u64, u64, String)> = events
+        .iter()
+        .map(|e| {
+            (
+                text(e, "saddr_v6"),
+                number(e, "sport"),
+                number(e, "(struct sock *)skaddr->sk_max_ack_backlog"),
+                text(e, "comm"),
+            )
+        })
+        .collect();
+    let want: BTreeSet<(String, u64, u64, String)> = conns
+        .iter()
+        .map(|c| (c.addr.into(), c.server_port, 1, "tk_tcp".into()))
+        .collect();
+    assert_eq!(events.len(), 200, "{events:#?}");
+    assert_eq!(seen, want);
 }

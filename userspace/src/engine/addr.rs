@@ -35,9 +35,53 @@ pub fn ip_text(bytes: &[u8]) -> String {
     }
 }
 
+/// The name of TCP state `state` (include/net/tcp_states.h), as the network tracepoints
+/// print it without the `TCP_` prefix (`ESTABLISHED`), or the number when unknown.
+pub fn tcp_state_name(state: u64) -> String {
+    const NAMES: [&str; 13] = [
+        "",
+        "ESTABLISHED",
+        "SYN_SENT",
+        "SYN_RECV",
+        "FIN_WAIT1",
+        "FIN_WAIT2",
+        "TIME_WAIT",
+        "CLOSE",
+        "CLOSE_WAIT",
+        "LAST_ACK",
+        "LISTEN",
+        "CLOSING",
+        "NEW_SYN_RECV",
+    ];
+    match NAMES.get(state as usize) {
+        Some(name) if !name.is_empty() => name.to_string(),
+        _ => state.to_string(),
+    }
+}
+
+/// The number of TCP state `name` (`ESTABLISHED` or `TCP_ESTABLISHED`), for filters
+/// (`newstate == ESTABLISHED`): the inverse of [`tcp_state_name`].
+pub fn tcp_state_value(name: &str) -> Option<u64> {
+    let name = name.strip_prefix("TCP_").unwrap_or(name);
+    (1..=12).find(|&state| tcp_state_name(state) == name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tcp_states_by_name() {
+        assert_eq!(tcp_state_name(1), "ESTABLISHED");
+        assert_eq!(tcp_state_name(7), "CLOSE");
+        assert_eq!(tcp_state_name(12), "NEW_SYN_RECV");
+        assert_eq!(tcp_state_name(0), "0");
+        assert_eq!(tcp_state_name(13), "13");
+        assert_eq!(tcp_state_value("ESTABLISHED"), Some(1));
+        assert_eq!(tcp_state_value("TCP_LISTEN"), Some(10));
+        assert_eq!(tcp_state_value("NEW_SYN_RECV"), Some(12));
+        assert_eq!(tcp_state_value("OPEN"), None);
+    }
 
     #[test]
     fn ipv4_fields_read_as_native_u32() {

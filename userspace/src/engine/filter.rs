@@ -170,6 +170,11 @@ fn emit(
                         {
                             crate::engine::addr::ipv4_value(s)
                         }
+                        Literal::Str(s) | Literal::Word(s)
+                            if hint == crate::probe::fields::Hint::TcpState =>
+                        {
+                            crate::engine::addr::tcp_state_value(s)
+                        }
                         _ => None,
                     };
                     let number = match value {

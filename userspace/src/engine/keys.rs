@@ -28,6 +28,8 @@ pub enum KeyKind {
     Ipv4,
     /// A 16-byte address in a string part ([`super::addr::ip_text`]).
     Ip,
+    /// A TCP state, by name ([`super::addr::tcp_state_name`]).
+    TcpState,
 }
 
 /// One column of a group key.
@@ -104,6 +106,7 @@ pub fn decode_key(columns: &[KeyColumn], words: &[u64]) -> Vec<KeyValue> {
                 KeyKind::KernelFunction => KeyValue::Text(crate::symbolize::kernel_function(first)),
                 KeyKind::Cgroup => KeyValue::Text(crate::cgroups::path(first)),
                 KeyKind::Ipv4 => KeyValue::Text(super::addr::ipv4_text(first)),
+                KeyKind::TcpState => KeyValue::Text(super::addr::tcp_state_name(first)),
                 KeyKind::Ip => {
                     let bytes: Vec<u8> = part.iter().flat_map(|w| w.to_ne_bytes()).collect();
                     KeyValue::Text(super::addr::ip_text(&bytes[..bytes.len().min(16)]))

@@ -48,6 +48,11 @@ fn field_text(record: &TraceRecord, printed: &Printed) -> (String, serde_json::V
             let text = crate::engine::addr::ipv4_text(raw);
             return (text.clone(), serde_json::Value::String(text));
         }
+        Hint::TcpState => {
+            let raw = record.ints[printed.operand as usize % record.ints.len()];
+            let text = crate::engine::addr::tcp_state_name(raw);
+            return (text.clone(), serde_json::Value::String(text));
+        }
         _ => {}
     }
     match printed.ty {

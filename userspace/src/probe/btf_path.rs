@@ -320,6 +320,24 @@ mod tests {
         }
     }
 
+    /// A path is one name in the filter language too.
+    #[test]
+    fn paths_are_filter_names() {
+        let expr = crate::probe::filter::parse(
+            "task->real_parent->tgid == 1 && sk->__sk_common.skc_num > 0 && x.y == 2",
+        );
+        let names = expr.map(|e| crate::probe::filter::fields(&e));
+        assert!(names.is_err(), "x.y is no name: {names:?}");
+        let expr = crate::probe::filter::parse(
+            "task->real_parent->tgid == 1 && sk->__sk_common.skc_num > 0",
+        )
+        .unwrap();
+        assert_eq!(
+            crate::probe::filter::fields(&expr),
+            ["task->real_parent->tgid", "sk->__sk_common.skc_num"]
+        );
+    }
+
     /// Against this machine's kernel, when it has BTF: offsets differ between kernels, so
     /// the shape is exact and the offsets are checked against each other.
     #[test]

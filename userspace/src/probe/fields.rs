@@ -48,6 +48,9 @@ pub enum Hint {
     /// (`__u8 saddr_v6[16]`) read as raw bytes into a string slot
     /// ([`crate::engine::addr::ip_text`]).
     Ip,
+    /// A TCP state (`oldstate`, `newstate`, `state` of the sock and tcp tracepoints), shown
+    /// by name ([`crate::engine::addr::tcp_state_name`]); filters compare the number.
+    TcpState,
 }
 
 /// A name resolved to the operand that reads it.
@@ -373,6 +376,13 @@ impl Fields for TracepointFields {
             // raw_syscalls' `id` is the syscall number (include/trace/events/syscalls.h).
             Some(field) if self.tracepoint.system == "raw_syscalls" && name == "id" => {
                 field_ref(field).map(|f| f.hinted(Hint::Syscall))
+            }
+            // The TCP states of include/net/tcp_states.h.
+            Some(field)
+                if matches!(self.tracepoint.system.as_str(), "sock" | "tcp")
+                    && matches!(name, "oldstate" | "newstate" | "state") =>
+            {
+                field_ref(field).map(|f| f.hinted(Hint::TcpState))
             }
             Some(field) if !field.is_common() => field_ref(field),
             _ => builtin(name),

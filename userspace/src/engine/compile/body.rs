@@ -101,6 +101,7 @@ pub(crate) fn key_kind(field: &FieldRef) -> KeyKind {
     match (field.hint, field.ty) {
         (Hint::Ip, _) => KeyKind::Ip,
         (Hint::Ipv4, _) => KeyKind::Ipv4,
+        (Hint::TcpState, _) => KeyKind::TcpState,
         (_, ValueType::Str) => KeyKind::Str,
         (Hint::Disk, _) => KeyKind::Disk,
         (Hint::Syscall, _) => KeyKind::Syscall,

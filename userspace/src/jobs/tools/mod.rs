@@ -54,6 +54,7 @@ table! {
     tcpretrans,
     tcprtt,
     tcplife,
+    solisten,
     // locks
     // user space
 }

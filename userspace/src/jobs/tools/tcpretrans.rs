@@ -17,7 +17,7 @@ pub const TOOL: Tool = Tool {
   tracekit tcpretrans --rport 443 -d 60
   tracekit tcpretrans --json
 
-STATE is a number of include/net/tcp_states.h (1 ESTABLISHED, 2 SYN_SENT, ...).",
+STATE is the socket's TCP state (ESTABLISHED, SYN_SENT, ...).",
     flags: &[
         Flag::number("lport", "PORT", None, "Only sockets with this local port"),
         Flag::number("rport", "PORT", None, "Only sockets with this remote port"),

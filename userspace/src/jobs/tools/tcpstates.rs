@@ -16,6 +16,8 @@ pub const SYN_SENT: u32 = 2;
 pub const SYN_RECV: u32 = 3;
 /// `TCP_CLOSE`.
 pub const CLOSE: u32 = 7;
+/// `TCP_LISTEN`.
+pub const LISTEN: u32 = 10;
 /// `IPPROTO_TCP`: `sock:inet_sock_set_state` also reports SCTP and MPTCP sockets.
 pub const IPPROTO_TCP: u32 = 6;
 
@@ -27,9 +29,9 @@ pub const TOOL: Tool = Tool {
   tracekit tcpstates --lport 8080     # only sockets with local port 8080
   tracekit tcpstates --json -d 10
 
-States are numbers of include/net/tcp_states.h: 1 ESTABLISHED, 2 SYN_SENT, 3 SYN_RECV,
-4 FIN_WAIT1, 5 FIN_WAIT2, 6 TIME_WAIT, 7 CLOSE, 8 CLOSE_WAIT, 9 LAST_ACK, 10 LISTEN,
-11 CLOSING, 12 NEW_SYN_RECV. PID and COMM are the context the change ran in.",
+States are named as in include/net/tcp_states.h (ESTABLISHED, SYN_SENT, ..., without
+TCP_). C-PID and C-COMM are the context the change ran in: the process for connect(),
+listen() and close(), the interrupted task for the peer's packets.",
     flags: &[
         Flag::number("lport", "PORT", None, "Only sockets with this local port"),
         Flag::number("rport", "PORT", None, "Only sockets with this remote port"),
