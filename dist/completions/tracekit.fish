@@ -371,7 +371,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -s v -l verbose 
 complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -l filter -d 'Only events for which EXPR holds (perf/ftrace filter syntax), evaluated in the kernel' -r
-complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -l print -d 'Fields to print with each event (kstack, ustack: its stacks)' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -l print -d 'Fields to print with each event (kstack, ustack: its stacks; task->A->B and (struct S *)FIELD->A: kernel structs through BTF)' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -l call-graph -d 'How to walk user stacks: `dwarf` unwinds in the kernel from .eh_frame tables (the default where the kernel can), `fp` follows frame pointers' -r -f -a "fp\t'Follow frame pointers (the kernel\'s own walk)'
 dwarf\t'Unwind in the kernel from .eh_frame / .debug_frame tables'"
 complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -l unwind-table-budget -d 'Kernel memory for the DWARF unwinder\'s tables, in MiB (1 to 512); binaries whose tables do not fit are walked by frame pointers (`-v` names them)' -r

@@ -109,13 +109,16 @@ pub trait Fields {
     }
 }
 
+/// A pointer field of a record by name: its offset and the struct its C type points to.
+pub type PointerField<'a> = dyn Fn(&str) -> Option<(u32, Option<String>)> + 'a;
+
 /// A field reached through BTF ([`crate::probe::btf_path`]): `task->...` from the current
 /// task, `(struct NAME *)FIELD->...` from a record's pointer field. `pointer` gives a
 /// pointer field's record offset and the struct its C type points to (`struct sock *`:
 /// `sock`). `None` when `name` is no path.
 pub fn path_ref(
     name: &str,
-    pointer: &dyn Fn(&str) -> Option<(u32, Option<String>)>,
+    pointer: &PointerField<'_>,
 ) -> Option<std::result::Result<FieldRef, String>> {
     use crate::probe::btf_path;
     let expr = match btf_path::parse(name)? {
