@@ -272,3 +272,105 @@ fn network_solisten_shows_each_listen_with_its_backlog() {
     assert_eq!(events.len(), 200, "{events:#?}");
     assert_eq!(seen, want);
 }
+
+/// Each connect's latency from SYN_SENT to ESTABLISHED, with the connecting process's pid
+/// kept from the start: 200 connects, each latency positive and under the run's length.
+#[test]
+fn network_tcpconnlat_times_each_connect() {
+    require_root();
+    let (events, conns) = run_tool("network_tcpconnlat", &["tcpconnlat"]);
+    let seen: BTreeSet<(String, u64)> = events
+        .iter()
+        .map(|e| {
+            let latency = number(e, "latency");
+            assert!(latency > 0 && latency < 10_000_000_000, "{e}");
+            (text(e, "daddr_v6"), number(e, "dport"))
+        })
+        .collect();
+    let want: BTreeSet<(String, u64)> = conns
+        .iter()
+        .map(|c| (c.addr.into(), c.server_port))
+        .collect();
+    assert_eq!(events.len(), 200, "{events:#?}");
+    assert_eq!(seen, want);
+    let pids: BTreeSet<u64> = events.iter().map(|e| number(e, "start.pid")).collect();
+    assert_eq!(pids.len(), 1, "{pids:?}");
+}
+
+/// Every state change of the 200 connections and their listeners, by name, in order for
+/// each socket: the client's five, the accepted socket's five, the listener's two.
+#[test]
+fn network_tcpstates_shows_every_change_in_order() {
+    require_root();
+    let (events, conns) = run_tool("network_tcpstates", &["tcpstates"]);
+    let mut by_socket: std::collections::BTreeMap<u64, Vec<(String, String, u64, u64)>> =
+        Default::default();
+    for e in &events {
+        by_socket.entry(number(e, "skaddr")).or_default().push((
+            text(e, "oldstate"),
+            text(e, "newstate"),
+            number(e, "sport"),
+            number(e, "dport"),
+        ));
+    }
+    let chain = |states: &[&str]| -> Vec<(String, String)> {
+        states
+            .windows(2)
+            .map(|w| (w[0].to_string(), w[1].to_string()))
+            .collect()
+    };
+    let client = chain(&[
+        "CLOSE",
+        "SYN_SENT",
+        "ESTABLISHED",
+        "FIN_WAIT1",
+        "FIN_WAIT2",
+        "CLOSE",
+    ]);
+    let server = chain(&[
+        "LISTEN",
+        "SYN_RECV",
+        "ESTABLISHED",
+        "CLOSE_WAIT",
+        "LAST_ACK",
+        "CLOSE",
+    ]);
+    let listener = chain(&["CLOSE", "LISTEN", "CLOSE"]);
+    // A socket's address can be reused after it closes: split each socket's changes into
+    // lives, each ending at CLOSE.
+    let mut lives = Vec::new();
+    for changes in by_socket.values() {
+        let mut life = Vec::new();
+        for change in changes {
+            life.push(change.clone());
+            if change.1 == "CLOSE" {
+                lives.push(std::mem::take(&mut life));
+            }
+        }
+        assert!(life.is_empty(), "a socket's life ends at CLOSE: {life:?}");
+    }
+    let mut clients = 0;
+    let mut servers = 0;
+    let mut listeners = 0;
+    let server_ports: BTreeSet<u64> = conns.iter().map(|c| c.server_port).collect();
+    for life in &lives {
+        let states: Vec<(String, String)> = life
+            .iter()
+            .map(|(o, n, ..)| (o.clone(), n.clone()))
+            .collect();
+        if states == client {
+            assert!(server_ports.contains(&life.last().unwrap().3), "{life:?}");
+            clients += 1;
+        } else if states == server {
+            assert!(server_ports.contains(&life.last().unwrap().2), "{life:?}");
+            servers += 1;
+        } else if states == listener {
+            assert!(server_ports.contains(&life[0].2), "{life:?}");
+            listeners += 1;
+        } else {
+            panic!("unexpected changes: {life:?}");
+        }
+    }
+    assert_eq!((clients, servers, listeners), (200, 200, 200));
+    assert_eq!(events.len(), 200 * 12);
+}
