@@ -70,6 +70,39 @@ pub fn tcp_state_value(name: &str) -> Option<u64> {
 mod tests {
     use super::*;
 
+    /// `--by daddr_v6,newstate,daddr`: a 16-byte address takes four key words, a state and a
+    /// 4-byte address one each.
+    #[test]
+    fn address_and_state_keys_decode() {
+        use crate::engine::keys::{KeyColumn, KeyKind, KeyValue, decode_key};
+        let column = |name: &str, kind| KeyColumn {
+            name: name.into(),
+            kind,
+        };
+        let columns = [
+            column("daddr_v6", KeyKind::Ip),
+            column("newstate", KeyKind::TcpState),
+            column("daddr", KeyKind::Ipv4),
+        ];
+        let mut v6 = [0u8; 32];
+        v6[..16].copy_from_slice(&[
+            0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01,
+        ]);
+        let mut words: Vec<u64> = v6
+            .chunks(8)
+            .map(|c| u64::from_ne_bytes(c.try_into().unwrap()))
+            .collect();
+        words.extend([10, 0x0100_007f]);
+        assert_eq!(
+            decode_key(&columns, &words),
+            [
+                KeyValue::Text("2001:db8::1".into()),
+                KeyValue::Text("LISTEN".into()),
+                KeyValue::Text("127.0.0.1".into()),
+            ]
+        );
+    }
+
     #[test]
     fn tcp_states_by_name() {
         assert_eq!(tcp_state_name(1), "ESTABLISHED");

@@ -150,6 +150,17 @@ pub fn path_ref(
                 .to_string()
         })?;
         let resolved = btf_path::resolve(btf, &start, &expr.steps)?;
+        // A 4-byte member named for an address (`skc_daddr`, `skc_rcv_saddr`: __be32) is
+        // shown as IPv4, as the tracepoints' 4-byte address fields are.
+        let last = match expr.steps.last() {
+            Some(btf_path::Step::Arrow(name) | btf_path::Step::Dot(name)) => name.as_str(),
+            None => "",
+        };
+        let hint = if resolved.size == 4 && !resolved.signed && last.contains("addr") {
+            Hint::Ipv4
+        } else {
+            Hint::Plain
+        };
         let mut path = [0; tracekit_common::engine::MAX_PATH];
         path[..resolved.path.len()].copy_from_slice(&resolved.path);
         Ok(FieldRef::new(
@@ -165,7 +176,8 @@ pub fn path_ref(
             ValueType::Int {
                 signed: resolved.signed,
             },
-        ))
+        )
+        .hinted(hint))
     })())
 }
 
