@@ -109,6 +109,11 @@ pub trait Fields {
     }
 }
 
+/// Why a path cannot be read on a kernel without BTF: a runtime error (exit 1), the others
+/// are usage errors.
+pub const NO_BTF: &str =
+    "paths need the kernel's BTF (/sys/kernel/btf/vmlinux), which this kernel does not have";
+
 /// A pointer field of a record by name: its offset and the struct its C type points to.
 pub type PointerField<'a> = dyn Fn(&str) -> Option<(u32, Option<String>)> + 'a;
 
@@ -144,11 +149,7 @@ pub fn path_ref(
                 ));
             }
         };
-        let btf = btf_path::kernel_btf().ok_or_else(|| {
-            "paths need the kernel's BTF (/sys/kernel/btf/vmlinux), which this kernel does not \
-             have"
-                .to_string()
-        })?;
+        let btf = btf_path::kernel_btf().ok_or_else(|| NO_BTF.to_string())?;
         let resolved = btf_path::resolve(btf, &start, &expr.steps)?;
         // A 4-byte member named for an address (`skc_daddr`, `skc_rcv_saddr`: __be32) is
         // shown as IPv4, as the tracepoints' 4-byte address fields are.

@@ -81,7 +81,13 @@ impl Fields for EndFields<'_> {
 pub(crate) fn resolve(fields: &dyn Fields, flag: &str, name: &str) -> Result<FieldRef> {
     fields.lookup(name).ok_or_else(|| {
         if let Some(why) = fields.why_not(name) {
-            return Error::usage(format!("{flag} {}: {why}", quote(name)));
+            let message = format!("{flag} {}: {why}", quote(name));
+            // A kernel without BTF lacks a feature; the command line is not wrong.
+            return if why == crate::probe::fields::NO_BTF {
+                Error::runtime(message)
+            } else {
+                Error::usage(message)
+            };
         }
         let near = probe::nearest(name, &fields.names(), 1);
         let name = quote(name);
