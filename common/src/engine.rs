@@ -15,8 +15,10 @@
 //! a postfix program of [`Insn`]s over those operands evaluated on a stack of booleans held
 //! in the bits of a `u64`.
 
-/// Operands a plan may read.
-pub const MAX_OPERANDS: usize = 8;
+/// Operands a plan may read (a power of two: indices are masked with it). 16: tcplife
+/// reads 10 (two addresses, two ports, two byte counts through BTF, the saved pid, the
+/// latency, the state and the socket); the verifier walks only the `n_operands` a plan has.
+pub const MAX_OPERANDS: usize = 16;
 /// Group-key parts (`--by`).
 pub const MAX_KEY_PARTS: usize = 4;
 /// Filter instructions.
@@ -201,7 +203,25 @@ pub mod operand {
     /// `index_shift`) + `aux` (an `i32`), registers as in [`USER_MEM`]: USDT arguments in
     /// scale-index-base form (`-4@-8(%rbp,%rax,4)`, array elements).
     pub const USER_MEM_INDEXED: u32 = 21;
+
+    // x2 (issue 30): network addresses. Numbered from 40 so other additions do not collide.
+    /// `size` (at most [`super::STR_BYTES`]) raw bytes of the tracepoint record at `offset`,
+    /// copied as they are (NULs included) into the operand's string slot: byte arrays such
+    /// as `__u8 saddr_v6[16]`, shown as addresses.
+    pub const FIELD_BYTES: u32 = 40;
+    /// `size` bytes (1, 2, 4, 8; [`super::SIGNED`]) reached from the current task (`struct
+    /// task_struct *`) through [`super::Operand::path`]: `aux` offsets, every one but the
+    /// last followed as a pointer, the last one where the value is (`task->real_parent->tgid`:
+    /// the offset of `real_parent`, then of `tgid`). Offsets come from the running kernel's
+    /// BTF at load time. A NULL pointer on the way is a read error.
+    pub const TASK_PATH: u32 = 41;
+    /// The same from the pointer in the 8-byte tracepoint record field at `offset`
+    /// (`skaddr` of `sock:inet_sock_set_state` as a `struct tcp_sock *`).
+    pub const FIELD_PATH: u32 = 42;
 }
+
+/// Offsets of a path ([`operand::TASK_PATH`]): at most 3 pointers followed.
+pub const MAX_PATH: usize = 4;
 
 /// [`Operand::flags`] bit: the integer is signed (sign-extended from `size`).
 pub const SIGNED: u32 = 1;
@@ -226,6 +246,8 @@ pub struct Operand {
     pub index_offset: u32,
     /// For [`operand::USER_MEM_INDEXED`]: log2 of the scale (0..=3 for 1, 2, 4, 8).
     pub index_shift: u32,
+    /// For [`operand::TASK_PATH`] and [`operand::FIELD_PATH`]: byte offsets, `aux` of them.
+    pub path: [u32; MAX_PATH],
 }
 
 impl Operand {
@@ -239,13 +261,14 @@ impl Operand {
         string_slot: 0,
         index_offset: 0,
         index_shift: 0,
+        path: [0; MAX_PATH],
     };
 
     /// Whether the operand is a string.
     pub const fn is_string(&self) -> bool {
         matches!(
             self.kind,
-            operand::FIELD_STRING | operand::FIELD_DATA_LOC | operand::COMM
+            operand::FIELD_STRING | operand::FIELD_DATA_LOC | operand::COMM | operand::FIELD_BYTES
         )
     }
 }

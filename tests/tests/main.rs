@@ -8,6 +8,7 @@ mod hostile;
 mod interp;
 mod interp_rb_php;
 mod kfunc;
+mod network;
 mod percentiles;
 mod pprof;
 mod profile;

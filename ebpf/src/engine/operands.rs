@@ -2,11 +2,14 @@
 //! stacks, task ids, strings, and what the start stage left.
 
 use aya_ebpf::helpers::{
-    bpf_get_current_comm, bpf_probe_read_kernel, bpf_probe_read_kernel_str_bytes,
-    generated::{bpf_get_current_cgroup_id, bpf_get_func_ip, bpf_get_smp_processor_id},
+    bpf_get_current_comm, bpf_probe_read_kernel, bpf_probe_read_kernel_buf,
+    bpf_probe_read_kernel_str_bytes,
+    generated::{
+        bpf_get_current_cgroup_id, bpf_get_current_task, bpf_get_func_ip, bpf_get_smp_processor_id,
+    },
 };
 use tracekit_common::{
-    engine::{MAX_OPERANDS, MAX_STRINGS, Operand, Plan, STR_BYTES, operand, stat},
+    engine::{MAX_OPERANDS, MAX_PATH, MAX_STRINGS, Operand, Plan, STR_BYTES, operand, stat},
     profile::{STACK_ERROR, STACK_NONE},
 };
 
@@ -52,6 +55,8 @@ pub(crate) fn read_operands<M: EngineMaps, S: Source>(
             string_slot: rd!(plan.operands[i].string_slot),
             index_offset: rd!(plan.operands[i].index_offset),
             index_shift: rd!(plan.operands[i].index_shift),
+            // Read where used (paths only).
+            path: [0; MAX_PATH],
         };
         let slot = (operand.string_slot as usize) & (MAX_STRINGS - 1);
         // SAFETY: scratch is this CPU's map value; slot is masked into range.
@@ -136,6 +141,25 @@ pub(crate) fn read_operands<M: EngineMaps, S: Source>(
                         .map(|_| 0)
                 })
             }
+            // x2 (issue 30): raw bytes (addresses), NULs kept.
+            operand::FIELD_BYTES => {
+                *buf = [0; STR_BYTES];
+                let size = (operand.size as usize).min(STR_BYTES);
+                // SAFETY: reads at most `size` bytes of the record.
+                let src = unsafe { source.record().add(operand.offset as usize) };
+                // SAFETY: the helper bounds the copy by the slice length.
+                unsafe { bpf_probe_read_kernel_buf(src, &mut buf[..size]) }
+                    .ok()
+                    .map(|_| 0)
+            }
+            // x2 (issue 30): BTF paths from the task or a record pointer.
+            operand::TASK_PATH => {
+                // SAFETY: plain helper call.
+                let task = unsafe { bpf_get_current_task() };
+                follow(plan, i, task, operand.aux, operand.size, operand.flags)
+            }
+            operand::FIELD_PATH => read_int(source, operand.offset, 8, 0)
+                .and_then(|base| follow(plan, i, base, operand.aux, operand.size, operand.flags)),
             _ => Some(0),
         };
         match value {
@@ -148,6 +172,43 @@ pub(crate) fn read_operands<M: EngineMaps, S: Source>(
         }
     }
     Some(())
+}
+
+/// Follows operand `i`'s path from `base`: `n` offsets (1..=[`MAX_PATH`]), a pointer read
+/// at each but the last, then `size` bytes at the last. None when a read fails (a NULL
+/// pointer on the way).
+#[inline(always)]
+fn follow(plan: &'static Plan, i: usize, base: u64, n: u32, size: u32, flags: u32) -> Option<u64> {
+    let i = i & (MAX_OPERANDS - 1);
+    let mut at = base;
+    for j in 0..MAX_PATH - 1 {
+        if j + 1 >= n as usize {
+            break;
+        }
+        let offset = rd!(plan.operands[i].path[j & (MAX_PATH - 1)]);
+        // SAFETY: bpf_probe_read_kernel checks the access.
+        at = unsafe { bpf_probe_read_kernel(at.wrapping_add(u64::from(offset)) as *const u64) }
+            .ok()?;
+        if at == 0 {
+            return None;
+        }
+    }
+    let last = rd!(plan.operands[i].path[(n as usize).wrapping_sub(1) & (MAX_PATH - 1)]);
+    let addr = at.wrapping_add(u64::from(last));
+    // SAFETY: bpf_probe_read_kernel checks each access.
+    let raw = unsafe {
+        match size {
+            1 => bpf_probe_read_kernel(addr as *const u8).ok().map(u64::from),
+            2 => bpf_probe_read_kernel(addr as *const u16)
+                .ok()
+                .map(u64::from),
+            4 => bpf_probe_read_kernel(addr as *const u32)
+                .ok()
+                .map(u64::from),
+            _ => bpf_probe_read_kernel(addr as *const u64).ok(),
+        }
+    }?;
+    Some(narrow(raw, size, flags))
 }
 
 /// Integer operand `index` of the current event.

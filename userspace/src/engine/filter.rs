@@ -79,7 +79,9 @@ fn emit(
             value,
             value_column,
         } => {
-            let FieldRef { operand, ty, .. } = fields.lookup(field).ok_or_else(|| {
+            let FieldRef {
+                operand, ty, hint, ..
+            } = fields.lookup(field).ok_or_else(|| {
                 let near = crate::probe::nearest(field, &fields.names(), 1);
                 fail(
                     *column,
@@ -96,6 +98,16 @@ fn emit(
                     ),
                 )
             })?;
+            if hint == crate::probe::fields::Hint::Ip {
+                return Err(fail(
+                    *column,
+                    format!(
+                        "`{}` is a 16-byte address, which filters cannot compare yet; filter on \
+                         the 4-byte IPv4 field (`daddr == \"127.0.0.1\"`) or the ports",
+                        quote(field)
+                    ),
+                ));
+            }
             let index = builder.operand(operand)?;
             match ty {
                 ValueType::Str => {
@@ -152,7 +164,21 @@ fn emit(
                     Ok(())
                 }
                 ValueType::Int { signed } => {
+                    let address = match value {
+                        Literal::Str(s) | Literal::Word(s)
+                            if hint == crate::probe::fields::Hint::Ipv4 =>
+                        {
+                            crate::engine::addr::ipv4_value(s)
+                        }
+                        Literal::Str(s) | Literal::Word(s)
+                            if hint == crate::probe::fields::Hint::TcpState =>
+                        {
+                            crate::engine::addr::tcp_state_value(s)
+                        }
+                        _ => None,
+                    };
                     let number = match value {
+                        _ if address.is_some() => address.map_or(0, i128::from),
                         Literal::Number(n) => *n,
                         Literal::Str(s) | Literal::Word(s) => {
                             return Err(fail(

@@ -30,6 +30,12 @@ pub enum KeyKind {
     Irq,
     /// An address, shown in hex (`0x7ffd1234`).
     Address,
+    /// An IPv4 address read as a `u32` ([`super::addr::ipv4_text`]).
+    Ipv4,
+    /// A 16-byte address in a string part ([`super::addr::ip_text`]).
+    Ip,
+    /// A TCP state, by name ([`super::addr::tcp_state_name`]).
+    TcpState,
 }
 
 /// One column of a group key.
@@ -44,7 +50,7 @@ pub struct KeyColumn {
 impl KeyColumn {
     fn words(&self) -> usize {
         match self.kind {
-            KeyKind::Str => STR_BYTES / 8,
+            KeyKind::Str | KeyKind::Ip => STR_BYTES / 8,
             _ => 1,
         }
     }
@@ -108,6 +114,12 @@ pub fn decode_key(columns: &[KeyColumn], words: &[u64]) -> Vec<KeyValue> {
                 KeyKind::Softirq => KeyValue::Text(softirq_name(first)),
                 KeyKind::Irq => KeyValue::Text(irq_name(first)),
                 KeyKind::Address => KeyValue::Text(format!("{first:#x}")),
+                KeyKind::Ipv4 => KeyValue::Text(super::addr::ipv4_text(first)),
+                KeyKind::TcpState => KeyValue::Text(super::addr::tcp_state_name(first)),
+                KeyKind::Ip => {
+                    let bytes: Vec<u8> = part.iter().flat_map(|w| w.to_ne_bytes()).collect();
+                    KeyValue::Text(super::addr::ip_text(&bytes[..bytes.len().min(16)]))
+                }
             }
         })
         .collect()

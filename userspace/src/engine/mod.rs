@@ -15,6 +15,7 @@
 //! [`Engine`] is one loaded object: [`Engine::load`], [`Engine::attach`], [`Engine::read`],
 //! [`Engine::detach`].
 
+pub mod addr;
 pub mod attach;
 pub mod compile;
 pub mod filter;

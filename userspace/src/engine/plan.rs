@@ -343,11 +343,15 @@ pub fn disassemble(plan: &Plan) -> String {
             operand::USER_MEM_INDEXED => "user_mem",
             operand::CONST => "const",
             operand::CGROUP => "cgroup",
+            operand::FIELD_BYTES => "field_bytes",
             _ => "?",
         };
         let signed = if o.flags & SIGNED != 0 { "s" } else { "" };
         match o.kind {
-            operand::FIELD | operand::FIELD_STRING | operand::FIELD_DATA_LOC => {
+            operand::FIELD
+            | operand::FIELD_STRING
+            | operand::FIELD_DATA_LOC
+            | operand::FIELD_BYTES => {
                 format!("{kind}@{}:{signed}{}", o.offset, o.size)
             }
             operand::ARG => format!("{kind}{}:{signed}{}", o.offset, o.size),

@@ -761,7 +761,7 @@ fn collect_profile(
 /// Key words a column takes.
 fn words_of(column: &KeyColumn) -> usize {
     match column.kind {
-        KeyKind::Str => STR_BYTES / 8,
+        KeyKind::Str | KeyKind::Ip => STR_BYTES / 8,
         _ => 1,
     }
 }

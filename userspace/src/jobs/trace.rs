@@ -17,7 +17,7 @@ use crate::{
         request::Request,
     },
     output::{self, Format},
-    probe::fields::{STACKS, ValueType},
+    probe::fields::{Hint, STACKS, ValueType},
     profile::{announced_pid, comm_string},
     session::{self, Collector, Flow, Tracees, monotonic_ns},
     stacks::{Frame, UNKNOWN_SYMBOL},
@@ -27,6 +27,34 @@ use crate::{
 
 /// One printed field: as text, and as JSON.
 fn field_text(record: &TraceRecord, printed: &Printed) -> (String, serde_json::Value) {
+    if printed.operand == tracekit_common::engine::NO_OPERAND {
+        return match printed.string_slot {
+            operand::COMM => {
+                let text = comm_string(&record.comm);
+                (format!("{:?}", text), serde_json::Value::String(text))
+            }
+            operand::TID => (record.tid.to_string(), record.tid.into()),
+            _ => (record.pid.to_string(), record.pid.into()),
+        };
+    }
+    match printed.hint {
+        Hint::Ip => {
+            let bytes = &record.strings[printed.string_slot as usize % record.strings.len()];
+            let text = crate::engine::addr::ip_text(&bytes[..16]);
+            return (text.clone(), serde_json::Value::String(text));
+        }
+        Hint::Ipv4 => {
+            let raw = record.ints[printed.operand as usize % record.ints.len()];
+            let text = crate::engine::addr::ipv4_text(raw);
+            return (text.clone(), serde_json::Value::String(text));
+        }
+        Hint::TcpState => {
+            let raw = record.ints[printed.operand as usize % record.ints.len()];
+            let text = crate::engine::addr::tcp_state_name(raw);
+            return (text.clone(), serde_json::Value::String(text));
+        }
+        _ => {}
+    }
     match printed.ty {
         ValueType::Str => {
             let bytes = &record.strings[printed.string_slot as usize % record.strings.len()];

@@ -48,6 +48,16 @@ pub enum Hint {
     Irq,
     /// An address (a pointer field: a lock's, a futex word's), shown in hex.
     Address,
+    /// An IPv4 address: a 4-byte field (`__u8 saddr[4]`) read as a `u32`, network order
+    /// in memory ([`crate::engine::addr::ipv4_text`]).
+    Ipv4,
+    /// An IPv6 address, or an IPv4-mapped one shown as IPv4: a 16-byte field
+    /// (`__u8 saddr_v6[16]`) read as raw bytes into a string slot
+    /// ([`crate::engine::addr::ip_text`]).
+    Ip,
+    /// A TCP state (`oldstate`, `newstate`, `state` of the sock and tcp tracepoints), shown
+    /// by name ([`crate::engine::addr::tcp_state_name`]); filters compare the number.
+    TcpState,
 }
 
 /// A name resolved to the operand that reads it.
@@ -99,6 +109,84 @@ pub trait Fields {
     fn describe(&self) -> String;
     /// The event, for messages (`block:block_rq_issue`).
     fn event_name(&self) -> String;
+    /// Why `name`, which [`Fields::lookup`] did not find, cannot be read, when there is
+    /// more to say than that it is unknown (a BTF path's error).
+    fn why_not(&self, name: &str) -> Option<String> {
+        path_ref(name, &|_| None).and_then(Result::err)
+    }
+}
+
+/// Why a path cannot be read on a kernel without BTF: a runtime error (exit 1), the others
+/// are usage errors.
+pub const NO_BTF: &str =
+    "paths need the kernel's BTF (/sys/kernel/btf/vmlinux), which this kernel does not have";
+
+/// A pointer field of a record by name: its offset and the struct its C type points to.
+pub type PointerField<'a> = dyn Fn(&str) -> Option<(u32, Option<String>)> + 'a;
+
+/// A field reached through BTF ([`crate::probe::btf_path`]): `task->...` from the current
+/// task, `(struct NAME *)FIELD->...` from a record's pointer field. `pointer` gives a
+/// pointer field's record offset and the struct its C type points to (`struct sock *`:
+/// `sock`). `None` when `name` is no path.
+pub fn path_ref(
+    name: &str,
+    pointer: &PointerField<'_>,
+) -> Option<std::result::Result<FieldRef, String>> {
+    use crate::probe::btf_path;
+    let expr = match btf_path::parse(name)? {
+        Ok(expr) => expr,
+        Err(e) => return Some(Err(e)),
+    };
+    Some((|| {
+        let (kind, offset, start) = match (&expr.cast, pointer(&expr.base)) {
+            (None, _) if expr.base == "task" => (operand::TASK_PATH, 0, "task_struct".to_string()),
+            (Some(cast), Some((offset, _))) => (operand::FIELD_PATH, offset, cast.clone()),
+            (None, Some((offset, Some(pointee)))) => (operand::FIELD_PATH, offset, pointee),
+            (None, Some((_, None))) => {
+                return Err(format!(
+                    "`{}` points to no struct type; cast it: (struct NAME *){}->...",
+                    expr.base, expr.base
+                ));
+            }
+            (_, None) => {
+                return Err(format!(
+                    "`{}` is not a pointer field of this event; a path starts at `task` (the \
+                     current task) or at a pointer field",
+                    expr.base
+                ));
+            }
+        };
+        let btf = btf_path::kernel_btf().ok_or_else(|| NO_BTF.to_string())?;
+        let resolved = btf_path::resolve(btf, &start, &expr.steps)?;
+        // A 4-byte member named for an address (`skc_daddr`, `skc_rcv_saddr`: __be32) is
+        // shown as IPv4, as the tracepoints' 4-byte address fields are.
+        let last = match expr.steps.last() {
+            Some(btf_path::Step::Arrow(name) | btf_path::Step::Dot(name)) => name.as_str(),
+            None => "",
+        };
+        let hint = if resolved.size == 4 && !resolved.signed && last.contains("addr") {
+            Hint::Ipv4
+        } else {
+            Hint::Plain
+        };
+        let mut path = [0; tracekit_common::engine::MAX_PATH];
+        path[..resolved.path.len()].copy_from_slice(&resolved.path);
+        Ok(FieldRef::new(
+            Operand {
+                kind,
+                offset,
+                size: resolved.size,
+                flags: if resolved.signed { SIGNED } else { 0 },
+                aux: resolved.path.len() as u32,
+                path,
+                ..Operand::NONE
+            },
+            ValueType::Int {
+                signed: resolved.signed,
+            },
+        )
+        .hinted(hint))
+    })())
 }
 
 /// Names every event has: `pid`, `tid`, `cpu`, `comm`, `cgroup` (of the current task).
@@ -114,6 +202,9 @@ pub const CGROUP: &str = "cgroup";
 
 /// The built-in operand named `name` (one of [`BUILTINS`], [`STACKS`] or [`CGROUP`]).
 pub fn builtin(name: &str) -> Option<FieldRef> {
+    if let Some(path) = path_ref(name, &|_| None) {
+        return path.ok();
+    }
     if name == CGROUP {
         let field = FieldRef::new(
             Operand {
@@ -211,6 +302,9 @@ pub fn field_ref(field: &Field) -> Option<FieldRef> {
             ValueType::Str,
         ));
     }
+    if let Some(address) = address_ref(field) {
+        return Some(address);
+    }
     if field.array_len.is_some() || field.is_dynamic() || !matches!(field.size, 1 | 2 | 4 | 8) {
         return None;
     }
@@ -240,8 +334,73 @@ pub fn field_ref(field: &Field) -> Option<FieldRef> {
     )
 }
 
+/// An address field of the network tracepoints: a byte array (`__u8`, `u8`, `unsigned
+/// char`) of 4 or 16 whose name says `addr` (`saddr`, `daddr_v6`). 4 bytes read as an
+/// integer shown as IPv4; 16 as raw bytes shown as IPv6 (or IPv4 when IPv4-mapped).
+fn address_ref(field: &Field) -> Option<FieldRef> {
+    let byte = matches!(
+        field.c_type.as_str(),
+        "__u8" | "u8" | "unsigned char" | "uint8_t"
+    );
+    if !byte || !field.name.contains("addr") || field.is_dynamic() {
+        return None;
+    }
+    match (field.array_len, field.size) {
+        (Some(4), 4) => Some(
+            FieldRef::new(
+                Operand {
+                    kind: operand::FIELD,
+                    offset: field.offset,
+                    size: 4,
+                    ..Operand::NONE
+                },
+                ValueType::Int { signed: false },
+            )
+            .hinted(Hint::Ipv4),
+        ),
+        (Some(16), 16) => Some(
+            FieldRef::new(
+                Operand {
+                    kind: operand::FIELD_BYTES,
+                    offset: field.offset,
+                    size: 16,
+                    ..Operand::NONE
+                },
+                ValueType::Str,
+            )
+            .hinted(Hint::Ip),
+        ),
+        _ => None,
+    }
+}
+
+impl TracepointFields {
+    /// A pointer field's offset and the struct its type points to, for paths.
+    fn pointer_field(&self, name: &str) -> Option<(u32, Option<String>)> {
+        let field = self.format.field(name)?;
+        if field.is_common() || field.size != 8 || !field.c_type.ends_with('*') {
+            return None;
+        }
+        let pointee = field
+            .c_type
+            .trim_end_matches('*')
+            .trim()
+            .trim_start_matches("const ")
+            .strip_prefix("struct ")
+            .map(|s| s.trim().to_string());
+        Some((field.offset, pointee))
+    }
+}
+
 impl Fields for TracepointFields {
+    fn why_not(&self, name: &str) -> Option<String> {
+        path_ref(name, &|base| self.pointer_field(base)).and_then(Result::err)
+    }
+
     fn lookup(&self, name: &str) -> Option<FieldRef> {
+        if let Some(path) = path_ref(name, &|base| self.pointer_field(base)) {
+            return path.ok();
+        }
         match self.format.field(name) {
             // raw_syscalls' `id` is the syscall number (include/trace/events/syscalls.h).
             Some(field) if self.tracepoint.system == "raw_syscalls" && name == "id" => {
@@ -253,6 +412,13 @@ impl Fields for TracepointFields {
             }
             Some(field) if self.tracepoint.system == "irq" && name == "irq" => {
                 field_ref(field).map(|f| f.hinted(Hint::Irq))
+            }
+            // The TCP states of include/net/tcp_states.h.
+            Some(field)
+                if matches!(self.tracepoint.system.as_str(), "sock" | "tcp")
+                    && matches!(name, "oldstate" | "newstate" | "state") =>
+            {
+                field_ref(field).map(|f| f.hinted(Hint::TcpState))
             }
             Some(field) if !field.is_common() => field_ref(field),
             _ => builtin(name),

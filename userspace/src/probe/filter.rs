@@ -197,10 +197,29 @@ fn tokenize(text: &str) -> std::result::Result<Vec<(Token, usize)>, ParseError> 
                 (Token::Number(if negative { -value } else { value }), len)
             }
             c if c.is_ascii_alphabetic() || c == '_' => {
-                let len = chars[i..]
-                    .iter()
-                    .position(|d| !(d.is_ascii_alphanumeric() || *d == '_'))
-                    .unwrap_or(chars.len() - i);
+                let word = |at: usize| {
+                    chars[at.min(chars.len())..]
+                        .iter()
+                        .position(|d| !(d.is_ascii_alphanumeric() || *d == '_'))
+                        .unwrap_or(chars.len().saturating_sub(at))
+                };
+                let mut len = word(i);
+                // A BTF path (`task->real_parent->tgid`, `->a.b` after an arrow) is one name.
+                let mut arrow = false;
+                loop {
+                    let at = i + len;
+                    let step = match chars.get(at..at + 2) {
+                        Some(['-', '>']) => 2,
+                        Some(['.', _]) if arrow => 1,
+                        _ => break,
+                    };
+                    let member = word(at + step);
+                    if member == 0 || chars[at + step].is_ascii_digit() {
+                        break;
+                    }
+                    arrow |= step == 2;
+                    len += step + member;
+                }
                 (Token::Ident(chars[i..i + len].iter().collect()), len)
             }
             other => {

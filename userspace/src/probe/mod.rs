@@ -15,6 +15,7 @@
 
 use std::{fs, path::Path};
 
+pub mod btf_path;
 pub mod fields;
 pub mod filter;
 pub mod functions;

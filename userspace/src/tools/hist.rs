@@ -23,6 +23,8 @@ EXAMPLES:
   tracekit hist kretprobe:vfs_read --value retval             # bytes returned by reads
   tracekit hist fentry:tcp_sendmsg --value size --by comm     # BTF parameter names
   tracekit hist rawtracepoint:sys_enter --by id               # syscalls by number, no record
+  tracekit hist sock:inet_sock_set_state --by daddr_v6 --filter 'newstate == SYN_SENT'
+                                     # connects by destination address (IPv4 or IPv6)
   tracekit hist usdt:postgres:query__done --value arg0 -p 1234 # USDT arguments (arg0..argN)
   tracekit hist uretprobe:./app:handle --value latency --percentiles -- ./app  # p50..p99.9, ns
   tracekit hist block:block_rq_issue --value bytes -i 1 -o sizes.svg  # heat map over time

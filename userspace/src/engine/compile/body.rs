@@ -72,11 +72,23 @@ impl Fields for EndFields<'_> {
     fn event_name(&self) -> String {
         self.fields.event_name()
     }
+    fn why_not(&self, name: &str) -> Option<String> {
+        self.fields.why_not(name)
+    }
 }
 
 /// Resolves a name, or a usage error listing what the event has.
 pub(crate) fn resolve(fields: &dyn Fields, flag: &str, name: &str) -> Result<FieldRef> {
     fields.lookup(name).ok_or_else(|| {
+        if let Some(why) = fields.why_not(name) {
+            let message = format!("{flag} {}: {why}", quote(name));
+            // A kernel without BTF lacks a feature; the command line is not wrong.
+            return if why == crate::probe::fields::NO_BTF {
+                Error::runtime(message)
+            } else {
+                Error::usage(message)
+            };
+        }
         let near = probe::nearest(name, &fields.names(), 1);
         let name = quote(name);
         Error::usage(format!(
@@ -93,6 +105,9 @@ pub(crate) fn resolve(fields: &dyn Fields, flag: &str, name: &str) -> Result<Fie
 /// How a group-key field is shown.
 pub(crate) fn key_kind(field: &FieldRef) -> KeyKind {
     match (field.hint, field.ty) {
+        (Hint::Ip, _) => KeyKind::Ip,
+        (Hint::Ipv4, _) => KeyKind::Ipv4,
+        (Hint::TcpState, _) => KeyKind::TcpState,
         (_, ValueType::Str) => KeyKind::Str,
         (Hint::Disk, _) => KeyKind::Disk,
         (Hint::Syscall, _) => KeyKind::Syscall,
@@ -154,12 +169,27 @@ pub(crate) fn compile_body(
     let mut prints = Vec::new();
     for name in &request.print {
         let field = resolve(fields, "--print", name)?;
+        // The pid, tid and comm come with every record: printing them reads nothing more.
+        if matches!(
+            field.operand.kind,
+            operand::PID | operand::TID | operand::COMM
+        ) {
+            prints.push(Printed {
+                name: name.clone(),
+                operand: tracekit_common::engine::NO_OPERAND,
+                string_slot: field.operand.kind,
+                ty: field.ty,
+                hint: field.hint,
+            });
+            continue;
+        }
         let operand = builder.operand(field.operand)?;
         prints.push(Printed {
             name: name.clone(),
             operand,
             string_slot: builder.plan().operands[operand as usize].string_slot,
             ty: field.ty,
+            hint: field.hint,
         });
     }
     if let Some(text) = &request.filter {

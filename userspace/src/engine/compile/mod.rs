@@ -25,12 +25,15 @@ use crate::{
 pub struct Printed {
     /// The name asked for.
     pub name: String,
-    /// Operand index (integers: `TraceRecord::ints`).
+    /// Operand index (integers: `TraceRecord::ints`); `NO_OPERAND` for the record's own
+    /// pid, tid or comm, named by `string_slot` (`operand::PID`, `TID`, `COMM`).
     pub operand: u32,
     /// String slot (strings: `TraceRecord::strings`).
     pub string_slot: u32,
     /// Its type.
     pub ty: ValueType,
+    /// What it means, for display (addresses).
+    pub hint: crate::probe::fields::Hint,
 }
 
 /// How `trace` names the event of a record of one engine.

@@ -55,6 +55,14 @@ table! {
     // memory
     drsnoop,
     // network
+    tcpstates,
+    tcpconnect,
+    tcpaccept,
+    tcpconnlat,
+    tcpretrans,
+    tcprtt,
+    tcplife,
+    solisten,
     // locks
     klockstat,
     futexctn,

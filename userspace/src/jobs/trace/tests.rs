@@ -44,12 +44,14 @@ fn view() -> EngineView {
                 operand: 0,
                 string_slot: 0,
                 ty: ValueType::Int { signed: true },
+                hint: Hint::Plain,
             },
             Printed {
                 name: "filename".into(),
                 operand: 0,
                 string_slot: 0,
                 ty: ValueType::Str,
+                hint: Hint::Plain,
             },
         ],
         events: EventNames::ByIndex(BTreeMap::from([
@@ -197,6 +199,7 @@ fn fields_unsigned_and_full_strings() {
         operand: 0,
         string_slot: 0,
         ty: ValueType::Int { signed: false },
+        hint: Hint::Plain,
     };
     assert_eq!(
         field_text(&record, &unsigned),
@@ -207,4 +210,33 @@ fn fields_unsigned_and_full_strings() {
         ..unsigned
     };
     assert_eq!(field_text(&record, &string).0, format!("{full:?}"));
+}
+
+/// Address fields print as addresses, in text and JSON: a 16-byte one from its string slot
+/// (IPv6, or IPv4 when IPv4-mapped), a 4-byte one from its integer.
+#[test]
+fn address_fields_print_as_addresses() {
+    let v6 = "\u{20}\u{1}\u{d}\u{e}";
+    let data = record(START_NS, "x", 1, 0, &[0x0100_007f], &[v6]);
+    let record = decode(&data).unwrap();
+    let ipv4 = Printed {
+        name: "daddr".into(),
+        operand: 0,
+        string_slot: 0,
+        ty: ValueType::Int { signed: false },
+        hint: Hint::Ipv4,
+    };
+    assert_eq!(
+        field_text(&record, &ipv4),
+        ("127.0.0.1".to_string(), serde_json::json!("127.0.0.1"))
+    );
+    let ip = Printed {
+        ty: ValueType::Str,
+        hint: Hint::Ip,
+        ..ipv4
+    };
+    assert_eq!(
+        field_text(&record, &ip),
+        ("2001:d0e::".to_string(), serde_json::json!("2001:d0e::"))
+    );
 }

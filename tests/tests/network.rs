@@ -1,0 +1,376 @@
+//! The network tools (issue 30): tcpconnect, tcpaccept, tcplife and tcpstates against
+//! `tk_tcp`, whose loopback connections' ports and byte counts are known (IPv4 and IPv6).
+
+use std::{collections::BTreeSet, time::Duration};
+
+use serde_json::Value;
+use tracekit_tests::{fixture, require_root, scratch, tracekit};
+
+const TIMEOUT: Duration = Duration::from_secs(120);
+
+/// One connection as `tk_tcp` made it.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Conn {
+    addr: &'static str,
+    client_port: u64,
+    server_port: u64,
+    client_sent: u64,
+    server_sent: u64,
+}
+
+/// Runs `tracekit TOOL --json -- tk_tcp 100 FILE`: 100 IPv4 and 100 IPv6 connections.
+/// Returns the events and the truth.
+fn run_tool(test: &str, tool: &[&str]) -> (Vec<Value>, Vec<Conn>) {
+    let dir = scratch(test);
+    let truth = dir.join("conns.txt");
+    let tk_tcp = fixture("tk_tcp");
+    let mut args = tool.to_vec();
+    args.extend([
+        "--json",
+        "--",
+        tk_tcp.to_str().unwrap(),
+        "100",
+        truth.to_str().unwrap(),
+    ]);
+    let run = tracekit(&args, TIMEOUT);
+    run.assert_code(0);
+    let events: Vec<Value> = run
+        .stdout
+        .lines()
+        .filter(|line| line.starts_with('{'))
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let conns: Vec<Conn> = std::fs::read_to_string(&truth)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let f: Vec<&str> = line.split(' ').collect();
+            let n = |i: usize| f[i].parse::<u64>().unwrap();
+            Conn {
+                addr: if f[0] == "4" { "127.0.0.1" } else { "::1" },
+                client_port: n(1),
+                server_port: n(2),
+                client_sent: n(3),
+                server_sent: n(4),
+            }
+        })
+        .collect();
+    assert_eq!(conns.len(), 200, "tk_tcp made 200 connections");
+    assert!(
+        run.stderr.contains("Lost: nothing."),
+        "nothing lost: {}",
+        run.stderr
+    );
+    (events, conns)
+}
+
+fn text(event: &Value, field: &str) -> String {
+    event[field]
+        .as_str()
+        .unwrap_or_else(|| panic!("{field} in {event}"))
+        .to_string()
+}
+
+fn number(event: &Value, field: &str) -> u64 {
+    event[field]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{field} in {event}"))
+}
+
+/// Each of the 200 connects, with the connecting process's pid and comm, the addresses and
+/// the server's port; nothing else from the fixture.
+#[test]
+fn network_tcpconnect_shows_each_connect() {
+    require_root();
+    let (events, conns) = run_tool("network_tcpconnect", &["tcpconnect"]);
+    let pids: BTreeSet<u64> = events.iter().map(|e| number(e, "pid")).collect();
+    assert_eq!(pids.len(), 1, "one process connects: {pids:?}");
+    let seen: BTreeSet<(String, String, u64, String)> = events
+        .iter()
+        .map(|e| {
+            (
+                text(e, "saddr_v6"),
+                text(e, "daddr_v6"),
+                number(e, "dport"),
+                text(e, "comm"),
+            )
+        })
+        .collect();
+    let want: BTreeSet<(String, String, u64, String)> = conns
+        .iter()
+        .map(|c| (c.addr.into(), c.addr.into(), c.server_port, "tk_tcp".into()))
+        .collect();
+    assert_eq!(events.len(), 200, "{events:#?}");
+    assert_eq!(seen, want);
+}
+
+/// Each of the 200 accepted connections, with both ends' addresses and ports.
+#[test]
+fn network_tcpaccept_shows_each_accept() {
+    require_root();
+    let (events, conns) = run_tool("network_tcpaccept", &["tcpaccept"]);
+    let seen: BTreeSet<(String, u64, String, u64)> = events
+        .iter()
+        .map(|e| {
+            (
+                text(e, "daddr_v6"),
+                number(e, "dport"),
+                text(e, "saddr_v6"),
+                number(e, "sport"),
+            )
+        })
+        .collect();
+    let want: BTreeSet<(String, u64, String, u64)> = conns
+        .iter()
+        .map(|c| (c.addr.into(), c.client_port, c.addr.into(), c.server_port))
+        .collect();
+    assert_eq!(events.len(), 200, "{events:#?}");
+    assert_eq!(seen, want);
+}
+
+/// Each connection's two ends when they close: ports, and the bytes each sent and
+/// received, exactly as the kernel counts them (`bytes_acked` counts the FIN, and the
+/// connecting side's SYN; `bytes_received` the peer's FIN); the lifetime is positive and
+/// the pid is the fixture's for its own connects.
+#[test]
+fn network_tcplife_shows_each_connection_with_bytes() {
+    require_root();
+    let (events, conns) = run_tool("network_tcplife", &["tcplife"]);
+    type Row = (String, u64, String, u64, u64, u64);
+    let seen: BTreeSet<Row> = events
+        .iter()
+        .map(|e| {
+            assert!(number(e, "latency") > 0, "{e}");
+            (
+                text(e, "saddr_v6"),
+                number(e, "sport"),
+                text(e, "daddr_v6"),
+                number(e, "dport"),
+                number(e, "(struct tcp_sock *)skaddr->bytes_acked"),
+                number(e, "(struct tcp_sock *)skaddr->bytes_received"),
+            )
+        })
+        .collect();
+    let mut want = BTreeSet::new();
+    for c in &conns {
+        // The client: its SYN and FIN acked, the server's FIN received.
+        want.insert((
+            c.addr.to_string(),
+            c.client_port,
+            c.addr.to_string(),
+            c.server_port,
+            c.client_sent + 2,
+            c.server_sent + 1,
+        ));
+        // The server: its FIN acked, the client's FIN received.
+        want.insert((
+            c.addr.to_string(),
+            c.server_port,
+            c.addr.to_string(),
+            c.client_port,
+            c.server_sent + 1,
+            c.client_sent + 1,
+        ));
+    }
+    assert_eq!(events.len(), 400, "{events:#?}");
+    assert_eq!(seen, want);
+    let pids: BTreeSet<u64> = events.iter().map(|e| number(e, "start.pid")).collect();
+    assert_eq!(
+        pids.len(),
+        1,
+        "the fixture began every connection: {pids:?}"
+    );
+}
+
+/// Retransmissions forced: a connect() in a network namespace of its own to an address
+/// behind a tun device nobody reads, so the kernel retransmits its SYN (RTO 1 s, doubling)
+/// for 3.5 s. tcpretrans shows each, as many as the namespace's own counter
+/// (`RetransSegs` of /proc/net/snmp) says, with the address, port and state SYN_SENT (by
+/// name).
+/// (`tc netem` would drop on loopback, but this kernel has no sch_netem.)
+#[test]
+fn network_tcpretrans_shows_each_forced_retransmission() {
+    require_root();
+    let dir = scratch("network_tcpretrans");
+    let snmp = dir.join("snmp.txt");
+    let tk_tcp = fixture("tk_tcp");
+    let script = format!(
+        "ip link set lo up && ip tuntap add mode tun dev tk0 && ip link set tk0 up && \
+         ip addr add 10.9.9.1/24 dev tk0 && {} --unanswered 10.9.9.9 4242 3 && \
+         grep '^Tcp:' /proc/net/snmp > {}",
+        tk_tcp.display(),
+        snmp.display()
+    );
+    let run = tracekit(
+        [
+            "tcpretrans",
+            "--rport",
+            "4242",
+            "--json",
+            "--",
+            "unshare",
+            "-n",
+            "sh",
+            "-c",
+            &script,
+        ],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    let events: Vec<Value> = run
+        .stdout
+        .lines()
+        .filter(|line| line.starts_with('{'))
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let lines = std::fs::read_to_string(&snmp).unwrap();
+    let rows: Vec<Vec<&str>> = lines.lines().map(|l| l.split(' ').collect()).collect();
+    let column = rows[0].iter().position(|&h| h == "RetransSegs").unwrap();
+    let retrans: usize = rows[1][column].parse().unwrap();
+    assert!(retrans >= 2, "the kernel retransmitted: {lines}");
+    assert_eq!(events.len(), retrans, "{events:#?}\n{}", run.stderr);
+    for event in &events {
+        assert_eq!(
+            (
+                text(event, "daddr_v6"),
+                number(event, "dport"),
+                text(event, "saddr_v6"),
+                text(event, "state"),
+            ),
+            (
+                "10.9.9.9".to_string(),
+                4242,
+                "10.9.9.1".to_string(),
+                "SYN_SENT".to_string()
+            ),
+            "{event}"
+        );
+    }
+}
+
+/// Each of the 200 listen()s, with the process, the port the kernel picked, the address,
+/// and the backlog read from the socket through BTF (`tk_tcp` listens with backlog 1).
+#[test]
+fn network_solisten_shows_each_listen_with_its_backlog() {
+    require_root();
+    let (events, conns) = run_tool("network_solisten", &["solisten"]);
+    let seen: BTreeSet<(String, u64, u64, String)> = events
+        .iter()
+        .map(|e| {
+            (
+                text(e, "saddr_v6"),
+                number(e, "sport"),
+                number(e, "(struct sock *)skaddr->sk_max_ack_backlog"),
+                text(e, "comm"),
+            )
+        })
+        .collect();
+    let want: BTreeSet<(String, u64, u64, String)> = conns
+        .iter()
+        .map(|c| (c.addr.into(), c.server_port, 1, "tk_tcp".into()))
+        .collect();
+    assert_eq!(events.len(), 200, "{events:#?}");
+    assert_eq!(seen, want);
+}
+
+/// Each connect's latency from SYN_SENT to ESTABLISHED, with the connecting process's pid
+/// kept from the start: 200 connects, each latency positive and under the run's length.
+#[test]
+fn network_tcpconnlat_times_each_connect() {
+    require_root();
+    let (events, conns) = run_tool("network_tcpconnlat", &["tcpconnlat"]);
+    let seen: BTreeSet<(String, u64)> = events
+        .iter()
+        .map(|e| {
+            let latency = number(e, "latency");
+            assert!(latency > 0 && latency < 10_000_000_000, "{e}");
+            (text(e, "daddr_v6"), number(e, "dport"))
+        })
+        .collect();
+    let want: BTreeSet<(String, u64)> = conns
+        .iter()
+        .map(|c| (c.addr.into(), c.server_port))
+        .collect();
+    assert_eq!(events.len(), 200, "{events:#?}");
+    assert_eq!(seen, want);
+    let pids: BTreeSet<u64> = events.iter().map(|e| number(e, "start.pid")).collect();
+    assert_eq!(pids.len(), 1, "{pids:?}");
+}
+
+/// Every state change of the 200 connections and their listeners, by name, in order for
+/// each socket: the client's five, the accepted socket's five, the listener's two.
+#[test]
+fn network_tcpstates_shows_every_change_in_order() {
+    require_root();
+    let (events, conns) = run_tool("network_tcpstates", &["tcpstates"]);
+    let mut by_socket: std::collections::BTreeMap<u64, Vec<(String, String, u64, u64)>> =
+        Default::default();
+    for e in &events {
+        by_socket.entry(number(e, "skaddr")).or_default().push((
+            text(e, "oldstate"),
+            text(e, "newstate"),
+            number(e, "sport"),
+            number(e, "dport"),
+        ));
+    }
+    let chain = |states: &[&str]| -> Vec<(String, String)> {
+        states
+            .windows(2)
+            .map(|w| (w[0].to_string(), w[1].to_string()))
+            .collect()
+    };
+    let client = chain(&[
+        "CLOSE",
+        "SYN_SENT",
+        "ESTABLISHED",
+        "FIN_WAIT1",
+        "FIN_WAIT2",
+        "CLOSE",
+    ]);
+    let server = chain(&[
+        "LISTEN",
+        "SYN_RECV",
+        "ESTABLISHED",
+        "CLOSE_WAIT",
+        "LAST_ACK",
+        "CLOSE",
+    ]);
+    let listener = chain(&["CLOSE", "LISTEN", "CLOSE"]);
+    // A socket's address can be reused after it closes: split each socket's changes into
+    // lives, each ending at CLOSE.
+    let mut lives = Vec::new();
+    for changes in by_socket.values() {
+        let mut life = Vec::new();
+        for change in changes {
+            life.push(change.clone());
+            if change.1 == "CLOSE" {
+                lives.push(std::mem::take(&mut life));
+            }
+        }
+        assert!(life.is_empty(), "a socket's life ends at CLOSE: {life:?}");
+    }
+    let mut clients = 0;
+    let mut servers = 0;
+    let mut listeners = 0;
+    let server_ports: BTreeSet<u64> = conns.iter().map(|c| c.server_port).collect();
+    for life in &lives {
+        let states: Vec<(String, String)> = life
+            .iter()
+            .map(|(o, n, ..)| (o.clone(), n.clone()))
+            .collect();
+        if states == client {
+            assert!(server_ports.contains(&life.last().unwrap().3), "{life:?}");
+            clients += 1;
+        } else if states == server {
+            assert!(server_ports.contains(&life.last().unwrap().2), "{life:?}");
+            servers += 1;
+        } else if states == listener {
+            assert!(server_ports.contains(&life[0].2), "{life:?}");
+            listeners += 1;
+        } else {
+            panic!("unexpected changes: {life:?}");
+        }
+    }
+    assert_eq!((clients, servers, listeners), (200, 200, 200));
+    assert_eq!(events.len(), 200 * 12);
+}

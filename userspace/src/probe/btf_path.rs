@@ -1,0 +1,400 @@
+//! Fields reached through BTF: a kernel struct member read through pointers, from the current
+//! task or from a pointer a tracepoint records, with offsets from the running kernel's BTF
+//! (`/sys/kernel/btf/vmlinux`, read once, by btf-rs) at load time.
+//!
+//! Syntax, C's: a base, then at least one `->MEMBER`, and any `.MEMBER`/`->MEMBER` after:
+//!
+//! - `task->real_parent->tgid`: from the current task (`struct task_struct *`);
+//! - `(struct tcp_sock *)skaddr->bytes_received`: from a tracepoint's pointer field, cast
+//!   to the struct it points to (needed when the field is a `void *`);
+//! - `(struct sock *)skaddr->__sk_common.skc_num`: `.` reads a member of an embedded struct;
+//!   members of anonymous structs and unions are found by their own names.
+//!
+//! The value must be an integer, an enum or a pointer (1, 2, 4 or 8 bytes; no bitfields).
+//! At most 3 pointers are followed (`->` after the first), [`MAX_PATH`] offsets in all.
+
+use std::sync::OnceLock;
+
+use btf_rs::{Btf, BtfType, Type};
+use tracekit_common::engine::MAX_PATH;
+
+/// One step of a path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// `->MEMBER`: a member of the struct the value points to.
+    Arrow(String),
+    /// `.MEMBER`: a member of the struct the value is.
+    Dot(String),
+}
+
+/// A parsed path: `(struct CAST *)BASE` and its steps.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PathExpr {
+    /// The struct the base points to, when cast (`tcp_sock`).
+    pub cast: Option<String>,
+    /// `task` or a field's name.
+    pub base: String,
+    /// The steps; the first is an [`Step::Arrow`].
+    pub steps: Vec<Step>,
+}
+
+/// A path resolved against BTF: what the kernel reads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Resolved {
+    /// Byte offsets: a pointer is read at each but the last, the value at the last.
+    pub path: Vec<u32>,
+    /// The value's width in bytes.
+    pub size: u32,
+    /// Whether it is a signed integer.
+    pub signed: bool,
+}
+
+fn is_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Parses `text` as a path; `None` when it is no path (has no `->`), else the path or what
+/// is wrong with it.
+pub fn parse(text: &str) -> Option<Result<PathExpr, String>> {
+    if !text.contains("->") {
+        return None;
+    }
+    Some(parse_path(text.trim()))
+}
+
+fn parse_path(text: &str) -> Result<PathExpr, String> {
+    let bad = |what: &str| {
+        Err(format!(
+            "`{text}`: {what}; a path is task->MEMBER... or (struct NAME *)FIELD->MEMBER..., \
+             with ->MEMBER and .MEMBER steps"
+        ))
+    };
+    let (cast, rest) = match text.strip_prefix('(') {
+        Some(inner) => {
+            let Some((ty, rest)) = inner.split_once(')') else {
+                return bad("the cast has no `)`");
+            };
+            let ty = ty.trim();
+            let Some(name) = ty
+                .strip_prefix("struct ")
+                .and_then(|t| t.trim().strip_suffix('*'))
+                .map(str::trim)
+            else {
+                return bad("a cast is `(struct NAME *)`");
+            };
+            if !is_name(name) {
+                return bad("a cast is `(struct NAME *)`");
+            }
+            (Some(name.to_string()), rest.trim_start())
+        }
+        None => (None, text),
+    };
+    let first = rest.find("->").unwrap_or(rest.len());
+    let base = &rest[..first];
+    if !is_name(base) {
+        return bad("the base is `task` or a field's name");
+    }
+    let mut steps = Vec::new();
+    let mut tail = &rest[first..];
+    while !tail.is_empty() {
+        let (arrow, after) = if let Some(after) = tail.strip_prefix("->") {
+            (true, after)
+        } else if let Some(after) = tail.strip_prefix('.') {
+            (false, after)
+        } else {
+            return bad("steps are ->MEMBER or .MEMBER");
+        };
+        let end = after.find(['-', '.']).unwrap_or(after.len());
+        let member = &after[..end];
+        if !is_name(member) {
+            return bad("a member is a name");
+        }
+        steps.push(if arrow {
+            Step::Arrow(member.to_string())
+        } else {
+            Step::Dot(member.to_string())
+        });
+        tail = &after[end..];
+    }
+    Ok(PathExpr {
+        cast,
+        base: base.to_string(),
+        steps,
+    })
+}
+
+/// The running kernel's BTF, read once; `None` without it.
+pub fn kernel_btf() -> Option<&'static Btf> {
+    static BTF: OnceLock<Option<Btf>> = OnceLock::new();
+    BTF.get_or_init(|| Btf::from_file("/sys/kernel/btf/vmlinux").ok())
+        .as_ref()
+}
+
+/// Through typedefs and qualifiers.
+fn strip(btf: &Btf, mut ty: Type) -> Type {
+    for _ in 0..32 {
+        ty = match &ty {
+            Type::Typedef(t) => btf.resolve_chained_type(t),
+            Type::Const(t) => btf.resolve_chained_type(t),
+            Type::Volatile(t) => btf.resolve_chained_type(t),
+            Type::Restrict(t) => btf.resolve_chained_type(t),
+            Type::TypeTag(t) => btf.resolve_chained_type(t),
+            _ => return ty,
+        }
+        .unwrap_or(Type::Void);
+    }
+    ty
+}
+
+/// Member `name` of struct or union `ty`: its byte offset and type, looking inside
+/// anonymous members.
+fn member(btf: &Btf, ty: &Type, name: &str, depth: u32) -> Result<Option<(u32, Type)>, String> {
+    let (Type::Struct(s) | Type::Union(s)) = ty else {
+        return Ok(None);
+    };
+    for m in &s.members {
+        let own = btf.resolve_name(m).unwrap_or_default();
+        let mty = btf.resolve_chained_type(m).map_err(|e| e.to_string())?;
+        if own == name {
+            if m.bitfield_size().is_some_and(|bits| bits != 0) || m.bit_offset() % 8 != 0 {
+                return Err(format!("`{name}` is a bitfield, which paths cannot read"));
+            }
+            return Ok(Some((m.bit_offset() / 8, mty)));
+        }
+        if own.is_empty()
+            && depth < 8
+            && let Some((inner, found)) = member(btf, &strip(btf, mty), name, depth + 1)?
+        {
+            return Ok(Some((m.bit_offset() / 8 + inner, found)));
+        }
+    }
+    Ok(None)
+}
+
+/// The struct named `name`.
+fn struct_named(btf: &Btf, name: &str) -> Result<Type, String> {
+    btf.resolve_types_by_name(name)
+        .ok()
+        .and_then(|types| {
+            types
+                .into_iter()
+                .find(|t| matches!(t, Type::Struct(_) | Type::Union(_)))
+        })
+        .ok_or_else(|| format!("the kernel's BTF has no `struct {name}`"))
+}
+
+/// Resolves `steps` from a pointer to `struct start` against `btf`.
+///
+/// # Errors
+/// What is wrong, naming the struct or member: no such member, not a pointer, a struct
+/// where a value is read, a bitfield, more than [`MAX_PATH`] offsets.
+pub fn resolve(btf: &Btf, start: &str, steps: &[Step]) -> Result<Resolved, String> {
+    let mut pointee = struct_named(btf, start)?;
+    let mut current = Type::Void;
+    let mut at = 0u32;
+    let mut path = Vec::new();
+    let mut shown = format!("(struct {start} *)");
+    for (i, step) in steps.iter().enumerate() {
+        let (container, name) = match step {
+            Step::Arrow(name) => {
+                if i > 0 {
+                    let Type::Ptr(ptr) = strip(btf, current.clone()) else {
+                        return Err(format!("`{shown}` is not a pointer; use .{name}"));
+                    };
+                    path.push(at);
+                    at = 0;
+                    pointee = strip(btf, btf.resolve_chained_type(&ptr).unwrap_or(Type::Void));
+                }
+                shown.push_str("->");
+                (pointee.clone(), name)
+            }
+            Step::Dot(name) => {
+                if i == 0 {
+                    return Err(format!("`{shown}` is a pointer; use ->{name}"));
+                }
+                shown.push('.');
+                (strip(btf, current.clone()), name)
+            }
+        };
+        if !matches!(container, Type::Struct(_) | Type::Union(_)) {
+            return Err(format!(
+                "`{shown}{name}`: what comes before is not a struct"
+            ));
+        }
+        let Some((offset, ty)) = member(btf, &container, name, 0)? else {
+            let struct_name = btf
+                .resolve_name(match &container {
+                    Type::Struct(s) | Type::Union(s) => s as &dyn BtfType,
+                    _ => unreachable!("checked above"),
+                })
+                .unwrap_or_default();
+            return Err(format!("`struct {struct_name}` has no member `{name}`"));
+        };
+        shown.push_str(name);
+        at += offset;
+        current = ty;
+    }
+    path.push(at);
+    if path.len() > MAX_PATH {
+        return Err(format!(
+            "`{shown}` follows {} pointers; at most {} are followed",
+            path.len() - 1,
+            MAX_PATH - 1
+        ));
+    }
+    let (size, signed) = match strip(btf, current) {
+        Type::Int(int) => (int.size() as u32, int.is_signed()),
+        Type::Enum(e) => (e.size() as u32, false),
+        Type::Enum64(e) => (e.size() as u32, false),
+        Type::Ptr(_) => (8, false),
+        _ => {
+            return Err(format!(
+                "`{shown}` is not an integer, enum or pointer; name one of its members"
+            ));
+        }
+    };
+    if !matches!(size, 1 | 2 | 4 | 8) {
+        return Err(format!(
+            "`{shown}` is {size} bytes; paths read 1, 2, 4 or 8"
+        ));
+    }
+    Ok(Resolved { path, size, signed })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_parse_exactly() {
+        assert_eq!(parse("comm"), None);
+        assert_eq!(
+            parse("task->real_parent->tgid"),
+            Some(Ok(PathExpr {
+                cast: None,
+                base: "task".into(),
+                steps: vec![
+                    Step::Arrow("real_parent".into()),
+                    Step::Arrow("tgid".into())
+                ],
+            }))
+        );
+        assert_eq!(
+            parse("(struct sock *)skaddr->__sk_common.skc_num"),
+            Some(Ok(PathExpr {
+                cast: Some("sock".into()),
+                base: "skaddr".into(),
+                steps: vec![
+                    Step::Arrow("__sk_common".into()),
+                    Step::Dot("skc_num".into())
+                ],
+            }))
+        );
+        assert_eq!(
+            parse("(struct tcp_sock*)skaddr->bytes_received")
+                .unwrap()
+                .unwrap()
+                .cast
+                .as_deref(),
+            Some("tcp_sock")
+        );
+        let rule = "; a path is task->MEMBER... or (struct NAME *)FIELD->MEMBER..., with \
+                    ->MEMBER and .MEMBER steps";
+        for (text, what) in [
+            ("(sock *)skaddr->x", "a cast is `(struct NAME *)`"),
+            ("(struct sock *skaddr->x", "the cast has no `)`"),
+            ("->x", "the base is `task` or a field's name"),
+            ("task->", "a member is a name"),
+            ("task->a-b", "steps are ->MEMBER or .MEMBER"),
+            ("task->a..b", "a member is a name"),
+        ] {
+            assert_eq!(
+                parse(text),
+                Some(Err(format!("`{text}`: {what}{rule}"))),
+                "{text}"
+            );
+        }
+    }
+
+    /// A path is one name in the filter language too.
+    #[test]
+    fn paths_are_filter_names() {
+        let expr = crate::probe::filter::parse(
+            "task->real_parent->tgid == 1 && sk->__sk_common.skc_num > 0 && x.y == 2",
+        );
+        let names = expr.map(|e| crate::probe::filter::fields(&e));
+        assert!(names.is_err(), "x.y is no name: {names:?}");
+        let expr = crate::probe::filter::parse(
+            "task->real_parent->tgid == 1 && sk->__sk_common.skc_num > 0",
+        )
+        .unwrap();
+        assert_eq!(
+            crate::probe::filter::fields(&expr),
+            ["task->real_parent->tgid", "sk->__sk_common.skc_num"]
+        );
+    }
+
+    /// Against this machine's kernel, when it has BTF: offsets differ between kernels, so
+    /// the shape is exact and the offsets are checked against each other.
+    #[test]
+    fn paths_resolve_against_kernel_btf() {
+        let Some(btf) = kernel_btf() else {
+            eprintln!("skipped: no /sys/kernel/btf/vmlinux");
+            return;
+        };
+        let steps = |text: &str| parse(text).unwrap().unwrap().steps;
+        let ppid = resolve(btf, "task_struct", &steps("task->real_parent->tgid")).unwrap();
+        let pid = resolve(btf, "task_struct", &steps("task->tgid")).unwrap();
+        assert_eq!(ppid.path.len(), 2);
+        assert_eq!(ppid.path[1], pid.path[0]);
+        assert_eq!((ppid.size, ppid.signed), (4, true));
+        // skc_num is in an anonymous struct of an anonymous union of `struct sock_common`.
+        let port = resolve(btf, "sock", &steps("x->__sk_common.skc_num")).unwrap();
+        let common = resolve(btf, "sock_common", &steps("x->skc_num")).unwrap();
+        assert_eq!(port, common, "__sk_common is struct sock's first member");
+        assert_eq!((port.path.len(), port.size, port.signed), (1, 2, false));
+        assert_eq!(
+            resolve(btf, "sock", &steps("x->skc_num")),
+            Err("`struct sock` has no member `skc_num`".into())
+        );
+        let rx = resolve(btf, "tcp_sock", &steps("x->bytes_received")).unwrap();
+        assert_eq!((rx.path.len(), rx.size), (1, 8));
+        assert_eq!(
+            resolve(btf, "task_struct", &steps("task->nope")),
+            Err("`struct task_struct` has no member `nope`".into())
+        );
+        assert_eq!(
+            resolve(btf, "task_struct", &steps("task->tgid->x")),
+            Err("`(struct task_struct *)->tgid` is not a pointer; use .x".into())
+        );
+        assert_eq!(
+            resolve(btf, "task_struct", &steps("task->real_parent")).map(|r| r.size),
+            Ok(8)
+        );
+        assert_eq!(
+            resolve(btf, "task_struct", &steps("task->se")),
+            Err(
+                "`(struct task_struct *)->se` is not an integer, enum or pointer; name one of \
+                 its members"
+                    .into()
+            )
+        );
+        assert_eq!(
+            resolve(btf, "nope_struct", &steps("task->x")),
+            Err("the kernel's BTF has no `struct nope_struct`".into())
+        );
+        let deep = steps("task->real_parent->real_parent->real_parent->real_parent->tgid");
+        assert_eq!(
+            resolve(btf, "task_struct", &deep),
+            Err(
+                "`(struct task_struct *)->real_parent->real_parent->real_parent->real_parent->tgid` \
+                 follows 4 pointers; at most 3 are followed"
+                    .into()
+            )
+        );
+    }
+}
