@@ -44,6 +44,12 @@ fn main() -> anyhow::Result<()> {
         .canonicalize()
         .with_context(|| format!("finding {}", ebpf_dir.display()))?;
     let root_dir = root_dir.to_str().context("ebpf/ path is not UTF-8")?;
+    // The kernel programs include common/'s types (the plan's layout): a change there must
+    // rebuild them too, or the loader and the object disagree on a map's value size.
+    println!(
+        "cargo:rerun-if-changed={}",
+        ebpf_dir.parent().context("ebpf/ has no parent")?.join("common").display()
+    );
     aya_build::build_ebpf(
         [aya_build::Package {
             name: "tracekit-ebpf",
