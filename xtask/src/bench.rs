@@ -17,7 +17,7 @@ use clap::Subcommand;
 use crate::util::{Cmd, find_program, workspace_root};
 
 /// The benchmarks.
-#[derive(Clone, Copy, Debug, Subcommand)]
+#[derive(Clone, Debug, Subcommand)]
 pub enum Bench {
     /// Whole-machine profile at 999 Hz while two CPU burners keep both CPUs busy: each
     /// tool's CPU time and peak RSS (symbolizing and writing included), the burners' work
@@ -29,6 +29,14 @@ pub enum Bench {
         /// Rounds (each runs every tool once, interleaved)
         #[arg(long, default_value_t = 5)]
         rounds: usize,
+        /// Also measure this tracekit binary in the same rounds (the static build of
+        /// `cargo xtask dist`, target/x86_64-unknown-linux-musl/release/tracekit)
+        #[arg(long, value_name = "BINARY")]
+        compare: Option<PathBuf>,
+        /// Only tracekit's rows, not perf's and bpftrace's (perf script of a dwarf
+        /// perf.data can take minutes per round)
+        #[arg(long)]
+        tracekit_only: bool,
     },
     /// A loop of getppid() alone and under syscount, perf stat and bpftrace: the time each
     /// adds per syscall
@@ -39,6 +47,27 @@ pub enum Bench {
         /// Rounds (each runs every configuration once, interleaved)
         #[arg(long, default_value_t = 15)]
         rounds: usize,
+    },
+    /// The engine's plans on a getppid() loop against an empty program on the raw and on
+    /// the classic tracepoint (the floors), perf stat and bpftrace; funclatency on a uprobe;
+    /// events streamed by trace, perf trace and bpftrace printf; the exporter's memory per
+    /// metric; the time `stat -e 'syscalls:sys_enter_*'` takes
+    Engine {
+        /// getppid() calls per run
+        #[arg(long, default_value_t = 2_000_000)]
+        calls: u64,
+        /// Rounds (each runs every plan once, interleaved)
+        #[arg(long, default_value_t = 7)]
+        rounds: usize,
+        /// Calls of the uprobed function per run
+        #[arg(long, default_value_t = 200_000)]
+        uprobe_calls: u64,
+        /// getppid() calls per streaming run
+        #[arg(long, default_value_t = 1_000_000)]
+        stream_calls: u64,
+        /// Rounds of the streaming runs
+        #[arg(long, default_value_t = 3)]
+        stream_rounds: usize,
     },
     /// `profile -a -i 1`, `hist ... --by comm -i 1` and `offcpu -i 1` for MINUTES under
     /// process and thread churn (`/bin/true` 100 times a second among it): RSS and CPU every
@@ -70,8 +99,29 @@ pub enum Bench {
 
 pub fn run(bench: Bench, tracekit: &Path) -> Result<()> {
     match bench {
-        Bench::Profile { seconds, rounds } => profile(tracekit, seconds, rounds),
+        Bench::Profile {
+            seconds,
+            rounds,
+            compare,
+            tracekit_only,
+        } => profile(tracekit, compare.as_deref(), tracekit_only, seconds, rounds),
         Bench::Syscount { calls, rounds } => syscount(tracekit, calls, rounds),
+        Bench::Engine {
+            calls,
+            rounds,
+            uprobe_calls,
+            stream_calls,
+            stream_rounds,
+        } => crate::engine_bench::engine(
+            tracekit,
+            &crate::engine_bench::Sizes {
+                calls,
+                rounds,
+                uprobe_calls,
+                stream_calls,
+                stream_rounds,
+            },
+        ),
         Bench::Soak { minutes } => {
             crate::soak::soak(tracekit, &build_fixture("tk_churn")?, minutes)
         }
@@ -93,7 +143,7 @@ pub fn run(bench: Bench, tracekit: &Path) -> Result<()> {
 }
 
 /// Compiles a fixture from tests/fixtures into target/bench.
-fn build_fixture(name: &str) -> Result<PathBuf> {
+pub(crate) fn build_fixture(name: &str) -> Result<PathBuf> {
     let root = workspace_root();
     let dir = root.join("target/bench");
     std::fs::create_dir_all(&dir)?;
@@ -106,19 +156,13 @@ fn build_fixture(name: &str) -> Result<PathBuf> {
     Ok(binary)
 }
 
-/// One way of watching the syscall loop.
-struct Watcher {
-    name: &'static str,
-    /// The command, or None for the loop alone.
-    command: Option<Vec<String>>,
-    /// A line on stderr (true) or stdout that says it is attached.
-    ready: Option<(&'static str, bool)>,
-    /// Perf event fds it holds once attached, when its line comes before attaching.
-    perf_event_fds: usize,
-}
-
-fn syscount(tracekit: &Path, calls: u64, rounds: usize) -> Result<()> {
-    let fixture = build_fixture("tk_syscalls")?;
+/// Builds the `bench_floor` example (empty programs on a hook) and returns its path;
+/// `TRACEKIT_BENCH_FLOOR=PATH` names one built before (its programs are the same in any
+/// build, only their loader differs).
+pub(crate) fn build_floor() -> Result<PathBuf> {
+    if let Some(floor) = std::env::var_os("TRACEKIT_BENCH_FLOOR") {
+        return Ok(floor.into());
+    }
     crate::util::cargo()
         .args([
             "build",
@@ -130,7 +174,23 @@ fn syscount(tracekit: &Path, calls: u64, rounds: usize) -> Result<()> {
         ])
         .env("TRACEKIT_EBPF", "require")
         .run()?;
-    let floor = workspace_root().join("target/release/examples/bench_floor");
+    Ok(workspace_root().join("target/release/examples/bench_floor"))
+}
+
+/// One way of watching a loop.
+pub(crate) struct Watcher {
+    pub name: &'static str,
+    /// The command, or None for the loop alone.
+    pub command: Option<Vec<String>>,
+    /// A line on stderr (true) or stdout that says it is attached.
+    pub ready: Option<(&'static str, bool)>,
+    /// Perf event fds it holds once attached, when its line comes before attaching.
+    pub perf_event_fds: usize,
+}
+
+fn syscount(tracekit: &Path, calls: u64, rounds: usize) -> Result<()> {
+    let fixture = build_fixture("tk_syscalls")?;
+    let floor = build_floor()?;
     let tk = tracekit.display().to_string();
     let mut watchers = vec![
         Watcher {
@@ -237,54 +297,15 @@ fn syscount(tracekit: &Path, calls: u64, rounds: usize) -> Result<()> {
     eprintln!(
         "xtask: bench syscount: {rounds} rounds of {calls} getppid() calls per configuration"
     );
-    let mut ns_per_call: Vec<Vec<f64>> = vec![Vec::new(); watchers.len()];
-    for round in 1..=rounds {
-        eprintln!("xtask: bench syscount: round {round}/{rounds}");
-        for offset in 0..watchers.len() {
-            let index = (offset + round) % watchers.len();
-            let watcher = &watchers[index];
-            let child = match &watcher.command {
-                Some(argv) => {
-                    let mut command = Command::new(&argv[0]);
-                    command.args(&argv[1..]);
-                    let streams = |on_stderr: bool| {
-                        if on_stderr {
-                            (Stdio::null(), Stdio::piped())
-                        } else {
-                            (Stdio::piped(), Stdio::null())
-                        }
-                    };
-                    let (out, err) = match watcher.ready {
-                        Some((_, on_stderr)) => streams(on_stderr),
-                        None => (Stdio::null(), Stdio::null()),
-                    };
-                    command.stdout(out).stderr(err);
-                    Some(start_until(&mut command, watcher.ready, watcher.perf_event_fds)?.0)
-                }
-                None => None,
-            };
-            let started = Instant::now();
-            let status = Command::new(&fixture)
-                .arg(calls.to_string())
-                .stdout(Stdio::null())
-                .status()?;
-            let elapsed = started.elapsed();
-            if !status.success() {
-                bail!("tk_syscalls failed");
-            }
-            if let Some(child) = child {
-                stop(child)?;
-            }
-            ns_per_call[index].push(elapsed.as_secs_f64() * 1e9 / calls as f64);
-        }
-    }
-    let alone = median(ns_per_call[0].clone());
+    let medians = time_watchers("syscount", &watchers, rounds, || {
+        getppid_loop(&fixture, calls)
+    })?;
+    let alone = medians[0];
     println!(
         "\n| getppid() loop, {calls} calls, {rounds} rounds, medians | ns per call | added ns per syscall |"
     );
     println!("|---|---|---|");
-    for (watcher, samples) in watchers.iter().zip(&ns_per_call) {
-        let ns = median(samples.clone());
+    for (watcher, &ns) in watchers.iter().zip(&medians) {
         println!(
             "| {} | {ns:.0} | {} |",
             watcher.name,
@@ -296,6 +317,58 @@ fn syscount(tracekit: &Path, calls: u64, rounds: usize) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// Times `workload` (ns per operation) alone or under each watcher, `rounds` times with
+/// the order rotated each round; returns each watcher's median.
+pub(crate) fn time_watchers(
+    bench: &str,
+    watchers: &[Watcher],
+    rounds: usize,
+    mut workload: impl FnMut() -> Result<f64>,
+) -> Result<Vec<f64>> {
+    let mut ns_per_op: Vec<Vec<f64>> = vec![Vec::new(); watchers.len()];
+    for round in 1..=rounds {
+        eprintln!("xtask: bench {bench}: round {round}/{rounds}");
+        for offset in 0..watchers.len() {
+            let index = (offset + round) % watchers.len();
+            let watcher = &watchers[index];
+            let child = match &watcher.command {
+                Some(argv) => {
+                    let mut command = Command::new(&argv[0]);
+                    command.args(&argv[1..]);
+                    let (out, err) = match watcher.ready {
+                        Some((_, true)) => (Stdio::null(), Stdio::piped()),
+                        Some((_, false)) => (Stdio::piped(), Stdio::null()),
+                        None => (Stdio::null(), Stdio::null()),
+                    };
+                    command.stdout(out).stderr(err);
+                    Some(start_until(&mut command, watcher.ready, watcher.perf_event_fds)?.0)
+                }
+                None => None,
+            };
+            let ns = workload();
+            if let Some(child) = child {
+                stop(child)?;
+            }
+            ns_per_op[index].push(ns.with_context(|| format!("under {}", watcher.name))?);
+        }
+    }
+    Ok(ns_per_op.into_iter().map(median).collect())
+}
+
+/// Runs `tk_syscalls CALLS` and returns its wall time per call in ns.
+pub(crate) fn getppid_loop(fixture: &Path, calls: u64) -> Result<f64> {
+    let started = Instant::now();
+    let status = Command::new(fixture)
+        .arg(calls.to_string())
+        .stdout(Stdio::null())
+        .status()?;
+    let elapsed = started.elapsed();
+    if !status.success() {
+        bail!("tk_syscalls failed");
+    }
+    Ok(elapsed.as_secs_f64() * 1e9 / calls as f64)
 }
 
 /// CPU time and peak RSS of a process tree's parts, as `wait4(2)` reports them.
@@ -354,7 +427,17 @@ fn try_wait_usage(child: &Child, flags: i32) -> Result<Option<(i32, Usage)>> {
 /// Ends a watcher as Ctrl-C would and reaps it: closes its stdin (bench_floor waits on it)
 /// and sends SIGINT, again each second, since a SIGINT that lands while bpftrace sets up its
 /// poll loop is lost; SIGKILL and an error after 30 s.
-pub(crate) fn stop(mut child: Child) -> Result<(i32, Usage)> {
+pub(crate) fn stop(child: Child) -> Result<(i32, Usage)> {
+    stop_with(child, true)
+}
+
+/// [`stop`] with one SIGINT: a second one ends tracekit at once, before it has written what
+/// it collected, and writing a profile takes more than a second on a loaded machine.
+pub(crate) fn stop_once(child: Child) -> Result<(i32, Usage)> {
+    stop_with(child, false)
+}
+
+fn stop_with(mut child: Child, resend: bool) -> Result<(i32, Usage)> {
     drop(child.stdin.take());
     let started = Instant::now();
     let mut signalled: Option<Instant> = None;
@@ -367,7 +450,7 @@ pub(crate) fn stop(mut child: Child) -> Result<(i32, Usage)> {
             let _ = child.wait();
             bail!("pid {} did not end within 30 s of SIGINT", child.id());
         }
-        if signalled.is_none_or(|at| at.elapsed() >= Duration::from_secs(1)) {
+        if signalled.is_none_or(|at| resend && at.elapsed() >= Duration::from_secs(1)) {
             // SAFETY: kill(2) on our own child, not yet reaped.
             unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
             signalled = Some(Instant::now());
@@ -392,7 +475,7 @@ fn run_measured(command: &mut Command, stdout: &Path) -> Result<Usage> {
 
 /// Starts a command and waits until `ready` appears in the stream it names, then until it
 /// holds `perf_event_fds` perf event fds.
-fn start_until(
+pub(crate) fn start_until(
     command: &mut Command,
     ready: Option<(&str, bool)>,
     perf_event_fds: usize,
@@ -424,8 +507,14 @@ fn start_collecting(
         .spawn()
         .with_context(|| format!("starting {command:?}"))?;
     let Some((needle, on_stderr)) = ready else {
-        // No readiness signal (perf record): give it a second.
+        // No readiness signal (perf record): give it a second, and its perf events.
         std::thread::sleep(Duration::from_secs(1));
+        while count_perf_event_fds(child.id()) < perf_event_fds {
+            if started.elapsed() > Duration::from_secs(60) {
+                bail!("{command:?} never attached its {perf_event_fds} perf events");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
         return Ok((child, Duration::ZERO));
     };
     let stream: Box<dyn std::io::Read + Send> = if on_stderr {
@@ -465,12 +554,12 @@ fn start_collecting(
 }
 
 /// The number of online CPUs.
-fn online_cpus() -> usize {
+pub(crate) fn online_cpus() -> usize {
     std::thread::available_parallelism().map_or(1, usize::from)
 }
 
 /// How many perf event fds `pid` holds (tracepoint and perf event attachments).
-fn count_perf_event_fds(pid: u32) -> usize {
+pub(crate) fn count_perf_event_fds(pid: u32) -> usize {
     std::fs::read_dir(format!("/proc/{pid}/fd"))
         .map(|entries| {
             entries
@@ -511,12 +600,25 @@ struct Sample {
     startup: Duration,
 }
 
-fn profile(tracekit: &Path, seconds: f64, rounds: usize) -> Result<()> {
+/// The row names of the second tracekit binary (`--compare`).
+const COMPARED: [&str; 2] = [
+    "compared binary (--call-graph dwarf)",
+    "compared binary --call-graph fp",
+];
+
+fn profile(
+    tracekit: &Path,
+    compare: Option<&Path>,
+    tracekit_only: bool,
+    seconds: f64,
+    rounds: usize,
+) -> Result<()> {
     let dir = workspace_root().join("target/bench");
     let burner = build_fixture("tk_burner")?;
 
-    let perf = find_program("perf");
-    let bpftrace = find_program("bpftrace");
+    let others = |program| find_program(program).filter(|_| !tracekit_only);
+    let perf = others("perf");
+    let bpftrace = others("bpftrace");
     let collapse = match &perf {
         Some(_) => Some(inferno_collapse_perf()?),
         None => None,
@@ -527,12 +629,12 @@ fn profile(tracekit: &Path, seconds: f64, rounds: usize) -> Result<()> {
         if perf.is_some() {
             "yes"
         } else {
-            "not installed"
+            "not run (--tracekit-only or not installed)"
         },
         if bpftrace.is_some() {
             "yes"
         } else {
-            "not installed"
+            "not run (--tracekit-only or not installed)"
         }
     );
 
@@ -543,6 +645,16 @@ fn profile(tracekit: &Path, seconds: f64, rounds: usize) -> Result<()> {
         ("tracekit (--call-graph dwarf, the default)", Vec::new()),
         ("tracekit --call-graph fp", Vec::new()),
     ];
+    if let Some(compare) = compare {
+        eprintln!(
+            "xtask: bench profile: also {} (rows \"{}\")",
+            compare.display(),
+            COMPARED[0]
+        );
+        for name in COMPARED {
+            results.push((name, Vec::new()));
+        }
+    }
     if perf.is_some() {
         results.push((
             "perf record -g + perf script + inferno-collapse-perf",
@@ -569,11 +681,15 @@ fn profile(tracekit: &Path, seconds: f64, rounds: usize) -> Result<()> {
         for index in order {
             let (name, samples) = &mut results[index];
             let sample = match *name {
-                tool if tool.starts_with("tracekit") => {
+                tool if tool.starts_with("tracekit") || COMPARED.contains(&tool) => {
                     let out = dir.join("tracekit.folded");
                     let call_graph = if tool.contains("fp") { "fp" } else { "dwarf" };
+                    let binary = match compare {
+                        Some(compare) if COMPARED.contains(&tool) => compare,
+                        _ => tracekit,
+                    };
                     let (child, startup) = start_collecting(
-                        Command::new(tracekit)
+                        Command::new(binary)
                             .args(["profile", "-a", "-F", "999", "-v", "--call-graph"])
                             .arg(call_graph)
                             .arg("-o")
@@ -585,7 +701,7 @@ fn profile(tracekit: &Path, seconds: f64, rounds: usize) -> Result<()> {
                         Some(("unwind tables: ", tables.clone())),
                     )?;
                     let rate = burn(&burner, seconds)?;
-                    let (code, usage) = stop(child)?;
+                    let (code, usage) = stop_once(child)?;
                     if code != 0 {
                         bail!("tracekit exited with {code}");
                     }

@@ -45,6 +45,76 @@ pub fn run() -> Result<(PathBuf, PathBuf)> {
     Ok((shipped, deb))
 }
 
+/// `cargo xtask dist --check`: what a user does with the two files. `ldd` calls the binary
+/// static; it runs `profile -a` and `count` in the 6.1 VM; the .deb installs with `dpkg -i`
+/// into a scratch root (`target/dist/check-root`, its own dpkg database), where
+/// `man tracekit-profile` finds and formats its page; `dpkg -r` removes it again.
+pub fn check(binary: &Path, deb: &Path) -> Result<()> {
+    let ldd = std::process::Command::new("ldd").arg(binary).output()?;
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&ldd.stdout),
+        String::from_utf8_lossy(&ldd.stderr)
+    );
+    if !said.contains("statically linked") && !said.contains("not a dynamic executable") {
+        bail!("ldd {}: {}", binary.display(), said.trim());
+    }
+    eprintln!("xtask: dist --check: ldd: {}", said.trim());
+
+    let root = workspace_root().join("target/dist/check-root");
+    let _ = fs::remove_dir_all(&root);
+    let admin = root.join("var/lib/dpkg");
+    for sub in ["updates", "info"] {
+        fs::create_dir_all(admin.join(sub))?;
+    }
+    fs::write(admin.join("status"), "")?;
+    let dpkg = |args: &[&str]| {
+        Cmd::new("dpkg")
+            .arg(format!("--root={}", root.display()))
+            // The package has no maintainer scripts: none to run in the scratch root.
+            .arg("--force-script-chrootless")
+            .args(args)
+            .run()
+    };
+    dpkg(&["-i", &deb.display().to_string()]).context("dpkg -i")?;
+    let installed = root.join("usr/bin/tracekit");
+    if !installed.exists() {
+        bail!("dpkg -i left no {}", installed.display());
+    }
+    let page = Cmd::new("man")
+        .args(["-P", "cat", "tracekit-profile"])
+        .env("MANPATH", root.join("usr/share/man"))
+        .env("MANWIDTH", "80")
+        .stdout_only()
+        .context("man tracekit-profile")?;
+    for needle in ["tracekit-profile", "--call-graph", "EXAMPLES"] {
+        if !page.contains(needle) {
+            bail!("man tracekit-profile does not show {needle:?}");
+        }
+    }
+    eprintln!(
+        "xtask: dist --check: dpkg -i installed {} files; man tracekit-profile: {} lines",
+        Cmd::new("dpkg")
+            .arg(format!("--root={}", root.display()))
+            .args(["-L", "tracekit"])
+            .stdout_only()?
+            .lines()
+            .filter(|l| root.join(l.trim_start_matches('/')).is_file())
+            .count(),
+        page.lines().count()
+    );
+    dpkg(&["-r", "tracekit"]).context("dpkg -r")?;
+    if installed.exists() {
+        bail!("dpkg -r left {}", installed.display());
+    }
+
+    if !vm::smoke(binary)? {
+        bail!("the static binary failed profile -a or count in the 6.1 VM");
+    }
+    eprintln!("xtask: dist --check: ldd, dpkg -i, man, dpkg -r and the 6.1 VM: all pass");
+    Ok(())
+}
+
 /// Writes `dist/man` and `dist/completions` from the clap definitions.
 fn regenerate_docs() -> Result<()> {
     eprintln!("xtask: dist: man pages and completions (dist/man, dist/completions)");

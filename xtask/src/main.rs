@@ -10,6 +10,7 @@
 
 mod bench;
 mod dist;
+mod engine_bench;
 mod exporter_bench;
 mod fuzz;
 mod setup;
@@ -37,10 +38,12 @@ EXAMPLES:
   cargo xtask test --integration-only exporter     # integration tests matching a name
   cargo xtask test --vm                            # kprobe/fentry tests in Debian kernels
   cargo xtask bench profile                        # tracekit vs perf vs bpftrace
+  cargo xtask bench engine                         # ns per event of each plan vs the floor
   cargo xtask bench soak --minutes 60              # memory and CPU over an hour of churn
   cargo xtask bench exporter --minutes 60          # the exporter's memory, CPU, scrape time
   cargo xtask fuzz --seconds 60                    # fuzz the filter and probe parsers
-  cargo xtask dist                                 # static binary + .deb in target/dist/"
+  cargo xtask dist                                 # static binary + .deb in target/dist/
+  cargo xtask dist --check                         # ... then ldd, dpkg -i, man, the 6.1 VM"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -104,7 +107,13 @@ enum Command {
     },
     /// Regenerate dist/man and dist/completions, then build a static binary
     /// (x86_64-unknown-linux-musl) and a .deb into target/dist/
-    Dist,
+    Dist {
+        /// Then check them: ldd calls the binary static, it runs `profile -a` and `count`
+        /// in the 6.1 VM, and the .deb installs with dpkg -i (into a scratch root) where
+        /// `man tracekit-profile` works, and removes with dpkg -r
+        #[arg(long)]
+        check: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -167,9 +176,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
             setup::ensure()?;
             fuzz::run(&targets, seconds)?;
         }
-        Command::Dist => {
+        Command::Dist { check } => {
             setup::ensure()?;
-            dist::run()?;
+            let (binary, deb) = dist::run()?;
+            if check {
+                dist::check(&binary, &deb)?;
+            }
         }
     }
     Ok(ExitCode::SUCCESS)
