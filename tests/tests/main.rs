@@ -4,6 +4,7 @@
 mod engine;
 mod everyday;
 mod exporter;
+mod hooks;
 mod hostile;
 mod interp;
 mod interp_rb_php;

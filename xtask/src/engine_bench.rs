@@ -61,6 +61,17 @@ pub fn engine(tracekit: &Path, sizes: &Sizes) -> Result<()> {
         ready: Some(("Hit Ctrl-C", true)),
         perf_event_fds: 0,
     };
+    // A plan kept on classic tracepoints (TRACEKIT_CLASSIC_TRACEPOINTS).
+    let classic = |name, args: &[&str]| {
+        let mut watcher = watcher(name, args);
+        if let Some(command) = &mut watcher.command {
+            command.splice(
+                0..0,
+                ["env", "TRACEKIT_CLASSIC_TRACEPOINTS=1"].map(String::from),
+            );
+        }
+        watcher
+    };
 
     // The getppid() loop: plans against the floors.
     let mut watchers = vec![
@@ -110,6 +121,26 @@ pub fn engine(tracekit: &Path, sizes: &Sizes) -> Result<()> {
         watcher(
             "count raw_syscalls:sys_enter --by pid,comm (two keys)",
             &["count", "raw_syscalls:sys_enter", "--by", "pid,comm"],
+        ),
+        // The same plans kept on the classic tracepoint, beside them (the general path).
+        classic(
+            "count raw_syscalls:sys_enter, classic tracepoint",
+            &["count", "raw_syscalls:sys_enter"],
+        ),
+        classic(
+            "count raw_syscalls:sys_enter --by pid, classic tracepoint",
+            &["count", "raw_syscalls:sys_enter", "--by", "pid"],
+        ),
+        classic(
+            "hist raw_syscalls:sys_enter --value id --filter 'id == 110', classic tracepoint",
+            &[
+                "hist",
+                "raw_syscalls:sys_enter",
+                "--value",
+                "id",
+                "--filter",
+                "id == 110",
+            ],
         ),
     ];
     if let Some(perf) = &perf {

@@ -3,8 +3,10 @@
 
 use aya::programs::RawTracePoint as AyaRawTracePoint;
 
-use super::{AttachPoint, Role};
-use crate::{Result, engine::Engine, engine::plan::fast_count_arg1, error::Context as _};
+use super::{AttachPoint, Role, tracepoint::Tracepoints};
+use crate::{
+    Result, engine::Engine, engine::plan::fast_count_arg1, error::Context as _, probe::Tracepoint,
+};
 
 /// A stage on one raw tracepoint, by its name (`sys_enter`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -12,28 +14,110 @@ pub struct RawTracepoint(pub String);
 
 impl AttachPoint for RawTracepoint {
     fn attach(&self, engine: &mut Engine, role: Role) -> Result<()> {
-        let name = &self.0;
-        let program = match role {
-            Role::Start => "engine_raw_tp_start",
-            // Counting by argument 1 into the array needs no interpreter (syscount).
-            Role::Main if fast_count_arg1(&engine.plan) => "engine_raw_tp_count_arg1",
-            Role::Main => "engine_raw_tp",
-        };
-        let program: &mut AyaRawTracePoint = engine
-            .ebpf()?
-            .program_mut(program)
-            .expect("program in object")
-            .try_into()
-            .context("raw tracepoint program type")?;
+        attach_raw(engine, role, &self.0)
+    }
+}
+
+/// Loads the stage's raw tracepoint program and attaches it to raw tracepoint `name`.
+fn attach_raw(engine: &mut Engine, role: Role, name: &str) -> Result<()> {
+    let program = match role {
+        Role::Start => "engine_raw_tp_start",
+        // Counting by argument 1 into the array needs no interpreter (syscount).
+        Role::Main if fast_count_arg1(&engine.plan) => "engine_raw_tp_count_arg1",
+        Role::Main => "engine_raw_tp",
+    };
+    let program: &mut AyaRawTracePoint = engine
+        .ebpf()?
+        .program_mut(program)
+        .expect("program in object")
+        .try_into()
+        .context("raw tracepoint program type")?;
+    if program.fd().is_err() {
         program.load().with_context(|| {
             format!(
                 "loading the engine for raw tracepoint {}",
                 crate::error::quote(name)
             )
         })?;
-        program.attach(name).with_context(|| {
-            format!("attaching to raw tracepoint {}", crate::error::quote(name))
-        })?;
+    }
+    program
+        .attach(name)
+        .with_context(|| format!("attaching to raw tracepoint {}", crate::error::quote(name)))?;
+    Ok(())
+}
+
+/// A stage on one classic tracepoint whose plan reads nothing of its record (counts, `--by
+/// pid/tid/cpu/comm/cgroup`, user stacks): attached as the raw tracepoint of the same name,
+/// where the kernel builds no record (the raw `sys_enter` costs about half of the classic
+/// one), else, where that does not attach (a kernel without it, an event that is no
+/// tracepoint of its own, such as `syscalls:*`), as the classic tracepoint. Both run the same
+/// plan, so both give the same answers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawOrClassic(pub Tracepoint);
+
+impl AttachPoint for RawOrClassic {
+    fn attach(&self, engine: &mut Engine, role: Role) -> Result<()> {
+        let tp = &self.0;
+        // Systems of events that are no tracepoint of their own (syscalls:* are made from
+        // raw_syscalls; the others are dynamic or ftrace's own).
+        let no_raw = [
+            "syscalls",
+            "kprobes",
+            "uprobes",
+            "synthetic",
+            "ftrace",
+            "eprobes",
+        ];
+        if no_raw.contains(&tp.system.as_str()) {
+            engine.notes.push(format!(
+                "tracepoint {tp} (classic): {} events have no raw tracepoint",
+                tp.system
+            ));
+        } else if std::env::var_os(CLASSIC_ONLY).is_none() {
+            match attach_raw(engine, role, &tp.event) {
+                Ok(()) => {
+                    engine.notes.push(format!(
+                        "raw tracepoint {} for {tp}: the plan reads no field of its record",
+                        tp.event
+                    ));
+                    return Ok(());
+                }
+                Err(error) => engine.notes.push(format!(
+                    "tracepoint {tp} (classic): its raw tracepoint did not attach ({error})"
+                )),
+            }
+        } else {
+            engine
+                .notes
+                .push(format!("tracepoint {tp} (classic): {CLASSIC_ONLY} is set"));
+        }
+        let classic = Tracepoints(vec![tp.clone()]);
+        classic.prepare(engine, role)?;
+        classic.attach(engine, role)
+    }
+}
+
+/// A stage on raw tracepoint `name` in place of the classic tracepoint `of`, whose record
+/// fields the plan reads from the raw arguments instead (`raw_syscalls`' `id` and `ret`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawInPlaceOf {
+    /// The raw tracepoint (`sys_enter`).
+    pub name: String,
+    /// The classic tracepoint it serves (`raw_syscalls:sys_enter`).
+    pub of: Tracepoint,
+}
+
+impl AttachPoint for RawInPlaceOf {
+    fn attach(&self, engine: &mut Engine, role: Role) -> Result<()> {
+        attach_raw(engine, role, &self.name)?;
+        engine.notes.push(format!(
+            "raw tracepoint {} for {}: the fields the plan reads are its arguments",
+            self.name, self.of
+        ));
         Ok(())
     }
 }
+
+/// Set (to anything), tracepoints attach as classic tracepoints even where a raw one would
+/// serve: the general path, for comparing answers (the integration tests) and costs.
+pub const CLASSIC_ONLY: &str = "TRACEKIT_CLASSIC_TRACEPOINTS";

@@ -81,3 +81,34 @@ pub(crate) fn attach(engine: &mut Engine, name: &str, tp: &Tracepoint) -> Result
         .with_context(|| format!("attaching to tracepoint {tp}"))?;
     Ok(())
 }
+
+/// A stage on one classic tracepoint that a raw tracepoint cannot serve, and why (`-v`).
+/// Listed as the [`Tracepoints`] stage it is (plan listings in tests).
+#[derive(Clone, PartialEq, Eq)]
+pub struct Classic {
+    /// The tracepoint.
+    pub tracepoint: Tracepoint,
+    /// Why it stays classic ("the plan reads fields of its record").
+    pub why: String,
+}
+
+impl AttachPoint for Classic {
+    fn attach(&self, engine: &mut Engine, role: Role) -> Result<()> {
+        let stage = Tracepoints(vec![self.tracepoint.clone()]);
+        stage.prepare(engine, role)?;
+        stage.attach(engine, role)?;
+        engine.notes.push(format!(
+            "tracepoint {} (classic): {}",
+            self.tracepoint, self.why
+        ));
+        Ok(())
+    }
+}
+
+impl std::fmt::Debug for Classic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Tracepoints")
+            .field(&[&self.tracepoint])
+            .finish()
+    }
+}

@@ -33,7 +33,9 @@ columns: pid Int { signed: false }, comm Str, kstack Int { signed: false }, usta
     );
 }
 
-/// Tracepoints whose plans are equal share an engine; event indices run across engines.
+/// Tracepoints whose plans are equal share an engine; event indices run across engines. An
+/// engine of one tracepoint whose plan reads nothing of the record takes its raw tracepoint
+/// (block_rq_complete has no `comm` field: the comm is the current task's).
 #[test]
 fn count_groups_tracepoints_by_plan() {
     let request = Request {
@@ -49,7 +51,7 @@ corr: - | key: #0 #1 | saves: -
 value: - | agg: count | layout: hash
 filter: -
 flags: -
-Main Tracepoints([Tracepoint { system: "block", event: "block_rq_complete" }])
+Main RawOrClassic(Tracepoint { system: "block", event: "block_rq_complete" })
 operands: #0 event #1 comm
 corr: - | key: #0 #1 | saves: -
 value: - | agg: count | layout: hash
@@ -170,5 +172,48 @@ fn bad_requests_name_the_bad_part() {
             ..Request::count(vec!["sched:*".into()])
         }),
         "a start stage pairs with one end event, not a set of tracepoints"
+    );
+}
+
+/// `raw_syscalls`' `id` and `ret` are read from the raw tracepoint's arguments (`id` at exit
+/// from `regs->orig_ax`); other tracepoints' fields stay on the classic tracepoint.
+#[test]
+fn raw_syscalls_fields_come_from_raw_arguments() {
+    let hist = |probe: &str, value: &str, filter: &str| Request {
+        filter: Some(filter.into()),
+        ..Request::probe(probe).log2(value)
+    };
+    let mut out = String::new();
+    for request in [
+        hist("raw_syscalls:sys_enter", "id", "id == 110"),
+        hist("raw_syscalls:sys_exit", "id", "id == 110 && ret > 0"),
+        hist("block:block_rq_issue", "bytes", "bytes > 4096"),
+    ] {
+        out.push_str(&compiled(&request));
+    }
+    assert_eq!(
+        out,
+        r#"Main RawInPlaceOf { name: "sys_enter", of: Tracepoint { system: "raw_syscalls", event: "sys_enter" } }
+operands: #0 arg1:s8
+corr: - | key: - | saves: -
+value: #0 | agg: log2 64 slots | layout: array bound 0
+filter: eq #0 110
+flags: raw_args=2
+columns: 
+Main RawInPlaceOf { name: "sys_exit", of: Tracepoint { system: "raw_syscalls", event: "sys_exit" } }
+operands: #0 arg_deref0+120:s8 #1 arg1:s8
+corr: - | key: - | saves: -
+value: #0 | agg: log2 64 slots | layout: array bound 0
+filter: eq #0 110 sgt #1 0 and
+flags: raw_args=2
+columns: 
+Main Tracepoints([Tracepoint { system: "block", event: "block_rq_issue" }])
+operands: #0 field@28:4
+corr: - | key: - | saves: -
+value: #0 | agg: log2 64 slots | layout: array bound 0
+filter: gt #0 4096
+flags: -
+columns: 
+"#
     );
 }

@@ -9,7 +9,11 @@ use crate::{
     Error, Result,
     engine::{
         EngineSpec,
-        attach::{raw_tracepoint::RawTracepoint, tracepoint::Tracepoints},
+        attach::{
+            Attach,
+            raw_tracepoint::{CLASSIC_ONLY, RawInPlaceOf, RawOrClassic, RawTracepoint},
+            tracepoint::{Classic, Tracepoints},
+        },
         compile::{body::*, start::*, *},
         keys::{KeyColumn, KeyKind},
         kinds::{Kind, ProbeSpec},
@@ -223,6 +227,9 @@ fn tracepoint_specs(
     };
     let mut groups: Vec<(Plan, Vec<Tracepoint>, Vec<Printed>)> = Vec::new();
     let mut columns = Vec::new();
+    // One tracepoint's plan that reads its record only where the raw arguments hold the
+    // same (raw_syscalls), rewritten to read them.
+    let mut raw_plan = None;
     for tp in tracepoints {
         let own = TracepointFields::read(&tracefs, tp)?;
         let (mut builder, (tp_columns, prints)) =
@@ -245,6 +252,9 @@ fn tracepoint_specs(
             })?;
         finish_layout(&mut builder, &tp_columns);
         let plan = builder.plan();
+        if tracepoints.len() == 1 && start.is_none() {
+            raw_plan = raw_syscalls_plan(&own, &plan);
+        }
         if columns.is_empty() {
             columns = columns_of(tp_columns);
         }
@@ -274,12 +284,8 @@ fn tracepoint_specs(
                 .map(|(i, tp)| (i as u32, tp.to_string()))
                 .collect(),
         ));
-        let mut spec = spec_of(
-            plan,
-            Arc::new(Tracepoints(members)),
-            start_stage.clone(),
-            request,
-        );
+        let (plan, attach) = hook(plan, members, start_stage.is_some(), raw_plan.take());
+        let mut spec = spec_of(plan, attach, start_stage.clone(), request);
         spec.event_base = event_base;
         specs.push(spec);
     }
@@ -295,4 +301,109 @@ fn tracepoint_specs(
         prints: all_prints,
         events,
     })
+}
+
+/// Where a stage of `members` attaches, and its plan there: one tracepoint whose plan reads
+/// nothing of its record attaches as its raw tracepoint (no record built; the classic one
+/// where that fails, [`RawOrClassic`]); `raw` is the plan of a `raw_syscalls` tracepoint
+/// rewritten to read its raw arguments ([`raw_syscalls_plan`]); every other stage stays
+/// on its classic tracepoints. [`CLASSIC_ONLY`] keeps them all classic.
+fn hook(plan: Plan, members: Vec<Tracepoint>, start: bool, raw: Option<Plan>) -> (Plan, Attach) {
+    let classic = std::env::var_os(CLASSIC_ONLY).is_some();
+    match &members[..] {
+        [tp] if !start && !classic && raw.is_some() => (
+            raw.unwrap_or(plan),
+            Arc::new(RawInPlaceOf {
+                name: tp.event.clone(),
+                of: tp.clone(),
+            }),
+        ),
+        [tp] if !start && reads_no_record(&plan) => (plan, Arc::new(RawOrClassic(tp.clone()))),
+        [tp] if !start => {
+            let why = if classic {
+                format!("{CLASSIC_ONLY} is set")
+            } else {
+                "the plan reads fields of its record".into()
+            };
+            let tracepoint = tp.clone();
+            (plan, Arc::new(Classic { tracepoint, why }))
+        }
+        _ => (plan, Arc::new(Tracepoints(members))),
+    }
+}
+
+/// Whether `plan` reads nothing but what every hook of the event offers alike: task ids,
+/// cpu, comm, cgroup, the user stack, constants, the event index. A record field, or a
+/// kernel stack (a raw tracepoint's has the BPF trampoline's frames on top where the classic
+/// one has perf's), keeps it on the classic tracepoint; so does any operand added later
+/// until it is listed here.
+pub(crate) fn reads_no_record(plan: &Plan) -> bool {
+    plan.operands[..(plan.n_operands as usize).min(plan.operands.len())]
+        .iter()
+        .all(same_on_every_hook)
+}
+
+/// Whether operand `o` reads the same on a raw and on a classic tracepoint (see
+/// [`reads_no_record`]).
+fn same_on_every_hook(o: &Operand) -> bool {
+    matches!(
+        o.kind,
+        operand::NONE
+            | operand::PID
+            | operand::TID
+            | operand::CPU
+            | operand::COMM
+            | operand::CGROUP
+            | operand::USER_STACK
+            | operand::CONST
+            | operand::EVENT_INDEX
+    )
+}
+
+/// `plan` for `raw_syscalls:sys_enter`/`sys_exit` rewritten to read the raw tracepoint's
+/// arguments (include/trace/events/syscalls.h: `sys_enter(regs, id)`, `sys_exit(regs,
+/// ret)`, the exit's `id` from `regs->orig_ax`) where it read the record's `id` or `ret`;
+/// None for other tracepoints, for plans that read nothing of the record (they take
+/// [`RawOrClassic`]) and for plans that read other fields (`args`).
+fn raw_syscalls_plan(fields: &TracepointFields, plan: &Plan) -> Option<Plan> {
+    if fields.tracepoint.system != "raw_syscalls" || reads_no_record(plan) {
+        return None;
+    }
+    let enter = match fields.tracepoint.event.as_str() {
+        "sys_enter" => true,
+        "sys_exit" => false,
+        _ => return None,
+    };
+    let offset = |name: &str| fields.format.field(name).map(|f| f.offset);
+    let mut raw = *plan;
+    let n = (raw.n_operands as usize).min(raw.operands.len());
+    for o in &mut raw.operands[..n] {
+        if same_on_every_hook(o) {
+            continue;
+        }
+        if o.kind != operand::FIELD {
+            return None;
+        }
+        let at = Some(o.offset);
+        // sys_enter(regs, id) and sys_exit(regs, ret): the record field is argument 1.
+        let in_arg1 = if enter { offset("id") } else { offset("ret") };
+        *o = if at == in_arg1 {
+            Operand {
+                kind: operand::ARG,
+                offset: 1,
+                ..*o
+            }
+        } else if at == offset("id") && !enter {
+            Operand {
+                kind: operand::ARG_DEREF,
+                offset: 0,
+                aux: ORIG_AX_OFFSET?,
+                ..*o
+            }
+        } else {
+            return None;
+        };
+    }
+    raw.raw_args = 2;
+    Some(raw)
 }

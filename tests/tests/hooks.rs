@@ -1,0 +1,195 @@
+//! Which hook a tracepoint plan attaches to (issue 29): one that reads nothing of the record
+//! attaches as the raw tracepoint (no record built), `raw_syscalls`' `id` and `ret` are read
+//! from the raw arguments, and every such fast path gives the general path's answers, the
+//! general path being the classic tracepoint (`TRACEKIT_CLASSIC_TRACEPOINTS=1`), on a loop
+//! of exactly N getppid() calls.
+
+use std::{process::Command, time::Duration};
+
+use serde_json::Value;
+use tracekit_tests::{bucket, fixture, parse_json, require_root, run, tracekit_bin};
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// getppid(2) on x86_64.
+const GETPPID: &str = "110";
+
+/// Runs `tracekit ARGS --json -v` on the fast path and on the classic path; checks that
+/// `-v` names the hook each took (`fast` on the fast path) and returns both outputs.
+fn both_paths(args: &[&str], fast: &str) -> (Value, Value) {
+    let mut out = Vec::new();
+    for classic in [false, true] {
+        let mut command = Command::new(tracekit_bin());
+        command.arg(args[0]).args(["--json", "-v"]).args(&args[1..]);
+        if classic {
+            command.env("TRACEKIT_CLASSIC_TRACEPOINTS", "1");
+        } else {
+            command.env_remove("TRACEKIT_CLASSIC_TRACEPOINTS");
+        }
+        let output = run(command, TIMEOUT);
+        output.assert_code(0);
+        let hook = if classic { "(classic)" } else { fast };
+        assert!(
+            output.stderr.contains(hook),
+            "{args:?}: -v does not say `{hook}`:\n{}",
+            output.stderr
+        );
+        out.push(parse_json(&output.stdout));
+    }
+    let classic = out.pop().unwrap();
+    (out.pop().unwrap(), classic)
+}
+
+/// The groups of an engine command's JSON output as the paths must agree on them: pid and
+/// tid keys (another process each run) are left out; in order of their counts.
+fn groups(json: &Value) -> Vec<Value> {
+    let mut groups: Vec<Value> = json["groups"]
+        .as_array()
+        .expect("groups")
+        .iter()
+        .map(|g| {
+            let mut g = g.clone();
+            if let Some(key) = g["key"].as_object_mut() {
+                key.remove("pid");
+                key.remove("tid");
+            }
+            g
+        })
+        .collect();
+    groups.sort_by_key(|g| (g["count"].as_u64(), g.to_string()));
+    groups
+}
+
+/// The count under comm `comm` of a `--by comm` output.
+fn comm_count(json: &Value, comm: &str) -> u64 {
+    json["groups"]
+        .as_array()
+        .expect("groups")
+        .iter()
+        .filter(|g| g["key"]["comm"] == comm)
+        .map(|g| g["count"].as_u64().unwrap())
+        .sum()
+}
+
+/// Plans that read no field of the record (a count, `--by pid/tid/comm/cgroup`) attach as the
+/// raw tracepoint and count what the classic tracepoint counts: the loop's N calls and the
+/// few syscalls the process makes around them, the same number on both paths.
+#[test]
+fn hooks_field_less_plans_count_as_the_classic_tracepoint() {
+    require_root();
+    let fixture = fixture("tk_syscalls");
+    let fixture = fixture.to_str().unwrap();
+    let n = 4321;
+    let raw = "raw tracepoint sys_enter for raw_syscalls:sys_enter: the plan reads no field";
+    for by in [None, Some("pid"), Some("tid"), Some("comm"), Some("cgroup")] {
+        let mut args = vec!["count", "raw_syscalls:sys_enter"];
+        if let Some(by) = by {
+            args.extend(["--by", by]);
+        }
+        let count = n.to_string();
+        args.extend(["--", fixture, &count]);
+        let (fast, classic) = both_paths(&args, raw);
+        assert_eq!(
+            groups(&fast),
+            groups(&classic),
+            "{args:?}: {fast:#}\n{classic:#}"
+        );
+        let total = tracekit_tests::total_count(&fast);
+        assert!(
+            (n..n + 200).contains(&total),
+            "{args:?}: {total} syscalls for a loop of {n}: {fast:#}"
+        );
+        if by == Some("comm") {
+            assert!(comm_count(&fast, "tk_syscalls") >= n, "{fast:#}");
+        }
+    }
+}
+
+/// `raw_syscalls`' `id` (enter and exit) and `ret` read from the raw arguments: a filter on
+/// the syscall keeps exactly the loop's N calls, in the same histogram buckets as on the
+/// classic tracepoint.
+#[test]
+fn hooks_raw_syscalls_fields_from_raw_arguments() {
+    require_root();
+    let fixture = fixture("tk_syscalls");
+    let fixture = fixture.to_str().unwrap();
+    let n = 3000;
+    let count = n.to_string();
+    let filter = format!("id == {GETPPID}");
+    let enter = "raw tracepoint sys_enter for raw_syscalls:sys_enter: the fields the plan reads";
+    let exit = "raw tracepoint sys_exit for raw_syscalls:sys_exit: the fields the plan reads";
+
+    // hist of the id itself, filtered: all N in the 64..127 bucket.
+    let args = [
+        "hist",
+        "raw_syscalls:sys_enter",
+        "--value",
+        "id",
+        "--filter",
+        &filter,
+        "--",
+        fixture,
+        &count,
+    ];
+    let (fast, classic) = both_paths(&args, enter);
+    assert_eq!(bucket(&fast, 64), n, "{fast:#}");
+    assert_eq!(groups(&fast), groups(&classic), "{fast:#}\n{classic:#}");
+
+    // count by comm, filtered: exactly N under the loop's comm.
+    let args = [
+        "count",
+        "raw_syscalls:sys_enter",
+        "--by",
+        "comm",
+        "--filter",
+        &filter,
+        "--",
+        fixture,
+        &count,
+    ];
+    let (fast, classic) = both_paths(&args, enter);
+    assert_eq!(comm_count(&fast, "tk_syscalls"), n, "{fast:#}");
+    assert_eq!(groups(&fast), groups(&classic), "{fast:#}\n{classic:#}");
+
+    // At exit, id comes from regs->orig_ax and ret from the second argument (the parent's
+    // pid, never 0 or negative for getppid).
+    let filter = format!("id == {GETPPID} && ret > 0");
+    let args = [
+        "hist",
+        "raw_syscalls:sys_exit",
+        "--value",
+        "id",
+        "--filter",
+        &filter,
+        "--",
+        fixture,
+        &count,
+    ];
+    let (fast, classic) = both_paths(&args, exit);
+    assert_eq!(bucket(&fast, 64), n, "{fast:#}");
+    assert_eq!(groups(&fast), groups(&classic), "{fast:#}\n{classic:#}");
+}
+
+/// Events with no raw tracepoint of their own (`syscalls:*`) stay classic and say why.
+#[test]
+fn hooks_syscalls_events_stay_classic() {
+    require_root();
+    let fixture = fixture("tk_syscalls");
+    let mut command = Command::new(tracekit_bin());
+    command.args(["count", "syscalls:sys_enter_getppid", "--json", "-v", "--"]);
+    command.arg(&fixture).arg("500");
+    let output = run(command, TIMEOUT);
+    output.assert_code(0);
+    assert!(
+        output.stderr.contains(
+            "tracepoint syscalls:sys_enter_getppid (classic): syscalls events have no raw \
+             tracepoint"
+        ),
+        "{}",
+        output.stderr
+    );
+    assert_eq!(
+        tracekit_tests::total_count(&parse_json(&output.stdout)),
+        500
+    );
+}
