@@ -7,7 +7,7 @@
 //!   names (kernel functions);
 //! - every event: the built-ins `pid`, `tid`, `cpu`, `comm`.
 
-use tracekit_common::engine::{Operand, SIGNED, STR_BYTES, operand};
+use tracekit_common::engine::{Operand, PTR_ARRAY, SIGNED, STR_BYTES, operand};
 
 use crate::{
     Error, Result,
@@ -227,9 +227,110 @@ pub fn field_ref(field: &Field) -> Option<FieldRef> {
     )
 }
 
+/// `const char *` fields of `syscalls:*` that name paths or strings, printed as strings
+/// (as `perf trace` does); other pointers stay numbers unless read with `str(NAME)`.
+pub const STRING_POINTERS: [&str; 18] = [
+    "filename",
+    "pathname",
+    "oldname",
+    "newname",
+    "path",
+    "name",
+    "specialfile",
+    "special",
+    "type",
+    "_type",
+    "_description",
+    "dir_name",
+    "dev_name",
+    "to_pathname",
+    "from_pathname",
+    "put_old",
+    "new_root",
+    "_fs_name",
+];
+
+/// Whether a C type is a pointer to `char`s (`const char *`).
+fn is_char_pointer(c_type: &str) -> bool {
+    matches!(c_type, "const char *" | "char *" | "const unsigned char *")
+}
+
+/// Whether a C type is a pointer to an array of `char` pointers (`const char *const *`,
+/// `argv`).
+fn is_char_pointer_array(c_type: &str) -> bool {
+    matches!(
+        c_type,
+        "const char *const *" | "const char **" | "char **" | "char *const *"
+    )
+}
+
+/// `NAME[INDEX]`, split.
+fn indexed(name: &str) -> Option<(&str, u32)> {
+    let (base, rest) = name.split_once('[')?;
+    let index = rest.strip_suffix(']')?.parse().ok()?;
+    Some((base, index))
+}
+
+impl TracepointFields {
+    /// The string a pointer field points to: user memory for `syscalls:*` (the syscall's
+    /// own arguments), kernel memory elsewhere; `index`: the field is an array of pointers
+    /// (`argv`) and the string is that element's (past the array's end, an empty string).
+    fn string_at(&self, field: &Field, index: Option<u32>) -> Option<FieldRef> {
+        if field.size != 8 || field.array_len.is_some() || field.is_dynamic() {
+            return None;
+        }
+        let kind = if self.tracepoint.system == "syscalls" {
+            operand::USER_STR
+        } else {
+            operand::KERNEL_STR
+        };
+        Some(FieldRef::new(
+            Operand {
+                kind,
+                offset: field.offset,
+                size: STR_BYTES as u32,
+                flags: if index.is_some() { PTR_ARRAY } else { 0 },
+                aux: index.unwrap_or(0),
+                ..Operand::NONE
+            },
+            ValueType::Str,
+        ))
+    }
+}
+
 impl Fields for TracepointFields {
     fn lookup(&self, name: &str) -> Option<FieldRef> {
+        // `str(NAME)`, `str(NAME[I])`: the string behind a pointer field, as bpftrace's
+        // `str()`; `NAME[I]` of a `char` pointer array (`argv[1]`).
+        if let Some(inner) = name.strip_prefix("str(").and_then(|r| r.strip_suffix(')')) {
+            return match indexed(inner) {
+                Some((base, index)) => {
+                    let field = self.format.field(base).filter(|f| !f.is_common())?;
+                    self.string_at(field, Some(index))
+                }
+                None => {
+                    let field = self.format.field(inner).filter(|f| !f.is_common())?;
+                    self.string_at(field, None)
+                }
+            };
+        }
+        if let Some((base, index)) = indexed(name) {
+            let field = self.format.field(base).filter(|f| !f.is_common())?;
+            return if is_char_pointer_array(&field.c_type) {
+                self.string_at(field, Some(index))
+            } else {
+                None
+            };
+        }
         match self.format.field(name) {
+            Some(field)
+                if self.tracepoint.system == "syscalls"
+                    && field.c_type.starts_with("const ")
+                    && is_char_pointer(&field.c_type)
+                    && STRING_POINTERS.contains(&field.name.as_str()) =>
+            {
+                self.string_at(field, None)
+            }
             // raw_syscalls' `id` is the syscall number (include/trace/events/syscalls.h).
             Some(field) if self.tracepoint.system == "raw_syscalls" && name == "id" => {
                 field_ref(field).map(|f| f.hinted(Hint::Syscall))

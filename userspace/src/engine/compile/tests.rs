@@ -72,11 +72,11 @@ columns: event Event({0: "sched:sched_wakeup", 1: "sched:sched_wakeup_new", 2: "
         compiled(&syscalls),
         r#"Main RawTracepoint("sys_enter")
 operands: #0 arg1:8
-corr: - | key: #0 in {110,257} | saves: -
+corr: - | key: #0 in {59,62,110,257} | saves: -
 value: - | agg: count | layout: array bound 1024
 filter: -
 flags: raw_args=2
-columns: event Event({110: "syscalls:sys_enter_getppid", 257: "syscalls:sys_enter_openat"})
+columns: event Event({59: "syscalls:sys_enter_execve", 62: "syscalls:sys_enter_kill", 110: "syscalls:sys_enter_getppid", 257: "syscalls:sys_enter_openat"})
 "#
     );
 }
@@ -116,7 +116,7 @@ fn trace_carries_printed_fields_and_stacks() {
     assert_eq!(
         compiled(&request),
         r#"Main Tracepoints([Tracepoint { system: "syscalls", event: "sys_enter_openat" }])
-operands: #0 field@24:8 #1 field@32:8 #2 ustack
+operands: #0 user_str@24 #1 field@32:8 #2 ustack
 corr: - | key: - | saves: -
 value: - | agg: trace | layout: array bound 0
 filter: -
