@@ -12,5 +12,6 @@ mod profile;
 mod realprog;
 mod reliability;
 mod reports;
+mod snoops;
 mod ufunc;
 mod unwind;
