@@ -232,6 +232,8 @@ impl PlanBuilder {
     /// Each event goes to userspace as a trace record instead of being aggregated.
     pub fn trace(&mut self) {
         self.plan.agg = agg::TRACE;
+        // Every record carries its pid and tid, also in plans of any task's events.
+        self.plan.needs_ids = 1;
     }
 
     /// Announce each traced process once, so its memory map can be cached for

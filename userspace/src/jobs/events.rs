@@ -2,7 +2,11 @@
 //! values, rendered from `trace`'s records ([`crate::jobs::tools::EventsJob`]).
 //!
 //! A column's field is a name the event offers, or one of these views:
-//! - `pid`, `tid`, `comm`, `cpu`: the record's own (they take no operand);
+//! - `pid`, `tid`, `comm`, `cpu`: the record's own (they take no operand); `event`: the
+//!   probe that fired (`syscalls:sys_enter_fsync`), for tools on several; `syscall`: its
+//!   syscall's name (`fsync`);
+//! - `field(NAME)`: the event's own field NAME where a record name shadows it
+//!   (`oom:mark_victim`'s `comm`, the victim's);
 //! - `ppid`: the parent of the record's process, from `/proc/PID/status` when the line is
 //!   printed (`?` once the process is gone; a kernel-side source can replace it);
 //! - `fd(NAME)`: NAME when it is not negative, else -1; `errno(NAME)`: -NAME when NAME is
@@ -24,7 +28,7 @@ use crate::{
 /// What a column shows.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum View {
-    /// The record's pid, tid, cpu or comm.
+    /// The record's pid, tid, cpu, comm or event.
     Record(&'static str),
     /// The parent process, looked up at print time.
     Ppid,
@@ -44,7 +48,7 @@ pub enum View {
 impl View {
     /// The view of a column's field.
     pub fn of(field: &str) -> View {
-        if let Some(record) = ["pid", "tid", "cpu", "comm"]
+        if let Some(record) = ["pid", "tid", "cpu", "comm", "event", "syscall"]
             .into_iter()
             .find(|&name| name == field)
         {
@@ -65,6 +69,9 @@ impl View {
         }
         if let Some(inner) = call("errno") {
             return View::Errno(inner);
+        }
+        if let Some(inner) = call("field") {
+            return View::Field(inner);
         }
         if let Some(inner) = call("comm_of") {
             return View::CommOf(inner);
@@ -166,8 +173,16 @@ fn ppid_of(pid: u32) -> Option<u32> {
         .and_then(|v| v.trim().parse().ok())
 }
 
-fn value(record: &TraceRecord, prints: &[Printed], view: &View) -> Value {
+fn value(record: &TraceRecord, prints: &[Printed], event: &str, view: &View) -> Value {
     match view {
+        View::Record("event") => Value::Text(event.to_string()),
+        View::Record("syscall") => Value::Text(
+            event
+                .strip_prefix("syscalls:sys_enter_")
+                .or_else(|| event.strip_prefix("syscalls:sys_exit_"))
+                .unwrap_or(event)
+                .to_string(),
+        ),
         View::Record("pid") => Value::Uint(record.pid.into()),
         View::Record("tid") => Value::Uint(record.tid.into()),
         View::Record("cpu") => Value::Uint(record.cpu.into()),
@@ -222,6 +237,20 @@ fn cell(text: &str, header: &str) -> String {
     }
 }
 
+/// A header as a JSON key: lower case, other characters than letters and digits as `_`
+/// (`ANON(kB)` is `anon_kb`).
+pub fn json_key(header: &str) -> String {
+    let mut key = String::new();
+    for c in header.chars() {
+        if c.is_ascii_alphanumeric() {
+            key.push(c.to_ascii_lowercase());
+        } else if !key.is_empty() && !key.ends_with('_') {
+            key.push('_');
+        }
+    }
+    key.trim_end_matches('_').to_string()
+}
+
 /// The header line.
 pub fn header(columns: &[Column], time: EventTime) -> String {
     let mut cells: Vec<String> = Vec::new();
@@ -241,12 +270,14 @@ pub fn header(columns: &[Column], time: EventTime) -> String {
     format!("{}\n", cells.join(" ").trim_end())
 }
 
-/// One event's line (or JSON object with the headers as keys, lower-cased; `time_s` or
-/// `time` first with `-t`/`-T`). `since_start_s`: seconds since tracing began; `clock`:
-/// the wall clock's `HH:MM:SS`.
+/// One event's line (or JSON object with the headers as keys, [`json_key`]; `time_s` or
+/// `time` first with `-t`/`-T`). `event`: the probe that fired; `since_start_s`: seconds
+/// since tracing began; `clock`: the wall clock's `HH:MM:SS`.
+#[allow(clippy::too_many_arguments)]
 pub fn line(
     record: &TraceRecord,
     prints: &[Printed],
+    event: &str,
     columns: &[Column],
     time: EventTime,
     since_start_s: f64,
@@ -254,7 +285,10 @@ pub fn line(
     json: bool,
 ) -> String {
     let views: Vec<View> = columns.iter().map(|c| View::of(c.field)).collect();
-    let values: Vec<Value> = views.iter().map(|v| value(record, prints, v)).collect();
+    let values: Vec<Value> = views
+        .iter()
+        .map(|v| value(record, prints, event, v))
+        .collect();
     if json {
         let mut object = serde_json::Map::new();
         match time {
@@ -267,7 +301,7 @@ pub fn line(
             }
         }
         for (column, value) in columns.iter().zip(&values) {
-            object.insert(column.header.to_lowercase(), value.json());
+            object.insert(json_key(column.header), value.json());
         }
         return format!("{}\n", serde_json::Value::Object(object));
     }
@@ -359,6 +393,13 @@ mod tests {
     }
 
     #[test]
+    fn json_keys_of_headers() {
+        assert_eq!(json_key("PCOMM"), "pcomm");
+        assert_eq!(json_key("ANON(kB)"), "anon_kb");
+        assert_eq!(json_key("TIME(s)"), "time_s");
+    }
+
+    #[test]
     fn views_and_what_they_print() {
         assert_eq!(View::of("comm"), View::Record("comm"));
         assert_eq!(View::of("fd(ret)"), View::Fd("ret".into()));
@@ -377,7 +418,16 @@ mod tests {
         );
         let (ok, prints) = record(3, "/etc/passwd");
         assert_eq!(
-            line(&ok, &prints, &OPENSNOOP, EventTime::None, 0.0, "", false),
+            line(
+                &ok,
+                &prints,
+                "",
+                &OPENSNOOP,
+                EventTime::None,
+                0.0,
+                "",
+                false
+            ),
             "4242    cat                3   0 /etc/passwd\n"
         );
         let (failed, prints) = record(-2, "/nonexistent");
@@ -385,6 +435,7 @@ mod tests {
             line(
                 &failed,
                 &prints,
+                "",
                 &OPENSNOOP,
                 EventTime::Relative,
                 1.5,
@@ -397,6 +448,7 @@ mod tests {
             line(
                 &failed,
                 &prints,
+                "",
                 &OPENSNOOP,
                 EventTime::Clock,
                 0.0,
@@ -431,7 +483,16 @@ mod tests {
             })
             .collect();
         assert_eq!(
-            line(&record, &prints, &columns, EventTime::None, 0.0, "", false),
+            line(
+                &record,
+                &prints,
+                "",
+                &columns,
+                EventTime::None,
+                0.0,
+                "",
+                false
+            ),
             "cat              /bin -l\n"
         );
     }

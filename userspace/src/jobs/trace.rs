@@ -161,6 +161,7 @@ impl Collector for TraceCollector<'_> {
                     Some((columns, time)) => events::line(
                         &record,
                         &self.views[engine].prints,
+                        &event_name(&record, &self.views[engine]),
                         columns,
                         *time,
                         record.ts_ns.saturating_sub(self.start_ns) as f64 / 1e9,
@@ -534,6 +535,19 @@ fn stack_operand_indices(plan: &tracekit_common::engine::Plan) -> (Option<u32>, 
     (find(operand::KERNEL_STACK), find(operand::USER_STACK))
 }
 
+/// The probe that fired, by the record's event index or function address.
+fn event_name(record: &TraceRecord, view: &EngineView) -> String {
+    match &view.events {
+        EventNames::ByIndex(names) => names
+            .get(&record.event)
+            .cloned()
+            .unwrap_or_else(|| format!("event {}", record.event)),
+        EventNames::ByFunctionIp(operand) => {
+            kernel_function(record.ints[*operand as usize % record.ints.len()])
+        }
+    }
+}
+
 fn render(
     record: &TraceRecord,
     view: &EngineView,
@@ -542,15 +556,7 @@ fn render(
     symbolizer: &Symbolizer,
 ) -> String {
     let (kernel, user) = view.stacks;
-    let event = match &view.events {
-        EventNames::ByIndex(names) => names
-            .get(&record.event)
-            .cloned()
-            .unwrap_or_else(|| format!("event {}", record.event)),
-        EventNames::ByFunctionIp(operand) => {
-            kernel_function(record.ints[*operand as usize % record.ints.len()])
-        }
-    };
+    let event = event_name(record, view);
     let time = record.ts_ns.saturating_sub(start_ns) as f64 / 1e9;
     let comm = comm_string(&record.comm);
     let stack = |operand: Option<u32>, user: bool| -> Vec<Frame> {

@@ -268,7 +268,7 @@ fn bad_configs_name_the_metric_and_the_bad_part() {
         (
             "[[metric]]\nname = \"io\"\npreset = \"biolatncy\"\n",
             "exporter.toml: metric \"io\": preset \"biolatncy\": unknown; valid presets: \
-             bitesize, biolatency, runqlat, syscount",
+             bitesize, biolatency, runqlat, syscount, pidpersec",
         ),
         (
             "[[metric]]\nname = \"io\"\npreset = \"biolatency\"\nunit = \"ms\"\n",
@@ -320,7 +320,8 @@ fn bad_configs_name_the_metric_and_the_bad_part() {
         (
             "metrics = [\"syscount\", \"funccount\"]\n",
             "exporter.toml: preset \"funccount\": a tool with no metric (it takes an argument \
-             or prints events); valid presets: bitesize, biolatency, runqlat, syscount",
+             or prints events); valid presets: bitesize, biolatency, runqlat, syscount, \
+             pidpersec",
         ),
         (
             "metrics = [\"syscount\"]\n[[metric]]\npreset = \"syscount\"\n",

@@ -78,7 +78,7 @@ operands: #0 user_str@16 #1 user_str@24[0] #2 user_str@24[1] #3 user_str@24[2]
 corr: - | key: - | saves: -
 value: - | agg: trace | layout: array bound 0
 filter: -
-flags: -
+flags: needs_ids
 columns: 
 "#
         );

@@ -44,8 +44,11 @@ table! {
     // processes
     execsnoop,
     killsnoop,
+    oomkill,
+    pidpersec,
     // files
     opensnoop,
+    syncsnoop,
     // block
     // CPU and scheduler
     // memory
@@ -398,7 +401,7 @@ pub struct EventsJob {
     pub request: Request,
     /// The columns, as libbpf-tools' version of the tool heads them (`PCOMM`, `PID`,
     /// `RET`), printed in that layout ([`crate::jobs::events`]; `--json`: objects with
-    /// the headers, lower-cased, as keys).
+    /// the headers as keys, [`crate::jobs::events::json_key`]).
     pub columns: Vec<Column>,
     /// A time column first (`-t`, `-T`).
     pub time: EventTime,
