@@ -436,3 +436,57 @@ fn syncsnoop_sees_what_bpftraces_syncsnoop_sees() {
     assert_eq!(counted.values().sum::<usize>(), 5 * 50 + 1, "{counted:?}");
     assert_eq!(ours_counted, counted);
 }
+
+/// statx(2) of 200 files and 100 missing ones: each with its path and errno, under `-x`
+/// only the failures; bpftrace's statsnoop.bt (which traces statx too) sees the same.
+#[test]
+fn statsnoop_shows_each_stat_and_sees_what_bpftraces_statsnoop_sees() {
+    require_root();
+    let dir = format!("/tmp/tkst{}", std::process::id());
+    std::fs::create_dir_all(&dir).unwrap();
+    let workload = ["stats", dir.as_str(), "200", "100"];
+    let (truth, events) = snoop("statsnoop", "statsnoop", &[], &workload);
+    let expected: BTreeSet<(String, i64)> = truth
+        .lines()
+        .map(|line| {
+            let parts: Vec<&str> = line.split(' ').collect();
+            (parts[1].to_string(), parts[2].parse().unwrap())
+        })
+        .collect();
+    assert_eq!(expected.len(), 300);
+    let mine = |events: &[Value]| -> BTreeSet<(String, i64)> {
+        events
+            .iter()
+            .filter(|e| e["path"].as_str().unwrap().starts_with(&dir))
+            .map(|e| {
+                (
+                    e["path"].as_str().unwrap().to_string(),
+                    e["err"].as_i64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(mine(&events), expected);
+    let (_, failed) = snoop("statsnoop_x", "statsnoop", &["-x"], &workload);
+    let expected_failed: BTreeSet<_> = expected.iter().filter(|e| e.1 != 0).cloned().collect();
+    assert_eq!(expected_failed.len(), 100);
+    assert_eq!(mine(&failed), expected_failed);
+    let Some(theirs) = bpftrace_tool("statsnoop_bt", "statsnoop.bt", &workload) else {
+        return;
+    };
+    // `PID COMM ERR PATH`
+    let theirs: BTreeSet<(String, i64)> = theirs
+        .lines()
+        .filter_map(|line| {
+            let parts: Vec<&str> = line.split_whitespace().collect();
+            match parts[..] {
+                [_, _, err, path] if path.starts_with(&dir) => {
+                    Some((path.to_string(), err.parse().ok()?))
+                }
+                _ => None,
+            }
+        })
+        .collect();
+    assert_eq!(theirs, expected);
+    let _ = std::fs::remove_dir_all(&dir);
+}

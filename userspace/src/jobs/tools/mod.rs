@@ -48,6 +48,7 @@ table! {
     pidpersec,
     // files
     opensnoop,
+    statsnoop,
     syncsnoop,
     // block
     // CPU and scheduler
