@@ -222,6 +222,10 @@ pub const SIGNED: u32 = 1;
 /// [`Operand::flags`] bit of [`operand::USER_STR`]/[`operand::KERNEL_STR`]: the field
 /// points to an array of string pointers; the string is element `aux`.
 pub const PTR_ARRAY: u32 = 2;
+/// [`Operand::flags`] bit of [`operand::USER_STR`]/[`operand::KERNEL_STR`]: the pointer is
+/// probe argument `offset` (7: the return value), not a record field (`str(arg1)`,
+/// `str(retval)` of function probes).
+pub const PTR_FROM_ARG: u32 = 4;
 
 // A start stage saves a string in the four words of [`StartValue::saved`].
 const _: () = assert!(STR_BYTES == 4 * 8);

@@ -490,3 +490,52 @@ fn statsnoop_shows_each_stat_and_sees_what_bpftraces_statsnoop_sees() {
     assert_eq!(theirs, expected);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The command lines an interactive bash (on a pseudo-terminal from `script`) reads, each
+/// once, as bpftrace's bashreadline.bt prints them.
+#[test]
+fn bashreadline_shows_each_command_line() {
+    require_root();
+    if !std::path::Path::new("/usr/bin/script").is_file() {
+        println!("skipped: no /usr/bin/script (util-linux) to give bash a terminal");
+        return;
+    }
+    let lines = ["echo tk-one", "echo tk-two", "true tk-three", "exit"];
+    let out = scratch("bashreadline").join("lines.json");
+    let mut command = std::process::Command::new(tracekit_tests::tracekit_bin());
+    command.args([
+        "bashreadline",
+        "--json",
+        "-o",
+        out.to_str().unwrap(),
+        "--",
+        "script",
+        "-qfec",
+        "bash --norc --noprofile -i",
+        "/dev/null",
+    ]);
+    let mut child = command
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write as _;
+        let mut stdin = child.stdin.take().unwrap();
+        for line in lines {
+            writeln!(stdin, "{line}").unwrap();
+        }
+    }
+    let run = tracekit_tests::wait_output(child, TIMEOUT);
+    run.assert_code(0);
+    let text = std::fs::read_to_string(&out).unwrap();
+    let seen: Vec<String> = text
+        .lines()
+        .map(|line| {
+            let event: Value = serde_json::from_str(line).unwrap();
+            event["command"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(seen, lines, "{}", run.stderr);
+}

@@ -7,7 +7,9 @@ use aya_ebpf::helpers::{
     generated::{bpf_get_current_cgroup_id, bpf_get_func_ip, bpf_get_smp_processor_id},
 };
 use tracekit_common::{
-    engine::{MAX_OPERANDS, MAX_STRINGS, Operand, PTR_ARRAY, Plan, STR_BYTES, operand, stat},
+    engine::{
+        MAX_OPERANDS, MAX_STRINGS, Operand, PTR_ARRAY, PTR_FROM_ARG, Plan, STR_BYTES, operand, stat,
+    },
     profile::{STACK_ERROR, STACK_NONE},
 };
 
@@ -140,7 +142,12 @@ pub(crate) fn read_operands<M: EngineMaps, S: Source>(
             operand::USER_STR | operand::KERNEL_STR => {
                 *buf = [0; STR_BYTES];
                 let user = operand.kind == operand::USER_STR;
-                source.field::<u64>(operand.offset).and_then(|mut ptr| {
+                let pointer = if operand.flags & PTR_FROM_ARG != 0 {
+                    Some(arg(scratch, operand.offset))
+                } else {
+                    source.field::<u64>(operand.offset)
+                };
+                pointer.and_then(|mut ptr| {
                     if operand.flags & PTR_ARRAY != 0 {
                         let at = (ptr + 8 * u64::from(operand.aux)) as *const u64;
                         // SAFETY: the helpers check the access.

@@ -4,7 +4,8 @@
 use tracekit_common::engine::{
     Insn, KEY_SET_BITS, KEY_SET_WORDS, KEY_WORDS, LOG2_SLOTS, MAX_INSNS, MAX_KEY_PARTS,
     MAX_LINEAR_SLOTS, MAX_OPERANDS, MAX_PRECISION, MAX_STR_CONSTS, MAX_STRINGS, NO_OPERAND,
-    Operand, PTR_ARRAY, Plan, SIGNED, STR_BYTES, agg, layout, log_linear_slots, op, operand,
+    Operand, PTR_ARRAY, PTR_FROM_ARG, Plan, SIGNED, STR_BYTES, agg, layout, log_linear_slots, op,
+    operand,
 };
 
 use crate::{Error, Result};
@@ -376,6 +377,9 @@ pub fn disassemble(plan: &Plan) -> String {
             operand::ARG => format!("{kind}{}:{signed}{}", o.offset, o.size),
             operand::ARG_DEREF => format!("{kind}{}+{}:{signed}{}", o.offset, o.aux, o.size),
             operand::SAVED => format!("{kind}{}", o.offset),
+            operand::USER_STR | operand::KERNEL_STR if o.flags & PTR_FROM_ARG != 0 => {
+                format!("{kind}@arg{}", o.offset)
+            }
             operand::USER_STR | operand::KERNEL_STR if o.flags & PTR_ARRAY != 0 => {
                 format!("{kind}@{}[{}]", o.offset, o.aux)
             }

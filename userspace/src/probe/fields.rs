@@ -7,7 +7,7 @@
 //!   names (kernel functions);
 //! - every event: the built-ins `pid`, `tid`, `cpu`, `comm`.
 
-use tracekit_common::engine::{Operand, PTR_ARRAY, SIGNED, STR_BYTES, operand};
+use tracekit_common::engine::{Operand, PTR_ARRAY, PTR_FROM_ARG, SIGNED, STR_BYTES, operand};
 
 use crate::{
     Error, Result,
@@ -382,6 +382,8 @@ pub struct FunctionFields {
     pub is_return: bool,
     /// BTF parameters (kernel functions), if known.
     pub params: Vec<Param>,
+    /// A user function (uprobes): `str(argN)` reads user memory, else kernel memory.
+    pub user: bool,
 }
 
 /// Parses `argN` or `argN:TYPE` (TYPE: u8 u16 u32 u64 s8 s16 s32 s64).
@@ -419,10 +421,45 @@ pub fn int(kind: u32, offset: u32, size: u32, signed: bool) -> FieldRef {
     )
 }
 
+impl FunctionFields {
+    /// `str(argN)` (entry) or `str(retval)` (return): the string the pointer points to,
+    /// at most [`STR_BYTES`] bytes, from user memory in user functions.
+    fn string_arg(&self, inner: &str) -> Option<FieldRef> {
+        let index = if self.is_return {
+            (inner == "retval").then_some(7)?
+        } else {
+            let (index, _, _) = parse_arg(inner).or_else(|| {
+                self.params
+                    .iter()
+                    .position(|p| p.name == inner)
+                    .map(|i| (i as u32, 8, false))
+            })?;
+            (index < 6).then_some(index)?
+        };
+        Some(FieldRef::new(
+            Operand {
+                kind: if self.user {
+                    operand::USER_STR
+                } else {
+                    operand::KERNEL_STR
+                },
+                offset: index,
+                size: STR_BYTES as u32,
+                flags: PTR_FROM_ARG,
+                ..Operand::NONE
+            },
+            ValueType::Str,
+        ))
+    }
+}
+
 impl Fields for FunctionFields {
     fn lookup(&self, name: &str) -> Option<FieldRef> {
         if let Some(field) = builtin(name) {
             return Some(field);
+        }
+        if let Some(inner) = name.strip_prefix("str(").and_then(|r| r.strip_suffix(')')) {
+            return self.string_arg(inner);
         }
         if self.is_return {
             return match name {
@@ -657,6 +694,7 @@ mod tests {
                     c_type: "size_t".into(),
                 },
             ],
+            user: false,
         };
         let count = fields.lookup("count").unwrap();
         assert_eq!(
@@ -674,11 +712,30 @@ mod tests {
             event: "kr".into(),
             is_return: true,
             params: vec![],
+            user: false,
         };
         assert_eq!(
             ret.lookup("retval").unwrap().ty,
             ValueType::Int { signed: true }
         );
         assert!(ret.lookup("arg0").is_none());
+        // Strings behind pointers: `str(buf)` is arg1's, `str(retval)` the return value's.
+        let buf = fields.lookup("str(buf)").unwrap();
+        assert_eq!(
+            (
+                buf.operand.kind,
+                buf.operand.offset,
+                buf.operand.flags,
+                buf.ty
+            ),
+            (operand::KERNEL_STR, 1, PTR_FROM_ARG, ValueType::Str)
+        );
+        assert!(fields.lookup("str(arg6)").is_none());
+        let user_ret = FunctionFields { user: true, ..ret };
+        let line = user_ret.lookup("str(retval)").unwrap();
+        assert_eq!(
+            (line.operand.kind, line.operand.offset),
+            (operand::USER_STR, 7)
+        );
     }
 }

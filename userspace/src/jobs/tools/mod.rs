@@ -56,6 +56,7 @@ table! {
     // network
     // locks
     // user space
+    bashreadline,
 }
 
 /// The tool named `name`.
