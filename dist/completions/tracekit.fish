@@ -349,7 +349,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand exporter" -l check -d 
 complete -c tracekit -n "__fish_tracekit_using_subcommand exporter" -s v -l verbose -d 'Say more: -v prints timings and own CPU time, -vv debug logs'
 complete -c tracekit -n "__fish_tracekit_using_subcommand exporter" -s h -l help -d 'Print help'
 complete -c tracekit -n "__fish_tracekit_using_subcommand exporter" -s V -l version -d 'Print version'
-complete -c tracekit -n "__fish_tracekit_using_subcommand count" -l by -d 'Also group by these fields or pid, tid, cpu, comm, cgroup (the cgroup v2 path)' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand count" -l by -d 'Also group by these fields or pid, tid, cpu, comm, cgroup (the cgroup v2 path); str(FIELD), argv[I]: the string a pointer points to, 32 bytes at most' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand count" -l filter -d 'Only events for which EXPR holds (perf/ftrace filter syntax), evaluated in the kernel' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand count" -l top -d 'Show only the N largest counts' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand count" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
@@ -366,7 +366,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand count" -s v -l verbose
 complete -c tracekit -n "__fish_tracekit_using_subcommand count" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tracekit -n "__fish_tracekit_using_subcommand count" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -l value -d 'The field to histogram; without it, events are counted per group' -r
-complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -l by -d 'Group by these fields or pid, tid, cpu, comm, cgroup (one histogram per group)' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -l by -d 'Group by these fields or pid, tid, cpu, comm, cgroup (one histogram per group); str(FIELD), argv[I]: the string a pointer points to, 32 bytes at most' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -l filter -d 'Only events for which EXPR holds (perf/ftrace filter syntax), evaluated in the kernel' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -l linear -d 'A linear histogram from MIN to MAX in buckets of STEP instead of log2' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -l precision -d 'Sub-bucket bits of --percentiles\' histogram, 0 to 7: each power of two is split into 2^K buckets, at most 100/2^K % wide' -r
@@ -385,7 +385,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -s v -l verbose 
 complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -l filter -d 'Only events for which EXPR holds (perf/ftrace filter syntax), evaluated in the kernel' -r
-complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -l print -d 'Fields to print with each event (kstack, ustack: its stacks)' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -l print -d 'Fields to print with each event (kstack, ustack: its stacks; str(FIELD), str(argN), str(retval), argv[I]: the string a pointer points to, 32 bytes at most)' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -l call-graph -d 'How to walk user stacks: `dwarf` unwinds in the kernel from .eh_frame tables (the default where the kernel can), `fp` follows frame pointers' -r -f -a "fp\t'Follow frame pointers (the kernel\'s own walk)'
 dwarf\t'Unwind in the kernel from .eh_frame / .debug_frame tables'"
 complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -l unwind-table-budget -d 'Kernel memory for the DWARF unwinder\'s tables, in MiB (1 to 512); binaries whose tables do not fit are walked by frame pointers (`-v` names them)' -r
