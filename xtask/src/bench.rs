@@ -325,7 +325,7 @@ fn snoops(tracekit: &Path, rate: u64, seconds: f64, rounds: usize) -> Result<()>
     let target = PathBuf::from("/tmp/tk-bench-open");
     std::fs::write(&target, "x")?;
     let needle = target.display().to_string();
-    let out = dir.join("opensnoop.out");
+    let out = dir.join("opensnoop.txt");
     let mut tools: Vec<(&str, Vec<String>, (&'static str, bool))> = vec![(
         "tracekit opensnoop",
         vec![
