@@ -539,3 +539,40 @@ fn bashreadline_shows_each_command_line() {
         .collect();
     assert_eq!(seen, lines, "{}", run.stderr);
 }
+
+/// A tmpfs mounted (read-only, so the flags are known) and unmounted: one line with its
+/// type, source, target and flags.
+#[test]
+fn mountsnoop_shows_a_mount() {
+    require_root();
+    let target = format!("/tmp/tkmnt{}", std::process::id());
+    std::fs::create_dir_all(&target).unwrap();
+    let out = scratch("mountsnoop").join("mounts.json");
+    let script = format!("mount -t tmpfs -o ro tk-src {target} && umount {target}");
+    let run = tracekit(
+        [
+            "mountsnoop",
+            "--json",
+            "-o",
+            out.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ],
+        TIMEOUT,
+    );
+    let _ = std::fs::remove_dir(&target);
+    run.assert_code(0);
+    let text = std::fs::read_to_string(&out).unwrap();
+    let events: Vec<Value> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(events.len(), 1, "{text}");
+    assert_eq!(events[0]["fstype"], "tmpfs", "{text}");
+    assert_eq!(events[0]["source"], "tk-src", "{text}");
+    assert_eq!(events[0]["target"], target.as_str(), "{text}");
+    // MS_RDONLY.
+    assert_eq!(events[0]["flags"].as_u64().unwrap() & 1, 1, "{text}");
+}

@@ -50,6 +50,7 @@ table! {
     opensnoop,
     statsnoop,
     syncsnoop,
+    mountsnoop,
     // block
     // CPU and scheduler
     // memory
