@@ -48,7 +48,11 @@ fn main() -> anyhow::Result<()> {
     // rebuild them too, or the loader and the object disagree on a map's value size.
     println!(
         "cargo:rerun-if-changed={}",
-        ebpf_dir.parent().context("ebpf/ has no parent")?.join("common").display()
+        ebpf_dir
+            .parent()
+            .context("ebpf/ has no parent")?
+            .join("common")
+            .display()
     );
     aya_build::build_ebpf(
         [aya_build::Package {

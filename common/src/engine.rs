@@ -218,6 +218,20 @@ pub mod operand {
     /// The same from the pointer in the 8-byte tracepoint record field at `offset`
     /// (`skaddr` of `sock:inet_sock_set_state` as a `struct tcp_sock *`).
     pub const FIELD_PATH: u32 = 42;
+    // Strings through pointers (issue 30, x1): numbered from 43 so other blocks added at
+    // the same time keep their numbers.
+    /// A NUL-terminated string in user memory (`bpf_probe_read_user_str`), at most
+    /// [`super::STR_BYTES`] bytes (longer ones are cut): the pointer is the 8-byte record
+    /// field at `offset` (the `const char *` fields of `syscalls:*`); with `flags`
+    /// [`super::PTR_ARRAY`] that field points to an array of pointers and element `aux` is
+    /// the string's (`argv[1]`).
+    pub const USER_STR: u32 = 43;
+    /// Likewise in kernel memory (`bpf_probe_read_kernel_str`): `const char *` fields of
+    /// other tracepoints.
+    pub const KERNEL_STR: u32 = 44;
+    /// The string the start stage saved: its [`super::STR_BYTES`] bytes fill all four saved
+    /// words (a start stage saves one string, or up to four integers).
+    pub const SAVED_STR: u32 = 45;
 }
 
 /// Offsets of a path ([`operand::TASK_PATH`]): at most 3 pointers followed.
@@ -225,6 +239,16 @@ pub const MAX_PATH: usize = 4;
 
 /// [`Operand::flags`] bit: the integer is signed (sign-extended from `size`).
 pub const SIGNED: u32 = 1;
+/// [`Operand::flags`] bit of [`operand::USER_STR`]/[`operand::KERNEL_STR`]: the field
+/// points to an array of string pointers; the string is element `aux`.
+pub const PTR_ARRAY: u32 = 2;
+/// [`Operand::flags`] bit of [`operand::USER_STR`]/[`operand::KERNEL_STR`]: the pointer is
+/// probe argument `offset` (7: the return value), not a record field (`str(arg1)`,
+/// `str(retval)` of function probes).
+pub const PTR_FROM_ARG: u32 = 4;
+
+// A start stage saves a string in the four words of [`StartValue::saved`].
+const _: () = assert!(STR_BYTES == 4 * 8);
 
 /// One value a plan reads.
 #[repr(C)]
@@ -268,7 +292,13 @@ impl Operand {
     pub const fn is_string(&self) -> bool {
         matches!(
             self.kind,
-            operand::FIELD_STRING | operand::FIELD_DATA_LOC | operand::COMM | operand::FIELD_BYTES
+            operand::FIELD_STRING
+                | operand::FIELD_DATA_LOC
+                | operand::COMM
+                | operand::FIELD_BYTES
+                | operand::USER_STR
+                | operand::KERNEL_STR
+                | operand::SAVED_STR
         )
     }
 }

@@ -10,8 +10,8 @@
 #![allow(internal_features)]
 
 pub mod engine;
-pub mod log;
 pub mod interp;
+pub mod log;
 pub mod unwind;
 
 use aya_ebpf::{

@@ -16,6 +16,7 @@ mod profile;
 mod realprog;
 mod reliability;
 mod reports;
+mod snoops;
 mod systools;
 mod ufunc;
 mod unwind;

@@ -69,6 +69,19 @@ pub enum Bench {
         #[arg(long, default_value_t = 3)]
         stream_rounds: usize,
     },
+    /// `opensnoop` against bpftrace's opensnoop.bt while a fixture opens a file RATE times
+    /// a second: each tool's CPU time, the opens it printed and what it says it lost
+    Snoops {
+        /// Opens per second
+        #[arg(long, default_value_t = 10_000)]
+        rate: u64,
+        /// Seconds each run opens
+        #[arg(long, default_value_t = 5.0)]
+        seconds: f64,
+        /// Rounds (each runs every tool once, interleaved)
+        #[arg(long, default_value_t = 5)]
+        rounds: usize,
+    },
     /// `profile -a -i 1`, `hist ... --by comm -i 1` and `offcpu -i 1` for MINUTES under
     /// process and thread churn (`/bin/true` 100 times a second among it): RSS and CPU every
     /// 10 s, the RSS slope after a minute; fails if a run's RSS at the end is over 1.2x its
@@ -135,6 +148,11 @@ pub fn run(bench: Bench, tracekit: &Path) -> Result<()> {
         Bench::Python { seconds, rounds } => {
             crate::bench_python::python_bench(tracekit, seconds, rounds)
         }
+        Bench::Snoops {
+            rate,
+            seconds,
+            rounds,
+        } => snoops(tracekit, rate, seconds, rounds),
         Bench::Soak { minutes } => {
             crate::soak::soak(tracekit, &build_fixture("tk_churn")?, minutes)
         }
@@ -382,6 +400,119 @@ pub(crate) fn getppid_loop(fixture: &Path, calls: u64) -> Result<f64> {
         bail!("tk_syscalls failed");
     }
     Ok(elapsed.as_secs_f64() * 1e9 / calls as f64)
+}
+
+/// `tracekit opensnoop` and bpftrace's `opensnoop.bt` on `tk_snoops rate-opens`: CPU
+/// time, opens printed of the fixture's count, and the loss each tool reports.
+fn snoops(tracekit: &Path, rate: u64, seconds: f64, rounds: usize) -> Result<()> {
+    let fixture = build_fixture("tk_snoops")?;
+    let dir = workspace_root().join("target/bench");
+    // Short, so tracekit's 32-byte paths hold it whole.
+    let target = PathBuf::from("/tmp/tk-bench-open");
+    std::fs::write(&target, "x")?;
+    let needle = target.display().to_string();
+    let out = dir.join("opensnoop.txt");
+    let mut tools: Vec<(&str, Vec<String>, (&'static str, bool))> = vec![(
+        "tracekit opensnoop",
+        vec![
+            tracekit.display().to_string(),
+            "opensnoop".into(),
+            "-o".into(),
+            out.display().to_string(),
+        ],
+        ("Hit Ctrl-C", true),
+    )];
+    let bt = Path::new("/usr/sbin/opensnoop.bt");
+    if let Some(bpftrace) = find_program("bpftrace")
+        && bt.is_file()
+    {
+        tools.push((
+            "bpftrace opensnoop.bt",
+            vec![bpftrace.display().to_string(), bt.display().to_string()],
+            ("Attaching", false),
+        ));
+    }
+    eprintln!("xtask: bench snoops: {rounds} rounds of {rate} opens/s for {seconds} s per tool");
+    // Per tool: CPU seconds, printed, opened, lost (as the tool says).
+    let mut results: Vec<Vec<(f64, u64, u64, String)>> = vec![Vec::new(); tools.len()];
+    for round in 1..=rounds {
+        eprintln!("xtask: bench snoops: round {round}/{rounds}");
+        for offset in 0..tools.len() {
+            let index = (offset + round) % tools.len();
+            let (_, argv, ready) = &tools[index];
+            let mut command = Command::new(&argv[0]);
+            command.args(&argv[1..]);
+            let (out_stream, err_stream) = if ready.1 {
+                (Stdio::null(), Stdio::piped())
+            } else {
+                (Stdio::piped(), Stdio::null())
+            };
+            command.stdout(out_stream).stderr(err_stream);
+            let kept = Arc::new(Mutex::new(Vec::new()));
+            // bpftrace prints events and "Lost N events" on stdout, tracekit its
+            // "Lost:" line on stderr: keep what names the file, or a loss.
+            let keep: &'static str = if ready.1 { "Lost" } else { "tk-bench-open" };
+            let (child, _) = start_collecting(
+                &mut command,
+                Some(*ready),
+                if ready.1 { 0 } else { 1 },
+                Some((keep, kept.clone())),
+            )?;
+            let opened = Command::new(&fixture)
+                .args([
+                    "rate-opens",
+                    &needle,
+                    &rate.to_string(),
+                    &seconds.to_string(),
+                ])
+                .output()?;
+            let opened: u64 = String::from_utf8_lossy(&opened.stdout)
+                .trim()
+                .strip_prefix("opens=")
+                .and_then(|n| n.parse().ok())
+                .context("tk_snoops rate-opens printed no count")?;
+            let (_, usage) = stop(child)?;
+            // Let the reader thread finish the stream.
+            std::thread::sleep(Duration::from_millis(200));
+            let kept = kept.lock().unwrap().clone();
+            let (printed, lost) = if ready.1 {
+                let text = std::fs::read_to_string(&out).unwrap_or_default();
+                let printed = text.lines().filter(|l| l.ends_with(&needle)).count() as u64;
+                (printed, kept.join(" "))
+            } else {
+                let printed = kept.iter().filter(|l| l.ends_with(&needle)).count() as u64;
+                let lost: u64 = kept
+                    .iter()
+                    .filter_map(|l| {
+                        l.strip_prefix("Lost ")?
+                            .split(' ')
+                            .next()?
+                            .parse::<u64>()
+                            .ok()
+                    })
+                    .sum();
+                (printed, format!("Lost: {lost} events"))
+            };
+            results[index].push((usage.cpu.as_secs_f64(), printed, opened, lost));
+        }
+    }
+    println!(
+        "\n| opensnoop, {rate} opens/s for {seconds} s, {rounds} rounds | CPU s (median) | opens printed / made (all rounds) | loss reported |"
+    );
+    println!("|---|---|---|---|");
+    for ((name, ..), runs) in tools.iter().zip(&results) {
+        let cpu = median(runs.iter().map(|r| r.0).collect());
+        let printed: u64 = runs.iter().map(|r| r.1).sum();
+        let opened: u64 = runs.iter().map(|r| r.2).sum();
+        let lost: Vec<&str> = runs.iter().map(|r| r.3.as_str()).collect();
+        println!(
+            "| {name} | {cpu:.3} | {printed} / {opened} | {} |",
+            lost.join("; ")
+        );
+    }
+    let _ = std::fs::remove_file(&target);
+    let _ = std::fs::remove_file(&out);
+    Ok(())
 }
 
 /// CPU time and peak RSS of a process tree's parts, as `wait4(2)` reports them.

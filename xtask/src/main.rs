@@ -42,6 +42,7 @@ EXAMPLES:
   cargo xtask bench engine                         # ns per event of each plan vs the floor
   cargo xtask bench soak --minutes 60              # memory and CPU over an hour of churn
   cargo xtask bench exporter --minutes 60          # the exporter's memory, CPU, scrape time
+  cargo xtask bench snoops                         # opensnoop vs opensnoop.bt at 10,000 opens/s
   cargo xtask fuzz --seconds 60                    # fuzz the filter and probe parsers
   cargo xtask dist                                 # static binary + .deb in target/dist/
   cargo xtask dist --check                         # ... then ldd, dpkg -i, man, the 6.1 VM"

@@ -20,7 +20,8 @@ use aya_ebpf::{
     programs::{RawTracePointContext, TracePointContext},
 };
 use tracekit_common::engine::{
-    CorrKey, MAX_OPERANDS, NO_OPERAND, Plan, StartValue, TraceRecord, agg, operand, stat,
+    CorrKey, MAX_OPERANDS, MAX_STRINGS, NO_OPERAND, Plan, STR_BYTES, StartValue, TraceRecord, agg,
+    operand, stat,
 };
 
 /// Reads a plan field without letting the compiler fold the build-time default.
@@ -108,6 +109,15 @@ fn run_main<M: EngineMaps, S: Source>(source: &S, scratch: *mut Scratch, event: 
                     // SAFETY: this CPU's scratch; i < MAX_OPERANDS.
                     unsafe { (*scratch).ints[i] = started.saved[slot] }
                 }
+                operand::SAVED_STR => {
+                    let slot = (rd!(plan.operands[i].string_slot) as usize) & (MAX_STRINGS - 1);
+                    // SAFETY: this CPU's scratch; slot masked into range; 4 words are
+                    // STR_BYTES bytes.
+                    unsafe {
+                        (*scratch).strings[slot] =
+                            core::mem::transmute::<[u64; 4], [u8; STR_BYTES]>(started.saved)
+                    }
+                }
                 _ => {}
             }
         }
@@ -145,13 +155,35 @@ fn run_start<M: EngineMaps, S: Source>(
         return None;
     }
     let mut saved = [0u64; 4];
-    let mut i = 0;
-    while i < 4 {
-        let save = rd!(plan.saves[i]);
-        if save != NO_OPERAND {
-            saved[i] = int(scratch, save as usize);
+    let first = rd!(plan.saves[0]);
+    let first_kind = if first == NO_OPERAND {
+        operand::NONE
+    } else {
+        rd!(plan.operands[(first as usize) & (MAX_OPERANDS - 1)].kind)
+    };
+    if matches!(
+        first_kind,
+        operand::USER_STR
+            | operand::KERNEL_STR
+            | operand::FIELD_STRING
+            | operand::FIELD_DATA_LOC
+            | operand::COMM
+    ) {
+        // A saved string fills the four words (the loader saves nothing else with it).
+        let slot = (rd!(plan.operands[(first as usize) & (MAX_OPERANDS - 1)].string_slot) as usize)
+            & (MAX_STRINGS - 1);
+        // SAFETY: this CPU's scratch; slot masked into range; STR_BYTES is 4 words.
+        saved =
+            unsafe { core::mem::transmute::<[u8; STR_BYTES], [u64; 4]>((*scratch).strings[slot]) };
+    } else {
+        let mut i = 0;
+        while i < 4 {
+            let save = rd!(plan.saves[i]);
+            if save != NO_OPERAND {
+                saved[i] = int(scratch, save as usize);
+            }
+            i += 1;
         }
-        i += 1;
     }
     if rd!(plan.announce) != 0 && pid != 0 && !announce(pid, M::known(), M::announce()) {
         bump::<M>(stat::ANNOUNCE_LOST);

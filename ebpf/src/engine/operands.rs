@@ -3,13 +3,16 @@
 
 use aya_ebpf::helpers::{
     bpf_get_current_comm, bpf_probe_read_kernel, bpf_probe_read_kernel_buf,
-    bpf_probe_read_kernel_str_bytes,
+    bpf_probe_read_kernel_str_bytes, bpf_probe_read_user, bpf_probe_read_user_str_bytes,
     generated::{
         bpf_get_current_cgroup_id, bpf_get_current_task, bpf_get_func_ip, bpf_get_smp_processor_id,
     },
 };
 use tracekit_common::{
-    engine::{MAX_OPERANDS, MAX_PATH, MAX_STRINGS, Operand, Plan, STR_BYTES, operand, stat},
+    engine::{
+        MAX_OPERANDS, MAX_PATH, MAX_STRINGS, Operand, PTR_ARRAY, PTR_FROM_ARG, Plan, STR_BYTES,
+        operand, stat,
+    },
     profile::{STACK_ERROR, STACK_NONE},
 };
 
@@ -160,6 +163,43 @@ pub(crate) fn read_operands<M: EngineMaps, S: Source>(
             }
             operand::FIELD_PATH => read_int(source, operand.offset, 8, 0)
                 .and_then(|base| follow(plan, i, base, operand.aux, operand.size, operand.flags)),
+            operand::USER_STR | operand::KERNEL_STR => {
+                *buf = [0; STR_BYTES];
+                let user = operand.kind == operand::USER_STR;
+                let pointer = if operand.flags & PTR_FROM_ARG != 0 {
+                    Some(arg(scratch, operand.offset))
+                } else {
+                    source.field::<u64>(operand.offset)
+                };
+                pointer.and_then(|mut ptr| {
+                    if operand.flags & PTR_ARRAY != 0 {
+                        let at = (ptr + 8 * u64::from(operand.aux)) as *const u64;
+                        // SAFETY: the helpers check the access.
+                        ptr = if user {
+                            unsafe { bpf_probe_read_user(at) }.ok()?
+                        } else {
+                            unsafe { bpf_probe_read_kernel(at) }.ok()?
+                        };
+                        // Past the array's NULL end: an empty string, not an error.
+                        if ptr == 0 {
+                            return Some(0);
+                        }
+                    }
+                    let src = ptr as *const u8;
+                    // SAFETY: the helpers bound the copy by the slice length.
+                    let read = if user {
+                        unsafe { bpf_probe_read_user_str_bytes(src, &mut buf[..]) }.ok()
+                    } else {
+                        unsafe { bpf_probe_read_kernel_str_bytes(src, &mut buf[..]) }.ok()
+                    };
+                    // A page not faulted in yet (a literal in a forked child's .rodata)
+                    // reads as an empty string: the event is kept.
+                    if read.is_none() {
+                        *buf = [0; STR_BYTES];
+                    }
+                    Some(0)
+                })
+            }
             _ => Some(0),
         };
         match value {

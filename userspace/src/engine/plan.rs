@@ -4,7 +4,8 @@
 use tracekit_common::engine::{
     Insn, KEY_SET_BITS, KEY_SET_WORDS, KEY_WORDS, LOG2_SLOTS, MAX_INSNS, MAX_KEY_PARTS,
     MAX_LINEAR_SLOTS, MAX_OPERANDS, MAX_PRECISION, MAX_STR_CONSTS, MAX_STRINGS, NO_OPERAND,
-    Operand, Plan, SIGNED, STR_BYTES, agg, layout, log_linear_slots, op, operand,
+    Operand, PTR_ARRAY, PTR_FROM_ARG, Plan, SIGNED, STR_BYTES, agg, layout, log_linear_slots, op,
+    operand,
 };
 
 use crate::{Error, Result};
@@ -181,6 +182,23 @@ impl PlanBuilder {
     /// Start stages: saves operand `index` with the timestamp; the main stage reads it back
     /// with [`saved_operand`] of the returned slot.
     pub fn save(&mut self, index: u32) -> Result<u32> {
+        if self.plan.operands[index as usize].is_string() {
+            // Its bytes fill the four saved words.
+            if self.plan.saves.iter().any(|&s| s != NO_OPERAND) {
+                return Err(Error::usage(
+                    "a start stage saves one string, or up to 4 numbers, not both",
+                ));
+            }
+            self.plan.saves = [index; 4];
+            return Ok(0);
+        }
+        if self.plan.saves[0] != NO_OPERAND
+            && self.plan.operands[self.plan.saves[0] as usize].is_string()
+        {
+            return Err(Error::usage(
+                "a start stage saves one string, or up to 4 numbers, not both",
+            ));
+        }
         let slot = self
             .plan
             .saves
@@ -215,6 +233,8 @@ impl PlanBuilder {
     /// Each event goes to userspace as a trace record instead of being aggregated.
     pub fn trace(&mut self) {
         self.plan.agg = agg::TRACE;
+        // Every record carries its pid and tid, also in plans of any task's events.
+        self.plan.needs_ids = 1;
     }
 
     /// Announce each traced process once, so its memory map can be cached for
@@ -299,7 +319,8 @@ impl PlanBuilder {
                 .operands
                 .get(insn.operand as usize)
                 .map_or(operand::NONE, |o| o.kind);
-            insn.op >= op::EQ && matches!(kind, operand::LATENCY | operand::SAVED)
+            insn.op >= op::EQ
+                && matches!(kind, operand::LATENCY | operand::SAVED | operand::SAVED_STR)
         };
         plan.filter_first = u32::from(
             plan.needs_start != 0
@@ -344,6 +365,9 @@ pub fn disassemble(plan: &Plan) -> String {
             operand::CONST => "const",
             operand::CGROUP => "cgroup",
             operand::FIELD_BYTES => "field_bytes",
+            operand::USER_STR => "user_str",
+            operand::KERNEL_STR => "kernel_str",
+            operand::SAVED_STR => "saved_str",
             _ => "?",
         };
         let signed = if o.flags & SIGNED != 0 { "s" } else { "" };
@@ -357,6 +381,13 @@ pub fn disassemble(plan: &Plan) -> String {
             operand::ARG => format!("{kind}{}:{signed}{}", o.offset, o.size),
             operand::ARG_DEREF => format!("{kind}{}+{}:{signed}{}", o.offset, o.aux, o.size),
             operand::SAVED => format!("{kind}{}", o.offset),
+            operand::USER_STR | operand::KERNEL_STR if o.flags & PTR_FROM_ARG != 0 => {
+                format!("{kind}@arg{}", o.offset)
+            }
+            operand::USER_STR | operand::KERNEL_STR if o.flags & PTR_ARRAY != 0 => {
+                format!("{kind}@{}[{}]", o.offset, o.aux)
+            }
+            operand::USER_STR | operand::KERNEL_STR => format!("{kind}@{}", o.offset),
             operand::REG => format!("{kind}@{}:{signed}{}", o.offset, o.size),
             operand::USER_MEM => {
                 format!("{kind}@{}{:+}:{signed}{}", o.offset, o.aux as i32, o.size)
@@ -521,6 +552,15 @@ pub fn saved_operand(slot: u32) -> Operand {
         kind: operand::SAVED,
         offset: slot,
         size: 8,
+        ..Operand::NONE
+    }
+}
+
+/// The operand reading the string the start stage saved.
+pub fn saved_string_operand() -> Operand {
+    Operand {
+        kind: operand::SAVED_STR,
+        size: STR_BYTES as u32,
         ..Operand::NONE
     }
 }

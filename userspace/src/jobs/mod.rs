@@ -14,6 +14,7 @@
 //! A command builds a request (or options) and hands it to its job with [`RunOptions`].
 
 pub mod aggregate;
+pub mod events;
 pub mod list;
 pub mod presets;
 pub mod source;

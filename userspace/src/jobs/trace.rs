@@ -8,7 +8,12 @@ use std::io::Write as _;
 use aya::maps::{MapData, RingBuf};
 use tracekit_common::engine::{STR_BYTES, TraceRecord, operand};
 
-use super::{RunOptions, aggregate::Engines};
+use super::{
+    RunOptions,
+    aggregate::Engines,
+    events,
+    tools::{Column, EventTime, EventsJob},
+};
 use crate::{
     Error, Result, caps,
     engine::{
@@ -111,6 +116,8 @@ struct TraceCollector<'a> {
     unwind_budget_bytes: u64,
     /// `-- CMD`'s program (`argv[0]`): its unwind tables are built before it runs.
     program: Option<std::path::PathBuf>,
+    /// An event tool's columns, instead of `trace`'s layout.
+    columns: Option<(Vec<Column>, EventTime)>,
 }
 
 impl Collector for TraceCollector<'_> {
@@ -178,13 +185,29 @@ impl Collector for TraceCollector<'_> {
                 // was stamped well before this one has been committed before it.
                 let past = record.ts_ns.saturating_sub(COMMIT_SKEW_NS);
                 self.read_past_ns[ring] = self.read_past_ns[ring].max(past);
-                let line = render(
-                    &record,
-                    &self.views[engine],
-                    self.start_ns,
-                    self.json,
-                    &self.symbolizer,
-                );
+                let line = match &self.columns {
+                    Some((columns, time)) => events::line(
+                        &record,
+                        &self.views[engine].prints,
+                        &event_name(&record, &self.views[engine]),
+                        columns,
+                        *time,
+                        record.ts_ns.saturating_sub(self.start_ns) as f64 / 1e9,
+                        &if *time == EventTime::Clock {
+                            events::clock_now()
+                        } else {
+                            String::new()
+                        },
+                        self.json,
+                    ),
+                    None => render(
+                        &record,
+                        &self.views[engine],
+                        self.start_ns,
+                        self.json,
+                        &self.symbolizer,
+                    ),
+                };
                 match self.writer.offer(line) {
                     Ok(queued) => {
                         self.printed += 1;
@@ -368,6 +391,27 @@ pub fn run(
     unwind_budget_bytes: u64,
     options: &RunOptions,
 ) -> Result<()> {
+    run_in(request, call_graph, unwind_budget_bytes, options, None)
+}
+
+/// Prints an event tool's events in its columns ([`crate::jobs::events`]).
+pub fn run_events(job: &EventsJob, options: &RunOptions) -> Result<()> {
+    run_in(
+        &job.request,
+        None,
+        0,
+        options,
+        Some((job.columns.clone(), job.time)),
+    )
+}
+
+fn run_in(
+    request: &Request,
+    call_graph: Option<CallGraph>,
+    unwind_budget_bytes: u64,
+    options: &RunOptions,
+    columns: Option<(Vec<Column>, EventTime)>,
+) -> Result<()> {
     let file_format = options.file_format("trace", false)?;
     caps::require_tracing("trace")?;
     let mut compiled = compile(request)?;
@@ -386,9 +430,11 @@ pub fn run(
     };
     let mut writer = Writer::spawn(out)?;
     if !json {
-        let _ = writer
-            .offer(header(&request.print))
-            .and_then(|_| writer.ready(true));
+        let header = match &columns {
+            Some((columns, time)) => events::header(columns, *time),
+            None => header(&request.print),
+        };
+        let _ = writer.offer(header).and_then(|_| writer.ready(true));
     }
     let mut collector = TraceCollector {
         engines: Engines {
@@ -416,6 +462,7 @@ pub fn run(
         unwinders: Vec::new(),
         unwind_budget_bytes,
         program: options.command_program(),
+        columns,
     };
     let mut session = options.session("trace", true);
     let what = compiled.what.clone();
@@ -516,6 +563,19 @@ fn stack_operand_indices(plan: &tracekit_common::engine::Plan) -> (Option<u32>, 
     (find(operand::KERNEL_STACK), find(operand::USER_STACK))
 }
 
+/// The probe that fired, by the record's event index or function address.
+fn event_name(record: &TraceRecord, view: &EngineView) -> String {
+    match &view.events {
+        EventNames::ByIndex(names) => names
+            .get(&record.event)
+            .cloned()
+            .unwrap_or_else(|| format!("event {}", record.event)),
+        EventNames::ByFunctionIp(operand) => {
+            kernel_function(record.ints[*operand as usize % record.ints.len()])
+        }
+    }
+}
+
 fn render(
     record: &TraceRecord,
     view: &EngineView,
@@ -524,15 +584,7 @@ fn render(
     symbolizer: &Symbolizer,
 ) -> String {
     let (kernel, user) = view.stacks;
-    let event = match &view.events {
-        EventNames::ByIndex(names) => names
-            .get(&record.event)
-            .cloned()
-            .unwrap_or_else(|| format!("event {}", record.event)),
-        EventNames::ByFunctionIp(operand) => {
-            kernel_function(record.ints[*operand as usize % record.ints.len()])
-        }
-    };
+    let event = event_name(record, view);
     let time = record.ts_ns.saturating_sub(start_ns) as f64 / 1e9;
     let comm = comm_string(&record.comm);
     let stack = |operand: Option<u32>, user: bool| -> Vec<Frame> {

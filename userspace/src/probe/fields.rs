@@ -7,7 +7,7 @@
 //!   names (kernel functions);
 //! - every event: the built-ins `pid`, `tid`, `cpu`, `comm`.
 
-use tracekit_common::engine::{Operand, SIGNED, STR_BYTES, operand};
+use tracekit_common::engine::{Operand, PTR_ARRAY, PTR_FROM_ARG, SIGNED, STR_BYTES, operand};
 
 use crate::{
     Error, Result,
@@ -392,6 +392,77 @@ impl TracepointFields {
     }
 }
 
+/// `const char *` fields of `syscalls:*` that name paths or strings, printed as strings
+/// (as `perf trace` does); other pointers stay numbers unless read with `str(NAME)`.
+pub const STRING_POINTERS: [&str; 18] = [
+    "filename",
+    "pathname",
+    "oldname",
+    "newname",
+    "path",
+    "name",
+    "specialfile",
+    "special",
+    "type",
+    "_type",
+    "_description",
+    "dir_name",
+    "dev_name",
+    "to_pathname",
+    "from_pathname",
+    "put_old",
+    "new_root",
+    "_fs_name",
+];
+
+/// Whether a C type is a pointer to `char`s (`const char *`).
+fn is_char_pointer(c_type: &str) -> bool {
+    matches!(c_type, "const char *" | "char *" | "const unsigned char *")
+}
+
+/// Whether a C type is a pointer to an array of `char` pointers (`const char *const *`,
+/// `argv`).
+fn is_char_pointer_array(c_type: &str) -> bool {
+    matches!(
+        c_type,
+        "const char *const *" | "const char **" | "char **" | "char *const *"
+    )
+}
+
+/// `NAME[INDEX]`, split.
+fn indexed(name: &str) -> Option<(&str, u32)> {
+    let (base, rest) = name.split_once('[')?;
+    let index = rest.strip_suffix(']')?.parse().ok()?;
+    Some((base, index))
+}
+
+impl TracepointFields {
+    /// The string a pointer field points to: user memory for `syscalls:*` (the syscall's
+    /// own arguments), kernel memory elsewhere; `index`: the field is an array of pointers
+    /// (`argv`) and the string is that element's (past the array's end, an empty string).
+    fn string_at(&self, field: &Field, index: Option<u32>) -> Option<FieldRef> {
+        if field.size != 8 || field.array_len.is_some() || field.is_dynamic() {
+            return None;
+        }
+        let kind = if self.tracepoint.system == "syscalls" {
+            operand::USER_STR
+        } else {
+            operand::KERNEL_STR
+        };
+        Some(FieldRef::new(
+            Operand {
+                kind,
+                offset: field.offset,
+                size: STR_BYTES as u32,
+                flags: if index.is_some() { PTR_ARRAY } else { 0 },
+                aux: index.unwrap_or(0),
+                ..Operand::NONE
+            },
+            ValueType::Str,
+        ))
+    }
+}
+
 impl Fields for TracepointFields {
     fn why_not(&self, name: &str) -> Option<String> {
         path_ref(name, &|base| self.pointer_field(base)).and_then(Result::err)
@@ -401,7 +472,37 @@ impl Fields for TracepointFields {
         if let Some(path) = path_ref(name, &|base| self.pointer_field(base)) {
             return path.ok();
         }
+        // `str(NAME)`, `str(NAME[I])`: the string behind a pointer field, as bpftrace's
+        // `str()`; `NAME[I]` of a `char` pointer array (`argv[1]`).
+        if let Some(inner) = name.strip_prefix("str(").and_then(|r| r.strip_suffix(')')) {
+            return match indexed(inner) {
+                Some((base, index)) => {
+                    let field = self.format.field(base).filter(|f| !f.is_common())?;
+                    self.string_at(field, Some(index))
+                }
+                None => {
+                    let field = self.format.field(inner).filter(|f| !f.is_common())?;
+                    self.string_at(field, None)
+                }
+            };
+        }
+        if let Some((base, index)) = indexed(name) {
+            let field = self.format.field(base).filter(|f| !f.is_common())?;
+            return if is_char_pointer_array(&field.c_type) {
+                self.string_at(field, Some(index))
+            } else {
+                None
+            };
+        }
         match self.format.field(name) {
+            Some(field)
+                if self.tracepoint.system == "syscalls"
+                    && field.c_type.starts_with("const ")
+                    && is_char_pointer(&field.c_type)
+                    && STRING_POINTERS.contains(&field.name.as_str()) =>
+            {
+                self.string_at(field, None)
+            }
             // raw_syscalls' `id` is the syscall number (include/trace/events/syscalls.h).
             Some(field) if self.tracepoint.system == "raw_syscalls" && name == "id" => {
                 field_ref(field).map(|f| f.hinted(Hint::Syscall))
@@ -467,6 +568,8 @@ pub struct FunctionFields {
     pub is_return: bool,
     /// BTF parameters (kernel functions), if known.
     pub params: Vec<Param>,
+    /// A user function (uprobes): `str(argN)` reads user memory, else kernel memory.
+    pub user: bool,
 }
 
 /// Parses `argN` or `argN:TYPE` (TYPE: u8 u16 u32 u64 s8 s16 s32 s64).
@@ -504,10 +607,45 @@ pub fn int(kind: u32, offset: u32, size: u32, signed: bool) -> FieldRef {
     )
 }
 
+impl FunctionFields {
+    /// `str(argN)` (entry) or `str(retval)` (return): the string the pointer points to,
+    /// at most [`STR_BYTES`] bytes, from user memory in user functions.
+    fn string_arg(&self, inner: &str) -> Option<FieldRef> {
+        let index = if self.is_return {
+            (inner == "retval").then_some(7)?
+        } else {
+            let (index, _, _) = parse_arg(inner).or_else(|| {
+                self.params
+                    .iter()
+                    .position(|p| p.name == inner)
+                    .map(|i| (i as u32, 8, false))
+            })?;
+            (index < 6).then_some(index)?
+        };
+        Some(FieldRef::new(
+            Operand {
+                kind: if self.user {
+                    operand::USER_STR
+                } else {
+                    operand::KERNEL_STR
+                },
+                offset: index,
+                size: STR_BYTES as u32,
+                flags: PTR_FROM_ARG,
+                ..Operand::NONE
+            },
+            ValueType::Str,
+        ))
+    }
+}
+
 impl Fields for FunctionFields {
     fn lookup(&self, name: &str) -> Option<FieldRef> {
         if let Some(field) = builtin(name) {
             return Some(field);
+        }
+        if let Some(inner) = name.strip_prefix("str(").and_then(|r| r.strip_suffix(')')) {
+            return self.string_arg(inner);
         }
         if self.is_return {
             return match name {
@@ -742,6 +880,7 @@ mod tests {
                     c_type: "size_t".into(),
                 },
             ],
+            user: false,
         };
         let count = fields.lookup("count").unwrap();
         assert_eq!(
@@ -759,11 +898,30 @@ mod tests {
             event: "kr".into(),
             is_return: true,
             params: vec![],
+            user: false,
         };
         assert_eq!(
             ret.lookup("retval").unwrap().ty,
             ValueType::Int { signed: true }
         );
         assert!(ret.lookup("arg0").is_none());
+        // Strings behind pointers: `str(buf)` is arg1's, `str(retval)` the return value's.
+        let buf = fields.lookup("str(buf)").unwrap();
+        assert_eq!(
+            (
+                buf.operand.kind,
+                buf.operand.offset,
+                buf.operand.flags,
+                buf.ty
+            ),
+            (operand::KERNEL_STR, 1, PTR_FROM_ARG, ValueType::Str)
+        );
+        assert!(fields.lookup("str(arg6)").is_none());
+        let user_ret = FunctionFields { user: true, ..ret };
+        let line = user_ret.lookup("str(retval)").unwrap();
+        assert_eq!(
+            (line.operand.kind, line.operand.offset),
+            (operand::USER_STR, 7)
+        );
     }
 }

@@ -35,7 +35,8 @@ pub struct Args {
     /// (usdt:BINARY[:PROVIDER]:NAME, U:...); wildcards allowed
     #[arg(required = true, value_name = "PROBE")]
     pub probes: Vec<String>,
-    /// Also group by these fields or pid, tid, cpu, comm, cgroup (the cgroup v2 path)
+    /// Also group by these fields or pid, tid, cpu, comm, cgroup (the cgroup v2 path);
+    /// str(FIELD), argv[I]: the string a pointer points to, 32 bytes at most
     #[arg(long, value_name = "KEY[,KEY...]", value_delimiter = ',')]
     pub by: Vec<String>,
     /// Only events for which EXPR holds (perf/ftrace filter syntax), evaluated in the kernel

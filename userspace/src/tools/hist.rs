@@ -50,7 +50,8 @@ pub struct Args {
     /// The field to histogram; without it, events are counted per group
     #[arg(long, value_name = "FIELD")]
     pub value: Option<String>,
-    /// Group by these fields or pid, tid, cpu, comm, cgroup (one histogram per group)
+    /// Group by these fields or pid, tid, cpu, comm, cgroup (one histogram per group);
+    /// str(FIELD), argv[I]: the string a pointer points to, 32 bytes at most
     #[arg(long, value_name = "KEY[,KEY...]", value_delimiter = ',')]
     pub by: Vec<String>,
     /// Only events for which EXPR holds (perf/ftrace filter syntax), evaluated in the kernel

@@ -14,7 +14,6 @@ use tracekit::{
         trace,
     },
 };
-use tracekit_common::unwind::DEFAULT_TABLE_BUDGET_BYTES;
 
 use crate::cli::{Common, MapArgs, PercentileArgs, ProbeArgs};
 
@@ -96,7 +95,7 @@ pub fn run(tool: &'static Tool, matches: &ArgMatches, verbose: u8) -> Result<()>
     let (values, options) = values(tool, matches, verbose)?;
     match (tool.plan)(&values)? {
         Plan::Aggregate(job) => aggregate::run(job, &options),
-        Plan::Events(job) => trace::run(&job.request, None, DEFAULT_TABLE_BUDGET_BYTES, &options),
+        Plan::Events(job) => trace::run_events(&job, &options),
     }
 }
 

@@ -16,7 +16,9 @@ EXAMPLES:
   tracekit trace 'uprobe:libc:malloc' --print arg0 -p 1234
   tracekit trace 'kretprobe:vfs_read' --print retval --filter 'retval < 0'
   tracekit trace block:block_rq_issue --print bytes,rwbs,comm -K
-  tracekit trace syscalls:sys_enter_openat --print filename -- ls
+  tracekit trace syscalls:sys_enter_openat --print filename -- ls  # each path opened
+  tracekit trace syscalls:sys_enter_execve --print 'argv[0],argv[1],argv[2]'
+  tracekit trace 'ur:/bin/bash:readline' --print 'str(retval)'  # the line bash read
   tracekit trace t:syscalls:sys_enter_write -U -p 1234  # each write's whole user stack
   tracekit trace sched:sched_process_exec --print 'task->real_parent->tgid'  # BTF: parent pid
   tracekit trace sock:inet_sock_set_state --print 'daddr_v6,dport,newstate'  # IPv4/IPv6, TCP states
@@ -32,8 +34,9 @@ pub struct Args {
     /// Only events for which EXPR holds (perf/ftrace filter syntax), evaluated in the kernel
     #[arg(long, value_name = "EXPR")]
     pub filter: Option<String>,
-    /// Fields to print with each event (kstack, ustack: its stacks; task->A->B and (struct S
-    /// *)FIELD->A: kernel structs through BTF)
+    /// Fields to print with each event (kstack, ustack: its stacks; str(FIELD), str(argN),
+    /// str(retval), argv[I]: the string a pointer points to, 32 bytes at most; task->A->B and
+    /// (struct S *)FIELD->A: kernel structs through BTF)
     #[arg(long, value_name = "FIELD[,FIELD...]", value_delimiter = ',')]
     pub print: Vec<String>,
     /// Print the kernel stack of each event

@@ -18,13 +18,13 @@ use crate::{
         compile::{body::*, *},
         filter,
         kinds::ProbeSpec,
-        plan::{PlanBuilder, saved_operand, simple_operand},
+        plan::{PlanBuilder, saved_operand, saved_string_operand, simple_operand},
         request::{Request, Start},
     },
     error::quote,
     probe::{
         Tracepoint,
-        fields::{FieldRef, Fields},
+        fields::{FieldRef, Fields, ValueType},
     },
 };
 
@@ -160,13 +160,12 @@ pub(crate) fn compile_start(
         let field = field.expect("a start stage has begin events");
         let index = builder.operand(field.operand)?;
         let slot = builder.save(index)?;
-        saved.insert(
-            name,
-            FieldRef {
-                operand: saved_operand(slot),
-                ..field
-            },
-        );
+        let operand = if field.ty == ValueType::Str {
+            saved_string_operand()
+        } else {
+            saved_operand(slot)
+        };
+        saved.insert(name, FieldRef { operand, ..field });
     }
     if builder.uses(operand::USER_STACK) {
         builder.announce();

@@ -79,6 +79,11 @@ value: - | agg: count | layout: array bound 1024
 filter: -
 flags: raw_args=2
 columns: event Event({110: "syscalls:sys_enter_getppid", 202: "syscalls:sys_enter_futex", 257: "syscalls:sys_enter_openat"})
+corr: - | key: #0 in {26,59,62,74,75,110,162,165,257,262,277,306,332} | saves: -
+value: - | agg: count | layout: array bound 1024
+filter: -
+flags: raw_args=2
+columns: event Event({26: "syscalls:sys_enter_msync", 59: "syscalls:sys_enter_execve", 62: "syscalls:sys_enter_kill", 74: "syscalls:sys_enter_fsync", 75: "syscalls:sys_enter_fdatasync", 110: "syscalls:sys_enter_getppid", 162: "syscalls:sys_enter_sync", 165: "syscalls:sys_enter_mount", 257: "syscalls:sys_enter_openat", 262: "syscalls:sys_enter_newfstatat", 277: "syscalls:sys_enter_sync_file_range", 306: "syscalls:sys_enter_syncfs", 332: "syscalls:sys_enter_statx"})
 "#
     );
 }
@@ -118,11 +123,11 @@ fn trace_carries_printed_fields_and_stacks() {
     assert_eq!(
         compiled(&request),
         r#"Main Tracepoints([Tracepoint { system: "syscalls", event: "sys_enter_openat" }])
-operands: #0 field@24:8 #1 field@32:8 #2 ustack
+operands: #0 user_str@24 #1 field@32:8 #2 ustack
 corr: - | key: - | saves: -
 value: - | agg: trace | layout: array bound 0
 filter: -
-flags: announce
+flags: announce needs_ids
 columns: 
 "#
     );
@@ -166,12 +171,22 @@ fn bad_requests_name_the_bad_part() {
         all_tasks: false,
         per_thread: true,
     };
+    // End events that read `filename` at different offsets need two engines, each with a
+    // start map of its own: refused.
     assert_eq!(
         error(Request {
-            start: Some(start),
-            ..Request::count(vec!["sched:*".into()])
+            start: Some(Start {
+                end_pair: vec!["tid".into()],
+                ..start
+            }),
+            filter: Some("filename == \"x\"".into()),
+            ..Request::count(vec![
+                "syscalls:sys_enter_openat".into(),
+                "syscalls:sys_enter_execve".into()
+            ])
         }),
-        "a start stage pairs with one end event, not a set of tracepoints"
+        "a start stage pairs with end events whose fields are read alike; \
+         syscalls:sys_enter_openat and syscalls:sys_enter_execve differ"
     );
 }
 

@@ -87,6 +87,7 @@ impl Kind for KernelFunctionKind {
                 event: format!("{}:{function}", self.name()),
                 is_return: self.is_return,
                 params,
+                user: false,
             };
             out.push_str(&format!("{}: {}\n", fields.event_name(), fields.describe()));
         }
@@ -132,6 +133,7 @@ impl Kind for UserFunctionKind {
             event: spec.text.clone(),
             is_return: self.is_return,
             params: Vec::new(),
+            user: true,
         };
         Ok(format!("{}: {}\n", fields.event_name(), fields.describe()))
     }
@@ -223,6 +225,7 @@ fn function_specs(
         event: spec.text.clone(),
         is_return,
         params,
+        user,
     };
     // Which function fired: the attach cookie (uprobes) or the function's address (kernel).
     let several = names.len() > 1;

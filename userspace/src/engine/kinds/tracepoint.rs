@@ -215,14 +215,7 @@ fn tracepoint_specs(
     }
     let tracefs = events.root()?;
     let start = match &request.start {
-        Some(start) => {
-            if tracepoints.len() != 1 {
-                return Err(Error::usage(
-                    "a start stage pairs with one end event, not a set of tracepoints",
-                ));
-            }
-            Some(compile_start(start, request, &tracefs)?)
-        }
+        Some(start) => Some(compile_start(start, request, &tracefs)?),
         None => None,
     };
     let mut groups: Vec<(Plan, Vec<Tracepoint>, Vec<Printed>)> = Vec::new();
@@ -265,6 +258,17 @@ fn tracepoint_specs(
             Some((_, members, _)) => members.push(tp.clone()),
             None => groups.push((plan, vec![tp.clone()], prints)),
         }
+    }
+    // A start stage has one start map: several end events share it in one engine, so
+    // they must compile to one plan (statsnoop's sys_exit_statx and sys_exit_newfstatat).
+    if start.is_some()
+        && let [(_, first, _), (_, second, _), ..] = &groups[..]
+    {
+        return Err(Error::usage(format!(
+            "a start stage pairs with end events whose fields are read alike; {} and {} \
+             differ",
+            first[0], second[0]
+        )));
     }
     let mut names = BTreeMap::new();
     let mut specs = Vec::new();

@@ -42,8 +42,16 @@ table! {
     funccount,
     funclatency,
     // processes
+    execsnoop,
+    killsnoop,
+    oomkill,
+    pidpersec,
     // files
     writeback,
+    opensnoop,
+    statsnoop,
+    syncsnoop,
+    mountsnoop,
     // block
     biosnoop,
     biotop,
@@ -67,6 +75,7 @@ table! {
     klockstat,
     futexctn,
     // user space
+    bashreadline,
 }
 
 /// The tool named `name`.
@@ -412,31 +421,72 @@ pub struct EventsJob {
     /// fields of the columns, in order.
     pub request: Request,
     /// The columns, as libbpf-tools' version of the tool heads them (`PCOMM`, `PID`,
-    /// `RET`); the binary prints today the `trace` layout (time, comm, pid, tid, event,
-    /// then the `print` fields), and these headers are the layout the tool is to have.
+    /// `RET`), printed in that layout ([`crate::jobs::events`]; `--json`: objects with
+    /// the headers as keys, [`crate::jobs::events::json_key`]).
     pub columns: Vec<Column>,
+    /// A time column first (`-t`, `-T`).
+    pub time: EventTime,
 }
+
+/// The time column of an event tool: bcc's `-t` (seconds since tracing began) and `-T`
+/// (the wall clock, `HH:MM:SS`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum EventTime {
+    /// None.
+    #[default]
+    None,
+    /// `TIME(s)`, seconds since tracing began.
+    Relative,
+    /// `TIME`, `HH:MM:SS`.
+    Clock,
+}
+
+impl EventTime {
+    /// The time column [`TIMESTAMP`] and [`CLOCK`] ask for (`-T` wins).
+    pub fn of(values: &FlagValues) -> Self {
+        if values.switch(CLOCK.long) {
+            EventTime::Clock
+        } else if values.switch(TIMESTAMP.long) {
+            EventTime::Relative
+        } else {
+            EventTime::None
+        }
+    }
+}
+
+/// `-t`/`--timestamp`: a first column of seconds since tracing began (bcc's `-t`).
+pub const TIMESTAMP: Flag = Flag::switch(
+    "timestamp",
+    "Print a TIME(s) column: seconds since tracing began",
+)
+.short('t');
+
+/// `-T`/`--time`: a first column of the wall clock, `HH:MM:SS` (bcc's `-T`).
+pub const CLOCK: Flag =
+    Flag::switch("time", "Print a TIME column: the wall clock, HH:MM:SS").short('T');
 
 /// A column of an [`EventsJob`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Column {
     /// The header (`PID`).
     pub header: &'static str,
-    /// The printed field behind it (`pid`, `comm`, `filename`).
+    /// The printed field behind it (`pid`, `comm`, `filename`), or a view of fields
+    /// (`fd(ret)`, `errno(ret)`, `argv[0..4]`, `ppid`: [`crate::jobs::events`]).
     pub field: &'static str,
 }
 
 impl EventsJob {
-    /// A job printing `columns` of `probe`'s events: the request prints each column's
-    /// field.
+    /// A job printing `columns` of `probe`'s events: the request prints the fields the
+    /// columns show (`pid`, `comm` come with every record).
     pub fn new(probe: &str, columns: &[Column]) -> Self {
         Self {
             request: Request {
                 shape: crate::engine::request::Shape::Trace,
-                print: columns.iter().map(|c| c.field.to_string()).collect(),
+                print: crate::jobs::events::prints_of(columns),
                 ..Request::probe(probe)
             },
             columns: columns.to_vec(),
+            time: EventTime::None,
         }
     }
 }

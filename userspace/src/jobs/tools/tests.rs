@@ -111,7 +111,7 @@ fn event_tools_are_data() {
     let Plan::Events(job) = (EXECS.plan)(&values).unwrap() else {
         panic!("events");
     };
-    assert_eq!(job.request.print, ["pid", "old_pid"]);
+    assert_eq!(job.request.print, ["old_pid"]);
     assert_eq!(job.request.filter.as_deref(), Some("comm == \"sh\""));
     let compiled = compile_in(&job.request, &Events::test_6_18()).unwrap();
     assert!(

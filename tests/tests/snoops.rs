@@ -1,0 +1,578 @@
+//! The process and file snoop tools (`execsnoop`, `opensnoop`, `killsnoop`) on a fixture
+//! whose every call is known (`tests/fixtures/tk_snoops.c` prints its truth), each event
+//! matched exactly: path, fd, errno, argv, parent, signal, target, result.
+
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    time::Duration,
+};
+
+use serde_json::Value;
+use tracekit_tests::{fixture, require_root, scratch, tracekit};
+
+const TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Runs `tracekit TOOL ARGS --json -o FILE -- tk_snoops WORKLOAD`: the fixture's truth
+/// lines (stdout) and the tool's JSON objects.
+fn snoop(test: &str, tool: &str, args: &[&str], workload: &[&str]) -> (String, Vec<Value>) {
+    let dir = scratch(test);
+    let out = dir.join("events.json");
+    let out_text = out.to_str().unwrap().to_string();
+    let program = fixture("tk_snoops");
+    let mut all = vec![tool, "--json", "-o", out_text.as_str()];
+    all.extend(args);
+    all.push("--");
+    all.push(program.to_str().unwrap());
+    all.extend(workload);
+    let run = tracekit(&all, TIMEOUT);
+    run.assert_code(0);
+    assert!(
+        run.stderr.contains("Lost: nothing."),
+        "events were lost: {}",
+        run.stderr
+    );
+    let text = std::fs::read_to_string(&out).unwrap();
+    let events = text
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    (run.stdout.clone(), events)
+}
+
+#[test]
+fn opensnoop_shows_each_open_with_its_fd_and_each_failure_with_its_errno() {
+    require_root();
+    // Short, so every path fits the 32 bytes the engine reads.
+    let dir = format!("/tmp/tkos{}", std::process::id());
+    std::fs::create_dir_all(&dir).unwrap();
+    let (truth, events) = snoop(
+        "opensnoop",
+        "opensnoop",
+        &[],
+        &["opens", &dir, "300", "100"],
+    );
+    let expected: BTreeSet<(String, i64, i64)> = truth
+        .lines()
+        .map(|line| {
+            let parts: Vec<&str> = line.split(' ').collect();
+            match parts[..] {
+                ["open", path, fd] => (path.to_string(), fd.parse().unwrap(), 0),
+                ["fail", path, errno] => (path.to_string(), -1, errno.parse().unwrap()),
+                _ => panic!("truth line {line}"),
+            }
+        })
+        .collect();
+    assert_eq!(expected.len(), 400);
+    let seen: BTreeSet<(String, i64, i64)> = events
+        .iter()
+        .filter(|e| e["path"].as_str().unwrap().starts_with(&dir))
+        .map(|e| {
+            (
+                e["path"].as_str().unwrap().to_string(),
+                e["fd"].as_i64().unwrap(),
+                e["err"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(seen, expected);
+    // -x: only the 100 failures (the loader's opens of libraries succeed).
+    let (_, failed) = snoop(
+        "opensnoop_x",
+        "opensnoop",
+        &["-x"],
+        &["opens", &dir, "300", "100"],
+    );
+    let failed: BTreeSet<(String, i64, i64)> = failed
+        .iter()
+        .filter(|e| e["path"].as_str().unwrap().starts_with(&dir))
+        .map(|e| {
+            (
+                e["path"].as_str().unwrap().to_string(),
+                e["fd"].as_i64().unwrap(),
+                e["err"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    let expected_failed: BTreeSet<_> = expected.into_iter().filter(|e| e.1 == -1).collect();
+    assert_eq!(expected_failed.len(), 100);
+    assert_eq!(failed, expected_failed);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn execsnoop_shows_each_exec_with_its_argv_and_parent() {
+    require_root();
+    let (truth, events) = snoop("execsnoop", "execsnoop", &[], &["execs", "500"]);
+    let fixture_pid: u64 = truth
+        .lines()
+        .find_map(|line| line.strip_prefix("parent "))
+        .expect("the fixture's pid")
+        .parse()
+        .unwrap();
+    let expected: BTreeSet<(u64, String)> = truth
+        .lines()
+        .filter(|line| line.starts_with("exec "))
+        .map(|line| {
+            let (pid, args) = line.strip_prefix("exec ").unwrap().split_once(' ').unwrap();
+            (pid.parse().unwrap(), args.to_string())
+        })
+        .collect();
+    assert_eq!(expected.len(), 500);
+    let seen: BTreeSet<(u64, String)> = events
+        .iter()
+        .filter(|e| e["args"].as_str().unwrap().starts_with("tksleep "))
+        .map(|e| {
+            assert_eq!(e["pcomm"], "sleep", "{e}");
+            assert_eq!(e["ppid"].as_u64(), Some(fixture_pid), "{e}");
+            (
+                e["pid"].as_u64().unwrap(),
+                e["args"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(seen, expected);
+}
+
+#[test]
+fn killsnoop_shows_each_signal_with_its_target_and_result() {
+    require_root();
+    let (truth, events) = snoop("killsnoop", "killsnoop", &[], &["kills", "200"]);
+    let expected: Vec<(u64, u64, i64)> = truth
+        .lines()
+        .map(|line| {
+            let parts: Vec<&str> = line.split(' ').collect();
+            (
+                parts[1].parse().unwrap(),
+                parts[2].parse().unwrap(),
+                parts[3].parse().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(expected.len(), 201);
+    let seen: Vec<(u64, u64, i64)> = events
+        .iter()
+        .filter(|e| e["comm"] == "tk_snoops")
+        .map(|e| {
+            (
+                e["tpid"].as_u64().unwrap(),
+                e["sig"].as_u64().unwrap(),
+                e["result"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(seen, expected);
+}
+
+#[test]
+fn syncsnoop_shows_each_sync_call_by_name() {
+    require_root();
+    let file = scratch("syncsnoop").join("synced");
+    let (truth, events) = snoop(
+        "syncsnoop",
+        "syncsnoop",
+        &[],
+        &["syncs", file.to_str().unwrap(), "50"],
+    );
+    let expected: BTreeMap<String, usize> = truth
+        .lines()
+        .map(|line| {
+            let (call, n) = line.split_once(' ').unwrap();
+            (call.to_string(), n.parse().unwrap())
+        })
+        .collect();
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    for event in &events {
+        *seen
+            .entry(event["call"].as_str().unwrap().to_string())
+            .or_default() += 1;
+    }
+    assert_eq!(seen, expected);
+}
+
+/// `pidpersec` counts the fixture's 50 forks (its exec'd children), exactly.
+#[test]
+fn pidpersec_counts_each_fork() {
+    require_root();
+    let program = fixture("tk_snoops");
+    let run = tracekit(
+        [
+            "pidpersec",
+            "--json",
+            "--",
+            program.to_str().unwrap(),
+            "execs",
+            "50",
+        ],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    let json: Value = run
+        .stdout
+        .lines()
+        .find(|line| line.starts_with('{'))
+        .map(|line| serde_json::from_str(line).unwrap())
+        .expect("a JSON report");
+    assert_eq!(json["groups"][0]["count"], 50, "{json}");
+}
+
+/// An OOM kill forced in a memory-limited cgroup (v1 or v2, whichever holds the memory
+/// controller) is shown once, naming the victim.
+#[test]
+fn oomkill_shows_a_kill_forced_in_a_memory_limited_cgroup() {
+    require_root();
+    let name = format!("tk-oom-{}", std::process::id());
+    let (dir, limit_file) =
+        if std::path::Path::new("/sys/fs/cgroup/memory/memory.limit_in_bytes").exists() {
+            (
+                std::path::PathBuf::from("/sys/fs/cgroup/memory").join(&name),
+                "memory.limit_in_bytes",
+            )
+        } else if std::path::Path::new("/sys/fs/cgroup/cgroup.controllers").exists() {
+            (
+                std::path::PathBuf::from("/sys/fs/cgroup").join(&name),
+                "memory.max",
+            )
+        } else {
+            println!("skipped: no memory cgroup controller mounted");
+            return;
+        };
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join(limit_file), "33554432").unwrap();
+    let _ = std::fs::write(dir.join("memory.swap.max"), "0");
+    let _ = std::fs::write(dir.join("memory.memsw.limit_in_bytes"), "33554432");
+    let out = scratch("oomkill").join("oom.json");
+    let touch = fixture("tk_funcs");
+    let script = format!(
+        "echo $$ > {}/cgroup.procs && exec {} touch 100000",
+        dir.display(),
+        touch.display()
+    );
+    let run = tracekit(
+        [
+            "oomkill",
+            "--json",
+            "-o",
+            out.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ],
+        TIMEOUT,
+    );
+    let _ = std::fs::remove_dir(&dir);
+    run.assert_code(0);
+    let text = std::fs::read_to_string(&out).unwrap();
+    let events: Vec<Value> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(events.len(), 1, "{text}");
+    assert_eq!(events[0]["tcomm"], "tk_funcs", "{text}");
+    assert_eq!(events[0]["tpid"], events[0]["pid"], "{text}");
+    // Killed at its 32 MiB limit: about 32 MiB of anonymous memory resident.
+    let anon_kb = events[0]["anon_kb"].as_u64().unwrap();
+    assert!((28_000..=33_000).contains(&anon_kb), "{text}");
+}
+
+/// bpftrace's own tools (`/usr/sbin/*.bt`) and tracekit's on the same workload see the
+/// same events.
+fn bpftrace_tool(test: &str, script: &str, workload: &[&str]) -> Option<String> {
+    let path = format!("/usr/sbin/{script}");
+    if !std::path::Path::new(&path).is_file() {
+        println!("skipped: {test}: no {path} (Debian's bpftrace package installs it)");
+        return None;
+    }
+    let program = fixture("tk_snoops");
+    // The fixture's own lines go elsewhere: bpftrace's -c shares its stdout, and lines
+    // written at once interleave.
+    let script = scratch(test).join("workload.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "exec {} {} > /dev/null\n",
+            program.display(),
+            workload.join(" ")
+        ),
+    )
+    .unwrap();
+    let command = format!("/bin/sh {}", script.display());
+    let mut bpftrace = std::process::Command::new("bpftrace");
+    bpftrace.args(["-c", &command, &path]);
+    let out = tracekit_tests::run(bpftrace, TIMEOUT);
+    out.assert_code(0);
+    Some(out.stdout.clone())
+}
+
+#[test]
+fn opensnoop_sees_what_bpftraces_opensnoop_sees() {
+    require_root();
+    let dir = format!("/tmp/tkob{}", std::process::id());
+    std::fs::create_dir_all(&dir).unwrap();
+    let workload = ["opens", dir.as_str(), "300", "100"];
+    let Some(theirs) = bpftrace_tool("opensnoop_bt", "opensnoop.bt", &workload) else {
+        return;
+    };
+    // `PID COMM FD ERR PATH`
+    let theirs: BTreeSet<(String, i64, i64)> = theirs
+        .lines()
+        .filter_map(|line| {
+            let parts: Vec<&str> = line.split_whitespace().collect();
+            match parts[..] {
+                [_, _, fd, err, path] if path.starts_with(&dir) => {
+                    Some((path.to_string(), fd.parse().ok()?, err.parse().ok()?))
+                }
+                _ => None,
+            }
+        })
+        .collect();
+    let (_, ours) = snoop("opensnoop_bt_ours", "opensnoop", &[], &workload);
+    let ours: BTreeSet<(String, i64, i64)> = ours
+        .iter()
+        .filter(|e| e["path"].as_str().unwrap().starts_with(&dir))
+        .map(|e| {
+            (
+                e["path"].as_str().unwrap().to_string(),
+                e["fd"].as_i64().unwrap(),
+                e["err"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(theirs.len(), 400);
+    assert_eq!(ours, theirs);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn execsnoop_sees_what_bpftraces_execsnoop_sees() {
+    require_root();
+    let workload = ["execs", "200"];
+    let Some(theirs) = bpftrace_tool("execsnoop_bt", "execsnoop.bt", &workload) else {
+        return;
+    };
+    // `TIME(ms) PID ARGS`
+    let theirs: BTreeSet<String> = theirs
+        .lines()
+        .filter_map(|line| {
+            let parts: Vec<&str> = line.split_whitespace().collect();
+            match parts[..] {
+                [_, _, "tksleep", _, _] => Some(parts[2..].join(" ")),
+                _ => None,
+            }
+        })
+        .collect();
+    let (_, ours) = snoop("execsnoop_bt_ours", "execsnoop", &[], &workload);
+    let ours: BTreeSet<String> = ours
+        .iter()
+        .map(|e| e["args"].as_str().unwrap().to_string())
+        .filter(|args| args.starts_with("tksleep "))
+        .collect();
+    // bpftrace's execsnoop.bt prints each exec in two perf-buffer events (printf, then
+    // join) that other CPUs' execs can split, and loses some ("Lost 1 events") when the
+    // machine execs a lot: every exec it printed whole is one of ours, and ours are all.
+    assert_eq!(ours.len(), 200);
+    assert!(theirs.is_subset(&ours), "{:?}", theirs.difference(&ours));
+    println!(
+        "bpftrace's execsnoop.bt printed {} of the 200 whole",
+        theirs.len()
+    );
+}
+
+#[test]
+fn killsnoop_sees_what_bpftraces_killsnoop_sees() {
+    require_root();
+    let workload = ["kills", "200"];
+    let Some(theirs) = bpftrace_tool("killsnoop_bt", "killsnoop.bt", &workload) else {
+        return;
+    };
+    // `TIME PID COMM SIG TPID RESULT`
+    let theirs: Vec<(u64, i64)> = theirs
+        .lines()
+        .filter_map(|line| {
+            let parts: Vec<&str> = line.split_whitespace().collect();
+            match parts[..] {
+                [_, _, "tk_snoops", sig, _, result] => {
+                    Some((sig.parse().ok()?, result.parse().ok()?))
+                }
+                _ => None,
+            }
+        })
+        .collect();
+    let (_, ours) = snoop("killsnoop_bt_ours", "killsnoop", &[], &workload);
+    let ours: Vec<(u64, i64)> = ours
+        .iter()
+        .filter(|e| e["comm"] == "tk_snoops")
+        .map(|e| (e["sig"].as_u64().unwrap(), e["result"].as_i64().unwrap()))
+        .collect();
+    assert_eq!(theirs.len(), 201);
+    assert_eq!(ours, theirs);
+}
+
+#[test]
+fn syncsnoop_sees_what_bpftraces_syncsnoop_sees() {
+    require_root();
+    let file = scratch("syncsnoop_bt").join("synced");
+    let workload = ["syncs", file.to_str().unwrap(), "50"];
+    let Some(theirs) = bpftrace_tool("syncsnoop_bt", "syncsnoop.bt", &workload) else {
+        return;
+    };
+    // `TIME PID COMM EVENT`, EVENT the probe (`tracepoint:syscalls:sys_enter_fsync`).
+    let mut counted: BTreeMap<String, usize> = BTreeMap::new();
+    for line in theirs.lines() {
+        let parts: Vec<&str> = line.split_whitespace().collect();
+        if let [_, _, "tk_snoops", probe] = parts[..]
+            && let Some(call) = probe.strip_prefix("tracepoint:syscalls:sys_enter_")
+        {
+            *counted.entry(call.to_string()).or_default() += 1;
+        }
+    }
+    let (_, ours) = snoop("syncsnoop_bt_ours", "syncsnoop", &[], &workload);
+    let mut ours_counted: BTreeMap<String, usize> = BTreeMap::new();
+    for event in &ours {
+        *ours_counted
+            .entry(event["call"].as_str().unwrap().to_string())
+            .or_default() += 1;
+    }
+    assert_eq!(counted.values().sum::<usize>(), 5 * 50 + 1, "{counted:?}");
+    assert_eq!(ours_counted, counted);
+}
+
+/// statx(2) of 200 files and 100 missing ones: each with its path and errno, under `-x`
+/// only the failures; bpftrace's statsnoop.bt (which traces statx too) sees the same.
+#[test]
+fn statsnoop_shows_each_stat_and_sees_what_bpftraces_statsnoop_sees() {
+    require_root();
+    let dir = format!("/tmp/tkst{}", std::process::id());
+    std::fs::create_dir_all(&dir).unwrap();
+    let workload = ["stats", dir.as_str(), "200", "100"];
+    let (truth, events) = snoop("statsnoop", "statsnoop", &[], &workload);
+    let expected: BTreeSet<(String, i64)> = truth
+        .lines()
+        .map(|line| {
+            let parts: Vec<&str> = line.split(' ').collect();
+            (parts[1].to_string(), parts[2].parse().unwrap())
+        })
+        .collect();
+    assert_eq!(expected.len(), 300);
+    let mine = |events: &[Value]| -> BTreeSet<(String, i64)> {
+        events
+            .iter()
+            .filter(|e| e["path"].as_str().unwrap().starts_with(&dir))
+            .map(|e| {
+                (
+                    e["path"].as_str().unwrap().to_string(),
+                    e["err"].as_i64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(mine(&events), expected);
+    let (_, failed) = snoop("statsnoop_x", "statsnoop", &["-x"], &workload);
+    let expected_failed: BTreeSet<_> = expected.iter().filter(|e| e.1 != 0).cloned().collect();
+    assert_eq!(expected_failed.len(), 100);
+    assert_eq!(mine(&failed), expected_failed);
+    let Some(theirs) = bpftrace_tool("statsnoop_bt", "statsnoop.bt", &workload) else {
+        return;
+    };
+    // `PID COMM ERR PATH`
+    let theirs: BTreeSet<(String, i64)> = theirs
+        .lines()
+        .filter_map(|line| {
+            let parts: Vec<&str> = line.split_whitespace().collect();
+            match parts[..] {
+                [_, _, err, path] if path.starts_with(&dir) => {
+                    Some((path.to_string(), err.parse().ok()?))
+                }
+                _ => None,
+            }
+        })
+        .collect();
+    assert_eq!(theirs, expected);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The command lines an interactive bash (on a pseudo-terminal from `script`) reads, each
+/// once, as bpftrace's bashreadline.bt prints them.
+#[test]
+fn bashreadline_shows_each_command_line() {
+    require_root();
+    if !std::path::Path::new("/usr/bin/script").is_file() {
+        println!("skipped: no /usr/bin/script (util-linux) to give bash a terminal");
+        return;
+    }
+    let lines = ["echo tk-one", "echo tk-two", "true tk-three", "exit"];
+    let out = scratch("bashreadline").join("lines.json");
+    let mut command = std::process::Command::new(tracekit_tests::tracekit_bin());
+    command.args([
+        "bashreadline",
+        "--json",
+        "-o",
+        out.to_str().unwrap(),
+        "--",
+        "script",
+        "-qfec",
+        "bash --norc --noprofile -i",
+        "/dev/null",
+    ]);
+    let mut child = command
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write as _;
+        let mut stdin = child.stdin.take().unwrap();
+        for line in lines {
+            writeln!(stdin, "{line}").unwrap();
+        }
+    }
+    let run = tracekit_tests::wait_output(child, TIMEOUT);
+    run.assert_code(0);
+    let text = std::fs::read_to_string(&out).unwrap();
+    let seen: Vec<String> = text
+        .lines()
+        .map(|line| {
+            let event: Value = serde_json::from_str(line).unwrap();
+            event["command"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(seen, lines, "{}", run.stderr);
+}
+
+/// A tmpfs mounted (read-only, so the flags are known) and unmounted: one line with its
+/// type, source, target and flags.
+#[test]
+fn mountsnoop_shows_a_mount() {
+    require_root();
+    let target = format!("/tmp/tkmnt{}", std::process::id());
+    std::fs::create_dir_all(&target).unwrap();
+    let out = scratch("mountsnoop").join("mounts.json");
+    let script = format!("mount -t tmpfs -o ro tk-src {target} && umount {target}");
+    let run = tracekit(
+        [
+            "mountsnoop",
+            "--json",
+            "-o",
+            out.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ],
+        TIMEOUT,
+    );
+    let _ = std::fs::remove_dir(&target);
+    run.assert_code(0);
+    let text = std::fs::read_to_string(&out).unwrap();
+    let events: Vec<Value> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(events.len(), 1, "{text}");
+    assert_eq!(events[0]["fstype"], "tmpfs", "{text}");
+    assert_eq!(events[0]["source"], "tk-src", "{text}");
+    assert_eq!(events[0]["target"], target.as_str(), "{text}");
+    // MS_RDONLY.
+    assert_eq!(events[0]["flags"].as_u64().unwrap() & 1, 1, "{text}");
+}

@@ -1,0 +1,502 @@
+//! The columns of event tools (`execsnoop`, `opensnoop`): libbpf-tools' headers and
+//! values, rendered from `trace`'s records ([`crate::jobs::tools::EventsJob`]).
+//!
+//! A column's field is a name the event offers, or one of these views:
+//! - `pid`, `tid`, `comm`, `cpu`: the record's own (they take no operand); `event`: the
+//!   probe that fired (`syscalls:sys_enter_fsync`), for tools on several; `syscall`: its
+//!   syscall's name (`fsync`);
+//! - `field(NAME)`: the event's own field NAME where a record name shadows it
+//!   (`oom:mark_victim`'s `comm`, the victim's);
+//! - `ppid`: the parent of the record's process, from `/proc/PID/status` when the line is
+//!   printed (`?` once the process is gone; a kernel-side source can replace it);
+//! - `fd(NAME)`: NAME when it is not negative, else -1; `errno(NAME)`: -NAME when NAME is
+//!   negative, else 0 (a syscall's return value split as opensnoop shows it);
+//! - `comm_of(NAME)`: the command name of a program run from path NAME (its basename, cut
+//!   at 15 bytes, as the kernel names it);
+//! - `NAME[A..B]`: the strings `NAME[A]` to `NAME[B-1]` joined by spaces, up to the first
+//!   empty one (execsnoop's `argv[0..4]`).
+
+use tracekit_common::engine::{STR_BYTES, TraceRecord};
+
+use crate::{
+    engine::compile::Printed,
+    jobs::tools::{Column, EventTime},
+    probe::fields::ValueType,
+    profile::comm_string,
+};
+
+/// What a column shows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum View {
+    /// The record's pid, tid, cpu, comm or event.
+    Record(&'static str),
+    /// The parent process, looked up at print time.
+    Ppid,
+    /// A printed field as it is.
+    Field(String),
+    /// A return value as a file descriptor (-1 on failure).
+    Fd(String),
+    /// A return value as an errno (0 on success).
+    Errno(String),
+    /// Strings joined by spaces up to the first empty one.
+    Join(Vec<String>),
+    /// The command name the kernel gives a program run from a path: its basename, cut at
+    /// 15 bytes.
+    CommOf(String),
+}
+
+impl View {
+    /// The view of a column's field.
+    pub fn of(field: &str) -> View {
+        if let Some(record) = ["pid", "tid", "cpu", "comm", "event", "syscall"]
+            .into_iter()
+            .find(|&name| name == field)
+        {
+            return View::Record(record);
+        }
+        if field == "ppid" {
+            return View::Ppid;
+        }
+        let call = |name: &str| {
+            field
+                .strip_prefix(name)
+                .and_then(|rest| rest.strip_prefix('('))
+                .and_then(|rest| rest.strip_suffix(')'))
+                .map(str::to_string)
+        };
+        if let Some(inner) = call("fd") {
+            return View::Fd(inner);
+        }
+        if let Some(inner) = call("errno") {
+            return View::Errno(inner);
+        }
+        if let Some(inner) = call("field") {
+            return View::Field(inner);
+        }
+        if let Some(inner) = call("comm_of") {
+            return View::CommOf(inner);
+        }
+        if let Some((base, range)) = field.split_once('[')
+            && let Some((from, to)) = range.strip_suffix(']').and_then(|r| r.split_once(".."))
+            && let (Ok(from), Ok(to)) = (from.parse::<u32>(), to.parse::<u32>())
+        {
+            return View::Join((from..to).map(|i| format!("{base}[{i}]")).collect());
+        }
+        View::Field(field.to_string())
+    }
+
+    /// The names the request prints for it.
+    pub fn prints(&self) -> Vec<String> {
+        match self {
+            View::Record(_) | View::Ppid => Vec::new(),
+            View::Field(name) | View::Fd(name) | View::Errno(name) | View::CommOf(name) => {
+                vec![name.clone()]
+            }
+            View::Join(names) => names.clone(),
+        }
+    }
+}
+
+/// The names a request prints for `columns`, each once, in order.
+pub fn prints_of(columns: &[Column]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for column in columns {
+        for name in View::of(column.field).prints() {
+            if !out.contains(&name) {
+                out.push(name);
+            }
+        }
+    }
+    out
+}
+
+/// A printed value: a string or an integer.
+#[derive(Clone, Debug, PartialEq)]
+enum Value {
+    Text(String),
+    Int(i64),
+    Uint(u64),
+}
+
+impl Value {
+    fn text(&self) -> String {
+        match self {
+            Value::Text(text) => text.clone(),
+            Value::Int(n) => n.to_string(),
+            Value::Uint(n) => n.to_string(),
+        }
+    }
+    fn json(&self) -> serde_json::Value {
+        match self {
+            Value::Text(text) => text.clone().into(),
+            Value::Int(n) => (*n).into(),
+            Value::Uint(n) => (*n).into(),
+        }
+    }
+}
+
+fn printed_value(record: &TraceRecord, prints: &[Printed], name: &str) -> Value {
+    let Some(printed) = prints.iter().find(|p| p.name == name) else {
+        return Value::Text("?".into());
+    };
+    match printed.ty {
+        ValueType::Str => {
+            let bytes = &record.strings[printed.string_slot as usize % record.strings.len()];
+            let end = bytes.iter().position(|&b| b == 0).unwrap_or(STR_BYTES);
+            Value::Text(String::from_utf8_lossy(&bytes[..end]).into_owned())
+        }
+        ValueType::Int { signed } => {
+            let raw = record.ints[printed.operand as usize % record.ints.len()];
+            if signed {
+                Value::Int(raw as i64)
+            } else {
+                Value::Uint(raw)
+            }
+        }
+    }
+}
+
+fn as_int(value: &Value) -> i64 {
+    match value {
+        Value::Int(n) => *n,
+        Value::Uint(n) => *n as i64,
+        Value::Text(_) => 0,
+    }
+}
+
+/// The parent of `pid`, from `/proc/PID/status`.
+fn ppid_of(pid: u32) -> Option<u32> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("PPid:"))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+fn value(record: &TraceRecord, prints: &[Printed], event: &str, view: &View) -> Value {
+    match view {
+        View::Record("event") => Value::Text(event.to_string()),
+        View::Record("syscall") => Value::Text(
+            event
+                .strip_prefix("syscalls:sys_enter_")
+                .or_else(|| event.strip_prefix("syscalls:sys_exit_"))
+                .unwrap_or(event)
+                .to_string(),
+        ),
+        View::Record("pid") => Value::Uint(record.pid.into()),
+        View::Record("tid") => Value::Uint(record.tid.into()),
+        View::Record("cpu") => Value::Uint(record.cpu.into()),
+        View::Record(_) => Value::Text(comm_string(&record.comm)),
+        View::Ppid => match ppid_of(record.pid) {
+            Some(ppid) => Value::Uint(ppid.into()),
+            None => Value::Text("?".into()),
+        },
+        View::Field(name) => printed_value(record, prints, name),
+        View::Fd(name) => Value::Int(as_int(&printed_value(record, prints, name)).max(-1)),
+        View::Errno(name) => {
+            let ret = as_int(&printed_value(record, prints, name));
+            Value::Int(if ret < 0 { -ret } else { 0 })
+        }
+        View::CommOf(name) => {
+            let path = printed_value(record, prints, name).text();
+            let base = path.rsplit('/').next().unwrap_or_default();
+            let mut end = base.len().min(15);
+            while !base.is_char_boundary(end) {
+                end -= 1;
+            }
+            Value::Text(base[..end].to_string())
+        }
+        View::Join(names) => {
+            let mut parts = Vec::new();
+            for name in names {
+                match printed_value(record, prints, name) {
+                    Value::Text(text) if text.is_empty() => break,
+                    other => parts.push(other.text()),
+                }
+            }
+            Value::Text(parts.join(" "))
+        }
+    }
+}
+
+/// Width of a column, and whether it is right-aligned: libbpf-tools' layout for the usual
+/// headers (`%-16s` names, `%-7d` pids, `%3d` fds and errnos), else the header's width.
+fn width(header: &str) -> (usize, bool) {
+    match header {
+        "PCOMM" | "COMM" => (16, false),
+        "PID" | "PPID" | "TID" | "TPID" => (7, false),
+        "FD" | "RET" | "ERR" | "SIG" => (3, true),
+        _ => (header.len(), false),
+    }
+}
+
+fn cell(text: &str, header: &str) -> String {
+    match width(header) {
+        (w, true) => format!("{text:>w$}"),
+        (w, false) => format!("{text:<w$}"),
+    }
+}
+
+/// A header as a JSON key: lower case, other characters than letters and digits as `_`
+/// (`ANON(kB)` is `anon_kb`).
+pub fn json_key(header: &str) -> String {
+    let mut key = String::new();
+    for c in header.chars() {
+        if c.is_ascii_alphanumeric() {
+            key.push(c.to_ascii_lowercase());
+        } else if !key.is_empty() && !key.ends_with('_') {
+            key.push('_');
+        }
+    }
+    key.trim_end_matches('_').to_string()
+}
+
+/// The header line.
+pub fn header(columns: &[Column], time: EventTime) -> String {
+    let mut cells: Vec<String> = Vec::new();
+    match time {
+        EventTime::None => {}
+        EventTime::Relative => cells.push(format!("{:<9}", "TIME(s)")),
+        EventTime::Clock => cells.push(format!("{:<8}", "TIME")),
+    }
+    let last = columns.len().saturating_sub(1);
+    for (i, column) in columns.iter().enumerate() {
+        cells.push(if i == last {
+            column.header.to_string()
+        } else {
+            cell(column.header, column.header)
+        });
+    }
+    format!("{}\n", cells.join(" ").trim_end())
+}
+
+/// One event's line (or JSON object with the headers as keys, [`json_key`]; `time_s` or
+/// `time` first with `-t`/`-T`). `event`: the probe that fired; `since_start_s`: seconds
+/// since tracing began; `clock`: the wall clock's `HH:MM:SS`.
+#[allow(clippy::too_many_arguments)]
+pub fn line(
+    record: &TraceRecord,
+    prints: &[Printed],
+    event: &str,
+    columns: &[Column],
+    time: EventTime,
+    since_start_s: f64,
+    clock: &str,
+    json: bool,
+) -> String {
+    let views: Vec<View> = columns.iter().map(|c| View::of(c.field)).collect();
+    let values: Vec<Value> = views
+        .iter()
+        .map(|v| value(record, prints, event, v))
+        .collect();
+    if json {
+        let mut object = serde_json::Map::new();
+        match time {
+            EventTime::None => {}
+            EventTime::Relative => {
+                object.insert("time_s".into(), since_start_s.into());
+            }
+            EventTime::Clock => {
+                object.insert("time".into(), clock.into());
+            }
+        }
+        for (column, value) in columns.iter().zip(&values) {
+            object.insert(json_key(column.header), value.json());
+        }
+        return format!("{}\n", serde_json::Value::Object(object));
+    }
+    let mut cells: Vec<String> = Vec::new();
+    match time {
+        EventTime::None => {}
+        EventTime::Relative => cells.push(format!("{since_start_s:<9.3}")),
+        EventTime::Clock => cells.push(format!("{clock:<8}")),
+    }
+    let last = columns.len().saturating_sub(1);
+    for (i, (column, value)) in columns.iter().zip(&values).enumerate() {
+        let text = value.text();
+        cells.push(if i == last {
+            text
+        } else {
+            cell(&text, column.header)
+        });
+    }
+    format!("{}\n", cells.join(" ").trim_end())
+}
+
+/// The wall clock as `HH:MM:SS` (local time, as bcc prints it).
+pub fn clock_now() -> String {
+    // SAFETY: time and localtime_r with valid pointers.
+    unsafe {
+        let now = libc::time(std::ptr::null_mut());
+        let mut tm: libc::tm = std::mem::zeroed();
+        libc::localtime_r(&now, &mut tm);
+        format!("{:02}:{:02}:{:02}", tm.tm_hour, tm.tm_min, tm.tm_sec)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OPENSNOOP: [Column; 5] = [
+        Column {
+            header: "PID",
+            field: "pid",
+        },
+        Column {
+            header: "COMM",
+            field: "comm",
+        },
+        Column {
+            header: "FD",
+            field: "fd(ret)",
+        },
+        Column {
+            header: "ERR",
+            field: "errno(ret)",
+        },
+        Column {
+            header: "PATH",
+            field: "start.filename",
+        },
+    ];
+
+    fn record(ret: i64, path: &str) -> (TraceRecord, Vec<Printed>) {
+        let mut record = TraceRecord {
+            ts_ns: 0,
+            pid: 4242,
+            tid: 4243,
+            cpu: 1,
+            event: 0,
+            comm: [0; 16],
+            ints: [0; tracekit_common::engine::MAX_OPERANDS],
+            strings: [[0; STR_BYTES]; 4],
+        };
+        record.comm[..3].copy_from_slice(b"cat");
+        record.ints[1] = ret as u64;
+        record.strings[0][..path.len()].copy_from_slice(path.as_bytes());
+        let prints = vec![
+            Printed {
+                name: "ret".into(),
+                operand: 1,
+                string_slot: 0,
+                ty: ValueType::Int { signed: true },
+                hint: Default::default(),
+            },
+            Printed {
+                name: "start.filename".into(),
+                operand: 2,
+                string_slot: 0,
+                ty: ValueType::Str,
+                hint: Default::default(),
+            },
+        ];
+        (record, prints)
+    }
+
+    #[test]
+    fn json_keys_of_headers() {
+        assert_eq!(json_key("PCOMM"), "pcomm");
+        assert_eq!(json_key("ANON(kB)"), "anon_kb");
+        assert_eq!(json_key("TIME(s)"), "time_s");
+    }
+
+    #[test]
+    fn views_and_what_they_print() {
+        assert_eq!(View::of("comm"), View::Record("comm"));
+        assert_eq!(View::of("fd(ret)"), View::Fd("ret".into()));
+        assert_eq!(
+            View::of("argv[0..3]"),
+            View::Join(vec!["argv[0]".into(), "argv[1]".into(), "argv[2]".into()])
+        );
+        assert_eq!(prints_of(&OPENSNOOP), ["ret", "start.filename"]);
+    }
+
+    #[test]
+    fn opensnoop_lines_exactly() {
+        assert_eq!(
+            header(&OPENSNOOP, EventTime::None),
+            "PID     COMM              FD ERR PATH\n"
+        );
+        let (ok, prints) = record(3, "/etc/passwd");
+        assert_eq!(
+            line(
+                &ok,
+                &prints,
+                "",
+                &OPENSNOOP,
+                EventTime::None,
+                0.0,
+                "",
+                false
+            ),
+            "4242    cat                3   0 /etc/passwd\n"
+        );
+        let (failed, prints) = record(-2, "/nonexistent");
+        assert_eq!(
+            line(
+                &failed,
+                &prints,
+                "",
+                &OPENSNOOP,
+                EventTime::Relative,
+                1.5,
+                "",
+                false
+            ),
+            "1.500     4242    cat               -1   2 /nonexistent\n"
+        );
+        assert_eq!(
+            line(
+                &failed,
+                &prints,
+                "",
+                &OPENSNOOP,
+                EventTime::Clock,
+                0.0,
+                "12:34:56",
+                true
+            ),
+            "{\"comm\":\"cat\",\"err\":2,\"fd\":-1,\"path\":\"/nonexistent\",\"pid\":4242,\"time\":\"12:34:56\"}\n"
+        );
+    }
+
+    #[test]
+    fn argv_joins_up_to_the_first_empty_string() {
+        let columns = [
+            Column {
+                header: "PCOMM",
+                field: "comm",
+            },
+            Column {
+                header: "ARGS",
+                field: "argv[0..3]",
+            },
+        ];
+        let (mut record, _) = record(0, "");
+        record.strings[0][..4].copy_from_slice(b"/bin");
+        record.strings[1][..2].copy_from_slice(b"-l");
+        let prints: Vec<Printed> = (0..3)
+            .map(|i| Printed {
+                name: format!("argv[{i}]"),
+                operand: i,
+                string_slot: i,
+                ty: ValueType::Str,
+                hint: Default::default(),
+            })
+            .collect();
+        assert_eq!(
+            line(
+                &record,
+                &prints,
+                "",
+                &columns,
+                EventTime::None,
+                0.0,
+                "",
+                false
+            ),
+            "cat              /bin -l\n"
+        );
+    }
+}

@@ -1,0 +1,56 @@
+//! `tracekit mountsnoop`: each `mount(2)` call with its source, target, filesystem type
+//! and flags (bcc's and libbpf-tools' `mountsnoop`), at `syscalls:sys_enter_mount`.
+
+use super::{CLOCK, Column, EventTime, EventsJob, Group, NAME, Plan, TIMESTAMP, Tool};
+use crate::Result;
+
+/// `tracekit mountsnoop`.
+pub const TOOL: Tool = Tool {
+    name: "mountsnoop",
+    summary: "Print each mount(2) with its source, target, type and flags (bcc mountsnoop)",
+    examples: "  tracekit mountsnoop               # every mount(2) of the machine until Ctrl-C
+  tracekit mountsnoop -T --json
+
+Strings are cut at 32 bytes. The call is seen on entry (no return value); umount(2) is not
+shown.",
+    flags: &[NAME, TIMESTAMP, CLOCK],
+    groups: &[Group::Common, Group::Maps],
+    plan: |values| mountsnoop(values).map(Plan::Events),
+    metric: None,
+};
+
+/// The columns.
+pub const COLUMNS: [Column; 6] = [
+    Column {
+        header: "PID",
+        field: "pid",
+    },
+    Column {
+        header: "COMM",
+        field: "comm",
+    },
+    Column {
+        header: "FLAGS",
+        field: "flags",
+    },
+    Column {
+        header: "FSTYPE",
+        field: "str(type)",
+    },
+    Column {
+        header: "SOURCE",
+        field: "str(dev_name)",
+    },
+    Column {
+        header: "TARGET",
+        field: "str(dir_name)",
+    },
+];
+
+fn mountsnoop(values: &super::FlagValues) -> Result<EventsJob> {
+    let mut job = EventsJob::new("syscalls:sys_enter_mount", &COLUMNS);
+    job.request.filter = values.comm_filter()?;
+    job.request.maps = values.maps;
+    job.time = EventTime::of(values);
+    Ok(job)
+}

@@ -1,0 +1,115 @@
+//! `tracekit opensnoop`: each `openat(2)` with its path, fd or errno (bcc's and
+//! libbpf-tools' `opensnoop`): `syscalls:sys_enter_openat` saves the path (its first
+//! [`STR_BYTES`](tracekit_common::engine::STR_BYTES) bytes) under the thread id, and
+//! `syscalls:sys_exit_openat` prints it with the return value.
+
+use super::{
+    CLOCK, Column, EventTime, EventsJob, FAILURES, Group, NAME, Plan, TIMESTAMP, Tool,
+};
+use crate::{
+    Result,
+    engine::request::{Start, StartProbe},
+};
+
+/// `tracekit opensnoop`.
+pub const TOOL: Tool = Tool {
+    name: "opensnoop",
+    summary: "Print each file open with its path and fd or errno (bcc opensnoop)",
+    examples: "  tracekit opensnoop                # every openat(2) of the machine until Ctrl-C
+  tracekit opensnoop -x             # only the opens that failed
+  tracekit opensnoop -p 1234 -T     # one process, with the wall clock
+  tracekit opensnoop -n nginx --json
+
+Paths are cut at 32 bytes (the engine's string size). open(2) and openat2(2) are not traced:
+glibc's open() calls openat.",
+    flags: &[
+        FAILURES.help("Only opens that failed"),
+        NAME,
+        TIMESTAMP,
+        CLOCK,
+    ],
+    groups: &[Group::Common, Group::Maps],
+    plan: |values| opensnoop(values).map(Plan::Events),
+    metric: None,
+};
+
+/// The columns: libbpf-tools' `PID COMM FD ERR PATH`.
+pub const COLUMNS: [Column; 5] = [
+    Column {
+        header: "PID",
+        field: "pid",
+    },
+    Column {
+        header: "COMM",
+        field: "comm",
+    },
+    Column {
+        header: "FD",
+        field: "fd(ret)",
+    },
+    Column {
+        header: "ERR",
+        field: "errno(ret)",
+    },
+    Column {
+        header: "PATH",
+        field: "start.filename",
+    },
+];
+
+fn opensnoop(values: &super::FlagValues) -> Result<EventsJob> {
+    let mut job = EventsJob::new("syscalls:sys_exit_openat", &COLUMNS);
+    let mut filters = Vec::new();
+    if values.switch(FAILURES.long) {
+        filters.push("ret < 0".to_string());
+    }
+    filters.extend(values.comm_filter()?);
+    job.request.filter = (!filters.is_empty()).then(|| filters.join(" && "));
+    job.request.start = Some(Start {
+        probes: vec![StartProbe::new("syscalls:sys_enter_openat", &["tid"])],
+        end_pair: vec!["tid".into()],
+        all_tasks: false,
+        per_thread: true,
+    });
+    job.request.maps = values.maps;
+    job.time = EventTime::of(values);
+    Ok(job)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{
+        engine::compile::{Events, compile_in},
+        jobs::tools::{FlagValues, Value},
+    };
+
+    #[test]
+    fn opensnoop_saves_the_path_at_entry_and_prints_it_at_exit() {
+        let mut values = FlagValues::defaults(&TOOL);
+        values.set("failures", Value::Switch(true));
+        let Plan::Events(job) = (TOOL.plan)(&values).unwrap() else {
+            panic!("events");
+        };
+        assert_eq!(job.request.print, ["ret", "start.filename"]);
+        assert_eq!(
+            compile_in(&job.request, &Events::test_6_18())
+                .unwrap()
+                .listing(),
+            r#"Start Tracepoints([Tracepoint { system: "syscalls", event: "sys_enter_openat" }])
+operands: #0 tid #1 user_str@24
+corr: #0 | key: - | saves: #1->0 #1->1 #1->2 #1->3
+value: - | agg: count | layout: array bound 0
+filter: -
+flags: needs_ids by_thread
+Main Tracepoints([Tracepoint { system: "syscalls", event: "sys_exit_openat" }])
+operands: #0 tid #1 field@16:s8 #2 saved_str
+corr: #0 | key: - | saves: -
+value: - | agg: trace | layout: array bound 0
+filter: slt #1 0
+flags: needs_start filter_first needs_ids
+columns: 
+"#
+        );
+    }
+}
