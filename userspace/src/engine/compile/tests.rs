@@ -74,16 +74,11 @@ columns: event Event({0: "sched:sched_wakeup", 1: "sched:sched_wakeup_new", 2: "
         compiled(&syscalls),
         r#"Main RawTracepoint("sys_enter")
 operands: #0 arg1:8
-corr: - | key: #0 in {110,202,257} | saves: -
+corr: - | key: #0 in {26,59,62,74,75,110,162,165,202,257,262,277,306,332} | saves: -
 value: - | agg: count | layout: array bound 1024
 filter: -
 flags: raw_args=2
-columns: event Event({110: "syscalls:sys_enter_getppid", 202: "syscalls:sys_enter_futex", 257: "syscalls:sys_enter_openat"})
-corr: - | key: #0 in {26,59,62,74,75,110,162,165,257,262,277,306,332} | saves: -
-value: - | agg: count | layout: array bound 1024
-filter: -
-flags: raw_args=2
-columns: event Event({26: "syscalls:sys_enter_msync", 59: "syscalls:sys_enter_execve", 62: "syscalls:sys_enter_kill", 74: "syscalls:sys_enter_fsync", 75: "syscalls:sys_enter_fdatasync", 110: "syscalls:sys_enter_getppid", 162: "syscalls:sys_enter_sync", 165: "syscalls:sys_enter_mount", 257: "syscalls:sys_enter_openat", 262: "syscalls:sys_enter_newfstatat", 277: "syscalls:sys_enter_sync_file_range", 306: "syscalls:sys_enter_syncfs", 332: "syscalls:sys_enter_statx"})
+columns: event Event({26: "syscalls:sys_enter_msync", 59: "syscalls:sys_enter_execve", 62: "syscalls:sys_enter_kill", 74: "syscalls:sys_enter_fsync", 75: "syscalls:sys_enter_fdatasync", 110: "syscalls:sys_enter_getppid", 162: "syscalls:sys_enter_sync", 165: "syscalls:sys_enter_mount", 202: "syscalls:sys_enter_futex", 257: "syscalls:sys_enter_openat", 262: "syscalls:sys_enter_newfstatat", 277: "syscalls:sys_enter_sync_file_range", 306: "syscalls:sys_enter_syncfs", 332: "syscalls:sys_enter_statx"})
 "#
     );
 }

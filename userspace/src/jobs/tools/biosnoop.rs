@@ -97,7 +97,7 @@ operands: #0 field@8:4 #1 field@16:8 #2 saved0 #3 field_string@34:10 #4 saved1 #
 corr: #0 #1 | key: - | saves: -
 value: - | agg: trace | layout: array bound 0
 filter: -
-flags: needs_start all_tasks
+flags: needs_start all_tasks needs_ids
 columns: 
 "#
         );

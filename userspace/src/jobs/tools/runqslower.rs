@@ -118,7 +118,7 @@ operands: #0 field@56:s4 #1 field_string@40:16 #2 latency
 corr: #0 | key: - | saves: -
 value: - | agg: trace | layout: array bound 0
 filter: ne #0 0 ge #2 500000 and
-flags: needs_start all_tasks
+flags: needs_start all_tasks needs_ids
 columns: 
 "#
         );
