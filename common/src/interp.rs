@@ -32,7 +32,7 @@
 //!
 //! # Adding a runtime
 //! One kernel module (`ebpf/src/interp/<runtime>.rs`: one frame per call, given the walk's
-//! state), one userspace module (`userspace/src/interp/<runtime>.rs`: detection, offsets,
+//! state), one userspace module (`userspace/src/unwind/interp/<runtime>.rs`: detection, offsets,
 //! naming), a [`runtime`] constant and its dispatch lines. [`InterpProcess::offsets`] is a
 //! runtime-defined table of structure offsets (CPython's slots: [`python`]).
 

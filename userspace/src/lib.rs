@@ -28,7 +28,6 @@ pub mod counters;
 pub mod engine;
 pub mod error;
 pub mod exporter;
-pub mod interp;
 pub mod jobs;
 pub mod ksyms;
 pub mod mappings;

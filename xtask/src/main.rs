@@ -9,6 +9,7 @@
 //! - `dist`: man pages, completions, a static binary and a .deb, in `target/dist/`.
 
 mod bench;
+mod bench_profile;
 mod bench_python;
 mod dist;
 mod engine_bench;

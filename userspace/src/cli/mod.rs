@@ -288,7 +288,7 @@ impl UnwindArgs {
     /// loads its unwinder, so `--no-interpreters` takes effect here too.
     pub fn call_graph(&self) -> Option<CallGraph> {
         if self.no_interpreters {
-            tracekit::interp::disable();
+            tracekit::unwind::interp::disable();
         }
         self.call_graph.map(CallGraph::from)
     }

@@ -306,7 +306,7 @@ impl KernelSources {
             });
         }
         if !config.profile.interpreters {
-            crate::interp::disable();
+            crate::unwind::interp::disable();
         }
         Ok(Self {
             namespace: config.namespace.clone(),

@@ -14,6 +14,7 @@ use crate::{
     probe::{
         Tracepoint,
         functions::Param,
+        pointers::{STRING_POINTERS, indexed, is_char_pointer, is_char_pointer_array},
         tracefs::{EventFormat, Field},
     },
 };
@@ -390,50 +391,6 @@ impl TracepointFields {
             .map(|s| s.trim().to_string());
         Some((field.offset, pointee))
     }
-}
-
-/// `const char *` fields of `syscalls:*` that name paths or strings, printed as strings
-/// (as `perf trace` does); other pointers stay numbers unless read with `str(NAME)`.
-pub const STRING_POINTERS: [&str; 18] = [
-    "filename",
-    "pathname",
-    "oldname",
-    "newname",
-    "path",
-    "name",
-    "specialfile",
-    "special",
-    "type",
-    "_type",
-    "_description",
-    "dir_name",
-    "dev_name",
-    "to_pathname",
-    "from_pathname",
-    "put_old",
-    "new_root",
-    "_fs_name",
-];
-
-/// Whether a C type is a pointer to `char`s (`const char *`).
-fn is_char_pointer(c_type: &str) -> bool {
-    matches!(c_type, "const char *" | "char *" | "const unsigned char *")
-}
-
-/// Whether a C type is a pointer to an array of `char` pointers (`const char *const *`,
-/// `argv`).
-fn is_char_pointer_array(c_type: &str) -> bool {
-    matches!(
-        c_type,
-        "const char *const *" | "const char **" | "char **" | "char *const *"
-    )
-}
-
-/// `NAME[INDEX]`, split.
-fn indexed(name: &str) -> Option<(&str, u32)> {
-    let (base, rest) = name.split_once('[')?;
-    let index = rest.strip_suffix(']')?.parse().ok()?;
-    Some((base, index))
 }
 
 impl TracepointFields {

@@ -19,6 +19,7 @@ pub mod btf_path;
 pub mod fields;
 pub mod filter;
 pub mod functions;
+pub mod pointers;
 pub mod tracefs;
 pub mod usdt;
 

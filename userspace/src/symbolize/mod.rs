@@ -197,7 +197,7 @@ impl Symbolizer {
     /// interval nor for [`IDLE_RESOLVERS`] has its resolvers evicted too (its binary
     /// unmapped, its symbols freed; parsed again if it is sampled again).
     pub fn forget_exited(&mut self) -> usize {
-        crate::interp::forget_exited();
+        crate::unwind::interp::forget_exited();
         let dying = std::mem::take(&mut self.dying);
         let mut state = self.state.borrow_mut();
         let mut paths: HashSet<PathBuf> = HashSet::new();
@@ -380,8 +380,13 @@ impl Symbolizer {
     /// Resolves a user stack of process `pid`, like [`Symbolizer::kernel_stack`]: through
     /// its files, then its JIT symbols, then as `module+0xADDR`.
     pub fn user_stack(&self, pid: u32, leaf_first: &[u64]) -> Vec<Frame> {
-        if leaf_first.iter().any(|&word| crate::interp::is_frame(word)) {
-            return crate::interp::splice(pid, leaf_first, |native| self.user_stack(pid, native));
+        if leaf_first
+            .iter()
+            .any(|&word| crate::unwind::interp::is_frame(word))
+        {
+            return crate::unwind::interp::splice(pid, leaf_first, |native| {
+                self.user_stack(pid, native)
+            });
         }
         let lookup = lookup_addresses(leaf_first);
         self.reap_exited();

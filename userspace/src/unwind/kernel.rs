@@ -237,7 +237,7 @@ pub struct KernelTables {
     processes: BpfHashMap<MapData, u32, ProcessMappings>,
     stats: PerCpuArray<MapData, u64>,
     /// The interpreter unwinders' maps, when the object has them.
-    pub interp: Option<crate::interp::Interpreters>,
+    pub interp: Option<crate::unwind::interp::Interpreters>,
     /// Rows handed out so far, in the global row index space.
     next_row: u64,
     slots: RangeAllocator,
@@ -258,7 +258,7 @@ impl KernelTables {
             processes: BpfHashMap::try_from(take("UNWIND_PROCESSES")?)
                 .context("opening UNWIND_PROCESSES")?,
             stats: PerCpuArray::try_from(take("UNWIND_STATS")?).context("opening UNWIND_STATS")?,
-            interp: crate::interp::Interpreters::take(ebpf),
+            interp: crate::unwind::interp::Interpreters::take(ebpf),
             shard_maps: Vec::new(),
             next_row: 0,
             slots: RangeAllocator::new(MAX_MAPPINGS),

@@ -22,6 +22,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod interp;
 pub mod kernel;
 pub mod process;
 pub mod table;
@@ -495,7 +496,7 @@ impl UnwindTables {
     }
 
     /// Names the code objects the kernel's interpreter unwinders announced since the last
-    /// call (see [`crate::interp`]).
+    /// call (see [`crate::unwind::interp`]).
     pub fn read_announced_codes(&mut self) {
         if let Some(interp) = &mut self.kernel.interp {
             interp.read_announced();

@@ -359,7 +359,7 @@ impl Builder {
         let id = self.functions.len() as u64 + 1;
         // An interpreter frame's symbol is `function (file:LINE)`: the function is named
         // and filed as such, the line goes to the location.
-        let (function, file) = match crate::interp::source_of_symbol(name) {
+        let (function, file) = match crate::unwind::interp::source_of_symbol(name) {
             Some((function, file, _)) if interpreted => (function, file),
             _ => (name, ""),
         };
@@ -445,13 +445,15 @@ impl Builder {
         let functions: Vec<u64> = group
             .iter()
             .rev()
-            .map(|frame| self.function(&frame.symbol, crate::interp::is_interpreted(frame)))
+            .map(|frame| self.function(&frame.symbol, crate::unwind::interp::is_interpreted(frame)))
             .collect();
         let lines: Vec<i64> = group
             .iter()
             .rev()
-            .map(|frame| match crate::interp::is_interpreted(frame) {
-                true => crate::interp::source_of_symbol(&frame.symbol).map_or(0, |(_, _, l)| l),
+            .map(|frame| match crate::unwind::interp::is_interpreted(frame) {
+                true => {
+                    crate::unwind::interp::source_of_symbol(&frame.symbol).map_or(0, |(_, _, l)| l)
+                }
                 false => 0,
             })
             .collect();
