@@ -89,8 +89,8 @@ fn network_tcpconnect_shows_each_connect() {
         .iter()
         .map(|e| {
             (
-                text(e, "saddr_v6"),
-                text(e, "daddr_v6"),
+                text(e, "saddr"),
+                text(e, "daddr"),
                 number(e, "dport"),
                 text(e, "comm"),
             )
@@ -113,10 +113,10 @@ fn network_tcpaccept_shows_each_accept() {
         .iter()
         .map(|e| {
             (
-                text(e, "daddr_v6"),
-                number(e, "dport"),
-                text(e, "saddr_v6"),
-                number(e, "sport"),
+                text(e, "raddr"),
+                number(e, "rport"),
+                text(e, "laddr"),
+                number(e, "lport"),
             )
         })
         .collect();
@@ -140,14 +140,14 @@ fn network_tcplife_shows_each_connection_with_bytes() {
     let seen: BTreeSet<Row> = events
         .iter()
         .map(|e| {
-            assert!(number(e, "latency") > 0, "{e}");
+            assert!(number(e, "life_ns") > 0, "{e}");
             (
-                text(e, "saddr_v6"),
-                number(e, "sport"),
-                text(e, "daddr_v6"),
-                number(e, "dport"),
-                number(e, "(struct tcp_sock *)skaddr->bytes_acked"),
-                number(e, "(struct tcp_sock *)skaddr->bytes_received"),
+                text(e, "laddr"),
+                number(e, "lport"),
+                text(e, "raddr"),
+                number(e, "rport"),
+                number(e, "tx_b"),
+                number(e, "rx_b"),
             )
         })
         .collect();
@@ -174,7 +174,7 @@ fn network_tcplife_shows_each_connection_with_bytes() {
     }
     assert_eq!(events.len(), 400, "{events:#?}");
     assert_eq!(seen, want);
-    let pids: BTreeSet<u64> = events.iter().map(|e| number(e, "start.pid")).collect();
+    let pids: BTreeSet<u64> = events.iter().map(|e| number(e, "pid")).collect();
     assert_eq!(
         pids.len(),
         1,
@@ -232,9 +232,9 @@ fn network_tcpretrans_shows_each_forced_retransmission() {
     for event in &events {
         assert_eq!(
             (
-                text(event, "daddr_v6"),
-                number(event, "dport"),
-                text(event, "saddr_v6"),
+                text(event, "raddr"),
+                number(event, "rport"),
+                text(event, "laddr"),
                 text(event, "state"),
             ),
             (
@@ -258,9 +258,9 @@ fn network_solisten_shows_each_listen_with_its_backlog() {
         .iter()
         .map(|e| {
             (
-                text(e, "saddr_v6"),
-                number(e, "sport"),
-                number(e, "(struct sock *)skaddr->sk_max_ack_backlog"),
+                text(e, "addr"),
+                number(e, "port"),
+                number(e, "backlog"),
                 text(e, "comm"),
             )
         })
@@ -282,9 +282,9 @@ fn network_tcpconnlat_times_each_connect() {
     let seen: BTreeSet<(String, u64)> = events
         .iter()
         .map(|e| {
-            let latency = number(e, "latency");
+            let latency = number(e, "lat_ns");
             assert!(latency > 0 && latency < 10_000_000_000, "{e}");
-            (text(e, "daddr_v6"), number(e, "dport"))
+            (text(e, "daddr"), number(e, "dport"))
         })
         .collect();
     let want: BTreeSet<(String, u64)> = conns
@@ -293,7 +293,7 @@ fn network_tcpconnlat_times_each_connect() {
         .collect();
     assert_eq!(events.len(), 200, "{events:#?}");
     assert_eq!(seen, want);
-    let pids: BTreeSet<u64> = events.iter().map(|e| number(e, "start.pid")).collect();
+    let pids: BTreeSet<u64> = events.iter().map(|e| number(e, "pid")).collect();
     assert_eq!(pids.len(), 1, "{pids:?}");
 }
 
@@ -303,14 +303,14 @@ fn network_tcpconnlat_times_each_connect() {
 fn network_tcpstates_shows_every_change_in_order() {
     require_root();
     let (events, conns) = run_tool("network_tcpstates", &["tcpstates"]);
-    let mut by_socket: std::collections::BTreeMap<u64, Vec<(String, String, u64, u64)>> =
+    let mut by_socket: std::collections::BTreeMap<String, Vec<(String, String, u64, u64)>> =
         Default::default();
     for e in &events {
-        by_socket.entry(number(e, "skaddr")).or_default().push((
+        by_socket.entry(text(e, "skaddr")).or_default().push((
             text(e, "oldstate"),
             text(e, "newstate"),
-            number(e, "sport"),
-            number(e, "dport"),
+            number(e, "lport"),
+            number(e, "rport"),
         ));
     }
     let chain = |states: &[&str]| -> Vec<(String, String)> {

@@ -128,12 +128,13 @@ fn biosnoop_shows_each_direct_write() {
         TIMEOUT,
     );
     run.assert_code(0);
-    // Lines: TIME COMM PID TID EVENT, then PID DISK RWBS SECTOR BYTES LATENCY.
+    // Rows under the header `PID DISK T SECTOR BYTES LAT(ns)`.
     let rows: Vec<Vec<&str>> = run
         .stdout
         .lines()
-        .filter(|l| l.contains("block:block_rq_complete"))
-        .map(|l| l.split_whitespace().rev().take(6).collect::<Vec<_>>())
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|w| w.len() == 6 && w[0].parse::<u32>().is_ok())
+        .map(|w| w.into_iter().rev().collect::<Vec<_>>())
         .collect();
     let writes = rows
         .iter()
@@ -247,12 +248,17 @@ fn futexctn_shows_the_contended_mutex() {
     )
     .unwrap()
     .to_string();
-    // An event line (`... syscalls:sys_exit_futex UADDR WAIT`) then its stack, a frame a line.
+    // A row (`UADDR WAIT(ns)`) then its stack, a frame a line, indented.
     let mut on_mutex_with_frame = 0;
     let mut current = false;
     for line in run.stdout.lines() {
-        if line.contains("syscalls:sys_exit_futex") {
-            current = line.split_whitespace().rev().nth(1) == Some(mutex.as_str());
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if !line.starts_with(' ') && words.len() == 2 {
+            let address = match words[0].strip_prefix("0x") {
+                Some(hex) => u64::from_str_radix(hex, 16).ok(),
+                None => words[0].parse::<u64>().ok(),
+            };
+            current = address.map(|a| a.to_string()) == Some(mutex.clone());
         } else if current && line.trim_start().starts_with("wait_for_mutex ") {
             on_mutex_with_frame += 1;
         }
@@ -339,8 +345,8 @@ fn writeback_matches_bpftrace_writeback_bt() {
     bt.wait().unwrap();
     let bt_text = std::fs::read_to_string(&bt_out).unwrap();
     let _ = std::fs::remove_dir_all(&dir);
-    // bpftrace: `TIME DEVICE PAGES REASON ms`, reason by name; tracekit: the trace layout
-    // ending in `name nr_pages reason latency_ns`.
+    // bpftrace: `TIME DEVICE PAGES REASON ms`, reason by name; tracekit: rows of
+    // `DEVICE PAGES REASON LAT(ns)`, the reason a number (2: sync).
     let bt_ms: Vec<f64> = bt_text
         .lines()
         .map(|l| l.split_whitespace().collect::<Vec<_>>())
@@ -350,9 +356,8 @@ fn writeback_matches_bpftrace_writeback_bt() {
     let ours_ms: Vec<f64> = run
         .stdout
         .lines()
-        .filter(|l| l.contains("writeback:writeback_written"))
-        .map(|l| l.split_whitespace().rev().take(2).collect::<Vec<_>>())
-        .filter(|w| w[1] == "2")
+        .map(|l| l.split_whitespace().rev().collect::<Vec<_>>())
+        .filter(|w| w.len() == 4 && w[0].parse::<u64>().is_ok() && w[1] == "2")
         .map(|w| w[0].parse::<f64>().unwrap() / 1e6)
         .collect();
     assert!(!bt_ms.is_empty(), "{bt_text}");

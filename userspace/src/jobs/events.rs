@@ -16,12 +16,11 @@
 //! - `NAME[A..B]`: the strings `NAME[A]` to `NAME[B-1]` joined by spaces, up to the first
 //!   empty one (execsnoop's `argv[0..4]`).
 
-use tracekit_common::engine::{STR_BYTES, TraceRecord};
+use tracekit_common::engine::TraceRecord;
 
 use crate::{
     engine::compile::Printed,
     jobs::tools::{Column, EventTime},
-    probe::fields::ValueType,
     profile::comm_string,
 };
 
@@ -139,20 +138,27 @@ fn printed_value(record: &TraceRecord, prints: &[Printed], name: &str) -> Value 
     let Some(printed) = prints.iter().find(|p| p.name == name) else {
         return Value::Text("?".into());
     };
-    match printed.ty {
-        ValueType::Str => {
-            let bytes = &record.strings[printed.string_slot as usize % record.strings.len()];
-            let end = bytes.iter().position(|&b| b == 0).unwrap_or(STR_BYTES);
-            Value::Text(String::from_utf8_lossy(&bytes[..end]).into_owned())
-        }
-        ValueType::Int { signed } => {
-            let raw = record.ints[printed.operand as usize % record.ints.len()];
-            if signed {
-                Value::Int(raw as i64)
-            } else {
-                Value::Uint(raw)
+    // Disks by name and pointers in hex, as group keys show them; the rest as `trace`
+    // shows it: the record's own pid/tid/comm, addresses and TCP states by their hints,
+    // strings, integers.
+    if printed.operand != tracekit_common::engine::NO_OPERAND {
+        let raw = record.ints[printed.operand as usize % record.ints.len()];
+        match printed.hint {
+            crate::probe::fields::Hint::Disk => {
+                return Value::Text(crate::engine::keys::disk_name(raw));
             }
+            crate::probe::fields::Hint::Address => return Value::Text(format!("{raw:#x}")),
+            _ => {}
         }
+    }
+    match super::trace::field_text(record, printed).1 {
+        serde_json::Value::String(text) => Value::Text(text),
+        serde_json::Value::Number(n) => match (n.as_u64(), n.as_i64()) {
+            (Some(n), _) => Value::Uint(n),
+            (None, Some(n)) => Value::Int(n),
+            _ => Value::Text(n.to_string()),
+        },
+        other => Value::Text(other.to_string()),
     }
 }
 
@@ -336,7 +342,10 @@ pub fn clock_now() -> String {
 
 #[cfg(test)]
 mod tests {
+    use tracekit_common::engine::STR_BYTES;
+
     use super::*;
+    use crate::probe::fields::ValueType;
 
     const OPENSNOOP: [Column; 5] = [
         Column {

@@ -31,7 +31,7 @@ use crate::{
 };
 
 /// One printed field: as text, and as JSON.
-fn field_text(record: &TraceRecord, printed: &Printed) -> (String, serde_json::Value) {
+pub(crate) fn field_text(record: &TraceRecord, printed: &Printed) -> (String, serde_json::Value) {
     if printed.operand == tracekit_common::engine::NO_OPERAND {
         return match printed.string_slot {
             operand::COMM => {
@@ -186,20 +186,29 @@ impl Collector for TraceCollector<'_> {
                 let past = record.ts_ns.saturating_sub(COMMIT_SKEW_NS);
                 self.read_past_ns[ring] = self.read_past_ns[ring].max(past);
                 let line = match &self.columns {
-                    Some((columns, time)) => events::line(
-                        &record,
-                        &self.views[engine].prints,
-                        &event_name(&record, &self.views[engine]),
-                        columns,
-                        *time,
-                        record.ts_ns.saturating_sub(self.start_ns) as f64 / 1e9,
-                        &if *time == EventTime::Clock {
-                            events::clock_now()
-                        } else {
-                            String::new()
-                        },
-                        self.json,
-                    ),
+                    Some((columns, time)) => {
+                        let line = events::line(
+                            &record,
+                            &self.views[engine].prints,
+                            &event_name(&record, &self.views[engine]),
+                            columns,
+                            *time,
+                            record.ts_ns.saturating_sub(self.start_ns) as f64 / 1e9,
+                            &if *time == EventTime::Clock {
+                                events::clock_now()
+                            } else {
+                                String::new()
+                            },
+                            self.json,
+                        );
+                        with_stacks(
+                            line,
+                            &record,
+                            &self.views[engine],
+                            self.json,
+                            &self.symbolizer,
+                        )
+                    }
                     None => render(
                         &record,
                         &self.views[engine],
@@ -399,9 +408,19 @@ pub fn run_events(job: &EventsJob, options: &RunOptions) -> Result<()> {
     run_in(
         &job.request,
         None,
-        0,
+        // User stacks (futexctn --stacks) are walked by the DWARF unwinder, with its
+        // default budget: with none, every binary fell back to frame pointers.
+        tracekit_common::unwind::DEFAULT_TABLE_BUDGET_BYTES,
         options,
-        Some((job.columns.clone(), job.time)),
+        // Stacks print below each line, as `trace` prints them, not as a column.
+        Some((
+            job.columns
+                .iter()
+                .filter(|c| !STACKS.contains(&c.field))
+                .cloned()
+                .collect(),
+            job.time,
+        )),
     )
 }
 
@@ -574,6 +593,60 @@ fn event_name(record: &TraceRecord, view: &EngineView) -> String {
             kernel_function(record.ints[*operand as usize % record.ints.len()])
         }
     }
+}
+
+/// `line` (an event tool's line or JSON object) with the event's stacks, when its plan
+/// takes them: frames below the line, leaf first, or `kernel_stack`/`user_stack` arrays.
+fn with_stacks(
+    line: String,
+    record: &TraceRecord,
+    view: &EngineView,
+    json: bool,
+    symbolizer: &Symbolizer,
+) -> String {
+    let (kernel, user) = view.stacks;
+    if kernel.is_none() && user.is_none() {
+        return line;
+    }
+    let stack = |operand: Option<u32>, user: bool| -> Vec<Frame> {
+        let (Some(operand), Some(reader)) = (operand, view.reader.as_ref()) else {
+            return Vec::new();
+        };
+        let hash = record.ints[operand as usize % record.ints.len()];
+        match reader.frames(hash) {
+            Some(ips) if user => symbolizer.user_stack(record.pid, &ips),
+            Some(ips) => symbolizer.kernel_stack(&ips),
+            None => Vec::new(),
+        }
+    };
+    let kernel_frames = stack(kernel, false);
+    let user_frames = stack(user, true);
+    if json {
+        let Ok(serde_json::Value::Object(mut object)) = serde_json::from_str(line.trim_end())
+        else {
+            return line;
+        };
+        for (name, frames, wanted) in [
+            ("kernel_stack", &kernel_frames, kernel.is_some()),
+            ("user_stack", &user_frames, user.is_some()),
+        ] {
+            if wanted {
+                let names: Vec<&str> = frames.iter().rev().map(|f| f.symbol.as_str()).collect();
+                object.insert(name.into(), names.into());
+            }
+        }
+        return format!("{}\n", serde_json::Value::Object(object));
+    }
+    let mut text = line;
+    for frame in kernel_frames.iter().rev().chain(user_frames.iter().rev()) {
+        let name = if frame.symbol == UNKNOWN_SYMBOL {
+            "[unknown]"
+        } else {
+            frame.symbol.as_str()
+        };
+        text.push_str(&format!("        {name} ({})\n", frame.module_name()));
+    }
+    text
 }
 
 fn render(
