@@ -159,10 +159,10 @@ pub(crate) fn read_operands<M: EngineMaps, S: Source>(
             operand::TASK_PATH => {
                 // SAFETY: plain helper call.
                 let task = unsafe { bpf_get_current_task() };
-                follow(plan, i, task, operand.aux, operand.size, operand.flags)
+                follow(plan, i, task, path_shape(&operand))
             }
             operand::FIELD_PATH => read_int(source, operand.offset, 8, 0)
-                .and_then(|base| follow(plan, i, base, operand.aux, operand.size, operand.flags)),
+                .and_then(|base| follow(plan, i, base, path_shape(&operand))),
             operand::USER_STR | operand::KERNEL_STR => {
                 *buf = [0; STR_BYTES];
                 let user = operand.kind == operand::USER_STR;
@@ -214,11 +214,29 @@ pub(crate) fn read_operands<M: EngineMaps, S: Source>(
     Some(())
 }
 
+/// A path operand's offset count (`aux`), width and flags in one word: a BPF function takes
+/// at most five arguments.
+#[inline(always)]
+fn path_shape(operand: &Operand) -> u64 {
+    u64::from(operand.aux & 0xff)
+        | u64::from(operand.size & 0xff) << 8
+        | u64::from(operand.flags) << 32
+}
+
 /// Follows operand `i`'s path from `base`: `n` offsets (1..=[`MAX_PATH`]), a pointer read
 /// at each but the last, then `size` bytes at the last. None when a read fails (a NULL
-/// pointer on the way).
-#[inline(always)]
-fn follow(plan: &'static Plan, i: usize, base: u64, n: u32, size: u32, flags: u32) -> Option<u64> {
+/// pointer on the way). `shape` is [`path_shape`]'s packing of `n`, `size` and `flags`.
+///
+/// Never inlined: its reads' stack slots would otherwise sit in every entry program's
+/// frame, and 6.1's verifier counts that frame in the user-stack unwinder's call chain
+/// (512 bytes over the chain; the classic tracepoint program came to 544).
+#[inline(never)]
+fn follow(plan: &'static Plan, i: usize, base: u64, shape: u64) -> Option<u64> {
+    let (n, size, flags) = (
+        shape as u32 & 0xff,
+        (shape >> 8) as u32 & 0xff,
+        (shape >> 32) as u32,
+    );
     let i = i & (MAX_OPERANDS - 1);
     let mut at = base;
     for j in 0..MAX_PATH - 1 {
