@@ -293,6 +293,7 @@ pub fn record_user_stack<M: UnwindMaps>(
             w.map_first = 0;
             w.map_count = 0;
             bump::<M>(UnwindStat::NoProcess);
+            crate::log::unwind_stopped(M::stats(), UnwindStat::NoProcess, pid, 0, regs.ip);
         }
     }
     bump::<M>(UnwindStat::Stacks);
@@ -319,6 +320,7 @@ pub fn record_user_stack<M: UnwindMaps>(
     };
     if let Some(stat) = stopped {
         bump::<M>(stat);
+        crate::log::unwind_stopped(M::stats(), stat, pid, w.len, w.pc);
     }
     let len = w.len as usize;
     if len == 0 {
