@@ -40,8 +40,8 @@ UADDR is the futex word (a pthread_mutex_t's address, give or take its lock fiel
             return Ok(Plan::Aggregate(job));
         }
         // The same stages, each wait printed with the stack it waited from.
-        let mut events = EventsJob::new(
-            "syscalls:sys_exit_futex",
+        Ok(Plan::Events(EventsJob::each_event_of(
+            job,
             &[
                 Column {
                     header: "UADDR",
@@ -56,10 +56,7 @@ UADDR is the futex word (a pthread_mutex_t's address, give or take its lock fiel
                     field: "ustack",
                 },
             ],
-        );
-        events.request.start = job.request.start;
-        events.request.maps = job.request.maps;
-        Ok(Plan::Events(events))
+        )))
     },
     metric: Some(Metric {
         name: "futex_wait",

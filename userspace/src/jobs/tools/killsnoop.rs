@@ -3,12 +3,9 @@
 //! the thread id, `syscalls:sys_exit_kill` prints them with the return value.
 
 use super::{
-    CLOCK, Column, EventTime, EventsJob, FAILURES, Group, NAME, Plan, TIMESTAMP, Tool,
+    CLOCK, Column, EventsJob, FAILURES, Group, NAME, Plan, TIMESTAMP, Tool,
 };
-use crate::{
-    Result,
-    engine::request::{Start, StartProbe},
-};
+use crate::Result;
 
 /// `tracekit killsnoop`.
 pub const TOOL: Tool = Tool {
@@ -53,20 +50,5 @@ pub const COLUMNS: [Column; 5] = [
 ];
 
 fn killsnoop(values: &super::FlagValues) -> Result<EventsJob> {
-    let mut job = EventsJob::new("syscalls:sys_exit_kill", &COLUMNS);
-    let mut filters = Vec::new();
-    if values.switch(FAILURES.long) {
-        filters.push("ret < 0".to_string());
-    }
-    filters.extend(values.comm_filter()?);
-    job.request.filter = (!filters.is_empty()).then(|| filters.join(" && "));
-    job.request.start = Some(Start {
-        probes: vec![StartProbe::new("syscalls:sys_enter_kill", &["tid"])],
-        end_pair: vec!["tid".into()],
-        all_tasks: false,
-        per_thread: true,
-    });
-    job.request.maps = values.maps;
-    job.time = EventTime::of(values);
-    Ok(job)
+    EventsJob::syscall_returns(&["kill"], &COLUMNS, values)
 }

@@ -40,8 +40,8 @@ TYPE is contention_begin's flags: 1 SPIN, 2 READ, 4 WRITE, 8 RT, 16 PERCPU, 32 M
             return Ok(Plan::Aggregate(job));
         }
         // The same stages, each wait printed with the stack it waited from.
-        let mut events = EventsJob::new(
-            "lock:contention_end",
+        Ok(Plan::Events(EventsJob::each_event_of(
+            job,
             &[
                 Column {
                     header: "LOCK",
@@ -60,10 +60,7 @@ TYPE is contention_begin's flags: 1 SPIN, 2 READ, 4 WRITE, 8 RT, 16 PERCPU, 32 M
                     field: "kstack",
                 },
             ],
-        );
-        events.request.start = job.request.start;
-        events.request.maps = job.request.maps;
-        Ok(Plan::Events(events))
+        )))
     },
     metric: Some(Metric {
         name: "kernel_lock_wait",

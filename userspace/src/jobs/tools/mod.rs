@@ -479,11 +479,68 @@ impl EventsJob {
     /// A job printing `columns` of `probe`'s events: the request prints the fields the
     /// columns show (`pid`, `comm` come with every record).
     pub fn new(probe: &str, columns: &[Column]) -> Self {
+        Self::of_events(vec![probe.into()], columns)
+    }
+
+    /// `job`'s events (its probes, start stage and map sizes) printed one per line in
+    /// `columns` instead of aggregated: a counting tool's per-event mode (`--stacks`).
+    pub fn each_event_of(job: AggregateJob, columns: &[Column]) -> Self {
+        let mut events = Self::of_events(job.request.probes, columns);
+        events.request.start = job.request.start;
+        events.request.maps = job.request.maps;
+        events
+    }
+
+    /// Each return of the syscalls `calls` (`openat`) printed in `columns`, paired with its
+    /// entry in the same thread (`start.FIELD` reads an entry argument); `-x` keeps the
+    /// failed calls (`ret < 0`), `-n` one comm; map sizes and `-t`/`-T` from the flags. The
+    /// shape of opensnoop, statsnoop and killsnoop.
+    ///
+    /// # Errors
+    /// A usage error for a bad `-n`.
+    pub fn syscall_returns(
+        calls: &[&str],
+        columns: &[Column],
+        values: &FlagValues,
+    ) -> crate::Result<Self> {
+        let mut job = Self::of_events(
+            calls
+                .iter()
+                .map(|call| format!("syscalls:sys_exit_{call}"))
+                .collect(),
+            columns,
+        );
+        let mut filters = Vec::new();
+        if values.switch(FAILURES.long) {
+            filters.push("ret < 0".to_string());
+        }
+        filters.extend(values.comm_filter()?);
+        job.request.filter = (!filters.is_empty()).then(|| filters.join(" && "));
+        job.request.start = Some(crate::engine::request::Start {
+            probes: calls
+                .iter()
+                .map(|call| {
+                    crate::engine::request::StartProbe::new(
+                        format!("syscalls:sys_enter_{call}"),
+                        &["tid"],
+                    )
+                })
+                .collect(),
+            end_pair: vec!["tid".into()],
+            all_tasks: false,
+            per_thread: true,
+        });
+        job.request.maps = values.maps;
+        job.time = EventTime::of(values);
+        Ok(job)
+    }
+
+    fn of_events(probes: Vec<String>, columns: &[Column]) -> Self {
         Self {
             request: Request {
                 shape: crate::engine::request::Shape::Trace,
                 print: crate::jobs::events::prints_of(columns),
-                ..Request::probe(probe)
+                ..Request::count(probes)
             },
             columns: columns.to_vec(),
             time: EventTime::None,

@@ -4,12 +4,9 @@
 //! `syscalls:sys_exit_openat` prints it with the return value.
 
 use super::{
-    CLOCK, Column, EventTime, EventsJob, FAILURES, Group, NAME, Plan, TIMESTAMP, Tool,
+    CLOCK, Column, EventsJob, FAILURES, Group, NAME, Plan, TIMESTAMP, Tool,
 };
-use crate::{
-    Result,
-    engine::request::{Start, StartProbe},
-};
+use crate::Result;
 
 /// `tracekit opensnoop`.
 pub const TOOL: Tool = Tool {
@@ -58,22 +55,7 @@ pub const COLUMNS: [Column; 5] = [
 ];
 
 fn opensnoop(values: &super::FlagValues) -> Result<EventsJob> {
-    let mut job = EventsJob::new("syscalls:sys_exit_openat", &COLUMNS);
-    let mut filters = Vec::new();
-    if values.switch(FAILURES.long) {
-        filters.push("ret < 0".to_string());
-    }
-    filters.extend(values.comm_filter()?);
-    job.request.filter = (!filters.is_empty()).then(|| filters.join(" && "));
-    job.request.start = Some(Start {
-        probes: vec![StartProbe::new("syscalls:sys_enter_openat", &["tid"])],
-        end_pair: vec!["tid".into()],
-        all_tasks: false,
-        per_thread: true,
-    });
-    job.request.maps = values.maps;
-    job.time = EventTime::of(values);
-    Ok(job)
+    EventsJob::syscall_returns(&["openat"], &COLUMNS, values)
 }
 
 #[cfg(test)]

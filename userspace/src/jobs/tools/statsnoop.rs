@@ -4,12 +4,9 @@
 //! id, their `syscalls:sys_exit_*` printing it with the result.
 
 use super::{
-    CLOCK, Column, EventTime, EventsJob, FAILURES, Group, NAME, Plan, TIMESTAMP, Tool,
+    CLOCK, Column, EventsJob, FAILURES, Group, NAME, Plan, TIMESTAMP, Tool,
 };
-use crate::{
-    Result,
-    engine::request::{Start, StartProbe},
-};
+use crate::Result;
 
 /// `tracekit statsnoop`.
 pub const TOOL: Tool = Tool {
@@ -60,29 +57,7 @@ pub const COLUMNS: [Column; 5] = [
 ];
 
 fn statsnoop(values: &super::FlagValues) -> Result<EventsJob> {
-    let mut job = EventsJob::new("syscalls:sys_exit_statx", &COLUMNS);
-    job.request.probes = CALLS
-        .iter()
-        .map(|call| format!("syscalls:sys_exit_{call}"))
-        .collect();
-    let mut filters = Vec::new();
-    if values.switch(FAILURES.long) {
-        filters.push("ret < 0".to_string());
-    }
-    filters.extend(values.comm_filter()?);
-    job.request.filter = (!filters.is_empty()).then(|| filters.join(" && "));
-    job.request.start = Some(Start {
-        probes: CALLS
-            .iter()
-            .map(|call| StartProbe::new(format!("syscalls:sys_enter_{call}"), &["tid"]))
-            .collect(),
-        end_pair: vec!["tid".into()],
-        all_tasks: false,
-        per_thread: true,
-    });
-    job.request.maps = values.maps;
-    job.time = EventTime::of(values);
-    Ok(job)
+    EventsJob::syscall_returns(&CALLS, &COLUMNS, values)
 }
 
 #[cfg(test)]
