@@ -31,12 +31,17 @@ fn snoop(test: &str, tool: &str, args: &[&str], workload: &[&str]) -> (String, V
         "events were lost: {}",
         run.stderr
     );
-    let text = std::fs::read_to_string(&out).unwrap();
+    (run.stdout.clone(), json_lines(&out).1)
+}
+
+/// The file a `--json -o FILE` run wrote: its text, and its lines as JSON objects.
+fn json_lines(path: &std::path::Path) -> (String, Vec<Value>) {
+    let text = std::fs::read_to_string(path).unwrap();
     let events = text
         .lines()
         .map(|line| serde_json::from_str(line).unwrap())
         .collect();
-    (run.stdout.clone(), events)
+    (text, events)
 }
 
 #[test]
@@ -262,11 +267,7 @@ fn oomkill_shows_a_kill_forced_in_a_memory_limited_cgroup() {
     );
     let _ = std::fs::remove_dir(&dir);
     run.assert_code(0);
-    let text = std::fs::read_to_string(&out).unwrap();
-    let events: Vec<Value> = text
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
+    let (text, events) = json_lines(&out);
     assert_eq!(events.len(), 1, "{text}");
     assert_eq!(events[0]["tcomm"], "tk_funcs", "{text}");
     assert_eq!(events[0]["tpid"], events[0]["pid"], "{text}");
@@ -564,11 +565,7 @@ fn mountsnoop_shows_a_mount() {
     );
     let _ = std::fs::remove_dir(&target);
     run.assert_code(0);
-    let text = std::fs::read_to_string(&out).unwrap();
-    let events: Vec<Value> = text
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
+    let (text, events) = json_lines(&out);
     assert_eq!(events.len(), 1, "{text}");
     assert_eq!(events[0]["fstype"], "tmpfs", "{text}");
     assert_eq!(events[0]["source"], "tk-src", "{text}");
