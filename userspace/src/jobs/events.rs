@@ -276,6 +276,40 @@ pub fn header(columns: &[Column], time: EventTime) -> String {
     format!("{}\n", cells.join(" ").trim_end())
 }
 
+fn values(record: &TraceRecord, prints: &[Printed], event: &str, columns: &[Column]) -> Vec<Value> {
+    columns
+        .iter()
+        .map(|c| value(record, prints, event, &View::of(c.field)))
+        .collect()
+}
+
+/// One event's JSON object, as [`line`] prints it with `--json` (a caller may add keys, as
+/// `trace` adds the event's stacks).
+pub fn object(
+    record: &TraceRecord,
+    prints: &[Printed],
+    event: &str,
+    columns: &[Column],
+    time: EventTime,
+    since_start_s: f64,
+    clock: &str,
+) -> serde_json::Map<String, serde_json::Value> {
+    let mut object = serde_json::Map::new();
+    match time {
+        EventTime::None => {}
+        EventTime::Relative => {
+            object.insert("time_s".into(), since_start_s.into());
+        }
+        EventTime::Clock => {
+            object.insert("time".into(), clock.into());
+        }
+    }
+    for (column, value) in columns.iter().zip(values(record, prints, event, columns)) {
+        object.insert(json_key(column.header), value.json());
+    }
+    object
+}
+
 /// One event's line (or JSON object with the headers as keys, [`json_key`]; `time_s` or
 /// `time` first with `-t`/`-T`). `event`: the probe that fired; `since_start_s`: seconds
 /// since tracing began; `clock`: the wall clock's `HH:MM:SS`.
@@ -290,27 +324,11 @@ pub fn line(
     clock: &str,
     json: bool,
 ) -> String {
-    let views: Vec<View> = columns.iter().map(|c| View::of(c.field)).collect();
-    let values: Vec<Value> = views
-        .iter()
-        .map(|v| value(record, prints, event, v))
-        .collect();
     if json {
-        let mut object = serde_json::Map::new();
-        match time {
-            EventTime::None => {}
-            EventTime::Relative => {
-                object.insert("time_s".into(), since_start_s.into());
-            }
-            EventTime::Clock => {
-                object.insert("time".into(), clock.into());
-            }
-        }
-        for (column, value) in columns.iter().zip(&values) {
-            object.insert(json_key(column.header), value.json());
-        }
+        let object = object(record, prints, event, columns, time, since_start_s, clock);
         return format!("{}\n", serde_json::Value::Object(object));
     }
+    let values = values(record, prints, event, columns);
     let mut cells: Vec<String> = Vec::new();
     match time {
         EventTime::None => {}

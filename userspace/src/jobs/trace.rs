@@ -187,27 +187,41 @@ impl Collector for TraceCollector<'_> {
                 self.read_past_ns[ring] = self.read_past_ns[ring].max(past);
                 let line = match &self.columns {
                     Some((columns, time)) => {
-                        let line = events::line(
-                            &record,
-                            &self.views[engine].prints,
-                            &event_name(&record, &self.views[engine]),
-                            columns,
-                            *time,
-                            record.ts_ns.saturating_sub(self.start_ns) as f64 / 1e9,
-                            &if *time == EventTime::Clock {
-                                events::clock_now()
-                            } else {
-                                String::new()
-                            },
-                            self.json,
-                        );
-                        with_stacks(
-                            line,
-                            &record,
-                            &self.views[engine],
-                            self.json,
-                            &self.symbolizer,
-                        )
+                        let view = &self.views[engine];
+                        let event = event_name(&record, view);
+                        let since_start_s = record.ts_ns.saturating_sub(self.start_ns) as f64 / 1e9;
+                        let clock = if *time == EventTime::Clock {
+                            events::clock_now()
+                        } else {
+                            String::new()
+                        };
+                        let stacks = EventStacks::of(&record, view, &self.symbolizer);
+                        if self.json {
+                            let mut object = events::object(
+                                &record,
+                                &view.prints,
+                                &event,
+                                columns,
+                                *time,
+                                since_start_s,
+                                &clock,
+                            );
+                            stacks.insert_into(&mut object);
+                            format!("{}\n", serde_json::Value::Object(object))
+                        } else {
+                            let mut text = events::line(
+                                &record,
+                                &view.prints,
+                                &event,
+                                columns,
+                                *time,
+                                since_start_s,
+                                &clock,
+                                false,
+                            );
+                            stacks.push_text(&mut text);
+                            text
+                        }
                     }
                     None => render(
                         &record,
@@ -595,58 +609,54 @@ fn event_name(record: &TraceRecord, view: &EngineView) -> String {
     }
 }
 
-/// `line` (an event tool's line or JSON object) with the event's stacks, when its plan
-/// takes them: frames below the line, leaf first, or `kernel_stack`/`user_stack` arrays.
-fn with_stacks(
-    line: String,
-    record: &TraceRecord,
-    view: &EngineView,
-    json: bool,
-    symbolizer: &Symbolizer,
-) -> String {
-    let (kernel, user) = view.stacks;
-    if kernel.is_none() && user.is_none() {
-        return line;
-    }
-    let stack = |operand: Option<u32>, user: bool| -> Vec<Frame> {
-        let (Some(operand), Some(reader)) = (operand, view.reader.as_ref()) else {
-            return Vec::new();
+/// An event's stacks, symbolized (leaf last); `None` for a stack its plan does not take.
+struct EventStacks {
+    kernel: Option<Vec<Frame>>,
+    user: Option<Vec<Frame>>,
+}
+
+impl EventStacks {
+    fn of(record: &TraceRecord, view: &EngineView, symbolizer: &Symbolizer) -> Self {
+        let stack = |operand: Option<u32>, user: bool| -> Option<Vec<Frame>> {
+            let operand = operand?;
+            let Some(reader) = view.reader.as_ref() else {
+                return Some(Vec::new());
+            };
+            let hash = record.ints[operand as usize % record.ints.len()];
+            Some(match reader.frames(hash) {
+                Some(ips) if user => symbolizer.user_stack(record.pid, &ips),
+                Some(ips) => symbolizer.kernel_stack(&ips),
+                None => Vec::new(),
+            })
         };
-        let hash = record.ints[operand as usize % record.ints.len()];
-        match reader.frames(hash) {
-            Some(ips) if user => symbolizer.user_stack(record.pid, &ips),
-            Some(ips) => symbolizer.kernel_stack(&ips),
-            None => Vec::new(),
+        Self {
+            kernel: stack(view.stacks.0, false),
+            user: stack(view.stacks.1, true),
         }
-    };
-    let kernel_frames = stack(kernel, false);
-    let user_frames = stack(user, true);
-    if json {
-        let Ok(serde_json::Value::Object(mut object)) = serde_json::from_str(line.trim_end())
-        else {
-            return line;
-        };
-        for (name, frames, wanted) in [
-            ("kernel_stack", &kernel_frames, kernel.is_some()),
-            ("user_stack", &user_frames, user.is_some()),
-        ] {
-            if wanted {
+    }
+
+    /// `kernel_stack` and `user_stack`, outermost frame first.
+    fn insert_into(&self, object: &mut serde_json::Map<String, serde_json::Value>) {
+        for (name, frames) in [("kernel_stack", &self.kernel), ("user_stack", &self.user)] {
+            if let Some(frames) = frames {
                 let names: Vec<&str> = frames.iter().rev().map(|f| f.symbol.as_str()).collect();
                 object.insert(name.into(), names.into());
             }
         }
-        return format!("{}\n", serde_json::Value::Object(object));
     }
-    let mut text = line;
-    for frame in kernel_frames.iter().rev().chain(user_frames.iter().rev()) {
-        let name = if frame.symbol == UNKNOWN_SYMBOL {
-            "[unknown]"
-        } else {
-            frame.symbol.as_str()
-        };
-        text.push_str(&format!("        {name} ({})\n", frame.module_name()));
+
+    /// A frame a line below the event's line, leaf first, as bcc's trace prints stacks.
+    fn push_text(&self, text: &mut String) {
+        let kernel = self.kernel.iter().flatten().rev();
+        for frame in kernel.chain(self.user.iter().flatten().rev()) {
+            let name = if frame.symbol == UNKNOWN_SYMBOL {
+                "[unknown]"
+            } else {
+                frame.symbol.as_str()
+            };
+            text.push_str(&format!("        {name} ({})\n", frame.module_name()));
+        }
     }
-    text
 }
 
 fn render(
@@ -656,23 +666,10 @@ fn render(
     json: bool,
     symbolizer: &Symbolizer,
 ) -> String {
-    let (kernel, user) = view.stacks;
     let event = event_name(record, view);
     let time = record.ts_ns.saturating_sub(start_ns) as f64 / 1e9;
     let comm = comm_string(&record.comm);
-    let stack = |operand: Option<u32>, user: bool| -> Vec<Frame> {
-        let (Some(operand), Some(reader)) = (operand, view.reader.as_ref()) else {
-            return Vec::new();
-        };
-        let hash = record.ints[operand as usize % record.ints.len()];
-        match reader.frames(hash) {
-            Some(ips) if user => symbolizer.user_stack(record.pid, &ips),
-            Some(ips) => symbolizer.kernel_stack(&ips),
-            None => Vec::new(),
-        }
-    };
-    let kernel_frames = stack(kernel, false);
-    let user_frames = stack(user, true);
+    let stacks = EventStacks::of(record, view, symbolizer);
     let fields = view
         .prints
         .iter()
@@ -688,15 +685,7 @@ fn render(
         for printed in fields {
             object.insert(printed.name.clone(), field_text(record, printed).1);
         }
-        for (name, frames, wanted) in [
-            ("kernel_stack", &kernel_frames, kernel.is_some()),
-            ("user_stack", &user_frames, user.is_some()),
-        ] {
-            if wanted {
-                let names: Vec<&str> = frames.iter().rev().map(|f| f.symbol.as_str()).collect();
-                object.insert(name.into(), names.into());
-            }
-        }
+        stacks.insert_into(&mut object);
         return format!("{}\n", serde_json::Value::Object(object));
     }
     let mut line = format!(
@@ -708,15 +697,7 @@ fn render(
         line.push_str(&field_text(record, printed).0);
     }
     let mut text = format!("{}\n", line.trim_end());
-    // Leaf first, as bcc's trace prints stacks.
-    for frame in kernel_frames.iter().rev().chain(user_frames.iter().rev()) {
-        let name = if frame.symbol == UNKNOWN_SYMBOL {
-            "[unknown]"
-        } else {
-            frame.symbol.as_str()
-        };
-        text.push_str(&format!("        {name} ({})\n", frame.module_name()));
-    }
+    stacks.push_text(&mut text);
     text
 }
 
