@@ -6,11 +6,11 @@ use std::{collections::BTreeMap, sync::Arc};
 
 use aya::programs::{
     PerfEvent,
-    perf_event::{PerfEventConfig, PerfEventScope, SamplePolicy, SoftwareEvent as AyaSoftware},
+    perf_event::{PerfEventConfig, PerfEventScope, SamplePolicy},
 };
 
 use crate::{
-    Error, Result,
+    Error, Result, counters,
     engine::{
         Engine,
         attach::{AttachPoint, Role},
@@ -39,33 +39,15 @@ impl Kind for SoftwareKind {
     }
 }
 
-/// `PERF_COUNT_SW_*` by perf's names.
-pub const SOFTWARE_EVENTS: &[(&str, u64)] = &[
-    ("cpu-clock", 0),
-    ("task-clock", 1),
-    ("page-faults", 2),
-    ("faults", 2),
-    ("context-switches", 3),
-    ("cs", 3),
-    ("cpu-migrations", 4),
-    ("migrations", 4),
-    ("minor-faults", 5),
-    ("major-faults", 6),
-    ("alignment-faults", 7),
-    ("emulation-faults", 8),
-];
-
 fn software_specs(spec: &ProbeSpec, request: &Request) -> Result<Compiled> {
-    let config = SOFTWARE_EVENTS
-        .iter()
-        .find(|(name, _)| *name == spec.target)
-        .map(|(_, config)| *config)
+    let config = counters::named_event(&spec.target)
+        .filter(|event| event.kind == counters::Kind::Software)
+        .map(|event| event.config)
         .ok_or_else(|| {
-            let names: Vec<&str> = SOFTWARE_EVENTS.iter().map(|(n, _)| *n).collect();
             Error::usage(format!(
                 "probe `{}`: unknown software event; valid: {}",
                 quote(&spec.text),
-                names.join(", ")
+                counters::software_names().join(", ")
             ))
         })?;
     no_start(spec, request)?;
@@ -89,7 +71,7 @@ fn software_specs(spec: &ProbeSpec, request: &Request) -> Result<Compiled> {
 /// A stage on a software perf event.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SoftwareEvent {
-    /// `PERF_COUNT_SW_*`.
+    /// `PERF_COUNT_SW_*`, from [`crate::counters::SOFTWARE`].
     pub config: u64,
     /// Run every `period` events.
     pub period: u64,
@@ -106,14 +88,16 @@ impl AttachPoint for SoftwareEvent {
         program
             .load()
             .context("loading the engine's perf event program")?;
-        let event = software_event(self.config)?;
         let cpus = aya::util::online_cpus().map_err(|(path, err)| {
             Error::runtime(format!("reading the online CPUs from {path}: {err}"))
         })?;
         for cpu in cpus {
             program
                 .attach(
-                    PerfEventConfig::Software(event),
+                    PerfEventConfig::Pmu {
+                        pmu_type: perf_event_open_sys::bindings::PERF_TYPE_SOFTWARE,
+                        config: self.config,
+                    },
                     PerfEventScope::AllProcessesOneCpu { cpu },
                     SamplePolicy::Period(self.period),
                     false,
@@ -122,24 +106,4 @@ impl AttachPoint for SoftwareEvent {
         }
         Ok(())
     }
-}
-
-/// The aya software event for `PERF_COUNT_SW_*` number `config`.
-fn software_event(config: u64) -> Result<AyaSoftware> {
-    Ok(match config {
-        0 => AyaSoftware::CpuClock,
-        1 => AyaSoftware::TaskClock,
-        2 => AyaSoftware::PageFaults,
-        3 => AyaSoftware::ContextSwitches,
-        4 => AyaSoftware::CpuMigrations,
-        5 => AyaSoftware::PageFaultsMin,
-        6 => AyaSoftware::PageFaultsMaj,
-        7 => AyaSoftware::AlignmentFaults,
-        8 => AyaSoftware::EmulationFaults,
-        other => {
-            return Err(Error::usage(format!(
-                "unknown software event number {other}"
-            )));
-        }
-    })
 }
