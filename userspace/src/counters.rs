@@ -35,93 +35,165 @@ pub struct Event {
     pub config: u64,
 }
 
-/// Hardware events by perf's names (`include/uapi/linux/perf_event.h`).
-pub const HARDWARE: &[(&str, u64)] = &[
-    ("cycles", b::PERF_COUNT_HW_CPU_CYCLES as u64),
-    ("instructions", b::PERF_COUNT_HW_INSTRUCTIONS as u64),
-    ("cache-references", b::PERF_COUNT_HW_CACHE_REFERENCES as u64),
-    ("cache-misses", b::PERF_COUNT_HW_CACHE_MISSES as u64),
-    ("branches", b::PERF_COUNT_HW_BRANCH_INSTRUCTIONS as u64),
-    ("branch-misses", b::PERF_COUNT_HW_BRANCH_MISSES as u64),
-    ("bus-cycles", b::PERF_COUNT_HW_BUS_CYCLES as u64),
-    (
-        "stalled-cycles-frontend",
-        b::PERF_COUNT_HW_STALLED_CYCLES_FRONTEND as u64,
-    ),
-    (
-        "stalled-cycles-backend",
-        b::PERF_COUNT_HW_STALLED_CYCLES_BACKEND as u64,
-    ),
-    ("ref-cycles", b::PERF_COUNT_HW_REF_CPU_CYCLES as u64),
-];
-
-/// Aliases perf accepts.
-const HARDWARE_ALIASES: &[(&str, &str)] = &[
-    ("cpu-cycles", "cycles"),
-    ("branch-instructions", "branches"),
-    ("idle-cycles-frontend", "stalled-cycles-frontend"),
-    ("idle-cycles-backend", "stalled-cycles-backend"),
-];
-
-/// Software events by perf's names.
-pub const SOFTWARE: &[(&str, u64)] = &[
-    ("cpu-clock", b::PERF_COUNT_SW_CPU_CLOCK as u64),
-    ("task-clock", b::PERF_COUNT_SW_TASK_CLOCK as u64),
-    ("page-faults", b::PERF_COUNT_SW_PAGE_FAULTS as u64),
-    ("context-switches", b::PERF_COUNT_SW_CONTEXT_SWITCHES as u64),
-    ("cpu-migrations", b::PERF_COUNT_SW_CPU_MIGRATIONS as u64),
-    ("minor-faults", b::PERF_COUNT_SW_PAGE_FAULTS_MIN as u64),
-    ("major-faults", b::PERF_COUNT_SW_PAGE_FAULTS_MAJ as u64),
-    ("alignment-faults", b::PERF_COUNT_SW_ALIGNMENT_FAULTS as u64),
-    ("emulation-faults", b::PERF_COUNT_SW_EMULATION_FAULTS as u64),
-];
-
-const SOFTWARE_ALIASES: &[(&str, &str)] = &[
-    ("faults", "page-faults"),
-    ("cs", "context-switches"),
-    ("migrations", "cpu-migrations"),
-];
-
-/// The hardware or software event perf calls `name`, if any.
-pub fn named_event(name: &str) -> Option<Event> {
-    fn canonical<'a>(name: &'a str, aliases: &[(&'static str, &'static str)]) -> &'a str {
-        aliases
-            .iter()
-            .find(|(alias, _)| *alias == name)
-            .map_or(name, |(_, real)| *real)
-    }
-    let hw = canonical(name, HARDWARE_ALIASES);
-    if let Some((n, config)) = HARDWARE.iter().find(|(n, _)| *n == hw) {
-        return Some(Event {
-            name: n.to_string(),
-            kind: Kind::Hardware,
-            config: *config,
-        });
-    }
-    let sw = canonical(name, SOFTWARE_ALIASES);
-    SOFTWARE
-        .iter()
-        .find(|(n, _)| *n == sw)
-        .map(|(n, config)| Event {
-            name: n.to_string(),
-            kind: Kind::Software,
-            config: *config,
-        })
+/// A hardware or software event as perf names it: one row of [`HARDWARE`] or [`SOFTWARE`],
+/// the tables `stat -e`, `list`, the `software:` probe kind and `stat`'s defaults read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PerfName {
+    /// perf's name (`context-switches`).
+    pub name: &'static str,
+    /// `perf_event_attr.config`: `PERF_COUNT_HW_*` or `PERF_COUNT_SW_*`.
+    pub config: u64,
+    /// perf's other names for it (`cs`).
+    pub aliases: &'static [&'static str],
+    /// Its place in what `stat` counts without `-e` (perf stat's order, 0 first); `None`:
+    /// not counted by default.
+    pub stat_default: Option<u8>,
 }
 
-/// Every hardware, software and alias name (for suggestions).
+const fn row(
+    name: &'static str,
+    config: u32,
+    aliases: &'static [&'static str],
+    stat_default: Option<u8>,
+) -> PerfName {
+    PerfName {
+        name,
+        config: config as u64,
+        aliases,
+        stat_default,
+    }
+}
+
+/// Hardware events by perf's names (`include/uapi/linux/perf_event.h`).
+pub const HARDWARE: &[PerfName] = &[
+    row(
+        "cycles",
+        b::PERF_COUNT_HW_CPU_CYCLES,
+        &["cpu-cycles"],
+        Some(4),
+    ),
+    row("instructions", b::PERF_COUNT_HW_INSTRUCTIONS, &[], Some(5)),
+    row(
+        "cache-references",
+        b::PERF_COUNT_HW_CACHE_REFERENCES,
+        &[],
+        None,
+    ),
+    row("cache-misses", b::PERF_COUNT_HW_CACHE_MISSES, &[], None),
+    row(
+        "branches",
+        b::PERF_COUNT_HW_BRANCH_INSTRUCTIONS,
+        &["branch-instructions"],
+        Some(6),
+    ),
+    row(
+        "branch-misses",
+        b::PERF_COUNT_HW_BRANCH_MISSES,
+        &[],
+        Some(7),
+    ),
+    row("bus-cycles", b::PERF_COUNT_HW_BUS_CYCLES, &[], None),
+    row(
+        "stalled-cycles-frontend",
+        b::PERF_COUNT_HW_STALLED_CYCLES_FRONTEND,
+        &["idle-cycles-frontend"],
+        None,
+    ),
+    row(
+        "stalled-cycles-backend",
+        b::PERF_COUNT_HW_STALLED_CYCLES_BACKEND,
+        &["idle-cycles-backend"],
+        None,
+    ),
+    row("ref-cycles", b::PERF_COUNT_HW_REF_CPU_CYCLES, &[], None),
+];
+
+/// Software events by perf's names (`include/uapi/linux/perf_event.h`).
+pub const SOFTWARE: &[PerfName] = &[
+    row("cpu-clock", b::PERF_COUNT_SW_CPU_CLOCK, &[], None),
+    row("task-clock", b::PERF_COUNT_SW_TASK_CLOCK, &[], Some(0)),
+    row(
+        "page-faults",
+        b::PERF_COUNT_SW_PAGE_FAULTS,
+        &["faults"],
+        Some(3),
+    ),
+    row(
+        "context-switches",
+        b::PERF_COUNT_SW_CONTEXT_SWITCHES,
+        &["cs"],
+        Some(1),
+    ),
+    row(
+        "cpu-migrations",
+        b::PERF_COUNT_SW_CPU_MIGRATIONS,
+        &["migrations"],
+        Some(2),
+    ),
+    row("minor-faults", b::PERF_COUNT_SW_PAGE_FAULTS_MIN, &[], None),
+    row("major-faults", b::PERF_COUNT_SW_PAGE_FAULTS_MAJ, &[], None),
+    row(
+        "alignment-faults",
+        b::PERF_COUNT_SW_ALIGNMENT_FAULTS,
+        &[],
+        None,
+    ),
+    row(
+        "emulation-faults",
+        b::PERF_COUNT_SW_EMULATION_FAULTS,
+        &[],
+        None,
+    ),
+];
+
+/// The row of `table` whose name or alias is `name`.
+fn find(table: &'static [PerfName], name: &str) -> Option<&'static PerfName> {
+    table
+        .iter()
+        .find(|row| row.name == name || row.aliases.contains(&name))
+}
+
+/// The hardware or software event perf calls `name` (or an alias of it), if any.
+pub fn named_event(name: &str) -> Option<Event> {
+    let event = |row: &PerfName, kind| Event {
+        name: row.name.to_string(),
+        kind,
+        config: row.config,
+    };
+    find(HARDWARE, name)
+        .map(|row| event(row, Kind::Hardware))
+        .or_else(|| find(SOFTWARE, name).map(|row| event(row, Kind::Software)))
+}
+
+/// Every hardware, software and alias name (for suggestions): the names, then the aliases.
 pub fn event_names() -> Vec<String> {
-    HARDWARE
+    let rows = || HARDWARE.iter().chain(SOFTWARE);
+    rows()
+        .map(|row| row.name)
+        .chain(rows().flat_map(|row| row.aliases.iter().copied()))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The software event names a probe takes (`software:NAME`), each followed by its aliases:
+/// `cpu-clock, task-clock, page-faults, faults, ...`.
+pub fn software_names() -> Vec<&'static str> {
+    SOFTWARE
+        .iter()
+        .flat_map(|row| std::iter::once(row.name).chain(row.aliases.iter().copied()))
+        .collect()
+}
+
+/// What `stat` counts without `-e`, in perf stat's order (`task-clock`, `context-switches`,
+/// `cpu-migrations`, `page-faults`, `cycles`, ...): the rows with a [`PerfName::stat_default`].
+pub fn stat_defaults() -> Vec<&'static str> {
+    let mut rows: Vec<&PerfName> = HARDWARE
         .iter()
         .chain(SOFTWARE)
-        .map(|(n, _)| n.to_string())
-        .chain(
-            HARDWARE_ALIASES
-                .iter()
-                .chain(SOFTWARE_ALIASES)
-                .map(|(a, _)| a.to_string()),
-        )
-        .collect()
+        .filter(|row| row.stat_default.is_some())
+        .collect();
+    rows.sort_by_key(|row| row.stat_default);
+    rows.into_iter().map(|row| row.name).collect()
 }
 
 /// Where to count.
@@ -332,6 +404,68 @@ mod tests {
             u64::from(b::PERF_COUNT_SW_TASK_CLOCK)
         );
         assert!(named_event("cyclez").is_none());
+        assert_eq!(
+            named_event("migrations").unwrap(),
+            Event {
+                name: "cpu-migrations".into(),
+                kind: Kind::Software,
+                config: u64::from(b::PERF_COUNT_SW_CPU_MIGRATIONS),
+            }
+        );
+    }
+
+    /// The software probe kind's names, each followed by its aliases (its error lists them).
+    #[test]
+    fn software_names_with_their_aliases() {
+        assert_eq!(
+            software_names(),
+            [
+                "cpu-clock",
+                "task-clock",
+                "page-faults",
+                "faults",
+                "context-switches",
+                "cs",
+                "cpu-migrations",
+                "migrations",
+                "minor-faults",
+                "major-faults",
+                "alignment-faults",
+                "emulation-faults",
+            ]
+        );
+        let configs: Vec<u64> = SOFTWARE.iter().map(|row| row.config).collect();
+        assert_eq!(configs, [0, 1, 2, 3, 4, 5, 6, 7, 8]);
+    }
+
+    /// `stat` without `-e` counts what perf stat does, in its order.
+    #[test]
+    fn stat_defaults_in_perf_order() {
+        assert_eq!(
+            stat_defaults(),
+            [
+                "task-clock",
+                "context-switches",
+                "cpu-migrations",
+                "page-faults",
+                "cycles",
+                "instructions",
+                "branches",
+                "branch-misses",
+            ]
+        );
+    }
+
+    /// No name or alias is taken twice across both tables, and suggestions offer them all.
+    #[test]
+    fn every_name_is_taken_once() {
+        let names = event_names();
+        assert_eq!(names.len(), 10 + 9 + 4 + 3);
+        let unique: std::collections::BTreeSet<&String> = names.iter().collect();
+        assert_eq!(unique.len(), names.len());
+        for name in &names {
+            assert!(named_event(name).is_some(), "{name}");
+        }
     }
 
     #[test]

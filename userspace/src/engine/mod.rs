@@ -8,7 +8,7 @@
 //! - [`compile`]: a request to [`EngineSpec`]s, through its probes' kinds;
 //! - [`plan`]: [`PlanBuilder`], which enforces the kernel engine's limits;
 //! - [`filter`]: the filter language compiled to the engine's instructions;
-//! - [`spec`]: stages, targets; [`attach`]: one file per attach kind;
+//! - [`spec`]: stages, targets; [`attach`]: what the kinds' attach points share;
 //! - [`maps`]: aggregates and counters as read; [`keys`]: group keys decoded for display;
 //! - [`syscalls`]: the syscall constants of this architecture.
 //!
@@ -74,12 +74,12 @@ pub struct Engine {
     /// Kprobe links, owned here so that detaching can close them in parallel.
     kprobe_links: Vec<(Role, aya::programs::kprobe::KProbeLink)>,
     /// The object's maps by name, kept when a stage probes several kernel functions: the
-    /// kprobe.multi program shares them (see [`attach::kprobe_multi`]).
+    /// kprobe.multi program shares them (see [`kinds::function::kprobe_multi`]).
     map_fds: Vec<(String, OwnedFd)>,
     /// kprobe.multi links and their programs; closing them detaches.
     multi_links: Vec<(Role, OwnedFd, OwnedFd)>,
-    /// USDT links ([`attach::usdt`]); closing them detaches (and clears semaphores).
-    usdt_links: Vec<(Role, attach::usdt::UsdtLink)>,
+    /// USDT links ([`kinds::usdt::attach`]); closing them detaches (and clears semaphores).
+    usdt_links: Vec<(Role, kinds::usdt::attach::UsdtLink)>,
     /// The DWARF unwinder's maps, with [`EngineSpec::user_unwind`], until taken.
     unwind: Option<crate::unwind::KernelTables>,
     /// The stages' [`Misses`], read as the programs were unloaded.
@@ -316,21 +316,21 @@ impl Engine {
         };
         if announces {
             let exec = tracepoint("sched", "sched_process_exec");
-            attach::tracepoint::attach(&mut engine, "engine_sched_exec", &exec)?;
+            kinds::tracepoint::attach::attach(&mut engine, "engine_sched_exec", &exec)?;
             if mmap_prot_offset.is_some() {
                 let mmap = tracepoint("syscalls", "sys_enter_mmap");
-                attach::tracepoint::attach(&mut engine, "engine_mmap_exec", &mmap)?;
+                kinds::tracepoint::attach::attach(&mut engine, "engine_mmap_exec", &mmap)?;
             }
         }
         if targets.follow_children {
             let fork = tracepoint("sched", "sched_process_fork");
-            attach::tracepoint::attach(&mut engine, "engine_sched_fork", &fork)?;
+            kinds::tracepoint::attach::attach(&mut engine, "engine_sched_fork", &fork)?;
         }
         if by_thread {
             let exit = tracepoint("sched", "sched_process_exit");
-            attach::tracepoint::attach(&mut engine, "engine_start_exit", &exit)?;
+            kinds::tracepoint::attach::attach(&mut engine, "engine_start_exit", &exit)?;
             let fork = tracepoint("sched", "sched_process_fork");
-            attach::tracepoint::attach(&mut engine, "engine_start_fork", &fork)?;
+            kinds::tracepoint::attach::attach(&mut engine, "engine_start_fork", &fork)?;
         }
         Ok(engine)
     }
@@ -380,7 +380,7 @@ impl Engine {
             .into_iter()
             .partition(|(role, _)| role.is_start());
         let links = |links: Vec<(Role, _)>| links.into_iter().map(|(_, link)| link).collect();
-        attach::kprobe::close_in_parallel(links(main_links));
+        kinds::function::kprobe::close_in_parallel(links(main_links));
         if let Some(ebpf) = self.ebpf.as_mut() {
             let main: Vec<String> = ebpf
                 .programs()
@@ -395,7 +395,7 @@ impl Engine {
         }
         drop(start_multi);
         drop(start_usdt);
-        attach::kprobe::close_in_parallel(links(start_links));
+        kinds::function::kprobe::close_in_parallel(links(start_links));
         self.ebpf = None;
     }
 

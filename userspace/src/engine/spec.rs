@@ -3,7 +3,10 @@
 
 use tracekit_common::engine::{DEFAULT_HASH_ENTRIES, DEFAULT_START_ENTRIES, Plan};
 
-pub use super::attach::{Attach, AttachPoint, Role, kernel_function::KernelAttach};
+pub use super::{
+    attach::{Attach, AttachPoint, Role},
+    kinds::function::kernel_function::KernelAttach,
+};
 
 /// A plan and where it runs.
 #[derive(Clone, Debug)]

@@ -4,7 +4,7 @@
 
 use crate::{
     Error, Result,
-    counters::{self, HARDWARE, SOFTWARE},
+    counters::{self, HARDWARE, PerfName, SOFTWARE},
     engine::kinds::ProbeSpec,
     probe::{
         self, functions, glob_match, tracefs,
@@ -80,9 +80,9 @@ pub fn events_from(source: &dyn ListSource, glob: Option<&str>) -> Result<String
     let wanted = |name: &str| glob.is_none_or(|g| glob_match(g, name));
     let mut out =
         String::from("\nList of events (-e of stat, probes of the tracing commands):\n\n");
-    for (name, config) in HARDWARE {
+    for &PerfName { name, config, .. } in HARDWARE {
         if listed(Class::Hardware) && wanted(name) {
-            let kind = if source.hardware_supported(*config) {
+            let kind = if source.hardware_supported(config) {
                 "Hardware event"
             } else {
                 "Hardware event, not supported here"
@@ -90,7 +90,7 @@ pub fn events_from(source: &dyn ListSource, glob: Option<&str>) -> Result<String
             line(&mut out, name, kind);
         }
     }
-    for (name, _) in SOFTWARE {
+    for &PerfName { name, .. } in SOFTWARE {
         if listed(Class::Software) && wanted(name) {
             line(&mut out, name, "Software event");
         }

@@ -16,18 +16,6 @@ use crate::{
     session::{self, Collector, Flow, Interval, Scope, Tracees},
 };
 
-/// perf stat's default events.
-pub const DEFAULT_EVENTS: &[&str] = &[
-    "task-clock",
-    "context-switches",
-    "cpu-migrations",
-    "page-faults",
-    "cycles",
-    "instructions",
-    "branches",
-    "branch-misses",
-];
-
 /// What `stat` counts and shows.
 #[derive(Clone, Debug, Default)]
 pub struct StatOptions {
@@ -43,7 +31,10 @@ pub struct StatOptions {
 /// # Errors
 /// A usage error naming an unknown event (with the nearest names) or a function probe.
 pub fn resolve_events(names: &[String], all_cpus: bool) -> Result<Vec<(Event, bool)>> {
-    let defaults: Vec<String> = DEFAULT_EVENTS.iter().map(|s| s.to_string()).collect();
+    let defaults: Vec<String> = counters::stat_defaults()
+        .into_iter()
+        .map(str::to_string)
+        .collect();
     let names = if names.is_empty() { &defaults } else { names };
     let mut events = Vec::new();
     let mut tracepoints = None;

@@ -13,7 +13,6 @@ pub mod start;
 
 use std::{collections::BTreeMap, path::PathBuf};
 
-pub use super::kinds::software::SOFTWARE_EVENTS;
 use super::{EngineSpec, keys::KeyColumn, kinds::ProbeSpec, request::Request};
 use crate::{
     Error, Result,

@@ -14,10 +14,11 @@ use crate::{
     Error, Result,
     engine::{
         Stage,
-        attach::{Attach, raw_tracepoint::RawTracepoint, tracepoint::Tracepoints},
+        attach::Attach,
         compile::{body::*, *},
         filter,
         kinds::ProbeSpec,
+        kinds::{raw_tracepoint::attach::RawTracepoint, tracepoint::attach::Tracepoints},
         plan::{PlanBuilder, saved_operand, saved_string_operand, simple_operand},
         request::{Request, Start},
     },

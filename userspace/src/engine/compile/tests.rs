@@ -227,3 +227,21 @@ columns:
 "#
     );
 }
+
+/// A software event attaches by its `PERF_COUNT_SW_*` number from the counters' table,
+/// aliases included; an unknown one names the valid ones.
+#[test]
+fn software_events_come_from_the_counters_table() {
+    let listing = compiled(&Request::probe("s:cs"));
+    assert_eq!(
+        listing.lines().next(),
+        Some("Main SoftwareEvent { config: 3, period: 1 }")
+    );
+    let err = compile_in(&Request::probe("software:nope"), &events()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "probe `software:nope`: unknown software event; valid: cpu-clock, task-clock, \
+         page-faults, faults, context-switches, cs, cpu-migrations, migrations, minor-faults, \
+         major-faults, alignment-faults, emulation-faults"
+    );
+}

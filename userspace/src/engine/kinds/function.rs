@@ -2,6 +2,12 @@
 //! uretprobe): six kinds, one compile step. The kernel's take BTF parameters as fields, all
 //! take `retval` and `latency` at the return.
 
+pub mod fentry;
+pub mod kernel_function;
+pub mod kprobe;
+pub mod kprobe_multi;
+pub mod uprobe;
+
 use std::sync::Arc;
 
 use tracekit_common::engine::operand;
@@ -10,10 +16,13 @@ use crate::{
     Error, Result,
     engine::{
         Stage,
-        attach::{Attach, kernel_function::KernelFunctions, uprobe::Uprobes},
+        attach::Attach,
         compile::{body::*, *},
         keys::{KeyColumn, KeyKind},
-        kinds::{Kind, ProbeSpec},
+        kinds::{
+            Kind, ProbeSpec,
+            function::{kernel_function::KernelFunctions, uprobe::Uprobes},
+        },
         plan::{PlanBuilder, simple_operand},
         request::Request,
         spec::KernelAttach,

@@ -4,20 +4,26 @@
 //!
 //! A kind's module holds what that kind knows: its names in specs (bpftrace's, canonical
 //! first), how its fields are found (`--value`, `--by`, `--filter`, `--print` and `list
-//! --fields`), and its compile step, which builds the plans and the attach point that the
-//! engine attaches (the [`AttachPoint`](super::attach::AttachPoint) types of
-//! [`super::attach`], shared by kinds that attach alike: a `syscalls:*` set and a raw
-//! tracepoint both attach a raw tracepoint).
+//! --fields`), its compile step, which builds the plans and the attach point that the
+//! engine attaches, and that attach point: a type implementing
+//! [`AttachPoint`](super::attach::AttachPoint) that loads and attaches the kind's engine
+//! program (in the kind's file, or in a submodule beside it: `tracepoint/attach.rs`). A kind
+//! may attach through another's point when they attach alike: a `syscalls:*` tracepoint set
+//! that reads no field attaches [`raw_tracepoint::attach::RawTracepoint`].
 //!
-//! - [`tracepoint`] for `tracepoint:`/`t:`, and perf's `SYSTEM:EVENT`;
-//! - [`raw_tracepoint`] for `rawtracepoint:`/`rt:`;
+//! - [`tracepoint`] for `tracepoint:`/`t:`, and perf's `SYSTEM:EVENT` (attach:
+//!   [`tracepoint::attach`], classic tracepoints);
+//! - [`raw_tracepoint`] for `rawtracepoint:`/`rt:` ([`raw_tracepoint::attach`]);
 //! - [`function`] for kernel functions (`kprobe:`, `kretprobe:`, `fentry:`, `fexit:`) and
-//!   user functions (`uprobe:`, `uretprobe:`), one compile step for all six;
-//! - [`usdt`] for `usdt:`/`U:`;
-//! - [`software`], [`hardware`]: perf events.
+//!   user functions (`uprobe:`, `uretprobe:`), one compile step for all six (attach:
+//!   [`function::kernel_function`] through [`function::fentry`] or [`function::kprobe`] and
+//!   [`function::kprobe_multi`]; [`function::uprobe`]);
+//! - [`usdt`] for `usdt:`/`U:` ([`usdt::attach`]);
+//! - [`software`] (attach: [`software::SoftwareEvent`]), [`hardware`]: perf events.
 //!
-//! Adding a kind is one file here with a type implementing [`Kind`], and its line in
-//! [`KINDS`].
+//! Adding a kind is one file here with a type implementing [`Kind`] (and one implementing
+//! [`AttachPoint`](super::attach::AttachPoint) if it attaches in a way no kind does yet), and
+//! its line in [`KINDS`].
 
 pub mod function;
 pub mod hardware;

@@ -1,5 +1,7 @@
 //! Raw tracepoints, by their `TP_PROTO` arguments.
 
+pub mod attach;
+
 use std::{collections::BTreeMap, path::Path, sync::Arc};
 
 use tracekit_common::engine::{Operand, operand};
@@ -7,9 +9,8 @@ use tracekit_common::engine::{Operand, operand};
 use crate::{
     Result,
     engine::{
-        attach::raw_tracepoint::RawTracepoint,
         compile::{body::*, start::*, *},
-        kinds::{Kind, ProbeSpec},
+        kinds::{Kind, ProbeSpec, raw_tracepoint::attach::RawTracepoint},
         request::Request,
         syscalls::{ORIG_AX_OFFSET, SYSCALL_BOUND},
     },

@@ -1,17 +1,25 @@
-//! Software perf events (`page-faults`, `context-switches`, ...).
+//! Software perf events (`page-faults`, `context-switches`, ...; `PERF_COUNT_SW_*`,
+//! include/uapi/linux/perf_event.h): the kind, and its attach point, [`SoftwareEvent`], the
+//! engine's perf event program on every CPU, run every `period` events.
 
 use std::{collections::BTreeMap, sync::Arc};
 
+use aya::programs::{
+    PerfEvent,
+    perf_event::{PerfEventConfig, PerfEventScope, SamplePolicy},
+};
+
 use crate::{
-    Error, Result,
+    Error, Result, counters,
     engine::{
-        attach::perf_event::SoftwareEvent,
+        Engine,
+        attach::{AttachPoint, Role},
         compile::{body::*, *},
         kinds::{Kind, ProbeSpec},
         plan::PlanBuilder,
         request::Request,
     },
-    error::quote,
+    error::{Context as _, quote},
 };
 
 /// `software:`/`s:`: a software perf event on every CPU, counted each time it happens.
@@ -31,33 +39,15 @@ impl Kind for SoftwareKind {
     }
 }
 
-/// `PERF_COUNT_SW_*` by perf's names.
-pub const SOFTWARE_EVENTS: &[(&str, u64)] = &[
-    ("cpu-clock", 0),
-    ("task-clock", 1),
-    ("page-faults", 2),
-    ("faults", 2),
-    ("context-switches", 3),
-    ("cs", 3),
-    ("cpu-migrations", 4),
-    ("migrations", 4),
-    ("minor-faults", 5),
-    ("major-faults", 6),
-    ("alignment-faults", 7),
-    ("emulation-faults", 8),
-];
-
 fn software_specs(spec: &ProbeSpec, request: &Request) -> Result<Compiled> {
-    let config = SOFTWARE_EVENTS
-        .iter()
-        .find(|(name, _)| *name == spec.target)
-        .map(|(_, config)| *config)
+    let config = counters::named_event(&spec.target)
+        .filter(|event| event.kind == counters::Kind::Software)
+        .map(|event| event.config)
         .ok_or_else(|| {
-            let names: Vec<&str> = SOFTWARE_EVENTS.iter().map(|(n, _)| *n).collect();
             Error::usage(format!(
                 "probe `{}`: unknown software event; valid: {}",
                 quote(&spec.text),
-                names.join(", ")
+                counters::software_names().join(", ")
             ))
         })?;
     no_start(spec, request)?;
@@ -76,4 +66,44 @@ fn software_specs(spec: &ProbeSpec, request: &Request) -> Result<Compiled> {
             spec.text.clone(),
         )]))],
     })
+}
+
+/// A stage on a software perf event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SoftwareEvent {
+    /// `PERF_COUNT_SW_*`, from [`crate::counters::SOFTWARE`].
+    pub config: u64,
+    /// Run every `period` events.
+    pub period: u64,
+}
+
+impl AttachPoint for SoftwareEvent {
+    fn attach(&self, engine: &mut Engine, _role: Role) -> Result<()> {
+        let program: &mut PerfEvent = engine
+            .ebpf()?
+            .program_mut("engine_perf_event")
+            .expect("program in object")
+            .try_into()
+            .context("perf event program type")?;
+        program
+            .load()
+            .context("loading the engine's perf event program")?;
+        let cpus = aya::util::online_cpus().map_err(|(path, err)| {
+            Error::runtime(format!("reading the online CPUs from {path}: {err}"))
+        })?;
+        for cpu in cpus {
+            program
+                .attach(
+                    PerfEventConfig::Pmu {
+                        pmu_type: perf_event_open_sys::bindings::PERF_TYPE_SOFTWARE,
+                        config: self.config,
+                    },
+                    PerfEventScope::AllProcessesOneCpu { cpu },
+                    SamplePolicy::Period(self.period),
+                    false,
+                )
+                .with_context(|| format!("attaching to a software event on cpu {cpu}"))?;
+        }
+        Ok(())
+    }
 }

@@ -1,6 +1,8 @@
 //! Tracepoints, by their record fields (from their format files); `syscalls:*` sets that
 //! read no field through one raw tracepoint.
 
+pub mod attach;
+
 use std::{collections::BTreeMap, path::Path, sync::Arc};
 
 use tracekit_common::engine::{MAX_TRACEPOINTS, Operand, Plan, operand};
@@ -9,14 +11,14 @@ use crate::{
     Error, Result,
     engine::{
         EngineSpec,
-        attach::{
-            Attach,
-            raw_tracepoint::{CLASSIC_ONLY, RawInPlaceOf, RawOrClassic, RawTracepoint},
-            tracepoint::{Classic, Tracepoints},
-        },
+        attach::Attach,
         compile::{body::*, start::*, *},
         keys::{KeyColumn, KeyKind},
-        kinds::{Kind, ProbeSpec},
+        kinds::{
+            Kind, ProbeSpec,
+            raw_tracepoint::attach::{CLASSIC_ONLY, RawInPlaceOf, RawOrClassic, RawTracepoint},
+            tracepoint::attach::{Classic, Tracepoints},
+        },
         plan::{PlanBuilder, arg_operand, simple_operand},
         request::{Request, Shape},
         syscalls::{ORIG_AX_OFFSET, SYSCALL_BOUND, tracepoint_syscall},

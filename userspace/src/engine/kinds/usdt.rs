@@ -1,5 +1,7 @@
 //! USDT probes: uprobes at their sites, arguments from their ELF notes.
 
+pub mod attach;
+
 use std::{collections::BTreeMap, sync::Arc};
 
 use tracekit_common::engine::{Plan, operand};
@@ -7,10 +9,9 @@ use tracekit_common::engine::{Plan, operand};
 use crate::{
     Error, Result,
     engine::{
-        attach::usdt::Usdt,
         compile::{body::*, *},
         keys::{KeyColumn, KeyKind},
-        kinds::{Kind, ProbeSpec},
+        kinds::{Kind, ProbeSpec, usdt::attach::Usdt},
         plan::{PlanBuilder, simple_operand},
         request::Request,
     },

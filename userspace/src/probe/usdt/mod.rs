@@ -21,7 +21,7 @@
 //! probe's address (the `rip` a uprobe's handler sees), as that holds wherever the binary is
 //! loaded. An operand it cannot read (thread-local `%fs:x@tpoff`, a symbol the symbol table
 //! lacks) is an error naming the probe and the spec when a command uses that argument; the
-//! probe's other arguments stay readable. `engine::attach::usdt` attaches them with the
+//! probe's other arguments stay readable. `engine::kinds::usdt::attach` attaches them with the
 //! semaphores counted by the kernel.
 
 mod args;

@@ -4,8 +4,14 @@
 
 use std::path::Path;
 
-use super::{AttachPoint, Role, fentry, kprobe};
-use crate::{Error, Result, engine::Engine};
+use super::{fentry, kprobe};
+use crate::{
+    Error, Result,
+    engine::{
+        Engine,
+        attach::{AttachPoint, Role},
+    },
+};
 
 /// How kernel functions are probed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -5,11 +5,11 @@ use std::path::Path;
 
 use aya::programs::KProbe;
 
-use super::{Role, kprobe_multi};
+use super::kprobe_multi;
 use crate::{
     Error, Result,
     bpf::{Object, object},
-    engine::Engine,
+    engine::{Engine, attach::Role},
     error::Context as _,
 };
 

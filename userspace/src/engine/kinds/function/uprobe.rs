@@ -8,8 +8,14 @@ use aya::programs::{
     uprobe::{UProbeAttachLocation, UProbeAttachPoint, UProbeScope},
 };
 
-use super::{AttachPoint, Role};
-use crate::{Result, engine::Engine, error::Context as _};
+use crate::{
+    Result,
+    engine::{
+        Engine,
+        attach::{AttachPoint, Role},
+    },
+    error::Context as _,
+};
 
 /// A stage on user functions of one binary.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -8,8 +8,15 @@ use std::os::fd::{AsFd as _, AsRawFd as _, BorrowedFd, FromRawFd as _, OwnedFd};
 
 use aya::programs::UProbe;
 
-use super::{AttachPoint, Role};
-use crate::{Error, Result, engine::Engine, error::Context as _, probe::usdt::ProbeSite};
+use crate::{
+    Error, Result,
+    engine::{
+        Engine,
+        attach::{AttachPoint, Role},
+    },
+    error::Context as _,
+    probe::usdt::ProbeSite,
+};
 
 /// A stage on USDT probe sites (of one or several binaries).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -5,10 +5,12 @@
 use aya::programs::TracePoint;
 use tracekit_common::engine::{MAX_START_TRACEPOINTS, MAX_TRACEPOINTS};
 
-use super::{AttachPoint, Role};
 use crate::{
     Error, Result,
-    engine::Engine,
+    engine::{
+        Engine,
+        attach::{AttachPoint, Role},
+    },
     error::Context as _,
     probe::{Tracepoint, tracefs},
 };

@@ -3,9 +3,16 @@
 
 use aya::programs::RawTracePoint as AyaRawTracePoint;
 
-use super::{AttachPoint, Role, tracepoint::Tracepoints};
 use crate::{
-    Result, engine::Engine, engine::plan::fast_count_arg1, error::Context as _, probe::Tracepoint,
+    Result,
+    engine::{
+        Engine,
+        attach::{AttachPoint, Role},
+        kinds::tracepoint::attach::Tracepoints,
+        plan::fast_count_arg1,
+    },
+    error::Context as _,
+    probe::Tracepoint,
 };
 
 /// A stage on one raw tracepoint, by its name (`sys_enter`).

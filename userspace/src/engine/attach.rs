@@ -1,26 +1,22 @@
-//! Where a stage's program attaches: one file per attach kind, each an [`AttachPoint`].
+//! What every kind's attach step shares: the [`AttachPoint`] trait a kind's attach point
+//! implements, and the stage [`Role`] it attaches for. The attach points themselves live in
+//! their kinds' modules ([`super::kinds`]):
 //!
-//! - [`tracepoint`]: classic tracepoints (record fields from the format file);
-//! - [`raw_tracepoint`]: raw tracepoints (the `TP_PROTO` arguments, no record built);
-//! - [`kernel_function`]: kernel functions, through [`fentry`] trampolines or [`kprobe`]s
-//!   (several through one [`kprobe_multi`] link where the kernel has them);
-//! - [`uprobe`]: user functions, uprobes and uretprobes;
-//! - [`usdt`]: USDT probe sites, uprobes whose semaphores the kernel counts;
-//! - [`perf_event`]: software perf events on every CPU.
+//! - [`tracepoint::attach`](super::kinds::tracepoint::attach): classic tracepoints (record
+//!   fields from the format file);
+//! - [`raw_tracepoint::attach`](super::kinds::raw_tracepoint::attach): raw tracepoints (the
+//!   `TP_PROTO` arguments, no record built), which `syscalls:*` sets attach too;
+//! - [`function`](super::kinds::function): kernel functions through fentry trampolines or
+//!   kprobes (several through one kprobe.multi link where the kernel has them), and user
+//!   functions through uprobes and uretprobes;
+//! - [`usdt::attach`](super::kinds::usdt::attach): USDT probe sites, uprobes whose semaphores
+//!   the kernel counts;
+//! - [`software::SoftwareEvent`](super::kinds::software::SoftwareEvent): software perf
+//!   events on every CPU.
 //!
-//! Adding a kind is one file here: a type implementing [`AttachPoint`] that loads and
-//! attaches the engine object's program for it (`ebpf/src/bin/engine.rs` has one program per
-//! kind and stage).
-
-pub mod fentry;
-pub mod kernel_function;
-pub mod kprobe;
-pub mod kprobe_multi;
-pub mod perf_event;
-pub mod raw_tracepoint;
-pub mod tracepoint;
-pub mod uprobe;
-pub mod usdt;
+//! A new kind's attach point is a type implementing [`AttachPoint`] in its kind's module,
+//! which loads and attaches the engine object's program for it (`ebpf/src/bin/engine.rs` has
+//! one program per kind and stage).
 
 use std::{fmt, sync::Arc};
 
@@ -56,7 +52,8 @@ pub trait AttachPoint: fmt::Debug + Send + Sync {
     fn attach(&self, engine: &mut Engine, role: Role) -> Result<()>;
 
     /// The object's map fds must be kept open after loading: this kind loads a program
-    /// outside aya that shares them ([`kprobe_multi`]).
+    /// outside aya that shares them
+    /// ([`kprobe_multi`](super::kinds::function::kprobe_multi)).
     fn shares_maps(&self) -> bool {
         false
     }

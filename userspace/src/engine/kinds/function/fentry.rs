@@ -3,8 +3,7 @@
 
 use aya::programs::{FEntry, FExit};
 
-use super::Role;
-use crate::{Error, Result, engine::Engine, error::Context as _};
+use crate::{Error, Result, engine::Engine, engine::attach::Role, error::Context as _};
 
 /// Loads and attaches the engine's fentry (entries and start stages) or fexit (returns of
 /// the main stage) program to `function`.
