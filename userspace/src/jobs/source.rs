@@ -1,8 +1,17 @@
 //! Where jobs read what the kernel gathered: a trait over the sources of aggregates, which
-//! the loaded engines implement (`aggregate::Engines`) and, in tests, a replay of recorded
-//! map contents (`Replay`), so a job's whole output is checked without root.
+//! the loaded engines implement (`aggregate::Engines`), and one over the sources of samples
+//! (stacks and their counts), which the CPU sampler implements ([`CpuSampler`]); in tests,
+//! replays of recorded map contents (`Replay`, `ReplaySamples`) stand in for both, so a
+//! job's whole output is checked without root.
 
-use crate::{Result, engine::Aggregates, session::Tracees};
+use aya::maps::{MapData, RingBuf};
+
+use crate::{
+    Result,
+    engine::Aggregates,
+    profile::{ProfileOptions, Profiler, RawProfile},
+    session::Tracees,
+};
 
 /// The maps of one command's engines, read as aggregates.
 pub trait AggregateSource {
@@ -22,6 +31,132 @@ pub trait AggregateSource {
 
     /// Detaches every probe; the maps stay readable.
     fn detach(&mut self);
+}
+
+/// The maps of a sampler, read as raw samples: stack hashes to instruction pointers, and
+/// counts per (process, stacks, comm) key, which the job symbolizes.
+pub trait SampleSource {
+    /// Loads and attaches the sampler for `tracees`.
+    ///
+    /// # Errors
+    /// What loading or attaching reports (no perf events, no privileges).
+    fn attach(&mut self, tracees: &Tracees) -> Result<()>;
+
+    /// The ring buffers the session drains (new processes announced), once after attaching;
+    /// none by default.
+    ///
+    /// # Errors
+    /// A map that cannot be taken.
+    fn rings(&mut self) -> Result<Vec<RingBuf<MapData>>> {
+        Ok(Vec::new())
+    }
+
+    /// The samples since the previous call (the maps drained), or `None` before attaching.
+    ///
+    /// # Errors
+    /// A map that cannot be read.
+    fn take_interval(&mut self) -> Result<Option<RawProfile>>;
+
+    /// Detaches the sampler.
+    ///
+    /// # Errors
+    /// What detaching reports.
+    fn detach(&mut self) -> Result<()>;
+}
+
+/// The CPU sampler ([`Profiler`]) as a [`SampleSource`]: loaded and attached at
+/// [`SampleSource::attach`] with `options`, whose processes the tracees set.
+pub struct CpuSampler {
+    /// What is sampled, and how often.
+    pub options: ProfileOptions,
+    profiler: Option<Profiler>,
+}
+
+impl CpuSampler {
+    /// A sampler with `options`, not loaded yet.
+    pub fn new(options: ProfileOptions) -> Self {
+        Self {
+            options,
+            profiler: None,
+        }
+    }
+}
+
+impl SampleSource for CpuSampler {
+    fn attach(&mut self, tracees: &Tracees) -> Result<()> {
+        self.options.pids = tracees.pids.clone();
+        self.options.follow_children = tracees.follow_children;
+        let mut loaded = Profiler::load(&self.options)?;
+        loaded.attach(&self.options)?;
+        self.profiler = Some(loaded);
+        Ok(())
+    }
+
+    fn rings(&mut self) -> Result<Vec<RingBuf<MapData>>> {
+        Ok(self
+            .profiler
+            .as_mut()
+            .map(Profiler::take_events)
+            .transpose()?
+            .into_iter()
+            .collect())
+    }
+
+    fn take_interval(&mut self) -> Result<Option<RawProfile>> {
+        self.profiler
+            .as_mut()
+            .map(Profiler::take_interval)
+            .transpose()
+    }
+
+    fn detach(&mut self) -> Result<()> {
+        match &mut self.profiler {
+            Some(profiler) => profiler.detach(),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Recorded samples, one [`RawProfile`] per interval, read back in order; an interval past
+/// the recordings holds nothing.
+#[cfg(test)]
+#[derive(Debug, Default)]
+pub(crate) struct ReplaySamples {
+    intervals: std::collections::VecDeque<RawProfile>,
+    /// Whether the job attached, and detached.
+    pub(crate) attached: bool,
+    pub(crate) detached: bool,
+}
+
+#[cfg(test)]
+impl ReplaySamples {
+    /// A source whose intervals are `intervals` in order.
+    pub(crate) fn new(intervals: Vec<RawProfile>) -> Self {
+        Self {
+            intervals: intervals.into(),
+            ..Self::default()
+        }
+    }
+}
+
+#[cfg(test)]
+impl SampleSource for ReplaySamples {
+    fn attach(&mut self, _tracees: &Tracees) -> Result<()> {
+        self.attached = true;
+        Ok(())
+    }
+
+    fn take_interval(&mut self) -> Result<Option<RawProfile>> {
+        if !self.attached {
+            return Ok(None);
+        }
+        Ok(Some(self.intervals.pop_front().unwrap_or_default()))
+    }
+
+    fn detach(&mut self) -> Result<()> {
+        self.detached = true;
+        Ok(())
+    }
 }
 
 /// Recorded map contents, read back in order: each [`AggregateSource::read`] returns the
@@ -106,5 +241,25 @@ mod tests {
         replay.detach();
         assert!(replay.attached && replay.detached);
         assert_eq!(Replay::new(Vec::new()).read().unwrap().stats.counted, 0);
+    }
+
+    /// Sample intervals come back in order once attached, then empty ones; before attaching
+    /// there is none.
+    #[test]
+    fn sample_replay_drains_in_order() {
+        let sampled = |samples| {
+            let mut raw = RawProfile::default();
+            raw.stats.samples = samples;
+            raw
+        };
+        let mut replay = ReplaySamples::new(vec![sampled(3), sampled(7)]);
+        assert!(replay.take_interval().unwrap().is_none());
+        replay.attach(&Tracees::default()).unwrap();
+        let taken: Vec<u64> = (0..3)
+            .map(|_| replay.take_interval().unwrap().unwrap().stats.samples)
+            .collect();
+        assert_eq!(taken, [3, 7, 0]);
+        replay.detach().unwrap();
+        assert!(replay.attached && replay.detached);
     }
 }
