@@ -4,6 +4,8 @@
 //! replays of recorded map contents (`Replay`, `ReplaySamples`) stand in for both, so a
 //! job's whole output is checked without root.
 
+use std::{collections::HashMap, path::PathBuf};
+
 use aya::maps::{MapData, RingBuf};
 
 use crate::{
@@ -57,6 +59,28 @@ pub trait SampleSource {
     /// A map that cannot be read.
     fn take_interval(&mut self) -> Result<Option<RawProfile>>;
 
+    /// Everything sampled since attaching, the maps left as they are (a run without `-i`),
+    /// or `None` before attaching.
+    ///
+    /// # Errors
+    /// A map that cannot be read.
+    fn read(&self) -> Result<Option<RawProfile>>;
+
+    /// A process was announced: its unwind tables are built while it lives (with the DWARF
+    /// unwinder); nothing by default.
+    fn announced(&mut self, _pid: u32) {}
+
+    /// The CPUs sampled, once attached; `None` by default.
+    fn cpus(&self) -> Option<usize> {
+        None
+    }
+
+    /// At the end of a run: why the stacks of some processes look broken (by pid), and the
+    /// unwinder's report for `-v`; nothing by default. Stops the unwind tables' thread.
+    fn unwind_report(&mut self) -> (HashMap<u32, String>, Option<String>) {
+        Default::default()
+    }
+
     /// Detaches the sampler.
     ///
     /// # Errors
@@ -69,7 +93,9 @@ pub trait SampleSource {
 pub struct CpuSampler {
     /// What is sampled, and how often.
     pub options: ProfileOptions,
-    profiler: Option<Profiler>,
+    /// `-- CMD`'s program (`argv[0]`): its unwind tables are built before it runs.
+    pub program: Option<PathBuf>,
+    profiler: Option<Box<Profiler>>,
 }
 
 impl CpuSampler {
@@ -77,6 +103,7 @@ impl CpuSampler {
     pub fn new(options: ProfileOptions) -> Self {
         Self {
             options,
+            program: None,
             profiler: None,
         }
     }
@@ -87,8 +114,24 @@ impl SampleSource for CpuSampler {
         self.options.pids = tracees.pids.clone();
         self.options.follow_children = tracees.follow_children;
         let mut loaded = Profiler::load(&self.options)?;
+        if let Some(why) = loaded.unwind_unavailable() {
+            eprintln!(
+                "tracekit: note: the DWARF unwinder cannot run on this kernel ({why}); \
+                 user stacks are walked by frame pointers"
+            );
+        }
+        if let Some(unwinder) = loaded.unwinder() {
+            unwinder.prepare(self.program.as_deref(), self.options.pids.as_deref());
+        }
         loaded.attach(&self.options)?;
-        self.profiler = Some(loaded);
+        // The whole machine's tables take seconds on a busy one, and a new binary's up to a
+        // second: they are built on their own thread, so sampling starts at once and
+        // announced processes have their maps read while they live. Until a process's
+        // tables are in, its stacks are walked by frame pointers (-v counts those samples).
+        if let Some(unwinder) = loaded.unwinder() {
+            unwinder.start(self.options.pids.is_none());
+        }
+        self.profiler = Some(Box::new(loaded));
         Ok(())
     }
 
@@ -96,7 +139,7 @@ impl SampleSource for CpuSampler {
         Ok(self
             .profiler
             .as_mut()
-            .map(Profiler::take_events)
+            .map(|profiler| profiler.take_events())
             .transpose()?
             .into_iter()
             .collect())
@@ -105,8 +148,38 @@ impl SampleSource for CpuSampler {
     fn take_interval(&mut self) -> Result<Option<RawProfile>> {
         self.profiler
             .as_mut()
-            .map(Profiler::take_interval)
+            .map(|profiler| profiler.take_interval())
             .transpose()
+    }
+
+    fn read(&self) -> Result<Option<RawProfile>> {
+        self.profiler
+            .as_ref()
+            .map(|profiler| profiler.read())
+            .transpose()
+    }
+
+    fn announced(&mut self, pid: u32) {
+        if let Some(unwinder) = self.profiler.as_mut().and_then(|p| p.unwinder()) {
+            unwinder.load_process(pid);
+        }
+    }
+
+    fn cpus(&self) -> Option<usize> {
+        self.profiler.as_ref().map(|profiler| profiler.cpus())
+    }
+
+    fn unwind_report(&mut self) -> (HashMap<u32, String>, Option<String>) {
+        let Some(profiler) = &mut self.profiler else {
+            return Default::default();
+        };
+        (
+            profiler
+                .unwind_tables()
+                .map(|tables| tables.broken_hints())
+                .unwrap_or_default(),
+            profiler.unwind_summary(),
+        )
     }
 
     fn detach(&mut self) -> Result<()> {
@@ -151,6 +224,17 @@ impl SampleSource for ReplaySamples {
             return Ok(None);
         }
         Ok(Some(self.intervals.pop_front().unwrap_or_default()))
+    }
+
+    /// The first recording not yet taken (a run without `-i` reads its maps once).
+    fn read(&self) -> Result<Option<RawProfile>> {
+        Ok(self
+            .attached
+            .then(|| self.intervals.front().cloned().unwrap_or_default()))
+    }
+
+    fn cpus(&self) -> Option<usize> {
+        self.attached.then_some(2)
     }
 
     fn detach(&mut self) -> Result<()> {
