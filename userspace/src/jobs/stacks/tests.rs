@@ -234,9 +234,12 @@ fn burn_main(x: u64) -> u64 {
     burn_spin(std::hint::black_box(x)).wrapping_add(3)
 }
 
+/// A sampled stack: its functions, leaf first, and how many samples it took.
+type SampledStack<'a> = (&'a [fn(u64) -> u64], u64);
+
 /// The CPU sampler's maps after a run of this process (as `tk_burner`): `stacks` (leaf
 /// first, each address inside its function) with their counts, and the kernel's counters.
-fn sampled(stacks: &[(&[fn(u64) -> u64], u64)], stats: Stats) -> RawProfile {
+fn sampled(stacks: &[SampledStack<'_>], stats: Stats) -> RawProfile {
     let mut raw = RawProfile {
         stats,
         ..RawProfile::default()

@@ -118,9 +118,12 @@ fn inside(function: fn(u64) -> u64) -> u64 {
     function as usize as u64 + 1
 }
 
+/// A sampled stack: its functions, leaf first, and how many samples it took.
+type SampledStack<'a> = (&'a [fn(u64) -> u64], u64);
+
 /// One interval's samples of this process under `comm`: `stacks` (leaf first) with their
 /// counts.
-fn samples(comm: &str, stacks: &[(&[fn(u64) -> u64], u64)]) -> RawProfile {
+fn samples(comm: &str, stacks: &[SampledStack<'_>]) -> RawProfile {
     let mut raw = RawProfile::default();
     let mut name = [0u8; 16];
     name[..comm.len()].copy_from_slice(comm.as_bytes());
