@@ -1,8 +1,19 @@
 //! Where jobs read what the kernel gathered: a trait over the sources of aggregates, which
-//! the loaded engines implement (`aggregate::Engines`) and, in tests, a replay of recorded
-//! map contents (`Replay`), so a job's whole output is checked without root.
+//! the loaded engines implement (`aggregate::Engines`), and one over the sources of samples
+//! (stacks and their counts), which the CPU sampler implements ([`CpuSampler`]); in tests,
+//! replays of recorded map contents (`Replay`, `ReplaySamples`) stand in for both, so a
+//! job's whole output is checked without root.
 
-use crate::{Result, engine::Aggregates, session::Tracees};
+use std::{collections::HashMap, path::PathBuf};
+
+use aya::maps::{MapData, RingBuf};
+
+use crate::{
+    Result,
+    engine::Aggregates,
+    profile::{ProfileOptions, Profiler, RawProfile},
+    session::Tracees,
+};
 
 /// The maps of one command's engines, read as aggregates.
 pub trait AggregateSource {
@@ -22,6 +33,214 @@ pub trait AggregateSource {
 
     /// Detaches every probe; the maps stay readable.
     fn detach(&mut self);
+}
+
+/// The maps of a sampler, read as raw samples: stack hashes to instruction pointers, and
+/// counts per (process, stacks, comm) key, which the job symbolizes.
+pub trait SampleSource {
+    /// Loads and attaches the sampler for `tracees`.
+    ///
+    /// # Errors
+    /// What loading or attaching reports (no perf events, no privileges).
+    fn attach(&mut self, tracees: &Tracees) -> Result<()>;
+
+    /// The ring buffers the session drains (new processes announced), once after attaching;
+    /// none by default.
+    ///
+    /// # Errors
+    /// A map that cannot be taken.
+    fn rings(&mut self) -> Result<Vec<RingBuf<MapData>>> {
+        Ok(Vec::new())
+    }
+
+    /// The samples since the previous call (the maps drained), or `None` before attaching.
+    ///
+    /// # Errors
+    /// A map that cannot be read.
+    fn take_interval(&mut self) -> Result<Option<RawProfile>>;
+
+    /// Everything sampled since attaching, the maps left as they are (a run without `-i`),
+    /// or `None` before attaching.
+    ///
+    /// # Errors
+    /// A map that cannot be read.
+    fn read(&self) -> Result<Option<RawProfile>>;
+
+    /// A process was announced: its unwind tables are built while it lives (with the DWARF
+    /// unwinder); nothing by default.
+    fn announced(&mut self, _pid: u32) {}
+
+    /// The CPUs sampled, once attached; `None` by default.
+    fn cpus(&self) -> Option<usize> {
+        None
+    }
+
+    /// At the end of a run: why the stacks of some processes look broken (by pid), and the
+    /// unwinder's report for `-v`; nothing by default. Stops the unwind tables' thread.
+    fn unwind_report(&mut self) -> (HashMap<u32, String>, Option<String>) {
+        Default::default()
+    }
+
+    /// Detaches the sampler.
+    ///
+    /// # Errors
+    /// What detaching reports.
+    fn detach(&mut self) -> Result<()>;
+}
+
+/// The CPU sampler ([`Profiler`]) as a [`SampleSource`]: loaded and attached at
+/// [`SampleSource::attach`] with `options`, whose processes the tracees set.
+pub struct CpuSampler {
+    /// What is sampled, and how often.
+    pub options: ProfileOptions,
+    /// `-- CMD`'s program (`argv[0]`): its unwind tables are built before it runs.
+    pub program: Option<PathBuf>,
+    profiler: Option<Box<Profiler>>,
+}
+
+impl CpuSampler {
+    /// A sampler with `options`, not loaded yet.
+    pub fn new(options: ProfileOptions) -> Self {
+        Self {
+            options,
+            program: None,
+            profiler: None,
+        }
+    }
+}
+
+impl SampleSource for CpuSampler {
+    fn attach(&mut self, tracees: &Tracees) -> Result<()> {
+        self.options.pids = tracees.pids.clone();
+        self.options.follow_children = tracees.follow_children;
+        let mut loaded = Profiler::load(&self.options)?;
+        if let Some(why) = loaded.unwind_unavailable() {
+            eprintln!(
+                "tracekit: note: the DWARF unwinder cannot run on this kernel ({why}); \
+                 user stacks are walked by frame pointers"
+            );
+        }
+        if let Some(unwinder) = loaded.unwinder() {
+            unwinder.prepare(self.program.as_deref(), self.options.pids.as_deref());
+        }
+        loaded.attach(&self.options)?;
+        // The whole machine's tables take seconds on a busy one, and a new binary's up to a
+        // second: they are built on their own thread, so sampling starts at once and
+        // announced processes have their maps read while they live. Until a process's
+        // tables are in, its stacks are walked by frame pointers (-v counts those samples).
+        if let Some(unwinder) = loaded.unwinder() {
+            unwinder.start(self.options.pids.is_none());
+        }
+        self.profiler = Some(Box::new(loaded));
+        Ok(())
+    }
+
+    fn rings(&mut self) -> Result<Vec<RingBuf<MapData>>> {
+        Ok(self
+            .profiler
+            .as_mut()
+            .map(|profiler| profiler.take_events())
+            .transpose()?
+            .into_iter()
+            .collect())
+    }
+
+    fn take_interval(&mut self) -> Result<Option<RawProfile>> {
+        self.profiler
+            .as_mut()
+            .map(|profiler| profiler.take_interval())
+            .transpose()
+    }
+
+    fn read(&self) -> Result<Option<RawProfile>> {
+        self.profiler
+            .as_ref()
+            .map(|profiler| profiler.read())
+            .transpose()
+    }
+
+    fn announced(&mut self, pid: u32) {
+        if let Some(unwinder) = self.profiler.as_mut().and_then(|p| p.unwinder()) {
+            unwinder.load_process(pid);
+        }
+    }
+
+    fn cpus(&self) -> Option<usize> {
+        self.profiler.as_ref().map(|profiler| profiler.cpus())
+    }
+
+    fn unwind_report(&mut self) -> (HashMap<u32, String>, Option<String>) {
+        let Some(profiler) = &mut self.profiler else {
+            return Default::default();
+        };
+        (
+            profiler
+                .unwind_tables()
+                .map(|tables| tables.broken_hints())
+                .unwrap_or_default(),
+            profiler.unwind_summary(),
+        )
+    }
+
+    fn detach(&mut self) -> Result<()> {
+        match &mut self.profiler {
+            Some(profiler) => profiler.detach(),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Recorded samples, one [`RawProfile`] per interval, read back in order; an interval past
+/// the recordings holds nothing.
+#[cfg(test)]
+#[derive(Debug, Default)]
+pub(crate) struct ReplaySamples {
+    intervals: std::collections::VecDeque<RawProfile>,
+    /// Whether the job attached, and detached.
+    pub(crate) attached: bool,
+    pub(crate) detached: bool,
+}
+
+#[cfg(test)]
+impl ReplaySamples {
+    /// A source whose intervals are `intervals` in order.
+    pub(crate) fn new(intervals: Vec<RawProfile>) -> Self {
+        Self {
+            intervals: intervals.into(),
+            ..Self::default()
+        }
+    }
+}
+
+#[cfg(test)]
+impl SampleSource for ReplaySamples {
+    fn attach(&mut self, _tracees: &Tracees) -> Result<()> {
+        self.attached = true;
+        Ok(())
+    }
+
+    fn take_interval(&mut self) -> Result<Option<RawProfile>> {
+        if !self.attached {
+            return Ok(None);
+        }
+        Ok(Some(self.intervals.pop_front().unwrap_or_default()))
+    }
+
+    /// The first recording not yet taken (a run without `-i` reads its maps once).
+    fn read(&self) -> Result<Option<RawProfile>> {
+        Ok(self
+            .attached
+            .then(|| self.intervals.front().cloned().unwrap_or_default()))
+    }
+
+    fn cpus(&self) -> Option<usize> {
+        self.attached.then_some(2)
+    }
+
+    fn detach(&mut self) -> Result<()> {
+        self.detached = true;
+        Ok(())
+    }
 }
 
 /// Recorded map contents, read back in order: each [`AggregateSource::read`] returns the
@@ -106,5 +325,25 @@ mod tests {
         replay.detach();
         assert!(replay.attached && replay.detached);
         assert_eq!(Replay::new(Vec::new()).read().unwrap().stats.counted, 0);
+    }
+
+    /// Sample intervals come back in order once attached, then empty ones; before attaching
+    /// there is none.
+    #[test]
+    fn sample_replay_drains_in_order() {
+        let sampled = |samples| {
+            let mut raw = RawProfile::default();
+            raw.stats.samples = samples;
+            raw
+        };
+        let mut replay = ReplaySamples::new(vec![sampled(3), sampled(7)]);
+        assert!(replay.take_interval().unwrap().is_none());
+        replay.attach(&Tracees::default()).unwrap();
+        let taken: Vec<u64> = (0..3)
+            .map(|_| replay.take_interval().unwrap().unwrap().stats.samples)
+            .collect();
+        assert_eq!(taken, [3, 7, 0]);
+        replay.detach().unwrap();
+        assert!(replay.attached && replay.detached);
     }
 }

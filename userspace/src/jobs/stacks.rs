@@ -12,7 +12,13 @@ use tracekit_common::{
     profile::{STACK_NONE, SampleKey},
 };
 
-use super::{RunOptions, aggregate::Engines, is_broken_pipe, online_cpus, to_stdout};
+use super::{
+    RunOptions,
+    aggregate::Engines,
+    is_broken_pipe, online_cpus,
+    source::{CpuSampler, SampleSource},
+    to_stdout, to_writer,
+};
 use crate::{
     Result, bpf, caps,
     engine::{
@@ -21,7 +27,7 @@ use crate::{
         request::Request,
     },
     output::{self, Format, profile::Header},
-    profile::{self, Profile, ProfileOptions, Profiler, RawProfile},
+    profile::{self, Profile, ProfileOptions, RawProfile},
     session::{self, Collector, Flow, Interval, Tracees},
     stacks::StackSum,
     symbolize::{Symbolizer, SymbolizerOptions, lines::LineProfile},
@@ -94,12 +100,8 @@ pub struct Sampling {
 
 /// Where the stacks come from.
 enum Source<'a> {
-    Sampler {
-        options: ProfileOptions,
-        profiler: Option<Box<Profiler>>,
-        /// `-- CMD`'s program (`argv[0]`): its unwind tables are built before it runs.
-        program: Option<std::path::PathBuf>,
-    },
+    /// The CPU sampler ([`CpuSampler`]), or recorded samples in tests.
+    Sampler(Box<dyn SampleSource + 'a>),
     Engines {
         engines: Engines<'a>,
         columns: &'a [KeyColumn],
@@ -119,11 +121,8 @@ impl Source<'_> {
     /// What was counted since `previous` was read (which it then replaces): the sampler
     /// drains its maps per interval, engines are read whole and subtracted.
     fn read_interval(&mut self, previous: &mut RawProfile) -> Result<RawProfile> {
-        if let Source::Sampler { profiler, .. } = self {
-            return match profiler {
-                Some(profiler) => profiler.take_interval(),
-                None => Ok(RawProfile::default()),
-            };
+        if let Source::Sampler(sampler) = self {
+            return Ok(sampler.take_interval()?.unwrap_or_default());
         }
         let now = self.read()?;
         let delta = now.since(previous);
@@ -133,10 +132,7 @@ impl Source<'_> {
 
     fn read(&self) -> Result<RawProfile> {
         match self {
-            Source::Sampler { profiler, .. } => match profiler {
-                Some(profiler) => profiler.read(),
-                None => Ok(RawProfile::default()),
-            },
+            Source::Sampler(sampler) => Ok(sampler.read()?.unwrap_or_default()),
             Source::Engines {
                 engines,
                 columns,
@@ -268,34 +264,11 @@ impl Collector for StackCollector<'_> {
             }
         }
         match &mut self.source {
-            Source::Sampler {
-                options,
-                profiler,
-                program,
-            } => {
-                options.pids = tracees.pids.clone();
-                options.follow_children = tracees.follow_children;
-                let mut loaded = Profiler::load(options)?;
-                if let Some(why) = loaded.unwind_unavailable() {
-                    eprintln!(
-                        "tracekit: note: the DWARF unwinder cannot run on this kernel ({why}); \
-                         user stacks are walked by frame pointers"
-                    );
+            Source::Sampler(sampler) => {
+                sampler.attach(tracees)?;
+                if let Some(cpus) = sampler.cpus() {
+                    self.cpus = cpus;
                 }
-                if let Some(unwinder) = loaded.unwinder() {
-                    unwinder.prepare(program.as_deref(), options.pids.as_deref());
-                }
-                loaded.attach(options)?;
-                // The whole machine's tables take seconds on a busy one, and a new binary's
-                // up to a second: they are built on their own thread, so sampling starts at
-                // once and announced processes have their maps read while they live. Until
-                // a process's tables are in, its stacks are walked by frame pointers (-v
-                // counts those samples).
-                if let Some(unwinder) = loaded.unwinder() {
-                    unwinder.start(options.pids.is_none());
-                }
-                self.cpus = loaded.cpus();
-                *profiler = Some(Box::new(loaded));
                 Ok(())
             }
             Source::Engines {
@@ -318,12 +291,7 @@ impl Collector for StackCollector<'_> {
 
     fn rings(&mut self) -> Result<Vec<RingBuf<MapData>>> {
         match &mut self.source {
-            Source::Sampler { profiler, .. } => Ok(profiler
-                .as_mut()
-                .map(|profiler| profiler.take_events())
-                .transpose()?
-                .into_iter()
-                .collect()),
+            Source::Sampler(sampler) => sampler.rings(),
             Source::Engines { engines, user, .. } => {
                 if !*user {
                     return Ok(Vec::new());
@@ -342,20 +310,12 @@ impl Collector for StackCollector<'_> {
             // Its maps first, while it lives; its tables are built on their own thread.
             self.symbolizer.remember_process(pid);
             match &mut self.source {
-                Source::Sampler {
-                    profiler: Some(profiler),
-                    ..
-                } => {
-                    if let Some(unwinder) = profiler.unwinder() {
-                        unwinder.load_process(pid);
-                    }
-                }
+                Source::Sampler(sampler) => sampler.announced(pid),
                 Source::Engines { unwinders, .. } => {
                     for unwinder in unwinders {
                         unwinder.load_process(pid);
                     }
                 }
-                Source::Sampler { profiler: None, .. } => {}
             }
         }
         Flow::Continue
@@ -363,7 +323,7 @@ impl Collector for StackCollector<'_> {
 
     fn names_user_frames(&self) -> bool {
         match &self.source {
-            Source::Sampler { .. } => true,
+            Source::Sampler(_) => true,
             Source::Engines { user, .. } => *user,
         }
     }
@@ -413,10 +373,7 @@ impl Collector for StackCollector<'_> {
 
     fn detach(&mut self) -> Result<()> {
         match &mut self.source {
-            Source::Sampler { profiler, .. } => match profiler {
-                Some(profiler) => profiler.detach(),
-                None => Ok(()),
-            },
+            Source::Sampler(sampler) => sampler.detach(),
             Source::Engines { engines, .. } => {
                 engines.detach();
                 Ok(())
@@ -433,26 +390,32 @@ pub fn profile(
     options: &RunOptions,
 ) -> Result<()> {
     let hz = bpf::check_frequency(sampling.frequency_hz)?;
-    let source = Source::Sampler {
-        options: ProfileOptions {
-            frequency_hz: hz,
-            pids: None,
-            follow_children: false,
-            include_idle: sampling.include_idle,
-            kernel_stacks: sampling.kernel_stacks,
-            user_stacks: sampling.user_stacks,
-            call_graph: sampling.call_graph,
-            unwind_budget_bytes: sampling.unwind_budget_bytes,
-            stack_map_entries: sampling.stack_map_entries,
-            count_map_entries: sampling.count_map_entries,
-            by_cgroup: sampling.by_cgroup,
-            time_slice_ns: sampling.time_slices.then_some(output::flamescope::SLICE_NS),
-        },
-        profiler: None,
-        program: options.command_program(),
-    };
+    let time_slice_ns = sampling.time_slices.then_some(output::flamescope::SLICE_NS);
+    let mut sampler = CpuSampler::new(ProfileOptions {
+        frequency_hz: hz,
+        pids: None,
+        follow_children: false,
+        include_idle: sampling.include_idle,
+        kernel_stacks: sampling.kernel_stacks,
+        user_stacks: sampling.user_stacks,
+        call_graph: sampling.call_graph,
+        unwind_budget_bytes: sampling.unwind_budget_bytes,
+        stack_map_entries: sampling.stack_map_entries,
+        count_map_entries: sampling.count_map_entries,
+        by_cgroup: sampling.by_cgroup,
+        time_slice_ns,
+    });
+    sampler.program = options.command_program();
+    let source = Source::Sampler(Box::new(sampler));
     let banner = move |scope: &str| format!("Sampling on-CPU stacks of {scope} at {hz} Hz");
-    run(source, Some(hz), labels, report, options, Box::new(banner))
+    run(
+        source,
+        (Some(hz), time_slice_ns),
+        labels,
+        report,
+        options,
+        Box::new(banner),
+    )
 }
 
 /// Counts (or, with [`Weight::SumMicros`], times) the stacks of a request whose group key
@@ -497,22 +460,27 @@ pub fn engine(
     };
     let what = labels.banner.clone();
     let banner = move |scope: &str| format!("Tracing {what} for {scope}");
-    run(source, None, labels, report, options, Box::new(banner))
+    run(
+        source,
+        (None, None),
+        labels,
+        report,
+        options,
+        Box::new(banner),
+    )
 }
 
+/// Runs the session over `source`, sampled at `hz` (the CPU sampler) and counted per
+/// `time_slice_ns` (`--heatmap`), then writes the run's profile.
 fn run(
     source: Source<'_>,
-    hz: Option<u64>,
+    (hz, time_slice_ns): (Option<u64>, Option<u64>),
     labels: &Labels,
     report: ReportOptions,
     options: &RunOptions,
     banner: session::Banner,
 ) -> Result<()> {
     let outputs = outputs(options)?;
-    let time_slice_ns = match &source {
-        Source::Sampler { options, .. } => options.time_slice_ns,
-        Source::Engines { .. } => None,
-    };
     if time_slice_ns.is_none()
         && let Some((path, _)) = outputs.iter().find(|(_, f)| *f == Format::Heatmap)
     {
@@ -544,6 +512,38 @@ fn run(
     let mut session = options.session(labels.tool, true);
     session.banner = Some(banner);
     let finished = session::run(session, &mut collector)?;
+    let ending = finish(
+        &mut collector,
+        &finished,
+        &outputs,
+        options,
+        &mut std::io::stdout(),
+    )?;
+    eprint!("{}", ending.summary);
+    finished.print_workload_exit();
+    eprint!("{}", ending.after);
+    session::print_usage(options.verbose, finished.attached_after);
+    Ok(())
+}
+
+/// What a run prints on stderr after its profile: the summary, then (after how `-- CMD`
+/// ended) the files written and `-v`'s unwind report.
+struct Ending {
+    summary: String,
+    after: String,
+}
+
+/// The end of a run, once its session has detached: reads and symbolizes the whole run (or
+/// takes the intervals' sum), writes each `-o FILE` and the report to `stdout`, and returns
+/// what goes to stderr.
+fn finish(
+    collector: &mut StackCollector<'_>,
+    finished: &session::Finished,
+    outputs: &[(std::path::PathBuf, Format)],
+    options: &RunOptions,
+    stdout: &mut dyn std::io::Write,
+) -> Result<Ending> {
+    let (labels, report) = (collector.labels, collector.report);
     let processes = if options.interval.is_some() {
         collector.whole.pids.len()
     } else {
@@ -576,16 +576,7 @@ fn run(
     // In DWARF mode, broken-looking stacks are explained by the mappings that had no table;
     // -v reports the tables and the kernel walk's counters.
     let (hints, unwind_summary) = match &mut collector.source {
-        Source::Sampler {
-            profiler: Some(profiler),
-            ..
-        } => (
-            profiler
-                .unwind_tables()
-                .map(|tables| tables.broken_hints())
-                .unwrap_or_default(),
-            profiler.unwind_summary(),
-        ),
+        Source::Sampler(sampler) => sampler.unwind_report(),
         Source::Engines { unwinders, .. } => {
             let summaries: Vec<String> = unwinders
                 .iter_mut()
@@ -596,7 +587,6 @@ fn run(
                 (!summaries.is_empty()).then(|| summaries.join("\n")),
             )
         }
-        _ => Default::default(),
     };
     let mut header = collector.header(&finished.scope_text, finished.elapsed);
     header.saved_as = outputs
@@ -605,7 +595,7 @@ fn run(
         .map(|(path, _)| path.as_path());
     // Every file from the same profile and header: one run's outputs agree.
     let mut heatmap_cells = None;
-    for (path, format) in &outputs {
+    for (path, format) in outputs {
         if *format == Format::Heatmap {
             // With the flame graphs its cells link to.
             heatmap_cells = Some(output::flamescope::write_file(path, &profile, &header)?);
@@ -623,53 +613,50 @@ fn run(
         None
     };
     if let Some(format) = stdout_format {
-        to_stdout(|out| write_profile(out, format, &profile, lines.as_ref(), &header, report.top))?;
+        to_writer(stdout, |out| {
+            write_profile(out, format, &profile, lines.as_ref(), &header, report.top)
+        })?;
     }
-    match &collector.source {
-        Source::Sampler { .. } => {
-            eprint!(
-                "{}",
-                output::profile::summary(&profile, &header, &finished.reason(), processes, &hints)
-            );
-            finished.print_workload_exit();
+    let summary = match &collector.source {
+        Source::Sampler(_) => {
+            output::profile::summary(&profile, &header, &finished.reason(), processes, &hints)
         }
         Source::Engines { engines, .. } => {
             let stats = engines.read()?.stats;
+            let mut summary = String::new();
             if labels.tool == "offcpu" {
                 let total_us: u64 = profile.stacks.iter().map(|s| s.count).sum();
-                eprintln!(
-                    "Off CPU: {:.3} s over {}.",
+                summary = format!(
+                    "Off CPU: {:.3} s over {}.\n",
                     total_us as f64 / 1e6,
                     output::plural(stats.counted, "block", "blocks")
                 );
             }
-            eprint!(
-                "{}",
-                output::aggregates::summary(
+            summary
+                + &output::aggregates::summary(
                     &stats,
                     finished.elapsed,
                     &finished.reason(),
-                    labels.tool == "offcpu"
+                    labels.tool == "offcpu",
                 )
-            );
-            finished.print_workload_exit();
         }
-    }
-    for (path, format) in &outputs {
-        match format {
+    };
+    let mut after = String::new();
+    for (path, format) in outputs {
+        let written = match format {
             Format::Heatmap if let Some(cells) = heatmap_cells => {
-                eprintln!("{}", output::flamescope::written(path, cells));
+                output::flamescope::written(path, cells)
             }
-            _ => eprintln!("{}", output::profile::written(path, *format)),
-        }
+            _ => output::profile::written(path, *format),
+        };
+        after += &format!("{written}\n");
     }
     if options.verbose > 0
         && let Some(summary) = unwind_summary
     {
-        eprintln!("tracekit: {}", summary.replace('\n', "\ntracekit: "));
+        after += &format!("tracekit: {}\n", summary.replace('\n', "\ntracekit: "));
     }
-    session::print_usage(options.verbose, finished.attached_after);
-    Ok(())
+    Ok(Ending { summary, after })
 }
 
 /// Every `-o FILE` with its format.

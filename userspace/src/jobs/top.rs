@@ -7,7 +7,13 @@ use std::{collections::HashMap, io::IsTerminal as _, time::Duration};
 use aya::maps::{MapData, RingBuf};
 use tracekit_common::profile::{DEFAULT_COUNT_MAP_ENTRIES, DEFAULT_STACK_MAP_ENTRIES};
 
-use super::{RunOptions, aggregate::Engines, is_broken_pipe, source::AggregateSource, to_writer};
+use super::{
+    RunOptions,
+    aggregate::Engines,
+    is_broken_pipe,
+    source::{AggregateSource, CpuSampler, SampleSource},
+    to_writer,
+};
 use crate::{
     Error, Result, bpf, caps,
     engine::{
@@ -17,7 +23,7 @@ use crate::{
         request::{KeyField, Request},
     },
     output::top::{Screen, title},
-    profile::{self, ProfileOptions, Profiler, RawProfile},
+    profile::{self, ProfileOptions, RawProfile},
     session::{self, Collector, Flow, Interval, Tracees},
     stacks::{FrameKind, UNKNOWN_SYMBOL},
     symbolize::{Symbolizer, SymbolizerOptions},
@@ -95,8 +101,9 @@ const FINAL_SNAPSHOT_MIN: Duration = Duration::from_millis(100);
 
 enum Source<'a> {
     Samples {
-        options: ProfileOptions,
-        profiler: Option<Profiler>,
+        sampler: Box<dyn SampleSource + 'a>,
+        /// Samples per second per CPU, for the title.
+        frequency_hz: u64,
         symbolizer: Box<Symbolizer>,
     },
     Events {
@@ -124,18 +131,17 @@ impl TopCollector<'_> {
     fn snapshot(&mut self, elapsed: Duration) -> Result<Flow> {
         let (rows, total, what) = match &mut self.source {
             Source::Samples {
-                options,
-                profiler,
+                sampler,
+                frequency_hz,
                 symbolizer,
             } => {
-                let Some(profiler) = profiler else {
+                let Some(interval) = sampler.take_interval()? else {
                     return Ok(Flow::Continue);
                 };
-                let interval = profiler.take_interval()?;
                 let (rows, total) = rank_samples(&interval, symbolizer, &self.keys);
                 // Processes seen dead a whole interval ago have nothing left to name.
                 symbolizer.forget_exited();
-                let what = |noun| format!("{noun} of cpu-clock at {} Hz", options.frequency_hz);
+                let what = |noun| format!("{noun} of cpu-clock at {frequency_hz} Hz");
                 (rows, total, [what("sample"), what("samples")])
             }
             Source::Events {
@@ -195,28 +201,14 @@ impl TopCollector<'_> {
 impl Collector for TopCollector<'_> {
     fn attach(&mut self, tracees: &Tracees) -> Result<()> {
         match &mut self.source {
-            Source::Samples {
-                options, profiler, ..
-            } => {
-                options.pids = tracees.pids.clone();
-                options.follow_children = tracees.follow_children;
-                let mut loaded = Profiler::load(options)?;
-                loaded.attach(options)?;
-                *profiler = Some(loaded);
-                Ok(())
-            }
+            Source::Samples { sampler, .. } => sampler.attach(tracees),
             Source::Events { engines, .. } => engines.attach(tracees),
         }
     }
 
     fn rings(&mut self) -> Result<Vec<RingBuf<MapData>>> {
         match &mut self.source {
-            Source::Samples { profiler, .. } => Ok(profiler
-                .as_mut()
-                .map(Profiler::take_events)
-                .transpose()?
-                .into_iter()
-                .collect()),
+            Source::Samples { sampler, .. } => sampler.rings(),
             Source::Events { .. } => Ok(Vec::new()),
         }
     }
@@ -240,10 +232,7 @@ impl Collector for TopCollector<'_> {
 
     fn detach(&mut self) -> Result<()> {
         match &mut self.source {
-            Source::Samples { profiler, .. } => match profiler {
-                Some(profiler) => profiler.detach(),
-                None => Ok(()),
-            },
+            Source::Samples { sampler, .. } => sampler.detach(),
             Source::Events { engines, .. } => {
                 engines.detach();
                 Ok(())
@@ -327,29 +316,32 @@ pub fn run(top: &TopOptions, options: &RunOptions) -> Result<()> {
             what: compiled.what.clone(),
             previous: Aggregates::default(),
         },
-        None => Source::Samples {
-            options: ProfileOptions {
-                frequency_hz: bpf::check_frequency(top.frequency_hz)?,
-                pids: None,
-                follow_children: false,
-                include_idle: false,
-                kernel_stacks: true,
-                user_stacks: true,
-                // Phase 2 of issue 13 gives top the DWARF unwinder.
-                call_graph: Some(crate::unwind::CallGraph::Fp),
-                unwind_budget_bytes: 0,
-                stack_map_entries: DEFAULT_STACK_MAP_ENTRIES,
-                count_map_entries: DEFAULT_COUNT_MAP_ENTRIES,
-                by_cgroup: false,
-                time_slice_ns: None,
-            },
-            profiler: None,
-            symbolizer: Box::new(Symbolizer::with_options(SymbolizerOptions {
-                inlined: false,
-                debug_info: options.debug_info.clone(),
-                ..SymbolizerOptions::default()
-            })),
-        },
+        None => {
+            let frequency_hz = bpf::check_frequency(top.frequency_hz)?;
+            Source::Samples {
+                sampler: Box::new(CpuSampler::new(ProfileOptions {
+                    frequency_hz,
+                    pids: None,
+                    follow_children: false,
+                    include_idle: false,
+                    kernel_stacks: true,
+                    user_stacks: true,
+                    // Phase 2 of issue 13 gives top the DWARF unwinder.
+                    call_graph: Some(crate::unwind::CallGraph::Fp),
+                    unwind_budget_bytes: 0,
+                    stack_map_entries: DEFAULT_STACK_MAP_ENTRIES,
+                    count_map_entries: DEFAULT_COUNT_MAP_ENTRIES,
+                    by_cgroup: false,
+                    time_slice_ns: None,
+                })),
+                frequency_hz,
+                symbolizer: Box::new(Symbolizer::with_options(SymbolizerOptions {
+                    inlined: false,
+                    debug_info: options.debug_info.clone(),
+                    ..SymbolizerOptions::default()
+                })),
+            }
+        }
     };
     let mut collector = TopCollector {
         source,

@@ -8,7 +8,7 @@ use tracekit_common::engine::AggValue;
 use super::*;
 use crate::{
     engine::{EngineStats, KeyKind},
-    jobs::source::{Replay, str_key as comm},
+    jobs::source::{Replay, ReplaySamples, str_key as comm},
     output::golden::Transcript,
 };
 
@@ -51,17 +51,29 @@ fn screens(reads: Vec<Aggregates>, intervals: &[(u64, bool)], limit: usize) -> S
         name: "comm".into(),
         kind: KeyKind::Str,
     }];
-    let sort = ["comm".to_string()];
+    let source = Source::Events {
+        engines: Box::new(Replay::new(reads)),
+        columns: &columns,
+        what: "sched:sched_switch".into(),
+        previous: Aggregates::default(),
+    };
+    run_collector(source, &["comm".to_string()], intervals, limit)
+}
+
+/// The whole command over `source`, sorted by `sort`, with `intervals` as the session would
+/// end them: attach, one refresh per interval, detach; the screens it printed.
+fn run_collector(
+    source: Source<'_>,
+    sort: &[String],
+    intervals: &[(u64, bool)],
+    limit: usize,
+) -> String {
+    let event = matches!(source, Source::Events { .. });
     let out = Shared::default();
     let mut collector = TopCollector {
-        source: Source::Events {
-            engines: Box::new(Replay::new(reads)),
-            columns: &columns,
-            what: "sched:sched_switch".into(),
-            previous: Aggregates::default(),
-        },
-        keys: parse_sort(&sort, true).unwrap(),
-        sort: &sort,
+        source,
+        keys: parse_sort(sort, event).unwrap(),
+        sort,
         limit,
         scope_text: "all processes".into(),
         tty: false,
@@ -81,6 +93,87 @@ fn screens(reads: Vec<Aggregates>, intervals: &[(u64, bool)], limit: usize) -> S
     collector.detach().unwrap();
     drop(collector);
     String::from_utf8(out.0.take()).unwrap()
+}
+
+/// Functions of this test binary, sampled in the recordings below: their addresses are
+/// named by the symbolizer from this process's own binary, as a traced process's are.
+#[inline(never)]
+fn burn_leaf(x: u64) -> u64 {
+    std::hint::black_box(x.wrapping_mul(31).rotate_left(7))
+}
+
+#[inline(never)]
+fn burn_spin(x: u64) -> u64 {
+    std::hint::black_box(x ^ 0x5555).wrapping_add(burn_leaf(x))
+}
+
+#[inline(never)]
+fn burn_main(x: u64) -> u64 {
+    burn_spin(std::hint::black_box(x)).wrapping_add(3)
+}
+
+/// An address inside `function` (past its first byte: callers' frames are return
+/// addresses, looked up one byte back).
+fn inside(function: fn(u64) -> u64) -> u64 {
+    function as usize as u64 + 1
+}
+
+/// A sampled stack: its functions, leaf first, and how many samples it took.
+type SampledStack<'a> = (&'a [fn(u64) -> u64], u64);
+
+/// One interval's samples of this process under `comm`: `stacks` (leaf first) with their
+/// counts.
+fn samples(comm: &str, stacks: &[SampledStack<'_>]) -> RawProfile {
+    let mut raw = RawProfile::default();
+    let mut name = [0u8; 16];
+    name[..comm.len()].copy_from_slice(comm.as_bytes());
+    for (i, (frames, count)) in stacks.iter().enumerate() {
+        let hash = 0x1000 + i as u64;
+        raw.stacks
+            .insert(hash, frames.iter().map(|&f| inside(f)).collect());
+        let key = tracekit_common::profile::SampleKey {
+            pid: std::process::id(),
+            generation: 0,
+            kernel_stack: tracekit_common::profile::STACK_NONE,
+            user_stack: hash,
+            cgroup: 0,
+            comm: name,
+            time_slice: 0,
+            padding: 0,
+        };
+        raw.counts.insert(key, *count);
+        raw.stats.samples += count;
+    }
+    raw
+}
+
+/// `top`'s CPU view over recorded samples: each refresh ranks its interval's leaf
+/// functions, named from the sampled process's binary; an interval with no samples says
+/// 0 samples.
+#[test]
+fn golden_top_cpu_samples() {
+    let leaf: &[fn(u64) -> u64] = &[burn_leaf, burn_spin, burn_main];
+    let spin: &[fn(u64) -> u64] = &[burn_spin, burn_main];
+    let intervals = vec![
+        samples("tk_burner", &[(leaf, 75), (spin, 25)]),
+        RawProfile::default(),
+        samples("tk_burner", &[(leaf, 9), (spin, 90)]),
+    ];
+    let source = Source::Samples {
+        sampler: Box::new(ReplaySamples::new(intervals)),
+        frequency_hz: 99,
+        symbolizer: Box::new(Symbolizer::with_options(SymbolizerOptions::default())),
+    };
+    let sort = ["comm".to_string(), "sym".to_string()];
+    let out = run_collector(
+        source,
+        &sort,
+        &[(1000, false), (1000, false), (1000, true)],
+        10,
+    );
+    Transcript::new("tracekit top -F 99 --sort comm,sym -i 1 -d 3 | cat")
+        .part("stdout", out)
+        .check("top/cpu_samples.txt");
 }
 
 /// Two refreshes, each ranking what happened in its own interval; the last, short
