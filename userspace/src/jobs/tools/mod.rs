@@ -43,6 +43,8 @@ table! {
     funclatency,
     // processes
     execsnoop,
+    exitsnoop,
+    threadsnoop,
     killsnoop,
     oomkill,
     pidpersec,
