@@ -696,3 +696,40 @@ fn threadsnoop_shows_each_new_thread() {
         .collect();
     assert_eq!(seen, expected);
 }
+
+/// 50 rounds of setresuid, setreuid, setfsuid and setuid, then a drop to uid 1000 and a
+/// setuid(0) that fails with EPERM: each call once, in order, with its return value and the
+/// real, effective, saved and file-system uids it left (the fixture reads them from
+/// /proc/self/status); `-x` keeps only the failure.
+#[test]
+fn setuids_shows_each_call_with_the_ids_it_leaves() {
+    require_root();
+    let (truth, events) = snoop("setuids", "setuids", &[], &["setuids", "50"]);
+    let expected: Vec<String> = truth.lines().map(str::to_string).collect();
+    assert_eq!(expected.len(), 202);
+    let line = |e: &Value| -> String {
+        format!(
+            "{} {} {} {} {} {}",
+            e["syscall"].as_str().unwrap(),
+            e["ret"],
+            e["uid"],
+            e["euid"],
+            e["suid"],
+            e["fsuid"]
+        )
+    };
+    let seen: Vec<String> = events
+        .iter()
+        .filter(|e| e["comm"] == "tk_snoops")
+        .map(line)
+        .collect();
+    assert_eq!(seen, expected);
+    let (truth, events) = snoop("setuids_x", "setuids", &["-x"], &["setuids", "50"]);
+    let failed: Vec<String> = events
+        .iter()
+        .filter(|e| e["comm"] == "tk_snoops")
+        .map(line)
+        .collect();
+    assert_eq!(failed, [truth.lines().last().unwrap().to_string()]);
+    assert_eq!(failed[0], "setuid -1 1000 1000 1000 1000");
+}

@@ -329,6 +329,7 @@ fn width(header: &str) -> (usize, bool) {
         "PCOMM" | "COMM" => (16, false),
         "PID" | "PPID" | "TID" | "TPID" | "AGE(s)" => (7, false),
         "FD" | "RET" | "ERR" | "SIG" => (3, true),
+        "SYSCALL" => (9, false),
         _ => (header.len(), false),
     }
 }

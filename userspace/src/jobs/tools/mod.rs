@@ -45,6 +45,7 @@ table! {
     execsnoop,
     exitsnoop,
     threadsnoop,
+    setuids,
     killsnoop,
     oomkill,
     pidpersec,
