@@ -65,6 +65,7 @@ table! {
     softirqs,
     // memory
     drsnoop,
+    slabratetop,
     // network
     tcpstates,
     tcpconnect,
