@@ -17,6 +17,9 @@
 //!   to the event, with 2 decimals (exitsnoop's `AGE(s)`);
 //! - `exit(NAME)`: a task's `exit_code` as libbpf-tools' exitsnoop shows it: `0`, `code N`
 //!   (the status given to `exit`), or `signal N (NAME)` with `, core dumped`;
+//! - `symbol(NAME)`: the name the tracepoint's own print format gives the value
+//!   (`__print_symbolic`: `skb:kfree_skb`'s `reason` 3 is `NO_SOCKET`), else the number
+//!   ([`crate::jobs::symbolic`]);
 //! - `NAME[A..B]`: the strings `NAME[A]` to `NAME[B-1]` joined by spaces, up to the first
 //!   empty one (execsnoop's `argv[0..4]`).
 
@@ -50,6 +53,8 @@ pub enum View {
     Age(String),
     /// A task's `exit_code` (status << 8, or the signal with 0x80 for a core dump).
     ExitCode(String),
+    /// A value by the name its tracepoint's print format gives it.
+    Symbol(String),
 }
 
 impl View {
@@ -89,6 +94,9 @@ impl View {
         if let Some(inner) = call("exit") {
             return View::ExitCode(inner);
         }
+        if let Some(inner) = call("symbol") {
+            return View::Symbol(inner);
+        }
         if let Some((base, range)) = field.split_once('[')
             && let Some((from, to)) = range.strip_suffix(']').and_then(|r| r.split_once(".."))
             && let (Ok(from), Ok(to)) = (from.parse::<u32>(), to.parse::<u32>())
@@ -107,7 +115,8 @@ impl View {
             | View::Errno(name)
             | View::CommOf(name)
             | View::Age(name)
-            | View::ExitCode(name) => vec![name.clone()],
+            | View::ExitCode(name)
+            | View::Symbol(name) => vec![name.clone()],
             View::Join(names) => names.clone(),
         }
     }
@@ -308,6 +317,13 @@ fn value(record: &TraceRecord, prints: &[Printed], event: &str, view: &View) -> 
         }
         View::ExitCode(name) => {
             Value::Text(exit_text(as_int(&printed_value(record, prints, name))))
+        }
+        View::Symbol(name) => {
+            let number = as_int(&printed_value(record, prints, name));
+            match super::symbolic::name(event, name, number) {
+                Some(symbol) => Value::Text(symbol),
+                None => Value::Text(number.to_string()),
+            }
         }
         View::Join(names) => {
             let mut parts = Vec::new();

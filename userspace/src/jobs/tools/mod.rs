@@ -72,6 +72,7 @@ table! {
     tcpaccept,
     tcpconnlat,
     tcpretrans,
+    tcpdrop,
     tcprtt,
     tcplife,
     solisten,
