@@ -374,3 +374,71 @@ fn network_tcpstates_shows_every_change_in_order() {
     assert_eq!((clients, servers, listeners), (200, 200, 200));
     assert_eq!(events.len(), 200 * 12);
 }
+
+/// 100 IPv4 and 100 IPv6 connects to a loopback port held by a socket that does not
+/// listen: each SYN is dropped once, as `NO_SOCKET`, in `tcp_v4_rcv` or `tcp_v6_rcv`,
+/// in the connecting fixture's context (loopback delivers in the sender's softirq).
+#[test]
+fn network_tcpdrop_shows_each_refused_syn_with_its_reason_and_stack() {
+    require_root();
+    let dir = scratch("tcpdrop");
+    let out = dir.join("drops.json");
+    let tk_tcp = fixture("tk_tcp");
+    let run = tracekit(
+        [
+            "tcpdrop",
+            "--json",
+            "-o",
+            out.to_str().unwrap(),
+            "--",
+            tk_tcp.to_str().unwrap(),
+            "--refused",
+            "100",
+        ],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    assert!(run.stderr.contains("Lost: nothing."), "{}", run.stderr);
+    assert!(run.stdout.contains("refused "), "{}", run.stdout);
+    let truth: Vec<&str> = run
+        .stdout
+        .lines()
+        .find(|line| line.starts_with("refused "))
+        .unwrap()
+        .split(' ')
+        .collect();
+    assert_eq!(
+        truth[2..],
+        ["100", "100"],
+        "the fixture's connects were refused"
+    );
+    let events: Vec<Value> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let mut by_receiver = std::collections::BTreeMap::<String, usize>::new();
+    for event in &events {
+        assert_eq!(event["comm"], "tk_tcp", "{event}");
+        assert_eq!(event["reason"], "NO_SOCKET", "{event}");
+        let stack: Vec<&str> = event["kernel_stack"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f.as_str().unwrap())
+            .collect();
+        let receiver = stack
+            .iter()
+            .find(|f| ["tcp_v4_rcv", "tcp_v6_rcv"].contains(f))
+            .unwrap_or_else(|| panic!("no tcp receive function in {stack:?}"));
+        *by_receiver.entry(receiver.to_string()).or_default() += 1;
+    }
+    assert_eq!(
+        by_receiver,
+        [
+            ("tcp_v4_rcv".to_string(), 100),
+            ("tcp_v6_rcv".to_string(), 100)
+        ]
+        .into()
+    );
+}

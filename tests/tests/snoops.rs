@@ -573,3 +573,163 @@ fn mountsnoop_shows_a_mount() {
     // MS_RDONLY.
     assert_eq!(events[0]["flags"].as_u64().unwrap() & 1, 1, "{text}");
 }
+
+/// 50 children of the fixture ending five ways (exit 0, exit N, SIGTERM, exit after a
+/// second thread, SIGKILL): one line each with its parent and exit code or signal, as
+/// `waitpid` saw it; the first child slept 300 ms, so its age is at least that. Threads'
+/// exits are shown only with `--threaded`, and `-x` keeps only the failures.
+#[test]
+fn exitsnoop_shows_each_exit_with_its_code_or_signal() {
+    require_root();
+    let expected = |truth: &str| -> (u64, BTreeMap<u64, String>, BTreeMap<u64, u64>) {
+        let mut parent = 0;
+        let mut exits = BTreeMap::new();
+        let mut threads = BTreeMap::new();
+        for line in truth.lines() {
+            let parts: Vec<&str> = line.split(' ').collect();
+            let n = |i: usize| -> u64 { parts[i].parse().unwrap() };
+            match parts[0] {
+                "parent" => parent = n(1),
+                "exit" if n(2) == 0 => drop(exits.insert(n(1), "0".to_string())),
+                "exit" => drop(exits.insert(n(1), format!("code {}", n(2)))),
+                "signal" => {
+                    let name = match n(2) {
+                        9 => "SIGKILL",
+                        15 => "SIGTERM",
+                        other => panic!("signal {other}"),
+                    };
+                    exits.insert(n(1), format!("signal {} ({name})", n(2)));
+                }
+                "thread" => drop(threads.insert(n(1), n(2))),
+                _ => panic!("truth line {line}"),
+            }
+        }
+        (parent, exits, threads)
+    };
+    let (truth, events) = snoop("exitsnoop", "exitsnoop", &[], &["exits", "50"]);
+    let (parent, exits, threads) = expected(&truth);
+    assert_eq!((exits.len(), threads.len()), (50, 10));
+    let children: Vec<&Value> = events.iter().filter(|e| e["ppid"] == parent).collect();
+    let seen: BTreeMap<u64, String> = children
+        .iter()
+        .map(|e| {
+            assert_eq!(e["pcomm"], "tk_snoops", "{e}");
+            assert_eq!(e["tid"], e["pid"], "{e}");
+            (
+                e["pid"].as_u64().unwrap(),
+                e["exit_code"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(children.len(), 50, "one line per child");
+    assert_eq!(seen, exits);
+    let first = exits.keys().next().unwrap();
+    let slept = children.iter().find(|e| e["pid"] == *first).unwrap();
+    assert!(slept["age_s"].as_f64().unwrap() >= 0.3, "{slept}");
+
+    // --threaded: each second thread's exit too (code 0: it returned); -x: only the
+    // exits that were not 0, and no thread's.
+    let (truth, events) = snoop(
+        "exitsnoop_threaded",
+        "exitsnoop",
+        &["--threaded", "-x"],
+        &["exits", "50"],
+    );
+    let (parent, exits, _) = expected(&truth);
+    let failed: BTreeMap<u64, String> = exits.into_iter().filter(|(_, e)| e != "0").collect();
+    assert_eq!(failed.len(), 40);
+    let seen: BTreeMap<u64, String> = events
+        .iter()
+        .filter(|e| e["ppid"] == parent)
+        .map(|e| {
+            (
+                e["tid"].as_u64().unwrap(),
+                e["exit_code"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(seen, failed);
+    let (truth, events) = snoop(
+        "exitsnoop_threads",
+        "exitsnoop",
+        &["--threaded"],
+        &["exits", "50"],
+    );
+    let (parent, _, threads) = expected(&truth);
+    let thread_exits: BTreeMap<u64, u64> = events
+        .iter()
+        .filter(|e| e["ppid"] == parent && e["tid"] != e["pid"])
+        .map(|e| {
+            assert_eq!(e["exit_code"], "0", "{e}");
+            (e["pid"].as_u64().unwrap(), e["tid"].as_u64().unwrap())
+        })
+        .collect();
+    assert_eq!(thread_exits, threads);
+}
+
+/// 200 threads the fixture creates, each shown once with its id and its creator; the
+/// fixture's children made by fork (none here) and other processes' threads are not its.
+#[test]
+fn threadsnoop_shows_each_new_thread() {
+    require_root();
+    let (truth, events) = snoop("threadsnoop", "threadsnoop", &[], &["threads", "200"]);
+    let parent: u64 = truth
+        .lines()
+        .find_map(|line| line.strip_prefix("parent "))
+        .expect("the fixture's pid")
+        .parse()
+        .unwrap();
+    let expected: BTreeSet<u64> = truth
+        .lines()
+        .filter_map(|line| line.strip_prefix("thread "))
+        .map(|tid| tid.parse().unwrap())
+        .collect();
+    assert_eq!(expected.len(), 200);
+    let mine: Vec<&Value> = events.iter().filter(|e| e["pid"] == parent).collect();
+    assert_eq!(mine.len(), 200, "one line per thread");
+    let seen: BTreeSet<u64> = mine
+        .iter()
+        .map(|e| {
+            assert_eq!(e["comm"], "tk_snoops", "{e}");
+            e["tid"].as_u64().unwrap()
+        })
+        .collect();
+    assert_eq!(seen, expected);
+}
+
+/// 50 rounds of setresuid, setreuid, setfsuid and setuid, then a drop to uid 1000 and a
+/// setuid(0) that fails with EPERM: each call once, in order, with its return value and the
+/// real, effective, saved and file-system uids it left (the fixture reads them from
+/// /proc/self/status); `-x` keeps only the failure.
+#[test]
+fn setuids_shows_each_call_with_the_ids_it_leaves() {
+    require_root();
+    let (truth, events) = snoop("setuids", "setuids", &[], &["setuids", "50"]);
+    let expected: Vec<String> = truth.lines().map(str::to_string).collect();
+    assert_eq!(expected.len(), 202);
+    let line = |e: &Value| -> String {
+        format!(
+            "{} {} {} {} {} {}",
+            e["syscall"].as_str().unwrap(),
+            e["ret"],
+            e["uid"],
+            e["euid"],
+            e["suid"],
+            e["fsuid"]
+        )
+    };
+    let seen: Vec<String> = events
+        .iter()
+        .filter(|e| e["comm"] == "tk_snoops")
+        .map(line)
+        .collect();
+    assert_eq!(seen, expected);
+    let (truth, events) = snoop("setuids_x", "setuids", &["-x"], &["setuids", "50"]);
+    let failed: Vec<String> = events
+        .iter()
+        .filter(|e| e["comm"] == "tk_snoops")
+        .map(line)
+        .collect();
+    assert_eq!(failed, [truth.lines().last().unwrap().to_string()]);
+    assert_eq!(failed[0], "setuid -1 1000 1000 1000 1000");
+}

@@ -13,6 +13,13 @@
 //!   negative, else 0 (a syscall's return value split as opensnoop shows it);
 //! - `comm_of(NAME)`: the command name of a program run from path NAME (its basename, cut
 //!   at 15 bytes, as the kernel names it);
+//! - `age(NAME)`: seconds from NAME, a `CLOCK_MONOTONIC` time in ns (`task->start_time`),
+//!   to the event, with 2 decimals (exitsnoop's `AGE(s)`);
+//! - `exit(NAME)`: a task's `exit_code` as libbpf-tools' exitsnoop shows it: `0`, `code N`
+//!   (the status given to `exit`), or `signal N (NAME)` with `, core dumped`;
+//! - `symbol(NAME)`: the name the tracepoint's own print format gives the value
+//!   (`__print_symbolic`: `skb:kfree_skb`'s `reason` 3 is `NO_SOCKET`), else the number
+//!   ([`crate::jobs::symbolic`]);
 //! - `NAME[A..B]`: the strings `NAME[A]` to `NAME[B-1]` joined by spaces, up to the first
 //!   empty one (execsnoop's `argv[0..4]`).
 
@@ -42,6 +49,12 @@ pub enum View {
     /// The command name the kernel gives a program run from a path: its basename, cut at
     /// 15 bytes.
     CommOf(String),
+    /// Seconds from a monotonic time in ns to the event.
+    Age(String),
+    /// A task's `exit_code` (status << 8, or the signal with 0x80 for a core dump).
+    ExitCode(String),
+    /// A value by the name its tracepoint's print format gives it.
+    Symbol(String),
 }
 
 impl View {
@@ -75,6 +88,15 @@ impl View {
         if let Some(inner) = call("comm_of") {
             return View::CommOf(inner);
         }
+        if let Some(inner) = call("age") {
+            return View::Age(inner);
+        }
+        if let Some(inner) = call("exit") {
+            return View::ExitCode(inner);
+        }
+        if let Some(inner) = call("symbol") {
+            return View::Symbol(inner);
+        }
         if let Some((base, range)) = field.split_once('[')
             && let Some((from, to)) = range.strip_suffix(']').and_then(|r| r.split_once(".."))
             && let (Ok(from), Ok(to)) = (from.parse::<u32>(), to.parse::<u32>())
@@ -88,9 +110,13 @@ impl View {
     pub fn prints(&self) -> Vec<String> {
         match self {
             View::Record(_) | View::Ppid => Vec::new(),
-            View::Field(name) | View::Fd(name) | View::Errno(name) | View::CommOf(name) => {
-                vec![name.clone()]
-            }
+            View::Field(name)
+            | View::Fd(name)
+            | View::Errno(name)
+            | View::CommOf(name)
+            | View::Age(name)
+            | View::ExitCode(name)
+            | View::Symbol(name) => vec![name.clone()],
             View::Join(names) => names.clone(),
         }
     }
@@ -115,6 +141,8 @@ enum Value {
     Text(String),
     Int(i64),
     Uint(u64),
+    /// A number shown with 2 decimals (a JSON number).
+    Fixed2(f64),
 }
 
 impl Value {
@@ -123,6 +151,7 @@ impl Value {
             Value::Text(text) => text.clone(),
             Value::Int(n) => n.to_string(),
             Value::Uint(n) => n.to_string(),
+            Value::Fixed2(x) => format!("{x:.2}"),
         }
     }
     fn json(&self) -> serde_json::Value {
@@ -130,6 +159,7 @@ impl Value {
             Value::Text(text) => text.clone().into(),
             Value::Int(n) => (*n).into(),
             Value::Uint(n) => (*n).into(),
+            Value::Fixed2(x) => ((x * 100.0).round() / 100.0).into(),
         }
     }
 }
@@ -166,7 +196,76 @@ fn as_int(value: &Value) -> i64 {
     match value {
         Value::Int(n) => *n,
         Value::Uint(n) => *n as i64,
+        Value::Fixed2(x) => *x as i64,
         Value::Text(_) => 0,
+    }
+}
+
+/// libbpf-tools exitsnoop's `EXIT_CODE` of a task's `exit_code`.
+fn exit_text(exit_code: i64) -> String {
+    let (status, signal) = ((exit_code >> 8) & 0xff, exit_code & 0xff);
+    if signal == 0 {
+        return if status == 0 {
+            "0".into()
+        } else {
+            format!("code {status}")
+        };
+    }
+    let number = (signal & 0x7f) as i32;
+    let mut text = String::new();
+    if number != 0 {
+        text = format!("signal {number} ({})", signal_name(number));
+    }
+    if signal & 0x80 != 0 {
+        text.push_str(if text.is_empty() {
+            "core dumped"
+        } else {
+            ", core dumped"
+        });
+    }
+    text
+}
+
+/// `SIGKILL` for 9 (Linux x86-64 numbers; `SIGRTMIN+N` above 33).
+pub fn signal_name(number: i32) -> String {
+    const NAMES: [&str; 32] = [
+        "0",
+        "SIGHUP",
+        "SIGINT",
+        "SIGQUIT",
+        "SIGILL",
+        "SIGTRAP",
+        "SIGABRT",
+        "SIGBUS",
+        "SIGFPE",
+        "SIGKILL",
+        "SIGUSR1",
+        "SIGSEGV",
+        "SIGUSR2",
+        "SIGPIPE",
+        "SIGALRM",
+        "SIGTERM",
+        "SIGSTKFLT",
+        "SIGCHLD",
+        "SIGCONT",
+        "SIGSTOP",
+        "SIGTSTP",
+        "SIGTTIN",
+        "SIGTTOU",
+        "SIGURG",
+        "SIGXCPU",
+        "SIGXFSZ",
+        "SIGVTALRM",
+        "SIGPROF",
+        "SIGWINCH",
+        "SIGIO",
+        "SIGPWR",
+        "SIGSYS",
+    ];
+    match usize::try_from(number) {
+        Ok(n) if n < NAMES.len() => NAMES[n].to_string(),
+        _ if number >= 34 => format!("SIGRTMIN+{}", number - 34),
+        _ => format!("signal {number}"),
     }
 }
 
@@ -212,6 +311,20 @@ fn value(record: &TraceRecord, prints: &[Printed], event: &str, view: &View) -> 
             }
             Value::Text(base[..end].to_string())
         }
+        View::Age(name) => {
+            let since = as_int(&printed_value(record, prints, name)) as u64;
+            Value::Fixed2(record.ts_ns.saturating_sub(since) as f64 / 1e9)
+        }
+        View::ExitCode(name) => {
+            Value::Text(exit_text(as_int(&printed_value(record, prints, name))))
+        }
+        View::Symbol(name) => {
+            let number = as_int(&printed_value(record, prints, name));
+            match super::symbolic::name(event, name, number) {
+                Some(symbol) => Value::Text(symbol),
+                None => Value::Text(number.to_string()),
+            }
+        }
         View::Join(names) => {
             let mut parts = Vec::new();
             for name in names {
@@ -230,8 +343,9 @@ fn value(record: &TraceRecord, prints: &[Printed], event: &str, view: &View) -> 
 fn width(header: &str) -> (usize, bool) {
     match header {
         "PCOMM" | "COMM" => (16, false),
-        "PID" | "PPID" | "TID" | "TPID" => (7, false),
+        "PID" | "PPID" | "TID" | "TPID" | "AGE(s)" => (7, false),
         "FD" | "RET" | "ERR" | "SIG" => (3, true),
+        "SYSCALL" => (9, false),
         _ => (header.len(), false),
     }
 }
@@ -426,6 +540,59 @@ mod tests {
         assert_eq!(json_key("PCOMM"), "pcomm");
         assert_eq!(json_key("ANON(kB)"), "anon_kb");
         assert_eq!(json_key("TIME(s)"), "time_s");
+    }
+
+    #[test]
+    fn exit_codes_as_exitsnoop_shows_them() {
+        assert_eq!(exit_text(0), "0");
+        assert_eq!(exit_text(3 << 8), "code 3");
+        assert_eq!(exit_text(9), "signal 9 (SIGKILL)");
+        assert_eq!(exit_text(0x80 | 11), "signal 11 (SIGSEGV), core dumped");
+        assert_eq!(exit_text(36), "signal 36 (SIGRTMIN+2)");
+        assert_eq!(
+            View::of("exit(task->exit_code)"),
+            View::ExitCode("task->exit_code".into())
+        );
+    }
+
+    #[test]
+    fn age_is_seconds_from_a_start_time_to_the_event() {
+        let columns = [Column {
+            header: "AGE(s)",
+            field: "age(start)",
+        }];
+        let (mut record, _) = record(0, "");
+        record.ts_ns = 5_000_000_000;
+        record.ints[0] = 1_234_000_000;
+        let prints = [Printed {
+            name: "start".into(),
+            operand: 0,
+            string_slot: 0,
+            ty: ValueType::Int { signed: false },
+            hint: Default::default(),
+        }];
+        let text = line(
+            &record,
+            &prints,
+            "",
+            &columns,
+            EventTime::None,
+            0.0,
+            "",
+            false,
+        );
+        assert_eq!(text, "3.77\n");
+        let json = line(
+            &record,
+            &prints,
+            "",
+            &columns,
+            EventTime::None,
+            0.0,
+            "",
+            true,
+        );
+        assert_eq!(json, "{\"age_s\":3.77}\n");
     }
 
     #[test]

@@ -20,6 +20,7 @@ pub mod presets;
 pub mod source;
 pub mod stacks;
 pub mod stat;
+pub mod symbolic;
 pub mod tools;
 pub mod top;
 pub mod trace;

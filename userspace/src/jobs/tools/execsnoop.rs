@@ -1,6 +1,7 @@
 //! `tracekit execsnoop`: each `execve(2)` with its arguments (bcc's and libbpf-tools'
 //! `execsnoop`), at `syscalls:sys_enter_execve`: the program's name (the basename of its
-//! path, as the kernel names the new command), the parent process, and the first
+//! path, as the kernel names the new command), the parent process (read in the kernel
+//! through BTF, `task->real_parent->tgid`, as libbpf-tools reads it), and the first
 //! [`ARGS`] arguments of `argv`, each cut at 32 bytes (the engine's string size; a record
 //! holds four strings).
 
@@ -18,8 +19,8 @@ pub const TOOL: Tool = Tool {
   tracekit execsnoop -t             # with seconds since tracing began
   tracekit execsnoop -n sh --json   # only execs by sh, as JSON lines
 
-ARGS shows argv[0] to argv[2], each cut at 32 bytes. PPID is read from /proc when the line
-is printed (? when the process is gone by then). Failed execs are shown too (the call is
+ARGS shows argv[0] to argv[2], each cut at 32 bytes. PPID is the caller's parent when it
+called execve (task->real_parent->tgid, through BTF). Failed execs are shown too (the call is
 seen on entry, its return value is not).",
     flags: &[NAME, TIMESTAMP, CLOCK],
     groups: &[Group::Common, Group::Maps],
@@ -39,7 +40,7 @@ pub const COLUMNS: [Column; 4] = [
     },
     Column {
         header: "PPID",
-        field: "ppid",
+        field: "task->real_parent->tgid",
     },
     Column {
         header: "ARGS",
@@ -68,13 +69,22 @@ mod tests {
         let Plan::Events(job) = (TOOL.plan)(&FlagValues::defaults(&TOOL)).unwrap() else {
             panic!("events");
         };
-        assert_eq!(job.request.print, ["filename", "argv[0]", "argv[1]", "argv[2]"]);
+        assert_eq!(
+            job.request.print,
+            [
+                "filename",
+                "task->real_parent->tgid",
+                "argv[0]",
+                "argv[1]",
+                "argv[2]"
+            ]
+        );
         assert_eq!(
             compile_in(&job.request, &Events::test_6_18())
                 .unwrap()
                 .listing(),
             r#"Main Tracepoints([Tracepoint { system: "syscalls", event: "sys_enter_execve" }])
-operands: #0 user_str@16 #1 user_str@24[0] #2 user_str@24[1] #3 user_str@24[2]
+operands: #0 user_str@16 #1 ? #2 user_str@24[0] #3 user_str@24[1] #4 user_str@24[2]
 corr: - | key: - | saves: -
 value: - | agg: trace | layout: array bound 0
 filter: -

@@ -43,6 +43,9 @@ table! {
     funclatency,
     // processes
     execsnoop,
+    exitsnoop,
+    threadsnoop,
+    setuids,
     killsnoop,
     oomkill,
     pidpersec,
@@ -62,12 +65,14 @@ table! {
     softirqs,
     // memory
     drsnoop,
+    slabratetop,
     // network
     tcpstates,
     tcpconnect,
     tcpaccept,
     tcpconnlat,
     tcpretrans,
+    tcpdrop,
     tcprtt,
     tcplife,
     solisten,
