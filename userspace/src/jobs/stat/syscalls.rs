@@ -73,6 +73,8 @@ pub struct SyscallSets {
     stopped_ns: Option<u64>,
     /// Which set counts each event, by event name.
     of_event: BTreeMap<String, usize>,
+    /// Per set: entries (`sys_enter_*`) or exits.
+    enters: Vec<bool>,
 }
 
 impl SyscallSets {
@@ -109,6 +111,7 @@ impl SyscallSets {
             for name in &names {
                 sets.of_event.insert(name.clone(), sets.sets.len());
             }
+            sets.enters.push(enter);
             sets.sets.push(Set {
                 specs: compiled.specs,
                 engines: Vec::new(),
@@ -142,7 +145,7 @@ impl SyscallSets {
         if tracees.follow_children {
             self.command = tracees.pids.as_ref().and_then(|p| p.first().copied());
         }
-        for set in &mut self.sets {
+        for (set, enter) in self.sets.iter_mut().zip(&self.enters) {
             for spec in &set.specs {
                 let mut engine = Engine::load(spec, &targets)?;
                 engine.attach(spec)?;
@@ -150,6 +153,16 @@ impl SyscallSets {
                     for note in engine.notes() {
                         eprintln!("tracekit: attached {note}");
                     }
+                    let (raw, prefix) = if *enter {
+                        ("sys_enter", "sys_enter_")
+                    } else {
+                        ("sys_exit", "sys_exit_")
+                    };
+                    eprintln!(
+                        "tracekit: attached raw tracepoint {raw} for {} syscalls:{prefix}* \
+                         tracepoints, counted by syscall number in one program",
+                        set.numbers.len()
+                    );
                 }
                 set.engines.push(engine);
             }
