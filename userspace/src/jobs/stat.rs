@@ -1,6 +1,7 @@
 //! `perf stat`: counts of perf events (software, hardware, tracepoints) for a command,
 //! processes, or the whole machine, per interval (`-i`) and for the whole run, on stdout or
-//! in `-o FILE`.
+//! in `-o FILE`. Sets of syscall tracepoints are counted by one BPF program each
+//! ([`syscalls`]), every other event by perf counters.
 
 use std::{io::Write as _, time::Duration};
 
@@ -8,6 +9,7 @@ use super::{RunOptions, is_broken_pipe, to_stdout};
 use crate::{
     Error, Result,
     counters::{self, Counter, Event, Kind, OpenError, Reading, Scope as CounterScope},
+    jobs::stat::syscalls::SyscallSets,
     output::{
         self, Format,
         stat::{StatRow, interval_report, json_report, text_report},
@@ -92,7 +94,11 @@ pub fn resolve_events(names: &[String], all_cpus: bool) -> Result<Vec<(Event, bo
 struct StatCollector {
     events: Vec<(Event, bool)>,
     rows: Vec<StatRow>,
+    /// Per row: its perf counter (None: not supported, or counted by `syscalls`).
     counters: Vec<Option<Counter>>,
+    /// The syscall tracepoints counted in BPF.
+    syscalls: SyscallSets,
+    verbose: u8,
     scope_text: String,
     json: bool,
     show_zero: bool,
@@ -104,13 +110,30 @@ struct StatCollector {
 
 impl StatCollector {
     fn read(&self) -> Result<Vec<Reading>> {
+        let sets = self.syscalls.read()?;
         self.counters
             .iter()
-            .map(|counter| match counter {
+            .zip(&self.rows)
+            .map(|(counter, row)| match counter {
                 Some(counter) => counter.read(),
+                None if self.syscalls.counts(&row.event.name) => {
+                    Ok(self.syscalls.reading(&sets, &row.event.name))
+                }
                 None => Ok(Reading::default()),
             })
             .collect()
+    }
+
+    /// Events the syscall sets' programs missed (the kernel skipped them), said on stderr.
+    fn report_missed(&self) -> Result<()> {
+        let missed = SyscallSets::missed(&self.syscalls.read()?);
+        if missed > 0 {
+            eprintln!(
+                "Lost: {missed} syscall events the kernel did not run the counting program for \
+                 (recursion); the syscalls: counts miss them."
+            );
+        }
+        Ok(())
     }
 }
 
@@ -129,7 +152,17 @@ impl Collector for StatCollector {
             (Some(pids), true) => CounterScope::Command(pids[0]),
         };
         self.command = matches!(scope, CounterScope::Command(_));
+        self.syscalls.attach(tracees, self.verbose)?;
         for (event, from_wildcard) in std::mem::take(&mut self.events) {
+            if self.syscalls.counts(&event.name) {
+                self.rows.push(StatRow {
+                    event,
+                    supported: true,
+                    from_wildcard,
+                });
+                self.counters.push(None);
+                continue;
+            }
             let counter = match Counter::open(&event, &scope) {
                 Ok(counter) => Some(counter),
                 Err(OpenError::NotSupported) => None,
@@ -163,7 +196,7 @@ impl Collector for StatCollector {
         if !self.command {
             counters::enable_all(true);
         }
-        Ok(())
+        self.syscalls.started()
     }
 
     fn interval(&mut self, interval: Interval) -> Result<Flow> {
@@ -189,6 +222,7 @@ impl Collector for StatCollector {
 
     fn detach(&mut self) -> Result<()> {
         counters::enable_all(false);
+        self.syscalls.detach();
         Ok(())
     }
 }
@@ -223,10 +257,32 @@ pub fn run(stat: &StatOptions, options: &RunOptions) -> Result<()> {
     }
     let all_cpus = options.scope == Scope::All;
     let events = resolve_events(&stat.events, all_cpus)?;
+    let syscalls = {
+        let in_sets: Vec<&Event> = events
+            .iter()
+            .map(|(event, _)| event)
+            .filter(|event| syscalls::set_of(event).is_some())
+            .collect();
+        let set = |enter| {
+            in_sets
+                .iter()
+                .filter(|e| syscalls::set_of(e) == Some(enter))
+                .count()
+        };
+        let large: Vec<&Event> = in_sets
+            .iter()
+            .copied()
+            .filter(|e| syscalls::set_of(e).is_some_and(|enter| set(enter) >= syscalls::MIN_SET))
+            .collect();
+        SyscallSets::new(&large)?
+    };
+    let needs_bpf = all_cpus || !syscalls.is_empty();
     let mut collector = StatCollector {
         events,
         rows: Vec::new(),
         counters: Vec::new(),
+        syscalls,
+        verbose: options.verbose,
         scope_text: options.scope.describe(),
         json: options.json,
         show_zero: stat.show_zero,
@@ -237,9 +293,10 @@ pub fn run(stat: &StatOptions, options: &RunOptions) -> Result<()> {
     if options.interval.is_some() && !options.json {
         to_stdout(|out| out.write_all(INTERVAL_HEADER.as_bytes()))?;
     }
-    let session = options.session(if all_cpus { "stat -a" } else { "stat" }, all_cpus);
+    let session = options.session(if all_cpus { "stat -a" } else { "stat" }, needs_bpf);
     let finished = session::run(session, &mut collector)?;
     let readings = collector.read()?;
+    collector.report_missed()?;
     let elapsed = finished.elapsed;
     let report = |format: Format| match format {
         Format::Json => json_report(&collector.rows, &readings, elapsed, &finished.scope_text),
@@ -267,8 +324,10 @@ pub fn run(stat: &StatOptions, options: &RunOptions) -> Result<()> {
         eprintln!("{}", output::profile::written(path, format));
     }
     finished.print_workload_exit();
+    session::print_usage(options.verbose, finished.attached_after);
     Ok(())
 }
 
+mod syscalls;
 #[cfg(test)]
 mod tests;

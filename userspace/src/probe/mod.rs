@@ -74,9 +74,18 @@ pub fn all_tracepoints(tracefs: &Path) -> Result<Vec<Tracepoint>> {
 /// wildcards matching nothing are usage errors that suggest near names.
 pub fn expand_tracepoints(pattern: &str, all: &[Tracepoint]) -> Result<Vec<Tracepoint>> {
     let (system, event) = pattern.split_once(':').unwrap_or((pattern, ""));
+    // A name without wildcards needs no glob walk (which allocates): `stat` passes each of
+    // the 360 `syscalls:sys_enter_*` it expanded to the engine by name.
+    let literal = !pattern.contains(['*', '?']);
     let matched: Vec<Tracepoint> = all
         .iter()
-        .filter(|tp| glob_match(system, &tp.system) && glob_match(event, &tp.event))
+        .filter(|tp| {
+            if literal {
+                tp.system == system && tp.event == event
+            } else {
+                glob_match(system, &tp.system) && glob_match(event, &tp.event)
+            }
+        })
         .cloned()
         .collect();
     if !matched.is_empty() {
