@@ -1,12 +1,14 @@
 //! tracekit's integration tests: real BPF programs on the real kernel, driven by fixture
 //! programs whose behaviour is known. Root only, one at a time: `cargo xtask test`.
 
+mod churn;
 mod engine;
 mod everyday;
 mod exporter;
 mod hooks;
 mod hostile;
 mod interp;
+mod interp_machine;
 mod interp_rb_php;
 mod kfunc;
 mod network;

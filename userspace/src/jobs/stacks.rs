@@ -332,6 +332,26 @@ impl Collector for StackCollector<'_> {
         self.symbolizer.remember_process(pid);
     }
 
+    fn exec_stopped(&mut self, pid: u32) {
+        let limit = crate::session::workload::EXEC_HOLD_LIMIT;
+        match &mut self.source {
+            Source::Sampler {
+                profiler: Some(profiler),
+                ..
+            } => {
+                if let Some(unwinder) = profiler.unwinder() {
+                    unwinder.load_process_now(pid, limit);
+                }
+            }
+            Source::Engines { unwinders, .. } => {
+                for unwinder in unwinders {
+                    unwinder.load_process_now(pid, limit);
+                }
+            }
+            Source::Sampler { profiler: None, .. } => {}
+        }
+    }
+
     fn interval(&mut self, interval: Interval) -> Result<Flow> {
         let delta = self.source.read_interval(&mut self.previous)?;
         let profile = profile::symbolize(&delta, &self.symbolizer);

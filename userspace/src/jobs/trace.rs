@@ -157,6 +157,12 @@ impl Collector for TraceCollector<'_> {
         Ok(rings)
     }
 
+    fn exec_stopped(&mut self, pid: u32) {
+        for unwinder in &mut self.unwinders {
+            unwinder.load_process_now(pid, crate::session::workload::EXEC_HOLD_LIMIT);
+        }
+    }
+
     fn record(&mut self, ring: usize, data: &[u8]) -> Flow {
         match self.rings[ring] {
             Ring::Announce => {

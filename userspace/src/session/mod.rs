@@ -167,6 +167,11 @@ pub trait Collector {
     /// were just read. Read what must be read from it while it lasts.
     fn exiting(&mut self, _pid: u32) {}
 
+    /// The `-- CMD` command `pid` is stopped right after an `exec`, its new image mapped,
+    /// until this returns: load what its first events need (unwind tables; within
+    /// [`workload::EXEC_HOLD_LIMIT`]).
+    fn exec_stopped(&mut self, _pid: u32) {}
+
     /// Everything is ready and the workload is about to be released: start counting.
     fn started(&mut self) -> Result<()> {
         Ok(())
@@ -456,7 +461,15 @@ fn collect(
                     }
                 },
                 () = stdout_gone.closed() => break Stop::OutputClosed,
-                () = exit_stop(exit_stops.as_ref()) => {
+                held = exit_stop(exit_stops.as_ref()) => {
+                    if held == workload::HeldAt::Exec {
+                        // Right after its exec: its tables in before its first instruction.
+                        if let Some(workload) = workload.as_ref() {
+                            collector.exec_stopped(workload.pid());
+                            workload.release();
+                        }
+                        continue;
+                    }
                     // The command is stopped at its exit with its memory mapped: what the
                     // rings hold (its announcement) is read now, then its map.
                     let deadline = Instant::now() + HOLD_READ;

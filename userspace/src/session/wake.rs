@@ -16,9 +16,10 @@ use tokio::{
 use super::Stop;
 use crate::{Error, Result};
 
-/// Waits until the `-- CMD` command stops at its exit ([`Workload::exit_stops`]), and
-/// drains the notice; never, when its exit is not held.
-pub(super) async fn exit_stop(stops: Option<&AsyncFd<OwnedFd>>) {
+/// Waits until the `-- CMD` command stops at its exit or an `exec`
+/// ([`Workload::exit_stops`]), drains the notice and says which; never, when it is not held.
+pub(super) async fn exit_stop(stops: Option<&AsyncFd<OwnedFd>>) -> super::workload::HeldAt {
+    use super::workload::HeldAt;
     let Some(stops) = stops else {
         return std::future::pending().await;
     };
@@ -30,7 +31,12 @@ pub(super) async fn exit_stop(stops: Option<&AsyncFd<OwnedFd>>) {
         // SAFETY: reading into a live buffer from our non-blocking pipe.
         let n = unsafe { libc::read(stops.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
         if n > 0 {
-            return;
+            // The command is stopped at the last one (it stops once until released).
+            return if buf[n as usize - 1] == HeldAt::Exec as u8 {
+                HeldAt::Exec
+            } else {
+                HeldAt::Exit
+            };
         }
         ready.clear_ready();
         if n == 0 {

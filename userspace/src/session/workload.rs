@@ -14,6 +14,12 @@
 //! the command itself is held, not the children it forks; and being traced, it cannot be
 //! attached to by a debugger (it can still be one). Signals reach it as before (the thread
 //! passes each one on).
+//!
+//! A held command also stops right after each `exec` (`PTRACE_O_TRACEEXEC`), before the
+//! new program's first instruction, until [`Workload::release`] (after [`EXEC_HOLD_LIMIT`]
+//! at most): the event loop has its unwind tables published then, so that its first
+//! samples are walked whole (an interpreter such as CPython keeps no frame pointers, and its
+//! stacks are named only through its tables).
 
 use std::{
     ffi::{CString, OsStr, OsString},
@@ -29,6 +35,19 @@ use crate::{Error, Result};
 /// The longest a command's exit is held for its memory map to be read: an event loop that
 /// does not answer must not keep a command from exiting.
 pub const HOLD_LIMIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The longest a command is held at its `exec` for its unwind tables to be published (its
+/// executable's table is built then, which takes up to a second or two for a big one).
+pub const EXEC_HOLD_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Where a held command stopped (the byte the tracer thread writes for each stop).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HeldAt {
+    /// Right after an `exec`, its new image mapped, before its first instruction.
+    Exec = 2,
+    /// At its exit, its memory still mapped.
+    Exit = 1,
+}
 
 /// The thread that holds a command's exit (see the module docs).
 #[derive(Debug)]
@@ -176,14 +195,15 @@ impl Workload {
         pidfd_open(self.pid)
     }
 
-    /// Readable when the command has stopped at its exit, with its memory still mapped:
-    /// read its map, drain the fd, then [`Workload::release`] it. None when not held.
+    /// Readable when the command has stopped at its exit, with its memory still mapped, or
+    /// right after an `exec`: one [`HeldAt`] byte per stop. Read the byte, do what the stop
+    /// is for, then [`Workload::release`] it. None when not held.
     pub fn exit_stops(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
         use std::os::fd::AsFd as _;
         self.hold.as_ref().map(|hold| hold.exit_stops.as_fd())
     }
 
-    /// Lets a command stopped at its exit finish exiting.
+    /// Lets a command stopped at its exit finish exiting, or one stopped at its `exec` run.
     pub fn release(&self) {
         if let Some(release) = self.hold.as_ref().and_then(|hold| hold.release.as_ref()) {
             let _ = release.send(());
@@ -260,7 +280,8 @@ fn hold(pid: u32) -> Result<Hold> {
     let tracer = std::thread::Builder::new()
         .name("tracekit-hold".into())
         .spawn(move || -> Result<Exit> {
-            let options = libc::PTRACE_O_TRACEEXIT | libc::PTRACE_O_EXITKILL;
+            let options =
+                libc::PTRACE_O_TRACEEXIT | libc::PTRACE_O_TRACEEXEC | libc::PTRACE_O_EXITKILL;
             // SAFETY: ptrace(2) on our own child; no memory is passed.
             let rc = unsafe {
                 libc::ptrace(
@@ -321,10 +342,17 @@ fn trace_until_exit(
             return Ok(exit_of(status));
         }
         let event = (status >> 16) & 0xff;
-        let (request, data) = if event == libc::PTRACE_EVENT_EXIT {
+        let held = match event {
+            libc::PTRACE_EVENT_EXIT => Some((HeldAt::Exit, HOLD_LIMIT)),
+            libc::PTRACE_EVENT_EXEC => Some((HeldAt::Exec, EXEC_HOLD_LIMIT)),
+            _ => None,
+        };
+        let (request, data) = if let Some((at, limit)) = held {
+            // A release that came after an earlier stop's limit is not this stop's.
+            while released.try_recv().is_ok() {}
             // SAFETY: writing one byte from a live buffer to our pipe.
-            unsafe { libc::write(stops.as_raw_fd(), [1u8].as_ptr().cast(), 1) };
-            let _ = released.recv_timeout(HOLD_LIMIT);
+            unsafe { libc::write(stops.as_raw_fd(), [at as u8].as_ptr().cast(), 1) };
+            let _ = released.recv_timeout(limit);
             (libc::PTRACE_CONT, 0)
         } else if event == libc::PTRACE_EVENT_STOP {
             // Stopped (SIGSTOP and the like): it stays so until SIGCONT, which traps again

@@ -24,6 +24,7 @@
 
 pub mod interp;
 pub mod kernel;
+pub mod needed;
 pub mod process;
 pub mod table;
 pub mod worker;
@@ -389,6 +390,64 @@ impl UnwindTables {
         }
     }
 
+    /// Whether `pid`'s mapping table is published now.
+    pub(super) fn is_published(&self, pid: u32) -> bool {
+        self.published.live.contains_key(&pid)
+    }
+
+    /// The mappings among `mappings` backed by a file whose table is not known yet (neither
+    /// built nor refused): what loading their process would build.
+    pub(super) fn unknown_binaries(&self, mappings: &[ExecMapping]) -> Vec<ExecMapping> {
+        mappings
+            .iter()
+            .filter(|mapping| matches!(mapping.backing, Backing::File { .. }))
+            .filter(|mapping| {
+                !self
+                    .binaries
+                    .contains_key(&(mapping.device.clone(), mapping.inode))
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// Whether the binary behind `mapping` has a table (or a reason for none) already,
+    /// found by its file or by `build_id` (then remembered under its file too).
+    pub(super) fn knows_binary(&mut self, mapping: &ExecMapping, build_id: Option<&[u8]>) -> bool {
+        let key = (mapping.device.clone(), mapping.inode);
+        if self.binaries.contains_key(&key) {
+            return true;
+        }
+        match build_id.and_then(|id| self.by_build_id.get(id)) {
+            Some(binary) => {
+                let binary = binary.clone();
+                self.binaries.insert(key, binary);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Loads `built`, the table of the binary behind `mapping` built without these tables
+    /// at hand (see [`worker`]), unless another load got there first.
+    pub(super) fn add_built(
+        &mut self,
+        mapping: &ExecMapping,
+        build_id: Option<Vec<u8>>,
+        built: Result<table::BinaryTable, table::TableError>,
+        took: Duration,
+    ) {
+        self.build_time += took;
+        if self.knows_binary(mapping, build_id.as_deref()) {
+            return;
+        }
+        let binary = self.load_table(built);
+        if let Some(id) = build_id {
+            self.by_build_id.insert(id, binary.clone());
+        }
+        self.binaries
+            .insert((mapping.device.clone(), mapping.inode), binary);
+    }
+
     /// Builds, before a command runs, the tables it will need first: its executable's, the
     /// vDSO's, and those of tracekit's own shared libraries (a dynamically linked command
     /// most likely maps the same libc and dynamic linker). `program` is `argv[0]`, looked up
@@ -409,19 +468,59 @@ impl UnwindTables {
         }
         if let Some(path) = find_program(program)
             && let Ok(file) = std::fs::File::open(&path)
-            && let Ok(metadata) = file.metadata()
         {
-            let device = metadata.dev();
-            let key = (
-                format!("{:02x}:{:02x}", libc::major(device), libc::minor(device)),
-                metadata.ino(),
-            );
-            if !self.binaries.contains_key(&key) {
-                let binary = self.load_opened(&file);
-                self.binaries.insert(key, binary);
-            }
+            self.build_file(&file);
         }
         self.build_time += started.elapsed();
+    }
+
+    /// Builds the tables of the shared libraries live process `pid` will map (its
+    /// `DT_NEEDED`: see [`needed`]), which have none yet: for a command held at its `exec`,
+    /// whose libraries are not mapped yet. Returns how many were built.
+    pub fn prepare_libraries(&mut self, pid: u32) -> usize {
+        let started = Instant::now();
+        let root = std::path::PathBuf::from(format!("/proc/{pid}/root"));
+        let (Ok(exe), Ok(exe_path)) = (
+            std::fs::File::open(format!("/proc/{pid}/exe")),
+            std::fs::read_link(format!("/proc/{pid}/exe")),
+        ) else {
+            return 0;
+        };
+        let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+        let ld_library_path = environ
+            .split(|&byte| byte == 0)
+            .find_map(|entry| entry.strip_prefix(b"LD_LIBRARY_PATH="))
+            .map(|value| {
+                use std::os::unix::ffi::OsStrExt as _;
+                std::ffi::OsStr::from_bytes(value).to_owned()
+            });
+        let built = needed::needed_libraries(&root, &exe, &exe_path, ld_library_path.as_deref())
+            .into_iter()
+            .filter_map(|path| std::fs::File::open(needed::within(&root, &path)).ok())
+            .filter(|file| self.build_file(file))
+            .count();
+        self.build_time += started.elapsed();
+        built
+    }
+
+    /// Builds the table of the binary open as `file` unless its file is known already;
+    /// returns whether it was built (or refused) now.
+    fn build_file(&mut self, file: &std::fs::File) -> bool {
+        use std::os::unix::fs::MetadataExt as _;
+        let Ok(metadata) = file.metadata() else {
+            return false;
+        };
+        let device = metadata.dev();
+        let key = (
+            format!("{:02x}:{:02x}", libc::major(device), libc::minor(device)),
+            metadata.ino(),
+        );
+        if self.binaries.contains_key(&key) {
+            return false;
+        }
+        let binary = self.load_opened(file);
+        self.binaries.insert(key, binary);
+        true
     }
 
     /// The table of an open binary, found by build ID or built.

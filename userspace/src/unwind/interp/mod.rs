@@ -78,6 +78,18 @@ pub(crate) enum Detected {
     None,
 }
 
+/// Whether the binary at `path` may be an interpreter that [`detect`] knows, by its file
+/// name alone (no file is read): a process that maps one has its tables built first
+/// ([`crate::unwind::worker`]), as its stacks cannot be named before. Keep it in step with
+/// the names [`detect`] looks at.
+pub fn may_hold_interpreter(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.contains("python")
+        || name.contains("ruby")
+        || name.starts_with("php")
+        || name.starts_with("libphp")
+}
+
 /// Checks the binary of `mapping` (opened as `file`) for an interpreter.
 fn detect(path: &str, file: &std::path::Path) -> Detected {
     let name = path.rsplit('/').next().unwrap_or(path);
