@@ -8,6 +8,7 @@ mod hooks;
 mod hostile;
 mod interp;
 mod interp_rb_php;
+mod jit;
 mod kfunc;
 mod network;
 mod percentiles;

@@ -129,7 +129,9 @@ fn run(
         }
     };
     if let Some(except) = scan_all_but {
-        for pid in super::live_pids(except) {
+        let pids = super::live_pids(except);
+        tables.load_jit_runtimes(&pids);
+        for pid in pids {
             if !serve_queue(&mut tables) {
                 return tables;
             }

@@ -304,15 +304,9 @@ impl Interpreters {
                     return;
                 }
                 Detected::V8(binary) => {
-                    let Some(bias) =
-                        bias_at(binary.builtins.0, binary.builtins_file_offset, mapping)
-                    else {
-                        continue;
-                    };
-                    let v = binary.version;
-                    let name = format!("V8 {}.{} (Node.js)", v.major, v.minor);
-                    self.publish(pid, binary.process(bias), name, Runtime::V8(v));
-                    return;
+                    if self.publish_v8(pid, &binary, mapping) {
+                        return;
+                    }
                 }
             }
         }

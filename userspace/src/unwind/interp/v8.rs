@@ -21,6 +21,7 @@ use std::collections::HashMap;
 use tracekit_common::interp::{InterpProcess, NO_OFFSET, OFFSET_SLOTS, runtime, v8 as slots};
 
 use super::{CodeInfo, Detected, read_memory};
+use crate::unwind::process::{Backing, ExecMapping};
 
 /// Instance types of the `JSFunction` classes after `JS_FUNCTION_TYPE` (class
 /// constructors and the like, V8 9.6+): they are not named in the `v8dbg_*` symbols.
@@ -288,6 +289,56 @@ fn binary(symbols: &Symbols) -> Result<Option<Binary>, String> {
     }))
 }
 
+impl super::Interpreters {
+    /// Publishes V8 in live process `pid` before its native unwind tables are built (which
+    /// takes seconds for a binary the size of node's): the kernel walks V8's frames by frame
+    /// pointer with no tables, so a process profiled from its start (`-- CMD`, a process
+    /// started during `-a`) is named from its first samples. [`Self::load_process`] publishes
+    /// it again after the tables (harmless).
+    pub fn load_jit_process(&mut self, pid: u32, mappings: &[ExecMapping]) {
+        if !super::enabled() {
+            return;
+        }
+        for mapping in mappings {
+            let Backing::File { path, .. } = &mapping.backing else {
+                continue;
+            };
+            let name = path.rsplit('/').next().unwrap_or(path);
+            if !is_node(name) {
+                continue;
+            }
+            let key = (mapping.device.clone(), mapping.inode);
+            let detected = self.binaries.entry(key).or_insert_with(|| {
+                let link = format!(
+                    "/proc/{pid}/map_files/{:x}-{:x}",
+                    mapping.begin, mapping.end
+                );
+                let detected = super::detect(path, std::path::Path::new(&link));
+                log::debug!("interpreters: {path}: {detected:?}");
+                detected
+            });
+            let Detected::V8(binary) = detected.clone() else {
+                continue;
+            };
+            if self.publish_v8(pid, &binary, mapping) {
+                return;
+            }
+        }
+    }
+
+    /// Publishes V8 `binary` as `pid`'s runtime if `mapping` holds its builtins.
+    pub(super) fn publish_v8(&mut self, pid: u32, binary: &Binary, mapping: &ExecMapping) -> bool {
+        let Some(bias) = super::bias_at(binary.builtins.0, binary.builtins_file_offset, mapping)
+        else {
+            return false;
+        };
+        let v = binary.version;
+        let name = format!("V8 {}.{} (Node.js)", v.major, v.minor);
+        self.publish(pid, binary.process(bias), name, super::Runtime::V8(v));
+        true
+    }
+}
+
 /// Longest string read (characters).
 const MAX_STRING: u64 = 4096;
 /// Cons and thin strings followed, at most, for one string.
@@ -462,6 +513,33 @@ mod tests {
         assert_eq!(binary.version.fp_context, 8);
         assert!(binary.builtins.1 > 1 << 20);
         assert!(binary.version.type_function > 0 && binary.version.type_shared_function_info > 0);
+    }
+
+    /// A V8 without postmortem symbols, or with pointer compression, is not unwound, and
+    /// the reason names what is missing.
+    #[test]
+    fn unreadable_layouts_say_why() {
+        let mut symbols = Symbols {
+            values: HashMap::new(),
+            builtins: Some((0x1000, 0x1000)),
+            builtins_size: Some(0x1000),
+        };
+        assert_eq!(
+            binary(&symbols),
+            Err("V8 without postmortem symbols (v8dbg_*)".to_string())
+        );
+        symbols.values.insert("v8dbg_TaggedSize".into(), 4);
+        symbols.values.insert("v8dbg_SystemPointerSize".into(), 8);
+        assert!(
+            binary(&symbols)
+                .unwrap_err()
+                .contains("pointer compression")
+        );
+        symbols.values.insert("v8dbg_TaggedSize".into(), 8);
+        assert_eq!(
+            binary(&symbols),
+            Err("no v8dbg_HeapObjectTag symbol".to_string())
+        );
     }
 
     #[test]
