@@ -219,8 +219,8 @@ fn node_names_outlive_the_process() {
     );
 }
 
-/// `-a`: the whole machine, node among the rest; node's samples (its stacks start with
-/// its command name) name the chain.
+/// `-a`: the whole machine, node among the rest; the fixture's samples (its stacks start
+/// with its command name, `tk_js_chain`, which it sets) name the chain.
 #[test]
 fn node_chain_whole_machine() {
     let test = "node_chain_whole_machine";
@@ -249,7 +249,9 @@ fn node_chain_whole_machine() {
     let _ = child.wait();
     run.assert_code(0);
     eprintln!("{}", run.stderr);
-    check_chain(test, &read_folded(&out), |path| path.starts_with("node;"));
+    check_chain(test, &read_folded(&out), |path| {
+        path.starts_with("tk_js_chain;")
+    });
 }
 
 /// `--no-interpreters`: V8's frames stay native (builtins and `[unknown]` JIT code), no
