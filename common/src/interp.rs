@@ -46,6 +46,8 @@ pub mod runtime {
     pub const RUBY: u8 = 2;
     /// PHP (Zend).
     pub const PHP: u8 = 3;
+    /// V8 (Node.js): JavaScript frames on the frame-pointer chain ([`super::v8`]).
+    pub const V8: u8 = 4;
 }
 
 /// Bit where an encoded frame's runtime starts.
@@ -154,7 +156,8 @@ pub const CODES_RING_BYTES: u32 = 256 * 1024;
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InterpStat {
-    /// Native eval-loop frames the walk met in processes with an interpreter.
+    /// Native eval-loop frames the walk met in processes with an interpreter (V8: frames
+    /// in V8's code, builtins or JIT).
     EvalFrames = 0,
     /// Interpreter frames recorded.
     Frames = 1,
@@ -264,6 +267,49 @@ pub mod php {
     pub const EVAL_CODE: u8 = 4;
     /// `ZEND_CALL_TOP` in the call info: the frame an `execute_ex` call started with.
     pub const CALL_TOP: u32 = 1 << 17;
+}
+
+/// V8's offset slots ([`InterpProcess::offsets`]), all from the binary's `v8dbg_*`
+/// postmortem symbols. `eval_begin..eval_end` is the embedded builtins' code
+/// (`v8_Default_embedded_blob_code_`, `Builtins_*` in the binary's text, with no unwind
+/// rows); JIT code is anonymous memory. Both keep V8's frame-pointer chain, on which a
+/// JavaScript frame holds its context (a heap object) at `fp - FP_CONTEXT` and its
+/// `JSFunction` at `fp - FP_FUNCTION`; any other V8 frame holds a type marker (a small
+/// integer: tag bit 0) in the context's place. A JavaScript frame is recorded as its
+/// function's `SharedFunctionInfo` (tag cleared) and, for interpreted frames, the bytecode
+/// offset (a Smi at `fp - FP_BYTECODE_OFFSET`); 0 when not known. Pointers are tagged:
+/// heap objects end in binary 01 (`HeapObjectTag`), Smis in 0 with the value in the high
+/// 32 bits (no pointer compression: 8-byte tagged words).
+pub mod v8 {
+    /// `-v8dbg_off_fp_context_or_frame_type` (bytes below the frame pointer).
+    pub const FP_CONTEXT: usize = 0;
+    /// `-v8dbg_off_fp_function`.
+    pub const FP_FUNCTION: usize = 1;
+    /// `-v8dbg_off_fp_bytecode_offset`.
+    pub const FP_BYTECODE_OFFSET: usize = 2;
+    /// `v8dbg_class_HeapObject__map__Map`.
+    pub const OBJECT_MAP: usize = 3;
+    /// `v8dbg_class_Map__instance_type__uint16_t`.
+    pub const MAP_INSTANCE_TYPE: usize = 4;
+    /// `v8dbg_class_JSFunction__shared__SharedFunctionInfo`.
+    pub const FUNCTION_SHARED: usize = 5;
+    /// First instance type of the `JSFunction` classes (`v8dbg_type_JSFunction__...`).
+    pub const TYPE_FUNCTION_FIRST: usize = 6;
+    /// Last instance type of the `JSFunction` classes (class constructors and the like
+    /// follow the first).
+    pub const TYPE_FUNCTION_LAST: usize = 7;
+    /// `v8dbg_type_SharedFunctionInfo__SHARED_FUNCTION_INFO_TYPE`.
+    pub const TYPE_SHARED_FUNCTION_INFO: usize = 8;
+    /// `-v8dbg_off_fp_bytecode_array`.
+    pub const FP_BYTECODE_ARRAY: usize = 9;
+    /// `v8dbg_type_BytecodeArray__BYTECODE_ARRAY_TYPE`.
+    pub const TYPE_BYTECODE_ARRAY: usize = 10;
+    /// Low bits of a tagged heap object pointer (`v8dbg_HeapObjectTagMask`).
+    pub const HEAP_OBJECT_TAG_MASK: u64 = 3;
+    /// Their value in a heap object pointer (`v8dbg_HeapObjectTag`).
+    pub const HEAP_OBJECT_TAG: u64 = 1;
+    /// Shift of a Smi's value in its word (`v8dbg_SmiShiftSize` + the 1-bit tag).
+    pub const SMI_SHIFT: u32 = 32;
 }
 
 crate::impl_pod!(InterpProcess, InterpConfig, CodeKey);

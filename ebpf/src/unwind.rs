@@ -359,7 +359,13 @@ extern "C" fn step<M: UnwindMaps>(_index: u64, _ctx: *mut c_void) -> i64 {
     if pc < w.m_begin || pc >= w.m_end {
         find_mapping::<M>(w, pc);
     }
-    let stepped = if w.m_end == 0 {
+    let stepped = if interp::v8::in_code(&w.interp, pc, w.m_end == 0 || w.m_rows == 0) {
+        // V8's code keeps frame pointers; its JavaScript frames are recorded as functions.
+        if let Some(word) = interp::v8::frame::<M>(&w.interp, w.bp) {
+            w.frames[len] = word;
+        }
+        frame_pointer_step::<M>(w)
+    } else if w.m_end == 0 {
         bump::<M>(UnwindStat::NoMappingFrames);
         frame_pointer_step::<M>(w)
     } else if w.m_rows == 0 {

@@ -10,6 +10,7 @@ mod hostile;
 mod interp;
 mod interp_machine;
 mod interp_rb_php;
+mod jit;
 mod kfunc;
 mod network;
 mod percentiles;

@@ -9,6 +9,7 @@
 pub mod php;
 pub mod python;
 pub mod ruby;
+pub mod v8;
 
 use aya_ebpf::helpers::{bpf_probe_read_kernel, bpf_probe_read_user};
 use tracekit_common::interp::{CodeKey, InterpConfig, InterpProcess, InterpStat, runtime};
@@ -77,7 +78,12 @@ pub enum InterpFrame {
 #[inline(always)]
 pub fn frame_at<M: UnwindMaps>(walk: &mut InterpWalk, pc: u64) -> InterpFrame {
     let process = &walk.process;
-    if process.runtime == runtime::NONE || pc < process.eval_begin || pc >= process.eval_end {
+    // V8's frames are found by frame pointer where the walk meets V8 code (`v8::in_code`).
+    if process.runtime == runtime::NONE
+        || process.runtime == runtime::V8
+        || pc < process.eval_begin
+        || pc >= process.eval_end
+    {
         return InterpFrame::Native;
     }
     if walk.pending == 0 {

@@ -238,6 +238,10 @@ impl UnwindTables {
         if exec_mappings.is_empty() {
             return false;
         }
+        // JIT runtimes' frames need no tables: named while the tables are built.
+        if let Some(interp) = &mut self.kernel.interp {
+            interp.load_jit_process(pid, &exec_mappings);
+        }
         let mut mappings = Vec::with_capacity(exec_mappings.len());
         let mut fallbacks = ProcessFallbacks::new();
         for mapping in &exec_mappings {
@@ -309,10 +313,24 @@ impl UnwindTables {
         }
     }
 
+    /// Publishes the JIT runtimes (V8) of `pids` now, before any table is built: their
+    /// frames need no tables, and a whole machine's tables take seconds.
+    pub fn load_jit_runtimes(&mut self, pids: &[u32]) {
+        let Some(interp) = &mut self.kernel.interp else {
+            return;
+        };
+        for &pid in pids {
+            if let Ok(exec_mappings) = process::exec_mappings(pid) {
+                interp.load_jit_process(pid, &exec_mappings);
+            }
+        }
+    }
+
     /// Loads every process of the machine but `except` (tracekit itself); returns how many.
     pub fn load_all_processes(&mut self, except: u32) -> usize {
-        live_pids(except)
-            .into_iter()
+        let pids = live_pids(except);
+        self.load_jit_runtimes(&pids);
+        pids.into_iter()
             .filter(|&pid| self.load_process(pid))
             .count()
     }

@@ -230,6 +230,8 @@ fn run_front(
                 load(pid);
             }
             Some(false) => {
+                // A JIT runtime is named from its first samples; its tables can wait.
+                with(shared, |tables| tables.load_jit_runtimes(&[pid]));
                 let _ = to_back.send(Back::Announced(pid));
             }
             None => {}
@@ -244,7 +246,10 @@ fn run_front(
     if let Some(except) = scan_all_but {
         // The machine's interpreters first, here; the rest to the back thread.
         let mut rest = Vec::new();
-        for pid in super::live_pids(except) {
+        let pids = super::live_pids(except);
+        // JIT runtimes (V8) need no tables: published for every process before any is built.
+        with(shared, |tables| tables.load_jit_runtimes(&pids));
+        for pid in pids {
             loop {
                 match jobs.try_recv() {
                     Ok(job) => handle(job),

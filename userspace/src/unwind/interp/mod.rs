@@ -1,6 +1,7 @@
 //! Interpreted code in user stacks: Python functions where the native walk shows
 //! `_PyEval_EvalFrameDefault`, Ruby methods where it shows `vm_exec_core` ([`ruby`]), PHP
-//! functions where it shows `execute_ex` ([`php`]), found with no flags in the target.
+//! functions where it shows `execute_ex` ([`php`]), JavaScript functions where it shows V8's
+//! builtins or JIT code ([`v8`]), found with no flags in the target.
 //!
 //! The kernel side (`ebpf/src/interp/`, layouts and the frame encoding in
 //! [`tracekit_common::interp`]) records interpreter frames in the eval loop's place during
@@ -23,6 +24,7 @@ mod layout;
 pub mod php;
 pub mod python;
 pub mod ruby;
+pub mod v8;
 
 use std::{
     collections::{BTreeMap, HashMap},
@@ -52,6 +54,8 @@ pub const PYTHON_MODULE: &str = "[python]";
 pub const RUBY_MODULE: &str = "[ruby]";
 /// The module column of PHP frames.
 pub const PHP_MODULE: &str = "[php]";
+/// The module column of JavaScript (V8) frames.
+pub const JS_MODULE: &str = "[js]";
 
 static DISABLED: AtomicBool = AtomicBool::new(false);
 
@@ -72,6 +76,7 @@ pub(crate) enum Detected {
     Python(python::Binary),
     Ruby(ruby::Binary),
     Php(php::Binary),
+    V8(v8::Binary),
     /// An interpreter we cannot unwind, and why (for the report).
     Unsupported(String),
     /// Not an interpreter.
@@ -98,6 +103,9 @@ fn detect(path: &str, file: &std::path::Path) -> Detected {
     }
     if name.starts_with("php") || name.starts_with("libphp") {
         return php::detect(path, file);
+    }
+    if v8::is_node(name) {
+        return v8::detect(file);
     }
     if !name.contains("python") {
         return Detected::None;
@@ -233,6 +241,9 @@ impl Interpreters {
                         mapping.begin, mapping.end
                     );
                     let detected = detect(path, std::path::Path::new(&link));
+                    if !matches!(detected, Detected::None) {
+                        log::debug!("interpreters: {path}: {detected:?}");
+                    }
                     self.binaries.insert(key, detected.clone());
                     detected
                 }
@@ -303,6 +314,11 @@ impl Interpreters {
                         Runtime::Php(binary.version),
                     );
                     return;
+                }
+                Detected::V8(binary) => {
+                    if self.publish_v8(pid, &binary, mapping) {
+                        return;
+                    }
                 }
             }
         }
@@ -491,6 +507,7 @@ enum Runtime {
     Python(python::Version),
     Ruby(&'static ruby::Version),
     Php(&'static php::Version),
+    V8(v8::Version),
 }
 
 impl Runtime {
@@ -500,6 +517,7 @@ impl Runtime {
             Runtime::Python(version) => python::read_code(pid, &version, code),
             Runtime::Ruby(version) => ruby::read_code(pid, version, code),
             Runtime::Php(version) => php::read_code(pid, version, code),
+            Runtime::V8(version) => v8::read_code(pid, &version, code),
         }
     }
 }
@@ -509,6 +527,7 @@ fn module_of(runtime: u8) -> &'static str {
     match runtime {
         runtime::RUBY => RUBY_MODULE,
         runtime::PHP => PHP_MODULE,
+        runtime::V8 => JS_MODULE,
         _ => PYTHON_MODULE,
     }
 }
@@ -555,6 +574,7 @@ fn register(pid: u32, runtime: Runtime) {
         (Runtime::Python(a), Runtime::Python(b)) => a.minor == b.minor,
         (Runtime::Ruby(a), Runtime::Ruby(b)) => a.minor == b.minor,
         (Runtime::Php(a), Runtime::Php(b)) => a.minor == b.minor,
+        (Runtime::V8(a), Runtime::V8(b)) => a == b,
         _ => false,
     };
     if !same {
@@ -620,6 +640,8 @@ pub fn frame(pid: u32, word: u64) -> Frame {
         Some((info, units))
     });
     let symbol = match info {
+        // No lines for JavaScript yet: the kernel records the bytecode offset only.
+        Some((info, _)) if id == runtime::V8 => v8::symbol(&info),
         Some((info, units)) => {
             let line = match id {
                 runtime::RUBY => ruby::line_of(&info, units),
@@ -645,7 +667,7 @@ pub fn frame(pid: u32, word: u64) -> Frame {
 pub fn is_interpreted(frame: &Frame) -> bool {
     matches!(
         frame.module.as_deref(),
-        Some(PYTHON_MODULE | RUBY_MODULE | PHP_MODULE)
+        Some(PYTHON_MODULE | RUBY_MODULE | PHP_MODULE | JS_MODULE)
     )
 }
 
@@ -692,14 +714,14 @@ fn names_report() -> String {
     if registry.read_failures > 0 {
         lines.push(format!(
             "interpreters: {} code objects could not be read (the process exited before it \
-             was named, or its memory is not readable); their frames are [unknown] in [python], [ruby] or [php]",
+             was named, or its memory is not readable); their frames are [unknown] in [python], [ruby], [php] or [js]",
             registry.read_failures
         ));
     }
     if registry.over_limit > 0 {
         lines.push(format!(
             "interpreters: {} code objects not named: their process had {MAX_CODES_PER_PROCESS} \
-             cached already; their frames are [unknown] in [python], [ruby] or [php]",
+             cached already; their frames are [unknown] in [python], [ruby], [php] or [js]",
             registry.over_limit
         ));
     }

@@ -1,0 +1,294 @@
+//! JIT runtimes with no flags (issue 28): Node.js (Debian's `nodejs`, V8 11.3) started as
+//! production starts it, with no `--perf-basic-prof`. The fixture's known chain
+//! (`outer -> middle -> leaf`, burning CPU in `leaf`) is named from V8's own frames under
+//! `-p`, `-- CMD` and `-a`, and for a process that exits before the profile ends.
+
+use std::{
+    io::{BufRead as _, BufReader, Write as _},
+    path::Path,
+    process::{Child, Command, Stdio},
+    time::Duration,
+};
+
+use tracekit_tests::{
+    ensure_package, parse_folded, require_root, scratch, spawn_tracekit, tracekit, wait_for_stderr,
+    wait_output, workspace,
+};
+
+const TIMEOUT: Duration = Duration::from_secs(120);
+const NODE: &str = "/usr/bin/node";
+
+fn fixture() -> String {
+    workspace()
+        .join("tests/fixtures/js_chain.js")
+        .display()
+        .to_string()
+}
+
+/// Debian's node, installed when absent; false (the test skips, saying why) if it cannot be.
+fn have_node(test: &str) -> bool {
+    ensure_package(test, "nodejs", || Path::new(NODE).is_file())
+}
+
+/// Starts the fixture with `args` and waits for its "ready" line.
+fn spawn_ready(args: &[&str]) -> Child {
+    let mut child = Command::new(NODE)
+        .arg(fixture())
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|err| panic!("spawning node: {err}"));
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line.trim(), "ready", "node did not start");
+    child
+}
+
+/// Samples whose stack satisfies `test`, of the samples `of` selects.
+fn share(
+    folded: &[(String, u64)],
+    of: impl Fn(&str) -> bool,
+    test: impl Fn(&str) -> bool,
+) -> (u64, u64) {
+    let chosen = || folded.iter().filter(|(path, _)| of(path));
+    let total = chosen().map(|(_, n)| n).sum();
+    let hits = chosen()
+        .filter(|(path, _)| test(path))
+        .map(|(_, n)| n)
+        .sum();
+    (hits, total)
+}
+
+/// Whether `path` (outermost first) has `outer`, `middle` and `leaf` of the fixture, in
+/// this order.
+fn whole_chain(path: &str) -> bool {
+    let leaf = format!("leaf ({})", fixture());
+    let names = ["outer (", "middle (", leaf.as_str()];
+    let mut frames = path.split(';');
+    names
+        .iter()
+        .all(|name| frames.any(|frame| frame.starts_with(name)))
+}
+
+fn names_leaf(path: &str) -> bool {
+    path.split(';')
+        .any(|frame| frame == format!("leaf ({})", fixture()))
+}
+
+/// Checks the chain in the samples `of` selects: 90% name the leaf, 85% the whole chain.
+fn check_chain(test: &str, folded: &[(String, u64)], of: impl Fn(&str) -> bool + Copy) {
+    let (leaf, total) = share(folded, of, names_leaf);
+    let (whole, _) = share(folded, of, whole_chain);
+    eprintln!("{test}: {leaf} of {total} samples name leaf, {whole} the whole chain");
+    assert!(total >= 50, "only {total} samples: {folded:#?}");
+    assert!(
+        leaf as f64 >= 0.90 * total as f64,
+        "{leaf} of {total} samples name leaf (want 90%): {folded:#?}"
+    );
+    assert!(
+        whole as f64 >= 0.85 * total as f64,
+        "{whole} of {total} samples have outer;middle;leaf (want 85%): {folded:#?}"
+    );
+}
+
+fn read_folded(path: &Path) -> Vec<(String, u64)> {
+    parse_folded(&std::fs::read_to_string(path).unwrap())
+}
+
+/// `-p PID` of a node already running its chain.
+#[test]
+fn node_chain_pid() {
+    let test = "node_chain_pid";
+    require_root();
+    if !have_node(test) {
+        return;
+    }
+    let dir = scratch(test);
+    let out = dir.join("out.folded");
+    let mut child = spawn_ready(&["8"]);
+    let pid = child.id().to_string();
+    let run = tracekit(
+        [
+            "profile",
+            "-v",
+            "-F",
+            "199",
+            "-p",
+            &pid,
+            "-d",
+            "3",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        TIMEOUT,
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+    run.assert_code(0);
+    eprintln!("{}", run.stderr);
+    assert!(
+        run.stderr.contains("V8 11.3 (Node.js) in 1 process"),
+        "{}",
+        run.stderr
+    );
+    check_chain(test, &read_folded(&out), |_| true);
+}
+
+/// `-- node js_chain.js`: node is named from its start, while its unwind tables are built.
+#[test]
+fn node_chain_command() {
+    let test = "node_chain_command";
+    require_root();
+    if !have_node(test) {
+        return;
+    }
+    let dir = scratch(test);
+    let out = dir.join("out.folded");
+    let script = fixture();
+    let run = tracekit(
+        [
+            "profile",
+            "-v",
+            "-F",
+            "199",
+            "-o",
+            out.to_str().unwrap(),
+            "--",
+            NODE,
+            &script,
+            "4",
+        ],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    eprintln!("{}", run.stderr);
+    // The chain runs on node's main thread, after node's own start-up (~0.1 s of
+    // bootstrap code): the samples of the chain's thread once it burns are the ones that
+    // name the fixture at all.
+    let folded = read_folded(&out);
+    check_chain(test, &folded, |path| path.contains(&script));
+}
+
+/// A node process that exits 1 s into a 5 s profile keeps its names: functions are read
+/// when the kernel first records them.
+#[test]
+fn node_names_outlive_the_process() {
+    let test = "node_names_outlive_the_process";
+    require_root();
+    if !have_node(test) {
+        return;
+    }
+    let dir = scratch(test);
+    let out = dir.join("out.folded");
+    let mut child = Command::new(NODE)
+        .arg(fixture())
+        .args(["1", "stdin"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id().to_string();
+    let mut profiler = spawn_tracekit([
+        "profile",
+        "-v",
+        "-F",
+        "199",
+        "-p",
+        &pid,
+        "-d",
+        "5",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    wait_for_stderr(&mut profiler, "Hit Ctrl-C", TIMEOUT);
+    child.stdin.take().unwrap().write_all(b"go\n").unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "the fixture failed: {status}");
+    let run = wait_output(profiler, TIMEOUT);
+    run.assert_code(0);
+    let folded = read_folded(&out);
+    let (leaf, total) = share(&folded, |_| true, names_leaf);
+    eprintln!("{test}: {leaf} of {total} samples name leaf");
+    assert!(total >= 20, "only {total} samples: {folded:#?}");
+    assert!(
+        leaf as f64 >= 0.80 * total as f64,
+        "{leaf} of {total} samples name leaf after the process exited: {folded:#?}"
+    );
+}
+
+/// `-a`: the whole machine, node among the rest; the fixture's samples (its stacks start
+/// with its command name, `tk_js_chain`, which it sets) name the chain.
+#[test]
+fn node_chain_whole_machine() {
+    let test = "node_chain_whole_machine";
+    require_root();
+    if !have_node(test) {
+        return;
+    }
+    let dir = scratch(test);
+    let out = dir.join("out.folded");
+    let mut child = spawn_ready(&["8"]);
+    let run = tracekit(
+        [
+            "profile",
+            "-v",
+            "-a",
+            "-F",
+            "199",
+            "-d",
+            "3",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        TIMEOUT,
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+    run.assert_code(0);
+    eprintln!("{}", run.stderr);
+    check_chain(test, &read_folded(&out), |path| {
+        path.starts_with("tk_js_chain;")
+    });
+}
+
+/// `--no-interpreters`: V8's frames stay native (builtins and `[unknown]` JIT code), no
+/// JavaScript function is named.
+#[test]
+fn node_no_interpreters_keeps_native_frames() {
+    let test = "node_no_interpreters_keeps_native_frames";
+    require_root();
+    if !have_node(test) {
+        return;
+    }
+    let dir = scratch(test);
+    let out = dir.join("out.folded");
+    let mut child = spawn_ready(&["6"]);
+    let pid = child.id().to_string();
+    let run = tracekit(
+        [
+            "profile",
+            "--no-interpreters",
+            "-F",
+            "199",
+            "-p",
+            &pid,
+            "-d",
+            "2",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        TIMEOUT,
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+    run.assert_code(0);
+    let folded = read_folded(&out);
+    let (named, total) = share(&folded, |_| true, |path| path.contains("leaf ("));
+    let (builtins, _) = share(&folded, |_| true, |path| path.contains(";Builtins_"));
+    assert!(total >= 20, "only {total} samples: {folded:#?}");
+    assert_eq!(named, 0, "{folded:#?}");
+    assert!(builtins * 2 >= total, "{builtins} of {total}: {folded:#?}");
+}

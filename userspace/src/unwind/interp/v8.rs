@@ -1,0 +1,551 @@
+//! V8 (Node.js): detection by the binary's postmortem symbols (`v8dbg_*`, which V8 exports
+//! for debuggers: frame offsets, instance types, class field offsets), the offsets the
+//! kernel's frame-pointer walk needs (`tracekit_common::interp::v8`), and naming of the
+//! recorded `SharedFunctionInfo`s: the function's name and its script's name, read from the
+//! process's memory.
+//!
+//! The symbols' values are read from the binary's ELF sections with the `object` crate
+//! (values in `.bss` are zero). A binary without them (a V8 built without postmortem
+//! support), with pointer compression (4-byte tagged words), or without the embedded
+//! builtins' symbol keeps its native frames, and the report (`-v`) says why.
+//!
+//! A function's name is its `SharedFunctionInfo`'s `name_or_scope_info`: the name itself,
+//! or a `ScopeInfo` whose first string after its context locals is the name (the layout
+//! V8 documents no further; the OpenTelemetry profiler reads it the same way). Its script
+//! is `script_or_debug_info` when that is a `Script`. Strings are sequential (one- or
+//! two-byte), cons, thin or sliced; external strings (the runtime's own sources) are not
+//! read, and such frames have no file.
+
+use std::collections::HashMap;
+
+use tracekit_common::interp::{InterpProcess, NO_OFFSET, OFFSET_SLOTS, runtime, v8 as slots};
+
+use super::{CodeInfo, Detected, read_memory};
+use crate::unwind::process::{Backing, ExecMapping};
+
+/// Instance types of the `JSFunction` classes after `JS_FUNCTION_TYPE` (class
+/// constructors and the like, V8 9.6+): they are not named in the `v8dbg_*` symbols.
+const FUNCTION_TYPES: u16 = 15;
+
+/// One binary's V8 layout, from its `v8dbg_*` symbols.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Version {
+    /// V8's `major.minor` (`v8::internal::Version`), for reports.
+    pub major: u16,
+    pub minor: u16,
+    fp_context: u16,
+    fp_function: u16,
+    fp_bytecode_offset: u16,
+    fp_bytecode_array: u16,
+    object_map: u16,
+    map_instance_type: u16,
+    function_shared: u16,
+    shared_name_or_scope_info: u16,
+    shared_script_or_debug_info: u16,
+    script_name: u16,
+    string_length: u16,
+    seq_one_byte_chars: u16,
+    seq_two_byte_chars: u16,
+    cons_first: u16,
+    cons_second: u16,
+    thin_actual: u16,
+    sliced_parent: u16,
+    sliced_offset: u16,
+    type_function: u16,
+    type_shared_function_info: u16,
+    type_script: u16,
+    type_scope_info: u16,
+    type_bytecode_array: u16,
+    first_nonstring_type: u16,
+    representation_mask: u16,
+    encoding_mask: u16,
+    one_byte_tag: u16,
+    seq_tag: u16,
+    cons_tag: u16,
+    thin_tag: u16,
+    sliced_tag: u16,
+    scope_info_first_vars: u16,
+    scope_info_context_locals: u16,
+}
+
+/// A detected V8 binary, in its own ELF addresses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Binary {
+    pub version: Version,
+    /// The embedded builtins' code: start and size.
+    pub builtins: (u64, u64),
+    /// The builtins' file offset (for the load bias).
+    pub builtins_file_offset: u64,
+}
+
+impl Binary {
+    /// The kernel's view of a process mapping this binary with load bias `bias`.
+    pub fn process(&self, bias: u64) -> InterpProcess {
+        let v = &self.version;
+        let mut offsets = [NO_OFFSET; OFFSET_SLOTS];
+        offsets[slots::FP_CONTEXT] = v.fp_context;
+        offsets[slots::FP_FUNCTION] = v.fp_function;
+        offsets[slots::FP_BYTECODE_OFFSET] = v.fp_bytecode_offset;
+        offsets[slots::FP_BYTECODE_ARRAY] = v.fp_bytecode_array;
+        offsets[slots::OBJECT_MAP] = v.object_map;
+        offsets[slots::MAP_INSTANCE_TYPE] = v.map_instance_type;
+        offsets[slots::FUNCTION_SHARED] = v.function_shared;
+        offsets[slots::TYPE_FUNCTION_FIRST] = v.type_function;
+        offsets[slots::TYPE_FUNCTION_LAST] = v.type_function + FUNCTION_TYPES - 1;
+        offsets[slots::TYPE_SHARED_FUNCTION_INFO] = v.type_shared_function_info;
+        offsets[slots::TYPE_BYTECODE_ARRAY] = v.type_bytecode_array;
+        InterpProcess {
+            eval_begin: self.builtins.0.wrapping_add(bias),
+            eval_end: (self.builtins.0 + self.builtins.1).wrapping_add(bias),
+            state_address: 0,
+            runtime: runtime::V8,
+            layout: 0,
+            version_minor: v.minor.min(255) as u8,
+            padding: [0; 5],
+            offsets,
+        }
+    }
+}
+
+/// Whether a mapped file's name is a Node.js binary or library.
+pub fn is_node(name: &str) -> bool {
+    name == "node" || name == "nodejs" || name.starts_with("libnode.so")
+}
+
+/// The symbols a V8 binary is read by: `v8dbg_*`, the builtins and V8's version.
+struct Symbols {
+    values: HashMap<String, i64>,
+    builtins: Option<(u64, u64)>,
+    builtins_size: Option<i64>,
+}
+
+const BUILTINS: &str = "v8_Default_embedded_blob_code_";
+const BUILTINS_SIZE: &str = "v8_Default_embedded_blob_code_size_";
+const MAJOR: &str = "_ZN2v88internal7Version6major_E";
+const MINOR: &str = "_ZN2v88internal7Version6minor_E";
+
+/// The 4-byte values of the interesting symbols of ELF `data` (0 for `.bss`), and the
+/// builtins' address and file offset.
+fn read_symbols(data: &[u8]) -> Result<Symbols, String> {
+    use object::{Object as _, ObjectSection as _, ObjectSymbol as _, SectionKind};
+    let file = object::File::parse(data).map_err(|err| format!("not an ELF file: {err}"))?;
+    let mut symbols = Symbols {
+        values: HashMap::new(),
+        builtins: None,
+        builtins_size: None,
+    };
+    for symbol in file.symbols().chain(file.dynamic_symbols()) {
+        let Ok(name) = symbol.name() else { continue };
+        let wanted = name.starts_with("v8dbg_")
+            || name == BUILTINS
+            || name == BUILTINS_SIZE
+            || name == MAJOR
+            || name == MINOR;
+        if !wanted {
+            continue;
+        }
+        let Some(section) = symbol
+            .section_index()
+            .and_then(|index| file.section_by_index(index).ok())
+        else {
+            continue;
+        };
+        if name == BUILTINS {
+            if let Some((file_offset, _)) = section.file_range() {
+                let at = symbol.address() - section.address() + file_offset;
+                symbols.builtins = Some((symbol.address(), at));
+            }
+            continue;
+        }
+        let value = match section.kind() {
+            SectionKind::UninitializedData => 0,
+            _ => match section.data_range(symbol.address(), 4) {
+                Ok(Some(bytes)) => i64::from(i32::from_le_bytes(bytes.try_into().unwrap())),
+                _ => continue,
+            },
+        };
+        if name == BUILTINS_SIZE {
+            symbols.builtins_size = Some(value);
+        } else {
+            symbols.values.insert(name.to_string(), value);
+        }
+    }
+    Ok(symbols)
+}
+
+/// Checks `file` (a mapping of a Node.js binary) for V8's postmortem symbols.
+pub(crate) fn detect(file: &std::path::Path) -> Detected {
+    let data = match std::fs::File::open(file).and_then(|f| {
+        // SAFETY: a read-only private mapping of an executable; it is only read.
+        unsafe { memmap2::Mmap::map(&f) }
+    }) {
+        Ok(data) => data,
+        Err(err) => return Detected::Unsupported(format!("reading the binary: {err}")),
+    };
+    match read_symbols(&data).and_then(|symbols| binary(&symbols)) {
+        Ok(Some(binary)) => Detected::V8(binary),
+        Ok(None) => Detected::None,
+        Err(reason) => Detected::Unsupported(reason),
+    }
+}
+
+/// The layout stated by `symbols`; `Ok(None)`: no V8 in the binary.
+fn binary(symbols: &Symbols) -> Result<Option<Binary>, String> {
+    if symbols
+        .values
+        .keys()
+        .all(|name| !name.starts_with("v8dbg_"))
+    {
+        return Err("V8 without postmortem symbols (v8dbg_*)".into());
+    }
+    let value = |name: &str| -> Result<i64, String> {
+        symbols
+            .values
+            .get(name)
+            .copied()
+            .ok_or_else(|| format!("no {name} symbol"))
+    };
+    // One of several names the same field has had.
+    let any = |names: &[&str]| -> Result<i64, String> {
+        names
+            .iter()
+            .find_map(|name| symbols.values.get(*name).copied())
+            .ok_or_else(|| format!("no {} symbol", names[0]))
+    };
+    let small = |v: i64, name: &str| -> Result<u16, String> {
+        u16::try_from(v).map_err(|_| format!("{name} = {v} is out of range"))
+    };
+    let below_fp = |name: &str| -> Result<u16, String> {
+        let v = value(name)?;
+        small(-v, name)
+    };
+    let field = |name: &str| -> Result<u16, String> { small(value(name)?, name) };
+    let fields = |names: &[&str]| -> Result<u16, String> { small(any(names)?, names[0]) };
+    if value("v8dbg_TaggedSize")? != 8 || value("v8dbg_SystemPointerSize")? != 8 {
+        return Err("V8 with pointer compression (4-byte tagged words): not unwound".into());
+    }
+    if value("v8dbg_HeapObjectTag")? != 1
+        || value("v8dbg_HeapObjectTagMask")? != 3
+        || value("v8dbg_SmiShiftSize")? != 31
+    {
+        return Err("V8 with an unknown pointer tagging".into());
+    }
+    let (Some((builtins, builtins_file_offset)), Some(size)) =
+        (symbols.builtins, symbols.builtins_size)
+    else {
+        return Err(format!("no {BUILTINS} symbol (the embedded builtins)"));
+    };
+    let version = Version {
+        major: small(symbols.values.get(MAJOR).copied().unwrap_or(0), MAJOR)?,
+        minor: small(symbols.values.get(MINOR).copied().unwrap_or(0), MINOR)?,
+        fp_context: below_fp("v8dbg_off_fp_context_or_frame_type")
+            .or_else(|_| below_fp("v8dbg_off_fp_context"))?,
+        fp_function: below_fp("v8dbg_off_fp_function")?,
+        fp_bytecode_offset: below_fp("v8dbg_off_fp_bytecode_offset")?,
+        fp_bytecode_array: below_fp("v8dbg_off_fp_bytecode_array")?,
+        object_map: field("v8dbg_class_HeapObject__map__Map")?,
+        map_instance_type: field("v8dbg_class_Map__instance_type__uint16_t")?,
+        function_shared: field("v8dbg_class_JSFunction__shared__SharedFunctionInfo")?,
+        shared_name_or_scope_info: fields(&[
+            "v8dbg_class_SharedFunctionInfo__name_or_scope_info__Object",
+            "v8dbg_class_SharedFunctionInfo__name_or_scope_info__Tagged_Object_",
+        ])?,
+        shared_script_or_debug_info: fields(&[
+            "v8dbg_class_SharedFunctionInfo__script_or_debug_info__HeapObject",
+            "v8dbg_class_SharedFunctionInfo__script_or_debug_info__Object",
+        ])?,
+        script_name: field("v8dbg_class_Script__name__Object")?,
+        string_length: field("v8dbg_class_String__length__int32_t")?,
+        seq_one_byte_chars: field("v8dbg_class_SeqOneByteString__chars__char")?,
+        seq_two_byte_chars: field("v8dbg_class_SeqTwoByteString__chars__char")?,
+        cons_first: field("v8dbg_class_ConsString__first__String")?,
+        cons_second: field("v8dbg_class_ConsString__second__String")?,
+        thin_actual: field("v8dbg_class_ThinString__actual__String")?,
+        sliced_parent: field("v8dbg_class_SlicedString__parent__String")?,
+        sliced_offset: field("v8dbg_class_SlicedString__offset__SMI")?,
+        type_function: field("v8dbg_type_JSFunction__JS_FUNCTION_TYPE")?,
+        type_shared_function_info: field(
+            "v8dbg_type_SharedFunctionInfo__SHARED_FUNCTION_INFO_TYPE",
+        )?,
+        type_script: field("v8dbg_type_Script__SCRIPT_TYPE")?,
+        type_scope_info: field("v8dbg_type_ScopeInfo__SCOPE_INFO_TYPE")?,
+        type_bytecode_array: field("v8dbg_type_BytecodeArray__BYTECODE_ARRAY_TYPE")?,
+        first_nonstring_type: field("v8dbg_FirstNonstringType")?,
+        representation_mask: field("v8dbg_StringRepresentationMask")?,
+        encoding_mask: field("v8dbg_StringEncodingMask")?,
+        one_byte_tag: field("v8dbg_OneByteStringTag")?,
+        seq_tag: field("v8dbg_SeqStringTag")?,
+        cons_tag: field("v8dbg_ConsStringTag")?,
+        thin_tag: field("v8dbg_ThinStringTag")?,
+        sliced_tag: field("v8dbg_SlicedStringTag")?,
+        scope_info_first_vars: field("v8dbg_scopeinfo_idx_first_vars")?,
+        scope_info_context_locals: field("v8dbg_scopeinfo_idx_ncontextlocals")?,
+    };
+    let size = u64::try_from(size).map_err(|_| format!("{BUILTINS_SIZE} = {size}"))?;
+    Ok(Some(Binary {
+        version,
+        builtins: (builtins, size),
+        builtins_file_offset,
+    }))
+}
+
+impl super::Interpreters {
+    /// Publishes V8 in live process `pid` before its native unwind tables are built (which
+    /// takes seconds for a binary the size of node's): the kernel walks V8's frames by frame
+    /// pointer with no tables, so a process profiled from its start (`-- CMD`, a process
+    /// started during `-a`) is named from its first samples. [`Self::load_process`] publishes
+    /// it again after the tables (harmless).
+    pub fn load_jit_process(&mut self, pid: u32, mappings: &[ExecMapping]) {
+        if !super::enabled() {
+            return;
+        }
+        for mapping in mappings {
+            let Backing::File { path, .. } = &mapping.backing else {
+                continue;
+            };
+            let name = path.rsplit('/').next().unwrap_or(path);
+            if !is_node(name) {
+                continue;
+            }
+            let key = (mapping.device.clone(), mapping.inode);
+            let detected = self.binaries.entry(key).or_insert_with(|| {
+                let link = format!(
+                    "/proc/{pid}/map_files/{:x}-{:x}",
+                    mapping.begin, mapping.end
+                );
+                let detected = super::detect(path, std::path::Path::new(&link));
+                log::debug!("interpreters: {path}: {detected:?}");
+                detected
+            });
+            let Detected::V8(binary) = detected.clone() else {
+                continue;
+            };
+            if self.publish_v8(pid, &binary, mapping) {
+                return;
+            }
+        }
+    }
+
+    /// Publishes V8 `binary` as `pid`'s runtime if `mapping` holds its builtins.
+    pub(super) fn publish_v8(&mut self, pid: u32, binary: &Binary, mapping: &ExecMapping) -> bool {
+        let Some(bias) = super::bias_at(binary.builtins.0, binary.builtins_file_offset, mapping)
+        else {
+            return false;
+        };
+        let v = binary.version;
+        let name = format!("V8 {}.{} (Node.js)", v.major, v.minor);
+        self.publish(pid, binary.process(bias), name, super::Runtime::V8(v));
+        true
+    }
+}
+
+/// Longest string read (characters).
+const MAX_STRING: u64 = 4096;
+/// Cons and thin strings followed, at most, for one string.
+const MAX_STRING_DEPTH: u32 = 8;
+
+/// Reads the objects of one process.
+struct Reader<'a> {
+    pid: u32,
+    v: &'a Version,
+}
+
+impl Reader<'_> {
+    fn word(&self, address: u64) -> Option<u64> {
+        let bytes = read_memory(self.pid, address, 8)?;
+        Some(u64::from_le_bytes(bytes.try_into().ok()?))
+    }
+
+    /// The field at `offset` of the heap object at untagged `object`.
+    fn field(&self, object: u64, offset: u16) -> Option<u64> {
+        self.word(object + u64::from(offset))
+    }
+
+    /// The instance type of tagged pointer `tagged`'s object, and the object (untagged).
+    fn object(&self, tagged: u64) -> Option<(u64, u16)> {
+        if tagged & 3 != 1 {
+            return None;
+        }
+        let object = tagged & !3;
+        let map = self.field(object, self.v.object_map)?;
+        if map & 3 != 1 {
+            return None;
+        }
+        let bytes = read_memory(
+            self.pid,
+            (map & !3) + u64::from(self.v.map_instance_type),
+            2,
+        )?;
+        Some((object, u16::from_le_bytes(bytes.try_into().ok()?)))
+    }
+
+    /// The string at tagged `tagged` (`None`: not a string, or one not read).
+    fn string(&self, tagged: u64, depth: u32) -> Option<String> {
+        let (object, kind) = self.object(tagged)?;
+        let v = self.v;
+        if kind >= v.first_nonstring_type || depth > MAX_STRING_DEPTH {
+            return None;
+        }
+        let length = u64::from(
+            read_memory(self.pid, object + u64::from(v.string_length), 4)
+                .and_then(|b| Some(u32::from_le_bytes(b.try_into().ok()?)))?,
+        )
+        .min(MAX_STRING);
+        let one_byte = kind & v.encoding_mask == v.one_byte_tag;
+        let representation = kind & v.representation_mask;
+        if representation == v.seq_tag {
+            return self.chars(object, one_byte, 0, length);
+        }
+        if representation == v.cons_tag {
+            let first = self.string(self.field(object, v.cons_first)?, depth + 1)?;
+            let second = self.string(self.field(object, v.cons_second)?, depth + 1)?;
+            return Some(first + &second);
+        }
+        if representation == v.thin_tag {
+            return self.string(self.field(object, v.thin_actual)?, depth + 1);
+        }
+        if representation == v.sliced_tag {
+            let (parent, parent_kind) = self.object(self.field(object, v.sliced_parent)?)?;
+            let start = self.field(object, v.sliced_offset)? >> 32;
+            if parent_kind & v.representation_mask != v.seq_tag {
+                return None;
+            }
+            let one_byte = parent_kind & v.encoding_mask == v.one_byte_tag;
+            return self.chars(parent, one_byte, start, length);
+        }
+        None
+    }
+
+    /// Characters `start..start + length` of the sequential string at untagged `object`.
+    fn chars(&self, object: u64, one_byte: bool, start: u64, length: u64) -> Option<String> {
+        if one_byte {
+            let at = object + u64::from(self.v.seq_one_byte_chars) + start;
+            let bytes = read_memory(self.pid, at, length as usize)?;
+            // Latin-1.
+            return Some(bytes.iter().map(|&b| b as char).collect());
+        }
+        let at = object + u64::from(self.v.seq_two_byte_chars) + 2 * start;
+        let bytes = read_memory(self.pid, at, 2 * length as usize)?;
+        let units: Vec<u16> = bytes
+            .chunks_exact(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]))
+            .collect();
+        Some(String::from_utf16_lossy(&units))
+    }
+
+    /// The function name in `ScopeInfo` `object` (untagged): the first string after its
+    /// fixed slots and context locals.
+    fn scope_info_name(&self, object: u64) -> Option<String> {
+        const SLOTS: u64 = 16;
+        let data = read_memory(self.pid, object + 8, (SLOTS * 8) as usize)?;
+        let slot = |i: u64| -> Option<u64> {
+            let at = (i * 8) as usize;
+            Some(u64::from_le_bytes(data.get(at..at + 8)?.try_into().ok()?))
+        };
+        let locals = slot(u64::from(self.v.scope_info_context_locals))? >> 32;
+        let first = u64::from(self.v.scope_info_first_vars) + 2 * locals;
+        (first..SLOTS).find_map(|i| self.string(slot(i)?, 0))
+    }
+}
+
+/// Reads the `SharedFunctionInfo` at untagged `shared` of process `pid`: the function's
+/// name (`(anonymous)` when it has none) and its script's name.
+pub fn read_code(pid: u32, v: &Version, shared: u64) -> Option<CodeInfo> {
+    let reader = Reader { pid, v };
+    let name_or_scope = reader.field(shared, v.shared_name_or_scope_info)?;
+    let (object, kind) = reader.object(name_or_scope)?;
+    let name = if kind < v.first_nonstring_type {
+        reader.string(name_or_scope, 0)
+    } else if kind == v.type_scope_info {
+        reader.scope_info_name(object)
+    } else {
+        None
+    };
+    let name = name
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "(anonymous)".into());
+    let file = reader
+        .field(shared, v.shared_script_or_debug_info)
+        .and_then(|script| {
+            let (object, kind) = reader.object(script)?;
+            (kind == v.type_script).then_some(())?;
+            reader.string(reader.field(object, v.script_name)?, 0)
+        })
+        .unwrap_or_default();
+    Some(CodeInfo {
+        name,
+        file,
+        first_line: 0,
+        linetable: Vec::new(),
+        minor: v.minor.min(255) as u8,
+    })
+}
+
+/// The symbol of a named V8 frame: `function (script)`, `function` when the script has no
+/// name (the runtime's own code).
+pub fn symbol(info: &CodeInfo) -> String {
+    if info.file.is_empty() {
+        info.name.clone()
+    } else {
+        format!("{} ({})", info.name, info.file)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Debian's node 20: V8 11.3, the postmortem symbols and the builtins found.
+    #[test]
+    fn detects_debian_node() {
+        let path = "/usr/bin/node";
+        if !std::path::Path::new(path).exists() {
+            eprintln!("skipped: no {path} (apt-get install nodejs)");
+            return;
+        }
+        let started = std::time::Instant::now();
+        let Detected::V8(binary) = detect(std::path::Path::new(path)) else {
+            panic!("{path} not detected as V8");
+        };
+        eprintln!("{binary:?} in {:?}", started.elapsed());
+        assert_eq!(binary.version.major, 11);
+        assert_eq!(binary.version.fp_function, 16);
+        assert_eq!(binary.version.fp_context, 8);
+        assert!(binary.builtins.1 > 1 << 20);
+        assert!(binary.version.type_function > 0 && binary.version.type_shared_function_info > 0);
+    }
+
+    /// A V8 without postmortem symbols, or with pointer compression, is not unwound, and
+    /// the reason names what is missing.
+    #[test]
+    fn unreadable_layouts_say_why() {
+        let mut symbols = Symbols {
+            values: HashMap::new(),
+            builtins: Some((0x1000, 0x1000)),
+            builtins_size: Some(0x1000),
+        };
+        assert_eq!(
+            binary(&symbols),
+            Err("V8 without postmortem symbols (v8dbg_*)".to_string())
+        );
+        symbols.values.insert("v8dbg_TaggedSize".into(), 4);
+        symbols.values.insert("v8dbg_SystemPointerSize".into(), 8);
+        assert!(
+            binary(&symbols)
+                .unwrap_err()
+                .contains("pointer compression")
+        );
+        symbols.values.insert("v8dbg_TaggedSize".into(), 8);
+        assert_eq!(
+            binary(&symbols),
+            Err("no v8dbg_HeapObjectTag symbol".to_string())
+        );
+    }
+
+    #[test]
+    fn node_names() {
+        assert!(is_node("node"));
+        assert!(is_node("libnode.so.115"));
+        assert!(!is_node("nodemon"));
+    }
+}
