@@ -70,6 +70,10 @@ pub trait SampleSource {
     /// unwinder); nothing by default.
     fn announced(&mut self, _pid: u32) {}
 
+    /// `-- CMD`'s child `pid` is held at its exec: its unwind tables are published before it
+    /// runs, for at most `limit` (with the DWARF unwinder); nothing by default.
+    fn exec_stopped(&mut self, _pid: u32, _limit: std::time::Duration) {}
+
     /// The CPUs sampled, once attached; `None` by default.
     fn cpus(&self) -> Option<usize> {
         None
@@ -162,6 +166,12 @@ impl SampleSource for CpuSampler {
     fn announced(&mut self, pid: u32) {
         if let Some(unwinder) = self.profiler.as_mut().and_then(|p| p.unwinder()) {
             unwinder.load_process(pid);
+        }
+    }
+
+    fn exec_stopped(&mut self, pid: u32, limit: std::time::Duration) {
+        if let Some(unwinder) = self.profiler.as_mut().and_then(|p| p.unwinder()) {
+            unwinder.load_process_now(pid, limit);
         }
     }
 

@@ -335,20 +335,12 @@ impl Collector for StackCollector<'_> {
     fn exec_stopped(&mut self, pid: u32) {
         let limit = crate::session::workload::EXEC_HOLD_LIMIT;
         match &mut self.source {
-            Source::Sampler {
-                profiler: Some(profiler),
-                ..
-            } => {
-                if let Some(unwinder) = profiler.unwinder() {
-                    unwinder.load_process_now(pid, limit);
-                }
-            }
+            Source::Sampler(sampler) => sampler.exec_stopped(pid, limit),
             Source::Engines { unwinders, .. } => {
                 for unwinder in unwinders {
                     unwinder.load_process_now(pid, limit);
                 }
             }
-            Source::Sampler { profiler: None, .. } => {}
         }
     }
 
