@@ -265,10 +265,15 @@ mod tests {
             words[cword],
             words[cword - 1],
         );
-        let out = Process::new("bash")
-            .args(["--norc", "--noprofile", "-c", &program])
-            .output()
+        // On stdin: the script is longer than one argument may be (128 KiB).
+        let mut child = Process::new("bash")
+            .args(["--norc", "--noprofile", "-s"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
             .expect("running bash");
+        std::io::Write::write_all(&mut child.stdin.take().unwrap(), program.as_bytes()).unwrap();
+        let out = child.wait_with_output().expect("running bash");
         assert!(out.status.success(), "{out:?}");
         String::from_utf8(out.stdout)
             .unwrap()
