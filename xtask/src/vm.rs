@@ -33,6 +33,8 @@ pub const VM_TESTS: &[&str] = &[
     "ufunc_funccount_exact",
     "unwind_nofp",
     "unwind_leaf",
+    // pyenv's 3.12 is in the image (add_python); the other versions say they are not.
+    "python_chain_3_",
 ];
 
 /// A kernel of the matrix: a Debian package name pattern.
@@ -235,6 +237,7 @@ fn build_initramfs(dir: &Path) -> Result<PathBuf> {
             .arg(root.join("tests/fixtures").join(source))
             .run()?;
     }
+    add_python(&image, &root)?;
     let init = image.join("init");
     std::fs::write(&init, INIT)?;
     Cmd::new("chmod").arg("+x").arg(&init).run()?;
@@ -251,6 +254,55 @@ fn build_initramfs(dir: &Path) -> Result<PathBuf> {
         bail!("building the initramfs failed");
     }
     Ok(initramfs)
+}
+
+/// The CPython of the interpreter tests in the VMs: pyenv's 3.12 where it is installed
+/// (else the tests print that it is not, and skip), copied to the same paths in the image
+/// with what it loads: `libpython`, glibc's loader, `libc` and `libm`, and the part of the
+/// standard library that is not frozen into it (`encodings`, plus `os.py`, the landmark its
+/// prefix is found by), and the Python fixtures at the path the test binary names them by.
+const VM_PYTHON: &str = "/root/.pyenv/versions/3.12.1";
+
+fn add_python(image: &Path, root: &Path) -> Result<()> {
+    let prefix = Path::new(VM_PYTHON);
+    if !prefix.join("bin/python3.12").is_file() {
+        eprintln!("xtask: vm: {VM_PYTHON} is not installed: the Python tests will skip");
+        return Ok(());
+    }
+    let inside = |path: &Path| image.join(path.strip_prefix("/").unwrap_or(path));
+    let copy = |path: &Path| -> Result<()> {
+        let to = inside(path);
+        std::fs::create_dir_all(to.parent().expect("a file in a directory"))?;
+        // The file, not the link (the loader and pyenv's python3 are links).
+        std::fs::copy(path, &to).with_context(|| format!("copying {}", path.display()))?;
+        Ok(())
+    };
+    copy(&prefix.join("bin/python3.12"))?;
+    std::fs::copy(
+        prefix.join("bin/python3.12"),
+        inside(&prefix.join("bin/python3")),
+    )?;
+    copy(&prefix.join("lib/libpython3.12.so.1.0"))?;
+    for lib in [
+        "/lib64/ld-linux-x86-64.so.2",
+        "/lib/x86_64-linux-gnu/libc.so.6",
+        "/lib/x86_64-linux-gnu/libm.so.6",
+    ] {
+        copy(Path::new(lib))?;
+    }
+    let stdlib = prefix.join("lib/python3.12");
+    copy(&stdlib.join("os.py"))?;
+    std::fs::create_dir_all(inside(&stdlib.join("lib-dynload")))?;
+    for entry in std::fs::read_dir(stdlib.join("encodings"))? {
+        let path = entry?.path();
+        if path.extension().is_some_and(|ext| ext == "py") {
+            copy(&path)?;
+        }
+    }
+    for fixture in ["py_chain.py", "py_threads.py"] {
+        copy(&root.join("tests/fixtures").join(fixture))?;
+    }
+    Ok(())
 }
 
 /// `/init`: mount what tracing needs, run the tests named on the kernel command line,
