@@ -377,11 +377,6 @@ pub mod layout {
     pub const ARRAY: u32 = 0;
     /// Per-CPU hash keyed by [`super::AggKey`].
     pub const HASH: u32 = 1;
-    /// Per-CPU hash keyed by the narrow [`super::NarrowKey`]: keys of at most
-    /// [`super::NARROW_WORDS`] parts, each string part (a 16-byte `comm`, a 32-byte path)
-    /// replaced by its [`super::narrow_hash`], the string itself written once to the names
-    /// map. A 24-byte key hashes and compares in a third of the time of a 72-byte one.
-    pub const NARROW: u32 = 2;
 }
 
 /// A compiled command line. See the module documentation.
@@ -507,38 +502,6 @@ pub struct AggKey {
     pub _pad: u32,
 }
 
-/// Parts of a [`NarrowKey`]: one 64-bit word each.
-pub const NARROW_WORDS: usize = 2;
-
-/// Key of the narrow per-CPU group hash map ([`layout::NARROW`]).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct NarrowKey {
-    /// The group key parts, one word each: integers as they are, strings as their
-    /// [`narrow_hash`].
-    pub words: [u64; NARROW_WORDS],
-    /// Histogram slot (0 when counting).
-    pub slot: u32,
-    pub _pad: u32,
-}
-
-/// The word a string key part of [`STR_BYTES`] bytes (as four native-endian words, zero
-/// padded) is keyed by in a [`NarrowKey`]: a 64-bit multiply-xorshift mix of the four
-/// words. The kernel program and the reader (deleting cells) must agree, so both call this.
-/// Two strings of one run that mix to the same word would share a group; with 64 bits and at
-/// most a few thousand names in a map, the chance is about 1e-12.
-#[inline(always)]
-pub fn narrow_hash(words: [u64; STR_BYTES / 8]) -> u64 {
-    let mut h: u64 = 0x243f_6a88_85a3_08d3;
-    let mut i = 0;
-    while i < STR_BYTES / 8 {
-        h = (h ^ words[i]).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        h ^= h >> 29;
-        i += 1;
-    }
-    h
-}
-
 /// An aggregate: how many events, and the sum of their values.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -626,15 +589,7 @@ pub struct TraceRecord {
     pub strings: [[u8; STR_BYTES]; MAX_STRINGS],
 }
 
-crate::impl_pod!(
-    Plan,
-    AggKey,
-    NarrowKey,
-    AggValue,
-    CorrKey,
-    StartValue,
-    TraceRecord
-);
+crate::impl_pod!(Plan, AggKey, AggValue, CorrKey, StartValue, TraceRecord);
 
 #[cfg(test)]
 mod tests {

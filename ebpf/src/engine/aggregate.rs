@@ -4,8 +4,8 @@
 use aya_ebpf::bindings::BPF_NOEXIST;
 use tracekit_common::engine::{
     AggValue, KEY_SET_BITS, KEY_SET_WORDS, KEY_WORDS, MAX_KEY_PARTS, MAX_OPERANDS, MAX_PRECISION,
-    MAX_STRINGS, NARROW_WORDS, NO_OPERAND, Operand, Plan, SIGNED, STR_BYTES, agg, layout,
-    log_linear_slot, log2_slot, narrow_hash, stat,
+    MAX_STRINGS, NO_OPERAND, Operand, Plan, SIGNED, STR_BYTES, agg, layout, log_linear_slot,
+    log2_slot, stat,
 };
 
 use super::{EngineMaps, Scratch, bump, operands::int};
@@ -42,11 +42,6 @@ pub(crate) fn aggregate<M: EngineMaps>(plan: &'static Plan, scratch: *mut Scratc
                 (*entry).sum = (*entry).sum.wrapping_add(value);
             }
         }
-        return;
-    }
-
-    if rd!(plan.layout) == layout::NARROW {
-        aggregate_narrow::<M>(plan, scratch, slot, value);
         return;
     }
 
@@ -106,94 +101,6 @@ pub(crate) fn aggregate<M: EngineMaps>(plan: &'static Plan, scratch: *mut Scratc
     {
         bump::<M>(stat::MAP_FULL);
     }
-}
-
-/// [`aggregate`] into the narrow hash: each string part keyed by its [`narrow_hash`], the
-/// string written to the names map when its key is new.
-#[inline(always)]
-fn aggregate_narrow<M: EngineMaps>(
-    plan: &'static Plan,
-    scratch: *mut Scratch,
-    slot: u32,
-    value: u64,
-) {
-    let n_key_parts = rd!(plan.n_key_parts) as usize;
-    // SAFETY: this CPU's scratch.
-    let key = unsafe { &mut (*scratch).narrow };
-    key.words = [0; NARROW_WORDS];
-    key.slot = slot;
-    key._pad = 0;
-    for part in 0..NARROW_WORDS {
-        if part >= n_key_parts {
-            break;
-        }
-        let index = (rd!(plan.key_parts[part]) as usize) & (MAX_OPERANDS - 1);
-        key.words[part] = match string_slot(plan, index) {
-            Some(slot) => {
-                // SAFETY: this CPU's scratch; slot masked into range.
-                let s = unsafe { &(*scratch).strings[slot] };
-                narrow_hash(words_of(s))
-            }
-            None => int(scratch, index),
-        };
-    }
-    if let Some(entry) = M::narrow().get_ptr_mut(&*key) {
-        // SAFETY: this CPU's value of a per-CPU hash entry.
-        unsafe {
-            (*entry).count += 1;
-            (*entry).sum = (*entry).sum.wrapping_add(value);
-        }
-        return;
-    }
-    let first = AggValue {
-        count: 1,
-        sum: value,
-    };
-    if M::narrow()
-        .insert(&*key, &first, u64::from(BPF_NOEXIST))
-        .is_err()
-    {
-        bump::<M>(stat::MAP_FULL);
-        return;
-    }
-    // A new key: its strings go to the names map (once; an existing name is the same).
-    for part in 0..NARROW_WORDS {
-        if part >= n_key_parts {
-            break;
-        }
-        let index = (rd!(plan.key_parts[part]) as usize) & (MAX_OPERANDS - 1);
-        if let Some(slot) = string_slot(plan, index) {
-            // SAFETY: this CPU's scratch; slot masked into range.
-            let s = unsafe { &(*scratch).strings[slot] };
-            let _ = M::names().insert(&key.words[part], s, u64::from(BPF_NOEXIST));
-        }
-    }
-}
-
-/// The string buffer of operand `index`, if it is a string.
-#[inline(always)]
-fn string_slot(plan: &'static Plan, index: usize) -> Option<usize> {
-    let kind = rd!(plan.operands[index].kind);
-    let is_string = Operand {
-        kind,
-        ..Operand::NONE
-    }
-    .is_string();
-    is_string.then(|| (rd!(plan.operands[index].string_slot) as usize) & (MAX_STRINGS - 1))
-}
-
-/// A string buffer as the native-endian words [`narrow_hash`] mixes.
-#[inline(always)]
-fn words_of(s: &[u8; STR_BYTES]) -> [u64; STR_BYTES / 8] {
-    let mut words = [0u64; STR_BYTES / 8];
-    let mut w = 0;
-    while w < STR_BYTES / 8 {
-        let mut bytes = [0u8; 8];
-        bytes.copy_from_slice(&s[w * 8..w * 8 + 8]);
-        words[w] = u64::from_ne_bytes(bytes);
-        w += 1;
-    }
-    words
 }
 
 /// The histogram slot of `value` under `plan`.

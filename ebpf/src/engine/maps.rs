@@ -4,10 +4,7 @@
 
 use aya_ebpf::maps::{HashMap, LruHashMap, PerCpuArray, PerCpuHashMap, RingBuf};
 use tracekit_common::{
-    engine::{
-        AggKey, AggValue, CorrKey, MAX_OPERANDS, MAX_STRINGS, NarrowKey, Plan, STR_BYTES,
-        StartValue,
-    },
+    engine::{AggKey, AggValue, CorrKey, MAX_OPERANDS, MAX_STRINGS, Plan, STR_BYTES, StartValue},
     profile::StackFrames,
 };
 
@@ -25,7 +22,6 @@ pub struct Scratch {
     /// String operand values, by string slot.
     pub(crate) strings: [[u8; STR_BYTES]; MAX_STRINGS],
     pub(crate) key: AggKey,
-    pub(crate) narrow: NarrowKey,
 }
 
 /// The engine's maps and globals in the object that defines them ([`engine_maps!`]).
@@ -54,10 +50,6 @@ pub trait EngineMaps {
     fn array() -> &'static PerCpuArray<AggValue>;
     /// `ENGINE_HASH`: hash layout aggregates.
     fn hash() -> &'static PerCpuHashMap<AggKey, AggValue>;
-    /// `ENGINE_NARROW`: narrow hash layout aggregates.
-    fn narrow() -> &'static PerCpuHashMap<NarrowKey, AggValue>;
-    /// `ENGINE_NAMES`: the strings of narrow keys, by their hash.
-    fn names() -> &'static HashMap<u64, [u8; STR_BYTES]>;
     /// `ENGINE_STARTS`: start timestamps by correlation key.
     fn starts() -> &'static HashMap<CorrKey, StartValue>;
     /// `ENGINE_STATS`: per-CPU counters, indexed by `tracekit_common::engine::stat`.
@@ -119,26 +111,6 @@ macro_rules! engine_maps {
             tracekit_common::engine::AggKey,
             tracekit_common::engine::AggValue,
         > = aya_ebpf::maps::PerCpuHashMap::with_max_entries(
-            tracekit_common::engine::DEFAULT_HASH_ENTRIES,
-            0,
-        );
-
-        /// Narrow hash layout aggregates.
-        #[aya_ebpf::macros::map]
-        static ENGINE_NARROW: aya_ebpf::maps::PerCpuHashMap<
-            tracekit_common::engine::NarrowKey,
-            tracekit_common::engine::AggValue,
-        > = aya_ebpf::maps::PerCpuHashMap::with_max_entries(
-            tracekit_common::engine::DEFAULT_HASH_ENTRIES,
-            0,
-        );
-
-        /// The strings of narrow keys, by their `narrow_hash`.
-        #[aya_ebpf::macros::map]
-        static ENGINE_NAMES: aya_ebpf::maps::HashMap<
-            u64,
-            [u8; tracekit_common::engine::STR_BYTES],
-        > = aya_ebpf::maps::HashMap::with_max_entries(
             tracekit_common::engine::DEFAULT_HASH_ENTRIES,
             0,
         );
@@ -239,18 +211,6 @@ macro_rules! engine_maps {
                 tracekit_common::engine::AggValue,
             > {
                 &ENGINE_HASH
-            }
-            #[inline(always)]
-            fn narrow() -> &'static aya_ebpf::maps::PerCpuHashMap<
-                tracekit_common::engine::NarrowKey,
-                tracekit_common::engine::AggValue,
-            > {
-                &ENGINE_NARROW
-            }
-            #[inline(always)]
-            fn names()
-            -> &'static aya_ebpf::maps::HashMap<u64, [u8; tracekit_common::engine::STR_BYTES]> {
-                &ENGINE_NAMES
             }
             #[inline(always)]
             fn starts() -> &'static aya_ebpf::maps::HashMap<

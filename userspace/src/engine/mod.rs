@@ -22,7 +22,6 @@ pub mod filter;
 pub mod keys;
 pub mod kinds;
 pub mod maps;
-mod narrow;
 pub mod plan;
 pub mod request;
 pub mod spec;
@@ -65,9 +64,6 @@ pub struct Engine {
     ebpf: Option<Ebpf>,
     array: Map,
     hash: Map,
-    /// The narrow layout's aggregates and the strings of their keys.
-    narrow: Map,
-    names: Map,
     stats: Map,
     stacks: Map,
     trace: Option<Map>,
@@ -202,11 +198,6 @@ impl Engine {
         } else {
             1
         };
-        let narrow_entries = if main.layout == layout::NARROW {
-            spec.hash_entries
-        } else {
-            1
-        };
         let start_entries = if spec.start.is_some() {
             spec.start_entries
         } else {
@@ -257,8 +248,6 @@ impl Engine {
                 .map_max_entries("UNWIND_PROCESSES", unwind_processes)
                 .map_max_entries("ENGINE_ARRAY", array_entries)
                 .map_max_entries("ENGINE_HASH", hash_entries)
-                .map_max_entries("ENGINE_NARROW", narrow_entries)
-                .map_max_entries("ENGINE_NAMES", narrow_entries)
                 .map_max_entries("ENGINE_STARTS", start_entries)
                 .map_max_entries("ENGINE_STACKS", stack_entries)
                 .map_max_entries("ENGINE_TRACE", trace_bytes)
@@ -302,7 +291,6 @@ impl Engine {
             take("ENGINE_HASH")?,
             take("ENGINE_STATS")?,
         );
-        let (narrow, names) = (take("ENGINE_NARROW")?, take("ENGINE_NAMES")?);
         let (stacks, trace, announce) = (
             take("ENGINE_STACKS")?,
             take("ENGINE_TRACE")?,
@@ -312,8 +300,6 @@ impl Engine {
             ebpf: Some(ebpf),
             array,
             hash,
-            narrow,
-            names,
             stats,
             stacks,
             trace: Some(trace),
@@ -532,8 +518,6 @@ impl Engine {
                     cells.insert((key, index % slots), value);
                 }
             }
-        } else if self.plan.layout == layout::NARROW {
-            narrow::read(&self.narrow, &self.names, &self.plan, base, &mut cells)?;
         } else {
             let hash: PerCpuHashMap<_, AggKey, AggValue> =
                 PerCpuHashMap::try_from(&self.hash).context("opening ENGINE_HASH")?;
@@ -606,16 +590,6 @@ impl Engine {
         } else {
             0
         };
-        if self.plan.layout == layout::NARROW {
-            let cells = cells.into_iter().map(|(words, slot)| {
-                let mut words = words.to_vec();
-                if let Some(first) = words.first_mut() {
-                    *first = first.wrapping_sub(base);
-                }
-                (words, slot)
-            });
-            return narrow::remove(&mut self.narrow, &self.plan, cells);
-        }
         let mut hash: PerCpuHashMap<_, AggKey, AggValue> =
             PerCpuHashMap::try_from(&mut self.hash).context("opening ENGINE_HASH")?;
         let mut removed = 0;

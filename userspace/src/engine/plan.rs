@@ -288,9 +288,7 @@ impl PlanBuilder {
     }
 
     /// Picks the map layout. `array_bound`: the key is one integer below this bound (or
-    /// absent), so a per-CPU array indexed by it serves; `None` uses a hash: the narrow one
-    /// (a 24-byte key, strings by their hash) for keys of at most
-    /// [`tracekit_common::engine::NARROW_WORDS`] parts, else the wide one (72 bytes).
+    /// absent), so a per-CPU array indexed by it serves; `None` uses the hash.
     pub fn layout(&mut self, array_bound: Option<u32>) {
         let n = self.plan.n_key_parts;
         match array_bound {
@@ -308,9 +306,6 @@ impl PlanBuilder {
             _ if n == 0 => {
                 self.plan.layout = layout::ARRAY;
                 self.plan.array_key_bound = 0;
-            }
-            _ if n as usize <= tracekit_common::engine::NARROW_WORDS => {
-                self.plan.layout = layout::NARROW;
             }
             _ => self.plan.layout = layout::HASH,
         }
@@ -459,7 +454,6 @@ pub fn disassemble(plan: &Plan) -> String {
     };
     let layout = match plan.layout {
         layout::ARRAY => format!("array bound {}", plan.array_key_bound),
-        layout::NARROW => "narrow hash".to_string(),
         _ => "hash".to_string(),
     };
     let filter: Vec<String> = plan.insns[..plan.n_insns as usize]
@@ -720,10 +714,6 @@ mod tests {
         let comm = b.operand(builtin("comm").unwrap().operand).unwrap();
         b.key_part(comm).unwrap();
         b.layout(Some(512));
-        assert_eq!(b.plan().layout, layout::NARROW);
-        let pid = b.operand(builtin("pid").unwrap().operand).unwrap();
-        b.key_part(pid).unwrap();
-        b.layout(None);
         assert_eq!(b.plan().layout, layout::HASH);
     }
 

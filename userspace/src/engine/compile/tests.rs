@@ -48,19 +48,19 @@ fn count_groups_tracepoints_by_plan() {
         r#"Main Tracepoints([Tracepoint { system: "sched", event: "sched_wakeup" }, Tracepoint { system: "sched", event: "sched_wakeup_new" }])
 operands: #0 event #1 field_string@8:16
 corr: - | key: #0 #1 | saves: -
-value: - | agg: count | layout: narrow hash
+value: - | agg: count | layout: hash
 filter: -
 flags: -
 Main RawOrClassic(Tracepoint { system: "block", event: "block_rq_complete" })
 operands: #0 event #1 comm
 corr: - | key: #0 #1 | saves: -
-value: - | agg: count | layout: narrow hash
+value: - | agg: count | layout: hash
 filter: -
 flags: -
 Main Tracepoints([Tracepoint { system: "block", event: "block_rq_insert" }, Tracepoint { system: "block", event: "block_rq_issue" }])
 operands: #0 event #1 field_string@44:16
 corr: - | key: #0 #1 | saves: -
-value: - | agg: count | layout: narrow hash
+value: - | agg: count | layout: hash
 filter: -
 flags: -
 columns: event Event({0: "sched:sched_wakeup", 1: "sched:sched_wakeup_new", 2: "block:block_rq_complete", 3: "block:block_rq_insert", 4: "block:block_rq_issue"}), comm Str

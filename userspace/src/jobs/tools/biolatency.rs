@@ -145,7 +145,7 @@ flags: -
 Main Tracepoints([Tracepoint { system: "block", event: "block_rq_complete" }])
 operands: #0 field@8:4 #1 field@16:8 #2 latency
 corr: #0 #1 | key: #0 | saves: -
-value: #2 /1000 | agg: log2 64 slots | layout: narrow hash
+value: #2 /1000 | agg: log2 64 slots | layout: hash
 filter: -
 flags: needs_start all_tasks
 columns: disk Disk

@@ -88,7 +88,7 @@ mod tests {
             r#"Main Tracepoints([Tracepoint { system: "block", event: "block_rq_issue" }])
 operands: #0 field_string@44:16 #1 field@28:4
 corr: - | key: #0 | saves: -
-value: #1 | agg: log2 64 slots | layout: narrow hash
+value: #1 | agg: log2 64 slots | layout: hash
 filter: -
 flags: -
 columns: comm Str

@@ -224,20 +224,17 @@ flags: all_tasks
 Main Tracepoints([Tracepoint { system: "irq", event: "irq_handler_exit" }])
 operands: #0 cpu #1 field@8:s4 #2 latency
 corr: #0 #1 | key: #1 | saves: -
-value: #2 | agg: count | layout: narrow hash
+value: #2 | agg: count | layout: hash
 filter: -
 flags: needs_start all_tasks
 columns: HARDIRQ Irq
 "#);
         assert_eq!(
             listing(IrqShow::Count),
-            "Main Tracepoints([Tracepoint { system: \"irq\", event: \"irq_handler_entry\" }])\noperands: #0 field@8:s4\ncorr: - | key: #0 | saves: -\nvalue: - | agg: count | layout: narrow hash\nfilter: -\nflags: all_tasks\ncolumns: HARDIRQ Irq\n"
+            "Main Tracepoints([Tracepoint { system: \"irq\", event: \"irq_handler_entry\" }])\noperands: #0 field@8:s4\ncorr: - | key: #0 | saves: -\nvalue: - | agg: count | layout: hash\nfilter: -\nflags: all_tasks\ncolumns: HARDIRQ Irq\n"
         );
         let dist = listing(IrqShow::Dist);
-        assert!(
-            dist.contains("value: #2 /1000 | agg: log2 64 slots | layout: narrow hash"),
-            "{dist}"
-        );
+        assert!(dist.contains("value: #2 /1000 | agg: log2 64 slots | layout: hash"), "{dist}");
     }
 
     #[test]

@@ -143,7 +143,7 @@ flags: needs_ids
 Main Tracepoints([Tracepoint { system: "lock", event: "contention_end" }])
 operands: #0 tid #1 field@8:8 #2 saved0 #3 latency
 corr: #0 #1 | key: #1 #2 | saves: -
-value: #3 | agg: count | layout: narrow hash
+value: #3 | agg: count | layout: hash
 filter: -
 flags: needs_start needs_ids
 columns: LOCK Address, TYPE Int { signed: false }

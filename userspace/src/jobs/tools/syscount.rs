@@ -165,7 +165,7 @@ flags: needs_ids by_thread raw_args=2
 Main RawTracepoint("sys_exit")
 operands: #0 tid #1 saved0 #2 comm #3 latency
 corr: #0 | key: #1 #2 | saves: -
-value: #3 | agg: count | layout: narrow hash
+value: #3 | agg: count | layout: hash
 filter: -
 flags: needs_start needs_ids
 columns: syscall Syscall, comm Str
