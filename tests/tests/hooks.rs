@@ -193,3 +193,32 @@ fn hooks_syscalls_events_stay_classic() {
         500
     );
 }
+
+/// `--by comm` keys by the comm's hash in a narrow (24-byte) key, the comm itself written to
+/// a names map when its key is new; wider keys (three parts) keep the 72-byte key. Either
+/// way a program renamed half-way by `prctl(PR_SET_NAME)` is counted under both names,
+/// exactly: 3000 getppid() calls as tk_syscalls, then 2000 as tk_renamed.
+#[test]
+fn hooks_by_comm_counts_a_rename_under_both_names() {
+    require_root();
+    let fixture = fixture("tk_syscalls");
+    let fixture = fixture.to_str().unwrap();
+    let filter = format!("id == {GETPPID}");
+    for by in ["comm", "comm,pid", "comm,pid,tid"] {
+        let mut command = Command::new(tracekit_bin());
+        command.args(["count", "raw_syscalls:sys_enter", "--json", "--by", by]);
+        command.args(["--filter", &filter, "--", fixture, "--rename", "3000"]);
+        command.args(["tk_renamed", "2000"]);
+        let output = run(command, TIMEOUT);
+        output.assert_code(0);
+        let json = parse_json(&output.stdout);
+        assert_eq!(
+            (
+                comm_count(&json, "tk_syscalls"),
+                comm_count(&json, "tk_renamed")
+            ),
+            (3000, 2000),
+            "--by {by}: {json:#}"
+        );
+    }
+}
