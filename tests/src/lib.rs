@@ -312,6 +312,26 @@ pub fn spawn_fixture(name: &str, args: &[&str]) -> Child {
         .unwrap_or_else(|err| panic!("spawning fixture {name}: {err}"))
 }
 
+/// Samples of `folded` whose stack satisfies `test`, and all samples: `(hits, total)`.
+pub fn share(folded: &[(String, u64)], test: impl Fn(&str) -> bool) -> (u64, u64) {
+    let total = folded.iter().map(|(_, n)| n).sum();
+    let hits = folded
+        .iter()
+        .filter(|(path, _)| test(path))
+        .map(|(_, n)| n)
+        .sum();
+    (hits, total)
+}
+
+/// Whether folded stack `path` (outermost first) has frames starting with `names`, in this
+/// order (others may stand between them).
+pub fn chain_in_order(path: &str, names: &[impl AsRef<str>]) -> bool {
+    let mut frames = path.split(';');
+    names
+        .iter()
+        .all(|name| frames.any(|frame| frame.starts_with(name.as_ref())))
+}
+
 /// Parses folded stacks (`frame;frame;... count` per line).
 pub fn parse_folded(text: &str) -> Vec<(String, u64)> {
     text.lines()

@@ -10,8 +10,8 @@ use std::{
 };
 
 use tracekit_tests::{
-    parse_folded, require_root, scratch, spawn_tracekit, tracekit, wait_for_stderr, wait_output,
-    workspace,
+    chain_in_order, parse_folded, require_root, scratch, share, spawn_tracekit, tracekit,
+    wait_for_stderr, wait_output, workspace,
 };
 
 const TIMEOUT: Duration = Duration::from_secs(120);
@@ -72,25 +72,6 @@ fn profile_pid(dir: &Path, pid: u32, seconds: &str, extra: &[&str]) -> Vec<(Stri
     run.assert_code(0);
     eprintln!("{}", run.stderr);
     parse_folded(&std::fs::read_to_string(&out).unwrap())
-}
-
-/// Samples whose stack satisfies `test`, of all.
-fn share(folded: &[(String, u64)], test: impl Fn(&str) -> bool) -> (u64, u64) {
-    let total = folded.iter().map(|(_, n)| n).sum();
-    let hits = folded
-        .iter()
-        .filter(|(path, _)| test(path))
-        .map(|(_, n)| n)
-        .sum();
-    (hits, total)
-}
-
-/// Whether `path` (outermost first) has `names` in this order, each a Python frame.
-fn chain_in_order(path: &str, names: &[String]) -> bool {
-    let mut frames = path.split(';');
-    names
-        .iter()
-        .all(|name| frames.any(|frame| frame.starts_with(name.as_str())))
 }
 
 fn python_chain(test: &str, version: &str) {

@@ -10,7 +10,9 @@ use std::{
     time::Duration,
 };
 
-use tracekit_tests::{ensure_package, parse_folded, require_root, scratch, tracekit, workspace};
+use tracekit_tests::{
+    chain_in_order, ensure_package, parse_folded, require_root, scratch, share, tracekit, workspace,
+};
 
 const TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -71,25 +73,6 @@ fn profile_pid(dir: &Path, pid: u32) -> (Vec<(String, u64)>, String) {
         parse_folded(&std::fs::read_to_string(&out).unwrap()),
         run.stderr,
     )
-}
-
-/// Samples whose stack satisfies `test`, of all.
-fn share(folded: &[(String, u64)], test: impl Fn(&str) -> bool) -> (u64, u64) {
-    let total = folded.iter().map(|(_, n)| n).sum();
-    let hits = folded
-        .iter()
-        .filter(|(path, _)| test(path))
-        .map(|(_, n)| n)
-        .sum();
-    (hits, total)
-}
-
-/// Whether `path` (outermost first) has frames starting with `names`, in this order.
-fn chain_in_order(path: &str, names: &[String]) -> bool {
-    let mut frames = path.split(';');
-    names
-        .iter()
-        .all(|name| frames.any(|frame| frame.starts_with(name.as_str())))
 }
 
 /// Profiles `command` (a fixture that prints "ready" and burns 8 s) and checks its chain:

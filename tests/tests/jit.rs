@@ -11,8 +11,8 @@ use std::{
 };
 
 use tracekit_tests::{
-    ensure_package, parse_folded, require_root, scratch, spawn_tracekit, tracekit, wait_for_stderr,
-    wait_output, workspace,
+    chain_in_order, ensure_package, parse_folded, require_root, scratch, share, spawn_tracekit,
+    tracekit, wait_for_stderr, wait_output, workspace,
 };
 
 const TIMEOUT: Duration = Duration::from_secs(120);
@@ -47,30 +47,11 @@ fn spawn_ready(args: &[&str]) -> Child {
     child
 }
 
-/// Samples whose stack satisfies `test`, of the samples `of` selects.
-fn share(
-    folded: &[(String, u64)],
-    of: impl Fn(&str) -> bool,
-    test: impl Fn(&str) -> bool,
-) -> (u64, u64) {
-    let chosen = || folded.iter().filter(|(path, _)| of(path));
-    let total = chosen().map(|(_, n)| n).sum();
-    let hits = chosen()
-        .filter(|(path, _)| test(path))
-        .map(|(_, n)| n)
-        .sum();
-    (hits, total)
-}
-
 /// Whether `path` (outermost first) has `outer`, `middle` and `leaf` of the fixture, in
 /// this order.
 fn whole_chain(path: &str) -> bool {
     let leaf = format!("leaf ({})", fixture());
-    let names = ["outer (", "middle (", leaf.as_str()];
-    let mut frames = path.split(';');
-    names
-        .iter()
-        .all(|name| frames.any(|frame| frame.starts_with(name)))
+    chain_in_order(path, &["outer (", "middle (", leaf.as_str()])
 }
 
 fn names_leaf(path: &str) -> bool {
@@ -80,8 +61,13 @@ fn names_leaf(path: &str) -> bool {
 
 /// Checks the chain in the samples `of` selects: 90% name the leaf, 85% the whole chain.
 fn check_chain(test: &str, folded: &[(String, u64)], of: impl Fn(&str) -> bool + Copy) {
-    let (leaf, total) = share(folded, of, names_leaf);
-    let (whole, _) = share(folded, of, whole_chain);
+    let chosen: Vec<(String, u64)> = folded
+        .iter()
+        .filter(|(path, _)| of(path))
+        .cloned()
+        .collect();
+    let (leaf, total) = share(&chosen, names_leaf);
+    let (whole, _) = share(&chosen, whole_chain);
     eprintln!("{test}: {leaf} of {total} samples name leaf, {whole} the whole chain");
     assert!(total >= 50, "only {total} samples: {folded:#?}");
     assert!(
@@ -210,7 +196,7 @@ fn node_names_outlive_the_process() {
     let run = wait_output(profiler, TIMEOUT);
     run.assert_code(0);
     let folded = read_folded(&out);
-    let (leaf, total) = share(&folded, |_| true, names_leaf);
+    let (leaf, total) = share(&folded, names_leaf);
     eprintln!("{test}: {leaf} of {total} samples name leaf");
     assert!(total >= 20, "only {total} samples: {folded:#?}");
     assert!(
@@ -286,8 +272,8 @@ fn node_no_interpreters_keeps_native_frames() {
     let _ = child.wait();
     run.assert_code(0);
     let folded = read_folded(&out);
-    let (named, total) = share(&folded, |_| true, |path| path.contains("leaf ("));
-    let (builtins, _) = share(&folded, |_| true, |path| path.contains(";Builtins_"));
+    let (named, total) = share(&folded, |path| path.contains("leaf ("));
+    let (builtins, _) = share(&folded, |path| path.contains(";Builtins_"));
     assert!(total >= 20, "only {total} samples: {folded:#?}");
     assert_eq!(named, 0, "{folded:#?}");
     assert!(builtins * 2 >= total, "{builtins} of {total}: {folded:#?}");
