@@ -57,6 +57,9 @@ pub enum View {
     Symbol(String),
 }
 
+/// A view written as a call, `NAME(inner)`: what it makes of `inner`.
+type CallView = fn(String) -> View;
+
 impl View {
     /// The view of a column's field.
     pub fn of(field: &str) -> View {
@@ -76,26 +79,19 @@ impl View {
                 .and_then(|rest| rest.strip_suffix(')'))
                 .map(str::to_string)
         };
-        if let Some(inner) = call("fd") {
-            return View::Fd(inner);
-        }
-        if let Some(inner) = call("errno") {
-            return View::Errno(inner);
-        }
-        if let Some(inner) = call("field") {
-            return View::Field(inner);
-        }
-        if let Some(inner) = call("comm_of") {
-            return View::CommOf(inner);
-        }
-        if let Some(inner) = call("age") {
-            return View::Age(inner);
-        }
-        if let Some(inner) = call("exit") {
-            return View::ExitCode(inner);
-        }
-        if let Some(inner) = call("symbol") {
-            return View::Symbol(inner);
+        let calls: [(&str, CallView); 7] = [
+            ("fd", View::Fd),
+            ("errno", View::Errno),
+            ("field", View::Field),
+            ("comm_of", View::CommOf),
+            ("age", View::Age),
+            ("exit", View::ExitCode),
+            ("symbol", View::Symbol),
+        ];
+        for (name, view) in calls {
+            if let Some(inner) = call(name) {
+                return view(inner);
+            }
         }
         if let Some((base, range)) = field.split_once('[')
             && let Some((from, to)) = range.strip_suffix(']').and_then(|r| r.split_once(".."))

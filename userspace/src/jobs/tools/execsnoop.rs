@@ -5,7 +5,7 @@
 //! [`ARGS`] arguments of `argv`, each cut at 32 bytes (the engine's string size; a record
 //! holds four strings).
 
-use super::{CLOCK, Column, EventTime, EventsJob, Group, NAME, Plan, TIMESTAMP, Tool};
+use super::{CLOCK, Column, EventsJob, Group, NAME, Plan, TIMESTAMP, Tool};
 use crate::Result;
 
 /// Arguments shown.
@@ -49,11 +49,7 @@ pub const COLUMNS: [Column; 4] = [
 ];
 
 fn execsnoop(values: &super::FlagValues) -> Result<EventsJob> {
-    let mut job = EventsJob::new("syscalls:sys_enter_execve", &COLUMNS);
-    job.request.filter = values.comm_filter()?;
-    job.request.maps = values.maps;
-    job.time = EventTime::of(values);
-    Ok(job)
+    EventsJob::new("syscalls:sys_enter_execve", &COLUMNS).with_flags(Vec::new(), values)
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 //! (`task->signal->live.counter == 0`, the count `do_exit` has just decremented), as
 //! libbpf-tools shows processes; `--threaded` shows every thread's.
 
-use super::{CLOCK, Column, EventTime, EventsJob, FAILURES, Flag, Group, NAME, Plan, TIMESTAMP, Tool};
+use super::{CLOCK, Column, EventsJob, FAILURES, Flag, Group, NAME, Plan, TIMESTAMP, Tool};
 use crate::Result;
 
 /// `tracekit exitsnoop`.
@@ -63,7 +63,6 @@ pub const COLUMNS: [Column; 6] = [
 ];
 
 fn exitsnoop(values: &super::FlagValues) -> Result<EventsJob> {
-    let mut job = EventsJob::new("sched:sched_process_exit", &COLUMNS);
     let mut filters = Vec::new();
     if !values.switch("threaded") {
         filters.push("task->signal->live.counter == 0".to_string());
@@ -71,11 +70,7 @@ fn exitsnoop(values: &super::FlagValues) -> Result<EventsJob> {
     if values.switch(FAILURES.long) {
         filters.push("task->exit_code != 0".to_string());
     }
-    filters.extend(values.comm_filter()?);
-    job.request.filter = (!filters.is_empty()).then(|| filters.join(" && "));
-    job.request.maps = values.maps;
-    job.time = EventTime::of(values);
-    Ok(job)
+    EventsJob::new("sched:sched_process_exit", &COLUMNS).with_flags(filters, values)
 }
 
 #[cfg(test)]

@@ -515,12 +515,6 @@ impl EventsJob {
                 .collect(),
             columns,
         );
-        let mut filters = Vec::new();
-        if values.switch(FAILURES.long) {
-            filters.push("ret < 0".to_string());
-        }
-        filters.extend(values.comm_filter()?);
-        job.request.filter = (!filters.is_empty()).then(|| filters.join(" && "));
         job.request.start = Some(crate::engine::request::Start {
             probes: calls
                 .iter()
@@ -535,12 +529,35 @@ impl EventsJob {
             all_tasks: false,
             per_thread: true,
         });
-        job.request.maps = values.maps;
-        job.time = EventTime::of(values);
-        Ok(job)
+        let failures = values.switch(FAILURES.long);
+        job.with_flags(
+            failures
+                .then(|| "ret < 0".to_string())
+                .into_iter()
+                .collect(),
+            values,
+        )
     }
 
-    fn of_events(probes: Vec<String>, columns: &[Column]) -> Self {
+    /// The job with the common flags of an event tool applied: `filters` and `-n`'s comm
+    /// filter conjoined, map sizes, and `-t`/`-T`.
+    ///
+    /// # Errors
+    /// A usage error for a bad `-n`.
+    pub fn with_flags(
+        mut self,
+        mut filters: Vec<String>,
+        values: &FlagValues,
+    ) -> crate::Result<Self> {
+        filters.extend(values.comm_filter()?);
+        self.request.filter = (!filters.is_empty()).then(|| filters.join(" && "));
+        self.request.maps = values.maps;
+        self.time = EventTime::of(values);
+        Ok(self)
+    }
+
+    /// A job printing `columns` of each of `probes`' events.
+    pub fn of_events(probes: Vec<String>, columns: &[Column]) -> Self {
         Self {
             request: Request {
                 shape: crate::engine::request::Shape::Trace,

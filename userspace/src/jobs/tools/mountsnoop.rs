@@ -1,7 +1,7 @@
 //! `tracekit mountsnoop`: each `mount(2)` call with its source, target, filesystem type
 //! and flags (bcc's and libbpf-tools' `mountsnoop`), at `syscalls:sys_enter_mount`.
 
-use super::{CLOCK, Column, EventTime, EventsJob, Group, NAME, Plan, TIMESTAMP, Tool};
+use super::{CLOCK, Column, EventsJob, Group, NAME, Plan, TIMESTAMP, Tool};
 use crate::Result;
 
 /// `tracekit mountsnoop`.
@@ -48,9 +48,5 @@ pub const COLUMNS: [Column; 6] = [
 ];
 
 fn mountsnoop(values: &super::FlagValues) -> Result<EventsJob> {
-    let mut job = EventsJob::new("syscalls:sys_enter_mount", &COLUMNS);
-    job.request.filter = values.comm_filter()?;
-    job.request.maps = values.maps;
-    job.time = EventTime::of(values);
-    Ok(job)
+    EventsJob::new("syscalls:sys_enter_mount", &COLUMNS).with_flags(Vec::new(), values)
 }

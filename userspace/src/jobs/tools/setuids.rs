@@ -4,7 +4,7 @@
 //! the call, read from its credentials through BTF (`task->cred->uid.val`, `euid`, `suid`,
 //! `fsuid`). A failed call leaves them as they were.
 
-use super::{CLOCK, Column, EventTime, EventsJob, FAILURES, Group, NAME, Plan, TIMESTAMP, Tool};
+use super::{CLOCK, Column, EventsJob, FAILURES, Group, NAME, Plan, TIMESTAMP, Tool};
 use crate::Result;
 
 /// `tracekit setuids`.
@@ -69,8 +69,7 @@ pub const COLUMNS: [Column; 8] = [
 ];
 
 fn setuids(values: &super::FlagValues) -> Result<EventsJob> {
-    let mut job = EventsJob::new("syscalls:sys_exit_setuid", &COLUMNS);
-    job.request.probes = CALLS
+    let probes = CALLS
         .iter()
         .map(|call| format!("syscalls:sys_exit_{call}"))
         .collect();
@@ -78,11 +77,7 @@ fn setuids(values: &super::FlagValues) -> Result<EventsJob> {
     if values.switch(FAILURES.long) {
         filters.push("ret < 0".to_string());
     }
-    filters.extend(values.comm_filter()?);
-    job.request.filter = (!filters.is_empty()).then(|| filters.join(" && "));
-    job.request.maps = values.maps;
-    job.time = EventTime::of(values);
-    Ok(job)
+    EventsJob::of_events(probes, &COLUMNS).with_flags(filters, values)
 }
 
 #[cfg(test)]

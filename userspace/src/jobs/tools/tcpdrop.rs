@@ -8,7 +8,7 @@
 //! tracepoint sees every protocol's drops over IP, so UDP's and ICMP's show too (their
 //! stacks and reasons name them: `UDP_CSUM`, `udp_queue_rcv_one_skb`).
 
-use super::{CLOCK, Column, EventTime, EventsJob, Group, NAME, Plan, TIMESTAMP, Tool};
+use super::{CLOCK, Column, EventsJob, Group, NAME, Plan, TIMESTAMP, Tool};
 use crate::Result;
 
 /// `tracekit tcpdrop`.
@@ -49,15 +49,10 @@ pub const COLUMNS: [Column; 4] = [
 ];
 
 fn tcpdrop(values: &super::FlagValues) -> Result<EventsJob> {
-    let mut job = EventsJob::new("skb:kfree_skb", &COLUMNS);
-    let mut filters = vec!["(protocol == 0x800 || protocol == 0x86dd)".to_string()];
-    filters.extend(values.comm_filter()?);
-    job.request.filter = Some(filters.join(" && "));
-    job.request.maps = values.maps;
     // Drops in a softirq run on top of any task: with -p, the packets it sent or received
     // while it ran.
-    job.time = EventTime::of(values);
-    Ok(job)
+    let filters = vec!["(protocol == 0x800 || protocol == 0x86dd)".to_string()];
+    EventsJob::new("skb:kfree_skb", &COLUMNS).with_flags(filters, values)
 }
 
 #[cfg(test)]

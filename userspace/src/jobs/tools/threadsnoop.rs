@@ -5,7 +5,7 @@
 //! threads libc's `pthread_create` makes; the tracepoint sees every `clone(CLONE_THREAD)`,
 //! of any language's runtime.
 
-use super::{CLOCK, Column, EventTime, EventsJob, Group, NAME, Plan, TIMESTAMP, Tool};
+use super::{CLOCK, Column, EventsJob, Group, NAME, Plan, TIMESTAMP, Tool};
 use crate::Result;
 
 /// `CLONE_THREAD` (include/uapi/linux/sched.h).
@@ -45,13 +45,8 @@ pub const COLUMNS: [Column; 3] = [
 ];
 
 fn threadsnoop(values: &super::FlagValues) -> Result<EventsJob> {
-    let mut job = EventsJob::new("task:task_newtask", &COLUMNS);
-    let mut filters = vec![format!("clone_flags & {CLONE_THREAD:#x}")];
-    filters.extend(values.comm_filter()?);
-    job.request.filter = Some(filters.join(" && "));
-    job.request.maps = values.maps;
-    job.time = EventTime::of(values);
-    Ok(job)
+    let filters = vec![format!("clone_flags & {CLONE_THREAD:#x}")];
+    EventsJob::new("task:task_newtask", &COLUMNS).with_flags(filters, values)
 }
 
 #[cfg(test)]
