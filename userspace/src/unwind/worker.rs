@@ -193,17 +193,21 @@ impl UnwindWorker {
     }
 }
 
+/// Whether `mappings` hold a file that may be an interpreter (with interpreters enabled).
+fn maps_interpreter(mappings: &[process::ExecMapping]) -> bool {
+    interp::enabled()
+        && mappings.iter().any(|mapping| match &mapping.backing {
+            process::Backing::File { path, .. } => interp::may_hold_interpreter(path),
+            _ => false,
+        })
+}
+
 /// Whether announced process `pid` goes before the rest: it maps an interpreter, or every
 /// binary it maps has a table already (loading it only publishes its mapping table).
 /// `None` when it is gone.
 fn cannot_wait(shared: &Shared, pid: u32) -> Option<bool> {
     let mappings = process::exec_mappings(pid).ok()?;
-    let interpreter = interp::enabled()
-        && mappings.iter().any(|mapping| match &mapping.backing {
-            process::Backing::File { path, .. } => interp::may_hold_interpreter(path),
-            _ => false,
-        });
-    if interpreter {
+    if maps_interpreter(&mappings) {
         return Some(true);
     }
     with(shared, |tables| {
@@ -261,12 +265,7 @@ fn run_front(
                 return;
             }
             let mappings = process::exec_mappings(pid).unwrap_or_default();
-            let interpreter = interp::enabled()
-                && mappings.iter().any(|mapping| match &mapping.backing {
-                    process::Backing::File { path, .. } => interp::may_hold_interpreter(path),
-                    _ => false,
-                });
-            if interpreter {
+            if maps_interpreter(&mappings) {
                 load(pid);
             } else if !mappings.is_empty() {
                 rest.push(pid);
