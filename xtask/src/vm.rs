@@ -306,7 +306,9 @@ fn add_python(image: &Path, root: &Path) -> Result<()> {
 }
 
 /// `/init`: mount what tracing needs, run the tests named on the kernel command line,
-/// print the verdict, power off.
+/// print the verdict, power off. No tmpfs on `/tmp`: the initramfs is in memory and
+/// writable already, and a workspace under `/tmp` (a CI clone) has its fixtures copied there,
+/// which a mount would hide.
 const INIT: &str = r#"#!/bin/busybox sh
 /bin/busybox --install -s /bin
 export PATH=/bin HOME=/root
@@ -315,7 +317,6 @@ mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mount -t tracefs nodev /sys/kernel/tracing
 mount -t debugfs nodev /sys/kernel/debug
-mount -t tmpfs tmpfs /tmp
 filters=$(sed -n 's/.*tracekit.tests=\([^ ]*\).*/\1/p' /proc/cmdline | tr ',' ' ')
 export TRACEKIT_VM_EMULATED=$(sed -n 's/.*tracekit.emulated=\([01]\).*/\1/p' /proc/cmdline)
 echo "TRACEKIT-VM-KERNEL $(uname -r)"
