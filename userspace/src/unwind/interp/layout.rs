@@ -91,7 +91,17 @@ const GLIBC_X86_64_KEY_DATA: u32 = 0x318;
 
 /// Where glibc keeps thread-specific key 0's value, from `pthread_self()`: found by setting
 /// a key in this thread and looking for its value (the layout of `struct pthread` is
-/// glibc's private business).
+/// glibc's private business). `None` in a musl build, which has no glibc to measure: musl
+/// keeps its small `struct pthread` at the top of a thread's mapping, so the 2 KiB scan ran
+/// off its end (the static build's unwind thread died of SIGSEGV in `cargo xtask bench
+/// profile`).
+#[cfg(not(target_env = "gnu"))]
+fn pthread_key_data_offset() -> Option<u32> {
+    None
+}
+
+/// See the other target's version: measured on this thread of a glibc build.
+#[cfg(target_env = "gnu")]
 fn pthread_key_data_offset() -> Option<u32> {
     static MARKER: u64 = 0x7472_6163_656b_6974;
     let marker = std::ptr::addr_of!(MARKER) as u64;
