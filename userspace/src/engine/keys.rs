@@ -48,7 +48,7 @@ pub struct KeyColumn {
 }
 
 impl KeyColumn {
-    fn words(&self) -> usize {
+    pub(crate) fn words(&self) -> usize {
         match self.kind {
             KeyKind::Str | KeyKind::Ip => STR_BYTES / 8,
             _ => 1,

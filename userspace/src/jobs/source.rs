@@ -79,6 +79,22 @@ pub trait SampleSource {
         None
     }
 
+    /// Whether user frames are sampled, so that new processes' maps are read while they
+    /// live; yes by default.
+    fn names_user_frames(&self) -> bool {
+        true
+    }
+
+    /// For sources that count engine events rather than timer samples (`stackcount`,
+    /// `offcpu`): the engines' counters (counted, filtered, lost, full maps), which the
+    /// run's summary reports; `None` by default.
+    ///
+    /// # Errors
+    /// A map that cannot be read.
+    fn engine_stats(&self) -> Result<Option<crate::engine::EngineStats>> {
+        Ok(None)
+    }
+
     /// At the end of a run: why the stacks of some processes look broken (by pid), and the
     /// unwinder's report for `-v`; nothing by default. Stops the unwind tables' thread.
     fn unwind_report(&mut self) -> (HashMap<u32, String>, Option<String>) {
@@ -209,6 +225,8 @@ pub(crate) struct ReplaySamples {
     /// Whether the job attached, and detached.
     pub(crate) attached: bool,
     pub(crate) detached: bool,
+    /// The engines' counters, for a replay of stack engines (`stackcount`, `offcpu`).
+    pub(crate) engine_stats: Option<crate::engine::EngineStats>,
 }
 
 #[cfg(test)]
@@ -245,6 +263,10 @@ impl SampleSource for ReplaySamples {
 
     fn cpus(&self) -> Option<usize> {
         self.attached.then_some(2)
+    }
+
+    fn engine_stats(&self) -> Result<Option<crate::engine::EngineStats>> {
+        Ok(self.engine_stats)
     }
 
     fn detach(&mut self) -> Result<()> {

@@ -4,14 +4,11 @@
 //! are symbolized and written as a report, folded stacks, a flame graph or JSON, per
 //! interval (`-i`) and for the whole run.
 
-use std::{collections::HashMap, time::Duration};
+use std::time::Duration;
 
 use aya::maps::{MapData, RingBuf};
-use tracekit_common::{
-    engine::STR_BYTES,
-    profile::{STACK_NONE, SampleKey},
-};
 
+use self::engines::{EngineStacks, StackLayout};
 use super::{
     RunOptions,
     aggregate::Engines,
@@ -22,16 +19,15 @@ use super::{
 use crate::{
     Result, bpf, caps,
     engine::{
-        KeyColumn, KeyKind,
         compile::{Compiled, compile},
         request::Request,
     },
     output::{self, Format, profile::Header},
-    profile::{self, Profile, ProfileOptions, RawProfile},
+    profile::{self, Profile, ProfileOptions},
     session::{self, Collector, Flow, Interval, Tracees},
     stacks::StackSum,
     symbolize::{Symbolizer, SymbolizerOptions, lines::LineProfile},
-    unwind::{CallGraph, Unwinder},
+    unwind::CallGraph,
 };
 
 /// What a stack's count is.
@@ -98,62 +94,9 @@ pub struct Sampling {
     pub time_slices: bool,
 }
 
-/// Where the stacks come from.
-enum Source<'a> {
-    /// The CPU sampler ([`CpuSampler`]), or recorded samples in tests.
-    Sampler(Box<dyn SampleSource + 'a>),
-    Engines {
-        engines: Engines<'a>,
-        columns: &'a [KeyColumn],
-        weight: Weight,
-        kernel: bool,
-        user: bool,
-        /// Each engine's unwind tables, with `--call-graph dwarf`.
-        unwinders: Vec<Unwinder>,
-        /// Kernel memory the unwind tables of each engine may use, in bytes.
-        unwind_budget_bytes: u64,
-        /// `-- CMD`'s program (`argv[0]`): its unwind tables are built before it runs.
-        program: Option<std::path::PathBuf>,
-    },
-}
-
-impl Source<'_> {
-    /// What was counted since `previous` was read (which it then replaces): the sampler
-    /// drains its maps per interval, engines are read whole and subtracted.
-    fn read_interval(&mut self, previous: &mut RawProfile) -> Result<RawProfile> {
-        if let Source::Sampler(sampler) = self {
-            return Ok(sampler.take_interval()?.unwrap_or_default());
-        }
-        let now = self.read()?;
-        let delta = now.since(previous);
-        *previous = now;
-        Ok(delta)
-    }
-
-    fn read(&self) -> Result<RawProfile> {
-        match self {
-            Source::Sampler(sampler) => Ok(sampler.read()?.unwrap_or_default()),
-            Source::Engines {
-                engines,
-                columns,
-                weight,
-                kernel,
-                user,
-                ..
-            } => {
-                let leading = columns
-                    .iter()
-                    .take_while(|c| c.name != "pid")
-                    .map(words_of)
-                    .sum::<usize>();
-                collect_profile(engines, leading, (*kernel, *user), *weight)
-            }
-        }
-    }
-}
-
 struct StackCollector<'a> {
-    source: Source<'a>,
+    /// The CPU sampler, the stack engines, or recorded samples in tests.
+    source: Box<dyn SampleSource + 'a>,
     /// The time slice length, when samples are counted per slice.
     time_slice_ns: Option<u64>,
     labels: &'a Labels,
@@ -162,7 +105,6 @@ struct StackCollector<'a> {
     json: bool,
     hz: Option<u64>,
     cpus: usize,
-    previous: RawProfile,
     /// With `-i`: the whole run so far, symbolized interval by interval.
     whole: Whole,
     /// With `-i`: keep the whole run's stacks (`-o FILE`, `--json` write it at the end).
@@ -263,69 +205,28 @@ impl Collector for StackCollector<'_> {
                 self.symbolizer.remember_process(pid);
             }
         }
-        match &mut self.source {
-            Source::Sampler(sampler) => {
-                sampler.attach(tracees)?;
-                if let Some(cpus) = sampler.cpus() {
-                    self.cpus = cpus;
-                }
-                Ok(())
-            }
-            Source::Engines {
-                engines,
-                unwinders,
-                unwind_budget_bytes,
-                program,
-                ..
-            } => {
-                engines.attach(tracees)?;
-                unwinders.extend(engines.start_unwinders(
-                    *unwind_budget_bytes,
-                    program.as_deref(),
-                    tracees.pids.as_deref(),
-                ));
-                Ok(())
-            }
+        self.source.attach(tracees)?;
+        if let Some(cpus) = self.source.cpus() {
+            self.cpus = cpus;
         }
+        Ok(())
     }
 
     fn rings(&mut self) -> Result<Vec<RingBuf<MapData>>> {
-        match &mut self.source {
-            Source::Sampler(sampler) => sampler.rings(),
-            Source::Engines { engines, user, .. } => {
-                if !*user {
-                    return Ok(Vec::new());
-                }
-                engines
-                    .engines
-                    .iter_mut()
-                    .map(|engine| engine.take_announce())
-                    .collect()
-            }
-        }
+        self.source.rings()
     }
 
     fn record(&mut self, _ring: usize, data: &[u8]) -> Flow {
         if let Some(pid) = profile::announced_pid(data) {
             // Its maps first, while it lives; its tables are built on their own thread.
             self.symbolizer.remember_process(pid);
-            match &mut self.source {
-                Source::Sampler(sampler) => sampler.announced(pid),
-                Source::Engines { unwinders, .. } => {
-                    for unwinder in unwinders {
-                        unwinder.load_process(pid);
-                    }
-                }
-            }
+            self.source.announced(pid);
         }
         Flow::Continue
     }
 
     fn names_user_frames(&self) -> bool {
-        match &self.source {
-            Source::Sampler(_) => true,
-            Source::Engines { user, .. } => *user,
-        }
+        self.source.names_user_frames()
     }
 
     fn exiting(&mut self, pid: u32) {
@@ -334,18 +235,11 @@ impl Collector for StackCollector<'_> {
 
     fn exec_stopped(&mut self, pid: u32) {
         let limit = crate::session::workload::EXEC_HOLD_LIMIT;
-        match &mut self.source {
-            Source::Sampler(sampler) => sampler.exec_stopped(pid, limit),
-            Source::Engines { unwinders, .. } => {
-                for unwinder in unwinders {
-                    unwinder.load_process_now(pid, limit);
-                }
-            }
-        }
+        self.source.exec_stopped(pid, limit);
     }
 
     fn interval(&mut self, interval: Interval) -> Result<Flow> {
-        let delta = self.source.read_interval(&mut self.previous)?;
+        let delta = self.source.take_interval()?.unwrap_or_default();
         let profile = profile::symbolize(&delta, &self.symbolizer);
         // Lines before forgetting: an exited process's resolvers go with it.
         let lines = self
@@ -384,13 +278,7 @@ impl Collector for StackCollector<'_> {
     }
 
     fn detach(&mut self) -> Result<()> {
-        match &mut self.source {
-            Source::Sampler(sampler) => sampler.detach(),
-            Source::Engines { engines, .. } => {
-                engines.detach();
-                Ok(())
-            }
-        }
+        self.source.detach()
     }
 }
 
@@ -418,7 +306,7 @@ pub fn profile(
         time_slice_ns,
     });
     sampler.program = options.command_program();
-    let source = Source::Sampler(Box::new(sampler));
+    let source = Box::new(sampler);
     let banner = move |scope: &str| format!("Sampling on-CPU stacks of {scope} at {hz} Hz");
     run(
         source,
@@ -455,21 +343,19 @@ pub fn engine(
         ..labels.clone()
     };
     let uses = |name: &str| request.by.iter().any(|k| k.field.ends_with(name));
-    let source = Source::Engines {
-        engines: Engines {
-            specs: &compiled.specs,
-            engines: Vec::new(),
-            exclude_self: options.interval.is_some(),
-            verbose: options.verbose,
-        },
-        columns: &compiled.columns,
-        weight,
-        kernel: uses("kstack"),
-        user: uses("ustack"),
-        unwinders: Vec::new(),
-        unwind_budget_bytes,
-        program: options.command_program(),
+    let layout = StackLayout::of(&compiled.columns, (uses("kstack"), uses("ustack")), weight);
+    let engines = Engines {
+        specs: &compiled.specs,
+        engines: Vec::new(),
+        exclude_self: options.interval.is_some(),
+        verbose: options.verbose,
     };
+    let source = Box::new(EngineStacks::new(
+        engines,
+        layout,
+        unwind_budget_bytes,
+        options.command_program(),
+    ));
     let what = labels.banner.clone();
     let banner = move |scope: &str| format!("Tracing {what} for {scope}");
     run(
@@ -484,8 +370,8 @@ pub fn engine(
 
 /// Runs the session over `source`, sampled at `hz` (the CPU sampler) and counted per
 /// `time_slice_ns` (`--heatmap`), then writes the run's profile.
-fn run(
-    source: Source<'_>,
+fn run<'a>(
+    source: Box<dyn SampleSource + 'a>,
     (hz, time_slice_ns): (Option<u64>, Option<u64>),
     labels: &Labels,
     report: ReportOptions,
@@ -517,7 +403,6 @@ fn run(
         json: options.json,
         hz,
         cpus: online_cpus(),
-        previous: RawProfile::default(),
         whole: Whole::default(),
         keep_stacks: options.output.is_some() || options.json,
     };
@@ -568,7 +453,7 @@ fn finish(
             ..std::mem::take(&mut collector.whole.profile)
         }
     } else {
-        let raw = collector.source.read()?;
+        let raw = collector.source.read()?.unwrap_or_default();
         let started = std::time::Instant::now();
         let profile = profile::symbolize(&raw, &collector.symbolizer);
         if report.lines {
@@ -587,19 +472,7 @@ fn finish(
     };
     // In DWARF mode, broken-looking stacks are explained by the mappings that had no table;
     // -v reports the tables and the kernel walk's counters.
-    let (hints, unwind_summary) = match &mut collector.source {
-        Source::Sampler(sampler) => sampler.unwind_report(),
-        Source::Engines { unwinders, .. } => {
-            let summaries: Vec<String> = unwinders
-                .iter_mut()
-                .map(|unwinder| unwinder.tables().summary())
-                .collect();
-            (
-                Default::default(),
-                (!summaries.is_empty()).then(|| summaries.join("\n")),
-            )
-        }
-    };
+    let (hints, unwind_summary) = collector.source.unwind_report();
     let mut header = collector.header(&finished.scope_text, finished.elapsed);
     header.saved_as = outputs
         .iter()
@@ -629,12 +502,9 @@ fn finish(
             write_profile(out, format, &profile, lines.as_ref(), &header, report.top)
         })?;
     }
-    let summary = match &collector.source {
-        Source::Sampler(_) => {
-            output::profile::summary(&profile, &header, &finished.reason(), processes, &hints)
-        }
-        Source::Engines { engines, .. } => {
-            let stats = engines.read()?.stats;
+    let summary = match collector.source.engine_stats()? {
+        None => output::profile::summary(&profile, &header, &finished.reason(), processes, &hints),
+        Some(stats) => {
             let mut summary = String::new();
             if labels.tool == "offcpu" {
                 let total_us: u64 = profile.stacks.iter().map(|s| s.count).sum();
@@ -700,70 +570,7 @@ fn write_profile(
     Ok(())
 }
 
-/// Reads engines whose group keys are `[leading words] pid comm kstack? ustack?` into a raw
-/// profile (stacks and their counts), for the profile's symbolization and output.
-fn collect_profile(
-    engines: &Engines<'_>,
-    leading: usize,
-    (kernel, user): (bool, bool),
-    weight: Weight,
-) -> Result<RawProfile> {
-    let mut raw = RawProfile::default();
-    for engine in &engines.engines {
-        let aggregates = engine.read()?;
-        let mut hashes = Vec::new();
-        for ((words, _), value) in &aggregates.cells {
-            let at = |i: usize| words.get(leading + i).copied().unwrap_or(0);
-            let mut comm = [0u8; 16];
-            for (w, chunk) in comm.chunks_mut(8).enumerate() {
-                chunk.copy_from_slice(&at(1 + w).to_ne_bytes());
-            }
-            let after = 1 + STR_BYTES / 8;
-            let kernel_stack = if kernel { at(after) } else { STACK_NONE };
-            let user_stack = if user {
-                at(after + usize::from(kernel))
-            } else {
-                STACK_NONE
-            };
-            hashes.extend([kernel_stack, user_stack]);
-            let key = SampleKey {
-                pid: at(0) as u32,
-                generation: 0,
-                kernel_stack,
-                user_stack,
-                cgroup: 0,
-                comm,
-                time_slice: 0,
-                padding: 0,
-            };
-            *raw.counts.entry(key).or_default() += match weight {
-                Weight::Count => value.count,
-                Weight::SumMicros => value.sum / 1000,
-            };
-        }
-        raw.stacks.extend(
-            engine
-                .stacks(hashes)?
-                .into_iter()
-                .collect::<HashMap<_, _>>(),
-        );
-        let stats = aggregates.stats;
-        raw.stats.samples += stats.counted;
-        raw.stats.count_map_full += stats.map_full;
-        raw.stats.stack_map_full += stats.stack_map_full;
-        raw.stats.kernel_stack_errors += stats.stack_errors;
-        raw.stats.events_lost += stats.announce_lost;
-    }
-    Ok(raw)
-}
-
-/// Key words a column takes.
-fn words_of(column: &KeyColumn) -> usize {
-    match column.kind {
-        KeyKind::Str | KeyKind::Ip => STR_BYTES / 8,
-        _ => 1,
-    }
-}
+mod engines;
 
 #[cfg(test)]
 mod tests;

@@ -412,6 +412,28 @@ pub fn summary(stats: &EngineStats, elapsed: Duration, reason: &str, all_tasks: 
             super::plural(stats.read_errors, "event", "events")
         ));
     }
+    if stats.stack_map_full > 0 {
+        lost.push(format!(
+            "{} to a full stack map",
+            super::plural(stats.stack_map_full, "stack", "stacks")
+        ));
+    }
+    if stats.stack_errors > 0 {
+        lost.push(format!(
+            "{} the kernel could not walk",
+            super::plural(stats.stack_errors, "stack", "stacks")
+        ));
+    }
+    if stats.announce_lost > 0 {
+        lost.push(format!(
+            "{} to a full ring buffer (their symbols may not resolve if they exited)",
+            super::plural(
+                stats.announce_lost,
+                "new-process notice",
+                "new-process notices"
+            )
+        ));
+    }
     lost.extend(missed_text(stats));
     out.push_str(&lost_line(&lost));
     if stats.no_start > 0 && !all_tasks {

@@ -4,11 +4,17 @@
 
 use std::collections::HashMap;
 
+use tracekit_common::{
+    engine::AggValue,
+    profile::{STACK_NONE, SampleKey},
+};
+
 use super::*;
 use crate::{
+    engine::{Aggregates, EngineStats},
     jobs::source::ReplaySamples,
     output::golden::Transcript,
-    profile::Stats,
+    profile::{RawProfile, Stats},
     stacks::{Frame, FrameKind, Stack},
 };
 
@@ -265,16 +271,10 @@ fn sampled(stacks: &[SampledStack<'_>], stats: Stats) -> RawProfile {
     raw
 }
 
-/// A whole `profile` run over recorded samples: the collector attaches the source, the
+/// A whole run of `labels.tool` over `source`: the collector attaches the source, the
 /// session ends by its duration, and the run's end reads, symbolizes and writes the
 /// report, then the summary; what it printed on stdout and stderr.
-fn profile_run(raw: RawProfile) -> (String, String) {
-    let labels = Labels {
-        tool: "profile",
-        event: "cpu-clock".into(),
-        unit: "samples",
-        banner: String::new(),
-    };
+fn whole_run(labels: &Labels, hz: Option<u64>, source: ReplaySamples) -> (String, String) {
     let report = ReportOptions {
         top: 10,
         inlined: false,
@@ -292,15 +292,14 @@ fn profile_run(raw: RawProfile) -> (String, String) {
         debug_info: Default::default(),
     };
     let mut collector = StackCollector {
-        source: Source::Sampler(Box::new(ReplaySamples::new(vec![raw]))),
+        source: Box::new(source),
         time_slice_ns: None,
-        labels: &labels,
+        labels,
         report,
         symbolizer: Symbolizer::with_options(SymbolizerOptions::default()),
         json: false,
-        hz: Some(99),
+        hz,
         cpus: 1,
-        previous: RawProfile::default(),
         whole: Whole::default(),
         keep_stacks: false,
     };
@@ -316,10 +315,28 @@ fn profile_run(raw: RawProfile) -> (String, String) {
     };
     let mut stdout = Vec::new();
     let ending = finish(&mut collector, &finished, &[], &options, &mut stdout).unwrap();
+    // The test binary's name carries cargo's 16-digit hash, which changes with the build.
+    let binary = std::env::current_exe().unwrap();
+    let binary = binary.file_name().unwrap().to_string_lossy();
+    let hash = binary.rsplit_once('-').map_or("", |(_, hash)| hash);
+    assert_eq!(hash.len(), 16, "{binary}");
     (
-        String::from_utf8(stdout).unwrap(),
+        String::from_utf8(stdout)
+            .unwrap()
+            .replace(hash, "################"),
         ending.summary + &ending.after,
     )
+}
+
+/// A whole `profile` run over recorded samples.
+fn profile_run(raw: RawProfile) -> (String, String) {
+    let labels = Labels {
+        tool: "profile",
+        event: "cpu-clock".into(),
+        unit: "samples",
+        banner: String::new(),
+    };
+    whole_run(&labels, Some(99), ReplaySamples::new(vec![raw]))
 }
 
 /// `profile -a` from the sampler's maps to the report: stacks symbolized by the real
@@ -337,14 +354,182 @@ fn golden_profile_run_from_recorded_samples() {
         },
     );
     let (stdout, stderr) = profile_run(raw);
-    // The test binary's name carries cargo's 16-digit hash, which changes with the build.
-    let binary = std::env::current_exe().unwrap();
-    let binary = binary.file_name().unwrap().to_string_lossy();
-    let hash = binary.rsplit_once('-').map_or("", |(_, hash)| hash);
-    assert_eq!(hash.len(), 16, "{binary}");
-    let stdout = stdout.replace(hash, "################");
     Transcript::new("tracekit profile -a -F 99 -d 2  (3 samples lost to a full map)")
         .part("stdout", stdout)
         .part("stderr", stderr)
         .check("stacks/profile_run.txt");
+}
+
+/// A stack's functions, leaf first.
+type Functions<'a> = &'a [fn(u64) -> u64];
+
+/// A stack engine's maps after a run of this process (as `tk_burner`), as the kernel keeps
+/// them: cells keyed `[leading words] pid comm ustack` (a comm takes `STR_BYTES`) with
+/// `(events, value sum)`,
+/// and the stack map holding `stacks` (leaf first).
+fn engine_cells(
+    leading: &[u64],
+    stacks: &[(Functions<'_>, AggValue)],
+    stats: EngineStats,
+) -> (Aggregates, HashMap<u64, Vec<u64>>) {
+    let mut comm = [0u8; tracekit_common::engine::STR_BYTES];
+    comm[..9].copy_from_slice(b"tk_burner");
+    let comm_words = comm
+        .chunks(8)
+        .map(|w| u64::from_ne_bytes(w.try_into().unwrap()));
+    let mut aggregates = Aggregates {
+        stats,
+        ..Aggregates::default()
+    };
+    let mut frames = HashMap::new();
+    for (i, (functions, value)) in stacks.iter().enumerate() {
+        let id = 0x2000 + i as u64;
+        frames.insert(
+            id,
+            functions.iter().map(|&f| f as usize as u64 + 1).collect(),
+        );
+        let mut key = leading.to_vec();
+        key.push(u64::from(std::process::id()));
+        key.extend(comm_words.clone());
+        key.push(id);
+        aggregates.cells.insert((key, 0), *value);
+    }
+    (aggregates, frames)
+}
+
+/// Stack engines' cells as raw samples: `--by` words in front are skipped, the pid, comm
+/// and stack id are read from their places, and offcpu's weight is its time in microseconds.
+#[test]
+fn stack_layout_reads_engine_cells() {
+    let leaf: &[fn(u64) -> u64] = &[burn_leaf, burn_spin, burn_main];
+    let value = AggValue {
+        count: 4,
+        sum: 9_876_543,
+    };
+    let (aggregates, _) = engine_cells(&[7], &[(leaf, value)], EngineStats::default());
+    let layout = |weight| StackLayout {
+        leading: 1,
+        kernel: false,
+        user: true,
+        weight,
+    };
+    let mut raw = RawProfile::default();
+    let ids = layout(Weight::SumMicros).add_to(&mut raw, &aggregates);
+    assert_eq!(ids, [STACK_NONE, 0x2000]);
+    let (key, us) = raw.counts.iter().next().unwrap();
+    assert_eq!(
+        (
+            key.pid,
+            &key.comm[..9],
+            key.kernel_stack,
+            key.user_stack,
+            *us
+        ),
+        (
+            std::process::id(),
+            &b"tk_burner"[..],
+            STACK_NONE,
+            0x2000,
+            9876
+        )
+    );
+    let mut raw = RawProfile::default();
+    layout(Weight::Count).add_to(&mut raw, &aggregates);
+    assert_eq!(raw.counts.values().copied().collect::<Vec<_>>(), [4]);
+}
+
+/// A whole `offcpu` run from its engine's cells: time per stack in microseconds, the
+/// summary with the blocks counted and what the kernel could not record.
+#[test]
+fn golden_offcpu_run_from_engine_cells() {
+    let leaf: &[fn(u64) -> u64] = &[burn_leaf, burn_spin, burn_main];
+    let spin: &[fn(u64) -> u64] = &[burn_spin, burn_main];
+    let (aggregates, frames) = engine_cells(
+        &[],
+        &[
+            (
+                leaf,
+                AggValue {
+                    count: 30,
+                    sum: 1_500_000_000,
+                },
+            ),
+            (
+                spin,
+                AggValue {
+                    count: 12,
+                    sum: 250_000_000,
+                },
+            ),
+        ],
+        EngineStats {
+            counted: 42,
+            stack_map_full: 2,
+            no_start: 5,
+            ..EngineStats::default()
+        },
+    );
+    let layout = StackLayout {
+        leading: 0,
+        kernel: false,
+        user: true,
+        weight: Weight::SumMicros,
+    };
+    let mut raw = RawProfile::default();
+    layout.add_to(&mut raw, &aggregates);
+    raw.stacks.extend(frames);
+    let mut source = ReplaySamples::new(vec![raw]);
+    source.engine_stats = Some(aggregates.stats);
+    let labels = Labels {
+        tool: "offcpu",
+        event: "sched:sched_switch".into(),
+        unit: "us",
+        banner: String::new(),
+    };
+    let (stdout, stderr) = whole_run(&labels, None, source);
+    Transcript::new("tracekit offcpu -a -d 2  (2 stacks lost to a full stack map)")
+        .part("stdout", stdout)
+        .part("stderr", stderr)
+        .check("stacks/offcpu_run.txt");
+}
+
+/// A whole `stackcount` run from its engine's cells, grouped `--by cpu` in front.
+#[test]
+fn golden_stackcount_run_from_engine_cells() {
+    let leaf: &[fn(u64) -> u64] = &[burn_leaf, burn_spin, burn_main];
+    let spin: &[fn(u64) -> u64] = &[burn_spin, burn_main];
+    let (aggregates, frames) = engine_cells(
+        &[1],
+        &[
+            (leaf, AggValue { count: 700, sum: 0 }),
+            (spin, AggValue { count: 300, sum: 0 }),
+        ],
+        EngineStats {
+            counted: 1000,
+            filtered: 17,
+            ..EngineStats::default()
+        },
+    );
+    let layout = StackLayout {
+        leading: 1,
+        kernel: false,
+        user: true,
+        weight: Weight::Count,
+    };
+    let mut raw = RawProfile::default();
+    layout.add_to(&mut raw, &aggregates);
+    raw.stacks.extend(frames);
+    let mut source = ReplaySamples::new(vec![raw]);
+    source.engine_stats = Some(aggregates.stats);
+    let labels = Labels {
+        tool: "stackcount",
+        event: "uprobe:/usr/bin/tk_burner:burn_leaf".into(),
+        unit: "events",
+        banner: String::new(),
+    };
+    let (stdout, stderr) = whole_run(&labels, None, source);
+    Transcript::new("tracekit stackcount -a -d 2 u:/usr/bin/tk_burner:burn_leaf")
+        .part("stdout", stdout)
+        .part("stderr", stderr)
+        .check("stacks/stackcount_run.txt");
 }
