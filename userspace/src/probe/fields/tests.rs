@@ -1,0 +1,122 @@
+use super::*;
+
+#[test]
+fn usdt_arguments_from_the_note() {
+    let site = crate::probe::usdt::ProbeSite {
+        binary: "/bin/app".into(),
+        provider: "tk".into(),
+        name: "tick".into(),
+        address: 0x1000,
+        file_offset: 0x1000,
+        semaphore: None,
+        semaphore_file_offset: None,
+        arg_specs: "-4@%edi 8@-16(%rbp) 8@8(%rip)".into(),
+        args: crate::probe::usdt::parse_note_args("-4@%edi 8@-16(%rbp) 8@8(%rip)"),
+    };
+    let fields = UsdtFields::of("usdt:tk:tick", &site);
+    let arg0 = fields.lookup("arg0").unwrap();
+    assert_eq!(
+        (arg0.operand.kind, arg0.operand.size, arg0.ty),
+        (operand::REG, 4, ValueType::Int { signed: true })
+    );
+    let narrowed = fields.lookup("arg1:u16").unwrap();
+    assert_eq!(
+        (
+            narrowed.operand.kind,
+            narrowed.operand.size,
+            narrowed.operand.flags
+        ),
+        (operand::USER_MEM, 2, 0)
+    );
+    assert!(fields.lookup("arg3").is_none());
+    // What cannot be read names the probe and the spec as the note writes it.
+    assert_eq!(
+        fields.arg("arg2").unwrap_err().to_string(),
+        "arg2: usdt:tk:tick cannot read its argument `8@8(%rip)`: a RIP-relative operand \
+         without a symbol (its distance from the probe is unknown)"
+    );
+    assert_eq!(
+        fields.describe(),
+        "arg0 (signed, 4 bytes, -4@%edi), arg1 (8 bytes, 8@-16(%rbp)), arg2 (8 bytes, \
+         8@8(%rip), unreadable: a RIP-relative operand without a symbol (its distance from \
+         the probe is unknown)); and pid, tid, cpu, comm, cgroup"
+    );
+}
+
+#[test]
+fn args_with_widths() {
+    assert_eq!(parse_arg("arg0"), Some((0, 8, false)));
+    assert_eq!(parse_arg("arg3:s32"), Some((3, 4, true)));
+    assert_eq!(parse_arg("arg1:f32"), None);
+    assert_eq!(parse_arg("args"), None);
+}
+
+#[test]
+fn btf_names_become_arguments() {
+    let fields = FunctionFields {
+        event: "kprobe:vfs_read".into(),
+        is_return: false,
+        params: vec![
+            Param {
+                name: "file".into(),
+                size: 8,
+                signed: false,
+                c_type: "struct file *".into(),
+            },
+            Param {
+                name: "buf".into(),
+                size: 8,
+                signed: false,
+                c_type: "char *".into(),
+            },
+            Param {
+                name: "count".into(),
+                size: 8,
+                signed: false,
+                c_type: "size_t".into(),
+            },
+        ],
+        user: false,
+    };
+    let count = fields.lookup("count").unwrap();
+    assert_eq!(
+        (count.operand.kind, count.operand.offset),
+        (operand::ARG, 2)
+    );
+    assert!(fields.lookup("retval").is_none());
+    assert!(fields.lookup("arg6").is_none());
+    assert!(
+        fields
+            .describe()
+            .starts_with("file (arg0, struct file *), buf (arg1, char *)")
+    );
+    let ret = FunctionFields {
+        event: "kr".into(),
+        is_return: true,
+        params: vec![],
+        user: false,
+    };
+    assert_eq!(
+        ret.lookup("retval").unwrap().ty,
+        ValueType::Int { signed: true }
+    );
+    assert!(ret.lookup("arg0").is_none());
+    // Strings behind pointers: `str(buf)` is arg1's, `str(retval)` the return value's.
+    let buf = fields.lookup("str(buf)").unwrap();
+    assert_eq!(
+        (
+            buf.operand.kind,
+            buf.operand.offset,
+            buf.operand.flags,
+            buf.ty
+        ),
+        (operand::KERNEL_STR, 1, PTR_FROM_ARG, ValueType::Str)
+    );
+    assert!(fields.lookup("str(arg6)").is_none());
+    let user_ret = FunctionFields { user: true, ..ret };
+    let line = user_ret.lookup("str(retval)").unwrap();
+    assert_eq!(
+        (line.operand.kind, line.operand.offset),
+        (operand::USER_STR, 7)
+    );
+}
