@@ -278,3 +278,92 @@ fn node_no_interpreters_keeps_native_frames() {
     assert_eq!(named, 0, "{folded:#?}");
     assert!(builtins * 2 >= total, "{builtins} of {total}: {folded:#?}");
 }
+
+/// The innermost JavaScript function a folded path names, by name alone: V8's own frames
+/// (`leaf (/path/js_chain.js)`) or a perf map's (`JS:*leaf /path/js_chain.js:11:14`, Node
+/// 20's `--perf-basic-prof`; `LazyCompile:*leaf ...` in older nodes); `None` for none.
+fn innermost_js(path: &str) -> Option<String> {
+    let fixture = fixture();
+    path.split(';').rev().find_map(|frame| {
+        if let Some(name) = frame.strip_suffix(&format!(" ({fixture})")) {
+            return Some(name.to_string());
+        }
+        let (kind, rest) = frame.split_once(':')?;
+        if !matches!(kind, "JS" | "LazyCompile" | "Function") {
+            return None;
+        }
+        let (name, file) = rest.split_once(' ')?;
+        file.starts_with(&fixture)
+            .then(|| name.trim_start_matches(['*', '~', '^']).to_string())
+    })
+}
+
+/// The old recipe (issue 28, acceptance 3): node started with `--perf-basic-prof`, profiled
+/// at the same time by two tracekits, one naming V8's frames from the process's memory, the
+/// other (`--no-interpreters`) from `/tmp/perf-PID.map`. The innermost JavaScript function
+/// of each run's samples agrees for at least 95% of them (the overlap of the two
+/// distributions: the samples are not the same ones).
+#[test]
+fn node_names_agree_with_its_perf_map() {
+    let test = "node_names_agree_with_its_perf_map";
+    require_root();
+    if !have_node(test) {
+        return;
+    }
+    let dir = scratch(test);
+    let (ours, map) = (dir.join("v8.folded"), dir.join("map.folded"));
+    let mut child = Command::new(NODE)
+        .args(["--perf-basic-prof", &fixture(), "8"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|err| panic!("spawning node: {err}"));
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line.trim(), "ready", "node did not start");
+    let pid = child.id().to_string();
+    let profile = |extra: &[&str], out: &Path| {
+        let mut args = vec!["profile", "-F", "199", "-p", &pid, "-d", "4"];
+        args.extend_from_slice(extra);
+        args.extend(["-o", out.to_str().unwrap()]);
+        spawn_tracekit(args)
+    };
+    let v8 = profile(&[], &ours);
+    let perf_map = profile(&["--no-interpreters"], &map);
+    let (v8, perf_map) = (wait_output(v8, TIMEOUT), wait_output(perf_map, TIMEOUT));
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_file(format!("/tmp/perf-{pid}.map"));
+    v8.assert_code(0);
+    perf_map.assert_code(0);
+    let shares = |folded: &[(String, u64)]| {
+        let total: u64 = folded.iter().map(|(_, n)| n).sum();
+        let mut by_name = std::collections::BTreeMap::<Option<String>, f64>::new();
+        for (path, n) in folded {
+            *by_name.entry(innermost_js(path)).or_default() += *n as f64 / total as f64;
+        }
+        (total, by_name)
+    };
+    let (v8_folded, map_folded) = (read_folded(&ours), read_folded(&map));
+    let ((v8_total, v8_names), (map_total, map_names)) = (shares(&v8_folded), shares(&map_folded));
+    eprintln!(
+        "{test}: V8 {v8_total} samples {v8_names:?}; perf map {map_total} samples {map_names:?}"
+    );
+    assert!(v8_total >= 100 && map_total >= 100, "too few samples");
+    // The perf map names the optimized leaf; V8's frames name it too, among others.
+    assert!(
+        map_names.get(&Some("leaf".into())).copied().unwrap_or(0.0) >= 0.5,
+        "the perf map named no leaf: {map_folded:#?}"
+    );
+    let agree: f64 = v8_names
+        .iter()
+        .map(|(name, share)| share.min(map_names.get(name).copied().unwrap_or(0.0)))
+        .sum();
+    assert!(
+        agree >= 0.95,
+        "V8's names and the perf map's agree for {:.1}% of samples (want 95%)",
+        agree * 100.0
+    );
+}
