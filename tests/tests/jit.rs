@@ -367,3 +367,153 @@ fn node_names_agree_with_its_perf_map() {
         agree * 100.0
     );
 }
+
+/// Starts `js_block.js` in `mode` (`sleep` or `stat`) for `seconds`, waiting for its "ready".
+fn spawn_block(mode: &str, seconds: &str) -> Child {
+    let mut child = Command::new(NODE)
+        .arg(workspace().join("tests/fixtures/js_block.js"))
+        .args([mode, seconds])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|err| panic!("spawning node: {err}"));
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line.trim(), "ready", "node did not start");
+    child
+}
+
+fn block_frame(function: &str) -> String {
+    format!(
+        "{function} ({})",
+        workspace().join("tests/fixtures/js_block.js").display()
+    )
+}
+
+/// `offcpu -p` of node blocked in `Atomics.wait` (a futex wait through V8's C++ builtin):
+/// the time blocked is named from the JavaScript caller down to the kernel's `schedule`.
+#[test]
+fn node_offcpu_names_js_frames() {
+    let test = "node_offcpu_names_js_frames";
+    require_root();
+    if !have_node(test) {
+        return;
+    }
+    let dir = scratch(test);
+    let out = dir.join("offcpu.folded");
+    let mut child = spawn_block("sleep", "8");
+    let pid = child.id().to_string();
+    let run = tracekit(
+        ["offcpu", "-p", &pid, "-d", "3", "-o", out.to_str().unwrap()],
+        TIMEOUT,
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+    run.assert_code(0);
+    let folded = read_folded(&out);
+    let chain = [
+        block_frame("blockOuter"),
+        block_frame("blockLeaf"),
+        "v8::internal::Builtin_AtomicsWait(".to_string(),
+    ];
+    let (named, total) = share(&folded, |path| chain_in_order(path, &chain));
+    eprintln!("{test}: {named} of {total} us off CPU name {chain:?}");
+    assert!(total > 0, "no off-CPU time: {}", run.stderr);
+    assert!(
+        named as f64 >= 0.70 * total as f64,
+        "{named} of {total} us name {chain:?}: {folded:#?}"
+    );
+}
+
+/// `stackcount -p` of a syscall that node makes from JavaScript through a C++ binding
+/// (`fs.statSync` -> `Builtins_CallApiCallback` -> `node::fs::Stat` -> `statx`): the counts
+/// name the JavaScript caller above the binding. (`statLeaf` itself is inlined into
+/// `statOuter` once optimized, so the outer function is the one every stack keeps.)
+#[test]
+fn node_stackcount_names_js_frames() {
+    let test = "node_stackcount_names_js_frames";
+    require_root();
+    if !have_node(test) {
+        return;
+    }
+    let dir = scratch(test);
+    let out = dir.join("stackcount.folded");
+    let mut child = spawn_block("stat", "8");
+    let pid = child.id().to_string();
+    let run = tracekit(
+        [
+            "stackcount",
+            "-p",
+            &pid,
+            "-d",
+            "3",
+            "-o",
+            out.to_str().unwrap(),
+            "syscalls:sys_enter_statx",
+        ],
+        TIMEOUT,
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+    run.assert_code(0);
+    let folded = read_folded(&out);
+    let chain = [
+        block_frame("statOuter"),
+        "node::fs::Stat(".to_string(),
+        "uv_fs_stat".to_string(),
+    ];
+    let (named, total) = share(&folded, |path| chain_in_order(path, &chain));
+    eprintln!("{test}: {named} of {total} statx calls name {chain:?}");
+    assert!(total >= 1000, "only {total} statx calls: {}", run.stderr);
+    assert!(
+        named as f64 >= 0.85 * total as f64,
+        "{named} of {total} calls name {chain:?}: {folded:#?}"
+    );
+}
+
+/// `trace -U -p`: each printed event's user stack names the JavaScript caller, as
+/// stackcount's do. Events the ring buffer could not hold are reported, not printed.
+#[test]
+fn node_trace_user_stacks_name_js_frames() {
+    let test = "node_trace_user_stacks_name_js_frames";
+    require_root();
+    if !have_node(test) {
+        return;
+    }
+    let mut child = spawn_block("stat", "8");
+    let pid = child.id().to_string();
+    let run = tracekit(
+        [
+            "trace",
+            "-U",
+            "-p",
+            &pid,
+            "-d",
+            "2",
+            "syscalls:sys_enter_statx",
+        ],
+        TIMEOUT,
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+    run.assert_code(0);
+    let outer = block_frame("statOuter");
+    let (mut events, mut named, mut in_event) = (0u64, 0u64, false);
+    for line in run.stdout.lines() {
+        if line.ends_with(" syscalls:sys_enter_statx") {
+            events += 1;
+            in_event = true;
+        } else if in_event && line.trim_start().starts_with(&outer) {
+            named += 1;
+            in_event = false;
+        }
+    }
+    eprintln!("{test}: {named} of {events} events name {outer}");
+    assert!(events >= 1000, "only {events} events: {}", run.stderr);
+    assert!(
+        named as f64 >= 0.75 * events as f64,
+        "{named} of {events} events name {outer}"
+    );
+}
