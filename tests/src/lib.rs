@@ -323,6 +323,22 @@ pub fn share(folded: &[(String, u64)], test: impl Fn(&str) -> bool) -> (u64, u64
     (hits, total)
 }
 
+/// Starts `command` (stdout piped) and waits for its first line, which must be "ready":
+/// fixtures print it once their known work begins.
+pub fn spawn_ready(mut command: Command) -> Child {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|err| panic!("spawning {command:?}: {err}"));
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line.trim(), "ready", "{command:?} did not start");
+    child
+}
+
 /// Whether folded stack `path` (outermost first) has frames starting with `names`, in this
 /// order (others may stand between them).
 pub fn chain_in_order(path: &str, names: &[impl AsRef<str>]) -> bool {

@@ -3,7 +3,7 @@
 //! and Debian's `python3.11`). A version absent here is skipped with a printed reason.
 
 use std::{
-    io::{BufRead as _, BufReader, Write as _},
+    io::Write as _,
     path::{Path, PathBuf},
     process::{Child, Command, Stdio},
     time::Duration,
@@ -43,19 +43,11 @@ fn python(test: &str, version: &str) -> Option<PathBuf> {
 /// Starts `python script args`, and waits (bounded by the fixture's own run) for its
 /// "ready" line: it has started its work.
 fn spawn_ready(python: &Path, script: &str, args: &[&str]) -> Child {
-    let mut child = Command::new(python)
+    let mut command = Command::new(python);
+    command
         .arg(workspace().join("tests/fixtures").join(script))
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|err| panic!("spawning {}: {err}", python.display()));
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert_eq!(line.trim(), "ready", "{script} did not start");
-    child
+        .args(args);
+    tracekit_tests::spawn_ready(command)
 }
 
 /// Profiles `pid` for `seconds` at 199 Hz into folded stacks, with `extra` flags.

@@ -3,15 +3,11 @@
 //! chain (`outer -> middle -> leaf`, burning CPU on one line of `leaf`) is named with the
 //! hot line. A version with no offsets keeps its native frames, and `-v` says why.
 
-use std::{
-    io::{BufRead as _, BufReader},
-    path::Path,
-    process::{Child, Command, Stdio},
-    time::Duration,
-};
+use std::{path::Path, process::Command, time::Duration};
 
 use tracekit_tests::{
-    chain_in_order, ensure_package, parse_folded, require_root, scratch, share, tracekit, workspace,
+    chain_in_order, ensure_package, parse_folded, require_root, scratch, share, spawn_ready,
+    tracekit, workspace,
 };
 
 const TIMEOUT: Duration = Duration::from_secs(120);
@@ -31,21 +27,6 @@ fn hot_line(name: &str) -> usize {
         .position(|line| line.contains("the hot line"))
         .unwrap()
         + 1
-}
-
-/// Starts `command args` and waits (bounded by the fixture's own run) for its "ready" line.
-fn spawn_ready(mut command: Command) -> Child {
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|err| panic!("spawning {command:?}: {err}"));
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert_eq!(line.trim(), "ready", "{command:?} did not start");
-    child
 }
 
 /// Profiles `pid` for 3 s at 199 Hz: folded stacks and tracekit's stderr (`-v`).

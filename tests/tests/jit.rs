@@ -4,15 +4,15 @@
 //! `-p`, `-- CMD` and `-a`, and for a process that exits before the profile ends.
 
 use std::{
-    io::{BufRead as _, BufReader, Write as _},
+    io::Write as _,
     path::Path,
     process::{Child, Command, Stdio},
     time::Duration,
 };
 
 use tracekit_tests::{
-    chain_in_order, ensure_package, parse_folded, require_root, scratch, share, spawn_tracekit,
-    tracekit, wait_for_stderr, wait_output, workspace,
+    Output, chain_in_order, ensure_package, parse_folded, require_root, scratch, share,
+    spawn_ready, spawn_tracekit, tracekit, wait_for_stderr, wait_output, workspace,
 };
 
 const TIMEOUT: Duration = Duration::from_secs(120);
@@ -30,21 +30,47 @@ fn have_node(test: &str) -> bool {
     ensure_package(test, "nodejs", || Path::new(NODE).is_file())
 }
 
-/// Starts the fixture with `args` and waits for its "ready" line.
-fn spawn_ready(args: &[&str]) -> Child {
-    let mut child = Command::new(NODE)
-        .arg(fixture())
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|err| panic!("spawning node: {err}"));
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert_eq!(line.trim(), "ready", "node did not start");
-    child
+/// Starts `node [node_args] script args` and waits for its "ready" line.
+fn spawn_script(node_args: &[&str], script: &Path, args: &[&str]) -> Child {
+    let mut command = Command::new(NODE);
+    command.args(node_args).arg(script).args(args);
+    spawn_ready(command)
+}
+
+/// Starts the chain fixture with `args`, no flags.
+fn spawn_chain(args: &[&str]) -> Child {
+    spawn_script(&[], Path::new(&fixture()), args)
+}
+
+/// Runs `tracekit ARGS -o OUT.folded` while `child` runs, then stops `child`; the run and
+/// its folded stacks.
+fn folded_while(child: &mut Child, test: &str, args: &[&str]) -> (Output, Vec<(String, u64)>) {
+    let out = scratch(test).join("out.folded");
+    let mut args = args.to_vec();
+    args.extend(["-o", out.to_str().unwrap()]);
+    let run = tracekit(args, TIMEOUT);
+    let _ = child.kill();
+    let _ = child.wait();
+    run.assert_code(0);
+    (run, read_folded(&out))
+}
+
+/// Asserts that `named` of `total` is at least `ratio` (and `total` at least `at_least`),
+/// printing both; `detail` goes with a failure.
+fn assert_share(
+    test: &str,
+    what: &str,
+    (named, total): (u64, u64),
+    (at_least, ratio): (u64, f64),
+    detail: &dyn std::fmt::Debug,
+) {
+    eprintln!("{test}: {named} of {total} {what}");
+    assert!(total >= at_least, "only {total}: {detail:#?}");
+    assert!(
+        named as f64 >= ratio * total as f64,
+        "{named} of {total} {what} (want {:.0}%): {detail:#?}",
+        ratio * 100.0
+    );
 }
 
 /// Whether `path` (outermost first) has `outer`, `middle` and `leaf` of the fixture, in
@@ -66,17 +92,15 @@ fn check_chain(test: &str, folded: &[(String, u64)], of: impl Fn(&str) -> bool +
         .filter(|(path, _)| of(path))
         .cloned()
         .collect();
-    let (leaf, total) = share(&chosen, names_leaf);
-    let (whole, _) = share(&chosen, whole_chain);
-    eprintln!("{test}: {leaf} of {total} samples name leaf, {whole} the whole chain");
-    assert!(total >= 50, "only {total} samples: {folded:#?}");
-    assert!(
-        leaf as f64 >= 0.90 * total as f64,
-        "{leaf} of {total} samples name leaf (want 90%): {folded:#?}"
-    );
-    assert!(
-        whole as f64 >= 0.85 * total as f64,
-        "{whole} of {total} samples have outer;middle;leaf (want 85%): {folded:#?}"
+    let leaf = share(&chosen, names_leaf);
+    assert_share(test, "samples name leaf", leaf, (50, 0.90), &folded);
+    let whole = share(&chosen, whole_chain);
+    assert_share(
+        test,
+        "samples have outer;middle;leaf",
+        whole,
+        (50, 0.85),
+        &folded,
     );
 }
 
@@ -92,35 +116,19 @@ fn node_chain_pid() {
     if !have_node(test) {
         return;
     }
-    let dir = scratch(test);
-    let out = dir.join("out.folded");
-    let mut child = spawn_ready(&["8"]);
+    let mut child = spawn_chain(&["8"]);
     let pid = child.id().to_string();
-    let run = tracekit(
-        [
-            "profile",
-            "-v",
-            "-F",
-            "199",
-            "-p",
-            &pid,
-            "-d",
-            "3",
-            "-o",
-            out.to_str().unwrap(),
-        ],
-        TIMEOUT,
+    let (run, folded) = folded_while(
+        &mut child,
+        test,
+        &["profile", "-v", "-F", "199", "-p", &pid, "-d", "3"],
     );
-    let _ = child.kill();
-    let _ = child.wait();
-    run.assert_code(0);
-    eprintln!("{}", run.stderr);
     assert!(
         run.stderr.contains("V8 11.3 (Node.js) in 1 process"),
         "{}",
         run.stderr
     );
-    check_chain(test, &read_folded(&out), |_| true);
+    check_chain(test, &folded, |_| true);
 }
 
 /// `-- node js_chain.js`: node is named from its start, while its unwind tables are built.
@@ -196,12 +204,12 @@ fn node_names_outlive_the_process() {
     let run = wait_output(profiler, TIMEOUT);
     run.assert_code(0);
     let folded = read_folded(&out);
-    let (leaf, total) = share(&folded, names_leaf);
-    eprintln!("{test}: {leaf} of {total} samples name leaf");
-    assert!(total >= 20, "only {total} samples: {folded:#?}");
-    assert!(
-        leaf as f64 >= 0.80 * total as f64,
-        "{leaf} of {total} samples name leaf after the process exited: {folded:#?}"
+    assert_share(
+        test,
+        "samples name leaf after the process exited",
+        share(&folded, names_leaf),
+        (20, 0.80),
+        &folded,
     );
 }
 
@@ -214,30 +222,13 @@ fn node_chain_whole_machine() {
     if !have_node(test) {
         return;
     }
-    let dir = scratch(test);
-    let out = dir.join("out.folded");
-    let mut child = spawn_ready(&["8"]);
-    let run = tracekit(
-        [
-            "profile",
-            "-v",
-            "-a",
-            "-F",
-            "199",
-            "-d",
-            "3",
-            "-o",
-            out.to_str().unwrap(),
-        ],
-        TIMEOUT,
+    let mut child = spawn_chain(&["8"]);
+    let (_, folded) = folded_while(
+        &mut child,
+        test,
+        &["profile", "-v", "-a", "-F", "199", "-d", "3"],
     );
-    let _ = child.kill();
-    let _ = child.wait();
-    run.assert_code(0);
-    eprintln!("{}", run.stderr);
-    check_chain(test, &read_folded(&out), |path| {
-        path.starts_with("tk_js_chain;")
-    });
+    check_chain(test, &folded, |path| path.starts_with("tk_js_chain;"));
 }
 
 /// `--no-interpreters`: V8's frames stay native (builtins and `[unknown]` JIT code), no
@@ -249,12 +240,12 @@ fn node_no_interpreters_keeps_native_frames() {
     if !have_node(test) {
         return;
     }
-    let dir = scratch(test);
-    let out = dir.join("out.folded");
-    let mut child = spawn_ready(&["6"]);
+    let mut child = spawn_chain(&["6"]);
     let pid = child.id().to_string();
-    let run = tracekit(
-        [
+    let (_, folded) = folded_while(
+        &mut child,
+        test,
+        &[
             "profile",
             "--no-interpreters",
             "-F",
@@ -263,15 +254,8 @@ fn node_no_interpreters_keeps_native_frames() {
             &pid,
             "-d",
             "2",
-            "-o",
-            out.to_str().unwrap(),
         ],
-        TIMEOUT,
     );
-    let _ = child.kill();
-    let _ = child.wait();
-    run.assert_code(0);
-    let folded = read_folded(&out);
     let (named, total) = share(&folded, |path| path.contains("leaf ("));
     let (builtins, _) = share(&folded, |path| path.contains(";Builtins_"));
     assert!(total >= 20, "only {total} samples: {folded:#?}");
@@ -312,17 +296,7 @@ fn node_names_agree_with_its_perf_map() {
     }
     let dir = scratch(test);
     let (ours, map) = (dir.join("v8.folded"), dir.join("map.folded"));
-    let mut child = Command::new(NODE)
-        .args(["--perf-basic-prof", &fixture(), "8"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|err| panic!("spawning node: {err}"));
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert_eq!(line.trim(), "ready", "node did not start");
+    let mut child = spawn_script(&["--perf-basic-prof"], Path::new(&fixture()), &["8"]);
     let pid = child.id().to_string();
     let profile = |extra: &[&str], out: &Path| {
         let mut args = vec!["profile", "-F", "199", "-p", &pid, "-d", "4"];
@@ -368,21 +342,13 @@ fn node_names_agree_with_its_perf_map() {
     );
 }
 
-/// Starts `js_block.js` in `mode` (`sleep` or `stat`) for `seconds`, waiting for its "ready".
+/// Starts `js_block.js` in `mode` (`sleep` or `stat`) for `seconds`.
 fn spawn_block(mode: &str, seconds: &str) -> Child {
-    let mut child = Command::new(NODE)
-        .arg(workspace().join("tests/fixtures/js_block.js"))
-        .args([mode, seconds])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|err| panic!("spawning node: {err}"));
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert_eq!(line.trim(), "ready", "node did not start");
-    child
+    spawn_script(
+        &[],
+        &workspace().join("tests/fixtures/js_block.js"),
+        &[mode, seconds],
+    )
 }
 
 fn block_frame(function: &str) -> String {
@@ -401,30 +367,17 @@ fn node_offcpu_names_js_frames() {
     if !have_node(test) {
         return;
     }
-    let dir = scratch(test);
-    let out = dir.join("offcpu.folded");
     let mut child = spawn_block("sleep", "8");
     let pid = child.id().to_string();
-    let run = tracekit(
-        ["offcpu", "-p", &pid, "-d", "3", "-o", out.to_str().unwrap()],
-        TIMEOUT,
-    );
-    let _ = child.kill();
-    let _ = child.wait();
-    run.assert_code(0);
-    let folded = read_folded(&out);
+    let (_, folded) = folded_while(&mut child, test, &["offcpu", "-p", &pid, "-d", "3"]);
     let chain = [
         block_frame("blockOuter"),
         block_frame("blockLeaf"),
         "v8::internal::Builtin_AtomicsWait(".to_string(),
     ];
-    let (named, total) = share(&folded, |path| chain_in_order(path, &chain));
-    eprintln!("{test}: {named} of {total} us off CPU name {chain:?}");
-    assert!(total > 0, "no off-CPU time: {}", run.stderr);
-    assert!(
-        named as f64 >= 0.70 * total as f64,
-        "{named} of {total} us name {chain:?}: {folded:#?}"
-    );
+    let named = share(&folded, |path| chain_in_order(path, &chain));
+    let what = format!("us off CPU name {chain:?}");
+    assert_share(test, &what, named, (1, 0.70), &folded);
 }
 
 /// `stackcount -p` of a syscall that node makes from JavaScript through a C++ binding
@@ -438,39 +391,28 @@ fn node_stackcount_names_js_frames() {
     if !have_node(test) {
         return;
     }
-    let dir = scratch(test);
-    let out = dir.join("stackcount.folded");
     let mut child = spawn_block("stat", "8");
     let pid = child.id().to_string();
-    let run = tracekit(
-        [
+    let (_, folded) = folded_while(
+        &mut child,
+        test,
+        &[
             "stackcount",
             "-p",
             &pid,
             "-d",
             "3",
-            "-o",
-            out.to_str().unwrap(),
             "syscalls:sys_enter_statx",
         ],
-        TIMEOUT,
     );
-    let _ = child.kill();
-    let _ = child.wait();
-    run.assert_code(0);
-    let folded = read_folded(&out);
     let chain = [
         block_frame("statOuter"),
         "node::fs::Stat(".to_string(),
         "uv_fs_stat".to_string(),
     ];
-    let (named, total) = share(&folded, |path| chain_in_order(path, &chain));
-    eprintln!("{test}: {named} of {total} statx calls name {chain:?}");
-    assert!(total >= 1000, "only {total} statx calls: {}", run.stderr);
-    assert!(
-        named as f64 >= 0.85 * total as f64,
-        "{named} of {total} calls name {chain:?}: {folded:#?}"
-    );
+    let named = share(&folded, |path| chain_in_order(path, &chain));
+    let what = format!("statx calls name {chain:?}");
+    assert_share(test, &what, named, (1000, 0.85), &folded);
 }
 
 /// `trace -U -p`: each printed event's user stack names the JavaScript caller, as
@@ -510,10 +452,6 @@ fn node_trace_user_stacks_name_js_frames() {
             in_event = false;
         }
     }
-    eprintln!("{test}: {named} of {events} events name {outer}");
-    assert!(events >= 1000, "only {events} events: {}", run.stderr);
-    assert!(
-        named as f64 >= 0.75 * events as f64,
-        "{named} of {events} events name {outer}"
-    );
+    let what = format!("events name {outer}");
+    assert_share(test, &what, (named, events), (1000, 0.75), &run.stderr);
 }

@@ -393,47 +393,50 @@ pub fn summary(stats: &EngineStats, elapsed: Duration, reason: &str, all_tasks: 
         super::plural(stats.counted, "event", "events"),
         elapsed.as_secs_f64()
     );
-    let mut lost = Vec::new();
-    if stats.map_full > 0 {
-        lost.push(format!(
-            "{} to a full map (raise --max-groups)",
-            super::plural(stats.map_full, "event", "events")
-        ));
-    }
-    if stats.start_map_full > 0 {
-        lost.push(format!(
-            "{} to a full start map (raise --max-in-flight)",
-            super::plural(stats.start_map_full, "start", "starts")
-        ));
-    }
-    if stats.read_errors > 0 {
-        lost.push(format!(
-            "{} whose fields could not be read",
-            super::plural(stats.read_errors, "event", "events")
-        ));
-    }
-    if stats.stack_map_full > 0 {
-        lost.push(format!(
-            "{} to a full stack map",
-            super::plural(stats.stack_map_full, "stack", "stacks")
-        ));
-    }
-    if stats.stack_errors > 0 {
-        lost.push(format!(
-            "{} the kernel could not walk",
-            super::plural(stats.stack_errors, "stack", "stacks")
-        ));
-    }
-    if stats.announce_lost > 0 {
-        lost.push(format!(
-            "{} to a full ring buffer (their symbols may not resolve if they exited)",
-            super::plural(
-                stats.announce_lost,
-                "new-process notice",
-                "new-process notices"
-            )
-        ));
-    }
+    // (count, one, many, what became of them)
+    let losses = [
+        (
+            stats.map_full,
+            "event",
+            "events",
+            "to a full map (raise --max-groups)",
+        ),
+        (
+            stats.start_map_full,
+            "start",
+            "starts",
+            "to a full start map (raise --max-in-flight)",
+        ),
+        (
+            stats.read_errors,
+            "event",
+            "events",
+            "whose fields could not be read",
+        ),
+        (
+            stats.stack_map_full,
+            "stack",
+            "stacks",
+            "to a full stack map",
+        ),
+        (
+            stats.stack_errors,
+            "stack",
+            "stacks",
+            "the kernel could not walk",
+        ),
+        (
+            stats.announce_lost,
+            "new-process notice",
+            "new-process notices",
+            "to a full ring buffer (their symbols may not resolve if they exited)",
+        ),
+    ];
+    let mut lost: Vec<String> = losses
+        .iter()
+        .filter(|(count, ..)| *count > 0)
+        .map(|(count, one, many, what)| format!("{} {what}", super::plural(*count, one, many)))
+        .collect();
     lost.extend(missed_text(stats));
     out.push_str(&lost_line(&lost));
     if stats.no_start > 0 && !all_tasks {

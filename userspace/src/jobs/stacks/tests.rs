@@ -438,13 +438,44 @@ fn stack_layout_reads_engine_cells() {
     assert_eq!(raw.counts.values().copied().collect::<Vec<_>>(), [4]);
 }
 
+/// A whole run of `tool` (counting `event` in `unit`) from a stack engine's cells: `stacks`
+/// with their values, keyed behind `leading` words, read with `weight`.
+fn engine_run(
+    (tool, event, unit): (&'static str, &str, &'static str),
+    leading: &[u64],
+    stacks: &[(Functions<'_>, AggValue)],
+    stats: EngineStats,
+    weight: Weight,
+) -> (String, String) {
+    let (aggregates, frames) = engine_cells(leading, stacks, stats);
+    let layout = StackLayout {
+        leading: leading.len(),
+        kernel: false,
+        user: true,
+        weight,
+    };
+    let mut raw = RawProfile::default();
+    layout.add_to(&mut raw, &aggregates);
+    raw.stacks.extend(frames);
+    let mut source = ReplaySamples::new(vec![raw]);
+    source.engine_stats = Some(aggregates.stats);
+    let labels = Labels {
+        tool,
+        event: event.into(),
+        unit,
+        banner: String::new(),
+    };
+    whole_run(&labels, None, source)
+}
+
 /// A whole `offcpu` run from its engine's cells: time per stack in microseconds, the
 /// summary with the blocks counted and what the kernel could not record.
 #[test]
 fn golden_offcpu_run_from_engine_cells() {
     let leaf: &[fn(u64) -> u64] = &[burn_leaf, burn_spin, burn_main];
     let spin: &[fn(u64) -> u64] = &[burn_spin, burn_main];
-    let (aggregates, frames) = engine_cells(
+    let (stdout, stderr) = engine_run(
+        ("offcpu", "sched:sched_switch", "us"),
         &[],
         &[
             (
@@ -468,25 +499,8 @@ fn golden_offcpu_run_from_engine_cells() {
             no_start: 5,
             ..EngineStats::default()
         },
+        Weight::SumMicros,
     );
-    let layout = StackLayout {
-        leading: 0,
-        kernel: false,
-        user: true,
-        weight: Weight::SumMicros,
-    };
-    let mut raw = RawProfile::default();
-    layout.add_to(&mut raw, &aggregates);
-    raw.stacks.extend(frames);
-    let mut source = ReplaySamples::new(vec![raw]);
-    source.engine_stats = Some(aggregates.stats);
-    let labels = Labels {
-        tool: "offcpu",
-        event: "sched:sched_switch".into(),
-        unit: "us",
-        banner: String::new(),
-    };
-    let (stdout, stderr) = whole_run(&labels, None, source);
     Transcript::new("tracekit offcpu -a -d 2  (2 stacks lost to a full stack map)")
         .part("stdout", stdout)
         .part("stderr", stderr)
@@ -498,7 +512,12 @@ fn golden_offcpu_run_from_engine_cells() {
 fn golden_stackcount_run_from_engine_cells() {
     let leaf: &[fn(u64) -> u64] = &[burn_leaf, burn_spin, burn_main];
     let spin: &[fn(u64) -> u64] = &[burn_spin, burn_main];
-    let (aggregates, frames) = engine_cells(
+    let (stdout, stderr) = engine_run(
+        (
+            "stackcount",
+            "uprobe:/usr/bin/tk_burner:burn_leaf",
+            "events",
+        ),
         &[1],
         &[
             (leaf, AggValue { count: 700, sum: 0 }),
@@ -509,25 +528,8 @@ fn golden_stackcount_run_from_engine_cells() {
             filtered: 17,
             ..EngineStats::default()
         },
+        Weight::Count,
     );
-    let layout = StackLayout {
-        leading: 1,
-        kernel: false,
-        user: true,
-        weight: Weight::Count,
-    };
-    let mut raw = RawProfile::default();
-    layout.add_to(&mut raw, &aggregates);
-    raw.stacks.extend(frames);
-    let mut source = ReplaySamples::new(vec![raw]);
-    source.engine_stats = Some(aggregates.stats);
-    let labels = Labels {
-        tool: "stackcount",
-        event: "uprobe:/usr/bin/tk_burner:burn_leaf".into(),
-        unit: "events",
-        banner: String::new(),
-    };
-    let (stdout, stderr) = whole_run(&labels, None, source);
     Transcript::new("tracekit stackcount -a -d 2 u:/usr/bin/tk_burner:burn_leaf")
         .part("stdout", stdout)
         .part("stderr", stderr)
