@@ -23,8 +23,8 @@ use aya_ebpf::{
 };
 use tracekit_ebpf::{
     engine::{
-        EngineMaps as _, args::RET, count_arg1, process_exec, run, thread_exit, thread_fork,
-        tracepoint_main, tracepoint_start,
+        EngineMaps as _, args::RET, count_arg1, count_key, process_exec, run, thread_exit,
+        thread_fork, tracepoint_main, tracepoint_start,
     },
     engine_maps, follow_fork, forget_on_exec_mmap, load_args, unwind_maps,
 };
@@ -149,6 +149,15 @@ pub fn engine_raw_tp(ctx: RawTracePointContext) -> i32 {
 #[raw_tracepoint]
 pub fn engine_raw_tp_count_arg1(ctx: RawTracePointContext) -> i32 {
     count_arg1::<Engine>(&ctx);
+    0
+}
+
+/// The fast path for counts by at most one integer key, no filter, no value ([`count_key`]):
+/// `count EVENT`, `count EVENT --by pid|tid|cpu`. The loader picks it only for plans where it
+/// and [`engine_raw_tp`] agree (`fast_count_key` in userspace/src/engine/plan.rs).
+#[raw_tracepoint]
+pub fn engine_raw_tp_count_key(ctx: RawTracePointContext) -> i32 {
+    count_key::<Engine>(&ctx);
     0
 }
 

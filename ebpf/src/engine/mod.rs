@@ -321,6 +321,73 @@ pub fn count_arg1<M: EngineMaps>(ctx: &RawTracePointContext) {
     }
 }
 
+/// The interpreter's fast path for counts keyed by at most two integers that a raw
+/// tracepoint program has at hand: the event, a raw argument, the pid, the tid or the CPU
+/// (`count EVENT`, `count EVENT --by pid`), no filter, no value. Same cells as [`run`]
+/// writes, in the array or the hash; the key parts' kinds are plan constants, so the
+/// verifier keeps one branch of each. The loader picks this program only for plans it
+/// computes exactly (`fast_count_key` in userspace/src/engine/plan.rs).
+#[inline(always)]
+pub fn count_key<M: EngineMaps>(ctx: &RawTracePointContext) {
+    let plan = M::plan();
+    let Some((pid, tid)) = task_ids::<M>(plan) else {
+        return;
+    };
+    let parts = rd!(plan.n_key_parts);
+    let first = if parts > 0 {
+        key_value(plan, ctx, 0, pid, tid)
+    } else {
+        0
+    };
+    if !row_wanted(plan, first) {
+        return;
+    }
+    if rd!(plan.layout) == tracekit_common::engine::layout::ARRAY {
+        let row = first.min(u64::from(rd!(plan.array_key_bound))) as u32;
+        if let Some(entry) = M::array().get_ptr_mut(row) {
+            // SAFETY: this CPU's slot of a per-CPU array.
+            unsafe { (*entry).count += 1 };
+        }
+        return;
+    }
+    let mut words = [0u64; tracekit_common::engine::KEY_WORDS];
+    words[0] = first;
+    if parts > 1 {
+        words[1] = key_value(plan, ctx, 1, pid, tid);
+    }
+    let key = tracekit_common::engine::AggKey {
+        words,
+        slot: 0,
+        _pad: 0,
+    };
+    if let Some(entry) = M::hash().get_ptr_mut(&key) {
+        // SAFETY: this CPU's value of a per-CPU hash entry.
+        unsafe { (*entry).count += 1 };
+        return;
+    }
+    let one = tracekit_common::engine::AggValue { count: 1, sum: 0 };
+    if M::hash()
+        .insert(&key, &one, u64::from(aya_ebpf::bindings::BPF_NOEXIST))
+        .is_err()
+    {
+        bump::<M>(stat::MAP_FULL);
+    }
+}
+
+/// Operand `i` of a [`count_key`] plan (one of the kinds `fast_count_key` allows).
+#[inline(always)]
+fn key_value(plan: &'static Plan, ctx: &RawTracePointContext, i: usize, pid: u32, tid: u32) -> u64 {
+    match rd!(plan.operands[i].kind) {
+        operand::PID => u64::from(pid),
+        operand::TID => u64::from(tid),
+        // SAFETY: plain helper call.
+        operand::CPU => u64::from(unsafe { bpf_get_smp_processor_id() }),
+        operand::ARG => ctx.arg::<u64>((rd!(plan.operands[i].offset) & 7) as usize),
+        // The event index: a raw tracepoint program serves one event.
+        _ => 0,
+    }
+}
+
 /// `sched:sched_process_exec`: the process's memory map is replaced, so it is announced
 /// again at its next event. With `-p` / `-- CMD`, a selected process is announced right
 /// away, so its memory map is read (and its unwind tables loading) before its first events:

@@ -598,6 +598,32 @@ pub(crate) fn fast_count_arg1(plan: &Plan) -> bool {
         && plan.announce == 0
 }
 
+/// Whether `plan` only counts events keyed by at most two integers a raw tracepoint program
+/// has at hand (the event, a whole raw argument, the pid, the tid, the CPU), so
+/// `engine_raw_tp_count_key` computes exactly what the interpreter would (`count EVENT`,
+/// `count EVENT --by pid`).
+pub(crate) fn fast_count_key(plan: &Plan) -> bool {
+    let parts = plan.n_key_parts as usize;
+    let simple = |i: usize| {
+        let operand = plan.operands[i];
+        match operand.kind {
+            operand::EVENT_INDEX | operand::PID | operand::TID | operand::CPU => true,
+            operand::ARG => operand.size == 8 && operand.flags == 0 && operand.offset < 8,
+            _ => false,
+        }
+    };
+    parts <= 2
+        && plan.n_operands as usize == parts
+        && (0..parts).all(|i| plan.key_parts[i] as usize == i && simple(i))
+        && (plan.layout == layout::HASH || parts <= 1)
+        && plan.n_insns == 0
+        && plan.value == NO_OPERAND
+        && plan.needs_start == 0
+        && plan.agg == agg::COUNT
+        && plan.slots == 1
+        && plan.announce == 0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -671,6 +697,49 @@ mod tests {
         arg0.key_part(first).unwrap();
         arg0.layout(Some(1024));
         assert!(!fast_count_arg1(&arg0.plan()));
+    }
+
+    /// Counts keyed by the event and the pid take the count_key path; a filter, a value, a
+    /// comm or a narrowed argument do not.
+    #[test]
+    fn fast_count_key_only_for_plain_integer_keys() {
+        let keyed = |kinds: &[Operand]| {
+            let mut builder = PlanBuilder::new();
+            for kind in kinds {
+                let index = builder.operand(*kind).unwrap();
+                builder.key_part(index).unwrap();
+            }
+            builder
+        };
+        let event = simple_operand(operand::EVENT_INDEX);
+        let pid = simple_operand(operand::PID);
+        let mut by_event = keyed(&[event]);
+        by_event.layout(Some(64));
+        assert!(fast_count_key(&by_event.plan()));
+        let mut by_pid = keyed(&[event, pid]);
+        by_pid.layout(None);
+        assert!(fast_count_key(&by_pid.plan()));
+        let mut narrow = keyed(&[event, arg_operand(0, 4, false)]);
+        narrow.layout(None);
+        assert!(!fast_count_key(&narrow.plan()));
+        let mut comm = keyed(&[event, builtin("comm").unwrap().operand]);
+        comm.layout(None);
+        assert!(!fast_count_key(&comm.plan()));
+        let mut filtered = keyed(&[event, pid]);
+        filtered
+            .push_insn(Insn {
+                op: tracekit_common::engine::op::EQ,
+                operand: 1,
+                arg: 39,
+            })
+            .unwrap();
+        filtered.layout(None);
+        assert!(!fast_count_key(&filtered.plan()));
+        let mut histogram = keyed(&[event, pid]);
+        histogram.value(1);
+        histogram.log2();
+        histogram.layout(None);
+        assert!(!fast_count_key(&histogram.plan()));
     }
 
     #[test]

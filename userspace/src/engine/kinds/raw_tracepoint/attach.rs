@@ -9,7 +9,7 @@ use crate::{
         Engine,
         attach::{AttachPoint, Role},
         kinds::tracepoint::attach::Tracepoints,
-        plan::fast_count_arg1,
+        plan::{fast_count_arg1, fast_count_key},
     },
     error::Context as _,
     probe::Tracepoint,
@@ -27,15 +27,17 @@ impl AttachPoint for RawTracepoint {
 
 /// Loads the stage's raw tracepoint program and attaches it to raw tracepoint `name`.
 fn attach_raw(engine: &mut Engine, role: Role, name: &str) -> Result<()> {
-    let program = match role {
+    let program_name = match role {
         Role::Start => "engine_raw_tp_start",
         // Counting by argument 1 into the array needs no interpreter (syscount).
         Role::Main if fast_count_arg1(&engine.plan) => "engine_raw_tp_count_arg1",
+        // Counting by the event, a raw argument, pid, tid or CPU: no interpreter either.
+        Role::Main if fast_count_key(&engine.plan) => "engine_raw_tp_count_key",
         Role::Main => "engine_raw_tp",
     };
     let program: &mut AyaRawTracePoint = engine
         .ebpf()?
-        .program_mut(program)
+        .program_mut(program_name)
         .expect("program in object")
         .try_into()
         .context("raw tracepoint program type")?;
@@ -50,6 +52,12 @@ fn attach_raw(engine: &mut Engine, role: Role, name: &str) -> Result<()> {
     program
         .attach(name)
         .with_context(|| format!("attaching to raw tracepoint {}", crate::error::quote(name)))?;
+    if program_name != "engine_raw_tp" && program_name != "engine_raw_tp_start" {
+        engine.notes.push(format!(
+            "raw tracepoint {name}: counted by {program_name}, without the interpreter (a count keyed \
+             by the event, pid, tid, cpu or a raw argument, with no filter or value)"
+        ));
+    }
     Ok(())
 }
 
