@@ -23,7 +23,7 @@ use aya_ebpf::{
 };
 use tracekit_ebpf::{
     engine::{
-        EngineMaps as _, args::RET, count_arg1, count_key, process_exec, run, thread_exit,
+        EngineMaps as _, args::RET, count_arg1, process_exec, run, simple, thread_exit,
         thread_fork, tracepoint_main, tracepoint_start,
     },
     engine_maps, follow_fork, forget_on_exec_mmap, load_args, unwind_maps,
@@ -152,12 +152,13 @@ pub fn engine_raw_tp_count_arg1(ctx: RawTracePointContext) -> i32 {
     0
 }
 
-/// The fast path for counts by at most one integer key, no filter, no value ([`count_key`]):
-/// `count EVENT`, `count EVENT --by pid|tid|cpu`. The loader picks it only for plans where it
-/// and [`engine_raw_tp`] agree (`fast_count_key` in userspace/src/engine/plan.rs).
+/// The fast path for the simplest plans ([`simple`]): counts or a log2 histogram of up to
+/// three integers at hand (the event, raw arguments, pid, tid, cpu), keyed by up to two,
+/// behind at most one comparison. The loader picks it only for plans where it and
+/// [`engine_raw_tp`] agree (`fast_simple` in userspace/src/engine/plan.rs).
 #[raw_tracepoint]
-pub fn engine_raw_tp_count_key(ctx: RawTracePointContext) -> i32 {
-    count_key::<Engine>(&ctx);
+pub fn engine_raw_tp_simple(ctx: RawTracePointContext) -> i32 {
+    simple::<Engine>(&ctx);
     0
 }
 

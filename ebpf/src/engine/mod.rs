@@ -21,7 +21,7 @@ use aya_ebpf::{
 };
 use tracekit_common::engine::{
     CorrKey, MAX_OPERANDS, MAX_STRINGS, NO_OPERAND, Plan, STR_BYTES, StartValue, TraceRecord, agg,
-    operand, stat,
+    op, operand, stat,
 };
 
 /// Reads a plan field without letting the compiler fold the build-time default.
@@ -321,51 +321,117 @@ pub fn count_arg1<M: EngineMaps>(ctx: &RawTracePointContext) {
     }
 }
 
-/// The interpreter's fast path for counts keyed by at most two integers that a raw
-/// tracepoint program has at hand: the event, a raw argument, the pid, the tid or the CPU
-/// (`count EVENT`, `count EVENT --by pid`), no filter, no value. Same cells as [`run`]
-/// writes, in the array or the hash; the key parts' kinds are plan constants, so the
-/// verifier keeps one branch of each. The loader picks this program only for plans it
-/// computes exactly (`fast_count_key` in userspace/src/engine/plan.rs).
+/// The interpreter's fast path for the simplest plans a raw tracepoint program computes from
+/// what it has at hand: up to three integer operands (the event, raw arguments, the pid,
+/// the tid, the CPU), keyed by up to two of them, counted or with a log2 histogram of one,
+/// behind at most one integer comparison (`count EVENT --by pid`, `hist EVENT --value id
+/// --filter 'id == 39'`). Same cells as [`run`] writes, in the array or the hash; every
+/// kind, index and operator is a plan constant, so the verifier keeps one branch of each.
+/// The loader picks this program only for plans it computes exactly (`fast_simple` in
+/// userspace/src/engine/plan.rs).
 #[inline(always)]
-pub fn count_key<M: EngineMaps>(ctx: &RawTracePointContext) {
+pub fn simple<M: EngineMaps>(ctx: &RawTracePointContext) {
     let plan = M::plan();
     let Some((pid, tid)) = task_ids::<M>(plan) else {
         return;
     };
+    let Some(scratch) = M::scratch().get_ptr_mut(0) else {
+        return;
+    };
+    // The arguments the plan reads, as the interpreter's entry point loads them (the
+    // verifier takes context reads at constant offsets only).
+    crate::load_args!(scratch, rd!(plan.raw_args), |i| ctx.arg::<u64>(i));
+    let n = rd!(plan.n_operands);
+    let value_of = |i: u32| {
+        if i < n {
+            simple_operand(plan, scratch, i as usize, pid, tid)
+        } else {
+            0
+        }
+    };
+    let values = [value_of(0), value_of(1), value_of(2)];
+    let pick = |index: u32| match index {
+        0 => values[0],
+        1 => values[1],
+        _ => values[2],
+    };
+    if rd!(plan.n_insns) != 0 {
+        let (a, b) = (pick(rd!(plan.insns[0].operand)), rd!(plan.insns[0].arg));
+        let pass = match rd!(plan.insns[0].op) {
+            op::EQ => a == b,
+            op::NE => a != b,
+            op::LT => a < b,
+            op::LE => a <= b,
+            op::GT => a > b,
+            op::GE => a >= b,
+            op::SLT => (a as i64) < (b as i64),
+            op::SLE => (a as i64) <= (b as i64),
+            op::SGT => (a as i64) > (b as i64),
+            op::SGE => (a as i64) >= (b as i64),
+            _ => a & b != 0,
+        };
+        if !pass {
+            bump::<M>(stat::FILTERED);
+            return;
+        }
+    }
     let parts = rd!(plan.n_key_parts);
     let first = if parts > 0 {
-        key_value(plan, ctx, 0, pid, tid)
+        pick(rd!(plan.key_parts[0]))
     } else {
         0
     };
     if !row_wanted(plan, first) {
         return;
     }
+    let value_index = rd!(plan.value);
+    let value = if value_index == NO_OPERAND {
+        0
+    } else {
+        pick(value_index)
+    };
+    let signed = value_index != NO_OPERAND
+        && rd!(plan.operands[(value_index as usize) & (MAX_OPERANDS - 1)].flags)
+            & tracekit_common::engine::SIGNED
+            != 0;
+    let slot = if rd!(plan.agg) != agg::LOG2 || (signed && (value as i64) < 0) {
+        0
+    } else {
+        tracekit_common::engine::log2_slot(value)
+    };
     if rd!(plan.layout) == tracekit_common::engine::layout::ARRAY {
         let row = first.min(u64::from(rd!(plan.array_key_bound))) as u32;
-        if let Some(entry) = M::array().get_ptr_mut(row) {
+        if let Some(entry) = M::array().get_ptr_mut(row * rd!(plan.slots) + slot) {
             // SAFETY: this CPU's slot of a per-CPU array.
-            unsafe { (*entry).count += 1 };
+            unsafe {
+                (*entry).count += 1;
+                (*entry).sum = (*entry).sum.wrapping_add(value);
+            }
         }
         return;
     }
     let mut words = [0u64; tracekit_common::engine::KEY_WORDS];
     words[0] = first;
     if parts > 1 {
-        words[1] = key_value(plan, ctx, 1, pid, tid);
+        words[1] = pick(rd!(plan.key_parts[1]));
     }
     let key = tracekit_common::engine::AggKey {
         words,
-        slot: 0,
+        slot,
         _pad: 0,
     };
     if let Some(entry) = M::hash().get_ptr_mut(&key) {
         // SAFETY: this CPU's value of a per-CPU hash entry.
-        unsafe { (*entry).count += 1 };
+        unsafe {
+            (*entry).count += 1;
+            (*entry).sum = (*entry).sum.wrapping_add(value);
+        }
         return;
     }
-    let one = tracekit_common::engine::AggValue { count: 1, sum: 0 };
+    let one = tracekit_common::engine::AggValue {
+        count: 1,
+        sum: value,
+    };
     if M::hash()
         .insert(&key, &one, u64::from(aya_ebpf::bindings::BPF_NOEXIST))
         .is_err()
@@ -374,15 +440,19 @@ pub fn count_key<M: EngineMaps>(ctx: &RawTracePointContext) {
     }
 }
 
-/// Operand `i` of a [`count_key`] plan (one of the kinds `fast_count_key` allows).
+/// Operand `i` of a [`simple`] plan (one of the kinds `fast_simple` allows).
 #[inline(always)]
-fn key_value(plan: &'static Plan, ctx: &RawTracePointContext, i: usize, pid: u32, tid: u32) -> u64 {
+fn simple_operand(plan: &'static Plan, scratch: *mut Scratch, i: usize, pid: u32, tid: u32) -> u64 {
     match rd!(plan.operands[i].kind) {
         operand::PID => u64::from(pid),
         operand::TID => u64::from(tid),
         // SAFETY: plain helper call.
         operand::CPU => u64::from(unsafe { bpf_get_smp_processor_id() }),
-        operand::ARG => ctx.arg::<u64>((rd!(plan.operands[i].offset) & 7) as usize),
+        operand::ARG => self::args::narrow(
+            self::args::arg(scratch, rd!(plan.operands[i].offset)),
+            rd!(plan.operands[i].size),
+            rd!(plan.operands[i].flags),
+        ),
         // The event index: a raw tracepoint program serves one event.
         _ => 0,
     }

@@ -598,29 +598,51 @@ pub(crate) fn fast_count_arg1(plan: &Plan) -> bool {
         && plan.announce == 0
 }
 
-/// Whether `plan` only counts events keyed by at most two integers a raw tracepoint program
-/// has at hand (the event, a whole raw argument, the pid, the tid, the CPU), so
-/// `engine_raw_tp_count_key` computes exactly what the interpreter would (`count EVENT`,
-/// `count EVENT --by pid`).
-pub(crate) fn fast_count_key(plan: &Plan) -> bool {
+/// Whether `plan` is one `engine_raw_tp_simple` computes exactly as the interpreter would:
+/// at most three operands, each an integer a raw tracepoint program has at hand (the event,
+/// a raw argument, the pid, the tid, the CPU); keyed by at most two of them (in the array
+/// only by one); counted, or a log2 histogram of one; behind at most one
+/// integer comparison (`count EVENT --by pid`, `hist EVENT --value id --filter 'id == 39'`).
+pub(crate) fn fast_simple(plan: &Plan) -> bool {
+    let n = plan.n_operands as usize;
     let parts = plan.n_key_parts as usize;
     let simple = |i: usize| {
         let operand = plan.operands[i];
         match operand.kind {
             operand::EVENT_INDEX | operand::PID | operand::TID | operand::CPU => true,
-            operand::ARG => operand.size == 8 && operand.flags == 0 && operand.offset < 8,
+            operand::ARG => operand.flags & !SIGNED == 0 && operand.offset < 8,
             _ => false,
         }
     };
-    parts <= 2
-        && plan.n_operands as usize == parts
-        && (0..parts).all(|i| plan.key_parts[i] as usize == i && simple(i))
+    let comparison = [
+        op::EQ,
+        op::NE,
+        op::LT,
+        op::LE,
+        op::GT,
+        op::GE,
+        op::SLT,
+        op::SLE,
+        op::SGT,
+        op::SGE,
+        op::BITAND,
+    ];
+    let insn = plan.insns[0];
+    n <= 3
+        && (0..n).all(simple)
+        && parts <= 2
+        && (0..parts).all(|i| (plan.key_parts[i] as usize) < n)
         && (plan.layout == layout::HASH || parts <= 1)
-        && plan.n_insns == 0
-        && plan.value == NO_OPERAND
+        && (plan.n_insns == 0
+            || (plan.n_insns == 1 && comparison.contains(&insn.op) && (insn.operand as usize) < n))
+        && (plan.value == NO_OPERAND || (plan.value as usize) < n)
+        && match plan.agg {
+            agg::COUNT => plan.slots == 1,
+            agg::LOG2 => plan.value != NO_OPERAND,
+            _ => false,
+        }
+        && plan.value_div <= 1
         && plan.needs_start == 0
-        && plan.agg == agg::COUNT
-        && plan.slots == 1
         && plan.announce == 0
 }
 
@@ -699,10 +721,11 @@ mod tests {
         assert!(!fast_count_arg1(&arg0.plan()));
     }
 
-    /// Counts keyed by the event and the pid take the count_key path; a filter, a value, a
-    /// comm or a narrowed argument do not.
+    /// Counts keyed by the event and the pid, and a log2 histogram of a raw argument behind
+    /// one comparison, take the simple path; two comparisons, a comm, a record field or a
+    /// linear histogram do not.
     #[test]
-    fn fast_count_key_only_for_plain_integer_keys() {
+    fn fast_simple_only_for_plain_integer_plans() {
         let keyed = |kinds: &[Operand]| {
             let mut builder = PlanBuilder::new();
             for kind in kinds {
@@ -715,16 +738,19 @@ mod tests {
         let pid = simple_operand(operand::PID);
         let mut by_event = keyed(&[event]);
         by_event.layout(Some(64));
-        assert!(fast_count_key(&by_event.plan()));
+        assert!(fast_simple(&by_event.plan()));
         let mut by_pid = keyed(&[event, pid]);
         by_pid.layout(None);
-        assert!(fast_count_key(&by_pid.plan()));
-        let mut narrow = keyed(&[event, arg_operand(0, 4, false)]);
+        assert!(fast_simple(&by_pid.plan()));
+        let mut narrow = keyed(&[event, arg_operand(0, 4, true)]);
         narrow.layout(None);
-        assert!(!fast_count_key(&narrow.plan()));
+        assert!(fast_simple(&narrow.plan()));
+        let mut field = keyed(&[event, simple_operand(operand::FIELD)]);
+        field.layout(None);
+        assert!(!fast_simple(&field.plan()));
         let mut comm = keyed(&[event, builtin("comm").unwrap().operand]);
         comm.layout(None);
-        assert!(!fast_count_key(&comm.plan()));
+        assert!(!fast_simple(&comm.plan()));
         let mut filtered = keyed(&[event, pid]);
         filtered
             .push_insn(Insn {
@@ -734,12 +760,26 @@ mod tests {
             })
             .unwrap();
         filtered.layout(None);
-        assert!(!fast_count_key(&filtered.plan()));
+        assert!(fast_simple(&filtered.plan()));
+        filtered
+            .push_insn(Insn {
+                op: tracekit_common::engine::op::EQ,
+                operand: 1,
+                arg: 40,
+            })
+            .unwrap();
+        assert!(!fast_simple(&filtered.plan()));
         let mut histogram = keyed(&[event, pid]);
         histogram.value(1);
         histogram.log2();
         histogram.layout(None);
-        assert!(!fast_count_key(&histogram.plan()));
+        assert!(fast_simple(&histogram.plan()));
+        let mut linear = keyed(&[event]);
+        let id = linear.operand(arg_operand(1, 8, false)).unwrap();
+        linear.value(id);
+        linear.linear(0, 10, 1).unwrap();
+        linear.layout(Some(64));
+        assert!(!fast_simple(&linear.plan()));
     }
 
     #[test]

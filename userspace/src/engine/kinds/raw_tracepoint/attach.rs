@@ -9,7 +9,7 @@ use crate::{
         Engine,
         attach::{AttachPoint, Role},
         kinds::tracepoint::attach::Tracepoints,
-        plan::{fast_count_arg1, fast_count_key},
+        plan::{fast_count_arg1, fast_simple},
     },
     error::Context as _,
     probe::Tracepoint,
@@ -31,8 +31,8 @@ fn attach_raw(engine: &mut Engine, role: Role, name: &str) -> Result<()> {
         Role::Start => "engine_raw_tp_start",
         // Counting by argument 1 into the array needs no interpreter (syscount).
         Role::Main if fast_count_arg1(&engine.plan) => "engine_raw_tp_count_arg1",
-        // Counting by the event, a raw argument, pid, tid or CPU: no interpreter either.
-        Role::Main if fast_count_key(&engine.plan) => "engine_raw_tp_count_key",
+        // Counts and log2 histograms of integers at hand, one comparison: no interpreter either.
+        Role::Main if fast_simple(&engine.plan) => "engine_raw_tp_simple",
         Role::Main => "engine_raw_tp",
     };
     let program: &mut AyaRawTracePoint = engine
@@ -54,8 +54,8 @@ fn attach_raw(engine: &mut Engine, role: Role, name: &str) -> Result<()> {
         .with_context(|| format!("attaching to raw tracepoint {}", crate::error::quote(name)))?;
     if program_name != "engine_raw_tp" && program_name != "engine_raw_tp_start" {
         engine.notes.push(format!(
-            "raw tracepoint {name}: counted by {program_name}, without the interpreter (a count keyed \
-             by the event, pid, tid, cpu or a raw argument, with no filter or value)"
+            "raw tracepoint {name}: counted by {program_name}, without the interpreter (integers \
+             at hand: the event, pid, tid, cpu, raw arguments; at most one comparison)"
         ));
     }
     Ok(())
