@@ -438,8 +438,10 @@ pub struct Plan {
     pub by_thread: u32,
     /// Log-linear histograms: sub-bucket bits (`--precision`, 0..=[`MAX_PRECISION`]).
     pub precision: u32,
-    /// Keeps `linear_min` 8-byte aligned without implicit padding.
-    pub _pad: u32,
+    /// 1: the loader found the plan simple enough for `engine::simple` in the kernel, which
+    /// computes it without the interpreter (integers at hand, at most one comparison; see
+    /// `fast_simple` in userspace/src/engine/plan.rs); 0: the interpreter runs it.
+    pub simple: u32,
     /// Linear histograms: the first bucket's low end, and the bucket width.
     pub linear_min: i64,
     pub linear_step: u64,
@@ -482,7 +484,7 @@ impl Plan {
         filter_first: 0,
         by_thread: 0,
         precision: DEFAULT_PRECISION,
-        _pad: 0,
+        simple: 0,
         linear_min: 0,
         linear_step: 1,
         value_div: 1,
@@ -599,8 +601,8 @@ mod tests {
     #[test]
     fn plan_has_no_padding() {
         use core::mem::{offset_of, size_of};
-        assert_eq!(offset_of!(Plan, linear_min), offset_of!(Plan, _pad) + 4);
-        assert_eq!(offset_of!(Plan, _pad), offset_of!(Plan, by_thread) + 8);
+        assert_eq!(offset_of!(Plan, linear_min), offset_of!(Plan, simple) + 4);
+        assert_eq!(offset_of!(Plan, simple), offset_of!(Plan, by_thread) + 8);
         assert_eq!(offset_of!(Plan, key_set), offset_of!(Plan, value_div) + 8);
         assert_eq!(size_of::<Plan>(), offset_of!(Plan, key_set_used) + 8);
         assert_eq!(offset_of!(Plan, n_operands), offset_of!(Plan, saves) + 16);

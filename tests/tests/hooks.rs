@@ -74,7 +74,7 @@ fn comm_count(json: &Value, comm: &str) -> u64 {
 /// Plans that read no field of the record (a count, `--by pid/tid/comm/cgroup`) attach as the
 /// raw tracepoint and count what the classic tracepoint counts: the loop's N calls and the
 /// few syscalls the process makes around them, the same number on both paths. Counts keyed
-/// by the event, pid or tid take the program without the interpreter (`simple`), whose
+/// by the event, pid or tid are computed without the interpreter (`engine::simple`), whose
 /// answers are the interpreter's.
 #[test]
 fn hooks_field_less_plans_count_as_the_classic_tracepoint() {
@@ -91,7 +91,7 @@ fn hooks_field_less_plans_count_as_the_classic_tracepoint() {
         let count = n.to_string();
         args.extend(["--", fixture, &count]);
         let hook = match by {
-            None | Some("pid") | Some("tid") => "counted by engine_raw_tp_simple",
+            None | Some("pid") | Some("tid") => "its plan without the interpreter",
             _ => raw,
         };
         let (fast, classic) = both_paths(&args, hook);
@@ -138,7 +138,7 @@ fn hooks_raw_syscalls_fields_from_raw_arguments() {
         fixture,
         &count,
     ];
-    let (fast, classic) = both_paths(&args, "counted by engine_raw_tp_simple");
+    let (fast, classic) = both_paths(&args, "its plan without the interpreter");
     assert_eq!(bucket(&fast, 64), n, "{fast:#}");
     assert_eq!(groups(&fast), groups(&classic), "{fast:#}\n{classic:#}");
 

@@ -23,8 +23,8 @@ use aya_ebpf::{
 };
 use tracekit_ebpf::{
     engine::{
-        EngineMaps as _, args::RET, count_arg1, process_exec, run, simple, thread_exit,
-        thread_fork, tracepoint_main, tracepoint_start,
+        EngineMaps as _, args::RET, count_arg1, process_exec, run, thread_exit, thread_fork,
+        tracepoint_main, tracepoint_start,
     },
     engine_maps, follow_fork, forget_on_exec_mmap, load_args, unwind_maps,
 };
@@ -149,16 +149,6 @@ pub fn engine_raw_tp(ctx: RawTracePointContext) -> i32 {
 #[raw_tracepoint]
 pub fn engine_raw_tp_count_arg1(ctx: RawTracePointContext) -> i32 {
     count_arg1::<Engine>(&ctx);
-    0
-}
-
-/// The fast path for the simplest plans ([`simple`]): counts or a log2 histogram of up to
-/// three integers at hand (the event, raw arguments, pid, tid, cpu), keyed by up to two,
-/// behind at most one comparison. The loader picks it only for plans where it and
-/// [`engine_raw_tp`] agree (`fast_simple` in userspace/src/engine/plan.rs).
-#[raw_tracepoint]
-pub fn engine_raw_tp_simple(ctx: RawTracePointContext) -> i32 {
-    simple::<Engine>(&ctx);
     0
 }
 

@@ -272,7 +272,11 @@ pub fn tracepoint_start<M: EngineMaps>(ctx: &TracePointContext, event: u32) -> u
 #[inline(never)]
 pub fn tracepoint_main<M: EngineMaps>(ctx: &TracePointContext, event: u32) -> u32 {
     if let Some(scratch) = M::scratch().get_ptr_mut(0) {
-        let _ = run_main::<M, _>(ctx, scratch, event);
+        if rd!(M::plan().simple) != 0 {
+            let _ = simple::<M, _>(ctx, scratch, event);
+        } else {
+            let _ = run_main::<M, _>(ctx, scratch, event);
+        }
     }
     0
 }
@@ -294,6 +298,8 @@ pub fn run<M: EngineMaps>(
     let source = NoRecord(ctx);
     if start {
         let _ = run_start::<M, _>(&source, scratch, event);
+    } else if rd!(plan.simple) != 0 {
+        let _ = simple::<M, _>(&source, scratch, event);
     } else {
         let _ = run_main::<M, _>(&source, scratch, event);
     }
@@ -321,35 +327,27 @@ pub fn count_arg1<M: EngineMaps>(ctx: &RawTracePointContext) {
     }
 }
 
-/// The interpreter's fast path for the simplest plans a raw tracepoint program computes from
-/// what it has at hand: up to three integer operands (the event, raw arguments, the pid,
-/// the tid, the CPU), keyed by up to two of them, counted or with a log2 histogram of one,
-/// behind at most one integer comparison (`count EVENT --by pid`, `hist EVENT --value id
-/// --filter 'id == 39'`). Same cells as [`run`] writes, in the array or the hash; every
-/// kind, index and operator is a plan constant, so the verifier keeps one branch of each.
-/// The loader picks this program only for plans it computes exactly (`fast_simple` in
-/// userspace/src/engine/plan.rs).
+/// The main stage of the simplest plans, without the interpreter ([`Plan::simple`]): up to
+/// three integer operands at hand (the event, record fields, arguments the entry point
+/// loaded, the pid, the tid, the CPU), keyed by up to two of them, counted or with a log2
+/// histogram of one, behind at most one integer comparison (`count EVENT --by pid`, `hist
+/// block:block_rq_issue --value bytes --filter 'bytes > 4096'`). Same cells as the
+/// interpreter writes, in the array or the hash; every kind, index and operator is a plan
+/// constant, so the verifier keeps one branch of each. The loader sets `simple` only for
+/// plans this computes exactly (`fast_simple` in userspace/src/engine/plan.rs).
 #[inline(always)]
-pub fn simple<M: EngineMaps>(ctx: &RawTracePointContext) {
+fn simple<M: EngineMaps, S: Source>(source: &S, scratch: *mut Scratch, event: u32) -> Option<()> {
     let plan = M::plan();
-    let Some((pid, tid)) = task_ids::<M>(plan) else {
-        return;
-    };
-    let Some(scratch) = M::scratch().get_ptr_mut(0) else {
-        return;
-    };
-    // The arguments the plan reads, as the interpreter's entry point loads them (the
-    // verifier takes context reads at constant offsets only).
-    crate::load_args!(scratch, rd!(plan.raw_args), |i| ctx.arg::<u64>(i));
+    let (pid, tid) = task_ids::<M>(plan)?;
     let n = rd!(plan.n_operands);
     let value_of = |i: u32| {
         if i < n {
-            simple_operand(plan, scratch, i as usize, pid, tid)
+            simple_operand::<M, S>(plan, source, scratch, i as usize, (pid, tid, event))
         } else {
-            0
+            Some(0)
         }
     };
-    let values = [value_of(0), value_of(1), value_of(2)];
+    let values = [value_of(0)?, value_of(1)?, value_of(2)?];
     let pick = |index: u32| match index {
         0 => values[0],
         1 => values[1],
@@ -372,7 +370,7 @@ pub fn simple<M: EngineMaps>(ctx: &RawTracePointContext) {
         };
         if !pass {
             bump::<M>(stat::FILTERED);
-            return;
+            return None;
         }
     }
     let parts = rd!(plan.n_key_parts);
@@ -382,7 +380,7 @@ pub fn simple<M: EngineMaps>(ctx: &RawTracePointContext) {
         0
     };
     if !row_wanted(plan, first) {
-        return;
+        return None;
     }
     let value_index = rd!(plan.value);
     let value = if value_index == NO_OPERAND {
@@ -408,7 +406,7 @@ pub fn simple<M: EngineMaps>(ctx: &RawTracePointContext) {
                 (*entry).sum = (*entry).sum.wrapping_add(value);
             }
         }
-        return;
+        return Some(());
     }
     let mut words = [0u64; tracekit_common::engine::KEY_WORDS];
     words[0] = first;
@@ -426,7 +424,7 @@ pub fn simple<M: EngineMaps>(ctx: &RawTracePointContext) {
             (*entry).count += 1;
             (*entry).sum = (*entry).sum.wrapping_add(value);
         }
-        return;
+        return Some(());
     }
     let one = tracekit_common::engine::AggValue {
         count: 1,
@@ -438,24 +436,39 @@ pub fn simple<M: EngineMaps>(ctx: &RawTracePointContext) {
     {
         bump::<M>(stat::MAP_FULL);
     }
+    Some(())
 }
 
-/// Operand `i` of a [`simple`] plan (one of the kinds `fast_simple` allows).
+/// Operand `i` of a [`simple`] plan (one of the kinds `fast_simple` allows); None when a
+/// record field cannot be read (counted, as the interpreter does).
 #[inline(always)]
-fn simple_operand(plan: &'static Plan, scratch: *mut Scratch, i: usize, pid: u32, tid: u32) -> u64 {
-    match rd!(plan.operands[i].kind) {
+fn simple_operand<M: EngineMaps, S: Source>(
+    plan: &'static Plan,
+    source: &S,
+    scratch: *mut Scratch,
+    i: usize,
+    (pid, tid, event): (u32, u32, u32),
+) -> Option<u64> {
+    let (offset, size, flags) = (
+        rd!(plan.operands[i].offset),
+        rd!(plan.operands[i].size),
+        rd!(plan.operands[i].flags),
+    );
+    Some(match rd!(plan.operands[i].kind) {
         operand::PID => u64::from(pid),
         operand::TID => u64::from(tid),
         // SAFETY: plain helper call.
         operand::CPU => u64::from(unsafe { bpf_get_smp_processor_id() }),
-        operand::ARG => self::args::narrow(
-            self::args::arg(scratch, rd!(plan.operands[i].offset)),
-            rd!(plan.operands[i].size),
-            rd!(plan.operands[i].flags),
-        ),
-        // The event index: a raw tracepoint program serves one event.
-        _ => 0,
-    }
+        operand::ARG => self::args::narrow(self::args::arg(scratch, offset), size, flags),
+        operand::FIELD => {
+            let Some(value) = self::args::read_int(source, offset, size, flags) else {
+                bump::<M>(stat::READ_ERRORS);
+                return None;
+            };
+            value
+        }
+        _ => u64::from(event),
+    })
 }
 
 /// `sched:sched_process_exec`: the process's memory map is replaced, so it is announced

@@ -167,7 +167,9 @@ impl Engine {
     /// Loads the engine object with `spec`'s plans and map sizes, tracing `targets`.
     pub fn load(spec: &EngineSpec, targets: &Targets) -> Result<Self> {
         raise_memlock_limit();
-        let main = spec.main.plan;
+        let mut main = spec.main.plan;
+        // The simplest plans are computed without the interpreter (`engine::simple`).
+        main.simple = u32::from(plan::fast_simple(&main));
         let start = spec.start.as_ref().map_or(Plan::EMPTY, |s| s.plan);
         let self_pid = if targets.exclude_self {
             std::process::id()
@@ -306,7 +308,15 @@ impl Engine {
             announce: Some(announce),
             plan: main,
             event_base: spec.event_base,
-            notes: Vec::new(),
+            notes: if main.simple != 0 {
+                vec![
+                    "its plan without the interpreter (integers at hand: the event, fields, \
+                     arguments, pid, tid, cpu; at most one comparison)"
+                        .to_string(),
+                ]
+            } else {
+                Vec::new()
+            },
             kprobe_links: Vec::new(),
             map_fds,
             multi_links: Vec::new(),

@@ -598,11 +598,12 @@ pub(crate) fn fast_count_arg1(plan: &Plan) -> bool {
         && plan.announce == 0
 }
 
-/// Whether `plan` is one `engine_raw_tp_simple` computes exactly as the interpreter would:
-/// at most three operands, each an integer a raw tracepoint program has at hand (the event,
-/// a raw argument, the pid, the tid, the CPU); keyed by at most two of them (in the array
-/// only by one); counted, or a log2 histogram of one; behind at most one
-/// integer comparison (`count EVENT --by pid`, `hist EVENT --value id --filter 'id == 39'`).
+/// Whether `plan` is one the kernel's `engine::simple` computes exactly as the interpreter
+/// would ([`Plan::simple`]): at most three operands, each an integer an entry point has at
+/// hand (the event, a record field, an argument, the pid, the tid, the CPU); keyed by at
+/// most two of them (in the array only by one); counted, or a log2 histogram of one; behind
+/// at most one integer comparison (`count EVENT --by pid`, `hist block:block_rq_issue
+/// --value bytes --filter 'bytes > 4096'`).
 pub(crate) fn fast_simple(plan: &Plan) -> bool {
     let n = plan.n_operands as usize;
     let parts = plan.n_key_parts as usize;
@@ -611,6 +612,7 @@ pub(crate) fn fast_simple(plan: &Plan) -> bool {
         match operand.kind {
             operand::EVENT_INDEX | operand::PID | operand::TID | operand::CPU => true,
             operand::ARG => operand.flags & !SIGNED == 0 && operand.offset < 8,
+            operand::FIELD => operand.flags & !SIGNED == 0,
             _ => false,
         }
     };
@@ -647,222 +649,4 @@ pub(crate) fn fast_simple(plan: &Plan) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::probe::fields::builtin;
-
-    /// A filter runs before the start lookup unless it reads the latency or a saved value.
-    #[test]
-    fn filter_first_only_when_the_filter_needs_no_start() {
-        let with_filter = |kind: u32| {
-            let mut builder = PlanBuilder::new();
-            builder.needs_start();
-            let read = builder.operand(simple_operand(kind)).unwrap();
-            builder
-                .push_insn(Insn {
-                    op: op::NE,
-                    operand: read,
-                    arg: 0,
-                })
-                .unwrap();
-            builder.plan().filter_first
-        };
-        assert_eq!(with_filter(operand::CPU), 1);
-        assert_eq!(with_filter(operand::LATENCY), 0);
-        let mut no_filter = PlanBuilder::new();
-        no_filter.needs_start();
-        assert_eq!(no_filter.plan().filter_first, 0);
-        let mut no_start = PlanBuilder::new();
-        let cpu = no_start.operand(simple_operand(operand::CPU)).unwrap();
-        no_start
-            .push_insn(Insn {
-                op: op::NE,
-                operand: cpu,
-                arg: 0,
-            })
-            .unwrap();
-        assert_eq!(no_start.plan().filter_first, 0);
-    }
-
-    /// syscount's plain plan takes the fast path; anything more does not.
-    #[test]
-    fn fast_count_arg1_only_for_plain_counts_by_arg1() {
-        let plain = || {
-            let mut builder = PlanBuilder::new();
-            let nr = builder.operand(arg_operand(1, 8, false)).unwrap();
-            builder.key_part(nr).unwrap();
-            builder
-        };
-        let mut builder = plain();
-        builder.layout(Some(1024));
-        assert!(fast_count_arg1(&builder.plan()));
-
-        let mut filtered = plain();
-        filtered
-            .push_insn(Insn {
-                op: tracekit_common::engine::op::EQ,
-                operand: 0,
-                arg: 39,
-            })
-            .unwrap();
-        filtered.layout(Some(1024));
-        assert!(!fast_count_arg1(&filtered.plan()));
-
-        let mut histogram = plain();
-        histogram.value(0);
-        histogram.log2();
-        histogram.layout(Some(1024));
-        assert!(!fast_count_arg1(&histogram.plan()));
-
-        let mut arg0 = PlanBuilder::new();
-        let first = arg0.operand(arg_operand(0, 8, false)).unwrap();
-        arg0.key_part(first).unwrap();
-        arg0.layout(Some(1024));
-        assert!(!fast_count_arg1(&arg0.plan()));
-    }
-
-    /// Counts keyed by the event and the pid, and a log2 histogram of a raw argument behind
-    /// one comparison, take the simple path; two comparisons, a comm, a record field or a
-    /// linear histogram do not.
-    #[test]
-    fn fast_simple_only_for_plain_integer_plans() {
-        let keyed = |kinds: &[Operand]| {
-            let mut builder = PlanBuilder::new();
-            for kind in kinds {
-                let index = builder.operand(*kind).unwrap();
-                builder.key_part(index).unwrap();
-            }
-            builder
-        };
-        let event = simple_operand(operand::EVENT_INDEX);
-        let pid = simple_operand(operand::PID);
-        let mut by_event = keyed(&[event]);
-        by_event.layout(Some(64));
-        assert!(fast_simple(&by_event.plan()));
-        let mut by_pid = keyed(&[event, pid]);
-        by_pid.layout(None);
-        assert!(fast_simple(&by_pid.plan()));
-        let mut narrow = keyed(&[event, arg_operand(0, 4, true)]);
-        narrow.layout(None);
-        assert!(fast_simple(&narrow.plan()));
-        let mut field = keyed(&[event, simple_operand(operand::FIELD)]);
-        field.layout(None);
-        assert!(!fast_simple(&field.plan()));
-        let mut comm = keyed(&[event, builtin("comm").unwrap().operand]);
-        comm.layout(None);
-        assert!(!fast_simple(&comm.plan()));
-        let mut filtered = keyed(&[event, pid]);
-        filtered
-            .push_insn(Insn {
-                op: tracekit_common::engine::op::EQ,
-                operand: 1,
-                arg: 39,
-            })
-            .unwrap();
-        filtered.layout(None);
-        assert!(fast_simple(&filtered.plan()));
-        filtered
-            .push_insn(Insn {
-                op: tracekit_common::engine::op::EQ,
-                operand: 1,
-                arg: 40,
-            })
-            .unwrap();
-        assert!(!fast_simple(&filtered.plan()));
-        let mut histogram = keyed(&[event, pid]);
-        histogram.value(1);
-        histogram.log2();
-        histogram.layout(None);
-        assert!(fast_simple(&histogram.plan()));
-        let mut linear = keyed(&[event]);
-        let id = linear.operand(arg_operand(1, 8, false)).unwrap();
-        linear.value(id);
-        linear.linear(0, 10, 1).unwrap();
-        linear.layout(Some(64));
-        assert!(!fast_simple(&linear.plan()));
-    }
-
-    #[test]
-    fn builder_dedupes_operands_and_assigns_string_slots() {
-        let mut b = PlanBuilder::new();
-        let comm = builtin("comm").unwrap().operand;
-        let pid = builtin("pid").unwrap().operand;
-        assert_eq!(b.operand(comm).unwrap(), 0);
-        assert_eq!(b.operand(pid).unwrap(), 1);
-        assert_eq!(b.operand(comm).unwrap(), 0);
-        let rwbs = Operand {
-            kind: operand::FIELD_STRING,
-            offset: 34,
-            size: 10,
-            ..Operand::NONE
-        };
-        assert_eq!(b.operand(rwbs).unwrap(), 2);
-        let plan = b.plan();
-        assert_eq!(plan.n_operands, 3);
-        assert_eq!(
-            (plan.operands[0].string_slot, plan.operands[2].string_slot),
-            (0, 1)
-        );
-    }
-
-    #[test]
-    fn layout_follows_the_key() {
-        let mut b = PlanBuilder::new();
-        b.layout(None);
-        assert_eq!(
-            (b.plan().layout, b.plan().array_key_bound),
-            (layout::ARRAY, 0)
-        );
-        let id = b.operand(arg_operand(1, 8, false)).unwrap();
-        b.key_part(id).unwrap();
-        b.layout(Some(512));
-        assert_eq!(
-            (b.plan().layout, b.plan().array_key_bound),
-            (layout::ARRAY, 512)
-        );
-        let comm = b.operand(builtin("comm").unwrap().operand).unwrap();
-        b.key_part(comm).unwrap();
-        b.layout(Some(512));
-        assert_eq!(b.plan().layout, layout::HASH);
-    }
-
-    #[test]
-    fn key_budget_is_enforced() {
-        let mut b = PlanBuilder::new();
-        for offset in [8, 40] {
-            let s = b
-                .operand(Operand {
-                    kind: operand::FIELD_STRING,
-                    offset,
-                    size: 16,
-                    ..Operand::NONE
-                })
-                .unwrap();
-            b.key_part(s).unwrap();
-        }
-        let pid = b.operand(builtin("pid").unwrap().operand).unwrap();
-        assert_eq!(
-            b.key_part(pid).unwrap_err().to_string(),
-            "--by: the kernel engine groups by at most 4 values and 2 strings"
-        );
-    }
-
-    #[test]
-    fn linear_buckets() {
-        let mut b = PlanBuilder::new();
-        b.linear(0, 100, 10).unwrap();
-        assert_eq!((b.plan().slots, b.plan().linear_step), (12, 10));
-        assert_eq!(
-            b.linear(0, 100_000, 1).unwrap_err().to_string(),
-            "--linear 0,100000,1: 100000 buckets; the kernel engine keeps at most 1000"
-        );
-        // The widest range does not wrap into a small one.
-        assert_eq!(
-            b.linear(i64::MIN, i64::MAX, 1).unwrap_err().to_string(),
-            "--linear -9223372036854775808,9223372036854775807,1: 18446744073709551615 \
-             buckets; the kernel engine keeps at most 1000"
-        );
-        b.linear(i64::MIN, i64::MAX, u64::MAX / 100).unwrap();
-        assert_eq!(b.plan().slots, 103);
-    }
-}
+mod tests;

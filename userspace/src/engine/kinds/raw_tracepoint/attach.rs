@@ -9,7 +9,7 @@ use crate::{
         Engine,
         attach::{AttachPoint, Role},
         kinds::tracepoint::attach::Tracepoints,
-        plan::{fast_count_arg1, fast_simple},
+        plan::fast_count_arg1,
     },
     error::Context as _,
     probe::Tracepoint,
@@ -27,17 +27,15 @@ impl AttachPoint for RawTracepoint {
 
 /// Loads the stage's raw tracepoint program and attaches it to raw tracepoint `name`.
 fn attach_raw(engine: &mut Engine, role: Role, name: &str) -> Result<()> {
-    let program_name = match role {
+    let program = match role {
         Role::Start => "engine_raw_tp_start",
         // Counting by argument 1 into the array needs no interpreter (syscount).
         Role::Main if fast_count_arg1(&engine.plan) => "engine_raw_tp_count_arg1",
-        // Counts and log2 histograms of integers at hand, one comparison: no interpreter either.
-        Role::Main if fast_simple(&engine.plan) => "engine_raw_tp_simple",
         Role::Main => "engine_raw_tp",
     };
     let program: &mut AyaRawTracePoint = engine
         .ebpf()?
-        .program_mut(program_name)
+        .program_mut(program)
         .expect("program in object")
         .try_into()
         .context("raw tracepoint program type")?;
@@ -52,12 +50,6 @@ fn attach_raw(engine: &mut Engine, role: Role, name: &str) -> Result<()> {
     program
         .attach(name)
         .with_context(|| format!("attaching to raw tracepoint {}", crate::error::quote(name)))?;
-    if program_name != "engine_raw_tp" && program_name != "engine_raw_tp_start" {
-        engine.notes.push(format!(
-            "raw tracepoint {name}: counted by {program_name}, without the interpreter (integers \
-             at hand: the event, pid, tid, cpu, raw arguments; at most one comparison)"
-        ));
-    }
     Ok(())
 }
 
