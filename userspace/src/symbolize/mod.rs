@@ -157,7 +157,7 @@ impl Symbolizer {
         let state = Rc::new(RefCell::new(State {
             processes: HashMap::new(),
             cache_keys: HashMap::new(),
-            function_bounds: HashMap::new(),
+            function_bounds: process::BoundsCache::default(),
             elf_files: HashMap::new(),
             dwarf: options.dwarf,
             symbol_tables: HashMap::new(),

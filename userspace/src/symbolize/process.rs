@@ -37,7 +37,7 @@ pub(super) struct State {
     pub(super) debug_info: DebugInfo,
     /// The function bounds (`.eh_frame`) of stripped files, by path: frames without a symbol
     /// are named by the start of their function.
-    pub(super) function_bounds: HashMap<PathBuf, Rc<[(u64, u64)]>>,
+    pub(super) function_bounds: BoundsCache,
     /// Binaries opened for the dispatcher's resolvers, by device and inode (and whether
     /// their debug links are followed): one mapping of libc however many processes map it.
     /// Kept while a resolver blazesym caches holds one.
@@ -260,26 +260,70 @@ impl State {
 
     /// The function bounds of the file at `path` (read through `readable`), cached.
     pub(super) fn bounds_of(&mut self, path: &Path, readable: &Path) -> Rc<[(u64, u64)]> {
-        if let Some(bounds) = self.function_bounds.get(path) {
+        self.function_bounds.get_or_parse(path, || {
+            std::fs::File::open(readable)
+                .ok()
+                // SAFETY: a read-only private mapping, dropped before returning; a file
+                // truncated under us could fault, as with every profiler reading binaries.
+                .and_then(|file| unsafe { memmap2::Mmap::map(&file) }.ok())
+                .and_then(|data| {
+                    let file = crate::unwind::table::parse(&data).ok()?;
+                    Some(crate::unwind::table::function_bounds(&file))
+                })
+                .unwrap_or_default()
+                .into()
+        })
+    }
+}
+
+/// One file's function bounds: `(start, end)` ELF addresses, sorted.
+type Bounds = Rc<[(u64, u64)]>;
+
+/// The function bounds (`(start, end)` ELF addresses of each `.eh_frame` FDE, sorted) of
+/// up to [`MAX_FUNCTION_BOUNDS_FILES`] files by path. Past that the least recently used
+/// file's bounds are dropped, one at a time: a churn of short-lived processes meets new
+/// files without re-parsing the `.eh_frame` of the interpreter every process maps (the
+/// whole cache was emptied at the limit before).
+#[derive(Default)]
+pub(super) struct BoundsCache {
+    /// The bounds, and the use count at their last use.
+    files: HashMap<PathBuf, (Bounds, u64)>,
+    /// Lookups so far (a clock for least recent use).
+    uses: u64,
+}
+
+impl BoundsCache {
+    /// The bounds of `path`, from the cache or from `parse` (then cached, evicting the least
+    /// recently used file if [`MAX_FUNCTION_BOUNDS_FILES`] are held).
+    pub(super) fn get_or_parse(
+        &mut self,
+        path: &Path,
+        parse: impl FnOnce() -> Rc<[(u64, u64)]>,
+    ) -> Rc<[(u64, u64)]> {
+        self.uses += 1;
+        if let Some((bounds, used)) = self.files.get_mut(path) {
+            *used = self.uses;
             return bounds.clone();
         }
-        if self.function_bounds.len() >= MAX_FUNCTION_BOUNDS_FILES {
-            self.function_bounds.clear();
+        if self.files.len() >= MAX_FUNCTION_BOUNDS_FILES {
+            let oldest = self
+                .files
+                .iter()
+                .min_by_key(|(_, (_, used))| *used)
+                .map(|(path, _)| path.clone());
+            if let Some(oldest) = oldest {
+                self.files.remove(&oldest);
+            }
         }
-        let bounds: Rc<[(u64, u64)]> = std::fs::File::open(readable)
-            .ok()
-            // SAFETY: a read-only private mapping, dropped before returning; a file
-            // truncated under us could fault, as with every profiler reading binaries.
-            .and_then(|file| unsafe { memmap2::Mmap::map(&file) }.ok())
-            .and_then(|data| {
-                let file = crate::unwind::table::parse(&data).ok()?;
-                Some(crate::unwind::table::function_bounds(&file))
-            })
-            .unwrap_or_default()
-            .into();
-        self.function_bounds
-            .insert(path.to_path_buf(), bounds.clone());
+        let bounds = parse();
+        self.files
+            .insert(path.to_path_buf(), (bounds.clone(), self.uses));
         bounds
+    }
+
+    /// How many files' bounds are held.
+    pub(super) fn len(&self) -> usize {
+        self.files.len()
     }
 }
 

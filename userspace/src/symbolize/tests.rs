@@ -628,3 +628,24 @@ fn liveness_is_read_from_the_memory_map() {
     assert!(is_alive(std::process::id()));
     assert!(!is_alive(u32::MAX - 1));
 }
+
+#[test]
+fn function_bounds_keep_the_file_in_use_past_the_limit() {
+    let mut cache = process::BoundsCache::default();
+    let hot = Path::new("/usr/bin/python3.12");
+    let mut parsed = 0;
+    let mut bounds_of = |cache: &mut process::BoundsCache, path: &Path| {
+        cache.get_or_parse(path, || {
+            parsed += 1;
+            vec![(0x1000, 0x1100)].into()
+        })
+    };
+    // Each short-lived process maps the interpreter and one file of its own.
+    for n in 0..3 * process::MAX_FUNCTION_BOUNDS_FILES {
+        assert_eq!(&*bounds_of(&mut cache, hot), &[(0x1000, 0x1100)]);
+        bounds_of(&mut cache, Path::new(&format!("/tmp/own-{n}.so")));
+    }
+    assert_eq!(cache.len(), process::MAX_FUNCTION_BOUNDS_FILES);
+    // The interpreter parsed once; every other file once.
+    assert_eq!(parsed, 1 + 3 * process::MAX_FUNCTION_BOUNDS_FILES);
+}
