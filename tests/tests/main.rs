@@ -11,6 +11,7 @@ mod interp;
 mod interp_machine;
 mod interp_rb_php;
 mod jit;
+mod jvm;
 mod kfunc;
 mod network;
 mod percentiles;

@@ -20,6 +20,7 @@
 //! Adding a runtime: a module beside [`python`] with its detection and naming, a branch in
 //! [`detect`] and in [`frame`].
 
+pub mod hotspot;
 mod layout;
 pub mod php;
 pub mod python;
@@ -77,6 +78,8 @@ pub(crate) enum Detected {
     Ruby(ruby::Binary),
     Php(php::Binary),
     V8(v8::Binary),
+    /// HotSpot's `libjvm.so`: its layout is read per process (Java frames not yet unwound).
+    HotSpot(hotspot::Binary),
     /// An interpreter we cannot unwind, and why (for the report).
     Unsupported(String),
     /// Not an interpreter.
@@ -106,6 +109,9 @@ fn detect(path: &str, file: &std::path::Path) -> Detected {
     }
     if v8::is_node(name) {
         return v8::detect(file);
+    }
+    if hotspot::is_libjvm(name) {
+        return hotspot::detect(file);
     }
     if !name.contains("python") {
         return Detected::None;
@@ -250,6 +256,19 @@ impl Interpreters {
             };
             match detected {
                 Detected::None => {}
+                Detected::HotSpot(binary) => {
+                    // Java frames are not unwound yet: the report says whether the JVM's
+                    // layout could be read, and the JVM keeps its native frames.
+                    let reason = match hotspot::probe(pid, &binary, mapping) {
+                        Ok((_, summary)) => summary,
+                        Err(reason) => reason,
+                    };
+                    let (count, last) = self.unsupported.entry((path.clone(), reason)).or_default();
+                    if *last != pid {
+                        *count += 1;
+                        *last = pid;
+                    }
+                }
                 Detected::Unsupported(reason) => {
                     let (count, last) = self.unsupported.entry((path.clone(), reason)).or_default();
                     if *last != pid {

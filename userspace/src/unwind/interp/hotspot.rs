@@ -1,0 +1,425 @@
+//! HotSpot (OpenJDK's JVM): detection by `libjvm.so`'s exported serviceability tables and
+//! the structure offsets read from them. This is step 1 of HotSpot support (issue 28): the
+//! layout is read and checked for every JVM process, and the report (`-v`) says what was
+//! read or why it could not be; Java frames themselves are not unwound yet, so a JVM keeps
+//! its native frames.
+//!
+//! `libjvm.so` exports `gHotSpotVMStructs` and `gHotSpotVMTypes` (pointers to arrays of
+//! entries) and the globals that describe one entry's layout
+//! (`gHotSpotVMStructEntryTypeNameOffset`, ..., `gHotSpotVMStructEntryArrayStride`); the
+//! serviceability agent and debuggers read the JVM the same way. The layout globals live in
+//! `.bss` and are filled by `VMStructs::init` when the JVM starts, and the entries hold
+//! relocated pointers to C strings, so everything is read from the process's memory
+//! (`process_vm_readv`), never from the file.
+//!
+//! A `VMStructEntry` is `{typeName, fieldName, typeString: *const c_char, isStatic: i32,
+//! offset: u64, address: *mut c_void}` at the offsets the globals state; the array ends at
+//! an entry whose type name is null. A `VMTypeEntry` is `{typeName, superclassName, isOopType,
+//! isIntegerType, isUnsigned, size: u64}`. `gHotSpotVMIntConstants` lists `{name, value:
+//! i32}`.
+
+use std::collections::HashMap;
+
+use super::{Detected, read_memory};
+use crate::unwind::process::ExecMapping;
+
+/// Whether `name` (a file name) is HotSpot's shared library.
+pub fn is_libjvm(name: &str) -> bool {
+    name == "libjvm.so"
+}
+
+/// The exported symbols of one `libjvm.so` that the tables are read through: ELF
+/// addresses (add the load bias for the process's addresses).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Binary {
+    /// Symbol name -> ELF virtual address, for the `gHotSpot*` globals.
+    pub symbols: HashMap<String, u64>,
+    /// A function in the executable segment (`JNI_CreateJavaVM`): ELF address and file
+    /// offset, to find the load bias from the exec mapping.
+    pub anchor: (u64, u64),
+}
+
+/// Checks `file` (a mapping of `libjvm.so`) for the serviceability tables' symbols.
+pub(crate) fn detect(file: &std::path::Path) -> Detected {
+    use object::{Object as _, ObjectSection as _, ObjectSymbol as _};
+    let data = match std::fs::File::open(file).and_then(|f| {
+        // SAFETY: a read-only private mapping of a shared library; it is only read.
+        unsafe { memmap2::Mmap::map(&f) }
+    }) {
+        Ok(data) => data,
+        Err(err) => return Detected::Unsupported(format!("reading libjvm.so: {err}")),
+    };
+    let elf = match object::File::parse(&*data) {
+        Ok(elf) => elf,
+        Err(err) => return Detected::Unsupported(format!("libjvm.so is not ELF: {err}")),
+    };
+    let mut symbols = HashMap::new();
+    let mut anchor = None;
+    for symbol in elf.dynamic_symbols().chain(elf.symbols()) {
+        let Ok(name) = symbol.name() else { continue };
+        if name.starts_with("gHotSpotVM") {
+            symbols.insert(name.to_string(), symbol.address());
+        } else if name == "JNI_CreateJavaVM" && anchor.is_none() {
+            let section = symbol
+                .section_index()
+                .and_then(|index| elf.section_by_index(index).ok());
+            if let Some(section) = section
+                && let Some((file_offset, _)) = section.file_range()
+            {
+                let address = symbol.address();
+                anchor = Some((address, address - section.address() + file_offset));
+            }
+        }
+    }
+    let missing: Vec<&str> = REQUIRED_SYMBOLS
+        .iter()
+        .copied()
+        .filter(|name| !symbols.contains_key(*name))
+        .collect();
+    if !missing.is_empty() {
+        return Detected::Unsupported(format!(
+            "HotSpot without its serviceability symbols: {} missing",
+            missing.join(", ")
+        ));
+    }
+    let Some(anchor) = anchor else {
+        return Detected::Unsupported("libjvm.so without JNI_CreateJavaVM".into());
+    };
+    Detected::HotSpot(Binary { symbols, anchor })
+}
+
+/// The symbols [`detect`] requires.
+const REQUIRED_SYMBOLS: [&str; 20] = [
+    "gHotSpotVMStructs",
+    "gHotSpotVMStructEntryTypeNameOffset",
+    "gHotSpotVMStructEntryFieldNameOffset",
+    "gHotSpotVMStructEntryTypeStringOffset",
+    "gHotSpotVMStructEntryIsStaticOffset",
+    "gHotSpotVMStructEntryOffsetOffset",
+    "gHotSpotVMStructEntryAddressOffset",
+    "gHotSpotVMStructEntryArrayStride",
+    "gHotSpotVMTypes",
+    "gHotSpotVMTypeEntryTypeNameOffset",
+    "gHotSpotVMTypeEntrySuperclassNameOffset",
+    "gHotSpotVMTypeEntryIsOopTypeOffset",
+    "gHotSpotVMTypeEntryIsIntegerTypeOffset",
+    "gHotSpotVMTypeEntryIsUnsignedOffset",
+    "gHotSpotVMTypeEntrySizeOffset",
+    "gHotSpotVMTypeEntryArrayStride",
+    "gHotSpotVMIntConstants",
+    "gHotSpotVMIntConstantEntryNameOffset",
+    "gHotSpotVMIntConstantEntryValueOffset",
+    "gHotSpotVMIntConstantEntryArrayStride",
+];
+
+/// Reads `length` bytes at an address of the JVM process (`None`: unreadable).
+pub trait Memory {
+    /// The bytes at `address`, or `None`.
+    fn read(&self, address: u64, length: usize) -> Option<Vec<u8>>;
+
+    /// The little-endian u64 at `address`.
+    fn u64(&self, address: u64) -> Option<u64> {
+        Some(u64::from_le_bytes(self.read(address, 8)?.try_into().ok()?))
+    }
+
+    /// The little-endian i32 at `address`.
+    fn i32(&self, address: u64) -> Option<i32> {
+        Some(i32::from_le_bytes(self.read(address, 4)?.try_into().ok()?))
+    }
+
+    /// The NUL-terminated string at `address` (at most 256 bytes; `None` if longer or
+    /// unreadable).
+    fn c_string(&self, address: u64) -> Option<String> {
+        let mut out = Vec::new();
+        for chunk in 0..4u64 {
+            // Read in 64-byte pieces so a string near the end of a mapping is still read.
+            let bytes = self.read(address + chunk * 64, 64)?;
+            if let Some(end) = bytes.iter().position(|&b| b == 0) {
+                out.extend_from_slice(&bytes[..end]);
+                return String::from_utf8(out).ok();
+            }
+            out.extend_from_slice(&bytes);
+        }
+        None
+    }
+}
+
+/// A live process's memory, through `process_vm_readv`.
+pub struct Process(pub u32);
+
+impl Memory for Process {
+    fn read(&self, address: u64, length: usize) -> Option<Vec<u8>> {
+        read_memory(self.0, address, length)
+    }
+}
+
+/// The serviceability tables of one JVM: fields by `Type::_field`, type sizes, integer
+/// constants.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct VmStructs {
+    /// `"CodeBlob::_frame_size"` -> byte offset (instance fields) or address (static
+    /// fields, as [`Field::Static`]).
+    pub fields: HashMap<String, Field>,
+    /// `"ConstantPool"` -> `sizeof` in bytes.
+    pub sizes: HashMap<String, u64>,
+    /// `"frame::interpreter_frame_last_sp_offset"` -> value.
+    pub int_constants: HashMap<String, i32>,
+}
+
+/// Where one field is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Field {
+    /// Byte offset in an instance.
+    Offset(u64),
+    /// Process address of a static field.
+    Static(u64),
+}
+
+/// At most this many entries are read from one table (JDK 17 has about 1,500 structs).
+const MAX_ENTRIES: u64 = 20_000;
+
+/// Reads the tables through the `gHotSpot*` globals at process addresses `at(name)`.
+/// Errors name the global or entry that could not be read.
+pub fn read_vmstructs(memory: &impl Memory, at: &dyn Fn(&str) -> u64) -> Result<VmStructs, String> {
+    let global = |name: &str| -> Result<u64, String> {
+        memory
+            .u64(at(name))
+            .ok_or_else(|| format!("{name} is unreadable"))
+    };
+    let stride = global("gHotSpotVMStructEntryArrayStride")?;
+    if stride == 0 {
+        return Err("gHotSpotVMStructEntryArrayStride is 0 (the JVM has not started yet)".into());
+    }
+    let mut tables = VmStructs::default();
+    let (type_name, field_name, is_static, offset, address) = (
+        global("gHotSpotVMStructEntryTypeNameOffset")?,
+        global("gHotSpotVMStructEntryFieldNameOffset")?,
+        global("gHotSpotVMStructEntryIsStaticOffset")?,
+        global("gHotSpotVMStructEntryOffsetOffset")?,
+        global("gHotSpotVMStructEntryAddressOffset")?,
+    );
+    let base = global("gHotSpotVMStructs")?;
+    for i in 0..MAX_ENTRIES {
+        let entry = base + i * stride;
+        let unreadable = || format!("VMStructEntry {i} at {entry:#x} is unreadable");
+        let type_ptr = memory.u64(entry + type_name).ok_or_else(unreadable)?;
+        if type_ptr == 0 {
+            break;
+        }
+        let field_ptr = memory.u64(entry + field_name).ok_or_else(unreadable)?;
+        if field_ptr == 0 {
+            continue;
+        }
+        let (Some(type_name), Some(field)) =
+            (memory.c_string(type_ptr), memory.c_string(field_ptr))
+        else {
+            return Err(unreadable());
+        };
+        let value = if memory.i32(entry + is_static).ok_or_else(unreadable)? != 0 {
+            Field::Static(memory.u64(entry + address).ok_or_else(unreadable)?)
+        } else {
+            Field::Offset(memory.u64(entry + offset).ok_or_else(unreadable)?)
+        };
+        tables.fields.insert(format!("{type_name}::{field}"), value);
+    }
+    let stride = global("gHotSpotVMTypeEntryArrayStride")?;
+    let (type_name, size) = (
+        global("gHotSpotVMTypeEntryTypeNameOffset")?,
+        global("gHotSpotVMTypeEntrySizeOffset")?,
+    );
+    let base = global("gHotSpotVMTypes")?;
+    for i in 0..MAX_ENTRIES {
+        let entry = base + i * stride;
+        let unreadable = || format!("VMTypeEntry {i} at {entry:#x} is unreadable");
+        let type_ptr = memory.u64(entry + type_name).ok_or_else(unreadable)?;
+        if type_ptr == 0 {
+            break;
+        }
+        let name = memory.c_string(type_ptr).ok_or_else(unreadable)?;
+        let bytes = memory.u64(entry + size).ok_or_else(unreadable)?;
+        tables.sizes.insert(name, bytes);
+    }
+    let stride = global("gHotSpotVMIntConstantEntryArrayStride")?;
+    let (name_at, value_at) = (
+        global("gHotSpotVMIntConstantEntryNameOffset")?,
+        global("gHotSpotVMIntConstantEntryValueOffset")?,
+    );
+    let base = global("gHotSpotVMIntConstants")?;
+    for i in 0..MAX_ENTRIES {
+        let entry = base + i * stride;
+        let unreadable = || format!("VMIntConstantEntry {i} at {entry:#x} is unreadable");
+        let name_ptr = memory.u64(entry + name_at).ok_or_else(unreadable)?;
+        if name_ptr == 0 {
+            break;
+        }
+        let name = memory.c_string(name_ptr).ok_or_else(unreadable)?;
+        let value = memory.i32(entry + value_at).ok_or_else(unreadable)?;
+        tables.int_constants.insert(name, value);
+    }
+    Ok(tables)
+}
+
+/// The offsets a HotSpot unwinder needs (bytes unless said; instance fields). Read by
+/// [`Layout::of`] from a JVM's [`VmStructs`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// `CodeCache::_heaps`: process address of the `GrowableArray<CodeHeap*>*`.
+    pub code_cache_heaps: u64,
+    /// `CodeCache::_low_bound` and `_high_bound`: process addresses of the code cache's
+    /// bounds (pointers).
+    pub code_cache_bounds: (u64, u64),
+    /// `GrowableArrayBase::_len` (or `GenericGrowableArray::_len`) and
+    /// `GrowableArray<int>::_data`.
+    pub growable_array: (u64, u64),
+    /// `CodeHeap::_memory`, `CodeHeap::_segmap` (both `VirtualSpace`),
+    /// `CodeHeap::_log2_segment_size`.
+    pub code_heap: (u64, u64, u64),
+    /// `VirtualSpace::_low` and `VirtualSpace::_high`.
+    pub virtual_space: (u64, u64),
+    /// `CodeBlob::_name`, `_frame_size` (in words), `_code_begin` (a pointer; or
+    /// `_code_offset` from the blob, see [`Layout::code_begin_is_offset`]), `_size`.
+    pub code_blob: (u64, u64, u64, u64),
+    /// Whether `code_blob.2` is `_code_offset` (an i32 from the blob's start, JDK 8) rather
+    /// than `_code_begin` (a pointer, JDK 9+).
+    pub code_begin_is_offset: bool,
+    /// `nmethod::_method` (or `CompiledMethod::_method`, JDK 9-22).
+    pub nmethod_method: u64,
+    /// `Method::_constMethod`.
+    pub method_const_method: u64,
+    /// `ConstMethod::_constants`, `_name_index`, `_signature_index` (u16 indexes).
+    pub const_method: (u64, u64, u64),
+    /// `ConstantPool::_pool_holder` and `sizeof(ConstantPool)` (the slots follow it).
+    pub constant_pool: (u64, u64),
+    /// `Klass::_name`.
+    pub klass_name: u64,
+    /// `Symbol::_length` (u16) and `Symbol::_body`.
+    pub symbol: (u64, u64),
+    /// The interpreter's frame, in words from rbp: the `Method*` slot and the bcp slot.
+    /// From `frame::interpreter_frame_last_sp_offset` when the JVM states it (the method is
+    /// the next slot down, the bcp five below the method, as x86_64's frame_x86.hpp lays
+    /// them out); otherwise x86_64's -3 and -8.
+    pub interpreter_frame: (i32, i32),
+}
+
+impl Layout {
+    /// The layout in `tables`; an error names every field that is missing.
+    pub fn of(tables: &VmStructs) -> Result<Layout, String> {
+        let mut missing = Vec::new();
+        let mut take = |names: &[&str]| -> Field {
+            for name in names {
+                if let Some(&field) = tables.fields.get(*name) {
+                    return field;
+                }
+            }
+            missing.push(names[0].to_string());
+            Field::Offset(0)
+        };
+        let offset = |field: Field| match field {
+            Field::Offset(offset) => offset,
+            Field::Static(address) => address,
+        };
+        let code_cache_heaps = offset(take(&["CodeCache::_heaps"]));
+        let low = offset(take(&["CodeCache::_low_bound"]));
+        let high = offset(take(&["CodeCache::_high_bound"]));
+        let growable_array = (
+            offset(take(&[
+                "GrowableArrayBase::_len",
+                "GenericGrowableArray::_len",
+            ])),
+            offset(take(&["GrowableArray<int>::_data"])),
+        );
+        let code_heap = (
+            offset(take(&["CodeHeap::_memory"])),
+            offset(take(&["CodeHeap::_segmap"])),
+            offset(take(&["CodeHeap::_log2_segment_size"])),
+        );
+        let virtual_space = (
+            offset(take(&["VirtualSpace::_low"])),
+            offset(take(&["VirtualSpace::_high"])),
+        );
+        let code_begin_is_offset = !tables.fields.contains_key("CodeBlob::_code_begin");
+        let code_blob = (
+            offset(take(&["CodeBlob::_name"])),
+            offset(take(&["CodeBlob::_frame_size"])),
+            offset(take(&["CodeBlob::_code_begin", "CodeBlob::_code_offset"])),
+            offset(take(&["CodeBlob::_size"])),
+        );
+        let nmethod_method = offset(take(&["nmethod::_method", "CompiledMethod::_method"]));
+        let method_const_method = offset(take(&["Method::_constMethod"]));
+        let const_method = (
+            offset(take(&["ConstMethod::_constants"])),
+            offset(take(&["ConstMethod::_name_index"])),
+            offset(take(&["ConstMethod::_signature_index"])),
+        );
+        let pool_holder = offset(take(&["ConstantPool::_pool_holder"]));
+        let klass_name = offset(take(&["Klass::_name"]));
+        let symbol = (
+            offset(take(&["Symbol::_length"])),
+            offset(take(&["Symbol::_body"])),
+        );
+        let pool_size = tables.sizes.get("ConstantPool").copied();
+        if pool_size.is_none() {
+            missing.push("sizeof(ConstantPool)".into());
+        }
+        if !missing.is_empty() {
+            return Err(format!(
+                "HotSpot layout incomplete: {} missing",
+                missing.join(", ")
+            ));
+        }
+        let interpreter_frame = match tables
+            .int_constants
+            .get("frame::interpreter_frame_last_sp_offset")
+        {
+            Some(&last_sp) => (last_sp - 1, last_sp - 6),
+            None => (-3, -8),
+        };
+        Ok(Layout {
+            code_cache_heaps,
+            code_cache_bounds: (low, high),
+            growable_array,
+            code_heap,
+            virtual_space,
+            code_blob,
+            code_begin_is_offset,
+            nmethod_method,
+            method_const_method,
+            const_method,
+            constant_pool: (pool_holder, pool_size.unwrap_or(0)),
+            klass_name,
+            symbol,
+            interpreter_frame,
+        })
+    }
+}
+
+/// Reads the layout of JVM `pid`, whose `libjvm.so` (`binary`) is mapped executable at
+/// `mapping`: `Ok` with a one-line summary for the report, or why it could not be read.
+pub fn probe(pid: u32, binary: &Binary, mapping: &ExecMapping) -> Result<(Layout, String), String> {
+    let (address, file_offset) = binary.anchor;
+    let bias = super::bias_at(address, file_offset, mapping)
+        .ok_or("the exec mapping of libjvm.so does not hold JNI_CreateJavaVM")?;
+    let at = |name: &str| {
+        binary
+            .symbols
+            .get(name)
+            .copied()
+            .unwrap_or(0)
+            .wrapping_add(bias)
+    };
+    let tables = read_vmstructs(&Process(pid), &at)?;
+    let layout = Layout::of(&tables)?;
+    let summary = format!(
+        "HotSpot layout read ({} fields, {} types, {} constants; Method* at rbp{:+} words): Java \
+         frames are not unwound yet",
+        tables.fields.len(),
+        tables.sizes.len(),
+        tables.int_constants.len(),
+        layout.interpreter_frame.0,
+    );
+    Ok((layout, summary))
+}
+
+#[cfg(test)]
+#[path = "hotspot_tests.rs"]
+mod tests;
