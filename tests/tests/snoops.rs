@@ -733,3 +733,43 @@ fn setuids_shows_each_call_with_the_ids_it_leaves() {
     assert_eq!(failed, [truth.lines().last().unwrap().to_string()]);
     assert_eq!(failed[0], "setuid -1 1000 1000 1000 1000");
 }
+
+/// gethostlatency shows each of tk_funcs' 200 getaddrinfo() calls (100 of "localhost", 100
+/// of "127.0.0.1", in that order) with its host name, saved at the entry, and a latency
+/// taken at the return of the same call.
+#[test]
+fn gethostlatency_shows_each_lookup() {
+    require_root();
+    let out = scratch("gethostlatency").join("lookups.json");
+    let run = tracekit(
+        [
+            "gethostlatency",
+            "--json",
+            "-o",
+            out.to_str().unwrap(),
+            "--",
+            fixture("tk_funcs").to_str().unwrap(),
+            "resolve",
+            "100",
+        ],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    let text = std::fs::read_to_string(&out).unwrap();
+    let events: Vec<Value> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let hosts: Vec<&str> = events.iter().map(|e| e["host"].as_str().unwrap()).collect();
+    let expected: Vec<&str> = ["localhost"; 100]
+        .into_iter()
+        .chain(["127.0.0.1"; 100])
+        .collect();
+    assert_eq!(hosts, expected, "{}", run.stderr);
+    for event in &events {
+        let ns = event["lat_ns"].as_u64().unwrap();
+        assert!(ns > 0 && ns < 10_000_000_000, "{event}");
+        assert_eq!(event["comm"], "tk_funcs", "{event}");
+    }
+    assert!(run.stderr.contains("Lost: nothing."), "{}", run.stderr);
+}

@@ -68,7 +68,10 @@ impl PlanBuilder {
             new.string_slot = self.strings;
             self.strings += 1;
         }
-        if matches!(new.kind, operand::ARG | operand::ARG_DEREF) {
+        // A string whose pointer is an argument (`str(arg0)`) reads it from the scratch too.
+        let string_of_arg = matches!(new.kind, operand::USER_STR | operand::KERNEL_STR)
+            && new.flags & PTR_FROM_ARG != 0;
+        if matches!(new.kind, operand::ARG | operand::ARG_DEREF) || string_of_arg {
             self.plan.raw_args = self.plan.raw_args.max(new.offset + 1);
         }
         if matches!(new.kind, operand::PID | operand::TID) {

@@ -36,7 +36,8 @@ pub struct Args {
     pub filter: Option<String>,
     /// Fields to print with each event (kstack, ustack: its stacks; str(FIELD), str(argN),
     /// str(retval), argv[I]: the string a pointer points to, 32 bytes at most; task->A->B and
-    /// (struct S *)FIELD->A: kernel structs through BTF)
+    /// (struct S *)FIELD->A: kernel structs through BTF; latency and start.X, e.g.
+    /// start.str(arg0), at a return probe: the time since its entry and the entry's X)
     #[arg(long, value_name = "FIELD[,FIELD...]", value_delimiter = ',')]
     pub print: Vec<String>,
     /// Print the kernel stack of each event

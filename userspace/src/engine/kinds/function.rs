@@ -8,7 +8,7 @@ pub mod kprobe;
 pub mod kprobe_multi;
 pub mod uprobe;
 
-use std::sync::Arc;
+use std::{collections::BTreeMap, sync::Arc};
 
 use tracekit_common::engine::operand;
 
@@ -23,13 +23,13 @@ use crate::{
             Kind, ProbeSpec,
             function::{kernel_function::KernelFunctions, uprobe::Uprobes},
         },
-        plan::{PlanBuilder, simple_operand},
+        plan::{PlanBuilder, saved_operand, saved_string_operand, simple_operand},
         request::Request,
         spec::KernelAttach,
     },
     error::quote,
     probe::{
-        fields::{Fields, FunctionFields, builtin},
+        fields::{FieldRef, Fields, FunctionFields, ValueType, builtin},
         functions::{self, KernelBtf},
     },
 };
@@ -157,11 +157,16 @@ fn function_specs(
     trampoline: bool,
 ) -> Result<Compiled> {
     no_start(spec, request)?;
-    let uses_latency = request.names().iter().any(|n| n == "latency");
+    let names_used = request.names();
+    let entry_values: Vec<&String> = names_used
+        .iter()
+        .filter(|n| n.starts_with("start."))
+        .collect();
+    let uses_latency = names_used.iter().any(|n| n == "latency") || !entry_values.is_empty();
     if uses_latency && !is_return {
         return Err(Error::usage(format!(
-            "probe `{}`: latency is known at the function's return; use kretprobe:, fexit: \
-             or uretprobe:",
+            "probe `{}`: latency and start.ARG are known at the function's return; use \
+             kretprobe:, fexit: or uretprobe:",
             quote(&spec.text)
         )));
     }
@@ -273,7 +278,46 @@ fn function_specs(
     } else {
         0
     };
-    let (more, prints) = compile_body(&mut main, &fields, request)?;
+    // The entry's values the return reads (`start.str(arg0)`, `start.arg1`), saved with
+    // the entry's time.
+    let mut start = PlanBuilder::new();
+    let mut saved = BTreeMap::new();
+    if uses_latency {
+        let entry = FunctionFields {
+            event: fields.event.clone(),
+            is_return: false,
+            params: fields.params.clone(),
+            user: fields.user,
+        };
+        let tid = builtin("tid").expect("builtin").operand;
+        let tid_start = start.operand(tid)?;
+        start.corr_part(tid_start);
+        if several {
+            let key_start = start.operand(function_key)?;
+            start.corr_part(key_start);
+        }
+        for name in &entry_values {
+            if saved.contains_key(*name) {
+                continue;
+            }
+            let own = &name["start.".len()..];
+            let field = resolve(&entry, "start", own)?;
+            let index = start.operand(field.operand)?;
+            let slot = start.save(index)?;
+            let operand = if field.ty == ValueType::Str {
+                saved_string_operand()
+            } else {
+                saved_operand(slot)
+            };
+            saved.insert((*name).clone(), FieldRef { operand, ..field });
+        }
+    }
+    let end_fields = EndFields {
+        fields: &fields,
+        saved: &saved,
+    };
+    let body_fields: &dyn Fields = if uses_latency { &end_fields } else { &fields };
+    let (more, prints) = compile_body(&mut main, body_fields, request)?;
     columns.extend(more);
     let events = if function_key.kind == operand::FUNC_IP {
         EventNames::ByFunctionIp(key_operand)
@@ -288,18 +332,13 @@ fn function_specs(
     };
     let start = if uses_latency {
         // Entry and return meet per thread (and per function when there are several).
-        let mut start = PlanBuilder::new();
         let tid = builtin("tid").expect("builtin").operand;
-        let tid_start = start.operand(tid)?;
-        start.corr_part(tid_start);
         if !several {
             start.by_thread();
         }
         let tid_main = main.operand(tid)?;
         main.corr_part(tid_main);
         if several {
-            let key_start = start.operand(function_key)?;
-            start.corr_part(key_start);
             let key_main = main.operand(function_key)?;
             main.corr_part(key_main);
         }

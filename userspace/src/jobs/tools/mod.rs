@@ -81,6 +81,7 @@ table! {
     futexctn,
     // user space
     bashreadline,
+    gethostlatency,
 }
 
 /// The tool named `name`.
