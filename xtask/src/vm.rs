@@ -339,7 +339,11 @@ mount -t debugfs nodev /sys/kernel/debug
 mount -t tmpfs tmpfs /tmp
 echo "TRACEKIT-VM-KERNEL $(uname -r)"
 ok=1
+# Something on CPU to sample: an idle guest gives a whole-machine profile no samples at all.
+(while :; do :; done) &
+burner=$!
 tracekit profile -a -d 2 -o /tmp/profile.folded || ok=0
+kill $burner
 echo "profile -a -d 2: $(wc -l < /tmp/profile.folded) stacks"
 [ -s /tmp/profile.folded ] || ok=0
 tracekit count raw_syscalls:sys_enter -d 1 > /tmp/count.txt || ok=0
