@@ -323,6 +323,30 @@ pub fn share(folded: &[(String, u64)], test: impl Fn(&str) -> bool) -> (u64, u64
     (hits, total)
 }
 
+/// Whether `program` is on PATH; if not, prints why `test` skips (`apt-get install package`).
+pub fn installed(test: &str, program: &str, package: &str) -> bool {
+    let found = std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()));
+    if !found {
+        eprintln!("{test}: skipped: `{program}` is not installed (apt-get install {package})");
+    }
+    found
+}
+
+/// `tests/fixtures/FIXTURE` (a `.java` file) compiled by `javac` into `dir/classes`, which
+/// it returns.
+pub fn compile_java(dir: &Path, fixture: &str) -> PathBuf {
+    let classes = dir.join("classes");
+    std::fs::create_dir_all(&classes).unwrap();
+    let mut javac = Command::new("javac");
+    javac
+        .arg("-d")
+        .arg(&classes)
+        .arg(workspace().join("tests/fixtures").join(fixture));
+    run(javac, Duration::from_secs(120)).assert_code(0);
+    classes
+}
+
 /// Starts `command` (stdout piped) and waits for its first line, which must be "ready":
 /// fixtures print it once their known work begins.
 pub fn spawn_ready(mut command: Command) -> Child {

@@ -3,54 +3,30 @@
 //! unwound yet, so the JVM keeps its native frames, and `--no-interpreters` reads nothing.
 
 use std::{
-    io::{BufRead as _, BufReader},
     path::{Path, PathBuf},
-    process::{Child, Command, Stdio},
+    process::{Child, Command},
     time::Duration,
 };
 
-use tracekit_tests::{parse_folded, require_root, run, scratch, tracekit, workspace};
+use tracekit_tests::{
+    compile_java, installed, parse_folded, require_root, scratch, spawn_ready, tracekit,
+};
 
 const TIMEOUT: Duration = Duration::from_secs(120);
 
 /// `Ledger.java` compiled into `dir/classes`; `None` (the test skips, saying why) without
 /// `javac`.
 fn compile(test: &str, dir: &Path) -> Option<PathBuf> {
-    let found = std::env::var_os("PATH")
-        .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join("javac").is_file()));
-    if !found {
-        eprintln!(
-            "{test}: skipped: `javac` is not installed (apt-get install openjdk-17-jdk-headless)"
-        );
-        return None;
-    }
-    let classes = dir.join("classes");
-    std::fs::create_dir_all(&classes).unwrap();
-    let mut javac = Command::new("javac");
-    javac
-        .arg("-d")
-        .arg(&classes)
-        .arg(workspace().join("tests/fixtures/Ledger.java"));
-    run(javac, TIMEOUT).assert_code(0);
-    Some(classes)
+    installed(test, "javac", "openjdk-17-jdk-headless").then(|| compile_java(dir, "Ledger.java"))
 }
 
 /// `java -Xint Ledger SECONDS`, once it printed "ready".
 fn spawn_ledger(classes: &Path, seconds: &str) -> Child {
-    let mut child = Command::new("java")
-        .args(["-Xint", "-cp"])
+    let mut java = Command::new("java");
+    java.args(["-Xint", "-cp"])
         .arg(classes)
-        .args(["Ledger", seconds])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|err| panic!("spawning java: {err}"));
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert_eq!(line.trim(), "ready", "java did not start");
-    child
+        .args(["Ledger", seconds]);
+    spawn_ready(java)
 }
 
 fn profile(pid: &str, out: &Path, extra: &[&str]) -> tracekit_tests::Output {

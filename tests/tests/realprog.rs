@@ -12,21 +12,11 @@ use std::{
 };
 
 use tracekit_tests::{
-    ensure_package, fixture, kill, parse_folded, postgres::Cluster, require_root, run, scratch,
-    spawn_tracekit, tracekit, wait_for_stderr, wait_output, workspace,
+    compile_java, ensure_package, fixture, installed, kill, parse_folded, postgres::Cluster,
+    require_root, run, scratch, spawn_tracekit, tracekit, wait_for_stderr, wait_output, workspace,
 };
 
 const TIMEOUT: Duration = Duration::from_secs(120);
-
-/// `program` on PATH, or a printed skip reason.
-fn installed(test: &str, program: &str, package: &str) -> bool {
-    let found = std::env::var_os("PATH")
-        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()));
-    if !found {
-        eprintln!("{test}: skipped: `{program}` is not installed (apt-get install {package})");
-    }
-    found
-}
 
 /// (samples of `comm` whose stack has `needle`, samples of `comm`).
 fn share(folded: &[(String, u64)], comm: &str, needle: &str) -> (u64, u64) {
@@ -299,14 +289,7 @@ fn jit_java_hot_method_and_callers() {
         return;
     }
     let dir = scratch("jit_java");
-    let classes = dir.join("classes");
-    std::fs::create_dir_all(&classes).unwrap();
-    let mut javac = Command::new("javac");
-    javac
-        .arg("-d")
-        .arg(&classes)
-        .arg(workspace().join("tests/fixtures/TkHot.java"));
-    run(javac, TIMEOUT).assert_code(0);
+    let classes = compile_java(&dir, "TkHot.java");
     let out = dir.join("java.folded");
     let run = tracekit(
         [
