@@ -206,10 +206,12 @@ impl StackSum {
 }
 
 /// Stacks summed by command name, cgroup, time slice and the names of their frames (no
-/// pid, no addresses), each distinct frame held once and each stack as its frames' numbers:
-/// the whole run of `profile -i` written as folded stacks or a flame graph. Ten minutes of
-/// 50 new Python processes a second sample tens of thousands of distinct startup stacks of
-/// 40 frames; held as [`Stack`]s they took 1.2 MB a second.
+/// pid, no addresses): the whole run of `profile -i` written as folded stacks or a flame
+/// graph. Each distinct frame, command name and cgroup is held once, and the stacks are
+/// numbers in two flat arrays: ten minutes of 50 new Python processes a second sample tens
+/// of thousands of distinct startup stacks of 40 frames; held as [`Stack`]s they took
+/// 1.2 MB a second, and as many small allocations they kept the heap from shrinking
+/// between intervals.
 #[derive(Debug, Default)]
 pub struct NamedStackSum {
     hasher: RandomState,
@@ -217,17 +219,25 @@ pub struct NamedStackSum {
     frames: Vec<Frame>,
     /// Positions in `frames`, by the hash of the frame's names.
     frame_index: hashbrown::HashTable<u32>,
+    /// Command names and cgroup paths, by number.
+    names: Vec<String>,
+    name_index: hashbrown::HashTable<u32>,
+    /// Every stack's frame numbers, one after the other.
+    frame_numbers: Vec<u32>,
     stacks: Vec<NamedStack>,
     /// Positions in `stacks`, by the hash of comm, cgroup, slice and frame numbers.
     stack_index: hashbrown::HashTable<usize>,
 }
 
-#[derive(Debug)]
+/// One stack of a [`NamedStackSum`]: its frames are `frame_numbers[start..start + len]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct NamedStack {
-    comm: String,
-    cgroup: Option<String>,
+    comm: u32,
+    /// `u32::MAX`: none.
+    cgroup: u32,
     time_slice: Option<u32>,
-    frames: Box<[u32]>,
+    start: u32,
+    len: u32,
     count: u64,
 }
 
@@ -257,52 +267,91 @@ impl NamedStackSum {
         at
     }
 
+    /// The number of command name or cgroup path `name`, added when new.
+    fn name_number(&mut self, name: &str) -> u32 {
+        let hash = self.hasher.hash_one(name);
+        let names = &self.names;
+        if let Some(&at) = self.name_index.find(hash, |&at| names[at as usize] == name) {
+            return at;
+        }
+        let at = self.names.len() as u32;
+        self.names.push(name.to_string());
+        let (hasher, names) = (&self.hasher, &self.names);
+        self.name_index
+            .insert_unique(hash, at, |&at| hasher.hash_one(names[at as usize].as_str()));
+        at
+    }
+
     /// Adds `stack`'s count to the stack with the same comm, cgroup, time slice and frame
     /// names, whatever its process.
     pub fn add(&mut self, stack: &Stack) {
-        let frames: Box<[u32]> = stack.frames.iter().map(|f| self.frame_number(f)).collect();
+        let comm = self.name_number(&stack.comm);
+        let cgroup = stack
+            .cgroup
+            .as_deref()
+            .map_or(u32::MAX, |cgroup| self.name_number(cgroup));
+        // The frames go at the end of `frame_numbers`, and leave again if the stack is known.
+        let start = self.frame_numbers.len();
+        for frame in &stack.frames {
+            let number = self.frame_number(frame);
+            self.frame_numbers.push(number);
+        }
+        fn key(
+            numbers: &[u32],
+            comm: u32,
+            cgroup: u32,
+            slice: Option<u32>,
+        ) -> (u32, u32, Option<u32>, &[u32]) {
+            (comm, cgroup, slice, numbers)
+        }
+        let new = &self.frame_numbers[start..];
         let hash = self
             .hasher
-            .hash_one((&stack.comm, &stack.cgroup, stack.time_slice, &frames));
-        let stacks = &self.stacks;
+            .hash_one(key(new, comm, cgroup, stack.time_slice));
+        let (stacks, numbers) = (&self.stacks, &self.frame_numbers);
+        let frames_of = |known: &NamedStack| &numbers[known.start as usize..][..known.len as usize];
         let same = |&at: &usize| {
             let known = &stacks[at];
-            known.frames == frames
-                && known.comm == stack.comm
-                && known.cgroup == stack.cgroup
-                && known.time_slice == stack.time_slice
+            key(frames_of(known), known.comm, known.cgroup, known.time_slice)
+                == key(new, comm, cgroup, stack.time_slice)
         };
         if let Some(&at) = self.stack_index.find(hash, same) {
             self.stacks[at].count += stack.count;
+            self.frame_numbers.truncate(start);
             return;
         }
         let (hasher, stacks) = (&self.hasher, &self.stacks);
         self.stack_index.insert_unique(hash, stacks.len(), |&at| {
             let known = &stacks[at];
-            hasher.hash_one((&known.comm, &known.cgroup, known.time_slice, &known.frames))
+            hasher.hash_one(key(
+                frames_of(known),
+                known.comm,
+                known.cgroup,
+                known.time_slice,
+            ))
         });
         self.stacks.push(NamedStack {
-            comm: stack.comm.clone(),
-            cgroup: stack.cgroup.clone(),
+            comm,
+            cgroup,
             time_slice: stack.time_slice,
-            frames,
+            start: start as u32,
+            len: stack.frames.len() as u32,
             count: stack.count,
         });
     }
 
     /// The summed stacks, in the order first seen, with pid 0 and no addresses.
     pub fn into_stacks(self) -> Vec<Stack> {
-        let frames = self.frames;
+        let name = |at: u32| self.names.get(at as usize).cloned();
         self.stacks
-            .into_iter()
+            .iter()
             .map(|named| Stack {
                 pid: 0,
-                comm: named.comm,
-                cgroup: named.cgroup,
-                frames: named
-                    .frames
+                comm: name(named.comm).unwrap_or_default(),
+                cgroup: name(named.cgroup),
+                frames: self.frame_numbers[named.start as usize..][..named.len as usize]
                     .iter()
-                    .map(|&at| frames[at as usize].clone())
+                    .map(|&at| self.frames[at as usize].clone())
                     .collect(),
                 count: named.count,
                 time_slice: named.time_slice,

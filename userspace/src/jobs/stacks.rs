@@ -309,6 +309,11 @@ impl Collector for StackCollector<'_> {
             )?;
             writeln!(out)
         });
+        // The interval's symbolized stacks are the run's biggest allocations (tens of MB
+        // when an interval under churn is late): hand them back now, or RSS stays at the
+        // highest any interval needed.
+        drop((profile, lines, delta));
+        crate::symbolize::release_freed_memory();
         match written {
             Err(err) if is_broken_pipe(&err) => Ok(Flow::OutputClosed),
             other => other.map(|()| Flow::Continue),
