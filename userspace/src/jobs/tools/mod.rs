@@ -55,6 +55,8 @@ table! {
     statsnoop,
     syncsnoop,
     mountsnoop,
+    vfsstat,
+    vfscount,
     // block
     biosnoop,
     biotop,
