@@ -78,6 +78,8 @@ table! {
     tcprtt,
     tcplife,
     solisten,
+    // security
+    capable,
     // locks
     klockstat,
     futexctn,
