@@ -55,6 +55,8 @@ table! {
     statsnoop,
     syncsnoop,
     mountsnoop,
+    vfsstat,
+    vfscount,
     // block
     biosnoop,
     biotop,
@@ -76,6 +78,8 @@ table! {
     tcprtt,
     tcplife,
     solisten,
+    // security
+    capable,
     // locks
     klockstat,
     futexctn,
