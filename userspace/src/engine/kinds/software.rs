@@ -78,7 +78,7 @@ pub struct SoftwareEvent {
 }
 
 impl AttachPoint for SoftwareEvent {
-    fn attach(&self, engine: &mut Engine, _role: Role) -> Result<()> {
+    fn attach(&self, engine: &mut Engine, role: Role) -> Result<()> {
         let program: &mut PerfEvent = engine
             .ebpf()?
             .program_mut("engine_perf_event")
@@ -91,8 +91,9 @@ impl AttachPoint for SoftwareEvent {
         let cpus = aya::util::online_cpus().map_err(|(path, err)| {
             Error::runtime(format!("reading the online CPUs from {path}: {err}"))
         })?;
+        let mut links = Vec::with_capacity(cpus.len());
         for cpu in cpus {
-            program
+            let link = program
                 .attach(
                     PerfEventConfig::Pmu {
                         pmu_type: perf_event_open_sys::bindings::PERF_TYPE_SOFTWARE,
@@ -103,6 +104,14 @@ impl AttachPoint for SoftwareEvent {
                     false,
                 )
                 .with_context(|| format!("attaching to a software event on cpu {cpu}"))?;
+            links.push(
+                program
+                    .take_link(link)
+                    .context("owning a software event's link")?,
+            );
+        }
+        for link in links {
+            engine.keep_link(role, link);
         }
         Ok(())
     }
