@@ -475,3 +475,47 @@ fn slabratetop_counts_a_file_per_open() {
         assert_eq!((b1 - b0) / 300, b1 / n1, "{cache}");
     }
 }
+
+/// runqlen samples the run queue of each CPU: 4 processes that stay runnable (sched_yield
+/// in a loop), pinned to one CPU, queue 3 behind the one running, so that CPU's histogram
+/// has its mode at 3 and no other CPU sees the command's processes.
+#[test]
+fn runqlen_counts_the_tasks_pinned_to_one_cpu() {
+    require_root();
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cpu = if cpus > 1 { 1 } else { 0 };
+    let program = fixture("tk_yield");
+    let run = tracekit(
+        [
+            "runqlen",
+            "-C",
+            "--json",
+            "--",
+            "taskset",
+            "-c",
+            &cpu.to_string(),
+            program.to_str().unwrap(),
+            "4",
+            "2",
+        ],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    let json = parse_json(&run.stdout);
+    let groups = json["groups"].as_array().expect("groups");
+    assert_eq!(groups.len(), 1, "one CPU: {}", run.stdout);
+    assert_eq!(
+        groups[0]["key"]["cpu"].as_u64(),
+        Some(cpu as u64),
+        "{}",
+        run.stdout
+    );
+    let hist = groups[0]["hist"].as_array().unwrap();
+    let mode = hist
+        .iter()
+        .max_by_key(|b| b["count"].as_u64().unwrap())
+        .expect("samples");
+    assert_eq!(mode["low"].as_i64(), Some(3), "{}", run.stdout);
+    // 2 s at 99 Hz: the command's processes hold the CPU most of the time.
+    assert!(mode["count"].as_u64().unwrap() >= 50, "{}", run.stdout);
+}

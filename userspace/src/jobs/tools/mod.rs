@@ -61,6 +61,7 @@ table! {
     // CPU and scheduler
     cpudist,
     runqslower,
+    runqlen,
     hardirqs,
     softirqs,
     // memory
