@@ -106,6 +106,9 @@ _tracekit() {
             tracekit,runqlat)
                 cmd="tracekit__subcmd__runqlat"
                 ;;
+            tracekit,runqlen)
+                cmd="tracekit__subcmd__runqlen"
+                ;;
             tracekit,runqslower)
                 cmd="tracekit__subcmd__runqslower"
                 ;;
@@ -262,6 +265,9 @@ _tracekit() {
             tracekit__subcmd__help,runqlat)
                 cmd="tracekit__subcmd__help__subcmd__runqlat"
                 ;;
+            tracekit__subcmd__help,runqlen)
+                cmd="tracekit__subcmd__help__subcmd__runqlen"
+                ;;
             tracekit__subcmd__help,runqslower)
                 cmd="tracekit__subcmd__help__subcmd__runqslower"
                 ;;
@@ -335,7 +341,7 @@ _tracekit() {
 
     case "${cmd}" in
         tracekit)
-            opts="-v -h -V --verbose --help --version profile bitesize biolatency runqlat syscount funccount funclatency execsnoop exitsnoop threadsnoop setuids killsnoop oomkill pidpersec writeback opensnoop statsnoop syncsnoop mountsnoop biosnoop biotop cpudist runqslower hardirqs softirqs drsnoop slabratetop tcpstates tcpconnect tcpaccept tcpconnlat tcpretrans tcpdrop tcprtt tcplife solisten klockstat futexctn bashreadline gethostlatency stat offcpu report diff exporter count hist trace stackcount top list help"
+            opts="-v -h -V --verbose --help --version profile bitesize biolatency runqlat syscount funccount funclatency execsnoop exitsnoop threadsnoop setuids killsnoop oomkill pidpersec writeback opensnoop statsnoop syncsnoop mountsnoop biosnoop biotop cpudist runqslower runqlen hardirqs softirqs drsnoop slabratetop tcpstates tcpconnect tcpaccept tcpconnlat tcpretrans tcpdrop tcprtt tcplife solisten klockstat futexctn bashreadline gethostlatency stat offcpu report diff exporter count hist trace stackcount top list help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1323,7 +1329,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__help)
-            opts="profile bitesize biolatency runqlat syscount funccount funclatency execsnoop exitsnoop threadsnoop setuids killsnoop oomkill pidpersec writeback opensnoop statsnoop syncsnoop mountsnoop biosnoop biotop cpudist runqslower hardirqs softirqs drsnoop slabratetop tcpstates tcpconnect tcpaccept tcpconnlat tcpretrans tcpdrop tcprtt tcplife solisten klockstat futexctn bashreadline gethostlatency stat offcpu report diff exporter count hist trace stackcount top list help"
+            opts="profile bitesize biolatency runqlat syscount funccount funclatency execsnoop exitsnoop threadsnoop setuids killsnoop oomkill pidpersec writeback opensnoop statsnoop syncsnoop mountsnoop biosnoop biotop cpudist runqslower runqlen hardirqs softirqs drsnoop slabratetop tcpstates tcpconnect tcpaccept tcpconnlat tcpretrans tcpdrop tcprtt tcplife solisten klockstat futexctn bashreadline gethostlatency stat offcpu report diff exporter count hist trace stackcount top list help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1743,6 +1749,20 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__help__subcmd__runqlat)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tracekit__subcmd__help__subcmd__runqlen)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2730,6 +2750,68 @@ _tracekit() {
                     return 0
                     ;;
                 --precision)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --duration)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -d)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -i)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-groups)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-in-flight)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tracekit__subcmd__runqlen)
+            opts="-C -F -a -p -d -i -o -v -h -V --cpus --frequency --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --frequency)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -F)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
