@@ -42,7 +42,7 @@ impl Kind for SoftwareKind {
 }
 
 /// Splits `NAME[:N|:Nhz]` into the event's name and how often the program runs.
-fn rate_of<'a>(spec: &'a ProbeSpec) -> Result<(&'a str, Sampling)> {
+fn rate_of(spec: &ProbeSpec) -> Result<(&str, Sampling)> {
     let Some((name, rate)) = spec.target.split_once(':') else {
         return Ok((&spec.target, Sampling::Period(1)));
     };
