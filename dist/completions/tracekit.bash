@@ -172,6 +172,9 @@ _tracekit() {
             tracekit,trace)
                 cmd="tracekit__subcmd__trace"
                 ;;
+            tracekit,wakeuptime)
+                cmd="tracekit__subcmd__wakeuptime"
+                ;;
             tracekit,writeback)
                 cmd="tracekit__subcmd__writeback"
                 ;;
@@ -331,6 +334,9 @@ _tracekit() {
             tracekit__subcmd__help,trace)
                 cmd="tracekit__subcmd__help__subcmd__trace"
                 ;;
+            tracekit__subcmd__help,wakeuptime)
+                cmd="tracekit__subcmd__help__subcmd__wakeuptime"
+                ;;
             tracekit__subcmd__help,writeback)
                 cmd="tracekit__subcmd__help__subcmd__writeback"
                 ;;
@@ -341,7 +347,7 @@ _tracekit() {
 
     case "${cmd}" in
         tracekit)
-            opts="-v -h -V --verbose --help --version profile bitesize biolatency runqlat syscount funccount funclatency execsnoop exitsnoop threadsnoop setuids killsnoop oomkill pidpersec writeback opensnoop statsnoop syncsnoop mountsnoop biosnoop biotop cpudist runqslower runqlen hardirqs softirqs drsnoop slabratetop tcpstates tcpconnect tcpaccept tcpconnlat tcpretrans tcpdrop tcprtt tcplife solisten klockstat futexctn bashreadline gethostlatency stat offcpu report diff exporter count hist trace stackcount top list help"
+            opts="-v -h -V --verbose --help --version profile bitesize biolatency runqlat syscount funccount funclatency execsnoop exitsnoop threadsnoop setuids killsnoop oomkill pidpersec writeback opensnoop statsnoop syncsnoop mountsnoop biosnoop biotop cpudist runqslower runqlen hardirqs softirqs drsnoop slabratetop tcpstates tcpconnect tcpaccept tcpconnlat tcpretrans tcpdrop tcprtt tcplife solisten klockstat futexctn bashreadline gethostlatency stat offcpu wakeuptime report diff exporter count hist trace stackcount top list help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1329,7 +1335,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__help)
-            opts="profile bitesize biolatency runqlat syscount funccount funclatency execsnoop exitsnoop threadsnoop setuids killsnoop oomkill pidpersec writeback opensnoop statsnoop syncsnoop mountsnoop biosnoop biotop cpudist runqslower runqlen hardirqs softirqs drsnoop slabratetop tcpstates tcpconnect tcpaccept tcpconnlat tcpretrans tcpdrop tcprtt tcplife solisten klockstat futexctn bashreadline gethostlatency stat offcpu report diff exporter count hist trace stackcount top list help"
+            opts="profile bitesize biolatency runqlat syscount funccount funclatency execsnoop exitsnoop threadsnoop setuids killsnoop oomkill pidpersec writeback opensnoop statsnoop syncsnoop mountsnoop biosnoop biotop cpudist runqslower runqlen hardirqs softirqs drsnoop slabratetop tcpstates tcpconnect tcpaccept tcpconnlat tcpretrans tcpdrop tcprtt tcplife solisten klockstat futexctn bashreadline gethostlatency stat offcpu wakeuptime report diff exporter count hist trace stackcount top list help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2057,6 +2063,20 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__help__subcmd__trace)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tracekit__subcmd__help__subcmd__wakeuptime)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -4106,6 +4126,76 @@ _tracekit() {
                     return 0
                     ;;
                 --unwind-table-budget)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --duration)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -d)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -i)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-groups)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-in-flight)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --debuginfod-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tracekit__subcmd__wakeuptime)
+            opts="-a -p -d -i -o -v -h -V --min-us --max-us --top --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --offline --debuginfod-timeout --verbose --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --min-us)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-us)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --top)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

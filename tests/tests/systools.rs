@@ -519,3 +519,48 @@ fn runqlen_counts_the_tasks_pinned_to_one_cpu() {
     // 2 s at 99 Hz: the command's processes hold the CPU most of the time.
     assert!(mode["count"].as_u64().unwrap() >= 50, "{}", run.stdout);
 }
+
+/// wakeuptime: a thread blocked in read() on a pipe 100 times, woken each time by another
+/// thread's write: its blocked time shows under the writer's kernel stack through the
+/// pipe's write, within 10% of the time the reader measured around its reads.
+#[test]
+fn wakeuptime_shows_the_pipe_writer_waking_the_reader() {
+    require_root();
+    let dir = scratch("wakeuptime_shows_the_pipe_writer_waking_the_reader");
+    let folded = dir.join("wake.folded");
+    let program = fixture("tk_wake");
+    let run = tracekit(
+        [
+            "wakeuptime",
+            "-o",
+            folded.to_str().unwrap(),
+            "--",
+            program.to_str().unwrap(),
+            "100",
+            "5000",
+        ],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    let measured_us = run
+        .stdout
+        .split_whitespace()
+        .skip_while(|w| *w != "blocked_ns")
+        .nth(1)
+        .and_then(|ns| ns.parse::<u64>().ok())
+        .expect("the fixture's blocked_ns")
+        / 1000;
+    let text = std::fs::read_to_string(&folded).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let stacks = parse_folded(&text);
+    let by_writer: u64 = stacks
+        .iter()
+        .filter(|(stack, _)| stack.starts_with("tk_reader;") && stack.contains("pipe_write"))
+        .map(|(_, us)| us)
+        .sum();
+    let diff = by_writer.abs_diff(measured_us);
+    assert!(
+        diff * 10 <= measured_us,
+        "pipe writer's stacks {by_writer} us, the reader measured {measured_us} us\n{text}"
+    );
+}
