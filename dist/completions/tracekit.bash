@@ -2821,7 +2821,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__runqlen)
-            opts="-C -F -a -p -d -i -o -v -h -V --cpus --frequency --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-F -a -p -d -i -o -v -h -V --cpus --frequency --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -430,7 +430,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand runqlen" -s i -l inter
 complete -c tracekit -n "__fish_tracekit_using_subcommand runqlen" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand runqlen" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand runqlen" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
-complete -c tracekit -n "__fish_tracekit_using_subcommand runqlen" -s C -l cpus -d 'A histogram per CPU (bcc runqlen -C)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand runqlen" -l cpus -d 'A histogram per CPU (bcc runqlen -C; tracekit\'s -C is hardirqs\' --count)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand runqlen" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand runqlen" -l json -d 'Print JSON on stdout instead of text'
 complete -c tracekit -n "__fish_tracekit_using_subcommand runqlen" -s v -l verbose -d 'Say more: -v prints timings and own CPU time, -vv debug logs'

@@ -488,7 +488,7 @@ fn runqlen_counts_the_tasks_pinned_to_one_cpu() {
     let run = tracekit(
         [
             "runqlen",
-            "-C",
+            "--cpus",
             "--json",
             "--",
             "taskset",

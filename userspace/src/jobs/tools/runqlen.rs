@@ -5,7 +5,7 @@
 //! linear histogram, less the running task, as bcc does: 0 is a CPU running one task with
 //! none waiting.
 
-use super::{Flag, Group, Plan, Tool};
+use super::{Flag, Group, Metric, Plan, Tool};
 use crate::{
     Error, Result,
     engine::request::{KeyField, Request, Shape},
@@ -19,7 +19,7 @@ pub const TOOL: Tool = Tool {
     name: "runqlen",
     summary: "Run queue length histogram, sampled on every CPU (bcc runqlen)",
     examples: "  tracekit runqlen -d 10             # queued tasks while a task runs, all CPUs
-  tracekit runqlen -C -i 1           # a histogram per CPU, every second
+  tracekit runqlen --cpus -i 1       # a histogram per CPU, every second
   tracekit runqlen -F 999 -d 5       # sample 999 times a second per CPU
 
 Each sample reads the CFS run queue of the task on that CPU (task->se.cfs_rq->nr_queued,
@@ -27,7 +27,10 @@ nr_running before 6.13) and counts its length less the running task. Samples of 
 CPU are left out (an idle CPU takes few timer samples anyway, being tickless). With
 cgroups the queue is the task's group's queue on that CPU, as in bcc.",
     flags: &[
-        Flag::switch("cpus", "A histogram per CPU (bcc runqlen -C)").short('C'),
+        Flag::switch(
+            "cpus",
+            "A histogram per CPU (bcc runqlen -C; tracekit's -C is hardirqs' --count)",
+        ),
         Flag::number(
             "frequency",
             "HZ",
@@ -41,7 +44,15 @@ cgroups the queue is the task's group's queue on that CPU, as in bcc.",
         let hz = values.number("frequency").unwrap_or(99);
         runqlen(hz, values.switch("cpus"), values.maps).map(Plan::Aggregate)
     },
-    metric: None,
+    metric: Some(Metric {
+        name: "runq_length",
+        help: "Run queue length sampled at 99 Hz per CPU: tasks on the current task's CFS queue, the running one included.",
+        labels: &[],
+        by: &["cpu"],
+        unit: None,
+        // Lengths 1 to 127 in buckets of their own powers of two.
+        buckets: Some((0, 6)),
+    }),
 };
 
 /// The longest queue with a bucket of its own; longer ones share the last.
@@ -51,13 +62,13 @@ pub const MAX_LEN: i64 = 64;
 /// `nr_running`.
 ///
 /// # Errors
-/// A runtime error naming both when the kernel has neither, or no BTF.
+/// A runtime error naming both when the kernel has neither. Without BTF (or without the
+/// right to read it) the answer is `nr_queued`, and loading the path reports what is
+/// missing.
 pub fn queue_member(btf: Option<&btf_rs::Btf>) -> Result<&'static str> {
-    let btf = btf.ok_or_else(|| {
-        Error::runtime(
-            "runqlen: the kernel has no BTF (/sys/kernel/btf/vmlinux), needed to read its run queues",
-        )
-    })?;
+    let Some(btf) = btf else {
+        return Ok("nr_queued");
+    };
     for member in ["nr_queued", "nr_running"] {
         let steps = [
             btf_path::Step::Arrow("se".into()),
