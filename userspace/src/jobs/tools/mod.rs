@@ -63,6 +63,7 @@ table! {
     // CPU and scheduler
     cpudist,
     runqslower,
+    runqlen,
     hardirqs,
     softirqs,
     // memory
