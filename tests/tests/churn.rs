@@ -1,13 +1,14 @@
 //! Long runs under process churn (issue 27, acceptance 7). Ignored in the main integration
-//! tier: `cargo xtask test` runs them in a phase of their own after it (nothing else runs
-//! beside them, and they take minutes) when `TRACEKIT_CHURN_SECONDS` is set or the filter
-//! names them: see `xtask/src/main.rs`.
+//! tier: a whole `cargo xtask test` runs them in a phase of their own after the other tiers
+//! (nothing else runs beside them, and they take minutes); `TRACEKIT_CHURN_SECONDS` sets
+//! their length, and 0 skips them: see `xtask/src/main.rs`.
 //!
-//! Status: `python_processes_churn` has not passed yet. On the shared development machine
-//! (load 13 on 2 cores) a 60 s run reached 13.5 processes a second, not 50; tracekit's event
-//! loop got a few percent of a CPU, its 1-second intervals stretched to 10-28 s, so the
-//! announcements of the churning processes were read after they had exited and their
-//! samples were `[unknown]`; RSS went from 139 MB (at 30 s) to 171 MB.
+//! History: on the shared development machine (load 13 to 30 on 2 cores, other engineers
+//! building) intervals stretched and processes exited before their announcement was read.
+//! Ten minutes of churn also grew RSS from 137 MB to 885 MB: `-o FILE` kept the whole run's
+//! stacks per process with addresses (now by frame names in flat arrays when the format
+//! needs no pid), and each interval's symbolized stacks stayed in glibc's arenas (now
+//! trimmed once printed).
 
 use std::{
     io::Read as _,
