@@ -5,7 +5,9 @@
 
 use std::{path::Path, time::Duration};
 
-use tracekit_tests::{fixture, kprobes_or_skip, parse_json, require_root, tracekit};
+use tracekit_tests::{
+    fixture, function_count, kprobes_or_skip, parse_json, require_root, tracekit,
+};
 
 // Emulated VMs run everything 2-10x slower.
 const TIMEOUT: Duration = Duration::from_secs(300);
@@ -27,17 +29,6 @@ fn run_reads(tool: &str, reads: u64) -> serde_json::Value {
     parse_json(&run.stdout)
 }
 
-/// The count of function `name` in a funccount-like JSON (0 without a row).
-fn count_of(json: &serde_json::Value, name: &str) -> u64 {
-    json["groups"]
-        .as_array()
-        .expect("groups")
-        .iter()
-        .filter(|g| g["key"]["function"] == name)
-        .map(|g| g["count"].as_u64().unwrap())
-        .sum()
-}
-
 /// vfsstat of 200 and of 700 reads: vfs_read differs by exactly 500, everything else the
 /// fixture does (exec, the open of /dev/zero, exit) is the same in both, it writes nothing,
 /// and only vfsstat's five functions have rows.
@@ -50,15 +41,15 @@ fn kfunc_tool_vfsstat_counts_reads() {
     let few = run_reads("vfsstat", 200);
     let many = run_reads("vfsstat", 700);
     assert_eq!(
-        count_of(&many, "vfs_read") - count_of(&few, "vfs_read"),
+        function_count(&many, "vfs_read") - function_count(&few, "vfs_read"),
         500,
         "{few:#}\n{many:#}"
     );
-    assert!(count_of(&few, "vfs_read") >= 200, "{few:#}");
+    assert!(function_count(&few, "vfs_read") >= 200, "{few:#}");
     for json in [&few, &many] {
-        assert_eq!(count_of(json, "vfs_write"), 0, "{json:#}");
+        assert_eq!(function_count(json, "vfs_write"), 0, "{json:#}");
         assert!(
-            count_of(json, "vfs_open") >= 1,
+            function_count(json, "vfs_open") >= 1,
             "the open of /dev/zero: {json:#}"
         );
         for group in json["groups"].as_array().unwrap() {
@@ -77,8 +68,8 @@ fn kfunc_tool_vfsstat_counts_reads() {
         }
     }
     assert_eq!(
-        count_of(&few, "vfs_open"),
-        count_of(&many, "vfs_open"),
+        function_count(&few, "vfs_open"),
+        function_count(&many, "vfs_open"),
         "{few:#}\n{many:#}"
     );
 }
@@ -94,7 +85,7 @@ fn kfunc_tool_vfscount_counts_reads() {
     let few = run_reads("vfscount", 300);
     let many = run_reads("vfscount", 800);
     assert_eq!(
-        count_of(&many, "vfs_read") - count_of(&few, "vfs_read"),
+        function_count(&many, "vfs_read") - function_count(&few, "vfs_read"),
         500,
         "{few:#}\n{many:#}"
     );
