@@ -155,6 +155,8 @@ struct TraceCollector<'a> {
     columns: Option<(Vec<Column>, EventTime)>,
     /// The line being made, kept for its capacity.
     line: String,
+    /// The column header, until it is printed.
+    header: Option<String>,
 }
 
 impl Collector for TraceCollector<'_> {
@@ -315,6 +317,20 @@ impl Collector for TraceCollector<'_> {
             self.write_error = Some(err);
             true
         })
+    }
+
+    fn started(&mut self) -> Result<()> {
+        if let Some(header) = self.header.take() {
+            let printed = self
+                .writer
+                .offer(&header)
+                .and_then(|_| self.writer.flush())
+                .and_then(|_| self.writer.ready(true));
+            if let Err(err) = printed {
+                self.write_error = Some(err);
+            }
+        }
+        Ok(())
     }
 
     fn ring_poll(&self) -> Option<std::time::Duration> {
@@ -557,17 +573,12 @@ fn run_in(
         Some(path) => Box::new(output::create(path)?),
         None => Box::new(std::io::BufWriter::new(std::io::stdout())),
     };
-    let mut writer = Writer::spawn(out)?;
-    if !json {
-        let header = match &columns {
-            Some((columns, time)) => events::header(columns, *time),
-            None => header(&request.print),
-        };
-        let _ = writer
-            .offer(&header)
-            .and_then(|_| writer.flush())
-            .and_then(|_| writer.ready(true));
-    }
+    let writer = Writer::spawn(out)?;
+    // Printed once attached, under the "Tracing ..." line, as bcc's tools print theirs.
+    let header = (!json).then(|| match &columns {
+        Some((columns, time)) => events::header(columns, *time),
+        None => header(&request.print),
+    });
     let mut collector = TraceCollector {
         engines: Engines {
             specs: &compiled.specs,
@@ -596,6 +607,7 @@ fn run_in(
         program: options.command_program(),
         columns,
         line: String::new(),
+        header,
     };
     let mut session = options.session("trace", true);
     let what = compiled.what.clone();
