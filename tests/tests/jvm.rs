@@ -1,6 +1,7 @@
-//! HotSpot (issue 28), step 1: a JVM's `libjvm.so` is found and its serviceability tables
-//! (`gHotSpotVMStructs`, ...) are read from its memory; `-v` says so. Java frames are not
-//! unwound yet, so the JVM keeps its native frames, and `--no-interpreters` reads nothing.
+//! HotSpot (issue 28): a JVM's `libjvm.so` is found and its serviceability tables
+//! (`gHotSpotVMStructs`, ...) are read from its memory; `-v` says so. Interpreted Java
+//! frames (`-Xint`) are named `Class.method` (no lines yet); compiled (C1/C2) frames are
+//! not unwound yet. `--no-interpreters` reads nothing and keeps native frames.
 
 use std::{
     path::{Path, PathBuf},
@@ -9,7 +10,8 @@ use std::{
 };
 
 use tracekit_tests::{
-    compile_java, installed, parse_folded, require_root, scratch, spawn_ready, tracekit,
+    chain_in_order, compile_java, installed, parse_folded, require_root, scratch, share,
+    spawn_ready, tracekit,
 };
 
 const TIMEOUT: Duration = Duration::from_secs(120);
@@ -36,11 +38,60 @@ fn profile(pid: &str, out: &Path, extra: &[&str]) -> tracekit_tests::Output {
     tracekit(args, TIMEOUT)
 }
 
-/// `-p` of a running JVM: its layout is read (JDK 17 states hundreds of fields) and said
-/// under `-v`; its samples keep native frames. With `--no-interpreters` nothing is read.
+/// The fixture's chain, outermost first: `main -> outer -> middle -> leaf -> sumCents`
+/// (`sumCents` burns the CPU).
+const CHAIN: [&str; 5] = [
+    "Ledger.main",
+    "Ledger.outer",
+    "Ledger.middle",
+    "Ledger.leaf",
+    "Ledger.sumCents",
+];
+
+/// Samples of the JVM's main Java thread (started by the launcher's `JavaMain`); the JVM's
+/// own threads (GC, compiler, VM thread) are the others.
+fn main_thread(path: &str) -> bool {
+    path.contains(";JavaMain;")
+}
+
+/// Asserts that of the main thread's samples in `folded`, 90% name the leaf method
+/// (`Ledger.sumCents`) and 85% hold the whole chain in order, and that no other thread
+/// has a Java frame.
+fn check_chain(test: &str, folded: &[(String, u64)]) {
+    let main: Vec<(String, u64)> = folded
+        .iter()
+        .filter(|(path, _)| main_thread(path))
+        .cloned()
+        .collect();
+    let (leaf, total) = share(&main, |path| path.split(';').any(|f| f == CHAIN[4]));
+    let (whole, _) = share(&main, |path| chain_in_order(path, &CHAIN));
+    eprintln!("{test}: of {total} main-thread samples, {leaf} name the leaf, {whole} the chain");
+    assert!(total >= 50, "only {total} main-thread samples: {folded:#?}");
+    assert!(
+        leaf as f64 >= 0.90 * total as f64,
+        "{leaf} of {total}: {folded:#?}"
+    );
+    assert!(
+        whole as f64 >= 0.85 * total as f64,
+        "{whole} of {total}: {folded:#?}"
+    );
+    let others = folded
+        .iter()
+        .filter(|(path, _)| !main_thread(path) && path.contains("Ledger."))
+        .count();
+    assert_eq!(
+        others, 0,
+        "Java frames outside the main thread: {folded:#?}"
+    );
+}
+
+/// `-p` of a running JVM under `-Xint`: its layout is read (JDK 17 states hundreds of
+/// fields) and said under `-v`, and the main thread's samples name the interpreted chain
+/// `Ledger.main;Ledger.outer;Ledger.middle;Ledger.leaf;Ledger.sumCents`. With
+/// `--no-interpreters` nothing is read and the samples keep native frames.
 #[test]
-fn jvm_layout_is_read_and_frames_stay_native() {
-    let test = "jvm_layout_is_read_and_frames_stay_native";
+fn jvm_interpreted_frames_are_named() {
+    let test = "jvm_interpreted_frames_are_named";
     require_root();
     let dir = scratch(test);
     let Some(classes) = compile(test, &dir) else {
@@ -57,28 +108,17 @@ fn jvm_layout_is_read_and_frames_stay_native() {
     on.assert_code(0);
     off.assert_code(0);
     eprintln!("{}", on.stderr);
-    let line = on
-        .stderr
-        .lines()
-        .find(|line| line.contains("native frames for") && line.contains("libjvm.so"))
-        .unwrap_or_else(|| panic!("no libjvm.so line under -v: {}", on.stderr));
     assert!(
-        line.contains("(HotSpot layout read (")
-            && line
-                .contains("Method* at rbp-3 words): Java frames are not unwound yet) in 1 process"),
-        "{line}"
+        on.stderr
+            .contains("tracekit: interpreters: HotSpot (interpreted frames) in 1 process;"),
+        "{}",
+        on.stderr
     );
-    let fields: u64 = line
-        .split("layout read (")
-        .nth(1)
-        .and_then(|rest| rest.split(' ').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no field count: {line}"));
-    assert!(fields >= 500, "{line}");
     assert!(!off.stderr.contains("HotSpot"), "{}", off.stderr);
-    // Samples are taken and keep their native frames (the interpreter's code is in the
-    // code cache, which has no symbols; the JVM's own threads name libjvm.so functions).
-    let folded = parse_folded(&std::fs::read_to_string(&out).unwrap());
+    check_chain(test, &parse_folded(&std::fs::read_to_string(&out).unwrap()));
+    // Without the unwinders, samples are taken and keep their native frames (the
+    // interpreter's code is in the code cache, which has no symbols).
+    let folded = parse_folded(&std::fs::read_to_string(&off_out).unwrap());
     let total: u64 = folded.iter().map(|(_, n)| n).sum();
     assert!(total >= 50, "only {total} samples: {folded:#?}");
     assert!(

@@ -20,6 +20,8 @@
 
 use std::collections::HashMap;
 
+use tracekit_common::interp::{InterpProcess, NO_OFFSET, OFFSET_SLOTS, runtime};
+
 use super::{Detected, read_memory};
 use crate::unwind::process::ExecMapping;
 
@@ -299,6 +301,15 @@ pub struct Layout {
     /// the next slot down, the bcp five below the method, as x86_64's frame_x86.hpp lays
     /// them out); otherwise x86_64's -3 and -8.
     pub interpreter_frame: (i32, i32),
+    /// `AbstractInterpreter::_code` (process address of the `StubQueue*` of the template
+    /// interpreter), `StubQueue::_stub_buffer` and `StubQueue::_buffer_limit` (an i32 in
+    /// bytes); `None` when the JVM does not state them.
+    pub interpreter_queue: Option<(u64, u64, u64)>,
+    /// `sizeof(ConstMethod)`: the bytecodes follow it.
+    pub const_method_size: Option<u64>,
+    /// The template interpreter's code in the process, `[begin, end)`: read by [`probe`]
+    /// through `interpreter_queue` (`None` from [`Layout::of`]).
+    pub interpreter_code: Option<(u64, u64)>,
 }
 
 impl Layout {
@@ -374,7 +385,22 @@ impl Layout {
             Some(&last_sp) => (last_sp - 1, last_sp - 6),
             None => (-3, -8),
         };
+        let get = |name: &str| match tables.fields.get(name) {
+            Some(Field::Offset(offset)) | Some(Field::Static(offset)) => Some(*offset),
+            None => None,
+        };
+        let interpreter_queue = match (
+            get("AbstractInterpreter::_code"),
+            get("StubQueue::_stub_buffer"),
+            get("StubQueue::_buffer_limit"),
+        ) {
+            (Some(code), Some(buffer), Some(limit)) => Some((code, buffer, limit)),
+            _ => None,
+        };
         Ok(Layout {
+            interpreter_queue,
+            const_method_size: tables.sizes.get("ConstMethod").copied(),
+            interpreter_code: None,
             code_cache_heaps,
             code_cache_bounds: (low, high),
             growable_array,
@@ -408,16 +434,118 @@ pub fn probe(pid: u32, binary: &Binary, mapping: &ExecMapping) -> Result<(Layout
             .wrapping_add(bias)
     };
     let tables = read_vmstructs(&Process(pid), &at)?;
-    let layout = Layout::of(&tables)?;
+    let mut layout = Layout::of(&tables)?;
     let summary = format!(
-        "HotSpot layout read ({} fields, {} types, {} constants; Method* at rbp{:+} words): Java \
-         frames are not unwound yet",
+        "HotSpot layout read ({} fields, {} types, {} constants; Method* at rbp{:+} words)",
         tables.fields.len(),
         tables.sizes.len(),
         tables.int_constants.len(),
         layout.interpreter_frame.0,
     );
+    layout.interpreter_code = Some(
+        interpreter_code(&Process(pid), &layout)
+            .map_err(|why| format!("{summary}, but interpreted Java frames stay native: {why}"))?,
+    );
     Ok((layout, summary))
+}
+
+/// The template interpreter's code, `[begin, end)`, through `AbstractInterpreter::_code`.
+fn interpreter_code(memory: &impl Memory, layout: &Layout) -> Result<(u64, u64), String> {
+    let (code, buffer, limit) = layout.interpreter_queue.ok_or(
+        "the JVM does not state AbstractInterpreter::_code or StubQueue::_stub_buffer/_buffer_limit",
+    )?;
+    let queue = memory
+        .u64(code)
+        .filter(|&queue| queue != 0)
+        .ok_or("AbstractInterpreter::_code is unreadable or null")?;
+    let begin = memory
+        .u64(queue + buffer)
+        .ok_or("StubQueue::_stub_buffer is unreadable")?;
+    let size = memory
+        .i32(queue + limit)
+        .ok_or("StubQueue::_buffer_limit is unreadable")?;
+    if begin == 0 || size <= 0 {
+        return Err(format!(
+            "the interpreter's code is empty ({begin:#x}, {size} bytes)"
+        ));
+    }
+    Ok((begin, begin + size as u64))
+}
+
+impl Layout {
+    /// What the kernel needs to record `pid`'s interpreted Java frames (`None` if the
+    /// interpreter's code was not read, or a slot does not fit the table).
+    pub fn process(&self) -> Option<InterpProcess> {
+        use tracekit_common::interp::hotspot as slots;
+        let (begin, end) = self.interpreter_code?;
+        let below = |words: i32| u16::try_from(-i64::from(words) * 8).ok().filter(|&b| b > 0);
+        let mut offsets = [NO_OFFSET; OFFSET_SLOTS];
+        offsets[slots::METHOD_SLOT] = below(self.interpreter_frame.0)?;
+        offsets[slots::BCP_SLOT] = below(self.interpreter_frame.1)?;
+        offsets[slots::METHOD_CONST_METHOD] = u16::try_from(self.method_const_method).ok()?;
+        offsets[slots::CONST_METHOD_SIZE] = u16::try_from(self.const_method_size?).ok()?;
+        Some(InterpProcess {
+            eval_begin: begin,
+            eval_end: end,
+            state_address: 0,
+            runtime: runtime::HOTSPOT,
+            layout: 0,
+            version_minor: 0,
+            padding: [0; 5],
+            offsets,
+        })
+    }
+}
+
+/// The longest symbol read (bytes).
+const MAX_SYMBOL: u64 = 4096;
+
+/// The text of HotSpot `Symbol` at `symbol`.
+fn symbol_text(memory: &impl Memory, layout: &Layout, symbol: u64) -> Option<String> {
+    let (length_at, body_at) = layout.symbol;
+    let length = u16::from_le_bytes(memory.read(symbol + length_at, 2)?.try_into().ok()?);
+    let length = u64::from(length).min(MAX_SYMBOL);
+    if length == 0 {
+        return Some(String::new());
+    }
+    let bytes = memory.read(symbol + body_at, length as usize)?;
+    String::from_utf8(bytes).ok()
+}
+
+/// `Class.method` of `Method*` `method`, as `Ledger.sumCents` (the class's binary name with
+/// dots, nested classes keep their `$`): through `Method::_constMethod`, the constant pool
+/// (`_pool_holder`'s `Klass::_name`, the method name's symbol in the pool's slots).
+pub fn method_name(memory: &impl Memory, layout: &Layout, method: u64) -> Option<String> {
+    let const_method = memory.u64(method + layout.method_const_method)?;
+    let (constants_at, name_index_at, _) = layout.const_method;
+    let constants = memory.u64(const_method + constants_at)?;
+    let name_index = u16::from_le_bytes(
+        memory
+            .read(const_method + name_index_at, 2)?
+            .try_into()
+            .ok()?,
+    );
+    let (holder_at, pool_size) = layout.constant_pool;
+    let holder = memory.u64(constants + holder_at)?;
+    let class = symbol_text(memory, layout, memory.u64(holder + layout.klass_name)?)?;
+    let name_symbol = memory.u64(constants + pool_size + 8 * u64::from(name_index))?;
+    let name = symbol_text(memory, layout, name_symbol)?;
+    if class.is_empty() || name.is_empty() {
+        return None;
+    }
+    Some(format!("{}.{name}", class.replace('/', ".")))
+}
+
+/// The names of `Method*` `method` of JVM `pid` (no file or line yet: the frame is named
+/// `Class.method`).
+pub(super) fn read_code(pid: u32, layout: &Layout, method: u64) -> Option<super::CodeInfo> {
+    Some(super::CodeInfo {
+        name: method_name(&Process(pid), layout, method)?,
+        file: String::new(),
+        first_line: 0,
+        linetable: Vec::new(),
+        minor: 0,
+    })
 }
 
 #[cfg(test)]

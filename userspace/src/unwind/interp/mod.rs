@@ -57,6 +57,8 @@ pub const RUBY_MODULE: &str = "[ruby]";
 pub const PHP_MODULE: &str = "[php]";
 /// The module column of JavaScript (V8) frames.
 pub const JS_MODULE: &str = "[js]";
+/// The module column of Java (HotSpot) frames.
+pub const JAVA_MODULE: &str = "[java]";
 
 static DISABLED: AtomicBool = AtomicBool::new(false);
 
@@ -78,7 +80,7 @@ pub(crate) enum Detected {
     Ruby(ruby::Binary),
     Php(php::Binary),
     V8(v8::Binary),
-    /// HotSpot's `libjvm.so`: its layout is read per process (Java frames not yet unwound).
+    /// HotSpot's `libjvm.so`: its layout is read per process.
     HotSpot(hotspot::Binary),
     /// An interpreter we cannot unwind, and why (for the report).
     Unsupported(String),
@@ -257,10 +259,16 @@ impl Interpreters {
             match detected {
                 Detected::None => {}
                 Detected::HotSpot(binary) => {
-                    // Java frames are not unwound yet: the report says whether the JVM's
-                    // layout could be read, and the JVM keeps its native frames.
+                    // Interpreted Java frames, where the layout was read; else -v says why.
                     let reason = match hotspot::probe(pid, &binary, mapping) {
-                        Ok((_, summary)) => summary,
+                        Ok((layout, summary)) => match layout.process() {
+                            Some(process) => {
+                                let name = "HotSpot (interpreted frames)".to_string();
+                                self.publish(pid, process, name, Runtime::HotSpot(layout));
+                                return;
+                            }
+                            None => format!("{summary}, but a frame slot does not fit"),
+                        },
                         Err(reason) => reason,
                     };
                     let (count, last) = self.unsupported.entry((path.clone(), reason)).or_default();
@@ -527,6 +535,7 @@ enum Runtime {
     Ruby(&'static ruby::Version),
     Php(&'static php::Version),
     V8(v8::Version),
+    HotSpot(hotspot::Layout),
 }
 
 impl Runtime {
@@ -537,6 +546,7 @@ impl Runtime {
             Runtime::Ruby(version) => ruby::read_code(pid, version, code),
             Runtime::Php(version) => php::read_code(pid, version, code),
             Runtime::V8(version) => v8::read_code(pid, &version, code),
+            Runtime::HotSpot(layout) => hotspot::read_code(pid, &layout, code),
         }
     }
 }
@@ -547,6 +557,7 @@ fn module_of(runtime: u8) -> &'static str {
         runtime::RUBY => RUBY_MODULE,
         runtime::PHP => PHP_MODULE,
         runtime::V8 => JS_MODULE,
+        runtime::HOTSPOT => JAVA_MODULE,
         _ => PYTHON_MODULE,
     }
 }
@@ -594,6 +605,7 @@ fn register(pid: u32, runtime: Runtime) {
         (Runtime::Ruby(a), Runtime::Ruby(b)) => a.minor == b.minor,
         (Runtime::Php(a), Runtime::Php(b)) => a.minor == b.minor,
         (Runtime::V8(a), Runtime::V8(b)) => a == b,
+        (Runtime::HotSpot(a), Runtime::HotSpot(b)) => a == b,
         _ => false,
     };
     if !same {
@@ -661,6 +673,7 @@ pub fn frame(pid: u32, word: u64) -> Frame {
     let symbol = match info {
         // No lines for JavaScript yet: the kernel records the bytecode offset only.
         Some((info, _)) if id == runtime::V8 => v8::symbol(&info),
+        Some((info, _)) if id == runtime::HOTSPOT => info.name.clone(), // No lines yet.
         Some((info, units)) => {
             let line = match id {
                 runtime::RUBY => ruby::line_of(&info, units),
@@ -686,7 +699,7 @@ pub fn frame(pid: u32, word: u64) -> Frame {
 pub fn is_interpreted(frame: &Frame) -> bool {
     matches!(
         frame.module.as_deref(),
-        Some(PYTHON_MODULE | RUBY_MODULE | PHP_MODULE | JS_MODULE)
+        Some(PYTHON_MODULE | RUBY_MODULE | PHP_MODULE | JS_MODULE | JAVA_MODULE)
     )
 }
 
