@@ -526,6 +526,18 @@ pub fn parse_json(stdout: &str) -> serde_json::Value {
         .unwrap_or_else(|err| panic!("not JSON ({err}): {stdout}"))
 }
 
+/// The count of kernel function `name` in a funccount-like JSON (`funccount`, `vfsstat`,
+/// `vfscount`: groups keyed by `function`); 0 without a row.
+pub fn function_count(json: &serde_json::Value, name: &str) -> u64 {
+    json["groups"]
+        .as_array()
+        .expect("groups")
+        .iter()
+        .filter(|g| g["key"]["function"] == name)
+        .map(|g| g["count"].as_u64().unwrap())
+        .sum()
+}
+
 /// The sum of every group's count in an engine command's JSON output.
 pub fn total_count(json: &serde_json::Value) -> u64 {
     json["groups"]

@@ -6,8 +6,8 @@
 use std::time::{Duration, Instant};
 
 use tracekit_tests::{
-    bucket, fixture, kill, kprobes_or_skip, parse_json, require_root, spawn_tracekit, total_count,
-    tracekit, wait_for_stderr, wait_output,
+    bucket, fixture, function_count, kill, kprobes_or_skip, parse_json, require_root,
+    spawn_tracekit, total_count, tracekit, wait_for_stderr, wait_output,
 };
 
 // Emulated VMs run everything 2-10x slower.
@@ -138,15 +138,7 @@ fn kfunc_several_functions_counted_apart() {
         "500",
         &["attached kprobe.multi on 2 functions"],
     );
-    let count_of = |name: &str| -> u64 {
-        json["groups"]
-            .as_array()
-            .expect("groups")
-            .iter()
-            .filter(|g| g["key"]["function"] == name)
-            .map(|g| g["count"].as_u64().unwrap())
-            .sum()
-    };
+    let count_of = |name: &str| function_count(&json, name);
     assert!(count_of("vfs_read") >= 500, "{json:#}");
     assert_eq!(
         count_of("vfs_read") + count_of("vfs_write"),

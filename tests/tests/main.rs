@@ -13,6 +13,7 @@ mod interp_rb_php;
 mod jit;
 mod jvm;
 mod kfunc;
+mod kfunc_tools;
 mod network;
 mod percentiles;
 mod pprof;

@@ -205,6 +205,161 @@ impl StackSum {
     }
 }
 
+/// Stacks summed by command name, cgroup, time slice and the names of their frames (no
+/// pid, no addresses): the whole run of `profile -i` written as folded stacks or a flame
+/// graph. Each distinct frame, command name and cgroup is held once, and the stacks are
+/// numbers in two flat arrays: ten minutes of 50 new Python processes a second sample tens
+/// of thousands of distinct startup stacks of 40 frames; held as [`Stack`]s they took
+/// 1.2 MB a second, and as many small allocations they kept the heap from shrinking
+/// between intervals.
+#[derive(Debug, Default)]
+pub struct NamedStackSum {
+    hasher: RandomState,
+    /// Each distinct frame once (without its address), by number.
+    frames: Vec<Frame>,
+    /// Positions in `frames`, by the hash of the frame's names.
+    frame_index: hashbrown::HashTable<u32>,
+    /// Command names and cgroup paths, by number.
+    names: Vec<String>,
+    name_index: hashbrown::HashTable<u32>,
+    /// Every stack's frame numbers, one after the other.
+    frame_numbers: Vec<u32>,
+    stacks: Vec<NamedStack>,
+    /// Positions in `stacks`, by the hash of comm, cgroup, slice and frame numbers.
+    stack_index: hashbrown::HashTable<usize>,
+}
+
+/// One stack of a [`NamedStackSum`]: its frames are `frame_numbers[start..start + len]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct NamedStack {
+    comm: u32,
+    /// `u32::MAX`: none.
+    cgroup: u32,
+    time_slice: Option<u32>,
+    start: u32,
+    len: u32,
+    count: u64,
+}
+
+/// What a frame is by name: all of it but its address.
+fn frame_names(f: &Frame) -> (&str, Option<&str>, FrameKind, bool, bool) {
+    (&f.symbol, f.module.as_deref(), f.kind, f.inlined, f.jit)
+}
+
+impl NamedStackSum {
+    /// The number of `frame` (its address left out), added when new.
+    fn frame_number(&mut self, frame: &Frame) -> u32 {
+        let hash = self.hasher.hash_one(frame_names(frame));
+        let frames = &self.frames;
+        let same = |&at: &u32| frame_names(&frames[at as usize]) == frame_names(frame);
+        if let Some(&at) = self.frame_index.find(hash, same) {
+            return at;
+        }
+        let at = self.frames.len() as u32;
+        self.frames.push(Frame {
+            address: None,
+            ..frame.clone()
+        });
+        let (hasher, frames) = (&self.hasher, &self.frames);
+        self.frame_index.insert_unique(hash, at, |&at| {
+            hasher.hash_one(frame_names(&frames[at as usize]))
+        });
+        at
+    }
+
+    /// The number of command name or cgroup path `name`, added when new.
+    fn name_number(&mut self, name: &str) -> u32 {
+        let hash = self.hasher.hash_one(name);
+        let names = &self.names;
+        if let Some(&at) = self.name_index.find(hash, |&at| names[at as usize] == name) {
+            return at;
+        }
+        let at = self.names.len() as u32;
+        self.names.push(name.to_string());
+        let (hasher, names) = (&self.hasher, &self.names);
+        self.name_index
+            .insert_unique(hash, at, |&at| hasher.hash_one(names[at as usize].as_str()));
+        at
+    }
+
+    /// Adds `stack`'s count to the stack with the same comm, cgroup, time slice and frame
+    /// names, whatever its process.
+    pub fn add(&mut self, stack: &Stack) {
+        let comm = self.name_number(&stack.comm);
+        let cgroup = stack
+            .cgroup
+            .as_deref()
+            .map_or(u32::MAX, |cgroup| self.name_number(cgroup));
+        // The frames go at the end of `frame_numbers`, and leave again if the stack is known.
+        let start = self.frame_numbers.len();
+        for frame in &stack.frames {
+            let number = self.frame_number(frame);
+            self.frame_numbers.push(number);
+        }
+        fn key(
+            numbers: &[u32],
+            comm: u32,
+            cgroup: u32,
+            slice: Option<u32>,
+        ) -> (u32, u32, Option<u32>, &[u32]) {
+            (comm, cgroup, slice, numbers)
+        }
+        let new = &self.frame_numbers[start..];
+        let hash = self
+            .hasher
+            .hash_one(key(new, comm, cgroup, stack.time_slice));
+        let (stacks, numbers) = (&self.stacks, &self.frame_numbers);
+        let frames_of = |known: &NamedStack| &numbers[known.start as usize..][..known.len as usize];
+        let same = |&at: &usize| {
+            let known = &stacks[at];
+            key(frames_of(known), known.comm, known.cgroup, known.time_slice)
+                == key(new, comm, cgroup, stack.time_slice)
+        };
+        if let Some(&at) = self.stack_index.find(hash, same) {
+            self.stacks[at].count += stack.count;
+            self.frame_numbers.truncate(start);
+            return;
+        }
+        let (hasher, stacks) = (&self.hasher, &self.stacks);
+        self.stack_index.insert_unique(hash, stacks.len(), |&at| {
+            let known = &stacks[at];
+            hasher.hash_one(key(
+                frames_of(known),
+                known.comm,
+                known.cgroup,
+                known.time_slice,
+            ))
+        });
+        self.stacks.push(NamedStack {
+            comm,
+            cgroup,
+            time_slice: stack.time_slice,
+            start: start as u32,
+            len: stack.frames.len() as u32,
+            count: stack.count,
+        });
+    }
+
+    /// The summed stacks, in the order first seen, with pid 0 and no addresses.
+    pub fn into_stacks(self) -> Vec<Stack> {
+        let name = |at: u32| self.names.get(at as usize).cloned();
+        self.stacks
+            .iter()
+            .map(|named| Stack {
+                pid: 0,
+                comm: name(named.comm).unwrap_or_default(),
+                cgroup: name(named.cgroup),
+                frames: self.frame_numbers[named.start as usize..][..named.len as usize]
+                    .iter()
+                    .map(|&at| self.frames[at as usize].clone())
+                    .collect(),
+                count: named.count,
+                time_slice: named.time_slice,
+            })
+            .collect()
+    }
+}
+
 /// Folds stacks into `comm;outer;...;leaf` lines with their summed counts, sorted by line:
 /// the input format of `flamegraph.pl` and inferno. Kernel frames end in `_[k]`, JIT frames
 /// in `_[j]`. A stack with a cgroup (`--by cgroup`) starts with its path:
@@ -350,6 +505,38 @@ mod tests {
     }
 
     use FrameKind::{Kernel as K, User as U};
+
+    /// Stacks of several processes that differ only in pid and addresses add up; a frame
+    /// that differs by kind, module or inlining keeps its stack apart; the frames come back
+    /// whole, in first-seen order, with pid 0.
+    #[test]
+    fn named_stack_sum_adds_up_processes_by_frame_names() {
+        let mut sum = NamedStackSum::default();
+        let mut at = stack("burner", &[("main", U), ("b", U)], 3);
+        at.frames[1].address = Some(CodeAddress {
+            address: 0x1000,
+            mapping: None,
+        });
+        sum.add(&at);
+        let mut other_pid = stack("burner", &[("main", U), ("b", U)], 2);
+        other_pid.pid = 43;
+        sum.add(&other_pid);
+        sum.add(&stack("burner", &[("main", U), ("b", K)], 1));
+        let mut inlined = stack("burner", &[("main", U), ("b", U)], 5);
+        inlined.frames[1].inlined = true;
+        sum.add(&inlined);
+        sum.add(&stack("other", &[("main", U), ("b", U)], 4));
+        let mut expected = vec![
+            stack("burner", &[("main", U), ("b", U)], 5),
+            stack("burner", &[("main", U), ("b", K)], 1),
+            inlined,
+            stack("other", &[("main", U), ("b", U)], 4),
+        ];
+        for stack in &mut expected {
+            stack.pid = 0;
+        }
+        assert_eq!(sum.into_stacks(), expected);
+    }
 
     #[test]
     fn stack_sum_adds_equal_stacks_in_first_seen_order() {

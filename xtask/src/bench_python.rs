@@ -1,8 +1,8 @@
 //! `cargo xtask bench python`: the cost of unwinding Python frames in the kernel (issue 27,
 //! acceptance 6). Two busy CPython processes (`tests/fixtures/py_chain.py ... count`, which
 //! prints the leaf calls it made) run SECONDS under each of: nothing, `tracekit profile -a
-//! -F 999` with interpreters, the same with `--no-interpreters`, and `py-spy record -r 999`
-//! on one of them (when installed). Per configuration: the profiler's CPU time and peak RSS
+//! -F 999` with interpreters, the same with `--no-interpreters`, `tracekit profile -p PID -F
+//! 999` on one of them, and `py-spy record -r 999` on the same one (when installed). Per configuration: the profiler's CPU time and peak RSS
 //! (wait4, symbolizing and writing included) and the processes' work against the same
 //! round's run without a profiler, the order rotated each round.
 
@@ -115,10 +115,16 @@ fn finish_workers(workers: Vec<(Child, BufReader<std::process::ChildStdout>)>) -
     Ok(calls)
 }
 
-/// Starts tracekit and waits for its "Hit Ctrl-C" line.
-fn start_tracekit(tracekit: &Path, extra: &[&str], out: &Path) -> Result<Child> {
+/// Starts tracekit (`-a`, or on `pid`) and waits for its "Hit Ctrl-C" line.
+fn start_tracekit(tracekit: &Path, pid: Option<u32>, extra: &[&str], out: &Path) -> Result<Child> {
+    let scope = match pid {
+        Some(pid) => vec!["-p".to_string(), pid.to_string()],
+        None => vec!["-a".to_string()],
+    };
     let mut child = Command::new(tracekit)
-        .args(["profile", "-a", "-F", "999", "-o"])
+        .arg("profile")
+        .args(scope)
+        .args(["-F", "999", "-o"])
         .arg(out)
         .args(extra)
         .stdin(Stdio::null())
@@ -170,6 +176,7 @@ pub fn python_bench(tracekit: &Path, seconds: f64, rounds: usize) -> Result<()> 
         ("no profiler", Vec::new()),
         ("tracekit profile -a -F 999", Vec::new()),
         ("tracekit profile -a -F 999 --no-interpreters", Vec::new()),
+        ("tracekit profile -p PID -F 999 (one process)", Vec::new()),
     ];
     if spy.is_some() {
         configs.push(("py-spy record -r 999 (one process)", Vec::new()));
@@ -201,11 +208,31 @@ pub fn python_bench(tracekit: &Path, seconds: f64, rounds: usize) -> Result<()> 
                     } else {
                         &[]
                     };
-                    let profiler = start_tracekit(tracekit, extra, &dir.join("python.folded"))?;
+                    let profiler =
+                        start_tracekit(tracekit, None, extra, &dir.join("python.folded"))?;
                     let workers = start_workers(&python, seconds)?;
                     let calls = finish_workers(workers)?;
                     Run {
                         usage: Some(stop(&profiler)?),
+                        rate: calls as f64 / seconds,
+                    }
+                }
+                3 => {
+                    // Like py-spy: one of the two processes, ending when it does.
+                    let workers = start_workers(&python, seconds)?;
+                    let profiler = start_tracekit(
+                        tracekit,
+                        Some(workers[0].0.id()),
+                        &[],
+                        &dir.join("python-one.folded"),
+                    )?;
+                    let calls = finish_workers(workers)?;
+                    let (code, usage) = reap(&profiler)?;
+                    if code != 0 {
+                        bail!("tracekit -p exited with {code}");
+                    }
+                    Run {
+                        usage: Some(usage),
                         rate: calls as f64 / seconds,
                     }
                 }

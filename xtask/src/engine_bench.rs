@@ -232,11 +232,16 @@ pub fn engine(tracekit: &Path, sizes: &Sizes) -> Result<()> {
     }
     if let Some(bpftrace) = &bpftrace {
         streams.push((
-            "bpftrace printf(\"%s %d\\n\", comm, pid) on raw_syscalls:sys_enter",
+            "bpftrace printf(\"%s %d\\n\", comm, pid) on raw_syscalls:sys_enter /comm != \"bpftrace\"/",
+            // Without the filter, each line bpftrace writes is a syscall that its probe
+            // prints again: its own events filled the buffer and no event of the loop was
+            // delivered (0 of 20,000; tracekit leaves itself out the same way).
             vec![
                 bpftrace.display().to_string(),
                 "-e".into(),
-                "tracepoint:raw_syscalls:sys_enter { printf(\"%s %d\\n\", comm, pid); }".into(),
+                "tracepoint:raw_syscalls:sys_enter /comm != \"bpftrace\"/ \
+                 { printf(\"%s %d\\n\", comm, pid); }"
+                    .into(),
             ],
             Some("Attaching"),
         ));

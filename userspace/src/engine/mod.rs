@@ -60,8 +60,15 @@ use crate::{
 
 /// A loaded engine object.
 pub struct Engine {
-    /// The programs and the maps not read back; dropped by [`Engine::detach`].
+    /// The programs and the maps not read back, until [`Engine::attach`] has attached the
+    /// stages: then only the links and the programs' fds are kept ([`Engine::release`]).
     ebpf: Option<Ebpf>,
+    /// The links of every attached program but the kprobes, taken from their programs (see
+    /// [`Engine::keep_link`]); dropping one detaches it.
+    links: Vec<(Role, Box<dyn Send + Sync>)>,
+    /// The fds of the stages' loaded programs once the object is released, for
+    /// [`Engine::misses`].
+    program_fds: Vec<(Role, aya::programs::ProgramFd)>,
     array: Map,
     hash: Map,
     stats: Map,
@@ -317,6 +324,8 @@ impl Engine {
             } else {
                 Vec::new()
             },
+            links: Vec::new(),
+            program_fds: Vec::new(),
             kprobe_links: Vec::new(),
             map_fds,
             multi_links: Vec::new(),
@@ -356,7 +365,31 @@ impl Engine {
         for (stage, role) in spec.stages() {
             stage.attach.attach(self, role)?;
         }
+        self.release();
         Ok(())
+    }
+
+    /// Keeps `link`, taken from its program, until [`Engine::detach`] (or the drop): once the
+    /// object is released, its programs stay in the kernel through their links alone.
+    fn keep_link(&mut self, role: Role, link: impl Send + Sync + 'static) {
+        self.links.push((role, Box::new(link)));
+    }
+
+    /// Drops the loaded object, keeping the maps read back, the links and the stages'
+    /// program fds: aya keeps each program's instructions (the engine object has about 90,
+    /// a few hundred KiB each with the interpreter inlined), so an exporter of N metrics
+    /// kept N copies of them all (12 MiB per metric) while it needs only what is attached.
+    fn release(&mut self) {
+        let Some(ebpf) = self.ebpf.take() else {
+            return;
+        };
+        for (name, program) in ebpf.programs() {
+            if let (Some(role), Ok(fd)) = (program_role(name), program.fd())
+                && let Ok(fd) = fd.try_clone()
+            {
+                self.program_fds.push((role, fd));
+            }
+        }
     }
 
     /// How each stage attached (`fentry vfs_read`, `kprobe on 12 functions`), for `-v`.
@@ -374,7 +407,7 @@ impl Engine {
     /// recorded. The other order leaves the tasks woken meanwhile (detaching itself wakes the
     /// RCU kthreads) without a start, counted as ends whose start was not seen.
     pub fn detach(&mut self) {
-        if self.ebpf.is_some() {
+        if self.ebpf.is_some() || !self.program_fds.is_empty() {
             self.misses_at_detach = Some(self.live_misses());
         }
         self.map_fds.clear();
@@ -391,6 +424,10 @@ impl Engine {
             .partition(|(role, _)| role.is_start());
         let links = |links: Vec<(Role, _)>| links.into_iter().map(|(_, link)| link).collect();
         kinds::function::kprobe::close_in_parallel(links(main_links));
+        let (start_other, main_other): (Vec<_>, Vec<_>) = std::mem::take(&mut self.links)
+            .into_iter()
+            .partition(|(role, _)| role.is_start());
+        drop(main_other);
         if let Some(ebpf) = self.ebpf.as_mut() {
             let main: Vec<String> = ebpf
                 .programs()
@@ -405,6 +442,8 @@ impl Engine {
         }
         drop(start_multi);
         drop(start_usdt);
+        drop(start_other);
+        self.program_fds.clear();
         kinds::function::kprobe::close_in_parallel(links(start_links));
         self.ebpf = None;
     }
@@ -430,6 +469,9 @@ impl Engine {
                     add(role, fd.as_fd());
                 }
             }
+        }
+        for (role, program) in &self.program_fds {
+            add(*role, program.as_fd());
         }
         for (role, _, program) in &self.multi_links {
             add(*role, program.as_fd());

@@ -20,6 +20,7 @@
 //! - `symbol(NAME)`: the name the tracepoint's own print format gives the value
 //!   (`__print_symbolic`: `skb:kfree_skb`'s `reason` 3 is `NO_SOCKET`), else the number
 //!   ([`crate::jobs::symbolic`]);
+//! - `capability(NAME)`: a capability number by its name (`CAP_CHOWN` for 0), capable's `NAME`;
 //! - `NAME[A..B]`: the strings `NAME[A]` to `NAME[B-1]` joined by spaces, up to the first
 //!   empty one (execsnoop's `argv[0..4]`).
 
@@ -55,6 +56,8 @@ pub enum View {
     ExitCode(String),
     /// A value by the name its tracepoint's print format gives it.
     Symbol(String),
+    /// A capability number by its name (`CAP_CHOWN`).
+    Capability(String),
 }
 
 /// A view written as a call, `NAME(inner)`: what it makes of `inner`.
@@ -79,7 +82,7 @@ impl View {
                 .and_then(|rest| rest.strip_suffix(')'))
                 .map(str::to_string)
         };
-        let calls: [(&str, CallView); 7] = [
+        let calls: [(&str, CallView); 8] = [
             ("fd", View::Fd),
             ("errno", View::Errno),
             ("field", View::Field),
@@ -87,6 +90,7 @@ impl View {
             ("age", View::Age),
             ("exit", View::ExitCode),
             ("symbol", View::Symbol),
+            ("capability", View::Capability),
         ];
         for (name, view) in calls {
             if let Some(inner) = call(name) {
@@ -112,7 +116,8 @@ impl View {
             | View::CommOf(name)
             | View::Age(name)
             | View::ExitCode(name)
-            | View::Symbol(name) => vec![name.clone()],
+            | View::Symbol(name)
+            | View::Capability(name) => vec![name.clone()],
             View::Join(names) => names.clone(),
         }
     }
@@ -321,6 +326,9 @@ fn value(record: &TraceRecord, prints: &[Printed], event: &str, view: &View) -> 
                 None => Value::Text(number.to_string()),
             }
         }
+        View::Capability(name) => Value::Text(super::tools::capable::capability_name(as_int(
+            &printed_value(record, prints, name),
+        ))),
         View::Join(names) => {
             let mut parts = Vec::new();
             for name in names {

@@ -1,5 +1,5 @@
-//! The presets that are not tools of the table ([`crate::jobs::tools`]): `offcpu`, a stack
-//! profile whose command takes stack flags. Each is an engine [`Request`] in the generic
+//! The presets that are not tools of the table ([`crate::jobs::tools`]): `offcpu` and
+//! `wakeuptime`, stack profiles whose commands take stack flags. Each is an engine [`Request`] in the generic
 //! language (probes, fields, filter strings, an optional start stage).
 
 use crate::{
@@ -103,6 +103,71 @@ pub fn offcpu(options: &OffcpuOptions) -> Result<Request> {
     })
 }
 
+/// Options of [`wakeuptime`].
+#[derive(Clone, Debug, Default)]
+pub struct WakeuptimeOptions {
+    /// Only blocks of at least this many microseconds.
+    pub min_us: Option<u64>,
+    /// Only blocks of at most this many microseconds.
+    pub max_us: Option<u64>,
+    /// Kernel map sizes.
+    pub maps: MapSizes,
+}
+
+/// Time blocked, by the kernel stack that woke the task (bcc/libbpf-tools' `wakeuptime`),
+/// in ns summed per (woken pid, woken comm, waker's kernel stack): a sleeping task leaving
+/// the CPU (`sched:sched_switch` with `prev_state` 1 or 2, TASK_INTERRUPTIBLE or
+/// TASK_UNINTERRUPTIBLE) starts, saving its pid; `sched:sched_wakeup` of the same thread
+/// ends, in the waker's context, whose kernel stack is the key. The task's own
+/// `-p`/`-- CMD` scope selects the blocked tasks; wakers are any task. Only kernel stacks:
+/// the waker's user stack would belong to another process than the key's pid.
+///
+/// # Errors
+/// A usage error when `min_us` is above `max_us`.
+pub fn wakeuptime(options: &WakeuptimeOptions) -> Result<Request> {
+    let filter = bounds(options.min_us, options.max_us)?;
+    Ok(Request {
+        start: Some(Start {
+            probes: vec![
+                StartProbe::new("sched:sched_switch", &["prev_pid"])
+                    .filtered("prev_pid != 0 && prev_state & 3"),
+            ],
+            end_pair: vec!["pid".into()],
+            all_tasks: false,
+            per_thread: true,
+        }),
+        all_tasks: true,
+        value: Some("latency".into()),
+        by: vec![
+            KeyField::labeled("pid", "start.pid"),
+            KeyField::labeled("comm", "comm"),
+            KeyField::new("kstack"),
+        ],
+        filter,
+        maps: options.maps,
+        ..Request::probe("sched:sched_wakeup")
+    })
+}
+
+/// `latency` between `min_us` and `max_us`, in ns, as a filter.
+fn bounds(min_us: Option<u64>, max_us: Option<u64>) -> Result<Option<String>> {
+    if let (Some(min), Some(max)) = (min_us, max_us)
+        && min > max
+    {
+        return Err(crate::Error::usage(format!(
+            "--min-us {min} is above --max-us {max}"
+        )));
+    }
+    let bounds: Vec<String> = [
+        min_us.map(|us| format!("latency >= {}", us.saturating_mul(1000))),
+        max_us.map(|us| format!("latency <= {}", us.saturating_mul(1000))),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    Ok((!bounds.is_empty()).then(|| bounds.join(" && ")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,5 +203,30 @@ flags: needs_start all_tasks
 columns: pid Int { signed: false }, comm Str, start.kstack Int { signed: false }, start.ustack Int { signed: false }
 "#
         );
+    }
+
+    #[test]
+    fn wakeuptime_starts_at_sleep_and_ends_at_the_wakeup() {
+        let request = wakeuptime(&WakeuptimeOptions {
+            min_us: Some(10),
+            ..Default::default()
+        })
+        .unwrap();
+        let listing = compiled(&request);
+        assert!(
+            listing.contains(
+                "Main Tracepoints([Tracepoint { system: \"sched\", event: \"sched_wakeup\" }])"
+            ),
+            "{listing}"
+        );
+        assert!(listing.contains("bitand"), "{listing}");
+        assert!(listing.contains("ge "), "{listing}");
+        let err = wakeuptime(&WakeuptimeOptions {
+            min_us: Some(2),
+            max_us: Some(1),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert_eq!(err.exit_code(), 2);
     }
 }

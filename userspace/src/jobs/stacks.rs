@@ -25,7 +25,7 @@ use crate::{
     output::{self, Format, profile::Header},
     profile::{self, Profile, ProfileOptions},
     session::{self, Collector, Flow, Interval, Tracees},
-    stacks::StackSum,
+    stacks::{NamedStackSum, StackSum},
     symbolize::{Symbolizer, SymbolizerOptions, lines::LineProfile},
     unwind::CallGraph,
 };
@@ -107,8 +107,43 @@ struct StackCollector<'a> {
     cpus: usize,
     /// With `-i`: the whole run so far, symbolized interval by interval.
     whole: Whole,
-    /// With `-i`: keep the whole run's stacks (`-o FILE`, `--json` write it at the end).
-    keep_stacks: bool,
+    /// With `-i`: what of the whole run's stacks to keep (`-o FILE`, `--json` write it
+    /// at the end).
+    keep: Keep,
+}
+
+/// What an interval profile keeps of the whole run's stacks, for the files written at its
+/// end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Keep {
+    /// Nothing is written at the end: the counters only.
+    Counters,
+    /// Stacks by command name and frames' names (`.txt`, `.folded`, `.svg`,
+    /// `.heatmap.svg`): their size follows the distinct stacks, not the processes that ran
+    /// them, so a run under process churn stays flat.
+    Symbols,
+    /// Stacks by process with their addresses (JSON, pprof, speedscope, Chrome traces:
+    /// formats with a pid or an address per stack).
+    Everything,
+}
+
+impl Keep {
+    /// What `outputs` (and `--json` on stdout) need.
+    fn for_outputs(outputs: &[(std::path::PathBuf, Format)], json: bool) -> Self {
+        let per_process = |format: &Format| {
+            !matches!(
+                format,
+                Format::Text | Format::Folded | Format::Svg | Format::Heatmap
+            )
+        };
+        if json || outputs.iter().any(|(_, format)| per_process(format)) {
+            Keep::Everything
+        } else if outputs.is_empty() {
+            Keep::Counters
+        } else {
+            Keep::Symbols
+        }
+    }
 }
 
 /// The whole run of an interval profile, added up from each interval's symbolized profile:
@@ -117,8 +152,10 @@ struct StackCollector<'a> {
 #[derive(Default)]
 struct Whole {
     profile: Profile,
-    /// The whole run's stacks (kept only when written: see [`Whole::add`]).
+    /// The whole run's stacks by process ([`Keep::Everything`]).
     stacks: StackSum,
+    /// The whole run's stacks by name ([`Keep::Symbols`]).
+    named: NamedStackSum,
     pids: PidSet,
     /// With `--by line`: the intervals' lines added up.
     lines: LineProfile,
@@ -150,7 +187,7 @@ impl PidSet {
 }
 
 impl Whole {
-    fn add(&mut self, delta: &Profile, keep_stacks: bool) {
+    fn add(&mut self, delta: &Profile, keep: Keep) {
         let whole = &mut self.profile;
         let stats = &mut whole.stats;
         stats.samples += delta.stats.samples;
@@ -171,10 +208,11 @@ impl Whole {
         }
         for stack in &delta.stacks {
             self.pids.insert(stack.pid);
-            if !keep_stacks {
-                continue;
+            match keep {
+                Keep::Counters => {}
+                Keep::Symbols => self.named.add(stack),
+                Keep::Everything => self.stacks.add(stack),
             }
-            self.stacks.add(stack);
         }
     }
 }
@@ -249,7 +287,7 @@ impl Collector for StackCollector<'_> {
         // Exited processes are symbolized for the last time now: forgotten at the next
         // interval, so memory stays flat under churn.
         self.symbolizer.forget_exited();
-        self.whole.add(&profile, self.keep_stacks);
+        self.whole.add(&profile, self.keep);
         if let Some(lines) = &lines {
             self.whole.lines.add(lines);
         }
@@ -271,6 +309,11 @@ impl Collector for StackCollector<'_> {
             )?;
             writeln!(out)
         });
+        // The interval's symbolized stacks are the run's biggest allocations (tens of MB
+        // when an interval under churn is late): hand them back now, or RSS stays at the
+        // highest any interval needed.
+        drop((profile, lines, delta));
+        crate::symbolize::release_freed_memory();
         match written {
             Err(err) if is_broken_pipe(&err) => Ok(Flow::OutputClosed),
             other => other.map(|()| Flow::Continue),
@@ -404,7 +447,7 @@ fn run<'a>(
         hz,
         cpus: online_cpus(),
         whole: Whole::default(),
-        keep_stacks: options.output.is_some() || options.json,
+        keep: Keep::for_outputs(&outputs, options.json),
     };
     let mut session = options.session(labels.tool, true);
     session.banner = Some(banner);
@@ -449,7 +492,10 @@ fn finish(
     let profile = if options.interval.is_some() {
         // Every interval was symbolized as it ended (the last one after detaching).
         Profile {
-            stacks: std::mem::take(&mut collector.whole.stacks).into_stacks(),
+            stacks: match collector.keep {
+                Keep::Symbols => std::mem::take(&mut collector.whole.named).into_stacks(),
+                _ => std::mem::take(&mut collector.whole.stacks).into_stacks(),
+            },
             ..std::mem::take(&mut collector.whole.profile)
         }
     } else {

@@ -356,6 +356,8 @@ mod tests {
         assert_eq!(json["frequency_hz"], 99);
         assert_eq!(json["lost"]["count_map_full"], 0);
         assert_eq!(json["lost"]["unwalked_stacks"], 0);
+        // 300 samples were counted, none lost: `lost` must not carry a count of samples.
+        assert_eq!(json["lost"].get("samples"), None, "{}", json["lost"]);
         assert_eq!(json["stacks"][0]["frames"][3]["symbol"], "leaf");
     }
 

@@ -153,10 +153,16 @@ struct JsonProfile {
     stacks: Vec<JsonStack>,
 }
 
+/// What was not counted. The kernel's count of samples is the top level's `samples`: it
+/// is not a loss, and a `samples` field here read as one (format 1 files before 2026-11-27
+/// had it; readers ignore it).
 #[derive(Serialize, Deserialize)]
 struct JsonLost {
-    #[serde(flatten)]
-    kernel: Stats,
+    count_map_full: u64,
+    stack_map_full: u64,
+    kernel_stack_errors: u64,
+    user_stack_errors: u64,
+    events_lost: u64,
     unwalked_stacks: u64,
 }
 
@@ -270,7 +276,11 @@ pub fn write(out: &mut dyn io::Write, profile: &Profile, header: &Header<'_>) ->
         time_slice_ns: header.time_slice_ns,
         samples: profile.stacks.iter().map(|s| s.count).sum(),
         lost: JsonLost {
-            kernel: profile.stats,
+            count_map_full: profile.stats.count_map_full,
+            stack_map_full: profile.stats.stack_map_full,
+            kernel_stack_errors: profile.stats.kernel_stack_errors,
+            user_stack_errors: profile.stats.user_stack_errors,
+            events_lost: profile.stats.events_lost,
             unwalked_stacks: profile.unwalked,
         },
         mappings,
@@ -441,7 +451,14 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<Saved> {
         cgroups: json.cgroups.into_iter().collect(),
         profile: Profile {
             stacks,
-            stats: json.lost.kernel,
+            stats: Stats {
+                samples: json.samples,
+                count_map_full: json.lost.count_map_full,
+                stack_map_full: json.lost.stack_map_full,
+                kernel_stack_errors: json.lost.kernel_stack_errors,
+                user_stack_errors: json.lost.user_stack_errors,
+                events_lost: json.lost.events_lost,
+            },
             unwalked: json.lost.unwalked_stacks,
             broken: Vec::new(),
         },

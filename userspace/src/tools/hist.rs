@@ -23,6 +23,8 @@ EXAMPLES:
   tracekit hist kretprobe:vfs_read --value retval             # bytes returned by reads
   tracekit hist fentry:tcp_sendmsg --value size --by comm     # BTF parameter names
   tracekit hist rawtracepoint:sys_enter --by id               # syscalls by number, no record
+  tracekit hist software:cpu-clock:99hz --value 'task->se.cfs_rq->nr_queued' --by cpu --linear 0,16,1
+                                     # run queue length sampled 99 times a second per CPU
   tracekit hist sock:inet_sock_set_state --by daddr_v6 --filter 'newstate == SYN_SENT'
                                      # connects by destination address (IPv4 or IPv6)
   tracekit hist usdt:postgres:query__done --value arg0 -p 1234 # USDT arguments (arg0..argN)
@@ -45,7 +47,9 @@ perf/ftrace syntax: == != < <= > >= & ~ !~ && || ! ( ).";
 pub struct Args {
     /// The probe: a tracepoint (block:block_rq_issue, t:SYSTEM:EVENT), kprobe:FUNC,
     /// kretprobe:FUNC, fentry:FUNC, fexit:FUNC, uprobe:BINARY:FUNC, uretprobe:BINARY:FUNC,
-    /// usdt:BINARY[:PROVIDER]:NAME, rawtracepoint:NAME; wildcards allowed
+    /// usdt:BINARY[:PROVIDER]:NAME, rawtracepoint:NAME, software:EVENT (each event),
+    /// software:EVENT:N (every Nth), software:EVENT:HZhz (HZ times a second per CPU);
+    /// wildcards allowed
     pub probe: String,
     /// The field to histogram; without it, events are counted per group
     #[arg(long, value_name = "FIELD")]

@@ -37,6 +37,7 @@ registry! {
     list => List,
     top => Top,
     offcpu => Offcpu,
+    wakeuptime => Wakeuptime,
     report => Report,
     diff => Diff,
     exporter => Exporter,

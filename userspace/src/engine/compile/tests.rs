@@ -235,7 +235,7 @@ fn software_events_come_from_the_counters_table() {
     let listing = compiled(&Request::probe("s:cs"));
     assert_eq!(
         listing.lines().next(),
-        Some("Main SoftwareEvent { config: 3, period: 1 }")
+        Some("Main SoftwareEvent { config: 3, sampling: Period(1) }")
     );
     let err = compile_in(&Request::probe("software:nope"), &events()).unwrap_err();
     assert_eq!(
@@ -244,4 +244,35 @@ fn software_events_come_from_the_counters_table() {
          page-faults, faults, context-switches, cs, cpu-migrations, migrations, minor-faults, \
          major-faults, alignment-faults, emulation-faults"
     );
+}
+
+/// `:N` runs the program every N events, `:Nhz` at a frequency; anything else is refused.
+#[test]
+fn software_events_take_a_period_or_a_frequency() {
+    let first = |probe: &str| {
+        compiled(&Request::probe(probe))
+            .lines()
+            .next()
+            .map(String::from)
+    };
+    assert_eq!(
+        first("software:page-faults:100").as_deref(),
+        Some("Main SoftwareEvent { config: 2, sampling: Period(100) }")
+    );
+    assert_eq!(
+        first("s:cpu-clock:99hz").as_deref(),
+        Some("Main SoftwareEvent { config: 0, sampling: Frequency(99) }")
+    );
+    for bad in [
+        "s:cpu-clock:0hz",
+        "s:cpu-clock:fast",
+        "s:cpu-clock:200000hz",
+    ] {
+        let err = compile_in(&Request::probe(bad), &events()).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("is not valid; after the event give every N events"),
+            "{bad}: {err}"
+        );
+    }
 }

@@ -1,6 +1,8 @@
 //! Software perf events (`page-faults`, `context-switches`, ...; `PERF_COUNT_SW_*`,
 //! include/uapi/linux/perf_event.h): the kind, and its attach point, [`SoftwareEvent`], the
-//! engine's perf event program on every CPU, run every `period` events.
+//! engine's perf event program on every CPU, run every `period` events, or at a frequency:
+//! `software:page-faults` runs at each fault, `software:page-faults:100` at every 100th
+//! (bpftrace's count), `software:cpu-clock:99hz` 99 times a second per CPU (perf's `-F`).
 
 use std::{collections::BTreeMap, sync::Arc};
 
@@ -39,8 +41,36 @@ impl Kind for SoftwareKind {
     }
 }
 
+/// Splits `NAME[:N|:Nhz]` into the event's name and how often the program runs.
+fn rate_of(spec: &ProbeSpec) -> Result<(&str, Sampling)> {
+    let Some((name, rate)) = spec.target.split_once(':') else {
+        return Ok((&spec.target, Sampling::Period(1)));
+    };
+    let (digits, hz) = match rate.strip_suffix("hz") {
+        Some(digits) => (digits, true),
+        None => (rate, false),
+    };
+    match digits.parse::<u64>() {
+        Ok(n) if n > 0 && (!hz || n <= 100_000) => Ok((
+            name,
+            if hz {
+                Sampling::Frequency(n)
+            } else {
+                Sampling::Period(n)
+            },
+        )),
+        _ => Err(Error::usage(format!(
+            "probe `{}`: rate `{}` is not valid; after the event give every N events \
+             (1 or more) or Nhz (1 to 100000 per second per CPU)",
+            quote(&spec.text),
+            quote(rate)
+        ))),
+    }
+}
+
 fn software_specs(spec: &ProbeSpec, request: &Request) -> Result<Compiled> {
-    let config = counters::named_event(&spec.target)
+    let (name, sampling) = rate_of(spec)?;
+    let config = counters::named_event(name)
         .filter(|event| event.kind == counters::Kind::Software)
         .map(|event| event.config)
         .ok_or_else(|| {
@@ -55,7 +85,7 @@ fn software_specs(spec: &ProbeSpec, request: &Request) -> Result<Compiled> {
     let mut builder = PlanBuilder::new();
     let (columns, prints) = compile_body(&mut builder, &fields, request)?;
     finish_layout(&mut builder, &columns);
-    let attach = SoftwareEvent { config, period: 1 };
+    let attach = SoftwareEvent { config, sampling };
     Ok(Compiled {
         specs: vec![spec_of(builder.plan(), Arc::new(attach), None, request)],
         columns: columns_of(columns),
@@ -73,12 +103,21 @@ fn software_specs(spec: &ProbeSpec, request: &Request) -> Result<Compiled> {
 pub struct SoftwareEvent {
     /// `PERF_COUNT_SW_*`, from [`crate::counters::SOFTWARE`].
     pub config: u64,
-    /// Run every `period` events.
-    pub period: u64,
+    /// How often the program runs.
+    pub sampling: Sampling,
+}
+
+/// How often a software event runs the program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sampling {
+    /// Every N events (1: each one).
+    Period(u64),
+    /// N times a second on each CPU (the kernel adjusts the period; `cpu-clock` is exact).
+    Frequency(u64),
 }
 
 impl AttachPoint for SoftwareEvent {
-    fn attach(&self, engine: &mut Engine, _role: Role) -> Result<()> {
+    fn attach(&self, engine: &mut Engine, role: Role) -> Result<()> {
         let program: &mut PerfEvent = engine
             .ebpf()?
             .program_mut("engine_perf_event")
@@ -91,18 +130,30 @@ impl AttachPoint for SoftwareEvent {
         let cpus = aya::util::online_cpus().map_err(|(path, err)| {
             Error::runtime(format!("reading the online CPUs from {path}: {err}"))
         })?;
+        let mut links = Vec::with_capacity(cpus.len());
         for cpu in cpus {
-            program
+            let link = program
                 .attach(
                     PerfEventConfig::Pmu {
                         pmu_type: perf_event_open_sys::bindings::PERF_TYPE_SOFTWARE,
                         config: self.config,
                     },
                     PerfEventScope::AllProcessesOneCpu { cpu },
-                    SamplePolicy::Period(self.period),
+                    match self.sampling {
+                        Sampling::Period(n) => SamplePolicy::Period(n),
+                        Sampling::Frequency(hz) => SamplePolicy::Frequency(hz),
+                    },
                     false,
                 )
                 .with_context(|| format!("attaching to a software event on cpu {cpu}"))?;
+            links.push(
+                program
+                    .take_link(link)
+                    .context("owning a software event's link")?,
+            );
+        }
+        for link in links {
+            engine.keep_link(role, link);
         }
         Ok(())
     }

@@ -301,7 +301,7 @@ fn whole_run(labels: &Labels, hz: Option<u64>, source: ReplaySamples) -> (String
         hz,
         cpus: 1,
         whole: Whole::default(),
-        keep_stacks: false,
+        keep: Keep::Counters,
     };
     collector.attach(&Tracees::default()).unwrap();
     collector.detach().unwrap();
@@ -534,4 +534,65 @@ fn golden_stackcount_run_from_engine_cells() {
         .part("stdout", stdout)
         .part("stderr", stderr)
         .check("stacks/stackcount_run.txt");
+}
+
+/// Which outputs need each stack's process and addresses, and which only its names.
+#[test]
+fn interval_runs_keep_what_their_outputs_need() {
+    let out = |name: &str, format| (std::path::PathBuf::from(name), format);
+    assert_eq!(Keep::for_outputs(&[], false), Keep::Counters);
+    assert_eq!(Keep::for_outputs(&[], true), Keep::Everything);
+    let by_name = [
+        out("a.folded", Format::Folded),
+        out("a.svg", Format::Svg),
+        out("a.txt", Format::Text),
+        out("a.heatmap.svg", Format::Heatmap),
+    ];
+    assert_eq!(Keep::for_outputs(&by_name, false), Keep::Symbols);
+    for format in [
+        Format::Json,
+        Format::Pprof,
+        Format::Speedscope,
+        Format::ChromeTrace,
+    ] {
+        let mut outputs = by_name.to_vec();
+        outputs.push(out("b", format));
+        assert_eq!(Keep::for_outputs(&outputs, false), Keep::Everything);
+    }
+}
+
+/// Under churn, an interval run writing folded stacks holds one stack per command and
+/// frames, not one per process: 1000 processes running the same code add up to one stack
+/// (issue 27, acceptance 7: RSS flat over ten minutes of short-lived processes).
+#[test]
+fn interval_runs_by_name_hold_one_stack_for_many_processes() {
+    let mut whole = Whole::default();
+    for pid in 1000..2000 {
+        let mut frames = vec![user("main"), user("work")];
+        frames[1].address = Some(crate::stacks::CodeAddress {
+            address: 0x5500_0000_0000 + u64::from(pid) * 4096,
+            mapping: None,
+        });
+        let profile = Profile {
+            stacks: vec![stack(pid, "tk_churn", frames, 2)],
+            ..Profile::default()
+        };
+        whole.add(&profile, Keep::Symbols);
+    }
+    assert_eq!(whole.pids.len(), 1000);
+    assert!(whole.stacks.into_stacks().is_empty());
+    let stacks = whole.named.into_stacks();
+    assert_eq!(stacks.len(), 1, "{stacks:#?}");
+    assert_eq!(stacks[0].count, 2000);
+    assert_eq!(stacks[0].comm, "tk_churn");
+
+    let mut everything = Whole::default();
+    for pid in [1, 2] {
+        let profile = Profile {
+            stacks: vec![stack(pid, "tk_churn", vec![user("main")], 1)],
+            ..Profile::default()
+        };
+        everything.add(&profile, Keep::Everything);
+    }
+    assert_eq!(everything.stacks.into_stacks().len(), 2);
 }

@@ -55,12 +55,15 @@ table! {
     statsnoop,
     syncsnoop,
     mountsnoop,
+    vfsstat,
+    vfscount,
     // block
     biosnoop,
     biotop,
     // CPU and scheduler
     cpudist,
     runqslower,
+    runqlen,
     hardirqs,
     softirqs,
     // memory
@@ -76,6 +79,8 @@ table! {
     tcprtt,
     tcplife,
     solisten,
+    // security
+    capable,
     // locks
     klockstat,
     futexctn,

@@ -35,7 +35,9 @@ pub(super) fn attach(engine: &mut Engine, function: &str, role: Role, ret: bool)
             .try_into()
             .context("fentry program type")?;
         program.load(function, &btf).map_err(fentry_error)?;
-        program.attach().map_err(fentry_error)?;
+        let link = program.attach().map_err(fentry_error)?;
+        let link = program.take_link(link).map_err(fentry_error)?;
+        engine.keep_link(role, link);
     } else {
         let program: &mut FExit = engine
             .ebpf()?
@@ -44,7 +46,9 @@ pub(super) fn attach(engine: &mut Engine, function: &str, role: Role, ret: bool)
             .try_into()
             .context("fexit program type")?;
         program.load(function, &btf).map_err(fentry_error)?;
-        program.attach().map_err(fentry_error)?;
+        let link = program.attach().map_err(fentry_error)?;
+        let link = program.take_link(link).map_err(fentry_error)?;
+        engine.keep_link(role, link);
     }
     Ok(())
 }

@@ -48,12 +48,13 @@ impl AttachPoint for Uprobes {
             Some(pid) => UProbeScope::OneProcess(pid),
             None => UProbeScope::AllProcesses,
         };
+        let mut links = Vec::with_capacity(self.offsets.len());
         for (index, &offset) in self.offsets.iter().enumerate() {
             let point = UProbeAttachPoint {
                 location: UProbeAttachLocation::AbsoluteOffset(offset),
                 cookie: Some(index as u64),
             };
-            program
+            let link = program
                 .attach(point, &self.binary, scope)
                 .with_context(|| {
                     format!(
@@ -61,6 +62,10 @@ impl AttachPoint for Uprobes {
                         self.binary.display()
                     )
                 })?;
+            links.push(program.take_link(link).context("owning a uprobe's link")?);
+        }
+        for link in links {
+            engine.keep_link(role, link);
         }
         Ok(())
     }

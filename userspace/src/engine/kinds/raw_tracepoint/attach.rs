@@ -47,9 +47,13 @@ fn attach_raw(engine: &mut Engine, role: Role, name: &str) -> Result<()> {
             )
         })?;
     }
-    program
+    let link = program
         .attach(name)
         .with_context(|| format!("attaching to raw tracepoint {}", crate::error::quote(name)))?;
+    let link = program
+        .take_link(link)
+        .context("owning the raw tracepoint's link")?;
+    engine.keep_link(role, link);
     Ok(())
 }
 

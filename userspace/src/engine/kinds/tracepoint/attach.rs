@@ -78,9 +78,20 @@ fn load<'a>(engine: &'a mut Engine, name: &str, tp: &Tracepoint) -> Result<&'a m
 /// own process-tracking tracepoints (exec, mmap, fork).
 pub(crate) fn attach(engine: &mut Engine, name: &str, tp: &Tracepoint) -> Result<()> {
     tracefs::root()?;
-    load(engine, name, tp)?
+    let program = load(engine, name, tp)?;
+    let link = program
         .attach(&tp.system, &tp.event)
         .with_context(|| format!("attaching to tracepoint {tp}"))?;
+    let link = program
+        .take_link(link)
+        .with_context(|| format!("owning the link of tracepoint {tp}"))?;
+    // The engine's own tracepoints detach with the stage of their name.
+    let role = if name.contains("_start") {
+        Role::Start
+    } else {
+        Role::Main
+    };
+    engine.keep_link(role, link);
     Ok(())
 }
 

@@ -1,0 +1,78 @@
+//! `tracekit wakeuptime`: time blocked, by the kernel stack that woke the task (bcc's and
+//! libbpf-tools' `wakeuptime`), the preset [`tracekit::jobs::presets::wakeuptime`].
+
+use clap::Args as ClapArgs;
+use tracekit::{
+    Result,
+    jobs::{
+        presets,
+        stacks::{self, Labels, ReportOptions, Weight},
+    },
+};
+
+use crate::cli::{Common, MapArgs, SymbolArgs};
+
+const EXAMPLES: &str = "\
+EXAMPLES:
+  tracekit wakeuptime -- ./app                    # who woke ./app's threads, in microseconds
+  tracekit wakeuptime -p 1234 -d 10 -o wake.svg   # flame graph of the wakers' stacks
+  tracekit wakeuptime --min-us 1000 -a -d 5       # only blocks of 1 ms or more, every task
+
+A sleeping task (S or D) leaving the CPU starts the clock; its sched_wakeup stops it, in the
+waker's context: the stack shown is the waker's kernel stack, the pid and comm the woken
+task's. -p and -- CMD select the woken tasks; the wakers are any task.";
+
+/// `tracekit wakeuptime`.
+#[derive(Debug, ClapArgs)]
+#[command(
+    about = "Time blocked, by the kernel stack that woke the task (bcc wakeuptime)",
+    after_help = EXAMPLES
+)]
+pub struct Args {
+    /// Only blocks of at least US microseconds
+    #[arg(long, value_name = "US")]
+    pub min_us: Option<u64>,
+    /// Only blocks of at most US microseconds
+    #[arg(long, value_name = "US")]
+    pub max_us: Option<u64>,
+    /// Rows in the text report
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub top: usize,
+    #[command(flatten)]
+    pub common: Common,
+    #[command(flatten)]
+    pub maps: MapArgs,
+    #[command(flatten)]
+    pub symbols: SymbolArgs,
+}
+
+/// Runs `tracekit wakeuptime`.
+pub fn run(args: Args, verbose: u8) -> Result<()> {
+    let request = presets::wakeuptime(&presets::WakeuptimeOptions {
+        min_us: args.min_us,
+        max_us: args.max_us,
+        maps: args.maps.sizes(),
+    })?;
+    let labels = Labels {
+        tool: "wakeuptime",
+        event: "blocked time by waker (sched:sched_wakeup)".into(),
+        unit: "us",
+        banner: "blocked time by waker stack".into(),
+    };
+    let report = ReportOptions {
+        top: args.top,
+        inlined: true,
+        lines: false,
+        inverted: false,
+    };
+    let options = args.symbols.apply(args.common.run_options(verbose)?);
+    stacks::engine(
+        &request,
+        Weight::SumMicros,
+        None,
+        0,
+        &labels,
+        report,
+        &options,
+    )
+}
