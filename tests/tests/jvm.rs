@@ -1,7 +1,9 @@
 //! HotSpot (issue 28): a JVM's `libjvm.so` is found and its serviceability tables
 //! (`gHotSpotVMStructs`, ...) are read from its memory; `-v` says so. Interpreted Java
-//! frames (`-Xint`) are named `Class.method` (no lines yet); compiled (C1/C2) frames are
-//! not unwound yet. `--no-interpreters` reads nothing and keeps native frames.
+//! frames (`-Xint`) are named `Class.method (File.java:LINE)`, under `-p` and `-- CMD`, and
+//! for a JVM that exits mid-profile; compiled (C1/C2) frames are not unwound yet.
+//! `--no-interpreters` reads nothing and keeps native frames. Java is not in the VM image:
+//! these tests run on the host only.
 
 use std::{
     path::{Path, PathBuf},
@@ -39,14 +41,25 @@ fn profile(pid: &str, out: &Path, extra: &[&str]) -> tracekit_tests::Output {
 }
 
 /// The fixture's chain, outermost first: `main -> outer -> middle -> leaf -> sumCents`
-/// (`sumCents` burns the CPU).
+/// (`sumCents` burns the CPU), each caller at the line of its call (javac's
+/// `LineNumberTable`, `javap -l`), the leaf at one of its own lines (see [`is_leaf`]).
 const CHAIN: [&str; 5] = [
-    "Ledger.main",
-    "Ledger.outer",
-    "Ledger.middle",
-    "Ledger.leaf",
-    "Ledger.sumCents",
+    "Ledger.main (Ledger.java:40)",
+    "Ledger.outer (Ledger.java:26)",
+    "Ledger.middle (Ledger.java:22)",
+    "Ledger.leaf (Ledger.java:16)",
+    "Ledger.sumCents (Ledger.java:",
 ];
+
+/// Whether `frame` is the leaf method at one of its lines, 6 to 10: the line of the bci the
+/// interpreter last saved in the frame (the running bci is in a register), so any of them.
+fn is_leaf(frame: &str) -> bool {
+    frame
+        .strip_prefix(CHAIN[4])
+        .and_then(|rest| rest.strip_suffix(')'))
+        .and_then(|line| line.parse::<u32>().ok())
+        .is_some_and(|line| (6..=10).contains(&line))
+}
 
 /// Samples of the JVM's main Java thread (started by the launcher's `JavaMain`); the JVM's
 /// own threads (GC, compiler, VM thread) are the others.
@@ -63,7 +76,7 @@ fn check_chain(test: &str, folded: &[(String, u64)]) {
         .filter(|(path, _)| main_thread(path))
         .cloned()
         .collect();
-    let (leaf, total) = share(&main, |path| path.split(';').any(|f| f == CHAIN[4]));
+    let (leaf, total) = share(&main, |path| path.split(';').any(is_leaf));
     let (whole, _) = share(&main, |path| chain_in_order(path, &CHAIN));
     eprintln!("{test}: of {total} main-thread samples, {leaf} name the leaf, {whole} the chain");
     assert!(total >= 50, "only {total} main-thread samples: {folded:#?}");
@@ -87,8 +100,8 @@ fn check_chain(test: &str, folded: &[(String, u64)]) {
 
 /// `-p` of a running JVM under `-Xint`: its layout is read (JDK 17 states hundreds of
 /// fields) and said under `-v`, and the main thread's samples name the interpreted chain
-/// `Ledger.main;Ledger.outer;Ledger.middle;Ledger.leaf;Ledger.sumCents`. With
-/// `--no-interpreters` nothing is read and the samples keep native frames.
+/// `Ledger.main (Ledger.java:40);...;Ledger.sumCents (Ledger.java:6)`, the callers' lines
+/// exact. With `--no-interpreters` nothing is read and the samples keep native frames.
 #[test]
 fn jvm_interpreted_frames_are_named() {
     let test = "jvm_interpreted_frames_are_named";
@@ -125,4 +138,71 @@ fn jvm_interpreted_frames_are_named() {
         folded.iter().all(|(path, _)| !path.contains("Ledger.")),
         "{folded:#?}"
     );
+}
+
+/// `-- CMD`: the JVM is announced when `libjvm.so` is mapped, before it fills its tables
+/// and generates its interpreter; it is probed again until it can be read, and the main
+/// thread's samples name the chain (the JVM's start, a few samples, names no Java frame).
+/// The command exits before the report: the names were read while it ran.
+#[test]
+fn jvm_interpreted_frames_are_named_under_command() {
+    let test = "jvm_interpreted_frames_are_named_under_command";
+    require_root();
+    let dir = scratch(test);
+    let Some(classes) = compile(test, &dir) else {
+        return;
+    };
+    let out = dir.join("cmd.folded");
+    let classes = classes.to_str().unwrap();
+    let run = tracekit(
+        [
+            "profile",
+            "-v",
+            "-F",
+            "99",
+            "-o",
+            out.to_str().unwrap(),
+            "--",
+            "java",
+            "-Xint",
+            "-cp",
+            classes,
+            "Ledger",
+            "6",
+        ],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    eprintln!("{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("tracekit: interpreters: HotSpot (interpreted frames) in 1 process;"),
+        "{}",
+        run.stderr
+    );
+    check_chain(test, &parse_folded(&std::fs::read_to_string(&out).unwrap()));
+}
+
+/// `-p` of a JVM that exits 5 s into a profile asked for 30 s: the profile ends with it,
+/// and its Java frames keep their names (read from its memory while it ran; nothing
+/// holds a `-p` process at its exit).
+#[test]
+fn jvm_exiting_mid_profile_keeps_its_names() {
+    let test = "jvm_exiting_mid_profile_keeps_its_names";
+    require_root();
+    let dir = scratch(test);
+    let Some(classes) = compile(test, &dir) else {
+        return;
+    };
+    let mut child = spawn_ledger(&classes, "5");
+    let pid = child.id().to_string();
+    let out = dir.join("exit.folded");
+    let mut args = vec!["profile", "-v", "-F", "99", "-p", &pid, "-d", "30", "-o"];
+    args.push(out.to_str().unwrap());
+    let run = tracekit(args, TIMEOUT);
+    let status = child.wait().unwrap();
+    run.assert_code(0);
+    eprintln!("{}", run.stderr);
+    assert!(status.success(), "the JVM failed: {status}");
+    check_chain(test, &parse_folded(&std::fs::read_to_string(&out).unwrap()));
 }

@@ -310,6 +310,9 @@ pub struct Layout {
     /// The template interpreter's code in the process, `[begin, end)`: read by [`probe`]
     /// through `interpreter_queue` (`None` from [`Layout::of`]).
     pub interpreter_code: Option<(u64, u64)>,
+    /// Where a method's line numbers are; `None` when the JVM does not state it (frames are
+    /// then named without file and line).
+    pub lines: Option<super::hotspot_lines::LineLayout>,
 }
 
 impl Layout {
@@ -398,6 +401,7 @@ impl Layout {
             _ => None,
         };
         Ok(Layout {
+            lines: super::hotspot_lines::LineLayout::of(tables),
             interpreter_queue,
             const_method_size: tables.sizes.get("ConstMethod").copied(),
             interpreter_code: None,
@@ -419,12 +423,56 @@ impl Layout {
     }
 }
 
+/// Why [`probe`] read no layout.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NotRead {
+    /// What could not be read, for the report.
+    pub reason: String,
+    /// Whether a later probe may succeed: the JVM is still starting (its tables are not
+    /// filled, its interpreter not generated yet), unlike a layout that lacks a field.
+    pub may_change: bool,
+}
+
+impl NotRead {
+    fn starting(reason: String) -> Self {
+        Self {
+            reason,
+            may_change: true,
+        }
+    }
+
+    fn never(reason: String) -> Self {
+        Self {
+            reason,
+            may_change: false,
+        }
+    }
+}
+
 /// Reads the layout of JVM `pid`, whose `libjvm.so` (`binary`) is mapped executable at
 /// `mapping`: `Ok` with a one-line summary for the report, or why it could not be read.
-pub fn probe(pid: u32, binary: &Binary, mapping: &ExecMapping) -> Result<(Layout, String), String> {
+/// A JVM announced at its `exec` or at the `mmap` of `libjvm.so` has not filled its tables
+/// yet: that error says it may change ([`NotRead::may_change`]), and the caller retries.
+pub fn probe(
+    pid: u32,
+    binary: &Binary,
+    mapping: &ExecMapping,
+) -> Result<(Layout, String), NotRead> {
+    let (layout, summary) = read_layout(pid, binary, mapping)?;
+    with_interpreter(pid, layout, summary)
+}
+
+/// The first half of [`probe`]: the layout from the JVM's tables, and the report's summary
+/// of it (without [`Layout::interpreter_code`]).
+pub fn read_layout(
+    pid: u32,
+    binary: &Binary,
+    mapping: &ExecMapping,
+) -> Result<(Layout, String), NotRead> {
     let (address, file_offset) = binary.anchor;
-    let bias = super::bias_at(address, file_offset, mapping)
-        .ok_or("the exec mapping of libjvm.so does not hold JNI_CreateJavaVM")?;
+    let bias = super::bias_at(address, file_offset, mapping).ok_or_else(|| {
+        NotRead::never("the exec mapping of libjvm.so does not hold JNI_CreateJavaVM".into())
+    })?;
     let at = |name: &str| {
         binary
             .symbols
@@ -433,8 +481,8 @@ pub fn probe(pid: u32, binary: &Binary, mapping: &ExecMapping) -> Result<(Layout
             .unwrap_or(0)
             .wrapping_add(bias)
     };
-    let tables = read_vmstructs(&Process(pid), &at)?;
-    let mut layout = Layout::of(&tables)?;
+    let tables = read_vmstructs(&Process(pid), &at).map_err(NotRead::starting)?;
+    let layout = Layout::of(&tables).map_err(NotRead::never)?;
     let summary = format!(
         "HotSpot layout read ({} fields, {} types, {} constants; Method* at rbp{:+} words)",
         tables.fields.len(),
@@ -442,10 +490,26 @@ pub fn probe(pid: u32, binary: &Binary, mapping: &ExecMapping) -> Result<(Layout
         tables.int_constants.len(),
         layout.interpreter_frame.0,
     );
-    layout.interpreter_code = Some(
-        interpreter_code(&Process(pid), &layout)
-            .map_err(|why| format!("{summary}, but interpreted Java frames stay native: {why}"))?,
-    );
+    Ok((layout, summary))
+}
+
+/// The second half of [`probe`]: `layout` with the template interpreter's code read from
+/// JVM `pid` (generated a little after the tables are filled).
+pub fn with_interpreter(
+    pid: u32,
+    mut layout: Layout,
+    summary: String,
+) -> Result<(Layout, String), NotRead> {
+    let code = interpreter_code(&Process(pid), &layout).map_err(|why| {
+        let reason = format!("{summary}, but interpreted Java frames stay native: {why}");
+        // Stated but empty: the interpreter is generated a little later in the JVM's start.
+        if layout.interpreter_queue.is_some() {
+            NotRead::starting(reason)
+        } else {
+            NotRead::never(reason)
+        }
+    })?;
+    layout.interpreter_code = Some(code);
     Ok((layout, summary))
 }
 
@@ -501,7 +565,7 @@ impl Layout {
 const MAX_SYMBOL: u64 = 4096;
 
 /// The text of HotSpot `Symbol` at `symbol`.
-fn symbol_text(memory: &impl Memory, layout: &Layout, symbol: u64) -> Option<String> {
+pub(super) fn symbol_text(memory: &impl Memory, layout: &Layout, symbol: u64) -> Option<String> {
     let (length_at, body_at) = layout.symbol;
     let length = u16::from_le_bytes(memory.read(symbol + length_at, 2)?.try_into().ok()?);
     let length = u64::from(length).min(MAX_SYMBOL);
@@ -536,14 +600,21 @@ pub fn method_name(memory: &impl Memory, layout: &Layout, method: u64) -> Option
     Some(format!("{}.{name}", class.replace('/', ".")))
 }
 
-/// The names of `Method*` `method` of JVM `pid` (no file or line yet: the frame is named
-/// `Class.method`).
+/// The names of `Method*` `method` of JVM `pid`: `Class.method`, and where the JVM states
+/// them, its class's source file and its compressed line number table
+/// ([`super::hotspot_lines`]; empty when unreadable or absent).
 pub(super) fn read_code(pid: u32, layout: &Layout, method: u64) -> Option<super::CodeInfo> {
+    let memory = Process(pid);
+    let name = method_name(&memory, layout, method)?;
+    let (file, linetable) = layout
+        .lines
+        .and_then(|lines| lines.read(&memory, layout, method))
+        .unwrap_or_default();
     Some(super::CodeInfo {
-        name: method_name(&Process(pid), layout, method)?,
-        file: String::new(),
+        name,
+        file,
         first_line: 0,
-        linetable: Vec::new(),
+        linetable,
         minor: 0,
     })
 }

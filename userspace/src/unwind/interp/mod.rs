@@ -21,6 +21,8 @@
 //! [`detect`] and in [`frame`].
 
 pub mod hotspot;
+mod hotspot_lines;
+mod hotspot_pending;
 mod layout;
 pub mod php;
 pub mod python;
@@ -207,6 +209,8 @@ pub struct Interpreters {
     /// process loaded again (after an `exec`, a `dlopen`) counts once.
     unsupported: BTreeMap<(String, String), (u64, u32)>,
     errors: BTreeMap<String, u64>,
+    /// JVMs not readable yet, probed again ([`hotspot_pending`]).
+    hotspot_pending: hotspot_pending::PendingJvms,
 }
 
 impl Interpreters {
@@ -227,6 +231,7 @@ impl Interpreters {
             by_version: BTreeMap::new(),
             unsupported: BTreeMap::new(),
             errors: BTreeMap::new(),
+            hotspot_pending: Default::default(),
         })
     }
 
@@ -260,30 +265,11 @@ impl Interpreters {
                 Detected::None => {}
                 Detected::HotSpot(binary) => {
                     // Interpreted Java frames, where the layout was read; else -v says why.
-                    let reason = match hotspot::probe(pid, &binary, mapping) {
-                        Ok((layout, summary)) => match layout.process() {
-                            Some(process) => {
-                                let name = "HotSpot (interpreted frames)".to_string();
-                                self.publish(pid, process, name, Runtime::HotSpot(layout));
-                                return;
-                            }
-                            None => format!("{summary}, but a frame slot does not fit"),
-                        },
-                        Err(reason) => reason,
-                    };
-                    let (count, last) = self.unsupported.entry((path.clone(), reason)).or_default();
-                    if *last != pid {
-                        *count += 1;
-                        *last = pid;
+                    if self.load_hotspot(pid, path, &binary, mapping) {
+                        return;
                     }
                 }
-                Detected::Unsupported(reason) => {
-                    let (count, last) = self.unsupported.entry((path.clone(), reason)).or_default();
-                    if *last != pid {
-                        *count += 1;
-                        *last = pid;
-                    }
-                }
+                Detected::Unsupported(reason) => self.keep_native(path, reason, pid),
                 Detected::Python(binary) => {
                     if !self.configure() {
                         return;
@@ -351,6 +337,18 @@ impl Interpreters {
         }
     }
 
+    /// Counts process `pid` as keeping native frames in `path` for `reason` (once per pid).
+    fn keep_native(&mut self, path: &str, reason: String, pid: u32) {
+        let (count, last) = self
+            .unsupported
+            .entry((path.to_string(), reason))
+            .or_default();
+        if *last != pid {
+            *count += 1;
+            *last = pid;
+        }
+    }
+
     /// Publishes `process` as `pid`'s interpreter (Ruby, PHP; CPython's arm predates this).
     fn publish(&mut self, pid: u32, process: InterpProcess, name: String, runtime: Runtime) {
         match self.processes.insert(pid, process, 0) {
@@ -373,6 +371,7 @@ impl Interpreters {
     /// Reads the code objects the kernel announced since the last call (call it often: a
     /// process that exits first keeps frames named `[unknown]`). Returns how many.
     pub fn read_announced(&mut self) -> usize {
+        self.retry_hotspot();
         let mut read = 0;
         while let Some(item) = self.codes.next() {
             if item.len() < size_of::<CodeKey>() {
@@ -458,6 +457,7 @@ impl Interpreters {
                 if *n == 1 { "" } else { "es" }
             ));
         }
+        out.push_str(&self.pending_report());
         for (error, n) in &self.errors {
             out.push_str(&format!("\ninterpreters off ({n}x): {error}"));
         }
@@ -673,7 +673,7 @@ pub fn frame(pid: u32, word: u64) -> Frame {
     let symbol = match info {
         // No lines for JavaScript yet: the kernel records the bytecode offset only.
         Some((info, _)) if id == runtime::V8 => v8::symbol(&info),
-        Some((info, _)) if id == runtime::HOTSPOT => info.name.clone(), // No lines yet.
+        Some((info, bci)) if id == runtime::HOTSPOT => hotspot_lines::symbol(&info, bci),
         Some((info, units)) => {
             let line = match id {
                 runtime::RUBY => ruby::line_of(&info, units),
