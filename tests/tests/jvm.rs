@@ -34,7 +34,7 @@ fn spawn_ledger(classes: &Path, seconds: &str) -> Child {
 }
 
 fn profile(pid: &str, out: &Path, extra: &[&str]) -> tracekit_tests::Output {
-    let mut args = vec!["profile", "-v", "-F", "99", "-p", pid, "-d", "2", "-o"];
+    let mut args = vec!["profile", "-v", "-F", "99", "-p", pid, "-d", "6", "-o"];
     args.push(out.to_str().unwrap());
     args.extend_from_slice(extra);
     tracekit(args, TIMEOUT)
@@ -110,7 +110,7 @@ fn jvm_interpreted_frames_are_named() {
     let Some(classes) = compile(test, &dir) else {
         return;
     };
-    let mut child = spawn_ledger(&classes, "12");
+    let mut child = spawn_ledger(&classes, "40");
     let pid = child.id().to_string();
     let out = dir.join("on.folded");
     let on = profile(&pid, &out, &[]);
@@ -168,7 +168,7 @@ fn jvm_interpreted_frames_are_named_under_command() {
             "-cp",
             classes,
             "Ledger",
-            "6",
+            "8",
         ],
         TIMEOUT,
     );
@@ -183,7 +183,7 @@ fn jvm_interpreted_frames_are_named_under_command() {
     check_chain(test, &parse_folded(&std::fs::read_to_string(&out).unwrap()));
 }
 
-/// `-p` of a JVM that exits 5 s into a profile asked for 30 s: the profile ends with it,
+/// `-p` of a JVM that exits 7 s into a profile asked for 30 s: the profile ends with it,
 /// and its Java frames keep their names (read from its memory while it ran; nothing
 /// holds a `-p` process at its exit).
 #[test]
@@ -194,7 +194,7 @@ fn jvm_exiting_mid_profile_keeps_its_names() {
     let Some(classes) = compile(test, &dir) else {
         return;
     };
-    let mut child = spawn_ledger(&classes, "5");
+    let mut child = spawn_ledger(&classes, "7");
     let pid = child.id().to_string();
     let out = dir.join("exit.folded");
     let mut args = vec!["profile", "-v", "-F", "99", "-p", &pid, "-d", "30", "-o"];
