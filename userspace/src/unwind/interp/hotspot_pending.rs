@@ -9,6 +9,7 @@
 
 use std::{
     collections::HashMap,
+    sync::Arc,
     time::{Duration, Instant},
 };
 
@@ -80,7 +81,7 @@ impl Interpreters {
             Ok((layout, summary)) => match layout.process() {
                 Some(process) => {
                     let name = PUBLISHED.to_string();
-                    self.publish(pid, process, name, Runtime::HotSpot(layout));
+                    self.publish(pid, process, name, Runtime::HotSpot(Arc::new(layout)));
                     return true;
                 }
                 None => format!("{summary}, but a frame slot does not fit"),

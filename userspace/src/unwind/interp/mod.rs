@@ -529,24 +529,24 @@ impl CodeInfo {
 }
 
 /// A process's runtime, for naming.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 enum Runtime {
     Python(python::Version),
     Ruby(&'static ruby::Version),
     Php(&'static php::Version),
     V8(v8::Version),
-    HotSpot(hotspot::Layout),
+    HotSpot(Arc<hotspot::Layout>),
 }
 
 impl Runtime {
     /// Reads code object `code` of `pid`.
-    fn read_code(self, pid: u32, code: u64) -> Option<CodeInfo> {
+    fn read_code(&self, pid: u32, code: u64) -> Option<CodeInfo> {
         match self {
-            Runtime::Python(version) => python::read_code(pid, &version, code),
+            Runtime::Python(version) => python::read_code(pid, version, code),
             Runtime::Ruby(version) => ruby::read_code(pid, version, code),
             Runtime::Php(version) => php::read_code(pid, version, code),
-            Runtime::V8(version) => v8::read_code(pid, &version, code),
-            Runtime::HotSpot(layout) => hotspot::read_code(pid, &layout, code),
+            Runtime::V8(version) => v8::read_code(pid, version, code),
+            Runtime::HotSpot(layout) => hotspot::read_code(pid, layout, code),
         }
     }
 }
@@ -596,11 +596,11 @@ fn register(pid: u32, runtime: Runtime) {
         .processes
         .entry(pid)
         .or_insert_with(|| ProcessCodes {
-            runtime,
+            runtime: runtime.clone(),
             codes: HashMap::new(),
         });
     // An exec into another version: what was read is of the old image.
-    let same = match (entry.runtime, runtime) {
+    let same = match (&entry.runtime, &runtime) {
         (Runtime::Python(a), Runtime::Python(b)) => a.minor == b.minor,
         (Runtime::Ruby(a), Runtime::Ruby(b)) => a.minor == b.minor,
         (Runtime::Php(a), Runtime::Php(b)) => a.minor == b.minor,
