@@ -48,6 +48,9 @@ pub mod runtime {
     pub const PHP: u8 = 3;
     /// V8 (Node.js): JavaScript frames on the frame-pointer chain ([`super::v8`]).
     pub const V8: u8 = 4;
+    /// HotSpot (OpenJDK's JVM): interpreted Java frames on the frame-pointer chain
+    /// ([`super::hotspot`]).
+    pub const HOTSPOT: u8 = 5;
 }
 
 /// Bit where an encoded frame's runtime starts.
@@ -310,6 +313,23 @@ pub mod v8 {
     pub const HEAP_OBJECT_TAG: u64 = 1;
     /// Shift of a Smi's value in its word (`v8dbg_SmiShiftSize` + the 1-bit tag).
     pub const SMI_SHIFT: u32 = 32;
+}
+
+/// HotSpot's offset slots ([`InterpProcess::offsets`]), from the JVM's `gHotSpotVMStructs`.
+/// `eval_begin..eval_end` is the template interpreter's code (`AbstractInterpreter::_code`,
+/// a `StubQueue` in the code cache). Interpreted frames keep rbp as a frame pointer and
+/// hold the frame's `Method*` at `rbp - METHOD_SLOT` and its bytecode pointer at
+/// `rbp - BCP_SLOT`; such a frame is recorded as its `Method*` and its bytecode index
+/// (`bcp - (constMethod + sizeof(ConstMethod))`, 0 when it is not in the method's code).
+pub mod hotspot {
+    /// Bytes below rbp of the interpreter frame's `Method*`.
+    pub const METHOD_SLOT: usize = 0;
+    /// Bytes below rbp of its bytecode pointer.
+    pub const BCP_SLOT: usize = 1;
+    /// `Method::_constMethod`.
+    pub const METHOD_CONST_METHOD: usize = 2;
+    /// `sizeof(ConstMethod)`: where the bytecodes start in a `ConstMethod`.
+    pub const CONST_METHOD_SIZE: usize = 3;
 }
 
 crate::impl_pod!(InterpProcess, InterpConfig, CodeKey);

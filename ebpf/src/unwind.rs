@@ -365,6 +365,12 @@ extern "C" fn step<M: UnwindMaps>(_index: u64, _ctx: *mut c_void) -> i64 {
             w.frames[len] = word;
         }
         frame_pointer_step::<M>(w)
+    } else if interp::hotspot::in_interpreter(&w.interp, pc) {
+        // HotSpot's interpreter keeps frame pointers; its frames are recorded as methods.
+        if let Some(word) = interp::hotspot::frame::<M>(&w.interp, w.bp) {
+            w.frames[len] = word;
+        }
+        frame_pointer_step::<M>(w)
     } else if w.m_end == 0 {
         bump::<M>(UnwindStat::NoMappingFrames);
         frame_pointer_step::<M>(w)

@@ -1,6 +1,9 @@
-//! HotSpot (issue 28), step 1: a JVM's `libjvm.so` is found and its serviceability tables
-//! (`gHotSpotVMStructs`, ...) are read from its memory; `-v` says so. Java frames are not
-//! unwound yet, so the JVM keeps its native frames, and `--no-interpreters` reads nothing.
+//! HotSpot (issue 28): a JVM's `libjvm.so` is found and its serviceability tables
+//! (`gHotSpotVMStructs`, ...) are read from its memory; `-v` says so. Interpreted Java
+//! frames (`-Xint`) are named `Class.method (File.java:LINE)`, under `-p` and `-- CMD`, and
+//! for a JVM that exits mid-profile; compiled (C1/C2) frames are not unwound yet.
+//! `--no-interpreters` reads nothing and keeps native frames. Java is not in the VM image:
+//! these tests run on the host only.
 
 use std::{
     path::{Path, PathBuf},
@@ -9,7 +12,8 @@ use std::{
 };
 
 use tracekit_tests::{
-    compile_java, installed, parse_folded, require_root, scratch, spawn_ready, tracekit,
+    chain_in_order, compile_java, installed, parse_folded, require_root, scratch, share,
+    spawn_ready, tracekit,
 };
 
 const TIMEOUT: Duration = Duration::from_secs(120);
@@ -30,23 +34,83 @@ fn spawn_ledger(classes: &Path, seconds: &str) -> Child {
 }
 
 fn profile(pid: &str, out: &Path, extra: &[&str]) -> tracekit_tests::Output {
-    let mut args = vec!["profile", "-v", "-F", "99", "-p", pid, "-d", "2", "-o"];
+    let mut args = vec!["profile", "-v", "-F", "99", "-p", pid, "-d", "6", "-o"];
     args.push(out.to_str().unwrap());
     args.extend_from_slice(extra);
     tracekit(args, TIMEOUT)
 }
 
-/// `-p` of a running JVM: its layout is read (JDK 17 states hundreds of fields) and said
-/// under `-v`; its samples keep native frames. With `--no-interpreters` nothing is read.
+/// The fixture's chain, outermost first: `main -> outer -> middle -> leaf -> sumCents`
+/// (`sumCents` burns the CPU), each caller at the line of its call (javac's
+/// `LineNumberTable`, `javap -l`), the leaf at one of its own lines (see [`is_leaf`]).
+const CHAIN: [&str; 5] = [
+    "Ledger.main (Ledger.java:40)",
+    "Ledger.outer (Ledger.java:26)",
+    "Ledger.middle (Ledger.java:22)",
+    "Ledger.leaf (Ledger.java:16)",
+    "Ledger.sumCents (Ledger.java:",
+];
+
+/// Whether `frame` is the leaf method at one of its lines, 6 to 10: the line of the bci the
+/// interpreter last saved in the frame (the running bci is in a register), so any of them.
+fn is_leaf(frame: &str) -> bool {
+    frame
+        .strip_prefix(CHAIN[4])
+        .and_then(|rest| rest.strip_suffix(')'))
+        .and_then(|line| line.parse::<u32>().ok())
+        .is_some_and(|line| (6..=10).contains(&line))
+}
+
+/// Samples of the JVM's main Java thread (started by the launcher's `JavaMain`); the JVM's
+/// own threads (GC, compiler, VM thread) are the others.
+fn main_thread(path: &str) -> bool {
+    path.contains(";JavaMain;")
+}
+
+/// Asserts that of the main thread's samples in `folded`, 90% name the leaf method
+/// (`Ledger.sumCents`) and 85% hold the whole chain in order, and that no other thread
+/// has a Java frame.
+fn check_chain(test: &str, folded: &[(String, u64)]) {
+    let main: Vec<(String, u64)> = folded
+        .iter()
+        .filter(|(path, _)| main_thread(path))
+        .cloned()
+        .collect();
+    let (leaf, total) = share(&main, |path| path.split(';').any(is_leaf));
+    let (whole, _) = share(&main, |path| chain_in_order(path, &CHAIN));
+    eprintln!("{test}: of {total} main-thread samples, {leaf} name the leaf, {whole} the chain");
+    assert!(total >= 50, "only {total} main-thread samples: {folded:#?}");
+    assert!(
+        leaf as f64 >= 0.90 * total as f64,
+        "{leaf} of {total}: {folded:#?}"
+    );
+    assert!(
+        whole as f64 >= 0.85 * total as f64,
+        "{whole} of {total}: {folded:#?}"
+    );
+    let others = folded
+        .iter()
+        .filter(|(path, _)| !main_thread(path) && path.contains("Ledger."))
+        .count();
+    assert_eq!(
+        others, 0,
+        "Java frames outside the main thread: {folded:#?}"
+    );
+}
+
+/// `-p` of a running JVM under `-Xint`: its layout is read (JDK 17 states hundreds of
+/// fields) and said under `-v`, and the main thread's samples name the interpreted chain
+/// `Ledger.main (Ledger.java:40);...;Ledger.sumCents (Ledger.java:6)`, the callers' lines
+/// exact. With `--no-interpreters` nothing is read and the samples keep native frames.
 #[test]
-fn jvm_layout_is_read_and_frames_stay_native() {
-    let test = "jvm_layout_is_read_and_frames_stay_native";
+fn jvm_interpreted_frames_are_named() {
+    let test = "jvm_interpreted_frames_are_named";
     require_root();
     let dir = scratch(test);
     let Some(classes) = compile(test, &dir) else {
         return;
     };
-    let mut child = spawn_ledger(&classes, "12");
+    let mut child = spawn_ledger(&classes, "40");
     let pid = child.id().to_string();
     let out = dir.join("on.folded");
     let on = profile(&pid, &out, &[]);
@@ -57,32 +121,88 @@ fn jvm_layout_is_read_and_frames_stay_native() {
     on.assert_code(0);
     off.assert_code(0);
     eprintln!("{}", on.stderr);
-    let line = on
-        .stderr
-        .lines()
-        .find(|line| line.contains("native frames for") && line.contains("libjvm.so"))
-        .unwrap_or_else(|| panic!("no libjvm.so line under -v: {}", on.stderr));
     assert!(
-        line.contains("(HotSpot layout read (")
-            && line
-                .contains("Method* at rbp-3 words): Java frames are not unwound yet) in 1 process"),
-        "{line}"
+        on.stderr
+            .contains("tracekit: interpreters: HotSpot (interpreted frames) in 1 process;"),
+        "{}",
+        on.stderr
     );
-    let fields: u64 = line
-        .split("layout read (")
-        .nth(1)
-        .and_then(|rest| rest.split(' ').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no field count: {line}"));
-    assert!(fields >= 500, "{line}");
     assert!(!off.stderr.contains("HotSpot"), "{}", off.stderr);
-    // Samples are taken and keep their native frames (the interpreter's code is in the
-    // code cache, which has no symbols; the JVM's own threads name libjvm.so functions).
-    let folded = parse_folded(&std::fs::read_to_string(&out).unwrap());
+    check_chain(test, &parse_folded(&std::fs::read_to_string(&out).unwrap()));
+    // Without the unwinders, samples are taken and keep their native frames (the
+    // interpreter's code is in the code cache, which has no symbols).
+    let folded = parse_folded(&std::fs::read_to_string(&off_out).unwrap());
     let total: u64 = folded.iter().map(|(_, n)| n).sum();
     assert!(total >= 50, "only {total} samples: {folded:#?}");
     assert!(
         folded.iter().all(|(path, _)| !path.contains("Ledger.")),
         "{folded:#?}"
     );
+}
+
+/// `-- CMD`: the JVM is announced when `libjvm.so` is mapped, before it fills its tables
+/// and generates its interpreter; it is probed again until it can be read, and the main
+/// thread's samples name the chain (the JVM's start, a few samples, names no Java frame).
+/// The command exits before the report: the names were read while it ran.
+#[test]
+fn jvm_interpreted_frames_are_named_under_command() {
+    let test = "jvm_interpreted_frames_are_named_under_command";
+    require_root();
+    let dir = scratch(test);
+    let Some(classes) = compile(test, &dir) else {
+        return;
+    };
+    let out = dir.join("cmd.folded");
+    let classes = classes.to_str().unwrap();
+    let run = tracekit(
+        [
+            "profile",
+            "-v",
+            "-F",
+            "99",
+            "-o",
+            out.to_str().unwrap(),
+            "--",
+            "java",
+            "-Xint",
+            "-cp",
+            classes,
+            "Ledger",
+            "8",
+        ],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    eprintln!("{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("tracekit: interpreters: HotSpot (interpreted frames) in 1 process;"),
+        "{}",
+        run.stderr
+    );
+    check_chain(test, &parse_folded(&std::fs::read_to_string(&out).unwrap()));
+}
+
+/// `-p` of a JVM that exits 7 s into a profile asked for 30 s: the profile ends with it,
+/// and its Java frames keep their names (read from its memory while it ran; nothing
+/// holds a `-p` process at its exit).
+#[test]
+fn jvm_exiting_mid_profile_keeps_its_names() {
+    let test = "jvm_exiting_mid_profile_keeps_its_names";
+    require_root();
+    let dir = scratch(test);
+    let Some(classes) = compile(test, &dir) else {
+        return;
+    };
+    let mut child = spawn_ledger(&classes, "7");
+    let pid = child.id().to_string();
+    let out = dir.join("exit.folded");
+    let mut args = vec!["profile", "-v", "-F", "99", "-p", &pid, "-d", "30", "-o"];
+    args.push(out.to_str().unwrap());
+    let run = tracekit(args, TIMEOUT);
+    let status = child.wait().unwrap();
+    run.assert_code(0);
+    eprintln!("{}", run.stderr);
+    assert!(status.success(), "the JVM failed: {status}");
+    check_chain(test, &parse_folded(&std::fs::read_to_string(&out).unwrap()));
 }

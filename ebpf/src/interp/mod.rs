@@ -6,6 +6,7 @@
 //! A runtime is one module here with a `frame` function of [`InterpFrame`]'s contract, and
 //! one line in [`frame_at`].
 
+pub mod hotspot;
 pub mod php;
 pub mod python;
 pub mod ruby;
@@ -81,6 +82,7 @@ pub fn frame_at<M: UnwindMaps>(walk: &mut InterpWalk, pc: u64) -> InterpFrame {
     // V8's frames are found by frame pointer where the walk meets V8 code (`v8::in_code`).
     if process.runtime == runtime::NONE
         || process.runtime == runtime::V8
+        || process.runtime == runtime::HOTSPOT
         || pc < process.eval_begin
         || pc >= process.eval_end
     {

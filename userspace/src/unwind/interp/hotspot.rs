@@ -20,6 +20,8 @@
 
 use std::collections::HashMap;
 
+use tracekit_common::interp::{InterpProcess, NO_OFFSET, OFFSET_SLOTS, runtime};
+
 use super::{Detected, read_memory};
 use crate::unwind::process::ExecMapping;
 
@@ -299,6 +301,18 @@ pub struct Layout {
     /// the next slot down, the bcp five below the method, as x86_64's frame_x86.hpp lays
     /// them out); otherwise x86_64's -3 and -8.
     pub interpreter_frame: (i32, i32),
+    /// `AbstractInterpreter::_code` (process address of the `StubQueue*` of the template
+    /// interpreter), `StubQueue::_stub_buffer` and `StubQueue::_buffer_limit` (an i32 in
+    /// bytes); `None` when the JVM does not state them.
+    pub interpreter_queue: Option<(u64, u64, u64)>,
+    /// `sizeof(ConstMethod)`: the bytecodes follow it.
+    pub const_method_size: Option<u64>,
+    /// The template interpreter's code in the process, `[begin, end)`: read by [`probe`]
+    /// through `interpreter_queue` (`None` from [`Layout::of`]).
+    pub interpreter_code: Option<(u64, u64)>,
+    /// Where a method's line numbers are; `None` when the JVM does not state it (frames are
+    /// then named without file and line).
+    pub lines: Option<super::hotspot_lines::LineLayout>,
 }
 
 impl Layout {
@@ -374,7 +388,23 @@ impl Layout {
             Some(&last_sp) => (last_sp - 1, last_sp - 6),
             None => (-3, -8),
         };
+        let get = |name: &str| match tables.fields.get(name) {
+            Some(Field::Offset(offset)) | Some(Field::Static(offset)) => Some(*offset),
+            None => None,
+        };
+        let interpreter_queue = match (
+            get("AbstractInterpreter::_code"),
+            get("StubQueue::_stub_buffer"),
+            get("StubQueue::_buffer_limit"),
+        ) {
+            (Some(code), Some(buffer), Some(limit)) => Some((code, buffer, limit)),
+            _ => None,
+        };
         Ok(Layout {
+            lines: super::hotspot_lines::LineLayout::of(tables),
+            interpreter_queue,
+            const_method_size: tables.sizes.get("ConstMethod").copied(),
+            interpreter_code: None,
             code_cache_heaps,
             code_cache_bounds: (low, high),
             growable_array,
@@ -393,12 +423,56 @@ impl Layout {
     }
 }
 
+/// Why [`probe`] read no layout.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NotRead {
+    /// What could not be read, for the report.
+    pub reason: String,
+    /// Whether a later probe may succeed: the JVM is still starting (its tables are not
+    /// filled, its interpreter not generated yet), unlike a layout that lacks a field.
+    pub may_change: bool,
+}
+
+impl NotRead {
+    fn starting(reason: String) -> Self {
+        Self {
+            reason,
+            may_change: true,
+        }
+    }
+
+    fn never(reason: String) -> Self {
+        Self {
+            reason,
+            may_change: false,
+        }
+    }
+}
+
 /// Reads the layout of JVM `pid`, whose `libjvm.so` (`binary`) is mapped executable at
 /// `mapping`: `Ok` with a one-line summary for the report, or why it could not be read.
-pub fn probe(pid: u32, binary: &Binary, mapping: &ExecMapping) -> Result<(Layout, String), String> {
+/// A JVM announced at its `exec` or at the `mmap` of `libjvm.so` has not filled its tables
+/// yet: that error says it may change ([`NotRead::may_change`]), and the caller retries.
+pub fn probe(
+    pid: u32,
+    binary: &Binary,
+    mapping: &ExecMapping,
+) -> Result<(Layout, String), NotRead> {
+    let (layout, summary) = read_layout(pid, binary, mapping)?;
+    with_interpreter(pid, layout, summary)
+}
+
+/// The first half of [`probe`]: the layout from the JVM's tables, and the report's summary
+/// of it (without [`Layout::interpreter_code`]).
+pub fn read_layout(
+    pid: u32,
+    binary: &Binary,
+    mapping: &ExecMapping,
+) -> Result<(Layout, String), NotRead> {
     let (address, file_offset) = binary.anchor;
-    let bias = super::bias_at(address, file_offset, mapping)
-        .ok_or("the exec mapping of libjvm.so does not hold JNI_CreateJavaVM")?;
+    let bias = super::bias_at(address, file_offset, mapping).ok_or_else(|| {
+        NotRead::never("the exec mapping of libjvm.so does not hold JNI_CreateJavaVM".into())
+    })?;
     let at = |name: &str| {
         binary
             .symbols
@@ -407,17 +481,142 @@ pub fn probe(pid: u32, binary: &Binary, mapping: &ExecMapping) -> Result<(Layout
             .unwrap_or(0)
             .wrapping_add(bias)
     };
-    let tables = read_vmstructs(&Process(pid), &at)?;
-    let layout = Layout::of(&tables)?;
+    let tables = read_vmstructs(&Process(pid), &at).map_err(NotRead::starting)?;
+    let layout = Layout::of(&tables).map_err(NotRead::never)?;
     let summary = format!(
-        "HotSpot layout read ({} fields, {} types, {} constants; Method* at rbp{:+} words): Java \
-         frames are not unwound yet",
+        "HotSpot layout read ({} fields, {} types, {} constants; Method* at rbp{:+} words)",
         tables.fields.len(),
         tables.sizes.len(),
         tables.int_constants.len(),
         layout.interpreter_frame.0,
     );
     Ok((layout, summary))
+}
+
+/// The second half of [`probe`]: `layout` with the template interpreter's code read from
+/// JVM `pid` (generated a little after the tables are filled).
+pub fn with_interpreter(
+    pid: u32,
+    mut layout: Layout,
+    summary: String,
+) -> Result<(Layout, String), NotRead> {
+    let code = interpreter_code(&Process(pid), &layout).map_err(|why| {
+        let reason = format!("{summary}, but interpreted Java frames stay native: {why}");
+        // Stated but empty: the interpreter is generated a little later in the JVM's start.
+        if layout.interpreter_queue.is_some() {
+            NotRead::starting(reason)
+        } else {
+            NotRead::never(reason)
+        }
+    })?;
+    layout.interpreter_code = Some(code);
+    Ok((layout, summary))
+}
+
+/// The template interpreter's code, `[begin, end)`, through `AbstractInterpreter::_code`.
+fn interpreter_code(memory: &impl Memory, layout: &Layout) -> Result<(u64, u64), String> {
+    let (code, buffer, limit) = layout.interpreter_queue.ok_or(
+        "the JVM does not state AbstractInterpreter::_code or StubQueue::_stub_buffer/_buffer_limit",
+    )?;
+    let queue = memory
+        .u64(code)
+        .filter(|&queue| queue != 0)
+        .ok_or("AbstractInterpreter::_code is unreadable or null")?;
+    let begin = memory
+        .u64(queue + buffer)
+        .ok_or("StubQueue::_stub_buffer is unreadable")?;
+    let size = memory
+        .i32(queue + limit)
+        .ok_or("StubQueue::_buffer_limit is unreadable")?;
+    if begin == 0 || size <= 0 {
+        return Err(format!(
+            "the interpreter's code is empty ({begin:#x}, {size} bytes)"
+        ));
+    }
+    Ok((begin, begin + size as u64))
+}
+
+impl Layout {
+    /// What the kernel needs to record `pid`'s interpreted Java frames (`None` if the
+    /// interpreter's code was not read, or a slot does not fit the table).
+    pub fn process(&self) -> Option<InterpProcess> {
+        use tracekit_common::interp::hotspot as slots;
+        let (begin, end) = self.interpreter_code?;
+        let below = |words: i32| u16::try_from(-i64::from(words) * 8).ok().filter(|&b| b > 0);
+        let mut offsets = [NO_OFFSET; OFFSET_SLOTS];
+        offsets[slots::METHOD_SLOT] = below(self.interpreter_frame.0)?;
+        offsets[slots::BCP_SLOT] = below(self.interpreter_frame.1)?;
+        offsets[slots::METHOD_CONST_METHOD] = u16::try_from(self.method_const_method).ok()?;
+        offsets[slots::CONST_METHOD_SIZE] = u16::try_from(self.const_method_size?).ok()?;
+        Some(InterpProcess {
+            eval_begin: begin,
+            eval_end: end,
+            state_address: 0,
+            runtime: runtime::HOTSPOT,
+            layout: 0,
+            version_minor: 0,
+            padding: [0; 5],
+            offsets,
+        })
+    }
+}
+
+/// The longest symbol read (bytes).
+const MAX_SYMBOL: u64 = 4096;
+
+/// The text of HotSpot `Symbol` at `symbol`.
+pub(super) fn symbol_text(memory: &impl Memory, layout: &Layout, symbol: u64) -> Option<String> {
+    let (length_at, body_at) = layout.symbol;
+    let length = u16::from_le_bytes(memory.read(symbol + length_at, 2)?.try_into().ok()?);
+    let length = u64::from(length).min(MAX_SYMBOL);
+    if length == 0 {
+        return Some(String::new());
+    }
+    let bytes = memory.read(symbol + body_at, length as usize)?;
+    String::from_utf8(bytes).ok()
+}
+
+/// `Class.method` of `Method*` `method`, as `Ledger.sumCents` (the class's binary name with
+/// dots, nested classes keep their `$`): through `Method::_constMethod`, the constant pool
+/// (`_pool_holder`'s `Klass::_name`, the method name's symbol in the pool's slots).
+pub fn method_name(memory: &impl Memory, layout: &Layout, method: u64) -> Option<String> {
+    let const_method = memory.u64(method + layout.method_const_method)?;
+    let (constants_at, name_index_at, _) = layout.const_method;
+    let constants = memory.u64(const_method + constants_at)?;
+    let name_index = u16::from_le_bytes(
+        memory
+            .read(const_method + name_index_at, 2)?
+            .try_into()
+            .ok()?,
+    );
+    let (holder_at, pool_size) = layout.constant_pool;
+    let holder = memory.u64(constants + holder_at)?;
+    let class = symbol_text(memory, layout, memory.u64(holder + layout.klass_name)?)?;
+    let name_symbol = memory.u64(constants + pool_size + 8 * u64::from(name_index))?;
+    let name = symbol_text(memory, layout, name_symbol)?;
+    if class.is_empty() || name.is_empty() {
+        return None;
+    }
+    Some(format!("{}.{name}", class.replace('/', ".")))
+}
+
+/// The names of `Method*` `method` of JVM `pid`: `Class.method`, and where the JVM states
+/// them, its class's source file and its compressed line number table
+/// ([`super::hotspot_lines`]; empty when unreadable or absent).
+pub(super) fn read_code(pid: u32, layout: &Layout, method: u64) -> Option<super::CodeInfo> {
+    let memory = Process(pid);
+    let name = method_name(&memory, layout, method)?;
+    let (file, linetable) = layout
+        .lines
+        .and_then(|lines| lines.read(&memory, layout, method))
+        .unwrap_or_default();
+    Some(super::CodeInfo {
+        name,
+        file,
+        first_line: 0,
+        linetable,
+        minor: 0,
+    })
 }
 
 #[cfg(test)]

@@ -276,7 +276,7 @@ fn a_running_jvm_gives_its_layout() {
             let Detected::HotSpot(binary) = detect(std::path::Path::new(&link)) else {
                 return Err(format!("{path} not detected"));
             };
-            let (layout, summary) = probe(pid, &binary, mapping)?;
+            let (layout, summary) = probe(pid, &binary, mapping).map_err(|e| e.reason)?;
             let (low, high) = layout.code_cache_bounds;
             let bounds = (Process(pid).u64(low), Process(pid).u64(high));
             return Ok((layout, summary, bounds));
@@ -291,6 +291,9 @@ fn a_running_jvm_gives_its_layout() {
     assert!(summary.starts_with("HotSpot layout read ("), "{summary}");
     assert_eq!(layout.interpreter_frame, (-3, -8));
     assert!(layout.constant_pool.1 >= 0x40, "{layout:?}");
+    // JDK 17 states where lines and source files are.
+    let lines = layout.lines.expect("the line layout");
+    assert!(lines.source_file_index.is_some(), "{lines:?}");
     // The code cache's bounds, read through the static fields' addresses, are a range.
     let (Some(low), Some(high)) = bounds else {
         panic!("code cache bounds unreadable: {bounds:?}");

@@ -21,6 +21,8 @@
 //! [`detect`] and in [`frame`].
 
 pub mod hotspot;
+mod hotspot_lines;
+mod hotspot_pending;
 mod layout;
 pub mod php;
 pub mod python;
@@ -57,6 +59,8 @@ pub const RUBY_MODULE: &str = "[ruby]";
 pub const PHP_MODULE: &str = "[php]";
 /// The module column of JavaScript (V8) frames.
 pub const JS_MODULE: &str = "[js]";
+/// The module column of Java (HotSpot) frames.
+pub const JAVA_MODULE: &str = "[java]";
 
 static DISABLED: AtomicBool = AtomicBool::new(false);
 
@@ -78,7 +82,7 @@ pub(crate) enum Detected {
     Ruby(ruby::Binary),
     Php(php::Binary),
     V8(v8::Binary),
-    /// HotSpot's `libjvm.so`: its layout is read per process (Java frames not yet unwound).
+    /// HotSpot's `libjvm.so`: its layout is read per process.
     HotSpot(hotspot::Binary),
     /// An interpreter we cannot unwind, and why (for the report).
     Unsupported(String),
@@ -205,6 +209,8 @@ pub struct Interpreters {
     /// process loaded again (after an `exec`, a `dlopen`) counts once.
     unsupported: BTreeMap<(String, String), (u64, u32)>,
     errors: BTreeMap<String, u64>,
+    /// JVMs not readable yet, probed again ([`hotspot_pending`]).
+    hotspot_pending: hotspot_pending::PendingJvms,
 }
 
 impl Interpreters {
@@ -225,6 +231,7 @@ impl Interpreters {
             by_version: BTreeMap::new(),
             unsupported: BTreeMap::new(),
             errors: BTreeMap::new(),
+            hotspot_pending: Default::default(),
         })
     }
 
@@ -257,25 +264,12 @@ impl Interpreters {
             match detected {
                 Detected::None => {}
                 Detected::HotSpot(binary) => {
-                    // Java frames are not unwound yet: the report says whether the JVM's
-                    // layout could be read, and the JVM keeps its native frames.
-                    let reason = match hotspot::probe(pid, &binary, mapping) {
-                        Ok((_, summary)) => summary,
-                        Err(reason) => reason,
-                    };
-                    let (count, last) = self.unsupported.entry((path.clone(), reason)).or_default();
-                    if *last != pid {
-                        *count += 1;
-                        *last = pid;
+                    // Interpreted Java frames, where the layout was read; else -v says why.
+                    if self.load_hotspot(pid, path, &binary, mapping) {
+                        return;
                     }
                 }
-                Detected::Unsupported(reason) => {
-                    let (count, last) = self.unsupported.entry((path.clone(), reason)).or_default();
-                    if *last != pid {
-                        *count += 1;
-                        *last = pid;
-                    }
-                }
+                Detected::Unsupported(reason) => self.keep_native(path, reason, pid),
                 Detected::Python(binary) => {
                     if !self.configure() {
                         return;
@@ -343,6 +337,18 @@ impl Interpreters {
         }
     }
 
+    /// Counts process `pid` as keeping native frames in `path` for `reason` (once per pid).
+    fn keep_native(&mut self, path: &str, reason: String, pid: u32) {
+        let (count, last) = self
+            .unsupported
+            .entry((path.to_string(), reason))
+            .or_default();
+        if *last != pid {
+            *count += 1;
+            *last = pid;
+        }
+    }
+
     /// Publishes `process` as `pid`'s interpreter (Ruby, PHP; CPython's arm predates this).
     fn publish(&mut self, pid: u32, process: InterpProcess, name: String, runtime: Runtime) {
         match self.processes.insert(pid, process, 0) {
@@ -365,6 +371,7 @@ impl Interpreters {
     /// Reads the code objects the kernel announced since the last call (call it often: a
     /// process that exits first keeps frames named `[unknown]`). Returns how many.
     pub fn read_announced(&mut self) -> usize {
+        self.retry_hotspot();
         let mut read = 0;
         while let Some(item) = self.codes.next() {
             if item.len() < size_of::<CodeKey>() {
@@ -450,6 +457,7 @@ impl Interpreters {
                 if *n == 1 { "" } else { "es" }
             ));
         }
+        out.push_str(&self.pending_report());
         for (error, n) in &self.errors {
             out.push_str(&format!("\ninterpreters off ({n}x): {error}"));
         }
@@ -521,22 +529,24 @@ impl CodeInfo {
 }
 
 /// A process's runtime, for naming.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 enum Runtime {
     Python(python::Version),
     Ruby(&'static ruby::Version),
     Php(&'static php::Version),
     V8(v8::Version),
+    HotSpot(Arc<hotspot::Layout>),
 }
 
 impl Runtime {
     /// Reads code object `code` of `pid`.
-    fn read_code(self, pid: u32, code: u64) -> Option<CodeInfo> {
+    fn read_code(&self, pid: u32, code: u64) -> Option<CodeInfo> {
         match self {
-            Runtime::Python(version) => python::read_code(pid, &version, code),
+            Runtime::Python(version) => python::read_code(pid, version, code),
             Runtime::Ruby(version) => ruby::read_code(pid, version, code),
             Runtime::Php(version) => php::read_code(pid, version, code),
-            Runtime::V8(version) => v8::read_code(pid, &version, code),
+            Runtime::V8(version) => v8::read_code(pid, version, code),
+            Runtime::HotSpot(layout) => hotspot::read_code(pid, layout, code),
         }
     }
 }
@@ -547,6 +557,7 @@ fn module_of(runtime: u8) -> &'static str {
         runtime::RUBY => RUBY_MODULE,
         runtime::PHP => PHP_MODULE,
         runtime::V8 => JS_MODULE,
+        runtime::HOTSPOT => JAVA_MODULE,
         _ => PYTHON_MODULE,
     }
 }
@@ -585,15 +596,16 @@ fn register(pid: u32, runtime: Runtime) {
         .processes
         .entry(pid)
         .or_insert_with(|| ProcessCodes {
-            runtime,
+            runtime: runtime.clone(),
             codes: HashMap::new(),
         });
     // An exec into another version: what was read is of the old image.
-    let same = match (entry.runtime, runtime) {
+    let same = match (&entry.runtime, &runtime) {
         (Runtime::Python(a), Runtime::Python(b)) => a.minor == b.minor,
         (Runtime::Ruby(a), Runtime::Ruby(b)) => a.minor == b.minor,
         (Runtime::Php(a), Runtime::Php(b)) => a.minor == b.minor,
         (Runtime::V8(a), Runtime::V8(b)) => a == b,
+        (Runtime::HotSpot(a), Runtime::HotSpot(b)) => a == b,
         _ => false,
     };
     if !same {
@@ -661,6 +673,7 @@ pub fn frame(pid: u32, word: u64) -> Frame {
     let symbol = match info {
         // No lines for JavaScript yet: the kernel records the bytecode offset only.
         Some((info, _)) if id == runtime::V8 => v8::symbol(&info),
+        Some((info, bci)) if id == runtime::HOTSPOT => hotspot_lines::symbol(&info, bci),
         Some((info, units)) => {
             let line = match id {
                 runtime::RUBY => ruby::line_of(&info, units),
@@ -686,7 +699,7 @@ pub fn frame(pid: u32, word: u64) -> Frame {
 pub fn is_interpreted(frame: &Frame) -> bool {
     matches!(
         frame.module.as_deref(),
-        Some(PYTHON_MODULE | RUBY_MODULE | PHP_MODULE | JS_MODULE)
+        Some(PYTHON_MODULE | RUBY_MODULE | PHP_MODULE | JS_MODULE | JAVA_MODULE)
     )
 }
 

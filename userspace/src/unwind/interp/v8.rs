@@ -290,11 +290,12 @@ fn binary(symbols: &Symbols) -> Result<Option<Binary>, String> {
 }
 
 impl super::Interpreters {
-    /// Publishes V8 in live process `pid` before its native unwind tables are built (which
-    /// takes seconds for a binary the size of node's): the kernel walks V8's frames by frame
-    /// pointer with no tables, so a process profiled from its start (`-- CMD`, a process
-    /// started during `-a`) is named from its first samples. [`Self::load_process`] publishes
-    /// it again after the tables (harmless).
+    /// Publishes V8 (or HotSpot, [`Self::load_hotspot`]) in live process `pid` before its
+    /// native unwind tables are built (which takes seconds for a binary the size of node's
+    /// or `libjvm.so`): the kernel walks their frames by frame pointer with no tables, so a
+    /// process profiled from its start (`-- CMD`, a process started during `-a`) is named
+    /// from its first samples. [`Self::load_process`] publishes V8 again after the tables
+    /// (harmless); a JVM published already is not probed again.
     pub fn load_jit_process(&mut self, pid: u32, mappings: &[ExecMapping]) {
         if !super::enabled() {
             return;
@@ -304,7 +305,7 @@ impl super::Interpreters {
                 continue;
             };
             let name = path.rsplit('/').next().unwrap_or(path);
-            if !is_node(name) {
+            if !is_node(name) && !super::hotspot::is_libjvm(name) {
                 continue;
             }
             let key = (mapping.device.clone(), mapping.inode);
@@ -317,10 +318,12 @@ impl super::Interpreters {
                 log::debug!("interpreters: {path}: {detected:?}");
                 detected
             });
-            let Detected::V8(binary) = detected.clone() else {
-                continue;
+            let published = match detected.clone() {
+                Detected::V8(binary) => self.publish_v8(pid, &binary, mapping),
+                Detected::HotSpot(binary) => self.load_hotspot(pid, path, &binary, mapping),
+                _ => false,
             };
-            if self.publish_v8(pid, &binary, mapping) {
+            if published {
                 return;
             }
         }
