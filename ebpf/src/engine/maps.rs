@@ -119,12 +119,13 @@ macro_rules! engine_maps {
         static ENGINE_RENAME_OLDCOMM_OFFSET: u32 = 0;
 
         /// Name generations of renamed or exited threads (`operand::TASK`); the loader
-        /// shrinks it when unused.
+        /// shrinks it when unused. Not preallocated: memory grows with the threads renamed
+        /// or gone, not with the bound.
         #[aya_ebpf::macros::map]
         static ENGINE_TASK_GENS: aya_ebpf::maps::HashMap<u32, u32> =
             aya_ebpf::maps::HashMap::with_max_entries(
                 tracekit_common::engine::TASK_NAMES_ENTRIES,
-                0,
+                aya_ebpf::bindings::BPF_F_NO_PREALLOC,
             );
 
         /// The comm each thread name generation ended with.
@@ -132,7 +133,7 @@ macro_rules! engine_maps {
         static ENGINE_TASK_NAMES: aya_ebpf::maps::HashMap<u64, [u8; 16]> =
             aya_ebpf::maps::HashMap::with_max_entries(
                 tracekit_common::engine::TASK_NAMES_ENTRIES,
-                0,
+                aya_ebpf::bindings::BPF_F_NO_PREALLOC,
             );
 
         /// Array layout aggregates; the loader sizes it to `(array_key_bound + 1) * slots`.

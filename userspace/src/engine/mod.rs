@@ -331,7 +331,8 @@ impl Engine {
             Some(_) => Some(names::TaskNames::new(
                 take("ENGINE_TASK_GENS")?,
                 take("ENGINE_TASK_NAMES")?,
-            )),
+                &hash,
+            )?),
             None => None,
         };
         let mut engine = Self {
@@ -612,6 +613,8 @@ impl Engine {
                     cells.insert((key, index % slots), value);
                 }
             }
+        } else if let Some(names) = &self.names {
+            cells = names.read(&self.plan, base)?;
         } else {
             let hash: PerCpuHashMap<_, AggKey, AggValue> =
                 PerCpuHashMap::try_from(&self.hash).context("opening ENGINE_HASH")?;
@@ -620,9 +623,6 @@ impl Engine {
                 let mut words = key.words.to_vec();
                 words[0] += base;
                 cells.insert((words, key.slot), maps::sum(per_cpu.iter()));
-            }
-            if let Some(names) = &self.names {
-                cells = names.translate(&self.plan, cells)?;
             }
         }
         let stats_map: PerCpuArray<_, u64> =
@@ -634,6 +634,14 @@ impl Engine {
                 .context("reading ENGINE_STATS")?
                 .iter()
                 .sum();
+        }
+        let names_lost = counters[stat::NAMES_LOST as usize];
+        if self.names.is_some() && names_lost > 0 {
+            log::warn!(
+                "{names_lost} thread names were not recorded (the name maps hold {} threads): \
+                 their earlier events show under `tid N`",
+                tracekit_common::engine::TASK_NAMES_ENTRIES
+            );
         }
         let counted = cells.values().map(|value| value.count).sum();
         let misses = self.misses();

@@ -10,6 +10,9 @@
 //!   (`ebpf/src/engine/names.rs`);
 //! - the generation still running is named by `/proc/TID/comm`.
 //!
+//! Cells of ended generations no longer change: each read moves them out of the kernel's
+//! group hash into [`TaskNames`], so process and thread churn does not fill the hash.
+//!
 //! Plans that compare or print the comm, trace records, start stages and the exporter (whose
 //! series would multiply by thread, and which deletes idle cells by key) keep the string.
 //! `TRACEKIT_COMM_KEYS=string` keeps it everywhere (the tests compare the two), as does a
@@ -17,9 +20,9 @@
 
 use std::{collections::BTreeMap, path::Path};
 
-use aya::maps::{HashMap as BpfHashMap, Map, MapData};
+use aya::maps::{HashMap as BpfHashMap, Map, MapData, PerCpuHashMap};
 use tracekit_common::engine::{
-    AggValue, IDLE_TASK, KEY_WORDS, MAX_OPERANDS, NO_OPERAND, Plan, STR_BYTES, agg, operand,
+    AggKey, AggValue, IDLE_TASK, KEY_WORDS, MAX_OPERANDS, Plan, STR_BYTES, agg, operand,
 };
 
 use crate::{Result, error::Context as _, probe::tracefs::EventFormat};
@@ -87,114 +90,167 @@ pub fn key_by_task(plan: &mut Plan) -> bool {
     true
 }
 
-/// The maps that name [`operand::TASK`] values, taken from the loaded object.
+/// The maps that name [`operand::TASK`] values, taken from the loaded object, and the
+/// cells of ended generations folded out of the group hash.
 pub struct TaskNames {
     gens: Map,
     names: Map,
+    /// `ENGINE_HASH`, reopened: cells of ended generations are deleted from it.
+    hash: std::sync::Mutex<PerCpuHashMap<MapData, AggKey, AggValue>>,
+    /// What the deleted cells held, by the key the string would have made.
+    folded: std::sync::Mutex<Cells>,
 }
 
-/// What one [`operand::TASK`] value was shown as: the comm, NUL-padded to a string key
+/// Aggregate cells by key words and slot, as [`super::Engine::read`] gives them.
+type Cells = BTreeMap<(Vec<u64>, u32), AggValue>;
+
+/// What one [`operand::TASK`] value is shown as: the comm, NUL-padded to a string key
 /// part, or `tid N` when its name was lost.
 type Comm = [u8; STR_BYTES];
 
+/// How a [`operand::TASK`] value was named.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Named {
+    /// From the name its generation ended with: no event counts under it any more (but
+    /// for a write to another thread's `/proc/TID/comm` racing with its events).
+    Ended,
+    /// From `/proc`, or otherwise: the thread may still count under it.
+    Running,
+}
+
+/// `bytes` up to its first NUL, at most 15 bytes (the kernel's `TASK_COMM_LEN` less its
+/// NUL), NUL-padded.
+fn comm_of(bytes: &[u8]) -> Comm {
+    let mut comm = [0u8; STR_BYTES];
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    let n = end.min(15);
+    comm[..n].copy_from_slice(&bytes[..n]);
+    comm
+}
+
 impl TaskNames {
-    /// Keeps `ENGINE_TASK_GENS` and `ENGINE_TASK_NAMES`.
-    pub fn new(gens: Map, names: Map) -> Self {
-        Self { gens, names }
+    /// Keeps `ENGINE_TASK_GENS` and `ENGINE_TASK_NAMES`, and reopens `hash`
+    /// (`ENGINE_HASH`).
+    ///
+    /// # Errors
+    /// A run-time error when the hash cannot be reopened.
+    pub fn new(gens: Map, names: Map, hash: &Map) -> Result<Self> {
+        let Map::PerCpuHashMap(data) = hash else {
+            return Err(crate::Error::runtime("ENGINE_HASH is not a per-CPU hash"));
+        };
+        let id = data.info().context("ENGINE_HASH info")?.id();
+        let data = MapData::from_id(id).context("reopening ENGINE_HASH")?;
+        let hash =
+            PerCpuHashMap::try_from(Map::PerCpuHashMap(data)).context("opening ENGINE_HASH")?;
+        Ok(Self {
+            gens,
+            names,
+            hash: std::sync::Mutex::new(hash),
+            folded: std::sync::Mutex::new(BTreeMap::new()),
+        })
     }
 
-    /// The comm of thread `tid` in name generation `generation`.
+    /// The comm of `word` (`tid | generation << 32`), and how it was found.
     fn comm(
-        &self,
         gens: &BpfHashMap<&MapData, u32, u32>,
         names: &BpfHashMap<&MapData, u64, [u8; 16]>,
         word: u64,
-    ) -> Comm {
-        let mut comm = [0u8; STR_BYTES];
-        let put = |comm: &mut Comm, bytes: &[u8]| {
-            let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-            let n = end.min(15);
-            comm[..n].copy_from_slice(&bytes[..n]);
-        };
+    ) -> (Comm, Named) {
         if word & IDLE_TASK != 0 {
-            put(
-                &mut comm,
-                format!("swapper/{}", word & !IDLE_TASK).as_bytes(),
-            );
-            return comm;
+            let name = format!("swapper/{}", word & !IDLE_TASK);
+            return (comm_of(name.as_bytes()), Named::Running);
         }
         let (tid, generation) = (word as u32, (word >> 32) as u32);
         let ended = |generation: u32| names.get(&(u64::from(tid) | u64::from(generation) << 32), 0);
         if let Ok(name) = ended(generation) {
-            put(&mut comm, &name);
-            return comm;
+            return (comm_of(&name), Named::Ended);
         }
         let current = gens.get(&tid, 0).unwrap_or(0);
         if current == generation
             && let Ok(text) = std::fs::read(format!("/proc/{tid}/comm"))
         {
             // Renamed or gone meanwhile: then the generation's name is recorded.
-            match ended(generation) {
-                Ok(name) => put(&mut comm, &name),
-                Err(_) => put(&mut comm, text.strip_suffix(b"\n").unwrap_or(&text)),
-            }
-            return comm;
+            return match ended(generation) {
+                Ok(name) => (comm_of(&name), Named::Ended),
+                Err(_) => (
+                    comm_of(text.strip_suffix(b"\n").unwrap_or(&text)),
+                    Named::Running,
+                ),
+            };
         }
         if let Ok(name) = ended(generation) {
-            put(&mut comm, &name);
-        } else if let Some(name) = generation.checked_sub(1).and_then(|g| ended(g).ok()) {
-            // Events after the thread's exit tracepoint (its last switch away).
-            put(&mut comm, &name);
-        } else {
-            put(&mut comm, format!("tid {tid}").as_bytes());
+            return (comm_of(&name), Named::Ended);
         }
-        comm
+        let comm = match generation.checked_sub(1).map(ended) {
+            // Events after the thread's exit tracepoint (its last switch away).
+            Some(Ok(name)) => comm_of(&name),
+            _ => comm_of(format!("tid {tid}").as_bytes()),
+        };
+        (comm, Named::Running)
     }
 
-    /// `cells` as the string key would have made them: each [`operand::TASK`] key word
-    /// becomes the comm (32 bytes, four words), and cells that name the same comm merge.
+    /// The group hash's cells as the string key would have made them: each
+    /// [`operand::TASK`] key word becomes the comm (32 bytes, four words), and cells that
+    /// name the same comm merge. `base` is added to the first word (see
+    /// [`super::EngineSpec::event_base`]). Cells of ended generations are deleted from the
+    /// hash and kept here, so threads that come and go do not fill it.
     ///
     /// # Errors
-    /// A run-time error when a name map cannot be opened.
-    pub fn translate(
-        &self,
-        plan: &Plan,
-        cells: BTreeMap<(Vec<u64>, u32), AggValue>,
-    ) -> Result<BTreeMap<(Vec<u64>, u32), AggValue>> {
+    /// A run-time error when a map cannot be opened or read.
+    pub fn read(&self, plan: &Plan, base: u64) -> Result<Cells> {
         let gens: BpfHashMap<_, u32, u32> =
             BpfHashMap::try_from(&self.gens).context("opening ENGINE_TASK_GENS")?;
         let names: BpfHashMap<_, u64, [u8; 16]> =
             BpfHashMap::try_from(&self.names).context("opening ENGINE_TASK_NAMES")?;
-        let mut known: BTreeMap<u64, Comm> = BTreeMap::new();
-        let mut out: BTreeMap<(Vec<u64>, u32), AggValue> = BTreeMap::new();
-        for ((words, slot), value) in cells {
-            let mut key = Vec::with_capacity(KEY_WORDS);
+        let mut hash = self.hash.lock().unwrap_or_else(|e| e.into_inner());
+        let mut folded = self.folded.lock().unwrap_or_else(|e| e.into_inner());
+        let mut known: BTreeMap<u64, (Comm, Named)> = BTreeMap::new();
+        let mut out = folded.clone();
+        let mut ended_keys = Vec::new();
+        for entry in hash.iter() {
+            let (key, per_cpu) = entry.context("reading ENGINE_HASH")?;
+            let value = super::maps::sum(per_cpu.iter());
+            let mut words = Vec::with_capacity(KEY_WORDS);
             let mut at = 0;
+            let mut named = Named::Running;
             for &part in &plan.key_parts[..plan.n_key_parts as usize] {
                 let o = plan.operands[(part as usize).min(MAX_OPERANDS - 1)];
-                if part != NO_OPERAND && o.kind == operand::TASK {
-                    let word = words.get(at).copied().unwrap_or(0);
-                    let comm = *known
+                if o.kind == operand::TASK {
+                    let word = key.words.get(at).copied().unwrap_or(0);
+                    let (comm, how) = *known
                         .entry(word)
-                        .or_insert_with(|| self.comm(&gens, &names, word));
-                    key.extend(
+                        .or_insert_with(|| Self::comm(&gens, &names, word));
+                    named = how;
+                    words.extend(
                         comm.chunks(8)
                             .map(|c| u64::from_ne_bytes(c.try_into().expect("8-byte chunks"))),
                     );
                     at += 1;
                 } else {
                     let n = if o.is_string() { STR_BYTES / 8 } else { 1 };
-                    key.extend(words.iter().skip(at).take(n));
+                    words.extend(key.words.iter().skip(at).take(n));
                     at += n;
                 }
             }
-            key.resize(KEY_WORDS.max(key.len()), 0);
-            key.truncate(KEY_WORDS);
-            let cell = out
-                .entry((key, slot))
-                .or_insert(AggValue { count: 0, sum: 0 });
-            cell.count += value.count;
-            cell.sum = cell.sum.wrapping_add(value.sum);
+            words.resize(KEY_WORDS.max(words.len()), 0);
+            words.truncate(KEY_WORDS);
+            words[0] = words[0].wrapping_add(base);
+            let cells = if named == Named::Ended {
+                ended_keys.push(key);
+                vec![&mut out, &mut *folded]
+            } else {
+                vec![&mut out]
+            };
+            for cells in cells {
+                let cell = cells
+                    .entry((words.clone(), key.slot))
+                    .or_insert(AggValue { count: 0, sum: 0 });
+                cell.count += value.count;
+                cell.sum = cell.sum.wrapping_add(value.sum);
+            }
+        }
+        for key in ended_keys {
+            let _ = hash.remove(&key);
         }
         Ok(out)
     }
