@@ -68,15 +68,13 @@ pub trait EngineMaps {
     fn scratch() -> &'static PerCpuArray<Scratch>;
     /// `ENGINE_RENAME_PID_OFFSET`: `pid`'s offset in `task:task_rename`.
     fn rename_pid_offset() -> u32;
-    /// `ENGINE_RENAME_OLDCOMM_OFFSET`: `oldcomm`'s offset in `task:task_rename`.
-    fn rename_oldcomm_offset() -> u32;
     /// `ENGINE_TASK_GENS`: tid to its name generation ([`operand::TASK`]), for threads
     /// renamed or exited since loading.
     ///
     /// [`operand::TASK`]: tracekit_common::engine::operand::TASK
     fn task_gens() -> &'static HashMap<u32, u32>;
-    /// `ENGINE_TASK_NAMES`: `tid | generation << 32` to the comm that generation ended
-    /// with (16 bytes, NUL-padded).
+    /// `ENGINE_TASK_NAMES`: `tid | generation << 32` to the thread's comm in that
+    /// generation (16 bytes, NUL-padded), recorded at its first new group key.
     fn task_names() -> &'static HashMap<u64, [u8; 16]>;
 }
 
@@ -114,9 +112,6 @@ macro_rules! engine_maps {
         /// Offset of `pid` in `task:task_rename` records (plans keyed by `operand::TASK`).
         #[unsafe(no_mangle)]
         static ENGINE_RENAME_PID_OFFSET: u32 = 0;
-        /// Offset of `oldcomm` in `task:task_rename` records.
-        #[unsafe(no_mangle)]
-        static ENGINE_RENAME_OLDCOMM_OFFSET: u32 = 0;
 
         /// Name generations of renamed or exited threads (`operand::TASK`); the loader
         /// shrinks it when unused. Not preallocated: memory grows with the threads renamed
@@ -128,7 +123,7 @@ macro_rules! engine_maps {
                 aya_ebpf::bindings::BPF_F_NO_PREALLOC,
             );
 
-        /// The comm each thread name generation ended with.
+        /// Each thread name generation's comm, recorded at its first new group key.
         #[aya_ebpf::macros::map]
         static ENGINE_TASK_NAMES: aya_ebpf::maps::HashMap<u64, [u8; 16]> =
             aya_ebpf::maps::HashMap::with_max_entries(
@@ -288,11 +283,6 @@ macro_rules! engine_maps {
             fn rename_pid_offset() -> u32 {
                 // SAFETY: reading a static.
                 unsafe { core::ptr::read_volatile(&raw const ENGINE_RENAME_PID_OFFSET) }
-            }
-            #[inline(always)]
-            fn rename_oldcomm_offset() -> u32 {
-                // SAFETY: reading a static.
-                unsafe { core::ptr::read_volatile(&raw const ENGINE_RENAME_OLDCOMM_OFFSET) }
             }
             #[inline(always)]
             fn task_gens() -> &'static aya_ebpf::maps::HashMap<u32, u32> {

@@ -427,6 +427,14 @@ fn simple<M: EngineMaps, S: Source>(source: &S, scratch: *mut Scratch, event: u3
         }
         return Some(());
     }
+    // A new key: a thread name part records the thread's comm (engine::names).
+    let mut i = 0;
+    while i < 3 {
+        if (i as u32) < n && rd!(plan.operands[i].kind) == operand::TASK {
+            self::names::name_task::<M>(values[i]);
+        }
+        i += 1;
+    }
     let one = tracekit_common::engine::AggValue {
         count: 1,
         sum: value,

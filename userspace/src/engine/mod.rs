@@ -256,7 +256,7 @@ impl Engine {
         let announce_bytes = if announces { EVENTS_RING_BYTES } else { page };
         // Tracepoint and raw tracepoint programs need no kernel BTF.
         let prot_offset = mmap_prot_offset.unwrap_or(0);
-        let (rename_pid, rename_old) = renames.map_or((0, 0), |r| (r.pid, r.oldcomm));
+        let rename_pid = renames.map_or(0, |r| r.pid);
         let name_entries = if renames.is_some() {
             tracekit_common::engine::TASK_NAMES_ENTRIES
         } else {
@@ -272,7 +272,6 @@ impl Engine {
                 .override_global("ENGINE_MMAP_PROT_OFFSET", &prot_offset, true)
                 .override_global("ENGINE_USER_UNWIND", &unwind_flag, true)
                 .override_global("ENGINE_RENAME_PID_OFFSET", &rename_pid, true)
-                .override_global("ENGINE_RENAME_OLDCOMM_OFFSET", &rename_old, true)
                 .map_max_entries("ENGINE_TASK_GENS", name_entries)
                 .map_max_entries("ENGINE_TASK_NAMES", name_entries)
                 .map_max_entries("UNWIND_MAPPINGS", unwind_mappings)

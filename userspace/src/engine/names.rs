@@ -4,14 +4,16 @@
 //! [`TaskNames::translate`] turns it back into the comm when the maps are read, so the
 //! groups and counts are those of the string key:
 //!
-//! - a generation that ended (the thread was renamed by `prctl(PR_SET_NAME)` or through
-//!   `/proc/TID/comm`, it exec'd, or it exited) has its last comm in `ENGINE_TASK_NAMES`,
-//!   recorded by the cold-path programs on `task:task_rename` and `sched:sched_process_exit`
-//!   (`ebpf/src/engine/names.rs`);
-//! - the generation still running is named by `/proc/TID/comm`.
+//! - the first event of each new group key records the thread's comm under its word in
+//!   `ENGINE_TASK_NAMES` (the insert path, not the hot one), the very bytes the string key
+//!   would have held (`/proc/TID/comm` differs: a kworker's shows its work queue);
+//! - the cold-path programs on `task:task_rename` (`prctl(PR_SET_NAME)`, a write to
+//!   `/proc/TID/comm`, every exec) and `sched:sched_process_exit` start the thread's next
+//!   generation (`ebpf/src/engine/names.rs`), so its events after a rename count apart.
 //!
-//! Cells of ended generations no longer change: each read moves them out of the kernel's
-//! group hash into [`TaskNames`], so process and thread churn does not fill the hash.
+//! Cells of generations that are over no longer change: each read moves them out of the
+//! kernel's group hash into [`TaskNames`], and drops their names (and the generations of
+//! threads gone), so process and thread churn does not fill the maps.
 //!
 //! Plans that compare or print the comm, trace records, start stages and the exporter (whose
 //! series would multiply by thread, and which deletes idle cells by key) keep the string.
@@ -31,13 +33,11 @@ use crate::{Result, error::Context as _, probe::tracefs::EventFormat};
 /// set to `string` (the path before issue 29, for comparisons).
 pub const COMM_KEYS: &str = "TRACEKIT_COMM_KEYS";
 
-/// Offsets of `pid` and `oldcomm` in `task:task_rename` records, from its format file.
+/// The offset of `pid` in `task:task_rename` records, from its format file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RenameOffsets {
     /// `pid_t pid`: the renamed thread.
     pub pid: u32,
-    /// `char oldcomm[16]`.
-    pub oldcomm: u32,
 }
 
 /// Offsets of `task:task_rename`'s fields under `tracefs`, or None (with the reason logged)
@@ -47,11 +47,7 @@ pub fn rename_offsets(tracefs: &Path) -> Option<RenameOffsets> {
         .inspect_err(|err| log::debug!("--by comm keeps its string key: {err}"))
         .ok()?;
     let pid = format.field("pid")?;
-    let old = format.field("oldcomm")?;
-    (pid.size == 4 && old.size == 16).then_some(RenameOffsets {
-        pid: pid.offset,
-        oldcomm: old.offset,
-    })
+    (pid.size == 4).then_some(RenameOffsets { pid: pid.offset })
 }
 
 /// Whether `plan`'s operand `index` is only a group-key part: not compared, not the
@@ -93,12 +89,19 @@ pub fn key_by_task(plan: &mut Plan) -> bool {
 /// The maps that name [`operand::TASK`] values, taken from the loaded object, and the
 /// cells of ended generations folded out of the group hash.
 pub struct TaskNames {
-    gens: Map,
-    names: Map,
-    /// `ENGINE_HASH`, reopened: cells of ended generations are deleted from it.
-    hash: std::sync::Mutex<PerCpuHashMap<MapData, AggKey, AggValue>>,
+    maps: std::sync::Mutex<NameMaps>,
     /// What the deleted cells held, by the key the string would have made.
     folded: std::sync::Mutex<Cells>,
+}
+
+/// The kernel maps [`TaskNames`] reads and prunes.
+struct NameMaps {
+    /// `ENGINE_TASK_GENS`: tid to its current generation.
+    gens: BpfHashMap<MapData, u32, u32>,
+    /// `ENGINE_TASK_NAMES`: [`operand::TASK`] word to the comm.
+    names: BpfHashMap<MapData, u64, [u8; 16]>,
+    /// `ENGINE_HASH`, reopened: cells of ended generations are deleted from it.
+    hash: PerCpuHashMap<MapData, AggKey, AggValue>,
 }
 
 /// Aggregate cells by key words and slot, as [`super::Engine::read`] gives them.
@@ -107,16 +110,6 @@ type Cells = BTreeMap<(Vec<u64>, u32), AggValue>;
 /// What one [`operand::TASK`] value is shown as: the comm, NUL-padded to a string key
 /// part, or `tid N` when its name was lost.
 type Comm = [u8; STR_BYTES];
-
-/// How a [`operand::TASK`] value was named.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Named {
-    /// From the name its generation ended with: no event counts under it any more (but
-    /// for a write to another thread's `/proc/TID/comm` racing with its events).
-    Ended,
-    /// From `/proc`, or otherwise: the thread may still count under it.
-    Running,
-}
 
 /// `bytes` up to its first NUL, at most 15 bytes (the kernel's `TASK_COMM_LEN` less its
 /// NUL), NUL-padded.
@@ -128,99 +121,90 @@ fn comm_of(bytes: &[u8]) -> Comm {
     comm
 }
 
+/// The `tid` and generation of an [`operand::TASK`] word; None for an idle task's.
+fn split(word: u64) -> Option<(u32, u32)> {
+    (word & IDLE_TASK == 0).then_some((word as u32, (word >> 32) as u32))
+}
+
 impl TaskNames {
-    /// Keeps `ENGINE_TASK_GENS` and `ENGINE_TASK_NAMES`, and reopens `hash`
+    /// Takes `ENGINE_TASK_GENS` and `ENGINE_TASK_NAMES`, and reopens `hash`
     /// (`ENGINE_HASH`).
     ///
     /// # Errors
-    /// A run-time error when the hash cannot be reopened.
+    /// A run-time error when a map cannot be opened.
     pub fn new(gens: Map, names: Map, hash: &Map) -> Result<Self> {
         let Map::PerCpuHashMap(data) = hash else {
             return Err(crate::Error::runtime("ENGINE_HASH is not a per-CPU hash"));
         };
         let id = data.info().context("ENGINE_HASH info")?.id();
         let data = MapData::from_id(id).context("reopening ENGINE_HASH")?;
-        let hash =
-            PerCpuHashMap::try_from(Map::PerCpuHashMap(data)).context("opening ENGINE_HASH")?;
         Ok(Self {
-            gens,
-            names,
-            hash: std::sync::Mutex::new(hash),
+            maps: std::sync::Mutex::new(NameMaps {
+                gens: BpfHashMap::try_from(gens).context("opening ENGINE_TASK_GENS")?,
+                names: BpfHashMap::try_from(names).context("opening ENGINE_TASK_NAMES")?,
+                hash: PerCpuHashMap::try_from(Map::PerCpuHashMap(data))
+                    .context("opening ENGINE_HASH")?,
+            }),
             folded: std::sync::Mutex::new(BTreeMap::new()),
         })
     }
 
-    /// The comm of `word` (`tid | generation << 32`), and how it was found.
-    fn comm(
-        gens: &BpfHashMap<&MapData, u32, u32>,
-        names: &BpfHashMap<&MapData, u64, [u8; 16]>,
-        word: u64,
-    ) -> (Comm, Named) {
-        if word & IDLE_TASK != 0 {
+    /// The comm of `word` (`tid | generation << 32`), and whether its generation is over
+    /// (the thread was renamed, exec'd or exited since, or is gone): then no event counts
+    /// under it any more, but for a write to another thread's `/proc/TID/comm` racing with
+    /// its events, or a thread id reused within one read.
+    fn comm(maps: &NameMaps, word: u64) -> (Comm, bool) {
+        let recorded = maps.names.get(&word, 0).ok();
+        let Some((tid, generation)) = split(word) else {
             let name = format!("swapper/{}", word & !IDLE_TASK);
-            return (comm_of(name.as_bytes()), Named::Running);
-        }
-        let (tid, generation) = (word as u32, (word >> 32) as u32);
-        let ended = |generation: u32| names.get(&(u64::from(tid) | u64::from(generation) << 32), 0);
-        if let Ok(name) = ended(generation) {
-            return (comm_of(&name), Named::Ended);
-        }
-        let current = gens.get(&tid, 0).unwrap_or(0);
-        if current == generation
-            && let Ok(text) = std::fs::read(format!("/proc/{tid}/comm"))
-        {
-            // Renamed or gone meanwhile: then the generation's name is recorded.
-            return match ended(generation) {
-                Ok(name) => (comm_of(&name), Named::Ended),
-                Err(_) => (
-                    comm_of(text.strip_suffix(b"\n").unwrap_or(&text)),
-                    Named::Running,
-                ),
-            };
-        }
-        if let Ok(name) = ended(generation) {
-            return (comm_of(&name), Named::Ended);
-        }
-        let comm = match generation.checked_sub(1).map(ended) {
-            // Events after the thread's exit tracepoint (its last switch away).
-            Some(Ok(name)) => comm_of(&name),
-            _ => comm_of(format!("tid {tid}").as_bytes()),
+            return (
+                recorded.map_or_else(|| comm_of(name.as_bytes()), |n| comm_of(&n)),
+                false,
+            );
         };
-        (comm, Named::Running)
+        let alive = std::path::Path::new(&format!("/proc/{tid}")).exists();
+        let current = maps.gens.get(&tid, 0).unwrap_or(0);
+        let over = current != generation || !alive;
+        let comm = match recorded {
+            Some(name) => comm_of(&name),
+            // Not recorded (the name map was full): the thread's name now, if it is still
+            // in that generation.
+            None => match std::fs::read(format!("/proc/{tid}/comm")) {
+                Ok(text) if !over => comm_of(text.strip_suffix(b"\n").unwrap_or(&text)),
+                _ => comm_of(format!("tid {tid}").as_bytes()),
+            },
+        };
+        (comm, over)
     }
 
     /// The group hash's cells as the string key would have made them: each
     /// [`operand::TASK`] key word becomes the comm (32 bytes, four words), and cells that
     /// name the same comm merge. `base` is added to the first word (see
-    /// [`super::EngineSpec::event_base`]). Cells of ended generations are deleted from the
-    /// hash and kept here, so threads that come and go do not fill it.
+    /// [`super::EngineSpec::event_base`]). Cells of generations that are over are deleted
+    /// from the hash and kept here, with their names and the generations of threads gone,
+    /// so threads that come and go do not fill the maps.
     ///
     /// # Errors
-    /// A run-time error when a map cannot be opened or read.
+    /// A run-time error when the hash cannot be read.
     pub fn read(&self, plan: &Plan, base: u64) -> Result<Cells> {
-        let gens: BpfHashMap<_, u32, u32> =
-            BpfHashMap::try_from(&self.gens).context("opening ENGINE_TASK_GENS")?;
-        let names: BpfHashMap<_, u64, [u8; 16]> =
-            BpfHashMap::try_from(&self.names).context("opening ENGINE_TASK_NAMES")?;
-        let mut hash = self.hash.lock().unwrap_or_else(|e| e.into_inner());
+        let mut maps = self.maps.lock().unwrap_or_else(|e| e.into_inner());
         let mut folded = self.folded.lock().unwrap_or_else(|e| e.into_inner());
-        let mut known: BTreeMap<u64, (Comm, Named)> = BTreeMap::new();
+        let mut known: BTreeMap<u64, (Comm, bool)> = BTreeMap::new();
         let mut out = folded.clone();
-        let mut ended_keys = Vec::new();
-        for entry in hash.iter() {
+        let mut over_keys = Vec::new();
+        for entry in maps.hash.iter() {
             let (key, per_cpu) = entry.context("reading ENGINE_HASH")?;
             let value = super::maps::sum(per_cpu.iter());
             let mut words = Vec::with_capacity(KEY_WORDS);
             let mut at = 0;
-            let mut named = Named::Running;
+            let mut over = false;
             for &part in &plan.key_parts[..plan.n_key_parts as usize] {
                 let o = plan.operands[(part as usize).min(MAX_OPERANDS - 1)];
                 if o.kind == operand::TASK {
                     let word = key.words.get(at).copied().unwrap_or(0);
-                    let (comm, how) = *known
-                        .entry(word)
-                        .or_insert_with(|| Self::comm(&gens, &names, word));
-                    named = how;
+                    let (comm, ended) =
+                        *known.entry(word).or_insert_with(|| Self::comm(&maps, word));
+                    over |= ended;
                     words.extend(
                         comm.chunks(8)
                             .map(|c| u64::from_ne_bytes(c.try_into().expect("8-byte chunks"))),
@@ -235,25 +219,34 @@ impl TaskNames {
             words.resize(KEY_WORDS.max(words.len()), 0);
             words.truncate(KEY_WORDS);
             words[0] = words[0].wrapping_add(base);
-            let cells = if named == Named::Ended {
-                ended_keys.push(key);
-                vec![&mut out, &mut *folded]
-            } else {
-                vec![&mut out]
-            };
-            for cells in cells {
-                let cell = cells
-                    .entry((words.clone(), key.slot))
-                    .or_insert(AggValue { count: 0, sum: 0 });
-                cell.count += value.count;
-                cell.sum = cell.sum.wrapping_add(value.sum);
+            if over {
+                over_keys.push(key);
+                add(&mut folded, &words, key.slot, value);
             }
+            add(&mut out, &words, key.slot, value);
         }
-        for key in ended_keys {
-            let _ = hash.remove(&key);
+        for key in over_keys {
+            let _ = maps.hash.remove(&key);
+        }
+        for (&word, &(_, over)) in &known {
+            if over && let Some((tid, _)) = split(word) {
+                let _ = maps.names.remove(&word);
+                if !std::path::Path::new(&format!("/proc/{tid}")).exists() {
+                    let _ = maps.gens.remove(&tid);
+                }
+            }
         }
         Ok(out)
     }
+}
+
+/// Adds `value` to the cell of `words` and `slot`.
+fn add(cells: &mut Cells, words: &[u64], slot: u32, value: AggValue) {
+    let cell = cells
+        .entry((words.to_vec(), slot))
+        .or_insert(AggValue { count: 0, sum: 0 });
+    cell.count += value.count;
+    cell.sum = cell.sum.wrapping_add(value.sum);
 }
 
 #[cfg(test)]
