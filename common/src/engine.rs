@@ -232,7 +232,23 @@ pub mod operand {
     /// The string the start stage saved: its [`super::STR_BYTES`] bytes fill all four saved
     /// words (a start stage saves one string, or up to four integers).
     pub const SAVED_STR: u32 = 45;
+    // e29 (issue 29): `--by comm` without the string on the hot path.
+    /// The current thread's name as a number: `tid | generation << 32`, the generation
+    /// from `ENGINE_TASK_GENS` (0 until the thread is first renamed or exits, see
+    /// [`super::TASK_NAMES_ENTRIES`]); the idle task (tid 0) is [`super::IDLE_TASK`] `|
+    /// cpu`. Userspace shows it as the comm the thread had in that generation.
+    pub const TASK: u32 = 46;
 }
+
+/// [`operand::TASK`] of the idle task on a CPU (its tid is 0 on every CPU; its comm is
+/// `swapper/CPU`): this bit with the CPU number.
+pub const IDLE_TASK: u64 = 1 << 63;
+
+/// Entries of `ENGINE_TASK_NAMES` (the comm each `tid | generation << 32` ended with, at a
+/// rename, an exec or an exit) and of `ENGINE_TASK_GENS` (each renamed or exited thread's
+/// current generation) when a plan keys by [`operand::TASK`]. Names that do not fit are
+/// counted in [`stat::NAMES_LOST`].
+pub const TASK_NAMES_ENTRIES: u32 = 65536;
 
 /// Offsets of a path ([`operand::TASK_PATH`]): at most 3 pointers followed.
 pub const MAX_PATH: usize = 4;
@@ -560,9 +576,12 @@ pub mod stat {
     pub const STARTS_ENDED: u32 = 11;
     /// Starts dropped because their thread exited before the end event.
     pub const STARTS_EXITED: u32 = 12;
+    /// Thread names ([`super::operand::TASK`]) not recorded at a rename or an exit: a
+    /// name map was full. The thread's events before that moment show under `tid N`.
+    pub const NAMES_LOST: u32 = 13;
 }
 /// Number of counters in `ENGINE_STATS`.
-pub const STAT_COUNT: u32 = 13;
+pub const STAT_COUNT: u32 = 14;
 
 /// Default entries of the stack map (~1 KiB each).
 pub const DEFAULT_STACK_ENTRIES: u32 = 16384;

@@ -7,7 +7,7 @@
 use std::{process::Command, time::Duration};
 
 use serde_json::Value;
-use tracekit_tests::{bucket, fixture, parse_json, require_root, run, tracekit_bin};
+use tracekit_tests::{bucket, fixture, parse_json, require_root, run, scratch, tracekit_bin};
 
 const TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -201,10 +201,9 @@ fn hooks_syscalls_events_stay_classic() {
     );
 }
 
-/// `--by comm` keys by the comm's hash in a narrow (24-byte) key, the comm itself written to
-/// a names map when its key is new; wider keys (three parts) keep the 72-byte key. Either
-/// way a program renamed half-way by `prctl(PR_SET_NAME)` is counted under both names,
-/// exactly: 3000 getppid() calls as tk_syscalls, then 2000 as tk_renamed.
+/// `--by comm` keys by thread in the kernel (`operand::TASK`), alone or with other parts: a
+/// program renamed half-way by `prctl(PR_SET_NAME)` is counted under both names, exactly:
+/// 3000 getppid() calls as tk_syscalls, then 2000 as tk_renamed.
 #[test]
 fn hooks_by_comm_counts_a_rename_under_both_names() {
     require_root();
@@ -227,5 +226,123 @@ fn hooks_by_comm_counts_a_rename_under_both_names() {
             (3000, 2000),
             "--by {by}: {json:#}"
         );
+    }
+}
+
+/// What `-v` says when `--by comm` is keyed by thread in the kernel.
+const BY_THREAD: &str = "comm keyed by thread id in the kernel";
+
+/// Runs `tracekit ARGS --json -v` with `--by comm` keyed by thread and by the string
+/// (`TRACEKIT_COMM_KEYS=string`, the path before issue 29); checks `-v` says which, and
+/// returns both outputs.
+fn both_comm_keys(args: &[&str]) -> (Value, Value) {
+    let mut out = Vec::new();
+    for string in [false, true] {
+        let mut command = Command::new(tracekit_bin());
+        command.arg(args[0]).args(["--json", "-v"]).args(&args[1..]);
+        if string {
+            command.env("TRACEKIT_COMM_KEYS", "string");
+        } else {
+            command.env_remove("TRACEKIT_COMM_KEYS");
+        }
+        let output = run(command, TIMEOUT);
+        output.assert_code(0);
+        assert_eq!(
+            output.stderr.contains(BY_THREAD),
+            !string,
+            "{args:?} (string key: {string}): -v says:\n{}",
+            output.stderr
+        );
+        out.push(parse_json(&output.stdout));
+    }
+    let string = out.pop().unwrap();
+    (out.pop().unwrap(), string)
+}
+
+/// `--by comm` and `--by pid,comm`, counted and as a histogram, keyed by thread in the
+/// kernel give the string key's groups and counts: exactly the loop's N getppid() calls
+/// under the fixture's comm, in the same buckets.
+#[test]
+fn hooks_by_comm_by_thread_as_the_string_key() {
+    require_root();
+    let fixture = fixture("tk_syscalls");
+    let fixture = fixture.to_str().unwrap();
+    let n = 2345;
+    let count = n.to_string();
+    let filter = format!("id == {GETPPID}");
+    for by in ["comm", "pid,comm"] {
+        for command in ["count", "hist"] {
+            let mut args = vec![command, "raw_syscalls:sys_enter", "--by", by];
+            if command == "hist" {
+                args.extend(["--value", "id"]);
+            }
+            args.extend(["--filter", &filter, "--", fixture, &count]);
+            let (thread, string) = both_comm_keys(&args);
+            assert_eq!(
+                groups(&thread),
+                groups(&string),
+                "{args:?}: {thread:#}\n{string:#}"
+            );
+            assert_eq!(
+                comm_count(&thread, "tk_syscalls"),
+                n,
+                "{args:?}: {thread:#}"
+            );
+            if command == "hist" {
+                // getppid is 110: the log2 bucket from 64.
+                assert_eq!(bucket(&thread, 64), n, "{args:?}: {thread:#}");
+            }
+        }
+    }
+}
+
+/// Exact counts across the three ways a thread's comm changes (fixture tk_rename, exactly
+/// N getppid() calls before and M after): `prctl(PR_SET_NAME)` in a process, in a thread
+/// (the main thread's K calls stay under the first name), and an exec through a link named
+/// otherwise. Keyed by thread, each name counts what the string key counts.
+#[test]
+fn hooks_by_comm_renames_threads_and_execs_exactly() {
+    require_root();
+    let fixture = fixture("tk_rename");
+    let dir = scratch("hooks_by_comm_renames_threads_and_execs_exactly");
+    let after = dir.join("tk_rename_after");
+    std::os::unix::fs::symlink(&fixture, &after).expect("link to tk_rename");
+    let fixture = fixture.to_str().unwrap();
+    let after = after.to_str().unwrap();
+    let filter = format!("id == {GETPPID}");
+    let cases: [(&[&str], [(&str, u64); 2]); 3] = [
+        (
+            &["process", "3000", "2000"],
+            [("tk_rename", 3000), ("tk_renamed", 2000)],
+        ),
+        (
+            &["thread", "1500", "2500", "700"],
+            [("tk_rename", 2200), ("tk_rn_thread", 2500)],
+        ),
+        (
+            &["exec", "1200", "1800", after],
+            [("tk_rename", 1200), ("tk_rename_after", 1800)],
+        ),
+    ];
+    for (mode, expected) in cases {
+        for by in ["comm", "pid,comm"] {
+            let mut args = vec!["count", "raw_syscalls:sys_enter", "--by", by];
+            args.extend(["--filter", &filter, "--", fixture]);
+            args.extend(mode);
+            let (thread, string) = both_comm_keys(&args);
+            assert_eq!(
+                groups(&thread),
+                groups(&string),
+                "{args:?}: {thread:#}\n{string:#}"
+            );
+            for (comm, n) in expected {
+                assert_eq!(comm_count(&thread, comm), n, "{args:?}: {thread:#}");
+            }
+            assert_eq!(
+                tracekit_tests::total_count(&thread),
+                expected.iter().map(|(_, n)| n).sum::<u64>(),
+                "{args:?}: {thread:#}"
+            );
+        }
     }
 }

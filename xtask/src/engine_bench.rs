@@ -87,6 +87,15 @@ pub fn engine(tracekit: &Path, sizes: &Sizes) -> Result<()> {
         }
         watcher
     };
+    // `--by comm` keyed by the string in the kernel (TRACEKIT_COMM_KEYS=string), the path
+    // before the thread key (issue 29).
+    let string_key = |name, args: &[&str]| {
+        let mut watcher = watcher(name, args);
+        if let Some(command) = &mut watcher.command {
+            command.splice(0..0, ["env", "TRACEKIT_COMM_KEYS=string"].map(String::from));
+        }
+        watcher
+    };
 
     // The getppid() loop: plans against the floors.
     let mut watchers = vec![
@@ -135,6 +144,14 @@ pub fn engine(tracekit: &Path, sizes: &Sizes) -> Result<()> {
         ),
         watcher(
             "count raw_syscalls:sys_enter --by pid,comm (two keys)",
+            &["count", "raw_syscalls:sys_enter", "--by", "pid,comm"],
+        ),
+        string_key(
+            "syscount --by comm, string key",
+            &["syscount", "--by", "comm"],
+        ),
+        string_key(
+            "count raw_syscalls:sys_enter --by pid,comm (two keys), string key",
             &["count", "raw_syscalls:sys_enter", "--by", "pid,comm"],
         ),
         // The same plans kept on the classic tracepoint, beside them (the general path).

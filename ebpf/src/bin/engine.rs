@@ -23,8 +23,11 @@ use aya_ebpf::{
 };
 use tracekit_ebpf::{
     engine::{
-        EngineMaps as _, args::RET, count_arg1, process_exec, run, thread_exit, thread_fork,
-        tracepoint_main, tracepoint_start,
+        EngineMaps as _,
+        args::RET,
+        count_arg1,
+        names::{task_exited, task_renamed},
+        process_exec, run, thread_exit, thread_fork, tracepoint_main, tracepoint_start,
     },
     engine_maps, follow_fork, forget_on_exec_mmap, load_args, unwind_maps,
 };
@@ -294,6 +297,22 @@ pub fn engine_start_exit(_ctx: TracePointContext) -> u32 {
 #[tracepoint]
 pub fn engine_start_fork(ctx: TracePointContext) -> u32 {
     thread_fork::<Engine>(&ctx);
+    0
+}
+
+/// `task:task_rename`, attached when a plan keys by thread name (`operand::TASK`): the
+/// renamed thread's name generation ends under its old name.
+#[tracepoint]
+pub fn engine_task_rename(ctx: TracePointContext) -> u32 {
+    task_renamed::<Engine>(&ctx);
+    0
+}
+
+/// `sched:sched_process_exit`, attached when a plan keys by thread name: the exiting
+/// thread's name generation ends under the name it exits with.
+#[tracepoint]
+pub fn engine_task_exit(_ctx: TracePointContext) -> u32 {
+    task_exited::<Engine>();
     0
 }
 

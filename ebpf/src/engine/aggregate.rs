@@ -5,7 +5,7 @@ use aya_ebpf::bindings::BPF_NOEXIST;
 use tracekit_common::engine::{
     AggValue, KEY_SET_BITS, KEY_SET_WORDS, KEY_WORDS, MAX_KEY_PARTS, MAX_OPERANDS, MAX_PRECISION,
     MAX_STRINGS, NO_OPERAND, Operand, Plan, SIGNED, STR_BYTES, agg, layout, log_linear_slot,
-    log2_slot, stat,
+    log2_slot, operand, stat,
 };
 
 use super::{EngineMaps, Scratch, bump, operands::int};
@@ -90,6 +90,16 @@ pub(crate) fn aggregate<M: EngineMaps>(plan: &'static Plan, scratch: *mut Scratc
             (*entry).sum = (*entry).sum.wrapping_add(value);
         }
         return;
+    }
+    // A new key: a thread name part records the thread's comm (engine::names).
+    for part in 0..MAX_KEY_PARTS {
+        if part >= n_key_parts {
+            break;
+        }
+        let index = (rd!(plan.key_parts[part]) as usize) & (MAX_OPERANDS - 1);
+        if rd!(plan.operands[index].kind) == operand::TASK {
+            super::names::name_task::<M>(int(scratch, index));
+        }
     }
     let first = AggValue {
         count: 1,

@@ -66,6 +66,16 @@ pub trait EngineMaps {
     fn known() -> &'static LruHashMap<u32, u8>;
     /// `ENGINE_SCRATCH`: the per-CPU [`Scratch`].
     fn scratch() -> &'static PerCpuArray<Scratch>;
+    /// `ENGINE_RENAME_PID_OFFSET`: `pid`'s offset in `task:task_rename`.
+    fn rename_pid_offset() -> u32;
+    /// `ENGINE_TASK_GENS`: tid to its name generation ([`operand::TASK`]), for threads
+    /// renamed or exited since loading.
+    ///
+    /// [`operand::TASK`]: tracekit_common::engine::operand::TASK
+    fn task_gens() -> &'static HashMap<u32, u32>;
+    /// `ENGINE_TASK_NAMES`: `tid | generation << 32` to the thread's comm in that
+    /// generation (16 bytes, NUL-padded), recorded at its first new group key.
+    fn task_names() -> &'static HashMap<u64, [u8; 16]>;
 }
 
 /// Defines the engine's globals (`ENGINE_PLAN`, `ENGINE_START_PLAN`, `ENGINE_SELF_PID`,
@@ -99,6 +109,27 @@ macro_rules! engine_maps {
         /// from the registers the task saved when it entered the kernel; 0: by frame pointers.
         #[unsafe(no_mangle)]
         static ENGINE_USER_UNWIND: u8 = 0;
+        /// Offset of `pid` in `task:task_rename` records (plans keyed by `operand::TASK`).
+        #[unsafe(no_mangle)]
+        static ENGINE_RENAME_PID_OFFSET: u32 = 0;
+
+        /// Name generations of renamed or exited threads (`operand::TASK`); the loader
+        /// shrinks it when unused. Not preallocated: memory grows with the threads renamed
+        /// or gone, not with the bound.
+        #[aya_ebpf::macros::map]
+        static ENGINE_TASK_GENS: aya_ebpf::maps::HashMap<u32, u32> =
+            aya_ebpf::maps::HashMap::with_max_entries(
+                tracekit_common::engine::TASK_NAMES_ENTRIES,
+                aya_ebpf::bindings::BPF_F_NO_PREALLOC,
+            );
+
+        /// Each thread name generation's comm, recorded at its first new group key.
+        #[aya_ebpf::macros::map]
+        static ENGINE_TASK_NAMES: aya_ebpf::maps::HashMap<u64, [u8; 16]> =
+            aya_ebpf::maps::HashMap::with_max_entries(
+                tracekit_common::engine::TASK_NAMES_ENTRIES,
+                aya_ebpf::bindings::BPF_F_NO_PREALLOC,
+            );
 
         /// Array layout aggregates; the loader sizes it to `(array_key_bound + 1) * slots`.
         #[aya_ebpf::macros::map]
@@ -247,6 +278,19 @@ macro_rules! engine_maps {
             #[inline(always)]
             fn scratch() -> &'static aya_ebpf::maps::PerCpuArray<$crate::engine::Scratch> {
                 &ENGINE_SCRATCH
+            }
+            #[inline(always)]
+            fn rename_pid_offset() -> u32 {
+                // SAFETY: reading a static.
+                unsafe { core::ptr::read_volatile(&raw const ENGINE_RENAME_PID_OFFSET) }
+            }
+            #[inline(always)]
+            fn task_gens() -> &'static aya_ebpf::maps::HashMap<u32, u32> {
+                &ENGINE_TASK_GENS
+            }
+            #[inline(always)]
+            fn task_names() -> &'static aya_ebpf::maps::HashMap<u64, [u8; 16]> {
+                &ENGINE_TASK_NAMES
             }
         }
     };

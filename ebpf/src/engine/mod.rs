@@ -36,6 +36,7 @@ pub mod aggregate;
 pub mod args;
 pub mod filter;
 mod maps;
+pub mod names;
 pub mod operands;
 
 pub use maps::{EngineMaps, Scratch};
@@ -338,7 +339,7 @@ pub fn count_arg1<M: EngineMaps>(ctx: &RawTracePointContext) {
 
 /// The main stage of the simplest plans, without the interpreter ([`Plan::simple`]): up to
 /// three integer operands at hand (the event, record fields, arguments the entry point
-/// loaded, the pid, the tid, the CPU), keyed by up to two of them, counted or with a log2
+/// loaded, the pid, the tid, the thread's name generation, the CPU), keyed by up to two of them, counted or with a log2
 /// histogram of one, behind at most one integer comparison (`count EVENT --by pid`, `hist
 /// block:block_rq_issue --value bytes --filter 'bytes > 4096'`). Same cells as the
 /// interpreter writes, in the array or the hash; every kind, index and operator is a plan
@@ -435,6 +436,14 @@ fn simple<M: EngineMaps, S: Source>(source: &S, scratch: *mut Scratch, event: u3
         }
         return Some(());
     }
+    // A new key: a thread name part records the thread's comm (engine::names).
+    let mut i = 0;
+    while i < 3 {
+        if (i as u32) < n && rd!(plan.operands[i].kind) == operand::TASK {
+            self::names::name_task::<M>(values[i]);
+        }
+        i += 1;
+    }
     let one = tracekit_common::engine::AggValue {
         count: 1,
         sum: value,
@@ -466,6 +475,7 @@ fn simple_operand<M: EngineMaps, S: Source>(
     Some(match rd!(plan.operands[i].kind) {
         operand::PID => u64::from(pid),
         operand::TID => u64::from(tid),
+        operand::TASK => self::names::task_word::<M>(tid),
         // SAFETY: plain helper call.
         operand::CPU => u64::from(unsafe { bpf_get_smp_processor_id() }),
         operand::ARG => self::args::narrow(self::args::arg(scratch, offset), size, flags),

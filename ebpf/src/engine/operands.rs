@@ -108,6 +108,7 @@ pub(crate) fn read_operands<M: EngineMaps, S: Source>(
             )),
             operand::PID => Some(u64::from(pid)),
             operand::TID => Some(u64::from(tid)),
+            operand::TASK => Some(super::names::task_word::<M>(tid)),
             // SAFETY: plain helper call.
             operand::CGROUP => Some(unsafe { bpf_get_current_cgroup_id() }),
             // SAFETY: plain helper call.

@@ -10,6 +10,7 @@
 //! - [`filter`]: the filter language compiled to the engine's instructions;
 //! - [`spec`]: stages, targets; [`attach`]: what the kinds' attach points share;
 //! - [`maps`]: aggregates and counters as read; [`keys`]: group keys decoded for display;
+//!   [`names`]: `--by comm` keyed by thread in the kernel, named when read;
 //! - [`syscalls`]: the syscall constants of this architecture.
 //!
 //! [`Engine`] is one loaded object: [`Engine::load`], [`Engine::attach`], [`Engine::read`],
@@ -22,6 +23,7 @@ pub mod filter;
 pub mod keys;
 pub mod kinds;
 pub mod maps;
+pub mod names;
 pub mod plan;
 pub mod request;
 pub mod spec;
@@ -91,6 +93,8 @@ pub struct Engine {
     unwind: Option<crate::unwind::KernelTables>,
     /// The stages' [`Misses`], read as the programs were unloaded.
     misses_at_detach: Option<Misses>,
+    /// The name maps when the plan keys by [`operand::TASK`] ([`names`]).
+    names: Option<names::TaskNames>,
 }
 
 /// Events the kernel did not run a stage's program for, summed over its programs: their
@@ -114,6 +118,8 @@ const HELPER_PROGRAMS: &[&str] = &[
     "engine_sched_fork",
     "engine_start_exit",
     "engine_start_fork",
+    "engine_task_rename",
+    "engine_task_exit",
     "engine_empty",
 ];
 
@@ -175,6 +181,12 @@ impl Engine {
     pub fn load(spec: &EngineSpec, targets: &Targets) -> Result<Self> {
         raise_memlock_limit();
         let mut main = spec.main.plan;
+        let renames = if spec.names_by_task && spec.start.is_none() {
+            names::rename_offsets(&tracefs::root()?)
+        } else {
+            None
+        };
+        let renames = renames.filter(|_| names::key_by_task(&mut main));
         // The simplest plans are computed without the interpreter (`engine::simple`).
         main.simple = u32::from(plan::fast_simple(&main));
         let start = spec.start.as_ref().map_or(Plan::EMPTY, |s| s.plan);
@@ -244,6 +256,12 @@ impl Engine {
         let announce_bytes = if announces { EVENTS_RING_BYTES } else { page };
         // Tracepoint and raw tracepoint programs need no kernel BTF.
         let prot_offset = mmap_prot_offset.unwrap_or(0);
+        let rename_pid = renames.map_or(0, |r| r.pid);
+        let name_entries = if renames.is_some() {
+            tracekit_common::engine::TASK_NAMES_ENTRIES
+        } else {
+            1
+        };
         let mut ebpf = load_without_kernel_btf(object(Object::Engine)?, |loader| {
             loader
                 .override_global("ENGINE_PLAN", &main, true)
@@ -253,6 +271,9 @@ impl Engine {
                 .override_global("ENGINE_FORK_CHILD_PID_OFFSET", &fork_offset, true)
                 .override_global("ENGINE_MMAP_PROT_OFFSET", &prot_offset, true)
                 .override_global("ENGINE_USER_UNWIND", &unwind_flag, true)
+                .override_global("ENGINE_RENAME_PID_OFFSET", &rename_pid, true)
+                .map_max_entries("ENGINE_TASK_GENS", name_entries)
+                .map_max_entries("ENGINE_TASK_NAMES", name_entries)
                 .map_max_entries("UNWIND_MAPPINGS", unwind_mappings)
                 .map_max_entries("UNWIND_PROCESSES", unwind_processes)
                 .map_max_entries("ENGINE_ARRAY", array_entries)
@@ -305,6 +326,14 @@ impl Engine {
             take("ENGINE_TRACE")?,
             take("ENGINE_ANNOUNCE")?,
         );
+        let names = match renames {
+            Some(_) => Some(names::TaskNames::new(
+                take("ENGINE_TASK_GENS")?,
+                take("ENGINE_TASK_NAMES")?,
+                &hash,
+            )?),
+            None => None,
+        };
         let mut engine = Self {
             ebpf: Some(ebpf),
             array,
@@ -315,15 +344,20 @@ impl Engine {
             announce: Some(announce),
             plan: main,
             event_base: spec.event_base,
-            notes: if main.simple != 0 {
-                vec![
+            notes: [
+                (main.simple != 0).then_some(
                     "its plan without the interpreter (integers at hand: the event, fields, \
-                     arguments, pid, tid, cpu; at most one comparison)"
-                        .to_string(),
-                ]
-            } else {
-                Vec::new()
-            },
+                     arguments, pid, tid, cpu; at most one comparison)",
+                ),
+                renames.is_some().then_some(
+                    "comm keyed by thread id in the kernel, named from /proc and from the \
+                     renames and exits it records",
+                ),
+            ]
+            .into_iter()
+            .flatten()
+            .map(str::to_string)
+            .collect(),
             links: Vec::new(),
             program_fds: Vec::new(),
             kprobe_links: Vec::new(),
@@ -332,7 +366,15 @@ impl Engine {
             usdt_links: Vec::new(),
             unwind,
             misses_at_detach: None,
+            names,
         };
+        if renames.is_some() {
+            // Before the main stage attaches: no event of a thread precedes its records.
+            let rename = tracepoint("task", "task_rename");
+            kinds::tracepoint::attach::attach(&mut engine, "engine_task_rename", &rename)?;
+            let exit = tracepoint("sched", "sched_process_exit");
+            kinds::tracepoint::attach::attach(&mut engine, "engine_task_exit", &exit)?;
+        }
         if announces {
             let exec = tracepoint("sched", "sched_process_exec");
             kinds::tracepoint::attach::attach(&mut engine, "engine_sched_exec", &exec)?;
@@ -570,6 +612,8 @@ impl Engine {
                     cells.insert((key, index % slots), value);
                 }
             }
+        } else if let Some(names) = &self.names {
+            cells = names.read(&self.plan, base)?;
         } else {
             let hash: PerCpuHashMap<_, AggKey, AggValue> =
                 PerCpuHashMap::try_from(&self.hash).context("opening ENGINE_HASH")?;
@@ -589,6 +633,14 @@ impl Engine {
                 .context("reading ENGINE_STATS")?
                 .iter()
                 .sum();
+        }
+        let names_lost = counters[stat::NAMES_LOST as usize];
+        if self.names.is_some() && names_lost > 0 {
+            log::warn!(
+                "{names_lost} thread names were not recorded (the name maps hold {} threads): \
+                 their earlier events show under `tid N`",
+                tracekit_common::engine::TASK_NAMES_ENTRIES
+            );
         }
         let counted = cells.values().map(|value| value.count).sum();
         let misses = self.misses();
@@ -619,7 +671,7 @@ impl Engine {
     /// Whether the aggregates live in the group hash map, whose entries
     /// [`Engine::remove_cells`] can delete (an array layout holds every key for good).
     pub fn removes_cells(&self) -> bool {
-        self.plan.layout != layout::ARRAY
+        self.plan.layout != layout::ARRAY && self.names.is_none()
     }
 
     /// Deletes `cells` (keys and slots as [`Engine::read`] gives them) from the group hash

@@ -74,7 +74,7 @@ impl PlanBuilder {
         if matches!(new.kind, operand::ARG | operand::ARG_DEREF) || string_of_arg {
             self.plan.raw_args = self.plan.raw_args.max(new.offset + 1);
         }
-        if matches!(new.kind, operand::PID | operand::TID) {
+        if matches!(new.kind, operand::PID | operand::TID | operand::TASK) {
             self.plan.needs_ids = 1;
         }
         self.plan.operands[n] = new;
@@ -371,6 +371,7 @@ pub fn disassemble(plan: &Plan) -> String {
             operand::USER_STR => "user_str",
             operand::KERNEL_STR => "kernel_str",
             operand::SAVED_STR => "saved_str",
+            operand::TASK => "task",
             _ => "?",
         };
         let signed = if o.flags & SIGNED != 0 { "s" } else { "" };
@@ -603,7 +604,8 @@ pub(crate) fn fast_count_arg1(plan: &Plan) -> bool {
 
 /// Whether `plan` is one the kernel's `engine::simple` computes exactly as the interpreter
 /// would ([`Plan::simple`]): at most three operands, each an integer an entry point has at
-/// hand (the event, a record field, an argument, the pid, the tid, the CPU); keyed by at
+/// hand (the event, a record field, an argument, the pid, the tid, the thread's name
+/// generation, the CPU); keyed by at
 /// most two of them (in the array only by one); counted, or a log2 histogram of one; behind
 /// at most one integer comparison (`count EVENT --by pid`, `hist block:block_rq_issue
 /// --value bytes --filter 'bytes > 4096'`).
@@ -613,7 +615,9 @@ pub(crate) fn fast_simple(plan: &Plan) -> bool {
     let simple = |i: usize| {
         let operand = plan.operands[i];
         match operand.kind {
-            operand::EVENT_INDEX | operand::PID | operand::TID | operand::CPU => true,
+            operand::EVENT_INDEX | operand::PID | operand::TID | operand::TASK | operand::CPU => {
+                true
+            }
             operand::ARG => operand.flags & !SIGNED == 0 && operand.offset < 8,
             operand::FIELD => operand.flags & !SIGNED == 0,
             _ => false,

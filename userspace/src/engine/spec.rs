@@ -34,6 +34,9 @@ pub struct EngineSpec {
     /// User stack operands are walked by the kernel's DWARF unwinder from tables the caller
     /// loads ([`crate::engine::Engine::take_unwind_tables`]), not by frame pointers.
     pub user_unwind: bool,
+    /// A comm that is only a group-key part is keyed by thread in the kernel and named
+    /// when read ([`super::names`]); false keeps the string (the exporter).
+    pub names_by_task: bool,
 }
 
 impl EngineSpec {
@@ -46,6 +49,7 @@ impl EngineSpec {
             start_entries: DEFAULT_START_ENTRIES,
             event_base: 0,
             user_unwind: false,
+            names_by_task: true,
         }
     }
 

@@ -145,7 +145,17 @@ pub fn compile_all(config: &Config, origin: &str) -> Result<Vec<Compiled>> {
             let compiled = compile(&request).map_err(|err| in_file(in_metric(name, err)))?;
             Ok(Compiled {
                 config: metric.clone(),
-                specs: compiled.specs,
+                // Series by comm stay keyed by the string: by thread, a long-running
+                // exporter's cells would grow with every thread, and it deletes idle
+                // cells by their key.
+                specs: compiled
+                    .specs
+                    .into_iter()
+                    .map(|spec| EngineSpec {
+                        names_by_task: false,
+                        ..spec
+                    })
+                    .collect(),
                 columns: compiled.columns,
                 what: compiled.what,
             })

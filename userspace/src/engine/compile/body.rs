@@ -258,6 +258,7 @@ pub(crate) fn spec_of(
         start_entries: request.maps.max_in_flight,
         event_base: 0,
         user_unwind: false,
+        names_by_task: true,
     }
 }
 

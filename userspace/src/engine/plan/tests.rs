@@ -104,6 +104,10 @@ fn fast_simple_only_for_plain_integer_plans() {
     let mut comm = keyed(&[event, builtin("comm").unwrap().operand]);
     comm.layout(None);
     assert!(!fast_simple(&comm.plan()));
+    // ... until the loader keys it by thread (engine::names).
+    let mut by_thread = comm.plan();
+    assert!(crate::engine::names::key_by_task(&mut by_thread));
+    assert!(fast_simple(&by_thread));
     let mut filtered = keyed(&[event, pid]);
     filtered
         .push_insn(Insn {
