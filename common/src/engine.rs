@@ -368,6 +368,33 @@ pub mod agg {
     /// Log-linear (HDR-style) histogram of the value, [`super::Plan::precision`] sub-bucket
     /// bits: [`super::log_linear_slot`].
     pub const LOG_LINEAR: u32 = 4;
+    /// No aggregation: each allocation event stores `address -> (size, stack, time)` in
+    /// `ENGINE_OUTSTANDING` ([`super::Outstanding`]); the events in
+    /// [`super::Plan::release_events`] delete their address from it (`memleak`). Key part 0
+    /// is the address, key part 1 the stack, the size is [`super::Plan::alloc_size`].
+    pub const OUTSTANDING: u32 = 5;
+}
+
+/// Events an [`agg::OUTSTANDING`] plan gives an allocation size rule ([`Plan::alloc_size`]).
+pub const MAX_ALLOC_EVENTS: usize = 8;
+
+/// Size rules of [`Plan::alloc_size`], one `u32` per allocation event: `SIZE_VALUE`, or
+/// `SIZE_SAVED | a << 8 | b << 16 [| ADDR_AT_SAVED_2]` (the product of saved start values
+/// `a` and `b`, slot [`size_rule::ONE`] reading as 1).
+pub mod size_rule {
+    /// The size is the plan's value operand (kernel tracepoints: `bytes_alloc`).
+    pub const SIZE_VALUE: u32 = 0;
+    /// The size is `saved[a] * saved[b]` of the start (the entry's arguments).
+    pub const SIZE_SAVED: u32 = 1;
+    /// A saved slot that reads as 1 (`malloc(size)`: `saved[0] * 1`).
+    pub const ONE: u32 = 0xff;
+    /// The address is not the return value but the pointer the function stored at saved
+    /// start value 0, and only when it returned 0 (`posix_memalign(&ptr, align, size)`).
+    pub const ADDR_AT_SAVED_0: u32 = 1 << 24;
+    /// `saved[a] * saved[b]`.
+    pub const fn saved(a: u32, b: u32) -> u32 {
+        SIZE_SAVED | (a << 8) | (b << 16)
+    }
 }
 
 /// Where aggregates live, `u32` values in [`Plan::layout`].
@@ -455,6 +482,14 @@ pub struct Plan {
     pub key_set: [u64; KEY_SET_WORDS],
     /// 1: only rows in `key_set` count; 0: every row does. `u64` so the type has no padding.
     pub key_set_used: u64,
+    /// [`agg::OUTSTANDING`]: bit `event` set for the events that release an address (`free`,
+    /// `kmem:kfree`) instead of allocating.
+    pub release_events: u64,
+    /// [`agg::OUTSTANDING`]: where a release event's address is ([`operand::ARG`] or
+    /// [`operand::FIELD`]); read without the interpreter.
+    pub release: Operand,
+    /// [`agg::OUTSTANDING`]: each allocation event's size rule ([`size_rule`]), by event index.
+    pub alloc_size: [u32; MAX_ALLOC_EVENTS],
 }
 
 impl Plan {
@@ -490,6 +525,9 @@ impl Plan {
         value_div: 1,
         key_set: [0; KEY_SET_WORDS],
         key_set_used: 0,
+        release_events: 0,
+        release: Operand::NONE,
+        alloc_size: [size_rule::SIZE_VALUE; MAX_ALLOC_EVENTS],
     };
 }
 
@@ -560,9 +598,34 @@ pub mod stat {
     pub const STARTS_ENDED: u32 = 11;
     /// Starts dropped because their thread exited before the end event.
     pub const STARTS_EXITED: u32 = 12;
+    /// Allocations not recorded: `ENGINE_OUTSTANDING` was full ([`super::agg::OUTSTANDING`]).
+    pub const OUTSTANDING_FULL: u32 = 13;
+    /// Releases of an address the outstanding map did not hold (allocated before tracing
+    /// began, or not recorded).
+    pub const RELEASE_UNKNOWN: u32 = 14;
 }
 /// Number of counters in `ENGINE_STATS`.
-pub const STAT_COUNT: u32 = 13;
+pub const STAT_COUNT: u32 = 15;
+
+/// Default entries of `ENGINE_OUTSTANDING` (allocations outstanding at once), as bcc's
+/// memleak `--max-outstanding` (its `allocs` map has 1,000,000).
+pub const DEFAULT_OUTSTANDING_ENTRIES: u32 = 1 << 20;
+
+/// One outstanding allocation in `ENGINE_OUTSTANDING`, by address ([`agg::OUTSTANDING`]).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Outstanding {
+    /// Bytes asked for.
+    pub size: u64,
+    /// The stack's content hash in `ENGINE_STACKS` (key part 1); 0 when it was not recorded.
+    pub stack: u64,
+    /// `bpf_ktime_get_ns()` at the allocation (CLOCK_MONOTONIC, ns).
+    pub ts_ns: u64,
+    /// The allocating process.
+    pub pid: u32,
+    /// Padding, 0.
+    pub _pad: u32,
+}
 
 /// Default entries of the stack map (~1 KiB each).
 pub const DEFAULT_STACK_ENTRIES: u32 = 16384;
@@ -591,7 +654,7 @@ pub struct TraceRecord {
     pub strings: [[u8; STR_BYTES]; MAX_STRINGS],
 }
 
-crate::impl_pod!(Plan, AggKey, AggValue, CorrKey, StartValue, TraceRecord);
+crate::impl_pod!(Plan, AggKey, AggValue, CorrKey, StartValue, TraceRecord, Outstanding);
 
 #[cfg(test)]
 mod tests {

@@ -66,6 +66,8 @@ pub trait EngineMaps {
     fn known() -> &'static LruHashMap<u32, u8>;
     /// `ENGINE_SCRATCH`: the per-CPU [`Scratch`].
     fn scratch() -> &'static PerCpuArray<Scratch>;
+    /// `ENGINE_OUTSTANDING`: allocations not yet released, by address (`agg::OUTSTANDING`).
+    fn outstanding() -> &'static HashMap<u64, tracekit_common::engine::Outstanding>;
 }
 
 /// Defines the engine's globals (`ENGINE_PLAN`, `ENGINE_START_PLAN`, `ENGINE_SELF_PID`,
@@ -163,6 +165,14 @@ macro_rules! engine_maps {
         static ENGINE_SCRATCH: aya_ebpf::maps::PerCpuArray<$crate::engine::Scratch> =
             aya_ebpf::maps::PerCpuArray::with_max_entries(1, 0);
 
+        /// Allocations not yet released, by address (`agg::OUTSTANDING`); the loader shrinks
+        /// it to one entry for other plans.
+        #[aya_ebpf::macros::map]
+        static ENGINE_OUTSTANDING: aya_ebpf::maps::HashMap<
+            u64,
+            tracekit_common::engine::Outstanding,
+        > = aya_ebpf::maps::HashMap::with_max_entries(1, 0);
+
         /// This object's engine maps and globals.
         struct $name;
 
@@ -247,6 +257,13 @@ macro_rules! engine_maps {
             #[inline(always)]
             fn scratch() -> &'static aya_ebpf::maps::PerCpuArray<$crate::engine::Scratch> {
                 &ENGINE_SCRATCH
+            }
+            #[inline(always)]
+            fn outstanding() -> &'static aya_ebpf::maps::HashMap<
+                u64,
+                tracekit_common::engine::Outstanding,
+            > {
+                &ENGINE_OUTSTANDING
             }
         }
     };

@@ -37,6 +37,7 @@ pub mod args;
 pub mod filter;
 mod maps;
 pub mod operands;
+pub mod outstanding;
 
 pub use maps::{EngineMaps, Scratch};
 
@@ -50,7 +51,7 @@ use crate::{announce, current_pid_tid, selected};
 
 /// Counts one `index` (a [`stat`]) in `ENGINE_STATS`; a drop is logged at `-vv`.
 #[inline(always)]
-fn bump<M: EngineMaps>(index: u32) {
+pub(crate) fn bump<M: EngineMaps>(index: u32) {
     if let Some(counter) = M::stats().get_ptr_mut(index) {
         // SAFETY: per-CPU slot, only this CPU writes it while the program runs.
         unsafe { *counter += 1 };
@@ -64,6 +65,9 @@ fn bump<M: EngineMaps>(index: u32) {
 fn run_main<M: EngineMaps, S: Source>(source: &S, scratch: *mut Scratch, event: u32) -> Option<()> {
     let plan = M::plan();
     let (pid, tid) = task_ids::<M>(plan)?;
+    if rd!(plan.agg) == agg::OUTSTANDING {
+        return outstanding::run::<M, S>(plan, source, scratch, (pid, tid), event);
+    }
     let mut started = Started {
         latency_ns: 0,
         saved: [0; 4],
@@ -248,7 +252,7 @@ fn emit<M: EngineMaps>(scratch: *mut Scratch, pid: u32, tid: u32, event: u32) {
 
 /// The correlation key of an event.
 #[inline(always)]
-fn corr_key(plan: &'static Plan, scratch: *mut Scratch) -> CorrKey {
+pub(crate) fn corr_key(plan: &'static Plan, scratch: *mut Scratch) -> CorrKey {
     let mut key = CorrKey { words: [0; 2] };
     let n = rd!(plan.n_corr_parts) as usize;
     let mut i = 0;
