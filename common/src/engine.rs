@@ -375,6 +375,11 @@ pub mod agg {
     pub const OUTSTANDING: u32 = 5;
 }
 
+/// [`Plan::release`]'s `aux` bit: a release deletes only an allocation of the releasing
+/// process (user addresses are per process; kernel ones are not, and are freed from any
+/// task).
+pub const RELEASE_SAME_PROCESS: u32 = 1;
+
 /// Events an [`agg::OUTSTANDING`] plan gives an allocation size rule ([`Plan::alloc_size`]).
 pub const MAX_ALLOC_EVENTS: usize = 8;
 
@@ -386,6 +391,13 @@ pub mod size_rule {
     pub const SIZE_VALUE: u32 = 0;
     /// The size is `saved[a] * saved[b]` of the start (the entry's arguments).
     pub const SIZE_SAVED: u32 = 1;
+    /// The size is the 8-byte record field at offset `rule >> 8` (tracepoints whose size
+    /// fields differ in place: `kmem:kmalloc`'s and `kmem:kmem_cache_alloc`'s `bytes_alloc`).
+    pub const SIZE_FIELD: u32 = 2;
+    /// `SIZE_FIELD` at `offset`.
+    pub const fn field(offset: u32) -> u32 {
+        SIZE_FIELD | (offset << 8)
+    }
     /// A saved slot that reads as 1 (`malloc(size)`: `saved[0] * 1`).
     pub const ONE: u32 = 0xff;
     /// The address is not the return value but the pointer the function stored at saved

@@ -64,10 +64,16 @@ pub(crate) fn bump<M: EngineMaps>(index: u32) {
 #[inline(always)]
 fn run_main<M: EngineMaps, S: Source>(source: &S, scratch: *mut Scratch, event: u32) -> Option<()> {
     let plan = M::plan();
-    let (pid, tid) = task_ids::<M>(plan)?;
     if rd!(plan.agg) == agg::OUTSTANDING {
-        return outstanding::run::<M, S>(plan, source, scratch, (pid, tid), event);
+        // A release counts in any task: memory one process allocated is often freed by
+        // another (an RCU callback, a kworker).
+        if outstanding::release::<M, S>(plan, source, scratch, event) {
+            return Some(());
+        }
+        let ids = task_ids::<M>(plan)?;
+        return outstanding::run::<M, S>(plan, source, scratch, ids, event);
     }
+    let (pid, tid) = task_ids::<M>(plan)?;
     let mut started = Started {
         latency_ns: 0,
         saved: [0; 4],

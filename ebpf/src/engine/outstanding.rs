@@ -12,8 +12,11 @@
 
 use aya_ebpf::helpers::{bpf_probe_read_user, generated::bpf_ktime_get_ns};
 use tracekit_common::engine::{
-    MAX_ALLOC_EVENTS, MAX_OPERANDS, NO_OPERAND, Outstanding, Plan, operand, size_rule, stat,
+    MAX_ALLOC_EVENTS, MAX_OPERANDS, NO_OPERAND, Outstanding, Plan, RELEASE_SAME_PROCESS, operand,
+    size_rule, stat,
 };
+
+use crate::current_pid_tid;
 
 use super::{
     EngineMaps, Scratch, bump, corr_key,
@@ -21,7 +24,50 @@ use super::{
     operands::{Started, int, read_operands},
 };
 
-/// Runs an `agg::OUTSTANDING` main plan for `event`.
+/// When `event` releases (`Plan::release_events`): deletes its address, and true.
+#[inline(always)]
+pub(crate) fn release<M: EngineMaps, S: Source>(
+    plan: &'static Plan,
+    source: &S,
+    scratch: *mut Scratch,
+    event: u32,
+) -> bool {
+    if event >= 64 || rd!(plan.release_events) & (1u64 << event) == 0 {
+        return false;
+    }
+    let address = match rd!(plan.release.kind) {
+        operand::FIELD => read_int(
+            source,
+            rd!(plan.release.offset),
+            rd!(plan.release.size),
+            rd!(plan.release.flags),
+        )
+        .unwrap_or(0),
+        _ => narrow(
+            arg(scratch, rd!(plan.release.offset)),
+            rd!(plan.release.size),
+            rd!(plan.release.flags),
+        ),
+    };
+    if address == 0 {
+        return true;
+    }
+    // User addresses are per process: only the allocating process's release counts.
+    let known = if rd!(plan.release.aux) & RELEASE_SAME_PROCESS != 0 {
+        let (pid, _) = current_pid_tid();
+        // SAFETY: the pid is copied out of the entry at once.
+        let owner = unsafe { M::outstanding().get(&address) }.map(|e| e.pid);
+        owner == Some(pid) && M::outstanding().remove(&address).is_ok()
+    } else {
+        M::outstanding().remove(&address).is_ok()
+    };
+    if !known {
+        bump::<M>(stat::RELEASE_UNKNOWN);
+    }
+    true
+}
+
+/// Runs an `agg::OUTSTANDING` main plan's allocation `event`.
 #[inline(always)]
 pub(crate) fn run<M: EngineMaps, S: Source>(
     plan: &'static Plan,
@@ -30,25 +76,6 @@ pub(crate) fn run<M: EngineMaps, S: Source>(
     (pid, tid): (u32, u32),
     event: u32,
 ) -> Option<()> {
-    if event < 64 && rd!(plan.release_events) & (1u64 << event) != 0 {
-        let address = match rd!(plan.release.kind) {
-            operand::FIELD => read_int(
-                source,
-                rd!(plan.release.offset),
-                rd!(plan.release.size),
-                rd!(plan.release.flags),
-            )?,
-            _ => narrow(
-                arg(scratch, rd!(plan.release.offset)),
-                rd!(plan.release.size),
-                rd!(plan.release.flags),
-            ),
-        };
-        if address != 0 && M::outstanding().remove(&address).is_err() {
-            bump::<M>(stat::RELEASE_UNKNOWN);
-        }
-        return Some(());
-    }
     let none = Started {
         latency_ns: 0,
         saved: [0; 4],
@@ -69,6 +96,8 @@ pub(crate) fn run<M: EngineMaps, S: Source>(
     let rule = rd!(plan.alloc_size[(event as usize) & (MAX_ALLOC_EVENTS - 1)]);
     let size = if rule & 0xff == size_rule::SIZE_SAVED {
         slot_value(&saved, (rule >> 8) & 0xff).wrapping_mul(slot_value(&saved, (rule >> 16) & 0xff))
+    } else if rule & 0xff == size_rule::SIZE_FIELD {
+        read_int(source, (rule >> 8) & 0xffff, 8, 0)?
     } else {
         let value = rd!(plan.value);
         if value == NO_OPERAND {

@@ -8,13 +8,15 @@
 //!   (uretprobes) stores the returned address with the size its [`size_rule`] computes from
 //!   those arguments and the user stack; the release functions' entries (uprobes, `free`'s
 //!   and `realloc`'s argument 0) delete it.
-//! - Kernel allocators ([`kernel_spec`]): one tracepoint gives the address and the size
-//!   (`kmem:kmalloc`'s `ptr` and `bytes_alloc`) with the kernel stack; another (`kmem:kfree`)
-//!   releases its `ptr`. No start stage.
+//! - Kernel allocators ([`kernel_spec`]): tracepoints give the address and the size
+//!   (`kmem:kmalloc`'s `ptr` and `bytes_alloc`) with the kernel stack; others (`kmem:kfree`)
+//!   release their `ptr`. No start stage.
 
 use std::{path::PathBuf, sync::Arc};
 
-use tracekit_common::engine::{MAX_ALLOC_EVENTS, Operand, operand, size_rule};
+use tracekit_common::engine::{
+    MAX_ALLOC_EVENTS, Operand, RELEASE_SAME_PROCESS, operand, size_rule,
+};
 
 use super::{
     Engine, EngineSpec, PlanBuilder, Stage,
@@ -91,7 +93,13 @@ pub fn user_spec(allocators: &UserAllocators, entries: u32) -> Result<EngineSpec
         rules[i] = alloc.rule;
     }
     let releases = (n..n + allocators.releases.len()).fold(0u64, |bits, e| bits | 1 << e);
-    main.outstanding(releases, arg_operand(0, 8, false), rules);
+    // A free deletes only its own process's block (other processes' uprobes fire too
+    // with `-- CMD`, at the same addresses).
+    let release = Operand {
+        aux: RELEASE_SAME_PROCESS,
+        ..arg_operand(0, 8, false)
+    };
+    main.outstanding(releases, release, rules);
     let attach = |ret| {
         Arc::new(AllocUprobes {
             allocators: allocators.clone(),
@@ -112,19 +120,28 @@ pub fn user_spec(allocators: &UserAllocators, entries: u32) -> Result<EngineSpec
     Ok(spec)
 }
 
-/// The engine spec of one kernel allocator tracepoint and its release tracepoint (both in
-/// `system`, read from the format files under `tracefs`): the address is field `address`,
-/// the size field `size`, the release's address field `released`; kernel stacks.
+/// The engine spec of kernel allocator tracepoints and their release tracepoints (read from
+/// the format files under `tracefs`): each allocator is `(tracepoint, address field, size
+/// field)`, each release `(tracepoint, address field)`; kernel stacks. One map holds them
+/// all, so an object of one allocator freed through another's release (`kfree` of a
+/// `kmem_cache_alloc` object) is seen.
 ///
 /// # Errors
-/// A runtime error naming a tracepoint or field this kernel lacks.
+/// A runtime error naming a tracepoint or field this kernel lacks, or address fields that
+/// are not at one offset in every event (the plan reads one).
 pub fn kernel_spec(
     tracefs: &std::path::Path,
-    alloc: &Tracepoint,
-    release: &Tracepoint,
-    (address, size, released): (&str, &str, &str),
+    allocs: &[(Tracepoint, &str, &str)],
+    releases: &[(Tracepoint, &str)],
     entries: u32,
 ) -> Result<EngineSpec> {
+    if allocs.is_empty() || allocs.len() > MAX_ALLOC_EVENTS || allocs.len() + releases.len() > 64
+    {
+        return Err(Error::usage(format!(
+            "an outstanding-allocation stage has 1 to {MAX_ALLOC_EVENTS} allocators and at most \
+             64 events"
+        )));
+    }
     let field = |tp: &Tracepoint, name: &str| -> Result<Operand> {
         let format = EventFormat::read(tracefs, &tp.system, &tp.event)?;
         let field = format.field(name).ok_or_else(|| {
@@ -137,22 +154,56 @@ pub fn kernel_spec(
             ..Operand::NONE
         })
     };
+    let same = |operands: Vec<Operand>, what: &str| -> Result<Operand> {
+        match operands.split_first() {
+            Some((first, rest)) if rest.iter().all(|o| o == first) => Ok(*first),
+            _ => Err(Error::runtime(format!(
+                "the {what} fields are not at one offset on this kernel"
+            ))),
+        }
+    };
+    let address = same(
+        allocs
+            .iter()
+            .map(|(tp, address, _)| field(tp, address))
+            .collect::<Result<_>>()?,
+        "allocation address",
+    )?;
+    let release = same(
+        releases
+            .iter()
+            .map(|(tp, address)| field(tp, address))
+            .collect::<Result<_>>()?,
+        "release address",
+    )?;
+    let mut rules = [size_rule::SIZE_VALUE; MAX_ALLOC_EVENTS];
+    for (i, (tp, _, size)) in allocs.iter().enumerate() {
+        let size = field(tp, size)?;
+        if size.size != 8 {
+            return Err(Error::runtime(format!(
+                "{}:{}'s size field is not 8 bytes",
+                tp.system, tp.event
+            )));
+        }
+        rules[i] = size_rule::field(size.offset);
+    }
     let mut main = PlanBuilder::new();
-    let address = main.operand(field(alloc, address)?)?;
+    let address = main.operand(address)?;
     main.key_part(address)?;
     let stack = main.operand(simple_operand(operand::KERNEL_STACK))?;
     main.key_part(stack)?;
-    let size = main.operand(field(alloc, size)?)?;
-    main.value(size);
-    main.outstanding(
-        1 << 1,
-        field(release, released)?,
-        [size_rule::SIZE_VALUE; MAX_ALLOC_EVENTS],
-    );
+    let n = allocs.len();
+    let release_bits = (n..n + releases.len()).fold(0u64, |bits, e| bits | 1 << e);
+    main.outstanding(release_bits, release, rules);
+    let tracepoints = allocs
+        .iter()
+        .map(|(tp, ..)| tp.clone())
+        .chain(releases.iter().map(|(tp, _)| tp.clone()))
+        .collect();
     let mut spec = EngineSpec::new(
         Stage {
             plan: main.plan(),
-            attach: Arc::new(Tracepoints(vec![alloc.clone(), release.clone()])),
+            attach: Arc::new(Tracepoints(tracepoints)),
         },
         None,
     );

@@ -47,6 +47,9 @@ pub struct MemleakJob {
     pub max_size: Option<u64>,
     /// `--show-allocs`: each allocation's address and size too (bcc's `-a`).
     pub show_allocs: bool,
+    /// `--kernel`: the kernel's allocators, also with `-p`/`-- CMD` (then the allocations
+    /// made in that process's context).
+    pub kernel: bool,
 }
 
 impl Default for MemleakJob {
@@ -57,6 +60,7 @@ impl Default for MemleakJob {
             min_size: None,
             max_size: None,
             show_allocs: false,
+            kernel: false,
         }
     }
 }
@@ -79,19 +83,19 @@ const USER_ALLOCATORS: &[(&str, u32)] = &[
 /// The libc functions that release their argument 0 (`realloc` too: its block moves).
 const USER_RELEASES: &[&str] = &["free", "realloc"];
 
-/// The kernel's allocator and release tracepoints (`kmem`), with the fields of the
-/// address, the size and the released address.
-const KERNEL_PAIRS: &[(&str, &str, (&str, &str, &str))] = &[
-    ("kmalloc", "kfree", ("ptr", "bytes_alloc", "ptr")),
-    (
-        "kmem_cache_alloc",
-        "kmem_cache_free",
-        ("ptr", "bytes_alloc", "ptr"),
-    ),
+/// The kernel's allocator tracepoints (`kmem`) with their address and size fields, and
+/// the release tracepoints with their address field.
+const KERNEL_ALLOCS: &[(&str, &str, &str)] = &[
+    ("kmalloc", "ptr", "bytes_alloc"),
+    ("kmem_cache_alloc", "ptr", "bytes_alloc"),
 ];
+const KERNEL_RELEASES: &[(&str, &str)] = &[("kfree", "ptr"), ("kmem_cache_free", "ptr")];
 
 /// The engine specs for `scope`: libc's allocators of the process, or the kernel's.
-fn specs(scope: &Scope) -> Result<(Vec<EngineSpec>, bool)> {
+fn specs(scope: &Scope, kernel: bool) -> Result<(Vec<EngineSpec>, bool)> {
+    if kernel || matches!(scope, Scope::All) {
+        return Ok((kernel_specs()?, false));
+    }
     let pid = match scope {
         Scope::Pids(pids) if pids.len() == 1 => Some(pids[0]),
         Scope::Pids(_) => {
@@ -99,25 +103,7 @@ fn specs(scope: &Scope) -> Result<(Vec<EngineSpec>, bool)> {
                 "memleak -p takes one process (its libc's allocators are probed)",
             ));
         }
-        Scope::Command(_) => None,
-        Scope::All => {
-            let root = tracefs::root()?;
-            let mut specs = Vec::new();
-            for (alloc, release, fields) in KERNEL_PAIRS {
-                let tp = |event: &str| Tracepoint {
-                    system: "kmem".into(),
-                    event: event.into(),
-                };
-                specs.push(kernel_spec(
-                    &root,
-                    &tp(alloc),
-                    &tp(release),
-                    *fields,
-                    DEFAULT_OUTSTANDING_ENTRIES,
-                )?);
-            }
-            return Ok((specs, false));
-        }
+        _ => None,
     };
     let binary = functions::resolve_binary("libc", pid)?;
     let find = |name: &str| -> Option<u64> {
@@ -127,16 +113,19 @@ fn specs(scope: &Scope) -> Result<(Vec<EngineSpec>, bool)> {
             .find(|f| f.name == name)
             .map(|f| f.file_offset)
     };
-    let allocs: Vec<UserAllocator> = USER_ALLOCATORS
-        .iter()
-        .filter_map(|&(name, rule)| {
-            find(name).map(|offset| UserAllocator {
+    let mut allocs: Vec<UserAllocator> = Vec::new();
+    for &(name, rule) in USER_ALLOCATORS {
+        // Two names of one function (an alias) are probed once.
+        if let Some(offset) = find(name)
+            && !allocs.iter().any(|a| a.offset == offset)
+        {
+            allocs.push(UserAllocator {
                 name: name.into(),
                 offset,
                 rule,
-            })
-        })
-        .collect();
+            });
+        }
+    }
     let releases: Vec<(String, u64)> = USER_RELEASES
         .iter()
         .filter_map(|&name| find(name).map(|offset| (name.to_string(), offset)))
@@ -157,6 +146,28 @@ fn specs(scope: &Scope) -> Result<(Vec<EngineSpec>, bool)> {
         vec![user_spec(&allocators, DEFAULT_OUTSTANDING_ENTRIES)?],
         true,
     ))
+}
+
+/// The kernel's allocators (`kmem`), one engine.
+fn kernel_specs() -> Result<Vec<EngineSpec>> {
+    let tp = |event: &str| Tracepoint {
+        system: "kmem".into(),
+        event: event.into(),
+    };
+    let allocs: Vec<(Tracepoint, &str, &str)> = KERNEL_ALLOCS
+        .iter()
+        .map(|(event, address, size)| (tp(event), *address, *size))
+        .collect();
+    let releases: Vec<(Tracepoint, &str)> = KERNEL_RELEASES
+        .iter()
+        .map(|(event, address)| (tp(event), *address))
+        .collect();
+    Ok(vec![kernel_spec(
+        &tracefs::root()?,
+        &allocs,
+        &releases,
+        DEFAULT_OUTSTANDING_ENTRIES,
+    )?])
 }
 
 /// One stack's outstanding allocations.
@@ -431,7 +442,7 @@ pub fn run(job: &MemleakJob, options: &RunOptions) -> Result<()> {
         ));
     }
     caps::require_tracing("memleak")?;
-    let (specs, user) = specs(&options.scope)?;
+    let (specs, user) = specs(&options.scope, job.kernel)?;
     let what = if user {
         "outstanding libc allocations"
     } else {

@@ -15,6 +15,7 @@ pub const TOOL: Tool = Tool {
   tracekit memleak -- ./app              # what ./app had not freed when it exited
   tracekit memleak --older 5000 -p 1234  # only allocations older than 5 s
   tracekit memleak -d 10                 # kernel: kmalloc and kmem_cache_alloc not freed
+  tracekit memleak --kernel -p 1234 -d 10  # kernel allocations made by 1234's system calls
 
 With -p or -- CMD, the process's libc is probed: malloc, calloc, realloc, posix_memalign,
 aligned_alloc, valloc, memalign and pvalloc at their entry (the size, per thread) and their
@@ -29,6 +30,7 @@ the stack map had no room for are reported on stderr.",
         Flag::number("min-size", "BYTES", None, "Only allocations of at least BYTES (bcc memleak -z)").short('z'),
         Flag::number("max-size", "BYTES", None, "Only allocations of at most BYTES (bcc memleak -Z)").short('Z'),
         Flag::switch("show-allocs", "Also list each allocation's address and size (bcc memleak -a)"),
+        Flag::switch("kernel", "Kernel allocations also with -p or -- CMD: those made in its context"),
     ],
     groups: &[Group::Common],
     plan: |values| {
@@ -38,6 +40,7 @@ the stack map had no room for are reported on stderr.",
             min_size: values.number("min-size"),
             max_size: values.number("max-size"),
             show_allocs: values.switch("show-allocs"),
+            kernel: values.switch("kernel"),
         };
         if let (Some(min), Some(max)) = (job.min_size, job.max_size)
             && min > max
