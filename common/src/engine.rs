@@ -666,7 +666,15 @@ pub struct TraceRecord {
     pub strings: [[u8; STR_BYTES]; MAX_STRINGS],
 }
 
-crate::impl_pod!(Plan, AggKey, AggValue, CorrKey, StartValue, TraceRecord, Outstanding);
+crate::impl_pod!(
+    Plan,
+    AggKey,
+    AggValue,
+    CorrKey,
+    StartValue,
+    TraceRecord,
+    Outstanding
+);
 
 #[cfg(test)]
 mod tests {

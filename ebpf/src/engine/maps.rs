@@ -259,10 +259,8 @@ macro_rules! engine_maps {
                 &ENGINE_SCRATCH
             }
             #[inline(always)]
-            fn outstanding() -> &'static aya_ebpf::maps::HashMap<
-                u64,
-                tracekit_common::engine::Outstanding,
-            > {
+            fn outstanding()
+            -> &'static aya_ebpf::maps::HashMap<u64, tracekit_common::engine::Outstanding> {
                 &ENGINE_OUTSTANDING
             }
         }

@@ -19,8 +19,9 @@ use tracekit_common::engine::{
 use crate::current_pid_tid;
 
 use super::{
-    EngineMaps, Scratch, bump, corr_key,
+    EngineMaps, Scratch,
     args::{Source, arg, narrow, read_int},
+    bump, corr_key,
     operands::{Started, int, read_operands},
 };
 
@@ -120,7 +121,10 @@ pub(crate) fn run<M: EngineMaps, S: Source>(
         return None;
     }
     let stack = if rd!(plan.n_key_parts) > 1 {
-        int(scratch, rd!(plan.key_parts[1]) as usize & (MAX_OPERANDS - 1))
+        int(
+            scratch,
+            rd!(plan.key_parts[1]) as usize & (MAX_OPERANDS - 1),
+        )
     } else {
         0
     };

@@ -36,8 +36,8 @@ use aya::{
 };
 use tracekit_common::{
     engine::{
-        AggKey, AggValue, DEFAULT_STACK_ENTRIES, KEY_WORDS, Outstanding, Plan, STAT_COUNT, TRACE_RING_BYTES,
-        agg, layout, operand, stat,
+        AggKey, AggValue, DEFAULT_STACK_ENTRIES, KEY_WORDS, Outstanding, Plan, STAT_COUNT,
+        TRACE_RING_BYTES, agg, layout, operand, stat,
     },
     profile::{EVENTS_RING_BYTES, StackFrames},
 };

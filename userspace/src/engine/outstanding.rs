@@ -135,8 +135,7 @@ pub fn kernel_spec(
     releases: &[(Tracepoint, &str)],
     entries: u32,
 ) -> Result<EngineSpec> {
-    if allocs.is_empty() || allocs.len() > MAX_ALLOC_EVENTS || allocs.len() + releases.len() > 64
-    {
+    if allocs.is_empty() || allocs.len() > MAX_ALLOC_EVENTS || allocs.len() + releases.len() > 64 {
         return Err(Error::usage(format!(
             "an outstanding-allocation stage has 1 to {MAX_ALLOC_EVENTS} allocators and at most \
              64 events"
@@ -222,7 +221,13 @@ struct AllocUprobes {
 
 impl AllocUprobes {
     /// Attaches `program` at each `(cookie, offset)`.
-    fn attach_at(&self, engine: &mut Engine, role: Role, program: &str, at: &[(u64, u64)]) -> Result<()> {
+    fn attach_at(
+        &self,
+        engine: &mut Engine,
+        role: Role,
+        program: &str,
+        at: &[(u64, u64)],
+    ) -> Result<()> {
         use aya::programs::{
             UProbe,
             uprobe::{UProbeAttachLocation, UProbeAttachPoint, UProbeScope},
@@ -282,6 +287,11 @@ impl AttachPoint for AllocUprobes {
     }
 
     fn events(&self) -> usize {
-        self.allocators.allocs.len() + if self.ret { self.allocators.releases.len() } else { 0 }
+        self.allocators.allocs.len()
+            + if self.ret {
+                self.allocators.releases.len()
+            } else {
+                0
+            }
     }
 }

@@ -106,7 +106,10 @@ fn kernel_frames_have_no_module() {
     let totals = vec![StackTotal {
         bytes: 64,
         allocations: 1,
-        frames: vec![Frame::kernel("__kmalloc_noprof"), Frame::kernel("do_sys_open")],
+        frames: vec![
+            Frame::kernel("__kmalloc_noprof"),
+            Frame::kernel("do_sys_open"),
+        ],
         allocs: Vec::new(),
     }];
     assert_eq!(
