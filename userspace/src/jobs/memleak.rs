@@ -6,14 +6,14 @@
 //! `free`); with neither, the kernel's (`kmem:kmalloc`/`kmem:kfree`,
 //! `kmem:kmem_cache_alloc`/`kmem:kmem_cache_free`). At every `-i` interval and at the end,
 //! the allocations still outstanding are read from the kernel, grouped by stack and printed
-//! biggest first, as bcc prints them:
+//! biggest first, as bcc prints them (a tab before each stack's line, two before each frame):
 //!
 //! ```text
 //! [14:02:11] Top 10 stacks with outstanding allocations:
-//! 	4096000 bytes in 1000 allocations from stack
-//! 		leak_inner [tk_leak]
-//! 		leak_outer [tk_leak]
-//! 		main [tk_leak]
+//!     4096000 bytes in 1000 allocations from stack
+//!         leak_inner [tk_leak]
+//!         leak_outer [tk_leak]
+//!         main [tk_leak]
 //! ```
 
 use std::collections::BTreeMap;
@@ -348,7 +348,7 @@ impl MemleakCollector<'_> {
             });
             totals.append(&mut engine_totals);
         }
-        totals.sort_by(|a, b| (b.bytes, b.allocations).cmp(&(a.bytes, a.allocations)));
+        totals.sort_by_key(|t| std::cmp::Reverse((t.bytes, t.allocations)));
         Ok(totals)
     }
 
