@@ -629,7 +629,23 @@ mod tests {
         assert_eq!(offset_of!(Plan, linear_min), offset_of!(Plan, simple) + 4);
         assert_eq!(offset_of!(Plan, simple), offset_of!(Plan, by_thread) + 8);
         assert_eq!(offset_of!(Plan, key_set), offset_of!(Plan, value_div) + 8);
-        assert_eq!(size_of::<Plan>(), offset_of!(Plan, key_set_used) + 8);
+        assert_eq!(
+            offset_of!(Plan, release_events),
+            offset_of!(Plan, key_set_used) + 8
+        );
+        assert_eq!(
+            offset_of!(Plan, release),
+            offset_of!(Plan, release_events) + 8
+        );
+        assert_eq!(
+            offset_of!(Plan, alloc_size),
+            offset_of!(Plan, release) + size_of::<Operand>()
+        );
+        assert_eq!(
+            size_of::<Plan>(),
+            offset_of!(Plan, alloc_size) + 4 * MAX_ALLOC_EVENTS
+        );
+        assert_eq!(size_of::<Outstanding>(), 32);
         assert_eq!(offset_of!(Plan, n_operands), offset_of!(Plan, saves) + 16);
     }
 
