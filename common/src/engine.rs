@@ -593,6 +593,13 @@ pub const STAT_COUNT: u32 = 15;
 pub const DEFAULT_STACK_ENTRIES: u32 = 16384;
 /// Default size of the trace ring buffer, in bytes.
 pub const TRACE_RING_BYTES: u32 = 4 << 20;
+/// The part of the trace ring (1/N of its bytes) past which each record wakes its reader.
+/// Below it a record is committed with `BPF_RB_NO_WAKEUP` and waits for the reader's next
+/// poll ([`TRACE_POLL_MS`]), as libbpf-tools batch their wakeups: a reader that keeps up is
+/// otherwise woken once per event (an irq_work on the traced CPU and a context switch).
+pub const TRACE_WAKEUP_FRACTION: u64 = 4;
+/// How often the reader of the trace ring reads it without being woken, in ms.
+pub const TRACE_POLL_MS: u64 = 10;
 
 /// One event sent to userspace by a [`agg::TRACE`] plan.
 #[repr(C)]

@@ -68,6 +68,19 @@ pub enum Bench {
         /// Rounds of the streaming runs
         #[arg(long, default_value_t = 3)]
         stream_rounds: usize,
+        /// Rates of the paced streaming runs, calls a second
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "25000,50000,100000,200000,400000"
+        )]
+        stream_rates: Vec<u64>,
+        /// Seconds of each paced streaming run
+        #[arg(long, default_value_t = 2.0)]
+        stream_seconds: f64,
+        /// Run only the streaming half
+        #[arg(long)]
+        streaming_only: bool,
     },
     /// `opensnoop` against bpftrace's opensnoop.bt while a fixture opens a file RATE times
     /// a second: each tool's CPU time, the opens it printed and what it says it lost
@@ -141,6 +154,9 @@ pub fn run(bench: Bench, tracekit: &Path) -> Result<()> {
             uprobe_calls,
             stream_calls,
             stream_rounds,
+            stream_rates,
+            stream_seconds,
+            streaming_only,
         } => crate::engine_bench::engine(
             tracekit,
             &crate::engine_bench::Sizes {
@@ -149,6 +165,9 @@ pub fn run(bench: Bench, tracekit: &Path) -> Result<()> {
                 uprobe_calls,
                 stream_calls,
                 stream_rounds,
+                stream_rates,
+                stream_seconds,
+                streaming_only,
             },
         ),
         Bench::Python { seconds, rounds } => {

@@ -41,14 +41,29 @@ pub struct Sizes {
     pub uprobe_calls: u64,
     pub stream_calls: u64,
     pub stream_rounds: usize,
+    /// Paced loops' rates, calls a second.
+    pub stream_rates: Vec<u64>,
+    /// Paced loops' length.
+    pub stream_seconds: f64,
+    /// Only the streaming half.
+    pub streaming_only: bool,
 }
 
 pub fn engine(tracekit: &Path, sizes: &Sizes) -> Result<()> {
     let syscalls = build_fixture("tk_syscalls")?;
-    let funcs = build_fixture("tk_funcs")?;
-    let floor = build_floor()?.display().to_string();
     let perf = find_program("perf");
     let bpftrace = find_program("bpftrace");
+    if sizes.streaming_only {
+        return streaming(
+            tracekit,
+            &syscalls,
+            perf.as_deref(),
+            bpftrace.as_deref(),
+            sizes,
+        );
+    }
+    let funcs = build_fixture("tk_funcs")?;
+    let floor = build_floor()?.display().to_string();
     let tk = tracekit.display().to_string();
     let watcher = |name, args: &[&str]| Watcher {
         name,
@@ -211,55 +226,6 @@ pub fn engine(tracekit: &Path, sizes: &Sizes) -> Result<()> {
         Ok(started.elapsed().as_secs_f64() * 1e9 / uprobe_calls as f64)
     })?;
 
-    // Events streamed.
-    let mut streams: Vec<(&str, Vec<String>, Option<&'static str>)> = vec![(
-        "tracekit trace raw_syscalls:sys_enter",
-        vec![tk.clone(), "trace".into(), "raw_syscalls:sys_enter".into()],
-        Some("Hit Ctrl-C"),
-    )];
-    if let Some(perf) = &perf {
-        streams.push((
-            "perf trace -a -e raw_syscalls:sys_enter",
-            vec![
-                perf.display().to_string(),
-                "trace".into(),
-                "-a".into(),
-                "-e".into(),
-                "raw_syscalls:sys_enter".into(),
-            ],
-            None,
-        ));
-    }
-    if let Some(bpftrace) = &bpftrace {
-        streams.push((
-            "bpftrace printf(\"%s %d\\n\", comm, pid) on raw_syscalls:sys_enter /comm != \"bpftrace\"/",
-            // Without the filter, each line bpftrace writes is a syscall that its probe
-            // prints again: its own events filled the buffer and no event of the loop was
-            // delivered (0 of 20,000; tracekit leaves itself out the same way).
-            vec![
-                bpftrace.display().to_string(),
-                "-e".into(),
-                "tracepoint:raw_syscalls:sys_enter /comm != \"bpftrace\"/ \
-                 { printf(\"%s %d\\n\", comm, pid); }"
-                    .into(),
-            ],
-            Some("Attaching"),
-        ));
-    }
-    let stream_calls = sizes.stream_calls;
-    let mut streamed: Vec<Vec<Streamed>> = vec![Vec::new(); streams.len()];
-    for round in 1..=sizes.stream_rounds {
-        eprintln!(
-            "xtask: bench engine (streaming): round {round}/{}",
-            sizes.stream_rounds
-        );
-        for offset in 0..streams.len() {
-            let index = (offset + round) % streams.len();
-            let (_, argv, ready) = &streams[index];
-            streamed[index].push(stream(argv, *ready, &syscalls, stream_calls)?);
-        }
-    }
-
     let heap = exporter_heap(tracekit)?;
     let stat = stat_attach(tracekit)?;
 
@@ -295,6 +261,109 @@ pub fn engine(tracekit: &Path, sizes: &Sizes) -> Result<()> {
         uprobe_ns[1],
         uprobe_ns[1] - uprobe_ns[0]
     );
+    streaming(
+        tracekit,
+        &syscalls,
+        perf.as_deref(),
+        bpftrace.as_deref(),
+        sizes,
+    )?;
+    println!(
+        "\nExporter, anonymous memory after start: built-in set ({} metrics) {:.1} MiB, its \
+         first metric alone {:.1} MiB: {:.2} MiB per metric beyond the first.",
+        heap.metrics,
+        heap.all_kib as f64 / 1024.0,
+        heap.one_kib as f64 / 1024.0,
+        (heap.all_kib as f64 - heap.one_kib as f64) / 1024.0 / (heap.metrics - 1) as f64
+    );
+    println!(
+        "`tracekit stat -e 'syscalls:sys_enter_*' -- true` ({} tracepoints): {:.2} s from start \
+         to exit (attaching, the run of true, detaching, printing), median of {} runs.",
+        stat.tracepoints, stat.seconds, stat.runs
+    );
+    Ok(())
+}
+
+/// The streaming half of the bench: events delivered by `trace raw_syscalls:sys_enter`,
+/// `perf trace` and bpftrace's `printf` from the getppid() loop, at full speed and paced
+/// at each of `sizes.stream_rates` (a tool's sustainable rate is the highest it loses
+/// nothing at).
+pub fn streaming(
+    tracekit: &Path,
+    syscalls: &Path,
+    perf: Option<&Path>,
+    bpftrace: Option<&Path>,
+    sizes: &Sizes,
+) -> Result<()> {
+    let tk = tracekit.display().to_string();
+    let mut streams: Vec<(&str, Vec<String>, Option<&'static str>)> = vec![(
+        "tracekit trace raw_syscalls:sys_enter",
+        vec![tk.clone(), "trace".into(), "raw_syscalls:sys_enter".into()],
+        Some("Hit Ctrl-C"),
+    )];
+    if let Some(perf) = perf {
+        streams.push((
+            "perf trace -a -e raw_syscalls:sys_enter",
+            vec![
+                perf.display().to_string(),
+                "trace".into(),
+                "-a".into(),
+                "-e".into(),
+                "raw_syscalls:sys_enter".into(),
+            ],
+            None,
+        ));
+    }
+    if let Some(bpftrace) = bpftrace {
+        streams.push((
+            "bpftrace printf(\"%s %d\\n\", comm, pid) on raw_syscalls:sys_enter /comm != \"bpftrace\"/",
+            // Without the filter, each line bpftrace writes is a syscall that its probe
+            // prints again: its own events filled the buffer and no event of the loop was
+            // delivered (0 of 20,000; tracekit leaves itself out the same way).
+            vec![
+                bpftrace.display().to_string(),
+                "-e".into(),
+                "tracepoint:raw_syscalls:sys_enter /comm != \"bpftrace\"/ \
+                 { printf(\"%s %d\\n\", comm, pid); }"
+                    .into(),
+            ],
+            Some("Attaching"),
+        ));
+    }
+    let stream_calls = sizes.stream_calls;
+    let mut streamed: Vec<Vec<Streamed>> = vec![Vec::new(); streams.len()];
+    for round in 1..=sizes.stream_rounds {
+        eprintln!(
+            "xtask: bench engine (streaming): round {round}/{}",
+            sizes.stream_rounds
+        );
+        for offset in 0..streams.len() {
+            let index = (offset + round) % streams.len();
+            let (_, argv, ready) = &streams[index];
+            streamed[index].push(stream(argv, *ready, syscalls, &[stream_calls.to_string()])?);
+        }
+    }
+
+    // Paced: rate r for stream_seconds.
+    let rates = &sizes.stream_rates;
+    let mut paced: Vec<Vec<Vec<Streamed>>> = vec![vec![Vec::new(); rates.len()]; streams.len()];
+    for round in 1..=sizes.stream_rounds {
+        for (r, &rate) in rates.iter().enumerate() {
+            eprintln!(
+                "xtask: bench engine (streaming at {rate}/s): round {round}/{}",
+                sizes.stream_rounds
+            );
+            let calls = (rate as f64 * sizes.stream_seconds) as u64;
+            let args = ["--rate".to_string(), rate.to_string(), calls.to_string()];
+            for offset in 0..streams.len() {
+                let index = (offset + round) % streams.len();
+                let (_, argv, ready) = &streams[index];
+                let mut run = stream(argv, *ready, syscalls, &args)?;
+                run.calls = calls;
+                paced[index][r].push(run);
+            }
+        }
+    }
     println!(
         "\n| events streamed: getppid() loop of {stream_calls} calls, {} rounds, medians | loop \
          events delivered | delivered per second | events lost (the tool's count) | loop ns \
@@ -313,18 +382,37 @@ pub fn engine(tracekit: &Path, sizes: &Sizes) -> Result<()> {
         );
     }
     println!(
-        "\nExporter, anonymous memory after start: built-in set ({} metrics) {:.1} MiB, its \
-         first metric alone {:.1} MiB: {:.2} MiB per metric beyond the first.",
-        heap.metrics,
-        heap.all_kib as f64 / 1024.0,
-        heap.one_kib as f64 / 1024.0,
-        (heap.all_kib as f64 - heap.one_kib as f64) / 1024.0 / (heap.metrics - 1) as f64
+        "\n| events streamed: getppid() loop paced, {} s, {} rounds | {} | sustained (no loss, every event) |",
+        sizes.stream_seconds,
+        sizes.stream_rounds,
+        rates
+            .iter()
+            .map(|r| format!("{r}/s: delivered per s (lost)"))
+            .collect::<Vec<_>>()
+            .join(" | ")
     );
-    println!(
-        "`tracekit stat -e 'syscalls:sys_enter_*' -- true` ({} tracepoints): {:.2} s from start \
-         to exit (attaching, the run of true, detaching, printing), median of {} runs.",
-        stat.tracepoints, stat.seconds, stat.runs
-    );
+    println!("|---|{}---|", "---|".repeat(rates.len()));
+    for ((name, _, _), by_rate) in streams.iter().zip(&paced) {
+        let cells: Vec<String> = by_rate
+            .iter()
+            .map(|runs| {
+                let of = |f: &dyn Fn(&Streamed) -> f64| median(runs.iter().map(f).collect());
+                format!(
+                    "{:.0} ({:.0})",
+                    of(&|s| s.delivered as f64 / s.loop_seconds),
+                    of(&|s| s.lost as f64)
+                )
+            })
+            .collect();
+        let sustained = rates
+            .iter()
+            .zip(by_rate)
+            .filter(|(_, runs)| runs.iter().all(|s| s.lost == 0 && s.delivered >= s.calls))
+            .map(|(rate, _)| *rate)
+            .max()
+            .map_or("none".to_string(), |rate| format!("{rate}/s"));
+        println!("| {name} | {} | {sustained} |", cells.join(" | "));
+    }
     Ok(())
 }
 
@@ -333,6 +421,8 @@ pub fn engine(tracekit: &Path, sizes: &Sizes) -> Result<()> {
 struct Streamed {
     /// Lines naming the loop's comm.
     delivered: u64,
+    /// The loop's calls (0 when not paced).
+    calls: u64,
     /// What the tool said it lost.
     lost: u64,
     loop_seconds: f64,
@@ -345,7 +435,7 @@ fn stream(
     argv: &[String],
     ready: Option<&'static str>,
     fixture: &Path,
-    calls: u64,
+    loop_args: &[String],
 ) -> Result<Streamed> {
     let mut command = Command::new(&argv[0]);
     command
@@ -395,7 +485,7 @@ fn stream(
     }
     let loop_started = Instant::now();
     let status = Command::new(fixture)
-        .arg(calls.to_string())
+        .args(loop_args)
         .stdout(Stdio::null())
         .status()?;
     let loop_seconds = loop_started.elapsed().as_secs_f64();
@@ -413,6 +503,7 @@ fn stream(
     }
     Ok(Streamed {
         delivered,
+        calls: 0,
         lost,
         loop_seconds,
     })

@@ -350,6 +350,10 @@ fn width(header: &str) -> (usize, bool) {
         "PID" | "PPID" | "TID" | "TPID" | "AGE(s)" => (7, false),
         "FD" | "RET" | "ERR" | "SIG" => (3, true),
         "SYSCALL" => (9, false),
+        // libbpf-tools' tcpconnect, tcpaccept, tcplife: `%-16s` addresses (an IPv6 one is
+        // wider, as there), `%-5d` ports.
+        "SADDR" | "DADDR" | "RADDR" | "LADDR" | "ADDR" => (16, false),
+        "SPORT" | "DPORT" | "RPORT" | "LPORT" | "PORT" => (5, false),
         _ => (header.len(), false),
     }
 }
@@ -608,6 +612,39 @@ mod tests {
             View::Join(vec!["argv[0]".into(), "argv[1]".into(), "argv[2]".into()])
         );
         assert_eq!(prints_of(&OPENSNOOP), ["ret", "start.filename"]);
+    }
+
+    /// Addresses and ports line up under their headers, as libbpf-tools' tcpconnect prints.
+    #[test]
+    fn tcp_address_columns_are_padded() {
+        let columns = [
+            Column {
+                header: "PID",
+                field: "pid",
+            },
+            Column {
+                header: "COMM",
+                field: "comm",
+            },
+            Column {
+                header: "SADDR",
+                field: "saddr",
+            },
+            Column {
+                header: "DADDR",
+                field: "daddr",
+            },
+            Column {
+                header: "DPORT",
+                field: "dport",
+            },
+        ];
+        assert_eq!(
+            header(&columns, EventTime::None),
+            "PID     COMM             SADDR            DADDR            DPORT\n"
+        );
+        assert_eq!(cell("127.0.0.1", "SADDR"), "127.0.0.1       ");
+        assert_eq!(cell("443", "RPORT"), "443  ");
     }
 
     #[test]

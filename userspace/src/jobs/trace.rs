@@ -23,7 +23,7 @@ use crate::{
     },
     output::{self, Format},
     probe::fields::{Hint, STACKS, ValueType},
-    profile::{announced_pid, comm_string},
+    profile::announced_pid,
     session::{self, Collector, Flow, Tracees, monotonic_ns},
     stacks::{Frame, UNKNOWN_SYMBOL},
     symbolize::{Symbolizer, SymbolizerOptions, kernel_function},
@@ -32,50 +32,85 @@ use crate::{
 
 /// One printed field: as text, and as JSON.
 pub(crate) fn field_text(record: &TraceRecord, printed: &Printed) -> (String, serde_json::Value) {
+    let mut text = String::new();
+    let json = write_field(&mut text, record, printed, true);
+    (text, json)
+}
+
+/// Appends one printed field's text to `out`; with `json`, also returns its JSON value
+/// (`Null` without). Text lines take this path alone: a line per event costs no JSON value
+/// and no string of its own per field.
+fn write_field(
+    out: &mut String,
+    record: &TraceRecord,
+    printed: &Printed,
+    json: bool,
+) -> serde_json::Value {
+    use std::fmt::Write as _;
+    let string = |out: &mut String, text: &str, quoted: bool| {
+        if quoted {
+            let _ = write!(out, "{text:?}");
+        } else {
+            out.push_str(text);
+        }
+        if json {
+            serde_json::Value::String(text.to_string())
+        } else {
+            serde_json::Value::Null
+        }
+    };
     if printed.operand == tracekit_common::engine::NO_OPERAND {
-        return match printed.string_slot {
-            operand::COMM => {
-                let text = comm_string(&record.comm);
-                (format!("{:?}", text), serde_json::Value::String(text))
-            }
-            operand::TID => (record.tid.to_string(), record.tid.into()),
-            _ => (record.pid.to_string(), record.pid.into()),
+        let id = match printed.string_slot {
+            operand::COMM => return string(out, &comm_str(&record.comm), true),
+            operand::TID => record.tid,
+            _ => record.pid,
+        };
+        let _ = write!(out, "{id}");
+        return if json {
+            id.into()
+        } else {
+            serde_json::Value::Null
         };
     }
+    let int = record.ints[printed.operand as usize % record.ints.len()];
     match printed.hint {
         Hint::Ip => {
             let bytes = &record.strings[printed.string_slot as usize % record.strings.len()];
-            let text = crate::engine::addr::ip_text(&bytes[..16]);
-            return (text.clone(), serde_json::Value::String(text));
+            return string(out, &crate::engine::addr::ip_text(&bytes[..16]), false);
         }
-        Hint::Ipv4 => {
-            let raw = record.ints[printed.operand as usize % record.ints.len()];
-            let text = crate::engine::addr::ipv4_text(raw);
-            return (text.clone(), serde_json::Value::String(text));
-        }
-        Hint::TcpState => {
-            let raw = record.ints[printed.operand as usize % record.ints.len()];
-            let text = crate::engine::addr::tcp_state_name(raw);
-            return (text.clone(), serde_json::Value::String(text));
-        }
+        Hint::Ipv4 => return string(out, &crate::engine::addr::ipv4_text(int), false),
+        Hint::TcpState => return string(out, &crate::engine::addr::tcp_state_name(int), false),
         _ => {}
     }
     match printed.ty {
         ValueType::Str => {
             let bytes = &record.strings[printed.string_slot as usize % record.strings.len()];
             let end = bytes.iter().position(|&b| b == 0).unwrap_or(STR_BYTES);
-            let text = String::from_utf8_lossy(&bytes[..end]).into_owned();
-            (format!("{:?}", text), serde_json::Value::String(text))
+            string(out, &String::from_utf8_lossy(&bytes[..end]), true)
         }
-        ValueType::Int { signed } => {
-            let raw = record.ints[printed.operand as usize % record.ints.len()];
-            if signed {
-                ((raw as i64).to_string(), (raw as i64).into())
+        ValueType::Int { signed: true } => {
+            let _ = write!(out, "{}", int as i64);
+            if json {
+                (int as i64).into()
             } else {
-                (raw.to_string(), raw.into())
+                serde_json::Value::Null
+            }
+        }
+        ValueType::Int { signed: false } => {
+            let _ = write!(out, "{int}");
+            if json {
+                int.into()
+            } else {
+                serde_json::Value::Null
             }
         }
     }
+}
+
+/// A `comm` as text, up to its first NUL, borrowed when it is UTF-8.
+fn comm_str(comm: &[u8]) -> std::borrow::Cow<'_, str> {
+    let end = comm.iter().position(|&b| b == 0).unwrap_or(comm.len());
+    String::from_utf8_lossy(&comm[..end])
 }
 
 /// What one ring buffer carries.
@@ -118,6 +153,10 @@ struct TraceCollector<'a> {
     program: Option<std::path::PathBuf>,
     /// An event tool's columns, instead of `trace`'s layout.
     columns: Option<(Vec<Column>, EventTime)>,
+    /// The line being made, kept for its capacity.
+    line: String,
+    /// The column header, until it is printed.
+    header: Option<String>,
 }
 
 impl Collector for TraceCollector<'_> {
@@ -191,7 +230,9 @@ impl Collector for TraceCollector<'_> {
                 // was stamped well before this one has been committed before it.
                 let past = record.ts_ns.saturating_sub(COMMIT_SKEW_NS);
                 self.read_past_ns[ring] = self.read_past_ns[ring].max(past);
-                let line = match &self.columns {
+                let mut line = std::mem::take(&mut self.line);
+                line.clear();
+                match &self.columns {
                     Some((columns, time)) => {
                         let view = &self.views[engine];
                         let event = event_name(&record, view);
@@ -213,7 +254,8 @@ impl Collector for TraceCollector<'_> {
                                 &clock,
                             );
                             stacks.insert_into(&mut object);
-                            format!("{}\n", serde_json::Value::Object(object))
+                            line.push_str(&serde_json::Value::Object(object).to_string());
+                            line.push('\n');
                         } else {
                             let mut text = events::line(
                                 &record,
@@ -226,18 +268,21 @@ impl Collector for TraceCollector<'_> {
                                 false,
                             );
                             stacks.push_text(&mut text);
-                            text
+                            line.push_str(&text);
                         }
                     }
-                    None => render(
+                    None => render_into(
+                        &mut line,
                         &record,
                         &self.views[engine],
                         self.start_ns,
                         self.json,
                         &self.symbolizer,
                     ),
-                };
-                match self.writer.offer(line) {
+                }
+                let offered = self.writer.offer(&line);
+                self.line = line;
+                match offered {
                     Ok(queued) => {
                         self.printed += 1;
                         if queued { Flow::Continue } else { Flow::Full }
@@ -274,8 +319,36 @@ impl Collector for TraceCollector<'_> {
         })
     }
 
+    fn started(&mut self) -> Result<()> {
+        if let Some(header) = self.header.take() {
+            let printed = self
+                .writer
+                .offer(&header)
+                .and_then(|_| self.writer.flush())
+                .and_then(|_| self.writer.ready(true));
+            if let Err(err) = printed {
+                self.write_error = Some(err);
+            }
+        }
+        Ok(())
+    }
+
+    fn ring_poll(&self) -> Option<std::time::Duration> {
+        Some(std::time::Duration::from_millis(
+            tracekit_common::engine::TRACE_POLL_MS,
+        ))
+    }
+
     fn caught_up(&mut self, ring: usize, before_ns: u64) {
         self.read_past_ns[ring] = self.read_past_ns[ring].max(before_ns);
+        // Nothing more to read for now: what was gathered is printed now, not when the
+        // next chunk fills.
+        if matches!(self.rings[ring], Ring::Records { .. })
+            && self.write_error.is_none()
+            && let Err(err) = self.writer.flush()
+        {
+            self.write_error = Some(err);
+        }
         self.forget_exited();
     }
 
@@ -285,16 +358,24 @@ impl Collector for TraceCollector<'_> {
     }
 }
 
-/// Lines the writer thread may have queued: about a pipe's worth (64 KiB) of stackless lines.
-const QUEUED_LINES: usize = 1024;
+/// Bytes of lines sent to the writer thread at a time. One line a message cost a
+/// channel handoff (a futex wake, often a context switch) per event: at 200,000 events a
+/// second the handoffs, not the formatting, were most of the reader's time.
+const CHUNK_BYTES: usize = 16 << 10;
+/// Chunks the writer thread may have queued: about a pipe's worth (64 KiB).
+const QUEUED_CHUNKS: usize = 4;
 
-/// The trace's output, written on its own thread through a bounded queue: a reader that
-/// stops reading (a full pipe) holds the queue, never the event loop, which goes on
-/// reading the process announcements (the memory maps that name user stacks) while the
-/// records wait in their ring buffer (where the kernel counts what does not fit).
+/// The trace's output, written on its own thread through a bounded queue of chunks of
+/// lines: a reader that stops reading (a full pipe) holds the queue, never the event loop,
+/// which goes on reading the process announcements (the memory maps that name user stacks)
+/// while the records wait in their ring buffer (where the kernel counts what does not fit).
+/// Lines are gathered until a chunk is full or the rings are caught up ([`Writer::flush`]),
+/// so a quiet trace prints each line as soon as it is read.
 struct Writer {
-    lines: Option<std::sync::mpsc::SyncSender<String>>,
-    /// A line the full queue did not take.
+    chunks: Option<std::sync::mpsc::SyncSender<String>>,
+    /// Lines not yet sent.
+    gathered: String,
+    /// A chunk the full queue did not take.
     pending: Option<String>,
     thread: Option<std::thread::JoinHandle<std::io::Result<()>>>,
 }
@@ -302,14 +383,14 @@ struct Writer {
 impl Writer {
     /// Starts the thread writing to `out`; it flushes whenever the queue runs empty.
     fn spawn(mut out: Box<dyn std::io::Write + Send>) -> Result<Self> {
-        let (lines, queue) = std::sync::mpsc::sync_channel::<String>(QUEUED_LINES);
+        let (chunks, queue) = std::sync::mpsc::sync_channel::<String>(QUEUED_CHUNKS);
         let thread = std::thread::Builder::new()
             .name("tracekit-out".into())
             .spawn(move || {
-                while let Ok(line) = queue.recv() {
-                    out.write_all(line.as_bytes())?;
-                    while let Ok(line) = queue.try_recv() {
-                        out.write_all(line.as_bytes())?;
+                while let Ok(chunk) = queue.recv() {
+                    out.write_all(chunk.as_bytes())?;
+                    while let Ok(chunk) = queue.try_recv() {
+                        out.write_all(chunk.as_bytes())?;
                     }
                     out.flush()?;
                 }
@@ -317,41 +398,60 @@ impl Writer {
             })
             .map_err(|err| Error::runtime(format!("starting the output thread: {err}")))?;
         Ok(Self {
-            lines: Some(lines),
+            chunks: Some(chunks),
+            gathered: String::with_capacity(CHUNK_BYTES + 1024),
             pending: None,
             thread: Some(thread),
         })
     }
 
-    /// Queues `line`: Ok(false) when the queue is full (the line waits until
-    /// [`Writer::ready`]); the write's error once the thread has stopped on one.
-    fn offer(&mut self, line: String) -> std::io::Result<bool> {
+    /// Adds `line`: Ok(false) when its chunk is full and the queue could not take it (the
+    /// chunk waits until [`Writer::ready`]); the write's error once the thread has stopped
+    /// on one.
+    fn offer(&mut self, line: &str) -> std::io::Result<bool> {
         debug_assert!(self.pending.is_none());
-        let Some(lines) = &self.lines else {
+        self.gathered.push_str(line);
+        if self.gathered.len() < CHUNK_BYTES {
+            return Ok(true);
+        }
+        self.flush()
+    }
+
+    /// Sends the lines gathered so far: Ok(false) when the queue is full (they wait until
+    /// [`Writer::ready`]).
+    fn flush(&mut self) -> std::io::Result<bool> {
+        if self.pending.is_some() || self.gathered.is_empty() {
+            return Ok(self.pending.is_none());
+        }
+        let Some(chunks) = &self.chunks else {
             return Err(self.stopped());
         };
-        match lines.try_send(line) {
+        let chunk = std::mem::replace(
+            &mut self.gathered,
+            String::with_capacity(CHUNK_BYTES + 1024),
+        );
+        match chunks.try_send(chunk) {
             Ok(()) => Ok(true),
-            Err(std::sync::mpsc::TrySendError::Full(line)) => {
-                self.pending = Some(line);
+            Err(std::sync::mpsc::TrySendError::Full(chunk)) => {
+                self.pending = Some(chunk);
                 Ok(false)
             }
             Err(std::sync::mpsc::TrySendError::Disconnected(_)) => Err(self.stopped()),
         }
     }
 
-    /// Whether the queue took the waiting line (with `wait`, once it has).
+    /// Whether the queue took the waiting chunk (with `wait`, once it has).
     fn ready(&mut self, wait: bool) -> std::io::Result<bool> {
-        let (Some(line), Some(lines)) = (self.pending.take(), &self.lines) else {
+        let (Some(chunk), Some(chunks)) = (self.pending.take(), &self.chunks) else {
             return Ok(true);
         };
         let sent = if wait {
-            lines.send(line).map_err(|_| ())
+            chunks.send(chunk).map_err(|_| ())
         } else {
-            match lines.try_send(line) {
+            match chunks.try_send(chunk) {
                 Ok(()) => Ok(()),
-                Err(std::sync::mpsc::TrySendError::Full(line)) => {
-                    self.pending = Some(line);
+                Err(std::sync::mpsc::TrySendError::Full(chunk)) => {
+                    self.pending = Some(chunk);
                     return Ok(false);
                 }
                 Err(std::sync::mpsc::TrySendError::Disconnected(_)) => Err(()),
@@ -363,10 +463,13 @@ impl Writer {
         }
     }
 
-    /// Writes what is queued and waits for the thread: the first write error.
+    /// Writes what is gathered and queued and waits for the thread: the first write error.
     fn finish(&mut self) -> std::io::Result<()> {
         self.ready(true)?;
-        self.lines = None;
+        if !self.flush()? {
+            self.ready(true)?;
+        }
+        self.chunks = None;
         match self.thread.take().map(std::thread::JoinHandle::join) {
             Some(Ok(result)) => result,
             Some(Err(_)) => Err(std::io::Error::other("the output thread panicked")),
@@ -377,9 +480,12 @@ impl Writer {
     /// The error the thread stopped on.
     fn stopped(&mut self) -> std::io::Error {
         self.pending = None;
-        match self.finish() {
-            Err(err) => err,
-            Ok(()) => std::io::Error::other("the output thread stopped"),
+        self.gathered.clear();
+        self.chunks = None;
+        match self.thread.take().map(std::thread::JoinHandle::join) {
+            Some(Ok(Err(err))) => err,
+            Some(Err(_)) => std::io::Error::other("the output thread panicked"),
+            _ => std::io::Error::other("the output thread stopped"),
         }
     }
 }
@@ -467,14 +573,12 @@ fn run_in(
         Some(path) => Box::new(output::create(path)?),
         None => Box::new(std::io::BufWriter::new(std::io::stdout())),
     };
-    let mut writer = Writer::spawn(out)?;
-    if !json {
-        let header = match &columns {
-            Some((columns, time)) => events::header(columns, *time),
-            None => header(&request.print),
-        };
-        let _ = writer.offer(header).and_then(|_| writer.ready(true));
-    }
+    let writer = Writer::spawn(out)?;
+    // Printed once attached, under the "Tracing ..." line, as bcc's tools print theirs.
+    let header = (!json).then(|| match &columns {
+        Some((columns, time)) => events::header(columns, *time),
+        None => header(&request.print),
+    });
     let mut collector = TraceCollector {
         engines: Engines {
             specs: &compiled.specs,
@@ -502,6 +606,8 @@ fn run_in(
         unwind_budget_bytes,
         program: options.command_program(),
         columns,
+        line: String::new(),
+        header,
     };
     let mut session = options.session("trace", true);
     let what = compiled.what.clone();
@@ -603,14 +709,14 @@ fn stack_operand_indices(plan: &tracekit_common::engine::Plan) -> (Option<u32>, 
 }
 
 /// The probe that fired, by the record's event index or function address.
-fn event_name(record: &TraceRecord, view: &EngineView) -> String {
+fn event_name<'a>(record: &TraceRecord, view: &'a EngineView) -> std::borrow::Cow<'a, str> {
     match &view.events {
-        EventNames::ByIndex(names) => names
-            .get(&record.event)
-            .cloned()
-            .unwrap_or_else(|| format!("event {}", record.event)),
+        EventNames::ByIndex(names) => match names.get(&record.event) {
+            Some(name) => name.as_str().into(),
+            None => format!("event {}", record.event).into(),
+        },
         EventNames::ByFunctionIp(operand) => {
-            kernel_function(record.ints[*operand as usize % record.ints.len()])
+            kernel_function(record.ints[*operand as usize % record.ints.len()]).into()
         }
     }
 }
@@ -665,16 +771,19 @@ impl EventStacks {
     }
 }
 
-fn render(
+/// Appends one event's line (text, or a JSON object with `json`) to `out`, with its stacks.
+fn render_into(
+    out: &mut String,
     record: &TraceRecord,
     view: &EngineView,
     start_ns: u64,
     json: bool,
     symbolizer: &Symbolizer,
-) -> String {
+) {
+    use std::fmt::Write as _;
     let event = event_name(record, view);
     let time = record.ts_ns.saturating_sub(start_ns) as f64 / 1e9;
-    let comm = comm_string(&record.comm);
+    let comm = comm_str(&record.comm);
     let stacks = EventStacks::of(record, view, symbolizer);
     let fields = view
         .prints
@@ -692,19 +801,35 @@ fn render(
             object.insert(printed.name.clone(), field_text(record, printed).1);
         }
         stacks.insert_into(&mut object);
-        return format!("{}\n", serde_json::Value::Object(object));
+        let _ = writeln!(out, "{}", serde_json::Value::Object(object));
+        return;
     }
-    let mut line = format!(
+    let _ = write!(
+        out,
         "{time:<12.6} {comm:<16} {:>7} {:>7} {event:<28}",
         record.pid, record.tid
     );
     for printed in fields {
-        line.push(' ');
-        line.push_str(&field_text(record, printed).0);
+        out.push(' ');
+        write_field(out, record, printed, false);
     }
-    let mut text = format!("{}\n", line.trim_end());
-    stacks.push_text(&mut text);
-    text
+    out.truncate(out.trim_end().len());
+    out.push('\n');
+    stacks.push_text(out);
+}
+
+/// One event's line: [`render_into`] a string of its own.
+#[cfg(test)]
+fn render(
+    record: &TraceRecord,
+    view: &EngineView,
+    start_ns: u64,
+    json: bool,
+    symbolizer: &Symbolizer,
+) -> String {
+    let mut line = String::new();
+    render_into(&mut line, record, view, start_ns, json, symbolizer);
+    line
 }
 
 #[cfg(test)]

@@ -157,6 +157,13 @@ pub trait Collector {
     /// [`Collector::record`].
     fn caught_up(&mut self, _ring: usize, _before_ns: u64) {}
 
+    /// How often the rings are read without a wakeup: `Some` for rings whose records are
+    /// committed without waking their reader (the trace ring, [`tracekit_common::engine::
+    /// TRACE_WAKEUP_FRACTION`]).
+    fn ring_poll(&self) -> Option<Duration> {
+        None
+    }
+
     /// Whether user frames are named from the processes' memory maps: a `-- CMD` is then
     /// held at its exit until [`Collector::exiting`] has read its map.
     fn names_user_frames(&self) -> bool {
@@ -422,6 +429,7 @@ fn collect(
             workload.start()?;
         }
         let mut last_tick = collect_started;
+        let ring_poll = collector.ring_poll();
         // Some ring was left with records after its share of a pass.
         let mut unread = false;
         // Some ring's collector could take no more records (its output is full).
@@ -438,13 +446,14 @@ fn collect(
                     return std::future::pending().await;
                 }
                 let any = select_first(rings.iter().map(|fd| Box::pin(fd.readable())));
-                if !full {
+                // The full ring is offered again soon even if no ring wakes the loop; rings
+                // written without wakeups are read on a timer.
+                let Some(timeout) = (if full { Some(FULL_RETRY) } else { ring_poll }) else {
                     return Some(any.await);
-                }
-                // The full ring is offered again soon even if no ring wakes the loop.
+                };
                 tokio::select! {
                     ready = any => Some(ready),
-                    () = tokio::time::sleep(FULL_RETRY) => None,
+                    () = tokio::time::sleep(timeout) => None,
                 }
             };
             tokio::select! {
@@ -562,7 +571,12 @@ fn read_ring(collector: &mut dyn Collector, index: usize, ring: &mut RingBuf<Map
         }
         let Some(item) = ring.next() else {
             collector.caught_up(index, before_ns);
-            return Read::Empty;
+            // Catching up may have handed the collector's output on, and found it full.
+            return if collector.ready(index, false) {
+                Read::Empty
+            } else {
+                Read::Full
+            };
         };
         match collector.record(index, &item) {
             Flow::Continue => {}

@@ -240,3 +240,75 @@ fn address_fields_print_as_addresses() {
         ("2001:d0e::".to_string(), serde_json::json!("2001:d0e::"))
     );
 }
+
+/// A `Write` that keeps what it is given, shared with the test.
+#[derive(Clone, Default)]
+struct Kept(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Kept {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Lines are gathered into chunks, written in order, and a flush prints what was gathered
+/// without waiting for a chunk to fill (a quiet trace prints each line when it is read).
+#[test]
+fn writer_gathers_lines_into_chunks_in_order() {
+    let kept = Kept::default();
+    let mut writer = Writer::spawn(Box::new(kept.clone())).unwrap();
+    assert!(writer.offer("first\n").unwrap());
+    assert!(writer.flush().unwrap());
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while kept.0.lock().unwrap().as_slice() != b"first\n" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "a flushed line was not written"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let mut expected = String::from("first\n");
+    for i in 0..20_000 {
+        let line = format!("line {i}\n");
+        expected.push_str(&line);
+        if !writer.offer(&line).unwrap() {
+            assert!(writer.ready(true).unwrap());
+        }
+    }
+    writer.finish().unwrap();
+    assert_eq!(
+        String::from_utf8(kept.0.lock().unwrap().clone()).unwrap(),
+        expected
+    );
+}
+
+/// A `Write` whose reader has gone.
+struct Closed;
+
+impl std::io::Write for Closed {
+    fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+        Err(std::io::ErrorKind::BrokenPipe.into())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A closed output is seen by the event loop as the write's own error (`trace | head`).
+#[test]
+fn writer_reports_a_closed_output() {
+    let mut writer = Writer::spawn(Box::new(Closed)).unwrap();
+    let line = "x".repeat(1000) + "\n";
+    let err = (0..1000)
+        .find_map(|_| match writer.offer(&line) {
+            Ok(true) => None,
+            Ok(false) => writer.ready(true).err(),
+            Err(err) => Some(err),
+        })
+        .expect("a closed output is reported");
+    assert_eq!(err.kind(), std::io::ErrorKind::BrokenPipe);
+}
