@@ -384,7 +384,16 @@ pub mod agg {
     /// Log-linear (HDR-style) histogram of the value, [`super::Plan::precision`] sub-bucket
     /// bits: [`super::log_linear_slot`].
     pub const LOG_LINEAR: u32 = 4;
+    /// No aggregation: each allocation event stores `address -> (size, stack, time)` in
+    /// `ENGINE_OUTSTANDING` ([`super::Outstanding`]); the events in
+    /// [`super::Plan::release_events`] delete their address from it (`memleak`). Key part 0
+    /// is the address, key part 1 the stack, the size is [`super::Plan::alloc_size`].
+    pub const OUTSTANDING: u32 = 5;
 }
+
+pub use crate::outstanding::{
+    DEFAULT_OUTSTANDING_ENTRIES, MAX_ALLOC_EVENTS, Outstanding, RELEASE_SAME_PROCESS, size_rule,
+};
 
 /// Where aggregates live, `u32` values in [`Plan::layout`].
 pub mod layout {
@@ -471,6 +480,14 @@ pub struct Plan {
     pub key_set: [u64; KEY_SET_WORDS],
     /// 1: only rows in `key_set` count; 0: every row does. `u64` so the type has no padding.
     pub key_set_used: u64,
+    /// [`agg::OUTSTANDING`]: bit `event` set for the events that release an address (`free`,
+    /// `kmem:kfree`) instead of allocating.
+    pub release_events: u64,
+    /// [`agg::OUTSTANDING`]: where a release event's address is ([`operand::ARG`] or
+    /// [`operand::FIELD`]); read without the interpreter.
+    pub release: Operand,
+    /// [`agg::OUTSTANDING`]: each allocation event's size rule ([`size_rule`]), by event index.
+    pub alloc_size: [u32; MAX_ALLOC_EVENTS],
 }
 
 impl Plan {
@@ -506,6 +523,9 @@ impl Plan {
         value_div: 1,
         key_set: [0; KEY_SET_WORDS],
         key_set_used: 0,
+        release_events: 0,
+        release: Operand::NONE,
+        alloc_size: [size_rule::SIZE_VALUE; MAX_ALLOC_EVENTS],
     };
 }
 
@@ -579,9 +599,14 @@ pub mod stat {
     /// Thread names ([`super::operand::TASK`]) not recorded at a rename or an exit: a
     /// name map was full. The thread's events before that moment show under `tid N`.
     pub const NAMES_LOST: u32 = 13;
+    /// Allocations not recorded: `ENGINE_OUTSTANDING` was full ([`super::agg::OUTSTANDING`]).
+    pub const OUTSTANDING_FULL: u32 = 14;
+    /// Releases of an address the outstanding map did not hold (allocated before tracing
+    /// began, or not recorded).
+    pub const RELEASE_UNKNOWN: u32 = 15;
 }
 /// Number of counters in `ENGINE_STATS`.
-pub const STAT_COUNT: u32 = 14;
+pub const STAT_COUNT: u32 = 16;
 
 /// Default entries of the stack map (~1 KiB each).
 pub const DEFAULT_STACK_ENTRIES: u32 = 16384;
@@ -630,7 +655,23 @@ mod tests {
         assert_eq!(offset_of!(Plan, linear_min), offset_of!(Plan, simple) + 4);
         assert_eq!(offset_of!(Plan, simple), offset_of!(Plan, by_thread) + 8);
         assert_eq!(offset_of!(Plan, key_set), offset_of!(Plan, value_div) + 8);
-        assert_eq!(size_of::<Plan>(), offset_of!(Plan, key_set_used) + 8);
+        assert_eq!(
+            offset_of!(Plan, release_events),
+            offset_of!(Plan, key_set_used) + 8
+        );
+        assert_eq!(
+            offset_of!(Plan, release),
+            offset_of!(Plan, release_events) + 8
+        );
+        assert_eq!(
+            offset_of!(Plan, alloc_size),
+            offset_of!(Plan, release) + size_of::<Operand>()
+        );
+        assert_eq!(
+            size_of::<Plan>(),
+            offset_of!(Plan, alloc_size) + 4 * MAX_ALLOC_EVENTS
+        );
+        assert_eq!(size_of::<Outstanding>(), 32);
         assert_eq!(offset_of!(Plan, n_operands), offset_of!(Plan, saves) + 16);
     }
 

@@ -8,6 +8,7 @@
 pub mod engine;
 pub mod interp;
 pub mod ksyms;
+pub mod outstanding;
 pub mod profile;
 pub mod unwind;
 

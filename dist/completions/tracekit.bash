@@ -85,6 +85,9 @@ _tracekit() {
             tracekit,list)
                 cmd="tracekit__subcmd__list"
                 ;;
+            tracekit,memleak)
+                cmd="tracekit__subcmd__memleak"
+                ;;
             tracekit,mountsnoop)
                 cmd="tracekit__subcmd__mountsnoop"
                 ;;
@@ -256,6 +259,9 @@ _tracekit() {
             tracekit__subcmd__help,list)
                 cmd="tracekit__subcmd__help__subcmd__list"
                 ;;
+            tracekit__subcmd__help,memleak)
+                cmd="tracekit__subcmd__help__subcmd__memleak"
+                ;;
             tracekit__subcmd__help,mountsnoop)
                 cmd="tracekit__subcmd__help__subcmd__mountsnoop"
                 ;;
@@ -365,7 +371,7 @@ _tracekit() {
 
     case "${cmd}" in
         tracekit)
-            opts="-v -h -V --verbose --help --version profile bitesize biolatency runqlat syscount funccount funclatency execsnoop exitsnoop threadsnoop setuids killsnoop oomkill pidpersec writeback opensnoop statsnoop syncsnoop mountsnoop vfsstat vfscount biosnoop biotop cpudist runqslower runqlen hardirqs softirqs drsnoop slabratetop tcpstates tcpconnect tcpaccept tcpconnlat tcpretrans tcpdrop tcprtt tcplife solisten capable klockstat futexctn bashreadline gethostlatency stat offcpu wakeuptime report diff exporter count hist trace stackcount top list help"
+            opts="-v -h -V --verbose --help --version profile bitesize biolatency runqlat syscount funccount funclatency execsnoop exitsnoop threadsnoop setuids killsnoop oomkill pidpersec writeback opensnoop statsnoop syncsnoop mountsnoop vfsstat vfscount biosnoop biotop cpudist runqslower runqlen hardirqs softirqs drsnoop slabratetop memleak tcpstates tcpconnect tcpaccept tcpconnlat tcpretrans tcpdrop tcprtt tcplife solisten capable klockstat futexctn bashreadline gethostlatency stat offcpu wakeuptime report diff exporter count hist trace stackcount top list help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1415,7 +1421,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__help)
-            opts="profile bitesize biolatency runqlat syscount funccount funclatency execsnoop exitsnoop threadsnoop setuids killsnoop oomkill pidpersec writeback opensnoop statsnoop syncsnoop mountsnoop vfsstat vfscount biosnoop biotop cpudist runqslower runqlen hardirqs softirqs drsnoop slabratetop tcpstates tcpconnect tcpaccept tcpconnlat tcpretrans tcpdrop tcprtt tcplife solisten capable klockstat futexctn bashreadline gethostlatency stat offcpu wakeuptime report diff exporter count hist trace stackcount top list help"
+            opts="profile bitesize biolatency runqlat syscount funccount funclatency execsnoop exitsnoop threadsnoop setuids killsnoop oomkill pidpersec writeback opensnoop statsnoop syncsnoop mountsnoop vfsstat vfscount biosnoop biotop cpudist runqslower runqlen hardirqs softirqs drsnoop slabratetop memleak tcpstates tcpconnect tcpaccept tcpconnlat tcpretrans tcpdrop tcprtt tcplife solisten capable klockstat futexctn bashreadline gethostlatency stat offcpu wakeuptime report diff exporter count hist trace stackcount top list help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1737,6 +1743,20 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tracekit__subcmd__help__subcmd__memleak)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2440,6 +2460,76 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tracekit__subcmd__memleak)
+            opts="-z -Z -a -p -d -i -o -v -h -V --top --older --min-size --max-size --show-allocs --kernel --all-cpus --pid --duration --interval --output --json --verbose --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --top)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --older)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --min-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -z)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -Z)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --duration)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -d)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -i)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -14,6 +14,7 @@ mod jit;
 mod jvm;
 mod kfunc;
 mod kfunc_tools;
+mod memleak;
 mod network;
 mod percentiles;
 mod pprof;

@@ -76,6 +76,8 @@ pub trait EngineMaps {
     /// `ENGINE_TASK_NAMES`: `tid | generation << 32` to the thread's comm in that
     /// generation (16 bytes, NUL-padded), recorded at its first new group key.
     fn task_names() -> &'static HashMap<u64, [u8; 16]>;
+    /// `ENGINE_OUTSTANDING`: allocations not yet released, by address (`agg::OUTSTANDING`).
+    fn outstanding() -> &'static HashMap<u64, tracekit_common::engine::Outstanding>;
 }
 
 /// Defines the engine's globals (`ENGINE_PLAN`, `ENGINE_START_PLAN`, `ENGINE_SELF_PID`,
@@ -194,6 +196,14 @@ macro_rules! engine_maps {
         static ENGINE_SCRATCH: aya_ebpf::maps::PerCpuArray<$crate::engine::Scratch> =
             aya_ebpf::maps::PerCpuArray::with_max_entries(1, 0);
 
+        /// Allocations not yet released, by address (`agg::OUTSTANDING`); the loader shrinks
+        /// it to one entry for other plans.
+        #[aya_ebpf::macros::map]
+        static ENGINE_OUTSTANDING: aya_ebpf::maps::HashMap<
+            u64,
+            tracekit_common::engine::Outstanding,
+        > = aya_ebpf::maps::HashMap::with_max_entries(1, 0);
+
         /// This object's engine maps and globals.
         struct $name;
 
@@ -291,6 +301,11 @@ macro_rules! engine_maps {
             #[inline(always)]
             fn task_names() -> &'static aya_ebpf::maps::HashMap<u64, [u8; 16]> {
                 &ENGINE_TASK_NAMES
+            }
+            #[inline(always)]
+            fn outstanding()
+            -> &'static aya_ebpf::maps::HashMap<u64, tracekit_common::engine::Outstanding> {
+                &ENGINE_OUTSTANDING
             }
         }
     };

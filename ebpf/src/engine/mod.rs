@@ -38,6 +38,7 @@ pub mod filter;
 mod maps;
 pub mod names;
 pub mod operands;
+pub mod outstanding;
 
 pub use maps::{EngineMaps, Scratch};
 
@@ -51,7 +52,7 @@ use crate::{announce, current_pid_tid, selected};
 
 /// Counts one `index` (a [`stat`]) in `ENGINE_STATS`; a drop is logged at `-vv`.
 #[inline(always)]
-fn bump<M: EngineMaps>(index: u32) {
+pub(crate) fn bump<M: EngineMaps>(index: u32) {
     if let Some(counter) = M::stats().get_ptr_mut(index) {
         // SAFETY: per-CPU slot, only this CPU writes it while the program runs.
         unsafe { *counter += 1 };
@@ -64,6 +65,15 @@ fn bump<M: EngineMaps>(index: u32) {
 #[inline(always)]
 fn run_main<M: EngineMaps, S: Source>(source: &S, scratch: *mut Scratch, event: u32) -> Option<()> {
     let plan = M::plan();
+    if rd!(plan.agg) == agg::OUTSTANDING {
+        // A release counts in any task: memory one process allocated is often freed by
+        // another (an RCU callback, a kworker).
+        if outstanding::release::<M, S>(plan, source, scratch, event) {
+            return Some(());
+        }
+        let ids = task_ids::<M>(plan)?;
+        return outstanding::run::<M, S>(plan, source, scratch, ids, event);
+    }
     let (pid, tid) = task_ids::<M>(plan)?;
     let mut started = Started {
         latency_ns: 0,
@@ -258,7 +268,7 @@ fn emit<M: EngineMaps>(scratch: *mut Scratch, pid: u32, tid: u32, event: u32) {
 
 /// The correlation key of an event.
 #[inline(always)]
-fn corr_key(plan: &'static Plan, scratch: *mut Scratch) -> CorrKey {
+pub(crate) fn corr_key(plan: &'static Plan, scratch: *mut Scratch) -> CorrKey {
     let mut key = CorrKey { words: [0; 2] };
     let n = rd!(plan.n_corr_parts) as usize;
     let mut i = 0;

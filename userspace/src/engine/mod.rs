@@ -24,6 +24,7 @@ pub mod keys;
 pub mod kinds;
 pub mod maps;
 pub mod names;
+pub mod outstanding;
 pub mod plan;
 pub mod request;
 pub mod spec;
@@ -37,8 +38,8 @@ use aya::{
 };
 use tracekit_common::{
     engine::{
-        AggKey, AggValue, DEFAULT_STACK_ENTRIES, KEY_WORDS, Plan, STAT_COUNT, TRACE_RING_BYTES,
-        agg, layout, operand, stat,
+        AggKey, AggValue, DEFAULT_STACK_ENTRIES, KEY_WORDS, Outstanding, Plan, STAT_COUNT,
+        TRACE_RING_BYTES, agg, layout, operand, stat,
     },
     profile::{EVENTS_RING_BYTES, StackFrames},
 };
@@ -75,6 +76,8 @@ pub struct Engine {
     hash: Map,
     stats: Map,
     stacks: Map,
+    /// `ENGINE_OUTSTANDING` ([`agg::OUTSTANDING`] plans).
+    outstanding: Map,
     trace: Option<Map>,
     announce: Option<Map>,
     plan: Plan,
@@ -188,7 +191,7 @@ impl Engine {
         };
         let renames = renames.filter(|_| names::key_by_task(&mut main));
         // The simplest plans are computed without the interpreter (`engine::simple`).
-        main.simple = u32::from(plan::fast_simple(&main));
+        main.simple = u32::from(main.agg != agg::OUTSTANDING && plan::fast_simple(&main));
         let start = spec.start.as_ref().map_or(Plan::EMPTY, |s| s.plan);
         let self_pid = if targets.exclude_self {
             std::process::id()
@@ -215,6 +218,13 @@ impl Engine {
             1
         };
         let hash_entries = if main.layout == layout::HASH {
+            spec.hash_entries
+        } else {
+            1
+        };
+        // memleak's allocations outstanding at once: the hash map's size, which it leaves
+        // unused.
+        let outstanding_entries = if main.agg == agg::OUTSTANDING {
             spec.hash_entries
         } else {
             1
@@ -279,6 +289,7 @@ impl Engine {
                 .map_max_entries("ENGINE_ARRAY", array_entries)
                 .map_max_entries("ENGINE_HASH", hash_entries)
                 .map_max_entries("ENGINE_STARTS", start_entries)
+                .map_max_entries("ENGINE_OUTSTANDING", outstanding_entries)
                 .map_max_entries("ENGINE_STACKS", stack_entries)
                 .map_max_entries("ENGINE_TRACE", trace_bytes)
                 .map_max_entries("ENGINE_ANNOUNCE", announce_bytes);
@@ -321,6 +332,7 @@ impl Engine {
             take("ENGINE_HASH")?,
             take("ENGINE_STATS")?,
         );
+        let outstanding = take("ENGINE_OUTSTANDING")?;
         let (stacks, trace, announce) = (
             take("ENGINE_STACKS")?,
             take("ENGINE_TRACE")?,
@@ -340,6 +352,7 @@ impl Engine {
             hash,
             stats,
             stacks,
+            outstanding,
             trace: Some(trace),
             announce: Some(announce),
             plan: main,
@@ -573,6 +586,38 @@ impl Engine {
         Ok(StackReader {
             map: BpfHashMap::try_from(Map::HashMap(map)).context("opening ENGINE_STACKS")?,
         })
+    }
+
+    /// The allocations an [`agg::OUTSTANDING`] plan holds now (address, allocation), as
+    /// `memleak` reports them.
+    ///
+    /// # Errors
+    /// A runtime error when the map cannot be read.
+    pub fn outstanding(&self) -> Result<Vec<(u64, Outstanding)>> {
+        let map: BpfHashMap<_, u64, Outstanding> =
+            BpfHashMap::try_from(&self.outstanding).context("opening ENGINE_OUTSTANDING")?;
+        let mut all = Vec::new();
+        for entry in map.iter() {
+            // An entry deleted while the map is walked ends the walk early; what was read
+            // stands.
+            let Ok(entry) = entry else { break };
+            all.push(entry);
+        }
+        Ok(all)
+    }
+
+    /// Counter `index` of `ENGINE_STATS` (a [`stat`] constant), summed over CPUs.
+    ///
+    /// # Errors
+    /// A runtime error when the map cannot be read.
+    pub fn stat(&self, index: u32) -> Result<u64> {
+        let stats_map: PerCpuArray<_, u64> =
+            PerCpuArray::try_from(&self.stats).context("opening ENGINE_STATS")?;
+        Ok(stats_map
+            .get(&index, 0)
+            .context("reading ENGINE_STATS")?
+            .iter()
+            .sum())
     }
 
     /// Copies the aggregates and counters out of the kernel.

@@ -240,6 +240,25 @@ impl PlanBuilder {
         self.plan.needs_ids = 1;
     }
 
+    /// Stores each allocation event's address instead of aggregating ([`agg::OUTSTANDING`]):
+    /// the events of `release_events` (bit per event index) delete the address `release`
+    /// reads (an argument or a field); `sizes` is each allocation event's size rule
+    /// (`tracekit_common::engine::size_rule`).
+    pub fn outstanding(
+        &mut self,
+        release_events: u64,
+        release: Operand,
+        sizes: [u32; tracekit_common::engine::MAX_ALLOC_EVENTS],
+    ) {
+        self.plan.agg = agg::OUTSTANDING;
+        self.plan.release_events = release_events;
+        self.plan.release = release;
+        self.plan.alloc_size = sizes;
+        if release.kind == operand::ARG {
+            self.plan.raw_args = self.plan.raw_args.max(release.offset + 1);
+        }
+    }
+
     /// Announce each traced process once, so its memory map can be cached for
     /// symbolizing user stacks.
     pub fn announce(&mut self) {
@@ -454,6 +473,10 @@ pub fn disassemble(plan: &Plan) -> String {
         ),
         agg::TRACE => "trace".to_string(),
         agg::LOG_LINEAR => format!("log-linear {} slots p{}", plan.slots, plan.precision),
+        agg::OUTSTANDING => format!(
+            "outstanding, releases {:#x}, sizes {:x?}",
+            plan.release_events, plan.alloc_size
+        ),
         _ => "?".to_string(),
     };
     let layout = match plan.layout {

@@ -56,7 +56,7 @@ pub fn request(metric: &MetricConfig) -> Result<Request> {
     let mut request = match &metric.source {
         Source::Preset(preset) => match (preset.0.plan)(&FlagValues::defaults(preset.0))? {
             Plan::Aggregate(job) => job.request,
-            Plan::Events(_) => {
+            Plan::Events(_) | Plan::Memleak(_) => {
                 return Err(Error::usage(format!(
                     "preset \"{}\" prints events; it has no metric",
                     preset.name()

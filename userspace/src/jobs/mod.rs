@@ -7,6 +7,7 @@
 //! - [`stacks`]: stack profiles (`profile` by CPU sampling; `stackcount`, `offcpu` through
 //!   engine requests keyed by stack);
 //! - [`trace`]: one line per event (`trace`);
+//! - [`memleak`]: outstanding allocations by stack (`memleak`);
 //! - [`stat`]: perf counters (`stat`);
 //! - [`top`]: a live view (`top`);
 //! - [`list`]: what can be traced (`list`).
@@ -16,6 +17,7 @@
 pub mod aggregate;
 pub mod events;
 pub mod list;
+pub mod memleak;
 pub mod presets;
 pub mod source;
 pub mod stacks;

@@ -96,6 +96,7 @@ pub fn run(tool: &'static Tool, matches: &ArgMatches, verbose: u8) -> Result<()>
     match (tool.plan)(&values)? {
         Plan::Aggregate(job) => aggregate::run(job, &options),
         Plan::Events(job) => trace::run_events(&job, &options),
+        Plan::Memleak(job) => tracekit::jobs::memleak::run(&job, &options),
     }
 }
 

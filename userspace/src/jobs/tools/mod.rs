@@ -69,6 +69,7 @@ table! {
     // memory
     drsnoop,
     slabratetop,
+    memleak,
     // network
     tcpstates,
     tcpconnect,
@@ -423,6 +424,9 @@ pub enum Plan {
     /// One line per event, streamed from the kernel's ring buffer (execsnoop-like):
     /// [`EventsJob`].
     Events(EventsJob),
+    /// Outstanding allocations by stack, read from the kernel at intervals and at the end
+    /// ([`crate::jobs::memleak`]).
+    Memleak(crate::jobs::memleak::MemleakJob),
 }
 
 /// A tool that prints one line per event.
