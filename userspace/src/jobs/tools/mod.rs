@@ -49,6 +49,7 @@ table! {
     killsnoop,
     oomkill,
     pidpersec,
+    sigsnoop,
     // files
     writeback,
     opensnoop,
