@@ -382,15 +382,18 @@ impl TracepointFields {
         if field.is_common() || field.size != 8 || !field.c_type.ends_with('*') {
             return None;
         }
-        let pointee = field
-            .c_type
-            .trim_end_matches('*')
-            .trim()
-            .trim_start_matches("const ")
-            .strip_prefix("struct ")
-            .map(|s| s.trim().to_string());
-        Some((field.offset, pointee))
+        Some((field.offset, pointee_struct(&field.c_type)))
     }
+}
+
+/// The struct a pointer's C type points to (`const struct sock *`: `sock`).
+fn pointee_struct(c_type: &str) -> Option<String> {
+    c_type
+        .trim_end_matches('*')
+        .trim()
+        .trim_start_matches("const ")
+        .strip_prefix("struct ")
+        .map(|s| s.trim().to_string())
 }
 
 impl TracepointFields {
@@ -597,9 +600,18 @@ impl FunctionFields {
 }
 
 impl Fields for FunctionFields {
+    fn why_not(&self, name: &str) -> Option<String> {
+        self.param_path(name)
+            .or_else(|| path_ref(name, &|_| None))
+            .and_then(Result::err)
+    }
+
     fn lookup(&self, name: &str) -> Option<FieldRef> {
         if let Some(field) = builtin(name) {
             return Some(field);
+        }
+        if let Some(path) = self.param_path(name) {
+            return path.ok();
         }
         if let Some(inner) = name.strip_prefix("str(").and_then(|r| r.strip_suffix(')')) {
             return self.string_arg(inner);
@@ -756,6 +768,8 @@ impl Fields for UsdtFields {
         self.event.clone()
     }
 }
+
+mod params;
 
 #[cfg(test)]
 mod tests;

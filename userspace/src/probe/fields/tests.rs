@@ -120,3 +120,50 @@ fn btf_names_become_arguments() {
         (operand::USER_STR, 7)
     );
 }
+
+/// `sk->sk_ack_backlog` of a function whose first parameter is `struct sock *sk`: the
+/// member's offset in this kernel's BTF past argument 0; two pointers deep is refused.
+#[test]
+fn kernel_function_parameters_are_followed_one_pointer_deep() {
+    let Some(btf) = crate::probe::btf_path::kernel_btf() else {
+        eprintln!("skipped: no /sys/kernel/btf/vmlinux");
+        return;
+    };
+    let fields = FunctionFields {
+        event: "kprobe:tcp_v4_syn_recv_sock".into(),
+        is_return: false,
+        params: vec![Param {
+            name: "sk".into(),
+            size: 8,
+            signed: false,
+            c_type: "struct sock *".into(),
+        }],
+        user: false,
+    };
+    let steps = crate::probe::btf_path::parse("sk->sk_ack_backlog")
+        .unwrap()
+        .unwrap()
+        .steps;
+    let member = crate::probe::btf_path::resolve(btf, "sock", &steps).unwrap();
+    let backlog = fields.lookup("sk->sk_ack_backlog").unwrap();
+    assert_eq!(
+        (
+            backlog.operand.kind,
+            backlog.operand.offset,
+            backlog.operand.aux,
+            backlog.operand.size
+        ),
+        (operand::ARG_DEREF, 0, member.path[0], 4)
+    );
+    let port = fields.lookup("sk->__sk_common.skc_num").unwrap();
+    assert_eq!(
+        (port.operand.kind, port.operand.size),
+        (operand::ARG_DEREF, 2)
+    );
+    assert!(fields.lookup("sk->sk_socket->state").is_none());
+    assert_eq!(
+        fields.why_not("sk->sk_socket->state").unwrap(),
+        "`sk->sk_socket->state`: a kernel function's parameter is followed one pointer deep \
+         (PARAM->MEMBER, or PARAM->A.B within the struct)"
+    );
+}
