@@ -1,4 +1,4 @@
-//! The toolbox's kernel-function tools (issue 30): vfsstat, vfscount. They need kprobes or
+//! The toolbox's kernel-function tools (issue 30): vfsstat, vfscount, capable, tcpsynbl. They need kprobes or
 //! BPF trampolines: in the VM kernel matrix (`cargo xtask test --vm kfunc_tool`) they count a
 //! fixture's known reads exactly; on a kernel with neither (the development machine) each
 //! says in one line what is missing and exits 1.
@@ -17,6 +17,7 @@ const KERNEL_FUNCTION_TOOLS: &[&[&str]] = &[
     &["vfsstat", "-d", "1"],
     &["vfscount", "-d", "1"],
     &["capable", "-d", "1"],
+    &["tcpsynbl", "-d", "1"],
 ];
 
 /// `TOOL --json -- tk_reads N`'s JSON: the tool traces only the fixture, which opens
@@ -118,7 +119,9 @@ fn kernel_function_tools_say_what_is_missing() {
         assert_eq!(lines.len(), 1, "{args:?}: {}", run.stderr);
         assert!(
             lines[0].starts_with("tracekit: cannot probe")
-                && (lines[0].contains("vfs_") || lines[0].contains("cap_capable"))
+                && (lines[0].contains("vfs_")
+                    || lines[0].contains("cap_capable")
+                    || lines[0].contains("_syn_recv_sock"))
                 && lines[0].contains("no kprobes (CONFIG_KPROBES is not set)"),
             "{args:?}: {}",
             lines[0]
@@ -159,4 +162,49 @@ fn kfunc_tool_capable_sees_chown() {
         assert_eq!(event["uid"], 0, "{event}");
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `tcpsynbl -- tk_tcp 20`: the fixture makes 20 loopback connections over IPv4, then 20 over
+/// IPv6, each to a listener of its own (listen backlog 1), accepted before the next is made:
+/// each is one call of its family's `tcp_v*_syn_recv_sock` with an empty accept queue,
+/// under backlog_max 1.
+#[test]
+fn kfunc_tool_tcpsynbl_sees_each_connection_made() {
+    require_root();
+    if !kprobes_or_skip("kfunc_tool_tcpsynbl_sees_each_connection_made") {
+        return;
+    }
+    let dir = std::env::temp_dir().join("tk_tcpsynbl");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let truth = dir.join("truth.txt").to_string_lossy().into_owned();
+    let fixture = fixture("tk_tcp").to_string_lossy().into_owned();
+    let run = tracekit(
+        ["tcpsynbl", "--json", "--", &fixture, "20", &truth],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    assert_eq!(std::fs::read_to_string(&truth).unwrap().lines().count(), 40);
+    let json = parse_json(&run.stdout);
+    let mut seen = Vec::new();
+    for group in json["groups"].as_array().unwrap() {
+        let function = group["key"]["function"].as_str().unwrap().to_string();
+        let max = group["key"]["backlog_max"].as_i64().unwrap();
+        let buckets: Vec<(i64, u64)> = group["hist"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| (b["low"].as_i64().unwrap(), b["count"].as_u64().unwrap()))
+            .collect();
+        seen.push((function, max, buckets));
+    }
+    seen.sort();
+    assert_eq!(
+        seen,
+        [
+            ("tcp_v4_syn_recv_sock".to_string(), 1, vec![(0, 20)]),
+            ("tcp_v6_syn_recv_sock".to_string(), 1, vec![(0, 20)]),
+        ],
+        "{json:#}"
+    );
 }

@@ -80,6 +80,7 @@ table! {
     tcprtt,
     tcplife,
     solisten,
+    tcpsynbl,
     // security
     capable,
     // locks
