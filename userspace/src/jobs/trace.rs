@@ -58,6 +58,11 @@ pub(crate) fn field_text(record: &TraceRecord, printed: &Printed) -> (String, se
             let text = crate::engine::addr::tcp_state_name(raw);
             return (text.clone(), serde_json::Value::String(text));
         }
+        Hint::NetPort => {
+            let raw = record.ints[printed.operand as usize % record.ints.len()];
+            let port = u16::from_be(raw as u16);
+            return (port.to_string(), port.into());
+        }
         _ => {}
     }
     match printed.ty {

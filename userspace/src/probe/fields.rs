@@ -59,6 +59,9 @@ pub enum Hint {
     /// A TCP state (`oldstate`, `newstate`, `state` of the sock and tcp tracepoints), shown
     /// by name ([`crate::engine::addr::tcp_state_name`]); filters compare the number.
     TcpState,
+    /// A port in network byte order (`__be16`: `sin_port`, `skc_dport`), shown in host
+    /// order; filters compare the raw number.
+    NetPort,
 }
 
 /// A name resolved to the operand that reads it.
@@ -165,8 +168,16 @@ pub fn path_ref(
             Some(btf_path::Step::Arrow(name) | btf_path::Step::Dot(name)) => name.as_str(),
             None => "",
         };
+        // A 2-byte member named for a port (`sin_port`, `skc_dport`: __be16) is in network
+        // byte order (`skc_num` is not, and is not matched).
         let hint = if resolved.size == 4 && !resolved.signed && last.contains("addr") {
             Hint::Ipv4
+        } else if resolved.size == 2
+            && ["_port", "dport", "sport"]
+                .iter()
+                .any(|p| last.ends_with(p))
+        {
+            Hint::NetPort
         } else {
             Hint::Plain
         };
@@ -617,6 +628,11 @@ impl Fields for FunctionFields {
             return self.string_arg(inner);
         }
         if self.is_return {
+            // `retval:s32`: a narrower return type (an `int` function's -errno).
+            if let Some(ty) = name.strip_prefix("retval:") {
+                return parse_arg(&format!("arg0:{ty}"))
+                    .map(|(_, size, signed)| int(operand::RETVAL, 0, size, signed));
+            }
             return match name {
                 "retval" => Some(int(operand::RETVAL, 0, 8, true)),
                 "latency" => Some(int(operand::LATENCY, 0, 8, false)),
@@ -650,7 +666,7 @@ impl Fields for FunctionFields {
 
     fn describe(&self) -> String {
         let own = if self.is_return {
-            "retval, latency".to_string()
+            "retval (retval:s32 etc. for a width and sign), latency".to_string()
         } else if self.params.is_empty() {
             "arg0..arg5 (arg0:u32 etc. for a width and sign)".to_string()
         } else {

@@ -167,3 +167,64 @@ fn kernel_function_parameters_are_followed_one_pointer_deep() {
          (PARAM->MEMBER, or PARAM->A.B within the struct)"
     );
 }
+
+/// At a return, `retval:s32` reads the low 4 bytes, signed (an `int` function's -errno).
+#[test]
+fn return_values_take_a_width() {
+    let fields = FunctionFields {
+        event: "kretprobe:inet_bind".into(),
+        is_return: true,
+        params: Vec::new(),
+        user: false,
+    };
+    let ret = fields.lookup("retval:s32").unwrap();
+    assert_eq!(
+        (ret.operand.kind, ret.operand.size, ret.ty),
+        (operand::RETVAL, 4, ValueType::Int { signed: true })
+    );
+    assert!(fields.lookup("retval:s128").is_none());
+}
+
+/// `(struct sockaddr_in *)uaddr->...` of `inet_bind(sock, uaddr, addr_len)`: the port is
+/// shown in host order, the address as IPv4.
+#[test]
+fn parameter_paths_take_casts_and_show_ports_and_addresses() {
+    if crate::probe::btf_path::kernel_btf().is_none() {
+        eprintln!("skipped: no /sys/kernel/btf/vmlinux");
+        return;
+    }
+    let fields = FunctionFields {
+        event: "kprobe:inet_bind".into(),
+        is_return: false,
+        params: ["sock", "uaddr"]
+            .iter()
+            .zip(["struct socket *", "struct sockaddr *"])
+            .map(|(name, c_type)| Param {
+                name: (*name).into(),
+                size: 8,
+                signed: false,
+                c_type: c_type.into(),
+            })
+            .collect(),
+        user: false,
+    };
+    let port = fields
+        .lookup("(struct sockaddr_in *)uaddr->sin_port")
+        .unwrap();
+    assert_eq!(
+        (
+            port.operand.kind,
+            port.operand.offset,
+            port.operand.aux,
+            port.hint
+        ),
+        (operand::ARG_DEREF, 1, 2, Hint::NetPort)
+    );
+    let addr = fields
+        .lookup("(struct sockaddr_in *)uaddr->sin_addr.s_addr")
+        .unwrap();
+    assert_eq!(
+        (addr.operand.aux, addr.operand.size, addr.hint),
+        (4, 4, Hint::Ipv4)
+    );
+}
