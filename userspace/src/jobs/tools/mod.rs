@@ -81,6 +81,7 @@ table! {
     tcplife,
     solisten,
     tcpsynbl,
+    bindsnoop,
     // security
     capable,
     // locks
