@@ -666,7 +666,7 @@ impl Fields for FunctionFields {
 
     fn describe(&self) -> String {
         let own = if self.is_return {
-            "retval (retval:s32 etc. for a width and sign), latency".to_string()
+            "retval, latency".to_string()
         } else if self.params.is_empty() {
             "arg0..arg5 (arg0:u32 etc. for a width and sign)".to_string()
         } else {

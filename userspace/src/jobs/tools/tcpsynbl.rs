@@ -6,7 +6,7 @@
 //! read through the running kernel's BTF. Kernel functions: kprobes or fentry, whichever
 //! the kernel has (`--kprobe`/`--fentry` choose).
 
-use super::{Flag, Group, Plan, Tool};
+use super::{Flag, Group, Metric, Plan, Tool};
 use crate::{
     Result,
     engine::request::{KeyField, Request},
@@ -35,7 +35,15 @@ how long to trace.",
     plan: |values| {
         tcpsynbl(values.switch("ipv4"), values.switch("ipv6"), values).map(Plan::Aggregate)
     },
-    metric: None,
+    metric: Some(Metric {
+        name: "tcp_syn_backlog",
+        help: "TCP listeners' accept queue length at each new connection, by queue limit.",
+        labels: &[("backlog_max", "sk->sk_max_ack_backlog")],
+        by: &["backlog_max"],
+        unit: None,
+        // 0 to 65535 connections.
+        buckets: Some((0, 16)),
+    }),
 };
 
 /// The job: `sk->sk_ack_backlog` as a log2 histogram per function and
