@@ -19,6 +19,9 @@ _tracekit() {
             tracekit,bashreadline)
                 cmd="tracekit__subcmd__bashreadline"
                 ;;
+            tracekit,bindsnoop)
+                cmd="tracekit__subcmd__bindsnoop"
+                ;;
             tracekit,biolatency)
                 cmd="tracekit__subcmd__biolatency"
                 ;;
@@ -121,6 +124,9 @@ _tracekit() {
             tracekit,setuids)
                 cmd="tracekit__subcmd__setuids"
                 ;;
+            tracekit,sigsnoop)
+                cmd="tracekit__subcmd__sigsnoop"
+                ;;
             tracekit,slabratetop)
                 cmd="tracekit__subcmd__slabratetop"
                 ;;
@@ -169,6 +175,9 @@ _tracekit() {
             tracekit,tcpstates)
                 cmd="tracekit__subcmd__tcpstates"
                 ;;
+            tracekit,tcpsynbl)
+                cmd="tracekit__subcmd__tcpsynbl"
+                ;;
             tracekit,threadsnoop)
                 cmd="tracekit__subcmd__threadsnoop"
                 ;;
@@ -192,6 +201,9 @@ _tracekit() {
                 ;;
             tracekit__subcmd__help,bashreadline)
                 cmd="tracekit__subcmd__help__subcmd__bashreadline"
+                ;;
+            tracekit__subcmd__help,bindsnoop)
+                cmd="tracekit__subcmd__help__subcmd__bindsnoop"
                 ;;
             tracekit__subcmd__help,biolatency)
                 cmd="tracekit__subcmd__help__subcmd__biolatency"
@@ -295,6 +307,9 @@ _tracekit() {
             tracekit__subcmd__help,setuids)
                 cmd="tracekit__subcmd__help__subcmd__setuids"
                 ;;
+            tracekit__subcmd__help,sigsnoop)
+                cmd="tracekit__subcmd__help__subcmd__sigsnoop"
+                ;;
             tracekit__subcmd__help,slabratetop)
                 cmd="tracekit__subcmd__help__subcmd__slabratetop"
                 ;;
@@ -343,6 +358,9 @@ _tracekit() {
             tracekit__subcmd__help,tcpstates)
                 cmd="tracekit__subcmd__help__subcmd__tcpstates"
                 ;;
+            tracekit__subcmd__help,tcpsynbl)
+                cmd="tracekit__subcmd__help__subcmd__tcpsynbl"
+                ;;
             tracekit__subcmd__help,threadsnoop)
                 cmd="tracekit__subcmd__help__subcmd__threadsnoop"
                 ;;
@@ -371,7 +389,7 @@ _tracekit() {
 
     case "${cmd}" in
         tracekit)
-            opts="-v -h -V --verbose --help --version profile bitesize biolatency runqlat syscount funccount funclatency execsnoop exitsnoop threadsnoop setuids killsnoop oomkill pidpersec writeback opensnoop statsnoop syncsnoop mountsnoop vfsstat vfscount biosnoop biotop cpudist runqslower runqlen hardirqs softirqs drsnoop slabratetop memleak tcpstates tcpconnect tcpaccept tcpconnlat tcpretrans tcpdrop tcprtt tcplife solisten capable klockstat futexctn bashreadline gethostlatency stat offcpu wakeuptime report diff exporter count hist trace stackcount top list help"
+            opts="-v -h -V --verbose --help --version profile bitesize biolatency runqlat syscount funccount funclatency execsnoop exitsnoop threadsnoop setuids killsnoop oomkill pidpersec sigsnoop writeback opensnoop statsnoop syncsnoop mountsnoop vfsstat vfscount biosnoop biotop cpudist runqslower runqlen hardirqs softirqs drsnoop slabratetop memleak tcpstates tcpconnect tcpaccept tcpconnlat tcpretrans tcpdrop tcprtt tcplife solisten tcpsynbl bindsnoop capable klockstat futexctn bashreadline gethostlatency stat offcpu wakeuptime report diff exporter count hist trace stackcount top list help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -392,6 +410,68 @@ _tracekit() {
             fi
             case "${prev}" in
                 --shared)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --duration)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -d)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -i)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-groups)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-in-flight)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tracekit__subcmd__bindsnoop)
+            opts="-x -n -t -T -a -p -d -i -o -v -h -V --failures --name --timestamp --time --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1421,7 +1501,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__help)
-            opts="profile bitesize biolatency runqlat syscount funccount funclatency execsnoop exitsnoop threadsnoop setuids killsnoop oomkill pidpersec writeback opensnoop statsnoop syncsnoop mountsnoop vfsstat vfscount biosnoop biotop cpudist runqslower runqlen hardirqs softirqs drsnoop slabratetop memleak tcpstates tcpconnect tcpaccept tcpconnlat tcpretrans tcpdrop tcprtt tcplife solisten capable klockstat futexctn bashreadline gethostlatency stat offcpu wakeuptime report diff exporter count hist trace stackcount top list help"
+            opts="profile bitesize biolatency runqlat syscount funccount funclatency execsnoop exitsnoop threadsnoop setuids killsnoop oomkill pidpersec sigsnoop writeback opensnoop statsnoop syncsnoop mountsnoop vfsstat vfscount biosnoop biotop cpudist runqslower runqlen hardirqs softirqs drsnoop slabratetop memleak tcpstates tcpconnect tcpaccept tcpconnlat tcpretrans tcpdrop tcprtt tcplife solisten tcpsynbl bindsnoop capable klockstat futexctn bashreadline gethostlatency stat offcpu wakeuptime report diff exporter count hist trace stackcount top list help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1435,6 +1515,20 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__help__subcmd__bashreadline)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tracekit__subcmd__help__subcmd__bindsnoop)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1924,6 +2018,20 @@ _tracekit() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        tracekit__subcmd__help__subcmd__sigsnoop)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         tracekit__subcmd__help__subcmd__slabratetop)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -2135,6 +2243,20 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__help__subcmd__tcpstates)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tracekit__subcmd__help__subcmd__tcpsynbl)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -3206,6 +3328,76 @@ _tracekit() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        tracekit__subcmd__sigsnoop)
+            opts="-x -k -s -n -t -T -a -p -d -i -o -v -h -V --failures --kill --signal --signal-name --name --timestamp --time --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --signal)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -s)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --duration)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -d)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -i)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-groups)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-in-flight)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         tracekit__subcmd__slabratetop)
             opts="-n -r -a -p -d -i -o -v -h -V --name --top --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -4172,6 +4364,60 @@ _tracekit() {
                     return 0
                     ;;
                 -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tracekit__subcmd__tcpsynbl)
+            opts="-4 -6 -a -p -d -i -o -v -h -V --ipv4 --ipv6 --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --pid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --duration)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -d)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -i)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-groups)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-in-flight)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

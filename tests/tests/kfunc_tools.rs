@@ -1,4 +1,4 @@
-//! The toolbox's kernel-function tools (issue 30): vfsstat, vfscount. They need kprobes or
+//! The toolbox's kernel-function tools (issue 30): vfsstat, vfscount, capable, tcpsynbl, bindsnoop. They need kprobes or
 //! BPF trampolines: in the VM kernel matrix (`cargo xtask test --vm kfunc_tool`) they count a
 //! fixture's known reads exactly; on a kernel with neither (the development machine) each
 //! says in one line what is missing and exits 1.
@@ -17,6 +17,8 @@ const KERNEL_FUNCTION_TOOLS: &[&[&str]] = &[
     &["vfsstat", "-d", "1"],
     &["vfscount", "-d", "1"],
     &["capable", "-d", "1"],
+    &["tcpsynbl", "-d", "1"],
+    &["bindsnoop", "-d", "1"],
 ];
 
 /// `TOOL --json -- tk_reads N`'s JSON: the tool traces only the fixture, which opens
@@ -118,7 +120,10 @@ fn kernel_function_tools_say_what_is_missing() {
         assert_eq!(lines.len(), 1, "{args:?}: {}", run.stderr);
         assert!(
             lines[0].starts_with("tracekit: cannot probe")
-                && (lines[0].contains("vfs_") || lines[0].contains("cap_capable"))
+                && (lines[0].contains("vfs_")
+                    || lines[0].contains("cap_capable")
+                    || lines[0].contains("_syn_recv_sock")
+                    || lines[0].contains("inet_bind"))
                 && lines[0].contains("no kprobes (CONFIG_KPROBES is not set)"),
             "{args:?}: {}",
             lines[0]
@@ -159,4 +164,122 @@ fn kfunc_tool_capable_sees_chown() {
         assert_eq!(event["uid"], 0, "{event}");
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `tcpsynbl -4` and `tcpsynbl -6`, each `-- tk_tcp 20`: the fixture makes 20 loopback
+/// connections over IPv4, then 20 over IPv6, each to a listener of its own (listen backlog
+/// 1), accepted before the next is made: each is one call of its family's
+/// `tcp_v*_syn_recv_sock` with an empty accept queue, under backlog_max 1.
+///
+/// Exact on 6.12. On 6.1 the emulated VM saw 17 to 19 of each 20, with or without the
+/// other function, and the kernel reported no miss (the run's `missed` stays 0): the
+/// function runs in a softirq, and a kprobe's program is skipped there when the softirq
+/// interrupted another BPF program on the CPU (`bpf_prog_active`; our guess at the cause,
+/// not yet confirmed). On 6.1 the test checks that whatever is seen is right and no more
+/// than the truth, and prints the shortfall.
+#[test]
+fn kfunc_tool_tcpsynbl_sees_each_connection_made() {
+    require_root();
+    if !kprobes_or_skip("kfunc_tool_tcpsynbl_sees_each_connection_made") {
+        return;
+    }
+    let dir = std::env::temp_dir().join("tk_tcpsynbl");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let truth = dir.join("truth.txt").to_string_lossy().into_owned();
+    let fixture = fixture("tk_tcp").to_string_lossy().into_owned();
+    for (flag, function) in [
+        ("-4", "tcp_v4_syn_recv_sock"),
+        ("-6", "tcp_v6_syn_recv_sock"),
+    ] {
+        let run = tracekit(
+            ["tcpsynbl", flag, "--json", "--", &fixture, "20", &truth],
+            TIMEOUT,
+        );
+        run.assert_code(0);
+        assert_eq!(std::fs::read_to_string(&truth).unwrap().lines().count(), 40);
+        let json = parse_json(&run.stdout);
+        let groups = json["groups"].as_array().unwrap();
+        assert_eq!(groups.len(), 1, "{json:#}");
+        let group = &groups[0];
+        assert_eq!(group["key"]["backlog_max"], 1, "{json:#}");
+        // One function: no function column, unless the kernel names it.
+        if let Some(named) = group["key"]["function"].as_str() {
+            assert_eq!(named, function);
+        }
+        let buckets: Vec<(i64, u64)> = group["hist"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| (b["low"].as_i64().unwrap(), b["count"].as_u64().unwrap()))
+            .collect();
+        let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+        if release.starts_with("6.1.") {
+            let [(0, seen)] = buckets[..] else {
+                panic!("{flag}: {json:#}");
+            };
+            assert!((1..=20).contains(&seen), "{flag}: {json:#}");
+            eprintln!(
+                "tcpsynbl {flag} on {}: {seen} of 20 calls seen",
+                release.trim()
+            );
+        } else {
+            assert_eq!(buckets, [(0, 20)], "{flag}: {json:#}");
+        }
+    }
+}
+
+/// `bindsnoop [-x] -- tk_tcp --binds 10`: the fixture's 30 IPv4 binds to 127.0.0.1, each
+/// with the port it asked for (0, then the port the kernel picked, twice) and its result
+/// (-98, EADDRINUSE, for the second of each round, while the first socket holds the port);
+/// under -x only those 10.
+#[test]
+fn kfunc_tool_bindsnoop_sees_each_bind() {
+    require_root();
+    if !kprobes_or_skip("kfunc_tool_bindsnoop_sees_each_bind") {
+        return;
+    }
+    let dir = std::env::temp_dir().join("tk_bindsnoop");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let fixture = fixture("tk_tcp").to_string_lossy().into_owned();
+    for failures in [false, true] {
+        let out = dir.join(format!("binds{failures}.json"));
+        let out = out.to_string_lossy().into_owned();
+        let mut args = vec!["bindsnoop", "--json", "-o", &out];
+        if failures {
+            args.push("-x");
+        }
+        args.extend(["--", &fixture, "--binds", "10"]);
+        let run = tracekit(args, TIMEOUT);
+        run.assert_code(0);
+        let truth: Vec<(u64, i64)> = run
+            .stdout
+            .lines()
+            .filter_map(|line| line.strip_prefix("bind "))
+            .map(|rest| {
+                let (port, ret) = rest.split_once(' ').unwrap();
+                (port.parse().unwrap(), ret.parse().unwrap())
+            })
+            .filter(|&(_, ret)| !failures || ret < 0)
+            .collect();
+        assert_eq!(
+            truth.len(),
+            if failures { 10 } else { 30 },
+            "{}",
+            run.stdout
+        );
+        assert_eq!(truth.iter().filter(|&&(_, ret)| ret == -98).count(), 10);
+        let text = std::fs::read_to_string(&out).unwrap();
+        let seen: Vec<(u64, i64)> = text
+            .lines()
+            .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+            .filter(|e| e["comm"] == "tk_tcp")
+            .map(|e| {
+                assert_eq!(e["addr"], "127.0.0.1", "{e}");
+                (e["port"].as_u64().unwrap(), e["ret"].as_i64().unwrap())
+            })
+            .collect();
+        assert_eq!(seen, truth, "{text}");
+    }
 }

@@ -1,4 +1,4 @@
-//! The process and file snoop tools (`execsnoop`, `opensnoop`, `killsnoop`) on a fixture
+//! The process and file snoop tools (`execsnoop`, `opensnoop`, `killsnoop`, `sigsnoop`) on a fixture
 //! whose every call is known (`tests/fixtures/tk_snoops.c` prints its truth), each event
 //! matched exactly: path, fd, errno, argv, parent, signal, target, result.
 
@@ -166,6 +166,80 @@ fn killsnoop_shows_each_signal_with_its_target_and_result() {
         })
         .collect();
     assert_eq!(seen, expected);
+}
+
+/// The signals the fixture's `kills N` sends its child, as sigsnoop shows them: (TPID,
+/// SIG, RESULT) for each event sent to the child.
+fn signals_to_child(events: &[Value], child: u64) -> Vec<(u64, u64, i64)> {
+    events
+        .iter()
+        .filter(|e| e["tpid"].as_u64() == Some(child))
+        .map(|e| {
+            assert_eq!(e["comm"], "tk_snoops", "sender of {e}");
+            assert_ne!(e["pid"].as_u64(), Some(child), "the child sent {e}");
+            (
+                child,
+                e["sig"].as_u64().unwrap(),
+                e["result"].as_i64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn sigsnoop_shows_each_signal_with_its_sender_target_and_verdict() {
+    require_root();
+    let (truth, events) = snoop("sigsnoop", "sigsnoop", &[], &["kills", "200"]);
+    // The child ignores every signal it can: the kernel drops each of the 200 as
+    // TRACE_SIGNAL_IGNORED (1); the final SIGKILL is delivered (0).
+    let sent: Vec<(u64, u64)> = truth
+        .lines()
+        .map(|line| {
+            let parts: Vec<&str> = line.split(' ').collect();
+            assert_eq!(parts[3], "0", "kill(2) failed: {line}");
+            (parts[1].parse().unwrap(), parts[2].parse().unwrap())
+        })
+        .collect();
+    assert_eq!(sent.len(), 201);
+    let child = sent[0].0;
+    let expected: Vec<(u64, u64, i64)> = sent
+        .iter()
+        .map(|&(tpid, sig)| (tpid, sig, if sig == 9 { 0 } else { 1 }))
+        .collect();
+    assert_eq!(signals_to_child(&events, child), expected);
+    // The child's exit sends its parent SIGCHLD, from the child.
+    assert!(
+        events
+            .iter()
+            .any(|e| e["pid"].as_u64() == Some(child) && e["sig"] == 17),
+        "no SIGCHLD from the child"
+    );
+
+    // -x: the 200 ignored ones, not the delivered SIGKILL; -s: one signal, by name.
+    let (truth, events) = snoop("sigsnoop_x", "sigsnoop", &["-x"], &["kills", "200"]);
+    let child: u64 = truth.split(' ').nth(1).unwrap().parse().unwrap();
+    let ignored = signals_to_child(&events, child);
+    assert_eq!(ignored.len(), 200);
+    assert!(
+        ignored
+            .iter()
+            .all(|&(_, sig, result)| sig != 9 && result == 1)
+    );
+    let (truth, events) = snoop(
+        "sigsnoop_s",
+        "sigsnoop",
+        &["-k", "-s", "SIGKILL", "--signal-name"],
+        &["kills", "200"],
+    );
+    let child: u64 = truth.split(' ').nth(1).unwrap().parse().unwrap();
+    let killed: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["tpid"].as_u64() == Some(child))
+        .collect();
+    assert_eq!(killed.len(), 1, "{events:?}");
+    assert_eq!(killed[0]["sig"], "SIGKILL");
+    assert_eq!(killed[0]["result"], 0);
+    assert!(events.iter().all(|e| e["sig"] == "SIGKILL"), "{events:?}");
 }
 
 #[test]

@@ -210,9 +210,10 @@ fn build_initramfs(dir: &Path) -> Result<PathBuf> {
     )?;
     std::fs::copy(&tests, image.join("bin/integration"))?;
     // The flags of tests/src/lib.rs's fixture_flags, plus -static.
-    let fixtures: [(&str, &[&str]); 7] = [
+    let fixtures: [(&str, &[&str]); 8] = [
         ("tk_reads.c", &["-O0", "-g", "-fno-omit-frame-pointer"]),
         ("tk_rename.c", &["-O0", "-g", "-fno-omit-frame-pointer"]),
+        ("tk_tcp.c", &["-O0", "-g", "-fno-omit-frame-pointer"]),
         ("tk_syscalls.c", &["-O0", "-g", "-fno-omit-frame-pointer"]),
         ("tk_funcs.c", &["-O0", "-g", "-fno-omit-frame-pointer"]),
         ("tk_burner.c", &["-O0", "-g", "-fno-omit-frame-pointer"]),
@@ -320,6 +321,7 @@ mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mount -t tracefs nodev /sys/kernel/tracing
 mount -t debugfs nodev /sys/kernel/debug
+ip link set lo up
 filters=$(sed -n 's/.*tracekit.tests=\([^ ]*\).*/\1/p' /proc/cmdline | tr ',' ' ')
 export TRACEKIT_VM_EMULATED=$(sed -n 's/.*tracekit.emulated=\([01]\).*/\1/p' /proc/cmdline)
 echo "TRACEKIT-VM-KERNEL $(uname -r)"

@@ -36,6 +36,8 @@ pub enum KeyKind {
     Ip,
     /// A TCP state, by name ([`super::addr::tcp_state_name`]).
     TcpState,
+    /// A port read in network byte order, shown in host order.
+    NetPort,
 }
 
 /// One column of a group key.
@@ -116,6 +118,7 @@ pub fn decode_key(columns: &[KeyColumn], words: &[u64]) -> Vec<KeyValue> {
                 KeyKind::Address => KeyValue::Text(format!("{first:#x}")),
                 KeyKind::Ipv4 => KeyValue::Text(super::addr::ipv4_text(first)),
                 KeyKind::TcpState => KeyValue::Text(super::addr::tcp_state_name(first)),
+                KeyKind::NetPort => KeyValue::Int(i128::from(u16::from_be(first as u16))),
                 KeyKind::Ip => {
                     let bytes: Vec<u8> = part.iter().flat_map(|w| w.to_ne_bytes()).collect();
                     KeyValue::Text(super::addr::ip_text(&bytes[..bytes.len().min(16)]))
@@ -330,5 +333,18 @@ mod tests {
         );
         assert_eq!(softirq_name(9), "RCU");
         assert_eq!(softirq_name(12), "vec 12");
+    }
+
+    /// A `__be16` port as read on a little-endian machine: 8080 is stored 0x1f 0x90.
+    #[test]
+    fn decodes_network_order_ports() {
+        let port = [KeyColumn {
+            name: "PORT".into(),
+            kind: KeyKind::NetPort,
+        }];
+        assert_eq!(
+            decode_key(&port, &[u64::from(u16::from_ne_bytes([0x1f, 0x90]))]),
+            [KeyValue::Int(8080)]
+        );
     }
 }

@@ -21,6 +21,7 @@
 //!   (`__print_symbolic`: `skb:kfree_skb`'s `reason` 3 is `NO_SOCKET`), else the number
 //!   ([`crate::jobs::symbolic`]);
 //! - `capability(NAME)`: a capability number by its name (`CAP_CHOWN` for 0), capable's `NAME`;
+//! - `signal(NAME)`: a signal number by its name (`SIGKILL` for 9), sigsnoop's `--signal-name`;
 //! - `NAME[A..B]`: the strings `NAME[A]` to `NAME[B-1]` joined by spaces, up to the first
 //!   empty one (execsnoop's `argv[0..4]`).
 
@@ -58,6 +59,8 @@ pub enum View {
     Symbol(String),
     /// A capability number by its name (`CAP_CHOWN`).
     Capability(String),
+    /// A signal number by its name (`SIGKILL`).
+    Signal(String),
 }
 
 /// A view written as a call, `NAME(inner)`: what it makes of `inner`.
@@ -82,7 +85,7 @@ impl View {
                 .and_then(|rest| rest.strip_suffix(')'))
                 .map(str::to_string)
         };
-        let calls: [(&str, CallView); 8] = [
+        let calls: [(&str, CallView); 9] = [
             ("fd", View::Fd),
             ("errno", View::Errno),
             ("field", View::Field),
@@ -91,6 +94,7 @@ impl View {
             ("exit", View::ExitCode),
             ("symbol", View::Symbol),
             ("capability", View::Capability),
+            ("signal", View::Signal),
         ];
         for (name, view) in calls {
             if let Some(inner) = call(name) {
@@ -117,7 +121,8 @@ impl View {
             | View::Age(name)
             | View::ExitCode(name)
             | View::Symbol(name)
-            | View::Capability(name) => vec![name.clone()],
+            | View::Capability(name)
+            | View::Signal(name) => vec![name.clone()],
             View::Join(names) => names.clone(),
         }
     }
@@ -329,6 +334,9 @@ fn value(record: &TraceRecord, prints: &[Printed], event: &str, view: &View) -> 
         View::Capability(name) => Value::Text(super::tools::capable::capability_name(as_int(
             &printed_value(record, prints, name),
         ))),
+        View::Signal(name) => Value::Text(signal_name(
+            as_int(&printed_value(record, prints, name)) as i32,
+        )),
         View::Join(names) => {
             let mut parts = Vec::new();
             for name in names {

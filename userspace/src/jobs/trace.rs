@@ -80,6 +80,15 @@ fn write_field(
         }
         Hint::Ipv4 => return string(out, &crate::engine::addr::ipv4_text(int), false),
         Hint::TcpState => return string(out, &crate::engine::addr::tcp_state_name(int), false),
+        Hint::NetPort => {
+            let port = u16::from_be(int as u16);
+            let _ = write!(out, "{port}");
+            return if json {
+                port.into()
+            } else {
+                serde_json::Value::Null
+            };
+        }
         _ => {}
     }
     match printed.ty {

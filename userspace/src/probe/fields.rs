@@ -59,6 +59,9 @@ pub enum Hint {
     /// A TCP state (`oldstate`, `newstate`, `state` of the sock and tcp tracepoints), shown
     /// by name ([`crate::engine::addr::tcp_state_name`]); filters compare the number.
     TcpState,
+    /// A port in network byte order (`__be16`: `sin_port`, `skc_dport`), shown in host
+    /// order; filters compare the raw number.
+    NetPort,
 }
 
 /// A name resolved to the operand that reads it.
@@ -165,8 +168,16 @@ pub fn path_ref(
             Some(btf_path::Step::Arrow(name) | btf_path::Step::Dot(name)) => name.as_str(),
             None => "",
         };
+        // A 2-byte member named for a port (`sin_port`, `skc_dport`: __be16) is in network
+        // byte order (`skc_num` is not, and is not matched).
         let hint = if resolved.size == 4 && !resolved.signed && last.contains("addr") {
             Hint::Ipv4
+        } else if resolved.size == 2
+            && ["_port", "dport", "sport"]
+                .iter()
+                .any(|p| last.ends_with(p))
+        {
+            Hint::NetPort
         } else {
             Hint::Plain
         };
@@ -382,15 +393,18 @@ impl TracepointFields {
         if field.is_common() || field.size != 8 || !field.c_type.ends_with('*') {
             return None;
         }
-        let pointee = field
-            .c_type
-            .trim_end_matches('*')
-            .trim()
-            .trim_start_matches("const ")
-            .strip_prefix("struct ")
-            .map(|s| s.trim().to_string());
-        Some((field.offset, pointee))
+        Some((field.offset, pointee_struct(&field.c_type)))
     }
+}
+
+/// The struct a pointer's C type points to (`const struct sock *`: `sock`).
+fn pointee_struct(c_type: &str) -> Option<String> {
+    c_type
+        .trim_end_matches('*')
+        .trim()
+        .trim_start_matches("const ")
+        .strip_prefix("struct ")
+        .map(|s| s.trim().to_string())
 }
 
 impl TracepointFields {
@@ -597,14 +611,28 @@ impl FunctionFields {
 }
 
 impl Fields for FunctionFields {
+    fn why_not(&self, name: &str) -> Option<String> {
+        self.param_path(name)
+            .or_else(|| path_ref(name, &|_| None))
+            .and_then(Result::err)
+    }
+
     fn lookup(&self, name: &str) -> Option<FieldRef> {
         if let Some(field) = builtin(name) {
             return Some(field);
+        }
+        if let Some(path) = self.param_path(name) {
+            return path.ok();
         }
         if let Some(inner) = name.strip_prefix("str(").and_then(|r| r.strip_suffix(')')) {
             return self.string_arg(inner);
         }
         if self.is_return {
+            // `retval:s32`: a narrower return type (an `int` function's -errno).
+            if let Some(ty) = name.strip_prefix("retval:") {
+                return parse_arg(&format!("arg0:{ty}"))
+                    .map(|(_, size, signed)| int(operand::RETVAL, 0, size, signed));
+            }
             return match name {
                 "retval" => Some(int(operand::RETVAL, 0, 8, true)),
                 "latency" => Some(int(operand::LATENCY, 0, 8, false)),
@@ -756,6 +784,8 @@ impl Fields for UsdtFields {
         self.event.clone()
     }
 }
+
+mod params;
 
 #[cfg(test)]
 mod tests;

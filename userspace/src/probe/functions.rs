@@ -104,9 +104,29 @@ impl KernelBtf {
                 (int.size() as u32, int.is_signed(), first.unwrap_or(name))
             }
             Some(btf_rs::Type::Enum(e)) => (e.size() as u32, false, first.unwrap_or("enum".into())),
-            Some(btf_rs::Type::Ptr(_)) => (8, false, first.unwrap_or("pointer".into())),
+            // A pointer to a struct is named for it (`struct sock *`), so that paths
+            // (`sk->sk_ack_backlog`) know where they start.
+            Some(btf_rs::Type::Ptr(ptr)) => {
+                let pointee = self.struct_of(self.btf.resolve_chained_type(&ptr).ok());
+                let name = pointee.map_or_else(|| "pointer".into(), |s| format!("struct {s} *"));
+                (8, false, first.unwrap_or(name))
+            }
             _ => (8, false, first.unwrap_or("struct".into())),
         }
+    }
+
+    /// The name of the struct `ty` is, through typedefs and qualifiers.
+    fn struct_of(&self, mut ty: Option<btf_rs::Type>) -> Option<String> {
+        for _ in 0..16 {
+            ty = match &ty {
+                Some(btf_rs::Type::Struct(s)) => return self.btf.resolve_name(s).ok(),
+                Some(btf_rs::Type::Typedef(t)) => self.btf.resolve_chained_type(t).ok(),
+                Some(btf_rs::Type::Const(t)) => self.btf.resolve_chained_type(t).ok(),
+                Some(btf_rs::Type::Volatile(t)) => self.btf.resolve_chained_type(t).ok(),
+                _ => return None,
+            };
+        }
+        None
     }
 
     /// Every function BTF describes (for suggestions when tracefs cannot list them).

@@ -108,6 +108,7 @@ pub(crate) fn key_kind(field: &FieldRef) -> KeyKind {
         (Hint::Ip, _) => KeyKind::Ip,
         (Hint::Ipv4, _) => KeyKind::Ipv4,
         (Hint::TcpState, _) => KeyKind::TcpState,
+        (Hint::NetPort, _) => KeyKind::NetPort,
         (_, ValueType::Str) => KeyKind::Str,
         (Hint::Disk, _) => KeyKind::Disk,
         (Hint::Syscall, _) => KeyKind::Syscall,

@@ -202,8 +202,20 @@ fn function_specs(
     } else {
         let btf = KernelBtf::open();
         let found = functions::kernel_functions(&spec.target, btf.as_ref())?;
-        let params = match (&btf, found.as_slice()) {
-            (Some(btf), [one]) => btf.params(one).unwrap_or_default(),
+        // One function's parameters; a few functions' when they are the same
+        // (`tcp_v*_syn_recv_sock`), so that their names and paths read alike in each.
+        let params = match &btf {
+            Some(btf) if (1..=8).contains(&found.len()) => {
+                let all: Vec<_> = found
+                    .iter()
+                    .map(|f| btf.params(f).unwrap_or_default())
+                    .collect();
+                if all.windows(2).all(|pair| pair[0] == pair[1]) {
+                    all.into_iter().next().unwrap_or_default()
+                } else {
+                    Vec::new()
+                }
+            }
             _ => Vec::new(),
         };
         let how = if trampoline {

@@ -49,6 +49,7 @@ table! {
     killsnoop,
     oomkill,
     pidpersec,
+    sigsnoop,
     // files
     writeback,
     opensnoop,
@@ -80,6 +81,8 @@ table! {
     tcprtt,
     tcplife,
     solisten,
+    tcpsynbl,
+    bindsnoop,
     // security
     capable,
     // locks

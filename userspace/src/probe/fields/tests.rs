@@ -120,3 +120,111 @@ fn btf_names_become_arguments() {
         (operand::USER_STR, 7)
     );
 }
+
+/// `sk->sk_ack_backlog` of a function whose first parameter is `struct sock *sk`: the
+/// member's offset in this kernel's BTF past argument 0; two pointers deep is refused.
+#[test]
+fn kernel_function_parameters_are_followed_one_pointer_deep() {
+    let Some(btf) = crate::probe::btf_path::kernel_btf() else {
+        eprintln!("skipped: no /sys/kernel/btf/vmlinux");
+        return;
+    };
+    let fields = FunctionFields {
+        event: "kprobe:tcp_v4_syn_recv_sock".into(),
+        is_return: false,
+        params: vec![Param {
+            name: "sk".into(),
+            size: 8,
+            signed: false,
+            c_type: "struct sock *".into(),
+        }],
+        user: false,
+    };
+    let steps = crate::probe::btf_path::parse("sk->sk_ack_backlog")
+        .unwrap()
+        .unwrap()
+        .steps;
+    let member = crate::probe::btf_path::resolve(btf, "sock", &steps).unwrap();
+    let backlog = fields.lookup("sk->sk_ack_backlog").unwrap();
+    assert_eq!(
+        (
+            backlog.operand.kind,
+            backlog.operand.offset,
+            backlog.operand.aux,
+            backlog.operand.size
+        ),
+        (operand::ARG_DEREF, 0, member.path[0], 4)
+    );
+    let port = fields.lookup("sk->__sk_common.skc_num").unwrap();
+    assert_eq!(
+        (port.operand.kind, port.operand.size),
+        (operand::ARG_DEREF, 2)
+    );
+    assert!(fields.lookup("sk->sk_socket->state").is_none());
+    assert_eq!(
+        fields.why_not("sk->sk_socket->state").unwrap(),
+        "`sk->sk_socket->state`: a kernel function's parameter is followed one pointer deep \
+         (PARAM->MEMBER, or PARAM->A.B within the struct)"
+    );
+}
+
+/// At a return, `retval:s32` reads the low 4 bytes, signed (an `int` function's -errno).
+#[test]
+fn return_values_take_a_width() {
+    let fields = FunctionFields {
+        event: "kretprobe:inet_bind".into(),
+        is_return: true,
+        params: Vec::new(),
+        user: false,
+    };
+    let ret = fields.lookup("retval:s32").unwrap();
+    assert_eq!(
+        (ret.operand.kind, ret.operand.size, ret.ty),
+        (operand::RETVAL, 4, ValueType::Int { signed: true })
+    );
+    assert!(fields.lookup("retval:s128").is_none());
+}
+
+/// `(struct sockaddr_in *)uaddr->...` of `inet_bind(sock, uaddr, addr_len)`: the port is
+/// shown in host order, the address as IPv4.
+#[test]
+fn parameter_paths_take_casts_and_show_ports_and_addresses() {
+    if crate::probe::btf_path::kernel_btf().is_none() {
+        eprintln!("skipped: no /sys/kernel/btf/vmlinux");
+        return;
+    }
+    let fields = FunctionFields {
+        event: "kprobe:inet_bind".into(),
+        is_return: false,
+        params: ["sock", "uaddr"]
+            .iter()
+            .zip(["struct socket *", "struct sockaddr *"])
+            .map(|(name, c_type)| Param {
+                name: (*name).into(),
+                size: 8,
+                signed: false,
+                c_type: c_type.into(),
+            })
+            .collect(),
+        user: false,
+    };
+    let port = fields
+        .lookup("(struct sockaddr_in *)uaddr->sin_port")
+        .unwrap();
+    assert_eq!(
+        (
+            port.operand.kind,
+            port.operand.offset,
+            port.operand.aux,
+            port.hint
+        ),
+        (operand::ARG_DEREF, 1, 2, Hint::NetPort)
+    );
+    let addr = fields
+        .lookup("(struct sockaddr_in *)uaddr->sin_addr.s_addr")
+        .unwrap();
+    assert_eq!(
+        (addr.operand.aux, addr.operand.size, addr.hint),
+        (4, 4, Hint::Ipv4)
+    );
+}

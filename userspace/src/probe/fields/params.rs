@@ -1,0 +1,49 @@
+//! Paths from a kernel function's pointer parameters (`sk->sk_ack_backlog`), one pointer
+//! deep: the kernel engine reads them as [`operand::ARG_DEREF`].
+
+use tracekit_common::engine::{Operand, operand};
+
+use super::{FieldRef, FunctionFields, path_ref, pointee_struct};
+
+impl FunctionFields {
+    /// A pointer parameter's index and the struct it points to (`sk`, `const struct sock *`:
+    /// `sock`), for paths.
+    fn pointer_param(&self, name: &str) -> Option<(u32, Option<String>)> {
+        if self.is_return {
+            return None;
+        }
+        let index = self.params.iter().position(|p| p.name == name)?;
+        let param = &self.params[index];
+        if index >= 6 || param.size != 8 || !param.c_type.ends_with('*') {
+            return None;
+        }
+        Some((index as u32, pointee_struct(&param.c_type)))
+    }
+
+    /// `PARAM->MEMBER` (`sk->sk_ack_backlog`): an integer member of the struct a pointer
+    /// parameter points to, one pointer deep, read at the argument plus the member's offset
+    /// in the running kernel's BTF ([`operand::ARG_DEREF`]).
+    pub(super) fn param_path(&self, name: &str) -> Option<std::result::Result<FieldRef, String>> {
+        let path = path_ref(name, &|base| self.pointer_param(base))?;
+        Some(path.and_then(|field| {
+            let op = field.operand;
+            if op.kind != operand::FIELD_PATH || op.aux != 1 {
+                return Err(format!(
+                    "`{name}`: a kernel function's parameter is followed one pointer deep \
+                     (PARAM->MEMBER, or PARAM->A.B within the struct)"
+                ));
+            }
+            Ok(FieldRef {
+                operand: Operand {
+                    kind: operand::ARG_DEREF,
+                    offset: op.offset,
+                    aux: op.path[0],
+                    size: op.size,
+                    flags: op.flags,
+                    ..Operand::NONE
+                },
+                ..field
+            })
+        }))
+    }
+}
