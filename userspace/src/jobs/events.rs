@@ -362,6 +362,10 @@ fn width(header: &str) -> (usize, bool) {
         // wider, as there), `%-5d` ports.
         "SADDR" | "DADDR" | "RADDR" | "LADDR" | "ADDR" => (16, false),
         "SPORT" | "DPORT" | "RPORT" | "LPORT" | "PORT" => (5, false),
+        // libbpf-tools' biosnoop: `%-7s %-1s %-10s %-7s` (our T is the whole rwbs, `WS`).
+        "DISK" | "BYTES" => (7, false),
+        "T" => (3, false),
+        "SECTOR" => (10, false),
         _ => (header.len(), false),
     }
 }
@@ -652,6 +656,8 @@ mod tests {
             "PID     COMM             SADDR            DADDR            DPORT\n"
         );
         assert_eq!(cell("127.0.0.1", "SADDR"), "127.0.0.1       ");
+        assert_eq!(cell("429044736", "SECTOR"), "429044736 ");
+        assert_eq!(cell("WS", "T"), "WS ");
         assert_eq!(cell("443", "RPORT"), "443  ");
     }
 
