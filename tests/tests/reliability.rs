@@ -1160,6 +1160,14 @@ fn trace_lost(stderr: &str) -> u64 {
         .unwrap_or_else(|| panic!("no count in {line:?}"))
 }
 
+/// The lines of a trace of `raw_syscalls:sys_enter` that are events.
+fn sys_enter_lines(stdout: &str) -> u64 {
+    stdout
+        .lines()
+        .filter(|line| line.contains("raw_syscalls:sys_enter"))
+        .count() as u64
+}
+
 /// getppid(2)'s syscall number on x86-64 (raw_syscalls:sys_enter's `id`).
 const GETPPID: &str = "110";
 
@@ -1186,11 +1194,7 @@ fn reliability_trace_reports_its_loss_exactly() {
     std::thread::sleep(Duration::from_secs(3));
     let run = wait_output(child, TIMEOUT);
     run.assert_code(0);
-    let printed = run
-        .stdout
-        .lines()
-        .filter(|line| line.contains("raw_syscalls:sys_enter"))
-        .count() as u64;
+    let printed = sys_enter_lines(&run.stdout);
     let lost = trace_lost(&run.stderr);
     assert!(lost > 0, "a flood of {calls} lost nothing: {}", run.stderr);
     assert_eq!(
@@ -1225,11 +1229,7 @@ fn reliability_trace_keeps_up_with_a_paced_loop() {
         TIMEOUT,
     );
     run.assert_code(0);
-    let printed = run
-        .stdout
-        .lines()
-        .filter(|line| line.contains("raw_syscalls:sys_enter"))
-        .count() as u64;
+    let printed = sys_enter_lines(&run.stdout);
     assert_eq!(trace_lost(&run.stderr), 0, "{}", run.stderr);
     assert_eq!(printed, calls, "{}", run.stderr);
 }

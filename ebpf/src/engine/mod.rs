@@ -92,14 +92,7 @@ fn run_main<M: EngineMaps, S: Source>(source: &S, scratch: *mut Scratch, event: 
         return None;
     }
     if rd!(plan.needs_start) != 0 {
-        let key = corr_key(plan, scratch);
-        // SAFETY: the value is copied out before the entry is removed.
-        let Some(start) = (unsafe { M::starts().get(&key) }).copied() else {
-            bump::<M>(stat::NO_START);
-            return None;
-        };
-        let _ = M::starts().remove(&key);
-        bump::<M>(stat::STARTS_ENDED);
+        let start = take_start::<M>(plan, scratch)?;
         // SAFETY: plain helper call.
         let now = unsafe { bpf_ktime_get_ns() };
         started = Started {
@@ -146,6 +139,24 @@ fn run_main<M: EngineMaps, S: Source>(source: &S, scratch: *mut Scratch, event: 
         aggregate::<M>(plan, scratch);
     }
     Some(())
+}
+
+/// Takes the event's start out of `ENGINE_STARTS` (by its correlation key), counted as
+/// ended; None, counted, when there is none.
+#[inline(always)]
+pub(crate) fn take_start<M: EngineMaps>(
+    plan: &'static Plan,
+    scratch: *mut Scratch,
+) -> Option<StartValue> {
+    let key = corr_key(plan, scratch);
+    // SAFETY: the value is copied out before the entry is removed.
+    let Some(start) = (unsafe { M::starts().get(&key) }).copied() else {
+        bump::<M>(stat::NO_START);
+        return None;
+    };
+    let _ = M::starts().remove(&key);
+    bump::<M>(stat::STARTS_ENDED);
+    Some(start)
 }
 
 /// A start-plan event: filter, then remember when it happened.

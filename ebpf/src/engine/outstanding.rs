@@ -21,8 +21,9 @@ use crate::current_pid_tid;
 use super::{
     EngineMaps, Scratch,
     args::{Source, arg, narrow, read_int},
-    bump, corr_key,
+    bump,
     operands::{Started, int, read_operands},
+    take_start,
 };
 
 /// When `event` releases (`Plan::release_events`): deletes its address, and true.
@@ -84,15 +85,7 @@ pub(crate) fn run<M: EngineMaps, S: Source>(
     read_operands::<M, S>(plan, source, scratch, pid, tid, event, none)?;
     let mut saved = [0u64; 4];
     if rd!(plan.needs_start) != 0 {
-        let key = corr_key(plan, scratch);
-        // SAFETY: the value is copied out before the entry is removed.
-        let Some(start) = (unsafe { M::starts().get(&key) }).copied() else {
-            bump::<M>(stat::NO_START);
-            return None;
-        };
-        let _ = M::starts().remove(&key);
-        bump::<M>(stat::STARTS_ENDED);
-        saved = start.saved;
+        saved = take_start::<M>(plan, scratch)?.saved;
     }
     let rule = rd!(plan.alloc_size[(event as usize) & (MAX_ALLOC_EVENTS - 1)]);
     let size = if rule & 0xff == size_rule::SIZE_SAVED {
