@@ -184,12 +184,21 @@ impl Engine {
     pub fn load(spec: &EngineSpec, targets: &Targets) -> Result<Self> {
         raise_memlock_limit();
         let mut main = spec.main.plan;
-        let renames = if spec.names_by_task && spec.start.is_none() {
-            names::rename_offsets(&tracefs::root()?)
-        } else {
-            None
-        };
-        let renames = renames.filter(|_| names::key_by_task(&mut main));
+        // Only a plan grouping by comm reads task:task_rename's format; without it (no
+        // tracefs to read, as with CAP_BPF and CAP_PERFMON alone) the comm stays the key.
+        let mut by_task = main;
+        let renames =
+            if spec.names_by_task && spec.start.is_none() && names::key_by_task(&mut by_task) {
+                tracefs::root()
+                    .inspect_err(|err| log::debug!("--by comm keeps its string key: {err}"))
+                    .ok()
+                    .and_then(|root| names::rename_offsets(&root))
+            } else {
+                None
+            };
+        if renames.is_some() {
+            main = by_task;
+        }
         // The simplest plans are computed without the interpreter (`engine::simple`).
         main.simple = u32::from(main.agg != agg::OUTSTANDING && plan::fast_simple(&main));
         let start = spec.start.as_ref().map_or(Plan::EMPTY, |s| s.plan);
