@@ -266,15 +266,15 @@ fn emit<M: EngineMaps>(scratch: *mut Scratch, pid: u32, tid: u32, event: u32) {
         (*record).strings = (*scratch).strings;
     }
     // Wakeups batched: the reader polls, and is woken only when a quarter of the ring waits.
+    // The loader sizes a trace plan's ring at TRACE_RING_BYTES: the threshold is a constant.
+    const WAKE_BYTES: u64 = tracekit_common::engine::TRACE_RING_BYTES as u64
+        / tracekit_common::engine::TRACE_WAKEUP_FRACTION;
     let waiting = M::trace().query(aya_ebpf::bindings::BPF_RB_AVAIL_DATA as u64);
-    let size = M::trace().query(aya_ebpf::bindings::BPF_RB_RING_SIZE as u64);
-    entry.submit(
-        if waiting >= size / tracekit_common::engine::TRACE_WAKEUP_FRACTION {
-            aya_ebpf::bindings::BPF_RB_FORCE_WAKEUP as u64
-        } else {
-            aya_ebpf::bindings::BPF_RB_NO_WAKEUP as u64
-        },
-    );
+    entry.submit(if waiting >= WAKE_BYTES {
+        aya_ebpf::bindings::BPF_RB_FORCE_WAKEUP as u64
+    } else {
+        aya_ebpf::bindings::BPF_RB_NO_WAKEUP as u64
+    });
 }
 
 /// The correlation key of an event.
