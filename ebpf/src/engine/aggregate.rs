@@ -3,9 +3,9 @@
 
 use aya_ebpf::bindings::BPF_NOEXIST;
 use tracekit_common::engine::{
-    AggValue, KEY_SET_BITS, KEY_SET_WORDS, KEY_WORDS, MAX_KEY_PARTS, MAX_OPERANDS, MAX_PRECISION,
-    MAX_STRINGS, NO_OPERAND, Operand, Plan, SIGNED, STR_BYTES, agg, layout, log_linear_slot,
-    log2_slot, operand, stat,
+    AggKey, AggValue, KEY_SET_BITS, KEY_SET_WORDS, KEY_WORDS, MAX_KEY_PARTS, MAX_OPERANDS,
+    MAX_PRECISION, MAX_STRINGS, NO_OPERAND, Operand, Plan, SIGNED, STR_BYTES, agg, layout,
+    log_linear_slot, log2_slot, operand, stat,
 };
 
 use super::{EngineMaps, Scratch, bump, operands::int};
@@ -34,14 +34,7 @@ pub(crate) fn aggregate<M: EngineMaps>(plan: &'static Plan, scratch: *mut Scratc
             let index = rd!(plan.key_parts[0]) as usize;
             row = int(scratch, index).min(u64::from(rd!(plan.array_key_bound)));
         }
-        let index = row as u32 * rd!(plan.slots) + slot;
-        if let Some(entry) = M::array().get_ptr_mut(index) {
-            // SAFETY: this CPU's slot of a per-CPU array.
-            unsafe {
-                (*entry).count += 1;
-                (*entry).sum = (*entry).sum.wrapping_add(value);
-            }
-        }
+        add_to_array::<M>(row as u32 * rd!(plan.slots) + slot, value);
         return;
     }
 
@@ -83,7 +76,39 @@ pub(crate) fn aggregate<M: EngineMaps>(plan: &'static Plan, scratch: *mut Scratc
             word += 1;
         }
     }
-    if let Some(entry) = M::hash().get_ptr_mut(&*key) {
+    // A new key: a thread name part records the thread's comm (engine::names).
+    let name_tasks = || {
+        for part in 0..MAX_KEY_PARTS {
+            if part >= n_key_parts {
+                break;
+            }
+            let index = (rd!(plan.key_parts[part]) as usize) & (MAX_OPERANDS - 1);
+            if rd!(plan.operands[index].kind) == operand::TASK {
+                super::names::name_task::<M>(int(scratch, index));
+            }
+        }
+    };
+    add_to_hash::<M>(key, value, name_tasks);
+}
+
+/// Adds one event of `value` to this CPU's cell `index` of the array layout.
+#[inline(always)]
+pub(crate) fn add_to_array<M: EngineMaps>(index: u32, value: u64) {
+    if let Some(entry) = M::array().get_ptr_mut(index) {
+        // SAFETY: this CPU's slot of a per-CPU array.
+        unsafe {
+            (*entry).count += 1;
+            (*entry).sum = (*entry).sum.wrapping_add(value);
+        }
+    }
+}
+
+/// Adds one event of `value` to `key`'s entry of the group hash; for a key new to the hash,
+/// `on_new` runs first (thread names), then the entry is inserted, or counted as dropped
+/// ([`stat::MAP_FULL`]) when the map is full.
+#[inline(always)]
+pub(crate) fn add_to_hash<M: EngineMaps>(key: &AggKey, value: u64, on_new: impl FnOnce()) {
+    if let Some(entry) = M::hash().get_ptr_mut(key) {
         // SAFETY: this CPU's value of a per-CPU hash entry.
         unsafe {
             (*entry).count += 1;
@@ -91,22 +116,13 @@ pub(crate) fn aggregate<M: EngineMaps>(plan: &'static Plan, scratch: *mut Scratc
         }
         return;
     }
-    // A new key: a thread name part records the thread's comm (engine::names).
-    for part in 0..MAX_KEY_PARTS {
-        if part >= n_key_parts {
-            break;
-        }
-        let index = (rd!(plan.key_parts[part]) as usize) & (MAX_OPERANDS - 1);
-        if rd!(plan.operands[index].kind) == operand::TASK {
-            super::names::name_task::<M>(int(scratch, index));
-        }
-    }
+    on_new();
     let first = AggValue {
         count: 1,
         sum: value,
     };
     if M::hash()
-        .insert(&*key, &first, u64::from(BPF_NOEXIST))
+        .insert(key, &first, u64::from(BPF_NOEXIST))
         .is_err()
     {
         bump::<M>(stat::MAP_FULL);

@@ -41,27 +41,39 @@ pub(crate) fn filter(plan: &'static Plan, scratch: *mut Scratch) -> bool {
                 stack >>= 1;
                 top ^ 1
             }
-            op::EQ => u64::from(a == b),
-            op::NE => u64::from(a != b),
-            op::LT => u64::from(a < b),
-            op::LE => u64::from(a <= b),
-            op::GT => u64::from(a > b),
-            op::GE => u64::from(a >= b),
-            op::SLT => u64::from((a as i64) < (b as i64)),
-            op::SLE => u64::from((a as i64) <= (b as i64)),
-            op::SGT => u64::from((a as i64) > (b as i64)),
-            op::SGE => u64::from((a as i64) >= (b as i64)),
-            op::BITAND => u64::from(a & b != 0),
-            _ => {
-                let slot = (rd!(plan.operands[index].string_slot) as usize) & (MAX_STRINGS - 1);
-                // SAFETY: this CPU's scratch; slot masked into range.
-                let s = unsafe { &(*scratch).strings[slot] };
-                u64::from(match_string(plan, opcode, s, b as usize))
-            }
+            _ => match compare(opcode, a, b) {
+                Some(pass) => u64::from(pass),
+                None => {
+                    let slot = (rd!(plan.operands[index].string_slot) as usize) & (MAX_STRINGS - 1);
+                    // SAFETY: this CPU's scratch; slot masked into range.
+                    let s = unsafe { &(*scratch).strings[slot] };
+                    u64::from(match_string(plan, opcode, s, b as usize))
+                }
+            },
         };
         stack = (stack << 1) | bit;
     }
     stack & 1 == 1
+}
+
+/// Integer comparison `opcode` of `a` with `b` (the `S*` ones signed); None for the
+/// opcodes that are not one (boolean operators, string comparisons).
+#[inline(always)]
+pub(crate) fn compare(opcode: u32, a: u64, b: u64) -> Option<bool> {
+    Some(match opcode {
+        op::EQ => a == b,
+        op::NE => a != b,
+        op::LT => a < b,
+        op::LE => a <= b,
+        op::GT => a > b,
+        op::GE => a >= b,
+        op::SLT => (a as i64) < (b as i64),
+        op::SLE => (a as i64) <= (b as i64),
+        op::SGT => (a as i64) > (b as i64),
+        op::SGE => (a as i64) >= (b as i64),
+        op::BITAND => a & b != 0,
+        _ => return None,
+    })
 }
 
 /// Compares string buffer `s` with string constant `c` of `plan` under `opcode`.

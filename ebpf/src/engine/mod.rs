@@ -21,7 +21,7 @@ use aya_ebpf::{
 };
 use tracekit_common::engine::{
     CorrKey, MAX_OPERANDS, MAX_STRINGS, NO_OPERAND, Plan, STR_BYTES, StartValue, TraceRecord, agg,
-    op, operand, stat,
+    operand, stat,
 };
 
 /// Reads a plan field without letting the compiler fold the build-time default.
@@ -386,20 +386,8 @@ fn simple<M: EngineMaps, S: Source>(source: &S, scratch: *mut Scratch, event: u3
     };
     if rd!(plan.n_insns) != 0 {
         let (a, b) = (pick(rd!(plan.insns[0].operand)), rd!(plan.insns[0].arg));
-        let pass = match rd!(plan.insns[0].op) {
-            op::EQ => a == b,
-            op::NE => a != b,
-            op::LT => a < b,
-            op::LE => a <= b,
-            op::GT => a > b,
-            op::GE => a >= b,
-            op::SLT => (a as i64) < (b as i64),
-            op::SLE => (a as i64) <= (b as i64),
-            op::SGT => (a as i64) > (b as i64),
-            op::SGE => (a as i64) >= (b as i64),
-            _ => a & b != 0,
-        };
-        if !pass {
+        // `fast_simple` allows integer comparisons only.
+        if !self::filter::compare(rd!(plan.insns[0].op), a, b).unwrap_or(false) {
             bump::<M>(stat::FILTERED);
             return None;
         }
@@ -430,13 +418,7 @@ fn simple<M: EngineMaps, S: Source>(source: &S, scratch: *mut Scratch, event: u3
     };
     if rd!(plan.layout) == tracekit_common::engine::layout::ARRAY {
         let row = first.min(u64::from(rd!(plan.array_key_bound))) as u32;
-        if let Some(entry) = M::array().get_ptr_mut(row * rd!(plan.slots) + slot) {
-            // SAFETY: this CPU's slot of a per-CPU array.
-            unsafe {
-                (*entry).count += 1;
-                (*entry).sum = (*entry).sum.wrapping_add(value);
-            }
-        }
+        self::aggregate::add_to_array::<M>(row * rd!(plan.slots) + slot, value);
         return Some(());
     }
     let mut words = [0u64; tracekit_common::engine::KEY_WORDS];
@@ -470,25 +452,7 @@ fn simple<M: EngineMaps, S: Source>(source: &S, scratch: *mut Scratch, event: u3
         slot,
         _pad: 0,
     };
-    if let Some(entry) = M::hash().get_ptr_mut(&key) {
-        // SAFETY: this CPU's value of a per-CPU hash entry.
-        unsafe {
-            (*entry).count += 1;
-            (*entry).sum = (*entry).sum.wrapping_add(value);
-        }
-        return Some(());
-    }
-    name_tasks();
-    let one = tracekit_common::engine::AggValue {
-        count: 1,
-        sum: value,
-    };
-    if M::hash()
-        .insert(&key, &one, u64::from(aya_ebpf::bindings::BPF_NOEXIST))
-        .is_err()
-    {
-        bump::<M>(stat::MAP_FULL);
-    }
+    self::aggregate::add_to_hash::<M>(&key, value, name_tasks);
     Some(())
 }
 

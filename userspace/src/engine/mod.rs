@@ -205,11 +205,13 @@ impl Engine {
         main.simple = u32::from(main.agg != agg::OUTSTANDING && plan::fast_simple(&main));
         // Groups of such plans count in per-CPU cells before the hash (see
         // `engine::cache_cell` in ebpf/src/engine/mod.rs); not where userspace deletes idle
-        // groups (the exporter): a cell is never given back.
+        // groups (the exporter): a cell is never given back; nor with a group map asked
+        // smaller than the cells (`--max-groups`), which is then the bound.
         main.group_cache = u32::from(
             main.simple != 0
                 && main.layout == layout::HASH
                 && spec.group_cache
+                && spec.hash_entries >= tracekit_common::engine::CACHE_CELLS
                 && std::env::var_os("TRACEKIT_GROUP_CACHE").is_none_or(|v| v != "0"),
         );
         let cache_entries = if main.group_cache != 0 {
