@@ -549,13 +549,13 @@ pub struct AggKey {
 }
 
 /// Cells of `ENGINE_CACHE` per CPU ([`Plan::group_cache`]), as a power of two.
-pub const CACHE_BITS: u32 = 8;
+pub const CACHE_BITS: u32 = 10;
 /// Cells of `ENGINE_CACHE` per CPU.
 pub const CACHE_CELLS: u32 = 1 << CACHE_BITS;
 
 /// One CPU's cell of the group cache: the group (the first two key words and the slot) that
 /// owns it, and that group's count and sum on this CPU. A cell is claimed by the first group
-/// that maps to it and is never given back during a load, so each group's events on a CPU
+/// that maps to its pair of cells and finds it free, and is never given back during a load, so each group's events on a CPU
 /// are either all in its cell or all in the group hash, and a read adds both up exactly.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -572,8 +572,9 @@ pub struct CacheCell {
     pub sum: u64,
 }
 
-/// The cell of `ENGINE_CACHE` a group maps to (a multiplicative hash of its words and slot:
-/// pids and tids that differ in their low bits land in different cells).
+/// The first of the two cells of `ENGINE_CACHE` a group may own (the other is this one with
+/// the lowest bit flipped): a multiplicative hash of its words and slot, so pids and tids
+/// that differ in their low bits land in different pairs.
 #[inline(always)]
 pub fn cache_index(word0: u64, word1: u64, slot: u32) -> u32 {
     let mixed = (word0 ^ word1.rotate_left(17) ^ u64::from(slot).rotate_left(40))

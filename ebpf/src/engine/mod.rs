@@ -467,34 +467,45 @@ enum Cell {
 }
 
 /// Counts an event of group (`word0`, `word1`, `slot`) in this CPU's cell of `ENGINE_CACHE`
-/// when the group owns it or the cell is free ([`Plan::group_cache`]). A per-CPU array
-/// lookup is an address computation; the hash lookup it saves hashes and compares a whole
-/// [`AggKey`]. Cells are never freed during a load, so a group that finds its cell free has
-/// no events in the hash on this CPU.
+/// when the group owns one of its two cells, or claims the first free one
+/// ([`Plan::group_cache`]). A per-CPU array lookup is an address computation; the hash lookup
+/// it saves hashes and compares a whole [`AggKey`]. Cells are never freed during a load, so a
+/// group that finds a cell of its pair free has no events in the hash on this CPU.
 #[inline(always)]
 fn cache_cell<M: EngineMaps>(word0: u64, word1: u64, slot: u32, value: u64) -> Cell {
-    let index = tracekit_common::engine::cache_index(word0, word1, slot);
-    let Some(cell) = M::cache().get_ptr_mut(index) else {
-        return Cell::Taken;
-    };
-    // SAFETY: this CPU's cell of a per-CPU array; programs on one CPU do not nest here (the
-    // engine's programs do not run inside each other).
-    unsafe {
-        if (*cell).owned == 0 {
-            (*cell).words = [word0, word1];
-            (*cell).slot = slot;
-            (*cell).count = 1;
-            (*cell).sum = value;
-            (*cell).owned = 1;
-            return Cell::Claimed;
-        }
-        if (*cell).words[0] == word0 && (*cell).words[1] == word1 && (*cell).slot == slot {
-            (*cell).count += 1;
-            (*cell).sum = (*cell).sum.wrapping_add(value);
-            return Cell::Counted;
+    let first = tracekit_common::engine::cache_index(word0, word1, slot);
+    let mut free = None;
+    for index in [first, first ^ 1] {
+        let Some(cell) = M::cache().get_ptr_mut(index) else {
+            return Cell::Taken;
+        };
+        // SAFETY: this CPU's cell of a per-CPU array; the engine's programs do not nest on
+        // one CPU (the scratch assumes it too).
+        unsafe {
+            if (*cell).owned == 0 {
+                if free.is_none() {
+                    free = Some(cell);
+                }
+            } else if (*cell).words[0] == word0 && (*cell).words[1] == word1 && (*cell).slot == slot
+            {
+                (*cell).count += 1;
+                (*cell).sum = (*cell).sum.wrapping_add(value);
+                return Cell::Counted;
+            }
         }
     }
-    Cell::Taken
+    let Some(cell) = free else {
+        return Cell::Taken;
+    };
+    // SAFETY: as above.
+    unsafe {
+        (*cell).words = [word0, word1];
+        (*cell).slot = slot;
+        (*cell).count = 1;
+        (*cell).sum = value;
+        (*cell).owned = 1;
+    }
+    Cell::Claimed
 }
 
 /// Operand `i` of a [`simple`] plan (one of the kinds `fast_simple` allows); None when a
