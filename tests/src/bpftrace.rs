@@ -7,12 +7,13 @@
 
 use std::{
     collections::BTreeMap,
+    io::{BufRead as _, BufReader},
     path::{Path, PathBuf},
     process::{Command, Stdio},
     time::Duration,
 };
 
-use crate::{Output, kill, run, scratch, spawn_tracekit, wait_for_stderr, wait_output};
+use crate::{Output, kill, run, scratch, spawn_tracekit, wait_output};
 
 /// How long one side-by-side run may take: bpftrace compiles and attaches for seconds on
 /// a loaded 2-CPU machine.
@@ -86,7 +87,27 @@ pub fn side_by_side(test: &str, script_name: &str, tool: &[&str], workload: &[&s
     let dir = scratch(test);
     let (command, truth) = workload_script(&dir, workload);
     let mut ours = spawn_tracekit(tool);
-    wait_for_stderr(&mut ours, "Hit Ctrl-C to end.", TIMEOUT);
+    // All of tracekit's stderr is kept (its "Lost: ..." line comes at the end); the run
+    // goes on once it says its probes are attached.
+    let stderr = ours.stderr.take().unwrap();
+    let (attached, attached_rx) = std::sync::mpsc::channel();
+    let stderr_reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        for line in BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            if line.contains("Hit Ctrl-C to end.") {
+                let _ = attached.send(());
+            }
+            text.push_str(&line);
+            text.push('\n');
+        }
+        text
+    });
+    if attached_rx.recv_timeout(TIMEOUT).is_err() {
+        kill(ours.id(), libc::SIGKILL);
+        let _ = ours.wait();
+        panic!("tracekit never attached: {}", stderr_reader.join().unwrap());
+    }
     let bpftrace = Command::new("bpftrace")
         .args(["-c", &command])
         .arg(&path)
@@ -98,7 +119,8 @@ pub fn side_by_side(test: &str, script_name: &str, tool: &[&str], workload: &[&s
     let theirs = wait_output(bpftrace, TIMEOUT);
     // tracekit reads its ring after the events: SIGINT drains it before printing.
     kill(ours.id(), libc::SIGINT);
-    let ours = wait_output(ours, TIMEOUT);
+    let mut ours = wait_output(ours, TIMEOUT);
+    ours.stderr = stderr_reader.join().unwrap();
     theirs.assert_code(0);
     ours.assert_code(0);
     SideBySide {

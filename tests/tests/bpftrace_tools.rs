@@ -47,6 +47,11 @@ fn setuids_sees_what_bpftraces_setuids_sees() {
         real_uid = parts[2].parse().unwrap();
     }
     assert_eq!(truth.len(), 3 * 50 + 2, "{}", run.truth);
+    assert!(
+        run.ours.stderr.contains("Lost: nothing."),
+        "{}",
+        run.ours.stderr
+    );
     // bpftrace: `TIME PID COMM UID SYSCALL ARGS... (RET)`, `(prevuid=RET)` for setfsuid.
     let mut their_pids = BTreeSet::new();
     let theirs: Vec<(String, i64, u64)> = run
@@ -214,6 +219,11 @@ fn gethostlatency_sees_what_bpftraces_gethostlatency_sees() {
         "gethostlatency.bt",
         &["gethostlatency", "--json"],
         &[program.to_str().unwrap(), "resolve", "100"],
+    );
+    assert!(
+        run.ours.stderr.contains("Lost: nothing."),
+        "{}",
+        run.ours.stderr
     );
     // `TIME PID COMM LATms HOST`
     let theirs: Vec<(String, String)> = run
