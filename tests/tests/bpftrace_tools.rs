@@ -254,3 +254,106 @@ fn gethostlatency_sees_what_bpftraces_gethostlatency_sees() {
     assert_eq!(hosts, expected, "{}", run.ours.stderr);
     assert_eq!(ours, theirs, "{}", run.theirs);
 }
+
+/// threadsnoop.bt probes `pthread_create` in libpthread; glibc 2.34 and later (Debian 12's
+/// 2.36) moved it into libc.so.6 and left libpthread.so.0 a stub, so there the probe never
+/// fires and bpftrace prints no thread. The fixture's truth decides: tracekit (at
+/// `task:task_newtask`) shows each of the 200 threads with the fixture's pid; bpftrace shows
+/// the same 200 where libpthread still defines `pthread_create`, and none where it does not.
+#[test]
+fn threadsnoop_sees_the_threads_bpftraces_threadsnoop_sees() {
+    require_root();
+    let program = fixture("tk_snoops");
+    let run = side_by_side(
+        "threadsnoop_bt",
+        "threadsnoop.bt",
+        &["threadsnoop", "--json"],
+        &[program.to_str().unwrap(), "threads", "200"],
+    );
+    assert!(
+        run.ours.stderr.contains("Lost: nothing."),
+        "{}",
+        run.ours.stderr
+    );
+    let parent: String = run
+        .truth
+        .lines()
+        .find_map(|line| line.strip_prefix("parent "))
+        .expect("the fixture's pid")
+        .to_string();
+    let threads: BTreeSet<u64> = run
+        .truth
+        .lines()
+        .filter_map(|line| line.strip_prefix("thread "))
+        .map(|tid| tid.parse().unwrap())
+        .collect();
+    assert_eq!(threads.len(), 200);
+    let ours: BTreeSet<u64> = events(&run.ours.stdout)
+        .iter()
+        .filter(|e| e["pid"].to_string() == parent)
+        .map(|e| e["tid"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ours, threads);
+    // `TIME(ms) PID COMM FUNC`, FUNC the thread's start routine.
+    let theirs: Vec<&str> = run
+        .theirs
+        .lines()
+        .filter(|line| line.split_whitespace().nth(1) == Some(parent.as_str()))
+        .collect();
+    let listed = std::process::Command::new("bpftrace")
+        .args(["-l", "uprobe:libpthread:pthread_create"])
+        .output()
+        .unwrap();
+    let probe_exists = String::from_utf8_lossy(&listed.stdout).contains("pthread_create");
+    if probe_exists {
+        assert_eq!(theirs.len(), 200, "{}", run.theirs);
+        assert!(
+            theirs.iter().all(|line| line.ends_with(" note_tid")),
+            "{theirs:?}"
+        );
+    } else {
+        assert!(theirs.is_empty(), "{theirs:?}");
+        println!(
+            "bpftrace's threadsnoop.bt saw none of the 200 threads: libpthread has no \
+             pthread_create here (glibc >= 2.34 has it in libc.so.6); tracekit saw all 200"
+        );
+    }
+}
+
+/// pidpersec.bt counts `sched:sched_process_fork` on the whole machine, printing and
+/// clearing the count each second, and drops the last partial second at exit. The
+/// workload forks 50 children and then sleeps 1.5 s, so every fork is printed: the sum of
+/// bpftrace's per-second counts holds the fixture's 50 forks plus the rest of the machine's
+/// in its window, and tracekit's machine-wide count (over a window holding bpftrace's) holds
+/// at least as many. Only bounds: other processes fork at any time.
+#[test]
+fn pidpersec_counts_what_bpftraces_pidpersec_counts() {
+    require_root();
+    let program = fixture("tk_snoops");
+    let forks_then_wait = format!("{} execs 50 && exec sleep 1.5", program.display());
+    let run = side_by_side(
+        "pidpersec_bt",
+        "pidpersec.bt",
+        &["pidpersec", "--json"],
+        &["/bin/sh", "-c", &forks_then_wait],
+    );
+    let theirs: u64 = run
+        .theirs
+        .lines()
+        .filter_map(|line| line.split_once("PIDs/sec: @: "))
+        .map(|(_, count)| count.trim().parse::<u64>().unwrap())
+        .sum();
+    let json = parse_json(&run.ours.stdout);
+    let ours: u64 = json["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["count"].as_u64().unwrap())
+        .sum();
+    assert!(
+        (50..=ours).contains(&theirs),
+        "bpftrace {theirs}, tracekit {ours}: {}",
+        run.theirs
+    );
+    println!("forks: bpftrace {theirs}, tracekit {ours} (the fixture's 50 and the machine's)");
+}
