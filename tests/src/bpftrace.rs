@@ -116,7 +116,10 @@ pub fn side_by_side(test: &str, script_name: &str, tool: &[&str], workload: &[&s
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawning bpftrace");
+    // Should bpftrace hang (wait_output panics), tracekit must not stay attached.
+    let guard = KillOnPanic(ours.id());
     let theirs = wait_output(bpftrace, TIMEOUT);
+    std::mem::forget(guard);
     // tracekit reads its ring after the events: SIGINT drains it before printing.
     kill(ours.id(), libc::SIGINT);
     let mut ours = wait_output(ours, TIMEOUT);
@@ -127,6 +130,15 @@ pub fn side_by_side(test: &str, script_name: &str, tool: &[&str], workload: &[&s
         truth: std::fs::read_to_string(truth).unwrap_or_default(),
         theirs: theirs.stdout,
         ours,
+    }
+}
+
+/// Kills a process with SIGKILL when dropped (during a panic; forgotten otherwise).
+struct KillOnPanic(u32);
+
+impl Drop for KillOnPanic {
+    fn drop(&mut self) {
+        kill(self.0, libc::SIGKILL);
     }
 }
 
