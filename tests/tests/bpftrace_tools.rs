@@ -290,7 +290,9 @@ fn threadsnoop_sees_the_threads_bpftraces_threadsnoop_sees() {
     assert_eq!(threads.len(), 200);
     let ours: BTreeSet<u64> = events(&run.ours.stdout)
         .iter()
-        .filter(|e| e["pid"].to_string() == parent)
+        .filter(|e| {
+            e["pid"].as_u64().map(|pid| pid.to_string()).as_deref() == Some(parent.as_str())
+        })
         .map(|e| e["tid"].as_u64().unwrap())
         .collect();
     assert_eq!(ours, threads);
