@@ -467,6 +467,12 @@ pub struct Plan {
     /// computes it without the interpreter (integers at hand, at most one comparison; see
     /// `fast_simple` in userspace/src/engine/plan.rs); 0: the interpreter runs it.
     pub simple: u32,
+    /// 1: a [`Plan::simple`] plan with the hash layout counts each group in its CPU's
+    /// [`CacheCell`] of `ENGINE_CACHE` first (a direct-mapped cell the group owns for the whole
+    /// load), and in the group hash only when another group owns that cell: no hashing of the
+    /// [`AggKey`] on the hot path. Userspace adds cells and hash entries up.
+    pub group_cache: u32,
+    pub _pad_group_cache: u32,
     /// Linear histograms: the first bucket's low end, and the bucket width.
     pub linear_min: i64,
     pub linear_step: u64,
@@ -518,6 +524,8 @@ impl Plan {
         by_thread: 0,
         precision: DEFAULT_PRECISION,
         simple: 0,
+        group_cache: 0,
+        _pad_group_cache: 0,
         linear_min: 0,
         linear_step: 1,
         value_div: 1,
@@ -538,6 +546,39 @@ pub struct AggKey {
     /// Histogram slot (0 when counting).
     pub slot: u32,
     pub _pad: u32,
+}
+
+/// Cells of `ENGINE_CACHE` per CPU ([`Plan::group_cache`]), as a power of two.
+pub const CACHE_BITS: u32 = 8;
+/// Cells of `ENGINE_CACHE` per CPU.
+pub const CACHE_CELLS: u32 = 1 << CACHE_BITS;
+
+/// One CPU's cell of the group cache: the group (the first two key words and the slot) that
+/// owns it, and that group's count and sum on this CPU. A cell is claimed by the first group
+/// that maps to it and is never given back during a load, so each group's events on a CPU
+/// are either all in its cell or all in the group hash, and a read adds both up exactly.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CacheCell {
+    /// The owning group's first two key words ([`AggKey::words`]; the rest are zero).
+    pub words: [u64; 2],
+    /// Its histogram slot.
+    pub slot: u32,
+    /// 1 once claimed.
+    pub owned: u32,
+    /// Events of the owning group on this CPU.
+    pub count: u64,
+    /// Sum of their values.
+    pub sum: u64,
+}
+
+/// The cell of `ENGINE_CACHE` a group maps to (a multiplicative hash of its words and slot:
+/// pids and tids that differ in their low bits land in different cells).
+#[inline(always)]
+pub fn cache_index(word0: u64, word1: u64, slot: u32) -> u32 {
+    let mixed = (word0 ^ word1.rotate_left(17) ^ u64::from(slot).rotate_left(40))
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (mixed >> (64 - CACHE_BITS)) as u32
 }
 
 /// An aggregate: how many events, and the sum of their values.
@@ -642,7 +683,15 @@ pub struct TraceRecord {
     pub strings: [[u8; STR_BYTES]; MAX_STRINGS],
 }
 
-crate::impl_pod!(Plan, AggKey, AggValue, CorrKey, StartValue, TraceRecord);
+crate::impl_pod!(
+    Plan,
+    AggKey,
+    AggValue,
+    CacheCell,
+    CorrKey,
+    StartValue,
+    TraceRecord
+);
 
 #[cfg(test)]
 mod tests {
@@ -652,7 +701,8 @@ mod tests {
     #[test]
     fn plan_has_no_padding() {
         use core::mem::{offset_of, size_of};
-        assert_eq!(offset_of!(Plan, linear_min), offset_of!(Plan, simple) + 4);
+        assert_eq!(offset_of!(Plan, group_cache), offset_of!(Plan, simple) + 4);
+        assert_eq!(offset_of!(Plan, linear_min), offset_of!(Plan, simple) + 12);
         assert_eq!(offset_of!(Plan, simple), offset_of!(Plan, by_thread) + 8);
         assert_eq!(offset_of!(Plan, key_set), offset_of!(Plan, value_div) + 8);
         assert_eq!(

@@ -346,3 +346,60 @@ fn hooks_by_comm_renames_threads_and_execs_exactly() {
         }
     }
 }
+
+/// The group cache (`Plan::group_cache`): each group of a simple plan counts in a per-CPU
+/// cell of its own, and in the hash when another group holds that cell. 600 processes, each
+/// making exactly 37 getppid() calls, are more groups than the 256 cells: some count in cells,
+/// the rest in the hash, and every one must come out at exactly 37, as without the cache
+/// (`TRACEKIT_GROUP_CACHE=0`).
+#[test]
+fn hooks_group_cache_counts_every_process_exactly() {
+    require_root();
+    let churn = fixture("tk_churn");
+    let syscalls = fixture("tk_syscalls");
+    let (runs, calls) = (600, 37);
+    let mut out = Vec::new();
+    for cache in [true, false] {
+        let mut command = Command::new(tracekit_bin());
+        command
+            .args(["count", "syscalls:sys_enter_getppid", "--by", "pid"])
+            .args(["--json", "-v", "--"])
+            .arg(&churn)
+            .args(["runs", &runs.to_string()])
+            .arg(&syscalls)
+            .arg(calls.to_string());
+        if cache {
+            command.env_remove("TRACEKIT_GROUP_CACHE");
+        } else {
+            command.env("TRACEKIT_GROUP_CACHE", "0");
+        }
+        let output = run(command, Duration::from_secs(180));
+        output.assert_code(0);
+        assert_eq!(
+            output
+                .stderr
+                .contains("per-CPU cells before the group hash"),
+            cache,
+            "-v says whether the cache is used:\n{}",
+            output.stderr
+        );
+        let json = parse_json(&output.stdout);
+        let counts: Vec<u64> = json["groups"]
+            .as_array()
+            .expect("groups")
+            .iter()
+            .map(|g| g["count"].as_u64().unwrap())
+            .collect();
+        assert_eq!(
+            counts.len(),
+            runs,
+            "cache {cache}: one group per process: {json:#}"
+        );
+        assert!(
+            counts.iter().all(|&c| c == calls),
+            "cache {cache}: every process made exactly {calls} calls: {counts:?}"
+        );
+        assert_eq!(json["stats"]["map_full"].as_u64().unwrap_or(0), 0);
+        out.push(counts);
+    }
+}

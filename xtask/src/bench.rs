@@ -81,6 +81,9 @@ pub enum Bench {
         /// Run only the streaming half
         #[arg(long)]
         streaming_only: bool,
+        /// Run only the getppid() plans (no uprobe, streaming, exporter or stat rows)
+        #[arg(long, conflicts_with = "streaming_only")]
+        plans_only: bool,
     },
     /// `opensnoop` against bpftrace's opensnoop.bt while a fixture opens a file RATE times
     /// a second: each tool's CPU time, the opens it printed and what it says it lost
@@ -157,6 +160,7 @@ pub fn run(bench: Bench, tracekit: &Path) -> Result<()> {
             stream_rates,
             stream_seconds,
             streaming_only,
+            plans_only,
         } => crate::engine_bench::engine(
             tracekit,
             &crate::engine_bench::Sizes {
@@ -168,6 +172,7 @@ pub fn run(bench: Bench, tracekit: &Path) -> Result<()> {
                 stream_rates,
                 stream_seconds,
                 streaming_only,
+                plans_only,
             },
         ),
         Bench::Python { seconds, rounds } => {

@@ -47,6 +47,8 @@ pub struct Sizes {
     pub stream_seconds: f64,
     /// Only the streaming half.
     pub streaming_only: bool,
+    /// Only the getppid() plans.
+    pub plans_only: bool,
 }
 
 pub fn engine(tracekit: &Path, sizes: &Sizes) -> Result<()> {
@@ -93,6 +95,15 @@ pub fn engine(tracekit: &Path, sizes: &Sizes) -> Result<()> {
         let mut watcher = watcher(name, args);
         if let Some(command) = &mut watcher.command {
             command.splice(0..0, ["env", "TRACEKIT_COMM_KEYS=string"].map(String::from));
+        }
+        watcher
+    };
+
+    // The per-CPU group cells off (TRACEKIT_GROUP_CACHE=0): every group hashed (issue 29).
+    let no_cache = |name, args: &[&str]| {
+        let mut watcher = watcher(name, args);
+        if let Some(command) = &mut watcher.command {
+            command.splice(0..0, ["env", "TRACEKIT_GROUP_CACHE=0"].map(String::from));
         }
         watcher
     };
@@ -145,6 +156,14 @@ pub fn engine(tracekit: &Path, sizes: &Sizes) -> Result<()> {
         watcher(
             "count raw_syscalls:sys_enter --by pid,comm (two keys)",
             &["count", "raw_syscalls:sys_enter", "--by", "pid,comm"],
+        ),
+        no_cache(
+            "count raw_syscalls:sys_enter --by pid, no group cells",
+            &["count", "raw_syscalls:sys_enter", "--by", "pid"],
+        ),
+        no_cache(
+            "syscount --by comm, no group cells",
+            &["syscount", "--by", "comm"],
         ),
         string_key(
             "syscount --by comm, string key",
@@ -206,15 +225,10 @@ pub fn engine(tracekit: &Path, sizes: &Sizes) -> Result<()> {
     let ns = time_watchers("engine", &watchers, rounds, || {
         getppid_loop(&syscalls, calls)
     })?;
-    let added: Vec<f64> = ns.iter().map(|n| n - ns[0]).collect();
-    let (floor_ns, classic_ns) = (added[1], added[2]);
-    let against = |value: f64, floor: f64| {
-        if floor > 0.0 {
-            format!("{:.2}x", value / floor)
-        } else {
-            "-".into()
-        }
-    };
+    if sizes.plans_only {
+        print_plans(&watchers, &ns, calls, rounds);
+        return Ok(());
+    }
 
     // funclatency on a uprobe, on a loop of calls to tick().
     let uprobe_calls = sizes.uprobe_calls;
@@ -246,26 +260,7 @@ pub fn engine(tracekit: &Path, sizes: &Sizes) -> Result<()> {
     let heap = exporter_heap(tracekit)?;
     let stat = stat_attach(tracekit)?;
 
-    // The report.
-    println!(
-        "\n| getppid() loop, {calls} calls, {rounds} rounds, medians | ns per call | added ns \
-         per syscall | against the floor | against the classic floor |"
-    );
-    println!("|---|---|---|---|---|");
-    for (i, watcher) in watchers.iter().enumerate() {
-        if i == 0 {
-            println!("| {} | {:.0} | - | - | - |", watcher.name, ns[0]);
-        } else {
-            println!(
-                "| {} | {:.0} | {:+.0} | {} | {} |",
-                watcher.name,
-                ns[i],
-                added[i],
-                against(added[i], floor_ns),
-                against(added[i], classic_ns)
-            );
-        }
-    }
+    print_plans(&watchers, &ns, calls, rounds);
     println!(
         "\n| tick() loop, {uprobe_calls} calls, {rounds} rounds, medians | ns per call | added \
          ns per call |"
@@ -299,6 +294,38 @@ pub fn engine(tracekit: &Path, sizes: &Sizes) -> Result<()> {
         stat.tracepoints, stat.seconds, stat.runs
     );
     Ok(())
+}
+
+/// The getppid() rows: ns per call, added ns, and the two floors' ratios.
+fn print_plans(watchers: &[Watcher], ns: &[f64], calls: u64, rounds: usize) {
+    let added: Vec<f64> = ns.iter().map(|n| n - ns[0]).collect();
+    let (floor_ns, classic_ns) = (added[1], added[2]);
+    let against = |value: f64, floor: f64| {
+        if floor > 0.0 {
+            format!("{:.2}x", value / floor)
+        } else {
+            "-".into()
+        }
+    };
+    println!(
+        "\n| getppid() loop, {calls} calls, {rounds} rounds, medians | ns per call | added ns \
+         per syscall | against the floor | against the classic floor |"
+    );
+    println!("|---|---|---|---|---|");
+    for (i, watcher) in watchers.iter().enumerate() {
+        if i == 0 {
+            println!("| {} | {:.0} | - | - | - |", watcher.name, ns[0]);
+        } else {
+            println!(
+                "| {} | {:.0} | {:+.0} | {} | {} |",
+                watcher.name,
+                ns[i],
+                added[i],
+                against(added[i], floor_ns),
+                against(added[i], classic_ns)
+            );
+        }
+    }
 }
 
 /// The streaming half of the bench: events delivered by `trace raw_syscalls:sys_enter`,

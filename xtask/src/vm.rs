@@ -210,8 +210,9 @@ fn build_initramfs(dir: &Path) -> Result<PathBuf> {
     )?;
     std::fs::copy(&tests, image.join("bin/integration"))?;
     // The flags of tests/src/lib.rs's fixture_flags, plus -static.
-    let fixtures: [(&str, &[&str]); 8] = [
+    let fixtures: [(&str, &[&str]); 9] = [
         ("tk_reads.c", &["-O0", "-g", "-fno-omit-frame-pointer"]),
+        ("tk_churn.c", &["-O0", "-g", "-fno-omit-frame-pointer"]),
         ("tk_rename.c", &["-O0", "-g", "-fno-omit-frame-pointer"]),
         ("tk_tcp.c", &["-O0", "-g", "-fno-omit-frame-pointer"]),
         ("tk_syscalls.c", &["-O0", "-g", "-fno-omit-frame-pointer"]),

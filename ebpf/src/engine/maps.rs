@@ -50,6 +50,9 @@ pub trait EngineMaps {
     fn array() -> &'static PerCpuArray<AggValue>;
     /// `ENGINE_HASH`: hash layout aggregates.
     fn hash() -> &'static PerCpuHashMap<AggKey, AggValue>;
+    /// `ENGINE_CACHE`: each CPU's direct-mapped group cells in front of the hash
+    /// (`Plan::group_cache`).
+    fn cache() -> &'static PerCpuArray<tracekit_common::engine::CacheCell>;
     /// `ENGINE_STARTS`: start timestamps by correlation key.
     fn starts() -> &'static HashMap<CorrKey, StartValue>;
     /// `ENGINE_STATS`: per-CPU counters, indexed by `tracekit_common::engine::stat`.
@@ -147,6 +150,12 @@ macro_rules! engine_maps {
             tracekit_common::engine::DEFAULT_HASH_ENTRIES,
             0,
         );
+
+        /// Group cells in front of `ENGINE_HASH` (`Plan::group_cache`); the loader sizes it
+        /// to `CACHE_CELLS`, or 1 when unused.
+        #[aya_ebpf::macros::map]
+        static ENGINE_CACHE: aya_ebpf::maps::PerCpuArray<tracekit_common::engine::CacheCell> =
+            aya_ebpf::maps::PerCpuArray::with_max_entries(1, 0);
 
         /// Start timestamps by correlation key.
         #[aya_ebpf::macros::map]
@@ -252,6 +261,10 @@ macro_rules! engine_maps {
                 tracekit_common::engine::AggValue,
             > {
                 &ENGINE_HASH
+            }
+            #[inline(always)]
+            fn cache() -> &'static aya_ebpf::maps::PerCpuArray<tracekit_common::engine::CacheCell> {
+                &ENGINE_CACHE
             }
             #[inline(always)]
             fn starts() -> &'static aya_ebpf::maps::HashMap<

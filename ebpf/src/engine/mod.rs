@@ -444,6 +444,27 @@ fn simple<M: EngineMaps, S: Source>(source: &S, scratch: *mut Scratch, event: u3
     if parts > 1 {
         words[1] = pick(rd!(plan.key_parts[1]));
     }
+    // A new key (in the hash, or a cell just claimed): a thread name part records the
+    // thread's comm (engine::names).
+    let name_tasks = || {
+        let mut i = 0;
+        while i < 3 {
+            if (i as u32) < n && rd!(plan.operands[i].kind) == operand::TASK {
+                self::names::name_task::<M>(values[i]);
+            }
+            i += 1;
+        }
+    };
+    if rd!(plan.group_cache) != 0 {
+        match cache_cell::<M>(words[0], words[1], slot, value) {
+            Cell::Counted => return Some(()),
+            Cell::Claimed => {
+                name_tasks();
+                return Some(());
+            }
+            Cell::Taken => {}
+        }
+    }
     let key = tracekit_common::engine::AggKey {
         words,
         slot,
@@ -457,14 +478,7 @@ fn simple<M: EngineMaps, S: Source>(source: &S, scratch: *mut Scratch, event: u3
         }
         return Some(());
     }
-    // A new key: a thread name part records the thread's comm (engine::names).
-    let mut i = 0;
-    while i < 3 {
-        if (i as u32) < n && rd!(plan.operands[i].kind) == operand::TASK {
-            self::names::name_task::<M>(values[i]);
-        }
-        i += 1;
-    }
+    name_tasks();
     let one = tracekit_common::engine::AggValue {
         count: 1,
         sum: value,
@@ -476,6 +490,47 @@ fn simple<M: EngineMaps, S: Source>(source: &S, scratch: *mut Scratch, event: u3
         bump::<M>(stat::MAP_FULL);
     }
     Some(())
+}
+
+/// What [`cache_cell`] did with an event.
+enum Cell {
+    /// Counted in the cell its group owns.
+    Counted,
+    /// Counted in a free cell its group now owns (a new group on this CPU).
+    Claimed,
+    /// Another group owns the cell: the event goes to the hash.
+    Taken,
+}
+
+/// Counts an event of group (`word0`, `word1`, `slot`) in this CPU's cell of `ENGINE_CACHE`
+/// when the group owns it or the cell is free ([`Plan::group_cache`]). A per-CPU array
+/// lookup is an address computation; the hash lookup it saves hashes and compares a whole
+/// [`AggKey`]. Cells are never freed during a load, so a group that finds its cell free has
+/// no events in the hash on this CPU.
+#[inline(always)]
+fn cache_cell<M: EngineMaps>(word0: u64, word1: u64, slot: u32, value: u64) -> Cell {
+    let index = tracekit_common::engine::cache_index(word0, word1, slot);
+    let Some(cell) = M::cache().get_ptr_mut(index) else {
+        return Cell::Taken;
+    };
+    // SAFETY: this CPU's cell of a per-CPU array; programs on one CPU do not nest here (the
+    // engine's programs do not run inside each other).
+    unsafe {
+        if (*cell).owned == 0 {
+            (*cell).words = [word0, word1];
+            (*cell).slot = slot;
+            (*cell).count = 1;
+            (*cell).sum = value;
+            (*cell).owned = 1;
+            return Cell::Claimed;
+        }
+        if (*cell).words[0] == word0 && (*cell).words[1] == word1 && (*cell).slot == slot {
+            (*cell).count += 1;
+            (*cell).sum = (*cell).sum.wrapping_add(value);
+            return Cell::Counted;
+        }
+    }
+    Cell::Taken
 }
 
 /// Operand `i` of a [`simple`] plan (one of the kinds `fast_simple` allows); None when a

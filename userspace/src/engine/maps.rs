@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use aya::maps::{HashMap as BpfHashMap, Map, MapData};
 use tracekit_common::{
-    engine::AggValue,
+    engine::{AggKey, AggValue, CACHE_CELLS, CacheCell, KEY_WORDS},
     profile::{STACK_ERROR, StackFrames},
 };
 
@@ -163,6 +163,60 @@ pub(crate) fn sum<'a>(values: impl Iterator<Item = &'a AggValue>) -> AggValue {
 /// reads hundreds of cells, and each lookup is a system call. `None` when the kernel cannot
 /// (then the caller reads key by key).
 pub(crate) fn percpu_array_batch(map: &Map, n: u32) -> Option<Vec<AggValue>> {
+    let cpus = aya::util::nr_cpus().ok()?;
+    let values = percpu_array_values::<AggValue>(map, n)?;
+    Some(values.chunks_exact(cpus).map(|v| sum(v.iter())).collect())
+}
+
+/// The group cache's cells (`ENGINE_CACHE`, [`Plan::group_cache`]) as group-hash entries:
+/// each owned cell's group, with its counts summed over the CPUs whose cell it owns. A group
+/// counts on each CPU either in its cell or in the hash, never both, so these add to the
+/// hash's entries exactly.
+///
+/// [`Plan::group_cache`]: tracekit_common::engine::Plan::group_cache
+///
+/// # Errors
+/// A run-time error when the map cannot be read.
+pub(crate) fn read_cache(map: &Map) -> crate::error::Result<BTreeMap<AggKey, AggValue>> {
+    use crate::error::Context as _;
+    let cells = match percpu_array_values::<CacheCell>(map, CACHE_CELLS) {
+        Some(cells) => cells,
+        None => {
+            let array: aya::maps::PerCpuArray<_, CacheCell> =
+                aya::maps::PerCpuArray::try_from(map).context("opening ENGINE_CACHE")?;
+            let mut cells = Vec::new();
+            for index in 0..CACHE_CELLS {
+                let per_cpu = array.get(&index, 0).context("reading ENGINE_CACHE")?;
+                cells.extend(per_cpu.iter().copied());
+            }
+            cells
+        }
+    };
+    Ok(cache_groups(&cells))
+}
+
+/// Owned cells (of any CPU and index) added up by group.
+pub(crate) fn cache_groups(cells: &[CacheCell]) -> BTreeMap<AggKey, AggValue> {
+    let mut groups: BTreeMap<AggKey, AggValue> = BTreeMap::new();
+    for cell in cells.iter().filter(|cell| cell.owned != 0) {
+        let mut words = [0; KEY_WORDS];
+        words[..2].copy_from_slice(&cell.words);
+        let key = AggKey {
+            words,
+            slot: cell.slot,
+            _pad: 0,
+        };
+        let group = groups.entry(key).or_default();
+        group.count += cell.count;
+        group.sum = group.sum.wrapping_add(cell.sum);
+    }
+    groups
+}
+
+/// Entries `0..n` of a per-CPU array, one value per possible CPU each (index-major), read
+/// with one `BPF_MAP_LOOKUP_BATCH` (Linux 5.6+); `T`'s size must be a multiple of 8, as the
+/// kernel rounds each CPU's value up to 8 bytes. `None` when the kernel cannot.
+fn percpu_array_values<T: Copy + Default>(map: &Map, n: u32) -> Option<Vec<T>> {
     use std::os::fd::{AsFd as _, AsRawFd as _};
 
     /// `union bpf_attr`'s `batch` member (include/uapi/linux/bpf.h).
@@ -185,11 +239,11 @@ pub(crate) fn percpu_array_batch(map: &Map, n: u32) -> Option<Vec<AggValue>> {
     if n == 0 {
         return Some(Vec::new());
     }
-    // The kernel writes one value per possible CPU, each rounded up to 8 bytes (AggValue
-    // is 16).
+    // The kernel writes one value per possible CPU, each rounded up to 8 bytes.
+    const { assert!(size_of::<T>().is_multiple_of(8)) };
     let cpus = aya::util::nr_cpus().ok()?;
     let mut keys = vec![0u32; n as usize];
-    let mut values = vec![AggValue::default(); n as usize * cpus];
+    let mut values = vec![T::default(); n as usize * cpus];
     let mut next = 0u32;
     let mut attr = BatchAttr {
         in_batch: 0,
@@ -219,7 +273,7 @@ pub(crate) fn percpu_array_batch(map: &Map, n: u32) -> Option<Vec<AggValue>> {
     if attr.count != n || keys.iter().enumerate().any(|(i, &k)| k as usize != i) {
         return None;
     }
-    Some(values.chunks_exact(cpus).map(|v| sum(v.iter())).collect())
+    Some(values)
 }
 
 /// Looks up stacks by hash in an engine's stack map.
@@ -347,5 +401,52 @@ mod tests {
             },
         ];
         assert_eq!(sum(values.iter()), AggValue { count: 3, sum: 9 });
+    }
+
+    #[test]
+    fn cache_groups_add_owned_cells_of_every_cpu() {
+        let cell = |words: [u64; 2], slot, owned, count, sum| CacheCell {
+            words,
+            slot,
+            owned,
+            count,
+            sum,
+        };
+        // Two CPUs' cells: pid 7 owns a cell on both, pid 9 on one; a free cell has junk.
+        let cells = [
+            cell([7, 0], 0, 1, 5, 50),
+            cell([9, 0], 2, 1, 1, 3),
+            cell([0, 0], 0, 0, 0, 0),
+            cell([7, 0], 0, 1, 2, 20),
+            cell([8, 1], 0, 0, 99, 99),
+        ];
+        let groups = cache_groups(&cells);
+        let key = |w0, slot| {
+            let mut words = [0; KEY_WORDS];
+            words[0] = w0;
+            AggKey {
+                words,
+                slot,
+                _pad: 0,
+            }
+        };
+        let want: BTreeMap<AggKey, AggValue> = [
+            (key(7, 0), AggValue { count: 7, sum: 70 }),
+            (key(9, 2), AggValue { count: 1, sum: 3 }),
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(groups, want);
+    }
+
+    #[test]
+    fn cache_index_spreads_neighbouring_pids() {
+        use tracekit_common::engine::cache_index;
+        let cells: std::collections::BTreeSet<u32> =
+            (1000..1064).map(|pid| cache_index(pid, 0, 0)).collect();
+        assert!(cells.iter().all(|&c| c < CACHE_CELLS));
+        // 64 consecutive pids in 256 cells: few collide.
+        assert!(cells.len() >= 48, "{} distinct cells", cells.len());
+        assert_ne!(cache_index(5, 0, 0), cache_index(5, 0, 1));
     }
 }

@@ -74,6 +74,8 @@ pub struct Engine {
     program_fds: Vec<(Role, aya::programs::ProgramFd)>,
     array: Map,
     hash: Map,
+    /// `ENGINE_CACHE`, the group cells in front of `hash` ([`Plan::group_cache`]).
+    cache: Map,
     stats: Map,
     stacks: Map,
     /// `ENGINE_OUTSTANDING` ([`agg::OUTSTANDING`] plans).
@@ -201,6 +203,20 @@ impl Engine {
         }
         // The simplest plans are computed without the interpreter (`engine::simple`).
         main.simple = u32::from(main.agg != agg::OUTSTANDING && plan::fast_simple(&main));
+        // Groups of such plans count in per-CPU cells before the hash (see
+        // `engine::cache_cell` in ebpf/src/engine/mod.rs); not where userspace deletes idle
+        // groups (the exporter): a cell is never given back.
+        main.group_cache = u32::from(
+            main.simple != 0
+                && main.layout == layout::HASH
+                && spec.group_cache
+                && std::env::var_os("TRACEKIT_GROUP_CACHE").is_none_or(|v| v != "0"),
+        );
+        let cache_entries = if main.group_cache != 0 {
+            tracekit_common::engine::CACHE_CELLS
+        } else {
+            1
+        };
         let start = spec.start.as_ref().map_or(Plan::EMPTY, |s| s.plan);
         let self_pid = if targets.exclude_self {
             std::process::id()
@@ -297,6 +313,7 @@ impl Engine {
                 .map_max_entries("UNWIND_PROCESSES", unwind_processes)
                 .map_max_entries("ENGINE_ARRAY", array_entries)
                 .map_max_entries("ENGINE_HASH", hash_entries)
+                .map_max_entries("ENGINE_CACHE", cache_entries)
                 .map_max_entries("ENGINE_STARTS", start_entries)
                 .map_max_entries("ENGINE_OUTSTANDING", outstanding_entries)
                 .map_max_entries("ENGINE_STACKS", stack_entries)
@@ -336,9 +353,10 @@ impl Engine {
             ebpf.take_map(name)
                 .ok_or_else(|| Error::runtime(format!("{name} is not in the engine object")))
         };
-        let (array, hash, stats) = (
+        let (array, hash, cache, stats) = (
             take("ENGINE_ARRAY")?,
             take("ENGINE_HASH")?,
+            take("ENGINE_CACHE")?,
             take("ENGINE_STATS")?,
         );
         let outstanding = take("ENGINE_OUTSTANDING")?;
@@ -359,6 +377,7 @@ impl Engine {
             ebpf: Some(ebpf),
             array,
             hash,
+            cache,
             stats,
             stacks,
             outstanding,
@@ -370,6 +389,10 @@ impl Engine {
                 (main.simple != 0).then_some(
                     "its plan without the interpreter (integers at hand: the event, fields, \
                      arguments, pid, tid, cpu; at most one comparison)",
+                ),
+                (main.group_cache != 0).then_some(
+                    "its groups in per-CPU cells before the group hash (each group keeps its \
+                     cell; no key hashed for them)",
                 ),
                 renames.is_some().then_some(
                     "comm keyed by thread id in the kernel, named from /proc and from the \
@@ -666,16 +689,31 @@ impl Engine {
                     cells.insert((key, index % slots), value);
                 }
             }
-        } else if let Some(names) = &self.names {
-            cells = names.read(&self.plan, base)?;
         } else {
-            let hash: PerCpuHashMap<_, AggKey, AggValue> =
-                PerCpuHashMap::try_from(&self.hash).context("opening ENGINE_HASH")?;
-            for entry in hash.iter() {
-                let (key, per_cpu) = entry.context("reading ENGINE_HASH")?;
-                let mut words = key.words.to_vec();
-                words[0] += base;
-                cells.insert((words, key.slot), maps::sum(per_cpu.iter()));
+            let cached = if self.plan.group_cache != 0 {
+                maps::read_cache(&self.cache)?
+            } else {
+                std::collections::BTreeMap::new()
+            };
+            if let Some(names) = &self.names {
+                cells = names.read(&self.plan, base, &cached)?;
+            } else {
+                let hash: PerCpuHashMap<_, AggKey, AggValue> =
+                    PerCpuHashMap::try_from(&self.hash).context("opening ENGINE_HASH")?;
+                let mut add = |key: AggKey, value: AggValue| {
+                    let mut words = key.words.to_vec();
+                    words[0] = words[0].wrapping_add(base);
+                    let cell: &mut AggValue = cells.entry((words, key.slot)).or_default();
+                    cell.count += value.count;
+                    cell.sum = cell.sum.wrapping_add(value.sum);
+                };
+                for entry in hash.iter() {
+                    let (key, per_cpu) = entry.context("reading ENGINE_HASH")?;
+                    add(key, maps::sum(per_cpu.iter()));
+                }
+                for (key, value) in cached {
+                    add(key, value);
+                }
             }
         }
         let stats_map: PerCpuArray<_, u64> =
@@ -725,7 +763,7 @@ impl Engine {
     /// Whether the aggregates live in the group hash map, whose entries
     /// [`Engine::remove_cells`] can delete (an array layout holds every key for good).
     pub fn removes_cells(&self) -> bool {
-        self.plan.layout != layout::ARRAY && self.names.is_none()
+        self.plan.layout != layout::ARRAY && self.names.is_none() && self.plan.group_cache == 0
     }
 
     /// Deletes `cells` (keys and slots as [`Engine::read`] gives them) from the group hash

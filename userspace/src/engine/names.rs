@@ -186,15 +186,27 @@ impl TaskNames {
     ///
     /// # Errors
     /// A run-time error when the hash cannot be read.
-    pub fn read(&self, plan: &Plan, base: u64) -> Result<Cells> {
+    pub fn read(
+        &self,
+        plan: &Plan,
+        base: u64,
+        cached: &BTreeMap<AggKey, AggValue>,
+    ) -> Result<Cells> {
         let mut maps = self.maps.lock().unwrap_or_else(|e| e.into_inner());
         let mut folded = self.folded.lock().unwrap_or_else(|e| e.into_inner());
         let mut known: BTreeMap<u64, (Comm, bool)> = BTreeMap::new();
         let mut out = folded.clone();
         let mut over_keys = Vec::new();
+        let mut entries = Vec::new();
         for entry in maps.hash.iter() {
             let (key, per_cpu) = entry.context("reading ENGINE_HASH")?;
-            let value = super::maps::sum(per_cpu.iter());
+            entries.push((key, super::maps::sum(per_cpu.iter()), false));
+        }
+        // A group cache cell is never given back during a load: its group is counted from
+        // the cell at every read, never folded, and its thread's name stays recorded.
+        entries.extend(cached.iter().map(|(&key, &value)| (key, value, true)));
+        let mut in_cells = std::collections::BTreeSet::new();
+        for (key, value, in_cell) in entries {
             let mut words = Vec::with_capacity(KEY_WORDS);
             let mut at = 0;
             let mut over = false;
@@ -205,6 +217,9 @@ impl TaskNames {
                     let (comm, ended) =
                         *known.entry(word).or_insert_with(|| Self::comm(&maps, word));
                     over |= ended;
+                    if in_cell {
+                        in_cells.insert(word);
+                    }
                     words.extend(
                         comm.chunks(8)
                             .map(|c| u64::from_ne_bytes(c.try_into().expect("8-byte chunks"))),
@@ -219,7 +234,7 @@ impl TaskNames {
             words.resize(KEY_WORDS.max(words.len()), 0);
             words.truncate(KEY_WORDS);
             words[0] = words[0].wrapping_add(base);
-            if over {
+            if over && !in_cell {
                 over_keys.push(key);
                 add(&mut folded, &words, key.slot, value);
             }
@@ -229,7 +244,10 @@ impl TaskNames {
             let _ = maps.hash.remove(&key);
         }
         for (&word, &(_, over)) in &known {
-            if over && let Some((tid, _)) = split(word) {
+            if over
+                && !in_cells.contains(&word)
+                && let Some((tid, _)) = split(word)
+            {
                 let _ = maps.names.remove(&word);
                 if !std::path::Path::new(&format!("/proc/{tid}")).exists() {
                     let _ = maps.gens.remove(&tid);

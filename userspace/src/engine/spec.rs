@@ -37,6 +37,10 @@ pub struct EngineSpec {
     /// A comm that is only a group-key part is keyed by thread in the kernel and named
     /// when read ([`super::names`]); false keeps the string (the exporter).
     pub names_by_task: bool,
+    /// The simplest plans count each group in a per-CPU cell it keeps for the whole load
+    /// before the hash (`Plan::group_cache`); false where groups must be deletable (the
+    /// exporter deletes idle ones).
+    pub group_cache: bool,
 }
 
 impl EngineSpec {
@@ -50,6 +54,7 @@ impl EngineSpec {
             event_base: 0,
             user_unwind: false,
             names_by_task: true,
+            group_cache: true,
         }
     }
 

@@ -153,6 +153,7 @@ pub fn compile_all(config: &Config, origin: &str) -> Result<Vec<Compiled>> {
                     .into_iter()
                     .map(|spec| EngineSpec {
                         names_by_task: false,
+                        group_cache: false,
                         ..spec
                     })
                     .collect(),

@@ -260,6 +260,7 @@ pub(crate) fn spec_of(
         event_base: 0,
         user_unwind: false,
         names_by_task: true,
+        group_cache: true,
     }
 }
 
