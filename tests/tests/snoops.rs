@@ -8,7 +8,7 @@ use std::{
 };
 
 use serde_json::Value;
-use tracekit_tests::{fixture, require_root, scratch, tracekit};
+use tracekit_tests::{bpftrace::side_by_side, fixture, require_root, scratch, tracekit};
 
 const TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -350,33 +350,33 @@ fn oomkill_shows_a_kill_forced_in_a_memory_limited_cgroup() {
     assert!((28_000..=33_000).contains(&anon_kb), "{text}");
 }
 
-/// bpftrace's own tools (`/usr/sbin/*.bt`) and tracekit's on the same workload see the
-/// same events.
-fn bpftrace_tool(test: &str, script: &str, workload: &[&str]) -> Option<String> {
-    let path = format!("/usr/sbin/{script}");
-    if !std::path::Path::new(&path).is_file() {
-        println!("skipped: {test}: no {path} (Debian's bpftrace package installs it)");
-        return None;
-    }
+/// One run of `tk_snoops WORKLOAD` watched at once by `tracekit TOOL --json` and by
+/// bpftrace's own `/usr/sbin/SCRIPT` (tracekit_tests::bpftrace::side_by_side): the fixture's
+/// truth lines, bpftrace's stdout, and tracekit's events (all processes': the test picks the
+/// fixture's). tracekit must have lost nothing.
+fn with_bpftrace(
+    test: &str,
+    script: &str,
+    tool: &str,
+    workload: &[&str],
+) -> (String, String, Vec<Value>) {
     let program = fixture("tk_snoops");
-    // The fixture's own lines go elsewhere: bpftrace's -c shares its stdout, and lines
-    // written at once interleave.
-    let script = scratch(test).join("workload.sh");
-    std::fs::write(
-        &script,
-        format!(
-            "exec {} {} > /dev/null\n",
-            program.display(),
-            workload.join(" ")
-        ),
-    )
-    .unwrap();
-    let command = format!("/bin/sh {}", script.display());
-    let mut bpftrace = std::process::Command::new("bpftrace");
-    bpftrace.args(["-c", &command, &path]);
-    let out = tracekit_tests::run(bpftrace, TIMEOUT);
-    out.assert_code(0);
-    Some(out.stdout.clone())
+    let mut argv = vec![program.to_str().unwrap()];
+    argv.extend(workload);
+    let run = side_by_side(test, script, &[tool, "--json"], &argv);
+    assert!(
+        run.ours.stderr.contains("Lost: nothing."),
+        "events were lost: {}",
+        run.ours.stderr
+    );
+    let ours = run
+        .ours
+        .stdout
+        .lines()
+        .filter(|line| line.starts_with('{'))
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    (run.truth, run.theirs, ours)
 }
 
 #[test]
@@ -385,9 +385,17 @@ fn opensnoop_sees_what_bpftraces_opensnoop_sees() {
     let dir = format!("/tmp/tkob{}", std::process::id());
     std::fs::create_dir_all(&dir).unwrap();
     let workload = ["opens", dir.as_str(), "300", "100"];
-    let Some(theirs) = bpftrace_tool("opensnoop_bt", "opensnoop.bt", &workload) else {
-        return;
-    };
+    let (truth, theirs, ours) =
+        with_bpftrace("opensnoop_bt", "opensnoop.bt", "opensnoop", &workload);
+    // The fixture's truth: `open PATH FD` and `fail PATH ERRNO`.
+    let expected: BTreeSet<(String, i64, i64)> = truth
+        .lines()
+        .map(|line| match line.split(' ').collect::<Vec<_>>()[..] {
+            ["open", path, fd] => (path.to_string(), fd.parse().unwrap(), 0),
+            ["fail", path, errno] => (path.to_string(), -1, errno.parse().unwrap()),
+            _ => panic!("truth line {line}"),
+        })
+        .collect();
     // `PID COMM FD ERR PATH`
     let theirs: BTreeSet<(String, i64, i64)> = theirs
         .lines()
@@ -401,7 +409,6 @@ fn opensnoop_sees_what_bpftraces_opensnoop_sees() {
             }
         })
         .collect();
-    let (_, ours) = snoop("opensnoop_bt_ours", "opensnoop", &[], &workload);
     let ours: BTreeSet<(String, i64, i64)> = ours
         .iter()
         .filter(|e| e["path"].as_str().unwrap().starts_with(&dir))
@@ -413,7 +420,8 @@ fn opensnoop_sees_what_bpftraces_opensnoop_sees() {
             )
         })
         .collect();
-    assert_eq!(theirs.len(), 400);
+    assert_eq!(expected.len(), 400);
+    assert_eq!(theirs, expected);
     assert_eq!(ours, theirs);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -422,9 +430,7 @@ fn opensnoop_sees_what_bpftraces_opensnoop_sees() {
 fn execsnoop_sees_what_bpftraces_execsnoop_sees() {
     require_root();
     let workload = ["execs", "200"];
-    let Some(theirs) = bpftrace_tool("execsnoop_bt", "execsnoop.bt", &workload) else {
-        return;
-    };
+    let (_, theirs, ours) = with_bpftrace("execsnoop_bt", "execsnoop.bt", "execsnoop", &workload);
     // `TIME(ms) PID ARGS`
     let theirs: BTreeSet<String> = theirs
         .lines()
@@ -436,7 +442,6 @@ fn execsnoop_sees_what_bpftraces_execsnoop_sees() {
             }
         })
         .collect();
-    let (_, ours) = snoop("execsnoop_bt_ours", "execsnoop", &[], &workload);
     let ours: BTreeSet<String> = ours
         .iter()
         .map(|e| e["args"].as_str().unwrap().to_string())
@@ -457,9 +462,7 @@ fn execsnoop_sees_what_bpftraces_execsnoop_sees() {
 fn killsnoop_sees_what_bpftraces_killsnoop_sees() {
     require_root();
     let workload = ["kills", "200"];
-    let Some(theirs) = bpftrace_tool("killsnoop_bt", "killsnoop.bt", &workload) else {
-        return;
-    };
+    let (_, theirs, ours) = with_bpftrace("killsnoop_bt", "killsnoop.bt", "killsnoop", &workload);
     // `TIME PID COMM SIG TPID RESULT`
     let theirs: Vec<(u64, i64)> = theirs
         .lines()
@@ -473,7 +476,6 @@ fn killsnoop_sees_what_bpftraces_killsnoop_sees() {
             }
         })
         .collect();
-    let (_, ours) = snoop("killsnoop_bt_ours", "killsnoop", &[], &workload);
     let ours: Vec<(u64, i64)> = ours
         .iter()
         .filter(|e| e["comm"] == "tk_snoops")
@@ -486,11 +488,9 @@ fn killsnoop_sees_what_bpftraces_killsnoop_sees() {
 #[test]
 fn syncsnoop_sees_what_bpftraces_syncsnoop_sees() {
     require_root();
-    let file = scratch("syncsnoop_bt").join("synced");
+    let file = scratch("syncsnoop_bt_file").join("synced");
     let workload = ["syncs", file.to_str().unwrap(), "50"];
-    let Some(theirs) = bpftrace_tool("syncsnoop_bt", "syncsnoop.bt", &workload) else {
-        return;
-    };
+    let (_, theirs, ours) = with_bpftrace("syncsnoop_bt", "syncsnoop.bt", "syncsnoop", &workload);
     // `TIME PID COMM EVENT`, EVENT the probe (`tracepoint:syscalls:sys_enter_fsync`).
     let mut counted: BTreeMap<String, usize> = BTreeMap::new();
     for line in theirs.lines() {
@@ -501,9 +501,8 @@ fn syncsnoop_sees_what_bpftraces_syncsnoop_sees() {
             *counted.entry(call.to_string()).or_default() += 1;
         }
     }
-    let (_, ours) = snoop("syncsnoop_bt_ours", "syncsnoop", &[], &workload);
     let mut ours_counted: BTreeMap<String, usize> = BTreeMap::new();
-    for event in &ours {
+    for event in ours.iter().filter(|e| e["comm"] == "tk_snoops") {
         *ours_counted
             .entry(event["call"].as_str().unwrap().to_string())
             .or_default() += 1;
@@ -546,9 +545,10 @@ fn statsnoop_shows_each_stat_and_sees_what_bpftraces_statsnoop_sees() {
     let expected_failed: BTreeSet<_> = expected.iter().filter(|e| e.1 != 0).cloned().collect();
     assert_eq!(expected_failed.len(), 100);
     assert_eq!(mine(&failed), expected_failed);
-    let Some(theirs) = bpftrace_tool("statsnoop_bt", "statsnoop.bt", &workload) else {
-        return;
-    };
+    // One more run, watched by tracekit and bpftrace's statsnoop.bt at once: the same
+    // stats (paths are the same in every run of the fixture, and so are their errnos).
+    let (_, theirs, ours) = with_bpftrace("statsnoop_bt", "statsnoop.bt", "statsnoop", &workload);
+    assert_eq!(mine(&ours), expected);
     // `PID COMM ERR PATH`
     let theirs: BTreeSet<(String, i64)> = theirs
         .lines()

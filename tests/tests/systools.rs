@@ -312,38 +312,20 @@ fn klockstat_shows_mmap_lock_contention() {
 #[test]
 fn writeback_matches_bpftrace_writeback_bt() {
     require_root();
-    let script = std::path::Path::new("/usr/sbin/writeback.bt");
-    if !script.exists() || Command::new("bpftrace").arg("--version").output().is_err() {
-        println!("skipped: bpftrace's writeback.bt is not installed (apt-get install bpftrace)");
-        return;
-    }
-    let dir = scratch("writeback_matches_bpftrace_writeback_bt");
-    let bt_out = dir.join("bt.out");
-    let mut bt = Command::new("bpftrace")
-        .arg(script)
-        .stdout(std::fs::File::create(&bt_out).unwrap())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + TIMEOUT;
-    while !std::fs::read_to_string(&bt_out)
-        .unwrap()
-        .contains("Hit Ctrl-C")
-    {
-        assert!(Instant::now() < deadline, "bpftrace did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let mut tool = spawn_tracekit(["writeback"]);
-    wait_for_stderr(&mut tool, "Hit Ctrl-C to end.", TIMEOUT);
+    let dir = scratch("writeback_matches_bpftrace_writeback_bt_files");
     let file = dir.join("dirty");
-    std::fs::write(&file, vec![1u8; 16 << 20]).unwrap();
-    assert!(Command::new("sync").status().unwrap().success());
-    kill(tool.id(), libc::SIGINT);
-    let run = wait_output(tool, TIMEOUT);
-    run.assert_code(0);
-    kill(bt.id(), libc::SIGINT);
-    bt.wait().unwrap();
-    let bt_text = std::fs::read_to_string(&bt_out).unwrap();
+    let write_and_sync = format!(
+        "head -c {} /dev/zero > {} && sync",
+        16 << 20,
+        file.display()
+    );
+    let both = tracekit_tests::bpftrace::side_by_side(
+        "writeback_matches_bpftrace_writeback_bt",
+        "writeback.bt",
+        &["writeback"],
+        &["/bin/sh", "-c", &write_and_sync],
+    );
+    let (bt_text, run) = (both.theirs, both.ours);
     let _ = std::fs::remove_dir_all(&dir);
     // bpftrace: `TIME DEVICE PAGES REASON ms`, reason by name; tracekit: rows of
     // `DEVICE PAGES REASON LAT(ns)`, the reason a number (2: sync).

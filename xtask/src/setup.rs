@@ -62,6 +62,23 @@ pub fn ensure() -> Result<()> {
         did.push("installed gcc and g++ (integration test fixtures)");
     }
 
+    // bpftrace and its tools (`/usr/sbin/*.bt`): the side-by-side tests run them on the
+    // same workload as tracekit's tools (issue 30). They must never skip in CI, so a
+    // failed install is a setup error. Without root (unit tests only) apt cannot install,
+    // and nothing that runs without root needs bpftrace: say so and go on.
+    if find_program("bpftrace").is_none() || !Path::new("/usr/sbin/opensnoop.bt").is_file() {
+        // SAFETY: geteuid(2) has no preconditions.
+        if unsafe { libc::geteuid() } == 0 {
+            apt_install(&["bpftrace"]).context("bpftrace (the side-by-side tests need it)")?;
+            did.push("installed bpftrace (side-by-side tests)");
+        } else {
+            eprintln!(
+                "xtask: setup: bpftrace is not installed; the integration tests (as root) \
+                 install it"
+            );
+        }
+    }
+
     // Real programs the integration tests profile and trace (issue 14): JIT runtimes, a
     // debuginfod server, <sys/sdt.h> for USDT fixtures. A failed install only skips those
     // tests (each says why).
