@@ -48,8 +48,8 @@ pub mod runtime {
     pub const PHP: u8 = 3;
     /// V8 (Node.js): JavaScript frames on the frame-pointer chain ([`super::v8`]).
     pub const V8: u8 = 4;
-    /// HotSpot (OpenJDK's JVM): interpreted Java frames on the frame-pointer chain
-    /// ([`super::hotspot`]).
+    /// HotSpot (OpenJDK's JVM): interpreted Java frames on the frame-pointer chain, and
+    /// frames of its code cache (compiled methods, stubs) ([`super::hotspot`]).
     pub const HOTSPOT: u8 = 5;
 }
 
@@ -174,10 +174,15 @@ pub enum InterpStat {
     /// New code objects not announced because `INTERP_CODES` was full (announced again at
     /// their next sample).
     CodesLost = 5,
+    /// HotSpot frames in the code cache (compiled methods, stubs) recorded.
+    CompiledFrames = 6,
+    /// HotSpot pcs in the code cache whose blob was not found (a free segment, or a blob
+    /// beyond [`hotspot::SEGMAP_HOPS`]): stepped by frame pointer, kept native.
+    CompiledMisses = 7,
 }
 
 /// Number of [`InterpStat`] counters.
-pub const INTERP_STAT_COUNT: u32 = 6;
+pub const INTERP_STAT_COUNT: u32 = 8;
 
 /// CPython's offset slots ([`InterpProcess::offsets`]) and layout families.
 pub mod python {
@@ -321,6 +326,11 @@ pub mod v8 {
 /// hold the frame's `Method*` at `rbp - METHOD_SLOT` and its bytecode pointer at
 /// `rbp - BCP_SLOT`; such a frame is recorded as its `Method*` and its bytecode index
 /// (`bcp - (constMethod + sizeof(ConstMethod))`, 0 when it is not in the method's code).
+///
+/// A pc in the code cache's heaps ([`hotspot::CodeCache`], `HOTSPOT_CODE`) is recorded as
+/// its `CodeBlob` (found through the heap's segment map) and the pc's offset in bytes from
+/// the blob (saturated at [`super::FRAME_OFFSET_MAX`]: the code pointer tells the two kinds
+/// apart, a `Method*` is never in the code cache), and stepped by `CodeBlob::_frame_size`.
 pub mod hotspot {
     /// Bytes below rbp of the interpreter frame's `Method*`.
     pub const METHOD_SLOT: usize = 0;
@@ -330,9 +340,61 @@ pub mod hotspot {
     pub const METHOD_CONST_METHOD: usize = 2;
     /// `sizeof(ConstMethod)`: where the bytecodes start in a `ConstMethod`.
     pub const CONST_METHOD_SIZE: usize = 3;
+    /// Bytes below rbp of the interpreter frame's sender sp (the caller's unextended sp,
+    /// where a compiled caller's frame starts).
+    pub const SENDER_SP_SLOT: usize = 4;
+
+    /// Code heaps of one JVM at most ([`CodeCache::heaps`]; JDK 9+ has 1 or 3).
+    pub const MAX_CODE_HEAPS: usize = 4;
+    /// JVMs whose compiled frames the kernel unwinds at once (`HOTSPOT_CODE` entries).
+    pub const MAX_JVMS: u32 = 1024;
+    /// Hops through a code heap's segment map at most: one hop goes back up to 254
+    /// segments, so 16 hops find the start of any blob below about 500 KiB with 128-byte
+    /// segments (C2's largest methods are tens of KiB).
+    pub const SEGMAP_HOPS: u32 = 16;
+    /// A segment map byte of a segment that starts a block.
+    pub const SEGMAP_START: u8 = 0;
+    /// A segment map byte of a free segment.
+    pub const SEGMAP_FREE: u8 = 0xFF;
+    /// The largest `CodeBlob::_frame_size` believed, in words (larger: the blob is not
+    /// stepped by its size).
+    pub const MAX_FRAME_WORDS: u32 = 8192;
+
+    /// One code heap: its reserved code memory `[low, high)` and its segment map (one byte
+    /// per `1 << CodeCache::segment_shift` bytes of code: 0 at a block's first segment, the
+    /// hops back to it elsewhere, 0xFF when free).
+    #[repr(C)]
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    pub struct CodeHeap {
+        /// `CodeHeap::_memory._low_boundary`.
+        pub low: u64,
+        /// `CodeHeap::_memory._high_boundary`.
+        pub high: u64,
+        /// `CodeHeap::_segmap._low_boundary`.
+        pub segmap: u64,
+    }
+
+    /// A JVM's code cache, where its compiled (C1/C2) methods, stubs and adapters are
+    /// (`HOTSPOT_CODE`, pid (tgid) to this; written by userspace when the JVM's layout is
+    /// read). A pc in a heap belongs to the `CodeBlob` found through the segment map: at
+    /// `low + (segment << segment_shift) + heap_block_size`. 112 bytes, no padding.
+    #[repr(C)]
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    pub struct CodeCache {
+        /// The heaps, `count` of them.
+        pub heaps: [CodeHeap; MAX_CODE_HEAPS],
+        /// Heaps in use.
+        pub count: u32,
+        /// `CodeHeap::_log2_segment_size`.
+        pub segment_shift: u32,
+        /// `sizeof(HeapBlock)`: the block header before each blob.
+        pub heap_block_size: u32,
+        /// `CodeBlob::_frame_size` (an i32, in words: the frame with its return address).
+        pub frame_size_offset: u32,
+    }
 }
 
-crate::impl_pod!(InterpProcess, InterpConfig, CodeKey);
+crate::impl_pod!(InterpProcess, InterpConfig, CodeKey, hotspot::CodeCache);
 
 #[cfg(test)]
 mod tests {
@@ -342,6 +404,7 @@ mod tests {
     fn layouts_have_no_padding() {
         assert_eq!(size_of::<InterpProcess>(), 64);
         assert_eq!(size_of::<InterpConfig>(), 8);
+        assert_eq!(size_of::<hotspot::CodeCache>(), 112);
     }
 
     #[test]

@@ -22,7 +22,7 @@ use aya_ebpf::{
     programs::PerfEventContext,
 };
 use tracekit_common::{
-    interp::{CodeKey, InterpConfig, InterpProcess},
+    interp::{CodeKey, InterpConfig, InterpProcess, hotspot::CodeCache},
     profile::{MAX_STACK_DEPTH, StackFrames},
     unwind::{
         MAPPING_SEARCH_STEPS, MAX_PROCESS_MAPPINGS, MAX_SHARDS, Mapping, ProcessMappings,
@@ -66,6 +66,8 @@ pub trait UnwindMaps {
     fn interp_seen() -> &'static LruHashMap<CodeKey, u8>;
     /// Announcements of new code objects to userspace.
     fn interp_codes() -> &'static RingBuf;
+    /// Pid (tgid) to its JVM's code cache (`tracekit_common::interp::hotspot::CodeCache`).
+    fn hotspot_code() -> &'static HashMap<u32, CodeCache>;
 }
 
 /// Defines the unwinder's maps (`UNWIND_SHARDS`, `UNWIND_MAPPINGS`, `UNWIND_PROCESSES`,
@@ -119,6 +121,14 @@ macro_rules! unwind_maps {
         #[aya_ebpf::macros::map]
         static INTERP_CODES: aya_ebpf::maps::RingBuf =
             aya_ebpf::maps::RingBuf::with_byte_size(tracekit_common::interp::CODES_RING_BYTES, 0);
+        #[aya_ebpf::macros::map]
+        static HOTSPOT_CODE: aya_ebpf::maps::HashMap<
+            u32,
+            tracekit_common::interp::hotspot::CodeCache,
+        > = aya_ebpf::maps::HashMap::with_max_entries(
+            tracekit_common::interp::hotspot::MAX_JVMS,
+            0,
+        );
 
         /// This object's unwinder maps.
         struct $name;
@@ -167,6 +177,12 @@ macro_rules! unwind_maps {
             #[inline(always)]
             fn interp_codes() -> &'static aya_ebpf::maps::RingBuf {
                 &INTERP_CODES
+            }
+            #[inline(always)]
+            fn hotspot_code()
+            -> &'static aya_ebpf::maps::HashMap<u32, tracekit_common::interp::hotspot::CodeCache>
+            {
+                &HOTSPOT_CODE
             }
         }
     };
@@ -370,7 +386,28 @@ extern "C" fn step<M: UnwindMaps>(_index: u64, _ctx: *mut c_void) -> i64 {
         if let Some(word) = interp::hotspot::frame::<M>(&w.interp, w.bp) {
             w.frames[len] = word;
         }
-        frame_pointer_step::<M>(w)
+        // A compiled caller's frame starts at the sender sp the frame saved, not above
+        // the return address (a c2i adapter pushed the arguments between them).
+        let sender_sp = interp::hotspot::sender_sp(&w.interp, w.bp);
+        let stepped = frame_pointer_step::<M>(w);
+        if let Some(sender_sp) = sender_sp
+            && stepped
+            && sender_sp >= w.sp
+            && sender_sp - w.sp < interp::hotspot::MAX_SENDER_GAP
+        {
+            w.sp = sender_sp;
+        }
+        stepped
+    } else if let Some(blob) = interp::hotspot::code_blob::<M>(&w.interp, pc) {
+        // HotSpot's code cache: compiled methods and stubs, recorded as the blob and the
+        // pc's offset in it, stepped by the blob's frame size (C1/C2 code keeps no frame
+        // pointer), or by frame pointer where it states none (stubs that keep one).
+        w.frames[len] = interp::hotspot::compiled_frame::<M>(&w.interp, blob.address, w.pc);
+        if blob.frame_bytes == 0 {
+            frame_pointer_step::<M>(w)
+        } else {
+            frame_size_step::<M>(w, blob.frame_bytes)
+        }
     } else if w.m_end == 0 {
         bump::<M>(UnwindStat::NoMappingFrames);
         frame_pointer_step::<M>(w)
@@ -511,6 +548,21 @@ fn table_step<M: UnwindMaps>(w: &mut Walk, pc: u64) -> bool {
     }
     bump::<M>(UnwindStat::DwarfFrames);
     w.sp = cfa;
+    w.pc = return_address;
+    true
+}
+
+/// A HotSpot compiled frame's step: its frame (`frame_bytes`, the return address and the
+/// saved RBP at its top) is above the stack pointer.
+#[inline(always)]
+fn frame_size_step<M: UnwindMaps>(w: &mut Walk, frame_bytes: u64) -> bool {
+    let sp = w.sp + frame_bytes;
+    let (Some(return_address), Some(saved_bp)) = (read_user(sp - 8), read_user(sp - 16)) else {
+        w.status = FAILED;
+        return false;
+    };
+    w.sp = sp;
+    w.bp = saved_bp;
     w.pc = return_address;
     true
 }

@@ -1,8 +1,9 @@
 //! HotSpot (issue 28): a JVM's `libjvm.so` is found and its serviceability tables
 //! (`gHotSpotVMStructs`, ...) are read from its memory; `-v` says so. Interpreted Java
 //! frames (`-Xint`) are named `Class.method (File.java:LINE)`, under `-p` and `-- CMD`, and
-//! for a JVM that exits mid-profile; compiled (C1/C2) frames are not unwound yet.
-//! `--no-interpreters` reads nothing and keeps native frames. Java is not in the VM image:
+//! for a JVM that exits mid-profile. Compiled (C1/C2) frames of a JVM started with no
+//! flags are named the same way, through the code cache and the nmethods' scopes (inlined
+//! methods included). `--no-interpreters` reads nothing and keeps native frames. Java is not in the VM image:
 //! these tests run on the host only.
 
 use std::{
@@ -31,6 +32,12 @@ fn spawn_ledger(classes: &Path, seconds: &str) -> Child {
         .arg(classes)
         .args(["Ledger", seconds]);
     spawn_ready(java)
+}
+
+/// The number before `what` in `text` (`12 code cache frames`), if any.
+fn count_before(text: &str, what: &str) -> Option<u64> {
+    let before = &text[..text.find(what)?];
+    before.split_whitespace().last()?.parse().ok()
 }
 
 fn profile(pid: &str, out: &Path, extra: &[&str]) -> tracekit_tests::Output {
@@ -205,4 +212,51 @@ fn jvm_exiting_mid_profile_keeps_its_names() {
     eprintln!("{}", run.stderr);
     assert!(status.success(), "the JVM failed: {status}");
     check_chain(test, &parse_folded(&std::fs::read_to_string(&out).unwrap()));
+}
+
+/// `-p` of a JVM started with no flags (no `-Xint`, no `-XX:+PreserveFramePointer`), warmed
+/// for 8 s first so that C2 compiled the chain (its callers inlined or not): compiled frames
+/// are found in the code cache, stepped by their frame size, and named from their
+/// nmethod's scopes, with the callers' lines exact. `--no-interpreters` names none.
+#[test]
+fn jvm_compiled_frames_are_named() {
+    let test = "jvm_compiled_frames_are_named";
+    require_root();
+    let dir = scratch(test);
+    let Some(classes) = compile(test, &dir) else {
+        return;
+    };
+    let mut java = Command::new("java");
+    java.arg("-cp").arg(&classes).args(["Ledger", "40"]);
+    let mut child = spawn_ready(java);
+    std::thread::sleep(Duration::from_secs(8));
+    let pid = child.id().to_string();
+    let out = dir.join("on.folded");
+    let on = profile(&pid, &out, &[]);
+    let off_out = dir.join("off.folded");
+    let off = profile(&pid, &off_out, &["--no-interpreters"]);
+    let _ = child.kill();
+    let _ = child.wait();
+    on.assert_code(0);
+    off.assert_code(0);
+    eprintln!("{}", on.stderr);
+    let compiled = count_before(&on.stderr, "code cache frames recorded").unwrap_or(0);
+    let interpreted = count_before(&on.stderr, "interpreter frames recorded").unwrap_or(0);
+    let folded = parse_folded(&std::fs::read_to_string(&out).unwrap());
+    let main_samples: u64 = folded
+        .iter()
+        .filter(|(path, _)| main_thread(path))
+        .map(|(_, n)| n)
+        .sum();
+    // Warmed: the main thread runs compiled code, not the interpreter.
+    assert!(
+        compiled >= main_samples && interpreted * 10 <= main_samples,
+        "{compiled} compiled and {interpreted} interpreted frames in {main_samples} samples"
+    );
+    check_chain(test, &folded);
+    let folded = parse_folded(&std::fs::read_to_string(&off_out).unwrap());
+    assert!(
+        folded.iter().all(|(path, _)| !path.contains("Ledger.")),
+        "{folded:#?}"
+    );
 }

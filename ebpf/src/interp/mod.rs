@@ -13,7 +13,9 @@ pub mod ruby;
 pub mod v8;
 
 use aya_ebpf::helpers::{bpf_probe_read_kernel, bpf_probe_read_user};
-use tracekit_common::interp::{CodeKey, InterpConfig, InterpProcess, InterpStat, runtime};
+use tracekit_common::interp::{
+    CodeKey, InterpConfig, InterpProcess, InterpStat, hotspot::CodeCache, runtime,
+};
 
 use crate::unwind::UnwindMaps;
 
@@ -40,6 +42,8 @@ pub struct InterpWalk {
     /// The process (tgid).
     pub pid: u32,
     padding: u32,
+    /// The JVM's code cache (`count` 0: none, or not a JVM).
+    pub code: CodeCache,
 }
 
 impl InterpWalk {
@@ -54,6 +58,13 @@ impl InterpWalk {
         match unsafe { M::interp_processes().get(&pid) } {
             Some(process) => self.process = *process,
             None => self.process.runtime = runtime::NONE,
+        }
+        self.code.count = 0;
+        if self.process.runtime == runtime::HOTSPOT {
+            // SAFETY: plain lookup; the value is copied out at once.
+            if let Some(code) = unsafe { M::hotspot_code().get(&pid) } {
+                self.code = *code;
+            }
         }
     }
 

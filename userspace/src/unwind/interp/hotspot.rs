@@ -1,8 +1,8 @@
 //! HotSpot (OpenJDK's JVM): detection by `libjvm.so`'s exported serviceability tables and
-//! the structure offsets read from them. This is step 1 of HotSpot support (issue 28): the
-//! layout is read and checked for every JVM process, and the report (`-v`) says what was
-//! read or why it could not be; Java frames themselves are not unwound yet, so a JVM keeps
-//! its native frames.
+//! the structure offsets read from them. The layout is read and checked for every JVM
+//! process, and the report (`-v`) says what was read or why it could not be. Interpreted
+//! frames are named here and in [`super::hotspot_lines`]; compiled frames (the code cache's
+//! heaps, an nmethod's method and scopes) in [`super::hotspot_compiled`].
 //!
 //! `libjvm.so` exports `gHotSpotVMStructs` and `gHotSpotVMTypes` (pointers to arrays of
 //! entries) and the globals that describe one entry's layout
@@ -20,7 +20,9 @@
 
 use std::collections::HashMap;
 
-use tracekit_common::interp::{InterpProcess, NO_OFFSET, OFFSET_SLOTS, runtime};
+use tracekit_common::interp::{
+    InterpProcess, NO_OFFSET, OFFSET_SLOTS, hotspot::CodeCache, runtime,
+};
 
 use super::{Detected, read_memory};
 use crate::unwind::process::ExecMapping;
@@ -313,6 +315,15 @@ pub struct Layout {
     /// Where a method's line numbers are; `None` when the JVM does not state it (frames are
     /// then named without file and line).
     pub lines: Option<super::hotspot_lines::LineLayout>,
+    /// The interpreter frame's sender sp slot, in words from rbp
+    /// (`frame::interpreter_frame_sender_sp_offset`; x86_64's -1 when not stated).
+    pub sender_sp_slot: i32,
+    /// Where compiled methods' debug information is; `None` when the JVM does not state
+    /// it (compiled frames stay native).
+    pub compiled: Option<super::hotspot_compiled::CompiledLayout>,
+    /// The code cache's heaps in the process: read by [`probe`] (`None` from
+    /// [`Layout::of`], or when unreadable: compiled frames stay native).
+    pub code_cache: Option<CodeCache>,
 }
 
 impl Layout {
@@ -401,6 +412,13 @@ impl Layout {
             _ => None,
         };
         Ok(Layout {
+            sender_sp_slot: tables
+                .int_constants
+                .get("frame::interpreter_frame_sender_sp_offset")
+                .copied()
+                .unwrap_or(-1),
+            compiled: super::hotspot_compiled::CompiledLayout::of(tables),
+            code_cache: None,
             lines: super::hotspot_lines::LineLayout::of(tables),
             interpreter_queue,
             const_method_size: tables.sizes.get("ConstMethod").copied(),
@@ -510,6 +528,14 @@ pub fn with_interpreter(
         }
     })?;
     layout.interpreter_code = Some(code);
+    // The code heaps exist before the interpreter is generated.
+    let summary = match super::hotspot_compiled::read_code_cache(&Process(pid), &layout) {
+        Ok(cache) => {
+            layout.code_cache = Some(cache);
+            format!("{summary}; {} code heaps", cache.count)
+        }
+        Err(why) => format!("{summary}; compiled Java frames stay native: {why}"),
+    };
     Ok((layout, summary))
 }
 
@@ -548,6 +574,7 @@ impl Layout {
         offsets[slots::BCP_SLOT] = below(self.interpreter_frame.1)?;
         offsets[slots::METHOD_CONST_METHOD] = u16::try_from(self.method_const_method).ok()?;
         offsets[slots::CONST_METHOD_SIZE] = u16::try_from(self.const_method_size?).ok()?;
+        offsets[slots::SENDER_SP_SLOT] = below(self.sender_sp_slot).unwrap_or(NO_OFFSET);
         Some(InterpProcess {
             eval_begin: begin,
             eval_end: end,
@@ -600,10 +627,23 @@ pub fn method_name(memory: &impl Memory, layout: &Layout, method: u64) -> Option
     Some(format!("{}.{name}", class.replace('/', ".")))
 }
 
+/// The names of code object `code` of JVM `pid`: a blob of its code cache
+/// ([`super::hotspot_compiled::read_blob`]), else a `Method*` ([`read_method`]).
+pub(super) fn read_code(pid: u32, layout: &Layout, code: u64) -> Option<super::CodeInfo> {
+    match layout.code_cache {
+        Some(cache) if super::hotspot_compiled::in_code_cache(&cache, code) => {
+            super::hotspot_compiled::read_blob(&Process(pid), layout, code, &mut |method| {
+                read_method(pid, layout, method)
+            })
+        }
+        _ => read_method(pid, layout, code),
+    }
+}
+
 /// The names of `Method*` `method` of JVM `pid`: `Class.method`, and where the JVM states
 /// them, its class's source file and its compressed line number table
 /// ([`super::hotspot_lines`]; empty when unreadable or absent).
-pub(super) fn read_code(pid: u32, layout: &Layout, method: u64) -> Option<super::CodeInfo> {
+pub(super) fn read_method(pid: u32, layout: &Layout, method: u64) -> Option<super::CodeInfo> {
     let memory = Process(pid);
     let name = method_name(&memory, layout, method)?;
     let (file, linetable) = layout
@@ -616,6 +656,7 @@ pub(super) fn read_code(pid: u32, layout: &Layout, method: u64) -> Option<super:
         first_line: 0,
         linetable,
         minor: 0,
+        compiled: Vec::new(),
     })
 }
 

@@ -133,21 +133,9 @@ impl Pairs<'_> {
         Some(byte)
     }
 
-    /// An UNSIGNED5 number (`CompressedReadStream::read_int`).
+    /// An UNSIGNED5 number.
     fn unsigned(&mut self) -> Option<u32> {
-        const L: u32 = 192;
-        let mut sum = u32::from(self.byte()?);
-        if sum < L {
-            return Some(sum);
-        }
-        for i in 1..5 {
-            let byte = u32::from(self.byte()?);
-            sum = sum.wrapping_add(byte << (6 * i));
-            if byte < L {
-                break;
-            }
-        }
-        Some(sum)
+        unsigned5(self.bytes, &mut self.at)
     }
 
     /// A zigzag-signed number (`CompressedReadStream::read_signed_int`).
@@ -174,6 +162,30 @@ impl Iterator for Pairs<'_> {
         }
         Some((self.bci, self.line))
     }
+}
+
+/// The UNSIGNED5 number at `*at` of `bytes` (`CompressedReadStream::read_int`: a byte
+/// below 192 ends it, a byte `b >= 192` adds `b` and continues with the next byte worth 64
+/// times more, 5 bytes at most), moving `at` past it; `None` when cut.
+pub(super) fn unsigned5(bytes: &[u8], at: &mut usize) -> Option<u32> {
+    const L: u32 = 192;
+    let mut next = || -> Option<u32> {
+        let byte = *bytes.get(*at)?;
+        *at += 1;
+        Some(u32::from(byte))
+    };
+    let mut sum = next()?;
+    if sum < L {
+        return Some(sum);
+    }
+    for i in 1..5 {
+        let byte = next()?;
+        sum = sum.wrapping_add(byte << (6 * i));
+        if byte < L {
+            break;
+        }
+    }
+    Some(sum)
 }
 
 /// The line of bytecode index `bci` in compressed line number table `table`: the line of
@@ -265,6 +277,7 @@ mod tests {
             first_line: 0,
             linetable: SUM_CENTS.to_vec(),
             minor: 0,
+            compiled: Vec::new(),
         };
         assert_eq!(symbol(&info, 16), "Ledger.sumCents (Ledger.java:8)");
         info.file.clear();

@@ -13,6 +13,8 @@ use std::{
     time::{Duration, Instant},
 };
 
+use tracekit_common::interp::InterpStat;
+
 use super::{Interpreters, Runtime, hotspot};
 use crate::unwind::process::ExecMapping;
 
@@ -81,7 +83,20 @@ impl Interpreters {
             Ok((layout, summary)) => match layout.process() {
                 Some(process) => {
                     let name = PUBLISHED.to_string();
+                    let code_cache = layout.code_cache;
                     self.publish(pid, process, name, Runtime::HotSpot(Arc::new(layout)));
+                    if let (Some(cache), Some(map)) = (code_cache, &mut self.hotspot_code)
+                        && let Err(err) = map.insert(pid, cache, 0)
+                    {
+                        *self
+                            .errors
+                            .entry(format!("publishing a JVM's code cache: {err}"))
+                            .or_default() += 1;
+                    }
+                    log::debug!("interpreters: JVM {pid}: {summary}");
+                    if code_cache.is_none() {
+                        self.keep_native(path, summary, pid);
+                    }
                     return true;
                 }
                 None => format!("{summary}, but a frame slot does not fit"),
@@ -148,8 +163,20 @@ impl Interpreters {
         }
     }
 
-    /// For the report: a line per JVM still waiting, each after a newline.
+    /// For the report: the compiled frames recorded when a JVM was published, then a line
+    /// per JVM still waiting, each after a newline.
     pub(super) fn pending_report(&self) -> String {
+        let counters = self.counters();
+        let compiled = if self.published.values().any(|name| name == PUBLISHED) {
+            format!(
+                "\nHotSpot: {} code cache frames recorded (compiled methods and stubs), {} \
+                 code cache pcs kept native (their blob was not found)",
+                counters[InterpStat::CompiledFrames as usize],
+                counters[InterpStat::CompiledMisses as usize],
+            )
+        } else {
+            String::new()
+        };
         let mut lines: Vec<String> = self
             .hotspot_pending
             .iter()
@@ -163,6 +190,6 @@ impl Interpreters {
             })
             .collect();
         lines.sort();
-        lines.concat()
+        compiled + &lines.concat()
     }
 }

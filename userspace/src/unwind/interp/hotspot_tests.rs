@@ -299,4 +299,14 @@ fn a_running_jvm_gives_its_layout() {
         panic!("code cache bounds unreadable: {bounds:?}");
     };
     assert!(0 < low && low < high, "{low:#x}..{high:#x}");
+    // Its heaps (1, or 3 when segmented) are inside those bounds, each with a segment map.
+    let cache = layout.code_cache.expect("the code heaps");
+    assert!((1..=3).contains(&cache.count), "{cache:?}");
+    for heap in &cache.heaps[..cache.count as usize] {
+        assert!(
+            low <= heap.low && heap.high <= high && heap.segmap != 0,
+            "{cache:?}"
+        );
+    }
+    assert_eq!(cache.heap_block_size, 16);
 }

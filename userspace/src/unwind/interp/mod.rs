@@ -12,15 +12,17 @@
 //!   version), and the process's [`InterpProcess`] is published: the eval loop's address
 //!   range, where its thread state is found, the version's offsets. A binary whose version
 //!   has no offsets keeps its native frames, and the report (`-v`) says why.
-//! - [`frame`] names an encoded frame for the symbolizer: the code object is read from the
+//! - [`frames`] names an encoded frame for the symbolizer: the code object is read from the
 //!   process's memory (`process_vm_readv`) the first time it is seen and cached per
 //!   (pid, code pointer); [`remember_codes`] reads a stack's code objects ahead, while the
 //!   process lives. Frames print as `function (file.py:LINE)` in module `[python]`.
 //!
 //! Adding a runtime: a module beside [`python`] with its detection and naming, a branch in
-//! [`detect`] and in [`frame`].
+//! [`detect`] and in [`frames`].
 
+mod code_info;
 pub mod hotspot;
+mod hotspot_compiled;
 mod hotspot_lines;
 mod hotspot_pending;
 mod layout;
@@ -42,13 +44,15 @@ use aya::{
     maps::{Array, HashMap as BpfHashMap, MapData, PerCpuArray, RingBuf},
 };
 use tracekit_common::interp::{
-    CodeKey, INTERP_STAT_COUNT, InterpConfig, InterpProcess, InterpStat, decode_frame, runtime,
+    CodeKey, INTERP_STAT_COUNT, InterpConfig, InterpProcess, InterpStat, decode_frame,
+    hotspot::CodeCache, runtime,
 };
 
 use crate::{
     stacks::{Frame, FrameKind},
     unwind::process::{Backing, ExecMapping},
 };
+pub use code_info::CodeInfo;
 use layout::layouts;
 
 /// The module column of Python frames.
@@ -198,6 +202,8 @@ pub struct Interpreters {
     stats: PerCpuArray<MapData, u64>,
     /// New code objects, announced by the kernel.
     codes: RingBuf<MapData>,
+    /// JVMs' code caches (`HOTSPOT_CODE`; `None` in an object without it).
+    hotspot_code: Option<BpfHashMap<MapData, u32, CodeCache>>,
     /// Whether `INTERP_CONFIG` was written (once, at the first interpreter), or why not.
     configured: Option<Result<(), String>>,
     binaries: HashMap<(String, u64), Detected>,
@@ -220,7 +226,11 @@ impl Interpreters {
         let config = Array::try_from(ebpf.take_map("INTERP_CONFIG")?).ok()?;
         let stats = PerCpuArray::try_from(ebpf.take_map("INTERP_STATS")?).ok()?;
         let codes = RingBuf::try_from(ebpf.take_map("INTERP_CODES")?).ok()?;
+        let hotspot_code = ebpf
+            .take_map("HOTSPOT_CODE")
+            .and_then(|map| BpfHashMap::try_from(map).ok());
         Some(Self {
+            hotspot_code,
             processes,
             config,
             stats,
@@ -390,6 +400,9 @@ impl Interpreters {
     pub fn remove_process(&mut self, pid: u32) {
         if self.published.remove(&pid).is_some() {
             let _ = self.processes.remove(&pid);
+            if let Some(code) = &mut self.hotspot_code {
+                let _ = code.remove(&pid);
+            }
         }
     }
 
@@ -503,29 +516,6 @@ pub fn read_memory(pid: u32, address: u64, length: usize) -> Option<Vec<u8>> {
     // SAFETY: the local buffer is `length` bytes; the remote range is only read by the kernel.
     let read = unsafe { libc::process_vm_readv(pid as libc::pid_t, &local, 1, &remote, 1, 0) };
     (read == length as isize).then_some(buffer)
-}
-
-/// A code object's names and line table, read once.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CodeInfo {
-    /// Qualified name where the version has one (`Class.method`), else the name.
-    pub name: String,
-    /// `co_filename`.
-    pub file: String,
-    /// `co_firstlineno`.
-    pub first_line: i32,
-    /// The version's line table.
-    pub linetable: Vec<u8>,
-    /// `3.minor`.
-    pub minor: u8,
-}
-
-impl CodeInfo {
-    /// The line of instruction offset `units`, else the function's first line.
-    pub fn line(&self, units: u32) -> i32 {
-        python::line_of(self.minor, self.first_line, &self.linetable, units)
-            .unwrap_or(self.first_line)
-    }
 }
 
 /// A process's runtime, for naming.
@@ -660,9 +650,12 @@ pub fn is_frame(word: u64) -> bool {
     decode_frame(word).is_some()
 }
 
-/// The frame of encoded interpreter frame `word` of process `pid`: `function (file:LINE)`
-/// in [`PYTHON_MODULE`], `[unknown]` in it when the code object could not be read.
-pub fn frame(pid: u32, word: u64) -> Frame {
+/// The frames of encoded interpreter frame `word` of process `pid`: one,
+/// `function (file:LINE)` in its runtime's module ([`PYTHON_MODULE`]...), `[unknown]` in
+/// it when the code object could not be read; a HotSpot compiled frame is its method and
+/// the methods inlined into it there, outermost first ([`hotspot_compiled::frames`]; `leaf`:
+/// the word is the sampled pc, not a return address).
+pub fn frames(pid: u32, word: u64, leaf: bool) -> Vec<Frame> {
     remember_codes(pid, &[word]);
     let id = decode_frame(word).map_or(runtime::PYTHON, |(id, _, _)| id);
     let info = decode_frame(word).and_then(|(_, code, units)| {
@@ -670,10 +663,15 @@ pub fn frame(pid: u32, word: u64) -> Frame {
         let info = registry.processes.get(&pid)?.codes.get(&code)?.clone()?;
         Some((info, units))
     });
-    let symbol = match info {
+    let symbols = match info {
         // No lines for JavaScript yet: the kernel records the bytecode offset only.
-        Some((info, _)) if id == runtime::V8 => v8::symbol(&info),
-        Some((info, bci)) if id == runtime::HOTSPOT => hotspot_lines::symbol(&info, bci),
+        Some((info, _)) if id == runtime::V8 => vec![(v8::symbol(&info), false)],
+        Some((info, offset)) if id == runtime::HOTSPOT && !info.compiled.is_empty() => {
+            hotspot_compiled::frames(&info, offset, leaf)
+        }
+        Some((info, bci)) if id == runtime::HOTSPOT => {
+            vec![(hotspot_lines::symbol(&info, bci), false)]
+        }
         Some((info, units)) => {
             let line = match id {
                 runtime::RUBY => ruby::line_of(&info, units),
@@ -681,18 +679,21 @@ pub fn frame(pid: u32, word: u64) -> Frame {
                 runtime::PHP => units as i32,
                 _ => info.line(units),
             };
-            format!("{} ({}:{})", info.name, info.file, line)
+            vec![(format!("{} ({}:{})", info.name, info.file, line), false)]
         }
-        None => crate::stacks::UNKNOWN_SYMBOL.to_string(),
+        None => vec![(crate::stacks::UNKNOWN_SYMBOL.to_string(), false)],
     };
-    Frame {
-        address: None,
-        symbol,
-        module: Some(module_of(id).to_string()),
-        kind: FrameKind::User,
-        inlined: false,
-        jit: false,
-    }
+    symbols
+        .into_iter()
+        .map(|(symbol, inlined)| Frame {
+            address: None,
+            symbol,
+            module: Some(module_of(id).to_string()),
+            kind: FrameKind::User,
+            inlined,
+            jit: false,
+        })
+        .collect()
 }
 
 /// Whether `frame` is of interpreted code (its module is a runtime's, `[python]`).
@@ -762,7 +763,7 @@ fn names_report() -> String {
 
 /// The frames (outermost first) of a user stack `leaf_first` of `pid` holding interpreter
 /// frames: each run of native addresses goes to `native` (the symbolizer), each interpreter
-/// frame to [`frame`]. A run is symbolized as a stack of its own, whose first address is
+/// frame to [`frames`]. A run is symbolized as a stack of its own, whose first address is
 /// looked up as is: a run after the leaf starts at a return address, so it is passed minus
 /// one (inside the call), as the symbolizer does with the return addresses it sees.
 pub fn splice(
@@ -775,7 +776,7 @@ pub fn splice(
     // Outermost first: walk the stack from its end.
     while end > 0 {
         if is_frame(leaf_first[end - 1]) {
-            frames.push(frame(pid, leaf_first[end - 1]));
+            frames.extend(self::frames(pid, leaf_first[end - 1], end == 1));
             end -= 1;
             continue;
         }

@@ -200,6 +200,7 @@ pub fn read_code(pid: u32, v: &Version, function: u64) -> Option<CodeInfo> {
         first_line,
         linetable: Vec::new(),
         minor: v.minor,
+        compiled: Vec::new(),
     })
 }
 

@@ -295,6 +295,7 @@ pub fn read_code(pid: u32, v: &Version, code: u64) -> Option<CodeInfo> {
         first_line,
         linetable,
         minor: v.minor,
+        compiled: Vec::new(),
     })
 }
 

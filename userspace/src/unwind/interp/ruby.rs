@@ -334,6 +334,7 @@ pub fn read_code(pid: u32, v: &Version, iseq: u64) -> Option<CodeInfo> {
         first_line,
         linetable,
         minor: v.minor,
+        compiled: Vec::new(),
     })
 }
 
@@ -476,6 +477,7 @@ mod tests {
             first_line: 9,
             linetable,
             minor: 1,
+            compiled: Vec::new(),
         };
         // pc 5 runs the instruction at 4.
         assert_eq!(line_of(&info, 0), 10);

@@ -481,6 +481,7 @@ pub fn read_code(pid: u32, v: &Version, shared: u64) -> Option<CodeInfo> {
         first_line: 0,
         linetable: Vec::new(),
         minor: v.minor.min(255) as u8,
+        compiled: Vec::new(),
     })
 }
 
