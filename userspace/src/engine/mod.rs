@@ -199,6 +199,7 @@ impl Engine {
         if renames.is_some() {
             main = by_task;
         }
+        plan::check_key_words(&main)?;
         // The simplest plans are computed without the interpreter (`engine::simple`).
         main.simple = u32::from(main.agg != agg::OUTSTANDING && plan::fast_simple(&main));
         let start = spec.start.as_ref().map_or(Plan::EMPTY, |s| s.plan);
