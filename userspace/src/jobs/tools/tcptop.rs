@@ -75,7 +75,7 @@ ones included, are not).",
         }))
     },
     metric: Some(Metric {
-        name: "tcp_bytes",
+        name: "tcp_traffic",
         help: "TCP bytes received (sock_recv_length) and sent (sock_send_length) over IPv4, by event and command.",
         labels: &[],
         by: &["comm"],
