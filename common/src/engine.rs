@@ -19,8 +19,9 @@
 /// reads 10 (two addresses, two ports, two byte counts through BTF, the saved pid, the
 /// latency, the state and the socket); the verifier walks only the `n_operands` a plan has.
 pub const MAX_OPERANDS: usize = 16;
-/// Group-key parts (`--by`).
-pub const MAX_KEY_PARTS: usize = 4;
+/// Group-key parts (`--by`): as many as [`KEY_WORDS`], so a key of integers alone may fill
+/// every word (tcptop: the probe, pid, comm, two addresses and two ports are 7).
+pub const MAX_KEY_PARTS: usize = KEY_WORDS;
 /// Filter instructions.
 pub const MAX_INSNS: usize = 32;
 /// String constants a filter may compare against.

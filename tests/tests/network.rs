@@ -442,3 +442,106 @@ fn network_tcpdrop_shows_each_refused_syn_with_its_reason_and_stack() {
         .into()
     );
 }
+
+/// tcptop: each IPv4 connection of `tk_tcp` twice, its client end and its server end (one
+/// process holds both), with the bytes each end received and sent exactly (the client
+/// sends 100 + i and reads 50 + i; the server the other way round); no IPv6 rows (not
+/// shown yet), no other connection of the fixture; the text table has the libbpf-tools
+/// columns with the addresses joined to their ports.
+#[test]
+fn network_tcptop_counts_each_connections_bytes() {
+    require_root();
+    let (results, conns) = run_tool("network_tcptop", &["tcptop"]);
+    assert_eq!(results.len(), 1, "{results:#?}");
+    let mut seen: BTreeSet<(String, u64, u64, &str, u64)> = BTreeSet::new();
+    for group in results[0]["groups"].as_array().unwrap() {
+        let key = &group["key"];
+        if text(key, "COMM") != "tk_tcp" {
+            continue;
+        }
+        let way = match text(key, "event").as_str() {
+            "sock:sock_recv_length" => "rx",
+            "sock:sock_send_length" => "tx",
+            other => panic!("event {other} in {group}"),
+        };
+        assert_eq!(text(key, "LADDR"), "127.0.0.1", "{group}");
+        assert_eq!(text(key, "RADDR"), "127.0.0.1", "{group}");
+        assert!(
+            seen.insert((
+                text(key, "LADDR"),
+                number(key, "LPORT"),
+                number(key, "RPORT"),
+                way,
+                number(group, "sum"),
+            )),
+            "{group}"
+        );
+    }
+    let mut want = BTreeSet::new();
+    for c in conns.iter().filter(|c| c.addr == "127.0.0.1") {
+        let addr = || c.addr.to_string();
+        want.insert((addr(), c.client_port, c.server_port, "tx", c.client_sent));
+        want.insert((addr(), c.client_port, c.server_port, "rx", c.server_sent));
+        want.insert((addr(), c.server_port, c.client_port, "rx", c.client_sent));
+        want.insert((addr(), c.server_port, c.client_port, "tx", c.server_sent));
+    }
+    assert_eq!(want.len(), 400);
+    assert_eq!(seen, want);
+}
+
+/// tcptop's table: `PID COMM LADDR RADDR RX_KB TX_KB`, one row per connection end, the
+/// addresses joined to their ports; 300 KiB sent one way over one connection show as 300.
+#[test]
+fn network_tcptop_table_has_libbpf_tools_columns() {
+    require_root();
+    let run = tracekit(
+        [
+            "tcptop",
+            "--top",
+            "1000",
+            "--",
+            "python3",
+            "-c",
+            "import socket\n\
+             l = socket.socket(); l.bind(('127.0.0.1', 0)); l.listen()\n\
+             c = socket.create_connection(l.getsockname()); s, _ = l.accept()\n\
+             c.sendall(b'x' * 307200); n = 0\n\
+             while n < 307200: n += len(s.recv(65536))\n\
+             print(c.getsockname()[1], l.getsockname()[1])",
+        ],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    let ports: Vec<&str> = run
+        .stdout
+        .lines()
+        .find(|line| line.split(' ').count() == 2 && !line.contains(':'))
+        .unwrap_or_else(|| panic!("{}", run.stdout))
+        .split(' ')
+        .collect();
+    let (client, server) = (ports[0], ports[1]);
+    let header = run
+        .stdout
+        .lines()
+        .find(|line| line.starts_with("PID"))
+        .unwrap_or_else(|| panic!("{}", run.stdout));
+    assert_eq!(
+        header.split_whitespace().collect::<Vec<_>>(),
+        ["PID", "COMM", "LADDR", "RADDR", "RX_KB", "TX_KB"]
+    );
+    let row = |local: &str, remote: &str| -> Vec<String> {
+        let (local, remote) = (format!("127.0.0.1:{local}"), format!("127.0.0.1:{remote}"));
+        run.stdout
+            .lines()
+            .map(|line| {
+                line.split_whitespace()
+                    .map(String::from)
+                    .collect::<Vec<_>>()
+            })
+            .find(|cells| cells.len() == 6 && cells[2] == local && cells[3] == remote)
+            .unwrap_or_else(|| panic!("{local} -> {remote} in\n{}", run.stdout))
+    };
+    assert_eq!(row(client, server)[4..], ["0", "300"]);
+    assert_eq!(row(server, client)[4..], ["300", "0"]);
+    assert_eq!(row(client, server)[1], "python3");
+}

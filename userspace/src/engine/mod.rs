@@ -201,6 +201,7 @@ impl Engine {
         if renames.is_some() {
             main = by_task;
         }
+        plan::check_key_words(&main)?;
         // The simplest plans are computed without the interpreter (`engine::simple`).
         main.simple = u32::from(main.agg != agg::OUTSTANDING && plan::fast_simple(&main));
         // Groups of such plans count in per-CPU cells before the hash (see

@@ -231,8 +231,9 @@ impl TaskNames {
                     at += n;
                 }
             }
+            // The string layout may take more than the kernel's KEY_WORDS (a comm beside 7
+            // numbers is 11 words): the cells' keys are vectors, kept whole.
             words.resize(KEY_WORDS.max(words.len()), 0);
-            words.truncate(KEY_WORDS);
             words[0] = words[0].wrapping_add(base);
             if over && !in_cell {
                 over_keys.push(key);

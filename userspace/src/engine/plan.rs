@@ -138,19 +138,19 @@ impl PlanBuilder {
         Ok(used as u32)
     }
 
-    /// Appends a group-key part.
+    /// Appends a group-key part. A comm part counts as one word here: the loader keys it by
+    /// thread ([`crate::engine::names::key_by_task`]) where it can, and [`check_key_words`]
+    /// refuses the plan at load when it stays a 4-word string that does not fit.
     pub fn key_part(&mut self, index: u32) -> Result<()> {
         let operand = self.plan.operands[index as usize];
-        let words = if operand.is_string() {
+        let words = if operand.is_string() && operand.kind != operand::COMM {
             STR_BYTES / 8
         } else {
             1
         };
         let n = self.plan.n_key_parts as usize;
         if n == MAX_KEY_PARTS || self.key_words + words > KEY_WORDS {
-            return Err(Error::usage(format!(
-                "--by: the kernel engine groups by at most {MAX_KEY_PARTS} values and 2 strings"
-            )));
+            return Err(Error::usage(key_budget()));
         }
         self.plan.key_parts[n] = index;
         self.plan.n_key_parts += 1;
@@ -676,6 +676,47 @@ pub(crate) fn fast_simple(plan: &Plan) -> bool {
         && plan.value_div <= 1
         && plan.needs_start == 0
         && plan.announce == 0
+}
+
+/// Why a group key does not fit ([`PlanBuilder::key_part`], [`check_key_words`]).
+fn key_budget() -> String {
+    format!(
+        "--by: the kernel engine keys a group by {KEY_WORDS} words at most (a number takes 1, \
+         a string {}, the probe 1 when there are several)",
+        STR_BYTES / 8
+    )
+}
+
+/// The 64-bit words `plan`'s group key takes: 1 per number, [`STR_BYTES`]` / 8` per string
+/// (a comm the loader keys by thread is a number, [`operand::TASK`]).
+pub fn key_words(plan: &Plan) -> usize {
+    plan.key_parts[..(plan.n_key_parts as usize).min(MAX_KEY_PARTS)]
+        .iter()
+        .map(|&index| {
+            if plan.operands[index as usize & (MAX_OPERANDS - 1)].is_string() {
+                STR_BYTES / 8
+            } else {
+                1
+            }
+        })
+        .sum()
+}
+
+/// Refuses a plan whose group key does not fit [`KEY_WORDS`]: a comm part that stayed a
+/// string (compared in the filter, under a start stage, or with no `task:task_rename`)
+/// next to numbers that filled the room it would have taken.
+///
+/// # Errors
+/// A usage error saying how many words a key holds.
+pub fn check_key_words(plan: &Plan) -> Result<()> {
+    if key_words(plan) > KEY_WORDS {
+        return Err(Error::usage(format!(
+            "{}; comm is a string here (compared, or this kernel has no \
+             task:task_rename)",
+            key_budget()
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

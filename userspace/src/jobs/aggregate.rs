@@ -189,6 +189,8 @@ struct AggregateCollector<'a, S, W> {
     out: W,
     /// The wall clock of interval headers ([`session::clock_time`]; fixed in tests).
     clock: fn() -> String,
+    /// Clear the terminal before each interval, as `top` does (tcptop on a terminal).
+    clear: bool,
 }
 
 /// How a run ended, for the end-of-run output.
@@ -215,6 +217,7 @@ impl<'a, S: AggregateSource, W: std::io::Write> AggregateCollector<'a, S, W> {
             heat_ms: 0,
             out,
             clock: session::clock_time,
+            clear: false,
         }
     }
 
@@ -240,7 +243,12 @@ impl<'a, S: AggregateSource, W: std::io::Write> AggregateCollector<'a, S, W> {
             Format::Text
         };
         let (json, table, clock) = (self.json, self.table, (self.clock)());
+        let clear = self.clear && !json;
         let written = to_writer(&mut self.out, |out| {
+            if clear {
+                // Cursor home, erase the screen.
+                write!(out, "\x1b[H\x1b[2J")?;
+            }
             if !json {
                 writeln!(out, "{}", aggregates::interval_header(&clock, elapsed))?;
             }
@@ -458,7 +466,7 @@ fn file_outputs(
             .extension()
             .is_some_and(|ext| ext.eq_ignore_ascii_case("svg"));
         if svg {
-            if matches!(job.report, Report::Counts { .. }) {
+            if matches!(job.report, Report::Counts { .. } | Report::Split(_)) {
                 return Err(crate::Error::usage(format!(
                     "-o FILE.svg: {command} draws heat maps of histograms; this one counts \
                      (give --value FIELD, or write .txt or .json)"
@@ -489,7 +497,7 @@ fn file_outputs(
 /// Histogram slots per group (1 for counts), as the plans keep them.
 fn slots_of(report: &Report, compiled: &Compiled) -> u32 {
     match report {
-        Report::Counts { .. } => 1,
+        Report::Counts { .. } | Report::Split(_) => 1,
         _ => compiled
             .specs
             .first()
@@ -530,6 +538,8 @@ pub fn run(job: AggregateJob, options: &RunOptions) -> Result<()> {
         heat,
         std::io::stdout(),
     );
+    collector.clear = matches!(job.report, Report::Split(_))
+        && std::io::IsTerminal::is_terminal(&std::io::stdout());
     let mut session = options.session(job.command, true);
     let banner_what = what.clone();
     session.banner = Some(Box::new(move |scope| {

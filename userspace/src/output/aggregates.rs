@@ -10,6 +10,8 @@ use std::{io, time::Duration};
 use serde::Serialize;
 
 use super::{Format, hist, percentiles};
+
+pub mod split;
 use crate::engine::{EngineStats, Group, KeyColumn};
 
 /// How aggregates are shown.
@@ -39,6 +41,9 @@ pub enum Report {
         /// Show only the N groups with the most events, most first (`syscount`).
         top: Option<usize>,
     },
+    /// Sums per group with one column per probe, the probe's key column folded away
+    /// (tcptop's `RX_KB TX_KB`): [`split`].
+    Split(split::Split),
 }
 
 impl Report {
@@ -48,7 +53,7 @@ impl Report {
             Report::Log2 { unit }
             | Report::Linear { unit, .. }
             | Report::LogLinear { unit, .. } => Some(unit),
-            Report::Counts { .. } => None,
+            Report::Counts { .. } | Report::Split(_) => None,
         }
     }
 }
@@ -148,7 +153,7 @@ pub fn slot_bounds(report: &Report, slot: usize, slots: usize) -> (i128, i128) {
                 tracekit_common::engine::log_linear_slot_bounds(slot as u32, *precision);
             (i128::from(low), i128::from(high))
         }
-        Report::Counts { .. } => (0, 0),
+        Report::Counts { .. } | Report::Split(_) => (0, 0),
     }
 }
 
@@ -286,6 +291,20 @@ pub fn write_with_intervals(
                     rows.len(),
                     super::plural(rest.groups, "more group holds", "more groups hold"),
                     super::plural(rest.count, "event", "events"),
+                )?;
+            }
+            Ok(())
+        }
+        Report::Split(split) => {
+            let (header, table_rows, hidden) = split::table(split, table.columns, &rows);
+            let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
+            out.write_all(hist::table(&header_refs, &table_rows, split.probes.len()).as_bytes())?;
+            if hidden > 0 {
+                writeln!(
+                    out,
+                    "(--top {}: {} not shown)",
+                    table_rows.len(),
+                    super::plural(hidden as u64, "more row", "more rows"),
                 )?;
             }
             Ok(())

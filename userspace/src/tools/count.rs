@@ -36,7 +36,8 @@ pub struct Args {
     #[arg(required = true, value_name = "PROBE")]
     pub probes: Vec<String>,
     /// Also group by these fields or pid, tid, cpu, comm, cgroup (the cgroup v2 path);
-    /// str(FIELD), argv[I]: the string a pointer points to, 32 bytes at most
+    /// str(FIELD), argv[I]: the string a pointer points to, 32 bytes at most; up to 8 keys,
+    /// a string taking the room of 4
     #[arg(long, value_name = "KEY[,KEY...]", value_delimiter = ',')]
     pub by: Vec<String>,
     /// Only events for which EXPR holds (perf/ftrace filter syntax), evaluated in the kernel

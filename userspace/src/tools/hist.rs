@@ -55,7 +55,8 @@ pub struct Args {
     #[arg(long, value_name = "FIELD")]
     pub value: Option<String>,
     /// Group by these fields or pid, tid, cpu, comm, cgroup (one histogram per group);
-    /// str(FIELD), argv[I]: the string a pointer points to, 32 bytes at most
+    /// str(FIELD), argv[I]: the string a pointer points to, 32 bytes at most; up to 8 keys,
+    /// a string taking the room of 4
     #[arg(long, value_name = "KEY[,KEY...]", value_delimiter = ',')]
     pub by: Vec<String>,
     /// Only events for which EXPR holds (perf/ftrace filter syntax), evaluated in the kernel

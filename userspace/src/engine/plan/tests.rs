@@ -200,8 +200,67 @@ fn key_budget_is_enforced() {
     let pid = b.operand(builtin("pid").unwrap().operand).unwrap();
     assert_eq!(
         b.key_part(pid).unwrap_err().to_string(),
-        "--by: the kernel engine groups by at most 4 values and 2 strings"
+        "--by: the kernel engine keys a group by 8 words at most (a number takes 1, a string \
+         4, the probe 1 when there are several)"
     );
+}
+
+/// A key of integers alone fills all 8 words (tcptop's probe, pid, comm as a thread
+/// number, two addresses and two ports are 7); a string takes 4 of them.
+#[test]
+fn key_of_eight_integers() {
+    let mut b = PlanBuilder::new();
+    for arg in 0..8 {
+        let id = b.operand(arg_operand(arg % 6, 8, false)).unwrap();
+        b.key_part(id).unwrap();
+    }
+    assert_eq!(b.plan().n_key_parts, 8);
+    assert_eq!(key_words(&b.plan()), 8);
+    let pid = b.operand(builtin("pid").unwrap().operand).unwrap();
+    assert!(b.key_part(pid).is_err());
+
+    // A string of the record takes 4 words.
+    let mut b = PlanBuilder::new();
+    let s = b
+        .operand(Operand {
+            kind: operand::FIELD_STRING,
+            offset: 8,
+            size: 16,
+            ..Operand::NONE
+        })
+        .unwrap();
+    b.key_part(s).unwrap();
+    for arg in 0..4 {
+        let id = b.operand(arg_operand(arg, 8, false)).unwrap();
+        b.key_part(id).unwrap();
+    }
+    let pid = b.operand(builtin("pid").unwrap().operand).unwrap();
+    assert!(b.key_part(pid).is_err());
+}
+
+/// comm with 7 numbers fits when the loader keys it by thread (one word), and is refused
+/// at load when it stays a 4-word string.
+#[test]
+fn comm_keyed_by_thread_fits_seven_numbers() {
+    let mut b = PlanBuilder::new();
+    let comm = b.operand(builtin("comm").unwrap().operand).unwrap();
+    b.key_part(comm).unwrap();
+    for arg in 0..7 {
+        let id = b.operand(arg_operand(arg % 6, 8, false)).unwrap();
+        b.key_part(id).unwrap();
+    }
+    b.layout(None);
+    let mut plan = b.plan();
+    assert_eq!(key_words(&plan), 11);
+    assert_eq!(
+        check_key_words(&plan).unwrap_err().to_string(),
+        "--by: the kernel engine keys a group by 8 words at most (a number takes 1, a string \
+         4, the probe 1 when there are several); comm is a string here (compared, or this \
+         kernel has no task:task_rename)"
+    );
+    assert!(crate::engine::names::key_by_task(&mut plan));
+    assert_eq!(key_words(&plan), 8);
+    check_key_words(&plan).unwrap();
 }
 
 #[test]

@@ -83,6 +83,7 @@ table! {
     solisten,
     tcpsynbl,
     bindsnoop,
+    tcptop,
     // security
     capable,
     // locks

@@ -1,0 +1,85 @@
+//! `tracekit tcptop`: TCP traffic by process and connection (bcc's and libbpf-tools'
+//! `tcptop`): the bytes each process received and sent on each IPv4 TCP connection, per
+//! interval (`-i`) or for the whole run, busiest first. From `sock:sock_recv_length` and
+//! `sock:sock_send_length` (Linux 6.4+; net/socket.c, every `recvmsg`/`sendmsg` on a socket,
+//! `read`/`write` included, in the calling task), the connection read through BTF from the
+//! socket (`(struct sock *)sk->__sk_common`: `skc_rcv_saddr`, `skc_num`, `skc_daddr`,
+//! `skc_dport`), keyed in the kernel by probe, pid, comm, addresses and ports.
+
+use super::{Flag, Group, Metric, NAME, Plan, Tool, ValueUnit};
+use crate::{
+    engine::request::{KeyField, Request},
+    jobs::aggregate::AggregateJob,
+    output::aggregates::{Report, split::Split},
+};
+
+/// The probes: bytes received, then sent.
+const PROBES: [&str; 2] = ["sock:sock_recv_length", "sock:sock_send_length"];
+
+/// `tracekit tcptop`.
+pub const TOOL: Tool = Tool {
+    name: "tcptop",
+    summary: "TCP traffic by process and connection: KiB received and sent, busiest first (libbpf-tools tcptop)",
+    examples: "  tracekit tcptop -i 1                # each second, the busiest TCP connections
+  tracekit tcptop -p 1234 -d 10       # one process's connections, for 10 s
+  tracekit tcptop --json -- ./client  # bytes per connection while ./client runs
+
+RX_KB and TX_KB are what recvmsg/read and sendmsg/write returned (bytes copied, rounded
+down to KiB; --json has the bytes). sendfile and splice do not pass through these
+tracepoints (Linux 6.4+). Only IPv4 connections are shown yet (IPv6 sockets, v4-mapped
+ones included, are not).",
+    flags: &[
+        Flag::number("top", "N", Some("20"), "Show the N busiest connections (bcc tcptop -r)")
+            .short('r'),
+        NAME,
+    ],
+    groups: &[Group::Common, Group::Maps],
+    plan: |values| {
+        let mut filter = vec![
+            // AF_INET, IPPROTO_TCP; a MSG_PEEK read (flags & 2) copies nothing.
+            "family == 2 && protocol == 6 && ret > 0 && !(flags & 2)".to_string(),
+        ];
+        filter.extend(values.comm_filter()?);
+        let sk = |member: &str| format!("(struct sock *)sk->__sk_common.{member}");
+        Ok(Plan::Aggregate(AggregateJob {
+            command: "tcptop",
+            what: Some("TCP bytes received and sent".into()),
+            request: Request {
+                value: Some("ret".into()),
+                by: vec![
+                    KeyField::labeled("PID", "pid"),
+                    KeyField::labeled("COMM", "comm"),
+                    KeyField::labeled("LADDR", sk("skc_rcv_saddr")),
+                    KeyField::labeled("LPORT", sk("skc_num")),
+                    KeyField::labeled("RADDR", sk("skc_daddr")),
+                    KeyField::labeled("RPORT", sk("skc_dport")),
+                ],
+                by_event: true,
+                filter: Some(filter.join(" && ")),
+                maps: values.maps,
+                ..Request::count(PROBES.iter().map(|p| p.to_string()).collect())
+            },
+            report: Report::Split(Split {
+                probes: vec![
+                    (PROBES[0].into(), "RX_KB".into()),
+                    (PROBES[1].into(), "TX_KB".into()),
+                ],
+                div: 1024,
+                top: Some(values.number("top").unwrap_or(20) as usize),
+                joined: vec![
+                    ("LADDR".into(), "LPORT".into()),
+                    ("RADDR".into(), "RPORT".into()),
+                ],
+            }),
+            tool_filter: true,
+        }))
+    },
+    metric: Some(Metric {
+        name: "tcp_traffic",
+        help: "TCP bytes received (sock_recv_length) and sent (sock_send_length) over IPv4, by event and command.",
+        labels: &[],
+        by: &["comm"],
+        unit: Some(ValueUnit::Bytes),
+        buckets: None,
+    }),
+};
