@@ -58,6 +58,11 @@ table! {
     mountsnoop,
     vfsstat,
     vfscount,
+    fsdist,
+    ext4dist,
+    xfsdist,
+    btrfsdist,
+    nfsdist,
     // block
     biosnoop,
     biotop,
