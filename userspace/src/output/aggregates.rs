@@ -39,6 +39,10 @@ pub enum Report {
         /// Show only the N groups with the most events, most first (`syscount`).
         top: Option<usize>,
     },
+    /// cachestat's line ([`super::pagecache`]): page cache hits, misses and dirties from
+    /// the counts of four kernel functions (the first key column), in this order: page
+    /// accessed, page added, page dirtied, buffer dirtied.
+    PageCache { functions: [String; 4] },
 }
 
 impl Report {
@@ -48,7 +52,7 @@ impl Report {
             Report::Log2 { unit }
             | Report::Linear { unit, .. }
             | Report::LogLinear { unit, .. } => Some(unit),
-            Report::Counts { .. } => None,
+            Report::Counts { .. } | Report::PageCache { .. } => None,
         }
     }
 }
@@ -148,7 +152,7 @@ pub fn slot_bounds(report: &Report, slot: usize, slots: usize) -> (i128, i128) {
                 tracekit_common::engine::log_linear_slot_bounds(slot as u32, *precision);
             (i128::from(low), i128::from(high))
         }
-        Report::Counts { .. } => (0, 0),
+        Report::Counts { .. } | Report::PageCache { .. } => (0, 0),
     }
 }
 
@@ -252,6 +256,10 @@ pub fn write_with_intervals(
         return writeln!(out);
     }
     match table.report {
+        Report::PageCache { functions } => {
+            let stat = super::pagecache::PageCacheCounts::of(groups, functions).stat();
+            super::pagecache::write(out, &stat, super::pagecache::meminfo_mb())
+        }
         Report::Counts { sum, .. } => {
             let mut header: Vec<String> = table
                 .columns

@@ -63,6 +63,7 @@ table! {
     xfsdist,
     btrfsdist,
     nfsdist,
+    cachestat,
     // block
     biosnoop,
     biotop,
