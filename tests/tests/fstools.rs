@@ -223,3 +223,35 @@ fn kfunc_tool_cachestat_cold_then_warm() {
     assert_eq!(values[1], "0", "{}", text.stdout);
     assert_eq!(values[3], "100.00%", "{}", text.stdout);
 }
+
+/// On a kernel without kprobes (the development machine, which refuses fentry too), fsdist,
+/// its aliases and cachestat say in one line which functions cannot be probed and why, and
+/// exit 1 before tracing anything.
+#[test]
+fn fs_tools_say_what_is_missing_without_kprobes() {
+    require_root();
+    if std::path::Path::new("/sys/bus/event_source/devices/kprobe").exists() {
+        eprintln!(
+            "fs_tools_say_what_is_missing_without_kprobes: skipped: this kernel has kprobes; \
+             the test is of kernels without them"
+        );
+        return;
+    }
+    for args in [
+        &["fsdist", "--fs", "ext4", "-d", "1"][..],
+        &["ext4dist", "-d", "1"],
+        &["cachestat", "-d", "1"],
+    ] {
+        let run = tracekit(args, TIMEOUT);
+        run.assert_code(1);
+        let lines: Vec<&str> = run.stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{args:?}: {}", run.stderr);
+        assert!(
+            lines[0].starts_with("tracekit: cannot probe")
+                && lines[0].contains("no kprobes (CONFIG_KPROBES is not set)"),
+            "{args:?}: {}",
+            lines[0]
+        );
+        assert!(run.stdout.is_empty(), "{args:?}: {}", run.stdout);
+    }
+}

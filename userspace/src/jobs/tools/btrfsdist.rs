@@ -6,6 +6,7 @@ use super::{Tool, fsdist};
 /// `tracekit btrfsdist`.
 pub const TOOL: Tool = fsdist::alias(
     "btrfsdist",
+    "btrfs_operation_latency",
     "btrfs operation latency histograms: read, write, open, fsync, getattr (libbpf-tools btrfsdist)",
     "  tracekit btrfsdist -d 10            # btrfs latency per operation, in us
   tracekit btrfsdist --unit ms -i 1

@@ -6,6 +6,7 @@ use super::{Tool, fsdist};
 /// `tracekit ext4dist`.
 pub const TOOL: Tool = fsdist::alias(
     "ext4dist",
+    "ext4_operation_latency",
     "ext4 operation latency histograms: read, write, open, fsync, getattr (libbpf-tools ext4dist)",
     "  tracekit ext4dist -d 10            # ext4 latency per operation, in us
   tracekit ext4dist --unit ms -i 1

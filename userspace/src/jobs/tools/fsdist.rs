@@ -112,9 +112,12 @@ pub const METRIC: Metric = Metric {
     buckets: Some((10, 35)),
 };
 
-/// `tracekit FSdist` (`ext4dist`): fsdist of one filesystem, as bcc names them.
+/// `tracekit FSdist` (`ext4dist`): fsdist of one filesystem, as bcc names them, served by
+/// the exporter as `metric` (`ext4_operation_latency`: each alias a metric of its own, so
+/// that one config may serve several).
 pub const fn alias(
     name: &'static str,
+    metric: &'static str,
     summary: &'static str,
     examples: &'static str,
     plan: fn(&FlagValues) -> Result<Plan>,
@@ -126,7 +129,10 @@ pub const fn alias(
         flags: &[UNIT],
         groups: &[Group::Percentiles, Group::Probing],
         plan,
-        metric: Some(METRIC),
+        metric: Some(Metric {
+            name: metric,
+            ..METRIC
+        }),
     }
 }
 

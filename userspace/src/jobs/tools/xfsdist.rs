@@ -6,6 +6,7 @@ use super::{Tool, fsdist};
 /// `tracekit xfsdist`.
 pub const TOOL: Tool = fsdist::alias(
     "xfsdist",
+    "xfs_operation_latency",
     "xfs operation latency histograms: read, write, open, fsync, getattr (libbpf-tools xfsdist)",
     "  tracekit xfsdist -d 10            # xfs latency per operation, in us
   tracekit xfsdist --unit ms -i 1
