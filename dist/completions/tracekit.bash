@@ -34,6 +34,12 @@ _tracekit() {
             tracekit,bitesize)
                 cmd="tracekit__subcmd__bitesize"
                 ;;
+            tracekit,btrfsdist)
+                cmd="tracekit__subcmd__btrfsdist"
+                ;;
+            tracekit,cachestat)
+                cmd="tracekit__subcmd__cachestat"
+                ;;
             tracekit,capable)
                 cmd="tracekit__subcmd__capable"
                 ;;
@@ -57,6 +63,12 @@ _tracekit() {
                 ;;
             tracekit,exporter)
                 cmd="tracekit__subcmd__exporter"
+                ;;
+            tracekit,ext4dist)
+                cmd="tracekit__subcmd__ext4dist"
+                ;;
+            tracekit,fsdist)
+                cmd="tracekit__subcmd__fsdist"
                 ;;
             tracekit,funccount)
                 cmd="tracekit__subcmd__funccount"
@@ -93,6 +105,9 @@ _tracekit() {
                 ;;
             tracekit,mountsnoop)
                 cmd="tracekit__subcmd__mountsnoop"
+                ;;
+            tracekit,nfsdist)
+                cmd="tracekit__subcmd__nfsdist"
                 ;;
             tracekit,offcpu)
                 cmd="tracekit__subcmd__offcpu"
@@ -178,9 +193,6 @@ _tracekit() {
             tracekit,tcpsynbl)
                 cmd="tracekit__subcmd__tcpsynbl"
                 ;;
-            tracekit,tcptop)
-                cmd="tracekit__subcmd__tcptop"
-                ;;
             tracekit,threadsnoop)
                 cmd="tracekit__subcmd__threadsnoop"
                 ;;
@@ -202,6 +214,9 @@ _tracekit() {
             tracekit,writeback)
                 cmd="tracekit__subcmd__writeback"
                 ;;
+            tracekit,xfsdist)
+                cmd="tracekit__subcmd__xfsdist"
+                ;;
             tracekit__subcmd__help,bashreadline)
                 cmd="tracekit__subcmd__help__subcmd__bashreadline"
                 ;;
@@ -219,6 +234,12 @@ _tracekit() {
                 ;;
             tracekit__subcmd__help,bitesize)
                 cmd="tracekit__subcmd__help__subcmd__bitesize"
+                ;;
+            tracekit__subcmd__help,btrfsdist)
+                cmd="tracekit__subcmd__help__subcmd__btrfsdist"
+                ;;
+            tracekit__subcmd__help,cachestat)
+                cmd="tracekit__subcmd__help__subcmd__cachestat"
                 ;;
             tracekit__subcmd__help,capable)
                 cmd="tracekit__subcmd__help__subcmd__capable"
@@ -243,6 +264,12 @@ _tracekit() {
                 ;;
             tracekit__subcmd__help,exporter)
                 cmd="tracekit__subcmd__help__subcmd__exporter"
+                ;;
+            tracekit__subcmd__help,ext4dist)
+                cmd="tracekit__subcmd__help__subcmd__ext4dist"
+                ;;
+            tracekit__subcmd__help,fsdist)
+                cmd="tracekit__subcmd__help__subcmd__fsdist"
                 ;;
             tracekit__subcmd__help,funccount)
                 cmd="tracekit__subcmd__help__subcmd__funccount"
@@ -279,6 +306,9 @@ _tracekit() {
                 ;;
             tracekit__subcmd__help,mountsnoop)
                 cmd="tracekit__subcmd__help__subcmd__mountsnoop"
+                ;;
+            tracekit__subcmd__help,nfsdist)
+                cmd="tracekit__subcmd__help__subcmd__nfsdist"
                 ;;
             tracekit__subcmd__help,offcpu)
                 cmd="tracekit__subcmd__help__subcmd__offcpu"
@@ -364,9 +394,6 @@ _tracekit() {
             tracekit__subcmd__help,tcpsynbl)
                 cmd="tracekit__subcmd__help__subcmd__tcpsynbl"
                 ;;
-            tracekit__subcmd__help,tcptop)
-                cmd="tracekit__subcmd__help__subcmd__tcptop"
-                ;;
             tracekit__subcmd__help,threadsnoop)
                 cmd="tracekit__subcmd__help__subcmd__threadsnoop"
                 ;;
@@ -388,6 +415,9 @@ _tracekit() {
             tracekit__subcmd__help,writeback)
                 cmd="tracekit__subcmd__help__subcmd__writeback"
                 ;;
+            tracekit__subcmd__help,xfsdist)
+                cmd="tracekit__subcmd__help__subcmd__xfsdist"
+                ;;
             *)
                 ;;
         esac
@@ -395,7 +425,7 @@ _tracekit() {
 
     case "${cmd}" in
         tracekit)
-            opts="-v -h -V --verbose --help --version profile bitesize biolatency runqlat syscount funccount funclatency execsnoop exitsnoop threadsnoop setuids killsnoop oomkill pidpersec sigsnoop writeback opensnoop statsnoop syncsnoop mountsnoop vfsstat vfscount biosnoop biotop cpudist runqslower runqlen hardirqs softirqs drsnoop slabratetop memleak tcpstates tcpconnect tcpaccept tcpconnlat tcpretrans tcpdrop tcprtt tcplife solisten tcpsynbl bindsnoop tcptop capable klockstat futexctn bashreadline gethostlatency stat offcpu wakeuptime report diff exporter count hist trace stackcount top list help"
+            opts="-v -h -V --verbose --help --version profile bitesize biolatency runqlat syscount funccount funclatency execsnoop exitsnoop threadsnoop setuids killsnoop oomkill pidpersec sigsnoop writeback opensnoop statsnoop syncsnoop mountsnoop vfsstat vfscount fsdist ext4dist xfsdist btrfsdist nfsdist cachestat biosnoop biotop cpudist runqslower runqlen hardirqs softirqs drsnoop slabratetop memleak tcpstates tcpconnect tcpaccept tcpconnlat tcpretrans tcpdrop tcprtt tcplife solisten tcpsynbl bindsnoop capable klockstat futexctn bashreadline gethostlatency stat offcpu wakeuptime report diff exporter count hist trace stackcount top list help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -721,6 +751,122 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --pid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --duration)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -d)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -i)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-groups)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-in-flight)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tracekit__subcmd__btrfsdist)
+            opts="-a -p -d -i -o -v -h -V --unit --percentiles --precision --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --unit)
+                    COMPREPLY=($(compgen -W "ns us ms" -- "${cur}"))
+                    return 0
+                    ;;
+                --precision)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --duration)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -d)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -i)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-groups)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-in-flight)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tracekit__subcmd__cachestat)
+            opts="-a -p -d -i -o -v -h -V --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --pid)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1192,6 +1338,134 @@ _tracekit() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        tracekit__subcmd__ext4dist)
+            opts="-a -p -d -i -o -v -h -V --unit --percentiles --precision --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --unit)
+                    COMPREPLY=($(compgen -W "ns us ms" -- "${cur}"))
+                    return 0
+                    ;;
+                --precision)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --duration)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -d)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -i)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-groups)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-in-flight)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tracekit__subcmd__fsdist)
+            opts="-a -p -d -i -o -v -h -V --fs --unit --percentiles --precision --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --fs)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --unit)
+                    COMPREPLY=($(compgen -W "ns us ms" -- "${cur}"))
+                    return 0
+                    ;;
+                --precision)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --duration)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -d)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -i)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-groups)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-in-flight)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         tracekit__subcmd__funccount)
             opts="-a -p -d -i -o -v -h -V --by --top --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -1507,7 +1781,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__help)
-            opts="profile bitesize biolatency runqlat syscount funccount funclatency execsnoop exitsnoop threadsnoop setuids killsnoop oomkill pidpersec sigsnoop writeback opensnoop statsnoop syncsnoop mountsnoop vfsstat vfscount biosnoop biotop cpudist runqslower runqlen hardirqs softirqs drsnoop slabratetop memleak tcpstates tcpconnect tcpaccept tcpconnlat tcpretrans tcpdrop tcprtt tcplife solisten tcpsynbl bindsnoop tcptop capable klockstat futexctn bashreadline gethostlatency stat offcpu wakeuptime report diff exporter count hist trace stackcount top list help"
+            opts="profile bitesize biolatency runqlat syscount funccount funclatency execsnoop exitsnoop threadsnoop setuids killsnoop oomkill pidpersec sigsnoop writeback opensnoop statsnoop syncsnoop mountsnoop vfsstat vfscount fsdist ext4dist xfsdist btrfsdist nfsdist cachestat biosnoop biotop cpudist runqslower runqlen hardirqs softirqs drsnoop slabratetop memleak tcpstates tcpconnect tcpaccept tcpconnlat tcpretrans tcpdrop tcprtt tcplife solisten tcpsynbl bindsnoop capable klockstat futexctn bashreadline gethostlatency stat offcpu wakeuptime report diff exporter count hist trace stackcount top list help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1591,6 +1865,34 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__help__subcmd__bitesize)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tracekit__subcmd__help__subcmd__btrfsdist)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tracekit__subcmd__help__subcmd__cachestat)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1703,6 +2005,34 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__help__subcmd__exporter)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tracekit__subcmd__help__subcmd__ext4dist)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tracekit__subcmd__help__subcmd__fsdist)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1871,6 +2201,20 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__help__subcmd__mountsnoop)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tracekit__subcmd__help__subcmd__nfsdist)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2276,20 +2620,6 @@ _tracekit() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        tracekit__subcmd__help__subcmd__tcptop)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
         tracekit__subcmd__help__subcmd__threadsnoop)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -2375,6 +2705,20 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__help__subcmd__writeback)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tracekit__subcmd__help__subcmd__xfsdist)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2694,6 +3038,68 @@ _tracekit() {
                     return 0
                     ;;
                 -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --duration)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -d)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -i)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-groups)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-in-flight)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tracekit__subcmd__nfsdist)
+            opts="-a -p -d -i -o -v -h -V --unit --percentiles --precision --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --unit)
+                    COMPREPLY=($(compgen -W "ns us ms" -- "${cur}"))
+                    return 0
+                    ;;
+                --precision)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -4448,76 +4854,6 @@ _tracekit() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        tracekit__subcmd__tcptop)
-            opts="-r -n -a -p -d -i -o -v -h -V --top --name --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                --top)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                -r)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --name)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                -n)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --pid)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                -p)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --duration)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                -d)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --interval)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                -i)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --output)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                -o)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --max-groups)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --max-in-flight)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
         tracekit__subcmd__threadsnoop)
             opts="-n -t -T -a -p -d -i -o -v -h -V --name --timestamp --time --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -4954,6 +5290,68 @@ _tracekit() {
                     return 0
                     ;;
                 -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tracekit__subcmd__xfsdist)
+            opts="-a -p -d -i -o -v -h -V --unit --percentiles --precision --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --unit)
+                    COMPREPLY=($(compgen -W "ns us ms" -- "${cur}"))
+                    return 0
+                    ;;
+                --precision)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --duration)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -d)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -i)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-groups)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-in-flight)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -6,6 +6,7 @@ mod churn;
 mod engine;
 mod everyday;
 mod exporter;
+mod fstools;
 mod hooks;
 mod hostile;
 mod interp;

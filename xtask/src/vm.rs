@@ -68,6 +68,11 @@ pub fn run(extra_filter: Option<&str>) -> Result<bool> {
     let dir = root.join("target/vm");
     std::fs::create_dir_all(&dir)?;
     prerequisites()?;
+    // The kernels first: the image carries each one's filesystem modules (add_ext4).
+    let vmlinuzes = KERNELS
+        .iter()
+        .map(|kernel| fetch_kernel(&dir, kernel))
+        .collect::<Result<Vec<_>>>()?;
     let initramfs = build_initramfs(&dir)?;
     let mut filters: Vec<String> = VM_TESTS.iter().map(|s| s.to_string()).collect();
     if let Some(filter) = extra_filter {
@@ -75,8 +80,7 @@ pub fn run(extra_filter: Option<&str>) -> Result<bool> {
     }
     let mut results = Vec::new();
     let mut kvm = kvm_available();
-    for kernel in &KERNELS {
-        let vmlinuz = fetch_kernel(&dir, kernel)?;
+    for (kernel, vmlinuz) in KERNELS.iter().zip(vmlinuzes) {
         eprintln!(
             "xtask: vm {}: booting {} ({})",
             kernel.label,
@@ -210,7 +214,7 @@ fn build_initramfs(dir: &Path) -> Result<PathBuf> {
     )?;
     std::fs::copy(&tests, image.join("bin/integration"))?;
     // The flags of tests/src/lib.rs's fixture_flags, plus -static.
-    let fixtures: [(&str, &[&str]); 9] = [
+    let fixtures: [(&str, &[&str]); 10] = [
         ("tk_reads.c", &["-O0", "-g", "-fno-omit-frame-pointer"]),
         ("tk_churn.c", &["-O0", "-g", "-fno-omit-frame-pointer"]),
         ("tk_rename.c", &["-O0", "-g", "-fno-omit-frame-pointer"]),
@@ -218,6 +222,7 @@ fn build_initramfs(dir: &Path) -> Result<PathBuf> {
         ("tk_syscalls.c", &["-O0", "-g", "-fno-omit-frame-pointer"]),
         ("tk_funcs.c", &["-O0", "-g", "-fno-omit-frame-pointer"]),
         ("tk_burner.c", &["-O0", "-g", "-fno-omit-frame-pointer"]),
+        ("tk_files.c", &["-O0", "-g", "-fno-omit-frame-pointer"]),
         ("tk_nofp.c", &["-O2", "-g", "-fomit-frame-pointer"]),
         (
             "tk_leaf.cpp",
@@ -243,6 +248,7 @@ fn build_initramfs(dir: &Path) -> Result<PathBuf> {
             .run()?;
     }
     add_python(&image, &root)?;
+    add_ext4(&image, dir)?;
     let init = image.join("init");
     std::fs::write(&init, INIT)?;
     Cmd::new("chmod").arg("+x").arg(&init).run()?;
@@ -310,6 +316,63 @@ fn add_python(image: &Path, root: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The modules an ext4 filesystem on a loop device needs (Debian builds them as modules), in
+/// load order.
+const EXT4_MODULES: [&str; 6] = [
+    "lib/crc16",
+    "crypto/crc32c_generic",
+    "fs/mbcache",
+    "fs/jbd2/jbd2",
+    "fs/ext4/ext4",
+    "drivers/block/loop",
+];
+
+/// For the filesystem tools' tests (tests/tests/fstools.rs): each kernel's
+/// [`EXT4_MODULES`], uncompressed, under `/lib/modules/VERSION/` (busybox's insmod reads
+/// plain `.ko` files), and `/ext4.img`, an 8 MiB ext4 filesystem made by the host's
+/// `mkfs.ext4` without `metadata_csum`. `crc32c_generic` is among the modules all the same:
+/// without it the mount failed with ENOENT on 6.1 and 6.12 (the crypto API's "not found").
+/// `/init` loads the modules and mounts the image at `/mnt/ext4`. Without `mkfs.ext4` the
+/// tests say that no ext4 filesystem is mounted, and skip.
+fn add_ext4(image: &Path, dir: &Path) -> Result<()> {
+    let Ok(kernels) = std::fs::read_dir(dir.join("kernels")) else {
+        return Ok(());
+    };
+    for kernel in kernels.flatten() {
+        let Ok(versions) = std::fs::read_dir(kernel.path().join("lib/modules")) else {
+            continue;
+        };
+        for version in versions.flatten() {
+            let to = image.join("lib/modules").join(version.file_name());
+            std::fs::create_dir_all(&to)?;
+            for module in EXT4_MODULES {
+                let from = version.path().join("kernel").join(module);
+                let name = format!("{}.ko", module.rsplit('/').next().unwrap_or(module));
+                let plain = from.with_extension("ko");
+                let xz = from.with_extension("ko.xz");
+                if plain.is_file() {
+                    std::fs::copy(&plain, to.join(&name))?;
+                } else if xz.is_file() {
+                    let out = Command::new("xz").arg("-dc").arg(&xz).output()?;
+                    if !out.status.success() {
+                        bail!("xz -dc {} failed", xz.display());
+                    }
+                    std::fs::write(to.join(&name), out.stdout)?;
+                }
+            }
+        }
+    }
+    match find_program("mkfs.ext4") {
+        Some(mkfs) => Cmd::new(mkfs)
+            .args(["-q", "-F", "-O", "^metadata_csum", "-b", "4096"])
+            .arg(image.join("ext4.img"))
+            .arg("8M")
+            .run()?,
+        None => eprintln!("xtask: vm: no mkfs.ext4 (e2fsprogs): the ext4 tests will skip"),
+    }
+    Ok(())
+}
+
 /// `/init`: mount what tracing needs, run the tests named on the kernel command line,
 /// print the verdict, power off. No tmpfs on `/tmp`: the initramfs is in memory and
 /// writable already, and a workspace under `/tmp` (a CI clone) has its fixtures copied there,
@@ -323,6 +386,16 @@ mount -t devtmpfs dev /dev
 mount -t tracefs nodev /sys/kernel/tracing
 mount -t debugfs nodev /sys/kernel/debug
 ip link set lo up
+# An ext4 filesystem for the filesystem tools' tests (add_ext4).
+for m in crc16 crc32c_generic mbcache jbd2 ext4 loop; do
+  [ -f /lib/modules/$(uname -r)/$m.ko ] && insmod /lib/modules/$(uname -r)/$m.ko
+done
+if [ -f /ext4.img ]; then
+  # devtmpfs makes the loop nodes a moment after the module loads.
+  for i in $(seq 50); do [ -b /dev/loop0 ] && break; sleep 0.1; done
+  mkdir -p /mnt/ext4
+  losetup /dev/loop0 /ext4.img && mount -t ext4 /dev/loop0 /mnt/ext4 || dmesg | tail -5 | sed 's/^/dmesg: /'
+fi
 filters=$(sed -n 's/.*tracekit.tests=\([^ ]*\).*/\1/p' /proc/cmdline | tr ',' ' ')
 export TRACEKIT_VM_EMULATED=$(sed -n 's/.*tracekit.emulated=\([01]\).*/\1/p' /proc/cmdline)
 echo "TRACEKIT-VM-KERNEL $(uname -r)"

@@ -44,6 +44,10 @@ pub enum Report {
     /// Sums per group with one column per probe, the probe's key column folded away
     /// (tcptop's `RX_KB TX_KB`): [`split`].
     Split(split::Split),
+    /// cachestat's line ([`super::pagecache`]): page cache hits, misses and dirties from
+    /// the counts of four kernel functions (the first key column), in this order: page
+    /// accessed, page added, page dirtied, buffer dirtied.
+    PageCache { functions: [String; 4] },
 }
 
 impl Report {
@@ -53,7 +57,7 @@ impl Report {
             Report::Log2 { unit }
             | Report::Linear { unit, .. }
             | Report::LogLinear { unit, .. } => Some(unit),
-            Report::Counts { .. } | Report::Split(_) => None,
+            Report::Counts { .. } | Report::Split(_) | Report::PageCache { .. } => None,
         }
     }
 }
@@ -153,7 +157,7 @@ pub fn slot_bounds(report: &Report, slot: usize, slots: usize) -> (i128, i128) {
                 tracekit_common::engine::log_linear_slot_bounds(slot as u32, *precision);
             (i128::from(low), i128::from(high))
         }
-        Report::Counts { .. } | Report::Split(_) => (0, 0),
+        Report::Counts { .. } | Report::Split(_) | Report::PageCache { .. } => (0, 0),
     }
 }
 
@@ -257,6 +261,10 @@ pub fn write_with_intervals(
         return writeln!(out);
     }
     match table.report {
+        Report::PageCache { functions } => {
+            let stat = super::pagecache::PageCacheCounts::of(groups, functions).stat();
+            super::pagecache::write(out, &stat, super::pagecache::meminfo_mb())
+        }
         Report::Counts { sum, .. } => {
             let mut header: Vec<String> = table
                 .columns

@@ -58,6 +58,12 @@ table! {
     mountsnoop,
     vfsstat,
     vfscount,
+    fsdist,
+    ext4dist,
+    xfsdist,
+    btrfsdist,
+    nfsdist,
+    cachestat,
     // block
     biosnoop,
     biotop,

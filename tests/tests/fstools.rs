@@ -1,0 +1,257 @@
+//! The filesystem tools of issue 30: `fsdist` (`--fs ext4|xfs|btrfs|nfs`, and its aliases
+//! `ext4dist`, ...). They probe the filesystem's own kernel functions (`ext4_file_read_iter`,
+//! ...), so the tests that trace run in the VM kernel matrix (`cargo xtask test --vm
+//! kfunc_tool_fs`), where the image mounts an ext4 filesystem on a loop device
+//! (`xtask/src/vm.rs`); the unknown-filesystem test runs anywhere.
+
+use std::{path::PathBuf, time::Duration};
+
+use tracekit_tests::{
+    fixture, function_count, kprobes_or_skip, parse_json, require_root, tracekit,
+};
+
+// Emulated VMs run everything 2-10x slower.
+const TIMEOUT: Duration = Duration::from_secs(300);
+
+/// A fresh directory on a mounted, writable ext4 filesystem (the first in /proc/mounts), or
+/// `None` with a printed reason.
+fn ext4_dir(test: &str) -> Option<PathBuf> {
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+    for line in mounts.lines() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if fields.len() < 4 || fields[2] != "ext4" || fields[3].split(',').any(|o| o == "ro") {
+            continue;
+        }
+        let dir = PathBuf::from(fields[1]).join(format!("tracekit-{test}-{}", std::process::id()));
+        if std::fs::create_dir_all(&dir).is_ok() {
+            return Some(dir);
+        }
+    }
+    assert!(
+        !std::path::Path::new("/ext4.img").exists(),
+        "{test}: the VM image's /ext4.img is not mounted (its /init mounts it at /mnt/ext4)"
+    );
+    eprintln!(
+        "{test}: skipped: no writable ext4 filesystem is mounted (the VM image mounts one at \
+         /mnt/ext4 when mkfs.ext4 built its image)"
+    );
+    None
+}
+
+/// `TOOL --json ARGS -- tk_files FILE WRITES READS`'s JSON.
+fn run_files(tool: &[&str], file: &std::path::Path, writes: u64, reads: u64) -> serde_json::Value {
+    let fixture = fixture("tk_files").to_string_lossy().into_owned();
+    let (writes, reads) = (writes.to_string(), reads.to_string());
+    let file = file.to_string_lossy().into_owned();
+    let mut args: Vec<&str> = tool.to_vec();
+    args.extend(["--json", "--", &fixture, &file, &writes, &reads]);
+    let run = tracekit(&args, TIMEOUT);
+    run.assert_code(0);
+    parse_json(&run.stdout)
+}
+
+/// fsdist --fs ext4 of `tk_files F 300 200` and of `tk_files F 100 700` on ext4: one
+/// histogram per function, exactly the fixture's writes in ext4_file_write_iter's, one
+/// fsync, and 500 more reads in the second run (a dynamically linked fixture's loader may
+/// read its libraries from an ext4 root too; in the VM, whose root is the initramfs, the
+/// reads are exact as well). The alias ext4dist is the same tool.
+#[test]
+fn kfunc_tool_fsdist_ext4_counts_each_operation() {
+    require_root();
+    if !kprobes_or_skip("kfunc_tool_fsdist_ext4_counts_each_operation") {
+        return;
+    }
+    let Some(dir) = ext4_dir("fsdist") else {
+        return;
+    };
+    let file = dir.join("data");
+    let first = run_files(&["fsdist", "--fs", "ext4"], &file, 300, 200);
+    let second = run_files(&["ext4dist"], &file, 100, 700);
+    let _ = std::fs::remove_dir_all(&dir);
+    for (json, writes) in [(&first, 300), (&second, 100)] {
+        assert_eq!(
+            function_count(json, "ext4_file_write_iter"),
+            writes,
+            "{json:#}"
+        );
+        assert_eq!(function_count(json, "ext4_sync_file"), 1, "{json:#}");
+        assert!(function_count(json, "ext4_file_open") >= 2, "{json:#}");
+        for group in json["groups"].as_array().unwrap() {
+            let function = group["key"]["function"].as_str().unwrap();
+            assert!(function.starts_with("ext4_"), "{function}: {json:#}");
+            let in_buckets: u64 = group["hist"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|b| b["count"].as_u64().unwrap())
+                .sum();
+            assert_eq!(in_buckets, group["count"].as_u64().unwrap(), "{json:#}");
+        }
+    }
+    assert_eq!(
+        function_count(&second, "ext4_file_read_iter")
+            - function_count(&first, "ext4_file_read_iter"),
+        500,
+        "{first:#}\n{second:#}"
+    );
+    if std::env::var_os("TRACEKIT_FIXTURES").is_some() {
+        // The VM's static fixture, on its initramfs root: nothing but its own reads.
+        assert_eq!(
+            function_count(&first, "ext4_file_read_iter"),
+            200,
+            "{first:#}"
+        );
+        assert_eq!(function_count(&first, "ext4_file_open"), 2, "{first:#}");
+    }
+}
+
+/// A filesystem whose module is not loaded (xfs in the VM image): one line naming the
+/// functions it lacks and the module, exit 1, nothing traced.
+#[test]
+fn kfunc_tool_fsdist_says_the_module_is_not_loaded() {
+    require_root();
+    let symbols = std::fs::read_to_string("/proc/kallsyms").unwrap_or_default();
+    let Some(fs) = ["xfs", "btrfs", "nfs"].into_iter().find(|fs| {
+        !symbols
+            .lines()
+            .any(|l| l.split_whitespace().nth(2) == Some(&format!("{fs}_file_open")))
+    }) else {
+        eprintln!(
+            "kfunc_tool_fsdist_says_the_module_is_not_loaded: skipped: this kernel has xfs, \
+             btrfs and nfs loaded"
+        );
+        return;
+    };
+    let run = tracekit(["fsdist", "--fs", fs, "-d", "1"], TIMEOUT);
+    run.assert_code(1);
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{}", run.stderr);
+    assert!(
+        lines[0].starts_with(&format!("tracekit: --fs {fs}: this kernel has no {fs}_"))
+            && lines[0].contains(&format!("is the {fs} module loaded? modprobe {fs}")),
+        "{}",
+        lines[0]
+    );
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+}
+
+/// An unknown `--fs` is a usage error (exit 2) listing the known filesystems, those this
+/// kernel has first; nothing is attached.
+#[test]
+fn fsdist_unknown_filesystem_lists_those_here() {
+    require_root();
+    let run = tracekit(["fsdist", "--fs", "zfs", "-d", "1"], TIMEOUT);
+    run.assert_code(2);
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{}", run.stderr);
+    assert!(
+        lines[0].starts_with("tracekit: --fs zfs: unknown filesystem; this kernel has ")
+            || lines[0].starts_with(
+                "tracekit: --fs zfs: unknown filesystem; none of ext4, xfs, btrfs, nfs"
+            ),
+        "{}",
+        lines[0]
+    );
+    let symbols = std::fs::read_to_string("/proc/kallsyms").unwrap();
+    let has = |f: &str| {
+        symbols
+            .lines()
+            .any(|l| l.split_whitespace().nth(2) == Some(f))
+    };
+    if has("ext4_file_read_iter") && has("ext4_file_getattr") {
+        assert!(lines[0].contains("this kernel has ext4"), "{}", lines[0]);
+    }
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+}
+
+/// cachestat of a 1 MiB file on ext4 read 4 KiB at a time, after the page cache was
+/// dropped and again: the cold read adds its 256 pages to the cache (and the few metadata
+/// blocks its lookup reads), the warm one adds none and marks each page accessed, which
+/// cachestat's line shows as 0 misses and at least 256 hits, 100% HITRATIO.
+#[test]
+fn kfunc_tool_cachestat_cold_then_warm() {
+    require_root();
+    if !kprobes_or_skip("kfunc_tool_cachestat_cold_then_warm") {
+        return;
+    }
+    let Some(dir) = ext4_dir("cachestat") else {
+        return;
+    };
+    let file = dir.join("data");
+    let fixture = fixture("tk_files");
+    let status = std::process::Command::new(&fixture)
+        .arg(&file)
+        .args(["256", "0"])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    std::fs::write("/proc/sys/vm/drop_caches", "3").unwrap();
+    let cold = run_files(&["cachestat"], &file, 0, 256);
+    let warm = run_files(&["cachestat"], &file, 0, 256);
+    let fixture = fixture.to_string_lossy().into_owned();
+    let path = file.to_string_lossy().into_owned();
+    let text = tracekit(["cachestat", "--", &fixture, &path, "0", "256"], TIMEOUT);
+    let _ = std::fs::remove_dir_all(&dir);
+    text.assert_code(0);
+    let added = |json: &serde_json::Value| {
+        function_count(json, "filemap_add_folio") + function_count(json, "add_to_page_cache_lru")
+    };
+    let accessed = |json: &serde_json::Value| {
+        function_count(json, "folio_mark_accessed") + function_count(json, "mark_page_accessed")
+    };
+    assert!((256..=256 + 32).contains(&added(&cold)), "{cold:#}");
+    assert!(accessed(&cold) >= 256, "{cold:#}");
+    assert_eq!(added(&warm), 0, "{warm:#}");
+    assert!(accessed(&warm) >= 256, "{warm:#}");
+    let lines: Vec<&str> = text.stdout.lines().collect();
+    let header = lines
+        .iter()
+        .position(|l| {
+            l.split_whitespace().eq([
+                "HITS",
+                "MISSES",
+                "DIRTIES",
+                "HITRATIO",
+                "BUFFERS_MB",
+                "CACHED_MB",
+            ])
+        })
+        .unwrap_or_else(|| panic!("no header: {}", text.stdout));
+    let values: Vec<&str> = lines[header + 1].split_whitespace().collect();
+    assert_eq!(values.len(), 6, "{}", text.stdout);
+    assert!(values[0].parse::<u64>().unwrap() >= 256, "{}", text.stdout);
+    assert_eq!(values[1], "0", "{}", text.stdout);
+    assert_eq!(values[3], "100.00%", "{}", text.stdout);
+}
+
+/// On a kernel without kprobes (the development machine, which refuses fentry too), fsdist,
+/// its aliases and cachestat say in one line which functions cannot be probed and why, and
+/// exit 1 before tracing anything.
+#[test]
+fn fs_tools_say_what_is_missing_without_kprobes() {
+    require_root();
+    if std::path::Path::new("/sys/bus/event_source/devices/kprobe").exists() {
+        eprintln!(
+            "fs_tools_say_what_is_missing_without_kprobes: skipped: this kernel has kprobes; \
+             the test is of kernels without them"
+        );
+        return;
+    }
+    for args in [
+        &["fsdist", "--fs", "ext4", "-d", "1"][..],
+        &["ext4dist", "-d", "1"],
+        &["cachestat", "-d", "1"],
+    ] {
+        let run = tracekit(args, TIMEOUT);
+        run.assert_code(1);
+        let lines: Vec<&str> = run.stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{args:?}: {}", run.stderr);
+        assert!(
+            lines[0].starts_with("tracekit: cannot probe")
+                && lines[0].contains("no kprobes (CONFIG_KPROBES is not set)"),
+            "{args:?}: {}",
+            lines[0]
+        );
+        assert!(run.stdout.is_empty(), "{args:?}: {}", run.stdout);
+    }
+}
