@@ -266,6 +266,11 @@ impl Engine {
         } else {
             1
         };
+        let follows_entries = if uses(operand::FOLLOWS) {
+            tracekit_common::engine::FOLLOWS_ENTRIES
+        } else {
+            1
+        };
         let page = 4096;
         let trace_bytes = if main.agg == agg::TRACE {
             TRACE_RING_BYTES
@@ -299,6 +304,7 @@ impl Engine {
                 .map_max_entries("ENGINE_HASH", hash_entries)
                 .map_max_entries("ENGINE_STARTS", start_entries)
                 .map_max_entries("ENGINE_OUTSTANDING", outstanding_entries)
+                .map_max_entries("ENGINE_FOLLOWS", follows_entries)
                 .map_max_entries("ENGINE_STACKS", stack_entries)
                 .map_max_entries("ENGINE_TRACE", trace_bytes)
                 .map_max_entries("ENGINE_ANNOUNCE", announce_bytes);

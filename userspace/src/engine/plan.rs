@@ -391,6 +391,7 @@ pub fn disassemble(plan: &Plan) -> String {
             operand::KERNEL_STR => "kernel_str",
             operand::SAVED_STR => "saved_str",
             operand::TASK => "task",
+            operand::FOLLOWS => "follows",
             _ => "?",
         };
         let signed = if o.flags & SIGNED != 0 { "s" } else { "" };
@@ -404,6 +405,7 @@ pub fn disassemble(plan: &Plan) -> String {
             operand::ARG => format!("{kind}{}:{signed}{}", o.offset, o.size),
             operand::ARG_DEREF => format!("{kind}{}+{}:{signed}{}", o.offset, o.aux, o.size),
             operand::SAVED => format!("{kind}{}", o.offset),
+            operand::FOLLOWS => format!("{kind}(#{},#{},#{})", o.offset, o.aux, o.index_offset),
             operand::USER_STR | operand::KERNEL_STR if o.flags & PTR_FROM_ARG != 0 => {
                 format!("{kind}@arg{}", o.offset)
             }

@@ -36,7 +36,10 @@ pub struct Args {
     #[arg(required = true, value_name = "PROBE")]
     pub probes: Vec<String>,
     /// Also group by these fields or pid, tid, cpu, comm, cgroup (the cgroup v2 path);
-    /// str(FIELD), argv[I]: the string a pointer points to, 32 bytes at most
+    /// str(FIELD), argv[I]: the string a pointer points to, 32 bytes at most;
+    /// follows(STREAM,POS,LEN): 1 when POS is where the previous event of the same STREAM
+    /// ended (its POS + LEN), 0 when not, 2 for a stream's first event (biopattern's
+    /// follows(dev,sector,nr_sector))
     #[arg(long, value_name = "KEY[,KEY...]", value_delimiter = ',')]
     pub by: Vec<String>,
     /// Only events for which EXPR holds (perf/ftrace filter syntax), evaluated in the kernel
