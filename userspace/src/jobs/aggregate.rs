@@ -458,7 +458,7 @@ fn file_outputs(
             .extension()
             .is_some_and(|ext| ext.eq_ignore_ascii_case("svg"));
         if svg {
-            if matches!(job.report, Report::Counts { .. }) {
+            if matches!(job.report, Report::Counts { .. } | Report::Pattern) {
                 return Err(crate::Error::usage(format!(
                     "-o FILE.svg: {command} draws heat maps of histograms; this one counts \
                      (give --value FIELD, or write .txt or .json)"
@@ -489,7 +489,7 @@ fn file_outputs(
 /// Histogram slots per group (1 for counts), as the plans keep them.
 fn slots_of(report: &Report, compiled: &Compiled) -> u32 {
     match report {
-        Report::Counts { .. } => 1,
+        Report::Counts { .. } | Report::Pattern => 1,
         _ => compiled
             .specs
             .first()

@@ -61,6 +61,7 @@ table! {
     // block
     biosnoop,
     biotop,
+    biopattern,
     // CPU and scheduler
     cpudist,
     runqslower,
