@@ -98,6 +98,8 @@ pub struct Engine {
     misses_at_detach: Option<Misses>,
     /// The name maps when the plan keys by [`operand::TASK`] ([`names`]).
     names: Option<names::TaskNames>,
+    /// A stage records kernel stacks: [`Engine::read`] reads those its keys hold.
+    kernel_stacks: bool,
 }
 
 /// Events the kernel did not run a stage's program for, summed over its programs: their
@@ -395,6 +397,7 @@ impl Engine {
             unwind,
             misses_at_detach: None,
             names,
+            kernel_stacks: uses(operand::KERNEL_STACK),
         };
         if renames.is_some() {
             // Before the main stage attaches: no event of a thread precedes its records.
@@ -704,7 +707,17 @@ impl Engine {
         }
         let counted = cells.values().map(|value| value.count).sum();
         let misses = self.misses();
+        let kernel_stacks = if self.kernel_stacks {
+            let words: std::collections::BTreeSet<u64> = cells
+                .keys()
+                .flat_map(|(words, _)| words.iter().copied())
+                .collect();
+            self.stacks(words)?
+        } else {
+            Default::default()
+        };
         Ok(Aggregates {
+            kernel_stacks,
             cells,
             stats: EngineStats {
                 counted,

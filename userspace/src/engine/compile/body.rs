@@ -169,6 +169,7 @@ pub(crate) fn key_kind(field: &FieldRef) -> KeyKind {
         (Hint::Disk, _) => KeyKind::Disk,
         (Hint::Syscall, _) => KeyKind::Syscall,
         (Hint::Stack, _) => KeyKind::Int { signed: false },
+        (Hint::KernelStack, _) => KeyKind::KernelStack,
         (Hint::Cgroup, _) => KeyKind::Cgroup,
         (Hint::Softirq, _) => KeyKind::Softirq,
         (Hint::Irq, _) => KeyKind::Irq,

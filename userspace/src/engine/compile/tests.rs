@@ -28,7 +28,7 @@ corr: - | key: #0 #1 #2 #3 | saves: -
 value: - | agg: count | layout: hash
 filter: -
 flags: announce needs_ids
-columns: pid Int { signed: false }, comm Str, kstack Int { signed: false }, ustack Int { signed: false }
+columns: pid Int { signed: false }, comm Str, kstack KernelStack, ustack Int { signed: false }
 "#
     );
 }
