@@ -137,3 +137,55 @@ fn biopattern_tells_sequential_from_random_writes() {
         run.stderr
     );
 }
+
+/// biostacks on 300 O_DIRECT 4 KiB writes of dd: the groups of dd whose kernel stack goes
+/// through the write path hold exactly 300 latencies, on the disk of the file.
+#[test]
+fn biostacks_shows_the_write_path_of_direct_writes() {
+    require_root();
+    let dir = scratch("biostacks_shows_the_write_path_of_direct_writes");
+    let file = dir.join("file");
+    let disk = disk_of(&dir);
+    let run = tracekit(
+        [
+            "biostacks",
+            "--json",
+            "--",
+            "dd",
+            "if=/dev/zero",
+            &format!("of={}", file.display()),
+            "bs=4k",
+            "count=300",
+            "oflag=direct",
+        ],
+        TIMEOUT,
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    run.assert_code(0);
+    let json = parse_json(&run.stdout);
+    let mut writes = 0;
+    for group in json["groups"].as_array().unwrap() {
+        let key = &group["key"];
+        let stack = key["STACK"].as_str().unwrap();
+        let frames: Vec<&str> = stack.split(';').collect();
+        if key["COMM"] == "dd" && frames.iter().any(|f| f.ends_with("sys_write")) {
+            assert_eq!(key["DISK"], disk.as_str(), "{group:#}");
+            // The histogram holds every latency of the group.
+            let in_buckets: u64 = group["hist"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|b| b["count"].as_u64().unwrap())
+                .sum();
+            assert_eq!(in_buckets, group["count"].as_u64().unwrap(), "{group:#}");
+            assert!(
+                frames
+                    .iter()
+                    .any(|f| f.contains("dio") || f.contains("direct")),
+                "not a direct I/O path: {stack}"
+            );
+            writes += group["count"].as_u64().unwrap();
+        }
+    }
+    assert_eq!(writes, 300, "{}\n{}", run.stdout, run.stderr);
+}

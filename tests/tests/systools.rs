@@ -159,14 +159,30 @@ fn biosnoop_shows_each_direct_write() {
                 ms > 0.0 && ms < 10_000.0 && r[7].split_once('.').is_some_and(|(_, d)| d.len() == 3)
             })
         });
-        assert_eq!(
+        // Events and starts the kernel did not run the programs for (another BPF program
+        // was running on that CPU: other tracers on a shared machine) are reported on the
+        // `Lost:` line, never hidden; they may be missing here.
+        let not_seen: usize = run
+            .stderr
+            .lines()
+            .filter_map(|l| l.strip_prefix("Lost: "))
+            .flat_map(|l| {
+                let words: Vec<&str> = l.split_whitespace().collect();
+                (1..words.len())
+                    .filter(|&i| words[i].starts_with("event") || words[i].starts_with("start"))
+                    .filter_map(|i| words[i - 1].parse::<usize>().ok())
+                    .collect::<Vec<_>>()
+            })
+            .sum();
+        assert!(not_seen <= 3, "-Q {queued}: {}", run.stderr);
+        assert!(
+            writes.len() <= 300 && writes.len() + not_seen >= 300,
+            "-Q {queued}: {} writes, {not_seen} not seen: {}\n{}",
             writes.len(),
-            300,
-            "-Q {queued}: {}\n{}",
             run.stdout,
             run.stderr
         );
-        assert_eq!(by_dd, 300, "-Q {queued}: {}", run.stdout);
+        assert_eq!(by_dd, writes.len(), "-Q {queued}: {}", run.stdout);
         assert!(times_ok, "{}", run.stdout);
         assert!(latencies_ok, "{}", run.stdout);
     }

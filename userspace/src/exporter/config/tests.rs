@@ -277,8 +277,9 @@ fn bad_configs_name_the_metric_and_the_bad_part() {
             "[[metric]]\nname = \"io\"\npreset = \"biolatncy\"\n",
             "exporter.toml: metric \"io\": preset \"biolatncy\": unknown; valid presets: \
              bitesize, biolatency, runqlat, syscount, pidpersec, vfsstat, vfscount, biotop, \
-             cpudist, runqlen, hardirqs, softirqs, slabratetop, tcprtt, tcpsynbl, klockstat, \
-             futexctn",
+             biopattern, biostacks, \
+             cpudist, runqlen, hardirqs, softirqs, slabratetop, swapin, tcprtt, tcpsynbl, \
+             klockstat, futexctn",
         ),
         (
             "[[metric]]\nname = \"io\"\npreset = \"biolatency\"\nunit = \"ms\"\n",
@@ -331,7 +332,7 @@ fn bad_configs_name_the_metric_and_the_bad_part() {
             "metrics = [\"syscount\", \"funccount\"]\n",
             "exporter.toml: preset \"funccount\": a tool with no metric (it takes an argument \
              or prints events); valid presets: bitesize, biolatency, runqlat, syscount, pidpersec, \
-             vfsstat, vfscount, biotop, cpudist, runqlen, hardirqs, softirqs, slabratetop, tcprtt, tcpsynbl, klockstat, futexctn",
+             vfsstat, vfscount, biotop, biopattern, biostacks, cpudist, runqlen, hardirqs, softirqs, slabratetop, swapin, tcprtt, tcpsynbl, klockstat, futexctn",
         ),
         (
             "metrics = [\"syscount\"]\n[[metric]]\npreset = \"syscount\"\n",

@@ -62,6 +62,7 @@ table! {
     biosnoop,
     biotop,
     biopattern,
+    biostacks,
     // CPU and scheduler
     cpudist,
     runqslower,
@@ -72,6 +73,7 @@ table! {
     drsnoop,
     slabratetop,
     memleak,
+    swapin,
     // network
     tcpstates,
     tcpconnect,
