@@ -268,11 +268,8 @@ impl Engine {
         } else {
             1
         };
-        let follows_entries = if uses(operand::FOLLOWS) {
-            tracekit_common::engine::FOLLOWS_ENTRIES
-        } else {
-            1
-        };
+        let follows = [1, tracekit_common::engine::FOLLOWS_ENTRIES];
+        let follows_entries = follows[usize::from(uses(operand::FOLLOWS))];
         let page = 4096;
         let trace_bytes = if main.agg == agg::TRACE {
             TRACE_RING_BYTES
@@ -708,11 +705,7 @@ impl Engine {
         let counted = cells.values().map(|value| value.count).sum();
         let misses = self.misses();
         let kernel_stacks = if self.kernel_stacks {
-            let words: std::collections::BTreeSet<u64> = cells
-                .keys()
-                .flat_map(|(words, _)| words.iter().copied())
-                .collect();
-            self.stacks(words)?
+            self.stacks(cells.keys().flat_map(|(words, _)| words.iter().copied()))?
         } else {
             Default::default()
         };
