@@ -239,6 +239,17 @@ pub mod operand {
     /// [`super::TASK_NAMES_ENTRIES`]); the idle task (tid 0) is [`super::IDLE_TASK`] `|
     /// cpu`. Userspace shows it as the comm the thread had in that generation.
     pub const TASK: u32 = 46;
+    // b30 (issue 30): access patterns (biopattern). Numbered from 60 so other additions do
+    // not collide.
+    /// Whether the event continues its stream: 1 when operand `aux`'s value (a position,
+    /// such as `sector`) equals where the previous event of the same stream ended (that
+    /// event's position plus its operand `index_offset`, a length such as `nr_sector`),
+    /// 0 when it does not, 2 for a stream's first event. The stream is operand `offset`'s
+    /// value (`dev`); operands `offset`, `aux` and `index_offset` come before this one. Each
+    /// stream's end is kept in `ENGINE_FOLLOWS` ([`super::FOLLOWS_ENTRIES`] streams; a
+    /// stream that does not fit is counted in [`super::stat::READ_ERRORS`] and its events
+    /// are first ones).
+    pub const FOLLOWS: u32 = 60;
 }
 
 /// [`operand::TASK`] of the idle task on a CPU (its tid is 0 on every CPU; its comm is
@@ -250,6 +261,10 @@ pub const IDLE_TASK: u64 = 1 << 63;
 /// current generation) when a plan keys by [`operand::TASK`]. Names that do not fit are
 /// counted in [`stat::NAMES_LOST`].
 pub const TASK_NAMES_ENTRIES: u32 = 65536;
+
+/// Streams whose end [`operand::FOLLOWS`] keeps (disks for `biopattern`); the loader gives
+/// `ENGINE_FOLLOWS` one entry when no plan reads it.
+pub const FOLLOWS_ENTRIES: u32 = 4096;
 
 /// Offsets of a path ([`operand::TASK_PATH`]): at most 3 pointers followed.
 pub const MAX_PATH: usize = 4;

@@ -25,8 +25,14 @@ _tracekit() {
             tracekit,biolatency)
                 cmd="tracekit__subcmd__biolatency"
                 ;;
+            tracekit,biopattern)
+                cmd="tracekit__subcmd__biopattern"
+                ;;
             tracekit,biosnoop)
                 cmd="tracekit__subcmd__biosnoop"
+                ;;
+            tracekit,biostacks)
+                cmd="tracekit__subcmd__biostacks"
                 ;;
             tracekit,biotop)
                 cmd="tracekit__subcmd__biotop"
@@ -160,6 +166,9 @@ _tracekit() {
             tracekit,statsnoop)
                 cmd="tracekit__subcmd__statsnoop"
                 ;;
+            tracekit,swapin)
+                cmd="tracekit__subcmd__swapin"
+                ;;
             tracekit,syncsnoop)
                 cmd="tracekit__subcmd__syncsnoop"
                 ;;
@@ -192,6 +201,9 @@ _tracekit() {
                 ;;
             tracekit,tcpsynbl)
                 cmd="tracekit__subcmd__tcpsynbl"
+                ;;
+            tracekit,tcptop)
+                cmd="tracekit__subcmd__tcptop"
                 ;;
             tracekit,threadsnoop)
                 cmd="tracekit__subcmd__threadsnoop"
@@ -226,8 +238,14 @@ _tracekit() {
             tracekit__subcmd__help,biolatency)
                 cmd="tracekit__subcmd__help__subcmd__biolatency"
                 ;;
+            tracekit__subcmd__help,biopattern)
+                cmd="tracekit__subcmd__help__subcmd__biopattern"
+                ;;
             tracekit__subcmd__help,biosnoop)
                 cmd="tracekit__subcmd__help__subcmd__biosnoop"
+                ;;
+            tracekit__subcmd__help,biostacks)
+                cmd="tracekit__subcmd__help__subcmd__biostacks"
                 ;;
             tracekit__subcmd__help,biotop)
                 cmd="tracekit__subcmd__help__subcmd__biotop"
@@ -361,6 +379,9 @@ _tracekit() {
             tracekit__subcmd__help,statsnoop)
                 cmd="tracekit__subcmd__help__subcmd__statsnoop"
                 ;;
+            tracekit__subcmd__help,swapin)
+                cmd="tracekit__subcmd__help__subcmd__swapin"
+                ;;
             tracekit__subcmd__help,syncsnoop)
                 cmd="tracekit__subcmd__help__subcmd__syncsnoop"
                 ;;
@@ -394,6 +415,9 @@ _tracekit() {
             tracekit__subcmd__help,tcpsynbl)
                 cmd="tracekit__subcmd__help__subcmd__tcpsynbl"
                 ;;
+            tracekit__subcmd__help,tcptop)
+                cmd="tracekit__subcmd__help__subcmd__tcptop"
+                ;;
             tracekit__subcmd__help,threadsnoop)
                 cmd="tracekit__subcmd__help__subcmd__threadsnoop"
                 ;;
@@ -425,7 +449,7 @@ _tracekit() {
 
     case "${cmd}" in
         tracekit)
-            opts="-v -h -V --verbose --help --version profile bitesize biolatency runqlat syscount funccount funclatency execsnoop exitsnoop threadsnoop setuids killsnoop oomkill pidpersec sigsnoop writeback opensnoop statsnoop syncsnoop mountsnoop vfsstat vfscount fsdist ext4dist xfsdist btrfsdist nfsdist cachestat biosnoop biotop cpudist runqslower runqlen hardirqs softirqs drsnoop slabratetop memleak tcpstates tcpconnect tcpaccept tcpconnlat tcpretrans tcpdrop tcprtt tcplife solisten tcpsynbl bindsnoop capable klockstat futexctn bashreadline gethostlatency stat offcpu wakeuptime report diff exporter count hist trace stackcount top list help"
+            opts="-v -h -V --verbose --help --version profile bitesize biolatency runqlat syscount funccount funclatency execsnoop exitsnoop threadsnoop setuids killsnoop oomkill pidpersec sigsnoop writeback opensnoop statsnoop syncsnoop mountsnoop vfsstat vfscount fsdist ext4dist xfsdist btrfsdist nfsdist cachestat biosnoop biotop biopattern biostacks cpudist runqslower runqlen hardirqs softirqs drsnoop slabratetop memleak swapin tcpstates tcpconnect tcpaccept tcpconnlat tcpretrans tcpdrop tcprtt tcplife solisten tcpsynbl bindsnoop tcptop capable klockstat futexctn bashreadline gethostlatency stat offcpu wakeuptime report diff exporter count hist trace stackcount top list help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -624,8 +648,8 @@ _tracekit() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        tracekit__subcmd__biosnoop)
-            opts="-a -p -d -i -o -v -h -V --disk --all-cpus --pid --duration --interval --output --json --verbose --help --version"
+        tracekit__subcmd__biopattern)
+            opts="-a -p -d -i -o -v -h -V --disk --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -664,6 +688,126 @@ _tracekit() {
                     return 0
                     ;;
                 -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-groups)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-in-flight)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tracekit__subcmd__biosnoop)
+            opts="-Q -T -a -p -d -i -o -v -h -V --disk --queued --time --all-cpus --pid --duration --interval --output --json --verbose --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --disk)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --duration)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -d)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -i)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tracekit__subcmd__biostacks)
+            opts="-Q -a -p -d -i -o -v -h -V --unit --queued --disk --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --unit)
+                    COMPREPLY=($(compgen -W "ns us ms" -- "${cur}"))
+                    return 0
+                    ;;
+                --disk)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --duration)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -d)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -i)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-groups)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-in-flight)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1781,7 +1925,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__help)
-            opts="profile bitesize biolatency runqlat syscount funccount funclatency execsnoop exitsnoop threadsnoop setuids killsnoop oomkill pidpersec sigsnoop writeback opensnoop statsnoop syncsnoop mountsnoop vfsstat vfscount fsdist ext4dist xfsdist btrfsdist nfsdist cachestat biosnoop biotop cpudist runqslower runqlen hardirqs softirqs drsnoop slabratetop memleak tcpstates tcpconnect tcpaccept tcpconnlat tcpretrans tcpdrop tcprtt tcplife solisten tcpsynbl bindsnoop capable klockstat futexctn bashreadline gethostlatency stat offcpu wakeuptime report diff exporter count hist trace stackcount top list help"
+            opts="profile bitesize biolatency runqlat syscount funccount funclatency execsnoop exitsnoop threadsnoop setuids killsnoop oomkill pidpersec sigsnoop writeback opensnoop statsnoop syncsnoop mountsnoop vfsstat vfscount fsdist ext4dist xfsdist btrfsdist nfsdist cachestat biosnoop biotop biopattern biostacks cpudist runqslower runqlen hardirqs softirqs drsnoop slabratetop memleak swapin tcpstates tcpconnect tcpaccept tcpconnlat tcpretrans tcpdrop tcprtt tcplife solisten tcpsynbl bindsnoop tcptop capable klockstat futexctn bashreadline gethostlatency stat offcpu wakeuptime report diff exporter count hist trace stackcount top list help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1836,7 +1980,35 @@ _tracekit() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        tracekit__subcmd__help__subcmd__biopattern)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         tracekit__subcmd__help__subcmd__biosnoop)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tracekit__subcmd__help__subcmd__biostacks)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2466,6 +2638,20 @@ _tracekit() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        tracekit__subcmd__help__subcmd__swapin)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         tracekit__subcmd__help__subcmd__syncsnoop)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -2607,6 +2793,20 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__help__subcmd__tcpsynbl)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tracekit__subcmd__help__subcmd__tcptop)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -4200,6 +4400,60 @@ _tracekit() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        tracekit__subcmd__swapin)
+            opts="-a -p -d -i -o -v -h -V --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --pid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --duration)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -d)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -i)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-groups)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-in-flight)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         tracekit__subcmd__syncsnoop)
             opts="-n -t -T -a -p -d -i -o -v -h -V --name --timestamp --time --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -4807,6 +5061,76 @@ _tracekit() {
                 return 0
             fi
             case "${prev}" in
+                --pid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --duration)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -d)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -i)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-groups)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-in-flight)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tracekit__subcmd__tcptop)
+            opts="-r -n -a -p -d -i -o -v -h -V --top --name --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --top)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -r)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --pid)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

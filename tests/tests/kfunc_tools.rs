@@ -19,6 +19,7 @@ const KERNEL_FUNCTION_TOOLS: &[&[&str]] = &[
     &["capable", "-d", "1"],
     &["tcpsynbl", "-d", "1"],
     &["bindsnoop", "-d", "1"],
+    &["swapin", "-d", "1"],
 ];
 
 /// `TOOL --json -- tk_reads N`'s JSON: the tool traces only the fixture, which opens
@@ -123,7 +124,8 @@ fn kernel_function_tools_say_what_is_missing() {
                 && (lines[0].contains("vfs_")
                     || lines[0].contains("cap_capable")
                     || lines[0].contains("_syn_recv_sock")
-                    || lines[0].contains("inet_bind"))
+                    || lines[0].contains("inet_bind")
+                    || lines[0].contains("swap_read"))
                 && lines[0].contains("no kprobes (CONFIG_KPROBES is not set)"),
             "{args:?}: {}",
             lines[0]

@@ -1,6 +1,7 @@
 //! tracekit's integration tests: real BPF programs on the real kernel, driven by fixture
 //! programs whose behaviour is known. Root only, one at a time: `cargo xtask test`.
 
+mod block;
 mod bpftrace_tools;
 mod churn;
 mod engine;

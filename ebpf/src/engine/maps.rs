@@ -81,6 +81,8 @@ pub trait EngineMaps {
     fn task_names() -> &'static HashMap<u64, [u8; 16]>;
     /// `ENGINE_OUTSTANDING`: allocations not yet released, by address (`agg::OUTSTANDING`).
     fn outstanding() -> &'static HashMap<u64, tracekit_common::engine::Outstanding>;
+    /// `ENGINE_FOLLOWS`: each stream's end, for `operand::FOLLOWS`.
+    fn follows() -> &'static HashMap<u64, u64>;
 }
 
 /// Defines the engine's globals (`ENGINE_PLAN`, `ENGINE_START_PLAN`, `ENGINE_SELF_PID`,
@@ -213,6 +215,12 @@ macro_rules! engine_maps {
             tracekit_common::engine::Outstanding,
         > = aya_ebpf::maps::HashMap::with_max_entries(1, 0);
 
+        /// Each stream's end (`operand::FOLLOWS`); the loader shrinks it to one entry for
+        /// plans that do not read it.
+        #[aya_ebpf::macros::map]
+        static ENGINE_FOLLOWS: aya_ebpf::maps::HashMap<u64, u64> =
+            aya_ebpf::maps::HashMap::with_max_entries(tracekit_common::engine::FOLLOWS_ENTRIES, 0);
+
         /// This object's engine maps and globals.
         struct $name;
 
@@ -319,6 +327,10 @@ macro_rules! engine_maps {
             fn outstanding()
             -> &'static aya_ebpf::maps::HashMap<u64, tracekit_common::engine::Outstanding> {
                 &ENGINE_OUTSTANDING
+            }
+            #[inline(always)]
+            fn follows() -> &'static aya_ebpf::maps::HashMap<u64, u64> {
+                &ENGINE_FOLLOWS
             }
         }
     };

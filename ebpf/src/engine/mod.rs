@@ -117,9 +117,15 @@ fn run_main<M: EngineMaps, S: Source>(source: &S, scratch: *mut Scratch, event: 
                     let slot = (rd!(plan.operands[i].string_slot) as usize) & (MAX_STRINGS - 1);
                     // SAFETY: this CPU's scratch; slot masked into range; 4 words are
                     // STR_BYTES bytes.
+                    let mut words = started.saved;
+                    // A saved comm is two words; the other two are numbers.
+                    if rd!(plan.operands[i].size) as usize <= STR_BYTES / 2 {
+                        words[2] = 0;
+                        words[3] = 0;
+                    }
                     unsafe {
                         (*scratch).strings[slot] =
-                            core::mem::transmute::<[u64; 4], [u8; STR_BYTES]>(started.saved)
+                            core::mem::transmute::<[u64; 4], [u8; STR_BYTES]>(words)
                     }
                 }
                 _ => {}
@@ -191,12 +197,22 @@ fn run_start<M: EngineMaps, S: Source>(
             | operand::FIELD_DATA_LOC
             | operand::COMM
     ) {
-        // A saved string fills the four words (the loader saves nothing else with it).
+        // A saved string fills the four words (the loader saves nothing else with it), but
+        // a comm, which fills two.
         let slot = (rd!(plan.operands[(first as usize) & (MAX_OPERANDS - 1)].string_slot) as usize)
             & (MAX_STRINGS - 1);
         // SAFETY: this CPU's scratch; slot masked into range; STR_BYTES is 4 words.
         saved =
             unsafe { core::mem::transmute::<[u8; STR_BYTES], [u64; 4]>((*scratch).strings[slot]) };
+        // A comm (16 bytes, two words) leaves words 2 and 3 for two numbers.
+        let mut i = 2;
+        while i < 4 {
+            let save = rd!(plan.saves[i]);
+            if save != NO_OPERAND && save != first {
+                saved[i] = int(scratch, save as usize);
+            }
+            i += 1;
+        }
     } else {
         let mut i = 0;
         while i < 4 {

@@ -114,6 +114,7 @@ pub(crate) fn read_operands<M: EngineMaps, S: Source>(
             // SAFETY: plain helper call.
             operand::CPU => Some(u64::from(unsafe { bpf_get_smp_processor_id() })),
             operand::LATENCY => Some(started.latency_ns),
+            operand::FOLLOWS => Some(follows::<M>(scratch, &operand)),
             operand::SAVED => Some(started.saved[(operand.offset & 3) as usize]),
             operand::EVENT_INDEX => Some(u64::from(event)),
             operand::COMM => {
@@ -275,6 +276,28 @@ fn follow(plan: &'static Plan, i: usize, base: u64, shape: u64) -> Option<u64> {
 pub(crate) fn int(scratch: *mut Scratch, index: usize) -> u64 {
     // SAFETY: this CPU's scratch; index masked into range.
     unsafe { (*scratch).ints[index & (MAX_OPERANDS - 1)] }
+}
+
+/// [`operand::FOLLOWS`]: 1 when the event starts where its stream's previous event ended, 0
+/// when not, 2 for the stream's first event; the stream's end becomes this event's.
+/// Concurrent events of one stream on two CPUs race as libbpf-tools' `biopattern` does.
+#[inline(always)]
+fn follows<M: EngineMaps>(scratch: *mut Scratch, operand: &Operand) -> u64 {
+    let stream = int(scratch, operand.offset as usize);
+    let position = int(scratch, operand.aux as usize);
+    let end = position.wrapping_add(int(scratch, operand.index_offset as usize));
+    if let Some(previous) = M::follows().get_ptr_mut(&stream) {
+        // SAFETY: the entry's value, read and replaced in place.
+        unsafe {
+            let verdict = u64::from(*previous == position);
+            *previous = end;
+            return verdict;
+        }
+    }
+    if M::follows().insert(&stream, &end, 0).is_err() {
+        bump::<M>(stat::READ_ERRORS);
+    }
+    2
 }
 
 /// Records a stack operand, counting what could not be recorded.

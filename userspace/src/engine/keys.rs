@@ -38,6 +38,9 @@ pub enum KeyKind {
     TcpState,
     /// A port read in network byte order, shown in host order.
     NetPort,
+    /// A kernel stack's hash, shown as its frames' names, root first, `;`-separated (as
+    /// folded stacks are), from [`Aggregates::kernel_stacks`].
+    KernelStack,
 }
 
 /// One column of a group key.
@@ -119,6 +122,7 @@ pub fn decode_key(columns: &[KeyColumn], words: &[u64]) -> Vec<KeyValue> {
                 KeyKind::Ipv4 => KeyValue::Text(super::addr::ipv4_text(first)),
                 KeyKind::TcpState => KeyValue::Text(super::addr::tcp_state_name(first)),
                 KeyKind::NetPort => KeyValue::Int(i128::from(u16::from_be(first as u16))),
+                KeyKind::KernelStack => KeyValue::Int(i128::from(first)),
                 KeyKind::Ip => {
                     let bytes: Vec<u8> = part.iter().flat_map(|w| w.to_ne_bytes()).collect();
                     KeyValue::Text(super::addr::ip_text(&bytes[..bytes.len().min(16)]))
@@ -197,6 +201,36 @@ pub fn disk_dev(name: &str) -> crate::Result<u64> {
     Ok(major << 20 | minor)
 }
 
+/// A kernel stack key as text: its frames named (kallsyms), root first, `;`-separated;
+/// `[no stack]`, `[lost stack]` (not recorded: the stack map was full or the walk failed)
+/// or `[stack 0x...]` (not read back) otherwise.
+pub fn kernel_stack_text(hash: u64, stacks: &BTreeMap<u64, Vec<u64>>) -> String {
+    use tracekit_common::profile::{STACK_ERROR, STACK_NONE};
+    if hash == STACK_NONE {
+        return "[no stack]".into();
+    }
+    if hash == STACK_ERROR {
+        return "[lost stack]".into();
+    }
+    let Some(frames) = stacks.get(&hash) else {
+        return format!("[stack {hash:#x}]");
+    };
+    let names = crate::ksyms::names(frames).unwrap_or_default();
+    frames
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(i, ip)| {
+            names
+                .get(i)
+                .cloned()
+                .flatten()
+                .unwrap_or_else(|| format!("{ip:#x}"))
+        })
+        .collect::<Vec<_>>()
+        .join(";")
+}
+
 /// One group's aggregate, slots merged.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Group {
@@ -226,7 +260,12 @@ pub fn groups(aggregates: &Aggregates, columns: &[KeyColumn], slots: u32) -> Vec
         {
             continue;
         }
-        let key = decode_key(columns, words);
+        let mut key = decode_key(columns, words);
+        for (column, value) in columns.iter().zip(key.iter_mut()) {
+            if let (KeyKind::KernelStack, KeyValue::Int(hash)) = (&column.kind, &value) {
+                *value = KeyValue::Text(kernel_stack_text(*hash as u64, &aggregates.kernel_stacks));
+            }
+        }
         let group = by_key.entry(key.clone()).or_insert_with(|| Group {
             key,
             count: 0,

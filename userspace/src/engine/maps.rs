@@ -94,6 +94,9 @@ pub struct Aggregates {
     pub cells: BTreeMap<(Vec<u64>, u32), AggValue>,
     /// Counters.
     pub stats: EngineStats,
+    /// The frames (leaf first) of the kernel stacks the keys hold, for plans keyed by one
+    /// ([`super::keys::KeyKind::KernelStack`]).
+    pub kernel_stacks: BTreeMap<u64, Vec<u64>>,
 }
 
 impl Aggregates {
@@ -105,6 +108,7 @@ impl Aggregates {
             cell.sum = cell.sum.wrapping_add(value.sum);
         }
         self.stats.add(&other.stats);
+        self.kernel_stacks.extend(other.kernel_stacks);
     }
 
     /// What was aggregated after `earlier` (for `-i`).
@@ -128,6 +132,7 @@ impl Aggregates {
         Aggregates {
             cells,
             stats: self.stats.since(&earlier.stats),
+            kernel_stacks: self.kernel_stacks.clone(),
         }
     }
 }
@@ -330,6 +335,7 @@ mod tests {
                 counted: count,
                 ..EngineStats::default()
             },
+            kernel_stacks: BTreeMap::new(),
         }
     }
 

@@ -98,6 +98,8 @@ pub struct Engine {
     misses_at_detach: Option<Misses>,
     /// The name maps when the plan keys by [`operand::TASK`] ([`names`]).
     names: Option<names::TaskNames>,
+    /// A stage records kernel stacks: [`Engine::read`] reads those its keys hold.
+    kernel_stacks: bool,
 }
 
 /// Events the kernel did not run a stage's program for, summed over its programs: their
@@ -283,6 +285,8 @@ impl Engine {
         } else {
             1
         };
+        let follows = [1, tracekit_common::engine::FOLLOWS_ENTRIES];
+        let follows_entries = follows[usize::from(uses(operand::FOLLOWS))];
         let page = 4096;
         let trace_bytes = if main.agg == agg::TRACE {
             TRACE_RING_BYTES
@@ -317,6 +321,7 @@ impl Engine {
                 .map_max_entries("ENGINE_CACHE", cache_entries)
                 .map_max_entries("ENGINE_STARTS", start_entries)
                 .map_max_entries("ENGINE_OUTSTANDING", outstanding_entries)
+                .map_max_entries("ENGINE_FOLLOWS", follows_entries)
                 .map_max_entries("ENGINE_STACKS", stack_entries)
                 .map_max_entries("ENGINE_TRACE", trace_bytes)
                 .map_max_entries("ENGINE_ANNOUNCE", announce_bytes);
@@ -413,6 +418,7 @@ impl Engine {
             unwind,
             misses_at_detach: None,
             names,
+            kernel_stacks: uses(operand::KERNEL_STACK),
         };
         if renames.is_some() {
             // Before the main stage attaches: no event of a thread precedes its records.

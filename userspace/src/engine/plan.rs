@@ -185,28 +185,30 @@ impl PlanBuilder {
     /// Start stages: saves operand `index` with the timestamp; the main stage reads it back
     /// with [`saved_operand`] of the returned slot.
     pub fn save(&mut self, index: u32) -> Result<u32> {
+        const BOTH: &str = "a start stage saves one string, or up to 4 numbers, not both (a \
+                            comm leaves room for 2 numbers)";
+        let is_comm = |plan: &Plan, index: u32| is_half_string(&plan.operands[index as usize]);
         if self.plan.operands[index as usize].is_string() {
-            // Its bytes fill the four saved words.
-            if self.plan.saves.iter().any(|&s| s != NO_OPERAND) {
-                return Err(Error::usage(
-                    "a start stage saves one string, or up to 4 numbers, not both",
-                ));
+            // Its bytes fill the four saved words, a comm's the first two.
+            let words = if is_comm(&self.plan, index) { 2 } else { 4 };
+            if self.plan.saves[..words].iter().any(|&s| s != NO_OPERAND)
+                || (words == 4 && self.plan.saves.iter().any(|&s| s != NO_OPERAND))
+            {
+                return Err(Error::usage(BOTH));
             }
-            self.plan.saves = [index; 4];
+            self.plan.saves[..words].fill(index);
             return Ok(0);
         }
-        if self.plan.saves[0] != NO_OPERAND
-            && self.plan.operands[self.plan.saves[0] as usize].is_string()
-        {
-            return Err(Error::usage(
-                "a start stage saves one string, or up to 4 numbers, not both",
-            ));
-        }
-        let slot = self
-            .plan
-            .saves
-            .iter()
-            .position(|&s| s == NO_OPERAND)
+        let first = self.plan.saves[0];
+        let free_from = if first == NO_OPERAND || !self.plan.operands[first as usize].is_string() {
+            0
+        } else if is_comm(&self.plan, first) {
+            2
+        } else {
+            return Err(Error::usage(BOTH));
+        };
+        let slot = (free_from..4)
+            .find(|&slot| self.plan.saves[slot] == NO_OPERAND)
             .ok_or_else(|| Error::runtime("a start stage saves at most 4 values"))?;
         self.plan.saves[slot] = index;
         Ok(slot as u32)
@@ -391,6 +393,7 @@ pub fn disassemble(plan: &Plan) -> String {
             operand::KERNEL_STR => "kernel_str",
             operand::SAVED_STR => "saved_str",
             operand::TASK => "task",
+            operand::FOLLOWS => "follows",
             _ => "?",
         };
         let signed = if o.flags & SIGNED != 0 { "s" } else { "" };
@@ -404,6 +407,7 @@ pub fn disassemble(plan: &Plan) -> String {
             operand::ARG => format!("{kind}{}:{signed}{}", o.offset, o.size),
             operand::ARG_DEREF => format!("{kind}{}+{}:{signed}{}", o.offset, o.aux, o.size),
             operand::SAVED => format!("{kind}{}", o.offset),
+            operand::FOLLOWS => format!("{kind}(#{},#{},#{})", o.offset, o.aux, o.index_offset),
             operand::USER_STR | operand::KERNEL_STR if o.flags & PTR_FROM_ARG != 0 => {
                 format!("{kind}@arg{}", o.offset)
             }
@@ -583,11 +587,22 @@ pub fn saved_operand(slot: u32) -> Operand {
     }
 }
 
-/// The operand reading the string the start stage saved.
-pub fn saved_string_operand() -> Operand {
+/// Whether string operand `o` is at most 16 bytes (a comm, the current task's or a record's
+/// `char comm[16]`), so a start stage saves it in two words and two numbers beside it.
+fn is_half_string(o: &Operand) -> bool {
+    o.kind == operand::COMM || (o.kind == operand::FIELD_STRING && o.size <= 16)
+}
+
+/// The operand reading the string the start stage saved from `saved`, its operand (a
+/// comm is 16 bytes, other strings [`STR_BYTES`]).
+pub fn saved_string_operand(saved: &Operand) -> Operand {
     Operand {
         kind: operand::SAVED_STR,
-        size: STR_BYTES as u32,
+        size: if is_half_string(saved) {
+            16
+        } else {
+            STR_BYTES as u32
+        },
         ..Operand::NONE
     }
 }

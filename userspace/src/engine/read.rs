@@ -106,7 +106,13 @@ impl Engine {
         }
         let counted = cells.values().map(|value| value.count).sum();
         let misses = self.misses();
+        let kernel_stacks = if self.kernel_stacks {
+            self.stacks(cells.keys().flat_map(|(words, _)| words.iter().copied()))?
+        } else {
+            Default::default()
+        };
         Ok(Aggregates {
+            kernel_stacks,
             cells,
             stats: EngineStats {
                 counted,

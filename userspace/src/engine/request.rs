@@ -59,9 +59,24 @@ impl KeyField {
         }
     }
 
-    /// Columns for field names as `--by` lists them.
+    /// Columns for field names as `--by` lists them. The command line splits `--by` at
+    /// commas, so pieces of one name with parentheses (`follows(dev,sector,nr_sector)`) are
+    /// joined again.
     pub fn all(fields: &[String]) -> Vec<Self> {
-        fields.iter().map(Self::new).collect()
+        let mut names: Vec<String> = Vec::new();
+        let mut open = 0i32;
+        for piece in fields {
+            match names.last_mut() {
+                Some(last) if open > 0 => {
+                    last.push(',');
+                    last.push_str(piece);
+                }
+                _ => names.push(piece.clone()),
+            }
+            open += piece.matches('(').count() as i32 - piece.matches(')').count() as i32;
+            open = open.max(0);
+        }
+        names.into_iter().map(Self::new).collect()
     }
 }
 

@@ -468,7 +468,10 @@ fn file_outputs(
         if svg {
             if matches!(
                 job.report,
-                Report::Counts { .. } | Report::Split(_) | Report::PageCache { .. }
+                Report::Counts { .. }
+                    | Report::Split(_)
+                    | Report::PageCache { .. }
+                    | Report::Pattern
             ) {
                 return Err(crate::Error::usage(format!(
                     "-o FILE.svg: {command} draws heat maps of histograms; this one counts \
@@ -500,7 +503,7 @@ fn file_outputs(
 /// Histogram slots per group (1 for counts), as the plans keep them.
 fn slots_of(report: &Report, compiled: &Compiled) -> u32 {
     match report {
-        Report::Counts { .. } | Report::Split(_) | Report::PageCache { .. } => 1,
+        Report::Counts { .. } | Report::Split(_) | Report::PageCache { .. } | Report::Pattern => 1,
         _ => compiled
             .specs
             .first()

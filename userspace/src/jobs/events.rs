@@ -13,6 +13,7 @@
 //!   negative, else 0 (a syscall's return value split as opensnoop shows it);
 //! - `comm_of(NAME)`: the command name of a program run from path NAME (its basename, cut
 //!   at 15 bytes, as the kernel names it);
+//! - `ms(NAME)`: NAME, nanoseconds, as milliseconds with 3 decimals (biosnoop's `LAT(ms)`);
 //! - `age(NAME)`: seconds from NAME, a `CLOCK_MONOTONIC` time in ns (`task->start_time`),
 //!   to the event, with 2 decimals (exitsnoop's `AGE(s)`);
 //! - `exit(NAME)`: a task's `exit_code` as libbpf-tools' exitsnoop shows it: `0`, `code N`
@@ -53,6 +54,8 @@ pub enum View {
     CommOf(String),
     /// Seconds from a monotonic time in ns to the event.
     Age(String),
+    /// Nanoseconds as milliseconds.
+    Ms(String),
     /// A task's `exit_code` (status << 8, or the signal with 0x80 for a core dump).
     ExitCode(String),
     /// A value by the name its tracepoint's print format gives it.
@@ -85,12 +88,13 @@ impl View {
                 .and_then(|rest| rest.strip_suffix(')'))
                 .map(str::to_string)
         };
-        let calls: [(&str, CallView); 9] = [
+        let calls: [(&str, CallView); 10] = [
             ("fd", View::Fd),
             ("errno", View::Errno),
             ("field", View::Field),
             ("comm_of", View::CommOf),
             ("age", View::Age),
+            ("ms", View::Ms),
             ("exit", View::ExitCode),
             ("symbol", View::Symbol),
             ("capability", View::Capability),
@@ -119,6 +123,7 @@ impl View {
             | View::Errno(name)
             | View::CommOf(name)
             | View::Age(name)
+            | View::Ms(name)
             | View::ExitCode(name)
             | View::Symbol(name)
             | View::Capability(name)
@@ -149,6 +154,8 @@ enum Value {
     Uint(u64),
     /// A number shown with 2 decimals (a JSON number).
     Fixed2(f64),
+    /// A number shown with 3 decimals (a JSON number).
+    Fixed3(f64),
 }
 
 impl Value {
@@ -158,6 +165,7 @@ impl Value {
             Value::Int(n) => n.to_string(),
             Value::Uint(n) => n.to_string(),
             Value::Fixed2(x) => format!("{x:.2}"),
+            Value::Fixed3(x) => format!("{x:.3}"),
         }
     }
     fn json(&self) -> serde_json::Value {
@@ -166,6 +174,7 @@ impl Value {
             Value::Int(n) => (*n).into(),
             Value::Uint(n) => (*n).into(),
             Value::Fixed2(x) => ((x * 100.0).round() / 100.0).into(),
+            Value::Fixed3(x) => ((x * 1000.0).round() / 1000.0).into(),
         }
     }
 }
@@ -202,7 +211,7 @@ fn as_int(value: &Value) -> i64 {
     match value {
         Value::Int(n) => *n,
         Value::Uint(n) => *n as i64,
-        Value::Fixed2(x) => *x as i64,
+        Value::Fixed2(x) | Value::Fixed3(x) => *x as i64,
         Value::Text(_) => 0,
     }
 }
@@ -321,6 +330,7 @@ fn value(record: &TraceRecord, prints: &[Printed], event: &str, view: &View) -> 
             let since = as_int(&printed_value(record, prints, name)) as u64;
             Value::Fixed2(record.ts_ns.saturating_sub(since) as f64 / 1e9)
         }
+        View::Ms(name) => Value::Fixed3(as_int(&printed_value(record, prints, name)) as f64 / 1e6),
         View::ExitCode(name) => {
             Value::Text(exit_text(as_int(&printed_value(record, prints, name))))
         }

@@ -200,7 +200,7 @@ corr: #0 | key: #1 #2 #3 #4 | saves: -
 value: #5 | agg: count | layout: hash
 filter: ge #5 1000000
 flags: needs_start all_tasks
-columns: pid Int { signed: false }, comm Str, start.kstack Int { signed: false }, start.ustack Int { signed: false }
+columns: pid Int { signed: false }, comm Str, start.kstack KernelStack, start.ustack Int { signed: false }
 "#
         );
     }

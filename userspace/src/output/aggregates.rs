@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::{Format, hist, percentiles};
 
 pub mod split;
-use crate::engine::{EngineStats, Group, KeyColumn};
+use crate::engine::{EngineStats, Group, KeyColumn, KeyValue};
 
 /// How aggregates are shown.
 #[derive(Clone, Debug, PartialEq)]
@@ -48,6 +48,11 @@ pub enum Report {
     /// the counts of four kernel functions (the first key column), in this order: page
     /// accessed, page added, page dirtied, buffer dirtied.
     PageCache { functions: [String; 4] },
+    /// Access patterns per disk (`biopattern`), libbpf-tools' `DISK %RND %SEQ COUNT
+    /// KBYTES`: the groups are keyed by (disk, `follows(...)`: 0 random, 1 sequential, 2 a
+    /// stream's first event, which counts neither way, as in libbpf-tools) with the sum of
+    /// 512-byte sectors.
+    Pattern,
 }
 
 impl Report {
@@ -57,7 +62,10 @@ impl Report {
             Report::Log2 { unit }
             | Report::Linear { unit, .. }
             | Report::LogLinear { unit, .. } => Some(unit),
-            Report::Counts { .. } | Report::Split(_) | Report::PageCache { .. } => None,
+            Report::Counts { .. }
+            | Report::Split(_)
+            | Report::PageCache { .. }
+            | Report::Pattern => None,
         }
     }
 }
@@ -157,7 +165,9 @@ pub fn slot_bounds(report: &Report, slot: usize, slots: usize) -> (i128, i128) {
                 tracekit_common::engine::log_linear_slot_bounds(slot as u32, *precision);
             (i128::from(low), i128::from(high))
         }
-        Report::Counts { .. } | Report::Split(_) | Report::PageCache { .. } => (0, 0),
+        Report::Counts { .. } | Report::Split(_) | Report::PageCache { .. } | Report::Pattern => {
+            (0, 0)
+        }
     }
 }
 
@@ -317,6 +327,7 @@ pub fn write_with_intervals(
             }
             Ok(())
         }
+        Report::Pattern => out.write_all(pattern_table(table.columns, groups).as_bytes()),
         // syscount --latency --percentiles: a table, one row per group.
         Report::LogLinear {
             unit, top: Some(_), ..
@@ -399,6 +410,45 @@ pub fn write_with_intervals(
             Ok(())
         }
     }
+}
+
+/// [`Report::Pattern`]'s table: one row per disk (the first key column), in libbpf-tools'
+/// layout (`%-7s %5s %5s %8s %10s`); percentages round down as its integer division does.
+/// Disks whose only events were first ones are left out.
+pub fn pattern_table(columns: &[KeyColumn], groups: &[Group]) -> String {
+    // disk -> (random, sequential, sectors)
+    let mut disks: std::collections::BTreeMap<String, (u64, u64, u64)> = Default::default();
+    for group in groups {
+        let (Some(disk), Some(KeyValue::Int(pattern))) = (group.key.first(), group.key.get(1))
+        else {
+            continue;
+        };
+        let entry = disks.entry(disk.to_string()).or_default();
+        match pattern {
+            0 => entry.0 += group.count,
+            1 => entry.1 += group.count,
+            _ => continue,
+        }
+        entry.2 += group.sum;
+    }
+    let name = columns.first().map_or("DISK", |c| c.name.as_str());
+    let mut text = format!(
+        "{:<7} {:>5} {:>5} {:>8} {:>10}\n",
+        name, "%RND", "%SEQ", "COUNT", "KBYTES"
+    );
+    for (disk, (random, sequential, sectors)) in disks {
+        let total = random + sequential;
+        if total == 0 {
+            continue;
+        }
+        text.push_str(&format!(
+            "{disk:<7} {:>5} {:>5} {total:>8} {:>10}\n",
+            random * 100 / total,
+            sequential * 100 / total,
+            sectors * 512 / 1024
+        ));
+    }
+    text
 }
 
 /// The header line of an interval's report: `HH:MM:SS (1.0 s)`.

@@ -40,6 +40,9 @@ pub enum Hint {
     Syscall,
     /// A stack, by the hash the engine stores it under.
     Stack,
+    /// A kernel stack (`kstack`), likewise; as a group key it is shown by its frames'
+    /// names.
+    KernelStack,
     /// A cgroup v2 id, shown as the cgroup's path.
     Cgroup,
     /// A softirq vector (`irq:softirq_*`'s `vec`), shown as its name (`TIMER`, `NET_RX`).
@@ -245,7 +248,9 @@ pub fn builtin(name: &str) -> Option<FieldRef> {
         },
         ty,
     );
-    Some(if STACKS.contains(&name) {
+    Some(if name == "kstack" {
+        field.hinted(Hint::KernelStack)
+    } else if STACKS.contains(&name) {
         field.hinted(Hint::Stack)
     } else {
         field

@@ -56,7 +56,10 @@ pub struct Args {
     pub value: Option<String>,
     /// Group by these fields or pid, tid, cpu, comm, cgroup (one histogram per group);
     /// str(FIELD), argv[I]: the string a pointer points to, 32 bytes at most; up to 8 keys,
-    /// a string taking the room of 4
+    /// a string taking the room of 4;
+    /// follows(STREAM,POS,LEN): 1 when POS is where the previous event of the same STREAM
+    /// ended (its POS + LEN), 0 when not, 2 for a stream's first event (biopattern's
+    /// follows(dev,sector,nr_sector))
     #[arg(long, value_name = "KEY[,KEY...]", value_delimiter = ',')]
     pub by: Vec<String>,
     /// Only events for which EXPR holds (perf/ftrace filter syntax), evaluated in the kernel

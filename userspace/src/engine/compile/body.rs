@@ -102,6 +102,62 @@ pub(crate) fn resolve(fields: &dyn Fields, flag: &str, name: &str) -> Result<Fie
     })
 }
 
+/// The operand of `name` in `builder`'s plan (added if new) and what it is: a field of the
+/// event, or `follows(STREAM,POS,LEN)` ([`operand::FOLLOWS`]: 1 when the event's POS is where
+/// the previous event of the same STREAM ended, POS + LEN; 0 when not; 2 for a stream's
+/// first event), for `--by` and `--value`. `flag` names the flag in errors.
+///
+/// # Errors
+/// A usage error for an unknown field, a string in `follows`, or a `follows` without three
+/// fields.
+pub(crate) fn operand_of(
+    builder: &mut PlanBuilder,
+    fields: &dyn Fields,
+    flag: &str,
+    name: &str,
+) -> Result<(u32, FieldRef)> {
+    let Some(inner) = name
+        .strip_prefix("follows(")
+        .and_then(|rest| rest.strip_suffix(')'))
+    else {
+        let field = resolve(fields, flag, name)?;
+        return Ok((builder.operand(field.operand)?, field));
+    };
+    let parts: Vec<&str> = inner.split(',').map(str::trim).collect();
+    let [stream, position, length] = parts[..] else {
+        return Err(Error::usage(format!(
+            "{flag} {}: follows takes three fields, follows(STREAM,POS,LEN) (e.g. \
+             follows(dev,sector,nr_sector))",
+            quote(name)
+        )));
+    };
+    let mut indices = [0u32; 3];
+    for (index, part) in indices.iter_mut().zip([stream, position, length]) {
+        let field = resolve(fields, flag, part)?;
+        if field.ty == ValueType::Str {
+            return Err(Error::usage(format!(
+                "{flag} {}: `{}` is a string; follows reads numbers",
+                quote(name),
+                quote(part)
+            )));
+        }
+        *index = builder.operand(field.operand)?;
+    }
+    let follows = tracekit_common::engine::Operand {
+        kind: operand::FOLLOWS,
+        offset: indices[0],
+        aux: indices[1],
+        index_offset: indices[2],
+        size: 8,
+        ..tracekit_common::engine::Operand::NONE
+    };
+    let field = FieldRef {
+        bound: Some(3),
+        ..FieldRef::new(follows, ValueType::Int { signed: false })
+    };
+    Ok((builder.operand(follows)?, field))
+}
+
 /// How a group-key field is shown.
 pub(crate) fn key_kind(field: &FieldRef) -> KeyKind {
     match (field.hint, field.ty) {
@@ -113,6 +169,7 @@ pub(crate) fn key_kind(field: &FieldRef) -> KeyKind {
         (Hint::Disk, _) => KeyKind::Disk,
         (Hint::Syscall, _) => KeyKind::Syscall,
         (Hint::Stack, _) => KeyKind::Int { signed: false },
+        (Hint::KernelStack, _) => KeyKind::KernelStack,
         (Hint::Cgroup, _) => KeyKind::Cgroup,
         (Hint::Softirq, _) => KeyKind::Softirq,
         (Hint::Irq, _) => KeyKind::Irq,
@@ -136,8 +193,7 @@ pub(crate) fn compile_body(
 ) -> Result<(Vec<Column>, Vec<Printed>)> {
     let mut columns = Vec::new();
     for KeyField { field: name, label } in &request.by {
-        let field = resolve(fields, "--by", name)?;
-        let index = builder.operand(field.operand)?;
+        let (index, field) = operand_of(builder, fields, "--by", name)?;
         builder.key_part(index)?;
         columns.push(Column {
             column: KeyColumn {
@@ -148,7 +204,7 @@ pub(crate) fn compile_body(
         });
     }
     if let Some(name) = &request.value {
-        let field = resolve(fields, "--value", name)?;
+        let (index, field) = operand_of(builder, fields, "--value", name)?;
         if field.ty == ValueType::Str {
             let name = quote(name);
             return Err(Error::usage(format!(
@@ -156,7 +212,6 @@ pub(crate) fn compile_body(
                  group by it)"
             )));
         }
-        let index = builder.operand(field.operand)?;
         builder.value(index);
     }
     match request.shape {

@@ -162,7 +162,7 @@ pub(crate) fn compile_start(
         let index = builder.operand(field.operand)?;
         let slot = builder.save(index)?;
         let operand = if field.ty == ValueType::Str {
-            saved_string_operand()
+            saved_string_operand(&field.operand)
         } else {
             saved_operand(slot)
         };

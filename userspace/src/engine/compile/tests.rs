@@ -28,7 +28,7 @@ corr: - | key: #0 #1 #2 #3 | saves: -
 value: - | agg: count | layout: hash
 filter: -
 flags: announce needs_ids
-columns: pid Int { signed: false }, comm Str, kstack Int { signed: false }, ustack Int { signed: false }
+columns: pid Int { signed: false }, comm Str, kstack KernelStack, ustack Int { signed: false }
 "#
     );
 }
@@ -275,4 +275,47 @@ fn software_events_take_a_period_or_a_frequency() {
             "{bad}: {err}"
         );
     }
+}
+
+/// `--by follows(STREAM,POS,LEN)` reads its three fields first, then the follows operand
+/// (after the command line split `--by` at its commas); a bad one is one usage line.
+#[test]
+fn follows_reads_its_fields_before_it() {
+    let request = Request {
+        value: Some("nr_sector".into()),
+        by: KeyField::all(&[
+            "dev".into(),
+            "follows(dev".into(),
+            "sector".into(),
+            "nr_sector)".into(),
+        ]),
+        ..Request::probe("block:block_rq_complete")
+    };
+    assert_eq!(
+        compiled(&request),
+        r#"Main Tracepoints([Tracepoint { system: "block", event: "block_rq_complete" }])
+operands: #0 field@8:4 #1 field@16:8 #2 field@24:4 #3 follows(#0,#1,#2)
+corr: - | key: #0 #3 | saves: -
+value: #2 | agg: count | layout: hash
+filter: -
+flags: -
+columns: dev Disk, follows(dev,sector,nr_sector) Int { signed: false }
+"#
+    );
+    let error = |by: &str| {
+        let request = Request {
+            by: vec![KeyField::new(by)],
+            ..Request::probe("block:block_rq_complete")
+        };
+        compile_in(&request, &events()).unwrap_err().to_string()
+    };
+    assert_eq!(
+        error("follows(dev,sector)"),
+        "--by follows(dev,sector): follows takes three fields, follows(STREAM,POS,LEN) (e.g. \
+         follows(dev,sector,nr_sector))"
+    );
+    assert_eq!(
+        error("follows(dev,rwbs,nr_sector)"),
+        "--by follows(dev,rwbs,nr_sector): `rwbs` is a string; follows reads numbers"
+    );
 }

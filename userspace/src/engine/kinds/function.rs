@@ -317,7 +317,7 @@ fn function_specs(
             let index = start.operand(field.operand)?;
             let slot = start.save(index)?;
             let operand = if field.ty == ValueType::Str {
-                saved_string_operand()
+                saved_string_operand(&field.operand)
             } else {
                 saved_operand(slot)
             };

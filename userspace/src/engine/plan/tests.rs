@@ -281,3 +281,43 @@ fn linear_buckets() {
     b.linear(i64::MIN, i64::MAX, u64::MAX / 100).unwrap();
     assert_eq!(b.plan().slots, 103);
 }
+
+/// A start stage saves a comm in two words and two numbers beside it; a longer string
+/// takes all four words, and numbers before a comm leave it no room.
+#[test]
+fn a_saved_comm_leaves_two_words_for_numbers() {
+    let mut builder = PlanBuilder::new();
+    let comm = builder.operand(builtin("comm").unwrap().operand).unwrap();
+    let pid = builder.operand(simple_operand(operand::PID)).unwrap();
+    let cpu = builder.operand(simple_operand(operand::CPU)).unwrap();
+    let tid = builder.operand(simple_operand(operand::TID)).unwrap();
+    assert_eq!(builder.save(comm).unwrap(), 0);
+    assert_eq!(builder.save(pid).unwrap(), 2);
+    assert_eq!(builder.save(cpu).unwrap(), 3);
+    assert!(builder.save(tid).is_err());
+    assert_eq!(builder.plan().saves, [comm, comm, pid, cpu]);
+    assert_eq!(
+        saved_string_operand(&builder.plan().operands[comm as usize]).size,
+        16
+    );
+
+    let mut numbers_first = PlanBuilder::new();
+    let pid = numbers_first.operand(simple_operand(operand::PID)).unwrap();
+    let comm = numbers_first
+        .operand(builtin("comm").unwrap().operand)
+        .unwrap();
+    numbers_first.save(pid).unwrap();
+    assert!(numbers_first.save(comm).is_err());
+
+    let mut long = PlanBuilder::new();
+    let string = long
+        .operand(Operand {
+            kind: operand::USER_STR,
+            size: STR_BYTES as u32,
+            ..Operand::NONE
+        })
+        .unwrap();
+    let pid = long.operand(simple_operand(operand::PID)).unwrap();
+    long.save(string).unwrap();
+    assert!(long.save(pid).is_err());
+}

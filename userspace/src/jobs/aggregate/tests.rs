@@ -19,6 +19,7 @@ fn maps(cells: &[(Vec<u64>, u32, u64, u64)], stats: EngineStats) -> Aggregates {
     let mut all = Aggregates {
         cells: BTreeMap::new(),
         stats,
+        kernel_stacks: BTreeMap::new(),
     };
     for (key, slot, count, sum) in cells {
         all.cells.insert(

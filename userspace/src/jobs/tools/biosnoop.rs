@@ -1,9 +1,11 @@
 //! `tracekit biosnoop`: each block I/O with its latency (bcc/libbpf-tools' `biosnoop`): from
-//! `block:block_rq_issue` to `block:block_rq_complete` (include/trace/events/block.h),
-//! paired by (dev, sector) as `biolatency` pairs them; the issuing task, its size and the
-//! completion's disk, operation (`rwbs`) and sector printed per I/O.
+//! `block:block_rq_issue` (or `block_rq_insert`, `-Q`) to `block:block_rq_complete`
+//! (include/trace/events/block.h), paired by (dev, sector) as `biolatency` pairs them; the
+//! issuing task (its comm and pid) and the size saved at the start, the completion's disk,
+//! operation (`rwbs`) and sector printed per I/O, in libbpf-tools' columns `TIME(s) COMM PID
+//! DISK T SECTOR BYTES LAT(ms)`.
 
-use super::{Column, EventsJob, Flag, Group, Plan, Tool, disk_filter};
+use super::{CLOCK, Column, EventTime, EventsJob, Flag, Group, Plan, Tool, disk_filter};
 use crate::engine::request::{Start, StartProbe};
 
 /// `tracekit biosnoop`.
@@ -12,21 +14,37 @@ pub const TOOL: Tool = Tool {
     summary: "Print each block I/O with its disk, size and latency (bcc biosnoop)",
     examples: "  tracekit biosnoop                  # every block I/O until Ctrl-C
   tracekit biosnoop --disk vda -d 10
+  tracekit biosnoop -Q               # latency from insertion in the queue
   tracekit biosnoop -- dd if=/dev/zero of=f bs=4k count=300 oflag=direct
 
-The latency runs from issue to the device (block_rq_issue) to completion; PID is the
-process that issued the I/O.",
-    flags: &[Flag::text(
-        "disk",
-        "NAME",
-        "Only I/O to this disk (a name under /sys/block)",
-    )],
+TIME(s) is seconds since tracing began (-T: the wall clock instead). LAT(ms) runs from issue
+to the device (block_rq_issue) to completion, or with -Q from insertion in the I/O queue
+(block_rq_insert; libbpf-tools' -Q prints the queue time in a column of its own instead).
+COMM and PID are the task that issued (-Q: inserted) the I/O; -p and -- CMD select by it.",
+    flags: &[
+        Flag::text(
+            "disk",
+            "NAME",
+            "Only I/O to this disk (a name under /sys/block)",
+        ),
+        Flag::switch(
+            "queued",
+            "Measure from insertion in the I/O queue (block_rq_insert) instead of issue to the device",
+        )
+        .short('Q'),
+        CLOCK,
+    ],
     groups: &[Group::Common],
     plan: |values| {
         let filter = disk_filter(values.text("disk"))?;
         let mut job = EventsJob::new(
             "block:block_rq_complete",
             &[
+                // COMM first: a start stage saves a comm in two words, the numbers after it.
+                Column {
+                    header: "COMM",
+                    field: "start.comm",
+                },
                 Column {
                     header: "PID",
                     field: "start.pid",
@@ -48,12 +66,17 @@ process that issued the I/O.",
                     field: "start.bytes",
                 },
                 Column {
-                    header: "LAT(ns)",
-                    field: "latency",
+                    header: "LAT(ms)",
+                    field: "ms(latency)",
                 },
             ],
         );
-        let mut issue = StartProbe::new("block:block_rq_issue", &["dev", "sector"]);
+        let begin = if values.switch("queued") {
+            "block:block_rq_insert"
+        } else {
+            "block:block_rq_issue"
+        };
+        let mut issue = StartProbe::new(begin, &["dev", "sector"]);
         issue.filter = filter.clone();
         job.request.start = Some(Start {
             probes: vec![issue],
@@ -64,6 +87,11 @@ process that issued the I/O.",
         // Completions run in interrupt context: the issue selected the process.
         job.request.all_tasks = true;
         job.request.filter = filter;
+        // libbpf-tools always prints TIME(s).
+        job.time = match EventTime::of(values) {
+            EventTime::Clock => EventTime::Clock,
+            _ => EventTime::Relative,
+        };
         Ok(Plan::Events(job))
     },
     metric: None,
@@ -78,7 +106,7 @@ mod tests {
     };
 
     #[test]
-    fn biosnoop_saves_the_issuer_and_size_at_issue() {
+    fn biosnoop_saves_the_issuers_comm_pid_and_size_at_issue() {
         let Plan::Events(job) = (TOOL.plan)(&FlagValues::defaults(&TOOL)).unwrap() else {
             panic!("events");
         };
@@ -87,13 +115,13 @@ mod tests {
                 .unwrap()
                 .listing(),
             r#"Start Tracepoints([Tracepoint { system: "block", event: "block_rq_issue" }])
-operands: #0 field@8:4 #1 field@16:8 #2 pid #3 field@28:4
-corr: #0 #1 | key: - | saves: #2->0 #3->1
+operands: #0 field@8:4 #1 field@16:8 #2 field_string@44:16 #3 pid #4 field@28:4
+corr: #0 #1 | key: - | saves: #2->0 #2->1 #3->2 #4->3
 value: - | agg: count | layout: array bound 0
 filter: -
 flags: needs_ids
 Main Tracepoints([Tracepoint { system: "block", event: "block_rq_complete" }])
-operands: #0 field@8:4 #1 field@16:8 #2 saved0 #3 field_string@34:10 #4 saved1 #5 latency
+operands: #0 field@8:4 #1 field@16:8 #2 saved_str #3 saved2 #4 field_string@34:10 #5 saved3 #6 latency
 corr: #0 #1 | key: - | saves: -
 value: - | agg: trace | layout: array bound 0
 filter: -

@@ -67,6 +67,8 @@ table! {
     // block
     biosnoop,
     biotop,
+    biopattern,
+    biostacks,
     // CPU and scheduler
     cpudist,
     runqslower,
@@ -77,6 +79,7 @@ table! {
     drsnoop,
     slabratetop,
     memleak,
+    swapin,
     // network
     tcpstates,
     tcpconnect,

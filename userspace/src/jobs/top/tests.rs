@@ -41,6 +41,7 @@ fn maps(cells: &[(&str, u64)]) -> Aggregates {
             })
             .collect::<BTreeMap<_, _>>(),
         stats: EngineStats::default(),
+        kernel_stacks: BTreeMap::new(),
     }
 }
 
