@@ -281,7 +281,9 @@ fn jit_node_all_exits_mid_run() {
 }
 
 /// Java with frame pointers and the perf map written at exit: the hot method and its callers
-/// down to `main` are named (Netflix's recipe, JDK 17).
+/// down to `main` are named (Netflix's recipe, JDK 17), from the perf map with the runtime
+/// unwinders off (`--no-interpreters`), and from the JVM's own tables with them on: both
+/// name the same chain (issue 28, acceptance 3).
 #[test]
 fn jit_java_hot_method_and_callers() {
     require_root();
@@ -290,12 +292,14 @@ fn jit_java_hot_method_and_callers() {
     }
     let dir = scratch("jit_java");
     let classes = compile_java(&dir, "TkHot.java");
-    let out = dir.join("java.folded");
-    let run = tracekit(
-        [
-            "profile".as_ref(),
-            "-F".as_ref(),
-            "99".as_ref(),
+    for perf_map in [true, false] {
+        let out = dir.join(format!("java-{perf_map}.folded"));
+        let mut args: Vec<&std::ffi::OsStr> =
+            vec!["profile".as_ref(), "-F".as_ref(), "99".as_ref()];
+        if perf_map {
+            args.push("--no-interpreters".as_ref());
+        }
+        args.extend::<[&std::ffi::OsStr; 11]>([
             "-o".as_ref(),
             out.as_os_str(),
             "--".as_ref(),
@@ -307,20 +311,19 @@ fn jit_java_hot_method_and_callers() {
             "-XX:CompileCommand=dontinline,TkHot::*".as_ref(),
             "-cp".as_ref(),
             classes.as_os_str(),
-            "TkHot".as_ref(),
-            "8".as_ref(),
-        ],
-        TIMEOUT,
-    );
-    run.assert_code(0);
-    let folded = parse_folded(&std::fs::read_to_string(&out).unwrap());
-    // The main thread's comm is `java`; compiler and GC threads have their own.
-    assert_share(
-        &folded,
-        "java",
-        "void TkHot.main(java.lang.String[])_[j];long TkHot.tkOuter(long)_[j];long TkHot.tkHotMethod(long)_[j]",
-        0.90,
-    );
+        ]);
+        args.extend::<[&std::ffi::OsStr; 2]>(["TkHot".as_ref(), "8".as_ref()]);
+        let run = tracekit(args, TIMEOUT);
+        run.assert_code(0);
+        let folded = parse_folded(&std::fs::read_to_string(&out).unwrap());
+        // The main thread's comm is `java`; compiler and GC threads have their own.
+        let chain = if perf_map {
+            "void TkHot.main(java.lang.String[])_[j];long TkHot.tkOuter(long)_[j];long TkHot.tkHotMethod(long)_[j]"
+        } else {
+            "TkHot.main (TkHot.java:33);TkHot.tkOuter (TkHot.java:21);TkHot.tkHotMethod"
+        };
+        assert_share(&folded, "java", chain, 0.90);
+    }
 }
 
 /// A fixture run from a tmpfs mounted in its own mount namespace (`unshare -m`): the path
