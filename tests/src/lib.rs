@@ -549,6 +549,16 @@ pub fn total_count(json: &serde_json::Value) -> u64 {
         .sum()
 }
 
+/// The events in one group's histogram (`--json`), summed over its buckets.
+pub fn hist_total(group: &serde_json::Value) -> u64 {
+    group["hist"]
+        .as_array()
+        .expect("hist")
+        .iter()
+        .map(|b| b["count"].as_u64().unwrap())
+        .sum()
+}
+
 /// The count in the histogram bucket starting at `low`, summed over the groups.
 pub fn bucket(json: &serde_json::Value, low: u64) -> u64 {
     json["groups"]

@@ -175,12 +175,7 @@ fn biostacks_shows_the_write_path_of_direct_writes() {
         if key["COMM"] == "dd" && frames.iter().any(|f| f.ends_with("sys_write")) {
             assert_eq!(key["DISK"], disk.as_str(), "{group:#}");
             // The histogram holds every latency of the group.
-            let in_buckets: u64 = group["hist"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|b| b["count"].as_u64().unwrap())
-                .sum();
+            let in_buckets = tracekit_tests::hist_total(group);
             assert_eq!(in_buckets, group["count"].as_u64().unwrap(), "{group:#}");
             assert!(
                 frames

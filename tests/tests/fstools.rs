@@ -79,12 +79,7 @@ fn kfunc_tool_fsdist_ext4_counts_each_operation() {
         for group in json["groups"].as_array().unwrap() {
             let function = group["key"]["function"].as_str().unwrap();
             assert!(function.starts_with("ext4_"), "{function}: {json:#}");
-            let in_buckets: u64 = group["hist"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|b| b["count"].as_u64().unwrap())
-                .sum();
+            let in_buckets = tracekit_tests::hist_total(group);
             assert_eq!(in_buckets, group["count"].as_u64().unwrap(), "{json:#}");
         }
     }

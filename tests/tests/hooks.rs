@@ -310,7 +310,9 @@ fn hooks_by_comm_renames_threads_and_execs_exactly() {
     let fixture = fixture.to_str().unwrap();
     let after = after.to_str().unwrap();
     let filter = format!("id == {GETPPID}");
-    let cases: [(&[&str], [(&str, u64); 2]); 3] = [
+    // (tk_rename's arguments, the count expected under each of two comms)
+    type Case<'a> = (&'a [&'a str], [(&'a str, u64); 2]);
+    let cases: [Case; 3] = [
         (
             &["process", "3000", "2000"],
             [("tk_rename", 3000), ("tk_renamed", 2000)],
