@@ -437,11 +437,11 @@ fn simple<M: EngineMaps, S: Source>(source: &S, scratch: *mut Scratch, event: u3
         self::aggregate::add_to_array::<M>(row * rd!(plan.slots) + slot, value);
         return Some(());
     }
-    let mut words = [0u64; tracekit_common::engine::KEY_WORDS];
-    words[0] = first;
-    if parts > 1 {
-        words[1] = pick(rd!(plan.key_parts[1]));
-    }
+    let second = if parts > 1 {
+        pick(rd!(plan.key_parts[1]))
+    } else {
+        0
+    };
     // A new key (in the hash, or a cell just claimed): a thread name part records the
     // thread's comm (engine::names).
     let name_tasks = || {
@@ -454,7 +454,7 @@ fn simple<M: EngineMaps, S: Source>(source: &S, scratch: *mut Scratch, event: u3
         }
     };
     if rd!(plan.group_cache) != 0 {
-        match cache_cell::<M>(words[0], words[1], slot, value) {
+        match cache_cell::<M>(first, second, slot, value) {
             Cell::Counted => return Some(()),
             Cell::Claimed => {
                 name_tasks();
@@ -463,12 +463,16 @@ fn simple<M: EngineMaps, S: Source>(source: &S, scratch: *mut Scratch, event: u3
             Cell::Taken => {}
         }
     }
-    let key = tracekit_common::engine::AggKey {
-        words,
-        slot,
-        _pad: 0,
-    };
-    self::aggregate::add_to_hash::<M>(&key, value, name_tasks);
+    // The key in the scratch, not on the stack: 6.1's verifier caps the call chain's
+    // combined stack at 512 bytes.
+    // SAFETY: this CPU's scratch; `simple` runs instead of the interpreter, which uses it.
+    let key = unsafe { &mut (*scratch).key };
+    key.words = [0; tracekit_common::engine::KEY_WORDS];
+    key.words[0] = first;
+    key.words[1] = second;
+    key.slot = slot;
+    key._pad = 0;
+    self::aggregate::add_to_hash::<M>(key, value, name_tasks);
     Some(())
 }
 
