@@ -360,7 +360,6 @@ fn hooks_group_cache_counts_every_process_exactly() {
     let churn = fixture("tk_churn");
     let syscalls = fixture("tk_syscalls");
     let (runs, calls) = (2548, 37);
-    let mut out = Vec::new();
     for cache in [true, false] {
         let mut command = Command::new(tracekit_bin());
         command
@@ -403,6 +402,5 @@ fn hooks_group_cache_counts_every_process_exactly() {
             "cache {cache}: every process made exactly {calls} calls: {counts:?}"
         );
         assert_eq!(json["stats"]["map_full"].as_u64().unwrap_or(0), 0);
-        out.push(counts);
     }
 }

@@ -78,35 +78,20 @@ pub fn engine(tracekit: &Path, sizes: &Sizes) -> Result<()> {
         ready: Some(("Hit Ctrl-C", true)),
         perf_event_fds: 0,
     };
-    // A plan kept on classic tracepoints (TRACEKIT_CLASSIC_TRACEPOINTS).
-    let classic = |name, args: &[&str]| {
+    // A tracekit plan run with one environment variable set (`env VAR=VALUE tracekit ...`).
+    let with_env = |setting: &str, name, args: &[&str]| {
         let mut watcher = watcher(name, args);
         if let Some(command) = &mut watcher.command {
-            command.splice(
-                0..0,
-                ["env", "TRACEKIT_CLASSIC_TRACEPOINTS=1"].map(String::from),
-            );
+            command.splice(0..0, ["env".to_string(), setting.to_string()]);
         }
         watcher
     };
-    // `--by comm` keyed by the string in the kernel (TRACEKIT_COMM_KEYS=string), the path
-    // before the thread key (issue 29).
-    let string_key = |name, args: &[&str]| {
-        let mut watcher = watcher(name, args);
-        if let Some(command) = &mut watcher.command {
-            command.splice(0..0, ["env", "TRACEKIT_COMM_KEYS=string"].map(String::from));
-        }
-        watcher
-    };
-
-    // The per-CPU group cells off (TRACEKIT_GROUP_CACHE=0): every group hashed (issue 29).
-    let no_cache = |name, args: &[&str]| {
-        let mut watcher = watcher(name, args);
-        if let Some(command) = &mut watcher.command {
-            command.splice(0..0, ["env", "TRACEKIT_GROUP_CACHE=0"].map(String::from));
-        }
-        watcher
-    };
+    // A plan kept on classic tracepoints.
+    let classic = |name, args: &[&str]| with_env("TRACEKIT_CLASSIC_TRACEPOINTS=1", name, args);
+    // `--by comm` keyed by the string in the kernel, the path before the thread key (issue 29).
+    let string_key = |name, args: &[&str]| with_env("TRACEKIT_COMM_KEYS=string", name, args);
+    // The per-CPU group cells off: every group hashed (issue 29).
+    let no_cache = |name, args: &[&str]| with_env("TRACEKIT_GROUP_CACHE=0", name, args);
 
     // The getppid() loop: plans against the floors.
     let mut watchers = vec![

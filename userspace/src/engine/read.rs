@@ -8,6 +8,18 @@ use super::{Aggregates, Engine, EngineStats, maps};
 use crate::{Result, error::Context as _};
 
 impl Engine {
+    /// What the first key word is read with added: [`super::EngineSpec::event_base`] when
+    /// the plan is keyed by the event first, else 0.
+    fn key_base(&self) -> u64 {
+        let keyed_by_event = self.plan.n_key_parts > 0
+            && self.plan.operands[self.plan.key_parts[0] as usize].kind == operand::EVENT_INDEX;
+        if keyed_by_event {
+            u64::from(self.event_base)
+        } else {
+            0
+        }
+    }
+
     /// Counter `index` of `ENGINE_STATS` (a [`stat`] constant), summed over CPUs.
     ///
     /// # Errors
@@ -25,13 +37,7 @@ impl Engine {
     /// Copies the aggregates and counters out of the kernel.
     pub fn read(&self) -> Result<Aggregates> {
         let mut cells = std::collections::BTreeMap::new();
-        let keyed_by_event = self.plan.n_key_parts > 0
-            && self.plan.operands[self.plan.key_parts[0] as usize].kind == operand::EVENT_INDEX;
-        let base = if keyed_by_event {
-            u64::from(self.event_base)
-        } else {
-            0
-        };
+        let base = self.key_base();
         if self.plan.layout == layout::ARRAY {
             let slots = self.plan.slots;
             let keyed = self.plan.n_key_parts > 0;
@@ -155,13 +161,7 @@ impl Engine {
         if !self.removes_cells() {
             return Ok(0);
         }
-        let keyed_by_event = self.plan.n_key_parts > 0
-            && self.plan.operands[self.plan.key_parts[0] as usize].kind == operand::EVENT_INDEX;
-        let base = if keyed_by_event {
-            u64::from(self.event_base)
-        } else {
-            0
-        };
+        let base = self.key_base();
         let mut hash: PerCpuHashMap<_, AggKey, AggValue> =
             PerCpuHashMap::try_from(&mut self.hash).context("opening ENGINE_HASH")?;
         let mut removed = 0;
