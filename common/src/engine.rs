@@ -141,6 +141,9 @@ pub const MAX_TARGET_PIDS: u32 = 8192;
 /// Tracepoint programs per engine object (`engine_tp_0` ...): one per attached tracepoint,
 /// so the program knows which tracepoint fired.
 pub const MAX_TRACEPOINTS: usize = 64;
+/// Tracepoint programs for [`Plan::simple`] main stages (`engine_tp_simple_0` ...), each
+/// with the simple path inlined; a simple plan on more tracepoints uses `engine_tp_N`.
+pub const SIMPLE_TRACEPOINTS: usize = 4;
 /// Tracepoint programs of the start stage (`engine_tp_start`, `engine_tp_start_1` ...).
 pub const MAX_START_TRACEPOINTS: usize = 4;
 

@@ -1,8 +1,8 @@
 //! Which hook a tracepoint plan attaches to (issue 29): one that reads nothing of the record
 //! attaches as the raw tracepoint (no record built), `raw_syscalls`' `id` and `ret` are read
 //! from the raw arguments, and every such fast path gives the general path's answers, the
-//! general path being the classic tracepoint (`TRACEKIT_CLASSIC_TRACEPOINTS=1`), on a loop
-//! of exactly N getppid() calls.
+//! general path being the classic tracepoint (`TRACEKIT_CLASSIC_TRACEPOINTS=1`) with the
+//! interpreter (`TRACEKIT_INTERPRETER=1`), on a loop of exactly N getppid() calls.
 
 use std::{process::Command, time::Duration};
 
@@ -14,17 +14,26 @@ const TIMEOUT: Duration = Duration::from_secs(60);
 /// getppid(2) on x86_64.
 const GETPPID: &str = "110";
 
-/// Runs `tracekit ARGS --json -v` on the fast path and on the classic path; checks that
-/// `-v` names the hook each took (`fast` on the fast path) and returns both outputs.
+/// Runs `tracekit ARGS --json -v` on the fast path, on the classic tracepoint with the same
+/// program choice (`TRACEKIT_CLASSIC_TRACEPOINTS=1`: for simple plans the classic
+/// `engine_tp_simple_N`), and on the general path: the classic tracepoint and the interpreter
+/// (`TRACEKIT_INTERPRETER=1` as well). Checks that `-v` names the hook each took (`fast` on
+/// the fast path), that the classic run's groups are the general path's, and returns the
+/// fast and the general outputs.
 fn both_paths(args: &[&str], fast: &str) -> (Value, Value) {
     let mut out = Vec::new();
-    for classic in [false, true] {
+    for (classic, interpreter) in [(false, false), (true, false), (true, true)] {
         let mut command = Command::new(tracekit_bin());
         command.arg(args[0]).args(["--json", "-v"]).args(&args[1..]);
-        if classic {
-            command.env("TRACEKIT_CLASSIC_TRACEPOINTS", "1");
-        } else {
-            command.env_remove("TRACEKIT_CLASSIC_TRACEPOINTS");
+        for (set, name) in [
+            (classic, "TRACEKIT_CLASSIC_TRACEPOINTS"),
+            (interpreter, "TRACEKIT_INTERPRETER"),
+        ] {
+            if set {
+                command.env(name, "1");
+            } else {
+                command.env_remove(name);
+            }
         }
         let output = run(command, TIMEOUT);
         output.assert_code(0);
@@ -34,10 +43,23 @@ fn both_paths(args: &[&str], fast: &str) -> (Value, Value) {
             "{args:?}: -v does not say `{hook}`:\n{}",
             output.stderr
         );
+        let interpreted = !output.stderr.contains("its plan without the interpreter");
+        assert!(
+            !interpreter || interpreted,
+            "{args:?}: TRACEKIT_INTERPRETER=1 did not keep the interpreter:\n{}",
+            output.stderr
+        );
         out.push(parse_json(&output.stdout));
     }
+    let general = out.pop().unwrap();
     let classic = out.pop().unwrap();
-    (out.pop().unwrap(), classic)
+    assert_eq!(
+        groups(&classic),
+        groups(&general),
+        "{args:?}: the classic tracepoint's program and the interpreter disagree:\n\
+         {classic:#}\n{general:#}"
+    );
+    (out.pop().unwrap(), general)
 }
 
 /// The groups of an engine command's JSON output as the paths must agree on them: pid and

@@ -92,6 +92,8 @@ pub fn engine(tracekit: &Path, sizes: &Sizes) -> Result<()> {
     let string_key = |name, args: &[&str]| with_env("TRACEKIT_COMM_KEYS=string", name, args);
     // The per-CPU group cells off: every group hashed (issue 29).
     let no_cache = |name, args: &[&str]| with_env("TRACEKIT_GROUP_CACHE=0", name, args);
+    // Every plan through the interpreter: the general path the simple programs replace.
+    let interpreted = |name, args: &[&str]| with_env("TRACEKIT_INTERPRETER=1", name, args);
 
     // The getppid() loop: plans against the floors.
     let mut watchers = vec![
@@ -141,6 +143,14 @@ pub fn engine(tracekit: &Path, sizes: &Sizes) -> Result<()> {
         watcher(
             "count raw_syscalls:sys_enter --by pid,comm (two keys)",
             &["count", "raw_syscalls:sys_enter", "--by", "pid,comm"],
+        ),
+        interpreted(
+            "count raw_syscalls:sys_enter, interpreter",
+            &["count", "raw_syscalls:sys_enter"],
+        ),
+        interpreted(
+            "count raw_syscalls:sys_enter --by pid, interpreter",
+            &["count", "raw_syscalls:sys_enter", "--by", "pid"],
         ),
         no_cache(
             "count raw_syscalls:sys_enter --by pid, no group cells",

@@ -27,7 +27,8 @@ use tracekit_ebpf::{
         args::RET,
         count_arg1,
         names::{task_exited, task_renamed},
-        process_exec, run, thread_exit, thread_fork, tracepoint_main, tracepoint_start,
+        process_exec, run, run_simple, thread_exit, thread_fork, tracepoint_main,
+        tracepoint_simple, tracepoint_start,
     },
     engine_maps, follow_fork, forget_on_exec_mmap, load_args, unwind_maps,
 };
@@ -137,9 +138,41 @@ tracepoint_programs!(
     engine_tp_63 = 63,
 );
 
+/// The first tracepoints of a [`Plan::simple`](tracekit_common::engine::Plan) plan's main
+/// stage, with [`tracepoint_simple`] inlined in each: no BPF-to-BPF call per event. The loader
+/// picks them for simple plans of at most `SIMPLE_TRACEPOINTS` tracepoints.
+macro_rules! simple_tracepoint_programs {
+    ($($name:ident = $index:literal),* $(,)?) => {
+        $(
+            #[tracepoint]
+            pub fn $name(ctx: TracePointContext) -> u32 {
+                tracepoint_simple::<Engine>(&ctx, $index)
+            }
+        )*
+    };
+}
+
+simple_tracepoint_programs!(
+    engine_tp_simple_0 = 0,
+    engine_tp_simple_1 = 1,
+    engine_tp_simple_2 = 2,
+    engine_tp_simple_3 = 3,
+);
+
 #[raw_tracepoint]
 pub fn engine_raw_tp(ctx: RawTracePointContext) -> i32 {
     run::<Engine>(ctx.as_ptr(), false, 0, |s, n| {
+        load_args!(s, n, |i| ctx.arg::<u64>(i))
+    });
+    0
+}
+
+/// A [`Plan::simple`](tracekit_common::engine::Plan) plan's main stage, with no interpreter
+/// (`count`, `--by pid`, a log2 histogram of an argument behind one comparison): every call
+/// inlined ([`run_simple`]). The loader picks it whenever the plan is simple.
+#[raw_tracepoint]
+pub fn engine_raw_tp_simple(ctx: RawTracePointContext) -> i32 {
+    run_simple::<Engine>(ctx.as_ptr(), 0, |s, n| {
         load_args!(s, n, |i| ctx.arg::<u64>(i))
     });
     0

@@ -40,7 +40,7 @@ pub(crate) fn aggregate<M: EngineMaps>(plan: &'static Plan, scratch: *mut Scratc
 
     // SAFETY: this CPU's scratch.
     let key = unsafe { &mut (*scratch).key };
-    key.words = [0; KEY_WORDS];
+    zero_words(&mut key.words, 0);
     key.slot = slot;
     key._pad = 0;
     let mut word = 0usize;
@@ -89,6 +89,18 @@ pub(crate) fn aggregate<M: EngineMaps>(plan: &'static Plan, scratch: *mut Scratc
         }
     };
     add_to_hash::<M>(key, value, name_tasks);
+}
+
+/// Zeroes `words[from..]` one store each: an array assignment compiles to a memset call,
+/// which is a byte loop in BPF (48 iterations for a key).
+#[inline(always)]
+pub(crate) fn zero_words(words: &mut [u64; KEY_WORDS], from: usize) {
+    let mut w = from;
+    while w < KEY_WORDS {
+        // SAFETY: w < KEY_WORDS; volatile so LLVM does not make it a memset again.
+        unsafe { core::ptr::write_volatile(&mut words[w], 0) };
+        w += 1;
+    }
 }
 
 /// Adds one event of `value` to this CPU's cell `index` of the array layout.

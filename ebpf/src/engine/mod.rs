@@ -315,6 +315,16 @@ pub fn tracepoint_start<M: EngineMaps>(ctx: &TracePointContext, event: u32) -> u
     0
 }
 
+/// The body of the `engine_tp_simple_N` programs: a [`simple`] plan's main stage on a
+/// classic tracepoint, inlined into each (no BPF-to-BPF call, as [`run_simple`]).
+#[inline(always)]
+pub fn tracepoint_simple<M: EngineMaps>(ctx: &TracePointContext, event: u32) -> u32 {
+    if let Some(scratch) = M::scratch().get_ptr_mut(0) {
+        let _ = simple::<M, _>(ctx, scratch, event);
+    }
+    0
+}
+
 /// The shared body of the `engine_tp_N` programs (a BPF subprogram: one copy of the code).
 #[inline(never)]
 pub fn tracepoint_main<M: EngineMaps>(ctx: &TracePointContext, event: u32) -> u32 {
@@ -352,6 +362,23 @@ pub fn run<M: EngineMaps>(
     }
 }
 
+/// The main stage of a [`simple`] plan and nothing else, for the entry points the loader
+/// picks when the plan is simple: with the interpreter out of the program, every function is
+/// inlined into the entry point, so an event makes no BPF-to-BPF call (each one's return
+/// costs about 10 ns on a kernel with return thunks, SRSO's safe RET).
+#[inline(always)]
+pub fn run_simple<M: EngineMaps>(
+    ctx: *mut c_void,
+    event: u32,
+    load: impl FnOnce(*mut Scratch, u32),
+) {
+    let Some(scratch) = M::scratch().get_ptr_mut(0) else {
+        return;
+    };
+    load(scratch, rd!(M::plan().raw_args));
+    let _ = simple::<M, _>(&NoRecord(ctx), scratch, event);
+}
+
 /// The interpreter's fast path for the plainest plan, `syscount` without options: count by
 /// raw tracepoint argument 1 (the syscall number of `sys_enter`) in the per-CPU array, no
 /// filter, no value. Same cells as [`run`] writes for the main plan; the loader picks this
@@ -387,21 +414,25 @@ fn simple<M: EngineMaps, S: Source>(source: &S, scratch: *mut Scratch, event: u3
     let plan = M::plan();
     let (pid, tid) = task_ids::<M>(plan)?;
     let n = rd!(plan.n_operands);
-    let value_of = |i: u32| {
-        if i < n {
-            simple_operand::<M, S>(plan, source, scratch, i as usize, (pid, tid, event))
-        } else {
-            Some(0)
-        }
-    };
-    let values = [value_of(0)?, value_of(1)?, value_of(2)?];
-    let pick = |index: u32| match index {
-        0 => values[0],
-        1 => values[1],
-        _ => values[2],
-    };
+    // No closures here: LLVM made them BPF subprograms, and a call and its return cost more
+    // than the rest of the plan on a kernel with return thunks (SRSO's safe RET).
+    // Three scalars, not an array: a zeroed array is a memset call, a byte loop in BPF.
+    // A macro, not a closure: LLVM outlines a closure used three times.
+    macro_rules! operand_at {
+        ($i:literal) => {
+            if $i < n {
+                simple_operand::<M, S>(plan, source, scratch, $i, (pid, tid, event))?
+            } else {
+                0
+            }
+        };
+    }
+    let values = (operand_at!(0), operand_at!(1), operand_at!(2));
     if rd!(plan.n_insns) != 0 {
-        let (a, b) = (pick(rd!(plan.insns[0].operand)), rd!(plan.insns[0].arg));
+        let (a, b) = (
+            pick_value(values, rd!(plan.insns[0].operand)),
+            rd!(plan.insns[0].arg),
+        );
         // `fast_simple` allows integer comparisons only.
         if !self::filter::compare(rd!(plan.insns[0].op), a, b).unwrap_or(false) {
             bump::<M>(stat::FILTERED);
@@ -410,7 +441,7 @@ fn simple<M: EngineMaps, S: Source>(source: &S, scratch: *mut Scratch, event: u3
     }
     let parts = rd!(plan.n_key_parts);
     let first = if parts > 0 {
-        pick(rd!(plan.key_parts[0]))
+        pick_value(values, rd!(plan.key_parts[0]))
     } else {
         0
     };
@@ -421,7 +452,7 @@ fn simple<M: EngineMaps, S: Source>(source: &S, scratch: *mut Scratch, event: u3
     let value = if value_index == NO_OPERAND {
         0
     } else {
-        pick(value_index)
+        pick_value(values, value_index)
     };
     let signed = value_index != NO_OPERAND
         && rd!(plan.operands[(value_index as usize) & (MAX_OPERANDS - 1)].flags)
@@ -438,7 +469,7 @@ fn simple<M: EngineMaps, S: Source>(source: &S, scratch: *mut Scratch, event: u3
         return Some(());
     }
     let second = if parts > 1 {
-        pick(rd!(plan.key_parts[1]))
+        pick_value(values, rd!(plan.key_parts[1]))
     } else {
         0
     };
@@ -448,7 +479,7 @@ fn simple<M: EngineMaps, S: Source>(source: &S, scratch: *mut Scratch, event: u3
         let mut i = 0;
         while i < 3 {
             if (i as u32) < n && rd!(plan.operands[i].kind) == operand::TASK {
-                self::names::name_task::<M>(values[i]);
+                self::names::name_task::<M>(pick_value(values, i as u32));
             }
             i += 1;
         }
@@ -467,13 +498,23 @@ fn simple<M: EngineMaps, S: Source>(source: &S, scratch: *mut Scratch, event: u3
     // combined stack at 512 bytes.
     // SAFETY: this CPU's scratch; `simple` runs instead of the interpreter, which uses it.
     let key = unsafe { &mut (*scratch).key };
-    key.words = [0; tracekit_common::engine::KEY_WORDS];
     key.words[0] = first;
     key.words[1] = second;
+    self::aggregate::zero_words(&mut key.words, 2);
     key.slot = slot;
     key._pad = 0;
     self::aggregate::add_to_hash::<M>(key, value, name_tasks);
     Some(())
+}
+
+/// Operand `index` of a [`simple`] plan's three.
+#[inline(always)]
+fn pick_value(values: (u64, u64, u64), index: u32) -> u64 {
+    match index {
+        0 => values.0,
+        1 => values.1,
+        _ => values.2,
+    }
 }
 
 /// What [`cache_cell`] did with an event.

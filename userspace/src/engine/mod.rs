@@ -203,7 +203,9 @@ impl Engine {
         }
         plan::check_key_words(&main)?;
         // The simplest plans are computed without the interpreter (`engine::simple`).
-        main.simple = u32::from(main.agg != agg::OUTSTANDING && plan::fast_simple(&main));
+        main.simple = u32::from(
+            main.agg != agg::OUTSTANDING && plan::fast_simple(&main) && !plan::interpreter_only(),
+        );
         // Groups of such plans count in per-CPU cells before the hash (see
         // `engine::cache_cell` in ebpf/src/engine/mod.rs); not where userspace deletes idle
         // groups (the exporter): a cell is never given back; nor with a group map asked

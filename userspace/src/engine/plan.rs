@@ -619,6 +619,16 @@ pub fn simple_operand(kind: u32) -> Operand {
 /// The value operand that marks "no value".
 pub const NONE: u32 = NO_OPERAND;
 
+/// The environment variable that, at `1`, runs every plan through the interpreter
+/// (`engine_raw_tp`, `engine_tp_N`): the general path the tests hold the fast paths
+/// (`engine_raw_tp_count_arg1`, the `simple` programs) to.
+pub const INTERPRETER_ONLY: &str = "TRACEKIT_INTERPRETER";
+
+/// Whether [`INTERPRETER_ONLY`] is set to `1`.
+pub(crate) fn interpreter_only() -> bool {
+    std::env::var_os(INTERPRETER_ONLY).is_some_and(|v| v == "1")
+}
+
 /// Whether `plan` only counts events by raw tracepoint argument 1 into the array layout
 /// (`syscount` without options), so `engine_raw_tp_count_arg1` computes exactly what the
 /// interpreter would, without interpreting.

@@ -9,7 +9,7 @@ use crate::{
         Engine,
         attach::{AttachPoint, Role},
         kinds::tracepoint::attach::Tracepoints,
-        plan::fast_count_arg1,
+        plan::{fast_count_arg1, interpreter_only},
     },
     error::Context as _,
     probe::Tracepoint,
@@ -30,7 +30,11 @@ fn attach_raw(engine: &mut Engine, role: Role, name: &str) -> Result<()> {
     let program = match role {
         Role::Start => "engine_raw_tp_start",
         // Counting by argument 1 into the array needs no interpreter (syscount).
-        Role::Main if fast_count_arg1(&engine.plan) => "engine_raw_tp_count_arg1",
+        Role::Main if fast_count_arg1(&engine.plan) && !interpreter_only() => {
+            "engine_raw_tp_count_arg1"
+        }
+        // A simple plan without the interpreter in the program: no BPF-to-BPF calls.
+        Role::Main if engine.plan.simple != 0 => "engine_raw_tp_simple",
         Role::Main => "engine_raw_tp",
     };
     let program: &mut AyaRawTracePoint = engine

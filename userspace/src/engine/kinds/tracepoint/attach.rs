@@ -3,7 +3,7 @@
 //! tracepoint of a stage (`engine_tp_N`, `engine_tp_start[_N]`), so each knows its event index.
 
 use aya::programs::TracePoint;
-use tracekit_common::engine::{MAX_START_TRACEPOINTS, MAX_TRACEPOINTS};
+use tracekit_common::engine::{MAX_START_TRACEPOINTS, MAX_TRACEPOINTS, SIMPLE_TRACEPOINTS};
 
 use crate::{
     Error, Result,
@@ -19,11 +19,15 @@ use crate::{
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Tracepoints(pub Vec<Tracepoint>);
 
-/// The engine program for a stage's `index`th tracepoint.
-fn program_name(role: Role, index: usize) -> String {
+/// The engine program for a stage's `index`th tracepoint of `count`: a simple plan's main
+/// stage on at most [`SIMPLE_TRACEPOINTS`] gets the programs with the simple path inlined.
+fn program_name(role: Role, index: usize, count: usize, simple: bool) -> String {
     match (role, index) {
         (Role::Start, 0) => "engine_tp_start".to_string(),
         (Role::Start, _) => format!("engine_tp_start_{index}"),
+        (Role::Main, _) if simple && count <= SIMPLE_TRACEPOINTS => {
+            format!("engine_tp_simple_{index}")
+        }
         (Role::Main, _) => format!("engine_tp_{index}"),
     }
 }
@@ -40,15 +44,17 @@ impl AttachPoint for Tracepoints {
                  ({MAX_START_TRACEPOINTS} to start)"
             )));
         }
+        let simple = engine.plan.simple != 0;
         for (index, tp) in self.0.iter().enumerate() {
-            load(engine, &program_name(role, index), tp)?;
+            load(engine, &program_name(role, index, self.0.len(), simple), tp)?;
         }
         Ok(())
     }
 
     fn attach(&self, engine: &mut Engine, role: Role) -> Result<()> {
+        let simple = engine.plan.simple != 0;
         for (index, tp) in self.0.iter().enumerate() {
-            attach(engine, &program_name(role, index), tp)?;
+            attach(engine, &program_name(role, index, self.0.len(), simple), tp)?;
         }
         Ok(())
     }
@@ -123,5 +129,21 @@ impl std::fmt::Debug for Classic {
         f.debug_tuple("Tracepoints")
             .field(&[&self.tracepoint])
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn simple_plans_on_few_tracepoints_get_the_inlined_programs() {
+        assert_eq!(program_name(Role::Main, 0, 1, true), "engine_tp_simple_0");
+        assert_eq!(program_name(Role::Main, 3, 4, true), "engine_tp_simple_3");
+        // More tracepoints than inlined programs: all on the shared ones, one event index each.
+        assert_eq!(program_name(Role::Main, 0, 5, true), "engine_tp_0");
+        assert_eq!(program_name(Role::Main, 2, 3, false), "engine_tp_2");
+        assert_eq!(program_name(Role::Start, 0, 1, true), "engine_tp_start");
+        assert_eq!(program_name(Role::Start, 1, 2, true), "engine_tp_start_1");
     }
 }
