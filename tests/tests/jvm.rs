@@ -502,3 +502,60 @@ fn jvm_trace_user_stacks_name_java_frames() {
     let what = format!("events name {outer}");
     assert_at_least(test, &what, (named, events), (1000, 0.75), &run.stderr);
 }
+
+/// A compiled leaf sampled in its prologue or epilogue (`JEdges.tiny`: most of its
+/// instructions are its frame's set-up and tear-down) keeps its callers: under C2 (no
+/// stack bang, `sub rsp` then `mov [rsp+N], rbp`) and C1 alone (stack bang, `push rbp`,
+/// `sub rsp`), of the samples in `tiny`, at least 97% have the main thread's whole chain
+/// `main -> spin -> tiny` (stepping every pc by the frame size kept it for about 20%).
+#[test]
+fn jvm_leaf_in_prologue_or_epilogue_keeps_its_callers() {
+    let test = "jvm_leaf_in_prologue_or_epilogue_keeps_its_callers";
+    require_root();
+    if !installed(test, "javac", "openjdk-17-jdk-headless") {
+        return;
+    }
+    let dir = scratch(test);
+    let classes = compile_java(&dir, "JEdges.java");
+    for (tier, flags) in [("c2", &[][..]), ("c1", &["-XX:TieredStopAtLevel=1"][..])] {
+        let mut java = Command::new("java");
+        java.args([
+            "-XX:CompileCommand=quiet",
+            "-XX:CompileCommand=dontinline,JEdges::*",
+        ])
+        .args(flags)
+        .arg("-cp")
+        .arg(&classes)
+        .args(["JEdges", "30"]);
+        let mut child = spawn_ready(java);
+        std::thread::sleep(Duration::from_secs(6));
+        let pid = child.id().to_string();
+        let out = dir.join(format!("{tier}.folded"));
+        let args = ["profile", "-F", "499", "-p", &pid, "-d", "4", "-o"];
+        let run = tracekit(args.iter().copied().chain([out.to_str().unwrap()]), TIMEOUT);
+        let _ = child.kill();
+        let _ = child.wait();
+        run.assert_code(0);
+        let folded = parse_folded(&std::fs::read_to_string(&out).unwrap());
+        // Every sample in tiny, the ones whose walk lost the main thread's frames included.
+        let in_tiny = |path: &str| path.contains(";JEdges.tiny");
+        let (tiny, total) = share(&folded, in_tiny);
+        let chain = [
+            "JEdges.main (JEdges.java:",
+            "JEdges.spin (JEdges.java:",
+            "JEdges.tiny",
+        ];
+        let (whole, _) = share(&folded, |path| {
+            main_thread(path) && in_tiny(path) && chain_in_order(path, &chain)
+        });
+        eprintln!("{test}: {tier}: {total} samples, {tiny} in tiny, {whole} with the chain");
+        assert!(
+            tiny >= 100,
+            "{tier}: only {tiny} samples in tiny: {folded:#?}"
+        );
+        assert!(
+            whole as f64 >= 0.97 * tiny as f64,
+            "{tier}: {whole} of {tiny}: {folded:#?}"
+        );
+    }
+}
