@@ -453,10 +453,10 @@ fn jvm_offcpu_names_java_frames() {
 
 /// `stackcount -p` of the `newfstatat` calls a JVM makes from Java (`File.exists` ->
 /// libjava's `getBooleanAttributes0` -> `stat`): the counts name the Java callers above
-/// the JNI function. (Not yet all: 3% to 17% of the calls, by run, end
-/// `java;[unknown];[unknown];fstatat64`, and about 4% lose the JNI function's own frame
-/// between the native method's wrapper and `fstatat64`; both seen before and after the
-/// prologue fix, cause not found.)
+/// the JNI function. (Not all: calls made in the first ~0.1 s after the attach, before
+/// the process's unwind tables are in the kernel, are walked by frame pointer and end
+/// `fstatat64;[unknown];[unknown]` or skip the JNI function's frame: 3% to 17% of a 3 s
+/// run's calls by the machine's load; `trace -U` showed none after the first 0.1 s.)
 #[test]
 fn jvm_stackcount_names_java_frames() {
     let test = "jvm_stackcount_names_java_frames";
