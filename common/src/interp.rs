@@ -377,7 +377,7 @@ pub mod hotspot {
     /// A JVM's code cache, where its compiled (C1/C2) methods, stubs and adapters are
     /// (`HOTSPOT_CODE`, pid (tgid) to this; written by userspace when the JVM's layout is
     /// read). A pc in a heap belongs to the `CodeBlob` found through the segment map: at
-    /// `low + (segment << segment_shift) + heap_block_size`. 112 bytes, no padding.
+    /// `low + (segment << segment_shift) + heap_block_size`. 128 bytes, no padding.
     #[repr(C)]
     #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
     pub struct CodeCache {
@@ -391,6 +391,17 @@ pub mod hotspot {
         pub heap_block_size: u32,
         /// `CodeBlob::_frame_size` (an i32, in words: the frame with its return address).
         pub frame_size_offset: u32,
+        /// `CodeBlob::_frame_complete_offset` (an i32: bytes from the code's start to the
+        /// first instruction after the prologue); 0 when the JVM does not state it (a
+        /// sampled prologue is then stepped as a whole frame).
+        pub frame_complete_offset: u32,
+        /// `CodeBlob::_code_begin` (a pointer, JDK 9-22) or `_code_offset` (an i32 from the
+        /// blob, [`CodeCache::code_begin_is_offset`]).
+        pub code_begin_offset: u32,
+        /// 1 when `code_begin_offset` is `_code_offset`, 0 for `_code_begin`.
+        pub code_begin_is_offset: u32,
+        /// Zero (keeps the size a multiple of 8 with no padding).
+        pub reserved: u32,
     }
 }
 
@@ -404,7 +415,7 @@ mod tests {
     fn layouts_have_no_padding() {
         assert_eq!(size_of::<InterpProcess>(), 64);
         assert_eq!(size_of::<InterpConfig>(), 8);
-        assert_eq!(size_of::<hotspot::CodeCache>(), 112);
+        assert_eq!(size_of::<hotspot::CodeCache>(), 128);
     }
 
     #[test]

@@ -402,11 +402,21 @@ extern "C" fn step<M: UnwindMaps>(_index: u64, _ctx: *mut c_void) -> i64 {
         // HotSpot's code cache: compiled methods and stubs, recorded as the blob and the
         // pc's offset in it, stepped by the blob's frame size (C1/C2 code keeps no frame
         // pointer), or by frame pointer where it states none (stubs that keep one).
+        // A leaf sampled in its prologue or epilogue has a frame partly built or torn down.
         w.frames[len] = interp::hotspot::compiled_frame::<M>(&w.interp, blob.address, w.pc);
-        if blob.frame_bytes == 0 {
-            frame_pointer_step::<M>(w)
+        let edge = if w.native_steps == 1 && blob.frame_bytes != 0 {
+            interp::hotspot::edge(&w.interp, blob.address, pc)
         } else {
-            frame_size_step::<M>(w, blob.frame_bytes)
+            interp::hotspot::Edge::Whole
+        };
+        match edge {
+            _ if blob.frame_bytes == 0 => frame_pointer_step::<M>(w),
+            interp::hotspot::Edge::Whole => frame_size_step::<M>(w, blob.frame_bytes, true),
+            interp::hotspot::Edge::RbpInRegister => {
+                frame_size_step::<M>(w, blob.frame_bytes, false)
+            }
+            interp::hotspot::Edge::SavedRbp => frame_size_step::<M>(w, 16, true),
+            interp::hotspot::Edge::ReturnAddress => frame_size_step::<M>(w, 8, false),
         }
     } else if w.m_end == 0 {
         bump::<M>(UnwindStat::NoMappingFrames);
@@ -552,17 +562,24 @@ fn table_step<M: UnwindMaps>(w: &mut Walk, pc: u64) -> bool {
     true
 }
 
-/// A HotSpot compiled frame's step: its frame (`frame_bytes`, the return address and the
-/// saved RBP at its top) is above the stack pointer.
+/// A HotSpot compiled frame's step: its frame (`frame_bytes`, the return address at its
+/// top, and the saved RBP below it when `saved_bp`; otherwise RBP is still the caller's)
+/// is above the stack pointer.
 #[inline(always)]
-fn frame_size_step<M: UnwindMaps>(w: &mut Walk, frame_bytes: u64) -> bool {
+fn frame_size_step<M: UnwindMaps>(w: &mut Walk, frame_bytes: u64, saved_bp: bool) -> bool {
     let sp = w.sp + frame_bytes;
-    let (Some(return_address), Some(saved_bp)) = (read_user(sp - 8), read_user(sp - 16)) else {
+    let Some(return_address) = read_user(sp - 8) else {
         w.status = FAILED;
         return false;
     };
+    if saved_bp {
+        let Some(bp) = read_user(sp - 16) else {
+            w.status = FAILED;
+            return false;
+        };
+        w.bp = bp;
+    }
     w.sp = sp;
-    w.bp = saved_bp;
     w.pc = return_address;
     true
 }

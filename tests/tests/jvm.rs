@@ -7,6 +7,7 @@
 //! these tests run on the host only.
 
 use std::{
+    collections::BTreeMap,
     path::{Path, PathBuf},
     process::{Child, Command},
     time::Duration,
@@ -14,7 +15,7 @@ use std::{
 
 use tracekit_tests::{
     chain_in_order, compile_java, installed, parse_folded, require_root, scratch, share,
-    spawn_ready, tracekit,
+    spawn_ready, spawn_tracekit, tracekit, wait_output,
 };
 
 const TIMEOUT: Duration = Duration::from_secs(120);
@@ -105,6 +106,63 @@ fn check_chain(test: &str, folded: &[(String, u64)]) {
     );
 }
 
+/// A running JVM profiled twice for 6 s at 99 Hz, as the unwinder tests do: with the
+/// runtime unwinders (`-v`) and with `--no-interpreters`. Stops `child` after both, checks
+/// that both exited 0 and that the second read nothing of the JVM (its `-v` says nothing of
+/// HotSpot; at least 50 samples, none with a Java frame: the interpreter's and the compiled
+/// code are in the code cache, which has no symbols). Returns the first run's stderr and
+/// folded profile.
+fn profile_on_and_off(dir: &Path, mut child: Child) -> (String, Vec<(String, u64)>) {
+    let pid = child.id().to_string();
+    let (on_out, off_out) = (dir.join("on.folded"), dir.join("off.folded"));
+    let on = profile(&pid, &on_out, &[]);
+    let off = profile(&pid, &off_out, &["--no-interpreters"]);
+    let _ = child.kill();
+    let _ = child.wait();
+    on.assert_code(0);
+    off.assert_code(0);
+    eprintln!("{}", on.stderr);
+    assert!(!off.stderr.contains("HotSpot"), "{}", off.stderr);
+    let off = parse_folded(&std::fs::read_to_string(&off_out).unwrap());
+    let total: u64 = off.iter().map(|(_, n)| n).sum();
+    assert!(total >= 50, "only {total} samples: {off:#?}");
+    assert!(
+        off.iter().all(|(path, _)| !path.contains("Ledger.")),
+        "{off:#?}"
+    );
+    let on_folded = parse_folded(&std::fs::read_to_string(&on_out).unwrap());
+    (on.stderr, on_folded)
+}
+
+/// Asserts that a warmed JVM's main thread ran compiled code: `-v`'s count of code cache
+/// frames is at least the main thread's samples, and interpreter frames at most a tenth.
+fn assert_compiled(stderr: &str, folded: &[(String, u64)]) {
+    let compiled = count_before(stderr, "code cache frames recorded").unwrap_or(0);
+    let interpreted = count_before(stderr, "interpreter frames recorded").unwrap_or(0);
+    let main_samples: u64 = folded
+        .iter()
+        .filter(|(path, _)| main_thread(path))
+        .map(|(_, n)| n)
+        .sum();
+    assert!(
+        compiled >= main_samples && interpreted * 10 <= main_samples,
+        "{compiled} compiled and {interpreted} interpreted frames in {main_samples} samples"
+    );
+}
+
+/// `java [flags] -cp classes Ledger 40` with no `-Xint`, once it printed "ready" and ran
+/// 8 s more (the JIT compiled the chain).
+fn spawn_warmed(classes: &Path, flags: &[&str]) -> Child {
+    let mut java = Command::new("java");
+    java.args(flags)
+        .arg("-cp")
+        .arg(classes)
+        .args(["Ledger", "40"]);
+    let child = spawn_ready(java);
+    std::thread::sleep(Duration::from_secs(8));
+    child
+}
+
 /// `-p` of a running JVM under `-Xint`: its layout is read (JDK 17 states hundreds of
 /// fields) and said under `-v`, and the main thread's samples name the interpreted chain
 /// `Ledger.main (Ledger.java:40);...;Ledger.sumCents (Ledger.java:6)`, the callers' lines
@@ -117,34 +175,12 @@ fn jvm_interpreted_frames_are_named() {
     let Some(classes) = compile(test, &dir) else {
         return;
     };
-    let mut child = spawn_ledger(&classes, "40");
-    let pid = child.id().to_string();
-    let out = dir.join("on.folded");
-    let on = profile(&pid, &out, &[]);
-    let off_out = dir.join("off.folded");
-    let off = profile(&pid, &off_out, &["--no-interpreters"]);
-    let _ = child.kill();
-    let _ = child.wait();
-    on.assert_code(0);
-    off.assert_code(0);
-    eprintln!("{}", on.stderr);
+    let (stderr, folded) = profile_on_and_off(&dir, spawn_ledger(&classes, "40"));
     assert!(
-        on.stderr
-            .contains("tracekit: interpreters: HotSpot (interpreted frames) in 1 process;"),
-        "{}",
-        on.stderr
+        stderr.contains("tracekit: interpreters: HotSpot (interpreted frames) in 1 process;"),
+        "{stderr}"
     );
-    assert!(!off.stderr.contains("HotSpot"), "{}", off.stderr);
-    check_chain(test, &parse_folded(&std::fs::read_to_string(&out).unwrap()));
-    // Without the unwinders, samples are taken and keep their native frames (the
-    // interpreter's code is in the code cache, which has no symbols).
-    let folded = parse_folded(&std::fs::read_to_string(&off_out).unwrap());
-    let total: u64 = folded.iter().map(|(_, n)| n).sum();
-    assert!(total >= 50, "only {total} samples: {folded:#?}");
-    assert!(
-        folded.iter().all(|(path, _)| !path.contains("Ledger.")),
-        "{folded:#?}"
-    );
+    check_chain(test, &folded);
 }
 
 /// `-- CMD`: the JVM is announced when `libjvm.so` is mapped, before it fills its tables
@@ -226,37 +262,303 @@ fn jvm_compiled_frames_are_named() {
     let Some(classes) = compile(test, &dir) else {
         return;
     };
-    let mut java = Command::new("java");
-    java.arg("-cp").arg(&classes).args(["Ledger", "40"]);
-    let mut child = spawn_ready(java);
-    std::thread::sleep(Duration::from_secs(8));
+    let (stderr, folded) = profile_on_and_off(&dir, spawn_warmed(&classes, &[]));
+    assert_compiled(&stderr, &folded);
+    check_chain(test, &folded);
+}
+
+/// The same with C1 alone (`-XX:TieredStopAtLevel=1`, the client compiler: its frames keep
+/// their own layout, with rbp saved at the frame's top as C2's): the chain is named from
+/// C1's nmethods.
+#[test]
+fn jvm_c1_frames_are_named() {
+    let test = "jvm_c1_frames_are_named";
+    require_root();
+    let dir = scratch(test);
+    let Some(classes) = compile(test, &dir) else {
+        return;
+    };
+    let child = spawn_warmed(&classes, &["-XX:TieredStopAtLevel=1"]);
+    let (stderr, folded) = profile_on_and_off(&dir, child);
+    assert_compiled(&stderr, &folded);
+    check_chain(test, &folded);
+}
+
+/// The method of the innermost `Ledger.` frame of folded `path` (`Ledger.sumCents`), named
+/// by HotSpot's tables (`Ledger.sumCents (Ledger.java:8)`) or by a perf map (`long
+/// Ledger.sumCents(long[], long)`, a suffix or not); `None` without one.
+fn innermost_ledger(path: &str) -> Option<String> {
+    path.split(';').rev().find_map(|frame| {
+        let at = frame.find("Ledger.")?;
+        let name: String = frame[at..]
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || matches!(c, '.' | '_' | '$'))
+            .collect();
+        (name.len() > "Ledger.".len()).then_some(name)
+    })
+}
+
+/// The old recipe (issue 28, acceptance 3): a JVM with `-XX:+PreserveFramePointer`, its
+/// chain compiled (kept five frames by `dontinline`), its perf map written by `jcmd PID
+/// Compiler.perfmap` once warm, profiled at the same time by two tracekits: one naming the
+/// frames from HotSpot's own tables, the other (`--no-interpreters`) from
+/// `/tmp/perf-PID.map`. The innermost Java method of the main thread's samples agrees for
+/// at least 95% of them (the overlap of the two distributions: the samples are not the same
+/// ones).
+#[test]
+fn jvm_names_agree_with_its_perf_map() {
+    let test = "jvm_names_agree_with_its_perf_map";
+    require_root();
+    let dir = scratch(test);
+    let Some(classes) = compile(test, &dir) else {
+        return;
+    };
+    let flags = [
+        "-XX:+PreserveFramePointer",
+        "-XX:CompileCommand=quiet",
+        "-XX:CompileCommand=dontinline,Ledger::*",
+    ];
+    let mut child = spawn_warmed(&classes, &flags);
     let pid = child.id().to_string();
-    let out = dir.join("on.folded");
-    let on = profile(&pid, &out, &[]);
-    let off_out = dir.join("off.folded");
-    let off = profile(&pid, &off_out, &["--no-interpreters"]);
+    let map = format!("/tmp/perf-{pid}.map");
+    let mut jcmd = Command::new("jcmd");
+    jcmd.args([pid.as_str(), "Compiler.perfmap"]);
+    tracekit_tests::run(jcmd, TIMEOUT).assert_code(0);
+    assert!(Path::new(&map).is_file(), "jcmd wrote no {map}");
+    let (ours, theirs) = (dir.join("hotspot.folded"), dir.join("map.folded"));
+    let start = |extra: &[&str], out: &Path| {
+        let mut args = vec!["profile", "-F", "499", "-p", &pid, "-d", "4"];
+        args.extend_from_slice(extra);
+        args.extend(["-o", out.to_str().unwrap()]);
+        spawn_tracekit(args)
+    };
+    let hotspot = start(&[], &ours);
+    let perf_map = start(&["--no-interpreters"], &theirs);
+    let (hotspot, perf_map) = (
+        wait_output(hotspot, TIMEOUT),
+        wait_output(perf_map, TIMEOUT),
+    );
     let _ = child.kill();
     let _ = child.wait();
-    on.assert_code(0);
-    off.assert_code(0);
-    eprintln!("{}", on.stderr);
-    let compiled = count_before(&on.stderr, "code cache frames recorded").unwrap_or(0);
-    let interpreted = count_before(&on.stderr, "interpreter frames recorded").unwrap_or(0);
-    let folded = parse_folded(&std::fs::read_to_string(&out).unwrap());
-    let main_samples: u64 = folded
+    let _ = std::fs::remove_file(&map);
+    hotspot.assert_code(0);
+    perf_map.assert_code(0);
+    let shares = |out: &Path| {
+        let folded = parse_folded(&std::fs::read_to_string(out).unwrap());
+        let main: Vec<_> = folded
+            .into_iter()
+            .filter(|(path, _)| main_thread(path))
+            .collect();
+        let total: u64 = main.iter().map(|(_, n)| n).sum();
+        let mut by_name = BTreeMap::<Option<String>, f64>::new();
+        for (path, n) in &main {
+            *by_name.entry(innermost_ledger(path)).or_default() += *n as f64 / total as f64;
+        }
+        (total, by_name, main)
+    };
+    let (ours_total, ours_names, _) = shares(&ours);
+    let (map_total, map_names, map_folded) = shares(&theirs);
+    eprintln!(
+        "{test}: HotSpot {ours_total} samples {ours_names:?}; perf map {map_total} samples {map_names:?}"
+    );
+    assert!(ours_total >= 100 && map_total >= 100, "too few samples");
+    // The perf map names the compiled leaf.
+    assert!(
+        map_names
+            .get(&Some("Ledger.sumCents".into()))
+            .copied()
+            .unwrap_or(0.0)
+            >= 0.5,
+        "the perf map named no leaf: {map_folded:#?}"
+    );
+    let agree: f64 = ours_names
+        .iter()
+        .map(|(name, share)| share.min(map_names.get(name).copied().unwrap_or(0.0)))
+        .sum();
+    assert!(
+        agree >= 0.95,
+        "HotSpot's names and the perf map's agree for {:.1}% of samples (want 95%)",
+        agree * 100.0
+    );
+}
+
+/// `JBlock.java` compiled and started as `java -cp classes JBlock MODE 40` (`sleep` or
+/// `stat`), once it printed "ready"; `None` (the test skips, saying why) without `javac`.
+fn spawn_block(test: &str, mode: &str) -> Option<Child> {
+    if !installed(test, "javac", "openjdk-17-jdk-headless") {
+        return None;
+    }
+    let classes = compile_java(&scratch(test), "JBlock.java");
+    let mut java = Command::new("java");
+    java.arg("-cp").arg(classes).args(["JBlock", mode, "40"]);
+    Some(spawn_ready(java))
+}
+
+/// Runs `tracekit ARGS -o OUT.folded` with `-p` of `child`, then stops `child`; the run's
+/// folded stacks.
+fn folded_of(test: &str, mut child: Child, args: &[&str]) -> Vec<(String, u64)> {
+    let pid = child.id().to_string();
+    let out = scratch(test).join("out.folded");
+    let mut args = args.to_vec();
+    args.extend(["-p", &pid, "-o", out.to_str().unwrap()]);
+    let run = tracekit(args, TIMEOUT);
+    let _ = child.kill();
+    let _ = child.wait();
+    run.assert_code(0);
+    parse_folded(&std::fs::read_to_string(&out).unwrap())
+}
+
+/// Asserts that `named` of `total` is at least `ratio` and `total` at least `at_least`.
+fn assert_at_least(
+    test: &str,
+    what: &str,
+    (named, total): (u64, u64),
+    (at_least, ratio): (u64, f64),
+    detail: &dyn std::fmt::Debug,
+) {
+    eprintln!("{test}: {named} of {total} {what}");
+    assert!(total >= at_least, "only {total}: {detail:#?}");
+    assert!(
+        named as f64 >= ratio * total as f64,
+        "{named} of {total} {what} (want {:.0}%): {detail:#?}",
+        ratio * 100.0
+    );
+}
+
+/// `offcpu -p` of a JVM whose main thread sleeps 1 ms at a time (`Thread.sleep`, a futex
+/// wait inside `JVM_Sleep`): the main thread's time blocked is named from the Java callers
+/// down to the JVM's native code. (The JVM's own threads block too, with no Java frame.)
+#[test]
+fn jvm_offcpu_names_java_frames() {
+    let test = "jvm_offcpu_names_java_frames";
+    require_root();
+    let Some(child) = spawn_block(test, "sleep") else {
+        return;
+    };
+    let folded = folded_of(test, child, &["offcpu", "-d", "3"]);
+    let main: Vec<_> = folded
         .iter()
         .filter(|(path, _)| main_thread(path))
-        .map(|(_, n)| n)
-        .sum();
-    // Warmed: the main thread runs compiled code, not the interpreter.
-    assert!(
-        compiled >= main_samples && interpreted * 10 <= main_samples,
-        "{compiled} compiled and {interpreted} interpreted frames in {main_samples} samples"
-    );
-    check_chain(test, &folded);
-    let folded = parse_folded(&std::fs::read_to_string(&off_out).unwrap());
-    assert!(
-        folded.iter().all(|(path, _)| !path.contains("Ledger.")),
-        "{folded:#?}"
-    );
+        .cloned()
+        .collect();
+    let chain = [
+        "JBlock.blockOuter (JBlock.java:",
+        "JBlock.blockLeaf (JBlock.java:",
+        "JVM_Sleep",
+    ];
+    let named = share(&main, |path| chain_in_order(path, &chain));
+    let what = format!("us of the main thread off CPU name {chain:?}");
+    assert_at_least(test, &what, named, (1, 0.85), &folded);
+}
+
+/// `stackcount -p` of the `newfstatat` calls a JVM makes from Java (`File.exists` ->
+/// libjava's `getBooleanAttributes0` -> `stat`): the counts name the Java callers above
+/// the JNI function. (Not all: calls made in the first ~0.1 s after the attach, before
+/// the process's unwind tables are in the kernel, are walked by frame pointer and end
+/// `fstatat64;[unknown];[unknown]` or skip the JNI function's frame: 3% to 17% of a 3 s
+/// run's calls by the machine's load; `trace -U` showed none after the first 0.1 s.)
+#[test]
+fn jvm_stackcount_names_java_frames() {
+    let test = "jvm_stackcount_names_java_frames";
+    require_root();
+    let Some(child) = spawn_block(test, "stat") else {
+        return;
+    };
+    let args = ["stackcount", "-d", "3", "syscalls:sys_enter_newfstatat"];
+    let folded = folded_of(test, child, &args);
+    let chain = [
+        "JBlock.blockOuter (JBlock.java:",
+        "JBlock.blockLeaf (JBlock.java:",
+        "Java_java_io_UnixFileSystem_getBooleanAttributes0",
+    ];
+    let named = share(&folded, |path| chain_in_order(path, &chain));
+    let what = format!("newfstatat calls name {chain:?}");
+    assert_at_least(test, &what, named, (1000, 0.75), &folded);
+}
+
+/// `trace -U -p`: each printed event's user stack names the Java caller, as stackcount's
+/// do. Events the ring buffer could not hold are reported, not printed.
+#[test]
+fn jvm_trace_user_stacks_name_java_frames() {
+    let test = "jvm_trace_user_stacks_name_java_frames";
+    require_root();
+    let Some(mut child) = spawn_block(test, "stat") else {
+        return;
+    };
+    let pid = child.id().to_string();
+    let event = "syscalls:sys_enter_newfstatat";
+    let run = tracekit(["trace", "-U", "-p", &pid, "-d", "2", event], TIMEOUT);
+    let _ = child.kill();
+    let _ = child.wait();
+    run.assert_code(0);
+    let outer = "JBlock.blockOuter (JBlock.java:";
+    let (mut events, mut named, mut in_event) = (0u64, 0u64, false);
+    for line in run.stdout.lines() {
+        if line.ends_with(&format!(" {event}")) {
+            events += 1;
+            in_event = true;
+        } else if in_event && line.trim_start().starts_with(outer) {
+            named += 1;
+            in_event = false;
+        }
+    }
+    let what = format!("events name {outer}");
+    assert_at_least(test, &what, (named, events), (1000, 0.75), &run.stderr);
+}
+
+/// A compiled leaf sampled in its prologue or epilogue (`JEdges.tiny`: most of its
+/// instructions are its frame's set-up and tear-down) keeps its callers: under C2 (no
+/// stack bang, `sub rsp` then `mov [rsp+N], rbp`) and C1 alone (stack bang, `push rbp`,
+/// `sub rsp`), of the samples in `tiny`, at least 97% have the main thread's whole chain
+/// `main -> spin -> tiny` (stepping every pc by the frame size kept it for about 20%).
+#[test]
+fn jvm_leaf_in_prologue_or_epilogue_keeps_its_callers() {
+    let test = "jvm_leaf_in_prologue_or_epilogue_keeps_its_callers";
+    require_root();
+    if !installed(test, "javac", "openjdk-17-jdk-headless") {
+        return;
+    }
+    let dir = scratch(test);
+    let classes = compile_java(&dir, "JEdges.java");
+    for (tier, flags) in [("c2", &[][..]), ("c1", &["-XX:TieredStopAtLevel=1"][..])] {
+        let mut java = Command::new("java");
+        java.args([
+            "-XX:CompileCommand=quiet",
+            "-XX:CompileCommand=dontinline,JEdges::*",
+        ])
+        .args(flags)
+        .arg("-cp")
+        .arg(&classes)
+        .args(["JEdges", "30"]);
+        let mut child = spawn_ready(java);
+        std::thread::sleep(Duration::from_secs(6));
+        let pid = child.id().to_string();
+        let out = dir.join(format!("{tier}.folded"));
+        let args = ["profile", "-F", "499", "-p", &pid, "-d", "4", "-o"];
+        let run = tracekit(args.iter().copied().chain([out.to_str().unwrap()]), TIMEOUT);
+        let _ = child.kill();
+        let _ = child.wait();
+        run.assert_code(0);
+        let folded = parse_folded(&std::fs::read_to_string(&out).unwrap());
+        // Every sample in tiny, the ones whose walk lost the main thread's frames included.
+        let in_tiny = |path: &str| path.contains(";JEdges.tiny");
+        let (tiny, total) = share(&folded, in_tiny);
+        let chain = [
+            "JEdges.main (JEdges.java:",
+            "JEdges.spin (JEdges.java:",
+            "JEdges.tiny",
+        ];
+        let (whole, _) = share(&folded, |path| {
+            main_thread(path) && in_tiny(path) && chain_in_order(path, &chain)
+        });
+        eprintln!("{test}: {tier}: {total} samples, {tiny} in tiny, {whole} with the chain");
+        assert!(
+            tiny >= 50,
+            "{tier}: only {tiny} samples in tiny: {folded:#?}"
+        );
+        assert!(
+            whole as f64 >= 0.97 * tiny as f64,
+            "{tier}: {whole} of {tiny}: {folded:#?}"
+        );
+    }
 }

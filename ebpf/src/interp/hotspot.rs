@@ -12,6 +12,13 @@
 //! `Method*` and its scopes), and stepped by `CodeBlob::_frame_size` (C1/C2 code uses rbp
 //! as an ordinary register), or by frame pointer for blobs of no stated size (the call
 //! stub, which keeps one).
+//!
+//! A sampled leaf pc in a blob's prologue or epilogue is in a frame only partly built or
+//! already torn down, where stepping by the frame size would read the wrong slots and lose
+//! or invent callers. [`edge`] tells those pcs apart from the instructions HotSpot's x86_64
+//! prologues and epilogues are made of (C1, C2, native wrappers, runtime stubs: the stack
+//! bang, `push rbp`, `sub rsp`, `mov [rsp+N], rbp`; `pop rbp`, the return poll, `ret`),
+//! as the OpenTelemetry profiler's HotSpot unwinder does.
 
 use tracekit_common::interp::{
     InterpStat, NO_OFFSET, encode_frame,
@@ -138,6 +145,112 @@ pub fn code_blob<M: UnwindMaps>(walk: &InterpWalk, pc: u64) -> Option<Blob> {
         address,
         frame_bytes,
     })
+}
+
+/// Where a leaf frame in compiled code, sampled at its pc, keeps its caller's pc and rbp.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Edge {
+    /// The frame is whole: its size says where the return address and the saved rbp are.
+    Whole,
+    /// The stack pointer points at the return address; rbp is still the caller's (before
+    /// the prologue pushed or stored anything, or after the epilogue popped rbp).
+    ReturnAddress,
+    /// The saved rbp is at the stack pointer, the return address above it (after `push
+    /// rbp` in a prologue, or at the epilogue's `pop rbp`).
+    SavedRbp,
+    /// The frame is allocated but rbp is not stored in it yet: stepped by the frame size,
+    /// rbp is still the caller's.
+    RbpInRegister,
+}
+
+/// Byte `index` of little-endian `word`.
+#[inline(always)]
+fn byte(word: u64, index: u32) -> u8 {
+    (word >> (8 * index)) as u8
+}
+
+/// The three low bytes of `word`: an instruction's opcode with its REX prefix and ModRM.
+#[inline(always)]
+fn low3(word: u64) -> u32 {
+    (word & 0xFF_FFFF) as u32
+}
+
+/// `sub rsp, imm8` and `sub rsp, imm32` (REX.W 83 /5, REX.W 81 /5).
+const SUB_RSP: [u32; 2] = [0xEC_83_48, 0xEC_81_48];
+/// `mov rbp, rsp` (REX.W 89 /r).
+const MOV_RBP_RSP: u32 = 0xE5_89_48;
+/// `mov [rsp+disp8], rbp` and `mov [rsp+disp32], rbp` (REX.W 89 /r with a SIB byte).
+const STORE_RBP: [u32; 2] = [0x24_6C_89_48, 0x24_AC_89_48];
+/// `cmp rsp, [r15+disp32]`: the return poll C1 and C2 put between `pop rbp` and `ret`.
+const RETURN_POLL: u32 = 0xA7_3B_49;
+/// `ja rel32` (0F 87), the return poll's branch to its slow path, just before `ret`.
+const JA_REL32: u16 = 0x87_0F;
+const PUSH_RBP: u8 = 0x55;
+const POP_RBP: u8 = 0x5D;
+const RET: u8 = 0xC3;
+
+/// Where the leaf frame of blob `blob` sampled at `pc` (exact: the interrupted
+/// instruction starts there) keeps its caller: inside the prologue (`pc` before
+/// `_code_begin + _frame_complete_offset`) by the instruction about to run, and in an
+/// epilogue by `pop rbp`, the return poll's `cmp`/`ja` and `ret`. [`Edge::Whole`] when the
+/// code cannot be read.
+#[inline(always)]
+pub fn edge(walk: &InterpWalk, blob: u64, pc: u64) -> Edge {
+    let code = &walk.code;
+    let (Some(here), Some(before)) = (read_user::<u64>(pc), read_user::<u64>(pc - 8)) else {
+        return Edge::Whole;
+    };
+    let last = byte(before, 7);
+    if code.frame_complete_offset != 0 {
+        let begin = if code.code_begin_is_offset != 0 {
+            read_user::<i32>(blob + u64::from(code.code_begin_offset))
+                .filter(|&offset| offset > 0)
+                .map(|offset| blob + offset as u64)
+        } else {
+            read_user::<u64>(blob + u64::from(code.code_begin_offset))
+        };
+        let complete = read_user::<i32>(blob + u64::from(code.frame_complete_offset));
+        if let (Some(begin), Some(complete)) = (begin, complete)
+            && complete > 0
+            && begin <= pc
+            && pc < begin + complete as u64
+        {
+            let op = low3(here);
+            let pushed = last == PUSH_RBP || (before >> 32) as u32 == ((MOV_RBP_RSP << 8) | 0x55);
+            return if op == SUB_RSP[0] || op == SUB_RSP[1] {
+                // After `push rbp` (C1; C2 with a stack bang), or the first instruction
+                // (C2 without one: the frame is allocated, then rbp stored in it).
+                if pushed {
+                    Edge::SavedRbp
+                } else {
+                    Edge::ReturnAddress
+                }
+            } else if op == MOV_RBP_RSP && last == PUSH_RBP {
+                Edge::SavedRbp
+            } else if (here & 0xFFFF_FFFF) as u32 == STORE_RBP[0]
+                || (here & 0xFFFF_FFFF) as u32 == STORE_RBP[1]
+            {
+                Edge::RbpInRegister
+            } else if op == MOV_RBP_RSP {
+                // -XX:+PreserveFramePointer after `mov [rsp+N], rbp`: the frame is whole.
+                Edge::Whole
+            } else {
+                // The inline cache check, the stack bang, `push rbp`: nothing pushed yet.
+                Edge::ReturnAddress
+            };
+        }
+    }
+    let first = byte(here, 0);
+    if first == POP_RBP && (byte(here, 1) == RET || low3(here >> 8) == RETURN_POLL) {
+        Edge::SavedRbp
+    } else if first == RET
+        || (low3(here) == RETURN_POLL && last == POP_RBP)
+        || ((here & 0xFFFF) as u16 == JA_REL32 && byte(here, 6) == RET)
+    {
+        Edge::ReturnAddress
+    } else {
+        Edge::Whole
+    }
 }
 
 /// The encoded frame of code cache blob `blob` at `pc` (the sampled pc, or a return

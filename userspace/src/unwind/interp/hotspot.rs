@@ -283,6 +283,9 @@ pub struct Layout {
     /// `CodeBlob::_name`, `_frame_size` (in words), `_code_begin` (a pointer; or
     /// `_code_offset` from the blob, see [`Layout::code_begin_is_offset`]), `_size`.
     pub code_blob: (u64, u64, u64, u64),
+    /// `CodeBlob::_frame_complete_offset` (an i32 from the code's start: where the
+    /// prologue ends); `None` when the JVM does not state it.
+    pub frame_complete: Option<u64>,
     /// Whether `code_blob.2` is `_code_offset` (an i32 from the blob's start, JDK 8) rather
     /// than `_code_begin` (a pointer, JDK 9+).
     pub code_begin_is_offset: bool,
@@ -412,6 +415,7 @@ impl Layout {
             _ => None,
         };
         Ok(Layout {
+            frame_complete: get("CodeBlob::_frame_complete_offset"),
             sender_sp_slot: tables
                 .int_constants
                 .get("frame::interpreter_frame_sender_sp_offset")

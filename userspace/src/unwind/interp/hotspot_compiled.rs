@@ -112,6 +112,12 @@ pub fn read_code_cache(memory: &impl Memory, layout: &Layout) -> Result<CodeCach
         count: count as u32,
         heap_block_size: u32::try_from(compiled.heap_block_size).map_err(|e| e.to_string())?,
         frame_size_offset: u32::try_from(layout.code_blob.1).map_err(|e| e.to_string())?,
+        frame_complete_offset: layout
+            .frame_complete
+            .and_then(|at| u32::try_from(at).ok())
+            .unwrap_or(0),
+        code_begin_offset: u32::try_from(layout.code_blob.2).map_err(|e| e.to_string())?,
+        code_begin_is_offset: u32::from(layout.code_begin_is_offset),
         ..CodeCache::default()
     };
     for (index, slot) in cache.heaps.iter_mut().take(count).enumerate() {
@@ -345,6 +351,7 @@ mod tests {
         let mut tables = VmStructs::default();
         let fields = [
             ("CodeBlob::_code_begin", 32),
+            ("CodeBlob::_frame_complete_offset", 20),
             ("CodeBlob::_frame_size", 28),
             ("CodeBlob::_name", 96),
             ("CodeBlob::_size", 12),
@@ -411,6 +418,15 @@ mod tests {
         assert_eq!(cache.count, 2);
         assert_eq!(cache.segment_shift, 7);
         assert_eq!((cache.heap_block_size, cache.frame_size_offset), (16, 28));
+        // Where the kernel finds a sampled leaf's prologue: `_code_begin` is a pointer.
+        assert_eq!(
+            (
+                cache.frame_complete_offset,
+                cache.code_begin_offset,
+                cache.code_begin_is_offset
+            ),
+            (20, 32, 0)
+        );
         assert_eq!(
             (
                 cache.heaps[1].low,
