@@ -4,6 +4,7 @@
 mod block;
 mod bpftrace_tools;
 mod churn;
+mod cputools;
 mod engine;
 mod everyday;
 mod exporter;

@@ -11,7 +11,7 @@ use aya::maps::{MapData, RingBuf};
 use crate::{
     Result,
     engine::Aggregates,
-    profile::{ProfileOptions, Profiler, RawProfile},
+    profile::{Profile, ProfileOptions, Profiler, RawProfile},
     session::Tracees,
 };
 
@@ -99,6 +99,12 @@ pub trait SampleSource {
     /// unwinder's report for `-v`; nothing by default. Stops the unwind tables' thread.
     fn unwind_report(&mut self) -> (HashMap<u32, String>, Option<String>) {
         Default::default()
+    }
+
+    /// The symbolized `profile` of a read, as the report shows it: itself by default;
+    /// `offwaketime` joins each blocked stack with its waker's.
+    fn join(&mut self, profile: Profile) -> Profile {
+        profile
     }
 
     /// Detaches the sampler.

@@ -66,6 +66,8 @@ pub struct ReportOptions {
     pub lines: bool,
     /// Draw flame graphs as icicle graphs (`--inverted`).
     pub inverted: bool,
+    /// Write folded stacks on stdout instead of the text report (`offwaketime -f`).
+    pub folded: bool,
 }
 
 /// `profile`'s CPU sampler options (scope excluded: the session supplies it).
@@ -278,7 +280,9 @@ impl Collector for StackCollector<'_> {
 
     fn interval(&mut self, interval: Interval) -> Result<Flow> {
         let delta = self.source.take_interval()?.unwrap_or_default();
-        let profile = profile::symbolize(&delta, &self.symbolizer);
+        let profile = self
+            .source
+            .join(profile::symbolize(&delta, &self.symbolizer));
         // Lines before forgetting: an exited process's resolvers go with it.
         let lines = self
             .report
@@ -295,6 +299,8 @@ impl Collector for StackCollector<'_> {
         let header = self.header(&scope, interval.elapsed);
         let format = if self.json {
             Format::Json
+        } else if self.report.folded {
+            Format::Folded
         } else {
             Format::Text
         };
@@ -501,7 +507,9 @@ fn finish(
     } else {
         let raw = collector.source.read()?.unwrap_or_default();
         let started = std::time::Instant::now();
-        let profile = profile::symbolize(&raw, &collector.symbolizer);
+        let profile = collector
+            .source
+            .join(profile::symbolize(&raw, &collector.symbolizer));
         if report.lines {
             collector.whole.lines = profile::leaf_lines(&raw, &collector.symbolizer);
         }
@@ -538,6 +546,8 @@ fn finish(
     }
     let stdout_format = if options.json {
         Some(Format::Json)
+    } else if report.folded {
+        Some(Format::Folded)
     } else if options.output.is_none() && options.interval.is_none() {
         Some(Format::Text)
     } else {
@@ -552,10 +562,15 @@ fn finish(
         None => output::profile::summary(&profile, &header, &finished.reason(), processes, &hints),
         Some(stats) => {
             let mut summary = String::new();
-            if labels.tool == "offcpu" {
+            if matches!(labels.tool, "offcpu" | "offwaketime") {
                 let total_us: u64 = profile.stacks.iter().map(|s| s.count).sum();
                 summary = format!(
-                    "Off CPU: {:.3} s over {}.\n",
+                    "{}: {:.3} s over {}.\n",
+                    if labels.tool == "offcpu" {
+                        "Off CPU"
+                    } else {
+                        "Blocked until woken"
+                    },
                     total_us as f64 / 1e6,
                     output::plural(stats.counted, "block", "blocks")
                 );
@@ -565,7 +580,7 @@ fn finish(
                     &stats,
                     finished.elapsed,
                     &finished.reason(),
-                    labels.tool == "offcpu",
+                    matches!(labels.tool, "offcpu" | "offwaketime"),
                 )
         }
     };

@@ -117,6 +117,17 @@ pub fn write(
             );
             out.write_all(report::render_stacks(&line, &folded, header.unit, top).as_bytes())
         }
+        Format::Text if header.tool == "offwaketime" => {
+            let folded = stacks::fold(&profile.stacks);
+            let total: u64 = folded.iter().map(|(_, c)| c).sum();
+            let line = format!(
+                "{:.3} s blocked over {:.1} s, {}",
+                total as f64 / 1e6,
+                header.elapsed.as_secs_f64(),
+                header.scope
+            );
+            out.write_all(report::render_pairs(&line, &folded, header.unit, top).as_bytes())
+        }
         Format::Text => {
             let (ranked, total) = stacks::hottest(&profile.stacks);
             let line = format!(

@@ -121,6 +121,60 @@ pub fn render_stacks(header: &str, folded: &[(String, u64)], unit: &str, limit: 
     out
 }
 
+/// `offwaketime`'s joined stacks (folded `target;...;--;...;waker`, [`crate::stacks::fold`])
+/// in bcc's multi-line form, heaviest first, at most `limit`: the waker's name, its frames
+/// from its root down to the wakeup, `--`, the blocked task's frames from the block up to
+/// its root, its name, and the time:
+///
+/// ```text
+///     waker:           tk_waker
+///     waker_outer
+///     try_to_wake_up_[k]
+///     --               --
+///     schedule_[k]
+///     blocked_read
+///     target:          tk_blocked
+///         266696
+/// ```
+pub fn render_pairs(header: &str, folded: &[(String, u64)], unit: &str, limit: usize) -> String {
+    let mut sorted: Vec<&(String, u64)> = folded.iter().collect();
+    sorted.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let mut out = format!("# {header}\n# (waker above `--`, blocked task below; {unit})\n\n");
+    for (path, count) in sorted.iter().take(limit) {
+        let frames: Vec<&str> = path.split(';').collect();
+        let (target, rest) = frames.split_first().unwrap_or((&"", &[]));
+        let Some(dash) = rest.iter().position(|f| *f == "--") else {
+            // No waker was joined (its sample is missing): the blocked side alone.
+            for frame in rest.iter().rev() {
+                let _ = writeln!(out, "    {frame}");
+            }
+            let _ = writeln!(out, "    {:<16} {target}\n        {count}\n", "target:");
+            continue;
+        };
+        let (blocked, waker) = (&rest[..dash], &rest[dash + 1..]);
+        let (name, waker) = waker.split_last().unwrap_or((&"", &[]));
+        let _ = writeln!(out, "    {:<16} {name}", "waker:");
+        for frame in waker.iter().rev() {
+            let _ = writeln!(out, "    {frame}");
+        }
+        let _ = writeln!(out, "    {:<16} --", "--");
+        for frame in blocked.iter().rev() {
+            let _ = writeln!(out, "    {frame}");
+        }
+        let _ = writeln!(out, "    {:<16} {target}\n        {count}\n", "target:");
+    }
+    if sorted.len() > limit {
+        let rest: u64 = sorted[limit..].iter().map(|(_, c)| c).sum();
+        let _ = writeln!(
+            out,
+            "# {} the other {}",
+            super::plural(sorted.len() - limit, "more stack holds", "more stacks hold"),
+            super::in_unit(rest, unit)
+        );
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -189,6 +243,22 @@ mod tests {
             "# 0 samples\n#\n\
              # Overhead  Samples  Command  Shared Object  Symbol\n\
              # ........  .......  .......  .............  ......\n"
+        );
+    }
+
+    #[test]
+    fn renders_offwaketime_pairs_as_bcc_does() {
+        let folded = [
+            (
+                "tk_blocked;main;read;schedule_[k];--;try_to_wake_up_[k];write;waker_main;tk_waker"
+                    .to_string(),
+                300,
+            ),
+            ("tk_blocked;main;nanosleep".to_string(), 20),
+        ];
+        assert_eq!(
+            render_pairs("h", &folded, "us", 1),
+            "# h\n# (waker above `--`, blocked task below; us)\n\n    waker:           tk_waker\n    waker_main\n    write\n    try_to_wake_up_[k]\n    --               --\n    schedule_[k]\n    read\n    main\n    target:          tk_blocked\n        300\n\n# 1 more stack holds the other 20 us\n"
         );
     }
 }

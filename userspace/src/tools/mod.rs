@@ -38,6 +38,7 @@ registry! {
     top => Top,
     offcpu => Offcpu,
     wakeuptime => Wakeuptime,
+    offwaketime => Offwaketime,
     report => Report,
     diff => Diff,
     exporter => Exporter,

@@ -141,6 +141,7 @@ pub fn run(args: Args, verbose: u8) -> Result<()> {
         inlined: !args.no_inline,
         lines: args.by.contains(&ProfileKey::Line),
         inverted: args.inverted,
+        folded: false,
     };
     let options = args.symbols.apply(args.common.run_options(verbose)?);
     if args.user_only {

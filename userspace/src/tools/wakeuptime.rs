@@ -64,6 +64,7 @@ pub fn run(args: Args, verbose: u8) -> Result<()> {
         inlined: true,
         lines: false,
         inverted: false,
+        folded: false,
     };
     let options = args.symbols.apply(args.common.run_options(verbose)?);
     stacks::engine(

@@ -15,8 +15,9 @@ use crate::{
     Result,
     engine::{Aggregates, EngineStats, KeyColumn},
     jobs::{aggregate::Engines, source::SampleSource},
-    profile::RawProfile,
+    profile::{Profile, RawProfile},
     session::Tracees,
+    stacks::Stack,
     unwind::Unwinder,
 };
 
@@ -31,6 +32,9 @@ pub(crate) struct StackLayout {
     pub(crate) user: bool,
     /// A sample's weight: its count, or its summed time.
     pub(crate) weight: Weight,
+    /// `offwaketime`: the key goes on after the stacks with the waker's thread id and its
+    /// stacks (as many as the blocked task's); see [`join_wakers`].
+    pub(crate) waker: bool,
 }
 
 impl StackLayout {
@@ -47,6 +51,7 @@ impl StackLayout {
             kernel,
             user,
             weight,
+            waker: columns.iter().any(|c| c.name == WAKER_COLUMN),
         }
     }
 
@@ -54,6 +59,9 @@ impl StackLayout {
     /// counters; the stack ids the cells name, for their frames to be read.
     pub(crate) fn add_to(&self, raw: &mut RawProfile, aggregates: &Aggregates) -> Vec<u64> {
         let mut ids = Vec::new();
+        if self.waker {
+            return self.add_pairs_to(raw, aggregates);
+        }
         for ((words, _), value) in &aggregates.cells {
             let at = |i: usize| words.get(self.leading + i).copied().unwrap_or(0);
             let mut comm = [0u8; 16];
@@ -68,6 +76,10 @@ impl StackLayout {
                 STACK_NONE
             };
             ids.extend([kernel_stack, user_stack]);
+            let weight = match self.weight {
+                Weight::Count => value.count,
+                Weight::SumMicros => value.sum / 1000,
+            };
             let key = SampleKey {
                 pid: at(0) as u32,
                 generation: 0,
@@ -78,10 +90,7 @@ impl StackLayout {
                 time_slice: 0,
                 padding: 0,
             };
-            *raw.counts.entry(key).or_default() += match self.weight {
-                Weight::Count => value.count,
-                Weight::SumMicros => value.sum / 1000,
-            };
+            *raw.counts.entry(key).or_default() += weight;
         }
         let stats = &aggregates.stats;
         raw.stats.samples += stats.counted;
@@ -91,6 +100,126 @@ impl StackLayout {
         raw.stats.events_lost += stats.announce_lost;
         ids
     }
+}
+
+impl StackLayout {
+    /// [`Self::add_to`] for `offwaketime`, whose key is `pid kstack? ustack? waker_pid
+    /// kstack? ustack? tid waker_tid` (8 words at most: no room for the two comms, named
+    /// from /proc instead). Each cell becomes two samples, the blocked side and the waker's,
+    /// tagged alike (an even and the next odd slice, from a hash of the whole key, the same
+    /// at every read, so intervals subtract them), the thread ids (as text) in place of the comms.
+    fn add_pairs_to(&self, raw: &mut RawProfile, aggregates: &Aggregates) -> Vec<u64> {
+        raw.sliced = true;
+        let mut ids = Vec::new();
+        let stacks = usize::from(self.kernel) + usize::from(self.user);
+        for ((words, _), value) in &aggregates.cells {
+            let at = |i: usize| words.get(self.leading + i).copied().unwrap_or(0);
+            let weight = match self.weight {
+                Weight::Count => value.count,
+                Weight::SumMicros => value.sum / 1000,
+            };
+            let tag = tag_of(words) & !1;
+            let tids = 2 * (1 + stacks);
+            for (side, first) in [0, 1 + stacks].into_iter().enumerate() {
+                let kernel_stack = if self.kernel {
+                    at(first + 1)
+                } else {
+                    STACK_NONE
+                };
+                let user_stack = if self.user {
+                    at(first + 1 + usize::from(self.kernel))
+                } else {
+                    STACK_NONE
+                };
+                ids.extend([kernel_stack, user_stack]);
+                // The thread id as the comm's text, named when joined.
+                let mut comm = [0u8; 16];
+                let tid = (at(tids + side) as u32).to_string();
+                comm[..tid.len()].copy_from_slice(tid.as_bytes());
+                let key = SampleKey {
+                    pid: at(first) as u32,
+                    generation: 0,
+                    kernel_stack,
+                    user_stack,
+                    cgroup: 0,
+                    comm,
+                    time_slice: tag | side as u32,
+                    padding: 0,
+                };
+                *raw.counts.entry(key).or_default() += weight;
+            }
+        }
+        let stats = &aggregates.stats;
+        raw.stats.samples += stats.counted;
+        raw.stats.count_map_full += stats.map_full;
+        raw.stats.stack_map_full += stats.stack_map_full;
+        raw.stats.kernel_stack_errors += stats.stack_errors;
+        raw.stats.events_lost += stats.announce_lost;
+        ids
+    }
+}
+
+/// The column naming `offwaketime`'s waker thread, after the blocked task's stacks.
+pub(crate) const WAKER_COLUMN: &str = "waker_tid";
+
+/// A cell's tag: a hash of its key words, the same at every read.
+fn tag_of(words: &[u64]) -> u32 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::hash::DefaultHasher::new();
+    words.hash(&mut hasher);
+    hasher.finish() as u32
+}
+
+/// `offwaketime`'s samples, symbolized, joined back in pairs ([`StackLayout::add_pairs_to`]):
+/// each blocked stack (even slice) with its waker's (the odd slice after it) into one
+/// stack, bcc's folded form `comm;user;kernel;--;waker kernel;waker user;waker comm`: the
+/// waker's frames leaf first, so a flame graph shows them upside down above the blocked
+/// stack. Threads are named from `/proc/PID/task/TID/comm` (cached in `names` by tid, which
+/// the caller keeps from read to read; `swapper` for 0; `[TID]` for a thread gone before
+/// its first read).
+pub(crate) fn join_wakers(profile: Profile, names: &mut HashMap<u32, String>) -> Profile {
+    use crate::stacks::Frame;
+    let (wakers, blocked): (Vec<Stack>, Vec<Stack>) = profile
+        .stacks
+        .into_iter()
+        .partition(|s| s.time_slice.is_some_and(|t| t & 1 == 1));
+    let mut by_tag: HashMap<u32, Stack> = wakers
+        .into_iter()
+        .map(|s| (s.time_slice.unwrap_or(0) & !1, s))
+        .collect();
+    let mut name = |pid: u32, tid: &str| -> String {
+        let tid: u32 = tid.parse().unwrap_or(0);
+        names
+            .entry(tid)
+            .or_insert_with(|| thread_name(pid, tid))
+            .clone()
+    };
+    let stacks = blocked
+        .into_iter()
+        .map(|mut stack| {
+            let tag = stack.time_slice.take().unwrap_or(0);
+            stack.comm = name(stack.pid, &stack.comm);
+            if let Some(waker) = by_tag.remove(&tag) {
+                stack.frames.push(Frame::user("--", None));
+                stack.frames.extend(waker.frames.into_iter().rev());
+                stack
+                    .frames
+                    .push(Frame::user(name(waker.pid, &waker.comm), None));
+            }
+            stack
+        })
+        .collect();
+    Profile { stacks, ..profile }
+}
+
+/// A thread's name from `/proc/PID/task/TID/comm`.
+fn thread_name(pid: u32, tid: u32) -> String {
+    if tid == 0 {
+        return "swapper".into();
+    }
+    std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/comm"))
+        .map(|s| s.trim_end().to_string())
+        .unwrap_or_else(|_| format!("[{tid}]"))
 }
 
 /// Loaded stack engines (`stackcount`, `offcpu`), with the DWARF unwinders of those that walk
@@ -104,6 +233,8 @@ pub(crate) struct EngineStacks<'a> {
     program: Option<PathBuf>,
     unwinders: Vec<Unwinder>,
     previous: RawProfile,
+    /// `offwaketime`'s thread names by tid, kept from read to read ([`join_wakers`]).
+    names: HashMap<u32, String>,
 }
 
 impl<'a> EngineStacks<'a> {
@@ -121,6 +252,7 @@ impl<'a> EngineStacks<'a> {
             program,
             unwinders: Vec::new(),
             previous: RawProfile::default(),
+            names: HashMap::new(),
         }
     }
 }
@@ -200,6 +332,14 @@ impl SampleSource for EngineStacks<'_> {
             HashMap::new(),
             (!summaries.is_empty()).then(|| summaries.join("\n")),
         )
+    }
+
+    fn join(&mut self, profile: Profile) -> Profile {
+        if self.layout.waker {
+            join_wakers(profile, &mut self.names)
+        } else {
+            profile
+        }
     }
 
     fn detach(&mut self) -> Result<()> {

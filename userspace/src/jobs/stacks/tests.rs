@@ -280,6 +280,7 @@ fn whole_run(labels: &Labels, hz: Option<u64>, source: ReplaySamples) -> (String
         inlined: false,
         lines: false,
         inverted: false,
+        folded: false,
     };
     let options = RunOptions {
         scope: crate::session::Scope::All,
@@ -412,6 +413,7 @@ fn stack_layout_reads_engine_cells() {
         kernel: false,
         user: true,
         weight,
+        waker: false,
     };
     let mut raw = RawProfile::default();
     let ids = layout(Weight::SumMicros).add_to(&mut raw, &aggregates);
@@ -453,6 +455,7 @@ fn engine_run(
         kernel: false,
         user: true,
         weight,
+        waker: false,
     };
     let mut raw = RawProfile::default();
     layout.add_to(&mut raw, &aggregates);
@@ -595,4 +598,97 @@ fn interval_runs_by_name_hold_one_stack_for_many_processes() {
         everything.add(&profile, Keep::Everything);
     }
     assert_eq!(everything.stacks.into_stacks().len(), 2);
+}
+
+/// offwaketime's cells (`pid kstack ustack waker_pid kstack ustack tid waker_tid`) become
+/// two samples tagged alike, joined back after symbolizing into bcc's folded pair: the
+/// blocked stack, `--`, the waker's frames leaf first, the waker's name.
+#[test]
+fn offwaketime_pairs_are_joined_into_one_stack() {
+    use super::engines::join_wakers;
+
+    let me = std::process::id();
+    let mut aggregates = Aggregates::default();
+    aggregates.cells.insert(
+        (
+            vec![u64::from(me), 0x10, 0x20, 0, 0x30, 0x40, u64::from(me), 0],
+            0,
+        ),
+        AggValue {
+            count: 3,
+            sum: 7_000_000,
+        },
+    );
+    let layout = StackLayout {
+        leading: 0,
+        kernel: true,
+        user: true,
+        weight: Weight::SumMicros,
+        waker: true,
+    };
+    let mut raw = RawProfile::default();
+    let ids = layout.add_to(&mut raw, &aggregates);
+    assert_eq!(ids, [0x10, 0x20, 0x30, 0x40]);
+    assert!(raw.sliced);
+    let mut keys: Vec<_> = raw.counts.iter().collect();
+    keys.sort_by_key(|(key, _)| key.time_slice);
+    let [(blocked, &us), (waker, &waker_us)] = keys[..] else {
+        panic!("two samples: {keys:?}");
+    };
+    assert_eq!(
+        (blocked.pid, blocked.kernel_stack, blocked.user_stack),
+        (me, 0x10, 0x20)
+    );
+    assert_eq!(
+        (waker.pid, waker.kernel_stack, waker.user_stack),
+        (0, 0x30, 0x40)
+    );
+    assert_eq!(blocked.time_slice | 1, waker.time_slice);
+    assert_eq!((us, waker_us), (7000, 7000));
+    assert_eq!(
+        &blocked.comm[..me.to_string().len()],
+        me.to_string().as_bytes()
+    );
+    assert_eq!(&waker.comm[..2], b"0\0");
+
+    let side = |pid: u32, comm: String, frames: Vec<Frame>, slice: u32| Stack {
+        pid,
+        comm,
+        cgroup: None,
+        frames,
+        count: 7000,
+        time_slice: Some(slice),
+    };
+    let profile = Profile {
+        stacks: vec![
+            side(
+                0,
+                "0".into(),
+                vec![
+                    Frame::user("waker_main", None),
+                    Frame::kernel("try_to_wake_up"),
+                ],
+                blocked.time_slice | 1,
+            ),
+            side(
+                me,
+                me.to_string(),
+                vec![Frame::user("blocked_main", None), Frame::kernel("schedule")],
+                blocked.time_slice,
+            ),
+        ],
+        ..Profile::default()
+    };
+    let joined = join_wakers(profile, &mut HashMap::new());
+    let own = std::fs::read_to_string(format!("/proc/{me}/task/{me}/comm")).unwrap();
+    assert_eq!(
+        crate::stacks::fold(&joined.stacks),
+        [(
+            format!(
+                "{};blocked_main;schedule_[k];--;try_to_wake_up_[k];waker_main;swapper",
+                own.trim_end()
+            ),
+            7000
+        )]
+    );
 }
