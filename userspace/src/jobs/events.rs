@@ -643,6 +643,22 @@ mod tests {
             View::Join(vec!["argv[0]".into(), "argv[1]".into(), "argv[2]".into()])
         );
         assert_eq!(prints_of(&OPENSNOOP), ["ret", "start.filename"]);
+        let family = "sock(ret)->__sk_common.skc_family";
+        assert_eq!(
+            View::of(&format!("ipver({family})")),
+            View::IpVersion(family.into())
+        );
+    }
+
+    /// An address family as tcpaccept's IP column: 2 is 4, 10 is 6, others as they are.
+    #[test]
+    fn ip_version_of_a_family() {
+        let (mut record, prints) = record(0, "");
+        let view = View::IpVersion("ret".into());
+        for (family, shown) in [(2, "4"), (10, "6"), (1, "1")] {
+            record.ints[1] = family;
+            assert_eq!(value(&record, &prints, "e", &view).text(), shown);
+        }
     }
 
     /// Addresses and ports line up under their headers, as libbpf-tools' tcpconnect prints.
