@@ -253,6 +253,15 @@ pub mod operand {
     /// stream that does not fit is counted in [`super::stat::READ_ERRORS`] and its events
     /// are first ones).
     pub const FOLLOWS: u32 = 60;
+    // n31 (issue 30): descriptors. Numbered from 70 so other additions do not collide.
+    /// [`FIELD_PATH`]'s path from the `struct file *` the current task has open at the
+    /// descriptor in the 8-byte signed record field at `offset` (`ret` of
+    /// `syscalls:sys_exit_accept4`): `task->files->fdt->fd[FD]`. The walk's offsets come
+    /// from BTF, two `u16` to a word: `index_offset` is `files | fdt << 16` (`task_struct`,
+    /// `files_struct`), `index_shift` is `fd | max_fds << 16` (`fdtable`). A negative
+    /// descriptor, one at or past `max_fds` or one with no file reads as 0 (no error): a
+    /// failed `accept` is no read error.
+    pub const FD_PATH: u32 = 70;
 }
 
 /// [`operand::TASK`] of the idle task on a CPU (its tid is 0 on every CPU; its comm is
@@ -281,6 +290,11 @@ pub const PTR_ARRAY: u32 = 2;
 /// probe argument `offset` (7: the return value), not a record field (`str(arg1)`,
 /// `str(retval)` of function probes).
 pub const PTR_FROM_ARG: u32 = 4;
+/// [`Operand::flags`] bit of the path operands ([`operand::TASK_PATH`],
+/// [`operand::FIELD_PATH`], [`operand::FD_PATH`]): the value is `size` (at most
+/// [`STR_BYTES`]) raw bytes at the path's end, copied into the operand's string slot
+/// (`skc_v6_daddr`, a `struct in6_addr`).
+pub const PATH_BYTES: u32 = 8;
 
 // A start stage saves a string in the four words of [`StartValue::saved`].
 const _: () = assert!(STR_BYTES == 4 * 8);
@@ -334,7 +348,10 @@ impl Operand {
                 | operand::USER_STR
                 | operand::KERNEL_STR
                 | operand::SAVED_STR
-        )
+        ) || (matches!(
+            self.kind,
+            operand::TASK_PATH | operand::FIELD_PATH | operand::FD_PATH
+        ) && self.flags & PATH_BYTES != 0)
     }
 }
 

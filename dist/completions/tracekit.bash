@@ -4693,13 +4693,21 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__tcpaccept)
-            opts="-a -p -d -i -o -v -h -V --lport --all-cpus --pid --duration --interval --output --json --verbose --help --version"
+            opts="-n -a -p -d -i -o -v -h -V --lport --name --all-cpus --pid --duration --interval --output --json --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --lport)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -104,12 +104,17 @@ fn network_tcpconnect_shows_each_connect() {
     assert_eq!(seen, want);
 }
 
-/// Each of the 200 accepted connections, with both ends' addresses and ports.
+/// Each of the 200 accepted connections (100 IPv4, 100 IPv6), with the accepting
+/// process's pid and comm (the fixture accepts its own connections), the IP version, both
+/// ends' addresses and ports; nothing else from the fixture.
 #[test]
 fn network_tcpaccept_shows_each_accept() {
     require_root();
     let (events, conns) = run_tool("network_tcpaccept", &["tcpaccept"]);
-    let seen: BTreeSet<(String, u64, String, u64)> = events
+    let pids: BTreeSet<u64> = events.iter().map(|e| number(e, "pid")).collect();
+    assert_eq!(pids.len(), 1, "one process accepts: {pids:?}");
+    type Row = (String, u64, String, u64, String, u64, String);
+    let seen: BTreeSet<Row> = events
         .iter()
         .map(|e| {
             (
@@ -117,12 +122,26 @@ fn network_tcpaccept_shows_each_accept() {
                 number(e, "rport"),
                 text(e, "laddr"),
                 number(e, "lport"),
+                text(e, "comm"),
+                number(e, "ip"),
+                e["pid"].to_string(),
             )
         })
         .collect();
-    let want: BTreeSet<(String, u64, String, u64)> = conns
+    let pid = pids.first().unwrap().to_string();
+    let want: BTreeSet<Row> = conns
         .iter()
-        .map(|c| (c.addr.into(), c.client_port, c.addr.into(), c.server_port))
+        .map(|c| {
+            (
+                c.addr.into(),
+                c.client_port,
+                c.addr.into(),
+                c.server_port,
+                "tk_tcp".into(),
+                if c.addr == "::1" { 6 } else { 4 },
+                pid.clone(),
+            )
+        })
         .collect();
     assert_eq!(events.len(), 200, "{events:#?}");
     assert_eq!(seen, want);

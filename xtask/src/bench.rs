@@ -85,10 +85,14 @@ pub enum Bench {
         #[arg(long, conflicts_with = "streaming_only")]
         plans_only: bool,
     },
-    /// `opensnoop` against bpftrace's opensnoop.bt while a fixture opens a file RATE times
-    /// a second: each tool's CPU time, the opens it printed and what it says it lost
+    /// `opensnoop` (or `execsnoop`) against bpftrace's opensnoop.bt (execsnoop.bt) while a
+    /// fixture opens a file (execs /bin/true) RATE times a second: each tool's CPU time,
+    /// the events it printed and what it says it lost
     Snoops {
-        /// Opens per second
+        /// The tool: opensnoop or execsnoop
+        #[arg(long, default_value = "opensnoop", value_parser = ["opensnoop", "execsnoop"])]
+        tool: String,
+        /// Opens (execs) per second
         #[arg(long, default_value_t = 10_000)]
         rate: u64,
         /// Seconds each run opens
@@ -179,10 +183,11 @@ pub fn run(bench: Bench, tracekit: &Path) -> Result<()> {
             crate::bench_python::python_bench(tracekit, seconds, rounds)
         }
         Bench::Snoops {
+            tool,
             rate,
             seconds,
             rounds,
-        } => snoops(tracekit, rate, seconds, rounds),
+        } => snoops(tracekit, &tool, rate, seconds, rounds),
         Bench::Soak { minutes } => {
             crate::soak::soak(tracekit, &build_fixture("tk_churn")?, minutes)
         }
@@ -432,38 +437,65 @@ pub(crate) fn getppid_loop(fixture: &Path, calls: u64) -> Result<f64> {
     Ok(elapsed.as_secs_f64() * 1e9 / calls as f64)
 }
 
-/// `tracekit opensnoop` and bpftrace's `opensnoop.bt` on `tk_snoops rate-opens`: CPU
-/// time, opens printed of the fixture's count, and the loss each tool reports.
-fn snoops(tracekit: &Path, rate: u64, seconds: f64, rounds: usize) -> Result<()> {
+/// `tracekit TOOL` and bpftrace's `TOOL.bt` (`opensnoop` on `tk_snoops rate-opens`,
+/// `execsnoop` on `tk_snoops rate-execs`): CPU time, events printed of the fixture's count,
+/// and the loss each tool reports.
+fn snoops(tracekit: &Path, tool: &str, rate: u64, seconds: f64, rounds: usize) -> Result<()> {
     let fixture = build_fixture("tk_snoops")?;
     let dir = workspace_root().join("target/bench");
+    std::fs::create_dir_all(&dir)?;
     // Short, so tracekit's 32-byte paths hold it whole.
     let target = PathBuf::from("/tmp/tk-bench-open");
-    std::fs::write(&target, "x")?;
-    let needle = target.display().to_string();
-    let out = dir.join("opensnoop.txt");
-    let mut tools: Vec<(&str, Vec<String>, (&'static str, bool))> = vec![(
-        "tracekit opensnoop",
+    let exec = tool == "execsnoop";
+    // What ends each line of an event of the fixture's, and the fixture's own arguments.
+    let (needle, load, made) = if exec {
+        (
+            "tk-bench-exec".to_string(),
+            vec![
+                "rate-execs".to_string(),
+                rate.to_string(),
+                seconds.to_string(),
+            ],
+            "execs=",
+        )
+    } else {
+        std::fs::write(&target, "x")?;
+        let needle = target.display().to_string();
+        (
+            needle.clone(),
+            vec![
+                "rate-opens".to_string(),
+                needle,
+                rate.to_string(),
+                seconds.to_string(),
+            ],
+            "opens=",
+        )
+    };
+    let out = dir.join(format!("{tool}.txt"));
+    let mut tools: Vec<(String, Vec<String>, (&'static str, bool))> = vec![(
+        format!("tracekit {tool}"),
         vec![
             tracekit.display().to_string(),
-            "opensnoop".into(),
+            tool.into(),
             "-o".into(),
             out.display().to_string(),
         ],
         ("Hit Ctrl-C", true),
     )];
-    let bt = Path::new("/usr/sbin/opensnoop.bt");
+    let bt = PathBuf::from(format!("/usr/sbin/{tool}.bt"));
     if let Some(bpftrace) = find_program("bpftrace")
         && bt.is_file()
     {
         tools.push((
-            "bpftrace opensnoop.bt",
+            format!("bpftrace {tool}.bt"),
             vec![bpftrace.display().to_string(), bt.display().to_string()],
             ("Attaching", false),
         ));
     }
-    eprintln!("xtask: bench snoops: {rounds} rounds of {rate} opens/s for {seconds} s per tool");
-    // Per tool: CPU seconds, printed, opened, lost (as the tool says).
+    let what = if exec { "execs" } else { "opens" };
+    eprintln!("xtask: bench snoops: {rounds} rounds of {rate} {what}/s for {seconds} s per tool");
+    // Per tool: CPU seconds, printed, made, lost (as the tool says).
     let mut results: Vec<Vec<(f64, u64, u64, String)>> = vec![Vec::new(); tools.len()];
     for round in 1..=rounds {
         eprintln!("xtask: bench snoops: round {round}/{rounds}");
@@ -480,37 +512,37 @@ fn snoops(tracekit: &Path, rate: u64, seconds: f64, rounds: usize) -> Result<()>
             command.stdout(out_stream).stderr(err_stream);
             let kept = Arc::new(Mutex::new(Vec::new()));
             // bpftrace prints events and "Lost N events" on stdout, tracekit its
-            // "Lost:" line on stderr: keep what names the file, or a loss.
-            let keep: &'static str = if ready.1 { "Lost" } else { "tk-bench-open" };
+            // "Lost:" line on stderr: keep what names the needle, or a loss.
+            let keep: &'static str = if ready.1 {
+                "Lost"
+            } else if exec {
+                "tk-bench-exec"
+            } else {
+                "tk-bench-open"
+            };
             let (child, _) = start_collecting(
                 &mut command,
                 Some(*ready),
                 if ready.1 { 0 } else { 1 },
                 Some((keep, kept.clone())),
             )?;
-            let opened = Command::new(&fixture)
-                .args([
-                    "rate-opens",
-                    &needle,
-                    &rate.to_string(),
-                    &seconds.to_string(),
-                ])
-                .output()?;
-            let opened: u64 = String::from_utf8_lossy(&opened.stdout)
+            let output = Command::new(&fixture).args(&load).output()?;
+            let count: u64 = String::from_utf8_lossy(&output.stdout)
                 .trim()
-                .strip_prefix("opens=")
+                .strip_prefix(made)
                 .and_then(|n| n.parse().ok())
-                .context("tk_snoops rate-opens printed no count")?;
+                .with_context(|| format!("tk_snoops {} printed no count", load[0]))?;
             let (_, usage) = stop(child)?;
             // Let the reader thread finish the stream.
             std::thread::sleep(Duration::from_millis(200));
             let kept = kept.lock().unwrap().clone();
+            let ends = |line: &str| line.trim_end().ends_with(needle.as_str());
             let (printed, lost) = if ready.1 {
                 let text = std::fs::read_to_string(&out).unwrap_or_default();
-                let printed = text.lines().filter(|l| l.ends_with(&needle)).count() as u64;
+                let printed = text.lines().filter(|l| ends(l)).count() as u64;
                 (printed, kept.join(" "))
             } else {
-                let printed = kept.iter().filter(|l| l.ends_with(&needle)).count() as u64;
+                let printed = kept.iter().filter(|l| ends(l)).count() as u64;
                 let lost: u64 = kept
                     .iter()
                     .filter_map(|l| {
@@ -523,20 +555,20 @@ fn snoops(tracekit: &Path, rate: u64, seconds: f64, rounds: usize) -> Result<()>
                     .sum();
                 (printed, format!("Lost: {lost} events"))
             };
-            results[index].push((usage.cpu.as_secs_f64(), printed, opened, lost));
+            results[index].push((usage.cpu.as_secs_f64(), printed, count, lost));
         }
     }
     println!(
-        "\n| opensnoop, {rate} opens/s for {seconds} s, {rounds} rounds | CPU s (median) | opens printed / made (all rounds) | loss reported |"
+        "\n| {tool}, {rate} {what}/s for {seconds} s, {rounds} rounds | CPU s (median) | {what} printed / made (all rounds) | loss reported |"
     );
     println!("|---|---|---|---|");
     for ((name, ..), runs) in tools.iter().zip(&results) {
         let cpu = median(runs.iter().map(|r| r.0).collect());
         let printed: u64 = runs.iter().map(|r| r.1).sum();
-        let opened: u64 = runs.iter().map(|r| r.2).sum();
+        let made: u64 = runs.iter().map(|r| r.2).sum();
         let lost: Vec<&str> = runs.iter().map(|r| r.3.as_str()).collect();
         println!(
-            "| {name} | {cpu:.3} | {printed} / {opened} | {} |",
+            "| {name} | {cpu:.3} | {printed} / {made} | {} |",
             lost.join("; ")
         );
     }

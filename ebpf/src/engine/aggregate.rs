@@ -50,8 +50,10 @@ pub(crate) fn aggregate<M: EngineMaps>(plan: &'static Plan, scratch: *mut Scratc
         }
         let index = (rd!(plan.key_parts[part]) as usize) & (MAX_OPERANDS - 1);
         let kind = rd!(plan.operands[index].kind);
+        // The flags too: a path read as bytes is a string (`PATH_BYTES`).
         let is_string = Operand {
             kind,
+            flags: rd!(plan.operands[index].flags),
             ..Operand::NONE
         }
         .is_string();

@@ -10,8 +10,8 @@ use aya_ebpf::helpers::{
 };
 use tracekit_common::{
     engine::{
-        MAX_OPERANDS, MAX_PATH, MAX_STRINGS, Operand, PTR_ARRAY, PTR_FROM_ARG, Plan, STR_BYTES,
-        operand, stat,
+        MAX_OPERANDS, MAX_PATH, MAX_STRINGS, Operand, PATH_BYTES, PTR_ARRAY, PTR_FROM_ARG, Plan,
+        SIGNED, STR_BYTES, operand, stat,
     },
     profile::{STACK_ERROR, STACK_NONE},
 };
@@ -161,10 +161,20 @@ pub(crate) fn read_operands<M: EngineMaps, S: Source>(
             operand::TASK_PATH => {
                 // SAFETY: plain helper call.
                 let task = unsafe { bpf_get_current_task() };
-                follow(plan, i, task, path_shape(&operand))
+                follow(plan, path_shape(i, &operand), task, scratch)
             }
             operand::FIELD_PATH => read_int(source, operand.offset, 8, 0)
-                .and_then(|base| follow(plan, i, base, path_shape(&operand))),
+                .and_then(|base| follow(plan, path_shape(i, &operand), base, scratch)),
+            // n31 (issue 30): a path from the file at a descriptor.
+            operand::FD_PATH => read_int(source, operand.offset, 8, SIGNED).and_then(|fd| {
+                match fd_file(fd, operand.index_offset, operand.index_shift) {
+                    0 => {
+                        *buf = [0; STR_BYTES];
+                        Some(0)
+                    }
+                    file => follow(plan, path_shape(i, &operand), file, scratch),
+                }
+            }),
             operand::USER_STR | operand::KERNEL_STR => {
                 *buf = [0; STR_BYTES];
                 let user = operand.kind == operand::USER_STR;
@@ -216,30 +226,70 @@ pub(crate) fn read_operands<M: EngineMaps, S: Source>(
     Some(())
 }
 
-/// A path operand's offset count (`aux`), width and flags in one word: a BPF function takes
-/// at most five arguments.
+/// A path operand's offset count (`aux`), width, index `i` and flags in one word: a BPF
+/// function takes at most five arguments (an `Option<u64>` result takes one of them).
 #[inline(always)]
-fn path_shape(operand: &Operand) -> u64 {
+fn path_shape(i: usize, operand: &Operand) -> u64 {
     u64::from(operand.aux & 0xff)
         | u64::from(operand.size & 0xff) << 8
+        | ((i & 0xff) as u64) << 16
         | u64::from(operand.flags) << 32
 }
 
-/// Follows operand `i`'s path from `base`: `n` offsets (1..=[`MAX_PATH`]), a pointer read
-/// at each but the last, then `size` bytes at the last. None when a read fails (a NULL
-/// pointer on the way). `shape` is [`path_shape`]'s packing of `n`, `size` and `flags`.
+/// The `struct file *` the current task has open at descriptor `fd`, 0 when there is none
+/// (a negative descriptor, one at or past `max_fds`, a failed read): the walk of
+/// [`operand::FD_PATH`], its offsets packed as there (`files | fdt << 16`, `fd | max_fds <<
+/// 16`). Never inlined, for the same reason as [`follow`].
+#[inline(never)]
+fn fd_file(fd: u64, files_fdt: u32, fd_max: u32) -> u64 {
+    let fd = fd as i64;
+    if fd < 0 {
+        return 0;
+    }
+    let read = |at: u64| -> u64 {
+        // SAFETY: bpf_probe_read_kernel checks the access.
+        unsafe { bpf_probe_read_kernel(at as *const u64) }.unwrap_or(0)
+    };
+    // SAFETY: plain helper call.
+    let task = unsafe { bpf_get_current_task() };
+    let files = read(task + u64::from(files_fdt & 0xffff));
+    if files == 0 {
+        return 0;
+    }
+    let fdt = read(files + u64::from(files_fdt >> 16));
+    if fdt == 0 {
+        return 0;
+    }
+    // SAFETY: bpf_probe_read_kernel checks the access.
+    let max_fds = unsafe { bpf_probe_read_kernel((fdt + u64::from(fd_max >> 16)) as *const u32) }
+        .unwrap_or(0);
+    if fd as u64 >= u64::from(max_fds) {
+        return 0;
+    }
+    let array = read(fdt + u64::from(fd_max & 0xffff));
+    if array == 0 {
+        return 0;
+    }
+    read(array + 8 * fd as u64)
+}
+
+/// Follows operand `i`'s (in `shape`) path from `base`: `n` offsets (1..=[`MAX_PATH`]), a pointer read
+/// at each but the last, then `size` bytes at the last: an integer, or with [`PATH_BYTES`]
+/// raw bytes into the operand's string slot of `scratch` (the value is then 0). None when a
+/// read fails (a NULL pointer on the way). `shape` is [`path_shape`]'s packing of `n`,
+/// `size` and `flags`.
 ///
 /// Never inlined: its reads' stack slots would otherwise sit in every entry program's
 /// frame, and 6.1's verifier counts that frame in the user-stack unwinder's call chain
 /// (512 bytes over the chain; the classic tracepoint program came to 544).
 #[inline(never)]
-fn follow(plan: &'static Plan, i: usize, base: u64, shape: u64) -> Option<u64> {
+fn follow(plan: &'static Plan, shape: u64, base: u64, scratch: *mut Scratch) -> Option<u64> {
     let (n, size, flags) = (
         shape as u32 & 0xff,
         (shape >> 8) as u32 & 0xff,
         (shape >> 32) as u32,
     );
-    let i = i & (MAX_OPERANDS - 1);
+    let i = (shape >> 16) as usize & (MAX_OPERANDS - 1);
     let mut at = base;
     for j in 0..MAX_PATH - 1 {
         if j + 1 >= n as usize {
@@ -255,6 +305,17 @@ fn follow(plan: &'static Plan, i: usize, base: u64, shape: u64) -> Option<u64> {
     }
     let last = rd!(plan.operands[i].path[(n as usize).wrapping_sub(1) & (MAX_PATH - 1)]);
     let addr = at.wrapping_add(u64::from(last));
+    if flags & PATH_BYTES != 0 {
+        let slot = rd!(plan.operands[i].string_slot) as usize & (MAX_STRINGS - 1);
+        // SAFETY: this CPU's scratch; slot masked into range.
+        let buf = unsafe { &mut (*scratch).strings[slot] };
+        *buf = [0; STR_BYTES];
+        let len = (size as usize).min(STR_BYTES);
+        // SAFETY: the helper bounds the copy by the slice length.
+        return unsafe { bpf_probe_read_kernel_buf(addr as *const u8, &mut buf[..len]) }
+            .ok()
+            .map(|_| 0);
+    }
     // SAFETY: bpf_probe_read_kernel checks each access.
     let raw = unsafe {
         match size {

@@ -64,6 +64,8 @@ pub enum View {
     Capability(String),
     /// A signal number by its name (`SIGKILL`).
     Signal(String),
+    /// An address family as the IP version: 4 (`AF_INET`, 2), 6 (`AF_INET6`, 10).
+    IpVersion(String),
 }
 
 /// A view written as a call, `NAME(inner)`: what it makes of `inner`.
@@ -88,7 +90,7 @@ impl View {
                 .and_then(|rest| rest.strip_suffix(')'))
                 .map(str::to_string)
         };
-        let calls: [(&str, CallView); 10] = [
+        let calls: [(&str, CallView); 11] = [
             ("fd", View::Fd),
             ("errno", View::Errno),
             ("field", View::Field),
@@ -99,6 +101,7 @@ impl View {
             ("symbol", View::Symbol),
             ("capability", View::Capability),
             ("signal", View::Signal),
+            ("ipver", View::IpVersion),
         ];
         for (name, view) in calls {
             if let Some(inner) = call(name) {
@@ -127,7 +130,8 @@ impl View {
             | View::ExitCode(name)
             | View::Symbol(name)
             | View::Capability(name)
-            | View::Signal(name) => vec![name.clone()],
+            | View::Signal(name)
+            | View::IpVersion(name) => vec![name.clone()],
             View::Join(names) => names.clone(),
         }
     }
@@ -347,6 +351,11 @@ fn value(record: &TraceRecord, prints: &[Printed], event: &str, view: &View) -> 
         View::Signal(name) => Value::Text(signal_name(
             as_int(&printed_value(record, prints, name)) as i32,
         )),
+        View::IpVersion(name) => match as_int(&printed_value(record, prints, name)) {
+            2 => Value::Uint(4),
+            10 => Value::Uint(6),
+            other => Value::Int(other),
+        },
         View::Join(names) => {
             let mut parts = Vec::new();
             for name in names {
@@ -634,6 +643,22 @@ mod tests {
             View::Join(vec!["argv[0]".into(), "argv[1]".into(), "argv[2]".into()])
         );
         assert_eq!(prints_of(&OPENSNOOP), ["ret", "start.filename"]);
+        let family = "sock(ret)->__sk_common.skc_family";
+        assert_eq!(
+            View::of(&format!("ipver({family})")),
+            View::IpVersion(family.into())
+        );
+    }
+
+    /// An address family as tcpaccept's IP column: 2 is 4, 10 is 6, others as they are.
+    #[test]
+    fn ip_version_of_a_family() {
+        let (mut record, prints) = record(0, "");
+        let view = View::IpVersion("ret".into());
+        for (family, shown) in [(2, "4"), (10, "6"), (1, "1")] {
+            record.ints[1] = family;
+            assert_eq!(value(&record, &prints, "e", &view).text(), shown);
+        }
     }
 
     /// Addresses and ports line up under their headers, as libbpf-tools' tcpconnect prints.

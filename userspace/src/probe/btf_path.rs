@@ -10,13 +10,22 @@
 //! - `(struct sock *)skaddr->__sk_common.skc_num`: `.` reads a member of an embedded struct;
 //!   members of anonymous structs and unions are found by their own names.
 //!
-//! The value must be an integer, an enum or a pointer (1, 2, 4 or 8 bytes; no bitfields).
-//! At most 3 pointers are followed (`->` after the first), [`MAX_PATH`] offsets in all.
+//! - `sock(ret)->__sk_common.skc_num`: from the `struct sock` of the socket the current
+//!   task has open at descriptor `ret` (an integer field: `ret` of
+//!   `syscalls:sys_exit_accept4`); `file(fd)->f_flags` from the `struct file` at descriptor
+//!   `fd` (n31, issue 30). The descriptor walk (`task->files->fdt->fd[FD]`) is the
+//!   kernel's; a descriptor with no file reads as 0.
+//!
+//! The value must be an integer, an enum or a pointer (1, 2, 4 or 8 bytes; no bitfields),
+//! or a struct of at most [`STR_BYTES`] bytes read as raw bytes (`skc_v6_daddr`, a `struct
+//! in6_addr`, shown as an address when the name says `addr`). At most 3 pointers are
+//! followed (`->` after the first), [`MAX_PATH`] offsets in all; `sock(FD)` follows two of
+//! them itself (`file->private_data`, `socket->sk`).
 
 use std::sync::OnceLock;
 
 use btf_rs::{Btf, BtfType, Type};
-use tracekit_common::engine::MAX_PATH;
+use tracekit_common::engine::{MAX_PATH, STR_BYTES};
 
 /// One step of a path.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -47,6 +56,16 @@ pub struct Resolved {
     pub size: u32,
     /// Whether it is a signed integer.
     pub signed: bool,
+    /// Whether the value is raw bytes (a small struct such as `struct in6_addr`), not an
+    /// integer.
+    pub bytes: bool,
+}
+
+/// A descriptor base: `sock(FIELD)` or `file(FIELD)`, as (`sock`/`file`, `FIELD`).
+pub fn fd_base(base: &str) -> Option<(&str, &str)> {
+    let (what, rest) = base.split_once('(')?;
+    let field = rest.strip_suffix(')')?;
+    (matches!(what, "sock" | "file") && is_name(field)).then_some((what, field))
 }
 
 fn is_name(s: &str) -> bool {
@@ -95,8 +114,8 @@ fn parse_path(text: &str) -> Result<PathExpr, String> {
     };
     let first = rest.find("->").unwrap_or(rest.len());
     let base = &rest[..first];
-    if !is_name(base) {
-        return bad("the base is `task` or a field's name");
+    if !is_name(base) && fd_base(base).is_none() {
+        return bad("the base is `task`, a field's name, sock(FIELD) or file(FIELD)");
     }
     let mut steps = Vec::new();
     let mut tail = &rest[first..];
@@ -251,6 +270,14 @@ pub fn resolve(btf: &Btf, start: &str, steps: &[Step]) -> Result<Resolved, Strin
         Type::Enum(e) => (e.size() as u32, false),
         Type::Enum64(e) => (e.size() as u32, false),
         Type::Ptr(_) => (8, false),
+        Type::Struct(s) | Type::Union(s) if (1..=STR_BYTES).contains(&s.size()) => {
+            return Ok(Resolved {
+                path,
+                size: s.size() as u32,
+                signed: false,
+                bytes: true,
+            });
+        }
         _ => {
             return Err(format!(
                 "`{shown}` is not an integer, enum or pointer; name one of its members"
@@ -262,7 +289,40 @@ pub fn resolve(btf: &Btf, start: &str, steps: &[Step]) -> Result<Resolved, Strin
             "`{shown}` is {size} bytes; paths read 1, 2, 4 or 8"
         ));
     }
-    Ok(Resolved { path, size, signed })
+    Ok(Resolved {
+        path,
+        size,
+        signed,
+        bytes: false,
+    })
+}
+
+/// Offsets of a descriptor base's walk (`sock(FD)`, `file(FD)`): the packed words of
+/// [`tracekit_common::engine::operand::FD_PATH`] (`files | fdt << 16`, `fd | max_fds <<
+/// 16`), the struct the user's path starts from, and the offsets before it (`sock`:
+/// `file->private_data`, `socket->sk`).
+///
+/// # Errors
+/// A member the kernel's BTF lacks, or an offset past 16 bits.
+pub fn fd_walk(btf: &Btf, what: &str) -> Result<(u32, u32, &'static str, Vec<u32>), String> {
+    let at = |start: &str, name: &str| -> Result<u32, String> {
+        let r = resolve(btf, start, &[Step::Arrow(name.to_string())])?;
+        Ok(r.path[0])
+    };
+    let pair = |low: u32, high: u32| -> Result<u32, String> {
+        if low > 0xffff || high > 0xffff {
+            return Err("the descriptor table's offsets do not fit 16 bits".into());
+        }
+        Ok(low | high << 16)
+    };
+    let files_fdt = pair(at("task_struct", "files")?, at("files_struct", "fdt")?)?;
+    let fd_max = pair(at("fdtable", "fd")?, at("fdtable", "max_fds")?)?;
+    Ok(if what == "sock" {
+        let before = vec![at("file", "private_data")?, at("socket", "sk")?];
+        (files_fdt, fd_max, "sock", before)
+    } else {
+        (files_fdt, fd_max, "file", Vec::new())
+    })
 }
 
 #[cfg(test)]
@@ -295,6 +355,21 @@ mod tests {
             }))
         );
         assert_eq!(
+            parse("sock(ret)->__sk_common.skc_v6_daddr"),
+            Some(Ok(PathExpr {
+                cast: None,
+                base: "sock(ret)".into(),
+                steps: vec![
+                    Step::Arrow("__sk_common".into()),
+                    Step::Dot("skc_v6_daddr".into())
+                ],
+            }))
+        );
+        assert_eq!(fd_base("sock(ret)"), Some(("sock", "ret")));
+        assert_eq!(fd_base("file(fd)"), Some(("file", "fd")));
+        assert_eq!(fd_base("sock(1)"), None);
+        assert_eq!(fd_base("ret"), None);
+        assert_eq!(
             parse("(struct tcp_sock*)skaddr->bytes_received")
                 .unwrap()
                 .unwrap()
@@ -307,7 +382,14 @@ mod tests {
         for (text, what) in [
             ("(sock *)skaddr->x", "a cast is `(struct NAME *)`"),
             ("(struct sock *skaddr->x", "the cast has no `)`"),
-            ("->x", "the base is `task` or a field's name"),
+            (
+                "->x",
+                "the base is `task`, a field's name, sock(FIELD) or file(FIELD)",
+            ),
+            (
+                "pipe(ret)->x",
+                "the base is `task`, a field's name, sock(FIELD) or file(FIELD)",
+            ),
             ("task->", "a member is a name"),
             ("task->a-b", "steps are ->MEMBER or .MEMBER"),
             ("task->a..b", "a member is a name"),
@@ -336,6 +418,41 @@ mod tests {
             crate::probe::filter::fields(&expr),
             ["task->real_parent->tgid", "sk->__sk_common.skc_num"]
         );
+        let expr = crate::probe::filter::parse(
+            "ret >= 0 && (sock(ret)->__sk_common.skc_family == 10 || file(fd)->f_flags > 0)",
+        )
+        .unwrap();
+        assert_eq!(
+            crate::probe::filter::fields(&expr),
+            [
+                "ret",
+                "sock(ret)->__sk_common.skc_family",
+                "file(fd)->f_flags"
+            ]
+        );
+    }
+
+    /// The descriptor walk and a 16-byte address, against this machine's kernel.
+    #[test]
+    fn descriptor_walks_and_addresses_resolve_against_kernel_btf() {
+        let Some(btf) = kernel_btf() else {
+            eprintln!("skipped: no /sys/kernel/btf/vmlinux");
+            return;
+        };
+        let steps = |text: &str| parse(text).unwrap().unwrap().steps;
+        let (files_fdt, fd_max, start, before) = fd_walk(btf, "sock").unwrap();
+        let files = resolve(btf, "task_struct", &steps("task->files")).unwrap();
+        let fd = resolve(btf, "fdtable", &steps("x->fd")).unwrap();
+        let max = resolve(btf, "fdtable", &steps("x->max_fds")).unwrap();
+        assert_eq!(files_fdt & 0xffff, files.path[0]);
+        assert_eq!(fd_max, fd.path[0] | max.path[0] << 16);
+        assert_eq!((start, before.len()), ("sock", 2));
+        let (_, _, start, before) = fd_walk(btf, "file").unwrap();
+        assert_eq!((start, before.len()), ("file", 0));
+        let v6 = resolve(btf, "sock", &steps("x->__sk_common.skc_v6_daddr")).unwrap();
+        assert_eq!((v6.path.len(), v6.size, v6.bytes), (1, 16, true));
+        let v4 = resolve(btf, "sock", &steps("x->__sk_common.skc_daddr")).unwrap();
+        assert_eq!((v4.size, v4.bytes), (4, false));
     }
 
     /// Against this machine's kernel, when it has BTF: offsets differ between kernels, so

@@ -123,87 +123,6 @@ pub trait Fields {
     }
 }
 
-/// Why a path cannot be read on a kernel without BTF: a runtime error (exit 1), the others
-/// are usage errors.
-pub const NO_BTF: &str =
-    "paths need the kernel's BTF (/sys/kernel/btf/vmlinux), which this kernel does not have";
-
-/// A pointer field of a record by name: its offset and the struct its C type points to.
-pub type PointerField<'a> = dyn Fn(&str) -> Option<(u32, Option<String>)> + 'a;
-
-/// A field reached through BTF ([`crate::probe::btf_path`]): `task->...` from the current
-/// task, `(struct NAME *)FIELD->...` from a record's pointer field. `pointer` gives a
-/// pointer field's record offset and the struct its C type points to (`struct sock *`:
-/// `sock`). `None` when `name` is no path.
-pub fn path_ref(
-    name: &str,
-    pointer: &PointerField<'_>,
-) -> Option<std::result::Result<FieldRef, String>> {
-    use crate::probe::btf_path;
-    let expr = match btf_path::parse(name)? {
-        Ok(expr) => expr,
-        Err(e) => return Some(Err(e)),
-    };
-    Some((|| {
-        let (kind, offset, start) = match (&expr.cast, pointer(&expr.base)) {
-            (None, _) if expr.base == "task" => (operand::TASK_PATH, 0, "task_struct".to_string()),
-            (Some(cast), Some((offset, _))) => (operand::FIELD_PATH, offset, cast.clone()),
-            (None, Some((offset, Some(pointee)))) => (operand::FIELD_PATH, offset, pointee),
-            (None, Some((_, None))) => {
-                return Err(format!(
-                    "`{}` points to no struct type; cast it: (struct NAME *){}->...",
-                    expr.base, expr.base
-                ));
-            }
-            (_, None) => {
-                return Err(format!(
-                    "`{}` is not a pointer field of this event; a path starts at `task` (the \
-                     current task) or at a pointer field",
-                    expr.base
-                ));
-            }
-        };
-        let btf = btf_path::kernel_btf().ok_or_else(|| NO_BTF.to_string())?;
-        let resolved = btf_path::resolve(btf, &start, &expr.steps)?;
-        // A 4-byte member named for an address (`skc_daddr`, `skc_rcv_saddr`: __be32) is
-        // shown as IPv4, as the tracepoints' 4-byte address fields are.
-        let last = match expr.steps.last() {
-            Some(btf_path::Step::Arrow(name) | btf_path::Step::Dot(name)) => name.as_str(),
-            None => "",
-        };
-        // A 2-byte member named for a port (`sin_port`, `skc_dport`: __be16) is in network
-        // byte order (`skc_num` is not, and is not matched).
-        let hint = if resolved.size == 4 && !resolved.signed && last.contains("addr") {
-            Hint::Ipv4
-        } else if resolved.size == 2
-            && ["_port", "dport", "sport"]
-                .iter()
-                .any(|p| last.ends_with(p))
-        {
-            Hint::NetPort
-        } else {
-            Hint::Plain
-        };
-        let mut path = [0; tracekit_common::engine::MAX_PATH];
-        path[..resolved.path.len()].copy_from_slice(&resolved.path);
-        Ok(FieldRef::new(
-            Operand {
-                kind,
-                offset,
-                size: resolved.size,
-                flags: if resolved.signed { SIGNED } else { 0 },
-                aux: resolved.path.len() as u32,
-                path,
-                ..Operand::NONE
-            },
-            ValueType::Int {
-                signed: resolved.signed,
-            },
-        )
-        .hinted(hint))
-    })())
-}
-
 /// Names every event has: `pid`, `tid`, `cpu`, `comm`, `cgroup` (of the current task).
 pub const BUILTINS: [&str; 5] = ["pid", "tid", "cpu", "comm", CGROUP];
 
@@ -400,6 +319,13 @@ impl TracepointFields {
         }
         Some((field.offset, pointee_struct(&field.c_type)))
     }
+
+    /// An 8-byte integer field's offset: the descriptor of `sock(FIELD)`/`file(FIELD)`.
+    fn fd_field(&self, name: &str) -> Option<u32> {
+        let field = self.format.field(name)?;
+        let integer = field.array_len.is_none() && !field.is_dynamic() && !field.is_string();
+        (!field.is_common() && field.size == 8 && integer).then_some(field.offset)
+    }
 }
 
 /// The struct a pointer's C type points to (`const struct sock *`: `sock`).
@@ -441,11 +367,16 @@ impl TracepointFields {
 
 impl Fields for TracepointFields {
     fn why_not(&self, name: &str) -> Option<String> {
-        path_ref(name, &|base| self.pointer_field(base)).and_then(Result::err)
+        path_ref_in(name, &|base| self.pointer_field(base), &|base| {
+            self.fd_field(base)
+        })
+        .and_then(Result::err)
     }
 
     fn lookup(&self, name: &str) -> Option<FieldRef> {
-        if let Some(path) = path_ref(name, &|base| self.pointer_field(base)) {
+        if let Some(path) = path_ref_in(name, &|base| self.pointer_field(base), &|base| {
+            self.fd_field(base)
+        }) {
             return path.ok();
         }
         // `str(NAME)`, `str(NAME[I])`: the string behind a pointer field, as bpftrace's
@@ -791,6 +722,9 @@ impl Fields for UsdtFields {
 }
 
 mod params;
+mod paths;
+
+pub use paths::{FdField, NO_BTF, PointerField, path_ref, path_ref_in};
 
 #[cfg(test)]
 mod tests;

@@ -204,6 +204,18 @@ fn tokenize(text: &str) -> std::result::Result<Vec<(Token, usize)>, ParseError> 
                         .unwrap_or(chars.len().saturating_sub(at))
                 };
                 let mut len = word(i);
+                // A descriptor base (`sock(ret)->...`, `file(fd)->...`) starts a path.
+                let base: String = chars[i..i + len].iter().collect();
+                if matches!(base.as_str(), "sock" | "file") && chars.get(i + len) == Some(&'(') {
+                    let inner = word(i + len + 1);
+                    let close = i + len + 1 + inner;
+                    if inner > 0
+                        && chars.get(close) == Some(&')')
+                        && chars.get(close + 1..close + 3) == Some(&['-', '>'])
+                    {
+                        len += inner + 2;
+                    }
+                }
                 // A BTF path (`task->real_parent->tgid`, `->a.b` after an arrow) is one name.
                 let mut arrow = false;
                 loop {

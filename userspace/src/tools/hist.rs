@@ -35,7 +35,9 @@ EXAMPLES:
 
 Fields are the tracepoint's own (`tracekit list --fields PROBE` shows them), arg0..arg5,
 retval and latency on function probes, BTF parameter names on kernel functions, arg0..argN
-of USDT probes (from their notes), plus pid, tid, cpu, comm, cgroup. --filter takes
+of USDT probes (from their notes), plus pid, tid, cpu, comm, cgroup, and kernel structs
+through BTF: task->A->B, (struct S *)FIELD->A, sock(FD)->A and file(FD)->A (the socket or
+file at descriptor field FD: sock(ret)->__sk_common.skc_num at sys_exit_accept4). --filter takes
 perf/ftrace syntax: == != < <= > >= & ~ !~ && || ! ( ).";
 
 /// `tracekit hist`.

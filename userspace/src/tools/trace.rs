@@ -35,8 +35,10 @@ pub struct Args {
     #[arg(long, value_name = "EXPR")]
     pub filter: Option<String>,
     /// Fields to print with each event (kstack, ustack: its stacks; str(FIELD), str(argN),
-    /// str(retval), argv[I]: the string a pointer points to, 32 bytes at most; task->A->B and
-    /// (struct S *)FIELD->A: kernel structs through BTF; latency and start.X, e.g.
+    /// str(retval), argv[I]: the string a pointer points to, 32 bytes at most; task->A->B,
+    /// (struct S *)FIELD->A, sock(FD)->A and file(FD)->A (the socket or file at descriptor
+    /// field FD, e.g. sock(ret) of sys_exit_accept4): kernel structs through BTF (a struct of
+    /// up to 32 bytes as raw bytes, e.g. skc_v6_daddr); latency and start.X, e.g.
     /// start.str(arg0), at a return probe: the time since its entry and the entry's X)
     #[arg(long, value_name = "FIELD[,FIELD...]", value_delimiter = ',')]
     pub print: Vec<String>,

@@ -228,3 +228,57 @@ fn parameter_paths_take_casts_and_show_ports_and_addresses() {
         (4, 4, Hint::Ipv4)
     );
 }
+
+/// `sock(ret)->...`: a path from the socket at the descriptor in field `ret`, its walk's
+/// offsets packed in the operand; a 16-byte address is raw bytes shown as an address.
+#[test]
+fn descriptor_paths_read_from_the_descriptors_socket() {
+    if crate::probe::btf_path::kernel_btf().is_none() {
+        eprintln!("skipped: no /sys/kernel/btf/vmlinux");
+        return;
+    }
+    let fd_field = |name: &str| (name == "ret").then_some(16);
+    let addr = super::path_ref_in("sock(ret)->__sk_common.skc_v6_daddr", &|_| None, &fd_field)
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (
+            addr.operand.kind,
+            addr.operand.offset,
+            addr.operand.aux,
+            addr.operand.size,
+            addr.operand.flags,
+            addr.ty,
+            addr.hint
+        ),
+        (
+            operand::FD_PATH,
+            16,
+            3,
+            16,
+            tracekit_common::engine::PATH_BYTES,
+            ValueType::Str,
+            Hint::Ip
+        )
+    );
+    assert!(addr.operand.is_string());
+    assert_ne!(addr.operand.index_offset, 0);
+    let port = super::path_ref_in("sock(ret)->__sk_common.skc_dport", &|_| None, &fd_field)
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (port.operand.kind, port.operand.size, port.hint),
+        (operand::FD_PATH, 2, Hint::NetPort)
+    );
+    let file = super::path_ref_in("file(ret)->f_flags", &|_| None, &fd_field)
+        .unwrap()
+        .unwrap();
+    assert_eq!((file.operand.aux, file.operand.size), (1, 4));
+    assert_eq!(
+        super::path_ref_in("sock(fd)->__sk_common.skc_num", &|_| None, &fd_field)
+            .unwrap()
+            .unwrap_err(),
+        "`fd` is not an 8-byte integer field of this event; sock(FIELD) takes a descriptor \
+         (`ret` of syscalls:sys_exit_accept4)"
+    );
+}
