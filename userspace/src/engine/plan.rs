@@ -4,7 +4,8 @@
 use tracekit_common::engine::{
     Insn, KEY_SET_BITS, KEY_SET_WORDS, KEY_WORDS, LOG2_SLOTS, MAX_INSNS, MAX_KEY_PARTS,
     MAX_LINEAR_SLOTS, MAX_OPERANDS, MAX_PRECISION, MAX_STR_CONSTS, MAX_STRINGS, NO_OPERAND,
-    Operand, PTR_ARRAY, PTR_FROM_ARG, Plan, SIGNED, STR_BYTES, agg, layout, log_linear_slots, op,
+    MAX_PATH, Operand, PTR_ARRAY, PTR_FROM_ARG, Plan, SIGNED, STR_BYTES, agg, layout,
+    log_linear_slots, op,
     operand,
 };
 
@@ -69,9 +70,14 @@ impl PlanBuilder {
             self.strings += 1;
         }
         // A string whose pointer is an argument (`str(arg0)`) reads it from the scratch too.
-        let string_of_arg = matches!(new.kind, operand::USER_STR | operand::KERNEL_STR)
-            && new.flags & PTR_FROM_ARG != 0;
-        if matches!(new.kind, operand::ARG | operand::ARG_DEREF) || string_of_arg {
+        let string_of_arg = (matches!(new.kind, operand::USER_STR | operand::KERNEL_STR)
+            && new.flags & PTR_FROM_ARG != 0)
+            || (new.kind == operand::PATH_STR && new.index_offset == operand::ARG_PATH);
+        if matches!(
+            new.kind,
+            operand::ARG | operand::ARG_DEREF | operand::ARG_PATH
+        ) || string_of_arg
+        {
             self.plan.raw_args = self.plan.raw_args.max(new.offset + 1);
         }
         if matches!(new.kind, operand::PID | operand::TID | operand::TASK) {
@@ -394,6 +400,10 @@ pub fn disassemble(plan: &Plan) -> String {
             operand::SAVED_STR => "saved_str",
             operand::TASK => "task",
             operand::FOLLOWS => "follows",
+            operand::TASK_PATH => "task_path",
+            operand::FIELD_PATH => "field_path",
+            operand::ARG_PATH => "arg_path",
+            operand::PATH_STR => "path_str",
             _ => "?",
         };
         let signed = if o.flags & SIGNED != 0 { "s" } else { "" };
@@ -407,6 +417,27 @@ pub fn disassemble(plan: &Plan) -> String {
             operand::ARG => format!("{kind}{}:{signed}{}", o.offset, o.size),
             operand::ARG_DEREF => format!("{kind}{}+{}:{signed}{}", o.offset, o.aux, o.size),
             operand::SAVED => format!("{kind}{}", o.offset),
+            operand::TASK_PATH | operand::FIELD_PATH | operand::ARG_PATH => format!(
+                "{kind}{}{:?}:{signed}{}",
+                o.offset,
+                &o.path[..(o.aux as usize).min(MAX_PATH)],
+                o.size
+            ),
+            operand::PATH_STR => format!(
+                "{kind}({}{}){:?}:{}",
+                match o.index_offset {
+                    operand::TASK_PATH => "task",
+                    operand::ARG_PATH => "arg",
+                    _ => "field@",
+                },
+                if o.index_offset == operand::TASK_PATH {
+                    String::new()
+                } else {
+                    o.offset.to_string()
+                },
+                &o.path[..(o.aux as usize).min(MAX_PATH)],
+                o.size
+            ),
             operand::FOLLOWS => format!("{kind}(#{},#{},#{})", o.offset, o.aux, o.index_offset),
             operand::USER_STR | operand::KERNEL_STR if o.flags & PTR_FROM_ARG != 0 => {
                 format!("{kind}@arg{}", o.offset)
@@ -588,9 +619,10 @@ pub fn saved_operand(slot: u32) -> Operand {
 }
 
 /// Whether string operand `o` is at most 16 bytes (a comm, the current task's or a record's
-/// `char comm[16]`), so a start stage saves it in two words and two numbers beside it.
+/// `char comm[16]`, a `str(PATH, 16)`), so a start stage saves it in two words and two numbers beside it.
 fn is_half_string(o: &Operand) -> bool {
-    o.kind == operand::COMM || (o.kind == operand::FIELD_STRING && o.size <= 16)
+    o.kind == operand::COMM
+        || (matches!(o.kind, operand::FIELD_STRING | operand::PATH_STR) && o.size <= 16)
 }
 
 /// The operand reading the string the start stage saved from `saved`, its operand (a

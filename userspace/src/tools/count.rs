@@ -21,7 +21,8 @@ EXAMPLES:
   tracekit count 'k:vfs_*' --by comm -d 5                     # kernel functions too
   tracekit count uprobe:libc:malloc --filter 'arg0 >= 4096' -p 1234
   tracekit count syscalls:sys_enter_write --by cgroup -d 5    # per container / service
-  tracekit count usdt:postgres:transaction__commit -p 1234    # USDT probes (U: for short)";
+  tracekit count usdt:postgres:transaction__commit -p 1234    # USDT probes (U: for short)
+  tracekit count kprobe:vfs_unlink --by 'str(dentry->d_name.name)'  # BTF path to a string";
 
 /// `tracekit count`.
 #[derive(Debug, ClapArgs)]
