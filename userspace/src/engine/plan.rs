@@ -4,7 +4,7 @@
 use tracekit_common::engine::{
     Insn, KEY_SET_BITS, KEY_SET_WORDS, KEY_WORDS, LOG2_SLOTS, MAX_INSNS, MAX_KEY_PARTS,
     MAX_LINEAR_SLOTS, MAX_OPERANDS, MAX_PRECISION, MAX_STR_CONSTS, MAX_STRINGS, NO_OPERAND,
-    MAX_PATH, Operand, PTR_ARRAY, PTR_FROM_ARG, Plan, SIGNED, STR_BYTES, agg, layout,
+    Operand, PTR_ARRAY, PTR_FROM_ARG, Plan, SIGNED, STR_BYTES, agg, layout,
     log_linear_slots, op,
     operand,
 };
@@ -400,8 +400,6 @@ pub fn disassemble(plan: &Plan) -> String {
             operand::SAVED_STR => "saved_str",
             operand::TASK => "task",
             operand::FOLLOWS => "follows",
-            operand::TASK_PATH => "task_path",
-            operand::FIELD_PATH => "field_path",
             operand::ARG_PATH => "arg_path",
             operand::PATH_STR => "path_str",
             _ => "?",
@@ -417,14 +415,10 @@ pub fn disassemble(plan: &Plan) -> String {
             operand::ARG => format!("{kind}{}:{signed}{}", o.offset, o.size),
             operand::ARG_DEREF => format!("{kind}{}+{}:{signed}{}", o.offset, o.aux, o.size),
             operand::SAVED => format!("{kind}{}", o.offset),
-            operand::TASK_PATH | operand::FIELD_PATH | operand::ARG_PATH => format!(
-                "{kind}{}{:?}:{signed}{}",
-                o.offset,
-                &o.path[..(o.aux as usize).min(MAX_PATH)],
-                o.size
-            ),
+            // The offsets are the running kernel's: only their count is shown.
+            operand::ARG_PATH => format!("{kind}{}[{}]:{signed}{}", o.offset, o.aux, o.size),
             operand::PATH_STR => format!(
-                "{kind}({}{}){:?}:{}",
+                "{kind}({}{})[{}]:{}",
                 match o.index_offset {
                     operand::TASK_PATH => "task",
                     operand::ARG_PATH => "arg",
@@ -435,7 +429,7 @@ pub fn disassemble(plan: &Plan) -> String {
                 } else {
                     o.offset.to_string()
                 },
-                &o.path[..(o.aux as usize).min(MAX_PATH)],
+                o.aux,
                 o.size
             ),
             operand::FOLLOWS => format!("{kind}(#{},#{},#{})", o.offset, o.aux, o.index_offset),

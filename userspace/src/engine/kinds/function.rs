@@ -308,12 +308,17 @@ fn function_specs(
             let key_start = start.operand(function_key)?;
             start.corr_part(key_start);
         }
+        // Strings first: a saved string of 16 bytes takes the first two words.
+        let mut fields = Vec::new();
         for name in &entry_values {
-            if saved.contains_key(*name) {
+            let field = resolve(&entry, "start", &name["start.".len()..])?;
+            fields.push((field.ty != ValueType::Str, *name, field));
+        }
+        fields.sort_by_key(|(number, ..)| *number);
+        for (_, name, field) in fields {
+            if saved.contains_key(name) {
                 continue;
             }
-            let own = &name["start.".len()..];
-            let field = resolve(&entry, "start", own)?;
             let index = start.operand(field.operand)?;
             let slot = start.save(index)?;
             let operand = if field.ty == ValueType::Str {
@@ -321,7 +326,7 @@ fn function_specs(
             } else {
                 saved_operand(slot)
             };
-            saved.insert((*name).clone(), FieldRef { operand, ..field });
+            saved.insert(name.clone(), FieldRef { operand, ..field });
         }
     }
     let end_fields = EndFields {

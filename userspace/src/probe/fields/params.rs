@@ -7,10 +7,18 @@ use super::{FieldRef, FunctionFields, path_ref, pointee_struct};
 
 impl FunctionFields {
     /// A pointer parameter's index and the struct it points to (`sk`, `const struct sock *`:
-    /// `sock`), for paths.
+    /// `sock`), for paths; `argN` too (cast it where the parameters are unknown or differ
+    /// between the functions probed: `(struct kiocb *)arg0->ki_pos`).
     fn pointer_param(&self, name: &str) -> Option<(u32, Option<String>)> {
         if self.is_return {
             return None;
+        }
+        if let Some((index, 8, false)) = super::parse_arg(name) {
+            let pointee = self
+                .params
+                .get(index as usize)
+                .and_then(|p| pointee_struct(&p.c_type));
+            return (index < 6).then_some((index, pointee));
         }
         let index = self.params.iter().position(|p| p.name == name)?;
         let param = &self.params[index];
