@@ -4,8 +4,7 @@
 use tracekit_common::engine::{
     Insn, KEY_SET_BITS, KEY_SET_WORDS, KEY_WORDS, LOG2_SLOTS, MAX_INSNS, MAX_KEY_PARTS,
     MAX_LINEAR_SLOTS, MAX_OPERANDS, MAX_PRECISION, MAX_STR_CONSTS, MAX_STRINGS, NO_OPERAND,
-    Operand, PTR_ARRAY, PTR_FROM_ARG, Plan, SIGNED, STR_BYTES, agg, layout,
-    log_linear_slots, op,
+    Operand, PTR_ARRAY, PTR_FROM_ARG, Plan, SIGNED, STR_BYTES, agg, layout, log_linear_slots, op,
     operand,
 };
 
