@@ -166,7 +166,9 @@ pub(crate) fn read_operands<M: EngineMaps, S: Source>(
             operand::FIELD_PATH => read_int(source, operand.offset, 8, 0)
                 .and_then(|base| follow(plan, i, base, path_shape(&operand))),
             // fs31 (issue 30): from a function's parameter, and strings at a path's end.
-            operand::ARG_PATH => follow(plan, i, arg(scratch, operand.offset), path_shape(&operand)),
+            operand::ARG_PATH => {
+                follow(plan, i, arg(scratch, operand.offset), path_shape(&operand))
+            }
             operand::PATH_STR => {
                 *buf = [0; STR_BYTES];
                 let base = match operand.index_offset {

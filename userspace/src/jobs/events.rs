@@ -16,6 +16,7 @@
 //! - `comm_of(NAME)`: the command name of a program run from path NAME (its basename, cut
 //!   at 15 bytes, as the kernel names it);
 //! - `ms(NAME)`: NAME, nanoseconds, as milliseconds with 3 decimals (biosnoop's `LAT(ms)`);
+//! - `sec(NAME)`: NAME, nanoseconds, as seconds with 2 decimals (filelife's `AGE(s)`);
 //! - `kb(NAME)`: NAME, bytes, in whole KiB, rounded down (fsslower's `OFF_KB`);
 //! - `age(NAME)`: seconds from NAME, a `CLOCK_MONOTONIC` time in ns (`task->start_time`),
 //!   to the event, with 2 decimals (exitsnoop's `AGE(s)`);
@@ -61,6 +62,8 @@ pub enum View {
     Ms(String),
     /// Bytes as whole KiB.
     Kb(String),
+    /// Nanoseconds as seconds.
+    Sec(String),
     /// A task's `exit_code` (status << 8, or the signal with 0x80 for a core dump).
     ExitCode(String),
     /// A value by the name its tracepoint's print format gives it.
@@ -93,7 +96,7 @@ impl View {
                 .and_then(|rest| rest.strip_suffix(')'))
                 .map(str::to_string)
         };
-        let calls: [(&str, CallView); 11] = [
+        let calls: [(&str, CallView); 12] = [
             ("fd", View::Fd),
             ("errno", View::Errno),
             ("field", View::Field),
@@ -101,6 +104,7 @@ impl View {
             ("age", View::Age),
             ("ms", View::Ms),
             ("kb", View::Kb),
+            ("sec", View::Sec),
             ("exit", View::ExitCode),
             ("symbol", View::Symbol),
             ("capability", View::Capability),
@@ -131,6 +135,7 @@ impl View {
             | View::Age(name)
             | View::Ms(name)
             | View::Kb(name)
+            | View::Sec(name)
             | View::ExitCode(name)
             | View::Symbol(name)
             | View::Capability(name)
@@ -339,6 +344,9 @@ fn value(record: &TraceRecord, prints: &[Printed], event: &str, view: &View) -> 
             Value::Fixed2(record.ts_ns.saturating_sub(since) as f64 / 1e9)
         }
         View::Ms(name) => Value::Fixed3(as_int(&printed_value(record, prints, name)) as f64 / 1e6),
+        View::Sec(name) => {
+            Value::Fixed2(as_int(&printed_value(record, prints, name)) as f64 / 1e9)
+        }
         View::Kb(name) => Value::Int(as_int(&printed_value(record, prints, name)) / 1024),
         View::ExitCode(name) => {
             Value::Text(exit_text(as_int(&printed_value(record, prints, name))))

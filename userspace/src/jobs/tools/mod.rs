@@ -69,6 +69,7 @@ table! {
     xfsslower,
     btrfsslower,
     nfsslower,
+    filelife,
     // block
     biosnoop,
     biotop,
