@@ -202,6 +202,48 @@ fn kfunc_tool_filelife_shows_each_deleted_file_with_its_age() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// dcsnoop of a shell that creates 30 new files: each name misses the dentry cache once
+/// (`d_lookup` in `lookup_open` returns NULL for a name about to be created), T `M`, in the
+/// shell's own pid and tid.
+#[test]
+fn kfunc_tool_dcsnoop_shows_each_miss() {
+    require_root();
+    if !kprobes_or_skip("kfunc_tool_dcsnoop_shows_each_miss") {
+        return;
+    }
+    let Some(dir) = ext4_dir("dcsnoop") else {
+        return;
+    };
+    let out = dir.join("dc.json").to_string_lossy().into_owned();
+    let script = format!(
+        "cd {} && i=0; while [ $i -lt 30 ]; do : > tkd$i; i=$((i+1)); done",
+        dir.display()
+    );
+    let run = tracekit(
+        ["dcsnoop", "--json", "-o", &out, "--", "sh", "-c", &script],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    assert!(run.stderr.contains("Lost: nothing."), "{}", run.stderr);
+    let text = std::fs::read_to_string(&out).unwrap();
+    let mut files: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let e: serde_json::Value = serde_json::from_str(line).unwrap();
+        let file = e["file"].as_str().unwrap().to_string();
+        if !file.starts_with("tkd") {
+            continue;
+        }
+        assert_eq!(e["t"], "M", "{e}");
+        assert_eq!(e["pid"], e["tid"], "{e}");
+        files.push(file);
+    }
+    files.sort();
+    let mut expected: Vec<String> = (0..30).map(|i| format!("tkd{i}")).collect();
+    expected.sort();
+    assert_eq!(files, expected, "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A filesystem whose module is not loaded (xfs in the VM image): one line naming the
 /// functions it lacks and the module, exit 1, nothing traced.
 #[test]

@@ -16,6 +16,7 @@
 //! - `comm_of(NAME)`: the command name of a program run from path NAME (its basename, cut
 //!   at 15 bytes, as the kernel names it);
 //! - `ms(NAME)`: NAME, nanoseconds, as milliseconds with 3 decimals (biosnoop's `LAT(ms)`);
+//! - `lit(TEXT)`: TEXT itself (dcsnoop's `T`, always `M`);
 //! - `sec(NAME)`: NAME, nanoseconds, as seconds with 2 decimals (filelife's `AGE(s)`);
 //! - `kb(NAME)`: NAME, bytes, in whole KiB, rounded down (fsslower's `OFF_KB`);
 //! - `age(NAME)`: seconds from NAME, a `CLOCK_MONOTONIC` time in ns (`task->start_time`),
@@ -64,6 +65,8 @@ pub enum View {
     Kb(String),
     /// Nanoseconds as seconds.
     Sec(String),
+    /// The text itself.
+    Lit(String),
     /// A task's `exit_code` (status << 8, or the signal with 0x80 for a core dump).
     ExitCode(String),
     /// A value by the name its tracepoint's print format gives it.
@@ -96,7 +99,7 @@ impl View {
                 .and_then(|rest| rest.strip_suffix(')'))
                 .map(str::to_string)
         };
-        let calls: [(&str, CallView); 12] = [
+        let calls: [(&str, CallView); 13] = [
             ("fd", View::Fd),
             ("errno", View::Errno),
             ("field", View::Field),
@@ -105,6 +108,7 @@ impl View {
             ("ms", View::Ms),
             ("kb", View::Kb),
             ("sec", View::Sec),
+            ("lit", View::Lit),
             ("exit", View::ExitCode),
             ("symbol", View::Symbol),
             ("capability", View::Capability),
@@ -127,7 +131,7 @@ impl View {
     /// The names the request prints for it.
     pub fn prints(&self) -> Vec<String> {
         match self {
-            View::Record(_) | View::Ppid => Vec::new(),
+            View::Record(_) | View::Ppid | View::Lit(_) => Vec::new(),
             View::Field(name)
             | View::Fd(name)
             | View::Errno(name)
@@ -344,6 +348,7 @@ fn value(record: &TraceRecord, prints: &[Printed], event: &str, view: &View) -> 
             Value::Fixed2(record.ts_ns.saturating_sub(since) as f64 / 1e9)
         }
         View::Ms(name) => Value::Fixed3(as_int(&printed_value(record, prints, name)) as f64 / 1e6),
+        View::Lit(text) => Value::Text(text.clone()),
         View::Sec(name) => {
             Value::Fixed2(as_int(&printed_value(record, prints, name)) as f64 / 1e9)
         }

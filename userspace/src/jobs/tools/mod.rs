@@ -70,6 +70,7 @@ table! {
     btrfsslower,
     nfsslower,
     filelife,
+    dcsnoop,
     // block
     biosnoop,
     biotop,
