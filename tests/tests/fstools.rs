@@ -244,6 +244,50 @@ fn kfunc_tool_dcsnoop_shows_each_miss() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// filetop of `tk_files data 300 200` on ext4: the fixture's thread and `data` have exactly
+/// 300 vfs_write calls of 4096 bytes and 200 vfs_read calls of 4096 bytes; the text table
+/// shows the row `READS 200 WRITES 300 R_KB 800 W_KB 1200`.
+#[test]
+fn kfunc_tool_filetop_counts_reads_and_writes_per_file() {
+    require_root();
+    if !kprobes_or_skip("kfunc_tool_filetop_counts_reads_and_writes_per_file") {
+        return;
+    }
+    let Some(dir) = ext4_dir("filetop") else {
+        return;
+    };
+    let file = dir.join("data");
+    let json = run_files(&["filetop"], &file, 300, 200);
+    let mut seen = std::collections::BTreeMap::new();
+    for group in json["groups"].as_array().unwrap() {
+        let key = &group["key"];
+        if key["FILE"] != "data" || key["COMM"] != "tk_files" {
+            continue;
+        }
+        let function = key["function"].as_str().unwrap().to_string();
+        let old = seen.insert(
+            function,
+            (group["count"].as_u64().unwrap(), group["sum"].as_u64().unwrap()),
+        );
+        assert!(old.is_none(), "{json:#}");
+    }
+    assert_eq!(seen.get("vfs_write"), Some(&(300, 300 * 4096)), "{json:#}");
+    assert_eq!(seen.get("vfs_read"), Some(&(200, 200 * 4096)), "{json:#}");
+    let fixture = fixture("tk_files").to_string_lossy().into_owned();
+    let path = file.to_string_lossy().into_owned();
+    let text = tracekit(["filetop", "--", &fixture, &path, "300", "200"], TIMEOUT);
+    text.assert_code(0);
+    let row: Vec<&str> = text
+        .stdout
+        .lines()
+        .find(|line| line.contains(" tk_files ") && line.contains(" data "))
+        .unwrap_or_else(|| panic!("{}", text.stdout))
+        .split_whitespace()
+        .collect();
+    assert_eq!(row[1..], ["tk_files", "data", "200", "300", "800", "1200"], "{}", text.stdout);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A filesystem whose module is not loaded (xfs in the VM image): one line naming the
 /// functions it lacks and the module, exit 1, nothing traced.
 #[test]

@@ -71,6 +71,7 @@ table! {
     nfsslower,
     filelife,
     dcsnoop,
+    filetop,
     // block
     biosnoop,
     biotop,
