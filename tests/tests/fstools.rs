@@ -267,7 +267,10 @@ fn kfunc_tool_filetop_counts_reads_and_writes_per_file() {
         let function = key["function"].as_str().unwrap().to_string();
         let old = seen.insert(
             function,
-            (group["count"].as_u64().unwrap(), group["sum"].as_u64().unwrap()),
+            (
+                group["count"].as_u64().unwrap(),
+                group["sum"].as_u64().unwrap(),
+            ),
         );
         assert!(old.is_none(), "{json:#}");
     }
@@ -284,7 +287,12 @@ fn kfunc_tool_filetop_counts_reads_and_writes_per_file() {
         .unwrap_or_else(|| panic!("{}", text.stdout))
         .split_whitespace()
         .collect();
-    assert_eq!(row[1..], ["tk_files", "data", "200", "300", "800", "1200"], "{}", text.stdout);
+    assert_eq!(
+        row[1..],
+        ["tk_files", "data", "200", "300", "800", "1200"],
+        "{}",
+        text.stdout
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

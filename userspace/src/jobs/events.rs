@@ -349,9 +349,7 @@ fn value(record: &TraceRecord, prints: &[Printed], event: &str, view: &View) -> 
         }
         View::Ms(name) => Value::Fixed3(as_int(&printed_value(record, prints, name)) as f64 / 1e6),
         View::Lit(text) => Value::Text(text.clone()),
-        View::Sec(name) => {
-            Value::Fixed2(as_int(&printed_value(record, prints, name)) as f64 / 1e9)
-        }
+        View::Sec(name) => Value::Fixed2(as_int(&printed_value(record, prints, name)) as f64 / 1e9),
         View::Kb(name) => Value::Int(as_int(&printed_value(record, prints, name)) / 1024),
         View::ExitCode(name) => {
             Value::Text(exit_text(as_int(&printed_value(record, prints, name))))

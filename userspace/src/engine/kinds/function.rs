@@ -200,11 +200,9 @@ fn function_specs(
 ) -> Result<Compiled> {
     // A start stage of its own (kernel function entries): this probe is its end event.
     let explicit: Option<StartStage> = match &request.start {
-        Some(start) if !user && !is_return => Some(compile_start(
-            start,
-            request,
-            std::path::Path::new(""),
-        )?),
+        Some(start) if !user && !is_return => {
+            Some(compile_start(start, request, std::path::Path::new(""))?)
+        }
         _ => {
             no_start(spec, request)?;
             None

@@ -91,7 +91,11 @@ pub fn table(
             if !split.counts.is_empty() {
                 row.extend(sums[n..].iter().map(u64::to_string));
             }
-            row.extend(sums[..n].iter().map(|sum| (sum / split.div.max(1)).to_string()));
+            row.extend(
+                sums[..n]
+                    .iter()
+                    .map(|sum| (sum / split.div.max(1)).to_string()),
+            );
             row
         })
         .collect();
