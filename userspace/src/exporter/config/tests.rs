@@ -277,7 +277,7 @@ fn bad_configs_name_the_metric_and_the_bad_part() {
             "[[metric]]\nname = \"io\"\npreset = \"biolatncy\"\n",
             "exporter.toml: metric \"io\": preset \"biolatncy\": unknown; valid presets: \
              bitesize, biolatency, runqlat, syscount, pidpersec, vfsstat, vfscount, fsdist, \
-             ext4dist, xfsdist, btrfsdist, nfsdist, cachestat, biotop, biopattern, biostacks, cpudist, runqlen, hardirqs, softirqs, slabratetop, swapin, tcprtt, tcpsynbl, tcptop, klockstat, \
+             ext4dist, xfsdist, btrfsdist, nfsdist, cachestat, filetop, biotop, biopattern, biostacks, cpudist, runqlen, hardirqs, softirqs, slabratetop, swapin, tcprtt, tcpsynbl, tcptop, klockstat, \
              futexctn",
         ),
         (
