@@ -262,6 +262,20 @@ pub mod operand {
     /// descriptor, one at or past `max_fds` or one with no file reads as 0 (no error): a
     /// failed `accept` is no read error.
     pub const FD_PATH: u32 = 70;
+    // fs31 (issue 30): paths from a function's parameters, and strings at their end.
+    /// [`TASK_PATH`]'s read from the pointer in probe argument `offset` (a kernel function's
+    /// parameter: `iocb->ki_filp->f_pos`), any depth up to [`super::MAX_PATH`] offsets
+    /// ([`ARG_DEREF`] is one deep).
+    pub const ARG_PATH: u32 = 72;
+    /// A string at the end of a path: the path's last value is a `char *` (read as 8 bytes)
+    /// and the NUL-terminated kernel string it points to, at most `size` bytes
+    /// ([`super::STR_BYTES`] or fewer), goes into the operand's string slot
+    /// (`iocb->ki_filp->f_path.dentry->d_name.name`). The path starts as `index_offset`
+    /// says: [`TASK_PATH`] (the current task), [`FIELD_PATH`] (the record's pointer field
+    /// at `offset`) or [`ARG_PATH`] (probe argument `offset`); `aux` offsets in
+    /// [`super::Operand::path`]. A NULL pointer on the way is a read error; a string that
+    /// cannot be read is empty.
+    pub const PATH_STR: u32 = 73;
 }
 
 /// [`operand::TASK`] of the idle task on a CPU (its tid is 0 on every CPU; its comm is
@@ -319,7 +333,8 @@ pub struct Operand {
     pub index_offset: u32,
     /// For [`operand::USER_MEM_INDEXED`]: log2 of the scale (0..=3 for 1, 2, 4, 8).
     pub index_shift: u32,
-    /// For [`operand::TASK_PATH`] and [`operand::FIELD_PATH`]: byte offsets, `aux` of them.
+    /// For [`operand::TASK_PATH`], [`operand::FIELD_PATH`], [`operand::ARG_PATH`] and
+    /// [`operand::PATH_STR`]: byte offsets, `aux` of them.
     pub path: [u32; MAX_PATH],
 }
 
@@ -348,6 +363,7 @@ impl Operand {
                 | operand::USER_STR
                 | operand::KERNEL_STR
                 | operand::SAVED_STR
+                | operand::PATH_STR
         ) || (matches!(
             self.kind,
             operand::TASK_PATH | operand::FIELD_PATH | operand::FD_PATH

@@ -1,5 +1,5 @@
-//! The filesystem tools of issue 30: `fsdist` (`--fs ext4|xfs|btrfs|nfs`, and its aliases
-//! `ext4dist`, ...). They probe the filesystem's own kernel functions (`ext4_file_read_iter`,
+//! The filesystem tools of issue 30: `fsdist` and `fsslower` (`--fs ext4|xfs|btrfs|nfs`,
+//! and their aliases `ext4dist`, `ext4slower`, ...). They probe the filesystem's own kernel functions (`ext4_file_read_iter`,
 //! ...), so the tests that trace run in the VM kernel matrix (`cargo xtask test --vm
 //! kfunc_tool_fs`), where the image mounts an ext4 filesystem on a loop device
 //! (`xtask/src/vm.rs`); the unknown-filesystem test runs anywhere.
@@ -98,6 +98,202 @@ fn kfunc_tool_fsdist_ext4_counts_each_operation() {
         );
         assert_eq!(function_count(&first, "ext4_file_open"), 2, "{first:#}");
     }
+}
+
+/// ext4slower 0 (every call) and fsslower --fs ext4 0 of `tk_files data 300 400` on ext4:
+/// exactly the fixture's 300 writes of 4096 bytes at offsets 0, 4, ... 1196 KiB and its 400
+/// reads, the first 300 of 4096 bytes at the same offsets and the last 100 of 0 bytes at
+/// the end (1200 KiB), each with the file's name (saved at the entry through BTF from the
+/// `struct kiocb *`), T W or R, and a latency.
+#[test]
+fn kfunc_tool_fsslower_ext4_shows_each_read_and_write() {
+    require_root();
+    if !kprobes_or_skip("kfunc_tool_fsslower_ext4_shows_each_read_and_write") {
+        return;
+    }
+    let Some(dir) = ext4_dir("fsslower") else {
+        return;
+    };
+    let file = dir.join("data");
+    let fixture = fixture("tk_files").to_string_lossy().into_owned();
+    let path = file.to_string_lossy().into_owned();
+    let mut expected: Vec<(String, i64, i64)> =
+        (0..300).map(|i| ("W".into(), 4096, 4 * i)).collect();
+    expected.extend((0..400).map(|i| {
+        if i < 300 {
+            ("R".to_string(), 4096, 4 * i)
+        } else {
+            ("R".to_string(), 0, 1200)
+        }
+    }));
+    for tool in [&["ext4slower", "0"][..], &["fsslower", "--fs", "ext4", "0"]] {
+        let out = dir.join("events.json").to_string_lossy().into_owned();
+        let mut args: Vec<&str> = tool.to_vec();
+        args.extend(["--json", "-o", &out, "--", &fixture, &path, "300", "400"]);
+        let run = tracekit(&args, TIMEOUT);
+        run.assert_code(0);
+        assert!(run.stderr.contains("Lost: nothing."), "{}", run.stderr);
+        let text = std::fs::read_to_string(&out).unwrap();
+        let events: Vec<serde_json::Value> = text
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .filter(|e: &serde_json::Value| e["filename"] == "data")
+            .collect();
+        let seen: Vec<(String, i64, i64)> = events
+            .iter()
+            .map(|e| {
+                assert_eq!(e["comm"], "tk_files", "{e}");
+                assert!(e["lat_ms"].as_f64().unwrap() >= 0.0, "{e}");
+                (
+                    e["t"].as_str().unwrap().to_string(),
+                    e["bytes"].as_i64().unwrap(),
+                    e["off_kb"].as_i64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(seen, expected, "{tool:?}\n{text}");
+        // Nothing else of the fixture's (its binary is not on ext4 in the VM).
+        if std::env::var_os("TRACEKIT_FIXTURES").is_some() {
+            assert_eq!(text.lines().count(), 700, "{text}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// filelife of a shell that creates 40 files on ext4, sleeps 1 s and deletes them and a
+/// file made before tracing began: exactly the 40 files, each once, aged at least 1 s,
+/// deleted by `rm`; the older file is not shown (its creation was not seen).
+#[test]
+fn kfunc_tool_filelife_shows_each_deleted_file_with_its_age() {
+    require_root();
+    if !kprobes_or_skip("kfunc_tool_filelife_shows_each_deleted_file_with_its_age") {
+        return;
+    }
+    let Some(dir) = ext4_dir("filelife") else {
+        return;
+    };
+    std::fs::write(dir.join("old"), b"x").unwrap();
+    let out = dir.join("life.json").to_string_lossy().into_owned();
+    let script = format!(
+        "cd {} && i=0; while [ $i -lt 40 ]; do : > tkf$i; i=$((i+1)); done; sleep 1; rm tkf* old",
+        dir.display()
+    );
+    let run = tracekit(
+        ["filelife", "--json", "-o", &out, "--", "sh", "-c", &script],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    assert!(run.stderr.contains("Lost: nothing."), "{}", run.stderr);
+    let text = std::fs::read_to_string(&out).unwrap();
+    let mut files: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let e: serde_json::Value = serde_json::from_str(line).unwrap();
+        let file = e["file"].as_str().unwrap().to_string();
+        if file == "life.json" {
+            continue;
+        }
+        assert!(e["age_s"].as_f64().unwrap() >= 1.0, "{e}");
+        files.push(file);
+    }
+    files.sort();
+    let mut expected: Vec<String> = (0..40).map(|i| format!("tkf{i}")).collect();
+    expected.sort();
+    assert_eq!(files, expected, "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// dcsnoop of a shell that creates 30 new files: each name misses the dentry cache once
+/// (`d_lookup` in `lookup_open` returns NULL for a name about to be created), T `M`, in the
+/// shell's own pid and tid.
+#[test]
+fn kfunc_tool_dcsnoop_shows_each_miss() {
+    require_root();
+    if !kprobes_or_skip("kfunc_tool_dcsnoop_shows_each_miss") {
+        return;
+    }
+    let Some(dir) = ext4_dir("dcsnoop") else {
+        return;
+    };
+    let out = dir.join("dc.json").to_string_lossy().into_owned();
+    let script = format!(
+        "cd {} && i=0; while [ $i -lt 30 ]; do : > tkd$i; i=$((i+1)); done",
+        dir.display()
+    );
+    let run = tracekit(
+        ["dcsnoop", "--json", "-o", &out, "--", "sh", "-c", &script],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    assert!(run.stderr.contains("Lost: nothing."), "{}", run.stderr);
+    let text = std::fs::read_to_string(&out).unwrap();
+    let mut files: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let e: serde_json::Value = serde_json::from_str(line).unwrap();
+        let file = e["file"].as_str().unwrap().to_string();
+        if !file.starts_with("tkd") {
+            continue;
+        }
+        assert_eq!(e["t"], "M", "{e}");
+        assert_eq!(e["pid"], e["tid"], "{e}");
+        files.push(file);
+    }
+    files.sort();
+    let mut expected: Vec<String> = (0..30).map(|i| format!("tkd{i}")).collect();
+    expected.sort();
+    assert_eq!(files, expected, "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// filetop of `tk_files data 300 200` on ext4: the fixture's thread and `data` have exactly
+/// 300 vfs_write calls of 4096 bytes and 200 vfs_read calls of 4096 bytes; the text table
+/// shows the row `READS 200 WRITES 300 R_KB 800 W_KB 1200`.
+#[test]
+fn kfunc_tool_filetop_counts_reads_and_writes_per_file() {
+    require_root();
+    if !kprobes_or_skip("kfunc_tool_filetop_counts_reads_and_writes_per_file") {
+        return;
+    }
+    let Some(dir) = ext4_dir("filetop") else {
+        return;
+    };
+    let file = dir.join("data");
+    let json = run_files(&["filetop"], &file, 300, 200);
+    let mut seen = std::collections::BTreeMap::new();
+    for group in json["groups"].as_array().unwrap() {
+        let key = &group["key"];
+        if key["FILE"] != "data" || key["COMM"] != "tk_files" {
+            continue;
+        }
+        let function = key["function"].as_str().unwrap().to_string();
+        let old = seen.insert(
+            function,
+            (
+                group["count"].as_u64().unwrap(),
+                group["sum"].as_u64().unwrap(),
+            ),
+        );
+        assert!(old.is_none(), "{json:#}");
+    }
+    assert_eq!(seen.get("vfs_write"), Some(&(300, 300 * 4096)), "{json:#}");
+    assert_eq!(seen.get("vfs_read"), Some(&(200, 200 * 4096)), "{json:#}");
+    let fixture = fixture("tk_files").to_string_lossy().into_owned();
+    let path = file.to_string_lossy().into_owned();
+    let text = tracekit(["filetop", "--", &fixture, &path, "300", "200"], TIMEOUT);
+    text.assert_code(0);
+    let row: Vec<&str> = text
+        .stdout
+        .lines()
+        .find(|line| line.contains(" tk_files ") && line.contains(" data "))
+        .unwrap_or_else(|| panic!("{}", text.stdout))
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        row[1..],
+        ["tk_files", "data", "200", "300", "800", "1200"],
+        "{}",
+        text.stdout
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A filesystem whose module is not loaded (xfs in the VM image): one line naming the

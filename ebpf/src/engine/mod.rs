@@ -193,6 +193,7 @@ fn run_start<M: EngineMaps, S: Source>(
         first_kind,
         operand::USER_STR
             | operand::KERNEL_STR
+            | operand::PATH_STR
             | operand::FIELD_STRING
             | operand::FIELD_DATA_LOC
             | operand::COMM

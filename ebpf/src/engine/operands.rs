@@ -175,6 +175,33 @@ pub(crate) fn read_operands<M: EngineMaps, S: Source>(
                     file => follow(plan, path_shape(i, &operand), file, scratch),
                 }
             }),
+            // fs31 (issue 30): from a function's parameter, and strings at a path's end.
+            operand::ARG_PATH => {
+                follow(plan, path_shape(i, &operand), arg(scratch, operand.offset), scratch)
+            }
+            operand::PATH_STR => {
+                *buf = [0; STR_BYTES];
+                let base = match operand.index_offset {
+                    // SAFETY: plain helper call.
+                    operand::TASK_PATH => Some(unsafe { bpf_get_current_task() }),
+                    operand::ARG_PATH => Some(arg(scratch, operand.offset)),
+                    _ => read_int(source, operand.offset, 8, 0),
+                };
+                // The path's last value is the `char *`: 8 bytes, unsigned.
+                let shape = u64::from(operand.aux & 0xff) | 8 << 8 | ((i & 0xff) as u64) << 16;
+                base.and_then(|base| follow(plan, shape, base, scratch))
+                    .map(|ptr| {
+                        let size = (operand.size as usize).min(STR_BYTES);
+                        // SAFETY: the helper bounds the copy by the slice length.
+                        let read = unsafe {
+                            bpf_probe_read_kernel_str_bytes(ptr as *const u8, &mut buf[..size])
+                        };
+                        if read.is_err() {
+                            *buf = [0; STR_BYTES];
+                        }
+                        0
+                    })
+            }
             operand::USER_STR | operand::KERNEL_STR => {
                 *buf = [0; STR_BYTES];
                 let user = operand.kind == operand::USER_STR;

@@ -69,9 +69,14 @@ impl PlanBuilder {
             self.strings += 1;
         }
         // A string whose pointer is an argument (`str(arg0)`) reads it from the scratch too.
-        let string_of_arg = matches!(new.kind, operand::USER_STR | operand::KERNEL_STR)
-            && new.flags & PTR_FROM_ARG != 0;
-        if matches!(new.kind, operand::ARG | operand::ARG_DEREF) || string_of_arg {
+        let string_of_arg = (matches!(new.kind, operand::USER_STR | operand::KERNEL_STR)
+            && new.flags & PTR_FROM_ARG != 0)
+            || (new.kind == operand::PATH_STR && new.index_offset == operand::ARG_PATH);
+        if matches!(
+            new.kind,
+            operand::ARG | operand::ARG_DEREF | operand::ARG_PATH
+        ) || string_of_arg
+        {
             self.plan.raw_args = self.plan.raw_args.max(new.offset + 1);
         }
         if matches!(new.kind, operand::PID | operand::TID | operand::TASK) {
@@ -394,6 +399,8 @@ pub fn disassemble(plan: &Plan) -> String {
             operand::SAVED_STR => "saved_str",
             operand::TASK => "task",
             operand::FOLLOWS => "follows",
+            operand::ARG_PATH => "arg_path",
+            operand::PATH_STR => "path_str",
             _ => "?",
         };
         let signed = if o.flags & SIGNED != 0 { "s" } else { "" };
@@ -407,6 +414,23 @@ pub fn disassemble(plan: &Plan) -> String {
             operand::ARG => format!("{kind}{}:{signed}{}", o.offset, o.size),
             operand::ARG_DEREF => format!("{kind}{}+{}:{signed}{}", o.offset, o.aux, o.size),
             operand::SAVED => format!("{kind}{}", o.offset),
+            // The offsets are the running kernel's: only their count is shown.
+            operand::ARG_PATH => format!("{kind}{}[{}]:{signed}{}", o.offset, o.aux, o.size),
+            operand::PATH_STR => format!(
+                "{kind}({}{})[{}]:{}",
+                match o.index_offset {
+                    operand::TASK_PATH => "task",
+                    operand::ARG_PATH => "arg",
+                    _ => "field@",
+                },
+                if o.index_offset == operand::TASK_PATH {
+                    String::new()
+                } else {
+                    o.offset.to_string()
+                },
+                o.aux,
+                o.size
+            ),
             operand::FOLLOWS => format!("{kind}(#{},#{},#{})", o.offset, o.aux, o.index_offset),
             operand::USER_STR | operand::KERNEL_STR if o.flags & PTR_FROM_ARG != 0 => {
                 format!("{kind}@arg{}", o.offset)
@@ -588,9 +612,10 @@ pub fn saved_operand(slot: u32) -> Operand {
 }
 
 /// Whether string operand `o` is at most 16 bytes (a comm, the current task's or a record's
-/// `char comm[16]`), so a start stage saves it in two words and two numbers beside it.
+/// `char comm[16]`, a `str(PATH, 16)`), so a start stage saves it in two words and two numbers beside it.
 fn is_half_string(o: &Operand) -> bool {
-    o.kind == operand::COMM || (o.kind == operand::FIELD_STRING && o.size <= 16)
+    o.kind == operand::COMM
+        || (matches!(o.kind, operand::FIELD_STRING | operand::PATH_STR) && o.size <= 16)
 }
 
 /// The operand reading the string the start stage saved from `saved`, its operand (a

@@ -4,7 +4,9 @@
 //! A column's field is a name the event offers, or one of these views:
 //! - `pid`, `tid`, `comm`, `cpu`: the record's own (they take no operand); `event`: the
 //!   probe that fired (`syscalls:sys_enter_fsync`), for tools on several; `syscall`: its
-//!   syscall's name (`fsync`);
+//!   syscall's name (`fsync`); `fsop`: the filesystem operation of the function that fired,
+//!   as fsslower's `T` shows it (`R`, `W`, `O`, `F`, `G` for fsdist's read, write, open,
+//!   fsync, getattr functions);
 //! - `field(NAME)`: the event's own field NAME where a record name shadows it
 //!   (`oom:mark_victim`'s `comm`, the victim's);
 //! - `ppid`: the parent of the record's process, from `/proc/PID/status` when the line is
@@ -14,6 +16,9 @@
 //! - `comm_of(NAME)`: the command name of a program run from path NAME (its basename, cut
 //!   at 15 bytes, as the kernel names it);
 //! - `ms(NAME)`: NAME, nanoseconds, as milliseconds with 3 decimals (biosnoop's `LAT(ms)`);
+//! - `lit(TEXT)`: TEXT itself (dcsnoop's `T`, always `M`);
+//! - `sec(NAME)`: NAME, nanoseconds, as seconds with 2 decimals (filelife's `AGE(s)`);
+//! - `kb(NAME)`: NAME, bytes, in whole KiB, rounded down (fsslower's `OFF_KB`);
 //! - `age(NAME)`: seconds from NAME, a `CLOCK_MONOTONIC` time in ns (`task->start_time`),
 //!   to the event, with 2 decimals (exitsnoop's `AGE(s)`);
 //! - `exit(NAME)`: a task's `exit_code` as libbpf-tools' exitsnoop shows it: `0`, `code N`
@@ -56,6 +61,12 @@ pub enum View {
     Age(String),
     /// Nanoseconds as milliseconds.
     Ms(String),
+    /// Bytes as whole KiB.
+    Kb(String),
+    /// Nanoseconds as seconds.
+    Sec(String),
+    /// The text itself.
+    Lit(String),
     /// A task's `exit_code` (status << 8, or the signal with 0x80 for a core dump).
     ExitCode(String),
     /// A value by the name its tracepoint's print format gives it.
@@ -74,7 +85,7 @@ type CallView = fn(String) -> View;
 impl View {
     /// The view of a column's field.
     pub fn of(field: &str) -> View {
-        if let Some(record) = ["pid", "tid", "cpu", "comm", "event", "syscall"]
+        if let Some(record) = ["pid", "tid", "cpu", "comm", "event", "syscall", "fsop"]
             .into_iter()
             .find(|&name| name == field)
         {
@@ -90,13 +101,16 @@ impl View {
                 .and_then(|rest| rest.strip_suffix(')'))
                 .map(str::to_string)
         };
-        let calls: [(&str, CallView); 11] = [
+        let calls: [(&str, CallView); 14] = [
             ("fd", View::Fd),
             ("errno", View::Errno),
             ("field", View::Field),
             ("comm_of", View::CommOf),
             ("age", View::Age),
             ("ms", View::Ms),
+            ("kb", View::Kb),
+            ("sec", View::Sec),
+            ("lit", View::Lit),
             ("exit", View::ExitCode),
             ("symbol", View::Symbol),
             ("capability", View::Capability),
@@ -120,13 +134,15 @@ impl View {
     /// The names the request prints for it.
     pub fn prints(&self) -> Vec<String> {
         match self {
-            View::Record(_) | View::Ppid => Vec::new(),
+            View::Record(_) | View::Ppid | View::Lit(_) => Vec::new(),
             View::Field(name)
             | View::Fd(name)
             | View::Errno(name)
             | View::CommOf(name)
             | View::Age(name)
             | View::Ms(name)
+            | View::Kb(name)
+            | View::Sec(name)
             | View::ExitCode(name)
             | View::Symbol(name)
             | View::Capability(name)
@@ -307,6 +323,7 @@ fn value(record: &TraceRecord, prints: &[Printed], event: &str, view: &View) -> 
                 .unwrap_or(event)
                 .to_string(),
         ),
+        View::Record("fsop") => Value::Text(super::tools::fsdist::operation_letter(event).into()),
         View::Record("pid") => Value::Uint(record.pid.into()),
         View::Record("tid") => Value::Uint(record.tid.into()),
         View::Record("cpu") => Value::Uint(record.cpu.into()),
@@ -335,6 +352,9 @@ fn value(record: &TraceRecord, prints: &[Printed], event: &str, view: &View) -> 
             Value::Fixed2(record.ts_ns.saturating_sub(since) as f64 / 1e9)
         }
         View::Ms(name) => Value::Fixed3(as_int(&printed_value(record, prints, name)) as f64 / 1e6),
+        View::Lit(text) => Value::Text(text.clone()),
+        View::Sec(name) => Value::Fixed2(as_int(&printed_value(record, prints, name)) as f64 / 1e9),
+        View::Kb(name) => Value::Int(as_int(&printed_value(record, prints, name)) / 1024),
         View::ExitCode(name) => {
             Value::Text(exit_text(as_int(&printed_value(record, prints, name))))
         }

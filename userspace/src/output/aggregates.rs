@@ -316,7 +316,8 @@ pub fn write_with_intervals(
         Report::Split(split) => {
             let (header, table_rows, hidden) = split::table(split, table.columns, &rows);
             let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
-            out.write_all(hist::table(&header_refs, &table_rows, split.probes.len()).as_bytes())?;
+            let numeric = split.probes.len() + split.counts.len();
+            out.write_all(hist::table(&header_refs, &table_rows, numeric).as_bytes())?;
             if hidden > 0 {
                 writeln!(
                     out,

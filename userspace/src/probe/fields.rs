@@ -7,7 +7,7 @@
 //!   names (kernel functions);
 //! - every event: the built-ins `pid`, `tid`, `cpu`, `comm`.
 
-use tracekit_common::engine::{Operand, PTR_ARRAY, PTR_FROM_ARG, SIGNED, STR_BYTES, operand};
+use tracekit_common::engine::{Operand, PTR_ARRAY, SIGNED, STR_BYTES, operand};
 
 use crate::{
     Error, Result,
@@ -367,16 +367,26 @@ impl TracepointFields {
 
 impl Fields for TracepointFields {
     fn why_not(&self, name: &str) -> Option<String> {
-        path_ref_in(name, &|base| self.pointer_field(base), &|base| {
-            self.fd_field(base)
-        })
-        .and_then(Result::err)
+        let path = |name: &str| {
+            path_ref_in(name, &|base| self.pointer_field(base), &|base| {
+                self.fd_field(base)
+            })
+        };
+        strings::path_string(name, &path)
+            .or_else(|| path(name))
+            .and_then(Result::err)
     }
 
     fn lookup(&self, name: &str) -> Option<FieldRef> {
-        if let Some(path) = path_ref_in(name, &|base| self.pointer_field(base), &|base| {
-            self.fd_field(base)
-        }) {
+        let path = |name: &str| {
+            path_ref_in(name, &|base| self.pointer_field(base), &|base| {
+                self.fd_field(base)
+            })
+        };
+        if let Some(string) = strings::path_string(name, &path) {
+            return string.ok();
+        }
+        if let Some(path) = path(name) {
             return path.ok();
         }
         // `str(NAME)`, `str(NAME[I])`: the string behind a pointer field, as bpftrace's
@@ -514,48 +524,23 @@ pub fn int(kind: u32, offset: u32, size: u32, signed: bool) -> FieldRef {
     )
 }
 
-impl FunctionFields {
-    /// `str(argN)` (entry) or `str(retval)` (return): the string the pointer points to,
-    /// at most [`STR_BYTES`] bytes, from user memory in user functions.
-    fn string_arg(&self, inner: &str) -> Option<FieldRef> {
-        let index = if self.is_return {
-            (inner == "retval").then_some(7)?
-        } else {
-            let (index, _, _) = parse_arg(inner).or_else(|| {
-                self.params
-                    .iter()
-                    .position(|p| p.name == inner)
-                    .map(|i| (i as u32, 8, false))
-            })?;
-            (index < 6).then_some(index)?
-        };
-        Some(FieldRef::new(
-            Operand {
-                kind: if self.user {
-                    operand::USER_STR
-                } else {
-                    operand::KERNEL_STR
-                },
-                offset: index,
-                size: STR_BYTES as u32,
-                flags: PTR_FROM_ARG,
-                ..Operand::NONE
-            },
-            ValueType::Str,
-        ))
-    }
-}
-
 impl Fields for FunctionFields {
     fn why_not(&self, name: &str) -> Option<String> {
-        self.param_path(name)
-            .or_else(|| path_ref(name, &|_| None))
+        let path = |name: &str| self.param_path(name).or_else(|| path_ref(name, &|_| None));
+        strings::path_string(name, &path)
+            .or_else(|| path(name))
             .and_then(Result::err)
     }
 
     fn lookup(&self, name: &str) -> Option<FieldRef> {
         if let Some(field) = builtin(name) {
             return Some(field);
+        }
+        if !self.user {
+            let path = |name: &str| self.param_path(name).or_else(|| path_ref(name, &|_| None));
+            if let Some(string) = strings::path_string(name, &path) {
+                return string.ok();
+            }
         }
         if let Some(path) = self.param_path(name) {
             return path.ok();
@@ -723,6 +708,7 @@ impl Fields for UsdtFields {
 
 mod params;
 mod paths;
+mod strings;
 
 pub use paths::{FdField, NO_BTF, PointerField, path_ref, path_ref_in};
 

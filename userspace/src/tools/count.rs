@@ -23,7 +23,8 @@ EXAMPLES:
   tracekit count syscalls:sys_enter_write --by cgroup -d 5    # per container / service
   tracekit count usdt:postgres:transaction__commit -p 1234    # USDT probes (U: for short)
   tracekit count syscalls:sys_exit_accept4 --filter 'ret >= 0' --by 'comm,sock(ret)->__sk_common.skc_num'
-                                     # accepts by process and local port (BTF, from the descriptor)";
+                                     # accepts by process and local port (BTF, from the descriptor)
+  tracekit count kprobe:vfs_unlink --by 'str(dentry->d_name.name)'  # BTF path to a string";
 
 /// `tracekit count`.
 #[derive(Debug, ClapArgs)]

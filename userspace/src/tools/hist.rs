@@ -28,6 +28,9 @@ EXAMPLES:
   tracekit hist sock:inet_sock_set_state --by daddr_v6 --filter 'newstate == SYN_SENT'
                                      # connects by destination address (IPv4 or IPv6)
   tracekit hist usdt:postgres:query__done --value arg0 -p 1234 # USDT arguments (arg0..argN)
+  tracekit hist kretprobe:ext4_file_read_iter --value latency --by 'start.str(iocb->ki_filp->f_path.dentry->d_name.name)'
+                                     # latency per file name: a string through BTF from a
+                                     # parameter (str(PATH) or str(PATH,N)), saved at entry
   tracekit hist uretprobe:./app:handle --value latency --percentiles -- ./app  # p50..p99.9, ns
   tracekit hist block:block_rq_issue --value bytes -i 1 -o sizes.svg  # heat map over time
   tracekit hist block:block_rq_issue --value bytes -i 1 -o s.json -o s.svg

@@ -48,6 +48,17 @@ fn arg(flag: &Flag) -> Arg {
             arg.action(ArgAction::Set)
         };
     }
+    if let FlagKind::NumberArg {
+        value_name,
+        default,
+    } = flag.kind
+    {
+        return arg
+            .value_name(value_name)
+            .value_parser(clap::value_parser!(u64))
+            .default_value(default)
+            .action(ArgAction::Set);
+    }
     let mut arg = arg.long(flag.long);
     if let Some(short) = flag.short {
         arg = arg.short(short);
@@ -86,7 +97,9 @@ fn arg(flag: &Flag) -> Arg {
                 None => arg,
             }
         }
-        FlagKind::Positional { .. } => unreachable!("handled above"),
+        FlagKind::Positional { .. } | FlagKind::NumberArg { .. } => {
+            unreachable!("handled above")
+        }
     }
 }
 
@@ -111,7 +124,7 @@ fn values(
     for flag in tool.flags {
         let value = match flag.kind {
             FlagKind::Switch => Some(Value::Switch(matches.get_flag(flag.long))),
-            FlagKind::Number { .. } => matches
+            FlagKind::Number { .. } | FlagKind::NumberArg { .. } => matches
                 .get_one::<u64>(flag.long)
                 .copied()
                 .map(Value::Number),

@@ -22,7 +22,9 @@ EXAMPLES:
   tracekit trace t:syscalls:sys_enter_write -U -p 1234  # each write's whole user stack
   tracekit trace sched:sched_process_exec --print 'task->real_parent->tgid'  # BTF: parent pid
   tracekit trace sock:inet_sock_set_state --print 'daddr_v6,dport,newstate'  # IPv4/IPv6, TCP states
-  tracekit trace sock:inet_sock_set_state --print '(struct tcp_sock *)skaddr->bytes_acked'";
+  tracekit trace sock:inet_sock_set_state --print '(struct tcp_sock *)skaddr->bytes_acked'
+  tracekit trace kretprobe:vfs_fsync_range --print 'latency,start.str(file->f_path.dentry->d_name.name)'
+                                     # a string through BTF from a parameter, saved at entry";
 
 /// `tracekit trace`.
 #[derive(Debug, ClapArgs)]
@@ -36,10 +38,12 @@ pub struct Args {
     pub filter: Option<String>,
     /// Fields to print with each event (kstack, ustack: its stacks; str(FIELD), str(argN),
     /// str(retval), argv[I]: the string a pointer points to, 32 bytes at most; task->A->B,
-    /// (struct S *)FIELD->A, sock(FD)->A and file(FD)->A (the socket or file at descriptor
-    /// field FD, e.g. sock(ret) of sys_exit_accept4): kernel structs through BTF (a struct of
-    /// up to 32 bytes as raw bytes, e.g. skc_v6_daddr); latency and start.X, e.g.
-    /// start.str(arg0), at a return probe: the time since its entry and the entry's X)
+    /// (struct S *)FIELD->A, PARAM->A->B, sock(FD)->A and file(FD)->A (the socket or file at
+    /// descriptor field FD, e.g. sock(ret) of sys_exit_accept4): kernel structs through BTF
+    /// (a struct of up to 32 bytes as raw bytes, e.g. skc_v6_daddr); str(PATH), str(PATH,N):
+    /// the string a path's last char * points to, N bytes at most; latency and start.X,
+    /// e.g. start.str(arg0), at a return probe: the time since its entry and the entry's X
+    /// (a string of 16 bytes at most leaves room for two numbers))
     #[arg(long, value_name = "FIELD[,FIELD...]", value_delimiter = ',')]
     pub print: Vec<String>,
     /// Print the kernel stack of each event

@@ -18,7 +18,10 @@ use crate::{
         compile::{body::*, *},
         filter,
         kinds::ProbeSpec,
-        kinds::{raw_tracepoint::attach::RawTracepoint, tracepoint::attach::Tracepoints},
+        kinds::{
+            function::kernel_function::KernelFunctions, raw_tracepoint::attach::RawTracepoint,
+            tracepoint::attach::Tracepoints,
+        },
         plan::{PlanBuilder, saved_operand, saved_string_operand, simple_operand},
         request::{Request, Start},
     },
@@ -42,6 +45,13 @@ pub enum EventAttach {
     Tracepoint(Tracepoint),
     /// A raw tracepoint, by name.
     Raw(String),
+    /// Kernel functions' entries (`kprobe:`, `fentry:` when `trampoline`), by name.
+    Function {
+        /// The functions.
+        functions: Vec<String>,
+        /// Through BPF trampolines, not kprobes (else as the request's target says).
+        trampoline: bool,
+    },
 }
 
 /// Compiles the start stage of `request`.
@@ -174,12 +184,27 @@ pub(crate) fn compile_start(
     builder.layout(None);
     let attach: Attach = match kept.iter().map(|(_, a, _)| a.clone()).collect::<Vec<_>>()[..] {
         [EventAttach::Raw(ref name)] => Arc::new(RawTracepoint(name.clone())),
+        [
+            EventAttach::Function {
+                ref functions,
+                trampoline,
+            },
+        ] => Arc::new(KernelFunctions {
+            functions: functions.clone(),
+            ret: false,
+            how: if trampoline {
+                crate::engine::spec::KernelAttach::Fentry
+            } else {
+                request.target.how
+            },
+        }),
         ref events => {
             let mut tracepoints = Vec::new();
             for event in events {
                 let EventAttach::Tracepoint(tp) = event else {
                     return Err(Error::usage(
-                        "a start stage is one raw tracepoint, or tracepoints only",
+                        "a start stage is one raw tracepoint, one kernel function probe, or \
+                         tracepoints only",
                     ));
                 };
                 tracepoints.push(tp.clone());

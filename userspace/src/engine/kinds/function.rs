@@ -17,7 +17,11 @@ use crate::{
     engine::{
         Stage,
         attach::Attach,
-        compile::{body::*, *},
+        compile::{
+            body::*,
+            start::{EventAttach, StartStage, compile_start},
+            *,
+        },
         keys::{KeyColumn, KeyKind},
         kinds::{
             Kind, ProbeSpec,
@@ -75,6 +79,44 @@ impl Kind for KernelFunctionKind {
 
     fn compile(&self, specs: &[ProbeSpec], request: &Request, _: &Events) -> Result<Compiled> {
         function_specs(&specs[0], request, self.is_return, false, self.trampoline)
+    }
+
+    /// A kernel function's entry begins a pair (filelife: a file's creation, paired with
+    /// its unlink by the dentry); its BTF parameters are its fields.
+    fn begin_event(
+        &self,
+        spec: &ProbeSpec,
+        _tracefs: &std::path::Path,
+    ) -> Result<(Box<dyn Fields>, EventAttach)> {
+        if self.is_return {
+            return Err(Error::usage(format!(
+                "probe `{}`: a start stage begins at a function's entry (kprobe:, fentry:)",
+                quote(&spec.text)
+            )));
+        }
+        let btf = KernelBtf::open();
+        let found = functions::kernel_functions(&spec.target, btf.as_ref())?;
+        let params = match (&btf, found.as_slice()) {
+            (Some(btf), [one]) => btf.params(one).unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        let fields = FunctionFields {
+            event: spec.text.clone(),
+            is_return: false,
+            params,
+            user: false,
+        };
+        Ok((
+            Box::new(fields),
+            EventAttach::Function {
+                functions: found,
+                trampoline: self.trampoline,
+            },
+        ))
+    }
+
+    fn needs_tracefs(&self) -> bool {
+        false
     }
 
     /// Each function's BTF parameters (where the kernel has BTF), `retval` and `latency`.
@@ -156,13 +198,23 @@ fn function_specs(
     user: bool,
     trampoline: bool,
 ) -> Result<Compiled> {
-    no_start(spec, request)?;
+    // A start stage of its own (kernel function entries): this probe is its end event.
+    let explicit: Option<StartStage> = match &request.start {
+        Some(start) if !user && !is_return => {
+            Some(compile_start(start, request, std::path::Path::new(""))?)
+        }
+        _ => {
+            no_start(spec, request)?;
+            None
+        }
+    };
     let names_used = request.names();
     let entry_values: Vec<&String> = names_used
         .iter()
-        .filter(|n| n.starts_with("start."))
+        .filter(|n| n.starts_with("start.") && explicit.is_none())
         .collect();
-    let uses_latency = names_used.iter().any(|n| n == "latency") || !entry_values.is_empty();
+    let uses_latency = explicit.is_none()
+        && (names_used.iter().any(|n| n == "latency") || !entry_values.is_empty());
     if uses_latency && !is_return {
         return Err(Error::usage(format!(
             "probe `{}`: latency and start.ARG are known at the function's return; use \
@@ -308,12 +360,17 @@ fn function_specs(
             let key_start = start.operand(function_key)?;
             start.corr_part(key_start);
         }
+        // Strings first: a saved string of 16 bytes takes the first two words.
+        let mut fields = Vec::new();
         for name in &entry_values {
-            if saved.contains_key(*name) {
+            let field = resolve(&entry, "start", &name["start.".len()..])?;
+            fields.push((field.ty != ValueType::Str, *name, field));
+        }
+        fields.sort_by_key(|(number, ..)| *number);
+        for (_, name, field) in fields {
+            if saved.contains_key(name) {
                 continue;
             }
-            let own = &name["start.".len()..];
-            let field = resolve(&entry, "start", own)?;
             let index = start.operand(field.operand)?;
             let slot = start.save(index)?;
             let operand = if field.ty == ValueType::Str {
@@ -321,14 +378,29 @@ fn function_specs(
             } else {
                 saved_operand(slot)
             };
-            saved.insert((*name).clone(), FieldRef { operand, ..field });
+            saved.insert(name.clone(), FieldRef { operand, ..field });
         }
+    }
+    if let Some(stage) = &explicit {
+        saved = stage.saved.clone();
     }
     let end_fields = EndFields {
         fields: &fields,
         saved: &saved,
     };
-    let body_fields: &dyn Fields = if uses_latency { &end_fields } else { &fields };
+    if let (Some(_), Some(start)) = (&explicit, &request.start) {
+        for name in &start.end_pair {
+            let field = resolve(&end_fields, "end", name)?;
+            let index = main.operand(field.operand)?;
+            main.corr_part(index);
+        }
+        main.needs_start();
+    }
+    let body_fields: &dyn Fields = if uses_latency || explicit.is_some() {
+        &end_fields
+    } else {
+        &fields
+    };
     let (more, prints) = compile_body(&mut main, body_fields, request)?;
     columns.extend(more);
     let events = if function_key.kind == operand::FUNC_IP {
@@ -361,7 +433,7 @@ fn function_specs(
             attach: entry_attach,
         })
     } else {
-        None
+        explicit.map(|stage| stage.stage)
     };
     finish_layout(&mut main, &columns);
     Ok(Compiled {

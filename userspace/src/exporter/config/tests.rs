@@ -277,7 +277,7 @@ fn bad_configs_name_the_metric_and_the_bad_part() {
             "[[metric]]\nname = \"io\"\npreset = \"biolatncy\"\n",
             "exporter.toml: metric \"io\": preset \"biolatncy\": unknown; valid presets: \
              bitesize, biolatency, runqlat, syscount, pidpersec, vfsstat, vfscount, fsdist, \
-             ext4dist, xfsdist, btrfsdist, nfsdist, cachestat, biotop, biopattern, biostacks, cpudist, runqlen, hardirqs, softirqs, slabratetop, swapin, tcprtt, tcpsynbl, tcptop, klockstat, \
+             ext4dist, xfsdist, btrfsdist, nfsdist, cachestat, filetop, biotop, biopattern, biostacks, cpudist, runqlen, hardirqs, softirqs, slabratetop, swapin, tcprtt, tcpsynbl, tcptop, klockstat, \
              futexctn",
         ),
         (
@@ -331,7 +331,7 @@ fn bad_configs_name_the_metric_and_the_bad_part() {
             "metrics = [\"syscount\", \"funccount\"]\n",
             "exporter.toml: preset \"funccount\": a tool with no metric (it takes an argument \
              or prints events); valid presets: bitesize, biolatency, runqlat, syscount, pidpersec, \
-             vfsstat, vfscount, fsdist, ext4dist, xfsdist, btrfsdist, nfsdist, cachestat, biotop, biopattern, biostacks, cpudist, runqlen, hardirqs, softirqs, slabratetop, swapin, tcprtt, tcpsynbl, tcptop, klockstat, futexctn",
+             vfsstat, vfscount, fsdist, ext4dist, xfsdist, btrfsdist, nfsdist, cachestat, filetop, biotop, biopattern, biostacks, cpudist, runqlen, hardirqs, softirqs, slabratetop, swapin, tcprtt, tcpsynbl, tcptop, klockstat, futexctn",
         ),
         (
             "metrics = [\"syscount\"]\n[[metric]]\npreset = \"syscount\"\n",

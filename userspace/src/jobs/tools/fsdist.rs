@@ -75,6 +75,18 @@ pub const FILESYSTEMS: [Filesystem; 4] = [
     },
 ];
 
+/// The letter fsslower's `T` column shows for `function` (a kernel function's name, or a
+/// probe's, `kretprobe:ext4_file_read_iter`): `R`, `W`, `O`, `F` or `G` for the read,
+/// write, open, fsync or getattr function of a filesystem in [`FILESYSTEMS`], else `?`.
+pub fn operation_letter(function: &str) -> &'static str {
+    let name = function.rsplit(':').next().unwrap_or(function);
+    let name = name.split('+').next().unwrap_or(name);
+    FILESYSTEMS
+        .iter()
+        .find_map(|fs| fs.functions.iter().position(|f| *f == name))
+        .map_or("?", |i| ["R", "W", "O", "F", "G"][i])
+}
+
 /// `--fs NAME` (ext4 when not given).
 pub const FS: Flag = Flag::text(
     "fs",

@@ -64,6 +64,14 @@ table! {
     btrfsdist,
     nfsdist,
     cachestat,
+    fsslower,
+    ext4slower,
+    xfsslower,
+    btrfsslower,
+    nfsslower,
+    filelife,
+    dcsnoop,
+    filetop,
     // block
     biosnoop,
     biotop,
@@ -184,6 +192,13 @@ pub enum FlagKind {
         /// The word when not given.
         default: Option<&'static str>,
     },
+    /// An optional positional whole number with a default (fsslower's `MIN_MS`).
+    NumberArg {
+        /// `MIN_MS`.
+        value_name: &'static str,
+        /// Its value when not given, in digits.
+        default: &'static str,
+    },
     /// A required positional argument (one, or one or more).
     Positional {
         /// `PATTERN`.
@@ -244,6 +259,24 @@ impl Flag {
             short: None,
             help,
             kind: FlagKind::Positional { value_name, many },
+        }
+    }
+
+    /// An optional positional whole number, `default` when not given.
+    pub const fn number_arg(
+        name: &'static str,
+        value_name: &'static str,
+        default: &'static str,
+        help: &'static str,
+    ) -> Self {
+        Self {
+            long: name,
+            short: None,
+            help,
+            kind: FlagKind::NumberArg {
+                value_name,
+                default,
+            },
         }
     }
 
@@ -339,6 +372,9 @@ impl FlagValues {
                     Value::Number(digits.parse().expect("a number's default is digits"))
                 }),
                 FlagKind::Choice { default, .. } => default.map(|d| Value::Text(d.into())),
+                FlagKind::NumberArg { default, .. } => Some(Value::Number(
+                    default.parse().expect("a number's default is digits"),
+                )),
                 FlagKind::Text { .. } | FlagKind::Positional { .. } => None,
             };
             if let Some(value) = value {

@@ -70,6 +70,7 @@ ones included, are not).",
                     ("LADDR".into(), "LPORT".into()),
                     ("RADDR".into(), "RPORT".into()),
                 ],
+                counts: Vec::new(),
             }),
             tool_filter: true,
         }))

@@ -19,6 +19,9 @@ pub struct Split {
     pub top: Option<usize>,
     /// Key columns shown as one, `ADDR:PORT` under the first's name: (address, port).
     pub joined: Vec<(String, String)>,
+    /// Headers of a count column per probe, in [`Split::probes`]' order, shown before the
+    /// sums (filetop's `READS WRITES`); empty: no counts (tcptop).
+    pub counts: Vec<String>,
 }
 
 /// The header and rows of `groups` (keyed by `columns`, the probe first) laid out by
@@ -46,6 +49,8 @@ pub fn table(
             (i, port)
         })
         .collect();
+    let n = split.probes.len();
+    // Per row: the sums, then the counts, per probe.
     let mut rows: BTreeMap<Vec<KeyValue>, Vec<u64>> = BTreeMap::new();
     for group in groups {
         let Some(probe) = group.key.first().map(ToString::to_string) else {
@@ -56,12 +61,13 @@ pub fn table(
         };
         let sums = rows
             .entry(group.key[1..].to_vec())
-            .or_insert_with(|| vec![0; split.probes.len()]);
+            .or_insert_with(|| vec![0; 2 * n]);
         sums[column] += group.sum;
+        sums[n + column] += group.count;
     }
     let mut rows: Vec<(Vec<KeyValue>, Vec<u64>)> = rows.into_iter().collect();
     rows.sort_by(|a, b| {
-        let total = |sums: &[u64]| sums.iter().sum::<u64>();
+        let total = |sums: &[u64]| sums[..n].iter().sum::<u64>();
         total(&b.1).cmp(&total(&a.1)).then_with(|| a.0.cmp(&b.0))
     });
     let hidden = split.top.map_or(0, |top| rows.len().saturating_sub(top));
@@ -70,6 +76,7 @@ pub fn table(
         .iter()
         .map(|&(i, _)| columns[i].name.to_uppercase())
         .collect();
+    header.extend(split.counts.iter().cloned());
     header.extend(split.probes.iter().map(|(_, h)| h.clone()));
     let text = rows
         .iter()
@@ -81,7 +88,14 @@ pub fn table(
                     None => key[i - 1].to_string(),
                 })
                 .collect();
-            row.extend(sums.iter().map(|sum| (sum / split.div.max(1)).to_string()));
+            if !split.counts.is_empty() {
+                row.extend(sums[n..].iter().map(u64::to_string));
+            }
+            row.extend(
+                sums[..n]
+                    .iter()
+                    .map(|sum| (sum / split.div.max(1)).to_string()),
+            );
             row
         })
         .collect();
@@ -123,6 +137,7 @@ mod tests {
             div: 1024,
             top: Some(2),
             joined: vec![("LADDR".into(), "LPORT".into())],
+            counts: Vec::new(),
         };
         let columns = [
             column("EVENT"),

@@ -1,4 +1,5 @@
 use super::*;
+use tracekit_common::engine::PTR_FROM_ARG;
 
 #[test]
 fn usdt_arguments_from_the_note() {
@@ -122,9 +123,10 @@ fn btf_names_become_arguments() {
 }
 
 /// `sk->sk_ack_backlog` of a function whose first parameter is `struct sock *sk`: the
-/// member's offset in this kernel's BTF past argument 0; two pointers deep is refused.
+/// member's offset in this kernel's BTF past argument 0; two pointers deep is a path from
+/// the argument.
 #[test]
-fn kernel_function_parameters_are_followed_one_pointer_deep() {
+fn kernel_function_parameters_are_followed_through_btf() {
     let Some(btf) = crate::probe::btf_path::kernel_btf() else {
         eprintln!("skipped: no /sys/kernel/btf/vmlinux");
         return;
@@ -160,11 +162,79 @@ fn kernel_function_parameters_are_followed_one_pointer_deep() {
         (port.operand.kind, port.operand.size),
         (operand::ARG_DEREF, 2)
     );
-    assert!(fields.lookup("sk->sk_socket->state").is_none());
+    let steps = crate::probe::btf_path::parse("sk->sk_socket->state")
+        .unwrap()
+        .unwrap()
+        .steps;
+    let deep = crate::probe::btf_path::resolve(btf, "sock", &steps).unwrap();
+    let state = fields.lookup("sk->sk_socket->state").unwrap();
     assert_eq!(
-        fields.why_not("sk->sk_socket->state").unwrap(),
-        "`sk->sk_socket->state`: a kernel function's parameter is followed one pointer deep \
-         (PARAM->MEMBER, or PARAM->A.B within the struct)"
+        (
+            state.operand.kind,
+            state.operand.offset,
+            state.operand.aux,
+            &state.operand.path[..2],
+            state.operand.size
+        ),
+        (operand::ARG_PATH, 0, 2, &deep.path[..], deep.size)
+    );
+    assert_eq!(
+        fields.why_not("nope->x").unwrap(),
+        "`nope` is not a pointer field of this event; a path starts at `task` (the current \
+         task) or at a pointer field"
+    );
+}
+
+/// `str(iocb->ki_filp->f_path.dentry->d_name.name, 16)` of a function whose first
+/// parameter is `struct kiocb *iocb`: the file's name, three offsets from argument 0 in
+/// this kernel's BTF, 16 bytes at most; not a pointer at the end is refused.
+#[test]
+fn strings_are_read_at_the_end_of_parameter_paths() {
+    let Some(btf) = crate::probe::btf_path::kernel_btf() else {
+        eprintln!("skipped: no /sys/kernel/btf/vmlinux");
+        return;
+    };
+    let fields = FunctionFields {
+        event: "kprobe:vfs_iocb_iter_read".into(),
+        is_return: false,
+        params: vec![Param {
+            name: "iocb".into(),
+            size: 8,
+            signed: false,
+            c_type: "struct kiocb *".into(),
+        }],
+        user: false,
+    };
+    let path = "iocb->ki_filp->f_path.dentry->d_name.name";
+    let steps = crate::probe::btf_path::parse(path).unwrap().unwrap().steps;
+    let resolved = crate::probe::btf_path::resolve(btf, "kiocb", &steps).unwrap();
+    assert_eq!(resolved.path.len(), 3);
+    let name = fields.lookup(&format!("str({path}, 16)")).unwrap();
+    assert_eq!(
+        (
+            name.operand.kind,
+            name.operand.index_offset,
+            name.operand.offset,
+            name.operand.aux,
+            &name.operand.path[..3],
+            name.operand.size,
+            name.ty
+        ),
+        (
+            operand::PATH_STR,
+            operand::ARG_PATH,
+            0,
+            3,
+            &resolved.path[..],
+            16,
+            ValueType::Str
+        )
+    );
+    assert!(fields.lookup("str(iocb->ki_pos)").is_none());
+    assert_eq!(
+        fields.why_not("str(iocb->ki_pos)").unwrap(),
+        "`str(iocb->ki_pos)`: `iocb->ki_pos` is not a pointer; str() reads the string a \
+         `char *` member points to"
     );
 }
 
