@@ -176,9 +176,12 @@ pub(crate) fn read_operands<M: EngineMaps, S: Source>(
                 }
             }),
             // fs31 (issue 30): from a function's parameter, and strings at a path's end.
-            operand::ARG_PATH => {
-                follow(plan, path_shape(i, &operand), arg(scratch, operand.offset), scratch)
-            }
+            operand::ARG_PATH => follow(
+                plan,
+                path_shape(i, &operand),
+                arg(scratch, operand.offset),
+                scratch,
+            ),
             operand::PATH_STR => {
                 *buf = [0; STR_BYTES];
                 let base = match operand.index_offset {
