@@ -113,14 +113,17 @@ fn shares(
 }
 
 /// Whether a stack was walked with its process's tables: it reaches the thread's start
-/// (`__libc_start_call_main`, `start_thread`) or holds a runtime's frame. A profile of the
+/// (`__libc_start_call_main`, `start_thread`) or holds a runtime's frame
+/// (`function (file...)`). A profile of the
 /// whole machine builds every process's tables as it starts; on a loaded machine a
 /// process's first samples may come before its own, walked by frame pointers, which stop
 /// at once in code built without them (`tk_py_mix;_PyEval_EvalFrameDefault`). Those are
 /// the table builder's latency, not the naming, and are counted apart (at most a quarter).
 fn walked(path: &str) -> bool {
     path.split(';').any(|frame| {
-        frame == "__libc_start_call_main" || frame == "start_thread" || frame.ends_with(')')
+        frame == "__libc_start_call_main"
+            || frame == "start_thread"
+            || (frame.contains(" (") && frame.ends_with(')'))
     })
 }
 
