@@ -340,7 +340,7 @@ impl Interpreters {
                     return;
                 }
                 Detected::V8(binary) => {
-                    if self.publish_v8(pid, &binary, mapping) {
+                    if self.publish_v8(pid, &binary, mapping, mappings) {
                         return;
                     }
                 }
