@@ -362,9 +362,11 @@ impl super::Interpreters {
 
     /// Publishes V8 `binary` as `pid`'s runtime if `mapping` holds its builtins.
     ///
-    /// V8 12+ may copy its embedded builtins to a mapping of their own (node 24 maps the
-    /// file's builtins again elsewhere and runs them there): a mapping of the same file that
-    /// starts at the builtins' file offset is taken before `mapping`.
+    /// Node maps the file's builtins a second time, at a mapping of their own. Node 24 (V8
+    /// 13.6) runs them there, so for V8 12+ a mapping of the same file that starts at the
+    /// builtins' file offset is taken before `mapping`; Debian's node 20 (V8 11.3) runs
+    /// them from its text (its JavaScript frames' return addresses are there), so V8 11
+    /// keeps `mapping`. (Seen, not read from V8's sources: a V8 12 build is untested.)
     pub(super) fn publish_v8(
         &mut self,
         pid: u32,
@@ -375,7 +377,8 @@ impl super::Interpreters {
         let mapping = mappings
             .iter()
             .find(|other| {
-                other.offset == binary.builtins_file_offset
+                binary.version.major >= 12
+                    && other.offset == binary.builtins_file_offset
                     && other.inode == mapping.inode
                     && other.device == mapping.device
             })
