@@ -598,6 +598,43 @@ mod tests {
         );
     }
 
+    /// V8 13's `Tagged_..._` spellings are found by the field's name; two spellings of one
+    /// field that disagree are an error naming both; a longer field name is not a match.
+    #[test]
+    fn class_fields_whatever_their_type() {
+        let mut symbols = Symbols {
+            values: HashMap::new(),
+            builtins: None,
+            builtins_size: None,
+        };
+        let name = "v8dbg_class_SharedFunctionInfo__name_or_scope_info__Tagged_NameOrScopeInfoT_";
+        symbols.values.insert(name.into(), 24);
+        symbols.values.insert(
+            "v8dbg_class_SharedFunctionInfo__script_or_debug_info_x__Object".into(),
+            7,
+        );
+        assert_eq!(
+            class_field(&symbols, "SharedFunctionInfo", "name_or_scope_info"),
+            Ok(Some((name.to_string(), 24)))
+        );
+        assert_eq!(
+            class_field(&symbols, "SharedFunctionInfo", "script_or_debug_info"),
+            Ok(None)
+        );
+        symbols
+            .values
+            .insert("v8dbg_class_JSFunction__context__Context".into(), 8);
+        symbols.values.insert(
+            "v8dbg_class_JSFunction__context__Tagged_Context_".into(),
+            16,
+        );
+        assert!(
+            class_field(&symbols, "JSFunction", "context")
+                .unwrap_err()
+                .contains("Tagged_Context_ = 16")
+        );
+    }
+
     #[test]
     fn node_names() {
         assert!(is_node("node"));
