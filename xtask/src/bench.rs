@@ -121,6 +121,16 @@ pub enum Bench {
         #[arg(long, default_value_t = 3)]
         rounds: usize,
     },
+    /// A busy node and a busy JVM under a whole-machine 999 Hz profile with the runtime
+    /// unwinders and with `--no-interpreters`: tracekit's CPU and the work done
+    Jit {
+        /// Seconds each run lasts
+        #[arg(long, default_value_t = 10.0)]
+        seconds: f64,
+        /// Rounds (each runs every configuration once, in rotated order)
+        #[arg(long, default_value_t = 5)]
+        rounds: usize,
+    },
     /// `tracekit exporter` with its built-in set for MINUTES under process churn: RSS and
     /// its slope, scrapes answered, CPU at a 15 s scrape interval, scrape time, and the ns
     /// it adds per syscall
@@ -182,6 +192,7 @@ pub fn run(bench: Bench, tracekit: &Path) -> Result<()> {
         Bench::Python { seconds, rounds } => {
             crate::bench_python::python_bench(tracekit, seconds, rounds)
         }
+        Bench::Jit { seconds, rounds } => crate::bench_jit::jit_bench(tracekit, seconds, rounds),
         Bench::Snoops {
             tool,
             rate,

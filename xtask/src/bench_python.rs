@@ -39,13 +39,13 @@ fn py_spy() -> Option<PathBuf> {
 
 /// CPU time and peak RSS of a reaped child.
 #[derive(Clone, Copy, Default)]
-struct Usage {
-    cpu: Duration,
-    max_rss_kib: u64,
+pub(crate) struct Usage {
+    pub(crate) cpu: Duration,
+    pub(crate) max_rss_kib: u64,
 }
 
 /// Reaps `child`, with its usage.
-fn reap(child: &Child) -> Result<(i32, Usage)> {
+pub(crate) fn reap(child: &Child) -> Result<(i32, Usage)> {
     let mut status = 0;
     // SAFETY: wait4(2) on our own child, not yet reaped, with live out-pointers.
     let usage = unsafe {
@@ -116,7 +116,12 @@ fn finish_workers(workers: Vec<(Child, BufReader<std::process::ChildStdout>)>) -
 }
 
 /// Starts tracekit (`-a`, or on `pid`) and waits for its "Hit Ctrl-C" line.
-fn start_tracekit(tracekit: &Path, pid: Option<u32>, extra: &[&str], out: &Path) -> Result<Child> {
+pub(crate) fn start_tracekit(
+    tracekit: &Path,
+    pid: Option<u32>,
+    extra: &[&str],
+    out: &Path,
+) -> Result<Child> {
     let scope = match pid {
         Some(pid) => vec!["-p".to_string(), pid.to_string()],
         None => vec!["-a".to_string()],
@@ -151,7 +156,7 @@ fn start_tracekit(tracekit: &Path, pid: Option<u32>, extra: &[&str], out: &Path)
 }
 
 /// Interrupts tracekit as Ctrl-C does and reaps it.
-fn stop(child: &Child) -> Result<Usage> {
+pub(crate) fn stop(child: &Child) -> Result<Usage> {
     // SAFETY: kill(2) on our own child, not yet reaped.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let (code, usage) = reap(child)?;
@@ -298,7 +303,7 @@ pub fn python_bench(tracekit: &Path, seconds: f64, rounds: usize) -> Result<()> 
     Ok(())
 }
 
-fn median(values: &mut [f64]) -> Option<f64> {
+pub(crate) fn median(values: &mut [f64]) -> Option<f64> {
     if values.is_empty() {
         return None;
     }

@@ -9,6 +9,7 @@
 //! - `dist`: man pages, completions, a static binary and a .deb, in `target/dist/`.
 
 mod bench;
+mod bench_jit;
 mod bench_profile;
 mod bench_python;
 mod dist;
@@ -44,6 +45,7 @@ EXAMPLES:
   cargo xtask bench soak --minutes 60              # memory and CPU over an hour of churn
   cargo xtask bench exporter --minutes 60          # the exporter's memory, CPU, scrape time
   cargo xtask bench snoops                         # opensnoop vs opensnoop.bt at 10,000 opens/s
+  cargo xtask bench jit                            # node and a JVM under -a 999 Hz, unwinders on/off
   cargo xtask fuzz --seconds 60                    # fuzz the filter and probe parsers
   cargo xtask dist                                 # static binary + .deb in target/dist/
   cargo xtask dist --check                         # ... then ldd, dpkg -i, man, the 6.1 VM"

@@ -350,10 +350,16 @@ impl UnwindTables {
                 interp.remove_process(pid);
             }
         }
+        // Interpreters published without tables (a JIT runtime, a JVM retried) too.
+        let interp_gone = match &mut self.kernel.interp {
+            Some(interp) => interp.forget_exited(exited),
+            None => 0,
+        };
         log::debug!(
-            "unwind: unpublished {} exited processes; {} published, {} binaries known ({} by \
-             build ID), {} fallback lines",
+            "unwind: unpublished {} exited processes ({} more interpreters); {} published, {} \
+             binaries known ({} by build ID), {} fallback lines",
             gone.len(),
+            interp_gone,
             self.published.len(),
             self.binaries.len(),
             self.by_build_id.len(),

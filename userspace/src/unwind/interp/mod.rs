@@ -29,6 +29,7 @@ mod layout;
 pub mod php;
 pub mod python;
 pub mod ruby;
+mod unpublish;
 pub mod v8;
 
 use std::{
@@ -339,7 +340,7 @@ impl Interpreters {
                     return;
                 }
                 Detected::V8(binary) => {
-                    if self.publish_v8(pid, &binary, mapping) {
+                    if self.publish_v8(pid, &binary, mapping, mappings) {
                         return;
                     }
                 }
@@ -394,16 +395,6 @@ impl Interpreters {
             read += 1;
         }
         read
-    }
-
-    /// Forgets exited process `pid` in the kernel.
-    pub fn remove_process(&mut self, pid: u32) {
-        if self.published.remove(&pid).is_some() {
-            let _ = self.processes.remove(&pid);
-            if let Some(code) = &mut self.hotspot_code {
-                let _ = code.remove(&pid);
-            }
-        }
     }
 
     /// Writes `INTERP_CONFIG` the first time an interpreter is found; false if it cannot be.

@@ -12,7 +12,9 @@
 //! A function's name is its `SharedFunctionInfo`'s `name_or_scope_info`: the name itself,
 //! or a `ScopeInfo` whose first string after its context locals is the name (the layout
 //! V8 documents no further; the OpenTelemetry profiler reads it the same way). Its script
-//! is `script_or_debug_info` when that is a `Script`. Strings are sequential (one- or
+//! is `script_or_debug_info` (V8 13: `script`) when that is a `Script`. Class fields are
+//! found by `v8dbg_class_CLASS__FIELD__` whatever type follows (V8 13 spells tagged fields
+//! `Tagged_..._`). Strings are sequential (one- or
 //! two-byte), cons, thin or sliced; external strings (the runtime's own sources) are not
 //! read, and such frames have no file.
 
@@ -173,6 +175,34 @@ fn read_symbols(data: &[u8]) -> Result<Symbols, String> {
     Ok(symbols)
 }
 
+/// The value of `v8dbg_class_{class}__{field}__*` (any type suffix) and the symbol's name;
+/// `Ok(None)`: none. Spellings that disagree (V8 13 states some fields twice, as `Context`
+/// and `Tagged_Context_`) are an error naming both.
+fn class_field(
+    symbols: &Symbols,
+    class: &str,
+    field: &str,
+) -> Result<Option<(String, i64)>, String> {
+    let prefix = format!("v8dbg_class_{class}__{field}__");
+    let mut found: Option<(String, i64)> = None;
+    let mut names: Vec<(&String, &i64)> = symbols
+        .values
+        .iter()
+        .filter(|(name, _)| name.starts_with(&prefix))
+        .collect();
+    names.sort();
+    for (name, &v) in names {
+        match &found {
+            Some((first, was)) if *was != v => {
+                return Err(format!("{first} = {was} but {name} = {v}"));
+            }
+            Some(_) => {}
+            None => found = Some((name.clone(), v)),
+        }
+    }
+    Ok(found)
+}
+
 /// Checks `file` (a mapping of a Node.js binary) for V8's postmortem symbols.
 pub(crate) fn detect(file: &std::path::Path) -> Detected {
     let data = match std::fs::File::open(file).and_then(|f| {
@@ -205,13 +235,6 @@ fn binary(symbols: &Symbols) -> Result<Option<Binary>, String> {
             .copied()
             .ok_or_else(|| format!("no {name} symbol"))
     };
-    // One of several names the same field has had.
-    let any = |names: &[&str]| -> Result<i64, String> {
-        names
-            .iter()
-            .find_map(|name| symbols.values.get(*name).copied())
-            .ok_or_else(|| format!("no {} symbol", names[0]))
-    };
     let small = |v: i64, name: &str| -> Result<u16, String> {
         u16::try_from(v).map_err(|_| format!("{name} = {v} is out of range"))
     };
@@ -220,7 +243,17 @@ fn binary(symbols: &Symbols) -> Result<Option<Binary>, String> {
         small(-v, name)
     };
     let field = |name: &str| -> Result<u16, String> { small(value(name)?, name) };
-    let fields = |names: &[&str]| -> Result<u16, String> { small(any(names)?, names[0]) };
+    // A class field, `v8dbg_class_CLASS__FIELD__TYPE`, whatever its TYPE is spelled
+    // (`Object` in V8 11, `Tagged_NameOrScopeInfoT_` in 13.x): the first of `names` found.
+    let member = |class: &str, names: &[&str]| -> Result<u16, String> {
+        for name in names {
+            let found = class_field(symbols, class, name)?;
+            if let Some((symbol, v)) = found {
+                return small(v, &symbol);
+            }
+        }
+        Err(format!("no v8dbg_class_{class}__{}__* symbol", names[0]))
+    };
     if value("v8dbg_TaggedSize")? != 8 || value("v8dbg_SystemPointerSize")? != 8 {
         return Err("V8 with pointer compression (4-byte tagged words): not unwound".into());
     }
@@ -243,26 +276,24 @@ fn binary(symbols: &Symbols) -> Result<Option<Binary>, String> {
         fp_function: below_fp("v8dbg_off_fp_function")?,
         fp_bytecode_offset: below_fp("v8dbg_off_fp_bytecode_offset")?,
         fp_bytecode_array: below_fp("v8dbg_off_fp_bytecode_array")?,
-        object_map: field("v8dbg_class_HeapObject__map__Map")?,
-        map_instance_type: field("v8dbg_class_Map__instance_type__uint16_t")?,
-        function_shared: field("v8dbg_class_JSFunction__shared__SharedFunctionInfo")?,
-        shared_name_or_scope_info: fields(&[
-            "v8dbg_class_SharedFunctionInfo__name_or_scope_info__Object",
-            "v8dbg_class_SharedFunctionInfo__name_or_scope_info__Tagged_Object_",
-        ])?,
-        shared_script_or_debug_info: fields(&[
-            "v8dbg_class_SharedFunctionInfo__script_or_debug_info__HeapObject",
-            "v8dbg_class_SharedFunctionInfo__script_or_debug_info__Object",
-        ])?,
-        script_name: field("v8dbg_class_Script__name__Object")?,
-        string_length: field("v8dbg_class_String__length__int32_t")?,
-        seq_one_byte_chars: field("v8dbg_class_SeqOneByteString__chars__char")?,
-        seq_two_byte_chars: field("v8dbg_class_SeqTwoByteString__chars__char")?,
-        cons_first: field("v8dbg_class_ConsString__first__String")?,
-        cons_second: field("v8dbg_class_ConsString__second__String")?,
-        thin_actual: field("v8dbg_class_ThinString__actual__String")?,
-        sliced_parent: field("v8dbg_class_SlicedString__parent__String")?,
-        sliced_offset: field("v8dbg_class_SlicedString__offset__SMI")?,
+        object_map: member("HeapObject", &["map"])?,
+        map_instance_type: member("Map", &["instance_type"])?,
+        function_shared: member("JSFunction", &["shared"])?,
+        shared_name_or_scope_info: member("SharedFunctionInfo", &["name_or_scope_info"])?,
+        // V8 13 keeps the debug info apart: the field is `script` (`raw_script` its alias).
+        shared_script_or_debug_info: member(
+            "SharedFunctionInfo",
+            &["script_or_debug_info", "script", "raw_script"],
+        )?,
+        script_name: member("Script", &["name"])?,
+        string_length: member("String", &["length"])?,
+        seq_one_byte_chars: member("SeqOneByteString", &["chars"])?,
+        seq_two_byte_chars: member("SeqTwoByteString", &["chars"])?,
+        cons_first: member("ConsString", &["first"])?,
+        cons_second: member("ConsString", &["second"])?,
+        thin_actual: member("ThinString", &["actual"])?,
+        sliced_parent: member("SlicedString", &["parent"])?,
+        sliced_offset: member("SlicedString", &["offset"])?,
         type_function: field("v8dbg_type_JSFunction__JS_FUNCTION_TYPE")?,
         type_shared_function_info: field(
             "v8dbg_type_SharedFunctionInfo__SHARED_FUNCTION_INFO_TYPE",
@@ -319,7 +350,7 @@ impl super::Interpreters {
                 detected
             });
             let published = match detected.clone() {
-                Detected::V8(binary) => self.publish_v8(pid, &binary, mapping),
+                Detected::V8(binary) => self.publish_v8(pid, &binary, mapping, mappings),
                 Detected::HotSpot(binary) => self.load_hotspot(pid, path, &binary, mapping),
                 _ => false,
             };
@@ -330,7 +361,28 @@ impl super::Interpreters {
     }
 
     /// Publishes V8 `binary` as `pid`'s runtime if `mapping` holds its builtins.
-    pub(super) fn publish_v8(&mut self, pid: u32, binary: &Binary, mapping: &ExecMapping) -> bool {
+    ///
+    /// Node maps the file's builtins a second time, at a mapping of their own. Node 24 (V8
+    /// 13.6) runs them there, so for V8 12+ a mapping of the same file that starts at the
+    /// builtins' file offset is taken before `mapping`; Debian's node 20 (V8 11.3) runs
+    /// them from its text (its JavaScript frames' return addresses are there), so V8 11
+    /// keeps `mapping`. (Seen, not read from V8's sources: a V8 12 build is untested.)
+    pub(super) fn publish_v8(
+        &mut self,
+        pid: u32,
+        binary: &Binary,
+        mapping: &ExecMapping,
+        mappings: &[ExecMapping],
+    ) -> bool {
+        let mapping = mappings
+            .iter()
+            .find(|other| {
+                binary.version.major >= 12
+                    && other.offset == binary.builtins_file_offset
+                    && other.inode == mapping.inode
+                    && other.device == mapping.device
+            })
+            .unwrap_or(mapping);
         let Some(bias) = super::bias_at(binary.builtins.0, binary.builtins_file_offset, mapping)
         else {
             return false;
@@ -543,6 +595,43 @@ mod tests {
         assert_eq!(
             binary(&symbols),
             Err("no v8dbg_HeapObjectTag symbol".to_string())
+        );
+    }
+
+    /// V8 13's `Tagged_..._` spellings are found by the field's name; two spellings of one
+    /// field that disagree are an error naming both; a longer field name is not a match.
+    #[test]
+    fn class_fields_whatever_their_type() {
+        let mut symbols = Symbols {
+            values: HashMap::new(),
+            builtins: None,
+            builtins_size: None,
+        };
+        let name = "v8dbg_class_SharedFunctionInfo__name_or_scope_info__Tagged_NameOrScopeInfoT_";
+        symbols.values.insert(name.into(), 24);
+        symbols.values.insert(
+            "v8dbg_class_SharedFunctionInfo__script_or_debug_info_x__Object".into(),
+            7,
+        );
+        assert_eq!(
+            class_field(&symbols, "SharedFunctionInfo", "name_or_scope_info"),
+            Ok(Some((name.to_string(), 24)))
+        );
+        assert_eq!(
+            class_field(&symbols, "SharedFunctionInfo", "script_or_debug_info"),
+            Ok(None)
+        );
+        symbols
+            .values
+            .insert("v8dbg_class_JSFunction__context__Context".into(), 8);
+        symbols.values.insert(
+            "v8dbg_class_JSFunction__context__Tagged_Context_".into(),
+            16,
+        );
+        assert!(
+            class_field(&symbols, "JSFunction", "context")
+                .unwrap_err()
+                .contains("Tagged_Context_ = 16")
         );
     }
 
