@@ -515,8 +515,11 @@ fn wheel_node(test: &str) -> Option<std::path::PathBuf> {
 }
 
 /// Node 24 (V8 13.6, whose postmortem symbols spell tagged fields `Tagged_..._` and which
-/// runs its builtins from a mapping of their own) is named with no flags under `-p`: the
-/// same chain and shares as Debian's node 20.
+/// runs its builtins from a mapping of their own) is named with no flags under `-p`: 85% of
+/// the samples have `outer` then `middle`. Not the leaf's 90%: once V8 13 optimizes `middle`
+/// it inlines `leaf` into it, and inlined JavaScript frames are not expanded yet (a profile
+/// started 2 s after the process had 463 of 480 samples end in `middle`; the share naming
+/// `leaf` depends on when the optimization lands, so it is printed, not asserted).
 #[test]
 fn node24_wheel_chain_pid() {
     let test = "node24_wheel_chain_pid";
@@ -543,5 +546,19 @@ fn node24_wheel_chain_pid() {
         "{}",
         run.stderr
     );
-    check_chain(test, &folded, |_| true);
+    let leaf = tracekit_tests::share(&folded, names_leaf);
+    eprintln!(
+        "{test}: {} of {} samples name leaf (inlined once optimized)",
+        leaf.0, leaf.1
+    );
+    let outer_middle = tracekit_tests::share(&folded, |path| {
+        tracekit_tests::chain_in_order(path, &["outer (", "middle ("])
+    });
+    assert_share(
+        test,
+        "samples have outer;middle",
+        outer_middle,
+        (50, 0.85),
+        &folded,
+    );
 }
