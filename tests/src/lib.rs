@@ -324,6 +324,24 @@ pub fn share(folded: &[(String, u64)], test: impl Fn(&str) -> bool) -> (u64, u64
     (hits, total)
 }
 
+/// Asserts that a [`share`], `(named, total)`, is at least `ratio` of a `total` of at least
+/// `at_least`, printing both for `test` (`what` names the share); `detail` goes with a failure.
+pub fn assert_share(
+    test: &str,
+    what: &str,
+    (named, total): (u64, u64),
+    (at_least, ratio): (u64, f64),
+    detail: &dyn std::fmt::Debug,
+) {
+    eprintln!("{test}: {named} of {total} {what}");
+    assert!(total >= at_least, "only {total}: {detail:#?}");
+    assert!(
+        named as f64 >= ratio * total as f64,
+        "{named} of {total} {what} (want {:.0}%): {detail:#?}",
+        ratio * 100.0
+    );
+}
+
 /// Whether `program` is on PATH; if not, prints why `test` skips (`apt-get install package`).
 pub fn installed(test: &str, program: &str, package: &str) -> bool {
     let found = std::env::var_os("PATH")

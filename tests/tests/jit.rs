@@ -11,8 +11,8 @@ use std::{
 };
 
 use tracekit_tests::{
-    Output, chain_in_order, ensure_package, parse_folded, require_root, scratch, share,
-    spawn_ready, spawn_tracekit, tracekit, wait_for_stderr, wait_output, workspace,
+    Output, assert_share, chain_in_order, ensure_package, parse_folded, require_root, scratch,
+    share, spawn_ready, spawn_tracekit, tracekit, wait_for_stderr, wait_output, workspace,
 };
 
 const TIMEOUT: Duration = Duration::from_secs(120);
@@ -53,24 +53,6 @@ fn folded_while(child: &mut Child, test: &str, args: &[&str]) -> (Output, Vec<(S
     let _ = child.wait();
     run.assert_code(0);
     (run, read_folded(&out))
-}
-
-/// Asserts that `named` of `total` is at least `ratio` (and `total` at least `at_least`),
-/// printing both; `detail` goes with a failure.
-fn assert_share(
-    test: &str,
-    what: &str,
-    (named, total): (u64, u64),
-    (at_least, ratio): (u64, f64),
-    detail: &dyn std::fmt::Debug,
-) {
-    eprintln!("{test}: {named} of {total} {what}");
-    assert!(total >= at_least, "only {total}: {detail:#?}");
-    assert!(
-        named as f64 >= ratio * total as f64,
-        "{named} of {total} {what} (want {:.0}%): {detail:#?}",
-        ratio * 100.0
-    );
 }
 
 /// Whether `path` (outermost first) has `outer`, `middle` and `leaf` of the fixture, in

@@ -14,8 +14,8 @@ use std::{
 };
 
 use tracekit_tests::{
-    chain_in_order, compile_java, installed, parse_folded, require_root, scratch, share,
-    spawn_ready, spawn_tracekit, tracekit, wait_output,
+    assert_share, chain_in_order, compile_java, installed, parse_folded, require_root, scratch,
+    share, spawn_ready, spawn_tracekit, tracekit, wait_output,
 };
 
 const TIMEOUT: Duration = Duration::from_secs(120);
@@ -408,23 +408,6 @@ fn folded_of(test: &str, mut child: Child, args: &[&str]) -> Vec<(String, u64)> 
     parse_folded(&std::fs::read_to_string(&out).unwrap())
 }
 
-/// Asserts that `named` of `total` is at least `ratio` and `total` at least `at_least`.
-fn assert_at_least(
-    test: &str,
-    what: &str,
-    (named, total): (u64, u64),
-    (at_least, ratio): (u64, f64),
-    detail: &dyn std::fmt::Debug,
-) {
-    eprintln!("{test}: {named} of {total} {what}");
-    assert!(total >= at_least, "only {total}: {detail:#?}");
-    assert!(
-        named as f64 >= ratio * total as f64,
-        "{named} of {total} {what} (want {:.0}%): {detail:#?}",
-        ratio * 100.0
-    );
-}
-
 /// `offcpu -p` of a JVM whose main thread sleeps 1 ms at a time (`Thread.sleep`, a futex
 /// wait inside `JVM_Sleep`): the main thread's time blocked is named from the Java callers
 /// down to the JVM's native code. (The JVM's own threads block too, with no Java frame.)
@@ -448,7 +431,7 @@ fn jvm_offcpu_names_java_frames() {
     ];
     let named = share(&main, |path| chain_in_order(path, &chain));
     let what = format!("us of the main thread off CPU name {chain:?}");
-    assert_at_least(test, &what, named, (1, 0.85), &folded);
+    assert_share(test, &what, named, (1, 0.85), &folded);
 }
 
 /// `stackcount -p` of the `newfstatat` calls a JVM makes from Java (`File.exists` ->
@@ -473,7 +456,7 @@ fn jvm_stackcount_names_java_frames() {
     ];
     let named = share(&folded, |path| chain_in_order(path, &chain));
     let what = format!("newfstatat calls name {chain:?}");
-    assert_at_least(test, &what, named, (1000, 0.75), &folded);
+    assert_share(test, &what, named, (1000, 0.75), &folded);
 }
 
 /// `trace -U -p`: each printed event's user stack names the Java caller, as stackcount's
@@ -503,7 +486,7 @@ fn jvm_trace_user_stacks_name_java_frames() {
         }
     }
     let what = format!("events name {outer}");
-    assert_at_least(test, &what, (named, events), (1000, 0.75), &run.stderr);
+    assert_share(test, &what, (named, events), (1000, 0.75), &run.stderr);
 }
 
 /// A compiled leaf sampled in its prologue or epilogue (`JEdges.tiny`: most of its
