@@ -38,6 +38,46 @@ fn ext4_dir(test: &str) -> Option<PathBuf> {
     None
 }
 
+/// The event file a test's tool writes in its directory.
+const OUT: &str = "events.json";
+
+/// `TOOL --json -o DIR/events.json -- sh -c SCRIPT`, where the script makes files `PREFIX0`
+/// to `PREFIX{N-1}` in `dir`: the tool ends well and loses nothing, and the `file`s of the
+/// events `keep` selects (each event checked with `check`) are exactly those, each once.
+/// Removes `dir`.
+fn assert_each_file(
+    tool: &str,
+    dir: &std::path::Path,
+    script: &str,
+    (prefix, n): (&str, usize),
+    keep: impl Fn(&str) -> bool,
+    check: impl Fn(&serde_json::Value),
+) {
+    let out = dir.join(OUT).to_string_lossy().into_owned();
+    let run = tracekit(
+        [tool, "--json", "-o", &out, "--", "sh", "-c", script],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    assert!(run.stderr.contains("Lost: nothing."), "{}", run.stderr);
+    let text = std::fs::read_to_string(&out).unwrap();
+    let mut files: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let e: serde_json::Value = serde_json::from_str(line).unwrap();
+        let file = e["file"].as_str().unwrap().to_string();
+        if !keep(&file) {
+            continue;
+        }
+        check(&e);
+        files.push(file);
+    }
+    files.sort();
+    let mut expected: Vec<String> = (0..n).map(|i| format!("{prefix}{i}")).collect();
+    expected.sort();
+    assert_eq!(files, expected, "{text}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// `TOOL --json ARGS -- tk_files FILE WRITES READS`'s JSON.
 fn run_files(tool: &[&str], file: &std::path::Path, writes: u64, reads: u64) -> serde_json::Value {
     let fixture = fixture("tk_files").to_string_lossy().into_owned();
@@ -127,7 +167,7 @@ fn kfunc_tool_fsslower_ext4_shows_each_read_and_write() {
         }
     }));
     for tool in [&["ext4slower", "0"][..], &["fsslower", "--fs", "ext4", "0"]] {
-        let out = dir.join("events.json").to_string_lossy().into_owned();
+        let out = dir.join(OUT).to_string_lossy().into_owned();
         let mut args: Vec<&str> = tool.to_vec();
         args.extend(["--json", "-o", &out, "--", &fixture, &path, "300", "400"]);
         let run = tracekit(&args, TIMEOUT);
@@ -173,33 +213,18 @@ fn kfunc_tool_filelife_shows_each_deleted_file_with_its_age() {
         return;
     };
     std::fs::write(dir.join("old"), b"x").unwrap();
-    let out = dir.join("life.json").to_string_lossy().into_owned();
     let script = format!(
         "cd {} && i=0; while [ $i -lt 40 ]; do : > tkf$i; i=$((i+1)); done; sleep 1; rm tkf* old",
         dir.display()
     );
-    let run = tracekit(
-        ["filelife", "--json", "-o", &out, "--", "sh", "-c", &script],
-        TIMEOUT,
+    assert_each_file(
+        "filelife",
+        &dir,
+        &script,
+        ("tkf", 40),
+        |file| file != OUT,
+        |e| assert!(e["age_s"].as_f64().unwrap() >= 1.0, "{e}"),
     );
-    run.assert_code(0);
-    assert!(run.stderr.contains("Lost: nothing."), "{}", run.stderr);
-    let text = std::fs::read_to_string(&out).unwrap();
-    let mut files: Vec<String> = Vec::new();
-    for line in text.lines() {
-        let e: serde_json::Value = serde_json::from_str(line).unwrap();
-        let file = e["file"].as_str().unwrap().to_string();
-        if file == "life.json" {
-            continue;
-        }
-        assert!(e["age_s"].as_f64().unwrap() >= 1.0, "{e}");
-        files.push(file);
-    }
-    files.sort();
-    let mut expected: Vec<String> = (0..40).map(|i| format!("tkf{i}")).collect();
-    expected.sort();
-    assert_eq!(files, expected, "{text}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// dcsnoop of a shell that creates 30 new files: each name misses the dentry cache once
@@ -214,34 +239,21 @@ fn kfunc_tool_dcsnoop_shows_each_miss() {
     let Some(dir) = ext4_dir("dcsnoop") else {
         return;
     };
-    let out = dir.join("dc.json").to_string_lossy().into_owned();
     let script = format!(
         "cd {} && i=0; while [ $i -lt 30 ]; do : > tkd$i; i=$((i+1)); done",
         dir.display()
     );
-    let run = tracekit(
-        ["dcsnoop", "--json", "-o", &out, "--", "sh", "-c", &script],
-        TIMEOUT,
+    assert_each_file(
+        "dcsnoop",
+        &dir,
+        &script,
+        ("tkd", 30),
+        |file| file.starts_with("tkd"),
+        |e| {
+            assert_eq!(e["t"], "M", "{e}");
+            assert_eq!(e["pid"], e["tid"], "{e}");
+        },
     );
-    run.assert_code(0);
-    assert!(run.stderr.contains("Lost: nothing."), "{}", run.stderr);
-    let text = std::fs::read_to_string(&out).unwrap();
-    let mut files: Vec<String> = Vec::new();
-    for line in text.lines() {
-        let e: serde_json::Value = serde_json::from_str(line).unwrap();
-        let file = e["file"].as_str().unwrap().to_string();
-        if !file.starts_with("tkd") {
-            continue;
-        }
-        assert_eq!(e["t"], "M", "{e}");
-        assert_eq!(e["pid"], e["tid"], "{e}");
-        files.push(file);
-    }
-    files.sort();
-    let mut expected: Vec<String> = (0..30).map(|i| format!("tkd{i}")).collect();
-    expected.sort();
-    assert_eq!(files, expected, "{text}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// filetop of `tk_files data 300 200` on ext4: the fixture's thread and `data` have exactly
