@@ -3,28 +3,8 @@ use tracekit_common::engine::STR_BYTES;
 use super::*;
 use crate::probe::fields::ValueType;
 
-const OPENSNOOP: [Column; 5] = [
-    Column {
-        header: "PID",
-        field: "pid",
-    },
-    Column {
-        header: "COMM",
-        field: "comm",
-    },
-    Column {
-        header: "FD",
-        field: "fd(ret)",
-    },
-    Column {
-        header: "ERR",
-        field: "errno(ret)",
-    },
-    Column {
-        header: "PATH",
-        field: "start.filename",
-    },
-];
+// The tool's own columns.
+const OPENSNOOP: [Column; 5] = crate::jobs::tools::opensnoop::COLUMNS;
 
 fn record(ret: i64, path: &str) -> (TraceRecord, Vec<Printed>) {
     let mut record = TraceRecord {
