@@ -136,11 +136,7 @@ pub fn jit_bench(tracekit: &Path, seconds: f64, rounds: usize) -> Result<()> {
                 "xtask: bench jit:   {name}: node {:.0} calls/s, JVM {:.0} calls/s{} ({:.1} s)",
                 run.rates[0],
                 run.rates[1],
-                run.usage.map_or(String::new(), |u| format!(
-                    ", {:.2} s CPU, {:.1} MiB peak RSS",
-                    u.cpu.as_secs_f64(),
-                    u.max_rss_kib as f64 / 1024.0
-                )),
+                Usage::note(run.usage),
                 started.elapsed().as_secs_f64()
             );
             runs.push(run);
@@ -156,14 +152,6 @@ pub fn jit_bench(tracekit: &Path, seconds: f64, rounds: usize) -> Result<()> {
     println!("|---|---|---|---|---|---|");
     let base: Vec<[f64; 2]> = configs[0].1.iter().map(|r| r.rates).collect();
     for (name, runs) in &configs {
-        let mut cpu: Vec<f64> = runs
-            .iter()
-            .filter_map(|r| r.usage.map(|u| u.cpu.as_secs_f64()))
-            .collect();
-        let mut rss: Vec<f64> = runs
-            .iter()
-            .filter_map(|r| r.usage.map(|u| u.max_rss_kib as f64 / 1024.0))
-            .collect();
         let work = |i: usize| -> f64 {
             let mut ratios: Vec<f64> = runs
                 .iter()
@@ -173,12 +161,9 @@ pub fn jit_bench(tracekit: &Path, seconds: f64, rounds: usize) -> Result<()> {
             median(&mut ratios).unwrap_or(0.0) * 100.0
         };
         let (node, jvm) = (work(0), work(1));
-        let cpu = median(&mut cpu);
         println!(
-            "| {name} | {} | {} | {} | {node:.1}% | {jvm:.1}% |",
-            cpu.map_or("-".into(), |c| format!("{c:.2}")),
-            cpu.map_or("-".into(), |c| format!("{:.3}", c / seconds)),
-            median(&mut rss).map_or("-".into(), |r| format!("{r:.1}")),
+            "| {name} | {} | {node:.1}% | {jvm:.1}% |",
+            Usage::cells(runs.iter().map(|r| r.usage), seconds),
         );
     }
     // The drift: how far the no-profiler runs stray from their median.

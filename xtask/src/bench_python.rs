@@ -44,6 +44,43 @@ pub(crate) struct Usage {
     pub(crate) max_rss_kib: u64,
 }
 
+impl Usage {
+    /// `, C s CPU, R MiB peak RSS` of a profiler's run (none without one), for progress lines.
+    pub(crate) fn note(usage: Option<Self>) -> String {
+        usage.map_or(String::new(), |u| {
+            format!(
+                ", {:.2} s CPU, {:.1} MiB peak RSS",
+                u.cpu.as_secs_f64(),
+                u.max_rss_kib as f64 / 1024.0
+            )
+        })
+    }
+
+    /// A configuration's table cells `CPU (s) | CPU per s | peak RSS (MiB)`: the medians of
+    /// its runs' usages over runs of `seconds`, `-` where no run had a profiler.
+    pub(crate) fn cells(
+        usages: impl Iterator<Item = Option<Self>> + Clone,
+        seconds: f64,
+    ) -> String {
+        let mut cpu: Vec<f64> = usages
+            .clone()
+            .flatten()
+            .map(|u| u.cpu.as_secs_f64())
+            .collect();
+        let mut rss: Vec<f64> = usages
+            .flatten()
+            .map(|u| u.max_rss_kib as f64 / 1024.0)
+            .collect();
+        let cpu = median(&mut cpu);
+        format!(
+            "{} | {} | {}",
+            cpu.map_or("-".into(), |c| format!("{c:.2}")),
+            cpu.map_or("-".into(), |c| format!("{:.3}", c / seconds)),
+            median(&mut rss).map_or("-".into(), |r| format!("{r:.1}")),
+        )
+    }
+}
+
 /// Reaps `child`, with its usage.
 pub(crate) fn reap(child: &Child) -> Result<(i32, Usage)> {
     let mut status = 0;
@@ -264,11 +301,7 @@ pub fn python_bench(tracekit: &Path, seconds: f64, rounds: usize) -> Result<()> 
             eprintln!(
                 "xtask: bench python:   {name}: {:.0} calls/s{} ({:.1} s)",
                 run.rate,
-                run.usage.map_or(String::new(), |u| format!(
-                    ", {:.2} s CPU, {:.1} MiB peak RSS",
-                    u.cpu.as_secs_f64(),
-                    u.max_rss_kib as f64 / 1024.0
-                )),
+                Usage::note(run.usage),
                 started.elapsed().as_secs_f64()
             );
             runs.push(run);
@@ -282,21 +315,10 @@ pub fn python_bench(tracekit: &Path, seconds: f64, rounds: usize) -> Result<()> 
     println!("|---|---|---|---|---|");
     let base: Vec<f64> = configs[0].1.iter().map(|r| r.rate).collect();
     for (name, runs) in &configs {
-        let mut cpu: Vec<f64> = runs
-            .iter()
-            .filter_map(|r| r.usage.map(|u| u.cpu.as_secs_f64()))
-            .collect();
-        let mut rss: Vec<f64> = runs
-            .iter()
-            .filter_map(|r| r.usage.map(|u| u.max_rss_kib as f64 / 1024.0))
-            .collect();
         let mut work: Vec<f64> = runs.iter().zip(&base).map(|(r, b)| r.rate / b).collect();
-        let cpu = median(&mut cpu);
         println!(
-            "| {name} | {} | {} | {} | {:.1}% |",
-            cpu.map_or("-".into(), |c| format!("{c:.2}")),
-            cpu.map_or("-".into(), |c| format!("{:.3}", c / seconds)),
-            median(&mut rss).map_or("-".into(), |r| format!("{r:.1}")),
+            "| {name} | {} | {:.1}% |",
+            Usage::cells(runs.iter().map(|r| r.usage), seconds),
             median(&mut work).unwrap_or(0.0) * 100.0
         );
     }
