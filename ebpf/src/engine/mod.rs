@@ -415,10 +415,10 @@ fn simple<M: EngineMaps, S: Source>(source: &S, scratch: *mut Scratch, event: u3
     let plan = M::plan();
     let (pid, tid) = task_ids::<M>(plan)?;
     let n = rd!(plan.n_operands);
-    // No closures here: LLVM made them BPF subprograms, and a call and its return cost more
-    // than the rest of the plan on a kernel with return thunks (SRSO's safe RET).
-    // Three scalars, not an array: a zeroed array is a memset call, a byte loop in BPF.
-    // A macro, not a closure: LLVM outlines a closure used three times.
+    // A macro, not a closure: LLVM outlined the closure as a BPF subprogram, and a call's
+    // return costs more than the rest of the plan on a kernel with return thunks (SRSO's
+    // safe RET). Three scalars, not an array: a zeroed array is a memset call, a byte loop
+    // in BPF.
     macro_rules! operand_at {
         ($i:literal) => {
             if $i < n {

@@ -191,8 +191,7 @@ pub(crate) fn read_operands<M: EngineMaps, S: Source>(
                     _ => read_int(source, operand.offset, 8, 0),
                 };
                 // The path's last value is the `char *`: 8 bytes, unsigned.
-                let shape = u64::from(operand.aux & 0xff) | 8 << 8 | ((i & 0xff) as u64) << 16;
-                base.and_then(|base| follow(plan, shape, base, scratch))
+                base.and_then(|base| follow(plan, shape(i, operand.aux, 8, 0), base, scratch))
                     .map(|ptr| {
                         let size = (operand.size as usize).min(STR_BYTES);
                         // SAFETY: the helper bounds the copy by the slice length.
@@ -260,10 +259,16 @@ pub(crate) fn read_operands<M: EngineMaps, S: Source>(
 /// function takes at most five arguments (an `Option<u64>` result takes one of them).
 #[inline(always)]
 fn path_shape(i: usize, operand: &Operand) -> u64 {
-    u64::from(operand.aux & 0xff)
-        | u64::from(operand.size & 0xff) << 8
+    shape(i, operand.aux, operand.size, operand.flags)
+}
+
+/// [`path_shape`]'s packing: `n` offsets, a value of `size` bytes, operand `i`, `flags`.
+#[inline(always)]
+fn shape(i: usize, n: u32, size: u32, flags: u32) -> u64 {
+    u64::from(n & 0xff)
+        | u64::from(size & 0xff) << 8
         | ((i & 0xff) as u64) << 16
-        | u64::from(operand.flags) << 32
+        | u64::from(flags) << 32
 }
 
 /// The `struct file *` the current task has open at descriptor `fd`, 0 when there is none
