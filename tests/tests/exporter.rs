@@ -479,6 +479,8 @@ fn exporter_profile_names_python_node_and_java_frames() {
                 "Ledger.middle",
                 "Ledger.leaf",
             ],
+            // A Python module's frame is `<module>`, kept whole by go tool pprof.
+            "python3" => &["<module>", "outer", "middle", "leaf"],
             _ => &["outer", "middle", "leaf"],
         };
         // Samples taken before a process's unwind tables reach the kernel (among every
