@@ -587,6 +587,7 @@ impl EventsJob {
             end_pair: vec!["tid".into()],
             all_tasks: false,
             per_thread: true,
+            keep: false,
         });
         let failures = values.switch(FAILURES.long);
         job.with_flags(
