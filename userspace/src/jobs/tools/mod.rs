@@ -83,6 +83,7 @@ table! {
     runqlen,
     hardirqs,
     softirqs,
+    cpufreq,
     // memory
     drsnoop,
     slabratetop,
