@@ -77,6 +77,7 @@ table! {
     biotop,
     biopattern,
     biostacks,
+    mdflush,
     // CPU and scheduler
     cpudist,
     runqslower,
