@@ -216,7 +216,7 @@ fn build_initramfs(dir: &Path) -> Result<PathBuf> {
     )?;
     std::fs::copy(&tests, image.join("bin/integration"))?;
     // The flags of tests/src/lib.rs's fixture_flags, plus -static.
-    let fixtures: [(&str, &[&str]); 10] = [
+    let fixtures: [(&str, &[&str]); 11] = [
         ("tk_reads.c", &["-O0", "-g", "-fno-omit-frame-pointer"]),
         ("tk_churn.c", &["-O0", "-g", "-fno-omit-frame-pointer"]),
         ("tk_rename.c", &["-O0", "-g", "-fno-omit-frame-pointer"]),
