@@ -524,7 +524,11 @@ pub struct Plan {
     /// load), and in the group hash only when another group owns that cell: no hashing of the
     /// [`AggKey`] on the hot path. Userspace adds cells and hash entries up.
     pub group_cache: u32,
-    pub _pad_group_cache: u32,
+    /// Main plans with a start: 1 to read the start without removing it, so it stays the
+    /// last value per correlation key that any number of end events read until the next
+    /// begin event replaces it (`cpufreq`: a CPU's frequency, set by `power:cpu_frequency`,
+    /// read by each sample); 0: an end event takes its start away (latencies).
+    pub keep_start: u32,
     /// Linear histograms: the first bucket's low end, and the bucket width.
     pub linear_min: i64,
     pub linear_step: u64,
@@ -577,7 +581,7 @@ impl Plan {
         precision: DEFAULT_PRECISION,
         simple: 0,
         group_cache: 0,
-        _pad_group_cache: 0,
+        keep_start: 0,
         linear_min: 0,
         linear_step: 1,
         value_div: 1,

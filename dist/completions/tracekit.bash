@@ -58,6 +58,9 @@ _tracekit() {
             tracekit,cpudist)
                 cmd="tracekit__subcmd__cpudist"
                 ;;
+            tracekit,cpufreq)
+                cmd="tracekit__subcmd__cpufreq"
+                ;;
             tracekit,dcsnoop)
                 cmd="tracekit__subcmd__dcsnoop"
                 ;;
@@ -123,6 +126,9 @@ _tracekit() {
                 ;;
             tracekit,list)
                 cmd="tracekit__subcmd__list"
+                ;;
+            tracekit,mdflush)
+                cmd="tracekit__subcmd__mdflush"
                 ;;
             tracekit,memleak)
                 cmd="tracekit__subcmd__memleak"
@@ -298,6 +304,9 @@ _tracekit() {
             tracekit__subcmd__help,cpudist)
                 cmd="tracekit__subcmd__help__subcmd__cpudist"
                 ;;
+            tracekit__subcmd__help,cpufreq)
+                cmd="tracekit__subcmd__help__subcmd__cpufreq"
+                ;;
             tracekit__subcmd__help,dcsnoop)
                 cmd="tracekit__subcmd__help__subcmd__dcsnoop"
                 ;;
@@ -363,6 +372,9 @@ _tracekit() {
                 ;;
             tracekit__subcmd__help,list)
                 cmd="tracekit__subcmd__help__subcmd__list"
+                ;;
+            tracekit__subcmd__help,mdflush)
+                cmd="tracekit__subcmd__help__subcmd__mdflush"
                 ;;
             tracekit__subcmd__help,memleak)
                 cmd="tracekit__subcmd__help__subcmd__memleak"
@@ -503,7 +515,7 @@ _tracekit() {
 
     case "${cmd}" in
         tracekit)
-            opts="-v -h -V --verbose --help --version profile bitesize biolatency runqlat syscount funccount funclatency execsnoop exitsnoop threadsnoop setuids killsnoop oomkill pidpersec sigsnoop writeback opensnoop statsnoop syncsnoop mountsnoop vfsstat vfscount fsdist ext4dist xfsdist btrfsdist nfsdist cachestat fsslower ext4slower xfsslower btrfsslower nfsslower filelife dcsnoop filetop biosnoop biotop biopattern biostacks cpudist runqslower runqlen hardirqs softirqs drsnoop slabratetop memleak swapin tcpstates tcpconnect tcpaccept tcpconnlat tcpretrans tcpdrop tcprtt tcplife solisten tcpsynbl bindsnoop tcptop capable klockstat futexctn bashreadline gethostlatency stat offcpu wakeuptime offwaketime report diff exporter count hist trace stackcount top list help"
+            opts="-v -h -V --verbose --help --version profile bitesize biolatency runqlat syscount funccount funclatency execsnoop exitsnoop threadsnoop setuids killsnoop oomkill pidpersec sigsnoop writeback opensnoop statsnoop syncsnoop mountsnoop vfsstat vfscount fsdist ext4dist xfsdist btrfsdist nfsdist cachestat fsslower ext4slower xfsslower btrfsslower nfsslower filelife dcsnoop filetop biosnoop biotop biopattern biostacks mdflush cpudist runqslower runqlen hardirqs softirqs cpufreq drsnoop slabratetop memleak swapin tcpstates tcpconnect tcpaccept tcpconnlat tcpretrans tcpdrop tcprtt tcplife solisten tcpsynbl bindsnoop tcptop capable klockstat futexctn bashreadline gethostlatency stat offcpu wakeuptime offwaketime report diff exporter count hist trace stackcount top list help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1229,7 +1241,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__count)
-            opts="-a -p -d -i -o -v -h -V --by --filter --top --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version tracepoint: t: rawtracepoint: rt: kprobe: k: kretprobe: kr: fentry: f: kfunc: fexit: fr: kretfunc: uprobe: u: uretprobe: ur: usdt: U: software: s: hardware: h:"
+            opts="-a -p -d -i -o -v -h -V --by --filter --top --last --last-key --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version tracepoint: t: rawtracepoint: rt: kprobe: k: kretprobe: kr: fentry: f: kfunc: fexit: fr: kretfunc: uprobe: u: uretprobe: ur: usdt: U: software: s: hardware: h:"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1244,6 +1256,14 @@ _tracekit() {
                     return 0
                     ;;
                 --top)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --last)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --last-key)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1303,6 +1323,72 @@ _tracekit() {
             case "${prev}" in
                 --unit)
                     COMPREPLY=($(compgen -W "ns us ms" -- "${cur}"))
+                    return 0
+                    ;;
+                --pid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --duration)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -d)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -i)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-groups)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-in-flight)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tracekit__subcmd__cpufreq)
+            opts="-F -a -p -d -i -o -v -h -V --by --cpus --frequency --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --by)
+                    COMPREPLY=($(compgen -W "comm pid" -- "${cur}"))
+                    return 0
+                    ;;
+                --frequency)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -F)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --pid)
@@ -2339,7 +2425,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__help)
-            opts="profile bitesize biolatency runqlat syscount funccount funclatency execsnoop exitsnoop threadsnoop setuids killsnoop oomkill pidpersec sigsnoop writeback opensnoop statsnoop syncsnoop mountsnoop vfsstat vfscount fsdist ext4dist xfsdist btrfsdist nfsdist cachestat fsslower ext4slower xfsslower btrfsslower nfsslower filelife dcsnoop filetop biosnoop biotop biopattern biostacks cpudist runqslower runqlen hardirqs softirqs drsnoop slabratetop memleak swapin tcpstates tcpconnect tcpaccept tcpconnlat tcpretrans tcpdrop tcprtt tcplife solisten tcpsynbl bindsnoop tcptop capable klockstat futexctn bashreadline gethostlatency stat offcpu wakeuptime offwaketime report diff exporter count hist trace stackcount top list help"
+            opts="profile bitesize biolatency runqlat syscount funccount funclatency execsnoop exitsnoop threadsnoop setuids killsnoop oomkill pidpersec sigsnoop writeback opensnoop statsnoop syncsnoop mountsnoop vfsstat vfscount fsdist ext4dist xfsdist btrfsdist nfsdist cachestat fsslower ext4slower xfsslower btrfsslower nfsslower filelife dcsnoop filetop biosnoop biotop biopattern biostacks mdflush cpudist runqslower runqlen hardirqs softirqs cpufreq drsnoop slabratetop memleak swapin tcpstates tcpconnect tcpaccept tcpconnlat tcpretrans tcpdrop tcprtt tcplife solisten tcpsynbl bindsnoop tcptop capable klockstat futexctn bashreadline gethostlatency stat offcpu wakeuptime offwaketime report diff exporter count hist trace stackcount top list help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2535,6 +2621,20 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__help__subcmd__cpudist)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tracekit__subcmd__help__subcmd__cpufreq)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2843,6 +2943,20 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tracekit__subcmd__help__subcmd__mdflush)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -3473,7 +3587,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__hist)
-            opts="-a -p -d -i -o -v -h -V --value --by --filter --linear --percentiles --precision --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version tracepoint: t: rawtracepoint: rt: kprobe: k: kretprobe: kr: fentry: f: kfunc: fexit: fr: kretfunc: uprobe: u: uretprobe: ur: usdt: U: software: s: hardware: h:"
+            opts="-a -p -d -i -o -v -h -V --value --by --filter --linear --percentiles --precision --last --last-key --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version tracepoint: t: rawtracepoint: rt: kprobe: k: kretprobe: kr: fentry: f: kfunc: fexit: fr: kretfunc: uprobe: u: uretprobe: ur: usdt: U: software: s: hardware: h:"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3496,6 +3610,14 @@ _tracekit() {
                     return 0
                     ;;
                 --precision)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --last)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --last-key)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3686,6 +3808,68 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tracekit__subcmd__mdflush)
+            opts="-n -a -p -d -i -o -v -h -V --name --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --duration)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -d)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -i)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-groups)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-in-flight)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -6015,7 +6199,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__trace)
-            opts="-K -U -a -p -d -i -o -v -h -V --filter --print --kernel-stack --user-stack --call-graph --unwind-table-budget --no-interpreters --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --offline --debuginfod-timeout --verbose --help --version tracepoint: t: rawtracepoint: rt: kprobe: k: kretprobe: kr: fentry: f: kfunc: fexit: fr: kretfunc: uprobe: u: uretprobe: ur: usdt: U: software: s: hardware: h:"
+            opts="-K -U -a -p -d -i -o -v -h -V --filter --print --kernel-stack --user-stack --call-graph --unwind-table-budget --no-interpreters --last --last-key --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --offline --debuginfod-timeout --verbose --help --version tracepoint: t: rawtracepoint: rt: kprobe: k: kretprobe: kr: fentry: f: kfunc: fexit: fr: kretfunc: uprobe: u: uretprobe: ur: usdt: U: software: s: hardware: h:"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6034,6 +6218,14 @@ _tracekit() {
                     return 0
                     ;;
                 --unwind-table-budget)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --last)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --last-key)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -285,3 +285,75 @@ fn kfunc_tool_bindsnoop_sees_each_bind() {
         assert_eq!(seen, truth, "{text}");
     }
 }
+
+/// mdflush where it cannot probe (the development machine: no md-mod loaded, no kprobes):
+/// one line naming `md_flush_request` and what is missing, exit 1, nothing printed.
+#[test]
+fn mdflush_says_what_is_missing() {
+    require_root();
+    let loaded = std::fs::read_to_string("/proc/kallsyms")
+        .unwrap()
+        .lines()
+        .any(|line| line.split_whitespace().nth(2) == Some("md_flush_request"));
+    if loaded && Path::new("/sys/bus/event_source/devices/kprobe").exists() {
+        eprintln!(
+            "mdflush_says_what_is_missing: skipped: md-mod is loaded and the kernel has \
+             kprobes; kfunc_tool_mdflush_sees_each_fsync runs the tool"
+        );
+        return;
+    }
+    let run = tracekit(["mdflush", "-d", "1"], TIMEOUT);
+    run.assert_code(1);
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{}", run.stderr);
+    let missing = if loaded {
+        "no kprobes (CONFIG_KPROBES is not set)"
+    } else {
+        "the md-mod module is not loaded"
+    };
+    assert!(
+        lines[0].contains("md_flush_request") && lines[0].contains(missing),
+        "{}",
+        lines[0]
+    );
+    assert!(run.stdout.lines().count() <= 1, "{}", run.stdout);
+}
+
+/// `mdflush -- tk_fsync /dev/md0 40` in the VMs, where /init builds /dev/md0 (RAID1 on two
+/// loop devices): each of the fixture's 40 fsyncs of the device is one flush bio
+/// (blkdev_fsync -> blkdev_issue_flush) that raid1 hands to md_flush_request in the
+/// fixture's own context: exactly 40 lines, each `tk_fsync` with its pid on md0.
+#[test]
+fn kfunc_tool_mdflush_sees_each_fsync() {
+    require_root();
+    if !kprobes_or_skip("kfunc_tool_mdflush_sees_each_fsync") {
+        return;
+    }
+    if !Path::new("/sys/block/md0/md").exists() {
+        eprintln!(
+            "kfunc_tool_mdflush_sees_each_fsync: skipped: no md array /dev/md0 (the VM image \
+             builds one; `cargo xtask test --vm kfunc_tool_mdflush`)"
+        );
+        return;
+    }
+    let fixture = fixture("tk_fsync").to_string_lossy().into_owned();
+    let run = tracekit(
+        ["mdflush", "--json", "--", &fixture, "/dev/md0", "40"],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    let events: Vec<serde_json::Value> = run
+        .stdout
+        .lines()
+        .filter(|line| line.starts_with('{'))
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(events.len(), 40, "{}\n{}", run.stdout, run.stderr);
+    let pid = events[0]["pid"].clone();
+    for event in &events {
+        assert_eq!(event["comm"], "tk_fsync", "{event}");
+        assert_eq!(event["device"], "md0", "{event}");
+        assert_eq!(event["pid"], pid, "{event}");
+        assert!(event["time"].is_string(), "{event}");
+    }
+}

@@ -268,6 +268,34 @@ mod tests {
         }
     }
 
+    /// `--last` and `--last-key` parse on each command that takes them.
+    #[test]
+    fn last_value_flags_parse() {
+        for command in ["hist", "count", "trace"] {
+            let cli = Cli::try_parse_from([
+                "tracekit",
+                command,
+                "software:cpu-clock:99hz",
+                "--last",
+                "power:cpu_frequency",
+                "--last-key",
+                "cpu_id=cpu",
+            ])
+            .unwrap_or_else(|err| panic!("{command}: {err}"));
+            let last = match cli.command {
+                tools::Command::Builtin(tools::Builtin::Hist(args)) => args.last,
+                tools::Command::Builtin(tools::Builtin::Count(args)) => args.last,
+                tools::Command::Builtin(tools::Builtin::Trace(args)) => args.last,
+                _ => unreachable!(),
+            };
+            assert_eq!(
+                last.last_key.map(|key| key.0),
+                Some(vec![("cpu_id".to_string(), "cpu".to_string())]),
+                "{command}"
+            );
+        }
+    }
+
     #[test]
     fn map_sizes_are_checked_by_clap() {
         let err = Cli::try_parse_from([

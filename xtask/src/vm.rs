@@ -216,7 +216,7 @@ fn build_initramfs(dir: &Path) -> Result<PathBuf> {
     )?;
     std::fs::copy(&tests, image.join("bin/integration"))?;
     // The flags of tests/src/lib.rs's fixture_flags, plus -static.
-    let fixtures: [(&str, &[&str]); 10] = [
+    let fixtures: [(&str, &[&str]); 11] = [
         ("tk_reads.c", &["-O0", "-g", "-fno-omit-frame-pointer"]),
         ("tk_churn.c", &["-O0", "-g", "-fno-omit-frame-pointer"]),
         ("tk_rename.c", &["-O0", "-g", "-fno-omit-frame-pointer"]),
@@ -225,6 +225,7 @@ fn build_initramfs(dir: &Path) -> Result<PathBuf> {
         ("tk_funcs.c", &["-O0", "-g", "-fno-omit-frame-pointer"]),
         ("tk_burner.c", &["-O0", "-g", "-fno-omit-frame-pointer"]),
         ("tk_files.c", &["-O0", "-g", "-fno-omit-frame-pointer"]),
+        ("tk_fsync.c", &["-O0", "-g"]),
         ("tk_nofp.c", &["-O2", "-g", "-fomit-frame-pointer"]),
         (
             "tk_leaf.cpp",
@@ -329,6 +330,10 @@ const EXT4_MODULES: [&str; 6] = [
     "drivers/block/loop",
 ];
 
+/// The modules of an md RAID1 array (mdflush's test, tests/tests/kfunc_tools.rs), in load
+/// order: `/init` builds `/dev/md0` from two loop devices through sysfs (no mdadm).
+const MD_MODULES: [&str; 2] = ["drivers/md/md-mod", "drivers/md/raid1"];
+
 /// For the filesystem tools' tests (tests/tests/fstools.rs): each kernel's
 /// [`EXT4_MODULES`], uncompressed, under `/lib/modules/VERSION/` (busybox's insmod reads
 /// plain `.ko` files), and `/ext4.img`, an 8 MiB ext4 filesystem made by the host's
@@ -347,7 +352,7 @@ fn add_ext4(image: &Path, dir: &Path) -> Result<()> {
         for version in versions.flatten() {
             let to = image.join("lib/modules").join(version.file_name());
             std::fs::create_dir_all(&to)?;
-            for module in EXT4_MODULES {
+            for module in EXT4_MODULES.iter().chain(&MD_MODULES) {
                 let from = version.path().join("kernel").join(module);
                 let name = format!("{}.ko", module.rsplit('/').next().unwrap_or(module));
                 let plain = from.with_extension("ko");
@@ -397,6 +402,26 @@ if [ -f /ext4.img ]; then
   for i in $(seq 50); do [ -b /dev/loop0 ] && break; sleep 0.1; done
   mkdir -p /mnt/ext4
   losetup /dev/loop0 /ext4.img && mount -t ext4 /dev/loop0 /mnt/ext4 || dmesg | tail -5 | sed 's/^/dmesg: /'
+fi
+# An md RAID1 array, /dev/md0, on /dev/loop1 and /dev/loop2 (8 MiB each), built through
+# sysfs without metadata (Documentation/admin-guide/md.rst) and started in sync.
+if insmod /lib/modules/$(uname -r)/md-mod.ko && insmod /lib/modules/$(uname -r)/raid1.ko; then
+  dd if=/dev/zero of=/md1.img bs=1M count=8 2>/dev/null
+  dd if=/dev/zero of=/md2.img bs=1M count=8 2>/dev/null
+  losetup /dev/loop1 /md1.img && losetup /dev/loop2 /md2.img
+  echo md0 > /sys/module/md_mod/parameters/new_array
+  md=/sys/block/md0/md
+  echo none > $md/metadata_version
+  echo raid1 > $md/level
+  echo 2 > $md/raid_disks
+  for n in 1 2; do
+    echo 7:$n > $md/new_dev
+    echo $((n - 1)) > $md/dev-loop$n/slot
+    echo 8192 > $md/dev-loop$n/size
+  done
+  echo 8192 > $md/component_size
+  echo none > $md/resync_start
+  echo active > $md/array_state || dmesg | grep -E 'md|raid' | tail -5 | sed 's/^/dmesg: /'
 fi
 filters=$(sed -n 's/.*tracekit.tests=\([^ ]*\).*/\1/p' /proc/cmdline | tr ',' ' ')
 export TRACEKIT_VM_EMULATED=$(sed -n 's/.*tracekit.emulated=\([01]\).*/\1/p' /proc/cmdline)

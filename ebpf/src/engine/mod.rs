@@ -148,7 +148,8 @@ fn run_main<M: EngineMaps, S: Source>(source: &S, scratch: *mut Scratch, event: 
 }
 
 /// Takes the event's start out of `ENGINE_STARTS` (by its correlation key), counted as
-/// ended; None, counted, when there is none.
+/// ended, or copies it and leaves it there with [`Plan::keep_start`]; None, counted, when
+/// there is none.
 #[inline(always)]
 pub(crate) fn take_start<M: EngineMaps>(
     plan: &'static Plan,
@@ -160,8 +161,11 @@ pub(crate) fn take_start<M: EngineMaps>(
         bump::<M>(stat::NO_START);
         return None;
     };
-    let _ = M::starts().remove(&key);
-    bump::<M>(stat::STARTS_ENDED);
+    // A kept start is the key's last value: it stays for the next end event.
+    if rd!(plan.keep_start) == 0 {
+        let _ = M::starts().remove(&key);
+        bump::<M>(stat::STARTS_ENDED);
+    }
     Some(start)
 }
 

@@ -10,7 +10,7 @@ use tracekit::{
     Result,
     engine::{
         KernelAttach,
-        request::{MapSizes, Request, Target},
+        request::{MapSizes, Request, Start, StartProbe, Target},
     },
     jobs::RunOptions,
     session::Scope,
@@ -143,6 +143,69 @@ impl ProbeArgs {
     pub fn run_options(&self, verbose: u8) -> Result<RunOptions> {
         self.common.run_options(verbose)
     }
+}
+
+/// `--last PROBE` and `--last-key`: a last-value cell per key, set by one event and read by
+/// the traced events without being used up (`hist`, `count`, `trace`).
+#[derive(Debug, Args)]
+pub struct LastArgs {
+    /// Keep the last event of PROBE (a tracepoint or raw tracepoint) per --last-key; the
+    /// traced events read its fields as start.FIELD and the ns since it as latency, and
+    /// leave it for the next (a CPU's frequency set by power:cpu_frequency, read by each
+    /// sample); events before any PROBE event for their key are not counted
+    #[arg(long, value_name = "PROBE")]
+    pub last: Option<String>,
+    /// What pairs --last's events with the traced ones: a field both have (cpu, pid, tid,
+    /// ...) or LAST_FIELD=FIELD (cpu_id=cpu), up to 2, comma-separated [default: cpu]
+    #[arg(long, value_name = "FIELD[=FIELD],...", value_parser = parse_last_key, requires = "last")]
+    pub last_key: Option<LastKey>,
+}
+
+/// `--last-key`'s pairs: (the --last event's field, the traced event's field).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LastKey(pub Vec<(String, String)>);
+
+impl LastArgs {
+    /// `request` with the last-value stage these flags ask for, if any.
+    pub fn apply(&self, request: Request) -> Request {
+        let Some(probe) = &self.last else {
+            return request;
+        };
+        let pairs = self
+            .last_key
+            .clone()
+            .map_or_else(|| vec![("cpu".to_string(), "cpu".to_string())], |key| key.0);
+        let begin: Vec<&str> = pairs.iter().map(|(b, _)| b.as_str()).collect();
+        Request {
+            start: Some(Start {
+                probes: vec![StartProbe::new(probe.clone(), &begin)],
+                end_pair: pairs.iter().map(|(_, e)| e.clone()).collect(),
+                all_tasks: false,
+                per_thread: false,
+                keep: true,
+            }),
+            ..request
+        }
+    }
+}
+
+/// Parses `--last-key`: `FIELD` or `LAST_FIELD=FIELD`, 1 or 2 of them, comma-separated.
+pub fn parse_last_key(text: &str) -> std::result::Result<LastKey, String> {
+    let pairs: Vec<(String, String)> = text
+        .split(',')
+        .map(|part| match part.split_once('=') {
+            Some((last, own)) => (last.trim().to_string(), own.trim().to_string()),
+            None => (part.trim().to_string(), part.trim().to_string()),
+        })
+        .collect();
+    if pairs.len() > 2 || pairs.iter().any(|(a, b)| a.is_empty() || b.is_empty()) {
+        return Err(
+            "expected 1 or 2 fields, FIELD or LAST_FIELD=FIELD, comma-separated (cpu, \
+             cpu_id=cpu, pid)"
+                .to_string(),
+        );
+    }
+    Ok(LastKey(pairs))
 }
 
 /// How kernel functions are probed.
@@ -390,6 +453,31 @@ pub fn parse_seconds_from_zero(text: &str) -> std::result::Result<f64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn last_key_takes_one_or_two_pairs() {
+        assert_eq!(
+            parse_last_key("cpu_id=cpu").unwrap().0,
+            vec![("cpu_id".to_string(), "cpu".to_string())]
+        );
+        assert_eq!(
+            parse_last_key("pid, tid").unwrap().0,
+            vec![
+                ("pid".to_string(), "pid".to_string()),
+                ("tid".to_string(), "tid".to_string())
+            ]
+        );
+        assert!(parse_last_key("a,b,c").is_err());
+        assert!(parse_last_key("cpu=").is_err());
+        let last = LastArgs {
+            last: Some("power:cpu_frequency".into()),
+            last_key: None,
+        };
+        let start = last.apply(Request::probe("x:y")).start.unwrap();
+        assert!(start.keep);
+        assert_eq!(start.end_pair, vec!["cpu".to_string()]);
+        assert_eq!(start.probes[0].pair, vec!["cpu".to_string()]);
+    }
 
     #[test]
     fn contradicting_scopes_are_refused() {

@@ -235,6 +235,12 @@ impl PlanBuilder {
         self.plan.needs_start = 1;
     }
 
+    /// Main stages with a start: read it and leave it for the next end event (the last
+    /// value per key) instead of taking it away.
+    pub fn keep_start(&mut self) {
+        self.plan.keep_start = 1;
+    }
+
     /// Divides the value by `div` before it picks a histogram slot (sums stay undivided).
     pub fn value_div(&mut self, div: u64) {
         self.plan.value_div = div.max(1);
@@ -541,6 +547,7 @@ pub fn disassemble(plan: &Plan) -> String {
     let mut flags = Vec::new();
     for (set, name) in [
         (plan.needs_start, "needs_start"),
+        (plan.keep_start, "keep_start"),
         (plan.all_tasks, "all_tasks"),
         (plan.announce, "announce"),
         (plan.filter_first, "filter_first"),

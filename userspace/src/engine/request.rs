@@ -10,7 +10,8 @@
 //! Besides an event's own fields, requests may name:
 //! - `pid`, `tid`, `cpu`, `comm` (the current task), `kstack`, `ustack` (its stacks);
 //! - on the end event of a request with a [`Start`]: `latency` (ns from start to end) and
-//!   `start.NAME`, the value `NAME` had at the start event (saved with the start).
+//!   `start.NAME`, the value `NAME` had at the start event (saved with the start); with
+//!   [`Start::keep`], the value of the last begin event with the same key.
 
 use tracekit_common::engine::{DEFAULT_HASH_ENTRIES, DEFAULT_START_ENTRIES};
 
@@ -126,6 +127,10 @@ pub struct Start {
     /// dropped, and a new thread reusing the id does not inherit it. Without this, starts
     /// that never end (a thread exiting mid-call) stay until the run ends.
     pub per_thread: bool,
+    /// End events read their start without taking it away: it stays the last value per
+    /// pairing key (a CPU's frequency, `cpufreq`), read by every end event until the next
+    /// begin event replaces it. `latency` is then the time since that begin event.
+    pub keep: bool,
 }
 
 /// Kernel map sizes.

@@ -348,12 +348,12 @@ impl<S: AggregateSource, W: std::io::Write> AggregateCollector<'_, S, W> {
         let mut stderr =
             aggregates::summary(&stats, elapsed, &ended.reason, all_tasks && !ended.all);
         // A start keyed by a request (biolatency's) should end; one keyed by a thread may
-        // still be in flight (a blocked syscall, a sleeping task).
+        // still be in flight (a blocked syscall, a sleeping task); a kept one never ends.
         if job
             .request
             .start
             .as_ref()
-            .is_some_and(|start| !start.per_thread)
+            .is_some_and(|start| !start.per_thread && !start.keep)
         {
             stderr.push_str(&aggregates::unended(&stats));
         }

@@ -28,6 +28,8 @@
 //!   ([`crate::jobs::symbolic`]);
 //! - `capability(NAME)`: a capability number by its name (`CAP_CHOWN` for 0), capable's `NAME`;
 //! - `signal(NAME)`: a signal number by its name (`SIGKILL` for 9), sigsnoop's `--signal-name`;
+//! - `disk(NAME)`: a kernel `dev_t` (major << 20 | minor, as `block_device->bd_dev`) by its
+//!   disk's name under /sys/dev/block (`md0`), mdflush's `DEVICE`;
 //! - `NAME[A..B]`: the strings `NAME[A]` to `NAME[B-1]` joined by spaces, up to the first
 //!   empty one (execsnoop's `argv[0..4]`).
 
@@ -77,6 +79,8 @@ pub enum View {
     Signal(String),
     /// An address family as the IP version: 4 (`AF_INET`, 2), 6 (`AF_INET6`, 10).
     IpVersion(String),
+    /// A kernel `dev_t` by its disk's name.
+    Disk(String),
 }
 
 /// A view written as a call, `NAME(inner)`: what it makes of `inner`.
@@ -101,7 +105,7 @@ impl View {
                 .and_then(|rest| rest.strip_suffix(')'))
                 .map(str::to_string)
         };
-        let calls: [(&str, CallView); 14] = [
+        let calls: [(&str, CallView); 15] = [
             ("fd", View::Fd),
             ("errno", View::Errno),
             ("field", View::Field),
@@ -116,6 +120,7 @@ impl View {
             ("capability", View::Capability),
             ("signal", View::Signal),
             ("ipver", View::IpVersion),
+            ("disk", View::Disk),
         ];
         for (name, view) in calls {
             if let Some(inner) = call(name) {
@@ -147,7 +152,8 @@ impl View {
             | View::Symbol(name)
             | View::Capability(name)
             | View::Signal(name)
-            | View::IpVersion(name) => vec![name.clone()],
+            | View::IpVersion(name)
+            | View::Disk(name) => vec![name.clone()],
             View::Join(names) => names.clone(),
         }
     }
@@ -368,6 +374,9 @@ fn value(record: &TraceRecord, prints: &[Printed], event: &str, view: &View) -> 
         View::Capability(name) => Value::Text(super::tools::capable::capability_name(as_int(
             &printed_value(record, prints, name),
         ))),
+        View::Disk(name) => Value::Text(crate::engine::keys::disk_name(as_int(&printed_value(
+            record, prints, name,
+        )) as u64)),
         View::Signal(name) => Value::Text(signal_name(
             as_int(&printed_value(record, prints, name)) as i32,
         )),

@@ -9,7 +9,7 @@ use tracekit::{
     output::aggregates::Report,
 };
 
-use crate::cli::ProbeArgs;
+use crate::cli::{LastArgs, ProbeArgs};
 
 const EXAMPLES: &str = "\
 EXAMPLES:
@@ -24,7 +24,9 @@ EXAMPLES:
   tracekit count usdt:postgres:transaction__commit -p 1234    # USDT probes (U: for short)
   tracekit count syscalls:sys_exit_accept4 --filter 'ret >= 0' --by 'comm,sock(ret)->__sk_common.skc_num'
                                      # accepts by process and local port (BTF, from the descriptor)
-  tracekit count kprobe:vfs_unlink --by 'str(dentry->d_name.name)'  # BTF path to a string";
+  tracekit count kprobe:vfs_unlink --by 'str(dentry->d_name.name)'  # BTF path to a string
+  tracekit count syscalls:sys_enter_getppid --last syscalls:sys_enter_prctl --by start.option -- ./app
+                                     # calls by the option of the last prctl on their CPU";
 
 /// `tracekit count`.
 #[derive(Debug, ClapArgs)]
@@ -53,6 +55,8 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     pub top: Option<usize>,
     #[command(flatten)]
+    pub last: LastArgs,
+    #[command(flatten)]
     pub probing: ProbeArgs,
 }
 
@@ -62,7 +66,7 @@ pub fn run(args: Args, verbose: u8) -> Result<()> {
         by: KeyField::all(&args.by),
         filter: args.filter.clone(),
         by_event: true,
-        ..args.probing.request(args.probes.clone())
+        ..args.last.apply(args.probing.request(args.probes.clone()))
     };
     let job = AggregateJob {
         command: "count",

@@ -9,7 +9,7 @@ use tracekit::{
     output::aggregates::Report,
 };
 
-use crate::cli::{PercentileArgs, ProbeArgs};
+use crate::cli::{LastArgs, PercentileArgs, ProbeArgs};
 
 const EXAMPLES: &str = "\
 EXAMPLES:
@@ -32,6 +32,9 @@ EXAMPLES:
                                      # latency per file name: a string through BTF from a
                                      # parameter (str(PATH) or str(PATH,N)), saved at entry
   tracekit hist uretprobe:./app:handle --value latency --percentiles -- ./app  # p50..p99.9, ns
+  tracekit hist software:cpu-clock:99hz --last power:cpu_frequency --last-key cpu_id=cpu --value start.state --by comm
+                                     # each sample at its CPU's last frequency (kHz), per
+                                     # process: a last value per key, kept, not used up
   tracekit hist block:block_rq_issue --value bytes -i 1 -o sizes.svg  # heat map over time
   tracekit hist block:block_rq_issue --value bytes -i 1 -o s.json -o s.svg
                                      # and the JSON `tracekit report s.json -o s.svg` redraws
@@ -75,6 +78,8 @@ pub struct Args {
     pub linear: Option<String>,
     #[command(flatten)]
     pub percentiles: PercentileArgs,
+    #[command(flatten)]
+    pub last: LastArgs,
     #[command(flatten)]
     pub probing: ProbeArgs,
 }
@@ -125,7 +130,7 @@ pub fn run(args: Args, verbose: u8) -> Result<()> {
         shape,
         by: KeyField::all(&args.by),
         filter: args.filter.clone(),
-        ..args.probing.request(vec![args.probe.clone()])
+        ..args.last.apply(args.probing.request(vec![args.probe.clone()]))
     };
     let job = AggregateJob {
         command: "hist",

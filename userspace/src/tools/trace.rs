@@ -9,7 +9,7 @@ use tracekit::{
     probe::fields::STACKS,
 };
 
-use crate::cli::{ProbeArgs, SymbolArgs, UnwindArgs};
+use crate::cli::{LastArgs, ProbeArgs, SymbolArgs, UnwindArgs};
 
 const EXAMPLES: &str = "\
 EXAMPLES:
@@ -55,6 +55,8 @@ pub struct Args {
     #[command(flatten)]
     pub unwind: UnwindArgs,
     #[command(flatten)]
+    pub last: LastArgs,
+    #[command(flatten)]
     pub probing: ProbeArgs,
     #[command(flatten)]
     pub symbols: SymbolArgs,
@@ -77,7 +79,7 @@ pub fn run(args: Args, verbose: u8) -> Result<()> {
         shape: Shape::Trace,
         print,
         filter: args.filter.clone(),
-        ..args.probing.request(args.probes.clone())
+        ..args.last.apply(args.probing.request(args.probes.clone()))
     };
     trace::run(
         &request,

@@ -294,6 +294,9 @@ pub(crate) fn main_plan<T>(
                 builder.corr_part(index);
             }
             builder.needs_start();
+            if start.keep {
+                builder.keep_start();
+            }
             body(&mut builder, &fields)?
         }
         _ => body(&mut builder, own)?,

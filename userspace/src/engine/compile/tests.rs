@@ -156,6 +156,7 @@ fn bad_requests_name_the_bad_part() {
             end_pair: vec!["dev".into(), "sectr".into()],
             all_tasks: false,
             per_thread: false,
+            keep: false,
         }),
         ..Request::probe("block:block_rq_complete").log2("latency")
     };
@@ -165,6 +166,7 @@ fn bad_requests_name_the_bad_part() {
         end_pair: vec!["next_pid".into()],
         all_tasks: false,
         per_thread: true,
+        keep: false,
     };
     // End events that read `filename` at different offsets need two engines, each with a
     // start map of its own: refused.

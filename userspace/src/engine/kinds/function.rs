@@ -395,6 +395,9 @@ fn function_specs(
             main.corr_part(index);
         }
         main.needs_start();
+        if start.keep {
+            main.keep_start();
+        }
     }
     let body_fields: &dyn Fields = if uses_latency || explicit.is_some() {
         &end_fields

@@ -16,9 +16,8 @@ use crate::{
     engine::{
         Engine,
         attach::{AttachPoint, Role},
-        compile::{body::*, *},
+        compile::{body::*, start::*, *},
         kinds::{Kind, ProbeSpec},
-        plan::PlanBuilder,
         request::Request,
     },
     error::{Context as _, quote},
@@ -36,8 +35,8 @@ impl Kind for SoftwareKind {
         &["software", "s"]
     }
 
-    fn compile(&self, specs: &[ProbeSpec], request: &Request, _: &Events) -> Result<Compiled> {
-        software_specs(&specs[0], request)
+    fn compile(&self, specs: &[ProbeSpec], request: &Request, events: &Events) -> Result<Compiled> {
+        software_specs(&specs[0], request, events)
     }
 }
 
@@ -68,7 +67,7 @@ fn rate_of(spec: &ProbeSpec) -> Result<(&str, Sampling)> {
     }
 }
 
-fn software_specs(spec: &ProbeSpec, request: &Request) -> Result<Compiled> {
+fn software_specs(spec: &ProbeSpec, request: &Request, events: &Events) -> Result<Compiled> {
     let (name, sampling) = rate_of(spec)?;
     let config = counters::named_event(name)
         .filter(|event| event.kind == counters::Kind::Software)
@@ -80,14 +79,29 @@ fn software_specs(spec: &ProbeSpec, request: &Request) -> Result<Compiled> {
                 counters::software_names().join(", ")
             ))
         })?;
-    no_start(spec, request)?;
     let fields = BuiltinFields(spec.text.clone());
-    let mut builder = PlanBuilder::new();
-    let (columns, prints) = compile_body(&mut builder, &fields, request)?;
+    // A start stage (`--last`: a CPU's last frequency read at each sample, `cpufreq`).
+    let start = match &request.start {
+        Some(start) => Some(compile_start(
+            start,
+            request,
+            &tracefs_if_needed(start, events)?,
+        )?),
+        None => None,
+    };
+    let (mut builder, (columns, prints)) =
+        main_plan(&fields, start.as_ref(), request, |builder, fields| {
+            compile_body(builder, fields, request)
+        })?;
     finish_layout(&mut builder, &columns);
     let attach = SoftwareEvent { config, sampling };
     Ok(Compiled {
-        specs: vec![spec_of(builder.plan(), Arc::new(attach), None, request)],
+        specs: vec![spec_of(
+            builder.plan(),
+            Arc::new(attach),
+            start.map(|s| s.stage),
+            request,
+        )],
         columns: columns_of(columns),
         what: spec.text.clone(),
         prints: vec![prints],

@@ -378,6 +378,7 @@ fn golden_linear_with_unended_starts() {
         end_pair: Vec::new(),
         all_tasks: false,
         per_thread: false,
+        keep: false,
     });
     let stats = EngineStats {
         counted: 9,

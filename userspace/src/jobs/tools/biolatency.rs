@@ -101,6 +101,7 @@ pub fn biolatency(options: &BiolatencyOptions) -> Result<AggregateJob> {
                 end_pair: vec!["dev".into(), "sector".into()],
                 all_tasks: false,
                 per_thread: false,
+                keep: false,
             }),
             all_tasks: true,
             filter,

@@ -83,6 +83,7 @@ COMM and PID are the task that issued (-Q: inserted) the I/O; -p and -- CMD sele
             end_pair: vec!["dev".into(), "sector".into()],
             all_tasks: false,
             per_thread: false,
+            keep: false,
         });
         // Completions run in interrupt context: the issue selected the process.
         job.request.all_tasks = true;

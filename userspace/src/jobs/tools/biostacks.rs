@@ -56,6 +56,7 @@ to completion. Buffered writes are issued by kernel flusher threads, with their 
                     end_pair: vec!["dev".into(), "sector".into()],
                     all_tasks: false,
                     per_thread: false,
+                    keep: false,
                 }),
                 // Completions run in interrupt context: the start selected the process.
                 all_tasks: true,

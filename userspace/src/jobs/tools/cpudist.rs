@@ -89,6 +89,7 @@ pub fn cpudist(options: &CpudistOptions) -> AggregateJob {
                 end_pair: vec![end.into()],
                 all_tasks: !options.offcpu,
                 per_thread: true,
+                keep: false,
             }),
             all_tasks: options.offcpu,
             filter: Some(format!("{end} != 0")),

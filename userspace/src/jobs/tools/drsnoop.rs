@@ -44,6 +44,7 @@ pub const TOOL: Tool = Tool {
             end_pair: vec!["tid".into()],
             all_tasks: false,
             per_thread: true,
+            keep: false,
         });
         job.request.filter = values.comm_filter()?;
         Ok(Plan::Events(job))

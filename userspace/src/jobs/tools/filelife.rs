@@ -62,6 +62,7 @@ fn filelife(values: &super::FlagValues) -> Result<EventsJob> {
         // A file may be created by one task and deleted by another of the same run.
         all_tasks: false,
         per_thread: false,
+        keep: false,
     });
     job.request.target = values.target;
     job.time = super::EventTime::Clock;

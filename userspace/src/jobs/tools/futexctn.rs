@@ -101,6 +101,7 @@ pub fn futexctn(options: &FutexctnOptions) -> AggregateJob {
                 end_pair: vec!["tid".into()],
                 all_tasks: false,
                 per_thread: true,
+                keep: false,
             }),
             value: Some("latency".into()),
             by: vec![

@@ -151,6 +151,7 @@ pub fn irq_job(kind: IrqKind, options: &IrqOptions) -> AggregateJob {
             end_pair: vec!["cpu".into(), kind.field.into()],
             all_tasks: true,
             per_thread: false,
+            keep: false,
         }),
         all_tasks: true,
         by,

@@ -104,6 +104,7 @@ pub fn klockstat(options: &KlockstatOptions) -> AggregateJob {
                 end_pair: vec!["tid".into(), "lock_addr".into()],
                 all_tasks: false,
                 per_thread: false,
+                keep: false,
             }),
             value: Some("latency".into()),
             by,

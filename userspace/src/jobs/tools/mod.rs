@@ -77,12 +77,14 @@ table! {
     biotop,
     biopattern,
     biostacks,
+    mdflush,
     // CPU and scheduler
     cpudist,
     runqslower,
     runqlen,
     hardirqs,
     softirqs,
+    cpufreq,
     // memory
     drsnoop,
     slabratetop,
@@ -587,6 +589,7 @@ impl EventsJob {
             end_pair: vec!["tid".into()],
             all_tasks: false,
             per_thread: true,
+            keep: false,
         });
         let failures = values.switch(FAILURES.long);
         job.with_flags(

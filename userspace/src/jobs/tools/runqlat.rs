@@ -95,6 +95,7 @@ pub fn runqlat(options: &RunqlatOptions) -> AggregateJob {
                 end_pair: vec!["next_pid".into()],
                 all_tasks: true,
                 per_thread: true,
+                keep: false,
             }),
             all_tasks: true,
             filter: Some("next_pid != 0".into()),

@@ -77,6 +77,7 @@ pub const TOOL: Tool = Tool {
             end_pair: vec!["next_pid".into()],
             all_tasks: true,
             per_thread: true,
+            keep: false,
         });
         job.request.all_tasks = true;
         job.request.filter = Some(format!(

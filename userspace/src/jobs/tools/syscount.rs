@@ -99,6 +99,7 @@ pub fn syscount(options: &SyscountOptions) -> AggregateJob {
                 end_pair: vec!["tid".into()],
                 all_tasks: false,
                 per_thread: true,
+                keep: false,
             }),
             value: options.latency.then(|| "latency".into()),
             filter: options.failures.then(|| "ret < 0".into()),

@@ -65,6 +65,7 @@ the connecting process, kept from the SYN_SENT change.",
             end_pair: vec!["skaddr".into()],
             all_tasks: false,
             per_thread: false,
+            keep: false,
         });
         // The SYN-ACK arrives in the softirq; the start (the connecting process) selects.
         job.request.all_tasks = true;

@@ -79,6 +79,7 @@ that the SYN arrived in (the accepting process is not known there). Needs the ke
             // With -p/-- CMD: the connections the process began.
             all_tasks: false,
             per_thread: false,
+            keep: false,
         });
         job.request.all_tasks = true;
         job.request.filter = Some(filter.join(" && "));

@@ -55,6 +55,7 @@ REASON is the kernel's wb_reason: 0 background, 1 vmscan, 2 sync, 3 periodic, 4 
             end_pair: vec!["sb_dev".into()],
             all_tasks: true,
             per_thread: false,
+            keep: false,
         });
         job.request.all_tasks = true;
         Ok(Plan::Events(job))
