@@ -500,7 +500,8 @@ fn slabratetop_counts_a_file_per_open() {
 
 /// runqlen samples the run queue of each CPU: 4 processes that stay runnable (sched_yield
 /// in a loop), pinned to one CPU, queue 3 behind the one running, so that CPU's histogram
-/// has its mode at 3 and no other CPU sees the command's processes.
+/// has its mode at 3 and no other CPU sees the command's processes (but for `taskset`
+/// before it pins itself).
 #[test]
 fn runqlen_counts_the_tasks_pinned_to_one_cpu() {
     require_root();
@@ -525,14 +526,23 @@ fn runqlen_counts_the_tasks_pinned_to_one_cpu() {
     run.assert_code(0);
     let json = parse_json(&run.stdout);
     let groups = json["groups"].as_array().expect("groups");
-    assert_eq!(groups.len(), 1, "one CPU: {}", run.stdout);
-    assert_eq!(
-        groups[0]["key"]["cpu"].as_u64(),
-        Some(cpu as u64),
-        "{}",
-        run.stdout
-    );
-    let hist = groups[0]["hist"].as_array().unwrap();
+    let total = |group: &serde_json::Value| -> u64 {
+        group["hist"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["count"].as_u64().unwrap())
+            .sum()
+    };
+    let (pinned, others): (Vec<_>, Vec<_>) = groups
+        .iter()
+        .partition(|group| group["key"]["cpu"].as_u64() == Some(cpu as u64));
+    assert_eq!(pinned.len(), 1, "the pinned CPU: {}", run.stdout);
+    // `taskset` runs for a moment before it pins itself: a sample may catch it on another
+    // CPU (2 runs in 9 had one sample there of ~100).
+    let elsewhere: u64 = others.iter().map(|group| total(group)).sum();
+    assert!(elsewhere <= 2, "samples on other CPUs: {}", run.stdout);
+    let hist = pinned[0]["hist"].as_array().unwrap();
     let mode = hist
         .iter()
         .max_by_key(|b| b["count"].as_u64().unwrap())
