@@ -28,7 +28,10 @@
 
 use std::collections::HashMap;
 
-use tracekit_common::interp::{FRAME_OFFSET_MAX, hotspot::CodeCache, hotspot::MAX_CODE_HEAPS};
+use tracekit_common::interp::{
+    FRAME_OFFSET_MAX,
+    hotspot::{CodeCache, MAX_CODE_HEAPS, decode_blob, generation_mask},
+};
 
 use super::{
     CodeInfo,
@@ -55,6 +58,10 @@ pub struct CompiledLayout {
     pub offsets: (u64, u64, u64),
     /// `PcDesc::_pc_offset`, `PcDesc::_scope_decode_offset`, `sizeof(PcDesc)`.
     pub pc_desc: (u64, u64, u64),
+    /// `nmethod::_compile_id` (an i32), the generation of the code at a blob's address
+    /// ([`tracekit_common::interp::hotspot::encode_blob`]); `None` when not stated (a
+    /// freed nmethod's space given to other code may then keep its old names).
+    pub compile_id: Option<u64>,
 }
 
 impl CompiledLayout {
@@ -82,6 +89,7 @@ impl CompiledLayout {
                 offset("PcDesc::_scope_decode_offset")?,
                 *tables.sizes.get("PcDesc")?,
             ),
+            compile_id: offset("nmethod::_compile_id"),
         })
     }
 }
@@ -118,6 +126,10 @@ pub fn read_code_cache(memory: &impl Memory, layout: &Layout) -> Result<CodeCach
             .unwrap_or(0),
         code_begin_offset: u32::try_from(layout.code_blob.2).map_err(|e| e.to_string())?,
         code_begin_is_offset: u32::from(layout.code_begin_is_offset),
+        compile_id_offset: compiled
+            .compile_id
+            .and_then(|at| u32::try_from(at).ok())
+            .unwrap_or(0),
         ..CodeCache::default()
     };
     for (index, slot) in cache.heaps.iter_mut().take(count).enumerate() {
@@ -153,6 +165,29 @@ pub fn in_code_cache(cache: &CodeCache, address: u64) -> bool {
     cache.heaps[..(cache.count as usize).min(MAX_CODE_HEAPS)]
         .iter()
         .any(|heap| heap.low <= address && address < heap.high)
+}
+
+/// The blob a frame's code pointer `code` names ([`encode_blob`]'s encoding), if the code
+/// at that address now is the generation the kernel saw: the generation bits in `code`,
+/// and all 16 bits of `generation` when the kernel announced them. `None` when the space
+/// holds other code now (the frame's code was freed: it is not named by its successor).
+///
+/// [`encode_blob`]: tracekit_common::interp::hotspot::encode_blob
+pub fn blob_of(
+    memory: &impl Memory,
+    cache: &CodeCache,
+    code: u64,
+    generation: Option<u16>,
+) -> Option<u64> {
+    let (shift, header) = (cache.segment_shift, cache.heap_block_size);
+    let (blob, bits) = decode_blob(code, shift, header);
+    if cache.compile_id_offset == 0 {
+        return Some(blob);
+    }
+    let now = memory.i32(blob + u64::from(cache.compile_id_offset))? as u32;
+    let same = now & generation_mask(shift, header) == bits
+        && generation.is_none_or(|generation| now as u16 == generation);
+    same.then_some(blob)
 }
 
 /// The names of code cache blob `blob`: an nmethod's method as `Class.method`, with

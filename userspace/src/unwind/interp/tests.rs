@@ -10,7 +10,7 @@ fn code_caches_are_bounded_and_freed() {
     let live = std::process::id();
     register(live, Runtime::Python(*python::version(12).unwrap()));
     for code in 0..MAX_CODES_PER_PROCESS as u64 + 10 {
-        remember_code(live, 0x1000 + code * 16); // unmapped here: every read fails fast
+        remember_code(live, 0x1000 + code * 16, None); // unmapped here: every read fails fast
     }
     {
         let registry = registry();
@@ -21,7 +21,7 @@ fn code_caches_are_bounded_and_freed() {
     registry().processes.remove(&live);
     let gone = u32::MAX - 27;
     register(gone, Runtime::Python(*python::version(12).unwrap()));
-    remember_code(gone, 0x1000);
+    remember_code(gone, 0x1000, None);
     assert!(registry().processes.contains_key(&gone));
     // Seen exited at one call, freed at the next (whoever makes them).
     forget_exited();
