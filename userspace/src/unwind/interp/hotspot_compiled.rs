@@ -462,6 +462,9 @@ mod tests {
             ),
             (20, 32, 0)
         );
+        // `nmethod::_compile_id` is not among this table's fields: frames carry no
+        // generation.
+        assert_eq!(cache.compile_id_offset, 0);
         assert_eq!(
             (
                 cache.heaps[1].low,
@@ -536,6 +539,34 @@ mod tests {
             (stub.name.as_str(), stub.compiled.len()),
             ("StubRoutines (1)", 0)
         );
+    }
+
+    #[test]
+    fn a_blob_is_read_only_while_it_holds_the_generation_recorded() {
+        let cache = CodeCache {
+            segment_shift: 7,
+            heap_block_size: 16,
+            compile_id_offset: 200,
+            ..CodeCache::default()
+        };
+        let blob = 0x7f65_7333_4590u64;
+        let mut memory = Pages::default();
+        memory.put(blob + 200, &140i32.to_le_bytes());
+        let encode = |id| tracekit_common::interp::hotspot::encode_blob(blob, id, 7, 16);
+        // The frame's 4 bits (140 & 15 == 12) and the announcement's 16 bits agree.
+        assert_eq!(blob_of(&memory, &cache, encode(140), None), Some(blob));
+        assert_eq!(blob_of(&memory, &cache, encode(140), Some(140)), Some(blob));
+        // The nmethod the frame was of (107) is gone: its space holds 140 now.
+        assert_eq!(blob_of(&memory, &cache, encode(107), None), None);
+        // Same low bits, another compilation: only the announcement tells them apart.
+        assert_eq!(blob_of(&memory, &cache, encode(124), None), Some(blob));
+        assert_eq!(blob_of(&memory, &cache, encode(124), Some(124)), None);
+        // A JVM that does not state `_compile_id`: the blob as recorded.
+        let plain = CodeCache {
+            compile_id_offset: 0,
+            ..cache
+        };
+        assert_eq!(blob_of(&memory, &plain, encode(107), Some(107)), Some(blob));
     }
 
     #[test]
