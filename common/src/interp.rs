@@ -443,7 +443,12 @@ pub mod hotspot {
     /// stays in the same segment; [`decode_blob`] undoes it. `blob` itself when no bits
     /// fit.
     #[inline(always)]
-    pub fn encode_blob(blob: u64, generation: u32, segment_shift: u32, heap_block_size: u32) -> u64 {
+    pub fn encode_blob(
+        blob: u64,
+        generation: u32,
+        segment_shift: u32,
+        heap_block_size: u32,
+    ) -> u64 {
         let bits = generation_bits(segment_shift, heap_block_size);
         if bits == 0 {
             return blob;
@@ -500,14 +505,20 @@ mod tests {
         assert_eq!(decode_blob(new, 7, 16), (blob, 140 & 15));
         // 32-byte segments keep 2 bits; bits beyond them wrap.
         assert_eq!(generation_bits(5, 16), 2);
-        assert_eq!(decode_blob(encode_blob(0x1010, 7, 5, 16), 5, 16), (0x1010, 3));
+        assert_eq!(
+            decode_blob(encode_blob(0x1010, 7, 5, 16), 5, 16),
+            (0x1010, 3)
+        );
         // Nothing fits: the blob as it is.
         assert_eq!(generation_bits(4, 16), 0);
         assert_eq!(encode_blob(0x1010, 7, 4, 16), 0x1010);
         assert_eq!(decode_blob(0x1010, 4, 16), (0x1010, 0));
         // Large segments are capped.
         assert_eq!(generation_bits(16, 16), hotspot::MAX_GENERATION_BITS);
-        assert_eq!(decode_blob(encode_blob(0x1_0010, 0xFFFF, 16, 16), 16, 16), (0x1_0010, 0xFFF));
+        assert_eq!(
+            decode_blob(encode_blob(0x1_0010, 0xFFFF, 16, 16), 16, 16),
+            (0x1_0010, 0xFFF)
+        );
     }
 
     #[test]

@@ -644,10 +644,12 @@ pub(super) fn read_code(
     match layout.code_cache {
         Some(cache) if super::hotspot_compiled::in_code_cache(&cache, code) => {
             let memory = Process(pid);
-            let blob = super::hotspot_compiled::blob_of(&memory, &cache, code, generation)?;
-            super::hotspot_compiled::read_blob(&memory, layout, blob, &mut |method| {
+            let (blob, window) =
+                super::hotspot_compiled::blob_of(&memory, &cache, code, generation)?;
+            let info = super::hotspot_compiled::read_blob(&memory, layout, blob, &mut |method| {
                 read_method(pid, layout, method)
-            })
+            })?;
+            Some(super::hotspot_compiled::from_window(info, window))
         }
         _ => read_method(pid, layout, code),
     }

@@ -55,8 +55,8 @@ use crate::{
     unwind::process::{Backing, ExecMapping},
 };
 pub use code_info::CodeInfo;
-pub use splice::splice;
 use layout::layouts;
+pub use splice::splice;
 
 /// The module column of Python frames.
 pub const PYTHON_MODULE: &str = "[python]";
@@ -638,7 +638,10 @@ fn remember_code(pid: u32, code: u64, generation: Option<u16>) {
         *over_limit += 1;
         return;
     }
-    let read = process.runtime.read_code(pid, code, generation).map(Arc::new);
+    let read = process
+        .runtime
+        .read_code(pid, code, generation)
+        .map(Arc::new);
     if read.is_none() {
         *read_failures += 1;
     }
