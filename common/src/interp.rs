@@ -144,8 +144,13 @@ pub struct CodeKey {
     /// Process id (tgid).
     pub pid: u32,
     /// One of [`runtime`].
-    pub runtime: u32,
-    /// The code object's address in the process.
+    pub runtime: u16,
+    /// The low 16 bits of a HotSpot compiled method's `_compile_id` (read with the frame:
+    /// a blob freed and reused by other code is announced again, and userspace tells the
+    /// two apart, [`hotspot::encode_blob`]); 0 for every other code object.
+    pub generation: u16,
+    /// The code object's address in the process (a HotSpot blob's with the low bits of its
+    /// generation, [`hotspot::encode_blob`]).
     pub code: u64,
 }
 
@@ -400,8 +405,75 @@ pub mod hotspot {
         pub code_begin_offset: u32,
         /// 1 when `code_begin_offset` is `_code_offset`, 0 for `_code_begin`.
         pub code_begin_is_offset: u32,
-        /// Zero (keeps the size a multiple of 8 with no padding).
-        pub reserved: u32,
+        /// `nmethod::_compile_id` (an i32: the compilation's number, new for each nmethod
+        /// the JVM makes; [`encode_blob`]); 0 when the JVM does not state it (a blob's
+        /// frames then carry no generation).
+        pub compile_id_offset: u32,
+    }
+
+    /// The most bits of a generation an encoded blob carries ([`encode_blob`]).
+    pub const MAX_GENERATION_BITS: u32 = 12;
+
+    /// How many bits of a blob's generation fit into the low bits of its address, with
+    /// `segment_shift` and `heap_block_size` of [`CodeCache`]: a blob starts at
+    /// `heap_block_size` bytes past a segment's start, so its address bits 3 to
+    /// `segment_shift - 1` are known (4 bits with JDK 17's 128-byte segments, 2 at the
+    /// smallest segments HotSpot allows on x86_64, 32 bytes). 0 when they are not known.
+    #[inline(always)]
+    pub fn generation_bits(segment_shift: u32, heap_block_size: u32) -> u32 {
+        if segment_shift <= 3
+            || segment_shift > 16
+            || heap_block_size & 7 != 0
+            || u64::from(heap_block_size) >= 1 << segment_shift
+        {
+            return 0;
+        }
+        let bits = segment_shift - 3;
+        if bits > MAX_GENERATION_BITS {
+            MAX_GENERATION_BITS
+        } else {
+            bits
+        }
+    }
+
+    /// The code pointer a frame and an announcement record for code cache blob `blob` of
+    /// generation `generation` (its nmethod's `_compile_id`): the blob's segment start
+    /// plus the generation's low [`generation_bits`] bits times 8, so that a blob freed
+    /// and given to other code is another code object (named again) while the pointer
+    /// stays in the same segment; [`decode_blob`] undoes it. `blob` itself when no bits
+    /// fit.
+    #[inline(always)]
+    pub fn encode_blob(
+        blob: u64,
+        generation: u32,
+        segment_shift: u32,
+        heap_block_size: u32,
+    ) -> u64 {
+        let bits = generation_bits(segment_shift, heap_block_size);
+        if bits == 0 {
+            return blob;
+        }
+        let start = blob - u64::from(heap_block_size);
+        start + ((u64::from(generation) & ((1 << bits) - 1)) << 3)
+    }
+
+    /// The blob and generation bits of a code pointer [`encode_blob`] wrote (`code` and 0
+    /// when no bits fit).
+    pub fn decode_blob(code: u64, segment_shift: u32, heap_block_size: u32) -> (u64, u32) {
+        let bits = generation_bits(segment_shift, heap_block_size);
+        if bits == 0 {
+            return (code, 0);
+        }
+        let segment = (1u64 << segment_shift) - 1;
+        (
+            (code & !segment) + u64::from(heap_block_size),
+            ((code & segment) >> 3) as u32,
+        )
+    }
+
+    /// The mask of a generation's bits an encoded blob keeps.
+    pub fn generation_mask(segment_shift: u32, heap_block_size: u32) -> u32 {
+        (1 << generation_bits(segment_shift, heap_block_size)) - 1
     }
 }
 
@@ -416,6 +488,37 @@ mod tests {
         assert_eq!(size_of::<InterpProcess>(), 64);
         assert_eq!(size_of::<InterpConfig>(), 8);
         assert_eq!(size_of::<hotspot::CodeCache>(), 128);
+        assert_eq!(size_of::<CodeKey>(), 16);
+    }
+
+    #[test]
+    fn blobs_carry_their_generation_in_their_known_low_bits() {
+        use hotspot::{decode_blob, encode_blob, generation_bits};
+        // JDK 17: 128-byte segments, 16-byte block headers: 4 bits.
+        let blob = 0x7f65_7333_4590;
+        assert_eq!(generation_bits(7, 16), 4);
+        let (old, new) = (encode_blob(blob, 107, 7, 16), encode_blob(blob, 140, 7, 16));
+        assert_ne!(old, new);
+        // Still in the blob's segment, so still in the code cache.
+        assert_eq!(old & !127, blob & !127);
+        assert_eq!(decode_blob(old, 7, 16), (blob, 107 & 15));
+        assert_eq!(decode_blob(new, 7, 16), (blob, 140 & 15));
+        // 32-byte segments keep 2 bits; bits beyond them wrap.
+        assert_eq!(generation_bits(5, 16), 2);
+        assert_eq!(
+            decode_blob(encode_blob(0x1010, 7, 5, 16), 5, 16),
+            (0x1010, 3)
+        );
+        // Nothing fits: the blob as it is.
+        assert_eq!(generation_bits(4, 16), 0);
+        assert_eq!(encode_blob(0x1010, 7, 4, 16), 0x1010);
+        assert_eq!(decode_blob(0x1010, 4, 16), (0x1010, 0));
+        // Large segments are capped.
+        assert_eq!(generation_bits(16, 16), hotspot::MAX_GENERATION_BITS);
+        assert_eq!(
+            decode_blob(encode_blob(0x1_0010, 0xFFFF, 16, 16), 16, 16),
+            (0x1_0010, 0xFFF)
+        );
     }
 
     #[test]

@@ -21,15 +21,15 @@
 //! as the OpenTelemetry profiler's HotSpot unwinder does.
 
 use tracekit_common::interp::{
-    InterpStat, NO_OFFSET, encode_frame,
+    FRAME_OFFSET_MAX, InterpStat, NO_OFFSET, encode_frame,
     hotspot::{
         BCP_SLOT, CONST_METHOD_SIZE, MAX_CODE_HEAPS, MAX_FRAME_WORDS, METHOD_CONST_METHOD,
-        METHOD_SLOT, SEGMAP_FREE, SEGMAP_HOPS, SEGMAP_START, SENDER_SP_SLOT,
+        METHOD_SLOT, SEGMAP_FREE, SEGMAP_HOPS, SEGMAP_START, SENDER_SP_SLOT, encode_blob,
     },
     runtime,
 };
 
-use super::{InterpWalk, announce_code, bump, read_user};
+use super::{InterpWalk, announce_code, announce_generation, bump, read_user};
 use crate::unwind::UnwindMaps;
 
 #[inline(always)]
@@ -254,11 +254,30 @@ pub fn edge(walk: &InterpWalk, blob: u64, pc: u64) -> Edge {
 }
 
 /// The encoded frame of code cache blob `blob` at `pc` (the sampled pc, or a return
-/// address: as the blob's debug information states call sites): the blob and the pc's
-/// offset from it. Announces the blob.
+/// address: as the blob's debug information states call sites): the blob, with the low
+/// bits of its generation (`nmethod::_compile_id`, [`encode_blob`]) so that code compiled
+/// later into the same space is another code object, and the pc's offset from the blob
+/// (from the blob's 64 KiB window holding it, past the first).
+/// Announces the blob with 16 bits of its generation.
 #[inline(always)]
 pub fn compiled_frame<M: UnwindMaps>(walk: &InterpWalk, blob: u64, pc: u64) -> u64 {
-    announce_code::<M>(walk, blob);
+    let code = &walk.code;
+    let generation = if code.compile_id_offset != 0 {
+        read_user::<i32>(blob + u64::from(code.compile_id_offset)).unwrap_or(0) as u32
+    } else {
+        0
+    };
+    // A pc 64 KiB or more into its blob is recorded from the start of its 64 KiB window of
+    // the blob (a segment start plus the header too), so its offset fits the frame's 16
+    // bits; userspace finds the blob before the window.
+    let window = (pc - blob) & !u64::from(FRAME_OFFSET_MAX);
+    let encoded = encode_blob(
+        blob + window,
+        generation,
+        code.segment_shift,
+        code.heap_block_size,
+    );
+    announce_generation::<M>(walk, encoded, generation as u16);
     bump::<M>(InterpStat::CompiledFrames);
-    encode_frame(runtime::HOTSPOT, blob, pc - blob)
+    encode_frame(runtime::HOTSPOT, encoded, pc - blob - window)
 }

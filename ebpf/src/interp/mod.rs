@@ -114,9 +114,17 @@ pub fn frame_at<M: UnwindMaps>(walk: &mut InterpWalk, pc: u64) -> InterpFrame {
 /// recorded, so its names are read while the process lives.
 #[inline(always)]
 pub fn announce_code<M: UnwindMaps>(walk: &InterpWalk, code: u64) {
+    announce_generation::<M>(walk, code, 0);
+}
+
+/// [`announce_code`] of a code object that has a generation (a HotSpot blob's
+/// `_compile_id`): announced again when the same address holds another generation.
+#[inline(always)]
+pub fn announce_generation<M: UnwindMaps>(walk: &InterpWalk, code: u64, generation: u16) {
     let key = CodeKey {
         pid: walk.pid,
-        runtime: u32::from(walk.process.runtime),
+        runtime: u16::from(walk.process.runtime),
+        generation,
         code,
     };
     // SAFETY: the value is only tested for presence.

@@ -632,13 +632,24 @@ pub fn method_name(memory: &impl Memory, layout: &Layout, method: u64) -> Option
 }
 
 /// The names of code object `code` of JVM `pid`: a blob of its code cache
-/// ([`super::hotspot_compiled::read_blob`]), else a `Method*` ([`read_method`]).
-pub(super) fn read_code(pid: u32, layout: &Layout, code: u64) -> Option<super::CodeInfo> {
+/// ([`super::hotspot_compiled::read_blob`]; `None` when its space holds another
+/// generation now, [`super::hotspot_compiled::blob_of`]: the kernel's announcement gives
+/// `generation`), else a `Method*` ([`read_method`]).
+pub(super) fn read_code(
+    pid: u32,
+    layout: &Layout,
+    code: u64,
+    generation: Option<u16>,
+) -> Option<super::CodeInfo> {
     match layout.code_cache {
         Some(cache) if super::hotspot_compiled::in_code_cache(&cache, code) => {
-            super::hotspot_compiled::read_blob(&Process(pid), layout, code, &mut |method| {
+            let memory = Process(pid);
+            let (blob, window) =
+                super::hotspot_compiled::blob_of(&memory, &cache, code, generation)?;
+            let info = super::hotspot_compiled::read_blob(&memory, layout, blob, &mut |method| {
                 read_method(pid, layout, method)
-            })
+            })?;
+            Some(super::hotspot_compiled::from_window(info, window))
         }
         _ => read_method(pid, layout, code),
     }

@@ -23,12 +23,16 @@
 //! scope's line is the line of its bci in its method's line table
 //! ([`super::hotspot_lines`]). Nothing else is guessed: a return address with no `PcDesc`
 //! of its own (a call into the VM that cannot stop at a safepoint, as
-//! `os::javaTimeNanos`), a pc offset the kernel saturated (beyond 64 KiB), or a leaf pc
-//! with no `PcDesc` after it, names the compiled method alone, without a line.
+//! `os::javaTimeNanos`), or a leaf pc with no `PcDesc` after it, names the compiled method
+//! alone, without a line. A pc 64 KiB or more into a blob is recorded from the blob's
+//! 64 KiB window holding it ([`blob_of`] finds the blob, [`from_window`] the call sites).
 
 use std::collections::HashMap;
 
-use tracekit_common::interp::{FRAME_OFFSET_MAX, hotspot::CodeCache, hotspot::MAX_CODE_HEAPS};
+use tracekit_common::interp::{
+    FRAME_OFFSET_MAX,
+    hotspot::{CodeCache, MAX_CODE_HEAPS, SEGMAP_FREE, SEGMAP_START, decode_blob, generation_mask},
+};
 
 use super::{
     CodeInfo,
@@ -55,6 +59,10 @@ pub struct CompiledLayout {
     pub offsets: (u64, u64, u64),
     /// `PcDesc::_pc_offset`, `PcDesc::_scope_decode_offset`, `sizeof(PcDesc)`.
     pub pc_desc: (u64, u64, u64),
+    /// `nmethod::_compile_id` (an i32), the generation of the code at a blob's address
+    /// ([`tracekit_common::interp::hotspot::encode_blob`]); `None` when not stated (a
+    /// freed nmethod's space given to other code may then keep its old names).
+    pub compile_id: Option<u64>,
 }
 
 impl CompiledLayout {
@@ -82,6 +90,7 @@ impl CompiledLayout {
                 offset("PcDesc::_scope_decode_offset")?,
                 *tables.sizes.get("PcDesc")?,
             ),
+            compile_id: offset("nmethod::_compile_id"),
         })
     }
 }
@@ -118,6 +127,10 @@ pub fn read_code_cache(memory: &impl Memory, layout: &Layout) -> Result<CodeCach
             .unwrap_or(0),
         code_begin_offset: u32::try_from(layout.code_blob.2).map_err(|e| e.to_string())?,
         code_begin_is_offset: u32::from(layout.code_begin_is_offset),
+        compile_id_offset: compiled
+            .compile_id
+            .and_then(|at| u32::try_from(at).ok())
+            .unwrap_or(0),
         ..CodeCache::default()
     };
     for (index, slot) in cache.heaps.iter_mut().take(count).enumerate() {
@@ -153,6 +166,76 @@ pub fn in_code_cache(cache: &CodeCache, address: u64) -> bool {
     cache.heaps[..(cache.count as usize).min(MAX_CODE_HEAPS)]
         .iter()
         .any(|heap| heap.low <= address && address < heap.high)
+}
+
+/// The blob a frame's code pointer `code` names ([`encode_blob`]'s encoding, of the blob's
+/// start or of a 64 KiB window into it) and the window's offset in it, if the code there
+/// now is the generation the kernel saw: the generation bits in `code`, and all 16 bits of
+/// `generation` when the kernel announced them. `None` when the space holds other code now
+/// (the frame's code was freed: it is not named by its successor) or is free.
+///
+/// [`encode_blob`]: tracekit_common::interp::hotspot::encode_blob
+pub fn blob_of(
+    memory: &impl Memory,
+    cache: &CodeCache,
+    code: u64,
+    generation: Option<u16>,
+) -> Option<(u64, u64)> {
+    let (shift, header) = (cache.segment_shift, cache.heap_block_size);
+    let (start, bits) = decode_blob(code, shift, header);
+    let blob = block_of(memory, cache, start)?;
+    if cache.compile_id_offset != 0 {
+        let now = memory.i32(blob + u64::from(cache.compile_id_offset))? as u32;
+        if now & generation_mask(shift, header) != bits
+            || generation.is_some_and(|generation| now as u16 != generation)
+        {
+            return None;
+        }
+    }
+    Some((blob, start - blob))
+}
+
+/// Hops through a code heap's segment map at most (one hop goes back up to 254 segments).
+const MAX_SEGMAP_HOPS: usize = 1 << 16;
+
+/// The blob whose block holds `address`, found as the kernel finds it: back through the
+/// heap's segment map to the block's first segment. `None` outside the heaps, in free
+/// space, or where the map is unreadable.
+fn block_of(memory: &impl Memory, cache: &CodeCache, address: u64) -> Option<u64> {
+    let count = (cache.count as usize).min(MAX_CODE_HEAPS);
+    let heap = cache.heaps[..count]
+        .iter()
+        .find(|heap| heap.low <= address && address < heap.high)?;
+    let shift = cache.segment_shift;
+    let mut segment = (address - heap.low) >> shift;
+    for _ in 0..MAX_SEGMAP_HOPS {
+        match memory.read(heap.segmap + segment, 1)?[0] {
+            SEGMAP_START => {
+                return Some(heap.low + (segment << shift) + u64::from(cache.heap_block_size));
+            }
+            SEGMAP_FREE => return None,
+            hops if u64::from(hops) <= segment => segment -= u64::from(hops),
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// [`CodeInfo::compiled`] of a blob as seen from `window` bytes into it (a frame recorded
+/// from a 64 KiB window of a larger blob): the call sites from the window on, their offsets
+/// from the window.
+pub fn from_window(mut info: CodeInfo, window: u64) -> CodeInfo {
+    let Ok(window) = u32::try_from(window) else {
+        info.compiled.clear();
+        return info;
+    };
+    if window > 0 {
+        info.compiled = std::mem::take(&mut info.compiled)
+            .into_iter()
+            .filter_map(|(offset, frames)| Some((offset.checked_sub(window)?, frames)))
+            .collect();
+    }
+    info
 }
 
 /// The names of code cache blob `blob`: an nmethod's method as `Class.method`, with
@@ -427,6 +510,9 @@ mod tests {
             ),
             (20, 32, 0)
         );
+        // `nmethod::_compile_id` is not among this table's fields: frames carry no
+        // generation.
+        assert_eq!(cache.compile_id_offset, 0);
         assert_eq!(
             (
                 cache.heaps[1].low,
@@ -501,6 +587,102 @@ mod tests {
             (stub.name.as_str(), stub.compiled.len()),
             ("StubRoutines (1)", 0)
         );
+    }
+
+    #[test]
+    fn a_blob_is_read_only_while_it_holds_the_generation_recorded() {
+        let low = 0x7f65_7330_0000u64;
+        let mut cache = CodeCache {
+            count: 1,
+            segment_shift: 7,
+            heap_block_size: 16,
+            compile_id_offset: 200,
+            ..CodeCache::default()
+        };
+        cache.heaps[0] = tracekit_common::interp::hotspot::CodeHeap {
+            low,
+            high: low + 0x10_0000,
+            segmap: 0x1000,
+        };
+        // A blob of 1,000 segments (125 KiB) at segment 0x89: its first segment is 0,
+        // the others the hops back (at most 254), as HotSpot marks them.
+        let mut memory = Pages::default();
+        let first = 0x89u64;
+        for segment in 0..1000u64 {
+            let hops = if segment == 0 {
+                0
+            } else {
+                (segment - 1) % 254 + 1
+            };
+            memory.put(0x1000 + first + segment, &[hops as u8]);
+        }
+        memory.put(0x1000 + first + 1000, &[0xFF]);
+        let blob = low + (first << 7) + 16;
+        memory.put(blob + 200, &140i32.to_le_bytes());
+        let encode = |at, id| tracekit_common::interp::hotspot::encode_blob(at, id, 7, 16);
+        // The frame's 4 bits (140 & 15 == 12) and the announcement's 16 bits agree.
+        assert_eq!(
+            blob_of(&memory, &cache, encode(blob, 140), None),
+            Some((blob, 0))
+        );
+        assert_eq!(
+            blob_of(&memory, &cache, encode(blob, 140), Some(140)),
+            Some((blob, 0))
+        );
+        // The nmethod the frame was of (107) is gone: its space holds 140 now.
+        assert_eq!(blob_of(&memory, &cache, encode(blob, 107), None), None);
+        // Same low bits, another compilation: only the announcement tells them apart.
+        assert_eq!(
+            blob_of(&memory, &cache, encode(blob, 124), None),
+            Some((blob, 0))
+        );
+        assert_eq!(blob_of(&memory, &cache, encode(blob, 124), Some(124)), None);
+        // A frame recorded from the blob's second 64 KiB window.
+        let window = encode(blob + 0x1_0000, 140);
+        assert_eq!(
+            blob_of(&memory, &cache, window, Some(140)),
+            Some((blob, 0x1_0000))
+        );
+        // Free space: nothing.
+        assert_eq!(
+            blob_of(
+                &memory,
+                &cache,
+                encode(low + ((first + 1000) << 7) + 16, 140),
+                None
+            ),
+            None
+        );
+        // A JVM that does not state `_compile_id`: the blob as recorded.
+        let plain = CodeCache {
+            compile_id_offset: 0,
+            ..cache
+        };
+        assert_eq!(
+            blob_of(&memory, &plain, encode(blob, 107), Some(107)),
+            Some((blob, 0))
+        );
+    }
+
+    #[test]
+    fn a_window_of_a_large_blob_keeps_its_call_sites() {
+        let info = CodeInfo {
+            name: "Big.run".into(),
+            file: String::new(),
+            first_line: 0,
+            linetable: Vec::new(),
+            minor: 0,
+            compiled: vec![
+                (0x120, vec!["Big.run (Big.java:3)".into()]),
+                (0x1_0040, vec!["Big.run (Big.java:900)".into()]),
+            ],
+        };
+        let window = from_window(info.clone(), 0x1_0000);
+        assert_eq!(
+            frames(&window, 0x40, false),
+            [("Big.run (Big.java:900)".to_string(), false)]
+        );
+        assert_eq!(from_window(info.clone(), 0), info);
     }
 
     #[test]

@@ -29,6 +29,7 @@ mod layout;
 pub mod php;
 pub mod python;
 pub mod ruby;
+mod splice;
 mod unpublish;
 pub mod v8;
 
@@ -55,6 +56,7 @@ use crate::{
 };
 pub use code_info::CodeInfo;
 use layout::layouts;
+pub use splice::splice;
 
 /// The module column of Python frames.
 pub const PYTHON_MODULE: &str = "[python]";
@@ -391,7 +393,8 @@ impl Interpreters {
             // SAFETY: the kernel writes whole CodeKeys; read_unaligned takes any alignment.
             let key = unsafe { std::ptr::read_unaligned(item.as_ptr().cast::<CodeKey>()) };
             drop(item);
-            remember_code(key.pid, key.code);
+            let generation = (key.runtime == u16::from(runtime::HOTSPOT)).then_some(key.generation);
+            remember_code(key.pid, key.code, generation);
             read += 1;
         }
         read
@@ -520,14 +523,14 @@ enum Runtime {
 }
 
 impl Runtime {
-    /// Reads code object `code` of `pid`.
-    fn read_code(&self, pid: u32, code: u64) -> Option<CodeInfo> {
+    /// Reads code object `code` of `pid` (of `generation`, where the kernel announced one).
+    fn read_code(&self, pid: u32, code: u64, generation: Option<u16>) -> Option<CodeInfo> {
         match self {
             Runtime::Python(version) => python::read_code(pid, version, code),
             Runtime::Ruby(version) => ruby::read_code(pid, version, code),
             Runtime::Php(version) => php::read_code(pid, version, code),
             Runtime::V8(version) => v8::read_code(pid, version, code),
-            Runtime::HotSpot(layout) => hotspot::read_code(pid, layout, code),
+            Runtime::HotSpot(layout) => hotspot::read_code(pid, layout, code, generation),
         }
     }
 }
@@ -548,6 +551,8 @@ struct ProcessCodes {
     runtime: Runtime,
     /// Code pointer to what was read (`None`: the read failed).
     codes: HashMap<u64, Option<Arc<CodeInfo>>>,
+    /// The generation each code pointer was announced with (HotSpot blobs).
+    generations: HashMap<u64, u16>,
 }
 
 /// Every process's code objects, shared by the unwind thread (which reads them ahead) and
@@ -560,6 +565,8 @@ struct Registry {
     read_failures: u64,
     /// Code objects not cached because their process had [`MAX_CODES_PER_PROCESS`].
     over_limit: u64,
+    /// Code pointers announced with two generations ([`remember_code`]).
+    ambiguous: u64,
 }
 
 static REGISTRY: LazyLock<Mutex<Registry>> = LazyLock::new(Mutex::default);
@@ -579,6 +586,7 @@ fn register(pid: u32, runtime: Runtime) {
         .or_insert_with(|| ProcessCodes {
             runtime: runtime.clone(),
             codes: HashMap::new(),
+            generations: HashMap::new(),
         });
     // An exec into another version: what was read is of the old image.
     let same = match (&entry.runtime, &runtime) {
@@ -592,6 +600,7 @@ fn register(pid: u32, runtime: Runtime) {
     if !same {
         entry.runtime = runtime;
         entry.codes.clear();
+        entry.generations.clear();
     }
 }
 
@@ -599,30 +608,47 @@ fn register(pid: u32, runtime: Runtime) {
 /// (`exec`, `eval` in a loop) has the rest of its frames named `[unknown]`, counted in `-v`.
 pub const MAX_CODES_PER_PROCESS: usize = 65536;
 
-/// Reads code object `code` of `pid` if it was not read yet.
-fn remember_code(pid: u32, code: u64) {
+/// Reads code object `code` of `pid` if it was not read yet. `generation`: the one the
+/// kernel announced it with (HotSpot blobs); a code pointer announced again with another
+/// is two compiled methods whose generations' low bits (all the frame keeps) are the same
+/// at one address, and is named by neither ([`Registry::ambiguous`]).
+fn remember_code(pid: u32, code: u64, generation: Option<u16>) {
     let mut registry = registry();
     let Registry {
         processes,
         read_failures,
         over_limit,
+        ambiguous,
         ..
     } = &mut *registry;
     let Some(process) = processes.get_mut(&pid) else {
         return;
     };
     if process.codes.contains_key(&code) {
+        if let Some(generation) = generation
+            && let Some(old) = process.generations.insert(code, generation)
+            && old != generation
+        {
+            *ambiguous += 1;
+            process.codes.insert(code, None);
+        }
         return;
     }
     if process.codes.len() >= MAX_CODES_PER_PROCESS {
         *over_limit += 1;
         return;
     }
-    let read = process.runtime.read_code(pid, code).map(Arc::new);
+    let read = process
+        .runtime
+        .read_code(pid, code, generation)
+        .map(Arc::new);
     if read.is_none() {
         *read_failures += 1;
     }
     process.codes.insert(code, read);
+    if let Some(generation) = generation {
+        process.generations.insert(code, generation);
+    }
 }
 
 /// Reads, now, the code objects of `leaf_first` (a recorded user stack of `pid`) not read
@@ -631,7 +657,7 @@ pub fn remember_codes(pid: u32, leaf_first: &[u64]) {
     for &word in leaf_first {
         // One interpreter per process: its runtime names every frame of the stack.
         if let Some((_, code, _)) = decode_frame(word) {
-            remember_code(pid, code);
+            remember_code(pid, code, None);
         }
     }
 }
@@ -742,6 +768,13 @@ fn names_report() -> String {
             registry.read_failures
         ));
     }
+    if registry.ambiguous > 0 {
+        lines.push(format!(
+            "interpreters: {} JVM code cache addresses held two compiled methods whose frames \
+             cannot be told apart; their frames are [unknown] in [java]",
+            registry.ambiguous
+        ));
+    }
     if registry.over_limit > 0 {
         lines.push(format!(
             "interpreters: {} code objects not named: their process had {MAX_CODES_PER_PROCESS} \
@@ -750,41 +783,6 @@ fn names_report() -> String {
         ));
     }
     lines.join("\n")
-}
-
-/// The frames (outermost first) of a user stack `leaf_first` of `pid` holding interpreter
-/// frames: each run of native addresses goes to `native` (the symbolizer), each interpreter
-/// frame to [`frames`]. A run is symbolized as a stack of its own, whose first address is
-/// looked up as is: a run after the leaf starts at a return address, so it is passed minus
-/// one (inside the call), as the symbolizer does with the return addresses it sees.
-pub fn splice(
-    pid: u32,
-    leaf_first: &[u64],
-    mut native: impl FnMut(&[u64]) -> Vec<Frame>,
-) -> Vec<Frame> {
-    let mut frames = Vec::with_capacity(leaf_first.len());
-    let mut end = leaf_first.len();
-    // Outermost first: walk the stack from its end.
-    while end > 0 {
-        if is_frame(leaf_first[end - 1]) {
-            frames.extend(self::frames(pid, leaf_first[end - 1], end == 1));
-            end -= 1;
-            continue;
-        }
-        let mut start = end - 1;
-        while start > 0 && !is_frame(leaf_first[start - 1]) {
-            start -= 1;
-        }
-        if start == 0 {
-            frames.extend(native(&leaf_first[start..end]));
-        } else {
-            let mut run = leaf_first[start..end].to_vec();
-            run[0] = run[0].saturating_sub(1);
-            frames.extend(native(&run));
-        }
-        end = start;
-    }
-    frames
 }
 
 #[cfg(test)]

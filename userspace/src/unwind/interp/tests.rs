@@ -10,7 +10,7 @@ fn code_caches_are_bounded_and_freed() {
     let live = std::process::id();
     register(live, Runtime::Python(*python::version(12).unwrap()));
     for code in 0..MAX_CODES_PER_PROCESS as u64 + 10 {
-        remember_code(live, 0x1000 + code * 16); // unmapped here: every read fails fast
+        remember_code(live, 0x1000 + code * 16, None); // unmapped here: every read fails fast
     }
     {
         let registry = registry();
@@ -21,12 +21,49 @@ fn code_caches_are_bounded_and_freed() {
     registry().processes.remove(&live);
     let gone = u32::MAX - 27;
     register(gone, Runtime::Python(*python::version(12).unwrap()));
-    remember_code(gone, 0x1000);
+    remember_code(gone, 0x1000, None);
     assert!(registry().processes.contains_key(&gone));
     // Seen exited at one call, freed at the next (whoever makes them).
     forget_exited();
     forget_exited();
     assert!(!registry().processes.contains_key(&gone));
+}
+
+/// A code pointer announced again with another generation (two HotSpot compiled methods
+/// at one address whose frames carry the same low bits of their `_compile_id`) is named by
+/// neither; announced again with its own generation (the kernel's LRU forgot it), it keeps
+/// its name.
+#[test]
+fn a_code_pointer_of_two_generations_is_named_by_neither() {
+    // A pid no process has: only a forget_exited of another test twice within this test
+    // would free it.
+    let pid = u32::MAX - 41;
+    register(pid, Runtime::Python(*python::version(12).unwrap()));
+    let code = 0x7f00_0000_1010;
+    let info = CodeInfo {
+        name: "A.run".into(),
+        file: String::new(),
+        first_line: 0,
+        linetable: Vec::new(),
+        minor: 0,
+        compiled: Vec::new(),
+    };
+    let named = |registry: &Registry| registry.processes[&pid].codes[&code].is_some();
+    {
+        let mut registry = registry();
+        let process = registry.processes.get_mut(&pid).unwrap();
+        process.codes.insert(code, Some(Arc::new(info)));
+        process.generations.insert(code, 0x0107);
+    }
+    remember_code(pid, code, Some(0x0107));
+    remember_code(pid, code, None);
+    assert!(named(&registry()));
+    let before = registry().ambiguous;
+    remember_code(pid, code, Some(0x0117));
+    assert!(!named(&registry()));
+    assert_eq!(registry().ambiguous, before + 1);
+    assert!(names_report().contains("held two compiled methods"));
+    registry().processes.remove(&pid);
 }
 
 #[test]
