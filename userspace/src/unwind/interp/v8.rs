@@ -22,7 +22,10 @@ use std::collections::HashMap;
 
 use tracekit_common::interp::{InterpProcess, NO_OFFSET, OFFSET_SLOTS, runtime, v8 as slots};
 
-use super::{CodeInfo, Detected, read_memory};
+use super::{
+    CodeInfo, Detected, read_memory,
+    v8_lines::{self, LineLayout},
+};
 use crate::unwind::process::{Backing, ExecMapping};
 
 /// Instance types of the `JSFunction` classes after `JS_FUNCTION_TYPE` (class
@@ -68,6 +71,9 @@ pub struct Version {
     sliced_tag: u16,
     scope_info_first_vars: u16,
     scope_info_context_locals: u16,
+    /// Where lines are read ([`v8_lines`]); `None`: a symbol is missing, and frames are
+    /// `function (script)` with no line.
+    lines: Option<LineLayout>,
 }
 
 /// A detected V8 binary, in its own ELF addresses.
@@ -311,6 +317,11 @@ fn binary(symbols: &Symbols) -> Result<Option<Binary>, String> {
         sliced_tag: field("v8dbg_SlicedStringTag")?,
         scope_info_first_vars: field("v8dbg_scopeinfo_idx_first_vars")?,
         scope_info_context_locals: field("v8dbg_scopeinfo_idx_ncontextlocals")?,
+        lines: None,
+    };
+    let version = Version {
+        lines: line_layout(symbols, &version).ok(),
+        ..version
     };
     let size = u64::try_from(size).map_err(|_| format!("{BUILTINS_SIZE} = {size}"))?;
     Ok(Some(Binary {
@@ -400,7 +411,7 @@ const MAX_STRING: u64 = 4096;
 const MAX_STRING_DEPTH: u32 = 8;
 
 /// Reads the objects of one process.
-struct Reader<'a> {
+pub(super) struct Reader<'a> {
     pid: u32,
     v: &'a Version,
 }
@@ -436,6 +447,11 @@ impl Reader<'_> {
 
     /// The string at tagged `tagged` (`None`: not a string, or one not read).
     fn string(&self, tagged: u64, depth: u32) -> Option<String> {
+        self.string_limited(tagged, depth, MAX_STRING)
+    }
+
+    /// The first `limit` characters (UTF-16 units) of the string at tagged `tagged`.
+    fn string_limited(&self, tagged: u64, depth: u32, limit: u64) -> Option<String> {
         let (object, kind) = self.object(tagged)?;
         let v = self.v;
         if kind >= v.first_nonstring_type || depth > MAX_STRING_DEPTH {
@@ -445,19 +461,24 @@ impl Reader<'_> {
             read_memory(self.pid, object + u64::from(v.string_length), 4)
                 .and_then(|b| Some(u32::from_le_bytes(b.try_into().ok()?)))?,
         )
-        .min(MAX_STRING);
+        .min(limit);
         let one_byte = kind & v.encoding_mask == v.one_byte_tag;
         let representation = kind & v.representation_mask;
         if representation == v.seq_tag {
             return self.chars(object, one_byte, 0, length);
         }
         if representation == v.cons_tag {
-            let first = self.string(self.field(object, v.cons_first)?, depth + 1)?;
-            let second = self.string(self.field(object, v.cons_second)?, depth + 1)?;
+            let first = self.string_limited(self.field(object, v.cons_first)?, depth + 1, limit)?;
+            let units = first.chars().map(|c| c.len_utf16() as u64).sum::<u64>();
+            if units >= limit {
+                return Some(first);
+            }
+            let second =
+                self.string_limited(self.field(object, v.cons_second)?, depth + 1, limit - units)?;
             return Some(first + &second);
         }
         if representation == v.thin_tag {
-            return self.string(self.field(object, v.thin_actual)?, depth + 1);
+            return self.string_limited(self.field(object, v.thin_actual)?, depth + 1, limit);
         }
         if representation == v.sliced_tag {
             let (parent, parent_kind) = self.object(self.field(object, v.sliced_parent)?)?;
@@ -488,18 +509,44 @@ impl Reader<'_> {
         Some(String::from_utf16_lossy(&units))
     }
 
+    /// The first 16 slots after the map of `ScopeInfo` `object` (untagged).
+    fn scope_info_slots(&self, object: u64) -> Option<Vec<u64>> {
+        const SLOTS: usize = 16;
+        let data = read_memory(self.pid, object + 8, SLOTS * 8)?;
+        Some(
+            data.chunks_exact(8)
+                .map(|word| u64::from_le_bytes(word.try_into().unwrap()))
+                .collect(),
+        )
+    }
+
     /// The function name in `ScopeInfo` `object` (untagged): the first string after its
     /// fixed slots and context locals.
     fn scope_info_name(&self, object: u64) -> Option<String> {
         const SLOTS: u64 = 16;
-        let data = read_memory(self.pid, object + 8, (SLOTS * 8) as usize)?;
-        let slot = |i: u64| -> Option<u64> {
-            let at = (i * 8) as usize;
-            Some(u64::from_le_bytes(data.get(at..at + 8)?.try_into().ok()?))
-        };
+        let data = self.scope_info_slots(object)?;
+        let slot = |i: u64| -> Option<u64> { data.get(usize::try_from(i).ok()?).copied() };
         let locals = slot(u64::from(self.v.scope_info_context_locals))? >> 32;
         let first = u64::from(self.v.scope_info_first_vars) + 2 * locals;
         (first..SLOTS).find_map(|i| self.string(slot(i)?, 0))
+    }
+}
+
+impl v8_lines::Objects for Reader<'_> {
+    fn word(&self, address: u64) -> Option<u64> {
+        Reader::word(self, address)
+    }
+
+    fn object(&self, tagged: u64) -> Option<(u64, u16)> {
+        Reader::object(self, tagged)
+    }
+
+    fn string_prefix(&self, tagged: u64, limit: u64) -> Option<String> {
+        self.string_limited(tagged, 0, limit)
+    }
+
+    fn pid(&self) -> u32 {
+        self.pid
     }
 }
 
@@ -519,32 +566,100 @@ pub fn read_code(pid: u32, v: &Version, shared: u64) -> Option<CodeInfo> {
     let name = name
         .filter(|name| !name.is_empty())
         .unwrap_or_else(|| "(anonymous)".into());
-    let file = reader
+    let script = reader
         .field(shared, v.shared_script_or_debug_info)
         .and_then(|script| {
             let (object, kind) = reader.object(script)?;
-            (kind == v.type_script).then_some(())?;
-            reader.string(reader.field(object, v.script_name)?, 0)
-        })
+            (kind == v.type_script).then_some(object)
+        });
+    let file = script
+        .and_then(|object| reader.string(reader.field(object, v.script_name)?, 0))
         .unwrap_or_default();
+    let (first_line, linetable) = match (v.lines, script) {
+        (Some(layout), Some(script)) if !file.is_empty() => {
+            let slots = (kind == v.type_scope_info)
+                .then(|| reader.scope_info_slots(object))
+                .flatten();
+            let indices = (v.scope_info_first_vars, v.scope_info_context_locals);
+            let bytecode_array = v.type_bytecode_array;
+            v8_lines::function_lines(
+                &reader,
+                &layout,
+                shared,
+                slots.as_deref(),
+                indices,
+                bytecode_array,
+                script,
+            )
+        }
+        _ => (0, Vec::new()),
+    };
     Some(CodeInfo {
         name,
         file,
-        first_line: 0,
-        linetable: Vec::new(),
+        first_line,
+        linetable,
         minor: v.minor.min(255) as u8,
         compiled: Vec::new(),
     })
 }
 
-/// The symbol of a named V8 frame: `function (script)`, `function` when the script has no
-/// name (the runtime's own code).
-pub fn symbol(info: &CodeInfo) -> String {
+/// The symbol of a named V8 frame recorded with offset `units` (the kernel's bytecode
+/// offset; 0 in a compiled frame): `function (script:LINE)`, the line as [`v8_lines`]
+/// says; `function (script)` when no line is known; `function` when the script has no name
+/// (the runtime's own code).
+pub fn symbol(info: &CodeInfo, units: u32) -> String {
     if info.file.is_empty() {
-        info.name.clone()
-    } else {
-        format!("{} ({})", info.name, info.file)
+        return info.name.clone();
     }
+    // Compiled frames (0) have no pair: every recorded offset is past the array's header.
+    let current = i32::try_from(units)
+        .ok()
+        .filter(|&units| units > 0)
+        .and_then(|units| v8_lines::line_at(&info.linetable, units));
+    match current.or((info.first_line > 0).then_some(info.first_line)) {
+        Some(line) => format!("{} ({}:{line})", info.name, info.file),
+        None => format!("{} ({})", info.name, info.file),
+    }
+}
+
+/// Where lines are read in a binary with `symbols` (layout `version`), or the symbol
+/// missing.
+fn line_layout(symbols: &Symbols, version: &Version) -> Result<LineLayout, String> {
+    let value = |name: &str| -> Result<u16, String> {
+        let v = symbols
+            .values
+            .get(name)
+            .copied()
+            .ok_or_else(|| format!("no {name} symbol"))?;
+        u16::try_from(v).map_err(|_| format!("{name} = {v} is out of range"))
+    };
+    let member = |class: &str, names: &[&str]| -> Result<u16, String> {
+        for name in names {
+            if let Some((symbol, v)) = class_field(symbols, class, name)? {
+                return u16::try_from(v).map_err(|_| format!("{symbol} = {v} is out of range"));
+            }
+        }
+        Err(format!("no v8dbg_class_{class}__{}__* symbol", names[0]))
+    };
+    let array_length = member("FixedArrayBase", &["length"])?;
+    let bytecode_positions =
+        member("BytecodeArray", &["source_position_table"]).unwrap_or(array_length + 3 * 8);
+    Ok(LineLayout {
+        function_data: member(
+            "SharedFunctionInfo",
+            &["function_data", "trusted_function_data"],
+        )?,
+        array_length,
+        array_data: member("FixedArray", &["data"])?,
+        bytecode_positions,
+        bytecode_data: member("BytecodeArray", &["data"])?,
+        script_source: member("Script", &["source"])?,
+        script_line_ends: member("Script", &["line_ends"])?,
+        type_byte_array: value("v8dbg_type_ByteArray__BYTE_ARRAY_TYPE")?,
+        type_fixed_array: value("v8dbg_type_FixedArray__FIXED_ARRAY_TYPE")?,
+        fixed_positions: (version.major, version.minor) >= (12, 8),
+    })
 }
 
 #[cfg(test)]
