@@ -55,25 +55,81 @@ fn folded_while(child: &mut Child, test: &str, args: &[&str]) -> (Output, Vec<(S
     (run, read_folded(&out))
 }
 
+/// The fixture's chain, outermost first, with the lines of `js_chain.js` each function's
+/// frames may carry (issue 28): the current line of an interpreted frame as V8 reports it
+/// (a caller's call: `outer` 29, `middle` 21, or 20 in `Date.now()`; the leaf's line saved
+/// in its body, 11-14), else the definition line (compiled frames, as the perf map's
+/// `js_chain.js:11:14`): `outer` 27, `middle` 17, `leaf` 11.
+const CHAIN: [(&str, &[u32]); 3] = [
+    ("outer", &[27, 29]),
+    ("middle", &[17, 20, 21]),
+    ("leaf", &[11, 12, 13, 14]),
+];
+
+/// The function and line of `frame` when it is a frame of the fixture with a line
+/// (`leaf (/path/js_chain.js:11)`).
+fn fixture_frame(frame: &str) -> Option<(&str, u32)> {
+    let (function, rest) = frame.strip_suffix(')')?.rsplit_once(" (")?;
+    let (file, line) = rest.rsplit_once(':')?;
+    (file == fixture()).then_some(())?;
+    Some((function, line.parse().ok()?))
+}
+
+/// Whether `frame` is `function`'s, with one of the lines [`CHAIN`] allows it.
+fn chain_frame(function: &str, frame: &str) -> bool {
+    let lines = CHAIN.iter().find(|(name, _)| *name == function).unwrap().1;
+    fixture_frame(frame).is_some_and(|(name, line)| name == function && lines.contains(&line))
+}
+
 /// Whether `path` (outermost first) has `outer`, `middle` and `leaf` of the fixture, in
-/// this order.
+/// this order, each with a line of its own.
 fn whole_chain(path: &str) -> bool {
-    let leaf = format!("leaf ({})", fixture());
-    chain_in_order(path, &["outer (", "middle (", leaf.as_str()])
+    let mut frames = path.split(';');
+    CHAIN
+        .iter()
+        .all(|(function, _)| frames.any(|frame| chain_frame(function, frame)))
 }
 
 fn names_leaf(path: &str) -> bool {
-    path.split(';')
-        .any(|frame| frame == format!("leaf ({})", fixture()))
+    path.split(';').any(|frame| chain_frame("leaf", frame))
 }
 
-/// Checks the chain in the samples `of` selects: 90% name the leaf, 85% the whole chain.
+/// Samples per (function, line) of the fixture's chain functions in `folded`; panics on a
+/// frame of theirs whose line is not one [`CHAIN`] allows (or that has none).
+fn chain_lines(folded: &[(String, u64)]) -> std::collections::BTreeMap<(String, u32), u64> {
+    let mut lines = std::collections::BTreeMap::new();
+    for (path, n) in folded {
+        for frame in path.split(';') {
+            let Some((function, _)) = CHAIN
+                .iter()
+                .find(|(function, _)| frame.starts_with(&format!("{function} (")))
+            else {
+                continue;
+            };
+            if !frame.contains(&fixture()) {
+                continue;
+            }
+            assert!(
+                chain_frame(function, frame),
+                "{frame}: not a line of {function} ({:?})",
+                CHAIN
+            );
+            let (_, line) = fixture_frame(frame).unwrap();
+            *lines.entry((function.to_string(), line)).or_default() += n;
+        }
+    }
+    lines
+}
+
+/// Checks the chain in the samples `of` selects: 90% name the leaf, 85% the whole chain,
+/// each frame of the chain with a line of its function ([`CHAIN`]).
 fn check_chain(test: &str, folded: &[(String, u64)], of: impl Fn(&str) -> bool + Copy) {
     let chosen: Vec<(String, u64)> = folded
         .iter()
         .filter(|(path, _)| of(path))
         .cloned()
         .collect();
+    eprintln!("{test}: samples per line {:?}", chain_lines(&chosen));
     let leaf = share(&chosen, names_leaf);
     assert_share(test, "samples name leaf", leaf, (50, 0.90), &folded);
     let whole = share(&chosen, whole_chain);
@@ -246,12 +302,12 @@ fn node_no_interpreters_keeps_native_frames() {
 }
 
 /// The innermost JavaScript function a folded path names, by name alone: V8's own frames
-/// (`leaf (/path/js_chain.js)`) or a perf map's (`JS:*leaf /path/js_chain.js:11:14`, Node
-/// 20's `--perf-basic-prof`; `LazyCompile:*leaf ...` in older nodes); `None` for none.
+/// (`leaf (/path/js_chain.js:11)`) or a perf map's (`JS:*leaf /path/js_chain.js:11:14`,
+/// Node 20's `--perf-basic-prof`; `LazyCompile:*leaf ...` in older nodes); `None` for none.
 fn innermost_js(path: &str) -> Option<String> {
     let fixture = fixture();
     path.split(';').rev().find_map(|frame| {
-        if let Some(name) = frame.strip_suffix(&format!(" ({fixture})")) {
+        if let Some((name, _)) = fixture_frame(frame) {
             return Some(name.to_string());
         }
         let (kind, rest) = frame.split_once(':')?;
@@ -313,6 +369,18 @@ fn node_names_agree_with_its_perf_map() {
         map_names.get(&Some("leaf".into())).copied().unwrap_or(0.0) >= 0.5,
         "the perf map named no leaf: {map_folded:#?}"
     );
+    // The map's line is the definition's, `leaf`'s 11; V8's optimized leaf has the same.
+    let map_leaf = format!("JS:*leaf {}:11:", fixture());
+    assert!(
+        map_folded.iter().any(|(path, _)| path.contains(&map_leaf)),
+        "no {map_leaf} in the perf map's: {map_folded:#?}"
+    );
+    let v8_lines = chain_lines(&v8_folded);
+    eprintln!("{test}: V8's samples per line {v8_lines:?}");
+    assert!(
+        v8_lines.contains_key(&("leaf".to_string(), 11)),
+        "V8 named no leaf at line 11"
+    );
     let agree: f64 = v8_names
         .iter()
         .map(|(name, share)| share.min(map_names.get(name).copied().unwrap_or(0.0)))
@@ -333,9 +401,10 @@ fn spawn_block(mode: &str, seconds: &str) -> Child {
     )
 }
 
+/// The start of `function`'s frames in `js_block.js`, up to its line.
 fn block_frame(function: &str) -> String {
     format!(
-        "{function} ({})",
+        "{function} ({}:",
         workspace().join("tests/fixtures/js_block.js").display()
     )
 }
@@ -497,7 +566,8 @@ fn wheel_node(test: &str) -> Option<std::path::PathBuf> {
 }
 
 /// Node 24 (V8 13.6, whose postmortem symbols spell tagged fields `Tagged_..._` and which
-/// runs its builtins from a mapping of their own) is named with no flags under `-p`: 85% of
+/// runs its builtins from a mapping of their own) is named with no flags under `-p`, each
+/// function with its definition line: 85% of
 /// the samples have `outer` then `middle`. Not the leaf's 90%: once V8 13 optimizes `middle`
 /// it inlines `leaf` into it, and inlined JavaScript frames are not expanded yet (a profile
 /// started 2 s after the process had 463 of 480 samples end in `middle`; the share naming
@@ -532,6 +602,21 @@ fn node24_wheel_chain_pid() {
     eprintln!(
         "{test}: {} of {} samples name leaf (inlined once optimized)",
         leaf.0, leaf.1
+    );
+    // V8 13 states no symbol for a function's bytecode: every frame has its definition
+    // line (`leaf` 11, as the perf map's `js_chain.js:11:14`).
+    let lines = chain_lines(&folded);
+    eprintln!("{test}: samples per line {lines:?}");
+    let definitions = [("outer", 27), ("middle", 17), ("leaf", 11)];
+    assert!(
+        lines
+            .keys()
+            .all(|(function, line)| definitions.contains(&(function.as_str(), *line))),
+        "{lines:?}: not the definition lines {definitions:?}"
+    );
+    assert!(
+        lines.contains_key(&("middle".to_string(), 17)),
+        "no middle (js_chain.js:17): {lines:?}"
     );
     let outer_middle = tracekit_tests::share(&folded, |path| {
         tracekit_tests::chain_in_order(path, &["outer (", "middle ("])

@@ -71,9 +71,36 @@ pub struct Version {
     sliced_tag: u16,
     scope_info_first_vars: u16,
     scope_info_context_locals: u16,
+    /// Cached external strings (node's own sources); `None`: not read.
+    external: Option<External>,
     /// Where lines are read ([`v8_lines`]); `None`: a symbol is missing, and frames are
     /// `function (script)` with no line.
     lines: Option<LineLayout>,
+}
+
+/// Where the characters of a cached external string are: `ExternalString::resource`, and
+/// the word after it holds the data's address (V8 11.3; V8 states no symbol for it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct External {
+    resource: u16,
+    one_byte_type: u16,
+    two_byte_type: u16,
+}
+
+/// The cached external strings' layout, `None` when a symbol is missing.
+fn external_strings(
+    field: &impl Fn(&str) -> Result<u16, String>,
+    member: &impl Fn(&str, &[&str]) -> Result<u16, String>,
+) -> Option<External> {
+    Some(External {
+        resource: member("ExternalString", &["resource"]).ok()?,
+        one_byte_type: field("v8dbg_type_ExternalOneByteString__EXTERNAL_ONE_BYTE_STRING_TYPE")
+            .ok()?,
+        // V8 13 spells it `EXTERNAL_TWO_BYTE_STRING_TYPE`.
+        two_byte_type: field("v8dbg_type_ExternalTwoByteString__EXTERNAL_STRING_TYPE")
+            .or_else(|_| field("v8dbg_type_ExternalTwoByteString__EXTERNAL_TWO_BYTE_STRING_TYPE"))
+            .ok()?,
+    })
 }
 
 /// A detected V8 binary, in its own ELF addresses.
@@ -315,12 +342,13 @@ fn binary(symbols: &Symbols) -> Result<Option<Binary>, String> {
         cons_tag: field("v8dbg_ConsStringTag")?,
         thin_tag: field("v8dbg_ThinStringTag")?,
         sliced_tag: field("v8dbg_SlicedStringTag")?,
+        external: external_strings(&field, &member),
         scope_info_first_vars: field("v8dbg_scopeinfo_idx_first_vars")?,
         scope_info_context_locals: field("v8dbg_scopeinfo_idx_ncontextlocals")?,
         lines: None,
     };
     let version = Version {
-        lines: line_layout(symbols, &version).ok(),
+        lines: v8_lines::layout(&field, &member, (version.major, version.minor)).ok(),
         ..version
     };
     let size = u64::try_from(size).map_err(|_| format!("{BUILTINS_SIZE} = {size}"))?;
@@ -467,6 +495,14 @@ impl Reader<'_> {
         if representation == v.seq_tag {
             return self.chars(object, one_byte, 0, length);
         }
+        if let Some(external) = v.external
+            && (kind == external.one_byte_type || kind == external.two_byte_type)
+        {
+            // The resource's data, cached after the resource (`kResourceDataOffset`);
+            // uncached external strings have other instance types and are not read.
+            let data = self.field(object, external.resource + 8)?;
+            return (data != 0).then(|| self.chars_at(data, one_byte, length))?;
+        }
         if representation == v.cons_tag {
             let first = self.string_limited(self.field(object, v.cons_first)?, depth + 1, limit)?;
             let units = first.chars().map(|c| c.len_utf16() as u64).sum::<u64>();
@@ -494,13 +530,21 @@ impl Reader<'_> {
 
     /// Characters `start..start + length` of the sequential string at untagged `object`.
     fn chars(&self, object: u64, one_byte: bool, start: u64, length: u64) -> Option<String> {
+        let at = if one_byte {
+            object + u64::from(self.v.seq_one_byte_chars) + start
+        } else {
+            object + u64::from(self.v.seq_two_byte_chars) + 2 * start
+        };
+        self.chars_at(at, one_byte, length)
+    }
+
+    /// `length` characters at `at`, one byte (Latin-1) or two (UTF-16) each.
+    fn chars_at(&self, at: u64, one_byte: bool, length: u64) -> Option<String> {
         if one_byte {
-            let at = object + u64::from(self.v.seq_one_byte_chars) + start;
             let bytes = read_memory(self.pid, at, length as usize)?;
             // Latin-1.
             return Some(bytes.iter().map(|&b| b as char).collect());
         }
-        let at = object + u64::from(self.v.seq_two_byte_chars) + 2 * start;
         let bytes = read_memory(self.pid, at, 2 * length as usize)?;
         let units: Vec<u16> = bytes
             .chunks_exact(2)
@@ -621,45 +665,6 @@ pub fn symbol(info: &CodeInfo, units: u32) -> String {
         Some(line) => format!("{} ({}:{line})", info.name, info.file),
         None => format!("{} ({})", info.name, info.file),
     }
-}
-
-/// Where lines are read in a binary with `symbols` (layout `version`), or the symbol
-/// missing.
-fn line_layout(symbols: &Symbols, version: &Version) -> Result<LineLayout, String> {
-    let value = |name: &str| -> Result<u16, String> {
-        let v = symbols
-            .values
-            .get(name)
-            .copied()
-            .ok_or_else(|| format!("no {name} symbol"))?;
-        u16::try_from(v).map_err(|_| format!("{name} = {v} is out of range"))
-    };
-    let member = |class: &str, names: &[&str]| -> Result<u16, String> {
-        for name in names {
-            if let Some((symbol, v)) = class_field(symbols, class, name)? {
-                return u16::try_from(v).map_err(|_| format!("{symbol} = {v} is out of range"));
-            }
-        }
-        Err(format!("no v8dbg_class_{class}__{}__* symbol", names[0]))
-    };
-    let array_length = member("FixedArrayBase", &["length"])?;
-    let bytecode_positions =
-        member("BytecodeArray", &["source_position_table"]).unwrap_or(array_length + 3 * 8);
-    Ok(LineLayout {
-        function_data: member(
-            "SharedFunctionInfo",
-            &["function_data", "trusted_function_data"],
-        )?,
-        array_length,
-        array_data: member("FixedArray", &["data"])?,
-        bytecode_positions,
-        bytecode_data: member("BytecodeArray", &["data"])?,
-        script_source: member("Script", &["source"])?,
-        script_line_ends: member("Script", &["line_ends"])?,
-        type_byte_array: value("v8dbg_type_ByteArray__BYTE_ARRAY_TYPE")?,
-        type_fixed_array: value("v8dbg_type_FixedArray__FIXED_ARRAY_TYPE")?,
-        fixed_positions: (version.major, version.minor) >= (12, 8),
-    })
 }
 
 #[cfg(test)]

@@ -55,8 +55,9 @@ const MAX_LINES: u64 = 1 << 24;
 /// Where a function's lines are (offsets in bytes from the `v8dbg_*` symbols).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LineLayout {
-    /// `SharedFunctionInfo::function_data` (V8 13: `trusted_function_data`).
-    pub function_data: u16,
+    /// `SharedFunctionInfo::function_data`; `None` (V8 13, which states no symbol for its
+    /// `trusted_function_data`): frames get their definition line only.
+    pub function_data: Option<u16>,
     /// `FixedArrayBase::length` (a Smi): elements of a `FixedArray`, bytes of a `ByteArray`.
     pub array_length: u16,
     /// `FixedArray::data`: the first element (`ByteArray`s have the same header).
@@ -74,6 +75,32 @@ pub struct LineLayout {
     pub type_fixed_array: u16,
     /// V8 12.8+: `ScopeInfo`'s position info at fixed slots (3, 4).
     pub fixed_positions: bool,
+}
+
+/// Where lines are read in a V8 `version` (major, minor) whose `v8dbg_*` symbols give
+/// `value(NAME)` and `member(CLASS, [FIELD...])` (the first field found, whatever its type
+/// suffix); the error names the symbol missing.
+pub fn layout(
+    value: &impl Fn(&str) -> Result<u16, String>,
+    member: &impl Fn(&str, &[&str]) -> Result<u16, String>,
+    version: (u16, u16),
+) -> Result<LineLayout, String> {
+    let array_length = member("FixedArrayBase", &["length"])?;
+    let bytecode_positions =
+        member("BytecodeArray", &["source_position_table"]).unwrap_or(array_length + 3 * 8);
+    Ok(LineLayout {
+        // V8 13 states no field for the function's data: definition lines only.
+        function_data: member("SharedFunctionInfo", &["function_data"]).ok(),
+        array_length,
+        array_data: member("FixedArray", &["data"])?,
+        bytecode_positions,
+        bytecode_data: member("BytecodeArray", &["data"])?,
+        script_source: member("Script", &["source"])?,
+        script_line_ends: member("Script", &["line_ends"])?,
+        type_byte_array: value("v8dbg_type_ByteArray__BYTE_ARRAY_TYPE")?,
+        type_fixed_array: value("v8dbg_type_FixedArray__FIXED_ARRAY_TYPE")?,
+        fixed_positions: version >= (12, 8),
+    })
 }
 
 /// One decoded entry of a source position table: code offset (-1: the function's entry)
@@ -249,7 +276,7 @@ pub(super) fn position_table(
     shared: u64,
     type_bytecode_array: u16,
 ) -> Option<Vec<u8>> {
-    let data = objects.word(shared + u64::from(layout.function_data))?;
+    let data = objects.word(shared + u64::from(layout.function_data?))?;
     let (bytecode, kind) = objects.object(data)?;
     if kind != type_bytecode_array {
         return None;
