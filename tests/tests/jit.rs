@@ -251,6 +251,71 @@ fn node_names_outlive_the_process() {
     );
 }
 
+/// `(file, line)` of a frame named with a script and line: ours (`main (/path/js_chain.js:50)`,
+/// `executeUserEntryPoint (node:internal/modules/run_main:164)`) or a line of V8's
+/// `new Error().stack` (`    at main (/path/js_chain.js:50:5)`, `    at node:internal/...:28:49`);
+/// only node's own scripts and the fixture.
+fn script_line(frame: &str, v8_stack: bool) -> Option<(String, u32)> {
+    let location = if v8_stack {
+        let at = frame.trim_start().strip_prefix("at ")?;
+        let inner = at
+            .strip_suffix(')')
+            .map_or(at, |f| f.rsplit_once(" (").map_or(f, |p| p.1));
+        inner.rsplit_once(':')?.0
+    } else {
+        frame.strip_suffix(')')?.rsplit_once(" (")?.1
+    };
+    let (file, line) = location.rsplit_once(':')?;
+    (file.starts_with("node:") || file == fixture()).then_some(())?;
+    Some((file.to_string(), line.parse().ok()?))
+}
+
+/// The lines are V8's own: the fixture prints `new Error().stack` (option "stack") in `run`
+/// just before it calls `outer`; every frame below `run` there (`main`, the module's top
+/// level, node's CommonJS loader, `run_main`, `run_main_module`) stays at that call while the
+/// chain burns, so the profile's frames below `run` have exactly V8's files and lines, in
+/// the same order.
+#[test]
+fn node_lines_agree_with_v8s_stack() {
+    let test = "node_lines_agree_with_v8s_stack";
+    require_root();
+    if !have_node(test) {
+        return;
+    }
+    // Not `scratch(test)`: `folded_while` makes that one afresh.
+    let stack_file = scratch(&format!("{test}_stack")).join("stack.txt");
+    let mut command = Command::new(NODE);
+    command
+        .arg(fixture())
+        .args(["8", "stack"])
+        .stderr(std::fs::File::create(&stack_file).unwrap());
+    let mut child = spawn_ready(command);
+    let pid = child.id().to_string();
+    let (_, folded) = folded_while(
+        &mut child,
+        test,
+        &["profile", "-F", "199", "-p", &pid, "-d", "2"],
+    );
+    let stack = std::fs::read_to_string(&stack_file).unwrap();
+    // Outermost first, below `run` (the stack's first frame).
+    let mut v8: Vec<(String, u32)> = stack
+        .lines()
+        .filter(|line| line.trim_start().starts_with("at "))
+        .skip(1)
+        .filter_map(|line| script_line(line, true))
+        .collect();
+    v8.reverse();
+    assert!(v8.len() >= 6, "V8's stack: {stack}");
+    let (hottest, _) = folded.iter().max_by_key(|(_, n)| *n).expect("no samples");
+    let ours: Vec<(String, u32)> = hottest
+        .split(';')
+        .take_while(|frame| !frame.starts_with("run ("))
+        .filter_map(|frame| script_line(frame, false))
+        .collect();
+    eprintln!("{test}: V8's {v8:?}\nours {ours:?}");
+    assert_eq!(ours, v8, "V8's stack: {stack}\nour hottest path: {hottest}");
+}
+
 /// `-a`: the whole machine, node among the rest; the fixture's samples (its stacks start
 /// with its command name, `tk_js_chain`, which it sets) name the chain.
 #[test]

@@ -1,8 +1,8 @@
 //! V8 (Node.js): detection by the binary's postmortem symbols (`v8dbg_*`, which V8 exports
 //! for debuggers: frame offsets, instance types, class field offsets), the offsets the
 //! kernel's frame-pointer walk needs (`tracekit_common::interp::v8`), and naming of the
-//! recorded `SharedFunctionInfo`s: the function's name and its script's name, read from the
-//! process's memory.
+//! recorded `SharedFunctionInfo`s: the function's name, its script's name and the line
+//! ([`v8_lines`]), read from the process's memory.
 //!
 //! The symbols' values are read from the binary's ELF sections with the `object` crate
 //! (values in `.bss` are zero). A binary without them (a V8 built without postmortem
@@ -15,8 +15,9 @@
 //! is `script_or_debug_info` (V8 13: `script`) when that is a `Script`. Class fields are
 //! found by `v8dbg_class_CLASS__FIELD__` whatever type follows (V8 13 spells tagged fields
 //! `Tagged_..._`). Strings are sequential (one- or
-//! two-byte), cons, thin or sliced; external strings (the runtime's own sources) are not
-//! read, and such frames have no file.
+//! two-byte), cons, thin, sliced, or external and cached (node's own sources: the data's
+//! address is the word after `ExternalString::resource`); uncached external strings are
+//! not read.
 
 use std::collections::HashMap;
 
