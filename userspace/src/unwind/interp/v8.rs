@@ -690,6 +690,16 @@ mod tests {
         assert_eq!(binary.version.fp_context, 8);
         assert!(binary.builtins.1 > 1 << 20);
         assert!(binary.version.type_function > 0 && binary.version.type_shared_function_info > 0);
+        // Lines: BytecodeArray's source positions at the third word after its length (no
+        // symbol since V8 9.4), its first bytecode at 54; cached external strings read.
+        let lines = binary.version.lines.expect("V8 11.3's line layout");
+        assert_eq!(
+            (lines.function_data, lines.array_length, lines.bytecode_positions),
+            (Some(8), 8, 32)
+        );
+        assert_eq!((lines.bytecode_data, lines.script_line_ends), (54, 56));
+        assert!(!lines.fixed_positions);
+        assert_eq!(binary.version.external.map(|e| e.resource), Some(16));
     }
 
     /// A V8 without postmortem symbols, or with pointer compression, is not unwound, and
