@@ -694,3 +694,99 @@ fn node24_wheel_chain_pid() {
         &folded,
     );
 }
+
+/// Node 24's chain in the samples `of` selects: 85% have `outer;middle` (V8 13 inlines
+/// `leaf` into optimized `middle`: the leaf's share is printed), and every frame of the
+/// chain has its definition line (V8 13: definition lines only).
+fn check_node24_chain(test: &str, folded: &[(String, u64)], of: impl Fn(&str) -> bool + Copy) {
+    let chosen: Vec<(String, u64)> = folded
+        .iter()
+        .filter(|(path, _)| of(path))
+        .cloned()
+        .collect();
+    let leaf = share(&chosen, names_leaf);
+    eprintln!(
+        "{test}: {} of {} samples name leaf (inlined once optimized)",
+        leaf.0, leaf.1
+    );
+    let lines = chain_lines(&chosen);
+    eprintln!("{test}: samples per line {lines:?}");
+    let definitions = [("outer", 27), ("middle", 17), ("leaf", 11)];
+    assert!(
+        lines
+            .keys()
+            .all(|(function, line)| definitions.contains(&(function.as_str(), *line))),
+        "{lines:?}: not the definition lines {definitions:?}"
+    );
+    let outer_middle = share(&chosen, |path| {
+        chain_in_order(path, &["outer (", "middle ("])
+    });
+    assert_share(
+        test,
+        "samples have outer;middle",
+        outer_middle,
+        (50, 0.85),
+        &folded,
+    );
+}
+
+/// Node 24 under `-- CMD` (named from its start, its builtins' own mapping found before its
+/// tables are built) and `-a` (its samples among the whole machine's, by its command name,
+/// once it is published: as `jit_machine.rs` counts), each frame of the chain with its
+/// definition line.
+#[test]
+fn node24_wheel_chain_command_and_whole_machine() {
+    let test = "node24_wheel_chain_command_and_whole_machine";
+    require_root();
+    let Some(node) = wheel_node(test) else {
+        return;
+    };
+    let out = scratch(&format!("{test}_command")).join("out.folded");
+    let script = fixture();
+    let run = tracekit(
+        [
+            "profile",
+            "-v",
+            "-F",
+            "199",
+            "-o",
+            out.to_str().unwrap(),
+            "--",
+            node.to_str().unwrap(),
+            &script,
+            "4",
+        ],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    assert!(run.stderr.contains("V8 13."), "{}", run.stderr);
+    check_node24_chain(&format!("{test} -- CMD"), &read_folded(&out), |path| {
+        path.contains(&script)
+    });
+    let mut command = Command::new(&node);
+    command.arg(fixture()).arg("8");
+    let mut child = spawn_ready(command);
+    let (_, folded) = folded_while(
+        &mut child,
+        &format!("{test}_all"),
+        &["profile", "-v", "-a", "-F", "199", "-d", "3"],
+    );
+    // Samples walked before node was published (found by `-a` after attaching) have V8's
+    // interpreter frames as native ones: printed, at most a quarter, and not counted.
+    let native = "Builtins_InterpreterEntryTrampoline;Builtins_InterpreterEntryTrampoline;";
+    let before = share(&folded, |path| {
+        path.starts_with("tk_js_chain;") && path.contains(native)
+    });
+    eprintln!(
+        "{test} -a: {} of {} samples before node was published",
+        before.0, before.1
+    );
+    let ours = share(&folded, |path| path.starts_with("tk_js_chain;"));
+    assert!(
+        before.0 * 4 <= ours.0,
+        "{before:?} of {ours:?} before node was published"
+    );
+    check_node24_chain(&format!("{test} -a"), &folded, |path| {
+        path.starts_with("tk_js_chain;") && !path.contains(native)
+    });
+}
