@@ -777,11 +777,11 @@ fn node24_wheel_chain_command_and_whole_machine() {
     let before = share(&folded, |path| {
         path.starts_with("tk_js_chain;") && path.contains(native)
     });
-    eprintln!(
-        "{test} -a: {} of {} samples before node was published",
-        before.0, before.1
-    );
     let ours = share(&folded, |path| path.starts_with("tk_js_chain;"));
+    eprintln!(
+        "{test} -a: {} of node's {} samples before node was published",
+        before.0, ours.0
+    );
     assert!(
         before.0 * 4 <= ours.0,
         "{before:?} of {ours:?} before node was published"

@@ -694,7 +694,11 @@ mod tests {
         // symbol since V8 9.4), its first bytecode at 54; cached external strings read.
         let lines = binary.version.lines.expect("V8 11.3's line layout");
         assert_eq!(
-            (lines.function_data, lines.array_length, lines.bytecode_positions),
+            (
+                lines.function_data,
+                lines.array_length,
+                lines.bytecode_positions
+            ),
             (Some(8), 8, 32)
         );
         assert_eq!((lines.bytecode_data, lines.script_line_ends), (54, 56));
