@@ -1,7 +1,8 @@
 //! JIT runtimes with no flags (issue 28): Node.js (Debian's `nodejs`, V8 11.3) started as
 //! production starts it, with no `--perf-basic-prof`. The fixture's known chain
-//! (`outer -> middle -> leaf`, burning CPU in `leaf`) is named from V8's own frames under
-//! `-p`, `-- CMD` and `-a`, and for a process that exits before the profile ends.
+//! (`outer -> middle -> leaf`, burning CPU in `leaf`) is named from V8's own frames, each
+//! with a line of its function (`leaf (/path/js_chain.js:11)`), under `-p`, `-- CMD` and
+//! `-a`, and for a process that exits before the profile ends.
 
 use std::{
     io::Write as _,
