@@ -3945,17 +3945,25 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__offcpu)
-            opts="-K -U -a -p -d -i -o -v -h -V --min-us --max-us --state --kernel-stack --user-stack --top --call-graph --unwind-table-budget --no-interpreters --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --offline --debuginfod-timeout --verbose --help --version"
+            opts="-m -M -K -U -a -p -d -i -o -v -h -V --min-block-time --max-block-time --state --kernel-stack --user-stack --top --call-graph --unwind-table-budget --no-interpreters --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --offline --debuginfod-timeout --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --min-us)
+                --min-block-time)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --max-us)
+                -m)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-block-time)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -M)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -6201,17 +6209,25 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__wakeuptime)
-            opts="-a -p -d -i -o -v -h -V --min-us --max-us --top --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --offline --debuginfod-timeout --verbose --help --version"
+            opts="-m -M -a -p -d -i -o -v -h -V --min-block-time --max-block-time --top --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --offline --debuginfod-timeout --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --min-us)
+                --min-block-time)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --max-us)
+                -m)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-block-time)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -M)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

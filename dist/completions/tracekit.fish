@@ -1081,8 +1081,8 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand stat" -l json -d 'Prin
 complete -c tracekit -n "__fish_tracekit_using_subcommand stat" -s v -l verbose -d 'Say more: -v prints timings and own CPU time, -vv debug logs'
 complete -c tracekit -n "__fish_tracekit_using_subcommand stat" -s h -l help -d 'Print help'
 complete -c tracekit -n "__fish_tracekit_using_subcommand stat" -s V -l version -d 'Print version'
-complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -l min-us -d 'Only blocks of at least US microseconds' -r
-complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -l max-us -d 'Only blocks of at most US microseconds' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -s m -l min-block-time -d 'Only blocks of at least US microseconds' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -s M -l max-block-time -d 'Only blocks of at most US microseconds' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -l state -d 'Only tasks that blocked in this state (default: any, preemption included)' -r -f -a "interruptible\t'TASK_INTERRUPTIBLE (S): waiting for an event, a timer, I/O readiness'
 uninterruptible\t'TASK_UNINTERRUPTIBLE (D): waiting for disk I/O or a kernel lock'"
 complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -l top -d 'Rows in the text report' -r
@@ -1105,8 +1105,8 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -l offline -d 
 complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -s v -l verbose -d 'Say more: -v prints timings and own CPU time, -vv debug logs'
 complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -s V -l version -d 'Print version'
-complete -c tracekit -n "__fish_tracekit_using_subcommand wakeuptime" -l min-us -d 'Only blocks of at least US microseconds' -r
-complete -c tracekit -n "__fish_tracekit_using_subcommand wakeuptime" -l max-us -d 'Only blocks of at most US microseconds' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand wakeuptime" -s m -l min-block-time -d 'Only blocks of at least US microseconds' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand wakeuptime" -s M -l max-block-time -d 'Only blocks of at most US microseconds' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand wakeuptime" -l top -d 'Rows in the text report' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand wakeuptime" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand wakeuptime" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r

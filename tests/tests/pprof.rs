@@ -147,3 +147,75 @@ pub(crate) fn assert_burner_chain(traces: &str) {
     );
     assert!(traces.contains("comm:  tk_burner"), "{traces}");
 }
+
+/// One sample of `go tool pprof -traces -sample_index=samples`: its `pid` label, its
+/// samples, and its functions outermost first joined by `;` (a folded path; names may hold
+/// spaces, as `leaf (/path/js_chain.js)`).
+#[derive(Debug)]
+pub(crate) struct Trace {
+    pub pid: Option<u32>,
+    pub samples: u64,
+    pub path: String,
+}
+
+/// Parses `go tool pprof -traces -sample_index=samples` output: a block per sample, label
+/// lines (`pid:  123`), then the leaf's line led by its count, then one function a line.
+pub(crate) fn traces(text: &str) -> Vec<Trace> {
+    text.split("-----------+-")
+        .skip(1)
+        .filter_map(|block| {
+            let (mut pid, mut samples, mut frames) = (None, None, Vec::new());
+            for line in block.lines().skip(1).map(str::trim) {
+                if line.is_empty() {
+                    continue;
+                }
+                if let Some(value) = line.strip_prefix("pid:") {
+                    pid = value.trim().parse().ok();
+                } else if samples.is_none() && frames.is_empty() && line.contains(':') {
+                    // Another label (comm, cgroup).
+                } else if samples.is_none() {
+                    let (count, leaf) = line.split_once(char::is_whitespace)?;
+                    samples = Some(count.parse().ok()?);
+                    frames.push(leaf.trim());
+                } else {
+                    frames.push(line);
+                }
+            }
+            frames.reverse();
+            Some(Trace {
+                pid,
+                samples: samples?,
+                path: frames.join(";"),
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn traces_parses_labels_counts_and_names_with_spaces() {
+    let text = "File: node
+Type: samples
+-----------+-------------------------------------------------------
+       pid:  8392
+      comm:  tk_js_chain
+         3   leaf (/work/js_chain.js)
+             middle (/work/js_chain.js)
+             Builtins_JSEntry
+-----------+-------------------------------------------------------
+      comm:  kcompactd0
+         1   isolate_freepages_block
+             kthread
+";
+    let traces = traces(text);
+    assert_eq!(traces.len(), 2);
+    assert_eq!(traces[0].pid, Some(8392));
+    assert_eq!(traces[0].samples, 3);
+    assert_eq!(
+        traces[0].path,
+        "Builtins_JSEntry;middle (/work/js_chain.js);leaf (/work/js_chain.js)"
+    );
+    assert_eq!(
+        (traces[1].pid, traces[1].samples, traces[1].path.as_str()),
+        (None, 1, "kthread;isolate_freepages_block")
+    );
+}

@@ -240,6 +240,28 @@ impl SymbolArgs {
     }
 }
 
+/// The block-time window of `offcpu`, `wakeuptime` and `offwaketime` (bcc's `-m`/`-M` of
+/// offcputime, wakeuptime and offwaketime), in microseconds.
+#[derive(Debug, Args)]
+pub struct BlockTimeArgs {
+    /// Only blocks of at least US microseconds
+    #[arg(
+        short = 'm',
+        long = "min-block-time",
+        alias = "min-us",
+        value_name = "US"
+    )]
+    pub min_us: Option<u64>,
+    /// Only blocks of at most US microseconds
+    #[arg(
+        short = 'M',
+        long = "max-block-time",
+        alias = "max-us",
+        value_name = "US"
+    )]
+    pub max_us: Option<u64>,
+}
+
 /// Which stacks `offcpu` and `stackcount` take (bcc's `-K`/`-U`), and report rows.
 #[derive(Debug, Args)]
 pub struct StackArgs {

@@ -56,13 +56,7 @@ impl Default for OffcpuOptions {
 /// # Errors
 /// A usage error when `min_us` is above `max_us`.
 pub fn offcpu(options: &OffcpuOptions) -> Result<Request> {
-    if let (Some(min), Some(max)) = (options.min_us, options.max_us)
-        && min > max
-    {
-        return Err(crate::Error::usage(format!(
-            "--min-us {min} is above --max-us {max}"
-        )));
-    }
+    check_window(options.min_us, options.max_us)?;
     let start_filter = match options.state {
         None => "prev_pid != 0 && !(prev_state & 48)",
         Some(TaskState::Interruptible) => "prev_pid != 0 && prev_state & 1",
@@ -236,15 +230,19 @@ pub fn offwaketime(options: &OffwaketimeOptions) -> Result<Request> {
     })
 }
 
+/// A usage error when the block-time window is empty (`-m` above `-M`).
+fn check_window(min_us: Option<u64>, max_us: Option<u64>) -> Result<()> {
+    match (min_us, max_us) {
+        (Some(min), Some(max)) if min > max => Err(crate::Error::usage(format!(
+            "-m/--min-block-time {min} is above -M/--max-block-time {max} (microseconds)"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// `latency` between `min_us` and `max_us`, in ns, as a filter.
 fn bounds(min_us: Option<u64>, max_us: Option<u64>) -> Result<Option<String>> {
-    if let (Some(min), Some(max)) = (min_us, max_us)
-        && min > max
-    {
-        return Err(crate::Error::usage(format!(
-            "--min-us {min} is above --max-us {max}"
-        )));
-    }
+    check_window(min_us, max_us)?;
     let bounds: Vec<String> = [
         min_us.map(|us| format!("latency >= {}", us.saturating_mul(1000))),
         max_us.map(|us| format!("latency <= {}", us.saturating_mul(1000))),
@@ -263,6 +261,28 @@ mod tests {
     /// The compiled plans, against the checked-in format files of kernel 6.18.
     fn compiled(request: &Request) -> String {
         compile_in(request, &Events::test_6_18()).unwrap().listing()
+    }
+
+    #[test]
+    fn an_empty_block_time_window_is_a_usage_error_in_each_preset() {
+        let expected =
+            "-m/--min-block-time 5 is above -M/--max-block-time 2 (microseconds)".to_string();
+        let offcpu = offcpu(&OffcpuOptions {
+            min_us: Some(5),
+            max_us: Some(2),
+            ..Default::default()
+        });
+        let wakeuptime = wakeuptime(&WakeuptimeOptions {
+            min_us: Some(5),
+            max_us: Some(2),
+            ..Default::default()
+        });
+        for result in [offcpu, wakeuptime] {
+            let error = result.unwrap_err();
+            assert!(matches!(error, crate::Error::Usage(_)), "{error}");
+            assert_eq!(error.to_string(), expected);
+        }
+        assert!(check_window(Some(2), Some(2)).is_ok());
     }
 
     #[test]

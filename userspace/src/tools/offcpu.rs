@@ -10,14 +10,14 @@ use tracekit::{
     },
 };
 
-use crate::cli::{Common, MapArgs, StackArgs, SymbolArgs};
+use crate::cli::{BlockTimeArgs, Common, MapArgs, StackArgs, SymbolArgs};
 
 const EXAMPLES: &str = "\
 EXAMPLES:
   tracekit offcpu -- ./app                        # where ./app waits, in microseconds
   tracekit offcpu -p 1234 -d 10 -o offcpu.svg     # off-CPU flame graph of pid 1234
   tracekit offcpu --state uninterruptible -a -d 5 # D-state waits (disk, locks) machine-wide
-  tracekit offcpu --min-us 1000 -- ./app          # only waits of 1 ms or more";
+  tracekit offcpu -m 1000 -- ./app                # only waits of 1 ms or more";
 
 /// Task states `--state` selects.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -32,12 +32,8 @@ pub enum TaskState {
 #[derive(Debug, ClapArgs)]
 #[command(about = "Time spent blocked, by stack (bcc offcputime)", after_help = EXAMPLES)]
 pub struct Args {
-    /// Only blocks of at least US microseconds
-    #[arg(long, value_name = "US")]
-    pub min_us: Option<u64>,
-    /// Only blocks of at most US microseconds
-    #[arg(long, value_name = "US")]
-    pub max_us: Option<u64>,
+    #[command(flatten)]
+    pub block_time: BlockTimeArgs,
     /// Only tasks that blocked in this state (default: any, preemption included)
     #[arg(long, value_enum)]
     pub state: Option<TaskState>,
@@ -54,8 +50,8 @@ pub struct Args {
 /// Runs `tracekit offcpu`.
 pub fn run(args: Args, verbose: u8) -> Result<()> {
     let request = presets::offcpu(&presets::OffcpuOptions {
-        min_us: args.min_us,
-        max_us: args.max_us,
+        min_us: args.block_time.min_us,
+        max_us: args.block_time.max_us,
         state: args.state.map(|state| match state {
             TaskState::Interruptible => presets::TaskState::Interruptible,
             TaskState::Uninterruptible => presets::TaskState::Uninterruptible,

@@ -10,7 +10,7 @@ use tracekit::{
     },
 };
 
-use crate::cli::{Common, MapArgs, StackArgs, SymbolArgs};
+use crate::cli::{BlockTimeArgs, Common, MapArgs, StackArgs, SymbolArgs};
 
 const EXAMPLES: &str = "\
 EXAMPLES:
@@ -36,12 +36,8 @@ the wakers are any task. Kernel frames end in _[k].";
     after_help = EXAMPLES
 )]
 pub struct Args {
-    /// Only blocks of at least US microseconds
-    #[arg(short = 'm', long = "min-block-time", alias = "min-us", value_name = "US")]
-    pub min_us: Option<u64>,
-    /// Only blocks of at most US microseconds
-    #[arg(short = 'M', long = "max-block-time", alias = "max-us", value_name = "US")]
-    pub max_us: Option<u64>,
+    #[command(flatten)]
+    pub block_time: BlockTimeArgs,
     /// Only this thread blocking (bcc's -t; -t is --timestamp in tracekit)
     #[arg(long, value_name = "TID")]
     pub tid: Option<u32>,
@@ -61,8 +57,8 @@ pub struct Args {
 /// Runs `tracekit offwaketime`.
 pub fn run(args: Args, verbose: u8) -> Result<()> {
     let request = presets::offwaketime(&presets::OffwaketimeOptions {
-        min_us: args.min_us,
-        max_us: args.max_us,
+        min_us: args.block_time.min_us,
+        max_us: args.block_time.max_us,
         tid: args.tid,
         kernel_stacks: !args.stacks.user_only,
         user_stacks: !args.stacks.kernel_only,

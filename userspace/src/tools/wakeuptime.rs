@@ -10,13 +10,13 @@ use tracekit::{
     },
 };
 
-use crate::cli::{Common, MapArgs, SymbolArgs};
+use crate::cli::{BlockTimeArgs, Common, MapArgs, SymbolArgs};
 
 const EXAMPLES: &str = "\
 EXAMPLES:
   tracekit wakeuptime -- ./app                    # who woke ./app's threads, in microseconds
   tracekit wakeuptime -p 1234 -d 10 -o wake.svg   # flame graph of the wakers' stacks
-  tracekit wakeuptime --min-us 1000 -a -d 5       # only blocks of 1 ms or more, every task
+  tracekit wakeuptime -m 1000 -a -d 5              # only blocks of 1 ms or more, every task
 
 A sleeping task (S or D) leaving the CPU starts the clock; its sched_wakeup stops it, in the
 waker's context: the stack shown is the waker's kernel stack, the pid and comm the woken
@@ -29,12 +29,8 @@ task's. -p and -- CMD select the woken tasks; the wakers are any task.";
     after_help = EXAMPLES
 )]
 pub struct Args {
-    /// Only blocks of at least US microseconds
-    #[arg(long, value_name = "US")]
-    pub min_us: Option<u64>,
-    /// Only blocks of at most US microseconds
-    #[arg(long, value_name = "US")]
-    pub max_us: Option<u64>,
+    #[command(flatten)]
+    pub block_time: BlockTimeArgs,
     /// Rows in the text report
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub top: usize,
@@ -49,8 +45,8 @@ pub struct Args {
 /// Runs `tracekit wakeuptime`.
 pub fn run(args: Args, verbose: u8) -> Result<()> {
     let request = presets::wakeuptime(&presets::WakeuptimeOptions {
-        min_us: args.min_us,
-        max_us: args.max_us,
+        min_us: args.block_time.min_us,
+        max_us: args.block_time.max_us,
         maps: args.maps.sizes(),
     })?;
     let labels = Labels {

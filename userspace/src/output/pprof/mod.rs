@@ -369,10 +369,19 @@ impl Builder {
         } else {
             self.strings.index(file)
         };
+        // An interpreted function's system name is `function (file)`: a name equal to its
+        // system name is demangled by pprof readers, and go tool pprof's heuristics take
+        // `<module>`, `<lambda>` and Java's `<init>` for C++ template arguments and strip
+        // them whole (shown as `<unknown>`); a different one is kept as it is.
+        let system_name = if file.is_empty() {
+            name_index
+        } else {
+            self.strings.index(&format!("{function} ({file})"))
+        };
         self.functions.push(proto::Function {
             id,
             name: name_index,
-            system_name: name_index,
+            system_name,
             filename,
             start_line: 0,
         });

@@ -250,6 +250,50 @@ fn same_path_and_labels_merge_into_one_sample() {
     assert_eq!(profile.period, 1);
 }
 
+/// Interpreted frames: the function is named alone, filed under its source, its line on the
+/// location; the system name (`function (file)`) differs from the name so that readers
+/// keep `<module>` as it is.
+#[test]
+fn interpreted_frames_keep_their_names_files_and_lines() {
+    let python = |symbol: &str| Frame::user(symbol, Some(crate::unwind::interp::PYTHON_MODULE));
+    let stacks = [Stack {
+        pid: 9,
+        comm: "python3".into(),
+        cgroup: None,
+        frames: vec![
+            python("<module> (/srv/app.py:32)"),
+            python("leaf (/srv/app.py:12)"),
+        ],
+        count: 3,
+        time_slice: None,
+    }];
+    let profile = profile_of(&stacks, SampleKind::Events);
+    let functions: Vec<(&str, &str, &str)> = profile
+        .function
+        .iter()
+        .map(|f| {
+            (
+                s(&profile, f.name),
+                s(&profile, f.system_name),
+                s(&profile, f.filename),
+            )
+        })
+        .collect();
+    assert_eq!(
+        functions,
+        [
+            ("<module>", "<module> (/srv/app.py)", "/srv/app.py"),
+            ("leaf", "leaf (/srv/app.py)", "/srv/app.py"),
+        ]
+    );
+    let lines: Vec<i64> = profile.sample[0]
+        .location_id
+        .iter()
+        .map(|&id| profile.location[id as usize - 1].line[0].line)
+        .collect();
+    assert_eq!(lines, [12, 32]);
+}
+
 #[test]
 fn offcpu_microseconds_become_nanoseconds() {
     let profile = profile_of(&burner_stacks()[2..], SampleKind::OffCpuMicros);
