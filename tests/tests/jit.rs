@@ -1,7 +1,8 @@
 //! JIT runtimes with no flags (issue 28): Node.js (Debian's `nodejs`, V8 11.3) started as
 //! production starts it, with no `--perf-basic-prof`. The fixture's known chain
-//! (`outer -> middle -> leaf`, burning CPU in `leaf`) is named from V8's own frames under
-//! `-p`, `-- CMD` and `-a`, and for a process that exits before the profile ends.
+//! (`outer -> middle -> leaf`, burning CPU in `leaf`) is named from V8's own frames, each
+//! with a line of its function (`leaf (/path/js_chain.js:11)`), under `-p`, `-- CMD` and
+//! `-a`, and for a process that exits before the profile ends.
 
 use std::{
     io::Write as _,
@@ -55,25 +56,81 @@ fn folded_while(child: &mut Child, test: &str, args: &[&str]) -> (Output, Vec<(S
     (run, read_folded(&out))
 }
 
+/// The fixture's chain, outermost first, with the lines of `js_chain.js` each function's
+/// frames may carry (issue 28): the current line of an interpreted frame as V8 reports it
+/// (a caller's call: `outer` 29, `middle` 21, or 20 in `Date.now()`; the leaf's line saved
+/// in its body, 11-14), else the definition line (compiled frames, as the perf map's
+/// `js_chain.js:11:14`): `outer` 27, `middle` 17, `leaf` 11.
+const CHAIN: [(&str, &[u32]); 3] = [
+    ("outer", &[27, 29]),
+    ("middle", &[17, 20, 21]),
+    ("leaf", &[11, 12, 13, 14]),
+];
+
+/// The function and line of `frame` when it is a frame of the fixture with a line
+/// (`leaf (/path/js_chain.js:11)`).
+fn fixture_frame(frame: &str) -> Option<(&str, u32)> {
+    let (function, rest) = frame.strip_suffix(')')?.rsplit_once(" (")?;
+    let (file, line) = rest.rsplit_once(':')?;
+    (file == fixture()).then_some(())?;
+    Some((function, line.parse().ok()?))
+}
+
+/// Whether `frame` is `function`'s, with one of the lines [`CHAIN`] allows it.
+fn chain_frame(function: &str, frame: &str) -> bool {
+    let lines = CHAIN.iter().find(|(name, _)| *name == function).unwrap().1;
+    fixture_frame(frame).is_some_and(|(name, line)| name == function && lines.contains(&line))
+}
+
 /// Whether `path` (outermost first) has `outer`, `middle` and `leaf` of the fixture, in
-/// this order.
+/// this order, each with a line of its own.
 fn whole_chain(path: &str) -> bool {
-    let leaf = format!("leaf ({})", fixture());
-    chain_in_order(path, &["outer (", "middle (", leaf.as_str()])
+    let mut frames = path.split(';');
+    CHAIN
+        .iter()
+        .all(|(function, _)| frames.any(|frame| chain_frame(function, frame)))
 }
 
 fn names_leaf(path: &str) -> bool {
-    path.split(';')
-        .any(|frame| frame == format!("leaf ({})", fixture()))
+    path.split(';').any(|frame| chain_frame("leaf", frame))
 }
 
-/// Checks the chain in the samples `of` selects: 90% name the leaf, 85% the whole chain.
+/// Samples per (function, line) of the fixture's chain functions in `folded`; panics on a
+/// frame of theirs whose line is not one [`CHAIN`] allows (or that has none).
+fn chain_lines(folded: &[(String, u64)]) -> std::collections::BTreeMap<(String, u32), u64> {
+    let mut lines = std::collections::BTreeMap::new();
+    for (path, n) in folded {
+        for frame in path.split(';') {
+            let Some((function, _)) = CHAIN
+                .iter()
+                .find(|(function, _)| frame.starts_with(&format!("{function} (")))
+            else {
+                continue;
+            };
+            if !frame.contains(&fixture()) {
+                continue;
+            }
+            assert!(
+                chain_frame(function, frame),
+                "{frame}: not a line of {function} ({:?})",
+                CHAIN
+            );
+            let (_, line) = fixture_frame(frame).unwrap();
+            *lines.entry((function.to_string(), line)).or_default() += n;
+        }
+    }
+    lines
+}
+
+/// Checks the chain in the samples `of` selects: 90% name the leaf, 85% the whole chain,
+/// each frame of the chain with a line of its function ([`CHAIN`]).
 fn check_chain(test: &str, folded: &[(String, u64)], of: impl Fn(&str) -> bool + Copy) {
     let chosen: Vec<(String, u64)> = folded
         .iter()
         .filter(|(path, _)| of(path))
         .cloned()
         .collect();
+    eprintln!("{test}: samples per line {:?}", chain_lines(&chosen));
     let leaf = share(&chosen, names_leaf);
     assert_share(test, "samples name leaf", leaf, (50, 0.90), &folded);
     let whole = share(&chosen, whole_chain);
@@ -195,6 +252,71 @@ fn node_names_outlive_the_process() {
     );
 }
 
+/// `(file, line)` of a frame named with a script and line: ours (`main (/path/js_chain.js:50)`,
+/// `executeUserEntryPoint (node:internal/modules/run_main:164)`) or a line of V8's
+/// `new Error().stack` (`    at main (/path/js_chain.js:50:5)`, `    at node:internal/...:28:49`);
+/// only node's own scripts and the fixture.
+fn script_line(frame: &str, v8_stack: bool) -> Option<(String, u32)> {
+    let location = if v8_stack {
+        let at = frame.trim_start().strip_prefix("at ")?;
+        let inner = at
+            .strip_suffix(')')
+            .map_or(at, |f| f.rsplit_once(" (").map_or(f, |p| p.1));
+        inner.rsplit_once(':')?.0
+    } else {
+        frame.strip_suffix(')')?.rsplit_once(" (")?.1
+    };
+    let (file, line) = location.rsplit_once(':')?;
+    (file.starts_with("node:") || file == fixture()).then_some(())?;
+    Some((file.to_string(), line.parse().ok()?))
+}
+
+/// The lines are V8's own: the fixture prints `new Error().stack` (option "stack") in `run`
+/// just before it calls `outer`; every frame below `run` there (`main`, the module's top
+/// level, node's CommonJS loader, `run_main`, `run_main_module`) stays at that call while the
+/// chain burns, so the profile's frames below `run` have exactly V8's files and lines, in
+/// the same order.
+#[test]
+fn node_lines_agree_with_v8s_stack() {
+    let test = "node_lines_agree_with_v8s_stack";
+    require_root();
+    if !have_node(test) {
+        return;
+    }
+    // Not `scratch(test)`: `folded_while` makes that one afresh.
+    let stack_file = scratch(&format!("{test}_stack")).join("stack.txt");
+    let mut command = Command::new(NODE);
+    command
+        .arg(fixture())
+        .args(["8", "stack"])
+        .stderr(std::fs::File::create(&stack_file).unwrap());
+    let mut child = spawn_ready(command);
+    let pid = child.id().to_string();
+    let (_, folded) = folded_while(
+        &mut child,
+        test,
+        &["profile", "-F", "199", "-p", &pid, "-d", "2"],
+    );
+    let stack = std::fs::read_to_string(&stack_file).unwrap();
+    // Outermost first, below `run` (the stack's first frame).
+    let mut v8: Vec<(String, u32)> = stack
+        .lines()
+        .filter(|line| line.trim_start().starts_with("at "))
+        .skip(1)
+        .filter_map(|line| script_line(line, true))
+        .collect();
+    v8.reverse();
+    assert!(v8.len() >= 6, "V8's stack: {stack}");
+    let (hottest, _) = folded.iter().max_by_key(|(_, n)| *n).expect("no samples");
+    let ours: Vec<(String, u32)> = hottest
+        .split(';')
+        .take_while(|frame| !frame.starts_with("run ("))
+        .filter_map(|frame| script_line(frame, false))
+        .collect();
+    eprintln!("{test}: V8's {v8:?}\nours {ours:?}");
+    assert_eq!(ours, v8, "V8's stack: {stack}\nour hottest path: {hottest}");
+}
+
 /// `-a`: the whole machine, node among the rest; the fixture's samples (its stacks start
 /// with its command name, `tk_js_chain`, which it sets) name the chain.
 #[test]
@@ -246,12 +368,12 @@ fn node_no_interpreters_keeps_native_frames() {
 }
 
 /// The innermost JavaScript function a folded path names, by name alone: V8's own frames
-/// (`leaf (/path/js_chain.js)`) or a perf map's (`JS:*leaf /path/js_chain.js:11:14`, Node
-/// 20's `--perf-basic-prof`; `LazyCompile:*leaf ...` in older nodes); `None` for none.
+/// (`leaf (/path/js_chain.js:11)`) or a perf map's (`JS:*leaf /path/js_chain.js:11:14`,
+/// Node 20's `--perf-basic-prof`; `LazyCompile:*leaf ...` in older nodes); `None` for none.
 fn innermost_js(path: &str) -> Option<String> {
     let fixture = fixture();
     path.split(';').rev().find_map(|frame| {
-        if let Some(name) = frame.strip_suffix(&format!(" ({fixture})")) {
+        if let Some((name, _)) = fixture_frame(frame) {
             return Some(name.to_string());
         }
         let (kind, rest) = frame.split_once(':')?;
@@ -313,6 +435,18 @@ fn node_names_agree_with_its_perf_map() {
         map_names.get(&Some("leaf".into())).copied().unwrap_or(0.0) >= 0.5,
         "the perf map named no leaf: {map_folded:#?}"
     );
+    // The map's line is the definition's, `leaf`'s 11; V8's optimized leaf has the same.
+    let map_leaf = format!("JS:*leaf {}:11:", fixture());
+    assert!(
+        map_folded.iter().any(|(path, _)| path.contains(&map_leaf)),
+        "no {map_leaf} in the perf map's: {map_folded:#?}"
+    );
+    let v8_lines = chain_lines(&v8_folded);
+    eprintln!("{test}: V8's samples per line {v8_lines:?}");
+    assert!(
+        v8_lines.contains_key(&("leaf".to_string(), 11)),
+        "V8 named no leaf at line 11"
+    );
     let agree: f64 = v8_names
         .iter()
         .map(|(name, share)| share.min(map_names.get(name).copied().unwrap_or(0.0)))
@@ -333,9 +467,10 @@ fn spawn_block(mode: &str, seconds: &str) -> Child {
     )
 }
 
+/// The start of `function`'s frames in `js_block.js`, up to its line.
 fn block_frame(function: &str) -> String {
     format!(
-        "{function} ({})",
+        "{function} ({}:",
         workspace().join("tests/fixtures/js_block.js").display()
     )
 }
@@ -497,7 +632,8 @@ fn wheel_node(test: &str) -> Option<std::path::PathBuf> {
 }
 
 /// Node 24 (V8 13.6, whose postmortem symbols spell tagged fields `Tagged_..._` and which
-/// runs its builtins from a mapping of their own) is named with no flags under `-p`: 85% of
+/// runs its builtins from a mapping of their own) is named with no flags under `-p`, each
+/// function with its definition line: 85% of
 /// the samples have `outer` then `middle`. Not the leaf's 90%: once V8 13 optimizes `middle`
 /// it inlines `leaf` into it, and inlined JavaScript frames are not expanded yet (a profile
 /// started 2 s after the process had 463 of 480 samples end in `middle`; the share naming
@@ -533,6 +669,21 @@ fn node24_wheel_chain_pid() {
         "{test}: {} of {} samples name leaf (inlined once optimized)",
         leaf.0, leaf.1
     );
+    // V8 13 states no symbol for a function's bytecode: every frame has its definition
+    // line (`leaf` 11, as the perf map's `js_chain.js:11:14`).
+    let lines = chain_lines(&folded);
+    eprintln!("{test}: samples per line {lines:?}");
+    let definitions = [("outer", 27), ("middle", 17), ("leaf", 11)];
+    assert!(
+        lines
+            .keys()
+            .all(|(function, line)| definitions.contains(&(function.as_str(), *line))),
+        "{lines:?}: not the definition lines {definitions:?}"
+    );
+    assert!(
+        lines.contains_key(&("middle".to_string(), 17)),
+        "no middle (js_chain.js:17): {lines:?}"
+    );
     let outer_middle = tracekit_tests::share(&folded, |path| {
         tracekit_tests::chain_in_order(path, &["outer (", "middle ("])
     });
@@ -543,4 +694,100 @@ fn node24_wheel_chain_pid() {
         (50, 0.85),
         &folded,
     );
+}
+
+/// Node 24's chain in the samples `of` selects: 85% have `outer;middle` (V8 13 inlines
+/// `leaf` into optimized `middle`: the leaf's share is printed), and every frame of the
+/// chain has its definition line (V8 13: definition lines only).
+fn check_node24_chain(test: &str, folded: &[(String, u64)], of: impl Fn(&str) -> bool + Copy) {
+    let chosen: Vec<(String, u64)> = folded
+        .iter()
+        .filter(|(path, _)| of(path))
+        .cloned()
+        .collect();
+    let leaf = share(&chosen, names_leaf);
+    eprintln!(
+        "{test}: {} of {} samples name leaf (inlined once optimized)",
+        leaf.0, leaf.1
+    );
+    let lines = chain_lines(&chosen);
+    eprintln!("{test}: samples per line {lines:?}");
+    let definitions = [("outer", 27), ("middle", 17), ("leaf", 11)];
+    assert!(
+        lines
+            .keys()
+            .all(|(function, line)| definitions.contains(&(function.as_str(), *line))),
+        "{lines:?}: not the definition lines {definitions:?}"
+    );
+    let outer_middle = share(&chosen, |path| {
+        chain_in_order(path, &["outer (", "middle ("])
+    });
+    assert_share(
+        test,
+        "samples have outer;middle",
+        outer_middle,
+        (50, 0.85),
+        &folded,
+    );
+}
+
+/// Node 24 under `-- CMD` (named from its start, its builtins' own mapping found before its
+/// tables are built) and `-a` (its samples among the whole machine's, by its command name,
+/// once it is published: as `jit_machine.rs` counts), each frame of the chain with its
+/// definition line.
+#[test]
+fn node24_wheel_chain_command_and_whole_machine() {
+    let test = "node24_wheel_chain_command_and_whole_machine";
+    require_root();
+    let Some(node) = wheel_node(test) else {
+        return;
+    };
+    let out = scratch(&format!("{test}_command")).join("out.folded");
+    let script = fixture();
+    let run = tracekit(
+        [
+            "profile",
+            "-v",
+            "-F",
+            "199",
+            "-o",
+            out.to_str().unwrap(),
+            "--",
+            node.to_str().unwrap(),
+            &script,
+            "4",
+        ],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    assert!(run.stderr.contains("V8 13."), "{}", run.stderr);
+    check_node24_chain(&format!("{test} -- CMD"), &read_folded(&out), |path| {
+        path.contains(&script)
+    });
+    let mut command = Command::new(&node);
+    command.arg(fixture()).arg("8");
+    let mut child = spawn_ready(command);
+    let (_, folded) = folded_while(
+        &mut child,
+        &format!("{test}_all"),
+        &["profile", "-v", "-a", "-F", "199", "-d", "3"],
+    );
+    // Samples walked before node was published (found by `-a` after attaching) have V8's
+    // interpreter frames as native ones: printed, at most a quarter, and not counted.
+    let native = "Builtins_InterpreterEntryTrampoline;Builtins_InterpreterEntryTrampoline;";
+    let before = share(&folded, |path| {
+        path.starts_with("tk_js_chain;") && path.contains(native)
+    });
+    let ours = share(&folded, |path| path.starts_with("tk_js_chain;"));
+    eprintln!(
+        "{test} -a: {} of node's {} samples before node was published",
+        before.0, ours.0
+    );
+    assert!(
+        before.0 * 4 <= ours.0,
+        "{before:?} of {ours:?} before node was published"
+    );
+    check_node24_chain(&format!("{test} -a"), &folded, |path| {
+        path.starts_with("tk_js_chain;") && !path.contains(native)
+    });
 }

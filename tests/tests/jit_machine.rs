@@ -195,7 +195,7 @@ fn whole_machine_four_runtimes_in_one_flame_graph() {
     eprintln!("{}", run.stderr);
     run.assert_code(0);
     let folded = parse_folded(&std::fs::read_to_string(&folded_path).unwrap());
-    let js_leaf = format!("leaf ({js})");
+    let js_leaf = format!("leaf ({js}:");
     check(
         test,
         "node (tk_js_chain)",
@@ -203,7 +203,7 @@ fn whole_machine_four_runtimes_in_one_flame_graph() {
             &folded,
             "tk_js_chain",
             |_| true,
-            |path| path.split(';').any(|frame| frame == js_leaf),
+            |path| path.split(';').any(|frame| frame.starts_with(&js_leaf)),
             |path| chain_in_order(path, &["outer (", "middle (", js_leaf.as_str()]),
         ),
         40,
@@ -343,7 +343,7 @@ fn whole_machine_jit_processes_keep_names_in_their_intervals() {
     assert!(status.success(), "tracekit failed: {status}");
     let stdout = std::fs::read_to_string(&intervals_path).unwrap();
     let blocks: Vec<&str> = stdout.split("interval ending").skip(1).collect();
-    let js_leaf = format!("leaf ({js})");
+    let js_leaf = format!("leaf ({js}:");
     for (comm, leaf) in [
         ("tk_js_chain", js_leaf.as_str()),
         ("tk_java_churn", "Ledger.sumCents (Ledger.java:"),
@@ -422,7 +422,7 @@ fn whole_machine_jit_processes_keep_names_in_their_intervals() {
             &folded,
             "tk_js_chain",
             |_| true,
-            |path| path.split(';').any(|frame| frame == js_leaf),
+            |path| path.split(';').any(|frame| frame.starts_with(&js_leaf)),
             |path| chain_in_order(path, &["outer (", "middle (", js_leaf.as_str()]),
         ),
         20,

@@ -32,6 +32,7 @@ pub mod ruby;
 mod splice;
 mod unpublish;
 pub mod v8;
+mod v8_lines;
 
 use std::{
     collections::{BTreeMap, HashMap},
@@ -681,8 +682,7 @@ pub fn frames(pid: u32, word: u64, leaf: bool) -> Vec<Frame> {
         Some((info, units))
     });
     let symbols = match info {
-        // No lines for JavaScript yet: the kernel records the bytecode offset only.
-        Some((info, _)) if id == runtime::V8 => vec![(v8::symbol(&info), false)],
+        Some((info, units)) if id == runtime::V8 => vec![(v8::symbol(&info, units), false)],
         Some((info, offset)) if id == runtime::HOTSPOT && !info.compiled.is_empty() => {
             hotspot_compiled::frames(&info, offset, leaf)
         }

@@ -1,8 +1,8 @@
 //! V8 (Node.js): detection by the binary's postmortem symbols (`v8dbg_*`, which V8 exports
 //! for debuggers: frame offsets, instance types, class field offsets), the offsets the
 //! kernel's frame-pointer walk needs (`tracekit_common::interp::v8`), and naming of the
-//! recorded `SharedFunctionInfo`s: the function's name and its script's name, read from the
-//! process's memory.
+//! recorded `SharedFunctionInfo`s: the function's name, its script's name and the line
+//! ([`v8_lines`]), read from the process's memory.
 //!
 //! The symbols' values are read from the binary's ELF sections with the `object` crate
 //! (values in `.bss` are zero). A binary without them (a V8 built without postmortem
@@ -15,14 +15,18 @@
 //! is `script_or_debug_info` (V8 13: `script`) when that is a `Script`. Class fields are
 //! found by `v8dbg_class_CLASS__FIELD__` whatever type follows (V8 13 spells tagged fields
 //! `Tagged_..._`). Strings are sequential (one- or
-//! two-byte), cons, thin or sliced; external strings (the runtime's own sources) are not
-//! read, and such frames have no file.
+//! two-byte), cons, thin, sliced, or external and cached (node's own sources: the data's
+//! address is the word after `ExternalString::resource`); uncached external strings are
+//! not read.
 
 use std::collections::HashMap;
 
 use tracekit_common::interp::{InterpProcess, NO_OFFSET, OFFSET_SLOTS, runtime, v8 as slots};
 
-use super::{CodeInfo, Detected, read_memory};
+use super::{
+    CodeInfo, Detected, read_memory,
+    v8_lines::{self, LineLayout},
+};
 use crate::unwind::process::{Backing, ExecMapping};
 
 /// Instance types of the `JSFunction` classes after `JS_FUNCTION_TYPE` (class
@@ -68,6 +72,36 @@ pub struct Version {
     sliced_tag: u16,
     scope_info_first_vars: u16,
     scope_info_context_locals: u16,
+    /// Cached external strings (node's own sources); `None`: not read.
+    external: Option<External>,
+    /// Where lines are read ([`v8_lines`]); `None`: a symbol is missing, and frames are
+    /// `function (script)` with no line.
+    lines: Option<LineLayout>,
+}
+
+/// Where the characters of a cached external string are: `ExternalString::resource`, and
+/// the word after it holds the data's address (V8 11.3; V8 states no symbol for it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct External {
+    resource: u16,
+    one_byte_type: u16,
+    two_byte_type: u16,
+}
+
+/// The cached external strings' layout, `None` when a symbol is missing.
+fn external_strings(
+    field: &impl Fn(&str) -> Result<u16, String>,
+    member: &impl Fn(&str, &[&str]) -> Result<u16, String>,
+) -> Option<External> {
+    Some(External {
+        resource: member("ExternalString", &["resource"]).ok()?,
+        one_byte_type: field("v8dbg_type_ExternalOneByteString__EXTERNAL_ONE_BYTE_STRING_TYPE")
+            .ok()?,
+        // V8 13 spells it `EXTERNAL_TWO_BYTE_STRING_TYPE`.
+        two_byte_type: field("v8dbg_type_ExternalTwoByteString__EXTERNAL_STRING_TYPE")
+            .or_else(|_| field("v8dbg_type_ExternalTwoByteString__EXTERNAL_TWO_BYTE_STRING_TYPE"))
+            .ok()?,
+    })
 }
 
 /// A detected V8 binary, in its own ELF addresses.
@@ -309,8 +343,14 @@ fn binary(symbols: &Symbols) -> Result<Option<Binary>, String> {
         cons_tag: field("v8dbg_ConsStringTag")?,
         thin_tag: field("v8dbg_ThinStringTag")?,
         sliced_tag: field("v8dbg_SlicedStringTag")?,
+        external: external_strings(&field, &member),
         scope_info_first_vars: field("v8dbg_scopeinfo_idx_first_vars")?,
         scope_info_context_locals: field("v8dbg_scopeinfo_idx_ncontextlocals")?,
+        lines: None,
+    };
+    let version = Version {
+        lines: v8_lines::layout(&field, &member, (version.major, version.minor)).ok(),
+        ..version
     };
     let size = u64::try_from(size).map_err(|_| format!("{BUILTINS_SIZE} = {size}"))?;
     Ok(Some(Binary {
@@ -400,7 +440,7 @@ const MAX_STRING: u64 = 4096;
 const MAX_STRING_DEPTH: u32 = 8;
 
 /// Reads the objects of one process.
-struct Reader<'a> {
+pub(super) struct Reader<'a> {
     pid: u32,
     v: &'a Version,
 }
@@ -436,6 +476,11 @@ impl Reader<'_> {
 
     /// The string at tagged `tagged` (`None`: not a string, or one not read).
     fn string(&self, tagged: u64, depth: u32) -> Option<String> {
+        self.string_limited(tagged, depth, MAX_STRING)
+    }
+
+    /// The first `limit` characters (UTF-16 units) of the string at tagged `tagged`.
+    fn string_limited(&self, tagged: u64, depth: u32, limit: u64) -> Option<String> {
         let (object, kind) = self.object(tagged)?;
         let v = self.v;
         if kind >= v.first_nonstring_type || depth > MAX_STRING_DEPTH {
@@ -445,19 +490,32 @@ impl Reader<'_> {
             read_memory(self.pid, object + u64::from(v.string_length), 4)
                 .and_then(|b| Some(u32::from_le_bytes(b.try_into().ok()?)))?,
         )
-        .min(MAX_STRING);
+        .min(limit);
         let one_byte = kind & v.encoding_mask == v.one_byte_tag;
         let representation = kind & v.representation_mask;
         if representation == v.seq_tag {
             return self.chars(object, one_byte, 0, length);
         }
+        if let Some(external) = v.external
+            && (kind == external.one_byte_type || kind == external.two_byte_type)
+        {
+            // The resource's data, cached after the resource (`kResourceDataOffset`);
+            // uncached external strings have other instance types and are not read.
+            let data = self.field(object, external.resource + 8)?;
+            return (data != 0).then(|| self.chars_at(data, one_byte, length))?;
+        }
         if representation == v.cons_tag {
-            let first = self.string(self.field(object, v.cons_first)?, depth + 1)?;
-            let second = self.string(self.field(object, v.cons_second)?, depth + 1)?;
+            let first = self.string_limited(self.field(object, v.cons_first)?, depth + 1, limit)?;
+            let units = first.chars().map(|c| c.len_utf16() as u64).sum::<u64>();
+            if units >= limit {
+                return Some(first);
+            }
+            let second =
+                self.string_limited(self.field(object, v.cons_second)?, depth + 1, limit - units)?;
             return Some(first + &second);
         }
         if representation == v.thin_tag {
-            return self.string(self.field(object, v.thin_actual)?, depth + 1);
+            return self.string_limited(self.field(object, v.thin_actual)?, depth + 1, limit);
         }
         if representation == v.sliced_tag {
             let (parent, parent_kind) = self.object(self.field(object, v.sliced_parent)?)?;
@@ -473,13 +531,21 @@ impl Reader<'_> {
 
     /// Characters `start..start + length` of the sequential string at untagged `object`.
     fn chars(&self, object: u64, one_byte: bool, start: u64, length: u64) -> Option<String> {
+        let at = if one_byte {
+            object + u64::from(self.v.seq_one_byte_chars) + start
+        } else {
+            object + u64::from(self.v.seq_two_byte_chars) + 2 * start
+        };
+        self.chars_at(at, one_byte, length)
+    }
+
+    /// `length` characters at `at`, one byte (Latin-1) or two (UTF-16) each.
+    fn chars_at(&self, at: u64, one_byte: bool, length: u64) -> Option<String> {
         if one_byte {
-            let at = object + u64::from(self.v.seq_one_byte_chars) + start;
             let bytes = read_memory(self.pid, at, length as usize)?;
             // Latin-1.
             return Some(bytes.iter().map(|&b| b as char).collect());
         }
-        let at = object + u64::from(self.v.seq_two_byte_chars) + 2 * start;
         let bytes = read_memory(self.pid, at, 2 * length as usize)?;
         let units: Vec<u16> = bytes
             .chunks_exact(2)
@@ -488,18 +554,44 @@ impl Reader<'_> {
         Some(String::from_utf16_lossy(&units))
     }
 
+    /// The first 16 slots after the map of `ScopeInfo` `object` (untagged).
+    fn scope_info_slots(&self, object: u64) -> Option<Vec<u64>> {
+        const SLOTS: usize = 16;
+        let data = read_memory(self.pid, object + 8, SLOTS * 8)?;
+        Some(
+            data.chunks_exact(8)
+                .map(|word| u64::from_le_bytes(word.try_into().unwrap()))
+                .collect(),
+        )
+    }
+
     /// The function name in `ScopeInfo` `object` (untagged): the first string after its
     /// fixed slots and context locals.
     fn scope_info_name(&self, object: u64) -> Option<String> {
         const SLOTS: u64 = 16;
-        let data = read_memory(self.pid, object + 8, (SLOTS * 8) as usize)?;
-        let slot = |i: u64| -> Option<u64> {
-            let at = (i * 8) as usize;
-            Some(u64::from_le_bytes(data.get(at..at + 8)?.try_into().ok()?))
-        };
+        let data = self.scope_info_slots(object)?;
+        let slot = |i: u64| -> Option<u64> { data.get(usize::try_from(i).ok()?).copied() };
         let locals = slot(u64::from(self.v.scope_info_context_locals))? >> 32;
         let first = u64::from(self.v.scope_info_first_vars) + 2 * locals;
         (first..SLOTS).find_map(|i| self.string(slot(i)?, 0))
+    }
+}
+
+impl v8_lines::Objects for Reader<'_> {
+    fn word(&self, address: u64) -> Option<u64> {
+        Reader::word(self, address)
+    }
+
+    fn object(&self, tagged: u64) -> Option<(u64, u16)> {
+        Reader::object(self, tagged)
+    }
+
+    fn string_prefix(&self, tagged: u64, limit: u64) -> Option<String> {
+        self.string_limited(tagged, 0, limit)
+    }
+
+    fn pid(&self) -> u32 {
+        self.pid
     }
 }
 
@@ -519,31 +611,60 @@ pub fn read_code(pid: u32, v: &Version, shared: u64) -> Option<CodeInfo> {
     let name = name
         .filter(|name| !name.is_empty())
         .unwrap_or_else(|| "(anonymous)".into());
-    let file = reader
+    let script = reader
         .field(shared, v.shared_script_or_debug_info)
         .and_then(|script| {
             let (object, kind) = reader.object(script)?;
-            (kind == v.type_script).then_some(())?;
-            reader.string(reader.field(object, v.script_name)?, 0)
-        })
+            (kind == v.type_script).then_some(object)
+        });
+    let file = script
+        .and_then(|object| reader.string(reader.field(object, v.script_name)?, 0))
         .unwrap_or_default();
+    let (first_line, linetable) = match (v.lines, script) {
+        (Some(layout), Some(script)) if !file.is_empty() => {
+            let slots = (kind == v.type_scope_info)
+                .then(|| reader.scope_info_slots(object))
+                .flatten();
+            let indices = (v.scope_info_first_vars, v.scope_info_context_locals);
+            let bytecode_array = v.type_bytecode_array;
+            v8_lines::function_lines(
+                &reader,
+                &layout,
+                shared,
+                slots.as_deref(),
+                indices,
+                bytecode_array,
+                script,
+            )
+        }
+        _ => (0, Vec::new()),
+    };
     Some(CodeInfo {
         name,
         file,
-        first_line: 0,
-        linetable: Vec::new(),
+        first_line,
+        linetable,
         minor: v.minor.min(255) as u8,
         compiled: Vec::new(),
     })
 }
 
-/// The symbol of a named V8 frame: `function (script)`, `function` when the script has no
-/// name (the runtime's own code).
-pub fn symbol(info: &CodeInfo) -> String {
+/// The symbol of a named V8 frame recorded with offset `units` (the kernel's bytecode
+/// offset; 0 in a compiled frame): `function (script:LINE)`, the line as [`v8_lines`]
+/// says; `function (script)` when no line is known; `function` when the script has no name
+/// (the runtime's own code).
+pub fn symbol(info: &CodeInfo, units: u32) -> String {
     if info.file.is_empty() {
-        info.name.clone()
-    } else {
-        format!("{} ({})", info.name, info.file)
+        return info.name.clone();
+    }
+    // Compiled frames (0) have no pair: every recorded offset is past the array's header.
+    let current = i32::try_from(units)
+        .ok()
+        .filter(|&units| units > 0)
+        .and_then(|units| v8_lines::line_at(&info.linetable, units));
+    match current.or((info.first_line > 0).then_some(info.first_line)) {
+        Some(line) => format!("{} ({}:{line})", info.name, info.file),
+        None => format!("{} ({})", info.name, info.file),
     }
 }
 
@@ -569,6 +690,20 @@ mod tests {
         assert_eq!(binary.version.fp_context, 8);
         assert!(binary.builtins.1 > 1 << 20);
         assert!(binary.version.type_function > 0 && binary.version.type_shared_function_info > 0);
+        // Lines: BytecodeArray's source positions at the third word after its length (no
+        // symbol since V8 9.4), its first bytecode at 54; cached external strings read.
+        let lines = binary.version.lines.expect("V8 11.3's line layout");
+        assert_eq!(
+            (
+                lines.function_data,
+                lines.array_length,
+                lines.bytecode_positions
+            ),
+            (Some(8), 8, 32)
+        );
+        assert_eq!((lines.bytecode_data, lines.script_line_ends), (54, 56));
+        assert!(!lines.fixed_positions);
+        assert_eq!(binary.version.external.map(|e| e.resource), Some(16));
     }
 
     /// A V8 without postmortem symbols, or with pointer compression, is not unwound, and
