@@ -162,9 +162,11 @@ pub(crate) fn operand_of(
 pub(crate) fn key_kind(field: &FieldRef) -> KeyKind {
     match (field.hint, field.ty) {
         (Hint::Ip, _) => KeyKind::Ip,
+        _ if field.operand.is_raw_bytes() => KeyKind::Bytes(field.operand.size as usize),
         (Hint::Ipv4, _) => KeyKind::Ipv4,
         (Hint::TcpState, _) => KeyKind::TcpState,
         (Hint::NetPort, _) => KeyKind::NetPort,
+        (Hint::PortPair, _) => KeyKind::LocalPort,
         (_, ValueType::Str) => KeyKind::Str,
         (Hint::Disk, _) => KeyKind::Disk,
         (Hint::Syscall, _) => KeyKind::Syscall,
@@ -195,6 +197,20 @@ pub(crate) fn compile_body(
     for KeyField { field: name, label } in &request.by {
         let (index, field) = operand_of(builder, fields, "--by", name)?;
         builder.key_part(index)?;
+        if field.hint == Hint::PortPair {
+            // One word, two columns: `LPORT/RPORT` names both, else `lport` and `rport`.
+            let (local, remote) = label.split_once('/').unwrap_or(("lport", "rport"));
+            for (name, kind) in [(local, KeyKind::LocalPort), (remote, KeyKind::RemotePort)] {
+                columns.push(Column {
+                    column: KeyColumn {
+                        name: name.into(),
+                        kind,
+                    },
+                    bound: None,
+                });
+            }
+            continue;
+        }
         columns.push(Column {
             column: KeyColumn {
                 name: label.clone(),
