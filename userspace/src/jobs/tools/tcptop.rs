@@ -1,10 +1,12 @@
 //! `tracekit tcptop`: TCP traffic by process and connection (bcc's and libbpf-tools'
-//! `tcptop`): the bytes each process received and sent on each IPv4 TCP connection, per
-//! interval (`-i`) or for the whole run, busiest first. From `sock:sock_recv_length` and
-//! `sock:sock_send_length` (Linux 6.4+; net/socket.c, every `recvmsg`/`sendmsg` on a socket,
-//! `read`/`write` included, in the calling task), the connection read through BTF from the
-//! socket (`(struct sock *)sk->__sk_common`: `skc_rcv_saddr`, `skc_num`, `skc_daddr`,
-//! `skc_dport`), keyed in the kernel by probe, pid, comm, addresses and ports.
+//! `tcptop`): the bytes each process received and sent on each TCP connection, IPv4 and
+//! IPv6, per interval (`-i`) or for the whole run, busiest first. From
+//! `sock:sock_recv_length` and `sock:sock_send_length` (Linux 6.4+; net/socket.c, every
+//! `recvmsg`/`sendmsg` on a socket, `read`/`write` included, in the calling task), the
+//! connection read through BTF from the socket (`(struct sock *)sk->__sk_common`: the
+//! 16-byte `skc_v6_rcv_saddr` and `skc_v6_daddr`, which hold an IPv4 socket's addresses
+//! IPv4-mapped, and `skc_portpair`, both ports in one word), keyed in the kernel by probe,
+//! pid, comm, addresses and ports: 8 key words (an address takes 2).
 
 use super::{Flag, Group, Metric, NAME, Plan, Tool, ValueUnit};
 use crate::{
@@ -26,8 +28,8 @@ pub const TOOL: Tool = Tool {
 
 RX_KB and TX_KB are what recvmsg/read and sendmsg/write returned (bytes copied, rounded
 down to KiB; --json has the bytes). sendfile and splice do not pass through these
-tracepoints (Linux 6.4+). Only IPv4 connections are shown yet (IPv6 sockets, v4-mapped
-ones included, are not).",
+tracepoints (Linux 6.4+). IPv4 and IPv6 connections; an IPv6 socket's IPv4-mapped peer
+is shown as IPv4.",
     flags: &[
         Flag::number("top", "N", Some("20"), "Show the N busiest connections (bcc tcptop -r)")
             .short('r'),
@@ -36,8 +38,9 @@ ones included, are not).",
     groups: &[Group::Common, Group::Maps],
     plan: |values| {
         let mut filter = vec![
-            // AF_INET, IPPROTO_TCP; a MSG_PEEK read (flags & 2) copies nothing.
-            "family == 2 && protocol == 6 && ret > 0 && !(flags & 2)".to_string(),
+            // AF_INET or AF_INET6, IPPROTO_TCP; a MSG_PEEK read (flags & 2) copies nothing.
+            "(family == 2 || family == 10) && protocol == 6 && ret > 0 && !(flags & 2)"
+                .to_string(),
         ];
         filter.extend(values.comm_filter()?);
         let sk = |member: &str| format!("(struct sock *)sk->__sk_common.{member}");
@@ -49,10 +52,10 @@ ones included, are not).",
                 by: vec![
                     KeyField::labeled("PID", "pid"),
                     KeyField::labeled("COMM", "comm"),
-                    KeyField::labeled("LADDR", sk("skc_rcv_saddr")),
-                    KeyField::labeled("LPORT", sk("skc_num")),
-                    KeyField::labeled("RADDR", sk("skc_daddr")),
-                    KeyField::labeled("RPORT", sk("skc_dport")),
+                    KeyField::labeled("LADDR", sk("skc_v6_rcv_saddr")),
+                    KeyField::labeled("RADDR", sk("skc_v6_daddr")),
+                    // One word for both ports: two 16-byte addresses leave no room for two.
+                    KeyField::labeled("LPORT/RPORT", sk("skc_portpair")),
                 ],
                 by_event: true,
                 filter: Some(filter.join(" && ")),
@@ -77,7 +80,7 @@ ones included, are not).",
     },
     metric: Some(Metric {
         name: "tcp_traffic",
-        help: "TCP bytes received (sock_recv_length) and sent (sock_send_length) over IPv4, by event and command.",
+        help: "TCP bytes received (sock_recv_length) and sent (sock_send_length) over IPv4 and IPv6, by event and command.",
         labels: &[],
         by: &["comm"],
         unit: Some(ValueUnit::Bytes),
