@@ -49,6 +49,8 @@ pub enum KeyKind {
     LocalPort,
     /// The remote port of a port pair (`skc_dport`, network order, in the low 16 bits).
     RemotePort,
+    /// An inode's `i_mode` shown as its file type ([`file_type`]).
+    FileType,
     /// A kernel stack's hash, shown as its frames' names, root first, `;`-separated (as
     /// folded stacks are), from [`Aggregates::kernel_stacks`].
     KernelStack,
@@ -139,6 +141,7 @@ pub fn decode_key(columns: &[KeyColumn], words: &[u64]) -> Vec<KeyValue> {
                     KeyValue::Int(i128::from(u16::from_be(first as u16)))
                 }
                 KeyKind::LocalPort => KeyValue::Int(i128::from((first >> 16) as u16)),
+                KeyKind::FileType => KeyValue::Text(file_type(first).into()),
                 KeyKind::KernelStack => KeyValue::Int(i128::from(first)),
                 KeyKind::Ip => {
                     let bytes: Vec<u8> = part.iter().flat_map(|w| w.to_ne_bytes()).collect();
@@ -156,6 +159,17 @@ pub fn decode_key(columns: &[KeyColumn], words: &[u64]) -> Vec<KeyValue> {
             }
         })
         .collect()
+}
+
+/// An inode's `i_mode` as libbpf-tools' `filetop` shows its type: `R` a regular file
+/// (`S_IFREG`), `S` a socket (`S_IFSOCK`), `O` anything else (pipes, devices, ...).
+pub fn file_type(mode: u64) -> &'static str {
+    const S_IFMT: u64 = 0o170_000;
+    match mode & S_IFMT {
+        0o100_000 => "R",
+        0o140_000 => "S",
+        _ => "O",
+    }
 }
 
 /// The softirq vectors' names, as `/proc/softirqs` and the `irq:softirq_*` tracepoints'
@@ -428,17 +442,25 @@ mod tests {
             column("PID", KeyKind::Int { signed: false }),
             column("RAW", KeyKind::Bytes(3)),
             column("TID", KeyKind::Int { signed: false }),
+            column("T", KeyKind::FileType),
         ];
         let pair = (34221u64 << 16) | u64::from(u16::from_ne_bytes([0x1f, 0x90]));
         assert_eq!(
-            decode_key(&columns, &[pair, 42, 0x00cc_bbaa, 7]),
+            decode_key(&columns, &[pair, 42, 0x00cc_bbaa, 7, 0o100_644]),
             [
                 KeyValue::Int(34221),
                 KeyValue::Int(8080),
                 KeyValue::Int(42),
                 KeyValue::Text("aabbcc".into()),
                 KeyValue::Int(7),
+                KeyValue::Text("R".into()),
             ]
         );
+        // A socket, a pipe, a character device, a directory.
+        let types: Vec<&str> = [0o140_777, 0o010_600, 0o020_666, 0o040_755]
+            .into_iter()
+            .map(file_type)
+            .collect();
+        assert_eq!(types, ["S", "O", "O", "O"]);
     }
 }

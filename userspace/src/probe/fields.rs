@@ -69,6 +69,9 @@ pub enum Hint {
     /// the low 16 bits, `skc_num`, host order, in the high 16): one key word, shown as two
     /// key columns, the local port and the remote one ([`crate::engine::KeyKind::LocalPort`]).
     PortPair,
+    /// An inode's `i_mode` shown as its file type, as libbpf-tools' `filetop` T column:
+    /// `R` regular, `S` socket, `O` any other (`ftype(FIELD)` in `--by`).
+    FileType,
 }
 
 /// A name resolved to the operand that reads it.

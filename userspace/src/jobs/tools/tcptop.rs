@@ -74,6 +74,7 @@ is shown as IPv4.",
                     ("RADDR".into(), "RPORT".into()),
                 ],
                 counts: Vec::new(),
+                after: Vec::new(),
             }),
             tool_filter: true,
         }))
