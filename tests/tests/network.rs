@@ -468,8 +468,21 @@ fn network_tcpdrop_shows_each_refused_syn_with_its_reason_and_stack() {
 /// server the other way round); no other connection of the fixture.
 #[test]
 fn network_tcptop_counts_each_connections_bytes() {
+    assert_tcptop("network_tcptop", &["tcptop"], None);
+}
+
+/// tcptop -4 and -6: the same, of one family only.
+#[test]
+fn network_tcptop_one_family() {
+    assert_tcptop("network_tcptop_4", &["tcptop", "-4"], Some("127.0.0.1"));
+    assert_tcptop("network_tcptop_6", &["tcptop", "--ipv6"], Some("::1"));
+}
+
+/// Runs `tool` on `tk_tcp` and checks its groups are exactly both ends of each
+/// connection (of the `only` address's family, if given), rx and tx.
+fn assert_tcptop(test: &str, tool: &[&str], only: Option<&str>) {
     require_root();
-    let (results, conns) = run_tool("network_tcptop", &["tcptop"]);
+    let (results, conns) = run_tool(test, tool);
     assert_eq!(results.len(), 1, "{results:#?}");
     let mut seen: BTreeSet<(String, u64, u64, &str, u64)> = BTreeSet::new();
     for group in results[0]["groups"].as_array().unwrap() {
@@ -495,14 +508,17 @@ fn network_tcptop_counts_each_connections_bytes() {
         );
     }
     let mut want = BTreeSet::new();
-    for c in &conns {
+    for c in conns
+        .iter()
+        .filter(|c| only.is_none_or(|addr| c.addr == addr))
+    {
         let addr = || c.addr.to_string();
         want.insert((addr(), c.client_port, c.server_port, "tx", c.client_sent));
         want.insert((addr(), c.client_port, c.server_port, "rx", c.server_sent));
         want.insert((addr(), c.server_port, c.client_port, "rx", c.client_sent));
         want.insert((addr(), c.server_port, c.client_port, "tx", c.server_sent));
     }
-    assert_eq!(want.len(), 800);
+    assert_eq!(want.len(), if only.is_some() { 400 } else { 800 });
     assert_eq!(seen, want);
 }
 

@@ -25,23 +25,36 @@ pub const TOOL: Tool = Tool {
     examples: "  tracekit tcptop -i 1                # each second, the busiest TCP connections
   tracekit tcptop -p 1234 -d 10       # one process's connections, for 10 s
   tracekit tcptop --json -- ./client  # bytes per connection while ./client runs
+  tracekit tcptop -6 -i 5             # IPv6 sockets only, every 5 s
 
 RX_KB and TX_KB are what recvmsg/read and sendmsg/write returned (bytes copied, rounded
 down to KiB; --json has the bytes). sendfile and splice do not pass through these
-tracepoints (Linux 6.4+). IPv4 and IPv6 connections; an IPv6 socket's IPv4-mapped peer
-is shown as IPv4.",
+tracepoints (Linux 6.4+). IPv4 and IPv6 connections (-4, -6: one family, as the socket's
+family says: an IPv6 socket's IPv4-mapped peer is IPv6 there, shown as IPv4).",
     flags: &[
         Flag::number("top", "N", Some("20"), "Show the N busiest connections (bcc tcptop -r)")
             .short('r'),
+        Flag::switch("ipv4", "Only IPv4 sockets (libbpf-tools tcptop -4)").short('4'),
+        Flag::switch("ipv6", "Only IPv6 sockets (libbpf-tools tcptop -6)").short('6'),
         NAME,
     ],
     groups: &[Group::Common, Group::Maps],
     plan: |values| {
-        let mut filter = vec![
-            // AF_INET or AF_INET6, IPPROTO_TCP; a MSG_PEEK read (flags & 2) copies nothing.
-            "(family == 2 || family == 10) && protocol == 6 && ret > 0 && !(flags & 2)"
-                .to_string(),
-        ];
+        // AF_INET and/or AF_INET6.
+        let family = match (values.switch("ipv4"), values.switch("ipv6")) {
+            (true, true) => {
+                return Err(crate::Error::usage(
+                    "-4/--ipv4 and -6/--ipv6: give one of them, or neither for both families",
+                ));
+            }
+            (true, false) => "family == 2",
+            (false, true) => "family == 10",
+            (false, false) => "(family == 2 || family == 10)",
+        };
+        // IPPROTO_TCP; a MSG_PEEK read (flags & 2) copies nothing.
+        let mut filter = vec![format!(
+            "{family} && protocol == 6 && ret > 0 && !(flags & 2)"
+        )];
         filter.extend(values.comm_filter()?);
         let sk = |member: &str| format!("(struct sock *)sk->__sk_common.{member}");
         Ok(Plan::Aggregate(AggregateJob {
@@ -88,3 +101,31 @@ is shown as IPv4.",
         buckets: None,
     }),
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jobs::tools::{FlagValues, Value};
+
+    /// -4 and -6 select the socket's family in the kernel filter; both together are a
+    /// usage error naming the two flags.
+    #[test]
+    fn tcptop_families() {
+        let filter = |v4: bool, v6: bool| {
+            let mut values = FlagValues::defaults(&TOOL);
+            values.set("ipv4", Value::Switch(v4));
+            values.set("ipv6", Value::Switch(v6));
+            (TOOL.plan)(&values).map(|plan| match plan {
+                Plan::Aggregate(job) => job.request.filter.unwrap_or_default(),
+                _ => panic!("aggregate"),
+            })
+        };
+        let both = "(family == 2 || family == 10) && protocol == 6 && ret > 0 && !(flags & 2)";
+        assert_eq!(filter(false, false).unwrap(), both);
+        assert!(filter(true, false).unwrap().starts_with("family == 2 && "));
+        assert!(filter(false, true).unwrap().starts_with("family == 10 && "));
+        let err = filter(true, true).unwrap_err();
+        assert_eq!(err.exit_code(), 2, "{err}");
+        assert!(err.to_string().contains("-4/--ipv4 and -6/--ipv6"), "{err}");
+    }
+}
