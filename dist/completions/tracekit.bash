@@ -5801,7 +5801,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__tcptop)
-            opts="-r -4 -6 -n -a -p -d -i -o -v -h -V --top --ipv4 --ipv6 --name --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-r -4 -6 -n -a -p -d -i -o -v -h -V --top --sort --ipv4 --ipv6 --name --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5813,6 +5813,10 @@ _tracekit() {
                     ;;
                 -r)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sort)
+                    COMPREPLY=($(compgen -W "all received sent" -- "${cur}"))
                     return 0
                     ;;
                 --name)

@@ -983,6 +983,9 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand bindsnoop" -s v -l ver
 complete -c tracekit -n "__fish_tracekit_using_subcommand bindsnoop" -s h -l help -d 'Print help'
 complete -c tracekit -n "__fish_tracekit_using_subcommand bindsnoop" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -s r -l top -d 'Show the N busiest connections (bcc tcptop -r)' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -l sort -d 'Order the rows by (libbpf-tools tcptop -s)' -r -f -a "all\t'Bytes received and sent'
+received\t'Bytes received'
+sent\t'Bytes sent'"
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -s n -l name -d 'Only tasks whose command name is COMM' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
@@ -995,7 +998,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -s 6 -l ipv6 -
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -l json -d 'Print JSON on stdout instead of text'
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -s v -l verbose -d 'Say more: -v prints timings and own CPU time, -vv debug logs'
-complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -s h -l help -d 'Print help'
+complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand capable" -s n -l name -d 'Only tasks whose command name is COMM' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand capable" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r

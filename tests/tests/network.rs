@@ -522,6 +522,19 @@ fn assert_tcptop(test: &str, tool: &[&str], only: Option<&str>) {
     assert_eq!(seen, want);
 }
 
+/// Python: one IPv4 and one IPv6 loopback connection, 300 KiB from the client to the
+/// server and 100 KiB back over each; prints `ADDRESS CLIENT_PORT SERVER_PORT` per
+/// connection.
+const TWO_CONNECTIONS: &str = "import socket\n\
+             for family, addr in ((socket.AF_INET, '127.0.0.1'), (socket.AF_INET6, '::1')):\n\
+             \x20   l = socket.socket(family); l.bind((addr, 0)); l.listen()\n\
+             \x20   c = socket.create_connection(l.getsockname()[:2]); s, _ = l.accept()\n\
+             \x20   c.sendall(b'x' * 307200); n = 0\n\
+             \x20   while n < 307200: n += len(s.recv(65536))\n\
+             \x20   s.sendall(b'y' * 102400); n = 0\n\
+             \x20   while n < 102400: n += len(c.recv(65536))\n\
+             \x20   print(addr, c.getsockname()[1], l.getsockname()[1])";
+
 /// tcptop's table: `PID COMM LADDR RADDR RX_KB TX_KB`, one row per connection end, the
 /// addresses joined to their ports as libbpf-tools prints them (`::1:PORT` for IPv6); 300
 /// KiB sent one way and 100 KiB back over one IPv4 and one IPv6 connection show as 300
@@ -537,15 +550,7 @@ fn network_tcptop_table_has_libbpf_tools_columns() {
             "--",
             "python3",
             "-c",
-            "import socket\n\
-             for family, addr in ((socket.AF_INET, '127.0.0.1'), (socket.AF_INET6, '::1')):\n\
-             \x20   l = socket.socket(family); l.bind((addr, 0)); l.listen()\n\
-             \x20   c = socket.create_connection(l.getsockname()[:2]); s, _ = l.accept()\n\
-             \x20   c.sendall(b'x' * 307200); n = 0\n\
-             \x20   while n < 307200: n += len(s.recv(65536))\n\
-             \x20   s.sendall(b'y' * 102400); n = 0\n\
-             \x20   while n < 102400: n += len(c.recv(65536))\n\
-             \x20   print(addr, c.getsockname()[1], l.getsockname()[1])",
+            TWO_CONNECTIONS,
         ],
         TIMEOUT,
     );
@@ -577,5 +582,54 @@ fn network_tcptop_table_has_libbpf_tools_columns() {
         assert_eq!(row(client, server)[4..], ["100", "300"]);
         assert_eq!(row(server, client)[4..], ["300", "100"]);
         assert_eq!(row(client, server)[1], "python3");
+    }
+}
+
+/// tcptop --sort sent / received: of the fixture's four connection ends, the two client
+/// ends (300 KiB sent each) come first under `--sort sent`, the two server ends (300 KiB
+/// received each) under `--sort received` (other processes' rows may come between).
+#[test]
+fn network_tcptop_sorts_by_one_direction() {
+    require_root();
+    for (sort, first) in [("sent", ["100", "300"]), ("received", ["300", "100"])] {
+        let run = tracekit(
+            [
+                "tcptop",
+                "--sort",
+                sort,
+                "-r",
+                "1000",
+                "--",
+                "python3",
+                "-c",
+                TWO_CONNECTIONS,
+            ],
+            TIMEOUT,
+        );
+        run.assert_code(0);
+        let lines: Vec<Vec<&str>> = run
+            .stdout
+            .lines()
+            .map(|line| line.split_whitespace().collect::<Vec<_>>())
+            .collect();
+        // The fixture's local ends, `ADDRESS:PORT`, from its `ADDRESS CLIENT SERVER` lines.
+        let ends: Vec<String> = lines
+            .iter()
+            .filter(|cells| cells.len() == 3)
+            .flat_map(|c| [format!("{}:{}", c[0], c[1]), format!("{}:{}", c[0], c[2])])
+            .collect();
+        assert_eq!(ends.len(), 4, "{}", run.stdout);
+        let ours: Vec<&[&str]> = lines
+            .iter()
+            .filter(|cells| cells.len() == 6 && ends.contains(&cells[2].to_string()))
+            .map(|cells| &cells[4..])
+            .collect();
+        let last = [first[1], first[0]];
+        assert_eq!(
+            ours,
+            [first, first, last, last],
+            "--sort {sort}: {}",
+            run.stdout
+        );
     }
 }

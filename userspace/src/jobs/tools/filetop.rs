@@ -80,6 +80,7 @@ name, not its path (32 bytes at most). Needs kernel functions (kprobes or fentry
                 joined: Vec::new(),
                 counts: vec!["READS".into(), "WRITES".into()],
                 after: vec!["T".into(), "FILE".into()],
+                sort: Vec::new(),
             }),
             tool_filter: true,
         }))

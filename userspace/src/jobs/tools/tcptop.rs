@@ -8,7 +8,7 @@
 //! IPv4-mapped, and `skc_portpair`, both ports in one word), keyed in the kernel by probe,
 //! pid, comm, addresses and ports: 8 key words (an address takes 2).
 
-use super::{Flag, Group, Metric, NAME, Plan, Tool, ValueUnit};
+use super::{Flag, FlagKind, Group, Metric, NAME, Plan, Tool, ValueUnit};
 use crate::{
     engine::request::{KeyField, Request},
     jobs::aggregate::AggregateJob,
@@ -26,6 +26,7 @@ pub const TOOL: Tool = Tool {
   tracekit tcptop -p 1234 -d 10       # one process's connections, for 10 s
   tracekit tcptop --json -- ./client  # bytes per connection while ./client runs
   tracekit tcptop -6 -i 5             # IPv6 sockets only, every 5 s
+  tracekit tcptop --sort sent -r 5    # the 5 connections that sent the most
 
 RX_KB and TX_KB are what recvmsg/read and sendmsg/write returned (bytes copied, rounded
 down to KiB; --json has the bytes). sendfile and splice do not pass through these
@@ -34,6 +35,21 @@ family says: an IPv6 socket's IPv4-mapped peer is IPv6 there, shown as IPv4).",
     flags: &[
         Flag::number("top", "N", Some("20"), "Show the N busiest connections (bcc tcptop -r)")
             .short('r'),
+        Flag {
+            long: "sort",
+            // Not -s: that is sigsnoop's --signal, and a short flag means one thing.
+            short: None,
+            help: "Order the rows by (libbpf-tools tcptop -s)",
+            kind: FlagKind::Choice {
+                value_name: "SORT",
+                choices: &[
+                    ("all", "Bytes received and sent"),
+                    ("received", "Bytes received"),
+                    ("sent", "Bytes sent"),
+                ],
+                default: Some("all"),
+            },
+        },
         Flag::switch("ipv4", "Only IPv4 sockets (libbpf-tools tcptop -4)").short('4'),
         Flag::switch("ipv6", "Only IPv6 sockets (libbpf-tools tcptop -6)").short('6'),
         NAME,
@@ -88,6 +104,12 @@ family says: an IPv6 socket's IPv4-mapped peer is IPv6 there, shown as IPv4).",
                 ],
                 counts: Vec::new(),
                 after: Vec::new(),
+                // RX_KB is probe 0, TX_KB probe 1.
+                sort: match values.text("sort") {
+                    Some("received") => vec![0],
+                    Some("sent") => vec![1],
+                    _ => Vec::new(),
+                },
             }),
             tool_filter: true,
         }))

@@ -25,6 +25,9 @@ pub struct Split {
     /// Key columns shown after the numbers, in key order (filetop's `T FILE`, as
     /// libbpf-tools orders them); the others come first.
     pub after: Vec<String>,
+    /// The probes (indices in [`Split::probes`]) whose sums order the rows, largest first
+    /// (tcptop's `-s sent`: TX only); empty: all of them.
+    pub sort: Vec<usize>,
 }
 
 /// The header and rows of `groups` (keyed by `columns`, the probe first) laid out by
@@ -70,7 +73,13 @@ pub fn table(
     }
     let mut rows: Vec<(Vec<KeyValue>, Vec<u64>)> = rows.into_iter().collect();
     rows.sort_by(|a, b| {
-        let total = |sums: &[u64]| sums[..n].iter().sum::<u64>();
+        let total = |sums: &[u64]| -> u64 {
+            if split.sort.is_empty() {
+                sums[..n].iter().sum()
+            } else {
+                split.sort.iter().filter_map(|&i| sums.get(i)).sum()
+            }
+        };
         total(&b.1).cmp(&total(&a.1)).then_with(|| a.0.cmp(&b.0))
     });
     let hidden = split.top.map_or(0, |top| rows.len().saturating_sub(top));
@@ -153,6 +162,7 @@ mod tests {
             joined: vec![("LADDR".into(), "LPORT".into())],
             counts: Vec::new(),
             after: Vec::new(),
+            sort: Vec::new(),
         };
         let columns = [
             column("EVENT"),
@@ -187,6 +197,16 @@ mod tests {
              11   10.0.0.1:22         0   1024\n\
              10   127.0.0.1:5000      4      1\n"
         );
+        // Sorted by the first probe's sums alone (tcptop -s received): 12's 10 bytes
+        // before 11's none, after 10's 4096.
+        let by_rx = Split {
+            sort: vec![0],
+            top: None,
+            ..split
+        };
+        let (_, rows, _) = table(&by_rx, &columns, &refs);
+        let pids: Vec<&str> = rows.iter().map(|row| row[0].as_str()).collect();
+        assert_eq!(pids, ["10", "12", "11"]);
     }
 
     /// filetop's layout: counts, then sums, then the key columns named in `after`
@@ -201,6 +221,7 @@ mod tests {
             joined: Vec::new(),
             counts: vec!["READS".into(), "WRITES".into()],
             after: vec!["LADDR".into()],
+            sort: Vec::new(),
         };
         let columns = [column("EVENT"), column("PID"), column("LADDR")];
         let groups = [
