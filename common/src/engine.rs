@@ -30,7 +30,8 @@ pub const MAX_STR_CONSTS: usize = 4;
 pub const MAX_STRINGS: usize = 4;
 /// Bytes of a string operand that are compared and keyed (longer strings are cut).
 pub const STR_BYTES: usize = 32;
-/// 64-bit words of a group key: an integer part takes one, a string part four.
+/// 64-bit words of a group key: an integer part takes one, a string part four, raw bytes
+/// as many as they fill ([`Operand::key_words`]: an IPv6 address two).
 pub const KEY_WORDS: usize = 8;
 /// Slots of a log2 histogram: slot `i` holds values in `[2^i, 2^(i+1))`, slot 0 also 0.
 pub const LOG2_SLOTS: u32 = 64;
@@ -351,6 +352,35 @@ impl Operand {
         index_shift: 0,
         path: [0; MAX_PATH],
     };
+
+    /// Whether the operand is raw bytes of a known size ([`operand::FIELD_BYTES`], a path
+    /// with [`PATH_BYTES`]): an address, not a NUL-terminated string.
+    pub const fn is_raw_bytes(&self) -> bool {
+        self.kind == operand::FIELD_BYTES
+            || (matches!(
+                self.kind,
+                operand::TASK_PATH | operand::FIELD_PATH | operand::FD_PATH
+            ) && self.flags & PATH_BYTES != 0)
+    }
+
+    /// The 64-bit words this operand takes in a group key ([`AggKey::words`]): an integer
+    /// 1, raw bytes as many as their `size` fills (an IPv6 address 2, at most 4), any other
+    /// string [`STR_BYTES`]` / 8` (4). The kernel packs keys and userspace unpacks them by
+    /// this one rule.
+    pub const fn key_words(&self) -> usize {
+        if self.is_raw_bytes() {
+            let size = if self.size == 0 || self.size as usize > STR_BYTES {
+                STR_BYTES
+            } else {
+                self.size as usize
+            };
+            size.div_ceil(8)
+        } else if self.is_string() {
+            STR_BYTES / 8
+        } else {
+            1
+        }
+    }
 
     /// Whether the operand is a string.
     pub const fn is_string(&self) -> bool {

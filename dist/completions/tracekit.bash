@@ -1917,7 +1917,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__filetop)
-            opts="-r -n -a -p -d -i -o -v -h -V --top --name --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-r -n -a -p -d -i -o -v -h -V --top --regular --name --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5993,7 +5993,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__tcptop)
-            opts="-r -n -a -p -d -i -o -v -h -V --top --name --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-r -4 -6 -n -a -p -d -i -o -v -h -V --top --sort --ipv4 --ipv6 --name --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6005,6 +6005,10 @@ _tracekit() {
                     ;;
                 -r)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sort)
+                    COMPREPLY=($(compgen -W "all received sent" -- "${cur}"))
                     return 0
                     ;;
                 --name)

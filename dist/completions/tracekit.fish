@@ -656,6 +656,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -s i -l inter
 complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -l regular -d 'Only regular files (libbpf-tools\' default; its -a counts every type)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -l json -d 'Print JSON on stdout instead of text'
 complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -l kprobe -d 'Probe kernel functions with kprobes, never fentry/fexit'
@@ -1013,6 +1014,9 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand bindsnoop" -s v -l ver
 complete -c tracekit -n "__fish_tracekit_using_subcommand bindsnoop" -s h -l help -d 'Print help'
 complete -c tracekit -n "__fish_tracekit_using_subcommand bindsnoop" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -s r -l top -d 'Show the N busiest connections (bcc tcptop -r)' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -l sort -d 'Order the rows by (libbpf-tools tcptop -s)' -r -f -a "all\t'Bytes received and sent'
+received\t'Bytes received'
+sent\t'Bytes sent'"
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -s n -l name -d 'Only tasks whose command name is COMM' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
@@ -1020,10 +1024,12 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -s i -l interv
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -s 4 -l ipv4 -d 'Only IPv4 sockets (libbpf-tools tcptop -4)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -s 6 -l ipv6 -d 'Only IPv6 sockets (libbpf-tools tcptop -6)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -l json -d 'Print JSON on stdout instead of text'
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -s v -l verbose -d 'Say more: -v prints timings and own CPU time, -vv debug logs'
-complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -s h -l help -d 'Print help'
+complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand capable" -s n -l name -d 'Only tasks whose command name is COMM' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand capable" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
@@ -1199,7 +1205,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand exporter" -l check -d 
 complete -c tracekit -n "__fish_tracekit_using_subcommand exporter" -s v -l verbose -d 'Say more: -v prints timings and own CPU time, -vv debug logs'
 complete -c tracekit -n "__fish_tracekit_using_subcommand exporter" -s h -l help -d 'Print help'
 complete -c tracekit -n "__fish_tracekit_using_subcommand exporter" -s V -l version -d 'Print version'
-complete -c tracekit -n "__fish_tracekit_using_subcommand count" -l by -d 'Also group by these fields or pid, tid, cpu, comm, cgroup (the cgroup v2 path); str(FIELD), argv[I]: the string a pointer points to, 32 bytes at most; up to 8 keys, a string taking the room of 4; follows(STREAM,POS,LEN): 1 when POS is where the previous event of the same STREAM ended (its POS + LEN), 0 when not, 2 for a stream\'s first event (biopattern\'s follows(dev,sector,nr_sector))' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand count" -l by -d 'Also group by these fields or pid, tid, cpu, comm, cgroup (the cgroup v2 path); str(FIELD), argv[I]: the string a pointer points to, 32 bytes at most; up to 8 keys, a string taking the room of 4, a 16-byte address 2 (a socket\'s skc_portpair is one key shown as two columns, lport and rport); ftype(MODE): an inode\'s i_mode shown as R (regular file), S (socket) or O (other); follows(STREAM,POS,LEN): 1 when POS is where the previous event of the same STREAM ended (its POS + LEN), 0 when not, 2 for a stream\'s first event (biopattern\'s follows(dev,sector,nr_sector))' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand count" -l filter -d 'Only events for which EXPR holds (perf/ftrace filter syntax), evaluated in the kernel' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand count" -l top -d 'Show only the N largest counts' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand count" -l last -d 'Keep the last event of PROBE (a tracepoint or raw tracepoint) per --last-key; the traced events read its fields as start.FIELD and the ns since it as latency, and leave it for the next (a CPU\'s frequency set by power:cpu_frequency, read by each sample); events before any PROBE event for their key are not counted' -r
@@ -1218,7 +1224,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand count" -s v -l verbose
 complete -c tracekit -n "__fish_tracekit_using_subcommand count" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tracekit -n "__fish_tracekit_using_subcommand count" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -l value -d 'The field to histogram; without it, events are counted per group' -r
-complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -l by -d 'Group by these fields or pid, tid, cpu, comm, cgroup (one histogram per group); str(FIELD), argv[I]: the string a pointer points to, 32 bytes at most; up to 8 keys, a string taking the room of 4; follows(STREAM,POS,LEN): 1 when POS is where the previous event of the same STREAM ended (its POS + LEN), 0 when not, 2 for a stream\'s first event (biopattern\'s follows(dev,sector,nr_sector))' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -l by -d 'Group by these fields or pid, tid, cpu, comm, cgroup (one histogram per group); str(FIELD), argv[I]: the string a pointer points to, 32 bytes at most; up to 8 keys, a string taking the room of 4, a 16-byte address 2 (a socket\'s skc_portpair is one key shown as two columns, lport and rport); ftype(MODE): an inode\'s i_mode shown as R (regular file), S (socket) or O (other); follows(STREAM,POS,LEN): 1 when POS is where the previous event of the same STREAM ended (its POS + LEN), 0 when not, 2 for a stream\'s first event (biopattern\'s follows(dev,sector,nr_sector))' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -l filter -d 'Only events for which EXPR holds (perf/ftrace filter syntax), evaluated in the kernel' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -l linear -d 'A linear histogram from MIN to MAX in buckets of STEP instead of log2' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -l precision -d 'Sub-bucket bits of --percentiles\' histogram, 0 to 7: each power of two is split into 2^K buckets, at most 100/2^K % wide' -r

@@ -256,9 +256,12 @@ fn kfunc_tool_dcsnoop_shows_each_miss() {
     );
 }
 
-/// filetop of `tk_files data 300 200` on ext4: the fixture's thread and `data` have exactly
-/// 300 vfs_write calls of 4096 bytes and 200 vfs_read calls of 4096 bytes; the text table
-/// shows the row `READS 200 WRITES 300 R_KB 800 W_KB 1200`.
+/// filetop of `tk_files data 300 200` on ext4: the fixture's thread and `data` (T `R`, a
+/// regular file) have exactly 300 vfs_write calls of 4096 bytes and 200 vfs_read calls of
+/// 4096 bytes. The text table has libbpf-tools' columns `TID COMM READS WRITES R_KB W_KB T
+/// FILE`; with `dd if=data of=/dev/null bs=4096 count=50` after the fixture, dd's rows are
+/// `50 0 200 0 R data` and `0 50 0 200 O null` (a character device); `--regular` leaves
+/// the second out.
 #[test]
 fn kfunc_tool_filetop_counts_reads_and_writes_per_file() {
     require_root();
@@ -276,6 +279,7 @@ fn kfunc_tool_filetop_counts_reads_and_writes_per_file() {
         if key["FILE"] != "data" || key["COMM"] != "tk_files" {
             continue;
         }
+        assert_eq!(key["T"], "R", "{group}");
         let function = key["function"].as_str().unwrap().to_string();
         let old = seen.insert(
             function,
@@ -290,21 +294,65 @@ fn kfunc_tool_filetop_counts_reads_and_writes_per_file() {
     assert_eq!(seen.get("vfs_read"), Some(&(200, 200 * 4096)), "{json:#}");
     let fixture = fixture("tk_files").to_string_lossy().into_owned();
     let path = file.to_string_lossy().into_owned();
-    let text = tracekit(["filetop", "--", &fixture, &path, "300", "200"], TIMEOUT);
-    text.assert_code(0);
-    let row: Vec<&str> = text
-        .stdout
-        .lines()
-        .find(|line| line.contains(" tk_files ") && line.contains(" data "))
-        .unwrap_or_else(|| panic!("{}", text.stdout))
-        .split_whitespace()
-        .collect();
-    assert_eq!(
-        row[1..],
-        ["tk_files", "data", "200", "300", "800", "1200"],
-        "{}",
-        text.stdout
-    );
+    let script = format!("{fixture} {path} 300 200 && dd if={path} of=/dev/null bs=4096 count=50");
+    for regular in [false, true] {
+        let mut args = vec!["filetop", "--top", "1000"];
+        if regular {
+            args.push("--regular");
+        }
+        args.extend(["--", "sh", "-c", &script]);
+        let text = tracekit(&args, TIMEOUT);
+        text.assert_code(0);
+        let rows: Vec<Vec<&str>> = text
+            .stdout
+            .lines()
+            .map(|line| line.split_whitespace().collect())
+            .collect();
+        let header = rows
+            .iter()
+            .find(|cells| cells.first() == Some(&"TID"))
+            .unwrap_or_else(|| panic!("{}", text.stdout));
+        assert_eq!(
+            header[..],
+            [
+                "TID", "COMM", "READS", "WRITES", "R_KB", "W_KB", "T", "FILE"
+            ]
+        );
+        let row = |comm: &str, file: &str| {
+            rows.iter()
+                .find(|cells| cells.len() == 8 && cells[1] == comm && cells[7] == file)
+                .map(|cells| cells[2..].to_vec())
+        };
+        let fixture_row = ["200", "300", "800", "1200", "R", "data"];
+        assert_eq!(
+            row("tk_files", "data").as_deref(),
+            Some(&fixture_row[..]),
+            "{}",
+            text.stdout
+        );
+        let dd_row = ["50", "0", "200", "0", "R", "data"];
+        assert_eq!(
+            row("dd", "data").as_deref(),
+            Some(&dd_row[..]),
+            "{}",
+            text.stdout
+        );
+        let null_row = ["0", "50", "0", "200", "O", "null"];
+        assert_eq!(
+            row("dd", "null").as_deref(),
+            (!regular).then_some(&null_row[..]),
+            "{}",
+            text.stdout
+        );
+        assert!(
+            !regular
+                || rows
+                    .iter()
+                    .all(|cells| cells.len() != 8 || cells[6] == "R" || cells[6] == "T"),
+            "--regular shows regular files only: {}",
+            text.stdout
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -49,28 +49,30 @@ pub(crate) fn aggregate<M: EngineMaps>(plan: &'static Plan, scratch: *mut Scratc
             break;
         }
         let index = (rd!(plan.key_parts[part]) as usize) & (MAX_OPERANDS - 1);
-        let kind = rd!(plan.operands[index].kind);
-        // The flags too: a path read as bytes is a string (`PATH_BYTES`).
-        let is_string = Operand {
-            kind,
+        // The kind, flags and size say how many words the part takes (`key_words`: raw
+        // bytes as many as they fill, an IPv6 address two).
+        let part_operand = Operand {
+            kind: rd!(plan.operands[index].kind),
             flags: rd!(plan.operands[index].flags),
+            size: rd!(plan.operands[index].size),
             ..Operand::NONE
-        }
-        .is_string();
+        };
+        let is_string = part_operand.is_string();
+        let words = part_operand.key_words();
         if is_string {
             let slot = (rd!(plan.operands[index].string_slot) as usize) & (MAX_STRINGS - 1);
             // SAFETY: this CPU's scratch; slot masked into range.
             let s = unsafe { &(*scratch).strings[slot] };
             let mut w = 0;
             while w < STR_BYTES / 8 {
-                let mut bytes = [0u8; 8];
-                bytes.copy_from_slice(&s[w * 8..w * 8 + 8]);
-                if word + w < KEY_WORDS {
+                if w < words && word + w < KEY_WORDS {
+                    let mut bytes = [0u8; 8];
+                    bytes.copy_from_slice(&s[w * 8..w * 8 + 8]);
                     key.words[word + w] = u64::from_ne_bytes(bytes);
                 }
                 w += 1;
             }
-            word += STR_BYTES / 8;
+            word += words;
         } else {
             if word < KEY_WORDS {
                 key.words[word] = int(scratch, index);

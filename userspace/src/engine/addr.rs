@@ -70,7 +70,7 @@ pub fn tcp_state_value(name: &str) -> Option<u64> {
 mod tests {
     use super::*;
 
-    /// `--by daddr_v6,newstate,daddr`: a 16-byte address takes four key words, a state and a
+    /// `--by daddr_v6,newstate,daddr`: a 16-byte address takes two key words, a state and a
     /// 4-byte address one each.
     #[test]
     fn address_and_state_keys_decode() {
@@ -84,8 +84,8 @@ mod tests {
             column("newstate", KeyKind::TcpState),
             column("daddr", KeyKind::Ipv4),
         ];
-        let mut v6 = [0u8; 32];
-        v6[..16].copy_from_slice(&[
+        let mut v6 = [0u8; 16];
+        v6.copy_from_slice(&[
             0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01,
         ]);
         let mut words: Vec<u64> = v6

@@ -1,5 +1,6 @@
-//! Group keys as the engine packs them (64-bit words, strings in 16 bytes), decoded for
-//! display: integers, strings, event and syscall names, disks, kernel functions, cgroups.
+//! Group keys as the engine packs them (64-bit words, strings in 32 bytes, addresses in
+//! 16), decoded for display: integers, strings, event and syscall names, disks, kernel
+//! functions, cgroups, addresses.
 
 use std::collections::BTreeMap;
 
@@ -32,12 +33,24 @@ pub enum KeyKind {
     Address,
     /// An IPv4 address read as a `u32` ([`super::addr::ipv4_text`]).
     Ipv4,
-    /// A 16-byte address in a string part ([`super::addr::ip_text`]).
+    /// A 16-byte address as raw bytes, two key words ([`super::addr::ip_text`]).
     Ip,
+    /// Raw bytes other than an address (a path read with `PATH_BYTES`), this many, shown
+    /// in hex; they take as many key words as they fill
+    /// ([`tracekit_common::engine::Operand::key_words`]).
+    Bytes(usize),
     /// A TCP state, by name ([`super::addr::tcp_state_name`]).
     TcpState,
     /// A port read in network byte order, shown in host order.
     NetPort,
+    /// The local port of a socket's port pair (`skc_portpair`: `skc_num` in the high 16
+    /// bits). It shares its word with the [`KeyKind::RemotePort`] column that follows it:
+    /// it takes no word of its own.
+    LocalPort,
+    /// The remote port of a port pair (`skc_dport`, network order, in the low 16 bits).
+    RemotePort,
+    /// An inode's `i_mode` shown as its file type ([`file_type`]).
+    FileType,
     /// A kernel stack's hash, shown as its frames' names, root first, `;`-separated (as
     /// folded stacks are), from [`Aggregates::kernel_stacks`].
     KernelStack,
@@ -55,7 +68,10 @@ pub struct KeyColumn {
 impl KeyColumn {
     pub(crate) fn words(&self) -> usize {
         match self.kind {
-            KeyKind::Str | KeyKind::Ip => STR_BYTES / 8,
+            KeyKind::Str => STR_BYTES / 8,
+            KeyKind::Ip => 2,
+            KeyKind::LocalPort => 0,
+            KeyKind::Bytes(len) => len.div_ceil(8).clamp(1, STR_BYTES / 8),
             _ => 1,
         }
     }
@@ -95,7 +111,7 @@ pub fn decode_key(columns: &[KeyColumn], words: &[u64]) -> Vec<KeyValue> {
         .iter()
         .map(|column| {
             let n = column.words();
-            let part = words.get(at..at + n).unwrap_or(&[]);
+            let part = words.get(at..at + n.max(1)).unwrap_or(&[]);
             at += n;
             let first = part.first().copied().unwrap_or(0);
             match &column.kind {
@@ -121,15 +137,39 @@ pub fn decode_key(columns: &[KeyColumn], words: &[u64]) -> Vec<KeyValue> {
                 KeyKind::Address => KeyValue::Text(format!("{first:#x}")),
                 KeyKind::Ipv4 => KeyValue::Text(super::addr::ipv4_text(first)),
                 KeyKind::TcpState => KeyValue::Text(super::addr::tcp_state_name(first)),
-                KeyKind::NetPort => KeyValue::Int(i128::from(u16::from_be(first as u16))),
+                KeyKind::NetPort | KeyKind::RemotePort => {
+                    KeyValue::Int(i128::from(u16::from_be(first as u16)))
+                }
+                KeyKind::LocalPort => KeyValue::Int(i128::from((first >> 16) as u16)),
+                KeyKind::FileType => KeyValue::Text(file_type(first).into()),
                 KeyKind::KernelStack => KeyValue::Int(i128::from(first)),
                 KeyKind::Ip => {
                     let bytes: Vec<u8> = part.iter().flat_map(|w| w.to_ne_bytes()).collect();
                     KeyValue::Text(super::addr::ip_text(&bytes[..bytes.len().min(16)]))
                 }
+                KeyKind::Bytes(len) => {
+                    let bytes: Vec<u8> = part.iter().flat_map(|w| w.to_ne_bytes()).collect();
+                    KeyValue::Text(
+                        bytes[..(*len).min(bytes.len())]
+                            .iter()
+                            .map(|b| format!("{b:02x}"))
+                            .collect(),
+                    )
+                }
             }
         })
         .collect()
+}
+
+/// An inode's `i_mode` as libbpf-tools' `filetop` shows its type: `R` a regular file
+/// (`S_IFREG`), `S` a socket (`S_IFSOCK`), `O` anything else (pipes, devices, ...).
+pub fn file_type(mode: u64) -> &'static str {
+    const S_IFMT: u64 = 0o170_000;
+    match mode & S_IFMT {
+        0o100_000 => "R",
+        0o140_000 => "S",
+        _ => "O",
+    }
 }
 
 /// The softirq vectors' names, as `/proc/softirqs` and the `irq:softirq_*` tracepoints'
@@ -385,5 +425,42 @@ mod tests {
             decode_key(&port, &[u64::from(u16::from_ne_bytes([0x1f, 0x90]))]),
             [KeyValue::Int(8080)]
         );
+    }
+
+    /// `skc_portpair` as one key word shown as two columns (local 34221 in host order in
+    /// the high half, remote 8080 in network order in the low half), the columns after it
+    /// reading the next word; raw bytes other than an address in hex, in the words they fill.
+    #[test]
+    fn decodes_port_pairs_and_raw_bytes() {
+        let column = |name: &str, kind| KeyColumn {
+            name: name.into(),
+            kind,
+        };
+        let columns = [
+            column("LPORT", KeyKind::LocalPort),
+            column("RPORT", KeyKind::RemotePort),
+            column("PID", KeyKind::Int { signed: false }),
+            column("RAW", KeyKind::Bytes(3)),
+            column("TID", KeyKind::Int { signed: false }),
+            column("T", KeyKind::FileType),
+        ];
+        let pair = (34221u64 << 16) | u64::from(u16::from_ne_bytes([0x1f, 0x90]));
+        assert_eq!(
+            decode_key(&columns, &[pair, 42, 0x00cc_bbaa, 7, 0o100_644]),
+            [
+                KeyValue::Int(34221),
+                KeyValue::Int(8080),
+                KeyValue::Int(42),
+                KeyValue::Text("aabbcc".into()),
+                KeyValue::Int(7),
+                KeyValue::Text("R".into()),
+            ]
+        );
+        // A socket, a pipe, a character device, a directory.
+        let types: Vec<&str> = [0o140_777, 0o010_600, 0o020_666, 0o040_755]
+            .into_iter()
+            .map(file_type)
+            .collect();
+        assert_eq!(types, ["S", "O", "O", "O"]);
     }
 }

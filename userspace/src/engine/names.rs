@@ -226,7 +226,7 @@ impl TaskNames {
                     );
                     at += 1;
                 } else {
-                    let n = if o.is_string() { STR_BYTES / 8 } else { 1 };
+                    let n = o.key_words();
                     words.extend(key.words.iter().skip(at).take(n));
                     at += n;
                 }

@@ -148,10 +148,10 @@ impl PlanBuilder {
     /// refuses the plan at load when it stays a 4-word string that does not fit.
     pub fn key_part(&mut self, index: u32) -> Result<()> {
         let operand = self.plan.operands[index as usize];
-        let words = if operand.is_string() && operand.kind != operand::COMM {
-            STR_BYTES / 8
-        } else {
+        let words = if operand.kind == operand::COMM {
             1
+        } else {
+            operand.key_words()
         };
         let n = self.plan.n_key_parts as usize;
         if n == MAX_KEY_PARTS || self.key_words + words > KEY_WORDS {
@@ -739,23 +739,18 @@ pub(crate) fn fast_simple(plan: &Plan) -> bool {
 fn key_budget() -> String {
     format!(
         "--by: the kernel engine keys a group by {KEY_WORDS} words at most (a number takes 1, \
-         a string {}, the probe 1 when there are several)",
+         a string {}, an IPv6 address 2, the probe 1 when there are several)",
         STR_BYTES / 8
     )
 }
 
-/// The 64-bit words `plan`'s group key takes: 1 per number, [`STR_BYTES`]` / 8` per string
-/// (a comm the loader keys by thread is a number, [`operand::TASK`]).
+/// The 64-bit words `plan`'s group key takes: 1 per number, [`STR_BYTES`]` / 8` per string,
+/// raw bytes as many as they fill ([`Operand::key_words`]; a comm the loader keys by thread
+/// is a number, [`operand::TASK`]).
 pub fn key_words(plan: &Plan) -> usize {
     plan.key_parts[..(plan.n_key_parts as usize).min(MAX_KEY_PARTS)]
         .iter()
-        .map(|&index| {
-            if plan.operands[index as usize & (MAX_OPERANDS - 1)].is_string() {
-                STR_BYTES / 8
-            } else {
-                1
-            }
-        })
+        .map(|&index| plan.operands[index as usize & (MAX_OPERANDS - 1)].key_words())
         .sum()
 }
 

@@ -65,6 +65,13 @@ pub enum Hint {
     /// A port in network byte order (`__be16`: `sin_port`, `skc_dport`), shown in host
     /// order; filters compare the raw number.
     NetPort,
+    /// A socket's two ports in one `u32` (`skc_portpair`: `skc_dport`, network order, in
+    /// the low 16 bits, `skc_num`, host order, in the high 16): one key word, shown as two
+    /// key columns, the local port and the remote one ([`crate::engine::KeyKind::LocalPort`]).
+    PortPair,
+    /// An inode's `i_mode` shown as its file type, as libbpf-tools' `filetop` T column:
+    /// `R` regular, `S` socket, `O` any other (`ftype(FIELD)` in `--by`).
+    FileType,
 }
 
 /// A name resolved to the operand that reads it.

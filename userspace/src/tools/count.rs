@@ -42,7 +42,9 @@ pub struct Args {
     pub probes: Vec<String>,
     /// Also group by these fields or pid, tid, cpu, comm, cgroup (the cgroup v2 path);
     /// str(FIELD), argv[I]: the string a pointer points to, 32 bytes at most; up to 8 keys,
-    /// a string taking the room of 4;
+    /// a string taking the room of 4, a 16-byte address 2 (a socket's skc_portpair is one
+    /// key shown as two columns, lport and rport);
+    /// ftype(MODE): an inode's i_mode shown as R (regular file), S (socket) or O (other);
     /// follows(STREAM,POS,LEN): 1 when POS is where the previous event of the same STREAM
     /// ended (its POS + LEN), 0 when not, 2 for a stream's first event (biopattern's
     /// follows(dev,sector,nr_sector))

@@ -103,7 +103,8 @@ pub(crate) fn resolve(fields: &dyn Fields, flag: &str, name: &str) -> Result<Fie
 }
 
 /// The operand of `name` in `builder`'s plan (added if new) and what it is: a field of the
-/// event, or `follows(STREAM,POS,LEN)` ([`operand::FOLLOWS`]: 1 when the event's POS is where
+/// event, `ftype(MODE)` (an inode's `i_mode` shown as `R` regular, `S` socket, `O` other),
+/// or `follows(STREAM,POS,LEN)` ([`operand::FOLLOWS`]: 1 when the event's POS is where
 /// the previous event of the same STREAM ended, POS + LEN; 0 when not; 2 for a stream's
 /// first event), for `--by` and `--value`. `flag` names the flag in errors.
 ///
@@ -116,6 +117,22 @@ pub(crate) fn operand_of(
     flag: &str,
     name: &str,
 ) -> Result<(u32, FieldRef)> {
+    if let Some(mode) = name
+        .strip_prefix("ftype(")
+        .and_then(|rest| rest.strip_suffix(')'))
+    {
+        let field = resolve(fields, flag, mode)?;
+        if field.ty == ValueType::Str {
+            return Err(Error::usage(format!(
+                "{flag} {}: `{}` is a string; ftype reads an inode's i_mode (e.g. \
+                 ftype(file->f_inode->i_mode) of vfs_read)",
+                quote(name),
+                quote(mode)
+            )));
+        }
+        let field = field.hinted(Hint::FileType);
+        return Ok((builder.operand(field.operand)?, field));
+    }
     let Some(inner) = name
         .strip_prefix("follows(")
         .and_then(|rest| rest.strip_suffix(')'))
@@ -162,9 +179,12 @@ pub(crate) fn operand_of(
 pub(crate) fn key_kind(field: &FieldRef) -> KeyKind {
     match (field.hint, field.ty) {
         (Hint::Ip, _) => KeyKind::Ip,
+        _ if field.operand.is_raw_bytes() => KeyKind::Bytes(field.operand.size as usize),
         (Hint::Ipv4, _) => KeyKind::Ipv4,
         (Hint::TcpState, _) => KeyKind::TcpState,
         (Hint::NetPort, _) => KeyKind::NetPort,
+        (Hint::PortPair, _) => KeyKind::LocalPort,
+        (Hint::FileType, _) => KeyKind::FileType,
         (_, ValueType::Str) => KeyKind::Str,
         (Hint::Disk, _) => KeyKind::Disk,
         (Hint::Syscall, _) => KeyKind::Syscall,
@@ -195,6 +215,20 @@ pub(crate) fn compile_body(
     for KeyField { field: name, label } in &request.by {
         let (index, field) = operand_of(builder, fields, "--by", name)?;
         builder.key_part(index)?;
+        if field.hint == Hint::PortPair {
+            // One word, two columns: `LPORT/RPORT` names both, else `lport` and `rport`.
+            let (local, remote) = label.split_once('/').unwrap_or(("lport", "rport"));
+            for (name, kind) in [(local, KeyKind::LocalPort), (remote, KeyKind::RemotePort)] {
+                columns.push(Column {
+                    column: KeyColumn {
+                        name: name.into(),
+                        kind,
+                    },
+                    bound: None,
+                });
+            }
+            continue;
+        }
         columns.push(Column {
             column: KeyColumn {
                 name: label.clone(),

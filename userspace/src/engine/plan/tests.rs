@@ -201,7 +201,7 @@ fn key_budget_is_enforced() {
     assert_eq!(
         b.key_part(pid).unwrap_err().to_string(),
         "--by: the kernel engine keys a group by 8 words at most (a number takes 1, a string \
-         4, the probe 1 when there are several)"
+         4, an IPv6 address 2, the probe 1 when there are several)"
     );
 }
 
@@ -238,6 +238,49 @@ fn key_of_eight_integers() {
     assert!(b.key_part(pid).is_err());
 }
 
+/// Raw bytes take the words their size fills (tcptop: two IPv6 addresses are 4 words, with
+/// the probe, pid, comm and the two ports 8); a NUL-terminated string of the same size 4.
+#[test]
+fn raw_bytes_take_the_words_they_fill() {
+    use tracekit_common::engine::PATH_BYTES;
+    let bytes = |offset: u32, size: u32| Operand {
+        kind: operand::FIELD_PATH,
+        offset,
+        size,
+        flags: PATH_BYTES,
+        aux: 1,
+        ..Operand::NONE
+    };
+    assert_eq!(bytes(0, 16).key_words(), 2);
+    assert_eq!(bytes(0, 4).key_words(), 1);
+    assert_eq!(bytes(0, 17).key_words(), 3);
+    assert_eq!(bytes(0, 32).key_words(), 4);
+    let v6 = Operand {
+        kind: operand::FIELD_BYTES,
+        size: 16,
+        ..Operand::NONE
+    };
+    assert_eq!(v6.key_words(), 2);
+    let string = Operand {
+        kind: operand::FIELD_STRING,
+        size: 16,
+        ..Operand::NONE
+    };
+    assert_eq!(string.key_words(), 4);
+    let mut b = PlanBuilder::new();
+    for offset in [0, 16] {
+        let id = b.operand(bytes(offset, 16)).unwrap();
+        b.key_part(id).unwrap();
+    }
+    for arg in 0..4 {
+        let id = b.operand(arg_operand(arg, 8, false)).unwrap();
+        b.key_part(id).unwrap();
+    }
+    assert_eq!(key_words(&b.plan()), 8);
+    let pid = b.operand(builtin("pid").unwrap().operand).unwrap();
+    assert!(b.key_part(pid).is_err(), "a ninth word does not fit");
+}
+
 /// comm with 7 numbers fits when the loader keys it by thread (one word), and is refused
 /// at load when it stays a 4-word string.
 #[test]
@@ -255,8 +298,8 @@ fn comm_keyed_by_thread_fits_seven_numbers() {
     assert_eq!(
         check_key_words(&plan).unwrap_err().to_string(),
         "--by: the kernel engine keys a group by 8 words at most (a number takes 1, a string \
-         4, the probe 1 when there are several); comm is a string here (compared, or this \
-         kernel has no task:task_rename)"
+         4, an IPv6 address 2, the probe 1 when there are several); comm is a string here \
+         (compared, or this kernel has no task:task_rename)"
     );
     assert!(crate::engine::names::key_by_task(&mut plan));
     assert_eq!(key_words(&plan), 8);

@@ -1,7 +1,7 @@
 //! Sums per group with one column per probe: tcptop's `RX_KB TX_KB`, from a key whose
 //! first column is the probe (several probes key by it) and whose other columns are shown
 //! once per row, addresses joined with their ports (`127.0.0.1:5000`) as libbpf-tools
-//! prints them.
+//! prints them, some of them after the numbers (filetop's `T FILE`).
 
 use std::collections::BTreeMap;
 
@@ -22,6 +22,12 @@ pub struct Split {
     /// Headers of a count column per probe, in [`Split::probes`]' order, shown before the
     /// sums (filetop's `READS WRITES`); empty: no counts (tcptop).
     pub counts: Vec<String>,
+    /// Key columns shown after the numbers, in key order (filetop's `T FILE`, as
+    /// libbpf-tools orders them); the others come first.
+    pub after: Vec<String>,
+    /// The probes (indices in [`Split::probes`]) whose sums order the rows, largest first
+    /// (tcptop's `-s sent`: TX only); empty: all of them.
+    pub sort: Vec<usize>,
 }
 
 /// The header and rows of `groups` (keyed by `columns`, the probe first) laid out by
@@ -67,27 +73,43 @@ pub fn table(
     }
     let mut rows: Vec<(Vec<KeyValue>, Vec<u64>)> = rows.into_iter().collect();
     rows.sort_by(|a, b| {
-        let total = |sums: &[u64]| sums[..n].iter().sum::<u64>();
+        let total = |sums: &[u64]| -> u64 {
+            if split.sort.is_empty() {
+                sums[..n].iter().sum()
+            } else {
+                split.sort.iter().filter_map(|&i| sums.get(i)).sum()
+            }
+        };
         total(&b.1).cmp(&total(&a.1)).then_with(|| a.0.cmp(&b.0))
     });
     let hidden = split.top.map_or(0, |top| rows.len().saturating_sub(top));
     rows.truncate(rows.len() - hidden);
-    let mut header: Vec<String> = shown
+    let (after, before): (Vec<_>, Vec<_>) = shown
         .iter()
-        .map(|&(i, _)| columns[i].name.to_uppercase())
-        .collect();
+        .partition(|&&(i, _)| split.after.contains(&columns[i].name));
+    let names = |shown: &[(usize, Option<usize>)]| -> Vec<String> {
+        shown
+            .iter()
+            .map(|&(i, _)| columns[i].name.to_uppercase())
+            .collect()
+    };
+    let mut header = names(&before);
     header.extend(split.counts.iter().cloned());
     header.extend(split.probes.iter().map(|(_, h)| h.clone()));
+    header.extend(names(&after));
     let text = rows
         .iter()
         .map(|(key, sums)| {
-            let mut row: Vec<String> = shown
-                .iter()
-                .map(|&(i, port)| match port {
-                    Some(port) => format!("{}:{}", key[i - 1], key[port - 1]),
-                    None => key[i - 1].to_string(),
-                })
-                .collect();
+            let cells = |shown: &[(usize, Option<usize>)]| -> Vec<String> {
+                shown
+                    .iter()
+                    .map(|&(i, port)| match port {
+                        Some(port) => format!("{}:{}", key[i - 1], key[port - 1]),
+                        None => key[i - 1].to_string(),
+                    })
+                    .collect()
+            };
+            let mut row = cells(&before);
             if !split.counts.is_empty() {
                 row.extend(sums[n..].iter().map(u64::to_string));
             }
@@ -96,6 +118,7 @@ pub fn table(
                     .iter()
                     .map(|sum| (sum / split.div.max(1)).to_string()),
             );
+            row.extend(cells(&after));
             row
         })
         .collect();
@@ -138,6 +161,8 @@ mod tests {
             top: Some(2),
             joined: vec![("LADDR".into(), "LPORT".into())],
             counts: Vec::new(),
+            after: Vec::new(),
+            sort: Vec::new(),
         };
         let columns = [
             column("EVENT"),
@@ -172,5 +197,59 @@ mod tests {
              11   10.0.0.1:22         0   1024\n\
              10   127.0.0.1:5000      4      1\n"
         );
+        // Sorted by the first probe's sums alone (tcptop -s received): 12's 10 bytes
+        // before 11's none, after 10's 4096.
+        let by_rx = Split {
+            sort: vec![0],
+            top: None,
+            ..split
+        };
+        let (_, rows, _) = table(&by_rx, &columns, &refs);
+        let pids: Vec<&str> = rows.iter().map(|row| row[0].as_str()).collect();
+        assert_eq!(pids, ["10", "12", "11"]);
+    }
+
+    /// filetop's layout: counts, then sums, then the key columns named in `after`
+    /// (libbpf-tools' `TID READS WRITES R_KB W_KB T FILE`, here with PID for TID and
+    /// LADDR for FILE).
+    #[test]
+    fn key_columns_after_the_numbers() {
+        let split = Split {
+            probes: vec![("rx".into(), "R_KB".into()), ("tx".into(), "W_KB".into())],
+            div: 1024,
+            top: None,
+            joined: Vec::new(),
+            counts: vec!["READS".into(), "WRITES".into()],
+            after: vec!["LADDR".into()],
+            sort: Vec::new(),
+        };
+        let columns = [column("EVENT"), column("PID"), column("LADDR")];
+        let groups = [
+            Group {
+                key: vec![
+                    KeyValue::Text("rx".into()),
+                    KeyValue::Int(10),
+                    KeyValue::Text("data".into()),
+                ],
+                count: 2,
+                sum: 8192,
+                slots: Vec::new(),
+            },
+            Group {
+                key: vec![
+                    KeyValue::Text("tx".into()),
+                    KeyValue::Int(10),
+                    KeyValue::Text("data".into()),
+                ],
+                count: 3,
+                sum: 3072,
+                slots: Vec::new(),
+            },
+        ];
+        let refs: Vec<&Group> = groups.iter().collect();
+        let (header, rows, hidden) = table(&split, &columns, &refs);
+        assert_eq!(header, ["PID", "READS", "WRITES", "R_KB", "W_KB", "LADDR"]);
+        assert_eq!(rows, [["10", "2", "3", "8", "3", "data"]]);
+        assert_eq!(hidden, 0);
     }
 }

@@ -144,6 +144,8 @@ fn path_field(
             .any(|p| last.ends_with(p))
     {
         Hint::NetPort
+    } else if resolved.size == 4 && last == "skc_portpair" {
+        Hint::PortPair
     } else {
         Hint::Plain
     };
