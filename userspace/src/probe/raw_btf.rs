@@ -292,7 +292,7 @@ pub(crate) mod builder {
                 false,
                 0,
                 size,
-                &[u32::from(signed) << 24 | size * 8],
+                &[(u32::from(signed) << 24) | (size * 8)],
             )
         }
 

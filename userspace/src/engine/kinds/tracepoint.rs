@@ -462,7 +462,7 @@ mod exact_tests {
         let execve = exact_tracepoint(&root, "syscalls:sys_enter_execve").unwrap();
         assert_eq!(
             probe::expand_tracepoints("syscalls:sys_enter_execve", &all).unwrap(),
-            [execve.clone()]
+            std::slice::from_ref(&execve)
         );
         assert_eq!(execve.to_string(), "syscalls:sys_enter_execve");
         for pattern in [
