@@ -2,6 +2,10 @@
 
 use crate::{Error, Result};
 
+mod programs;
+
+pub use programs::keep_programs;
+
 /// A BPF object built from `ebpf/src/bin/`, one per tool.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Object {

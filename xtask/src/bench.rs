@@ -102,6 +102,17 @@ pub enum Bench {
         #[arg(long, default_value_t = 5)]
         rounds: usize,
     },
+    /// The idle startup of `execsnoop`, `opensnoop`, `trace` and `profile` (each `-d 1`,
+    /// rounds interleaved): median CPU time and peak RSS of a run, loading to detaching
+    Startup {
+        /// Rounds (each runs every command once with every binary, interleaved)
+        #[arg(long, default_value_t = 5)]
+        rounds: usize,
+        /// Also measure this tracekit binary in the same rounds (a build of main, for a
+        /// before/after table)
+        #[arg(long, value_name = "BINARY")]
+        compare: Option<PathBuf>,
+    },
     /// `profile -a -i 1`, `hist ... --by comm -i 1` and `offcpu -i 1` for MINUTES under
     /// process and thread churn (`/bin/true` 100 times a second among it): RSS and CPU every
     /// 10 s, the RSS slope after a minute; fails if a run's RSS at the end is over 1.2x its
@@ -198,7 +209,10 @@ pub fn run(bench: Bench, tracekit: &Path) -> Result<()> {
             rate,
             seconds,
             rounds,
-        } => snoops(tracekit, &tool, rate, seconds, rounds),
+        } => crate::bench_snoops::snoops(tracekit, &tool, rate, seconds, rounds),
+        Bench::Startup { rounds, compare } => {
+            crate::bench_snoops::startup(tracekit, compare.as_deref(), rounds)
+        }
         Bench::Soak { minutes } => {
             crate::soak::soak(tracekit, &build_fixture("tk_churn")?, minutes)
         }
@@ -448,146 +462,6 @@ pub(crate) fn getppid_loop(fixture: &Path, calls: u64) -> Result<f64> {
     Ok(elapsed.as_secs_f64() * 1e9 / calls as f64)
 }
 
-/// `tracekit TOOL` and bpftrace's `TOOL.bt` (`opensnoop` on `tk_snoops rate-opens`,
-/// `execsnoop` on `tk_snoops rate-execs`): CPU time, events printed of the fixture's count,
-/// and the loss each tool reports.
-fn snoops(tracekit: &Path, tool: &str, rate: u64, seconds: f64, rounds: usize) -> Result<()> {
-    let fixture = build_fixture("tk_snoops")?;
-    let dir = workspace_root().join("target/bench");
-    std::fs::create_dir_all(&dir)?;
-    // Short, so tracekit's 32-byte paths hold it whole.
-    let target = PathBuf::from("/tmp/tk-bench-open");
-    let exec = tool == "execsnoop";
-    // What ends each line of an event of the fixture's, and the fixture's own arguments.
-    let (needle, load, made) = if exec {
-        (
-            "tk-bench-exec".to_string(),
-            vec![
-                "rate-execs".to_string(),
-                rate.to_string(),
-                seconds.to_string(),
-            ],
-            "execs=",
-        )
-    } else {
-        std::fs::write(&target, "x")?;
-        let needle = target.display().to_string();
-        (
-            needle.clone(),
-            vec![
-                "rate-opens".to_string(),
-                needle,
-                rate.to_string(),
-                seconds.to_string(),
-            ],
-            "opens=",
-        )
-    };
-    let out = dir.join(format!("{tool}.txt"));
-    let mut tools: Vec<(String, Vec<String>, (&'static str, bool))> = vec![(
-        format!("tracekit {tool}"),
-        vec![
-            tracekit.display().to_string(),
-            tool.into(),
-            "-o".into(),
-            out.display().to_string(),
-        ],
-        ("Hit Ctrl-C", true),
-    )];
-    let bt = PathBuf::from(format!("/usr/sbin/{tool}.bt"));
-    if let Some(bpftrace) = find_program("bpftrace")
-        && bt.is_file()
-    {
-        tools.push((
-            format!("bpftrace {tool}.bt"),
-            vec![bpftrace.display().to_string(), bt.display().to_string()],
-            ("Attaching", false),
-        ));
-    }
-    let what = if exec { "execs" } else { "opens" };
-    eprintln!("xtask: bench snoops: {rounds} rounds of {rate} {what}/s for {seconds} s per tool");
-    // Per tool: CPU seconds, printed, made, lost (as the tool says).
-    let mut results: Vec<Vec<(f64, u64, u64, String)>> = vec![Vec::new(); tools.len()];
-    for round in 1..=rounds {
-        eprintln!("xtask: bench snoops: round {round}/{rounds}");
-        for offset in 0..tools.len() {
-            let index = (offset + round) % tools.len();
-            let (_, argv, ready) = &tools[index];
-            let mut command = Command::new(&argv[0]);
-            command.args(&argv[1..]);
-            let (out_stream, err_stream) = if ready.1 {
-                (Stdio::null(), Stdio::piped())
-            } else {
-                (Stdio::piped(), Stdio::null())
-            };
-            command.stdout(out_stream).stderr(err_stream);
-            let kept = Arc::new(Mutex::new(Vec::new()));
-            // bpftrace prints events and "Lost N events" on stdout, tracekit its
-            // "Lost:" line on stderr: keep what names the needle, or a loss.
-            let keep: &'static str = if ready.1 {
-                "Lost"
-            } else if exec {
-                "tk-bench-exec"
-            } else {
-                "tk-bench-open"
-            };
-            let (child, _) = start_collecting(
-                &mut command,
-                Some(*ready),
-                if ready.1 { 0 } else { 1 },
-                Some((keep, kept.clone())),
-            )?;
-            let output = Command::new(&fixture).args(&load).output()?;
-            let count: u64 = String::from_utf8_lossy(&output.stdout)
-                .trim()
-                .strip_prefix(made)
-                .and_then(|n| n.parse().ok())
-                .with_context(|| format!("tk_snoops {} printed no count", load[0]))?;
-            let (_, usage) = stop(child)?;
-            // Let the reader thread finish the stream.
-            std::thread::sleep(Duration::from_millis(200));
-            let kept = kept.lock().unwrap().clone();
-            let ends = |line: &str| line.trim_end().ends_with(needle.as_str());
-            let (printed, lost) = if ready.1 {
-                let text = std::fs::read_to_string(&out).unwrap_or_default();
-                let printed = text.lines().filter(|l| ends(l)).count() as u64;
-                (printed, kept.join(" "))
-            } else {
-                let printed = kept.iter().filter(|l| ends(l)).count() as u64;
-                let lost: u64 = kept
-                    .iter()
-                    .filter_map(|l| {
-                        l.strip_prefix("Lost ")?
-                            .split(' ')
-                            .next()?
-                            .parse::<u64>()
-                            .ok()
-                    })
-                    .sum();
-                (printed, format!("Lost: {lost} events"))
-            };
-            results[index].push((usage.cpu.as_secs_f64(), printed, count, lost));
-        }
-    }
-    println!(
-        "\n| {tool}, {rate} {what}/s for {seconds} s, {rounds} rounds | CPU s (median) | {what} printed / made (all rounds) | loss reported |"
-    );
-    println!("|---|---|---|---|");
-    for ((name, ..), runs) in tools.iter().zip(&results) {
-        let cpu = median(runs.iter().map(|r| r.0).collect());
-        let printed: u64 = runs.iter().map(|r| r.1).sum();
-        let made: u64 = runs.iter().map(|r| r.2).sum();
-        let lost: Vec<&str> = runs.iter().map(|r| r.3.as_str()).collect();
-        println!(
-            "| {name} | {cpu:.3} | {printed} / {made} | {} |",
-            lost.join("; ")
-        );
-    }
-    let _ = std::fs::remove_file(&target);
-    let _ = std::fs::remove_file(&out);
-    Ok(())
-}
-
 /// CPU time and peak RSS of a process tree's parts, as `wait4(2)` reports them.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Usage {
@@ -605,7 +479,7 @@ impl Usage {
 }
 
 /// Reaps `child` with wait4(2), returning its exit code and usage.
-fn wait_usage(child: Child) -> Result<(i32, Usage)> {
+pub(crate) fn wait_usage(child: Child) -> Result<(i32, Usage)> {
     Ok(try_wait_usage(&child, 0)?.expect("a blocking wait4 reaps"))
 }
 

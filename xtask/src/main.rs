@@ -12,6 +12,7 @@ mod bench;
 mod bench_jit;
 mod bench_profile;
 mod bench_python;
+mod bench_snoops;
 mod dist;
 mod engine_bench;
 mod exporter_bench;

@@ -62,6 +62,13 @@ pub trait AttachPoint: fmt::Debug + Send + Sync {
     fn events(&self) -> usize {
         1
     }
+
+    /// The engine object's programs this stage loads for `role` (`simple`: the main plan
+    /// is [simple](tracekit_common::engine::Plan)), so the loader parses and links those
+    /// only ([`crate::bpf::keep_programs`]); `None`, the default, keeps every program.
+    fn programs(&self, _role: Role, _simple: bool) -> Option<Vec<String>> {
+        None
+    }
 }
 
 /// An attach point, shared by the specs that use it.

@@ -181,6 +181,34 @@ fn tracepoint(system: &str, event: &str) -> Tracepoint {
     }
 }
 
+/// The engine object for `spec`: when every stage names its programs
+/// ([`attach::AttachPoint::programs`]), a copy where only those and [`HELPER_PROGRAMS`] are
+/// programs (aya parses and links no other: 90 programs cost 40-60 ms and 30 MiB at each
+/// load), else the object as built.
+fn engine_object(spec: &EngineSpec, simple: bool) -> Result<std::borrow::Cow<'static, [u8]>> {
+    let object = object(Object::Engine)?;
+    let mut kept: Vec<String> = HELPER_PROGRAMS
+        .iter()
+        .map(|name| name.to_string())
+        .collect();
+    for (stage, role) in spec.stages() {
+        match stage.attach.programs(role, simple) {
+            Some(names) => kept.extend(names),
+            None => return Ok(std::borrow::Cow::Borrowed(object)),
+        }
+    }
+    match crate::bpf::keep_programs(object, &|name| kept.iter().any(|k| k == name)) {
+        Ok((copy, hidden)) => {
+            log::debug!("engine: {hidden} programs not needed by this plan left out of the load");
+            Ok(std::borrow::Cow::Owned(copy))
+        }
+        Err(err) => {
+            log::debug!("engine: every program loaded: {err}");
+            Ok(std::borrow::Cow::Borrowed(object))
+        }
+    }
+}
+
 impl Engine {
     /// Loads the engine object with `spec`'s plans and map sizes, tracing `targets`.
     pub fn load(spec: &EngineSpec, targets: &Targets) -> Result<Self> {
@@ -304,7 +332,8 @@ impl Engine {
         } else {
             1
         };
-        let mut ebpf = load_without_kernel_btf(object(Object::Engine)?, |loader| {
+        let object = engine_object(spec, main.simple != 0)?;
+        let mut ebpf = load_without_kernel_btf(&object, |loader| {
             loader
                 .override_global("ENGINE_PLAN", &main, true)
                 .override_global("ENGINE_START_PLAN", &start, true)

@@ -1,6 +1,6 @@
 //! Fields reached through BTF: a kernel struct member read through pointers, from the current
 //! task or from a pointer a tracepoint records, with offsets from the running kernel's BTF
-//! (`/sys/kernel/btf/vmlinux`, read once, by btf-rs) at load time.
+//! (`/sys/kernel/btf/vmlinux`, read once, by [`crate::probe::raw_btf`]) at load time.
 //!
 //! Syntax, C's: a base, then at least one `->MEMBER`, and any `.MEMBER`/`->MEMBER` after:
 //!
@@ -24,8 +24,9 @@
 
 use std::sync::OnceLock;
 
-use btf_rs::{Btf, BtfType, Type};
 use tracekit_common::engine::{MAX_PATH, STR_BYTES};
+
+use crate::probe::raw_btf::Type;
 
 /// One step of a path.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -146,63 +147,43 @@ fn parse_path(text: &str) -> Result<PathExpr, String> {
     })
 }
 
-/// The running kernel's BTF, read once; `None` without it.
+pub use crate::probe::raw_btf::Btf;
+
+/// The running kernel's BTF, read once ([`Btf`]: one read of the file and one pass over
+/// its types, no name maps); `None` without it.
 pub fn kernel_btf() -> Option<&'static Btf> {
     static BTF: OnceLock<Option<Btf>> = OnceLock::new();
-    BTF.get_or_init(|| Btf::from_file("/sys/kernel/btf/vmlinux").ok())
-        .as_ref()
+    BTF.get_or_init(|| {
+        Btf::from_file("/sys/kernel/btf/vmlinux")
+            .map_err(|err| log::debug!("kernel BTF: {err}"))
+            .ok()
+    })
+    .as_ref()
 }
 
-/// Through typedefs and qualifiers.
-fn strip(btf: &Btf, mut ty: Type) -> Type {
-    for _ in 0..32 {
-        ty = match &ty {
-            Type::Typedef(t) => btf.resolve_chained_type(t),
-            Type::Const(t) => btf.resolve_chained_type(t),
-            Type::Volatile(t) => btf.resolve_chained_type(t),
-            Type::Restrict(t) => btf.resolve_chained_type(t),
-            Type::TypeTag(t) => btf.resolve_chained_type(t),
-            _ => return ty,
-        }
-        .unwrap_or(Type::Void);
-    }
-    ty
-}
-
-/// Member `name` of struct or union `ty`: its byte offset and type, looking inside
-/// anonymous members.
-fn member(btf: &Btf, ty: &Type, name: &str, depth: u32) -> Result<Option<(u32, Type)>, String> {
-    let (Type::Struct(s) | Type::Union(s)) = ty else {
-        return Ok(None);
-    };
-    for m in &s.members {
-        let own = btf.resolve_name(m).unwrap_or_default();
-        let mty = btf.resolve_chained_type(m).map_err(|e| e.to_string())?;
-        if own == name {
-            if m.bitfield_size().is_some_and(|bits| bits != 0) || m.bit_offset() % 8 != 0 {
+/// Member `name` of struct or union `ty` (stripped): its byte offset and type, looking
+/// inside anonymous members.
+fn member(btf: &Btf, ty: u32, name: &str, depth: u32) -> Result<Option<(u32, u32)>, String> {
+    for m in btf.members(ty) {
+        if m.name == name {
+            if m.bitfield_size != 0 || m.bit_offset % 8 != 0 {
                 return Err(format!("`{name}` is a bitfield, which paths cannot read"));
             }
-            return Ok(Some((m.bit_offset() / 8, mty)));
+            return Ok(Some((m.bit_offset / 8, m.ty)));
         }
-        if own.is_empty()
+        if m.name.is_empty()
             && depth < 8
-            && let Some((inner, found)) = member(btf, &strip(btf, mty), name, depth + 1)?
+            && let Some((inner, found)) = member(btf, btf.strip(m.ty), name, depth + 1)?
         {
-            return Ok(Some((m.bit_offset() / 8 + inner, found)));
+            return Ok(Some((m.bit_offset / 8 + inner, found)));
         }
     }
     Ok(None)
 }
 
 /// The struct named `name`.
-fn struct_named(btf: &Btf, name: &str) -> Result<Type, String> {
-    btf.resolve_types_by_name(name)
-        .ok()
-        .and_then(|types| {
-            types
-                .into_iter()
-                .find(|t| matches!(t, Type::Struct(_) | Type::Union(_)))
-        })
+fn struct_named(btf: &Btf, name: &str) -> Result<u32, String> {
+    btf.composite_named(name)
         .ok_or_else(|| format!("the kernel's BTF has no `struct {name}`"))
 }
 
@@ -213,7 +194,7 @@ fn struct_named(btf: &Btf, name: &str) -> Result<Type, String> {
 /// where a value is read, a bitfield, more than [`MAX_PATH`] offsets.
 pub fn resolve(btf: &Btf, start: &str, steps: &[Step]) -> Result<Resolved, String> {
     let mut pointee = struct_named(btf, start)?;
-    let mut current = Type::Void;
+    let mut current = 0u32;
     let mut at = 0u32;
     let mut path = Vec::new();
     let mut shown = format!("(struct {start} *)");
@@ -221,37 +202,34 @@ pub fn resolve(btf: &Btf, start: &str, steps: &[Step]) -> Result<Resolved, Strin
         let (container, name) = match step {
             Step::Arrow(name) => {
                 if i > 0 {
-                    let Type::Ptr(ptr) = strip(btf, current.clone()) else {
+                    let Type::Ptr(to) = btf.get(btf.strip(current)) else {
                         return Err(format!("`{shown}` is not a pointer; use .{name}"));
                     };
                     path.push(at);
                     at = 0;
-                    pointee = strip(btf, btf.resolve_chained_type(&ptr).unwrap_or(Type::Void));
+                    pointee = btf.strip(to);
                 }
                 shown.push_str("->");
-                (pointee.clone(), name)
+                (pointee, name)
             }
             Step::Dot(name) => {
                 if i == 0 {
                     return Err(format!("`{shown}` is a pointer; use ->{name}"));
                 }
                 shown.push('.');
-                (strip(btf, current.clone()), name)
+                (btf.strip(current), name)
             }
         };
-        if !matches!(container, Type::Struct(_) | Type::Union(_)) {
+        if !matches!(btf.get(container), Type::Composite { .. }) {
             return Err(format!(
                 "`{shown}{name}`: what comes before is not a struct"
             ));
         }
-        let Some((offset, ty)) = member(btf, &container, name, 0)? else {
-            let struct_name = btf
-                .resolve_name(match &container {
-                    Type::Struct(s) | Type::Union(s) => s as &dyn BtfType,
-                    _ => unreachable!("checked above"),
-                })
-                .unwrap_or_default();
-            return Err(format!("`struct {struct_name}` has no member `{name}`"));
+        let Some((offset, ty)) = member(btf, container, name, 0)? else {
+            return Err(format!(
+                "`struct {}` has no member `{name}`",
+                btf.name(container)
+            ));
         };
         shown.push_str(name);
         at += offset;
@@ -265,15 +243,14 @@ pub fn resolve(btf: &Btf, start: &str, steps: &[Step]) -> Result<Resolved, Strin
             MAX_PATH - 1
         ));
     }
-    let (size, signed) = match strip(btf, current) {
-        Type::Int(int) => (int.size() as u32, int.is_signed()),
-        Type::Enum(e) => (e.size() as u32, false),
-        Type::Enum64(e) => (e.size() as u32, false),
+    let (size, signed) = match btf.get(btf.strip(current)) {
+        Type::Int { size, signed } => (size, signed),
+        Type::Enum { size } => (size, false),
         Type::Ptr(_) => (8, false),
-        Type::Struct(s) | Type::Union(s) if (1..=STR_BYTES).contains(&s.size()) => {
+        Type::Composite { size, .. } if (1..=STR_BYTES as u32).contains(&size) => {
             return Ok(Resolved {
                 path,
-                size: s.size() as u32,
+                size,
                 signed: false,
                 bytes: true,
             });
@@ -429,6 +406,61 @@ mod tests {
                 "sock(ret)->__sk_common.skc_family",
                 "file(fd)->f_flags"
             ]
+        );
+    }
+
+    /// On a BTF written here (no kernel needed): a typedef'd pointer is followed, an
+    /// anonymous union's member is found at its offset, a bitfield is refused.
+    #[test]
+    fn paths_resolve_against_written_btf() {
+        let mut b = crate::probe::raw_btf::builder::Builder::new();
+        let int = b.int("int", 4, true);
+        let u8_ = b.int("u8", 1, false);
+        let anon = b.composite(true, "", 4, &[("a", int, 0, 0), ("b", u8_, 0, 0)]);
+        // `struct task_struct` is type 6; the pointer refers to it before it is written.
+        let task_ptr = b.ptr(6);
+        let ptr_t = b.typedef("task_ptr", task_ptr);
+        let task = b.composite(
+            false,
+            "task_struct",
+            48,
+            &[
+                ("tgid", int, 0, 0),
+                ("real_parent", ptr_t, 64, 0),
+                ("", anon, 128, 0),
+                ("flags", int, 160, 3),
+            ],
+        );
+        assert_eq!(task, 6);
+        let btf = Btf::parse(b.finish()).unwrap();
+        let steps = |text: &str| parse(text).unwrap().unwrap().steps;
+        let ok = |path: Vec<u32>, size, signed| {
+            Ok(Resolved {
+                path,
+                size,
+                signed,
+                bytes: false,
+            })
+        };
+        assert_eq!(
+            resolve(&btf, "task_struct", &steps("task->real_parent->tgid")),
+            ok(vec![8, 0], 4, true)
+        );
+        assert_eq!(
+            resolve(&btf, "task_struct", &steps("task->real_parent->b")),
+            ok(vec![8, 16], 1, false)
+        );
+        assert_eq!(
+            resolve(&btf, "task_struct", &steps("task->flags")),
+            Err("`flags` is a bitfield, which paths cannot read".into())
+        );
+        assert_eq!(
+            resolve(&btf, "task_struct", &steps("task->tgid->x")),
+            Err("`(struct task_struct *)->tgid` is not a pointer; use .x".into())
+        );
+        assert_eq!(
+            resolve(&btf, "u8", &steps("task->x")),
+            Err("the kernel's BTF has no `struct u8`".into())
         );
     }
 

@@ -20,6 +20,7 @@ pub mod fields;
 pub mod filter;
 pub mod functions;
 pub mod pointers;
+pub mod raw_btf;
 pub mod tracefs;
 pub mod usdt;
 

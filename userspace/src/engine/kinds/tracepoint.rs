@@ -124,16 +124,51 @@ impl Kind for TracepointKind {
 /// Expands tracepoint specs (wildcards included), without duplicates.
 fn tracepoints_of(specs: &[ProbeSpec], events: &Events) -> Result<Vec<Tracepoint>> {
     let tracefs = events.root()?;
-    let all = probe::all_tracepoints(&tracefs)?;
+    // Listing every tracepoint (a stat of each of ~2,000 format files) is for wildcards
+    // and for suggesting near names; an exact name that exists needs one stat.
+    let mut all = None;
     let mut out = Vec::new();
     for spec in specs {
-        for tp in probe::expand_tracepoints(&spec.target, &all)? {
+        let found = match exact_tracepoint(&tracefs, &spec.target) {
+            Some(tp) => vec![tp],
+            None => {
+                let all = match &mut all {
+                    Some(all) => all,
+                    None => all.insert(probe::all_tracepoints(&tracefs)?),
+                };
+                probe::expand_tracepoints(&spec.target, all)?
+            }
+        };
+        for tp in found {
             if !out.contains(&tp) {
                 out.push(tp);
             }
         }
     }
     Ok(out)
+}
+
+/// `pattern` as the one tracepoint it names, when it has no wildcard and its format file
+/// is under `tracefs` (as [`probe::all_tracepoints`] would list it).
+fn exact_tracepoint(tracefs: &Path, pattern: &str) -> Option<Tracepoint> {
+    let (system, event) = pattern.split_once(':')?;
+    let plain = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    };
+    (plain(system)
+        && plain(event)
+        && tracefs
+            .join("events")
+            .join(system)
+            .join(event)
+            .join("format")
+            .is_file())
+    .then(|| Tracepoint {
+        system: system.to_string(),
+        event: event.to_string(),
+    })
 }
 
 /// `syscalls:sys_enter_*` (or `sys_exit_*`) sets that read no record field are counted
@@ -412,4 +447,37 @@ fn raw_syscalls_plan(fields: &TracepointFields, plan: &Plan) -> Option<Plan> {
     }
     raw.raw_args = 2;
     Some(raw)
+}
+
+#[cfg(test)]
+mod exact_tests {
+    use super::*;
+
+    /// An exact name is found with one stat, as the full listing would find it; wildcards,
+    /// missing names and bad names go to the listing (which suggests near names).
+    #[test]
+    fn exact_names_skip_the_listing() {
+        let root = Events::test_6_18().root().unwrap();
+        let all = probe::all_tracepoints(&root).unwrap();
+        let execve = exact_tracepoint(&root, "syscalls:sys_enter_execve").unwrap();
+        assert_eq!(
+            probe::expand_tracepoints("syscalls:sys_enter_execve", &all).unwrap(),
+            std::slice::from_ref(&execve)
+        );
+        assert_eq!(execve.to_string(), "syscalls:sys_enter_execve");
+        for pattern in [
+            "syscalls:sys_enter_*",
+            "syscalls:sys_enter_nope",
+            "syscalls",
+            "syscalls:",
+            "../syscalls:sys_enter_execve",
+        ] {
+            assert_eq!(exact_tracepoint(&root, pattern), None, "{pattern}");
+        }
+        let specs = [ProbeSpec::parse("syscalls:sys_enter_execve").unwrap()];
+        assert_eq!(
+            tracepoints_of(&specs, &Events::test_6_18()).unwrap(),
+            [execve]
+        );
+    }
 }

@@ -65,7 +65,7 @@ pub const MAX_LEN: i64 = 64;
 /// A runtime error naming both when the kernel has neither. Without BTF (or without the
 /// right to read it) the answer is `nr_queued`, and loading the path reports what is
 /// missing.
-pub fn queue_member(btf: Option<&btf_rs::Btf>) -> Result<&'static str> {
+pub fn queue_member(btf: Option<&btf_path::Btf>) -> Result<&'static str> {
     let Some(btf) = btf else {
         return Ok("nr_queued");
     };

@@ -23,6 +23,23 @@ impl AttachPoint for RawTracepoint {
     fn attach(&self, engine: &mut Engine, role: Role) -> Result<()> {
         attach_raw(engine, role, &self.0)
     }
+
+    fn programs(&self, role: Role, _simple: bool) -> Option<Vec<String>> {
+        Some(raw_programs(role))
+    }
+}
+
+/// The programs [`attach_raw`] may pick for `role` (which one depends on the plan).
+fn raw_programs(role: Role) -> Vec<String> {
+    let names: &[&str] = match role {
+        Role::Start => &["engine_raw_tp_start"],
+        Role::Main => &[
+            "engine_raw_tp_count_arg1",
+            "engine_raw_tp_simple",
+            "engine_raw_tp",
+        ],
+    };
+    names.iter().map(|name| name.to_string()).collect()
 }
 
 /// Loads the stage's raw tracepoint program and attaches it to raw tracepoint `name`.
@@ -71,6 +88,12 @@ fn attach_raw(engine: &mut Engine, role: Role, name: &str) -> Result<()> {
 pub struct RawOrClassic(pub Tracepoint);
 
 impl AttachPoint for RawOrClassic {
+    fn programs(&self, role: Role, simple: bool) -> Option<Vec<String>> {
+        let mut names = raw_programs(role);
+        names.extend(Tracepoints(vec![self.0.clone()]).programs(role, simple)?);
+        Some(names)
+    }
+
     fn attach(&self, engine: &mut Engine, role: Role) -> Result<()> {
         let tp = &self.0;
         // Systems of events that are no tracepoint of their own (syscalls:* are made from
@@ -123,6 +146,10 @@ pub struct RawInPlaceOf {
 }
 
 impl AttachPoint for RawInPlaceOf {
+    fn programs(&self, role: Role, _simple: bool) -> Option<Vec<String>> {
+        Some(raw_programs(role))
+    }
+
     fn attach(&self, engine: &mut Engine, role: Role) -> Result<()> {
         attach_raw(engine, role, &self.name)?;
         engine.notes.push(format!(
@@ -136,3 +163,50 @@ impl AttachPoint for RawInPlaceOf {
 /// Set (to anything), tracepoints attach as classic tracepoints even where a raw one would
 /// serve: the general path, for comparing answers (the integration tests) and costs.
 pub const CLASSIC_ONLY: &str = "TRACEKIT_CLASSIC_TRACEPOINTS";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every program a raw or classic tracepoint stage names is in the engine object, so
+    /// the loader that keeps only those keeps what the attach takes.
+    #[test]
+    fn stages_name_programs_of_the_engine_object() {
+        let Ok(object) = crate::bpf::object(crate::bpf::Object::Engine) else {
+            eprintln!("skipped: this build has no kernel programs");
+            return;
+        };
+        let parsed = aya_obj::Object::parse(object).unwrap();
+        let tp = |event: &str| Tracepoint {
+            system: "sched".into(),
+            event: event.into(),
+        };
+        let most = |role| {
+            let limit = match role {
+                Role::Main => tracekit_common::engine::MAX_TRACEPOINTS,
+                Role::Start => tracekit_common::engine::MAX_START_TRACEPOINTS,
+            };
+            Tracepoints((0..limit).map(|i| tp(&i.to_string())).collect())
+        };
+        for role in [Role::Main, Role::Start] {
+            let stages: [&dyn AttachPoint; 4] = [
+                &RawTracepoint("sys_enter".into()),
+                &RawOrClassic(tp("sched_switch")),
+                &RawInPlaceOf {
+                    name: "sys_enter".into(),
+                    of: tp("x"),
+                },
+                &most(role),
+            ];
+            for stage in stages {
+                for simple in [false, true] {
+                    let names = stage.programs(role, simple).unwrap();
+                    assert!(!names.is_empty());
+                    for name in names {
+                        assert!(parsed.programs.contains_key(&name), "{role:?}: {name}");
+                    }
+                }
+            }
+        }
+    }
+}

@@ -62,6 +62,15 @@ impl AttachPoint for Tracepoints {
     fn events(&self) -> usize {
         self.0.len()
     }
+
+    fn programs(&self, role: Role, simple: bool) -> Option<Vec<String>> {
+        let count = self.0.len();
+        Some(
+            (0..count)
+                .map(|index| program_name(role, index, count, simple))
+                .collect(),
+        )
+    }
 }
 
 /// Tracepoint program `name`, loaded for `tp` unless it was.
@@ -112,6 +121,10 @@ pub struct Classic {
 }
 
 impl AttachPoint for Classic {
+    fn programs(&self, role: Role, simple: bool) -> Option<Vec<String>> {
+        Tracepoints(vec![self.tracepoint.clone()]).programs(role, simple)
+    }
+
     fn attach(&self, engine: &mut Engine, role: Role) -> Result<()> {
         let stage = Tracepoints(vec![self.tracepoint.clone()]);
         stage.prepare(engine, role)?;
