@@ -61,10 +61,12 @@ fn folded_while(child: &mut Child, test: &str, args: &[&str]) -> (Output, Vec<(S
 /// (a caller's call: `outer` 29, `middle` 21, or 20 in `Date.now()`; the leaf's line saved
 /// in its body, 11-14), else the definition line (compiled frames, as the perf map's
 /// `js_chain.js:11:14`): `outer` 27, `middle` 17, `leaf` 11.
+/// Any line of the function's body is its own (under `-- CMD` a sample may catch `outer` at
+/// 28, in `console.log('ready')`); a line outside it fails the test.
 const CHAIN: [(&str, &[u32]); 3] = [
-    ("outer", &[27, 29]),
-    ("middle", &[17, 20, 21]),
-    ("leaf", &[11, 12, 13, 14]),
+    ("outer", &[27, 28, 29, 30]),
+    ("middle", &[17, 18, 19, 20, 21, 22, 23, 24, 25]),
+    ("leaf", &[11, 12, 13, 14, 15]),
 ];
 
 /// The function and line of `frame` when it is a frame of the fixture with a line
