@@ -221,8 +221,22 @@ pub(crate) fn compile_start(
     })
 }
 
+/// The start stage of `request`, compiled, for a main event that needs no tracefs of its own
+/// (a raw tracepoint, a software event): tracefs is read only when a begin event needs it.
+/// `None` when the request has no start stage.
+pub(crate) fn compile_request_start(
+    request: &Request,
+    events: &Events,
+) -> Result<Option<StartStage>> {
+    request
+        .start
+        .as_ref()
+        .map(|start| compile_start(start, request, &tracefs_if_needed(start, events)?))
+        .transpose()
+}
+
 /// tracefs, when a start stage has tracepoints (raw tracepoints need none).
-pub(crate) fn tracefs_if_needed(start: &Start, events: &Events) -> Result<PathBuf> {
+fn tracefs_if_needed(start: &Start, events: &Events) -> Result<PathBuf> {
     let raw_only = start
         .probes
         .iter()

@@ -154,14 +154,7 @@ fn raw_tracepoint_specs(spec: &ProbeSpec, request: &Request, events: &Events) ->
     let own = RawTracepointFields {
         name: spec.target.clone(),
     };
-    let start = match &request.start {
-        Some(start) => Some(compile_start(
-            start,
-            request,
-            &tracefs_if_needed(start, events)?,
-        )?),
-        None => None,
-    };
+    let start = compile_request_start(request, events)?;
     let (mut builder, (columns, prints)) =
         main_plan(&own, start.as_ref(), request, |builder, fields| {
             compile_body(builder, fields, request)

@@ -81,14 +81,7 @@ fn software_specs(spec: &ProbeSpec, request: &Request, events: &Events) -> Resul
         })?;
     let fields = BuiltinFields(spec.text.clone());
     // A start stage (`--last`: a CPU's last frequency read at each sample, `cpufreq`).
-    let start = match &request.start {
-        Some(start) => Some(compile_start(
-            start,
-            request,
-            &tracefs_if_needed(start, events)?,
-        )?),
-        None => None,
-    };
+    let start = compile_request_start(request, events)?;
     let (mut builder, (columns, prints)) =
         main_plan(&fields, start.as_ref(), request, |builder, fields| {
             compile_body(builder, fields, request)
