@@ -59,11 +59,7 @@ pub fn resolve_events(names: &[String], all_cpus: bool) -> Result<Vec<(Event, bo
                 )));
             }
             let root = tracefs::root()?;
-            let all = match &tracepoints {
-                Some(all) => all,
-                None => tracepoints.insert(probe::all_tracepoints(&root)?),
-            };
-            let matched = probe::expand_tracepoints(&spec.target, all)?;
+            let matched = probe::find_tracepoints(&root, &spec.target, &mut tracepoints)?;
             let wildcard = spec.target.contains(['*', '?']);
             for tp in matched {
                 let format = tracefs::EventFormat::read(&root, &tp.system, &tp.event)?;

@@ -71,6 +71,51 @@ pub fn all_tracepoints(tracefs: &Path) -> Result<Vec<Tracepoint>> {
     Ok(all)
 }
 
+/// The tracepoints `pattern` names, as [`expand_tracepoints`] over [`all_tracepoints`]
+/// finds them, listing every tracepoint (a stat of each of ~2,000 format files) only when
+/// `pattern` is not one existing name: for wildcards and to suggest near names. `all`
+/// keeps that listing for the caller's next pattern.
+///
+/// # Errors
+/// As [`expand_tracepoints`] and [`all_tracepoints`].
+pub fn find_tracepoints(
+    tracefs: &Path,
+    pattern: &str,
+    all: &mut Option<Vec<Tracepoint>>,
+) -> Result<Vec<Tracepoint>> {
+    if let Some(tp) = exact_tracepoint(tracefs, pattern) {
+        return Ok(vec![tp]);
+    }
+    let all = match all {
+        Some(all) => all,
+        None => all.insert(all_tracepoints(tracefs)?),
+    };
+    expand_tracepoints(pattern, all)
+}
+
+/// `pattern` as the one tracepoint it names, when it has no wildcard and its format file
+/// is under `tracefs` (as [`all_tracepoints`] would list it).
+fn exact_tracepoint(tracefs: &Path, pattern: &str) -> Option<Tracepoint> {
+    let (system, event) = pattern.split_once(':')?;
+    let plain = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    };
+    (plain(system)
+        && plain(event)
+        && tracefs
+            .join("events")
+            .join(system)
+            .join(event)
+            .join("format")
+            .is_file())
+    .then(|| Tracepoint {
+        system: system.to_string(),
+        event: event.to_string(),
+    })
+}
+
 /// The tracepoints `pattern` (`system:event`, wildcards allowed) names. Unknown names and
 /// wildcards matching nothing are usage errors that suggest near names.
 pub fn expand_tracepoints(pattern: &str, all: &[Tracepoint]) -> Result<Vec<Tracepoint>> {

@@ -71,8 +71,7 @@ impl Kind for TracepointKind {
     ) -> Result<String> {
         let mut out = String::new();
         let root = tracefs()?;
-        let all = probe::all_tracepoints(&root)?;
-        for tp in probe::expand_tracepoints(&spec.target, &all)? {
+        for tp in probe::find_tracepoints(&root, &spec.target, &mut None)? {
             let format = EventFormat::read(&root, &tp.system, &tp.event)?;
             out.push_str(&format!("{tp} (id {}):\n", format.id));
             for field in format.fields.iter().filter(|f| !f.is_common()) {
@@ -108,8 +107,7 @@ impl Kind for TracepointKind {
         spec: &ProbeSpec,
         tracefs: &Path,
     ) -> Result<(Box<dyn Fields>, EventAttach)> {
-        let all = probe::all_tracepoints(tracefs)?;
-        let [tp] = &probe::expand_tracepoints(&spec.target, &all)?[..] else {
+        let [tp] = &probe::find_tracepoints(tracefs, &spec.target, &mut None)?[..] else {
             return Err(Error::usage(format!(
                 "probe `{}`: a start or end event is one tracepoint, not a wildcard",
                 quote(&spec.text)
@@ -124,51 +122,16 @@ impl Kind for TracepointKind {
 /// Expands tracepoint specs (wildcards included), without duplicates.
 fn tracepoints_of(specs: &[ProbeSpec], events: &Events) -> Result<Vec<Tracepoint>> {
     let tracefs = events.root()?;
-    // Listing every tracepoint (a stat of each of ~2,000 format files) is for wildcards
-    // and for suggesting near names; an exact name that exists needs one stat.
     let mut all = None;
     let mut out = Vec::new();
     for spec in specs {
-        let found = match exact_tracepoint(&tracefs, &spec.target) {
-            Some(tp) => vec![tp],
-            None => {
-                let all = match &mut all {
-                    Some(all) => all,
-                    None => all.insert(probe::all_tracepoints(&tracefs)?),
-                };
-                probe::expand_tracepoints(&spec.target, all)?
-            }
-        };
-        for tp in found {
+        for tp in probe::find_tracepoints(&tracefs, &spec.target, &mut all)? {
             if !out.contains(&tp) {
                 out.push(tp);
             }
         }
     }
     Ok(out)
-}
-
-/// `pattern` as the one tracepoint it names, when it has no wildcard and its format file
-/// is under `tracefs` (as [`probe::all_tracepoints`] would list it).
-fn exact_tracepoint(tracefs: &Path, pattern: &str) -> Option<Tracepoint> {
-    let (system, event) = pattern.split_once(':')?;
-    let plain = |s: &str| {
-        !s.is_empty()
-            && s.chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-    };
-    (plain(system)
-        && plain(event)
-        && tracefs
-            .join("events")
-            .join(system)
-            .join(event)
-            .join("format")
-            .is_file())
-    .then(|| Tracepoint {
-        system: system.to_string(),
-        event: event.to_string(),
-    })
 }
 
 /// `syscalls:sys_enter_*` (or `sys_exit_*`) sets that read no record field are counted
@@ -459,12 +422,15 @@ mod exact_tests {
     fn exact_names_skip_the_listing() {
         let root = Events::test_6_18().root().unwrap();
         let all = probe::all_tracepoints(&root).unwrap();
-        let execve = exact_tracepoint(&root, "syscalls:sys_enter_execve").unwrap();
+        let mut listed = None;
+        let execve =
+            probe::find_tracepoints(&root, "syscalls:sys_enter_execve", &mut listed).unwrap();
         assert_eq!(
             probe::expand_tracepoints("syscalls:sys_enter_execve", &all).unwrap(),
-            std::slice::from_ref(&execve)
+            execve
         );
-        assert_eq!(execve.to_string(), "syscalls:sys_enter_execve");
+        assert_eq!(execve[0].to_string(), "syscalls:sys_enter_execve");
+        assert!(listed.is_none(), "an exact name listed every tracepoint");
         for pattern in [
             "syscalls:sys_enter_*",
             "syscalls:sys_enter_nope",
@@ -472,12 +438,21 @@ mod exact_tests {
             "syscalls:",
             "../syscalls:sys_enter_execve",
         ] {
-            assert_eq!(exact_tracepoint(&root, pattern), None, "{pattern}");
+            let mut listed = None;
+            assert_eq!(
+                probe::find_tracepoints(&root, pattern, &mut listed).ok(),
+                probe::expand_tracepoints(pattern, &all).ok(),
+                "{pattern}"
+            );
+            assert!(
+                listed.is_some(),
+                "{pattern} was not looked up in the listing"
+            );
         }
         let specs = [ProbeSpec::parse("syscalls:sys_enter_execve").unwrap()];
         assert_eq!(
             tracepoints_of(&specs, &Events::test_6_18()).unwrap(),
-            [execve]
+            execve
         );
     }
 }
