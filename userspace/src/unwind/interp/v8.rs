@@ -751,6 +751,30 @@ mod tests {
         assert_eq!((lines.bytecode_data, lines.script_line_ends), (54, 56));
         assert!(!lines.fixed_positions);
         assert_eq!(binary.version.external.map(|e| e.resource), Some(16));
+        // Optimized code: the table and deoptimization data stated, the rest V8 11.3's
+        // layout (checked on a live node 20).
+        let compiled = binary.version.compiled.expect("V8 11.3's compiled layout");
+        assert_eq!(binary.compiled_missing, None);
+        assert_eq!(
+            (
+                compiled.function_code,
+                compiled.source_positions,
+                compiled.deoptimization_data,
+                compiled.instruction_start,
+                compiled.flags,
+                compiled.instruction_size
+            ),
+            (48, 24, 16, 40, 48, 56)
+        );
+        assert_eq!((compiled.type_code, compiled.kind_baseline), (245, 11));
+        assert_eq!(
+            (
+                compiled.deopt_shared,
+                compiled.deopt_literals,
+                compiled.deopt_inlining
+            ),
+            (6, 2, 7)
+        );
     }
 
     /// A V8 without postmortem symbols, or with pointer compression, is not unwound, and
