@@ -146,10 +146,13 @@ pub enum Function {
     Inlined(u32),
 }
 
-/// The frames at `SourcePosition` `position`, outermost first: each function and its script
-/// offset (`None`: no position). Empty when an inlining id is out of range or the chain
-/// does not end.
-pub fn chain(position: i64, inlinings: &[Inlining]) -> Vec<(Function, Option<u32>)> {
+/// Frames at one position, outermost first: each function and its script offset (`None`:
+/// no position).
+pub type Chain = Vec<(Function, Option<u32>)>;
+
+/// The frames at `SourcePosition` `position` ([`Chain`]). Empty when an inlining id is out
+/// of range or the chain does not end.
+pub fn chain(position: i64, inlinings: &[Inlining]) -> Chain {
     let mut frames = Vec::new();
     let mut position = position;
     for _ in 0..MAX_INLINING_DEPTH {
@@ -234,7 +237,7 @@ pub(super) fn read(
         .and_then(|tagged| objects.object(tagged))
         .filter(|&(_, kind)| kind == layout.type_weak_fixed_array || kind == lines.type_fixed_array)
         .map(|(array, _)| array);
-    let entries: Vec<(u32, Vec<(Function, Option<u32>)>)> = table
+    let entries: Vec<(u32, Chain)> = table
         .map(|table| v8_lines::decode_table(&table))
         .unwrap_or_default()
         .into_iter()
@@ -352,11 +355,10 @@ mod tests {
                 function: 0
             }]
         );
-        let frames: Vec<(i64, Vec<(Function, Option<u32>)>)> =
-            v8_lines::decode_table(&bytes(LEAF_TABLE))
-                .iter()
-                .map(|e| (e.code_offset, chain(e.position, &inlinings)))
-                .collect();
+        let frames: Vec<(i64, Chain)> = v8_lines::decode_table(&bytes(LEAF_TABLE))
+            .iter()
+            .map(|e| (e.code_offset, chain(e.position, &inlinings)))
+            .collect();
         let outer = |offset| vec![(Function::Outer, Some(offset))];
         assert_eq!(frames.len(), 15);
         assert_eq!(frames[0], (0, outer(62)));
