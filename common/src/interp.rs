@@ -290,9 +290,12 @@ pub mod php {
 /// `JSFunction` at `fp - FP_FUNCTION`; any other V8 frame holds a type marker (a small
 /// integer: tag bit 0) in the context's place. A JavaScript frame is recorded as its
 /// function's `SharedFunctionInfo` (tag cleared) and, for interpreted frames, the bytecode
-/// offset (a Smi at `fp - FP_BYTECODE_OFFSET`); 0 when not known. Pointers are tagged:
-/// heap objects end in binary 01 (`HeapObjectTag`), Smis in 0 with the value in the high
-/// 32 bits (no pointer compression: 8-byte tagged words).
+/// offset (a Smi at `fp - FP_BYTECODE_OFFSET`); 0 when not known. A frame that holds no
+/// `BytecodeArray` (optimized: Maglev, TurboFan) whose pc is in its function's `Code`
+/// instructions is recorded as that `Code` object (tag cleared) and the pc's offset from
+/// `Code::instruction_start` instead (userspace tells the two by the object's instance
+/// type). Pointers are tagged: heap objects end in binary 01 (`HeapObjectTag`), Smis in 0
+/// with the value in the high 32 bits (no pointer compression: 8-byte tagged words).
 pub mod v8 {
     /// `-v8dbg_off_fp_context_or_frame_type` (bytes below the frame pointer).
     pub const FP_CONTEXT: usize = 0;
@@ -317,6 +320,15 @@ pub mod v8 {
     pub const FP_BYTECODE_ARRAY: usize = 9;
     /// `v8dbg_type_BytecodeArray__BYTECODE_ARRAY_TYPE`.
     pub const TYPE_BYTECODE_ARRAY: usize = 10;
+    /// `JSFunction::code` (V8 11.3 states no symbol: 24 past `shared`); [`super::NO_OFFSET`]
+    /// when the version's compiled code is not read: its frames are recorded as their
+    /// `SharedFunctionInfo`.
+    pub const FUNCTION_CODE: usize = 11;
+    /// `Code::instruction_start` (a pointer, low byte) and `Code::instruction_size` (a u32,
+    /// high byte), packed: both are below 256.
+    pub const CODE_INSTRUCTIONS: usize = 12;
+    /// `v8dbg_type_Code__CODE_TYPE`.
+    pub const TYPE_CODE: usize = 13;
     /// Low bits of a tagged heap object pointer (`v8dbg_HeapObjectTagMask`).
     pub const HEAP_OBJECT_TAG_MASK: u64 = 3;
     /// Their value in a heap object pointer (`v8dbg_HeapObjectTag`).

@@ -377,7 +377,7 @@ extern "C" fn step<M: UnwindMaps>(_index: u64, _ctx: *mut c_void) -> i64 {
     }
     let stepped = if interp::v8::in_code(&w.interp, pc, w.m_end == 0 || w.m_rows == 0) {
         // V8's code keeps frame pointers; its JavaScript frames are recorded as functions.
-        if let Some(word) = interp::v8::frame::<M>(&w.interp, w.bp) {
+        if let Some(word) = interp::v8::frame::<M>(&w.interp, w.bp, pc) {
             w.frames[len] = word;
         }
         frame_pointer_step::<M>(w)

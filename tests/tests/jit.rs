@@ -59,8 +59,9 @@ fn folded_while(child: &mut Child, test: &str, args: &[&str]) -> (Output, Vec<(S
 /// The fixture's chain, outermost first, with the lines of `js_chain.js` each function's
 /// frames may carry (issue 28): the current line of an interpreted frame as V8 reports it
 /// (a caller's call: `outer` 29, `middle` 21, or 20 in `Date.now()`; the leaf's line saved
-/// in its body, 11-14), else the definition line (compiled frames, as the perf map's
-/// `js_chain.js:11:14`): `outer` 27, `middle` 17, `leaf` 11.
+/// in its body, 11-14; an optimized leaf's current line, 13), else the definition line
+/// (baseline and on-stack-replaced frames, as the perf map's `js_chain.js:11:14`): `outer`
+/// 27, `middle` 17, `leaf` 11.
 /// Any line of the function's body is its own (under `-- CMD` a sample may catch `outer` at
 /// 28, in `console.log('ready')`); a line outside it fails the test.
 const CHAIN: [(&str, &[u32]); 3] = [
@@ -437,7 +438,8 @@ fn node_names_agree_with_its_perf_map() {
         map_names.get(&Some("leaf".into())).copied().unwrap_or(0.0) >= 0.5,
         "the perf map named no leaf: {map_folded:#?}"
     );
-    // The map's line is the definition's, `leaf`'s 11; V8's optimized leaf has the same.
+    // The map's line is the definition's, `leaf`'s 11; V8's optimized leaf has its
+    // current line, the hot loop's 13 (from its code's source positions).
     let map_leaf = format!("JS:*leaf {}:11:", fixture());
     assert!(
         map_folded.iter().any(|(path, _)| path.contains(&map_leaf)),
@@ -446,8 +448,8 @@ fn node_names_agree_with_its_perf_map() {
     let v8_lines = chain_lines(&v8_folded);
     eprintln!("{test}: V8's samples per line {v8_lines:?}");
     assert!(
-        v8_lines.contains_key(&("leaf".to_string(), 11)),
-        "V8 named no leaf at line 11"
+        v8_lines.contains_key(&("leaf".to_string(), 13)),
+        "V8 named no leaf at line 13"
     );
     let agree: f64 = v8_names
         .iter()
@@ -666,6 +668,14 @@ fn node24_wheel_chain_pid() {
         "{}",
         run.stderr
     );
+    // V8 13 states no symbol for `Code`'s source positions: -v says why its optimized
+    // frames have definition lines.
+    assert!(
+        run.stderr
+            .contains("optimized frames at their definition line"),
+        "{}",
+        run.stderr
+    );
     let leaf = tracekit_tests::share(&folded, names_leaf);
     eprintln!(
         "{test}: {} of {} samples name leaf (inlined once optimized)",
@@ -792,4 +802,129 @@ fn node24_wheel_chain_command_and_whole_machine() {
     check_node24_chain(&format!("{test} -a"), &folded, |path| {
         path.starts_with("tk_js_chain;") && !path.contains(native)
     });
+}
+
+/// `tests/fixtures/js_lines.js`: a TurboFan-compiled `leaf` whose first loop (line 13) runs
+/// three times as many of the same iterations as its second (line 15).
+fn lines_fixture() -> String {
+    workspace()
+        .join("tests/fixtures/js_lines.js")
+        .display()
+        .to_string()
+}
+
+/// The lines of `js_lines.js`'s `leaf` with each loop, and its definition line.
+const LOOP_LINES: (u32, u32) = (13, 15);
+const LEAF_DEFINITION: u32 = 12;
+
+/// Samples per line of the innermost JavaScript frame of `folded`'s paths, where that
+/// frame is the lines fixture's `leaf`.
+fn leaf_lines(folded: &[(String, u64)]) -> std::collections::BTreeMap<u32, u64> {
+    let script = lines_fixture();
+    let mut lines = std::collections::BTreeMap::new();
+    for (path, n) in folded {
+        let innermost = path.split(';').rev().find(|frame| frame.contains(&script));
+        let Some(line) = innermost
+            .and_then(|frame| frame.strip_prefix("leaf ("))
+            .and_then(|rest| rest.strip_suffix(')')?.rsplit_once(':'))
+            .and_then(|(_, line)| line.parse().ok())
+        else {
+            continue;
+        };
+        *lines.entry(line).or_default() += n;
+    }
+    lines
+}
+
+/// A compiled frame's line is its current one: nearly all of the optimized leaf's samples
+/// are on its two loops' lines (not its definition line, all a compiled frame had before),
+/// split as the loops' work is, 3:1 (0.75 of them on the first, within 0.62-0.88: at
+/// least 100 samples, 499 Hz, on a busy machine too).
+fn check_leaf_lines(test: &str, folded: &[(String, u64)]) {
+    let lines = leaf_lines(folded);
+    eprintln!("{test}: leaf samples per line {lines:?}");
+    let total: u64 = lines.values().sum();
+    let first = lines.get(&LOOP_LINES.0).copied().unwrap_or(0);
+    let second = lines.get(&LOOP_LINES.1).copied().unwrap_or(0);
+    assert!(total >= 100, "{test}: {total} leaf samples: {lines:?}");
+    assert!(
+        (first + second) as f64 >= 0.9 * total as f64,
+        "{test}: {} of {total} leaf samples on the loops' lines {LOOP_LINES:?} \
+         (definition line {LEAF_DEFINITION}): {lines:?}",
+        first + second
+    );
+    let ratio = first as f64 / (first + second) as f64;
+    assert!(
+        (0.62..=0.88).contains(&ratio),
+        "{test}: {ratio:.2} of the loops' samples on line {} (expected 0.75): {lines:?}",
+        LOOP_LINES.0
+    );
+}
+
+/// `-p PID` of a node running the optimized leaf.
+#[test]
+fn node_optimized_leaf_lines_pid() {
+    let test = "node_optimized_leaf_lines_pid";
+    require_root();
+    if !have_node(test) {
+        return;
+    }
+    let script = lines_fixture();
+    let mut child = spawn_script(&["--allow-natives-syntax"], Path::new(&script), &["8"]);
+    let pid = child.id().to_string();
+    let (_, folded) = folded_while(
+        &mut child,
+        test,
+        &["profile", "-F", "499", "-p", &pid, "-d", "3"],
+    );
+    check_leaf_lines(test, &folded);
+}
+
+/// `-- node js_lines.js` and `-a`: the same lines. The fixture prints its leaf's
+/// optimization status (`%GetOptimizationStatus`, on stderr) before and after the burn: TurboFan's
+/// code (bit 64) both times, so the frames sampled were compiled ones.
+#[test]
+fn node_optimized_leaf_lines_command_and_whole_machine() {
+    let test = "node_optimized_leaf_lines_command_and_whole_machine";
+    require_root();
+    if !have_node(test) {
+        return;
+    }
+    let script = lines_fixture();
+    let out = scratch(&format!("{test}_command")).join("out.folded");
+    let run = tracekit(
+        [
+            "profile",
+            "-F",
+            "499",
+            "-o",
+            out.to_str().unwrap(),
+            "--",
+            NODE,
+            "--allow-natives-syntax",
+            &script,
+            "4",
+        ],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    let statuses: Vec<u32> = run
+        .stderr
+        .lines()
+        .filter_map(|line| line.strip_prefix("status=")?.parse().ok())
+        .collect();
+    assert!(
+        statuses.len() == 2 && statuses.iter().all(|status| status & 64 != 0),
+        "{test}: leaf not TurboFan-compiled throughout: {}",
+        run.stderr
+    );
+    check_leaf_lines(&format!("{test} (-- CMD)"), &read_folded(&out));
+
+    let mut child = spawn_script(&["--allow-natives-syntax"], Path::new(&script), &["8"]);
+    let (_, folded) = folded_while(&mut child, test, &["profile", "-a", "-F", "499", "-d", "3"]);
+    let ours: Vec<(String, u64)> = folded
+        .into_iter()
+        .filter(|(path, _)| path.starts_with("tk_js_lines;"))
+        .collect();
+    check_leaf_lines(&format!("{test} (-a)"), &ours);
 }

@@ -5,14 +5,17 @@
 //! its native PC, as its function's `SharedFunctionInfo` and its bytecode offset when it
 //! is interpreted (layouts in `tracekit_common::interp::v8`, from the binary's `v8dbg_*`
 //! symbols). Every pointer read is checked against its object's instance type, so a frame
-//! that is not what it looks like stays native.
+//! that is not what it looks like stays native. An optimized frame (no `BytecodeArray` in
+//! it) whose pc lies in its function's `Code` instructions is recorded as that `Code` and
+//! the pc's offset in them ([`compiled_frame`]), for userspace to find its current line.
 
 use tracekit_common::interp::{
-    InterpStat, encode_frame, runtime,
+    FRAME_OFFSET_MAX, InterpStat, NO_OFFSET, encode_frame, runtime,
     v8::{
-        FP_BYTECODE_ARRAY, FP_BYTECODE_OFFSET, FP_CONTEXT, FP_FUNCTION, FUNCTION_SHARED,
-        HEAP_OBJECT_TAG, HEAP_OBJECT_TAG_MASK, MAP_INSTANCE_TYPE, OBJECT_MAP, SMI_SHIFT,
-        TYPE_BYTECODE_ARRAY, TYPE_FUNCTION_FIRST, TYPE_FUNCTION_LAST, TYPE_SHARED_FUNCTION_INFO,
+        CODE_INSTRUCTIONS, FP_BYTECODE_ARRAY, FP_BYTECODE_OFFSET, FP_CONTEXT, FP_FUNCTION,
+        FUNCTION_CODE, FUNCTION_SHARED, HEAP_OBJECT_TAG, HEAP_OBJECT_TAG_MASK, MAP_INSTANCE_TYPE,
+        OBJECT_MAP, SMI_SHIFT, TYPE_BYTECODE_ARRAY, TYPE_CODE, TYPE_FUNCTION_FIRST,
+        TYPE_FUNCTION_LAST, TYPE_SHARED_FUNCTION_INFO,
     },
 };
 
@@ -45,10 +48,11 @@ fn instance_type(walk: &InterpWalk, object: u64) -> Option<u16> {
     read_user::<u16>(map + offset(walk, MAP_INSTANCE_TYPE))
 }
 
-/// The encoded JavaScript frame whose frame pointer is `fp`, or `None`: a V8 frame of
-/// another kind (entry, exit, stub: native frames), or memory that is not a V8 frame.
+/// The encoded JavaScript frame whose frame pointer is `fp` and pc `pc` (a return address
+/// less one), or `None`: a V8 frame of another kind (entry, exit, stub: native frames), or
+/// memory that is not a V8 frame.
 #[inline(always)]
-pub fn frame<M: UnwindMaps>(walk: &InterpWalk, fp: u64) -> Option<u64> {
+pub fn frame<M: UnwindMaps>(walk: &InterpWalk, fp: u64, pc: u64) -> Option<u64> {
     bump::<M>(InterpStat::EvalFrames);
     if fp < 64 {
         return None;
@@ -61,10 +65,20 @@ pub fn frame<M: UnwindMaps>(walk: &InterpWalk, fp: u64) -> Option<u64> {
     heap_object(context)?;
     let found = read_frame(walk, fp);
     match found {
-        Some((shared, bytecode_offset)) => {
-            announce_code::<M>(walk, shared);
+        Some((function, shared, bytecode_offset)) => {
             bump::<M>(InterpStat::Frames);
-            Some(encode_frame(runtime::V8, shared, bytecode_offset))
+            let compiled = match bytecode_offset {
+                Some(_) => None,
+                None => compiled_frame::<M>(walk, function, pc),
+            };
+            compiled.or_else(|| {
+                announce_code::<M>(walk, shared);
+                Some(encode_frame(
+                    runtime::V8,
+                    shared,
+                    bytecode_offset.unwrap_or(0),
+                ))
+            })
         }
         None => {
             bump::<M>(InterpStat::ReadErrors);
@@ -73,10 +87,10 @@ pub fn frame<M: UnwindMaps>(walk: &InterpWalk, fp: u64) -> Option<u64> {
     }
 }
 
-/// The `SharedFunctionInfo` (untagged) and bytecode offset (0: not interpreted) of the
-/// JavaScript frame at `fp`.
+/// The `JSFunction` and `SharedFunctionInfo` (untagged) of the JavaScript frame at `fp`,
+/// and its bytecode offset ([`bytecode_offset`]).
 #[inline(always)]
-fn read_frame(walk: &InterpWalk, fp: u64) -> Option<(u64, u64)> {
+fn read_frame(walk: &InterpWalk, fp: u64) -> Option<(u64, u64, Option<u64>)> {
     let function = heap_object(read_user::<u64>(fp - offset(walk, FP_FUNCTION))?)?;
     let kind = instance_type(walk, function)?;
     if kind < walk.process.offsets[TYPE_FUNCTION_FIRST]
@@ -88,20 +102,48 @@ fn read_frame(walk: &InterpWalk, fp: u64) -> Option<(u64, u64)> {
     if instance_type(walk, shared)? != walk.process.offsets[TYPE_SHARED_FUNCTION_INFO] {
         return None;
     }
-    Some((shared, bytecode_offset(walk, fp).unwrap_or(0)))
+    Some((function, shared, bytecode_offset(walk, fp)))
 }
 
 /// An interpreted frame's bytecode offset (a Smi beside its `BytecodeArray`, counted from
-/// the array's tagged pointer), 0 in a compiled frame.
+/// the array's tagged pointer); 0 in an unoptimized frame without one (Sparkplug's baseline
+/// frames keep the feedback vector there); `None` in a frame that holds no `BytecodeArray`
+/// (optimized code), or that cannot be read.
 #[inline(always)]
 fn bytecode_offset(walk: &InterpWalk, fp: u64) -> Option<u64> {
     let array = heap_object(read_user::<u64>(fp - offset(walk, FP_BYTECODE_ARRAY))?)?;
     if instance_type(walk, array)? != walk.process.offsets[TYPE_BYTECODE_ARRAY] {
-        return Some(0);
+        return None;
     }
     let smi = read_user::<u64>(fp - offset(walk, FP_BYTECODE_OFFSET))?;
     if smi & 1 != 0 {
         return Some(0);
     }
     Some(smi >> SMI_SHIFT)
+}
+
+/// The encoded frame of optimized code running function `function` (untagged) at `pc`:
+/// the function's `Code` object (its instance type checked) and the pc's offset from the
+/// code's first instruction, announced. `None` (the frame is recorded as its function) when
+/// the version's code is not read, the function's code is not a `Code`, or `pc` is not in
+/// its instructions: on-stack-replaced code, which the function does not point to, or a
+/// pc past the frame's 16-bit offset.
+#[inline(always)]
+fn compiled_frame<M: UnwindMaps>(walk: &InterpWalk, function: u64, pc: u64) -> Option<u64> {
+    let slot = walk.process.offsets[FUNCTION_CODE];
+    if slot == NO_OFFSET {
+        return None;
+    }
+    let code = heap_object(read_user::<u64>(function + u64::from(slot))?)?;
+    if instance_type(walk, code)? != walk.process.offsets[TYPE_CODE] {
+        return None;
+    }
+    let fields = walk.process.offsets[CODE_INSTRUCTIONS];
+    let start = read_user::<u64>(code + u64::from(fields & 0xFF))?;
+    let size = read_user::<u32>(code + u64::from(fields >> 8))?;
+    if pc < start || pc - start >= u64::from(size) || pc - start > u64::from(FRAME_OFFSET_MAX) {
+        return None;
+    }
+    announce_code::<M>(walk, code);
+    Some(encode_frame(runtime::V8, code, pc - start))
 }

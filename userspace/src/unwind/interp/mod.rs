@@ -32,6 +32,7 @@ pub mod ruby;
 mod splice;
 mod unpublish;
 pub mod v8;
+mod v8_compiled;
 mod v8_lines;
 
 use std::{
@@ -221,6 +222,8 @@ pub struct Interpreters {
     errors: BTreeMap<String, u64>,
     /// JVMs not readable yet, probed again ([`hotspot_pending`]).
     hotspot_pending: hotspot_pending::PendingJvms,
+    /// Runtimes by version: what their frames lack (for `-v`).
+    limits: BTreeMap<String, String>,
 }
 
 impl Interpreters {
@@ -246,6 +249,7 @@ impl Interpreters {
             unsupported: BTreeMap::new(),
             errors: BTreeMap::new(),
             hotspot_pending: Default::default(),
+            limits: BTreeMap::new(),
         })
     }
 
@@ -465,6 +469,9 @@ impl Interpreters {
                 if *n == 1 { "" } else { "es" }
             ));
         }
+        for (name, limit) in &self.limits {
+            out.push_str(&format!("\n{name}: {limit}"));
+        }
         out.push_str(&self.pending_report());
         for (error, n) in &self.errors {
             out.push_str(&format!("\ninterpreters off ({n}x): {error}"));
@@ -682,6 +689,9 @@ pub fn frames(pid: u32, word: u64, leaf: bool) -> Vec<Frame> {
         Some((info, units))
     });
     let symbols = match info {
+        Some((info, offset)) if id == runtime::V8 && !info.compiled.is_empty() => {
+            v8_compiled::frames(&info, offset)
+        }
         Some((info, units)) if id == runtime::V8 => vec![(v8::symbol(&info, units), false)],
         Some((info, offset)) if id == runtime::HOTSPOT && !info.compiled.is_empty() => {
             hotspot_compiled::frames(&info, offset, leaf)

@@ -14,8 +14,12 @@
 //!   V8 collects the table lazily (`--enable-lazy-source-positions`, on by default): until
 //!   something needs it (an exception's stack, a debugger, a profiler) it is `undefined`,
 //!   and such frames get the definition line.
-//! - **Compiled frames** (Sparkplug, Maglev, TurboFan): the kernel records no pc offset yet,
-//!   so the definition line.
+//! - **Optimized frames** (Maglev, TurboFan): the kernel records the function's `Code` and
+//!   the pc's offset in it; the `Code`'s own source position table gives the current line,
+//!   and the functions inlined there ([`super::v8_compiled`]; V8 11.3). Elsewhere (Node 24,
+//!   code the function does not point to: on-stack replacement), the definition line.
+//! - **Baseline frames** (Sparkplug): the definition line (the pc would need the code's
+//!   bytecode offset table, not read).
 //!
 //! The definition is `SharedFunctionInfo::StartPosition()`: the start of the function's
 //! `ScopeInfo` position info (the script offset of the parameter list's `(`, or of an arrow

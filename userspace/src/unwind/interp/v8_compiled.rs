@@ -1,0 +1,464 @@
+//! Current lines of V8's optimized (Maglev, TurboFan) frames: the kernel records such a
+//! frame as its function's `Code` object and the pc's offset from the code's first
+//! instruction (`tracekit_common::interp::v8`); this module reads the `Code` once and maps
+//! every offset to the frames V8 itself would report there, inlined functions included.
+//!
+//! A `Code`'s `source_position_table` is a table of the format [`v8_lines`] decodes, keyed
+//! by instruction offsets. Each entry's `SourcePosition` holds a script offset and an
+//! inlining id (bits 31..=46, stored plus one: 0 is "not inlined"). The `Code`'s
+//! `deoptimization_data`, a `FixedArray`, holds the function's `SharedFunctionInfo`, its
+//! literal array (whose element `i` is the `SharedFunctionInfo` of inlined function `i`),
+//! and its inlining positions, a `ByteArray` of 16-byte `InliningPosition`s: the position
+//! of the call in its caller (a `SourcePosition`, itself maybe inlined) and the inlined
+//! function's index in the literal array (an `i32`). So an entry names the innermost
+//! function at its script offset, then each caller at its call, up to the `Code`'s own
+//! function. The position of instruction offset `o` is the last entry's whose offset is
+//! `<= o` (`Code::SourcePosition`); the kernel records a caller's return address less one,
+//! so a caller's line is its call's, and a leaf's pc exactly.
+//!
+//! V8 11.3 (Debian's node 20) states `Code`'s table, its deoptimization data and the data's
+//! indices in `v8dbg_*` symbols but not `JSFunction::code` nor `Code`'s instruction
+//! start, size and flags; those follow V8 11.3's layout, as read from a live node 20:
+//! `JSFunction::code` 24 bytes past `shared`, then `Code::instruction_start` (a pointer) 16
+//! bytes past `source_position_table`, the flags (a `u32`, the kind in the low bits) 8
+//! past it, the instruction size (a `u32`) 8 past the flags. Other versions need the
+//! symbols themselves; V8 13 (Node 24) states none of the table's fields, so its optimized
+//! frames keep their definition line and `-v` says so.
+
+use std::collections::BTreeMap;
+
+use super::{
+    CodeInfo, read_memory,
+    v8_lines::{self, LineLayout, Objects},
+};
+
+/// Where an optimized `Code` is read (offsets in bytes; indices in elements).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CompiledLayout {
+    /// `JSFunction::code`.
+    pub function_code: u16,
+    /// `Code::instruction_start` (a pointer).
+    pub instruction_start: u16,
+    /// `Code::instruction_size` (a `u32`).
+    pub instruction_size: u16,
+    /// `Code::flags` (a `u32`).
+    pub flags: u16,
+    /// `Code::source_position_table`.
+    pub source_positions: u16,
+    /// `Code::deoptimization_data`.
+    pub deoptimization_data: u16,
+    /// `v8dbg_type_Code__CODE_TYPE`.
+    pub type_code: u16,
+    /// `v8dbg_type_WeakFixedArray__WEAK_FIXED_ARRAY_TYPE` (the literal array's).
+    pub type_weak_fixed_array: u16,
+    /// `v8dbg_CodeKindFieldMask` and `v8dbg_CodeKindFieldShift` of the flags.
+    pub kind_mask: u32,
+    pub kind_shift: u32,
+    /// `v8dbg_CodeKindBaseline`: the kinds after it are optimized (Maglev, TurboFan).
+    pub kind_baseline: u32,
+    /// Indices in the deoptimization data: `SharedFunctionInfo`, literal array, inlining
+    /// positions.
+    pub deopt_shared: u16,
+    pub deopt_literals: u16,
+    pub deopt_inlining: u16,
+}
+
+/// Where optimized code is read in a V8 `version` (major, minor) whose symbols give
+/// `value(NAME)` and `member(CLASS, [FIELD...])`; `function_shared` is
+/// `JSFunction::shared`. The error says what is missing (for `-v`).
+pub fn layout(
+    value: &impl Fn(&str) -> Result<u16, String>,
+    member: &impl Fn(&str, &[&str]) -> Result<u16, String>,
+    version: (u16, u16),
+    function_shared: u16,
+) -> Result<CompiledLayout, String> {
+    let source_positions = member("Code", &["source_position_table"])?;
+    // Checked on V8 11.3 only (see the module's docs).
+    let v11_3 = version == (11, 3);
+    let stated_or = |field: &str, fallback: u16| -> Result<u16, String> {
+        member("Code", &[field]).or_else(|err| if v11_3 { Ok(fallback) } else { Err(err) })
+    };
+    let function_code = member("JSFunction", &["code"]).or_else(|err| {
+        if v11_3 {
+            Ok(function_shared + 24)
+        } else {
+            Err(err)
+        }
+    })?;
+    let instruction_start = stated_or("instruction_start", source_positions + 16)?;
+    let flags = stated_or("flags", instruction_start + 8)?;
+    let instruction_size = stated_or("instruction_size", flags + 8)?;
+    if instruction_start > 255 || instruction_size > 255 {
+        return Err("Code's instruction fields past 255 bytes".into());
+    }
+    let index = |name: &str| value(&format!("v8dbg_DeoptimizationData{name}Index"));
+    Ok(CompiledLayout {
+        function_code,
+        instruction_start,
+        instruction_size,
+        flags,
+        source_positions,
+        deoptimization_data: member("Code", &["deoptimization_data"])?,
+        type_code: value("v8dbg_type_Code__CODE_TYPE")?,
+        type_weak_fixed_array: value("v8dbg_type_WeakFixedArray__WEAK_FIXED_ARRAY_TYPE")?,
+        kind_mask: u32::from(value("v8dbg_CodeKindFieldMask")?),
+        kind_shift: u32::from(value("v8dbg_CodeKindFieldShift").unwrap_or(0)),
+        kind_baseline: u32::from(value("v8dbg_CodeKindBaseline")?),
+        deopt_shared: index("SharedFunctionInfo")?,
+        deopt_literals: index("LiteralArray")?,
+        deopt_inlining: index("InliningPositions")?,
+    })
+}
+
+/// Inlining ids followed from one position at most.
+const MAX_INLINING_DEPTH: usize = 32;
+
+/// The inlining id of `SourcePosition` value `position`: `None` when not inlined.
+pub fn inlining_id(position: i64) -> Option<usize> {
+    let stored = (position >> 31) & 0xFFFF;
+    usize::try_from(stored - 1).ok()
+}
+
+/// One `InliningPosition`: the call's position in its caller, the inlined function's index
+/// in the literal array.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Inlining {
+    pub position: i64,
+    pub function: u32,
+}
+
+/// The `InliningPosition`s of `bytes` (16 bytes each: an `i64`, an `i32`, padding).
+pub fn decode_inlinings(bytes: &[u8]) -> Vec<Inlining> {
+    bytes
+        .chunks_exact(16)
+        .map(|record| Inlining {
+            position: i64::from_le_bytes(record[..8].try_into().unwrap()),
+            function: u32::from_le_bytes(record[8..12].try_into().unwrap()),
+        })
+        .collect()
+}
+
+/// Who a frame of an entry is: the `Code`'s own function, or inlined function `i` (its
+/// literal array's index).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Function {
+    Outer,
+    Inlined(u32),
+}
+
+/// Frames at one position, outermost first: each function and its script offset (`None`:
+/// no position).
+pub type Chain = Vec<(Function, Option<u32>)>;
+
+/// The frames at `SourcePosition` `position` ([`Chain`]). Empty when an inlining id is out
+/// of range or the chain does not end.
+pub fn chain(position: i64, inlinings: &[Inlining]) -> Chain {
+    let mut frames = Vec::new();
+    let mut position = position;
+    for _ in 0..MAX_INLINING_DEPTH {
+        let offset = v8_lines::script_offset(position);
+        match inlining_id(position) {
+            None => {
+                frames.push((Function::Outer, offset));
+                frames.reverse();
+                return frames;
+            }
+            Some(id) => {
+                let Some(inlining) = inlinings.get(id) else {
+                    return Vec::new();
+                };
+                frames.push((Function::Inlined(inlining.function), offset));
+                position = inlining.position;
+            }
+        }
+    }
+    Vec::new()
+}
+
+/// A `SharedFunctionInfo` read for naming: its names and its script (untagged).
+pub(super) type Shared = (CodeInfo, Option<u64>);
+
+/// The `ByteArray` at tagged `tagged`'s bytes.
+fn byte_array(objects: &impl Objects, lines: &LineLayout, tagged: u64) -> Option<Vec<u8>> {
+    let (array, kind) = objects.object(tagged)?;
+    if kind != lines.type_byte_array {
+        return None;
+    }
+    let length = objects.word(array + u64::from(lines.array_length))? as i64 >> 32;
+    let length = usize::try_from(length).ok()?.min(1 << 20);
+    read_memory(objects.pid(), array + u64::from(lines.array_data), length)
+}
+
+/// Element `index` of the (weak) fixed array at untagged `array`, if it has one.
+fn element(objects: &impl Objects, lines: &LineLayout, array: u64, index: u64) -> Option<u64> {
+    let length = objects.word(array + u64::from(lines.array_length))? as i64 >> 32;
+    if index >= u64::try_from(length).ok()? {
+        return None;
+    }
+    objects.word(array + u64::from(lines.array_data) + 8 * index)
+}
+
+/// Reads optimized `Code` object `code` (untagged): its function's names (`shared` reads a
+/// `SharedFunctionInfo` at an untagged address) and [`CodeInfo::compiled`], each table
+/// entry's instruction offset with its frames' symbols, outermost first. `None` when it is
+/// not optimized code or its function cannot be read; an unreadable table leaves
+/// `compiled` empty (the frame then gets its function's definition line).
+pub(super) fn read(
+    objects: &impl Objects,
+    lines: &LineLayout,
+    layout: &CompiledLayout,
+    type_shared_function_info: u16,
+    code: u64,
+    shared: impl Fn(u64) -> Option<Shared>,
+) -> Option<CodeInfo> {
+    let flags = objects.word(code + u64::from(layout.flags))? as u32;
+    if (flags & layout.kind_mask) >> layout.kind_shift <= layout.kind_baseline {
+        return None;
+    }
+    let (deopt, kind) =
+        objects.object(objects.word(code + u64::from(layout.deoptimization_data))?)?;
+    if kind != lines.type_fixed_array {
+        return None;
+    }
+    let at = |index: u16| element(objects, lines, deopt, u64::from(index));
+    let (outer, kind) = objects.object(at(layout.deopt_shared)?)?;
+    if kind != type_shared_function_info {
+        return None;
+    }
+    let (outer_info, outer_script) = shared(outer)?;
+    let table = objects
+        .word(code + u64::from(layout.source_positions))
+        .and_then(|table| byte_array(objects, lines, table));
+    let inlinings = at(layout.deopt_inlining)
+        .and_then(|tagged| byte_array(objects, lines, tagged))
+        .map(|bytes| decode_inlinings(&bytes))
+        .unwrap_or_default();
+    let literals = at(layout.deopt_literals)
+        .and_then(|tagged| objects.object(tagged))
+        .filter(|&(_, kind)| kind == layout.type_weak_fixed_array || kind == lines.type_fixed_array)
+        .map(|(array, _)| array);
+    let entries: Vec<(u32, Chain)> = table
+        .map(|table| v8_lines::decode_table(&table))
+        .unwrap_or_default()
+        .into_iter()
+        .map(|entry| {
+            let offset = u32::try_from(entry.code_offset.max(0)).unwrap_or(u32::MAX);
+            (offset, chain(entry.position, &inlinings))
+        })
+        .filter(|(_, frames)| !frames.is_empty())
+        .collect();
+    // Each function's names and lines, read once.
+    let mut offsets: BTreeMap<Function, Vec<u32>> = BTreeMap::new();
+    for (function, offset) in entries.iter().flat_map(|(_, frames)| frames) {
+        offsets.entry(*function).or_default().extend(offset);
+    }
+    let mut named: BTreeMap<Function, (CodeInfo, BTreeMap<u32, i32>)> = BTreeMap::new();
+    for (function, wanted) in offsets {
+        let read = match function {
+            Function::Outer => Some((outer_info.clone(), outer_script)),
+            Function::Inlined(index) => literals
+                .and_then(|array| element(objects, lines, array, u64::from(index)))
+                .and_then(|tagged| objects.object(tagged))
+                .filter(|&(_, kind)| kind == type_shared_function_info)
+                .and_then(|(object, _)| shared(object)),
+        };
+        let Some((info, script)) = read else { continue };
+        let found = script
+            .and_then(|script| v8_lines::script_lines(objects, lines, script, &wanted))
+            .map(|found| wanted.iter().copied().zip(found).collect())
+            .unwrap_or_default();
+        named.insert(function, (info, found));
+    }
+    let compiled = entries
+        .into_iter()
+        .filter_map(|(offset, frames)| {
+            let symbols = frames
+                .iter()
+                .map(|(function, at)| {
+                    let (info, found) = named.get(function)?;
+                    let line = at.and_then(|at| found.get(&at).copied());
+                    Some(symbol(info, line))
+                })
+                .collect::<Option<Vec<String>>>()?;
+            Some((offset, symbols))
+        })
+        .collect();
+    Some(CodeInfo {
+        compiled,
+        ..outer_info
+    })
+}
+
+/// `name (file:LINE)` with `line`, else the definition line; `name (file)` with neither;
+/// `name` when the script has no name.
+pub fn symbol(info: &CodeInfo, line: Option<i32>) -> String {
+    if info.file.is_empty() {
+        return info.name.clone();
+    }
+    match line.or((info.first_line > 0).then_some(info.first_line)) {
+        Some(line) => format!("{} ({}:{line})", info.name, info.file),
+        None => format!("{} ({})", info.name, info.file),
+    }
+}
+
+/// The frames of an optimized frame recorded at instruction offset `offset`, outermost
+/// first, each with whether it is inlined into the one before: the last entry of
+/// [`CodeInfo::compiled`] at or before `offset`, else the function at its definition line.
+pub fn frames(info: &CodeInfo, offset: u32) -> Vec<(String, bool)> {
+    let at = info.compiled.partition_point(|(entry, _)| *entry <= offset);
+    match at.checked_sub(1).and_then(|at| info.compiled.get(at)) {
+        Some((_, symbols)) => symbols
+            .iter()
+            .enumerate()
+            .map(|(i, symbol)| (symbol.clone(), i > 0))
+            .collect(),
+        None => vec![(symbol(info, None), false)],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The TurboFan code of `leaf` in (read from a live Debian node 20, V8 11.3):
+    /// ```js
+    /// 'use strict';
+    /// function sq(i) {
+    ///   return i * i;
+    /// }
+    /// function leaf(n) {
+    ///   let a = 0;
+    ///   for (let i = 0; i < n; i++) { a = (a + sq(i)) % 1000003; }
+    ///   return a;
+    /// }
+    /// ```
+    /// `sq` inlined at its call (script offset 122, line 7): its `i * i` (offset 42, line 3)
+    /// at instruction offset 143.
+    const LEAF_TABLE: &str = "03fc014f9c012dd00139970215485994feffff0f1bc7fdffff0f19245b57195f\
+                              17980219eb025d5449b80175b701";
+    const LEAF_INLININGS: &str = "f60000000000000000000000a20c0000";
+
+    fn bytes(hex: &str) -> Vec<u8> {
+        (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn decodes_node_20s_optimized_table_and_inlining() {
+        let inlinings = decode_inlinings(&bytes(LEAF_INLININGS));
+        assert_eq!(
+            inlinings,
+            vec![Inlining {
+                position: 246,
+                function: 0
+            }]
+        );
+        let frames: Vec<(i64, Chain)> = v8_lines::decode_table(&bytes(LEAF_TABLE))
+            .iter()
+            .map(|e| (e.code_offset, chain(e.position, &inlinings)))
+            .collect();
+        let outer = |offset| vec![(Function::Outer, Some(offset))];
+        assert_eq!(frames.len(), 15);
+        assert_eq!(frames[0], (0, outer(62)));
+        assert_eq!(frames[1], (39, outer(101)));
+        assert_eq!(frames[4], (99, outer(101)));
+        assert_eq!(
+            frames[5],
+            (
+                143,
+                vec![
+                    (Function::Outer, Some(122)),
+                    (Function::Inlined(0), Some(42))
+                ]
+            )
+        );
+        assert_eq!(frames[6], (156, outer(120)));
+        assert_eq!(frames[14], (388, outer(83)));
+    }
+
+    #[test]
+    fn inlining_ids_and_chains() {
+        assert_eq!(inlining_id(246), None);
+        assert_eq!(inlining_id(2_147_483_734), Some(0));
+        assert_eq!(inlining_id(246 | 3 << 31), Some(2));
+        // Two levels: function 5 inlined into function 2, inlined into the outer code.
+        let inlinings = [
+            Inlining {
+                position: 100 << 1,
+                function: 2,
+            },
+            Inlining {
+                position: (50 << 1) | 1 << 31,
+                function: 5,
+            },
+        ];
+        assert_eq!(
+            chain((20 << 1) | 2 << 31, &inlinings),
+            vec![
+                (Function::Outer, Some(99)),
+                (Function::Inlined(2), Some(49)),
+                (Function::Inlined(5), Some(19)),
+            ]
+        );
+        // An id past the positions, or a cycle: nothing (the frame is not guessed).
+        assert_eq!(chain(7 << 31, &inlinings), vec![]);
+        let cycle = [Inlining {
+            position: 1 << 31,
+            function: 0,
+        }];
+        assert_eq!(chain(1 << 31, &cycle), vec![]);
+    }
+
+    #[test]
+    fn offsets_to_frames() {
+        let info = CodeInfo {
+            name: "leaf".into(),
+            file: "/t/a.js".into(),
+            first_line: 5,
+            linetable: Vec::new(),
+            minor: 3,
+            compiled: vec![
+                (0, vec!["leaf (/t/a.js:5)".into()]),
+                (39, vec!["leaf (/t/a.js:7)".into()]),
+                (
+                    143,
+                    vec!["leaf (/t/a.js:7)".into(), "sq (/t/a.js:3)".into()],
+                ),
+                (156, vec!["leaf (/t/a.js:7)".into()]),
+            ],
+        };
+        let at = |offset| frames(&info, offset);
+        assert_eq!(at(0), vec![("leaf (/t/a.js:5)".to_string(), false)]);
+        assert_eq!(at(38), vec![("leaf (/t/a.js:5)".to_string(), false)]);
+        assert_eq!(at(39), vec![("leaf (/t/a.js:7)".to_string(), false)]);
+        assert_eq!(
+            at(150),
+            vec![
+                ("leaf (/t/a.js:7)".to_string(), false),
+                ("sq (/t/a.js:3)".to_string(), true)
+            ]
+        );
+        assert_eq!(at(9999), vec![("leaf (/t/a.js:7)".to_string(), false)]);
+        // No entry at or before the offset: the definition line.
+        let later = CodeInfo {
+            compiled: info.compiled[1..].to_vec(),
+            ..info.clone()
+        };
+        assert_eq!(
+            frames(&later, 3),
+            vec![("leaf (/t/a.js:5)".to_string(), false)]
+        );
+        assert_eq!(
+            symbol(
+                &CodeInfo {
+                    first_line: 0,
+                    ..info.clone()
+                },
+                None
+            ),
+            "leaf (/t/a.js)"
+        );
+    }
+}
