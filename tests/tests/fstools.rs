@@ -416,6 +416,51 @@ fn kfunc_tool_filetop_counts_reads_and_writes_per_file() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// filetop --sort on the run above (`tk_files data 300 200`, then dd's 50 reads of data
+/// and 50 writes to /dev/null): by read calls the rows go fixture (200), dd's data (50),
+/// dd's null (0); by written bytes fixture (1200 KiB), dd's null (200 KiB), dd's data (0),
+/// as libbpf-tools' `-s reads` and `-s wbytes` order them.
+#[test]
+fn kfunc_tool_filetop_sorts_rows() {
+    require_root();
+    if !kprobes_or_skip("kfunc_tool_filetop_sorts_rows") {
+        return;
+    }
+    let Some(dir) = ext4_dir("filetop-sort") else {
+        return;
+    };
+    let fixture = fixture("tk_files").to_string_lossy().into_owned();
+    let path = dir.join("data").to_string_lossy().into_owned();
+    let script = format!("{fixture} {path} 300 200 && dd if={path} of=/dev/null bs=4096 count=50");
+    for (sort, order) in [
+        (
+            "reads",
+            [("tk_files", "data"), ("dd", "data"), ("dd", "null")],
+        ),
+        (
+            "wbytes",
+            [("tk_files", "data"), ("dd", "null"), ("dd", "data")],
+        ),
+    ] {
+        let args = [
+            "filetop", "--top", "1000", "--sort", sort, "-C", "--", "sh", "-c", &script,
+        ];
+        let text = tracekit(args, TIMEOUT);
+        text.assert_code(0);
+        // TID COMM READS WRITES R_KB W_KB T FILE: the known rows, in the order shown.
+        let shown: Vec<(&str, &str)> = text
+            .stdout
+            .lines()
+            .map(|line| line.split_whitespace().collect::<Vec<_>>())
+            .filter(|cells| cells.len() == 8)
+            .map(|cells| (cells[1], cells[7]))
+            .filter(|row| order.contains(row))
+            .collect();
+        assert_eq!(shown, order, "--sort {sort}: {}", text.stdout);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A filesystem whose module is not loaded (xfs in the VM image): one line naming the
 /// functions it lacks and the module, exit 1, nothing traced.
 #[test]
