@@ -1439,7 +1439,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__dcsnoop)
-            opts="-n -a -p -d -i -o -v -h -V --name --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-n -a -p -d -i -o -v -h -V --all-lookups --name --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1917,7 +1917,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__filetop)
-            opts="-r -n -a -p -d -i -o -v -h -V --top --regular --name --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-r -C -n -a -p -d -i -o -v -h -V --top --regular --sort --noclear --name --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1929,6 +1929,10 @@ _tracekit() {
                     ;;
                 -r)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sort)
+                    COMPREPLY=($(compgen -W "all reads writes rbytes wbytes" -- "${cur}"))
                     return 0
                     ;;
                 --name)

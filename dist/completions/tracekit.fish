@@ -641,6 +641,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand dcsnoop" -s i -l inter
 complete -c tracekit -n "__fish_tracekit_using_subcommand dcsnoop" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand dcsnoop" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand dcsnoop" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand dcsnoop" -l all-lookups -d 'Every path-walk lookup too, T R (bcc dcsnoop -a; -a is --all-cpus here)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand dcsnoop" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand dcsnoop" -l json -d 'Print JSON on stdout instead of text'
 complete -c tracekit -n "__fish_tracekit_using_subcommand dcsnoop" -l kprobe -d 'Probe kernel functions with kprobes, never fentry/fexit'
@@ -649,6 +650,11 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand dcsnoop" -s v -l verbo
 complete -c tracekit -n "__fish_tracekit_using_subcommand dcsnoop" -s h -l help -d 'Print help'
 complete -c tracekit -n "__fish_tracekit_using_subcommand dcsnoop" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -s r -l top -d 'Show the N busiest rows (bcc filetop -r)' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -l sort -d 'Order the rows by (libbpf-tools filetop -s)' -r -f -a "all\t'Reads, writes and their bytes, added up'
+reads\t'Read calls'
+writes\t'Write calls'
+rbytes\t'Bytes read'
+wbytes\t'Bytes written'"
 complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -s n -l name -d 'Only tasks whose command name is COMM' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
@@ -657,12 +663,13 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -s o -l outpu
 complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -l regular -d 'Only regular files (libbpf-tools\' default; its -a counts every type)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -s C -l noclear -d 'Do not clear the screen before each interval (bcc filetop -C)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -l json -d 'Print JSON on stdout instead of text'
 complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -l kprobe -d 'Probe kernel functions with kprobes, never fentry/fexit'
 complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -l fentry -d 'Probe kernel functions with fentry/fexit (BPF trampolines), never kprobes'
 complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -s v -l verbose -d 'Say more: -v prints timings and own CPU time, -vv debug logs'
-complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -s h -l help -d 'Print help'
+complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand biosnoop" -l disk -d 'Only I/O to this disk (a name under /sys/block)' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand biosnoop" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r

@@ -83,6 +83,18 @@ pub fn bpftrace_alone(test: &str, script_name: &str, workload: &[&str]) -> (Stri
 /// workload has), tracekit is stopped with SIGINT and must exit 0. Both tools watch the
 /// whole machine: the test picks the workload's events (by comm, pid or path).
 pub fn side_by_side(test: &str, script_name: &str, tool: &[&str], workload: &[&str]) -> SideBySide {
+    side_by_side_with(test, script_name, &[], tool, workload)
+}
+
+/// [`side_by_side`], with `bpftrace_args` given to bpftrace before the script (`--include
+/// FILE`: definitions the script's `#include` would take from kernel headers).
+pub fn side_by_side_with(
+    test: &str,
+    script_name: &str,
+    bpftrace_args: &[&str],
+    tool: &[&str],
+    workload: &[&str],
+) -> SideBySide {
     let path = script(script_name);
     let dir = scratch(test);
     let (command, truth) = workload_script(&dir, workload);
@@ -110,6 +122,7 @@ pub fn side_by_side(test: &str, script_name: &str, tool: &[&str], workload: &[&s
     }
     let bpftrace = Command::new("bpftrace")
         .args(["-c", &command])
+        .args(bpftrace_args)
         .arg(&path)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 use tracekit_tests::{
-    bpftrace::{self, side_by_side},
+    bpftrace::{self, side_by_side, side_by_side_with},
     fixture, parse_json, require_root,
 };
 
@@ -358,4 +358,66 @@ fn pidpersec_counts_what_bpftraces_pidpersec_counts() {
         run.theirs
     );
     println!("forks: bpftrace {theirs}, tracekit {ours} (the fixture's 50 and the machine's)");
+}
+
+/// runqlat.bt, which `#include`s <linux/sched.h> for `TASK_RUNNING`: without kernel
+/// headers (Debian installs none) bpftrace 0.17 fails on the uapi header (`unknown type
+/// name '__aligned_u64'`) and, past that, finds no `TASK_RUNNING` (kernel-internal), so it
+/// runs here with a prelude (`--include`) defining those two as the kernel does. Its
+/// histogram is machine-wide and its events are not quite tracekit's: it also times the
+/// idle task (switched out with state 0, switched back in: a sample each time a CPU goes
+/// idle) and leaves out preemptions (`prev_state` is `TASK_REPORT_MAX` then, not 0), and
+/// it watches a shorter window. So only bounds hold, for tk_wake's 1000 pipe wakeups of
+/// its reader 1 ms apart: bpftrace's total holds the reader's 1000 (all in its window),
+/// and tracekit's `--tids` histogram has a thread (the reader) with 1000 to 1010 samples
+/// (its wakeups, its first wakeup as a new task, a rare preemption), as does the writer
+/// (woken by its timer each time) or more.
+#[test]
+fn runqlat_counts_what_bpftraces_runqlat_counts() {
+    require_root();
+    let dir = tracekit_tests::scratch("runqlat_bt_prelude");
+    let prelude = dir.join("prelude.h");
+    std::fs::write(
+        &prelude,
+        "#define __aligned_u64 unsigned long long __attribute__((aligned(8)))\n\
+         #define TASK_RUNNING 0\n",
+    )
+    .unwrap();
+    let program = fixture("tk_wake");
+    let n = 1000u64;
+    let run = side_by_side_with(
+        "runqlat_bt",
+        "runqlat.bt",
+        &["--include", prelude.to_str().unwrap()],
+        &["runqlat", "--tids", "--json"],
+        &[program.to_str().unwrap(), &n.to_string(), "1000"],
+    );
+    assert!(
+        run.truth.starts_with(&format!("wakeups {n} ")),
+        "{}",
+        run.truth
+    );
+    let theirs: u64 = bpftrace::hist(&run.theirs, "@usecs").values().sum();
+    let json = parse_json(&run.ours.stdout);
+    let counts: Vec<u64> = json["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["count"].as_u64().unwrap())
+        .collect();
+    let ours: u64 = counts.iter().sum();
+    assert!(theirs >= n, "bpftrace {theirs}: {}", run.theirs);
+    assert!(
+        counts.iter().any(|&c| (n..=n + 10).contains(&c)),
+        "no thread with {n} to {} samples: {counts:?}",
+        n + 10
+    );
+    assert!(
+        counts.iter().filter(|&&c| c >= n).count() >= 2,
+        "{counts:?}"
+    );
+    println!(
+        "run queue latency samples: bpftrace {theirs}, tracekit {ours} (the fixture's 2 x {n} \
+         and the machine's)"
+    );
 }

@@ -256,6 +256,66 @@ fn kfunc_tool_dcsnoop_shows_each_miss() {
     );
 }
 
+/// dcsnoop --all-lookups (bcc's -a) of a shell that tests 20 existing files (`[ -e
+/// tkrI ]`: one path walk each, found by `lookup_fast`) and makes 15 new directories in
+/// one `mkdir` (`filename_create`: a `d_lookup` miss each, no `lookup_fast` of the last
+/// component): exactly one `R` row per tkr name and one `M` row per tkm name, nothing else
+/// for those names.
+#[test]
+fn kfunc_tool_dcsnoop_all_lookups_shows_references_and_misses() {
+    require_root();
+    if !kprobes_or_skip("kfunc_tool_dcsnoop_all_lookups_shows_references_and_misses") {
+        return;
+    }
+    let Some(dir) = ext4_dir("dcsnoop-all") else {
+        return;
+    };
+    let (found, missing) = (20, 15);
+    for i in 0..found {
+        std::fs::write(dir.join(format!("tkr{i}")), b"x").unwrap();
+    }
+    let made: Vec<String> = (0..missing).map(|i| format!("tkm{i}")).collect();
+    let script = format!(
+        "cd {} && i=0; while [ $i -lt {found} ]; do [ -e tkr$i ]; i=$((i+1)); done; mkdir {}",
+        dir.display(),
+        made.join(" ")
+    );
+    let out = dir.join(OUT).to_string_lossy().into_owned();
+    let run = tracekit(
+        [
+            "dcsnoop",
+            "--all-lookups",
+            "--json",
+            "-o",
+            &out,
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    assert!(run.stderr.contains("Lost: nothing."), "{}", run.stderr);
+    let text = std::fs::read_to_string(&out).unwrap();
+    let mut rows: Vec<(String, String)> = Vec::new();
+    for line in text.lines() {
+        let e: serde_json::Value = serde_json::from_str(line).unwrap();
+        let file = e["file"].as_str().unwrap().to_string();
+        if file.starts_with("tkr") || file.starts_with("tkm") {
+            assert_eq!(e["pid"], e["tid"], "{e}");
+            rows.push((e["t"].as_str().unwrap().to_string(), file));
+        }
+    }
+    rows.sort();
+    let mut expected: Vec<(String, String)> =
+        made.iter().map(|f| ("M".into(), f.clone())).collect();
+    expected.extend((0..found).map(|i| ("R".to_string(), format!("tkr{i}"))));
+    expected.sort();
+    assert_eq!(rows, expected, "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// filetop of `tk_files data 300 200` on ext4: the fixture's thread and `data` (T `R`, a
 /// regular file) have exactly 300 vfs_write calls of 4096 bytes and 200 vfs_read calls of
 /// 4096 bytes. The text table has libbpf-tools' columns `TID COMM READS WRITES R_KB W_KB T
@@ -352,6 +412,51 @@ fn kfunc_tool_filetop_counts_reads_and_writes_per_file() {
             "--regular shows regular files only: {}",
             text.stdout
         );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// filetop --sort on the run above (`tk_files data 300 200`, then dd's 50 reads of data
+/// and 50 writes to /dev/null): by read calls the rows go fixture (200), dd's data (50),
+/// dd's null (0); by written bytes fixture (1200 KiB), dd's null (200 KiB), dd's data (0),
+/// as libbpf-tools' `-s reads` and `-s wbytes` order them.
+#[test]
+fn kfunc_tool_filetop_sorts_rows() {
+    require_root();
+    if !kprobes_or_skip("kfunc_tool_filetop_sorts_rows") {
+        return;
+    }
+    let Some(dir) = ext4_dir("filetop-sort") else {
+        return;
+    };
+    let fixture = fixture("tk_files").to_string_lossy().into_owned();
+    let path = dir.join("data").to_string_lossy().into_owned();
+    let script = format!("{fixture} {path} 300 200 && dd if={path} of=/dev/null bs=4096 count=50");
+    for (sort, order) in [
+        (
+            "reads",
+            [("tk_files", "data"), ("dd", "data"), ("dd", "null")],
+        ),
+        (
+            "wbytes",
+            [("tk_files", "data"), ("dd", "null"), ("dd", "data")],
+        ),
+    ] {
+        let args = [
+            "filetop", "--top", "1000", "--sort", sort, "-C", "--", "sh", "-c", &script,
+        ];
+        let text = tracekit(args, TIMEOUT);
+        text.assert_code(0);
+        // TID COMM READS WRITES R_KB W_KB T FILE: the known rows, in the order shown.
+        let shown: Vec<(&str, &str)> = text
+            .stdout
+            .lines()
+            .map(|line| line.split_whitespace().collect::<Vec<_>>())
+            .filter(|cells| cells.len() == 8)
+            .map(|cells| (cells[1], cells[7]))
+            .filter(|row| order.contains(row))
+            .collect();
+        assert_eq!(shown, order, "--sort {sort}: {}", text.stdout);
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -544,7 +544,7 @@ pub fn run(job: AggregateJob, options: &RunOptions) -> Result<()> {
         heat,
         std::io::stdout(),
     );
-    collector.clear = matches!(job.report, Report::Split(_))
+    collector.clear = matches!(&job.report, Report::Split(split) if split.clear)
         && std::io::IsTerminal::is_terminal(&std::io::stdout());
     let mut session = options.session(job.command, true);
     let banner_what = what.clone();

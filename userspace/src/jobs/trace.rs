@@ -159,8 +159,8 @@ struct TraceCollector<'a> {
     unwind_budget_bytes: u64,
     /// `-- CMD`'s program (`argv[0]`): its unwind tables are built before it runs.
     program: Option<std::path::PathBuf>,
-    /// An event tool's columns, instead of `trace`'s layout.
-    columns: Option<(Vec<Column>, EventTime)>,
+    /// An event tool's columns, per engine, instead of `trace`'s layout.
+    columns: Option<(Vec<Vec<Column>>, EventTime)>,
     /// The line being made, kept for its capacity.
     line: String,
     /// The column header, until it is printed.
@@ -242,6 +242,7 @@ impl Collector for TraceCollector<'_> {
                 line.clear();
                 match &self.columns {
                     Some((columns, time)) => {
+                        let columns = &columns[engine];
                         let view = &self.views[engine];
                         let event = event_name(&record, view);
                         let since_start_s = record.ts_ns.saturating_sub(self.start_ns) as f64 / 1e9;
@@ -402,32 +403,40 @@ pub fn run(
     unwind_budget_bytes: u64,
     options: &RunOptions,
 ) -> Result<()> {
-    run_in(request, call_graph, unwind_budget_bytes, options, None)
+    run_in(request, &[], call_graph, unwind_budget_bytes, options, None)
 }
 
-/// Prints an event tool's events in its columns ([`crate::jobs::events`]).
+/// Prints an event tool's events in its columns ([`crate::jobs::events`]), with those of
+/// its further requests ([`EventsJob::more`]) in theirs.
 pub fn run_events(job: &EventsJob, options: &RunOptions) -> Result<()> {
+    // Stacks print below each line, as `trace` prints them, not as a column.
+    let shown = |columns: &[Column]| -> Vec<Column> {
+        columns
+            .iter()
+            .filter(|c| !STACKS.contains(&c.field))
+            .cloned()
+            .collect()
+    };
+    let more: Vec<(Request, Vec<Column>)> = job
+        .more
+        .iter()
+        .map(|(request, columns)| (request.clone(), shown(columns)))
+        .collect();
     run_in(
         &job.request,
+        &more,
         None,
         // User stacks (futexctn --stacks) are walked by the DWARF unwinder, with its
         // default budget: with none, every binary fell back to frame pointers.
         tracekit_common::unwind::DEFAULT_TABLE_BUDGET_BYTES,
         options,
-        // Stacks print below each line, as `trace` prints them, not as a column.
-        Some((
-            job.columns
-                .iter()
-                .filter(|c| !STACKS.contains(&c.field))
-                .cloned()
-                .collect(),
-            job.time,
-        )),
+        Some((shown(&job.columns), job.time)),
     )
 }
 
 fn run_in(
     request: &Request,
+    more: &[(Request, Vec<Column>)],
     call_graph: Option<CallGraph>,
     unwind_budget_bytes: u64,
     options: &RunOptions,
@@ -436,9 +445,23 @@ fn run_in(
     let file_format = options.file_format("trace", false)?;
     caps::require_tracing("trace")?;
     let mut compiled = compile(request)?;
+    // Per engine: the columns its records print in.
+    let mut engine_columns =
+        vec![columns.as_ref().map_or_else(Vec::new, |c| c.0.clone()); compiled.specs.len()];
+    for (request, columns) in more {
+        let part = compile(request)?;
+        engine_columns.extend(std::iter::repeat_n(columns.clone(), part.specs.len()));
+        compiled.append(part);
+    }
+    let printed = || {
+        request
+            .print
+            .iter()
+            .chain(more.iter().flat_map(|m| &m.0.print))
+    };
     let stacks = (
-        request.print.iter().any(|p| p == STACKS[0]),
-        request.print.iter().any(|p| p == STACKS[1]),
+        printed().any(|p| p == STACKS[0]),
+        printed().any(|p| p == STACKS[1]),
     );
     for spec in &mut compiled.specs {
         spec.user_unwind = call_graph != Some(CallGraph::Fp);
@@ -481,7 +504,7 @@ fn run_in(
         unwinders: Vec::new(),
         unwind_budget_bytes,
         program: options.command_program(),
-        columns,
+        columns: columns.map(|(_, time)| (engine_columns, time)),
         line: String::new(),
         header,
     };

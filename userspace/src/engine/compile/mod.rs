@@ -79,6 +79,16 @@ impl Compiled {
         out.push_str(&format!("columns: {}\n", columns.join(", ")));
         out
     }
+
+    /// Adds `other`'s engines after these (their prints and event names with them), for
+    /// events of two requests in one run (a `trace`-shaped job whose events are of two
+    /// kinds). The group key stays this one's: `trace` has none.
+    pub fn append(&mut self, other: Compiled) {
+        self.specs.extend(other.specs);
+        self.prints.extend(other.prints);
+        self.events.extend(other.events);
+        self.what = format!("{} and {}", self.what, other.what);
+    }
 }
 
 /// Where tracepoints and their format files are read from.

@@ -492,6 +492,11 @@ pub struct EventsJob {
     pub columns: Vec<Column>,
     /// A time column first (`-t`, `-T`).
     pub time: EventTime,
+    /// Further events printed under the same headers, each a request of its own with its
+    /// own columns (as many, headed alike): events of another kind than
+    /// [`EventsJob::request`]'s, such as a function's entry beside another function's
+    /// return (dcsnoop's `--all-lookups`: `lookup_fast` entries, `d_lookup` returns).
+    pub more: Vec<(Request, Vec<Column>)>,
 }
 
 /// The time column of an event tool: bcc's `-t` (seconds since tracing began) and `-T`
@@ -628,6 +633,7 @@ impl EventsJob {
             },
             columns: columns.to_vec(),
             time: EventTime::None,
+            more: Vec::new(),
         }
     }
 }

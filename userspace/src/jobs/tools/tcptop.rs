@@ -110,6 +110,7 @@ family says: an IPv6 socket's IPv4-mapped peer is IPv6 there, shown as IPv4).",
                     Some("sent") => vec![1],
                     _ => Vec::new(),
                 },
+                clear: true,
             }),
             tool_filter: true,
         }))

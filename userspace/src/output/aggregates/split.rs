@@ -25,9 +25,14 @@ pub struct Split {
     /// Key columns shown after the numbers, in key order (filetop's `T FILE`, as
     /// libbpf-tools orders them); the others come first.
     pub after: Vec<String>,
-    /// The probes (indices in [`Split::probes`]) whose sums order the rows, largest first
-    /// (tcptop's `-s sent`: TX only); empty: all of them.
+    /// What orders the rows, largest first: the total of these values of the row, index
+    /// `i < n` the sum of probe `i` of [`Split::probes`] (n of them), `n + i` its count
+    /// (tcptop's `--sort sent`: `[1]`, TX bytes only; filetop's `--sort all`: every sum and
+    /// count, as libbpf-tools adds them); empty: all the sums. Ties: by key, ascending.
     pub sort: Vec<usize>,
+    /// Clear the terminal before each interval's table, as `top` does, when standard
+    /// output is one; `false`: bcc's `-C`/`--noclear`.
+    pub clear: bool,
 }
 
 /// The header and rows of `groups` (keyed by `columns`, the probe first) laid out by
@@ -163,6 +168,7 @@ mod tests {
             counts: Vec::new(),
             after: Vec::new(),
             sort: Vec::new(),
+            clear: true,
         };
         let columns = [
             column("EVENT"),
@@ -222,6 +228,7 @@ mod tests {
             counts: vec!["READS".into(), "WRITES".into()],
             after: vec!["LADDR".into()],
             sort: Vec::new(),
+            clear: true,
         };
         let columns = [column("EVENT"), column("PID"), column("LADDR")];
         let groups = [
