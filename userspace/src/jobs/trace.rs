@@ -381,57 +381,6 @@ impl Collector for TraceCollector<'_> {
 const COMMIT_SKEW_NS: u64 = 10_000_000;
 
 impl TraceCollector<'_> {
-    /// Offers the merged lines every ring of records has been read past (with `all`, every
-    /// line: the run is over), in time order, until the output is full.
-    fn release(&mut self, all: bool) -> Flow {
-        let watermark = if all {
-            u64::MAX
-        } else {
-            self.rings
-                .iter()
-                .zip(&self.read_past_ns)
-                .filter(|(ring, _)| matches!(ring, Ring::Records { .. }))
-                .map(|(_, &past)| past)
-                .min()
-                .unwrap_or(0)
-                // A record is stamped before it is committed.
-                .saturating_sub(COMMIT_SKEW_NS)
-        };
-        let Some(merge) = self.merge.as_mut() else {
-            return Flow::Continue;
-        };
-        loop {
-            if let Some(err) = &self.write_error {
-                return if err.kind() == std::io::ErrorKind::BrokenPipe {
-                    Flow::OutputClosed
-                } else {
-                    Flow::Continue
-                };
-            }
-            match self.writer.ready(all) {
-                Ok(true) => {}
-                Ok(false) => return Flow::Full,
-                Err(err) => {
-                    self.write_error = Some(err);
-                    continue;
-                }
-            }
-            let Some(line) = merge.pop_before(watermark) else {
-                return Flow::Continue;
-            };
-            match self.writer.offer(&line) {
-                Ok(true) => self.printed += 1,
-                Ok(false) => {
-                    self.printed += 1;
-                    if !all {
-                        return Flow::Full;
-                    }
-                }
-                Err(err) => self.write_error = Some(err),
-            }
-        }
-    }
-
     /// Forgets the processes found exited at the last look, at most once a second, once every
     /// ring has been read past that look: a trace that lags (a slow pipe, a flood) still
     /// names the stacks of processes that exited while their records waited. A long trace
@@ -463,7 +412,7 @@ pub fn run(
     unwind_budget_bytes: u64,
     options: &RunOptions,
 ) -> Result<()> {
-    run_each(&[request.clone()], call_graph, unwind_budget_bytes, options)
+    run_in(&[request], call_graph, unwind_budget_bytes, options, None)
 }
 
 /// Prints the events of several requests as one stream, in time order: probe groups whose

@@ -101,13 +101,16 @@ pub fn run(args: Args, verbose: u8) -> Result<()> {
     )
 }
 
+/// Probes, and the fields they print instead of `--print`'s.
+type ProbeGroup = (Vec<String>, Option<Vec<String>>);
+
 /// The probe groups of `trace`'s PROBE arguments: those written without fields, together,
 /// printing `--print` (`None`), first; then each `PROBE{FIELD,...}` alone with its own
 /// fields (commas inside parentheses belong to a field: `str(PATH, 16)`).
 ///
 /// # Errors
 /// A usage error for unbalanced braces or an empty field list.
-fn probe_groups(probes: &[String]) -> Result<Vec<(Vec<String>, Option<Vec<String>>)>> {
+fn probe_groups(probes: &[String]) -> Result<Vec<ProbeGroup>> {
     let mut plain = Vec::new();
     let mut own = Vec::new();
     for probe in probes {

@@ -5,6 +5,9 @@
 
 use std::collections::BTreeMap;
 
+use super::{COMMIT_SKEW_NS, Ring, TraceCollector};
+use crate::session::Flow;
+
 /// Rendered lines by their record's time (`bpf_ktime_get_ns`), in arrival order among
 /// equal times.
 #[derive(Debug, Default)]
@@ -27,6 +30,59 @@ impl Merge {
             return None;
         }
         Some(entry.remove())
+    }
+}
+
+impl TraceCollector<'_> {
+    /// Offers the merged lines every ring of records has been read past (with `all`, every
+    /// line: the run is over), in time order, until the output is full.
+    pub(super) fn release(&mut self, all: bool) -> Flow {
+        let watermark = if all {
+            u64::MAX
+        } else {
+            self.rings
+                .iter()
+                .zip(&self.read_past_ns)
+                .filter(|(ring, _)| matches!(ring, Ring::Records { .. }))
+                .map(|(_, &past)| past)
+                .min()
+                .unwrap_or(0)
+                // A record is stamped before it is committed.
+                .saturating_sub(COMMIT_SKEW_NS)
+        };
+        let Some(merge) = self.merge.as_mut() else {
+            return Flow::Continue;
+        };
+        loop {
+            if let Some(err) = &self.write_error {
+                return if err.kind() == std::io::ErrorKind::BrokenPipe {
+                    Flow::OutputClosed
+                } else {
+                    Flow::Continue
+                };
+            }
+            match self.writer.ready(all) {
+                Ok(true) => {}
+                Ok(false) => return Flow::Full,
+                Err(err) => {
+                    self.write_error = Some(err);
+                    continue;
+                }
+            }
+            let Some(line) = merge.pop_before(watermark) else {
+                return Flow::Continue;
+            };
+            match self.writer.offer(&line) {
+                Ok(true) => self.printed += 1,
+                Ok(false) => {
+                    self.printed += 1;
+                    if !all {
+                        return Flow::Full;
+                    }
+                }
+                Err(err) => self.write_error = Some(err),
+            }
+        }
     }
 }
 
