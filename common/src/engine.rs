@@ -174,7 +174,7 @@ pub mod operand {
     pub const COMM: u32 = 9;
     /// Nanoseconds since the start probe fired for this event's correlation key.
     pub const LATENCY: u32 = 10;
-    /// Value number `offset` (0..3) the start probe saved.
+    /// Value number `offset` (0..[`super::SAVED_WORDS`]) the start probe saved.
     pub const SAVED: u32 = 11;
     /// Which attachment fired: for tracepoints the index in the stage's attach list (the
     /// record's own `common_type` is overwritten before BPF runs), for uprobes the attach
@@ -234,8 +234,8 @@ pub mod operand {
     /// Likewise in kernel memory (`bpf_probe_read_kernel_str`): `const char *` fields of
     /// other tracepoints.
     pub const KERNEL_STR: u32 = 44;
-    /// The string the start stage saved: its [`super::STR_BYTES`] bytes fill all four saved
-    /// words (a start stage saves one string, or up to four integers).
+    /// The string the start stage saved: its [`super::STR_BYTES`] bytes fill the first four
+    /// saved words (`size` 16 or less: the first two), numbers the others.
     pub const SAVED_STR: u32 = 45;
     // e29 (issue 29): `--by comm` without the string on the hot path.
     /// The current thread's name as a number: `tid | generation << 32`, the generation
@@ -311,8 +311,13 @@ pub const PTR_FROM_ARG: u32 = 4;
 /// (`skc_v6_daddr`, a `struct in6_addr`).
 pub const PATH_BYTES: u32 = 8;
 
-// A start stage saves a string in the four words of [`StartValue::saved`].
-const _: () = assert!(STR_BYTES == 4 * 8);
+/// Words a start stage saves ([`StartValue::saved`]): a string of [`STR_BYTES`] in the first
+/// four and two numbers beside it (fsslower's whole file name and its offset), a comm and
+/// four numbers, or six numbers.
+pub const SAVED_WORDS: usize = 6;
+
+// A start stage saves a string in the first four words of [`StartValue::saved`].
+const _: () = assert!(STR_BYTES == 4 * 8 && SAVED_WORDS >= 4);
 
 /// One value a plan reads.
 #[repr(C)]
@@ -503,8 +508,9 @@ pub struct Plan {
     /// Operand indices of the correlation key (start and main plans must agree).
     pub corr_parts: [u32; 2],
     /// Start plans: the operands saved with the timestamp, read back by the main plan as
-    /// [`operand::SAVED`] number 0..3; [`NO_OPERAND`] where unused.
-    pub saves: [u32; 4],
+    /// [`operand::SAVED`] number 0..[`SAVED_WORDS`]; [`NO_OPERAND`] where unused. A string
+    /// takes words 0..3 (a comm, or one of at most 16 bytes, 0..1), numbers the rest.
+    pub saves: [u32; SAVED_WORDS],
     /// Used entries of `operands`, `insns`, `key_parts`, `corr_parts`.
     pub n_operands: u32,
     pub n_insns: u32,
@@ -591,7 +597,7 @@ impl Plan {
         str_lens: [0; MAX_STR_CONSTS],
         key_parts: [NO_OPERAND; MAX_KEY_PARTS],
         corr_parts: [NO_OPERAND; 2],
-        saves: [NO_OPERAND; 4],
+        saves: [NO_OPERAND; SAVED_WORDS],
         n_operands: 0,
         n_insns: 0,
         n_key_parts: 0,
@@ -692,7 +698,7 @@ pub struct StartValue {
     /// `bpf_ktime_get_ns()` at the start.
     pub ts_ns: u64,
     /// The saved operands' values ([`Plan::saves`]).
-    pub saved: [u64; 4],
+    pub saved: [u64; SAVED_WORDS],
 }
 
 /// Indices of the per-CPU counters in `ENGINE_STATS`.

@@ -818,3 +818,58 @@ fn engine_runqlat_counts_wakeups_and_preemptions() {
         burner_ids.len()
     );
 }
+
+/// `trace` with a field list per probe (`PROBE{FIELD,...}`): each probe is a group of its
+/// own (an engine with a ring of its own), and their events print as one stream in time
+/// order. `tk_files F 300 300` writes 300 times 4096 bytes, fsyncs once, and reads 300
+/// times 4096 bytes; the groups are given reads first and writes last, so reading the
+/// rings in turn without merging them would print the reads or the fsync before writes.
+#[test]
+fn trace_probe_groups_print_in_time_order() {
+    require_root();
+    let dir = scratch("trace_probe_groups");
+    let file = dir.join("data").to_string_lossy().into_owned();
+    let fixture = fixture("tk_files").to_string_lossy().into_owned();
+    let run = tracekit(
+        [
+            "trace",
+            "syscalls:sys_enter_read{count}",
+            "syscalls:sys_enter_fsync{fd}",
+            "syscalls:sys_enter_write{count}",
+            "--json",
+            "--",
+            &fixture,
+            &file,
+            "300",
+            "300",
+        ],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    assert!(run.stderr.contains("Lost: nothing."), "{}", run.stderr);
+    let mut seen = Vec::new();
+    let mut last_time = 0.0;
+    for line in run.stdout.lines() {
+        let event: Value = serde_json::from_str(line).unwrap();
+        let time = event["time_s"].as_f64().unwrap();
+        assert!(time >= last_time, "out of order: {line}\n{}", run.stdout);
+        last_time = time;
+        let name = event["event"].as_str().unwrap().to_string();
+        match name.as_str() {
+            // The loader's reads of the libraries are shorter.
+            "syscalls:sys_enter_read" | "syscalls:sys_enter_write" if event["count"] != 4096 => {}
+            "syscalls:sys_enter_fsync" => {
+                assert!(event["fd"].as_u64().unwrap() > 2, "{line}");
+                seen.push(name);
+            }
+            _ => {
+                assert!(event.get("fd").is_none(), "{line}");
+                seen.push(name);
+            }
+        }
+    }
+    let mut expected = vec!["syscalls:sys_enter_write".to_string(); 300];
+    expected.push("syscalls:sys_enter_fsync".into());
+    expected.extend(vec!["syscalls:sys_enter_read".to_string(); 300]);
+    assert_eq!(seen, expected, "{}", run.stdout);
+}

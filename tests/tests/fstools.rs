@@ -140,25 +140,32 @@ fn kfunc_tool_fsdist_ext4_counts_each_operation() {
     }
 }
 
-/// ext4slower 0 (every call) and fsslower --fs ext4 0 of `tk_files data 300 400` on ext4:
-/// exactly the fixture's 300 writes of 4096 bytes at offsets 0, 4, ... 1196 KiB and its 400
-/// reads, the first 300 of 4096 bytes at the same offsets and the last 100 of 0 bytes at
-/// the end (1200 KiB), each with the file's name (saved at the entry through BTF from the
-/// `struct kiocb *`), T W or R, and a latency.
+/// ext4slower 0 (every call) and fsslower --fs ext4 0 of `tk_files NAME 300 400` on ext4,
+/// NAME 24 bytes long (libbpf-tools keeps 31): exactly the fixture's calls on the file, in
+/// order, each with its whole name and T O, W, F or R: the open that creates it (0 bytes
+/// at 0 KiB, as libbpf-tools prints opens), 300 writes of 4096 bytes at offsets 0, 4, ...
+/// 1196 KiB, one fsync (0, 0), the second open, and 400 reads, the first 300 of 4096 bytes
+/// at the same offsets and the last 100 of 0 bytes at the end (1200 KiB). Reads and writes
+/// have the name from the `struct kiocb *`, opens and fsyncs from their `struct file *`:
+/// three probe groups whose events merge in time order.
 #[test]
-fn kfunc_tool_fsslower_ext4_shows_each_read_and_write() {
+fn kfunc_tool_fsslower_ext4_shows_each_read_write_open_and_fsync() {
     require_root();
-    if !kprobes_or_skip("kfunc_tool_fsslower_ext4_shows_each_read_and_write") {
+    if !kprobes_or_skip("kfunc_tool_fsslower_ext4_shows_each_read_write_open_and_fsync") {
         return;
     }
     let Some(dir) = ext4_dir("fsslower") else {
         return;
     };
-    let file = dir.join("data");
+    const NAME: &str = "fsslower-whole-name.data";
+    assert_eq!(NAME.len(), 24);
+    let file = dir.join(NAME);
     let fixture = fixture("tk_files").to_string_lossy().into_owned();
     let path = file.to_string_lossy().into_owned();
-    let mut expected: Vec<(String, i64, i64)> =
-        (0..300).map(|i| ("W".into(), 4096, 4 * i)).collect();
+    let mut expected: Vec<(String, i64, i64)> = vec![("O".into(), 0, 0)];
+    expected.extend((0..300).map(|i| ("W".into(), 4096, 4 * i)));
+    expected.push(("F".into(), 0, 0));
+    expected.push(("O".into(), 0, 0));
     expected.extend((0..400).map(|i| {
         if i < 300 {
             ("R".to_string(), 4096, 4 * i)
@@ -177,7 +184,7 @@ fn kfunc_tool_fsslower_ext4_shows_each_read_and_write() {
         let events: Vec<serde_json::Value> = text
             .lines()
             .map(|line| serde_json::from_str(line).unwrap())
-            .filter(|e: &serde_json::Value| e["filename"] == "data")
+            .filter(|e: &serde_json::Value| e["filename"] == NAME)
             .collect();
         let seen: Vec<(String, i64, i64)> = events
             .iter()
@@ -194,7 +201,7 @@ fn kfunc_tool_fsslower_ext4_shows_each_read_and_write() {
         assert_eq!(seen, expected, "{tool:?}\n{text}");
         // Nothing else of the fixture's (its binary is not on ext4 in the VM).
         if std::env::var_os("TRACEKIT_FIXTURES").is_some() {
-            assert_eq!(text.lines().count(), 700, "{text}");
+            assert_eq!(text.lines().count(), 703, "{text}");
         }
     }
     let _ = std::fs::remove_dir_all(&dir);

@@ -25,7 +25,10 @@ fn plan_has_no_padding() {
         offset_of!(Plan, alloc_size) + 4 * MAX_ALLOC_EVENTS
     );
     assert_eq!(size_of::<Outstanding>(), 32);
-    assert_eq!(offset_of!(Plan, n_operands), offset_of!(Plan, saves) + 16);
+    assert_eq!(
+        offset_of!(Plan, n_operands),
+        offset_of!(Plan, saves) + 4 * SAVED_WORDS
+    );
 }
 
 #[test]

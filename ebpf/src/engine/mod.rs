@@ -20,8 +20,8 @@ use aya_ebpf::{
     programs::{RawTracePointContext, TracePointContext},
 };
 use tracekit_common::engine::{
-    CorrKey, MAX_OPERANDS, MAX_STRINGS, NO_OPERAND, Plan, STR_BYTES, StartValue, TraceRecord, agg,
-    operand, stat,
+    CorrKey, MAX_OPERANDS, MAX_STRINGS, NO_OPERAND, Plan, SAVED_WORDS, STR_BYTES, StartValue,
+    TraceRecord, agg, operand, stat,
 };
 
 /// Reads a plan field without letting the compiler fold the build-time default.
@@ -75,11 +75,15 @@ fn run_main<M: EngineMaps, S: Source>(source: &S, scratch: *mut Scratch, event: 
         return outstanding::run::<M, S>(plan, source, scratch, ids, event);
     }
     let (pid, tid) = task_ids::<M>(plan)?;
-    let mut started = Started {
-        latency_ns: 0,
-        saved: [0; 4],
-    };
-    read_operands::<M, S>(plan, source, scratch, pid, tid, event, started)?;
+    read_operands::<M, S>(
+        plan,
+        source,
+        scratch,
+        pid,
+        tid,
+        event,
+        Started { latency_ns: 0 },
+    )?;
     if rd!(plan.key_set_used) != 0 {
         let first = (rd!(plan.key_parts[0]) as usize) & (MAX_OPERANDS - 1);
         if !row_wanted(plan, int(scratch, first)) {
@@ -95,10 +99,7 @@ fn run_main<M: EngineMaps, S: Source>(source: &S, scratch: *mut Scratch, event: 
         let start = take_start::<M>(plan, scratch)?;
         // SAFETY: plain helper call.
         let now = unsafe { bpf_ktime_get_ns() };
-        started = Started {
-            latency_ns: now.saturating_sub(start.ts_ns),
-            saved: start.saved,
-        };
+        let latency_ns = now.saturating_sub(start.ts_ns);
         // Operands that depend on the start are filled in now.
         let n = rd!(plan.n_operands) as usize;
         for i in 0..MAX_OPERANDS {
@@ -107,22 +108,25 @@ fn run_main<M: EngineMaps, S: Source>(source: &S, scratch: *mut Scratch, event: 
             }
             // SAFETY: this CPU's scratch; i < MAX_OPERANDS.
             match rd!(plan.operands[i].kind) {
-                operand::LATENCY => unsafe { (*scratch).ints[i] = started.latency_ns },
+                operand::LATENCY => unsafe { (*scratch).ints[i] = latency_ns },
                 operand::SAVED => {
-                    let slot = (rd!(plan.operands[i].offset) & 3) as usize;
+                    let slot = (rd!(plan.operands[i].offset) as usize).min(SAVED_WORDS - 1);
                     // SAFETY: this CPU's scratch; i < MAX_OPERANDS.
-                    unsafe { (*scratch).ints[i] = started.saved[slot] }
+                    unsafe { (*scratch).ints[i] = start.saved[slot] }
                 }
                 operand::SAVED_STR => {
                     let slot = (rd!(plan.operands[i].string_slot) as usize) & (MAX_STRINGS - 1);
+                    // The string is the first four words; a comm (16 bytes or less) the
+                    // first two, numbers the next two.
+                    let short = rd!(plan.operands[i].size) as usize <= STR_BYTES / 2;
+                    let words = [
+                        start.saved[0],
+                        start.saved[1],
+                        if short { 0 } else { start.saved[2] },
+                        if short { 0 } else { start.saved[3] },
+                    ];
                     // SAFETY: this CPU's scratch; slot masked into range; 4 words are
                     // STR_BYTES bytes.
-                    let mut words = started.saved;
-                    // A saved comm is two words; the other two are numbers.
-                    if rd!(plan.operands[i].size) as usize <= STR_BYTES / 2 {
-                        words[2] = 0;
-                        words[3] = 0;
-                    }
                     unsafe {
                         (*scratch).strings[slot] =
                             core::mem::transmute::<[u64; 4], [u8; STR_BYTES]>(words)
@@ -178,21 +182,28 @@ fn run_start<M: EngineMaps, S: Source>(
 ) -> Option<()> {
     let plan = M::start_plan();
     let (pid, tid) = task_ids::<M>(plan)?;
-    let none = Started {
-        latency_ns: 0,
-        saved: [0; 4],
-    };
-    read_operands::<M, S>(plan, source, scratch, pid, tid, event, none)?;
+    read_operands::<M, S>(
+        plan,
+        source,
+        scratch,
+        pid,
+        tid,
+        event,
+        Started { latency_ns: 0 },
+    )?;
     if !filter(plan, scratch) {
         return None;
     }
-    let mut saved = [0u64; 4];
+    let mut saved = [0u64; SAVED_WORDS];
     let first = rd!(plan.saves[0]);
     let first_kind = if first == NO_OPERAND {
         operand::NONE
     } else {
         rd!(plan.operands[(first as usize) & (MAX_OPERANDS - 1)].kind)
     };
+    // A saved string fills the first four words (a comm, or a string of 16 bytes or less,
+    // the first two: the loader saves nothing else there), numbers the others.
+    let mut i = 0;
     if matches!(
         first_kind,
         operand::USER_STR
@@ -202,31 +213,23 @@ fn run_start<M: EngineMaps, S: Source>(
             | operand::FIELD_DATA_LOC
             | operand::COMM
     ) {
-        // A saved string fills the four words (the loader saves nothing else with it), but
-        // a comm, which fills two.
         let slot = (rd!(plan.operands[(first as usize) & (MAX_OPERANDS - 1)].string_slot) as usize)
             & (MAX_STRINGS - 1);
         // SAFETY: this CPU's scratch; slot masked into range; STR_BYTES is 4 words.
-        saved =
+        let words =
             unsafe { core::mem::transmute::<[u8; STR_BYTES], [u64; 4]>((*scratch).strings[slot]) };
-        // A comm (16 bytes, two words) leaves words 2 and 3 for two numbers.
-        let mut i = 2;
-        while i < 4 {
-            let save = rd!(plan.saves[i]);
-            if save != NO_OPERAND && save != first {
-                saved[i] = int(scratch, save as usize);
-            }
-            i += 1;
+        saved[0] = words[0];
+        saved[1] = words[1];
+        saved[2] = words[2];
+        saved[3] = words[3];
+        i = 2;
+    }
+    while i < SAVED_WORDS {
+        let save = rd!(plan.saves[i]);
+        if save != NO_OPERAND && save != first {
+            saved[i] = int(scratch, save as usize);
         }
-    } else {
-        let mut i = 0;
-        while i < 4 {
-            let save = rd!(plan.saves[i]);
-            if save != NO_OPERAND {
-                saved[i] = int(scratch, save as usize);
-            }
-            i += 1;
-        }
+        i += 1;
     }
     if rd!(plan.announce) != 0 && pid != 0 && !announce(pid, M::known(), M::announce()) {
         bump::<M>(stat::ANNOUNCE_LOST);

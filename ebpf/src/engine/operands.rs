@@ -26,11 +26,11 @@ use crate::{
     unwind::{record_user_stack, user_regs_of_task},
 };
 
-/// What the start probe left for this event.
+/// What the start probe left for this event: the operands read before the start is
+/// looked up see none (the latency and saved values are filled in once it is found).
 #[derive(Clone, Copy)]
 pub(crate) struct Started {
     pub(crate) latency_ns: u64,
-    pub(crate) saved: [u64; 4],
 }
 
 /// Reads every operand of `plan` into the scratch. Returns None if a read failed (counted).
@@ -115,7 +115,8 @@ pub(crate) fn read_operands<M: EngineMaps, S: Source>(
             operand::CPU => Some(u64::from(unsafe { bpf_get_smp_processor_id() })),
             operand::LATENCY => Some(started.latency_ns),
             operand::FOLLOWS => Some(follows::<M>(scratch, &operand)),
-            operand::SAVED => Some(started.saved[(operand.offset & 3) as usize]),
+            // Filled in once the start is found (run_main).
+            operand::SAVED => Some(0),
             operand::EVENT_INDEX => Some(u64::from(event)),
             operand::COMM => {
                 *buf = [0; STR_BYTES];

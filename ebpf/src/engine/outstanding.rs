@@ -12,8 +12,8 @@
 
 use aya_ebpf::helpers::{bpf_probe_read_user, generated::bpf_ktime_get_ns};
 use tracekit_common::engine::{
-    MAX_ALLOC_EVENTS, MAX_OPERANDS, NO_OPERAND, Outstanding, Plan, RELEASE_SAME_PROCESS, operand,
-    size_rule, stat,
+    MAX_ALLOC_EVENTS, MAX_OPERANDS, NO_OPERAND, Outstanding, Plan, RELEASE_SAME_PROCESS,
+    SAVED_WORDS, operand, size_rule, stat,
 };
 
 use crate::current_pid_tid;
@@ -78,12 +78,9 @@ pub(crate) fn run<M: EngineMaps, S: Source>(
     (pid, tid): (u32, u32),
     event: u32,
 ) -> Option<()> {
-    let none = Started {
-        latency_ns: 0,
-        saved: [0; 4],
-    };
+    let none = Started { latency_ns: 0 };
     read_operands::<M, S>(plan, source, scratch, pid, tid, event, none)?;
-    let mut saved = [0u64; 4];
+    let mut saved = [0u64; SAVED_WORDS];
     if rd!(plan.needs_start) != 0 {
         saved = take_start::<M>(plan, scratch)?.saved;
     }
@@ -137,7 +134,7 @@ pub(crate) fn run<M: EngineMaps, S: Source>(
 
 /// Saved start value `slot`, or 1 for [`size_rule::ONE`].
 #[inline(always)]
-fn slot_value(saved: &[u64; 4], slot: u32) -> u64 {
+fn slot_value(saved: &[u64; SAVED_WORDS], slot: u32) -> u64 {
     match slot {
         0 => saved[0],
         1 => saved[1],

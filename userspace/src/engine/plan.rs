@@ -4,8 +4,8 @@
 use tracekit_common::engine::{
     Insn, KEY_SET_BITS, KEY_SET_WORDS, KEY_WORDS, LOG2_SLOTS, MAX_INSNS, MAX_KEY_PARTS,
     MAX_LINEAR_SLOTS, MAX_OPERANDS, MAX_PRECISION, MAX_STR_CONSTS, MAX_STRINGS, NO_OPERAND,
-    Operand, PTR_ARRAY, PTR_FROM_ARG, Plan, SIGNED, STR_BYTES, agg, layout, log_linear_slots, op,
-    operand,
+    Operand, PTR_ARRAY, PTR_FROM_ARG, Plan, SAVED_WORDS, SIGNED, STR_BYTES, agg, layout,
+    log_linear_slots, op, operand,
 };
 
 use crate::{Error, Result};
@@ -188,33 +188,33 @@ impl PlanBuilder {
     }
 
     /// Start stages: saves operand `index` with the timestamp; the main stage reads it back
-    /// with [`saved_operand`] of the returned slot.
+    /// with [`saved_operand`] of the returned slot. A string takes the first four of the
+    /// [`SAVED_WORDS`] (a comm, or one of 16 bytes or less, the first two) and must be saved
+    /// first; numbers take the words left.
+    ///
+    /// # Errors
+    /// A usage error for a second string or a string after numbers, a runtime error past
+    /// the last word.
     pub fn save(&mut self, index: u32) -> Result<u32> {
-        const BOTH: &str = "a start stage saves one string, or up to 4 numbers, not both (a \
-                            comm leaves room for 2 numbers)";
+        const STRING_FIRST: &str = "a start stage saves one string, before any number (a \
+                                    string leaves room for 2 numbers, a comm for 4)";
         let is_comm = |plan: &Plan, index: u32| is_half_string(&plan.operands[index as usize]);
         if self.plan.operands[index as usize].is_string() {
-            // Its bytes fill the four saved words, a comm's the first two.
+            // Its bytes fill the first four saved words, a comm's the first two.
             let words = if is_comm(&self.plan, index) { 2 } else { 4 };
-            if self.plan.saves[..words].iter().any(|&s| s != NO_OPERAND)
-                || (words == 4 && self.plan.saves.iter().any(|&s| s != NO_OPERAND))
-            {
-                return Err(Error::usage(BOTH));
+            if self.plan.saves.iter().any(|&s| s != NO_OPERAND) {
+                return Err(Error::usage(STRING_FIRST));
             }
             self.plan.saves[..words].fill(index);
             return Ok(0);
         }
-        let first = self.plan.saves[0];
-        let free_from = if first == NO_OPERAND || !self.plan.operands[first as usize].is_string() {
-            0
-        } else if is_comm(&self.plan, first) {
-            2
-        } else {
-            return Err(Error::usage(BOTH));
-        };
-        let slot = (free_from..4)
+        let slot = (0..SAVED_WORDS)
             .find(|&slot| self.plan.saves[slot] == NO_OPERAND)
-            .ok_or_else(|| Error::runtime("a start stage saves at most 4 values"))?;
+            .ok_or_else(|| {
+                Error::runtime(format!(
+                    "a start stage saves at most {SAVED_WORDS} words (a string takes 4, a comm 2)"
+                ))
+            })?;
         self.plan.saves[slot] = index;
         Ok(slot as u32)
     }
@@ -619,7 +619,8 @@ pub fn saved_operand(slot: u32) -> Operand {
 }
 
 /// Whether string operand `o` is at most 16 bytes (a comm, the current task's or a record's
-/// `char comm[16]`, a `str(PATH, 16)`), so a start stage saves it in two words and two numbers beside it.
+/// `char comm[16]`, a `str(PATH, 16)`), so a start stage saves it in two words and four
+/// numbers beside it.
 fn is_half_string(o: &Operand) -> bool {
     o.kind == operand::COMM
         || (matches!(o.kind, operand::FIELD_STRING | operand::PATH_STR) && o.size <= 16)

@@ -16,7 +16,8 @@
 //! - `comm_of(NAME)`: the command name of a program run from path NAME (its basename, cut
 //!   at 15 bytes, as the kernel names it);
 //! - `ms(NAME)`: NAME, nanoseconds, as milliseconds with 3 decimals (biosnoop's `LAT(ms)`);
-//! - `lit(TEXT)`: TEXT itself (dcsnoop's `T`, always `M`);
+//! - `lit(TEXT)`: TEXT itself (dcsnoop's `T`, always `M`), a number in JSON when it is one
+//!   (fsslower's `BYTES` of an open, 0);
 //! - `sec(NAME)`: NAME, nanoseconds, as seconds with 2 decimals (filelife's `AGE(s)`);
 //! - `kb(NAME)`: NAME, bytes, in whole KiB, rounded down (fsslower's `OFF_KB`);
 //! - `age(NAME)`: seconds from NAME, a `CLOCK_MONOTONIC` time in ns (`task->start_time`),
@@ -358,7 +359,10 @@ fn value(record: &TraceRecord, prints: &[Printed], event: &str, view: &View) -> 
             Value::Fixed2(record.ts_ns.saturating_sub(since) as f64 / 1e9)
         }
         View::Ms(name) => Value::Fixed3(as_int(&printed_value(record, prints, name)) as f64 / 1e6),
-        View::Lit(text) => Value::Text(text.clone()),
+        View::Lit(text) => match text.parse::<i64>() {
+            Ok(n) => Value::Int(n),
+            Err(_) => Value::Text(text.clone()),
+        },
         View::Sec(name) => Value::Fixed2(as_int(&printed_value(record, prints, name)) as f64 / 1e9),
         View::Kb(name) => Value::Int(as_int(&printed_value(record, prints, name)) / 1024),
         View::ExitCode(name) => {

@@ -17,7 +17,7 @@ use crate::{
     Error, Result, caps,
     engine::{
         StackReader,
-        compile::{Compiled, EventNames, Printed, compile},
+        compile::{Compiled, EventNames, Printed, compile_each},
         request::Request,
     },
     output::{self, Format},
@@ -159,8 +159,11 @@ struct TraceCollector<'a> {
     unwind_budget_bytes: u64,
     /// `-- CMD`'s program (`argv[0]`): its unwind tables are built before it runs.
     program: Option<std::path::PathBuf>,
-    /// An event tool's columns, per engine, instead of `trace`'s layout.
+    /// An event tool's columns, by engine, instead of `trace`'s layout.
     columns: Option<(Vec<Vec<Column>>, EventTime)>,
+    /// With several rings of records, their lines until every ring has been read past
+    /// them ([`merge`]): the engines' events print in time order.
+    merge: Option<merge::Merge>,
     /// The line being made, kept for its capacity.
     line: String,
     /// The column header, until it is printed.
@@ -242,7 +245,7 @@ impl Collector for TraceCollector<'_> {
                 line.clear();
                 match &self.columns {
                     Some((columns, time)) => {
-                        let columns = &columns[engine];
+                        let columns = &columns[engine.min(columns.len() - 1)];
                         let view = &self.views[engine];
                         let event = event_name(&record, view);
                         let since_start_s = record.ts_ns.saturating_sub(self.start_ns) as f64 / 1e9;
@@ -288,6 +291,10 @@ impl Collector for TraceCollector<'_> {
                         self.json,
                         &self.symbolizer,
                     ),
+                }
+                if let Some(merge) = self.merge.as_mut() {
+                    merge.push(record.ts_ns, line);
+                    return self.release(false);
                 }
                 let offered = self.writer.offer(&line);
                 self.line = line;
@@ -350,6 +357,8 @@ impl Collector for TraceCollector<'_> {
 
     fn caught_up(&mut self, ring: usize, before_ns: u64) {
         self.read_past_ns[ring] = self.read_past_ns[ring].max(before_ns);
+        // Lines every ring has been read past go out now; the flush below sends them.
+        let _ = self.release(false);
         // Nothing more to read for now: what was gathered is printed now, not when the
         // next chunk fills.
         if matches!(self.rings[ring], Ring::Records { .. })
@@ -403,66 +412,73 @@ pub fn run(
     unwind_budget_bytes: u64,
     options: &RunOptions,
 ) -> Result<()> {
-    run_in(request, &[], call_graph, unwind_budget_bytes, options, None)
+    run_in(&[request], call_graph, unwind_budget_bytes, options, None)
 }
 
-/// Prints an event tool's events in its columns ([`crate::jobs::events`]), with those of
-/// its further requests ([`EventsJob::more`]) in theirs.
+/// Prints the events of several requests as one stream, in time order: probe groups whose
+/// fields are read differently (`trace PROBE{FIELDS}`), each a request of its own. The
+/// header names the first request's fields.
+pub fn run_each(
+    requests: &[Request],
+    call_graph: Option<CallGraph>,
+    unwind_budget_bytes: u64,
+    options: &RunOptions,
+) -> Result<()> {
+    let requests: Vec<&Request> = requests.iter().collect();
+    run_in(&requests, call_graph, unwind_budget_bytes, options, None)
+}
+
+/// Prints an event tool's events in its columns ([`crate::jobs::events`]).
 pub fn run_events(job: &EventsJob, options: &RunOptions) -> Result<()> {
-    // Stacks print below each line, as `trace` prints them, not as a column.
-    let shown = |columns: &[Column]| -> Vec<Column> {
-        columns
-            .iter()
-            .filter(|c| !STACKS.contains(&c.field))
-            .cloned()
-            .collect()
-    };
-    let more: Vec<(Request, Vec<Column>)> = job
-        .more
-        .iter()
-        .map(|(request, columns)| (request.clone(), shown(columns)))
-        .collect();
+    let mut requests = vec![&job.request];
+    let mut columns = vec![job.columns.as_slice()];
+    for part in &job.parts {
+        requests.push(&part.request);
+        columns.push(&part.columns);
+    }
     run_in(
-        &job.request,
-        &more,
+        &requests,
         None,
         // User stacks (futexctn --stacks) are walked by the DWARF unwinder, with its
         // default budget: with none, every binary fell back to frame pointers.
         tracekit_common::unwind::DEFAULT_TABLE_BUDGET_BYTES,
         options,
-        Some((shown(&job.columns), job.time)),
+        // Stacks print below each line, as `trace` prints them, not as a column.
+        Some((
+            columns
+                .iter()
+                .map(|columns| {
+                    columns
+                        .iter()
+                        .filter(|c| !STACKS.contains(&c.field))
+                        .cloned()
+                        .collect()
+                })
+                .collect(),
+            job.time,
+        )),
     )
 }
 
+/// Runs `requests` (at least one), their records rendered in `columns` (by request) or
+/// in `trace`'s layout.
 fn run_in(
-    request: &Request,
-    more: &[(Request, Vec<Column>)],
+    requests: &[&Request],
     call_graph: Option<CallGraph>,
     unwind_budget_bytes: u64,
     options: &RunOptions,
-    columns: Option<(Vec<Column>, EventTime)>,
+    columns: Option<(Vec<Vec<Column>>, EventTime)>,
 ) -> Result<()> {
     let file_format = options.file_format("trace", false)?;
     caps::require_tracing("trace")?;
-    let mut compiled = compile(request)?;
-    // Per engine: the columns its records print in.
-    let mut engine_columns =
-        vec![columns.as_ref().map_or_else(Vec::new, |c| c.0.clone()); compiled.specs.len()];
-    for (request, columns) in more {
-        let part = compile(request)?;
-        engine_columns.extend(std::iter::repeat_n(columns.clone(), part.specs.len()));
-        compiled.append(part);
-    }
-    let printed = || {
-        request
-            .print
-            .iter()
-            .chain(more.iter().flat_map(|m| &m.0.print))
-    };
-    let stacks = (
-        printed().any(|p| p == STACKS[0]),
-        printed().any(|p| p == STACKS[1]),
-    );
+    let (mut compiled, origin) = compile_each(requests)?;
+    let prints = |stack: &str| requests.iter().any(|r| r.print.iter().any(|p| p == stack));
+    let stacks = (prints(STACKS[0]), prints(STACKS[1]));
+    // By engine, the columns of the request it came from.
+    let columns = columns.map(|(columns, time)| {
+        let by_engine: Vec<Vec<Column>> = origin.iter().map(|&i| columns[i].clone()).collect();
+        (by_engine, time)
+    });
     for spec in &mut compiled.specs {
         spec.user_unwind = call_graph != Some(CallGraph::Fp);
     }
@@ -475,9 +491,10 @@ fn run_in(
     let writer = Writer::spawn(out)?;
     // Printed once attached, under the "Tracing ..." line, as bcc's tools print theirs.
     let header = (!json).then(|| match &columns {
-        Some((columns, time)) => events::header(columns, *time),
-        None => header(&request.print),
+        Some((columns, time)) => events::header(&columns[0], *time),
+        None => header(&requests[0].print),
     });
+    let merge = (compiled.specs.len() > 1).then(merge::Merge::default);
     let mut collector = TraceCollector {
         engines: Engines {
             specs: &compiled.specs,
@@ -504,7 +521,8 @@ fn run_in(
         unwinders: Vec::new(),
         unwind_budget_bytes,
         program: options.command_program(),
-        columns: columns.map(|(_, time)| (engine_columns, time)),
+        columns,
+        merge,
         line: String::new(),
         header,
     };
@@ -512,6 +530,8 @@ fn run_in(
     let what = compiled.what.clone();
     session.banner = Some(Box::new(move |scope| format!("Tracing {what} for {scope}")));
     let finished = session::run(session, &mut collector)?;
+    // The rings are read to their end: what the merge still holds goes out.
+    let _ = collector.release(true);
     let flushed = collector.writer.finish();
     if let Some(err) = collector.write_error.take().or(flushed.err())
         && err.kind() != std::io::ErrorKind::BrokenPipe
@@ -731,6 +751,7 @@ fn render(
     line
 }
 
+mod merge;
 mod writer;
 
 #[cfg(test)]

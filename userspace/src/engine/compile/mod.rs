@@ -79,16 +79,6 @@ impl Compiled {
         out.push_str(&format!("columns: {}\n", columns.join(", ")));
         out
     }
-
-    /// Adds `other`'s engines after these (their prints and event names with them), for
-    /// events of two requests in one run (a `trace`-shaped job whose events are of two
-    /// kinds). The group key stays this one's: `trace` has none.
-    pub fn append(&mut self, other: Compiled) {
-        self.specs.extend(other.specs);
-        self.prints.extend(other.prints);
-        self.events.extend(other.events);
-        self.what = format!("{} and {}", self.what, other.what);
-    }
 }
 
 /// Where tracepoints and their format files are read from.
@@ -164,6 +154,33 @@ pub fn compile_in(request: &Request, events: &Events) -> Result<Compiled> {
         ));
     }
     kind.compile(&specs, request, events)
+}
+
+/// Compiles several requests into one set of engines, in order (a `trace` or event tool
+/// whose probe groups read their fields differently: each group is a request of its own);
+/// with, by engine, the index of the request it came from. Their key columns are the
+/// first request's; `what` names every request's probes.
+///
+/// # Errors
+/// As [`compile`], for the first request that fails.
+pub fn compile_each(requests: &[&Request]) -> Result<(Compiled, Vec<usize>)> {
+    let mut all: Option<Compiled> = None;
+    let mut origin = Vec::new();
+    for (index, request) in requests.iter().enumerate() {
+        let compiled = compile(request)?;
+        origin.extend(std::iter::repeat_n(index, compiled.specs.len()));
+        match all.as_mut() {
+            None => all = Some(compiled),
+            Some(all) => {
+                all.specs.extend(compiled.specs);
+                all.prints.extend(compiled.prints);
+                all.events.extend(compiled.events);
+                all.what = format!("{}, {}", all.what, compiled.what);
+            }
+        }
+    }
+    let compiled = all.ok_or_else(|| Error::usage("no probe given"))?;
+    Ok((compiled, origin))
 }
 
 /// "block:block_rq_issue", or "312 tracepoints (syscalls:sys_enter_accept, ...)".

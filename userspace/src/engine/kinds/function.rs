@@ -360,7 +360,7 @@ fn function_specs(
             let key_start = start.operand(function_key)?;
             start.corr_part(key_start);
         }
-        // Strings first: a saved string of 16 bytes takes the first two words.
+        // Strings first: a saved string takes the first four words (16 bytes or less: two).
         let mut fields = Vec::new();
         for name in &entry_values {
             let field = resolve(&entry, "start", &name["start.".len()..])?;

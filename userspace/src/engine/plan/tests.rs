@@ -325,20 +325,27 @@ fn linear_buckets() {
     assert_eq!(b.plan().slots, 103);
 }
 
-/// A start stage saves a comm in two words and two numbers beside it; a longer string
-/// takes all four words, and numbers before a comm leave it no room.
+/// A start stage saves a comm in two words and four numbers beside it; a longer string
+/// (fsslower's whole file name) takes four words and leaves two for numbers; a string after
+/// numbers has no room.
 #[test]
-fn a_saved_comm_leaves_two_words_for_numbers() {
+fn a_saved_string_leaves_the_other_words_for_numbers() {
     let mut builder = PlanBuilder::new();
     let comm = builder.operand(builtin("comm").unwrap().operand).unwrap();
-    let pid = builder.operand(simple_operand(operand::PID)).unwrap();
-    let cpu = builder.operand(simple_operand(operand::CPU)).unwrap();
-    let tid = builder.operand(simple_operand(operand::TID)).unwrap();
+    let numbers: Vec<u32> = [operand::PID, operand::CPU, operand::TID, operand::CGROUP]
+        .into_iter()
+        .map(|kind| builder.operand(simple_operand(kind)).unwrap())
+        .collect();
     assert_eq!(builder.save(comm).unwrap(), 0);
-    assert_eq!(builder.save(pid).unwrap(), 2);
-    assert_eq!(builder.save(cpu).unwrap(), 3);
-    assert!(builder.save(tid).is_err());
-    assert_eq!(builder.plan().saves, [comm, comm, pid, cpu]);
+    for (i, &number) in numbers.iter().enumerate() {
+        assert_eq!(builder.save(number).unwrap(), 2 + i as u32);
+    }
+    let latency = builder.operand(simple_operand(operand::LATENCY)).unwrap();
+    assert!(builder.save(latency).is_err());
+    assert_eq!(
+        builder.plan().saves,
+        [comm, comm, numbers[0], numbers[1], numbers[2], numbers[3]]
+    );
     assert_eq!(
         saved_string_operand(&builder.plan().operands[comm as usize]).size,
         16
@@ -361,6 +368,18 @@ fn a_saved_comm_leaves_two_words_for_numbers() {
         })
         .unwrap();
     let pid = long.operand(simple_operand(operand::PID)).unwrap();
-    long.save(string).unwrap();
-    assert!(long.save(pid).is_err());
+    let tid = long.operand(simple_operand(operand::TID)).unwrap();
+    let cpu = long.operand(simple_operand(operand::CPU)).unwrap();
+    assert_eq!(long.save(string).unwrap(), 0);
+    assert_eq!(long.save(pid).unwrap(), 4);
+    assert_eq!(long.save(tid).unwrap(), 5);
+    assert!(long.save(cpu).is_err());
+    assert_eq!(
+        long.plan().saves,
+        [string, string, string, string, pid, tid]
+    );
+    assert_eq!(
+        saved_string_operand(&long.plan().operands[string as usize]).size,
+        STR_BYTES as u32
+    );
 }

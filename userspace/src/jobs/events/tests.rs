@@ -248,3 +248,64 @@ fn argv_joins_up_to_the_first_empty_string() {
         "cat              /bin -l\n"
     );
 }
+
+/// fsslower's fsync line: T from the function, 0 bytes at offset 0 (numbers in JSON), the
+/// latency in ms, the whole 31-byte name the entry saved.
+#[test]
+fn fsslower_fsync_lines_exactly() {
+    let columns = crate::jobs::tools::fsslower::FSYNC_COLUMNS;
+    let name = "a-file-name-of-thirty-one-bytes";
+    assert_eq!(name.len(), 31);
+    let (mut record, _) = record(0, name);
+    record.ints[3] = 1_500_000;
+    let prints = vec![
+        Printed {
+            name: "latency".into(),
+            operand: 3,
+            string_slot: 0,
+            ty: ValueType::Int { signed: false },
+            hint: Default::default(),
+        },
+        Printed {
+            name: columns[6].field.into(),
+            operand: 4,
+            string_slot: 0,
+            ty: ValueType::Str,
+            hint: Default::default(),
+        },
+    ];
+    let event = "kretprobe:ext4_sync_file";
+    assert_eq!(
+        header(&columns, EventTime::Clock),
+        "TIME     COMM             PID     T   BYTES   OFF_KB LAT(ms) FILENAME\n"
+    );
+    assert_eq!(
+        line(
+            &record,
+            &prints,
+            event,
+            &columns,
+            EventTime::Clock,
+            0.0,
+            "12:34:56",
+            false
+        ),
+        format!("12:34:56 cat              4242    F   0       0      1.500   {name}\n")
+    );
+    assert_eq!(
+        line(
+            &record,
+            &prints,
+            event,
+            &columns,
+            EventTime::Clock,
+            0.0,
+            "12:34:56",
+            true
+        ),
+        format!(
+            "{{\"bytes\":0,\"comm\":\"cat\",\"filename\":\"{name}\",\"lat_ms\":1.5,\"off_kb\":0,\
+             \"pid\":4242,\"t\":\"F\",\"time\":\"12:34:56\"}}\n"
+        )
+    );
+}

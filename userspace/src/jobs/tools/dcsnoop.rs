@@ -72,7 +72,7 @@ miss in the RCU walk go through d_alloc_parallel(), not d_lookup(), on recent ke
 in bcc. FILE is the last component looked up (32 bytes at most). --all-lookups is bcc's
 -a (-a is --all-cpus here): each lookup_fast() call too, T R (a reference: the path walk
 looking FILE up in the dentry cache, found or not). The two kinds of rows come from two
-ring buffers, so their order between them is only roughly the order in time. Needs
+ring buffers, merged in time order. Needs
 kernel functions (kprobes or fentry).",
     flags: &[
         Flag::switch(
@@ -94,7 +94,10 @@ fn dcsnoop(values: &super::FlagValues) -> Result<EventsJob> {
         let mut lookups =
             EventsJob::new(LOOKUP_PROBE, &LOOKUP_COLUMNS).with_flags(Vec::new(), values)?;
         lookups.request.target = values.target;
-        job.more.push((lookups.request, LOOKUP_COLUMNS.to_vec()));
+        job.parts.push(super::EventsPart {
+            request: lookups.request,
+            columns: LOOKUP_COLUMNS.to_vec(),
+        });
     }
     Ok(job)
 }
@@ -124,7 +127,7 @@ mod tests {
         ] {
             assert!(listing.contains(line), "{line}\n{listing}");
         }
-        assert!(job.more.is_empty());
+        assert!(job.parts.is_empty());
     }
 
     /// `--all-lookups` adds `lookup_fast`'s entries, under the same headers, T `R`, the
@@ -136,8 +139,12 @@ mod tests {
         values.set("name", crate::jobs::tools::Value::Text("tk".into()));
         let job = dcsnoop(&values).unwrap();
         assert_eq!(job.request.probes, [PROBE]);
-        let [(lookups, columns)] = &job.more[..] else {
-            panic!("one more request: {:?}", job.more);
+        let [super::super::EventsPart {
+            request: lookups,
+            columns,
+        }] = &job.parts[..]
+        else {
+            panic!("one more request: {:?}", job.parts);
         };
         assert_eq!(lookups.probes, [LOOKUP_PROBE]);
         assert_eq!(lookups.print, ["str(nd->last.name)"]);

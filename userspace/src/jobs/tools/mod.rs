@@ -492,11 +492,20 @@ pub struct EventsJob {
     pub columns: Vec<Column>,
     /// A time column first (`-t`, `-T`).
     pub time: EventTime,
-    /// Further events printed under the same headers, each a request of its own with its
-    /// own columns (as many, headed alike): events of another kind than
-    /// [`EventsJob::request`]'s, such as a function's entry beside another function's
-    /// return (dcsnoop's `--all-lookups`: `lookup_fast` entries, `d_lookup` returns).
-    pub more: Vec<(Request, Vec<Column>)>,
+    /// More probe groups printed under the same headers, each its own request with the
+    /// columns' fields as its probes offer them ([`EventsJob::also`]): fsslower's opens and
+    /// fsyncs, whose file is a parameter of its own, beside its reads and writes. Their
+    /// events and the first group's print as one stream, in time order.
+    pub parts: Vec<EventsPart>,
+}
+
+/// A further probe group of an [`EventsJob`].
+#[derive(Clone, Debug)]
+pub struct EventsPart {
+    /// Its request (of shape [`crate::engine::request::Shape::Trace`]).
+    pub request: Request,
+    /// Its columns: the job's headers, its own fields.
+    pub columns: Vec<Column>,
 }
 
 /// The time column of an event tool: bcc's `-t` (seconds since tracing began) and `-T`
@@ -633,8 +642,30 @@ impl EventsJob {
             },
             columns: columns.to_vec(),
             time: EventTime::None,
-            more: Vec::new(),
+            parts: Vec::new(),
         }
+    }
+
+    /// The job with `probe`'s events too, printed in `columns` (the same headers as the
+    /// job's, each with the field as `probe` offers it): its request is the job's (filter,
+    /// start stage, map sizes, target) with `probe` and these fields. Call it after the
+    /// job's filter and target are set.
+    ///
+    /// # Panics
+    /// When the headers differ from the job's (a tool's own columns: a bug).
+    pub fn also(mut self, probe: &str, columns: &[Column]) -> Self {
+        let headers = |columns: &[Column]| columns.iter().map(|c| c.header).collect::<Vec<_>>();
+        assert_eq!(headers(columns), headers(&self.columns), "{probe}");
+        let request = Request {
+            probes: vec![probe.to_string()],
+            print: crate::jobs::events::prints_of(columns),
+            ..self.request.clone()
+        };
+        self.parts.push(EventsPart {
+            request,
+            columns: columns.to_vec(),
+        });
+        self
     }
 }
 

@@ -83,14 +83,19 @@ fn every_plan_compiles_against_the_format_files() {
                 }
                 plan => plan.unwrap(),
             };
-            let request = match request {
-                Plan::Aggregate(job) => job.request,
-                Plan::Events(job) => job.request,
+            let requests = match request {
+                Plan::Aggregate(job) => vec![job.request],
+                // Every probe group (fsslower's opens and fsyncs).
+                Plan::Events(job) => std::iter::once(job.request)
+                    .chain(job.parts.into_iter().map(|part| part.request))
+                    .collect(),
                 // Its specs are built from libc or the kmem format files when it runs.
                 Plan::Memleak(_) => continue,
             };
-            if let Err(err) = compile_in(&request, &events) {
-                panic!("{}: {err}\n{values:?}", tool.name);
+            for request in requests {
+                if let Err(err) = compile_in(&request, &events) {
+                    panic!("{}: {err}\n{values:?}", tool.name);
+                }
             }
         }
     }

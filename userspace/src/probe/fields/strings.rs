@@ -1,8 +1,8 @@
 //! `str(PATH)` and `str(PATH, N)`: the kernel string a BTF path's last `char *` points to
 //! (`str(iocb->ki_filp->f_path.dentry->d_name.name)`), read by the kernel engine as
 //! [`operand::PATH_STR`]. `N` (1 to [`STR_BYTES`], default [`STR_BYTES`]) caps the bytes
-//! read, the NUL included: a start stage saves a string of at most 16 bytes beside two
-//! numbers (`start.str(PATH, 16)` with `start.iocb->ki_pos`).
+//! read, the NUL included: a start stage saves a string of 32 bytes beside two numbers
+//! (`start.str(PATH)` with `start.iocb->ki_pos`), one of at most 16 beside four.
 
 use tracekit_common::engine::{MAX_PATH, Operand, PTR_FROM_ARG, STR_BYTES, operand};
 
