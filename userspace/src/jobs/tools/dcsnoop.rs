@@ -4,7 +4,7 @@
 //! qstr`'s string). With `--all-lookups` (bcc's `-a`), also each path-walk lookup: the
 //! entry of `lookup_fast(nd)`, the component being looked up (`str(nd->last.name)`),
 //! printed as bcc prints it with T `R` (a reference), in the same columns from a second
-//! request ([`EventsJob::more`]). Kernel functions: kprobes or fentry.
+//! request ([`EventsJob::parts`]). Kernel functions: kprobes or fentry.
 
 use super::{Column, EventsJob, Flag, Group, NAME, Plan, Tool};
 use crate::Result;
