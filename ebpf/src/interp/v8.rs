@@ -34,8 +34,11 @@ use crate::unwind::UnwindMaps;
 const BLOCK_WORDS: usize = 8;
 /// Words of the block below the frame pointer.
 const BLOCK_BELOW: usize = 6;
-/// Entries of the per-CPU function cache (direct-mapped by function address).
-const FUNCTION_CACHE: usize = 16;
+/// Entries of the per-CPU function cache (direct-mapped by a hash of the function's
+/// address; a stack of node's has 10 to 20 JavaScript frames, which 16 entries would
+/// often map two to a slot, each evicting the other every stack).
+const FUNCTION_CACHE_BITS: u32 = 6;
+const FUNCTION_CACHE: usize = 1 << FUNCTION_CACHE_BITS;
 /// [`V8State::block_index`] of a slot that is not in the block.
 const NOT_IN_BLOCK: u8 = 0xFF;
 
@@ -72,6 +75,9 @@ pub struct V8State {
     /// is what was validated, wherever a GC moved things since.
     functions: [u64; FUNCTION_CACHE],
     shareds: [u64; FUNCTION_CACHE],
+    /// The untagged `BytecodeArray` an interpreted frame of the entry's function held
+    /// (its type checked), 0: none yet.
+    arrays: [u64; FUNCTION_CACHE],
 }
 
 /// What the walk learnt of the V8 frame at a frame pointer.
@@ -147,6 +153,7 @@ fn claim_cache(walk: &mut InterpWalk) {
     v8.builtins = walk.process.eval_begin;
     v8.bytecode_array_map = 0;
     v8.functions = [0; FUNCTION_CACHE];
+    v8.arrays = [0; FUNCTION_CACHE];
     v8.block_index = [NOT_IN_BLOCK; OFFSET_SLOTS];
     for slot in [
         FP_CONTEXT,
@@ -244,22 +251,27 @@ fn read_frame<M: UnwindMaps>(walk: &mut InterpWalk, fp: u64) -> Option<(u64, u64
     let function = heap_object(slot(walk, fp, FP_FUNCTION)?)?;
     let shared = heap_object(read_user::<u64>(function + offset(walk, FUNCTION_SHARED))?)?;
     let at = function_cache_index(function);
-    if walk.v8.functions[at] != function || walk.v8.shareds[at] != shared {
+    let mut cached = walk.v8.functions[at] == function && walk.v8.shareds[at] == shared;
+    if !cached {
         if !valid_function(walk, function, shared) {
             return None;
         }
         if announce_code::<M>(walk, shared) {
             walk.v8.functions[at] = function;
             walk.v8.shareds[at] = shared;
+            walk.v8.arrays[at] = 0;
+            cached = true;
         }
     }
-    Some((shared, bytecode_offset(walk, fp)))
+    Some((shared, bytecode_offset(walk, fp, at, cached)))
 }
 
-/// The function cache's slot of untagged function address `function`.
+/// The function cache's slot of untagged function address `function` (Fibonacci hashing:
+/// the top bits of the address times 2^64 / phi).
 #[inline(always)]
 fn function_cache_index(function: u64) -> usize {
-    ((function >> 3) ^ (function >> 11)) as usize & (FUNCTION_CACHE - 1)
+    ((function >> 3).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - FUNCTION_CACHE_BITS)) as usize
+        & (FUNCTION_CACHE - 1)
 }
 
 /// Whether `function` is a `JSFunction` and `shared` a `SharedFunctionInfo`, by their
@@ -279,9 +291,11 @@ fn valid_function(walk: &InterpWalk, function: u64, shared: u64) -> bool {
 
 /// An interpreted frame's bytecode offset (a Smi beside its `BytecodeArray`, counted from
 /// the array's tagged pointer), 0 in a compiled frame. The Smi is tested first: it comes
-/// with the block, and a compiled frame's slot rarely holds one.
+/// with the block, and a compiled frame's slot rarely holds one. `entry`: the function's
+/// cache entry, when `cached` (it holds the frame's function), whose `BytecodeArray` needs
+/// no check again. (Two plain arguments, not an `Option`: see [`Caller`].)
 #[inline(always)]
-fn bytecode_offset(walk: &mut InterpWalk, fp: u64) -> u64 {
+fn bytecode_offset(walk: &mut InterpWalk, fp: u64, entry: usize, cached: bool) -> u64 {
     let Some(smi) = slot(walk, fp, FP_BYTECODE_OFFSET) else {
         return 0;
     };
@@ -291,6 +305,10 @@ fn bytecode_offset(walk: &mut InterpWalk, fp: u64) -> u64 {
     let Some(array) = slot(walk, fp, FP_BYTECODE_ARRAY).and_then(heap_object) else {
         return 0;
     };
+    let entry = entry & (FUNCTION_CACHE - 1);
+    if cached && walk.v8.arrays[entry] == array {
+        return smi >> SMI_SHIFT;
+    }
     let Some(map) = map_of(walk, array) else {
         return 0;
     };
@@ -299,6 +317,9 @@ fn bytecode_offset(walk: &mut InterpWalk, fp: u64) -> u64 {
             return 0;
         }
         walk.v8.bytecode_array_map = map;
+    }
+    if cached {
+        walk.v8.arrays[entry] = array;
     }
     smi >> SMI_SHIFT
 }
