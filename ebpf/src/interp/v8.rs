@@ -4,16 +4,16 @@
 //! object (not a frame-type marker) is a JavaScript frame and is recorded, in the place of
 //! its native PC, as its function's `SharedFunctionInfo` and its bytecode offset when it
 //! is interpreted (layouts in `tracekit_common::interp::v8`, from the binary's `v8dbg_*`
-//! symbols). Every pointer read is checked against its object's instance type, so a frame
-//! that is not what it looks like stays native.
+//! symbols). Every pointer read is checked against its object's instance type (a function
+//! once per CPU while it stays cached, see below), so a frame that is not what it looks like
+//! stays native.
 //!
 //! Cost (a helper call per user read, each paying the CPU's return thunk): a frame's slots,
 //! saved frame pointer and return address are read in one block ([`FrameBlock`]), and a
 //! per-CPU cache ([`V8State`]) remembers the functions validated and announced in earlier
-//! stacks of the same process, so a JavaScript frame seen before costs the block, one read
-//! of its function's `shared` (compared with the cached one) and, interpreted, one read of
-//! its `BytecodeArray`'s map (compared with the cached map): 3 reads instead of 13 and a
-//! hash lookup.
+//! stacks of the same process (with the `BytecodeArray` its interpreted frames held), so a
+//! JavaScript frame seen before costs the block and one read of its function's `shared`
+//! (compared with the cached one): 2 reads instead of 13 and a hash lookup.
 
 use aya_ebpf::helpers::generated::bpf_probe_read_user;
 use tracekit_common::interp::{
@@ -162,7 +162,7 @@ fn claim_cache(walk: &mut InterpWalk) {
         FP_BYTECODE_ARRAY,
     ] {
         let below = walk.process.offsets[slot] as usize;
-        if below % 8 == 0 && (8..=BLOCK_BELOW * 8).contains(&below) {
+        if below.is_multiple_of(8) && (8..=BLOCK_BELOW * 8).contains(&below) {
             v8.block_index[slot] = (BLOCK_BELOW - below / 8) as u8;
         }
     }
