@@ -377,10 +377,12 @@ extern "C" fn step<M: UnwindMaps>(_index: u64, _ctx: *mut c_void) -> i64 {
     }
     let stepped = if interp::v8::in_code(&w.interp, pc, w.m_end == 0 || w.m_rows == 0) {
         // V8's code keeps frame pointers; its JavaScript frames are recorded as functions.
-        if let Some(word) = interp::v8::frame::<M>(&w.interp, w.bp, pc) {
+        // The frame's saved frame pointer and return address come with its slots.
+        let frame = interp::v8::frame::<M>(&mut w.interp, w.bp, pc);
+        if let Some(word) = frame.word {
             w.frames[len] = word;
         }
-        frame_pointer_step::<M>(w)
+        frame_pointer_step_read::<M>(w, frame.caller)
     } else if interp::hotspot::in_interpreter(&w.interp, pc) {
         // HotSpot's interpreter keeps frame pointers; its frames are recorded as methods.
         if let Some(word) = interp::hotspot::frame::<M>(&w.interp, w.bp) {
@@ -587,6 +589,13 @@ fn frame_size_step<M: UnwindMaps>(w: &mut Walk, frame_bytes: u64, saved_bp: bool
 /// The classic step: RBP points at the saved RBP, the return address above it.
 #[inline(always)]
 fn frame_pointer_step<M: UnwindMaps>(w: &mut Walk) -> bool {
+    frame_pointer_step_read::<M>(w, interp::v8::NO_CALLER)
+}
+
+/// [`frame_pointer_step`] with the saved RBP and return address already read (`read`:
+/// the words at RBP and RBP + 8), or reading them (`read.read` false).
+#[inline(always)]
+fn frame_pointer_step_read<M: UnwindMaps>(w: &mut Walk, read: interp::v8::Caller) -> bool {
     let bp = w.bp;
     if bp == 0 {
         // Code that keeps frame pointers zeroes RBP in the outermost frame.
@@ -598,9 +607,16 @@ fn frame_pointer_step<M: UnwindMaps>(w: &mut Walk) -> bool {
         w.status = FAILED;
         return false;
     }
-    let (Some(saved_bp), Some(return_address)) = (read_user(bp), read_user(bp + 8)) else {
-        w.status = FAILED;
-        return false;
+    let (saved_bp, return_address) = if read.read {
+        (read.bp, read.pc)
+    } else {
+        match (read_user(bp), read_user(bp + 8)) {
+            (Some(saved_bp), Some(return_address)) => (saved_bp, return_address),
+            _ => {
+                w.status = FAILED;
+                return false;
+            }
+        }
     };
     w.sp = bp + 16;
     w.bp = saved_bp;

@@ -44,6 +44,9 @@ pub struct InterpWalk {
     padding: u32,
     /// The JVM's code cache (`count` 0: none, or not a JVM).
     pub code: CodeCache,
+    /// V8's per-CPU frame block and caches; kept from stack to stack (not reset by
+    /// [`InterpWalk::start`]).
+    pub v8: v8::V8State,
 }
 
 impl InterpWalk {
@@ -111,16 +114,17 @@ pub fn frame_at<M: UnwindMaps>(walk: &mut InterpWalk, pc: u64) -> InterpFrame {
 }
 
 /// Announces code object `code` of the walk's process to userspace the first time it is
-/// recorded, so its names are read while the process lives.
+/// recorded, so its names are read while the process lives. Returns whether it is announced
+/// (now or before); false when the announcement was lost (ring buffer full).
 #[inline(always)]
-pub fn announce_code<M: UnwindMaps>(walk: &InterpWalk, code: u64) {
-    announce_generation::<M>(walk, code, 0);
+pub fn announce_code<M: UnwindMaps>(walk: &InterpWalk, code: u64) -> bool {
+    announce_generation::<M>(walk, code, 0)
 }
 
 /// [`announce_code`] of a code object that has a generation (a HotSpot blob's
 /// `_compile_id`): announced again when the same address holds another generation.
 #[inline(always)]
-pub fn announce_generation<M: UnwindMaps>(walk: &InterpWalk, code: u64, generation: u16) {
+pub fn announce_generation<M: UnwindMaps>(walk: &InterpWalk, code: u64, generation: u16) -> bool {
     let key = CodeKey {
         pid: walk.pid,
         runtime: u16::from(walk.process.runtime),
@@ -129,12 +133,14 @@ pub fn announce_generation<M: UnwindMaps>(walk: &InterpWalk, code: u64, generati
     };
     // SAFETY: the value is only tested for presence.
     if unsafe { M::interp_seen().get(&key) }.is_some() {
-        return;
+        return true;
     }
     if M::interp_codes().output::<CodeKey>(&key, 0).is_ok() {
         let _ = M::interp_seen().insert(&key, &1, 0);
+        true
     } else {
         bump::<M>(InterpStat::CodesLost);
+        false
     }
 }
 

@@ -4,13 +4,22 @@
 //! object (not a frame-type marker) is a JavaScript frame and is recorded, in the place of
 //! its native PC, as its function's `SharedFunctionInfo` and its bytecode offset when it
 //! is interpreted (layouts in `tracekit_common::interp::v8`, from the binary's `v8dbg_*`
-//! symbols). Every pointer read is checked against its object's instance type, so a frame
-//! that is not what it looks like stays native. An optimized frame (no `BytecodeArray` in
-//! it) whose pc lies in its function's `Code` instructions is recorded as that `Code` and
-//! the pc's offset in them ([`compiled_frame`]), for userspace to find its current line.
+//! symbols). Every pointer read is checked against its object's instance type (a function
+//! once per CPU while it stays cached, see below), so a frame that is not what it looks like
+//! stays native. An optimized frame (no `BytecodeArray` in it) whose pc lies in its
+//! function's `Code` instructions is recorded as that `Code` and the pc's offset in them
+//! ([`compiled_frame`]), for userspace to find its current line.
+//!
+//! Cost (a helper call per user read, each paying the CPU's return thunk): a frame's slots,
+//! saved frame pointer and return address are read in one block ([`FrameBlock`]), and a
+//! per-CPU cache ([`V8State`]) remembers the functions validated and announced in earlier
+//! stacks of the same process (with the `BytecodeArray` its interpreted frames held), so a
+//! JavaScript frame seen before costs the block and one read of its function's `shared`
+//! (compared with the cached one): 2 reads instead of 13 and a hash lookup.
 
+use aya_ebpf::helpers::generated::bpf_probe_read_user;
 use tracekit_common::interp::{
-    FRAME_OFFSET_MAX, InterpStat, NO_OFFSET, encode_frame, runtime,
+    FRAME_OFFSET_MAX, InterpStat, NO_OFFSET, OFFSET_SLOTS, encode_frame, runtime,
     v8::{
         CODE_INSTRUCTIONS, FP_BYTECODE_ARRAY, FP_BYTECODE_OFFSET, FP_CONTEXT, FP_FUNCTION,
         FUNCTION_CODE, FUNCTION_SHARED, HEAP_OBJECT_TAG, HEAP_OBJECT_TAG_MASK, MAP_INSTANCE_TYPE,
@@ -21,6 +30,83 @@ use tracekit_common::interp::{
 
 use super::{InterpWalk, announce_code, bump, read_user};
 use crate::unwind::UnwindMaps;
+
+/// Words of a frame read at once: [`BLOCK_BELOW`] below the frame pointer (V8's x64 frame
+/// slots: context, function, argc, bytecode array, bytecode offset at fp-8..fp-40), then
+/// the saved frame pointer and the return address.
+const BLOCK_WORDS: usize = 8;
+/// Words of the block below the frame pointer.
+const BLOCK_BELOW: usize = 6;
+/// Entries of the per-CPU function cache (direct-mapped by a hash of the function's
+/// address; a stack of node's has 10 to 20 JavaScript frames, which 16 entries would
+/// often map two to a slot, each evicting the other every stack).
+const FUNCTION_CACHE_BITS: u32 = 6;
+const FUNCTION_CACHE: usize = 1 << FUNCTION_CACHE_BITS;
+/// [`V8State::block_index`] of a slot that is not in the block.
+const NOT_IN_BLOCK: u8 = 0xFF;
+
+/// One frame's words, `fp - 8 * BLOCK_BELOW .. fp + 16`, read with one helper call.
+#[repr(C)]
+pub struct FrameBlock {
+    words: [u64; BLOCK_WORDS],
+    /// 1 when `words` holds the frame at `fp`.
+    valid: u32,
+    padding: u32,
+    fp: u64,
+}
+
+/// V8's per-CPU state, in the walk's per-CPU map value (no BPF stack): the frame block and
+/// caches valid for one process (`pid`, `builtins`: a process that execs a new node has
+/// another builtins address).
+#[repr(C)]
+pub struct V8State {
+    block: FrameBlock,
+    pid: u32,
+    padding: u32,
+    builtins: u64,
+    /// Each frame-slot offset's word in [`FrameBlock::words`] ([`NOT_IN_BLOCK`]: read
+    /// apart), for the process's layout. Computed once per process and loaded from here:
+    /// an index the compiler derived from a range check would reach the verifier without
+    /// bounds.
+    block_index: [u8; OFFSET_SLOTS],
+    /// The untagged map whose instance type was `BytecodeArray` (a read-only-space map: it
+    /// never moves), 0: none yet.
+    bytecode_array_map: u64,
+    /// Untagged `JSFunction` addresses whose type was checked, and whose `shared` (beside
+    /// it) was checked as a `SharedFunctionInfo` and announced. A frame's function hits when
+    /// its address is cached and its `shared` field still holds the cached one: the pair
+    /// is what was validated, wherever a GC moved things since.
+    functions: [u64; FUNCTION_CACHE],
+    shareds: [u64; FUNCTION_CACHE],
+    /// The untagged `BytecodeArray` an interpreted frame of the entry's function held
+    /// (its type checked), 0: none yet.
+    arrays: [u64; FUNCTION_CACHE],
+}
+
+/// What the walk learnt of the V8 frame at a frame pointer.
+pub struct Frame {
+    /// The encoded JavaScript frame, `None`: a native frame.
+    pub word: Option<u64>,
+    /// The frame's saved frame pointer and return address, when read with its slots.
+    pub caller: Caller,
+}
+
+/// A frame's saved frame pointer (`bp`) and return address (`pc`), valid when `read` is
+/// true. Plain fields, no `Option`: LLVM would leave a `None`'s payload undefined and spill
+/// it, which the verifier rejects (`!read_ok`).
+#[derive(Clone, Copy)]
+pub struct Caller {
+    pub read: bool,
+    pub bp: u64,
+    pub pc: u64,
+}
+
+/// No caller read.
+pub const NO_CALLER: Caller = Caller {
+    read: false,
+    bp: 0,
+    pc: 0,
+};
 
 #[inline(always)]
 fn offset(walk: &InterpWalk, slot: usize) -> u64 {
@@ -41,81 +127,202 @@ fn heap_object(word: u64) -> Option<u64> {
     (word & HEAP_OBJECT_TAG_MASK == HEAP_OBJECT_TAG).then_some(word & !HEAP_OBJECT_TAG_MASK)
 }
 
-/// The instance type of the heap object at untagged `object` (through its map).
+/// The instance type of the heap object whose untagged map is `map`.
 #[inline(always)]
-fn instance_type(walk: &InterpWalk, object: u64) -> Option<u16> {
-    let map = heap_object(read_user::<u64>(object + offset(walk, OBJECT_MAP))?)?;
+fn map_type(walk: &InterpWalk, map: u64) -> Option<u16> {
     read_user::<u16>(map + offset(walk, MAP_INSTANCE_TYPE))
 }
 
-/// The encoded JavaScript frame whose frame pointer is `fp` and pc `pc` (a return address
-/// less one), or `None`: a V8 frame of another kind (entry, exit, stub: native frames), or
-/// memory that is not a V8 frame.
+/// The untagged map of the heap object at untagged `object`.
 #[inline(always)]
-pub fn frame<M: UnwindMaps>(walk: &InterpWalk, fp: u64, pc: u64) -> Option<u64> {
+fn map_of(walk: &InterpWalk, object: u64) -> Option<u64> {
+    heap_object(read_user::<u64>(object + offset(walk, OBJECT_MAP))?)
+}
+
+/// The instance type of the heap object at untagged `object` (through its map).
+#[inline(always)]
+fn instance_type(walk: &InterpWalk, object: u64) -> Option<u16> {
+    map_type(walk, map_of(walk, object)?)
+}
+
+/// Forgets the caches when the walk is of another process than the one they hold.
+#[inline(always)]
+fn claim_cache(walk: &mut InterpWalk) {
+    let v8 = &mut walk.v8;
+    if v8.pid == walk.pid && v8.builtins == walk.process.eval_begin {
+        return;
+    }
+    v8.pid = walk.pid;
+    v8.builtins = walk.process.eval_begin;
+    v8.bytecode_array_map = 0;
+    v8.functions = [0; FUNCTION_CACHE];
+    v8.arrays = [0; FUNCTION_CACHE];
+    v8.block_index = [NOT_IN_BLOCK; OFFSET_SLOTS];
+    for slot in [
+        FP_CONTEXT,
+        FP_FUNCTION,
+        FP_BYTECODE_OFFSET,
+        FP_BYTECODE_ARRAY,
+    ] {
+        let below = walk.process.offsets[slot] as usize;
+        if below.is_multiple_of(8) && (8..=BLOCK_BELOW * 8).contains(&below) {
+            v8.block_index[slot] = (BLOCK_BELOW - below / 8) as u8;
+        }
+    }
+}
+
+/// Reads the block of the frame at `fp` into the per-CPU state; its saved frame pointer and
+/// return address, not `read` when the block could not be read (the slots are then read one
+/// by one).
+#[inline(always)]
+fn read_block(walk: &mut InterpWalk, fp: u64) -> Caller {
+    let block = &mut walk.v8.block;
+    block.valid = 0;
+    let from = fp - (BLOCK_BELOW as u64) * 8;
+    // SAFETY: the destination is this CPU's map value, BLOCK_WORDS words long; the helper
+    // faults safely on a bad user address.
+    let read = unsafe {
+        bpf_probe_read_user(
+            block.words.as_mut_ptr().cast(),
+            (BLOCK_WORDS * 8) as u32,
+            from as *const _,
+        )
+    };
+    if read != 0 {
+        return NO_CALLER;
+    }
+    block.valid = 1;
+    block.fp = fp;
+    Caller {
+        read: true,
+        bp: block.words[BLOCK_BELOW],
+        pc: block.words[BLOCK_BELOW + 1],
+    }
+}
+
+/// The word at `offsets[slot]` bytes below frame pointer `fp`: from the block when it holds
+/// it, else read.
+#[inline(always)]
+fn slot(walk: &InterpWalk, fp: u64, slot: usize) -> Option<u64> {
+    let index = walk.v8.block_index[slot];
+    let block = &walk.v8.block;
+    if index != NOT_IN_BLOCK && block.valid != 0 && block.fp == fp {
+        return Some(block.words[index as usize & (BLOCK_WORDS - 1)]);
+    }
+    read_user::<u64>(fp - offset(walk, slot))
+}
+
+/// The V8 frame whose frame pointer is `fp` and pc `pc` (a return address less one): its encoded JavaScript frame, or none (a V8
+/// frame of another kind: entry, exit, stub; or memory that is not a V8 frame), and its
+/// caller's frame pointer and return address when they were read with it.
+#[inline(always)]
+pub fn frame<M: UnwindMaps>(walk: &mut InterpWalk, fp: u64, pc: u64) -> Frame {
     bump::<M>(InterpStat::EvalFrames);
     if fp < 64 {
-        return None;
+        return Frame {
+            word: None,
+            caller: NO_CALLER,
+        };
     }
-    let Some(context) = read_user::<u64>(fp - offset(walk, FP_CONTEXT)) else {
+    claim_cache(walk);
+    let caller = read_block(walk, fp);
+    let Some(context) = slot(walk, fp, FP_CONTEXT) else {
         bump::<M>(InterpStat::ReadErrors);
-        return None;
+        return Frame { word: None, caller };
     };
     // A frame-type marker (tag bit 0) is not a JavaScript frame.
-    heap_object(context)?;
-    let found = read_frame(walk, fp);
-    match found {
+    if heap_object(context).is_none() {
+        return Frame { word: None, caller };
+    }
+    let word = match read_frame::<M>(walk, fp) {
         Some((function, shared, bytecode_offset)) => {
             bump::<M>(InterpStat::Frames);
             let compiled = match bytecode_offset {
                 Some(_) => None,
                 None => compiled_frame::<M>(walk, function, pc),
             };
-            compiled.or_else(|| {
-                announce_code::<M>(walk, shared);
-                Some(encode_frame(
-                    runtime::V8,
-                    shared,
-                    bytecode_offset.unwrap_or(0),
-                ))
-            })
+            compiled.or(Some(encode_frame(
+                runtime::V8,
+                shared,
+                bytecode_offset.unwrap_or(0),
+            )))
         }
         None => {
             bump::<M>(InterpStat::ReadErrors);
             None
         }
-    }
+    };
+    Frame { word, caller }
 }
 
 /// The `JSFunction` and `SharedFunctionInfo` (untagged) of the JavaScript frame at `fp`,
-/// and its bytecode offset ([`bytecode_offset`]).
+/// and its bytecode offset ([`bytecode_offset`]), its function announced.
 #[inline(always)]
-fn read_frame(walk: &InterpWalk, fp: u64) -> Option<(u64, u64, Option<u64>)> {
-    let function = heap_object(read_user::<u64>(fp - offset(walk, FP_FUNCTION))?)?;
-    let kind = instance_type(walk, function)?;
+fn read_frame<M: UnwindMaps>(walk: &mut InterpWalk, fp: u64) -> Option<(u64, u64, Option<u64>)> {
+    let function = heap_object(slot(walk, fp, FP_FUNCTION)?)?;
+    let shared = heap_object(read_user::<u64>(function + offset(walk, FUNCTION_SHARED))?)?;
+    let at = function_cache_index(function);
+    let mut cached = walk.v8.functions[at] == function && walk.v8.shareds[at] == shared;
+    if !cached {
+        if !valid_function(walk, function, shared) {
+            return None;
+        }
+        if announce_code::<M>(walk, shared) {
+            walk.v8.functions[at] = function;
+            walk.v8.shareds[at] = shared;
+            walk.v8.arrays[at] = 0;
+            cached = true;
+        }
+    }
+    Some((function, shared, bytecode_offset(walk, fp, at, cached)))
+}
+
+/// The function cache's slot of untagged function address `function` (Fibonacci hashing:
+/// the top bits of the address times 2^64 / phi).
+#[inline(always)]
+fn function_cache_index(function: u64) -> usize {
+    ((function >> 3).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - FUNCTION_CACHE_BITS)) as usize
+        & (FUNCTION_CACHE - 1)
+}
+
+/// Whether `function` is a `JSFunction` and `shared` a `SharedFunctionInfo`, by their
+/// instance types.
+#[inline(always)]
+fn valid_function(walk: &InterpWalk, function: u64, shared: u64) -> bool {
+    let Some(kind) = instance_type(walk, function) else {
+        return false;
+    };
     if kind < walk.process.offsets[TYPE_FUNCTION_FIRST]
         || kind > walk.process.offsets[TYPE_FUNCTION_LAST]
     {
-        return None;
+        return false;
     }
-    let shared = heap_object(read_user::<u64>(function + offset(walk, FUNCTION_SHARED))?)?;
-    if instance_type(walk, shared)? != walk.process.offsets[TYPE_SHARED_FUNCTION_INFO] {
-        return None;
-    }
-    Some((function, shared, bytecode_offset(walk, fp)))
+    instance_type(walk, shared) == Some(walk.process.offsets[TYPE_SHARED_FUNCTION_INFO])
 }
 
 /// An interpreted frame's bytecode offset (a Smi beside its `BytecodeArray`, counted from
-/// the array's tagged pointer); 0 in an unoptimized frame without one (Sparkplug's baseline
-/// frames keep the feedback vector there); `None` in a frame that holds no `BytecodeArray`
-/// (optimized code), or that cannot be read.
+/// the array's tagged pointer); 0 in an unoptimized frame whose offset slot holds no Smi
+/// (Sparkplug's baseline frames); `None` in a frame that holds no `BytecodeArray`
+/// (optimized code), or that cannot be read. `entry`: the function's cache entry, when
+/// `cached` (it holds the frame's function), whose `BytecodeArray` needs no check again.
+/// (Two plain arguments, not an `Option`: see [`Caller`].)
 #[inline(always)]
-fn bytecode_offset(walk: &InterpWalk, fp: u64) -> Option<u64> {
-    let array = heap_object(read_user::<u64>(fp - offset(walk, FP_BYTECODE_ARRAY))?)?;
-    if instance_type(walk, array)? != walk.process.offsets[TYPE_BYTECODE_ARRAY] {
-        return None;
+fn bytecode_offset(walk: &mut InterpWalk, fp: u64, entry: usize, cached: bool) -> Option<u64> {
+    let smi = slot(walk, fp, FP_BYTECODE_OFFSET)?;
+    let array = heap_object(slot(walk, fp, FP_BYTECODE_ARRAY)?)?;
+    let entry = entry & (FUNCTION_CACHE - 1);
+    if !(cached && walk.v8.arrays[entry] == array) {
+        let map = map_of(walk, array)?;
+        if map != walk.v8.bytecode_array_map {
+            if map_type(walk, map) != Some(walk.process.offsets[TYPE_BYTECODE_ARRAY]) {
+                return None;
+            }
+            walk.v8.bytecode_array_map = map;
+        }
+        if cached {
+            walk.v8.arrays[entry] = array;
+        }
     }
-    let smi = read_user::<u64>(fp - offset(walk, FP_BYTECODE_OFFSET))?;
     if smi & 1 != 0 {
         return Some(0);
     }
