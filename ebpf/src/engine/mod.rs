@@ -204,7 +204,7 @@ fn run_start<M: EngineMaps, S: Source>(
     // A saved string fills the first four words (a comm, or a string of 16 bytes or less,
     // the first two: the loader saves nothing else there), numbers the others.
     let mut i = 0;
-    if matches!(
+    let string = matches!(
         first_kind,
         operand::USER_STR
             | operand::KERNEL_STR
@@ -212,7 +212,8 @@ fn run_start<M: EngineMaps, S: Source>(
             | operand::FIELD_STRING
             | operand::FIELD_DATA_LOC
             | operand::COMM
-    ) {
+    );
+    if string {
         let slot = (rd!(plan.operands[(first as usize) & (MAX_OPERANDS - 1)].string_slot) as usize)
             & (MAX_STRINGS - 1);
         // SAFETY: this CPU's scratch; slot masked into range; STR_BYTES is 4 words.
@@ -226,7 +227,9 @@ fn run_start<M: EngineMaps, S: Source>(
     }
     while i < SAVED_WORDS {
         let save = rd!(plan.saves[i]);
-        if save != NO_OPERAND && save != first {
+        // A string's own operand names its words, not a number (offcpu's first number,
+        // the pid, is word 0).
+        if save != NO_OPERAND && !(string && save == first) {
             saved[i] = int(scratch, save as usize);
         }
         i += 1;
