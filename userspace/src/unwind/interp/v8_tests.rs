@@ -1,0 +1,131 @@
+//! Unit tests of [`super`] (V8 layouts and naming).
+use super::*;
+
+/// Debian's node 20: V8 11.3, the postmortem symbols and the builtins found.
+#[test]
+fn detects_debian_node() {
+    let path = "/usr/bin/node";
+    if !std::path::Path::new(path).exists() {
+        eprintln!("skipped: no {path} (apt-get install nodejs)");
+        return;
+    }
+    let started = std::time::Instant::now();
+    let Detected::V8(binary) = detect(std::path::Path::new(path)) else {
+        panic!("{path} not detected as V8");
+    };
+    eprintln!("{binary:?} in {:?}", started.elapsed());
+    assert_eq!(binary.version.major, 11);
+    assert_eq!(binary.version.fp_function, 16);
+    assert_eq!(binary.version.fp_context, 8);
+    assert!(binary.builtins.1 > 1 << 20);
+    assert!(binary.version.type_function > 0 && binary.version.type_shared_function_info > 0);
+    // Lines: BytecodeArray's source positions at the third word after its length (no
+    // symbol since V8 9.4), its first bytecode at 54; cached external strings read.
+    let lines = binary.version.lines.expect("V8 11.3's line layout");
+    assert_eq!(
+        (
+            lines.function_data,
+            lines.array_length,
+            lines.bytecode_positions
+        ),
+        (Some(8), 8, 32)
+    );
+    assert_eq!((lines.bytecode_data, lines.script_line_ends), (54, 56));
+    assert!(!lines.fixed_positions);
+    assert_eq!(binary.version.external.map(|e| e.resource), Some(16));
+    // Optimized code: the table and deoptimization data stated, the rest V8 11.3's
+    // layout (checked on a live node 20).
+    let compiled = binary.version.compiled.expect("V8 11.3's compiled layout");
+    assert_eq!(binary.compiled_missing, None);
+    assert_eq!(
+        (
+            compiled.function_code,
+            compiled.source_positions,
+            compiled.deoptimization_data,
+            compiled.instruction_start,
+            compiled.flags,
+            compiled.instruction_size
+        ),
+        (48, 24, 16, 40, 48, 56)
+    );
+    assert_eq!((compiled.type_code, compiled.kind_baseline), (245, 11));
+    assert_eq!(
+        (
+            compiled.deopt_shared,
+            compiled.deopt_literals,
+            compiled.deopt_inlining
+        ),
+        (6, 2, 7)
+    );
+}
+
+/// A V8 without postmortem symbols, or with pointer compression, is not unwound, and
+/// the reason names what is missing.
+#[test]
+fn unreadable_layouts_say_why() {
+    let mut symbols = Symbols {
+        values: HashMap::new(),
+        builtins: Some((0x1000, 0x1000)),
+        builtins_size: Some(0x1000),
+    };
+    assert_eq!(
+        binary(&symbols),
+        Err("V8 without postmortem symbols (v8dbg_*)".to_string())
+    );
+    symbols.values.insert("v8dbg_TaggedSize".into(), 4);
+    symbols.values.insert("v8dbg_SystemPointerSize".into(), 8);
+    assert!(
+        binary(&symbols)
+            .unwrap_err()
+            .contains("pointer compression")
+    );
+    symbols.values.insert("v8dbg_TaggedSize".into(), 8);
+    assert_eq!(
+        binary(&symbols),
+        Err("no v8dbg_HeapObjectTag symbol".to_string())
+    );
+}
+
+/// V8 13's `Tagged_..._` spellings are found by the field's name; two spellings of one
+/// field that disagree are an error naming both; a longer field name is not a match.
+#[test]
+fn class_fields_whatever_their_type() {
+    let mut symbols = Symbols {
+        values: HashMap::new(),
+        builtins: None,
+        builtins_size: None,
+    };
+    let name = "v8dbg_class_SharedFunctionInfo__name_or_scope_info__Tagged_NameOrScopeInfoT_";
+    symbols.values.insert(name.into(), 24);
+    symbols.values.insert(
+        "v8dbg_class_SharedFunctionInfo__script_or_debug_info_x__Object".into(),
+        7,
+    );
+    assert_eq!(
+        class_field(&symbols, "SharedFunctionInfo", "name_or_scope_info"),
+        Ok(Some((name.to_string(), 24)))
+    );
+    assert_eq!(
+        class_field(&symbols, "SharedFunctionInfo", "script_or_debug_info"),
+        Ok(None)
+    );
+    symbols
+        .values
+        .insert("v8dbg_class_JSFunction__context__Context".into(), 8);
+    symbols.values.insert(
+        "v8dbg_class_JSFunction__context__Tagged_Context_".into(),
+        16,
+    );
+    assert!(
+        class_field(&symbols, "JSFunction", "context")
+            .unwrap_err()
+            .contains("Tagged_Context_ = 16")
+    );
+}
+
+#[test]
+fn node_names() {
+    assert!(is_node("node"));
+    assert!(is_node("libnode.so.115"));
+    assert!(!is_node("nodemon"));
+}
