@@ -1917,7 +1917,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__filetop)
-            opts="-r -C -n -a -p -d -i -o -v -h -V --top --regular --sort --noclear --name --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-r -n -a -p -d -i -o -v -h -V --top --regular --sort --noclear --name --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -663,7 +663,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -s o -l outpu
 complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -l regular -d 'Only regular files (libbpf-tools\' default; its -a counts every type)'
-complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -s C -l noclear -d 'Do not clear the screen before each interval (bcc filetop -C)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -l noclear -d 'Do not clear the screen before each interval (bcc filetop -C)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -l json -d 'Print JSON on stdout instead of text'
 complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -l kprobe -d 'Probe kernel functions with kprobes, never fentry/fexit'

@@ -450,7 +450,16 @@ fn kfunc_tool_filetop_sorts_rows() {
         ),
     ] {
         let args = [
-            "filetop", "--top", "1000", "--sort", sort, "-C", "--", "sh", "-c", &script,
+            "filetop",
+            "--top",
+            "1000",
+            "--sort",
+            sort,
+            "--noclear",
+            "--",
+            "sh",
+            "-c",
+            &script,
         ];
         let text = tracekit(args, TIMEOUT);
         text.assert_code(0);

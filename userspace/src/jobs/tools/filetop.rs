@@ -53,8 +53,8 @@ down to KiB; --json has the bytes). T is the file's type: R regular, S socket, O
 here); --regular counts regular files only, libbpf-tools' default. FILE is the file's
 name, not its path (32 bytes at most). Rows are ordered as libbpf-tools' -s orders them
 (--sort; all, its default, adds calls and bytes; bcc's default is rbytes); on a terminal
-each interval clears the screen first unless -C/--noclear. Needs kernel functions
-(kprobes or fentry).",
+each interval clears the screen first unless --noclear (bcc's -C, which is --count in
+hardirqs and softirqs here). Needs kernel functions (kprobes or fentry).",
     flags: &[
         Flag::number("top", "N", Some("20"), "Show the N busiest rows (bcc filetop -r)").short('r'),
         Flag::switch(
@@ -81,8 +81,7 @@ each interval clears the screen first unless -C/--noclear. Needs kernel function
         Flag::switch(
             "noclear",
             "Do not clear the screen before each interval (bcc filetop -C)",
-        )
-        .short('C'),
+        ),
         NAME,
     ],
     groups: &[Group::Probing],
