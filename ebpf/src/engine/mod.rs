@@ -46,7 +46,7 @@ use self::{
     aggregate::{aggregate, row_wanted},
     args::{NoRecord, Source},
     filter::filter,
-    operands::{Started, int, read_operands},
+    operands::{int, read_operands},
 };
 use crate::{announce, current_pid_tid, selected};
 
@@ -75,15 +75,7 @@ fn run_main<M: EngineMaps, S: Source>(source: &S, scratch: *mut Scratch, event: 
         return outstanding::run::<M, S>(plan, source, scratch, ids, event);
     }
     let (pid, tid) = task_ids::<M>(plan)?;
-    read_operands::<M, S>(
-        plan,
-        source,
-        scratch,
-        pid,
-        tid,
-        event,
-        Started { latency_ns: 0 },
-    )?;
+    read_operands::<M, S>(plan, source, scratch, pid, tid, event)?;
     if rd!(plan.key_set_used) != 0 {
         let first = (rd!(plan.key_parts[0]) as usize) & (MAX_OPERANDS - 1);
         if !row_wanted(plan, int(scratch, first)) {
@@ -182,15 +174,7 @@ fn run_start<M: EngineMaps, S: Source>(
 ) -> Option<()> {
     let plan = M::start_plan();
     let (pid, tid) = task_ids::<M>(plan)?;
-    read_operands::<M, S>(
-        plan,
-        source,
-        scratch,
-        pid,
-        tid,
-        event,
-        Started { latency_ns: 0 },
-    )?;
+    read_operands::<M, S>(plan, source, scratch, pid, tid, event)?;
     if !filter(plan, scratch) {
         return None;
     }

@@ -26,13 +26,6 @@ use crate::{
     unwind::{record_user_stack, user_regs_of_task},
 };
 
-/// What the start probe left for this event: the operands read before the start is
-/// looked up see none (the latency and saved values are filled in once it is found).
-#[derive(Clone, Copy)]
-pub(crate) struct Started {
-    pub(crate) latency_ns: u64,
-}
-
 /// Reads every operand of `plan` into the scratch. Returns None if a read failed (counted).
 #[inline(always)]
 pub(crate) fn read_operands<M: EngineMaps, S: Source>(
@@ -42,7 +35,6 @@ pub(crate) fn read_operands<M: EngineMaps, S: Source>(
     pid: u32,
     tid: u32,
     event: u32,
-    started: Started,
 ) -> Option<()> {
     let n = rd!(plan.n_operands) as usize;
     for i in 0..MAX_OPERANDS {
@@ -113,10 +105,9 @@ pub(crate) fn read_operands<M: EngineMaps, S: Source>(
             operand::CGROUP => Some(unsafe { bpf_get_current_cgroup_id() }),
             // SAFETY: plain helper call.
             operand::CPU => Some(u64::from(unsafe { bpf_get_smp_processor_id() })),
-            operand::LATENCY => Some(started.latency_ns),
             operand::FOLLOWS => Some(follows::<M>(scratch, &operand)),
-            // Filled in once the start is found (run_main).
-            operand::SAVED => Some(0),
+            // What the start probe left: filled in once the start is found (run_main).
+            operand::LATENCY | operand::SAVED => Some(0),
             operand::EVENT_INDEX => Some(u64::from(event)),
             operand::COMM => {
                 *buf = [0; STR_BYTES];

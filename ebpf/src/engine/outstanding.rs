@@ -22,7 +22,7 @@ use super::{
     EngineMaps, Scratch,
     args::{Source, arg, narrow, read_int},
     bump,
-    operands::{Started, int, read_operands},
+    operands::{int, read_operands},
     take_start,
 };
 
@@ -78,8 +78,7 @@ pub(crate) fn run<M: EngineMaps, S: Source>(
     (pid, tid): (u32, u32),
     event: u32,
 ) -> Option<()> {
-    let none = Started { latency_ns: 0 };
-    read_operands::<M, S>(plan, source, scratch, pid, tid, event, none)?;
+    read_operands::<M, S>(plan, source, scratch, pid, tid, event)?;
     let mut saved = [0u64; SAVED_WORDS];
     if rd!(plan.needs_start) != 0 {
         saved = take_start::<M>(plan, scratch)?.saved;
