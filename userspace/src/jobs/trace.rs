@@ -381,19 +381,23 @@ impl Collector for TraceCollector<'_> {
 const COMMIT_SKEW_NS: u64 = 10_000_000;
 
 impl TraceCollector<'_> {
-    /// Forgets the processes found exited at the last look, at most once a second, once every
-    /// ring has been read past that look: a trace that lags (a slow pipe, a flood) still
-    /// names the stacks of processes that exited while their records waited. A long trace
-    /// under churn then keeps only the processes whose records may still come.
-    fn forget_exited(&mut self) {
-        let read_past = self
-            .rings
+    /// The time every ring of records has been read past ([`Self::read_past_ns`]'s least);
+    /// `None` without a ring of records.
+    fn read_past_every_ring(&self) -> Option<u64> {
+        self.rings
             .iter()
             .zip(&self.read_past_ns)
             .filter(|(ring, _)| matches!(ring, Ring::Records { .. }))
             .map(|(_, &past)| past)
             .min()
-            .unwrap_or(u64::MAX);
+    }
+
+    /// Forgets the processes found exited at the last look, at most once a second, once every
+    /// ring has been read past that look: a trace that lags (a slow pipe, a flood) still
+    /// names the stacks of processes that exited while their records waited. A long trace
+    /// under churn then keeps only the processes whose records may still come.
+    fn forget_exited(&mut self) {
+        let read_past = self.read_past_every_ring().unwrap_or(u64::MAX);
         let now = monotonic_ns();
         if read_past > self.dead_looked_ns && now - self.dead_looked_ns >= 1_000_000_000 {
             self.symbolizer.forget_exited();

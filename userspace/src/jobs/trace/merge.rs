@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{COMMIT_SKEW_NS, Ring, TraceCollector};
+use super::{COMMIT_SKEW_NS, TraceCollector};
 use crate::session::Flow;
 
 /// Rendered lines by their record's time (`bpf_ktime_get_ns`), in arrival order among
@@ -40,12 +40,7 @@ impl TraceCollector<'_> {
         let watermark = if all {
             u64::MAX
         } else {
-            self.rings
-                .iter()
-                .zip(&self.read_past_ns)
-                .filter(|(ring, _)| matches!(ring, Ring::Records { .. }))
-                .map(|(_, &past)| past)
-                .min()
+            self.read_past_every_ring()
                 .unwrap_or(0)
                 // A record is stamped before it is committed.
                 .saturating_sub(COMMIT_SKEW_NS)
