@@ -152,7 +152,8 @@ struct TraceCollector<'a> {
     /// When exited processes were last looked for ([`monotonic_ns`]): those found then
     /// are forgotten at the next look, once no record of theirs can still be unread.
     dead_looked_ns: u64,
-    /// By ring: every record committed before this time ([`monotonic_ns`]) has been read.
+    /// By ring: every record stamped before this time ([`monotonic_ns`]) has been read
+    /// ([`merge::read_past`]).
     read_past_ns: Vec<u64>,
     /// The engines' DWARF unwinders (user stacks without `--call-graph fp`).
     unwinders: Vec<Unwinder>,
@@ -237,10 +238,8 @@ impl Collector for TraceCollector<'_> {
                 let Some(record) = decode(data) else {
                     return Flow::Continue;
                 };
-                // Records are stamped before they are committed, on another CPU maybe: what
-                // was stamped well before this one has been committed before it.
-                let past = record.ts_ns.saturating_sub(COMMIT_SKEW_NS);
-                self.read_past_ns[ring] = self.read_past_ns[ring].max(past);
+                self.read_past_ns[ring] =
+                    self.read_past_ns[ring].max(merge::read_past(record.ts_ns));
                 let mut line = std::mem::take(&mut self.line);
                 line.clear();
                 match &self.columns {
@@ -356,7 +355,7 @@ impl Collector for TraceCollector<'_> {
     }
 
     fn caught_up(&mut self, ring: usize, before_ns: u64) {
-        self.read_past_ns[ring] = self.read_past_ns[ring].max(before_ns);
+        self.read_past_ns[ring] = self.read_past_ns[ring].max(merge::read_past(before_ns));
         // Lines every ring has been read past go out now; the flush below sends them.
         let _ = self.release(false);
         // Nothing more to read for now: what was gathered is printed now, not when the
@@ -421,7 +420,7 @@ pub fn run(
 
 /// Prints the events of several requests as one stream, in time order: probe groups whose
 /// fields are read differently (`trace PROBE{FIELDS}`), each a request of its own. The
-/// header names the first request's fields.
+/// header names each request's fields when they differ ([`header_each`]).
 pub fn run_each(
     requests: &[Request],
     call_graph: Option<CallGraph>,
@@ -496,7 +495,7 @@ fn run_in(
     // Printed once attached, under the "Tracing ..." line, as bcc's tools print theirs.
     let header = (!json).then(|| match &columns {
         Some((columns, time)) => events::header(&columns[0], *time),
-        None => header(&requests[0].print),
+        None => header_each(requests),
     });
     let merge = (compiled.specs.len() > 1).then(merge::Merge::default);
     let mut collector = TraceCollector {
@@ -554,6 +553,36 @@ fn run_in(
     }
     session::print_usage(options.verbose, finished.attached_after);
     Ok(())
+}
+
+/// The header of several requests' lines: [`header`] when they print the same fields;
+/// otherwise the fixed columns, `FIELDS`, and a `# PROBES: FIELDS` line per request that
+/// prints any, as each line's fields are those of the probe that fired.
+fn header_each(requests: &[&Request]) -> String {
+    let fields = |request: &Request| -> Vec<String> {
+        request
+            .print
+            .iter()
+            .filter(|p| !STACKS.contains(&p.as_str()))
+            .cloned()
+            .collect()
+    };
+    let first = fields(requests[0]);
+    if requests.iter().all(|request| fields(request) == first) {
+        return header(&requests[0].print);
+    }
+    let mut text = header(&["FIELDS".to_string()]);
+    for request in requests {
+        let fields = fields(request);
+        if !fields.is_empty() {
+            text.push_str(&format!(
+                "# {}: {}\n",
+                request.probes.join(","),
+                fields.join(" ")
+            ));
+        }
+    }
+    text
 }
 
 /// The text output's column header: the fixed columns, then the printed fields (stacks

@@ -33,6 +33,15 @@ impl Merge {
     }
 }
 
+/// The time before which every record of a ring has been read, once a record stamped `ns`
+/// came from it, or once it was read empty having been entered at `ns`: records are
+/// stamped before they are committed, on another CPU maybe, so only what was stamped
+/// [`COMMIT_SKEW_NS`] earlier is sure to have been committed before. Taken off once: the
+/// watermark lines are released below is the least of these over the rings.
+pub(super) fn read_past(ns: u64) -> u64 {
+    ns.saturating_sub(COMMIT_SKEW_NS)
+}
+
 impl TraceCollector<'_> {
     /// Offers the merged lines every ring of records has been read past (with `all`, every
     /// line: the run is over), in time order, until the output is full.
@@ -40,10 +49,7 @@ impl TraceCollector<'_> {
         let watermark = if all {
             u64::MAX
         } else {
-            self.read_past_every_ring()
-                .unwrap_or(0)
-                // A record is stamped before it is committed.
-                .saturating_sub(COMMIT_SKEW_NS)
+            self.read_past_every_ring().unwrap_or(0)
         };
         let Some(merge) = self.merge.as_mut() else {
             return Flow::Continue;
@@ -84,6 +90,18 @@ impl TraceCollector<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_wait_one_commit_skew_not_two() {
+        // A ring that gave a record stamped at 100 ms, another read empty at 100 ms: the
+        // lines before 90 ms are sure, no earlier (20 ms behind before 2026-11-28).
+        let watermark = read_past(100_000_000).min(read_past(100_000_000));
+        let mut merge = Merge::default();
+        merge.push(89_999_999, "O".into());
+        merge.push(90_000_000, "W".into());
+        assert_eq!(merge.pop_before(watermark).as_deref(), Some("O"));
+        assert_eq!(merge.pop_before(watermark), None);
+    }
 
     #[test]
     fn lines_go_out_oldest_first_once_read_past() {

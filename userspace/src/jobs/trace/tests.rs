@@ -180,6 +180,30 @@ fn header_leaves_stacks_to_their_own_lines() {
 }
 
 #[test]
+fn header_names_each_groups_fields_when_they_differ() {
+    let printing = |probe: &str, fields: &[&str]| {
+        let mut request = Request::probe(probe);
+        request.print = fields.iter().map(|f| f.to_string()).collect();
+        request
+    };
+    let open = printing("syscalls:sys_enter_openat", &["str(filename)", "flags"]);
+    let ret = printing("syscalls:sys_exit_openat", &["ret", "kstack"]);
+    let none = printing("sched:sched_process_exit", &[]);
+    assert_eq!(
+        header_each(&[&open, &ret, &none]),
+        "TIME(s)      COMM                 PID     TID EVENT                        FIELDS\n\
+         # syscalls:sys_enter_openat: str(filename) flags\n\
+         # syscalls:sys_exit_openat: ret\n"
+    );
+    // The same fields: one header, as one request's.
+    let other = printing("syscalls:sys_enter_open", &["str(filename)", "flags"]);
+    assert_eq!(
+        header_each(&[&open, &other]),
+        "TIME(s)      COMM                 PID     TID EVENT                        str(filename) flags\n"
+    );
+}
+
+#[test]
 fn unknown_event_index_is_named_by_number() {
     let data = record(START_NS, "x", 1, 9, &[], &[]);
     let record = decode(&data).unwrap();
