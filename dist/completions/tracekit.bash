@@ -885,7 +885,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__biotop)
-            opts="-r -a -p -d -i -o -v -h -V --disk --top --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-r -a -p -d -i -o -v -h -V --disk --top --noclear --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4905,7 +4905,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__slabratetop)
-            opts="-n -r -a -p -d -i -o -v -h -V --name --top --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-n -r -a -p -d -i -o -v -h -V --name --noclear --top --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5997,7 +5997,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__tcptop)
-            opts="-r -4 -6 -n -a -p -d -i -o -v -h -V --top --sort --ipv4 --ipv6 --name --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-r -4 -6 -n -a -p -d -i -o -v -h -V --top --noclear --sort --ipv4 --ipv6 --name --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

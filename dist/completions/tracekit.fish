@@ -663,7 +663,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -s o -l outpu
 complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -l regular -d 'Only regular files (libbpf-tools\' default; its -a counts every type)'
-complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -l noclear -d 'Do not clear the screen before each interval (bcc filetop -C)'
+complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -l noclear -d 'Do not clear the screen before each interval\'s table (bcc -C)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -l json -d 'Print JSON on stdout instead of text'
 complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -l kprobe -d 'Probe kernel functions with kprobes, never fentry/fexit'
@@ -691,6 +691,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand biotop" -s i -l interv
 complete -c tracekit -n "__fish_tracekit_using_subcommand biotop" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand biotop" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand biotop" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand biotop" -l noclear -d 'Do not clear the screen before each interval\'s table (bcc -C)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand biotop" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand biotop" -l json -d 'Print JSON on stdout instead of text'
 complete -c tracekit -n "__fish_tracekit_using_subcommand biotop" -s v -l verbose -d 'Say more: -v prints timings and own CPU time, -vv debug logs'
@@ -843,6 +844,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand slabratetop" -s i -l i
 complete -c tracekit -n "__fish_tracekit_using_subcommand slabratetop" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand slabratetop" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand slabratetop" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand slabratetop" -l noclear -d 'Do not clear the screen before each interval\'s table (bcc -C)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand slabratetop" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand slabratetop" -l json -d 'Print JSON on stdout instead of text'
 complete -c tracekit -n "__fish_tracekit_using_subcommand slabratetop" -s v -l verbose -d 'Say more: -v prints timings and own CPU time, -vv debug logs'
@@ -1031,6 +1033,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -s i -l interv
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -l noclear -d 'Do not clear the screen before each interval\'s table (bcc -C)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -s 4 -l ipv4 -d 'Only IPv4 sockets (libbpf-tools tcptop -4)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -s 6 -l ipv6 -d 'Only IPv6 sockets (libbpf-tools tcptop -6)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'

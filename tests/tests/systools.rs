@@ -493,6 +493,40 @@ fn biotop_counts_dd_bytes() {
     );
 }
 
+/// On a terminal, biotop and tcptop clear the screen before each interval's table, as
+/// `top` and bcc's tools do, and not with `--noclear` (bcc's `-C`); into a pipe or file,
+/// never (the other tests). The terminal is `script`'s pty (util-linux).
+#[test]
+fn top_tools_clear_a_terminal_each_interval_unless_noclear() {
+    require_root();
+    if !installed("top_tools_clear_a_terminal", "script", "bsdutils") {
+        return;
+    }
+    const CLEAR: &str = "\x1b[H\x1b[2J";
+    let bin = tracekit_bin();
+    for tool in ["biotop", "tcptop"] {
+        for noclear in [false, true] {
+            let line = format!(
+                "{} {tool} -i 1 -d 3{}",
+                bin.display(),
+                if noclear { " --noclear" } else { "" }
+            );
+            let mut command = Command::new("script");
+            command.args(["-q", "-e", "-c", &line, "/dev/null"]);
+            let out = run(command, TIMEOUT);
+            out.assert_code(0);
+            let clears = out.stdout.matches(CLEAR).count();
+            // One table per second of the 3, and the run's end may print a last one.
+            let expected = if noclear { 0..=0 } else { 2..=4 };
+            assert!(
+                expected.contains(&clears),
+                "{line}: {clears} screen clears\n{}",
+                out.stdout
+            );
+        }
+    }
+}
+
 /// `slabratetop -- tk_snoops opens DIR N 0` of files that exist: each open(2) takes one
 /// `filp` (a `struct file`) and one `names_cache` object (the path), so N = 300 gives
 /// exactly 300 more of each than N = 0 (the loader's own opens are the same in both), and

@@ -60,6 +60,7 @@ impl AggregateJob {
                 Report::Counts {
                     sum: Some((_, div)),
                     top,
+                    ..
                 },
                 Shape::Count,
             ) if self.request.value.is_some() => {
@@ -544,7 +545,8 @@ pub fn run(job: AggregateJob, options: &RunOptions) -> Result<()> {
         heat,
         std::io::stdout(),
     );
-    collector.clear = matches!(&job.report, Report::Split(split) if split.clear)
+    collector.clear = (matches!(&job.report, Report::Split(split) if split.clear)
+        || matches!(&job.report, Report::Counts { clear: true, .. }))
         && std::io::IsTerminal::is_terminal(&std::io::stdout());
     let mut session = options.session(job.command, true);
     let banner_what = what.clone();

@@ -24,6 +24,9 @@ pub enum Report {
         sum: Option<(String, f64)>,
         /// Show only the first N rows.
         top: Option<usize>,
+        /// Clear the terminal before each interval's table, as `top` does, when standard
+        /// output is one (biotop, slabratetop; `false` with bcc's `-C`/`--noclear`).
+        clear: bool,
     },
     /// A log2 histogram per group; `unit` heads the value column.
     Log2 { unit: String },

@@ -75,6 +75,7 @@ pub fn run(args: Args, verbose: u8) -> Result<()> {
         what: None,
         request,
         report: Report::Counts {
+            clear: false,
             sum: None,
             top: args.top,
         },

@@ -121,6 +121,7 @@ pub fn run(args: Args, verbose: u8) -> Result<()> {
     let unit = args.value.clone().unwrap_or_default();
     let report = match shape {
         Shape::Count | Shape::Trace => Report::Counts {
+            clear: false,
             sum: None,
             top: None,
         },

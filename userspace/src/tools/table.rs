@@ -248,6 +248,7 @@ mod tests {
         assert_eq!(
             job.report,
             Report::Counts {
+                clear: false,
                 sum: Some(("TIME(us)".into(), 1000.0)),
                 top: Some(5)
             }

@@ -147,6 +147,7 @@ fn count_job(command: &'static str, report: Report) -> AggregateJob {
 
 fn counts() -> Report {
     Report::Counts {
+        clear: false,
         sum: None,
         top: None,
     }

@@ -3,7 +3,7 @@
 //! `block:block_rq_issue` (include/trace/events/block.h) and shown busiest first, each
 //! interval (`-i`, bcc's default is 1 s) or at the end.
 
-use super::{Flag, Group, Metric, Plan, Tool, disk_filter};
+use super::{Flag, Group, Metric, NOCLEAR, Plan, Tool, disk_filter};
 use crate::{
     engine::request::{KeyField, Request},
     jobs::aggregate::AggregateJob,
@@ -27,6 +27,7 @@ buffered writes).",
             "Only I/O to this disk (a name under /sys/block)",
         ),
         Flag::number("top", "N", Some("20"), "Show the N busiest (bcc biotop -r)").short('r'),
+        NOCLEAR,
     ],
     groups: &[Group::Common, Group::Maps],
     plan: |values| {
@@ -45,6 +46,7 @@ buffered writes).",
                 ..Request::probe("block:block_rq_issue")
             },
             report: Report::Counts {
+                clear: !values.switch(NOCLEAR.long),
                 sum: Some(("KBYTES".into(), 1024.0)),
                 top: Some(values.number("top").unwrap_or(20) as usize),
             },

@@ -6,7 +6,7 @@
 //! socket, O other) and the file's name read through BTF (`str((struct file *)arg0->
 //! f_path.dentry->d_name.name)`): 8 key words.
 
-use super::{Flag, FlagKind, Group, NAME, Plan, Tool};
+use super::{Flag, FlagKind, Group, NAME, NOCLEAR, Plan, Tool};
 use crate::{
     engine::request::{KeyField, Request},
     jobs::aggregate::AggregateJob,
@@ -78,10 +78,7 @@ hardirqs and softirqs here). Needs kernel functions (kprobes or fentry).",
                 default: Some("all"),
             },
         },
-        Flag::switch(
-            "noclear",
-            "Do not clear the screen before each interval (bcc filetop -C)",
-        ),
+        NOCLEAR,
         NAME,
     ],
     groups: &[Group::Probing],
@@ -123,7 +120,7 @@ hardirqs and softirqs here). Needs kernel functions (kprobes or fentry).",
                 counts: vec!["READS".into(), "WRITES".into()],
                 after: vec!["T".into(), "FILE".into()],
                 sort: sort_of(values.text("sort")),
-                clear: !values.switch("noclear"),
+                clear: !values.switch(NOCLEAR.long),
             }),
             tool_filter: true,
         }))

@@ -95,6 +95,7 @@ pub fn funccount(options: &FunctionOptions) -> Result<AggregateJob> {
             ..Request::probe(probe)
         },
         report: Report::Counts {
+            clear: false,
             sum: None,
             top: options.top,
         },

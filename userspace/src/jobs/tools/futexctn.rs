@@ -114,6 +114,7 @@ pub fn futexctn(options: &FutexctnOptions) -> AggregateJob {
             ..Request::probe("syscalls:sys_exit_futex")
         },
         report: Report::Counts {
+            clear: false,
             sum: Some(("WAIT(us)".into(), 1000.0)),
             top: Some(options.top),
         },

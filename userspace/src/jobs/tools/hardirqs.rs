@@ -139,6 +139,7 @@ pub fn irq_job(kind: IrqKind, options: &IrqOptions) -> AggregateJob {
                 ..Request::probe(kind.entry)
             },
             report: Report::Counts {
+                clear: false,
                 sum: None,
                 top: None,
             },
@@ -175,6 +176,7 @@ pub fn irq_job(kind: IrqKind, options: &IrqOptions) -> AggregateJob {
                 ..request
             },
             Report::Counts {
+                clear: false,
                 sum: Some((
                     format!(
                         "TIME({})",

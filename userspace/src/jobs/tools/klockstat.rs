@@ -112,6 +112,7 @@ pub fn klockstat(options: &KlockstatOptions) -> AggregateJob {
             ..Request::probe("lock:contention_end")
         },
         report: Report::Counts {
+            clear: false,
             sum: Some(("WAIT(us)".into(), 1000.0)),
             top: Some(options.top),
         },

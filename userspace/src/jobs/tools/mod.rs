@@ -304,6 +304,13 @@ pub const FAILURES: Flag = Flag::switch("failures", "Only calls that failed").sh
 pub const NAME: Flag =
     Flag::text("name", "COMM", "Only tasks whose command name is COMM").short('n');
 
+/// `--noclear`: interval tables do not clear the screen first (bcc's top tools' `-C`; no
+/// short flag: `-C` is hardirqs' and softirqs' `--count`). Only on a terminal do they.
+pub const NOCLEAR: Flag = Flag::switch(
+    "noclear",
+    "Do not clear the screen before each interval's table (bcc -C)",
+);
+
 /// `--unit ns|us|ms`, microseconds by default, as bcc's `-m` is milliseconds.
 pub const UNIT: Flag = Flag {
     long: "unit",

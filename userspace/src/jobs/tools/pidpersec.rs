@@ -38,6 +38,7 @@ pub fn pidpersec(maps: MapSizes) -> AggregateJob {
             ..Request::probe("sched:sched_process_fork")
         },
         report: Report::Counts {
+            clear: false,
             sum: None,
             top: None,
         },

@@ -5,7 +5,7 @@
 //! bcc probes `kmem_cache_alloc` with a kprobe; the tracepoint also sees the allocations
 //! inlined callers make, and needs no kprobes.
 
-use super::{Flag, Group, Metric, NAME, Plan, Tool};
+use super::{Flag, Group, Metric, NAME, NOCLEAR, Plan, Tool};
 use crate::{
     engine::request::{KeyField, Request},
     jobs::aggregate::AggregateJob,
@@ -24,6 +24,7 @@ The name of a cache comes with each event, and names are keys of 32 bytes. Alloc
 interrupt makes are counted for the task it interrupted (use -a for the whole machine).",
     flags: &[
         NAME,
+        NOCLEAR,
         Flag::number("top", "N", Some("20"), "Show the N busiest caches (bcc slabratetop -r)")
             .short('r'),
     ],
@@ -40,6 +41,7 @@ interrupt makes are counted for the task it interrupted (use -a for the whole ma
                 ..Request::probe("kmem:kmem_cache_alloc")
             },
             report: Report::Counts {
+                clear: !values.switch(NOCLEAR.long),
                 sum: Some(("BYTES".into(), 1.0)),
                 top: Some(values.number("top").unwrap_or(20) as usize),
             },

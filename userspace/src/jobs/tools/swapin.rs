@@ -39,6 +39,7 @@ folio of pages, read back from swap for the process that faulted on it.",
                 ..Request::probe(format!("kprobe:{}", swap_function()))
             },
             report: Report::Counts {
+                clear: false,
                 sum: None,
                 top: None,
             },

@@ -112,6 +112,7 @@ pub fn syscount(options: &SyscountOptions) -> AggregateJob {
             })
         },
         report: Report::Counts {
+            clear: false,
             sum: options.latency.then(|| ("TIME(us)".to_string(), 1000.0)),
             top: Some(options.top),
         },

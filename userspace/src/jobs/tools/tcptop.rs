@@ -8,7 +8,7 @@
 //! IPv4-mapped, and `skc_portpair`, both ports in one word), keyed in the kernel by probe,
 //! pid, comm, addresses and ports: 8 key words (an address takes 2).
 
-use super::{Flag, FlagKind, Group, Metric, NAME, Plan, Tool, ValueUnit};
+use super::{Flag, FlagKind, Group, Metric, NAME, NOCLEAR, Plan, Tool, ValueUnit};
 use crate::{
     engine::request::{KeyField, Request},
     jobs::aggregate::AggregateJob,
@@ -35,6 +35,7 @@ family says: an IPv6 socket's IPv4-mapped peer is IPv6 there, shown as IPv4).",
     flags: &[
         Flag::number("top", "N", Some("20"), "Show the N busiest connections (bcc tcptop -r)")
             .short('r'),
+        NOCLEAR,
         Flag {
             long: "sort",
             // Not -s: that is sigsnoop's --signal, and a short flag means one thing.
@@ -110,7 +111,7 @@ family says: an IPv6 socket's IPv4-mapped peer is IPv6 there, shown as IPv4).",
                     Some("sent") => vec![1],
                     _ => Vec::new(),
                 },
-                clear: true,
+                clear: !values.switch(NOCLEAR.long),
             }),
             tool_filter: true,
         }))

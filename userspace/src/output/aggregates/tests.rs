@@ -37,6 +37,7 @@ fn counts_table_with_sums_sorted_and_cut() {
         kind: KeyKind::Syscall,
     }];
     let report = Report::Counts {
+        clear: false,
         sum: Some(("TIME(us)".into(), 1000.0)),
         top: Some(2),
     };
