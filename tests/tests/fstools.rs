@@ -507,6 +507,49 @@ fn kfunc_tool_fsdist_says_the_module_is_not_loaded() {
     assert!(run.stdout.is_empty(), "{}", run.stdout);
 }
 
+/// The VM image loads the xfs and btrfs modules (xtask/src/vm.rs): `fsdist` and `fsslower`
+/// attach to every function of their tables on each kernel of the matrix (the names and
+/// `fsslower`'s `struct file *` parameters, in the modules' BTF), run, and end well.
+#[test]
+fn kfunc_tool_fs_tools_attach_to_xfs_and_btrfs() {
+    require_root();
+    if !kprobes_or_skip("kfunc_tool_fs_tools_attach_to_xfs_and_btrfs") {
+        return;
+    }
+    for fs in ["xfs", "btrfs"] {
+        if !std::path::Path::new("/sys/module").join(fs).exists() {
+            let shipped = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+                .map(|release| {
+                    std::path::Path::new("/lib/modules")
+                        .join(release.trim())
+                        .join(format!("{fs}.ko"))
+                        .exists()
+                })
+                .unwrap_or(false);
+            assert!(
+                !shipped,
+                "the VM image ships {fs}.ko but /init did not load it"
+            );
+            eprintln!(
+                "kfunc_tool_fs_tools_attach_to_xfs_and_btrfs: skipped {fs}: its module is \
+                 not loaded (the VM image loads it)"
+            );
+            continue;
+        }
+        for tool in ["fsdist", "fsslower"] {
+            let run = tracekit([tool, "--fs", fs, "-d", "1", "-v"], TIMEOUT);
+            run.assert_code(0);
+            // A missing function ends the run (exit 1) with "this kernel has no xfs_...".
+            assert!(
+                !run.stderr.contains(&format!("has no {fs}_"))
+                    && run.stderr.contains("attached"),
+                "{tool} --fs {fs}: {}",
+                run.stderr
+            );
+        }
+    }
+}
+
 /// An unknown `--fs` is a usage error (exit 2) listing the known filesystems, those this
 /// kernel has first; nothing is attached.
 #[test]

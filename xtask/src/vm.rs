@@ -334,6 +334,19 @@ const EXT4_MODULES: [&str; 6] = [
 /// order: `/init` builds `/dev/md0` from two loop devices through sysfs (no mdadm).
 const MD_MODULES: [&str; 2] = ["drivers/md/md-mod", "drivers/md/raid1"];
 
+/// The modules of xfs and btrfs with what they depend on, in load order (each `.ko`'s
+/// `depends=`; `zstd_compress` is 6.1's alone): `fsdist`/`fsslower --fs xfs|btrfs` attach
+/// to their functions in the VM (tests/tests/fstools.rs). nfs is left out: the test of a
+/// filesystem whose module is not loaded needs one.
+const XFS_BTRFS_MODULES: [&str; 6] = [
+    "lib/libcrc32c",
+    "fs/xfs/xfs",
+    "crypto/xor",
+    "lib/raid6/raid6_pq",
+    "lib/zstd/zstd_compress",
+    "fs/btrfs/btrfs",
+];
+
 /// For the filesystem tools' tests (tests/tests/fstools.rs): each kernel's
 /// [`EXT4_MODULES`], uncompressed, under `/lib/modules/VERSION/` (busybox's insmod reads
 /// plain `.ko` files), and `/ext4.img`, an 8 MiB ext4 filesystem made by the host's
@@ -352,7 +365,11 @@ fn add_ext4(image: &Path, dir: &Path) -> Result<()> {
         for version in versions.flatten() {
             let to = image.join("lib/modules").join(version.file_name());
             std::fs::create_dir_all(&to)?;
-            for module in EXT4_MODULES.iter().chain(&MD_MODULES) {
+            for module in EXT4_MODULES
+                .iter()
+                .chain(&MD_MODULES)
+                .chain(&XFS_BTRFS_MODULES)
+            {
                 let from = version.path().join("kernel").join(module);
                 let name = format!("{}.ko", module.rsplit('/').next().unwrap_or(module));
                 let plain = from.with_extension("ko");
@@ -403,6 +420,10 @@ if [ -f /ext4.img ]; then
   mkdir -p /mnt/ext4
   losetup /dev/loop0 /ext4.img && mount -t ext4 /dev/loop0 /mnt/ext4 || dmesg | tail -5 | sed 's/^/dmesg: /'
 fi
+# xfs and btrfs (XFS_BTRFS_MODULES), for their functions: no filesystem of theirs is made.
+for m in libcrc32c xfs xor raid6_pq zstd_compress btrfs; do
+  [ -f /lib/modules/$(uname -r)/$m.ko ] && insmod /lib/modules/$(uname -r)/$m.ko
+done
 # An md RAID1 array, /dev/md0, on /dev/loop1 and /dev/loop2 (8 MiB each), built through
 # sysfs without metadata (Documentation/admin-guide/md.rst) and started in sync.
 if insmod /lib/modules/$(uname -r)/md-mod.ko && insmod /lib/modules/$(uname -r)/raid1.ko; then
