@@ -6,8 +6,8 @@ use super::{Plan, Tool, fsslower};
 /// `tracekit btrfsslower`.
 pub const TOOL: Tool = fsslower::alias(
     "btrfsslower",
-    "Print each btrfs read and write slower than a threshold, with the file (libbpf-tools btrfsslower)",
-    "  tracekit btrfsslower                 # btrfs reads and writes over 10 ms
+    "Print each btrfs read, write, open and fsync slower than a threshold, with the file (libbpf-tools btrfsslower)",
+    "  tracekit btrfsslower                 # btrfs reads, writes, opens and fsyncs over 10 ms
   tracekit btrfsslower 1 -p 1234        # one process's, over 1 ms
   tracekit btrfsslower 0 -- ./app       # every call while ./app runs
 

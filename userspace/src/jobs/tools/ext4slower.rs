@@ -6,8 +6,8 @@ use super::{Plan, Tool, fsslower};
 /// `tracekit ext4slower`.
 pub const TOOL: Tool = fsslower::alias(
     "ext4slower",
-    "Print each ext4 read and write slower than a threshold, with the file (libbpf-tools ext4slower)",
-    "  tracekit ext4slower                 # ext4 reads and writes over 10 ms
+    "Print each ext4 read, write, open and fsync slower than a threshold, with the file (libbpf-tools ext4slower)",
+    "  tracekit ext4slower                 # ext4 reads, writes, opens and fsyncs over 10 ms
   tracekit ext4slower 1 -p 1234        # one process's, over 1 ms
   tracekit ext4slower 0 -- ./app       # every call while ./app runs
 

@@ -6,8 +6,8 @@ use super::{Plan, Tool, fsslower};
 /// `tracekit nfsslower`.
 pub const TOOL: Tool = fsslower::alias(
     "nfsslower",
-    "Print each NFS read and write slower than a threshold, with the file (libbpf-tools nfsslower)",
-    "  tracekit nfsslower                 # NFS reads and writes over 10 ms
+    "Print each NFS read, write, open and fsync slower than a threshold, with the file (libbpf-tools nfsslower)",
+    "  tracekit nfsslower                 # NFS reads, writes, opens and fsyncs over 10 ms
   tracekit nfsslower 1 -p 1234        # one process's, over 1 ms
   tracekit nfsslower 0 -- ./app       # every call while ./app runs
 

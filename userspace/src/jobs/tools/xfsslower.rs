@@ -6,8 +6,8 @@ use super::{Plan, Tool, fsslower};
 /// `tracekit xfsslower`.
 pub const TOOL: Tool = fsslower::alias(
     "xfsslower",
-    "Print each XFS read and write slower than a threshold, with the file (libbpf-tools xfsslower)",
-    "  tracekit xfsslower                 # XFS reads and writes over 10 ms
+    "Print each XFS read, write, open and fsync slower than a threshold, with the file (libbpf-tools xfsslower)",
+    "  tracekit xfsslower                 # XFS reads, writes, opens and fsyncs over 10 ms
   tracekit xfsslower 1 -p 1234        # one process's, over 1 ms
   tracekit xfsslower 0 -- ./app       # every call while ./app runs
 
