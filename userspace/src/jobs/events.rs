@@ -533,15 +533,39 @@ pub fn line(
     format!("{}\n", cells.join(" ").trim_end())
 }
 
-/// The wall clock as `HH:MM:SS` (local time, as bcc prints it).
-pub fn clock_now() -> String {
-    // SAFETY: time and localtime_r with valid pointers.
+/// The wall clock at `unix_s` (seconds since the epoch) as `HH:MM:SS`, local time, as bcc
+/// prints it.
+pub fn clock_at(unix_s: i64) -> String {
+    // SAFETY: localtime_r with valid pointers.
     unsafe {
-        let now = libc::time(std::ptr::null_mut());
+        let at = unix_s as libc::time_t;
         let mut tm: libc::tm = std::mem::zeroed();
-        libc::localtime_r(&now, &mut tm);
+        libc::localtime_r(&at, &mut tm);
         format!("{:02}:{:02}:{:02}", tm.tm_hour, tm.tm_min, tm.tm_sec)
     }
+}
+
+/// The wall clock second (since the epoch) of an event stamped `ts_ns` by
+/// `bpf_ktime_get_ns` (CLOCK_MONOTONIC), given both clocks read together once: the time
+/// the event happened, not when its line was made (lines of several rings wait to be put in
+/// order; libbpf-tools stamps a line when it reads it).
+pub fn wall_s(ts_ns: u64, (monotonic_ns, realtime_ns): (u64, u64)) -> i64 {
+    let wall_ns = realtime_ns as i128 + ts_ns as i128 - monotonic_ns as i128;
+    wall_ns.div_euclid(1_000_000_000) as i64
+}
+
+/// CLOCK_MONOTONIC and CLOCK_REALTIME now, in ns, for [`wall_s`].
+pub fn clocks_now() -> (u64, u64) {
+    let read = |clock| {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: clock_gettime(2) with a live out-pointer.
+        unsafe { libc::clock_gettime(clock, &mut ts) };
+        ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    };
+    (read(libc::CLOCK_MONOTONIC), read(libc::CLOCK_REALTIME))
 }
 
 #[cfg(test)]

@@ -147,6 +147,8 @@ struct TraceCollector<'a> {
     rings: Vec<Ring>,
     symbolizer: Symbolizer,
     start_ns: u64,
+    /// CLOCK_MONOTONIC and CLOCK_REALTIME read together at the start: events' wall clock.
+    clocks: (u64, u64),
     printed: u64,
     write_error: Option<std::io::Error>,
     /// When exited processes were last looked for ([`monotonic_ns`]): those found then
@@ -184,6 +186,7 @@ impl Collector for TraceCollector<'_> {
 
     fn rings(&mut self) -> Result<Vec<RingBuf<MapData>>> {
         self.start_ns = monotonic_ns();
+        self.clocks = events::clocks_now();
         let mut rings = Vec::new();
         for (index, engine) in self.engines.engines.iter_mut().enumerate() {
             let plan = &self.compiled.specs[index].main.plan;
@@ -249,7 +252,7 @@ impl Collector for TraceCollector<'_> {
                         let event = event_name(&record, view);
                         let since_start_s = record.ts_ns.saturating_sub(self.start_ns) as f64 / 1e9;
                         let clock = if *time == EventTime::Clock {
-                            events::clock_now()
+                            events::clock_at(events::wall_s(record.ts_ns, self.clocks))
                         } else {
                             String::new()
                         };
@@ -517,6 +520,7 @@ fn run_in(
             ..SymbolizerOptions::default()
         }),
         start_ns: 0,
+        clocks: (0, 0),
         printed: 0,
         write_error: None,
         dead_looked_ns: monotonic_ns(),

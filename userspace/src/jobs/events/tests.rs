@@ -309,3 +309,15 @@ fn fsslower_fsync_lines_exactly() {
         )
     );
 }
+
+#[test]
+fn wall_clock_of_an_event_is_its_stamp_not_the_line_time() {
+    // Clocks read together: monotonic 1000.5 s, realtime 1_700_000_000.5 s.
+    let clocks = (1_000_500_000_000, 1_700_000_000_500_000_000);
+    assert_eq!(wall_s(1_000_500_000_000, clocks), 1_700_000_000);
+    // Stamped 2.6 s before the clocks were read (an event read late): 2.6 s earlier.
+    assert_eq!(wall_s(997_900_000_000, clocks), 1_699_999_997);
+    assert_eq!(wall_s(1_002_000_000_000, clocks), 1_700_000_002);
+    // Before the epoch rounds down, not toward zero.
+    assert_eq!(wall_s(0, (2_000_000_000, 1_500_000_000)), -1);
+}
