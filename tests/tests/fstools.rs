@@ -541,8 +541,7 @@ fn kfunc_tool_fs_tools_attach_to_xfs_and_btrfs() {
             run.assert_code(0);
             // A missing function ends the run (exit 1) with "this kernel has no xfs_...".
             assert!(
-                !run.stderr.contains(&format!("has no {fs}_"))
-                    && run.stderr.contains("attached"),
+                !run.stderr.contains(&format!("has no {fs}_")) && run.stderr.contains("attached"),
                 "{tool} --fs {fs}: {}",
                 run.stderr
             );
