@@ -437,6 +437,19 @@ pub fn run_events(job: &EventsJob, options: &RunOptions) -> Result<()> {
     let mut requests = vec![&job.request];
     let mut columns = vec![job.columns.as_slice()];
     for part in &job.parts {
+        // A group the kernel lacks (no tracepoint, a type not in its BTF) that the tool
+        // runs without.
+        if let Some(what) = part.optional
+            && let Err(err) = crate::engine::compile::compile(&part.request)
+        {
+            if options.verbose >= 1 {
+                eprintln!(
+                    "tracekit: {what} left out ({}): {err}",
+                    part.request.probes.join(", ")
+                );
+            }
+            continue;
+        }
         requests.push(&part.request);
         columns.push(&part.columns);
     }
