@@ -152,7 +152,9 @@ fn network_tcpaccept_shows_each_accept() {
 /// with the fixture's pid and comm and both ends' ports, as the fixture prints them
 /// (`uring PID CLIENT_PORT SERVER_PORT`). Its other completions (a read whose result is a
 /// regular file's descriptor, a `MSG_RING` whose result is the accepted socket's descriptor
-/// but that has no request) are not shown and are no read errors: nothing is lost.
+/// but that has no request) are not shown and are no read errors: nothing is lost. Nor is
+/// its last accept, into a fixed file, whose result 0 is no descriptor (the fixture's
+/// descriptor 0 is then its client's socket, which reading `sock(res)` would show).
 #[test]
 fn network_tcpaccept_shows_io_uring_accepts() {
     require_root();
@@ -192,6 +194,12 @@ fn network_tcpaccept_shows_io_uring_accepts() {
         })
         .collect();
     assert_eq!(want.len(), 50, "the fixture's connections: {}", run.stdout);
+    let fixed: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|line| line.starts_with("fixed "))
+        .collect();
+    assert_eq!(fixed.len(), 1, "{}", run.stdout);
     let events: Vec<Value> = std::fs::read_to_string(&out)
         .unwrap()
         .lines()
@@ -216,9 +224,10 @@ fn network_tcpaccept_shows_io_uring_accepts() {
 }
 
 /// `count`'s filter takes a cast: the io_uring completions of `tk_tcp --uring 20` that are
-/// accepts (`(struct io_kiocb *)req->opcode == 13`) are exactly its 20; its reads and
-/// `MSG_RING`s (3 completions a connection, one with a NULL `req`) fail the filter and are
-/// no read errors.
+/// accepts (`(struct io_kiocb *)req->opcode == 13`) into a descriptor (`(struct io_accept
+/// *)req->file_slot == 0`) are exactly its 20; its reads and `MSG_RING`s (3 completions a
+/// connection, one with a NULL `req`) and its fixed-file accept fail the filter and are no
+/// read errors.
 #[test]
 fn network_count_filters_io_uring_completions_through_a_cast() {
     require_root();
@@ -228,7 +237,7 @@ fn network_count_filters_io_uring_completions_through_a_cast() {
             "count",
             "io_uring:io_uring_complete",
             "--filter",
-            "(struct io_kiocb *)req->opcode == 13 && res >= 0",
+            "(struct io_kiocb *)req->opcode == 13 && (struct io_accept *)req->file_slot == 0",
             "--json",
             "--",
             tk_tcp.to_str().unwrap(),
@@ -247,7 +256,7 @@ fn network_count_filters_io_uring_completions_through_a_cast() {
     let stats = &counts["stats"];
     assert_eq!(number(stats, "counted"), 20, "{counts}");
     assert_eq!(number(stats, "read_errors"), 0, "{counts}");
-    assert!(number(stats, "filtered") >= 60, "{counts}");
+    assert!(number(stats, "filtered") >= 61, "{counts}");
 }
 
 /// Each connection's two ends when they close: ports, and the bytes each sent and
