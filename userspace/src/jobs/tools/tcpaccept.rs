@@ -15,8 +15,8 @@
 //! `iou-wrk-PID`), which share its descriptor table. A multishot accept
 //! (`IORING_ACCEPT_MULTISHOT`) posts each connection as a completion of no request (`req`
 //! NULL), which cannot be told from other requests' and is not shown. A kernel without the
-//! tracepoint (io_uring before 5.19, or built without it) or without `struct io_kiocb` in
-//! its BTF runs without the group, saying so under `-v`.
+//! tracepoint (built without io_uring), with one that records no `req` (older kernels'), or
+//! without `struct io_kiocb` in its BTF runs without the group, saying so under `-v`.
 //!
 //! libbpf-tools reads the same socket at the return of `inet_csk_accept`, a kernel function
 //! (kretprobe/fexit), which sees both; the tracepoints need neither. An IPv4 socket's
