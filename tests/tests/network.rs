@@ -162,7 +162,7 @@ fn network_tcpaccept_shows_io_uring_accepts() {
     let out = dir.join("events.json");
     let tk_tcp = fixture("tk_tcp");
     let run = tracekit(
-        &[
+        [
             "tcpaccept",
             "-v",
             "--json",
@@ -233,7 +233,7 @@ fn network_count_filters_io_uring_completions_through_a_cast() {
     require_root();
     let tk_tcp = fixture("tk_tcp");
     let run = tracekit(
-        &[
+        [
             "count",
             "io_uring:io_uring_complete",
             "--filter",

@@ -47,10 +47,10 @@ use crate::{
 /// `compiles` refuses (the kernel lacks its tracepoint, or a type its fields read) is left
 /// out, with the line `-v` prints for it (`tracekit: io_uring accepts left out
 /// (io_uring:io_uring_complete): WHY`).
-pub fn groups<'a>(
-    job: &'a EventsJob,
+pub fn groups(
+    job: &EventsJob,
     compiles: impl Fn(&Request) -> crate::Result<()>,
-) -> (Vec<(&'a Request, &'a [Column])>, Vec<String>) {
+) -> (Vec<(&Request, &[Column])>, Vec<String>) {
     let mut groups = vec![(&job.request, job.columns.as_slice())];
     let mut left_out = Vec::new();
     for part in &job.parts {
