@@ -147,7 +147,8 @@ pub struct CodeKey {
     pub runtime: u16,
     /// The low 16 bits of a HotSpot compiled method's `_compile_id` (read with the frame:
     /// a blob freed and reused by other code is announced again, and userspace tells the
-    /// two apart, [`hotspot::encode_blob`]); 0 for every other code object.
+    /// two apart, [`hotspot::encode_blob`]); a V8 optimized `Code`'s
+    /// [`v8::code_generation`] (never 0); 0 for every other code object.
     pub generation: u16,
     /// The code object's address in the process (a HotSpot blob's with the low bits of its
     /// generation, [`hotspot::encode_blob`]).
