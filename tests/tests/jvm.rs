@@ -570,7 +570,7 @@ fn jvm_reused_code_cache_space_is_named_by_its_new_method() {
 /// Issue 28: the same fixture under `-Xint` (`JReuse.java`, WARM 1): nothing is compiled,
 /// and each phase's class's `Method*`s are allocated in the metaspace the previous phase's
 /// unloaded class left (before the fix the interpreted frames of `reuseK` were named by
-/// the method first read at their `Method*`: MISNAMED_ON_MAIN). The kernel records each
+/// the method first read at their `Method*`: 378 of 693 samples). The kernel records each
 /// interpreted frame with a fingerprint of its method (its class name's and constant
 /// pool's addresses, its name and signature indexes); a frame whose fingerprint is not
 /// the method's now is `[unknown]`, never the other's name.
