@@ -7,9 +7,10 @@ use crate::stacks::Frame;
 
 /// The frames (outermost first) of a user stack `leaf_first` of `pid` holding interpreter
 /// frames: each run of native addresses goes to `native` (the symbolizer), each interpreter
-/// frame to [`frames`] (a HotSpot interpreted frame with the fingerprint word after it). A run is symbolized as a stack of its own, whose first address is
-/// looked up as is: a run after the leaf starts at a return address, so it is passed minus
-/// one (inside the call), as the symbolizer does with the return addresses it sees.
+/// frame to [`frames`] (a HotSpot interpreted frame with the fingerprint word after it). A
+/// run is symbolized as a stack of its own, whose first address is looked up as is: a run
+/// after the leaf starts at a return address, so it is passed minus one (inside the call),
+/// as the symbolizer does with the return addresses it sees.
 pub fn splice(
     pid: u32,
     leaf_first: &[u64],
