@@ -564,7 +564,8 @@ pub fn line(
 pub fn clock_at(unix_s: i64) -> String {
     // SAFETY: localtime_r with valid pointers.
     unsafe {
-        let at = unix_s as libc::time_t;
+        // time_t unnamed: musl deprecates the alias (it turns 64-bit there).
+        let at = unix_s as _;
         let mut tm: libc::tm = std::mem::zeroed();
         libc::localtime_r(&at, &mut tm);
         format!("{:02}:{:02}:{:02}", tm.tm_hour, tm.tm_min, tm.tm_sec)
