@@ -24,8 +24,8 @@ fn cgroup2_root() -> PathBuf {
         .lines()
         .find_map(|line| {
             let (left, right) = line.split_once(" - ")?;
-            (right.split_whitespace().next()? == "cgroup2")
-                .then(|| PathBuf::from(left.split_whitespace().nth(4)?))
+            let mount_point = left.split_whitespace().nth(4)?;
+            (right.split_whitespace().next()? == "cgroup2").then(|| PathBuf::from(mount_point))
         })
         .expect("a cgroup2 mount")
 }

@@ -293,7 +293,8 @@ pub fn run(options: Options, collector: &mut dyn Collector) -> Result<Finished> 
     if options.cgroup.is_some() && !collector.honours_cgroup() {
         return Err(crate::Error::usage(format!(
             "{} --cgroup: this command cannot select tasks by cgroup (use -p PID or -- CMD)",
-            options.command
+            // `stat -a` names the command in privilege messages: the name alone here.
+            options.command.split(' ').next().unwrap_or_default()
         )));
     }
     let mut exit_fds = match &options.scope {
