@@ -304,7 +304,14 @@ pub fn run(options: Options, collector: &mut dyn Collector) -> Result<Finished> 
     if options.needs_bpf {
         caps::require_tracing(&options.command)?;
     }
-    let scope_text = options.scope.describe();
+    let scope_text = match options.cgroup {
+        Some(cgroup) => format!(
+            "{} in cgroup {}",
+            options.scope.describe(),
+            crate::cgroups::path(cgroup.id)
+        ),
+        None => options.scope.describe(),
+    };
     let mut workload = match &options.scope {
         Scope::Command(argv) if collector.names_user_frames() => Some(Workload::spawn_held(argv)?),
         Scope::Command(argv) => Some(Workload::spawn(argv)?),
