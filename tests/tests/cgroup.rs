@@ -234,3 +234,48 @@ fn cgroup_bad_paths_are_refused() {
         assert_eq!(run.stderr.trim(), format!("tracekit: {line}"), "{args:?}");
     }
 }
+
+/// With `-p`, both must hold: a process outside the cgroup, named by `-p`, is not counted;
+/// the same run on a process inside counts all its calls.
+#[test]
+fn cgroup_and_pid_both_hold() {
+    require_root();
+    let cgroup = TestCgroup::new("pid");
+    let program = fixture("tk_syscalls");
+    let parent = cgroup.parent.to_str().unwrap().to_string();
+    for inside in [false, true] {
+        // 3000 calls paced over 1.5 s: tracekit attaches while they run, and ends with them.
+        let args = ["--rate", "2000", "3000"];
+        let mut child = if inside {
+            cgroup.spawn_inside(&program, &args)
+        } else {
+            spawn_outside(&program, &args)
+        };
+        let pid = child.id().to_string();
+        let run = tracekit(
+            [
+                "count",
+                "syscalls:sys_enter_getppid",
+                "-p",
+                &pid,
+                "--cgroup",
+                &parent,
+                "--json",
+            ],
+            TIMEOUT,
+        );
+        assert!(child.wait().unwrap().success());
+        run.assert_code(0);
+        let total: u64 = parse_json(&run.stdout)["groups"]
+            .as_array()
+            .expect("groups")
+            .iter()
+            .map(|g| g["count"].as_u64().unwrap())
+            .sum();
+        if inside {
+            assert!(total > 0 && total <= 3000, "inside: {total}");
+        } else {
+            assert_eq!(total, 0, "outside: {}", run.stdout);
+        }
+    }
+}
