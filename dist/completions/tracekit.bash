@@ -529,7 +529,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__bashreadline)
-            opts="-t -T -a -p -d -i -o -v -h -V --shared --timestamp --time --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-t -T -a -p -d -i -o -v -h -V --shared --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -544,6 +544,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -587,7 +591,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__bindsnoop)
-            opts="-x -n -t -T -a -p -d -i -o -v -h -V --failures --name --timestamp --time --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-x -n -t -T -a -p -d -i -o -v -h -V --failures --name --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -606,6 +610,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -649,7 +657,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__biolatency)
-            opts="-a -p -d -i -o -v -h -V --unit --per-disk --queued --disk --percentiles --precision --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --unit --per-disk --queued --disk --percentiles --precision --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -672,6 +680,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -715,7 +727,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__biopattern)
-            opts="-a -p -d -i -o -v -h -V --disk --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --disk --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -730,6 +742,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -773,7 +789,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__biosnoop)
-            opts="-Q -T -a -p -d -i -o -v -h -V --disk --queued --time --all-cpus --pid --duration --interval --output --json --verbose --help --version"
+            opts="-Q -T -a -p -d -i -o -v -h -V --disk --queued --time --all-cpus --pid --cgroup --duration --interval --output --json --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -788,6 +804,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -823,7 +843,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__biostacks)
-            opts="-Q -a -p -d -i -o -v -h -V --unit --queued --disk --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-Q -a -p -d -i -o -v -h -V --unit --queued --disk --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -842,6 +862,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -885,7 +909,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__biotop)
-            opts="-r -a -p -d -i -o -v -h -V --disk --top --noclear --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-r -a -p -d -i -o -v -h -V --disk --top --noclear --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -908,6 +932,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -951,7 +979,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__bitesize)
-            opts="-a -p -d -i -o -v -h -V --disk --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --disk --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -966,6 +994,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1009,7 +1041,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__btrfsdist)
-            opts="-a -p -d -i -o -v -h -V --unit --percentiles --precision --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --unit --percentiles --precision --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1028,6 +1060,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1071,7 +1107,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__btrfsslower)
-            opts="-a -p -d -i -o -v -h -V --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1082,6 +1118,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1125,7 +1165,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__cachestat)
-            opts="-a -p -d -i -o -v -h -V --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1136,6 +1176,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1179,7 +1223,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__capable)
-            opts="-n -t -T -a -p -d -i -o -v -h -V --all-checks --name --timestamp --time --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-n -t -T -a -p -d -i -o -v -h -V --all-checks --name --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1198,6 +1242,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1241,7 +1289,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__count)
-            opts="-a -p -d -i -o -v -h -V --by --filter --top --last --last-key --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version tracepoint: t: rawtracepoint: rt: kprobe: k: kretprobe: kr: fentry: f: kfunc: fexit: fr: kretfunc: uprobe: u: uretprobe: ur: usdt: U: software: s: hardware: h:"
+            opts="-a -p -d -i -o -v -h -V --by --filter --top --last --last-key --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version tracepoint: t: rawtracepoint: rt: kprobe: k: kretprobe: kr: fentry: f: kfunc: fexit: fr: kretfunc: uprobe: u: uretprobe: ur: usdt: U: software: s: hardware: h:"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1272,6 +1320,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1315,7 +1367,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__cpudist)
-            opts="-O -a -p -d -i -o -v -h -V --unit --offcpu --tids --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-O -a -p -d -i -o -v -h -V --unit --offcpu --tids --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1330,6 +1382,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1373,7 +1429,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__cpufreq)
-            opts="-F -a -p -d -i -o -v -h -V --by --cpus --frequency --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-F -a -p -d -i -o -v -h -V --by --cpus --frequency --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1396,6 +1452,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1439,7 +1499,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__dcsnoop)
-            opts="-n -a -p -d -i -o -v -h -V --all-lookups --name --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-n -a -p -d -i -o -v -h -V --all-lookups --name --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1458,6 +1518,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1527,7 +1591,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__drsnoop)
-            opts="-n -a -p -d -i -o -v -h -V --name --all-cpus --pid --duration --interval --output --json --verbose --help --version"
+            opts="-n -a -p -d -i -o -v -h -V --name --all-cpus --pid --cgroup --duration --interval --output --json --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1546,6 +1610,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1581,7 +1649,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__execsnoop)
-            opts="-n -t -T -a -p -d -i -o -v -h -V --name --timestamp --time --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-n -t -T -a -p -d -i -o -v -h -V --name --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1600,6 +1668,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1643,7 +1715,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__exitsnoop)
-            opts="-x -n -t -T -a -p -d -i -o -v -h -V --failures --threaded --name --timestamp --time --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-x -n -t -T -a -p -d -i -o -v -h -V --failures --threaded --name --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1662,6 +1734,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1739,7 +1815,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__ext4dist)
-            opts="-a -p -d -i -o -v -h -V --unit --percentiles --precision --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --unit --percentiles --precision --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1758,6 +1834,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1801,7 +1881,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__ext4slower)
-            opts="-a -p -d -i -o -v -h -V --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1812,6 +1892,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1855,7 +1939,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__filelife)
-            opts="-n -a -p -d -i -o -v -h -V --name --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-n -a -p -d -i -o -v -h -V --name --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1874,6 +1958,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1917,7 +2005,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__filetop)
-            opts="-r -n -a -p -d -i -o -v -h -V --top --regular --sort --noclear --name --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-r -n -a -p -d -i -o -v -h -V --top --regular --sort --noclear --name --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1948,6 +2036,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1991,7 +2083,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__fsdist)
-            opts="-a -p -d -i -o -v -h -V --fs --unit --percentiles --precision --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --fs --unit --percentiles --precision --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2014,6 +2106,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2057,7 +2153,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__fsslower)
-            opts="-a -p -d -i -o -v -h -V --fs --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --fs --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2072,6 +2168,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2115,7 +2215,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__funccount)
-            opts="-a -p -d -i -o -v -h -V --by --top --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --by --top --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2134,6 +2234,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2177,7 +2281,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__funclatency)
-            opts="-a -p -d -i -o -v -h -V --unit --percentiles --precision --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --unit --percentiles --precision --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2196,6 +2300,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2239,7 +2347,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__futexctn)
-            opts="-n -a -p -d -i -o -v -h -V --name --top --stacks --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-n -a -p -d -i -o -v -h -V --name --top --stacks --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2262,6 +2370,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2305,7 +2417,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__gethostlatency)
-            opts="-n -t -T -a -p -d -i -o -v -h -V --libc --name --timestamp --time --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-n -t -T -a -p -d -i -o -v -h -V --libc --name --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2328,6 +2440,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2371,7 +2487,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__hardirqs)
-            opts="-C -a -p -d -i -o -v -h -V --unit --count --dist --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-C -a -p -d -i -o -v -h -V --unit --count --dist --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2386,6 +2502,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3591,7 +3711,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__hist)
-            opts="-a -p -d -i -o -v -h -V --value --by --filter --linear --percentiles --precision --last --last-key --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version tracepoint: t: rawtracepoint: rt: kprobe: k: kretprobe: kr: fentry: f: kfunc: fexit: fr: kretfunc: uprobe: u: uretprobe: ur: usdt: U: software: s: hardware: h:"
+            opts="-a -p -d -i -o -v -h -V --value --by --filter --linear --percentiles --precision --last --last-key --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version tracepoint: t: rawtracepoint: rt: kprobe: k: kretprobe: kr: fentry: f: kfunc: fexit: fr: kretfunc: uprobe: u: uretprobe: ur: usdt: U: software: s: hardware: h:"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3630,6 +3750,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3673,7 +3797,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__killsnoop)
-            opts="-x -n -t -T -a -p -d -i -o -v -h -V --failures --name --timestamp --time --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-x -n -t -T -a -p -d -i -o -v -h -V --failures --name --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3692,6 +3816,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3735,7 +3863,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__klockstat)
-            opts="-a -p -d -i -o -v -h -V --by --top --stacks --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --by --top --stacks --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3754,6 +3882,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3823,7 +3955,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__mdflush)
-            opts="-n -a -p -d -i -o -v -h -V --name --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-n -a -p -d -i -o -v -h -V --name --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3842,6 +3974,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3885,7 +4021,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__memleak)
-            opts="-z -Z -a -p -d -i -o -v -h -V --top --older --min-size --max-size --show-allocs --kernel --all-cpus --pid --duration --interval --output --json --verbose --help --version"
+            opts="-z -Z -a -p -d -i -o -v -h -V --top --older --min-size --max-size --show-allocs --kernel --all-cpus --pid --cgroup --duration --interval --output --json --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3923,6 +4059,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --cgroup)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --duration)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -3955,7 +4095,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__mountsnoop)
-            opts="-n -t -T -a -p -d -i -o -v -h -V --name --timestamp --time --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-n -t -T -a -p -d -i -o -v -h -V --name --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3974,6 +4114,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -4017,7 +4161,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__nfsdist)
-            opts="-a -p -d -i -o -v -h -V --unit --percentiles --precision --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --unit --percentiles --precision --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4036,6 +4180,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -4079,7 +4227,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__nfsslower)
-            opts="-a -p -d -i -o -v -h -V --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4090,6 +4238,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -4133,7 +4285,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__offcpu)
-            opts="-m -M -K -U -a -p -d -i -o -v -h -V --min-block-time --max-block-time --state --kernel-stack --user-stack --top --call-graph --unwind-table-budget --no-interpreters --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --offline --debuginfod-timeout --verbose --help --version"
+            opts="-m -M -K -U -a -p -d -i -o -v -h -V --min-block-time --max-block-time --state --kernel-stack --user-stack --top --call-graph --unwind-table-budget --no-interpreters --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --offline --debuginfod-timeout --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4176,6 +4328,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -4223,7 +4379,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__offwaketime)
-            opts="-m -M -f -K -U -a -p -d -i -o -v -h -V --min-block-time --max-block-time --tid --folded --kernel-stack --user-stack --top --call-graph --unwind-table-budget --no-interpreters --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --offline --debuginfod-timeout --verbose --help --version"
+            opts="-m -M -f -K -U -a -p -d -i -o -v -h -V --min-block-time --max-block-time --tid --folded --kernel-stack --user-stack --top --call-graph --unwind-table-budget --no-interpreters --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --offline --debuginfod-timeout --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4266,6 +4422,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -4313,7 +4473,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__oomkill)
-            opts="-t -T -a -p -d -i -o -v -h -V --timestamp --time --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-t -T -a -p -d -i -o -v -h -V --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4324,6 +4484,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -4367,7 +4531,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__opensnoop)
-            opts="-x -n -t -T -a -p -d -i -o -v -h -V --failures --name --timestamp --time --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-x -n -t -T -a -p -d -i -o -v -h -V --failures --name --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4386,6 +4550,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -4429,7 +4597,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__pidpersec)
-            opts="-a -p -d -i -o -v -h -V --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4440,6 +4608,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -4483,7 +4655,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__profile)
-            opts="-F -a -p -d -i -o -K -U -v -h -V --frequency --all-cpus --pid --duration --interval --output --json --kernel-stack --user-stack --call-graph --unwind-table-budget --no-interpreters --include-idle --no-inline --heatmap --inverted --top --by --stack-storage-size --count-map-size --offline --debuginfod-timeout --verbose --help --version"
+            opts="-F -a -p -d -i -o -K -U -v -h -V --frequency --all-cpus --pid --cgroup --duration --interval --output --json --kernel-stack --user-stack --call-graph --unwind-table-budget --no-interpreters --include-idle --no-inline --heatmap --inverted --top --by --stack-storage-size --count-map-size --offline --debuginfod-timeout --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4502,6 +4674,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -4599,7 +4775,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__runqlat)
-            opts="-a -p -d -i -o -v -h -V --unit --tids --percentiles --precision --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --unit --tids --percentiles --precision --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4618,6 +4794,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -4661,7 +4841,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__runqlen)
-            opts="-F -a -p -d -i -o -v -h -V --cpus --frequency --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-F -a -p -d -i -o -v -h -V --cpus --frequency --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4680,6 +4860,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -4723,7 +4907,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__runqslower)
-            opts="-P -a -p -d -i -o -v -h -V --min-us --previous --all-cpus --pid --duration --interval --output --json --verbose --help --version"
+            opts="-P -a -p -d -i -o -v -h -V --min-us --previous --all-cpus --pid --cgroup --duration --interval --output --json --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4738,6 +4922,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -4773,7 +4961,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__setuids)
-            opts="-x -n -t -T -a -p -d -i -o -v -h -V --failures --name --timestamp --time --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-x -n -t -T -a -p -d -i -o -v -h -V --failures --name --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4792,6 +4980,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -4835,7 +5027,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__sigsnoop)
-            opts="-x -k -s -n -t -T -a -p -d -i -o -v -h -V --failures --kill --signal --signal-name --name --timestamp --time --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-x -k -s -n -t -T -a -p -d -i -o -v -h -V --failures --kill --signal --signal-name --name --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4862,6 +5054,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -4905,7 +5101,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__slabratetop)
-            opts="-n -r -a -p -d -i -o -v -h -V --name --noclear --top --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-n -r -a -p -d -i -o -v -h -V --name --noclear --top --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4932,6 +5128,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -4975,7 +5175,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__softirqs)
-            opts="-C -a -p -d -i -o -v -h -V --unit --count --dist --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-C -a -p -d -i -o -v -h -V --unit --count --dist --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4990,6 +5190,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -5033,7 +5237,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__solisten)
-            opts="-n -a -p -d -i -o -v -h -V --name --all-cpus --pid --duration --interval --output --json --verbose --help --version"
+            opts="-n -a -p -d -i -o -v -h -V --name --all-cpus --pid --cgroup --duration --interval --output --json --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5052,6 +5256,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -5087,7 +5295,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__stackcount)
-            opts="-K -U -a -p -d -i -o -v -h -V --filter --kernel-stack --user-stack --top --call-graph --unwind-table-budget --no-interpreters --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --offline --debuginfod-timeout --verbose --help --version tracepoint: t: rawtracepoint: rt: kprobe: k: kretprobe: kr: fentry: f: kfunc: fexit: fr: kretfunc: uprobe: u: uretprobe: ur: usdt: U: software: s: hardware: h:"
+            opts="-K -U -a -p -d -i -o -v -h -V --filter --kernel-stack --user-stack --top --call-graph --unwind-table-budget --no-interpreters --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --offline --debuginfod-timeout --verbose --help --version tracepoint: t: rawtracepoint: rt: kprobe: k: kretprobe: kr: fentry: f: kfunc: fexit: fr: kretfunc: uprobe: u: uretprobe: ur: usdt: U: software: s: hardware: h:"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5114,6 +5322,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -5161,7 +5373,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__stat)
-            opts="-e -I -a -p -d -i -o -v -h -V --event --all --all-cpus --pid --duration --interval --output --json --verbose --help --version"
+            opts="-e -I -a -p -d -i -o -v -h -V --event --all --all-cpus --pid --cgroup --duration --interval --output --json --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5184,6 +5396,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -5219,7 +5435,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__statsnoop)
-            opts="-x -n -t -T -a -p -d -i -o -v -h -V --failures --name --timestamp --time --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-x -n -t -T -a -p -d -i -o -v -h -V --failures --name --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5238,6 +5454,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -5281,7 +5501,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__swapin)
-            opts="-a -p -d -i -o -v -h -V --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5292,6 +5512,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -5335,7 +5559,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__syncsnoop)
-            opts="-n -t -T -a -p -d -i -o -v -h -V --name --timestamp --time --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-n -t -T -a -p -d -i -o -v -h -V --name --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5354,6 +5578,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -5397,7 +5625,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__syscount)
-            opts="-L -x -a -p -d -i -o -v -h -V --by --latency --failures --top --percentiles --precision --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-L -x -a -p -d -i -o -v -h -V --by --latency --failures --top --percentiles --precision --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5420,6 +5648,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -5463,7 +5695,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__tcpaccept)
-            opts="-n -a -p -d -i -o -v -h -V --lport --name --all-cpus --pid --duration --interval --output --json --verbose --help --version"
+            opts="-n -a -p -d -i -o -v -h -V --lport --name --all-cpus --pid --cgroup --duration --interval --output --json --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5486,6 +5718,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -5521,7 +5757,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__tcpconnect)
-            opts="-n -a -p -d -i -o -v -h -V --rport --name --all-cpus --pid --duration --interval --output --json --verbose --help --version"
+            opts="-n -a -p -d -i -o -v -h -V --rport --name --all-cpus --pid --cgroup --duration --interval --output --json --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5544,6 +5780,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -5579,7 +5819,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__tcpconnlat)
-            opts="-a -p -d -i -o -v -h -V --rport --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --rport --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5594,6 +5834,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -5637,7 +5881,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__tcpdrop)
-            opts="-n -t -T -a -p -d -i -o -v -h -V --name --timestamp --time --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-n -t -T -a -p -d -i -o -v -h -V --name --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5656,6 +5900,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -5699,7 +5947,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__tcplife)
-            opts="-a -p -d -i -o -v -h -V --lport --rport --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --lport --rport --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5718,6 +5966,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -5761,7 +6013,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__tcpretrans)
-            opts="-a -p -d -i -o -v -h -V --lport --rport --all-cpus --pid --duration --interval --output --json --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --lport --rport --all-cpus --pid --cgroup --duration --interval --output --json --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5780,6 +6032,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -5815,7 +6071,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__tcprtt)
-            opts="-a -p -d -i -o -v -h -V --ms --lport --rport --by-lport --by-rport --percentiles --precision --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --ms --lport --rport --by-lport --by-rport --percentiles --precision --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5838,6 +6094,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -5881,7 +6141,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__tcpstates)
-            opts="-n -a -p -d -i -o -v -h -V --lport --rport --name --all-cpus --pid --duration --interval --output --json --verbose --help --version"
+            opts="-n -a -p -d -i -o -v -h -V --lport --rport --name --all-cpus --pid --cgroup --duration --interval --output --json --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5908,6 +6168,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -5943,7 +6207,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__tcpsynbl)
-            opts="-4 -6 -a -p -d -i -o -v -h -V --ipv4 --ipv6 --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-4 -6 -a -p -d -i -o -v -h -V --ipv4 --ipv6 --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5954,6 +6218,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -5997,7 +6265,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__tcptop)
-            opts="-r -4 -6 -n -a -p -d -i -o -v -h -V --top --noclear --sort --ipv4 --ipv6 --name --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-r -4 -6 -n -a -p -d -i -o -v -h -V --top --noclear --sort --ipv4 --ipv6 --name --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6028,6 +6296,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -6071,7 +6343,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__threadsnoop)
-            opts="-n -t -T -a -p -d -i -o -v -h -V --name --timestamp --time --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-n -t -T -a -p -d -i -o -v -h -V --name --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6090,6 +6362,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -6133,7 +6409,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__top)
-            opts="-F -e -i -d -a -p -v -h -V --frequency --event --sort --top --interval --duration --all-cpus --pid --max-groups --max-in-flight --kprobe --fentry --offline --debuginfod-timeout --verbose --help --version"
+            opts="-F -e -i -d -a -p -v -h -V --frequency --event --sort --top --interval --duration --all-cpus --pid --cgroup --max-groups --max-in-flight --kprobe --fentry --offline --debuginfod-timeout --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6187,6 +6463,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --cgroup)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --max-groups)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -6207,7 +6487,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__trace)
-            opts="-K -U -a -p -d -i -o -v -h -V --filter --print --kernel-stack --user-stack --call-graph --unwind-table-budget --no-interpreters --last --last-key --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --offline --debuginfod-timeout --verbose --help --version tracepoint: t: rawtracepoint: rt: kprobe: k: kretprobe: kr: fentry: f: kfunc: fexit: fr: kretfunc: uprobe: u: uretprobe: ur: usdt: U: software: s: hardware: h:"
+            opts="-K -U -a -p -d -i -o -v -h -V --filter --print --kernel-stack --user-stack --call-graph --unwind-table-budget --no-interpreters --last --last-key --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --offline --debuginfod-timeout --verbose --help --version tracepoint: t: rawtracepoint: rt: kprobe: k: kretprobe: kr: fentry: f: kfunc: fexit: fr: kretfunc: uprobe: u: uretprobe: ur: usdt: U: software: s: hardware: h:"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6242,6 +6522,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -6289,7 +6573,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__vfscount)
-            opts="-a -p -d -i -o -v -h -V --by --top --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --by --top --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6308,6 +6592,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -6351,7 +6639,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__vfsstat)
-            opts="-a -p -d -i -o -v -h -V --by --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --by --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6366,6 +6654,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -6409,7 +6701,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__wakeuptime)
-            opts="-m -M -a -p -d -i -o -v -h -V --min-block-time --max-block-time --top --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --offline --debuginfod-timeout --verbose --help --version"
+            opts="-m -M -a -p -d -i -o -v -h -V --min-block-time --max-block-time --top --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --offline --debuginfod-timeout --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6440,6 +6732,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -6487,7 +6783,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__writeback)
-            opts="-a -p -d -i -o -v -h -V --all-cpus --pid --duration --interval --output --json --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --all-cpus --pid --cgroup --duration --interval --output --json --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6498,6 +6794,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -6533,7 +6833,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__xfsdist)
-            opts="-a -p -d -i -o -v -h -V --unit --percentiles --precision --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --unit --percentiles --precision --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6552,6 +6852,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -6595,7 +6899,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__xfsslower)
-            opts="-a -p -d -i -o -v -h -V --all-cpus --pid --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6606,6 +6910,10 @@ _tracekit() {
                     return 0
                     ;;
                 -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cgroup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -111,6 +111,7 @@ complete -c tracekit -n "__fish_tracekit_needs_command" -f -a "list" -d 'List ev
 complete -c tracekit -n "__fish_tracekit_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -s F -l frequency -d 'Sample at HZ samples per second per CPU' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -138,6 +139,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -s h -l help 
 complete -c tracekit -n "__fish_tracekit_using_subcommand profile" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand bitesize" -l disk -d 'Only I/O to this disk (a name under /sys/block, e.g. vda, nvme0n1)' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand bitesize" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand bitesize" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand bitesize" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand bitesize" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand bitesize" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -154,6 +156,7 @@ ms\t'Milliseconds'"
 complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -l disk -d 'Only I/O to this disk (a name under /sys/block)' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -l precision -d 'Sub-bucket bits of --percentiles\' histogram, 0 to 7: each power of two is split into 2^K buckets, at most 100/2^K % wide' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -172,6 +175,7 @@ us\t'Microseconds'
 ms\t'Milliseconds'"
 complete -c tracekit -n "__fish_tracekit_using_subcommand runqlat" -l precision -d 'Sub-bucket bits of --percentiles\' histogram, 0 to 7: each power of two is split into 2^K buckets, at most 100/2^K % wide' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand runqlat" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand runqlat" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand runqlat" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand runqlat" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand runqlat" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -189,6 +193,7 @@ pid\t'The calling process'"
 complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -l top -d 'Show the N most frequent' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -l precision -d 'Sub-bucket bits of --percentiles\' histogram, 0 to 7: each power of two is split into 2^K buckets, at most 100/2^K % wide' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -206,6 +211,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand funccount" -l by -d 'A
 pid\t'The calling process'"
 complete -c tracekit -n "__fish_tracekit_using_subcommand funccount" -l top -d 'Show the N most called' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand funccount" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand funccount" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand funccount" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand funccount" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand funccount" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -223,6 +229,7 @@ us\t'Microseconds'
 ms\t'Milliseconds'"
 complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -l precision -d 'Sub-bucket bits of --percentiles\' histogram, 0 to 7: each power of two is split into 2^K buckets, at most 100/2^K % wide' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -238,6 +245,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -s h -l h
 complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand execsnoop" -s n -l name -d 'Only tasks whose command name is COMM' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand execsnoop" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand execsnoop" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand execsnoop" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand execsnoop" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand execsnoop" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -252,6 +260,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand execsnoop" -s h -l hel
 complete -c tracekit -n "__fish_tracekit_using_subcommand execsnoop" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand exitsnoop" -s n -l name -d 'Only tasks whose command name is COMM' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand exitsnoop" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand exitsnoop" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand exitsnoop" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand exitsnoop" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand exitsnoop" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -268,6 +277,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand exitsnoop" -s h -l hel
 complete -c tracekit -n "__fish_tracekit_using_subcommand exitsnoop" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand threadsnoop" -s n -l name -d 'Only tasks whose command name is COMM' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand threadsnoop" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand threadsnoop" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand threadsnoop" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand threadsnoop" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand threadsnoop" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -282,6 +292,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand threadsnoop" -s h -l h
 complete -c tracekit -n "__fish_tracekit_using_subcommand threadsnoop" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand setuids" -s n -l name -d 'Only tasks whose command name is COMM' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand setuids" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand setuids" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand setuids" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand setuids" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand setuids" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -297,6 +308,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand setuids" -s h -l help 
 complete -c tracekit -n "__fish_tracekit_using_subcommand setuids" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand killsnoop" -s n -l name -d 'Only tasks whose command name is COMM' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand killsnoop" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand killsnoop" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand killsnoop" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand killsnoop" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand killsnoop" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -311,6 +323,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand killsnoop" -s v -l ver
 complete -c tracekit -n "__fish_tracekit_using_subcommand killsnoop" -s h -l help -d 'Print help'
 complete -c tracekit -n "__fish_tracekit_using_subcommand killsnoop" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand oomkill" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand oomkill" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand oomkill" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand oomkill" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand oomkill" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -324,6 +337,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand oomkill" -s v -l verbo
 complete -c tracekit -n "__fish_tracekit_using_subcommand oomkill" -s h -l help -d 'Print help'
 complete -c tracekit -n "__fish_tracekit_using_subcommand oomkill" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand pidpersec" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand pidpersec" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand pidpersec" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand pidpersec" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand pidpersec" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -337,6 +351,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand pidpersec" -s V -l ver
 complete -c tracekit -n "__fish_tracekit_using_subcommand sigsnoop" -s s -l signal -d 'Only this signal, by number or name (9, KILL, SIGKILL)' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand sigsnoop" -s n -l name -d 'Only tasks whose command name is COMM' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand sigsnoop" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand sigsnoop" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand sigsnoop" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand sigsnoop" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand sigsnoop" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -353,6 +368,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand sigsnoop" -s v -l verb
 complete -c tracekit -n "__fish_tracekit_using_subcommand sigsnoop" -s h -l help -d 'Print help'
 complete -c tracekit -n "__fish_tracekit_using_subcommand sigsnoop" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand writeback" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand writeback" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand writeback" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand writeback" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand writeback" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -363,6 +379,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand writeback" -s h -l hel
 complete -c tracekit -n "__fish_tracekit_using_subcommand writeback" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand opensnoop" -s n -l name -d 'Only tasks whose command name is COMM' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand opensnoop" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand opensnoop" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand opensnoop" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand opensnoop" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand opensnoop" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -378,6 +395,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand opensnoop" -s h -l hel
 complete -c tracekit -n "__fish_tracekit_using_subcommand opensnoop" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand statsnoop" -s n -l name -d 'Only tasks whose command name is COMM' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand statsnoop" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand statsnoop" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand statsnoop" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand statsnoop" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand statsnoop" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -393,6 +411,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand statsnoop" -s h -l hel
 complete -c tracekit -n "__fish_tracekit_using_subcommand statsnoop" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand syncsnoop" -s n -l name -d 'Only tasks whose command name is COMM' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand syncsnoop" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand syncsnoop" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand syncsnoop" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand syncsnoop" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand syncsnoop" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -407,6 +426,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand syncsnoop" -s h -l hel
 complete -c tracekit -n "__fish_tracekit_using_subcommand syncsnoop" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand mountsnoop" -s n -l name -d 'Only tasks whose command name is COMM' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand mountsnoop" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand mountsnoop" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand mountsnoop" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand mountsnoop" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand mountsnoop" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -422,6 +442,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand mountsnoop" -s V -l ve
 complete -c tracekit -n "__fish_tracekit_using_subcommand vfsstat" -l by -d 'Also group by process name or pid' -r -f -a "comm\t'The calling thread\'s command name'
 pid\t'The calling process'"
 complete -c tracekit -n "__fish_tracekit_using_subcommand vfsstat" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand vfsstat" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand vfsstat" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand vfsstat" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand vfsstat" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -438,6 +459,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand vfscount" -l by -d 'Al
 pid\t'The calling process'"
 complete -c tracekit -n "__fish_tracekit_using_subcommand vfscount" -l top -d 'Show the N most called' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand vfscount" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand vfscount" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand vfscount" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand vfscount" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand vfscount" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -456,6 +478,7 @@ us\t'Microseconds'
 ms\t'Milliseconds'"
 complete -c tracekit -n "__fish_tracekit_using_subcommand fsdist" -l precision -d 'Sub-bucket bits of --percentiles\' histogram, 0 to 7: each power of two is split into 2^K buckets, at most 100/2^K % wide' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand fsdist" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand fsdist" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand fsdist" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand fsdist" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand fsdist" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -474,6 +497,7 @@ us\t'Microseconds'
 ms\t'Milliseconds'"
 complete -c tracekit -n "__fish_tracekit_using_subcommand ext4dist" -l precision -d 'Sub-bucket bits of --percentiles\' histogram, 0 to 7: each power of two is split into 2^K buckets, at most 100/2^K % wide' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand ext4dist" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand ext4dist" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand ext4dist" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand ext4dist" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand ext4dist" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -492,6 +516,7 @@ us\t'Microseconds'
 ms\t'Milliseconds'"
 complete -c tracekit -n "__fish_tracekit_using_subcommand xfsdist" -l precision -d 'Sub-bucket bits of --percentiles\' histogram, 0 to 7: each power of two is split into 2^K buckets, at most 100/2^K % wide' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand xfsdist" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand xfsdist" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand xfsdist" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand xfsdist" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand xfsdist" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -510,6 +535,7 @@ us\t'Microseconds'
 ms\t'Milliseconds'"
 complete -c tracekit -n "__fish_tracekit_using_subcommand btrfsdist" -l precision -d 'Sub-bucket bits of --percentiles\' histogram, 0 to 7: each power of two is split into 2^K buckets, at most 100/2^K % wide' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand btrfsdist" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand btrfsdist" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand btrfsdist" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand btrfsdist" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand btrfsdist" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -528,6 +554,7 @@ us\t'Microseconds'
 ms\t'Milliseconds'"
 complete -c tracekit -n "__fish_tracekit_using_subcommand nfsdist" -l precision -d 'Sub-bucket bits of --percentiles\' histogram, 0 to 7: each power of two is split into 2^K buckets, at most 100/2^K % wide' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand nfsdist" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand nfsdist" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand nfsdist" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand nfsdist" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand nfsdist" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -542,6 +569,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand nfsdist" -s v -l verbo
 complete -c tracekit -n "__fish_tracekit_using_subcommand nfsdist" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tracekit -n "__fish_tracekit_using_subcommand nfsdist" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand cachestat" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand cachestat" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand cachestat" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand cachestat" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand cachestat" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -556,6 +584,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand cachestat" -s h -l hel
 complete -c tracekit -n "__fish_tracekit_using_subcommand cachestat" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand fsslower" -l fs -d 'The filesystem: ext4 (the default), xfs, btrfs or nfs (libbpf-tools -t)' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand fsslower" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand fsslower" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand fsslower" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand fsslower" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand fsslower" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -569,6 +598,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand fsslower" -s v -l verb
 complete -c tracekit -n "__fish_tracekit_using_subcommand fsslower" -s h -l help -d 'Print help'
 complete -c tracekit -n "__fish_tracekit_using_subcommand fsslower" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand ext4slower" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand ext4slower" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand ext4slower" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand ext4slower" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand ext4slower" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -582,6 +612,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand ext4slower" -s v -l ve
 complete -c tracekit -n "__fish_tracekit_using_subcommand ext4slower" -s h -l help -d 'Print help'
 complete -c tracekit -n "__fish_tracekit_using_subcommand ext4slower" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand xfsslower" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand xfsslower" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand xfsslower" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand xfsslower" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand xfsslower" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -595,6 +626,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand xfsslower" -s v -l ver
 complete -c tracekit -n "__fish_tracekit_using_subcommand xfsslower" -s h -l help -d 'Print help'
 complete -c tracekit -n "__fish_tracekit_using_subcommand xfsslower" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand btrfsslower" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand btrfsslower" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand btrfsslower" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand btrfsslower" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand btrfsslower" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -608,6 +640,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand btrfsslower" -s v -l v
 complete -c tracekit -n "__fish_tracekit_using_subcommand btrfsslower" -s h -l help -d 'Print help'
 complete -c tracekit -n "__fish_tracekit_using_subcommand btrfsslower" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand nfsslower" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand nfsslower" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand nfsslower" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand nfsslower" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand nfsslower" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -622,6 +655,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand nfsslower" -s h -l hel
 complete -c tracekit -n "__fish_tracekit_using_subcommand nfsslower" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand filelife" -s n -l name -d 'Only tasks whose command name is COMM' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand filelife" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand filelife" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand filelife" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand filelife" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand filelife" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -636,6 +670,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand filelife" -s h -l help
 complete -c tracekit -n "__fish_tracekit_using_subcommand filelife" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand dcsnoop" -s n -l name -d 'Only tasks whose command name is COMM' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand dcsnoop" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand dcsnoop" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand dcsnoop" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand dcsnoop" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand dcsnoop" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -657,6 +692,7 @@ rbytes\t'Bytes read'
 wbytes\t'Bytes written'"
 complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -s n -l name -d 'Only tasks whose command name is COMM' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -673,6 +709,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -s h -l help 
 complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand biosnoop" -l disk -d 'Only I/O to this disk (a name under /sys/block)' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand biosnoop" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand biosnoop" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand biosnoop" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand biosnoop" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand biosnoop" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -686,6 +723,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand biosnoop" -s V -l vers
 complete -c tracekit -n "__fish_tracekit_using_subcommand biotop" -l disk -d 'Only I/O to this disk (a name under /sys/block)' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand biotop" -s r -l top -d 'Show the N busiest (bcc biotop -r)' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand biotop" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand biotop" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand biotop" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand biotop" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand biotop" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -699,6 +737,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand biotop" -s h -l help -
 complete -c tracekit -n "__fish_tracekit_using_subcommand biotop" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand biopattern" -l disk -d 'Only I/O to this disk (a name under /sys/block)' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand biopattern" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand biopattern" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand biopattern" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand biopattern" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand biopattern" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -714,6 +753,7 @@ us\t'Microseconds'
 ms\t'Milliseconds'"
 complete -c tracekit -n "__fish_tracekit_using_subcommand biostacks" -l disk -d 'Only I/O to this disk (a name under /sys/block)' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand biostacks" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand biostacks" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand biostacks" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand biostacks" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand biostacks" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -727,6 +767,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand biostacks" -s h -l hel
 complete -c tracekit -n "__fish_tracekit_using_subcommand biostacks" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand mdflush" -s n -l name -d 'Only tasks whose command name is COMM' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand mdflush" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand mdflush" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand mdflush" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand mdflush" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand mdflush" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -743,6 +784,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand cpudist" -l unit -d 'U
 us\t'Microseconds'
 ms\t'Milliseconds'"
 complete -c tracekit -n "__fish_tracekit_using_subcommand cpudist" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand cpudist" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand cpudist" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand cpudist" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand cpudist" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -757,6 +799,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand cpudist" -s h -l help 
 complete -c tracekit -n "__fish_tracekit_using_subcommand cpudist" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand runqslower" -l min-us -d 'Only waits of at least US microseconds (bcc runqslower\'s min_us)' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand runqslower" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand runqslower" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand runqslower" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand runqslower" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand runqslower" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -768,6 +811,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand runqslower" -s h -l he
 complete -c tracekit -n "__fish_tracekit_using_subcommand runqslower" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand runqlen" -s F -l frequency -d 'Samples a second on each CPU (libbpf-tools runqlen -f)' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand runqlen" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand runqlen" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand runqlen" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand runqlen" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand runqlen" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -783,6 +827,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand hardirqs" -l unit -d '
 us\t'Microseconds'
 ms\t'Milliseconds'"
 complete -c tracekit -n "__fish_tracekit_using_subcommand hardirqs" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand hardirqs" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand hardirqs" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand hardirqs" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand hardirqs" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -799,6 +844,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand softirqs" -l unit -d '
 us\t'Microseconds'
 ms\t'Milliseconds'"
 complete -c tracekit -n "__fish_tracekit_using_subcommand softirqs" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand softirqs" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand softirqs" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand softirqs" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand softirqs" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -815,6 +861,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand cpufreq" -l by -d 'Als
 pid\t'The calling process'"
 complete -c tracekit -n "__fish_tracekit_using_subcommand cpufreq" -s F -l frequency -d 'Samples a second on each CPU (libbpf-tools cpufreq -f)' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand cpufreq" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand cpufreq" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand cpufreq" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand cpufreq" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand cpufreq" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -828,6 +875,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand cpufreq" -s h -l help 
 complete -c tracekit -n "__fish_tracekit_using_subcommand cpufreq" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand drsnoop" -s n -l name -d 'Only tasks whose command name is COMM' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand drsnoop" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand drsnoop" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand drsnoop" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand drsnoop" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand drsnoop" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -839,6 +887,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand drsnoop" -s V -l versi
 complete -c tracekit -n "__fish_tracekit_using_subcommand slabratetop" -s n -l name -d 'Only tasks whose command name is COMM' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand slabratetop" -s r -l top -d 'Show the N busiest caches (bcc slabratetop -r)' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand slabratetop" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand slabratetop" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand slabratetop" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand slabratetop" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand slabratetop" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -855,6 +904,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand memleak" -l older -d '
 complete -c tracekit -n "__fish_tracekit_using_subcommand memleak" -s z -l min-size -d 'Only allocations of at least BYTES (bcc memleak -z)' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand memleak" -s Z -l max-size -d 'Only allocations of at most BYTES (bcc memleak -Z)' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand memleak" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand memleak" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand memleak" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand memleak" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand memleak" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -866,6 +916,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand memleak" -s v -l verbo
 complete -c tracekit -n "__fish_tracekit_using_subcommand memleak" -s h -l help -d 'Print help'
 complete -c tracekit -n "__fish_tracekit_using_subcommand memleak" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand swapin" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand swapin" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand swapin" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand swapin" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand swapin" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -882,6 +933,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand tcpstates" -l lport -d
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpstates" -l rport -d 'Only sockets with this remote port' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpstates" -s n -l name -d 'Only tasks whose command name is COMM' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpstates" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand tcpstates" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpstates" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpstates" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpstates" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -893,6 +945,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand tcpstates" -s V -l ver
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpconnect" -l rport -d 'Only connects to this remote port (bcc -P)' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpconnect" -s n -l name -d 'Only tasks whose command name is COMM' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpconnect" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand tcpconnect" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpconnect" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpconnect" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpconnect" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -904,6 +957,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand tcpconnect" -s V -l ve
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpaccept" -l lport -d 'Only connections accepted on this local port (bcc -P)' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpaccept" -s n -l name -d 'Only tasks whose command name is COMM' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpaccept" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand tcpaccept" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpaccept" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpaccept" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpaccept" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -914,6 +968,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand tcpaccept" -s h -l hel
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpaccept" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpconnlat" -l rport -d 'Only connects to this remote port' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpconnlat" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand tcpconnlat" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpconnlat" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpconnlat" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpconnlat" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -927,6 +982,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand tcpconnlat" -s V -l ve
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpretrans" -l lport -d 'Only sockets with this local port' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpretrans" -l rport -d 'Only sockets with this remote port' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpretrans" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand tcpretrans" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpretrans" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpretrans" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpretrans" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -937,6 +993,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand tcpretrans" -s h -l he
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpretrans" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpdrop" -s n -l name -d 'Only tasks whose command name is COMM' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpdrop" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand tcpdrop" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpdrop" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpdrop" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpdrop" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -953,6 +1010,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand tcprtt" -l lport -d 'O
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcprtt" -l rport -d 'Only sockets with this remote port (bcc -P)' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcprtt" -l precision -d 'Sub-bucket bits of --percentiles\' histogram, 0 to 7: each power of two is split into 2^K buckets, at most 100/2^K % wide' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcprtt" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand tcprtt" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcprtt" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcprtt" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcprtt" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -970,6 +1028,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand tcprtt" -s V -l versio
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcplife" -l lport -d 'Only connections with this local port' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcplife" -l rport -d 'Only connections with this remote port' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcplife" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand tcplife" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcplife" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcplife" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcplife" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -982,6 +1041,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand tcplife" -s h -l help 
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcplife" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand solisten" -s n -l name -d 'Only tasks whose command name is COMM' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand solisten" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand solisten" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand solisten" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand solisten" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand solisten" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -991,6 +1051,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand solisten" -s v -l verb
 complete -c tracekit -n "__fish_tracekit_using_subcommand solisten" -s h -l help -d 'Print help'
 complete -c tracekit -n "__fish_tracekit_using_subcommand solisten" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpsynbl" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand tcpsynbl" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpsynbl" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpsynbl" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpsynbl" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -1007,6 +1068,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand tcpsynbl" -s h -l help
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpsynbl" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand bindsnoop" -s n -l name -d 'Only tasks whose command name is COMM' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand bindsnoop" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand bindsnoop" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand bindsnoop" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand bindsnoop" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand bindsnoop" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -1028,6 +1090,7 @@ received\t'Bytes received'
 sent\t'Bytes sent'"
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -s n -l name -d 'Only tasks whose command name is COMM' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -1043,6 +1106,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -s h -l help -
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand capable" -s n -l name -d 'Only tasks whose command name is COMM' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand capable" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand capable" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand capable" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand capable" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand capable" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -1062,6 +1126,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand klockstat" -l by -d 'A
 pid\t'The calling process'"
 complete -c tracekit -n "__fish_tracekit_using_subcommand klockstat" -l top -d 'Show the N locks waited on longest' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand klockstat" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand klockstat" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand klockstat" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand klockstat" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand klockstat" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -1076,6 +1141,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand klockstat" -s V -l ver
 complete -c tracekit -n "__fish_tracekit_using_subcommand futexctn" -s n -l name -d 'Only tasks whose command name is COMM' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand futexctn" -l top -d 'Show the N futexes waited on longest' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand futexctn" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand futexctn" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand futexctn" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand futexctn" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand futexctn" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -1089,6 +1155,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand futexctn" -s h -l help
 complete -c tracekit -n "__fish_tracekit_using_subcommand futexctn" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand bashreadline" -l shared -d 'The binary or library whose readline() bash calls (default /bin/bash)' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand bashreadline" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand bashreadline" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand bashreadline" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand bashreadline" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand bashreadline" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -1104,6 +1171,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand bashreadline" -s V -l 
 complete -c tracekit -n "__fish_tracekit_using_subcommand gethostlatency" -l libc -d 'The C library whose getaddrinfo() is probed (default libc, as the process maps it)' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand gethostlatency" -s n -l name -d 'Only tasks whose command name is COMM' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand gethostlatency" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand gethostlatency" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand gethostlatency" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand gethostlatency" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand gethostlatency" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -1119,6 +1187,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand gethostlatency" -s V -
 complete -c tracekit -n "__fish_tracekit_using_subcommand stat" -s e -l event -d 'Events: perf names (task-clock, page-faults, cycles, ...) and tracepoints (SYSTEM:EVENT, wildcards allowed); comma-separated or repeated' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand stat" -s I -d 'perf\'s interval flag, in milliseconds (same as -i MS/1000)' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand stat" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand stat" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand stat" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand stat" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand stat" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -1137,6 +1206,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -l call-graph 
 dwarf\t'Unwind in the kernel from .eh_frame / .debug_frame tables'"
 complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -l unwind-table-budget -d 'Kernel memory for the DWARF unwinder\'s tables, in MiB (1 to 512); binaries whose tables do not fit are walked by frame pointers (`-v` names them)' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -1156,6 +1226,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand wakeuptime" -s m -l mi
 complete -c tracekit -n "__fish_tracekit_using_subcommand wakeuptime" -s M -l max-block-time -d 'Only blocks of at most US microseconds' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand wakeuptime" -l top -d 'Rows in the text report' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand wakeuptime" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand wakeuptime" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand wakeuptime" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand wakeuptime" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand wakeuptime" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -1176,6 +1247,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand offwaketime" -l call-g
 dwarf\t'Unwind in the kernel from .eh_frame / .debug_frame tables'"
 complete -c tracekit -n "__fish_tracekit_using_subcommand offwaketime" -l unwind-table-budget -d 'Kernel memory for the DWARF unwinder\'s tables, in MiB (1 to 512); binaries whose tables do not fit are walked by frame pointers (`-v` names them)' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand offwaketime" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand offwaketime" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand offwaketime" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand offwaketime" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand offwaketime" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -1221,6 +1293,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand count" -l top -d 'Show
 complete -c tracekit -n "__fish_tracekit_using_subcommand count" -l last -d 'Keep the last event of PROBE (a tracepoint or raw tracepoint) per --last-key; the traced events read its fields as start.FIELD and the ns since it as latency, and leave it for the next (a CPU\'s frequency set by power:cpu_frequency, read by each sample); events before any PROBE event for their key are not counted' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand count" -l last-key -d 'What pairs --last\'s events with the traced ones: a field both have (cpu, pid, tid, ...) or LAST_FIELD=FIELD (cpu_id=cpu), up to 2, comma-separated [default: cpu]' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand count" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand count" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand count" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand count" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand count" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -1241,6 +1314,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -l precision -d 
 complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -l last -d 'Keep the last event of PROBE (a tracepoint or raw tracepoint) per --last-key; the traced events read its fields as start.FIELD and the ns since it as latency, and leave it for the next (a CPU\'s frequency set by power:cpu_frequency, read by each sample); events before any PROBE event for their key are not counted' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -l last-key -d 'What pairs --last\'s events with the traced ones: a field both have (cpu, pid, tid, ...) or LAST_FIELD=FIELD (cpu_id=cpu), up to 2, comma-separated [default: cpu]' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -1262,6 +1336,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -l unwind-table
 complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -l last -d 'Keep the last event of PROBE (a tracepoint or raw tracepoint) per --last-key; the traced events read its fields as start.FIELD and the ns since it as latency, and leave it for the next (a CPU\'s frequency set by power:cpu_frequency, read by each sample); events before any PROBE event for their key are not counted' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -l last-key -d 'What pairs --last\'s events with the traced ones: a field both have (cpu, pid, tid, ...) or LAST_FIELD=FIELD (cpu_id=cpu), up to 2, comma-separated [default: cpu]' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -1285,6 +1360,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -l call-gr
 dwarf\t'Unwind in the kernel from .eh_frame / .debug_frame tables'"
 complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -l unwind-table-budget -d 'Kernel memory for the DWARF unwinder\'s tables, in MiB (1 to 512); binaries whose tables do not fit are walked by frame pointers (`-v` names them)' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -s i -l interval -d 'Also print what was gathered in each interval of SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
@@ -1332,6 +1408,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand top" -l top -d 'Rows s
 complete -c tracekit -n "__fish_tracekit_using_subcommand top" -s i -l interval -d 'Refresh every SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand top" -s d -l duration -d 'Stop after SECONDS' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand top" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand top" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand top" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand top" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand top" -l debuginfod-timeout -d 'The most a run waits for debuginfod servers, over all requests [default: $DEBUGINFOD_TIMEOUT, else 5]' -r

@@ -53,6 +53,14 @@ pub fn selected(pid: u32, self_pid: u32, filter: u8, targets: &HashMap<u32, u8>)
     filter == 0 || unsafe { targets.get(pid) }.is_some()
 }
 
+/// Whether the current task is in cgroup v2 `id` or below it: its ancestor at `level`
+/// (the root is 0) is `id` (`--cgroup PATH`; `id` is PATH's inode number).
+#[inline(always)]
+pub fn in_cgroup(id: u64, level: u32) -> bool {
+    // SAFETY: plain helper call; a level deeper than the task's cgroup gives 0.
+    unsafe { aya_ebpf::helpers::generated::bpf_get_current_ancestor_cgroup_id(level as i32) == id }
+}
+
 /// `syscalls:sys_enter_mmap` logic: a process mapping executable code (the dynamic linker
 /// loading a library, a `dlopen`) is forgotten, so it is announced again at its next event
 /// and userspace re-reads its memory map with the new code in it. `prot_offset` is `prot`'s

@@ -3,6 +3,7 @@
 
 mod block;
 mod bpftrace_tools;
+mod cgroup;
 mod churn;
 mod cputools;
 mod engine;

@@ -1,4 +1,5 @@
-//! Cgroup v2 ids to paths, for `--by cgroup` (containers, systemd services).
+//! Cgroup v2 ids to paths, for `--by cgroup` (containers, systemd services), and paths to
+//! ids and levels, for `--cgroup PATH`.
 //!
 //! The kernel side keys by `bpf_get_current_cgroup_id()`: the id of the task's cgroup in
 //! the v2 hierarchy, which is the inode number of the cgroup's directory in the cgroup2
@@ -91,6 +92,73 @@ pub fn walk(root: &Path) -> HashMap<u64, String> {
     ids
 }
 
+/// A cgroup v2 subtree the kernel programs keep events of (`--cgroup PATH`): a task is in
+/// it when its ancestor at `level` is `id` (`bpf_get_current_ancestor_cgroup_id`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CgroupFilter {
+    /// The cgroup's id: its directory's inode number in the cgroup2 filesystem.
+    pub id: u64,
+    /// Its depth below the hierarchy's root (the root is 0, `/system.slice` 1).
+    pub level: u32,
+}
+
+/// The depth of `dir` below `root`, both canonical paths: 0 for the root itself; `None`
+/// when `dir` is not under `root`.
+pub fn level_below(root: &Path, dir: &Path) -> Option<u32> {
+    let rest = dir.strip_prefix(root).ok()?;
+    u32::try_from(rest.components().count()).ok()
+}
+
+/// The subtree `--cgroup PATH` names: PATH is a directory of the cgroup2 filesystem
+/// (`/sys/fs/cgroup/system.slice/nginx.service`), or a path from the hierarchy's root as
+/// `--by cgroup` and `/proc/PID/cgroup` show it (`/system.slice/nginx.service`).
+///
+/// # Errors
+/// A usage error (one line) when no cgroup2 filesystem is mounted, or PATH is not a
+/// directory of it (naming where it is mounted).
+pub fn resolve_filter(path: &Path) -> crate::Result<CgroupFilter> {
+    let shown = crate::error::quote(&path.to_string_lossy());
+    let Some(root) = cgroup2_root() else {
+        return Err(crate::Error::usage(format!(
+            "--cgroup {shown}: no cgroup2 filesystem is mounted (cgroup v2 is needed: \
+             mount -t cgroup2 none /sys/fs/cgroup)"
+        )));
+    };
+    let root = root.canonicalize().unwrap_or(root);
+    let not_cgroup = || {
+        crate::Error::usage(format!(
+            "--cgroup {shown}: not a cgroup v2 directory; cgroup2 is mounted at {} (give a \
+             directory under it, like {})",
+            root.display(),
+            root.join("system.slice").display()
+        ))
+    };
+    let candidates = [
+        path.to_path_buf(),
+        root.join(path.to_string_lossy().trim_start_matches('/')),
+    ];
+    let root_dev = std::fs::metadata(&root).map_err(|_| not_cgroup())?.dev();
+    for candidate in candidates {
+        let Ok(dir) = candidate.canonicalize() else {
+            continue;
+        };
+        let Ok(metadata) = std::fs::metadata(&dir) else {
+            continue;
+        };
+        // Under the mount and on its filesystem (not another one mounted below it).
+        if let Some(level) = level_below(&root, &dir)
+            && metadata.is_dir()
+            && metadata.dev() == root_dev
+        {
+            return Ok(CgroupFilter {
+                id: metadata.ino(),
+                level,
+            });
+        }
+    }
+    Err(not_cgroup())
+}
+
 /// Ids seen so far and when the hierarchy was last walked.
 #[derive(Default)]
 struct Cache {
@@ -131,6 +199,50 @@ mod tests {
         assert_eq!(unescape(r"/mnt/my\040dir"), "/mnt/my dir");
         assert_eq!(unescape(r"/plain"), "/plain");
         assert_eq!(unescape(r"/odd\x"), r"/odd\x");
+    }
+
+    #[test]
+    fn levels_below_the_mount() {
+        let root = Path::new("/sys/fs/cgroup");
+        assert_eq!(level_below(root, root), Some(0));
+        assert_eq!(
+            level_below(root, Path::new("/sys/fs/cgroup/system.slice")),
+            Some(1)
+        );
+        assert_eq!(
+            level_below(root, Path::new("/sys/fs/cgroup/system.slice/nginx.service")),
+            Some(2)
+        );
+        assert_eq!(level_below(root, Path::new("/sys/fs")), None);
+        assert_eq!(level_below(root, Path::new("/sys/fs/cgroupx/a")), None);
+    }
+
+    /// `--cgroup` takes a cgroup2 directory or its path from the hierarchy's root, and
+    /// refuses other paths with one line naming the mount.
+    #[test]
+    fn filters_resolve_to_inode_and_depth() {
+        let (Some(root), Some(own)) = (cgroup2_root(), process_cgroup(std::process::id())) else {
+            eprintln!("skipped: no cgroup2 filesystem mounted here");
+            return;
+        };
+        let dir = root.join(own.trim_start_matches('/'));
+        let expected = CgroupFilter {
+            id: std::fs::metadata(&dir).unwrap().ino(),
+            level: own.split('/').filter(|part| !part.is_empty()).count() as u32,
+        };
+        assert_eq!(resolve_filter(&dir).unwrap(), expected);
+        assert_eq!(resolve_filter(Path::new(&own)).unwrap(), expected);
+        assert_eq!(resolve_filter(&root).unwrap().level, 0);
+        assert_eq!(
+            resolve_filter(Path::new("/proc")).unwrap_err().to_string(),
+            format!(
+                "--cgroup /proc: not a cgroup v2 directory; cgroup2 is mounted at {} (give a \
+                 directory under it, like {}/system.slice)",
+                root.display(),
+                root.display()
+            )
+        );
+        assert!(resolve_filter(&root.join("cgroup.procs")).is_err());
     }
 
     /// This process's cgroup, found by the inode of its directory, has the path

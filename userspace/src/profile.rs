@@ -54,6 +54,8 @@ pub struct ProfileOptions {
     pub pids: Option<Vec<u32>>,
     /// Also sample the children a selected process forks (for `-- CMD`).
     pub follow_children: bool,
+    /// `--cgroup PATH`: only tasks in this cgroup v2 subtree (with `pids`: both hold).
+    pub cgroup: Option<crate::cgroups::CgroupFilter>,
     /// Count samples of the idle task (pid 0).
     pub include_idle: bool,
     /// Record kernel stacks.
@@ -205,6 +207,8 @@ impl Profiler {
         crate::bpf::raise_memlock_limit();
         let self_pid = std::process::id();
         let filter = u8::from(options.pids.is_some());
+        // Id 0 is no cgroup: the kernel side then skips the check.
+        let (cgroup_id, cgroup_level) = options.cgroup.map_or((0u64, 0u32), |c| (c.id, c.level));
         let include_idle = u8::from(options.include_idle);
         let kernel_stacks = u8::from(options.kernel_stacks);
         let user_stacks = u8::from(options.user_stacks);
@@ -236,6 +240,8 @@ impl Profiler {
                 loader
                     .override_global("PROFILE_SELF_PID", &self_pid, true)
                     .override_global("PROFILE_FILTER_PIDS", &filter, true)
+                    .override_global("PROFILE_CGROUP_ID", &cgroup_id, true)
+                    .override_global("PROFILE_CGROUP_LEVEL", &cgroup_level, true)
                     .override_global("PROFILE_INCLUDE_IDLE", &include_idle, true)
                     .override_global("PROFILE_KERNEL_STACKS", &kernel_stacks, true)
                     .override_global("PROFILE_USER_STACKS", &user_stacks, true)

@@ -19,7 +19,7 @@ use tracekit_common::profile::{
     MAX_TARGET_PIDS, STACK_ERROR, STACK_NONE, STAT_COUNT, SampleKey, StackFrames, Stat,
 };
 use tracekit_ebpf::{
-    Recorded, announce, atomic_add, current_pid_tid, follow_fork, forget_on_exec_mmap,
+    Recorded, announce, atomic_add, current_pid_tid, follow_fork, forget_on_exec_mmap, in_cgroup,
     record_stack, record_user_stack_fp, selected,
     unwind::{record_user_stack, user_regs_at_sample},
 };
@@ -30,6 +30,13 @@ static PROFILE_SELF_PID: Global<u32> = Global::new(0);
 /// 1: only pids in `PROFILE_TARGETS` are sampled (`-p`, `-- CMD`).
 #[unsafe(no_mangle)]
 static PROFILE_FILTER_PIDS: Global<u8> = Global::new(0);
+/// `--cgroup`: only tasks whose cgroup v2 ancestor at `PROFILE_CGROUP_LEVEL` has this id
+/// are sampled; 0: no such check.
+#[unsafe(no_mangle)]
+static PROFILE_CGROUP_ID: Global<u64> = Global::new(0);
+/// The depth of `PROFILE_CGROUP_ID` below the cgroup v2 root (the root is 0).
+#[unsafe(no_mangle)]
+static PROFILE_CGROUP_LEVEL: Global<u32> = Global::new(0);
 /// 1: also count samples of the idle task (pid 0).
 #[unsafe(no_mangle)]
 static PROFILE_INCLUDE_IDLE: Global<u8> = Global::new(0);
@@ -115,6 +122,10 @@ fn try_profile_cpu_clock(ctx: &PerfEventContext) -> Result<(), ()> {
         PROFILE_FILTER_PIDS.load(),
         &PROFILE_TARGETS,
     ) {
+        return Ok(());
+    }
+    let cgroup = PROFILE_CGROUP_ID.load();
+    if cgroup != 0 && !in_cgroup(cgroup, PROFILE_CGROUP_LEVEL.load()) {
         return Ok(());
     }
 

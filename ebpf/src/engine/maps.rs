@@ -40,6 +40,11 @@ pub trait EngineMaps {
     fn self_pid() -> u32;
     /// `ENGINE_FILTER_PIDS`: 1 when only pids in `ENGINE_TARGETS` are traced.
     fn filter_pids() -> u8;
+    /// `ENGINE_CGROUP_ID`: with `--cgroup`, the cgroup v2 id whose subtree is traced; 0
+    /// without.
+    fn cgroup_id() -> u64;
+    /// `ENGINE_CGROUP_LEVEL`: that cgroup's depth below the hierarchy's root.
+    fn cgroup_level() -> u32;
     /// `ENGINE_FORK_CHILD_PID_OFFSET`: `child_pid`'s offset in `sched:sched_process_fork`.
     fn fork_child_pid_offset() -> u32;
     /// `ENGINE_MMAP_PROT_OFFSET`: `prot`'s offset in `syscalls:sys_enter_mmap`.
@@ -86,7 +91,7 @@ pub trait EngineMaps {
 }
 
 /// Defines the engine's globals (`ENGINE_PLAN`, `ENGINE_START_PLAN`, `ENGINE_SELF_PID`,
-/// `ENGINE_FILTER_PIDS`, `ENGINE_FORK_CHILD_PID_OFFSET`, `ENGINE_MMAP_PROT_OFFSET`,
+/// `ENGINE_FILTER_PIDS`, `ENGINE_CGROUP_ID`, `ENGINE_CGROUP_LEVEL`, `ENGINE_FORK_CHILD_PID_OFFSET`, `ENGINE_MMAP_PROT_OFFSET`,
 /// `ENGINE_USER_UNWIND`) and maps (`ENGINE_*`) in the calling BPF object, and `$name`, the
 /// [`EngineMaps`] whose unwinder maps are `$unwind` (from [`unwind_maps!`](crate::unwind_maps)).
 /// Userspace finds all of them by these names.
@@ -106,6 +111,13 @@ macro_rules! engine_maps {
         /// 1: only pids in `ENGINE_TARGETS` are traced.
         #[unsafe(no_mangle)]
         static ENGINE_FILTER_PIDS: u8 = 0;
+        /// `--cgroup`: only tasks whose cgroup v2 ancestor at `ENGINE_CGROUP_LEVEL` has this
+        /// id are traced; 0: no such check.
+        #[unsafe(no_mangle)]
+        static ENGINE_CGROUP_ID: u64 = 0;
+        /// The depth of `ENGINE_CGROUP_ID` below the cgroup v2 root (the root is 0).
+        #[unsafe(no_mangle)]
+        static ENGINE_CGROUP_LEVEL: u32 = 0;
         /// Offset of `child_pid` in `sched:sched_process_fork` records (for `-- CMD`).
         #[unsafe(no_mangle)]
         static ENGINE_FORK_CHILD_PID_OFFSET: u32 = 0;
@@ -243,6 +255,16 @@ macro_rules! engine_maps {
             fn filter_pids() -> u8 {
                 // SAFETY: reading a static.
                 unsafe { core::ptr::read_volatile(&raw const ENGINE_FILTER_PIDS) }
+            }
+            #[inline(always)]
+            fn cgroup_id() -> u64 {
+                // SAFETY: reading a static.
+                unsafe { core::ptr::read_volatile(&raw const ENGINE_CGROUP_ID) }
+            }
+            #[inline(always)]
+            fn cgroup_level() -> u32 {
+                // SAFETY: reading a static.
+                unsafe { core::ptr::read_volatile(&raw const ENGINE_CGROUP_LEVEL) }
             }
             #[inline(always)]
             fn fork_child_pid_offset() -> u32 {

@@ -48,7 +48,7 @@ use self::{
     filter::filter,
     operands::{int, read_operands},
 };
-use crate::{announce, current_pid_tid, selected};
+use crate::{announce, current_pid_tid, in_cgroup, selected};
 
 /// Counts one `index` (a [`stat`]) in `ENGINE_STATS`; a drop is logged at `-vv`.
 #[inline(always)]
@@ -246,8 +246,9 @@ fn run_start<M: EngineMaps, S: Source>(
     Some(())
 }
 
-/// The current pid and tid, or None if the process is not traced. The helper call is
-/// skipped when nothing needs it (no pid filter, no self-exclusion, no pid operand).
+/// The current pid and tid, or None if the process is not traced (not a selected pid, or
+/// outside `--cgroup`'s subtree). The helper calls are skipped when nothing needs them (no
+/// pid filter, no cgroup, no self-exclusion, no pid operand).
 #[inline(always)]
 fn task_ids<M: EngineMaps>(plan: &'static Plan) -> Option<(u32, u32)> {
     if rd!(plan.all_tasks) != 0 {
@@ -256,6 +257,10 @@ fn task_ids<M: EngineMaps>(plan: &'static Plan) -> Option<(u32, u32)> {
         } else {
             (0, 0)
         });
+    }
+    let cgroup = M::cgroup_id();
+    if cgroup != 0 && !in_cgroup(cgroup, M::cgroup_level()) {
+        return None;
     }
     let self_pid = M::self_pid();
     let filter = M::filter_pids();

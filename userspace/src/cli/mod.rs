@@ -32,6 +32,10 @@ pub struct ScopeArgs {
         value_delimiter = ','
     )]
     pub pids: Vec<u32>,
+    /// Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or
+    /// /system.slice/x.service as --by cgroup shows it); checked in the kernel
+    #[arg(long, value_name = "PATH")]
+    pub cgroup: Option<PathBuf>,
     /// Run CMD with ARGS, trace it and its children, and end when it exits
     #[arg(last = true, value_name = "CMD [ARGS]")]
     pub command: Vec<OsString>,
@@ -54,6 +58,17 @@ impl ScopeArgs {
         } else {
             Scope::All
         })
+    }
+
+    /// `--cgroup PATH` as the kernel checks it; `None` without it.
+    ///
+    /// # Errors
+    /// A usage error when PATH is not a cgroup v2 directory.
+    pub fn cgroup(&self) -> Result<Option<tracekit::cgroups::CgroupFilter>> {
+        self.cgroup
+            .as_deref()
+            .map(tracekit::cgroups::resolve_filter)
+            .transpose()
     }
 
     /// The pid uprobes are limited to: a single `-p PID`.
@@ -106,6 +121,7 @@ impl Common {
     pub fn run_options(&self, verbose: u8) -> Result<RunOptions> {
         Ok(RunOptions {
             scope: self.scope.scope()?,
+            cgroup: self.scope.cgroup()?,
             duration: self.timing.duration.map(Duration::from_secs_f64),
             interval: self.timing.interval.map(Duration::from_secs_f64),
             output: self.output.output.first().cloned(),
@@ -484,6 +500,7 @@ mod tests {
         let scope = ScopeArgs {
             all: false,
             pids: vec![1],
+            cgroup: None,
             command: vec!["ls".into()],
         };
         assert_eq!(

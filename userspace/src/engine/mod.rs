@@ -257,6 +257,8 @@ impl Engine {
             0
         };
         let filter = u8::from(targets.pids.is_some());
+        // Id 0 is no cgroup: the kernel side then skips the check.
+        let (cgroup_id, cgroup_level) = targets.cgroup.map_or((0u64, 0u32), |c| (c.id, c.level));
         // offcpu announces from its start stage (the task leaving the CPU).
         let announces = main.announce != 0 || start.announce != 0;
         let by_thread = start.by_thread != 0;
@@ -339,6 +341,8 @@ impl Engine {
                 .override_global("ENGINE_START_PLAN", &start, true)
                 .override_global("ENGINE_SELF_PID", &self_pid, true)
                 .override_global("ENGINE_FILTER_PIDS", &filter, true)
+                .override_global("ENGINE_CGROUP_ID", &cgroup_id, true)
+                .override_global("ENGINE_CGROUP_LEVEL", &cgroup_level, true)
                 .override_global("ENGINE_FORK_CHILD_PID_OFFSET", &fork_offset, true)
                 .override_global("ENGINE_MMAP_PROT_OFFSET", &prot_offset, true)
                 .override_global("ENGINE_USER_UNWIND", &unwind_flag, true)

@@ -74,6 +74,9 @@ pub struct Targets {
     pub pids: Option<Vec<u32>>,
     /// Also trace children they fork (for `-- CMD`).
     pub follow_children: bool,
+    /// `--cgroup PATH`: only tasks in this cgroup v2 subtree (`ENGINE_CGROUP_ID` and
+    /// `ENGINE_CGROUP_LEVEL`).
+    pub cgroup: Option<crate::cgroups::CgroupFilter>,
     /// Leave tracekit's own events out. Costs a helper call per event when tracing every
     /// process; unneeded when the maps are only read after the engine is detached.
     pub exclude_self: bool,

@@ -288,6 +288,7 @@ impl KernelSources {
             pids: None,
             follow_children: false,
             exclude_self: true,
+            cgroup: None,
         };
         let mut metrics = Vec::with_capacity(compiled.len());
         for metric in compiled {

@@ -107,6 +107,7 @@ impl SharedSampler {
                 frequency_hz,
                 pids: None,
                 follow_children: false,
+                cgroup: None,
                 include_idle: false,
                 kernel_stacks: true,
                 user_stacks: true,

@@ -108,6 +108,7 @@ impl Engines<'_> {
             pids: tracees.pids.clone(),
             follow_children: tracees.follow_children,
             exclude_self: self.exclude_self,
+            cgroup: tracees.cgroup,
         };
         for spec in self.specs {
             let mut engine = Engine::load(spec, &targets)?;
@@ -162,6 +163,10 @@ impl Engines<'_> {
 }
 
 impl AggregateSource for Engines<'_> {
+    fn honours_cgroup(&self) -> bool {
+        true
+    }
+
     fn attach(&mut self, tracees: &Tracees) -> Result<()> {
         Engines::attach(self, tracees)
     }
@@ -269,6 +274,10 @@ impl<'a, S: AggregateSource, W: std::io::Write> AggregateCollector<'a, S, W> {
 impl<S: AggregateSource, W: std::io::Write> Collector for AggregateCollector<'_, S, W> {
     fn attach(&mut self, tracees: &Tracees) -> Result<()> {
         self.source.attach(tracees)
+    }
+
+    fn honours_cgroup(&self) -> bool {
+        self.source.honours_cgroup()
     }
 
     fn interval(&mut self, interval: Interval) -> Result<Flow> {

@@ -387,11 +387,16 @@ impl MemleakCollector<'_> {
 }
 
 impl Collector for MemleakCollector<'_> {
+    fn honours_cgroup(&self) -> bool {
+        true
+    }
+
     fn attach(&mut self, tracees: &Tracees) -> Result<()> {
         let targets = Targets {
             pids: tracees.pids.clone(),
             follow_children: tracees.follow_children,
             exclude_self: self.exclude_self,
+            cgroup: tracees.cgroup,
         };
         for spec in &self.specs {
             let mut engine = Engine::load(spec, &targets)?;

@@ -39,6 +39,8 @@ use crate::{
 pub struct RunOptions {
     /// `-a`, `-p PID`, `-- CMD`.
     pub scope: Scope,
+    /// `--cgroup PATH`: only tasks in that cgroup v2 subtree (with the scope: both hold).
+    pub cgroup: Option<crate::cgroups::CgroupFilter>,
     /// `-d SECONDS`.
     pub duration: Option<Duration>,
     /// `-i SECONDS`.
@@ -123,6 +125,7 @@ impl RunOptions {
         crate::session::Options {
             command: command.to_string(),
             scope: self.scope.clone(),
+            cgroup: self.cgroup,
             duration: self.duration,
             interval: self.interval,
             needs_bpf,
@@ -189,6 +192,7 @@ mod tests {
     fn options(output: Option<&str>, more: &[&str]) -> RunOptions {
         RunOptions {
             scope: Scope::All,
+            cgroup: None,
             duration: None,
             interval: None,
             output: output.map(PathBuf::from),

@@ -23,6 +23,11 @@ pub trait AggregateSource {
     /// What loading or attaching reports (a missing probe, no privileges).
     fn attach(&mut self, tracees: &Tracees) -> Result<()>;
 
+    /// Whether [`Self::attach`] keeps only `tracees.cgroup`'s tasks in the kernel.
+    fn honours_cgroup(&self) -> bool {
+        false
+    }
+
     /// Everything aggregated since attaching, merged over the engines: counts and sums per
     /// key and histogram slot, and the counters of what was not counted (filtered, lost,
     /// missed, a full map). Cumulative: each read holds the previous one's cells.
@@ -43,6 +48,11 @@ pub trait SampleSource {
     /// # Errors
     /// What loading or attaching reports (no perf events, no privileges).
     fn attach(&mut self, tracees: &Tracees) -> Result<()>;
+
+    /// Whether [`Self::attach`] keeps only `tracees.cgroup`'s tasks in the kernel.
+    fn honours_cgroup(&self) -> bool {
+        false
+    }
 
     /// The ring buffers the session drains (new processes announced), once after attaching;
     /// none by default.
@@ -136,9 +146,14 @@ impl CpuSampler {
 }
 
 impl SampleSource for CpuSampler {
+    fn honours_cgroup(&self) -> bool {
+        true
+    }
+
     fn attach(&mut self, tracees: &Tracees) -> Result<()> {
         self.options.pids = tracees.pids.clone();
         self.options.follow_children = tracees.follow_children;
+        self.options.cgroup = tracees.cgroup;
         let mut loaded = Profiler::load(&self.options)?;
         if let Some(why) = loaded.unwind_unavailable() {
             eprintln!(

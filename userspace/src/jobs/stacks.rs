@@ -252,6 +252,10 @@ impl Collector for StackCollector<'_> {
         Ok(())
     }
 
+    fn honours_cgroup(&self) -> bool {
+        self.source.honours_cgroup()
+    }
+
     fn rings(&mut self) -> Result<Vec<RingBuf<MapData>>> {
         self.source.rings()
     }
@@ -344,6 +348,7 @@ pub fn profile(
         frequency_hz: hz,
         pids: None,
         follow_children: false,
+        cgroup: None,
         include_idle: sampling.include_idle,
         kernel_stacks: sampling.kernel_stacks,
         user_stacks: sampling.user_stacks,

@@ -323,6 +323,7 @@ pub fn run(top: &TopOptions, options: &RunOptions) -> Result<()> {
                     frequency_hz,
                     pids: None,
                     follow_children: false,
+                    cgroup: None,
                     include_idle: false,
                     kernel_stacks: true,
                     user_stacks: true,

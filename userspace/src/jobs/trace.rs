@@ -174,6 +174,10 @@ struct TraceCollector<'a> {
 }
 
 impl Collector for TraceCollector<'_> {
+    fn honours_cgroup(&self) -> bool {
+        true
+    }
+
     fn attach(&mut self, tracees: &Tracees) -> Result<()> {
         self.engines.attach(tracees)?;
         self.unwinders = self.engines.start_unwinders(

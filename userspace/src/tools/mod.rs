@@ -49,6 +49,8 @@ const TOOLS_AFTER: &str = "count";
 
 /// A subcommand: one with a file here, or a tool of the table with its parsed flags.
 #[derive(Debug)]
+// One value per run, parsed once: its size does not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum Command {
     /// `profile`, `hist`, ...
     Builtin(Builtin),

@@ -167,6 +167,7 @@ fn values(
     // `every_tool_is_a_subcommand` checks that each tool takes one of the two.
     let options = options.expect("every tool takes Common or Probing");
     values.scope = options.scope.clone();
+    values.cgroup = options.cgroup.is_some();
     Ok((values, options))
 }
 

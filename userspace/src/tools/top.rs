@@ -71,6 +71,7 @@ pub struct Args {
 pub fn run(args: Args, verbose: u8) -> Result<()> {
     let options = tracekit::jobs::RunOptions {
         scope: args.scope.scope()?,
+        cgroup: args.scope.cgroup()?,
         duration: args.duration.map(Duration::from_secs_f64),
         interval: Some(Duration::from_secs_f64(args.interval)),
         output: None,

@@ -50,6 +50,7 @@ fn comm_column() -> Vec<KeyColumn> {
 fn options(interval: Option<u64>, json: bool, output: Option<PathBuf>) -> RunOptions {
     RunOptions {
         scope: Scope::All,
+        cgroup: None,
         duration: None,
         interval: interval.map(Duration::from_secs),
         output,

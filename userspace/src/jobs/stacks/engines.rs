@@ -258,6 +258,10 @@ impl<'a> EngineStacks<'a> {
 }
 
 impl SampleSource for EngineStacks<'_> {
+    fn honours_cgroup(&self) -> bool {
+        true
+    }
+
     fn attach(&mut self, tracees: &Tracees) -> Result<()> {
         self.engines.attach(tracees)?;
         self.unwinders.extend(self.engines.start_unwinders(

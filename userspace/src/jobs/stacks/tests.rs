@@ -191,6 +191,7 @@ fn golden_offcpu_text() {
 fn output_formats_by_extension() {
     let options = RunOptions {
         scope: crate::session::Scope::All,
+        cgroup: None,
         duration: None,
         interval: None,
         output: Some("a.folded".into()),
@@ -284,6 +285,7 @@ fn whole_run(labels: &Labels, hz: Option<u64>, source: ReplaySamples) -> (String
     };
     let options = RunOptions {
         scope: crate::session::Scope::All,
+        cgroup: None,
         duration: Some(Duration::from_secs(2)),
         interval: None,
         output: None,

@@ -141,6 +141,7 @@ impl SyscallSets {
             pids: tracees.pids.clone(),
             follow_children: tracees.follow_children,
             exclude_self: false,
+            cgroup: tracees.cgroup,
         };
         if tracees.follow_children {
             self.command = tracees.pids.as_ref().and_then(|p| p.first().copied());

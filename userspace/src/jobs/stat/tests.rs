@@ -137,6 +137,7 @@ fn targets_are_named_as_perf_names_them() {
 fn intervals_shorter_than_10_ms_are_refused() {
     let options = RunOptions {
         scope: Scope::All,
+        cgroup: None,
         duration: None,
         interval: Some(Duration::from_millis(5)),
         output: None,

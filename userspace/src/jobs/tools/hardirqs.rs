@@ -12,7 +12,6 @@ use crate::{
     engine::request::{KeyField, MapSizes, Request, Start, StartProbe},
     jobs::aggregate::AggregateJob,
     output::aggregates::Report,
-    session::Scope,
 };
 
 /// `tracekit hardirqs`.
@@ -96,9 +95,9 @@ pub struct IrqOptions {
 
 /// The plan of `hardirqs` and `softirqs` from their flags.
 pub(super) fn irq_plan(kind: IrqKind, values: &super::FlagValues) -> Result<Plan> {
-    if let Scope::Pids(_) = values.scope {
+    if let Some(flag) = values.task_flag() {
         return Err(Error::usage(format!(
-            "{} -p: interrupts run in whatever task they interrupt; they are measured for the \
+            "{} {flag}: interrupts run in whatever task they interrupt; they are measured for the \
              whole machine (use -a, or -- CMD to measure while CMD runs)",
             kind.command
         )));
@@ -243,7 +242,7 @@ columns: HARDIRQ Irq
     #[test]
     fn hardirqs_refuses_pids_and_both_shows() {
         let mut values = crate::jobs::tools::FlagValues::defaults(&TOOL);
-        values.scope = Scope::Pids(vec![1]);
+        values.scope = crate::session::Scope::Pids(vec![1]);
         let err = (TOOL.plan)(&values).unwrap_err();
         assert_eq!(err.exit_code(), 2);
         assert!(err.to_string().starts_with("hardirqs -p: "), "{err}");

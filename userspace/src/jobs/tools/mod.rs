@@ -362,6 +362,8 @@ pub struct FlagValues {
     own: BTreeMap<&'static str, Value>,
     /// `-a`, `-p`, `-- CMD` (a plan may refuse one, as `runqlat` refuses `-p`).
     pub scope: Scope,
+    /// `--cgroup PATH` was given (a plan that cannot select tasks refuses it as `-p`).
+    pub cgroup: bool,
     /// Kernel map sizes.
     pub maps: MapSizes,
     /// How kernel functions attach, and the pid uprobes are limited to.
@@ -371,6 +373,16 @@ pub struct FlagValues {
 }
 
 impl FlagValues {
+    /// The flag that selects tasks, `-p` or `--cgroup`, when one was given: plans whose
+    /// events do not run in the task they are about refuse it.
+    pub fn task_flag(&self) -> Option<&'static str> {
+        match (&self.scope, self.cgroup) {
+            (Scope::Pids(_), _) => Some("-p"),
+            (_, true) => Some("--cgroup"),
+            _ => None,
+        }
+    }
+
     /// Every flag of `tool` at its default, for the whole machine (what the exporter runs).
     pub fn defaults(tool: &Tool) -> Self {
         let mut own = BTreeMap::new();
@@ -393,6 +405,7 @@ impl FlagValues {
         Self {
             own,
             scope: Scope::All,
+            cgroup: false,
             maps: MapSizes::default(),
             target: Target::default(),
             percentiles: None,

@@ -11,7 +11,6 @@ use crate::{
     engine::request::{KeyField, MapSizes, Request, Start, StartProbe},
     jobs::aggregate::AggregateJob,
     output::aggregates::Report,
-    session::Scope,
 };
 
 /// `tracekit runqlat`.
@@ -37,12 +36,12 @@ runnable task) to the task's next sched_switch onto a CPU.",
     ],
     groups: &[Group::Percentiles, Group::Common, Group::Maps],
     plan: |values| {
-        if let Scope::Pids(_) = values.scope {
-            return Err(Error::usage(
-                "runqlat -p: run queue latency is recorded in the waker's and the scheduler's \
+        if let Some(flag) = values.task_flag() {
+            return Err(Error::usage(format!(
+                "runqlat {flag}: run queue latency is recorded in the waker's and the scheduler's \
                  context, not the task's; it measures every task (use -a, or -- CMD to measure \
                  while CMD runs)",
-            ));
+            )));
         }
         runqlat(&RunqlatOptions {
             unit: values.unit(),
@@ -149,9 +148,14 @@ columns:
     #[test]
     fn runqlat_refuses_pids() {
         let mut values = crate::jobs::tools::FlagValues::defaults(&TOOL);
-        values.scope = Scope::Pids(vec![1]);
+        values.scope = crate::session::Scope::Pids(vec![1]);
         let err = (TOOL.plan)(&values).unwrap_err();
         assert_eq!(err.exit_code(), 2);
         assert!(err.to_string().starts_with("runqlat -p: "), "{err}");
+        let mut values = crate::jobs::tools::FlagValues::defaults(&TOOL);
+        values.cgroup = true;
+        let err = (TOOL.plan)(&values).unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+        assert!(err.to_string().starts_with("runqlat --cgroup: "), "{err}");
     }
 }

@@ -7,7 +7,6 @@ use super::{Column, EventsJob, Flag, Group, Plan, Tool};
 use crate::{
     Error,
     engine::request::{Start, StartProbe},
-    session::Scope,
 };
 
 /// `tracekit runqslower`.
@@ -32,11 +31,11 @@ pub const TOOL: Tool = Tool {
     ],
     groups: &[Group::Common],
     plan: |values| {
-        if let Scope::Pids(_) = values.scope {
-            return Err(Error::usage(
-                "runqslower -p: run queue waits are recorded in the waker's and the \
+        if let Some(flag) = values.task_flag() {
+            return Err(Error::usage(format!(
+                "runqslower {flag}: run queue waits are recorded in the waker's and the \
                  scheduler's context, not the task's; it watches every task (use -a, or -- CMD)",
-            ));
+            )));
         }
         let min_us = values.number("min-us").unwrap_or(10_000);
         let mut columns = vec![

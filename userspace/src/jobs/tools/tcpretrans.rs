@@ -7,7 +7,7 @@ use super::{
     Column, EventsJob, Flag, Group, Plan, Tool,
     tcpstates::port_filters,
 };
-use crate::{Error, session::Scope};
+use crate::Error;
 
 /// `tracekit tcpretrans`.
 pub const TOOL: Tool = Tool {
@@ -24,11 +24,11 @@ STATE is the socket's TCP state (ESTABLISHED, SYN_SENT, ...).",
     ],
     groups: &[Group::Common],
     plan: |values| {
-        if let Scope::Pids(_) = values.scope {
-            return Err(Error::usage(
-                "tcpretrans -p: retransmissions run from timers and the network softirq, not \
+        if let Some(flag) = values.task_flag() {
+            return Err(Error::usage(format!(
+                "tcpretrans {flag}: retransmissions run from timers and the network softirq, not \
                  in a process; use --lport/--rport to select connections",
-            ));
+            )));
         }
         let filter = port_filters(values.number("lport"), values.number("rport"))?;
         let mut job = EventsJob::new(

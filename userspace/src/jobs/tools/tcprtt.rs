@@ -29,11 +29,11 @@ The RTT is the socket's smoothed estimate (srtt) at each received segment.",
     ],
     groups: &[Group::Percentiles, Group::Common, Group::Maps],
     plan: |values| {
-        if let crate::session::Scope::Pids(_) = values.scope {
-            return Err(crate::Error::usage(
-                "tcprtt -p: segments are received in the network softirq, not in a process; \
+        if let Some(flag) = values.task_flag() {
+            return Err(crate::Error::usage(format!(
+                "tcprtt {flag}: segments are received in the network softirq, not in a process; \
                  use --lport/--rport to select connections",
-            ));
+            )));
         }
         tcprtt(&TcprttOptions {
             ms: values.switch("ms"),

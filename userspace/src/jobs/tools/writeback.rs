@@ -8,7 +8,6 @@ use super::{Column, EventsJob, Group, Plan, Tool};
 use crate::{
     Error,
     engine::request::{Start, StartProbe},
-    session::Scope,
 };
 
 /// `tracekit writeback`.
@@ -23,11 +22,11 @@ REASON is the kernel's wb_reason: 0 background, 1 vmscan, 2 sync, 3 periodic, 4 
     flags: &[],
     groups: &[Group::Common],
     plan: |values| {
-        if let Scope::Pids(_) = values.scope {
-            return Err(Error::usage(
-                "writeback -p: writeback runs in the kernel's flusher threads, not the \
+        if let Some(flag) = values.task_flag() {
+            return Err(Error::usage(format!(
+                "writeback {flag}: writeback runs in the kernel's flusher threads, not the \
                  process that dirtied the pages; it watches the whole machine (use -a)",
-            ));
+            )));
         }
         let mut job = EventsJob::new(
             "writeback:writeback_written",
