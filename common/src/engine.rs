@@ -257,7 +257,8 @@ pub mod operand {
     // n31 (issue 30): descriptors. Numbered from 70 so other additions do not collide.
     /// [`FIELD_PATH`]'s path from the `struct file *` the current task has open at the
     /// descriptor in the 8-byte signed record field at `offset` (`ret` of
-    /// `syscalls:sys_exit_accept4`): `task->files->fdt->fd[FD]`. The walk's offsets come
+    /// `syscalls:sys_exit_accept4`; with [`super::FD_INT32`], a 4-byte `int`: `res` of
+    /// `io_uring:io_uring_complete`): `task->files->fdt->fd[FD]`. The walk's offsets come
     /// from BTF, two `u16` to a word: `index_offset` is `files | fdt << 16` (`task_struct`,
     /// `files_struct`), `index_shift` is `fd | max_fds << 16` (`fdtable`). A negative
     /// descriptor, one at or past `max_fds` or one with no file reads as 0 (no error): a
@@ -305,6 +306,9 @@ pub const PTR_ARRAY: u32 = 2;
 /// probe argument `offset` (7: the return value), not a record field (`str(arg1)`,
 /// `str(retval)` of function probes).
 pub const PTR_FROM_ARG: u32 = 4;
+/// [`Operand::flags`] bit of [`operand::FD_PATH`]: the descriptor field at `offset` is a
+/// 4-byte `int` (`res` of `io_uring:io_uring_complete`), sign-extended, not 8 bytes.
+pub const FD_INT32: u32 = 16;
 /// [`Operand::flags`] bit of the path operands ([`operand::TASK_PATH`],
 /// [`operand::FIELD_PATH`], [`operand::FD_PATH`]): the value is `size` (at most
 /// [`STR_BYTES`]) raw bytes at the path's end, copied into the operand's string slot
@@ -714,7 +718,9 @@ pub mod stat {
     pub const NO_START: u32 = 3;
     /// Starts dropped because the start map was full.
     pub const START_MAP_FULL: u32 = 4;
-    /// Operands that could not be read.
+    /// Events dropped because an operand could not be read (a NULL pointer on a path's
+    /// way), counted once the filter has kept the event: an event the filter drops is
+    /// [`FILTERED`], whatever it could read.
     pub const READ_ERRORS: u32 = 5;
     /// Starts recorded.
     pub const STARTS: u32 = 6;

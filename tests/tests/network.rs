@@ -147,6 +147,118 @@ fn network_tcpaccept_shows_each_accept() {
     assert_eq!(seen, want);
 }
 
+/// Each of 50 IPv4 connections accepted through io_uring (`IORING_OP_ACCEPT`: half
+/// completed inline in `io_uring_enter`, half in task work after waiting on the listener),
+/// with the fixture's pid and comm and both ends' ports, as the fixture prints them
+/// (`uring PID CLIENT_PORT SERVER_PORT`). Its other completions (a read whose result is a
+/// regular file's descriptor, a `MSG_RING` whose result is the accepted socket's descriptor
+/// but that has no request) are not shown and are no read errors: nothing is lost. Nor is
+/// its last accept, into a fixed file, whose result 0 is no descriptor (the fixture's
+/// descriptor 0 is then its client's socket, which reading `sock(res)` would show).
+#[test]
+fn network_tcpaccept_shows_io_uring_accepts() {
+    require_root();
+    let dir = scratch("network_tcpaccept_uring");
+    let out = dir.join("events.json");
+    let tk_tcp = fixture("tk_tcp");
+    let run = tracekit(
+        [
+            "tcpaccept",
+            "-v",
+            "--json",
+            "-o",
+            out.to_str().unwrap(),
+            "--",
+            tk_tcp.to_str().unwrap(),
+            "--uring",
+            "50",
+        ],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    assert!(
+        run.stderr.contains("Lost: nothing."),
+        "nothing lost: {}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("left out"), "{}", run.stderr);
+    type Row = (String, u64, String, u64, String, u64, u64);
+    let want: BTreeSet<Row> = run
+        .stdout
+        .lines()
+        .filter_map(|line| line.strip_prefix("uring "))
+        .map(|line| {
+            let f: Vec<u64> = line.split(' ').map(|n| n.parse().unwrap()).collect();
+            let addr = "127.0.0.1".to_string();
+            (addr.clone(), f[1], addr, f[2], "tk_tcp".into(), 4, f[0])
+        })
+        .collect();
+    assert_eq!(want.len(), 50, "the fixture's connections: {}", run.stdout);
+    let fixed: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|line| line.starts_with("fixed "))
+        .collect();
+    assert_eq!(fixed.len(), 1, "{}", run.stdout);
+    let events: Vec<Value> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let seen: BTreeSet<Row> = events
+        .iter()
+        .map(|e| {
+            (
+                text(e, "raddr"),
+                number(e, "rport"),
+                text(e, "laddr"),
+                number(e, "lport"),
+                text(e, "comm"),
+                number(e, "ip"),
+                number(e, "pid"),
+            )
+        })
+        .collect();
+    assert_eq!(events.len(), 50, "{events:#?}");
+    assert_eq!(seen, want);
+}
+
+/// `count`'s filter takes a cast: the io_uring completions of `tk_tcp --uring 20` that are
+/// accepts (`(struct io_kiocb *)req->opcode == 13`) into a descriptor (`(struct io_accept
+/// *)req->file_slot == 0`) are exactly its 20; its reads and `MSG_RING`s (3 completions a
+/// connection, one with a NULL `req`) and its fixed-file accept fail the filter and are no
+/// read errors.
+#[test]
+fn network_count_filters_io_uring_completions_through_a_cast() {
+    require_root();
+    let tk_tcp = fixture("tk_tcp");
+    let run = tracekit(
+        [
+            "count",
+            "io_uring:io_uring_complete",
+            "--filter",
+            "(struct io_kiocb *)req->opcode == 13 && (struct io_accept *)req->file_slot == 0",
+            "--json",
+            "--",
+            tk_tcp.to_str().unwrap(),
+            "--uring",
+            "20",
+        ],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    let counts: Value = run
+        .stdout
+        .lines()
+        .find(|line| line.starts_with('{'))
+        .map(|line| serde_json::from_str(line).unwrap())
+        .unwrap_or_else(|| panic!("no JSON: {}", run.stdout));
+    let stats = &counts["stats"];
+    assert_eq!(number(stats, "counted"), 20, "{counts}");
+    assert_eq!(number(stats, "read_errors"), 0, "{counts}");
+    assert!(number(stats, "filtered") >= 61, "{counts}");
+}
+
 /// Each connection's two ends when they close: ports, and the bytes each sent and
 /// received, exactly as the kernel counts them (`bytes_acked` counts the FIN, and the
 /// connecting side's SYN; `bytes_received` the peer's FIN); the lifetime is positive and

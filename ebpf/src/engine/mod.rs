@@ -75,7 +75,7 @@ fn run_main<M: EngineMaps, S: Source>(source: &S, scratch: *mut Scratch, event: 
         return outstanding::run::<M, S>(plan, source, scratch, ids, event);
     }
     let (pid, tid) = task_ids::<M>(plan)?;
-    read_operands::<M, S>(plan, source, scratch, pid, tid, event)?;
+    let all_read = read_operands::<M, S>(plan, source, scratch, pid, tid, event);
     if rd!(plan.key_set_used) != 0 {
         let first = (rd!(plan.key_parts[0]) as usize) & (MAX_OPERANDS - 1);
         if !row_wanted(plan, int(scratch, first)) {
@@ -132,6 +132,11 @@ fn run_main<M: EngineMaps, S: Source>(source: &S, scratch: *mut Scratch, event: 
         bump::<M>(stat::FILTERED);
         return None;
     }
+    // A field that could not be read drops the event the filter kept.
+    if !all_read {
+        bump::<M>(stat::READ_ERRORS);
+        return None;
+    }
     if rd!(plan.announce) != 0 && pid != 0 && !announce(pid, M::known(), M::announce()) {
         bump::<M>(stat::ANNOUNCE_LOST);
     }
@@ -174,8 +179,12 @@ fn run_start<M: EngineMaps, S: Source>(
 ) -> Option<()> {
     let plan = M::start_plan();
     let (pid, tid) = task_ids::<M>(plan)?;
-    read_operands::<M, S>(plan, source, scratch, pid, tid, event)?;
+    let all_read = read_operands::<M, S>(plan, source, scratch, pid, tid, event);
     if !filter(plan, scratch) {
+        return None;
+    }
+    if !all_read {
+        bump::<M>(stat::READ_ERRORS);
         return None;
     }
     let mut saved = [0u64; SAVED_WORDS];

@@ -10,8 +10,8 @@ use aya_ebpf::helpers::{
 };
 use tracekit_common::{
     engine::{
-        MAX_OPERANDS, MAX_PATH, MAX_STRINGS, Operand, PATH_BYTES, PTR_ARRAY, PTR_FROM_ARG, Plan,
-        SIGNED, STR_BYTES, operand, stat,
+        FD_INT32, MAX_OPERANDS, MAX_PATH, MAX_STRINGS, Operand, PATH_BYTES, PTR_ARRAY,
+        PTR_FROM_ARG, Plan, SIGNED, STR_BYTES, operand, stat,
     },
     profile::{STACK_ERROR, STACK_NONE},
 };
@@ -26,7 +26,12 @@ use crate::{
     unwind::{record_user_stack, user_regs_of_task},
 };
 
-/// Reads every operand of `plan` into the scratch. Returns None if a read failed (counted).
+/// Reads every operand of `plan` into the scratch. Returns whether every read succeeded:
+/// one that failed (a NULL pointer on a path's way) reads as 0 and the others are still
+/// read, so that the filter sees the event; the caller drops an event with a failed read
+/// that the filter keeps, counted in [`stat::READ_ERRORS`] (a4, issue 30: io_uring
+/// completions that are no accept, whose `req` is NULL or whose result is no socket's
+/// descriptor, are filtered out, not read errors).
 #[inline(always)]
 pub(crate) fn read_operands<M: EngineMaps, S: Source>(
     plan: &'static Plan,
@@ -35,7 +40,8 @@ pub(crate) fn read_operands<M: EngineMaps, S: Source>(
     pid: u32,
     tid: u32,
     event: u32,
-) -> Option<()> {
+) -> bool {
+    let mut all_read = true;
     let n = rd!(plan.n_operands) as usize;
     for i in 0..MAX_OPERANDS {
         if i >= n {
@@ -157,8 +163,14 @@ pub(crate) fn read_operands<M: EngineMaps, S: Source>(
             }
             operand::FIELD_PATH => read_int(source, operand.offset, 8, 0)
                 .and_then(|base| follow(plan, path_shape(i, &operand), base, scratch)),
-            // n31 (issue 30): a path from the file at a descriptor.
-            operand::FD_PATH => read_int(source, operand.offset, 8, SIGNED).and_then(|fd| {
+            // n31 (issue 30): a path from the file at a descriptor (a4: or an `int` one).
+            operand::FD_PATH => read_int(
+                source,
+                operand.offset,
+                if operand.flags & FD_INT32 != 0 { 4 } else { 8 },
+                SIGNED,
+            )
+            .and_then(|fd| {
                 match fd_file(fd, operand.index_offset, operand.index_shift) {
                     0 => {
                         *buf = [0; STR_BYTES];
@@ -235,16 +247,11 @@ pub(crate) fn read_operands<M: EngineMaps, S: Source>(
             }
             _ => Some(0),
         };
-        match value {
-            // SAFETY: this CPU's scratch; i < MAX_OPERANDS.
-            Some(value) => unsafe { (*scratch).ints[i] = value },
-            None => {
-                bump::<M>(stat::READ_ERRORS);
-                return None;
-            }
-        }
+        all_read &= value.is_some();
+        // SAFETY: this CPU's scratch; i < MAX_OPERANDS.
+        unsafe { (*scratch).ints[i] = value.unwrap_or(0) };
     }
-    Some(())
+    all_read
 }
 
 /// A path operand's offset count (`aux`), width, index `i` and flags in one word: a BPF

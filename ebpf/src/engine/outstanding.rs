@@ -78,7 +78,10 @@ pub(crate) fn run<M: EngineMaps, S: Source>(
     (pid, tid): (u32, u32),
     event: u32,
 ) -> Option<()> {
-    read_operands::<M, S>(plan, source, scratch, pid, tid, event)?;
+    if !read_operands::<M, S>(plan, source, scratch, pid, tid, event) {
+        bump::<M>(stat::READ_ERRORS);
+        return None;
+    }
     let mut saved = [0u64; SAVED_WORDS];
     if rd!(plan.needs_start) != 0 {
         saved = take_start::<M>(plan, scratch)?.saved;

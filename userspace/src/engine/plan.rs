@@ -2,7 +2,7 @@
 //! aggregation, map layout) and enforces the kernel engine's limits with one-line errors.
 
 use tracekit_common::engine::{
-    Insn, KEY_SET_BITS, KEY_SET_WORDS, KEY_WORDS, LOG2_SLOTS, MAX_INSNS, MAX_KEY_PARTS,
+    FD_INT32, Insn, KEY_SET_BITS, KEY_SET_WORDS, KEY_WORDS, LOG2_SLOTS, MAX_INSNS, MAX_KEY_PARTS,
     MAX_LINEAR_SLOTS, MAX_OPERANDS, MAX_PRECISION, MAX_STR_CONSTS, MAX_STRINGS, NO_OPERAND,
     Operand, PTR_ARRAY, PTR_FROM_ARG, Plan, SAVED_WORDS, SIGNED, STR_BYTES, agg, layout,
     log_linear_slots, op, operand,
@@ -407,6 +407,9 @@ pub fn disassemble(plan: &Plan) -> String {
             operand::FOLLOWS => "follows",
             operand::ARG_PATH => "arg_path",
             operand::PATH_STR => "path_str",
+            operand::TASK_PATH => "task_path",
+            operand::FIELD_PATH => "field_path",
+            operand::FD_PATH => "fd_path",
             _ => "?",
         };
         let signed = if o.flags & SIGNED != 0 { "s" } else { "" };
@@ -422,6 +425,16 @@ pub fn disassemble(plan: &Plan) -> String {
             operand::SAVED => format!("{kind}{}", o.offset),
             // The offsets are the running kernel's: only their count is shown.
             operand::ARG_PATH => format!("{kind}{}[{}]:{signed}{}", o.offset, o.aux, o.size),
+            operand::TASK_PATH => format!("{kind}[{}]:{signed}{}", o.aux, o.size),
+            operand::FIELD_PATH => format!("{kind}@{}[{}]:{signed}{}", o.offset, o.aux, o.size),
+            // The descriptor field's width, then the path's.
+            operand::FD_PATH => format!(
+                "{kind}(@{}:s{})[{}]:{signed}{}",
+                o.offset,
+                if o.flags & FD_INT32 != 0 { 4 } else { 8 },
+                o.aux,
+                o.size
+            ),
             operand::PATH_STR => format!(
                 "{kind}({}{})[{}]:{}",
                 match o.index_offset {

@@ -37,10 +37,36 @@
 use tracekit_common::engine::TraceRecord;
 
 use crate::{
-    engine::compile::Printed,
-    jobs::tools::{Column, EventTime},
+    engine::{compile::Printed, request::Request},
+    jobs::tools::{Column, EventTime, EventsJob},
     profile::comm_string,
 };
+
+/// The probe groups of `job` that run, its own first ([`EventsJob::parts`]): each request
+/// with its columns. An optional group ([`crate::jobs::tools::EventsPart::optional`]) that
+/// `compiles` refuses (the kernel lacks its tracepoint, or a type its fields read) is left
+/// out, with the line `-v` prints for it (`tracekit: io_uring accepts left out
+/// (io_uring:io_uring_complete): WHY`).
+pub fn groups(
+    job: &EventsJob,
+    compiles: impl Fn(&Request) -> crate::Result<()>,
+) -> (Vec<(&Request, &[Column])>, Vec<String>) {
+    let mut groups = vec![(&job.request, job.columns.as_slice())];
+    let mut left_out = Vec::new();
+    for part in &job.parts {
+        if let Some(what) = part.optional
+            && let Err(err) = compiles(&part.request)
+        {
+            left_out.push(format!(
+                "tracekit: {what} left out ({}): {err}",
+                part.request.probes.join(", ")
+            ));
+            continue;
+        }
+        groups.push((&part.request, part.columns.as_slice()));
+    }
+    (groups, left_out)
+}
 
 /// What a column shows.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -440,12 +440,17 @@ pub fn run_each(
 
 /// Prints an event tool's events in its columns ([`crate::jobs::events`]).
 pub fn run_events(job: &EventsJob, options: &RunOptions) -> Result<()> {
-    let mut requests = vec![&job.request];
-    let mut columns = vec![job.columns.as_slice()];
-    for part in &job.parts {
-        requests.push(&part.request);
-        columns.push(&part.columns);
+    // Groups the kernel lacks (no tracepoint, a type not in its BTF) that the tool runs
+    // without are left out.
+    let (groups, left_out) = events::groups(job, |request| {
+        crate::engine::compile::compile(request).map(|_| ())
+    });
+    if options.verbose >= 1 {
+        for line in left_out {
+            eprintln!("{line}");
+        }
     }
+    let (requests, columns): (Vec<&Request>, Vec<&[Column]>) = groups.into_iter().unzip();
     run_in(
         &requests,
         None,

@@ -327,11 +327,14 @@ impl TracepointFields {
         Some((field.offset, pointee_struct(&field.c_type)))
     }
 
-    /// An 8-byte integer field's offset: the descriptor of `sock(FIELD)`/`file(FIELD)`.
-    fn fd_field(&self, name: &str) -> Option<u32> {
+    /// An 8-byte integer field's or a 4-byte signed one's offset and width: the descriptor
+    /// of `sock(FIELD)`/`file(FIELD)` (`ret` of a syscall's exit, `res` of
+    /// `io_uring:io_uring_complete`, an `int` read sign-extended).
+    fn fd_field(&self, name: &str) -> Option<(u32, u32)> {
         let field = self.format.field(name)?;
         let integer = field.array_len.is_none() && !field.is_dynamic() && !field.is_string();
-        (!field.is_common() && field.size == 8 && integer).then_some(field.offset)
+        let width = field.size == 8 || (field.size == 4 && field.signed);
+        (!field.is_common() && width && integer).then_some((field.offset, field.size))
     }
 }
 

@@ -13,7 +13,10 @@
 //! As in ftrace (`Documentation/trace/events.rst`, "Event filtering"): numeric fields compare
 //! with numbers, `&` tests bits, strings compare with `==`/`!=` or glob-match with `~`
 //! (`"abc"`, `"abc*"`, `"*abc"`, `"*abc*"`). Fields are the event's own, plus `pid`, `tid`,
-//! `cpu` and `comm` where the event has no field of that name.
+//! `cpu` and `comm` where the event has no field of that name. A BTF path
+//! ([`crate::probe::btf_path`]) is one field name, with or without a cast in front:
+//! `task->real_parent->tgid`, `sock(ret)->__sk_common.skc_num`, `(struct io_kiocb
+//! *)req->opcode` (a `(` opens a cast only when `struct NAME *)` and a path follow it).
 //!
 //! [`parse`] checks the syntax; `engine::filter::compile` type-checks against the event's
 //! fields (numbers against the field's range) and emits the kernel engine's instructions.
@@ -143,7 +146,12 @@ fn tokenize(text: &str) -> std::result::Result<Vec<(Token, usize)>, ParseError> 
                 i += 1;
                 continue;
             }
-            '(' => (Token::Open, 1),
+            '(' => match cast_path(&chars[i..]) {
+                // A cast starts a path (`(struct io_kiocb *)req->opcode`): one name.
+                Some(Ok((name, width))) => (Token::Ident(name), width),
+                Some(Err(message)) => return Err(error(column, message)),
+                None => (Token::Open, 1),
+            },
             ')' => (Token::Close, 1),
             '&' if next == Some('&') => (Token::And, 2),
             '&' => (Token::Op(CmpOp::BitAnd), 1),
@@ -216,22 +224,7 @@ fn tokenize(text: &str) -> std::result::Result<Vec<(Token, usize)>, ParseError> 
                         len += inner + 2;
                     }
                 }
-                // A BTF path (`task->real_parent->tgid`, `->a.b` after an arrow) is one name.
-                let mut arrow = false;
-                loop {
-                    let at = i + len;
-                    let step = match chars.get(at..at + 2) {
-                        Some(['-', '>']) => 2,
-                        Some(['.', _]) if arrow => 1,
-                        _ => break,
-                    };
-                    let member = word(at + step);
-                    if member == 0 || chars[at + step].is_ascii_digit() {
-                        break;
-                    }
-                    arrow |= step == 2;
-                    len += step + member;
-                }
+                len = path_len(&chars, i, len);
                 (Token::Ident(chars[i..i + len].iter().collect()), len)
             }
             other => {
@@ -245,6 +238,86 @@ fn tokenize(text: &str) -> std::result::Result<Vec<(Token, usize)>, ParseError> 
         i += width;
     }
     Ok(tokens)
+}
+
+/// The length of the name at `chars[start..]` whose first word is `len` long, with the
+/// steps of a BTF path after it (`task->real_parent->tgid`, `->a.b` after an arrow).
+fn path_len(chars: &[char], start: usize, mut len: usize) -> usize {
+    let word = |at: usize| {
+        chars[at.min(chars.len())..]
+            .iter()
+            .position(|d| !(d.is_ascii_alphanumeric() || *d == '_'))
+            .unwrap_or(chars.len().saturating_sub(at))
+    };
+    let mut arrow = false;
+    loop {
+        let at = start + len;
+        let step = match chars.get(at..at + 2) {
+            Some(['-', '>']) => 2,
+            Some(['.', _]) if arrow => 1,
+            _ => break,
+        };
+        let member = word(at + step);
+        if member == 0 || chars[at + step].is_ascii_digit() {
+            break;
+        }
+        arrow |= step == 2;
+        len += step + member;
+    }
+    len
+}
+
+/// A cast and the path it starts at the beginning of `chars` (`(struct io_kiocb
+/// *)req->opcode`, spaces as C allows them): the name as [`crate::probe::btf_path`] reads
+/// it (`(struct io_kiocb *)req->opcode`) and the characters it takes. `None` when `chars`
+/// opens no cast (a parenthesised filter: `(a == 1 || b == 2)`); an error when a `(struct`
+/// opens no cast of a path.
+fn cast_path(chars: &[char]) -> Option<std::result::Result<(String, usize), String>> {
+    let mut at = 1;
+    let skip = |at: &mut usize| {
+        while chars.get(*at).is_some_and(|c| *c == ' ' || *c == '\t') {
+            *at += 1;
+        }
+    };
+    let word = |at: usize| -> String {
+        chars[at.min(chars.len())..]
+            .iter()
+            .take_while(|d| d.is_ascii_alphanumeric() || **d == '_')
+            .collect()
+    };
+    skip(&mut at);
+    if word(at) != "struct" {
+        return None;
+    }
+    at += "struct".len();
+    Some((|| {
+        let bad = || "a cast is `(struct NAME *)` before a path: (struct NAME *)FIELD->MEMBER";
+        skip(&mut at);
+        let name = word(at);
+        if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
+            return Err(bad().to_string());
+        }
+        at += name.len();
+        skip(&mut at);
+        for close in ['*', ')'] {
+            if chars.get(at) != Some(&close) {
+                return Err(bad().to_string());
+            }
+            at += 1;
+            skip(&mut at);
+        }
+        let base = word(at);
+        let len = if base.is_empty() || base.starts_with(|c: char| c.is_ascii_digit()) {
+            0
+        } else {
+            path_len(chars, at, base.len())
+        };
+        if len == base.len() {
+            return Err(bad().to_string());
+        }
+        let path: String = chars[at..at + len].iter().collect();
+        Ok((format!("(struct {name} *){path}"), at + len))
+    })())
 }
 
 struct Parser {
@@ -506,5 +579,53 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    /// A cast and the path after it are one field name, spaces as C allows them; a `(` that
+    /// opens no cast of a path stays a parenthesis.
+    #[test]
+    fn casts_start_paths() {
+        let expr = parse(
+            "(struct io_kiocb *)req->opcode == 13 && ( struct  io_accept*) req->file_slot == 0",
+        )
+        .unwrap();
+        assert_eq!(
+            expr,
+            Expr::And(
+                Box::new(Expr::Cmp {
+                    field: "(struct io_kiocb *)req->opcode".into(),
+                    column: 1,
+                    op: CmpOp::Eq,
+                    value: Literal::Number(13),
+                    value_column: 35
+                }),
+                Box::new(Expr::Cmp {
+                    field: "(struct io_accept *)req->file_slot".into(),
+                    column: 41,
+                    op: CmpOp::Eq,
+                    value: Literal::Number(0),
+                    value_column: 81
+                })
+            )
+        );
+        assert_eq!(
+            fields(&parse("((struct sock *)skaddr->__sk_common.skc_num > 1 || res < 0)").unwrap()),
+            ["(struct sock *)skaddr->__sk_common.skc_num", "res"]
+        );
+        // No path after the cast, or no cast: one line, at the `(`.
+        for text in [
+            "(struct sock *)skaddr == 1",
+            "x == 1 || (struct sock)x->y == 1",
+            "(struct *)x->y == 1",
+        ] {
+            let column = text.find('(').unwrap() + 1;
+            assert_eq!(
+                parse(text).unwrap_err().to_string(),
+                format!(
+                    "--filter '{text}': a cast is `(struct NAME *)` before a path: (struct NAME \
+                     *)FIELD->MEMBER at column {column}"
+                ),
+            );
+        }
     }
 }

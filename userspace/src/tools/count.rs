@@ -50,7 +50,9 @@ pub struct Args {
     /// follows(dev,sector,nr_sector))
     #[arg(long, value_name = "KEY[,KEY...]", value_delimiter = ',')]
     pub by: Vec<String>,
-    /// Only events for which EXPR holds (perf/ftrace filter syntax), evaluated in the kernel
+    /// Only events for which EXPR holds (perf/ftrace filter syntax), evaluated in the kernel;
+    /// a field may be a BTF path, with or without a cast: '(struct io_kiocb *)req->opcode ==
+    /// 13'
     #[arg(long, value_name = "EXPR")]
     pub filter: Option<String>,
     /// Show only the N largest counts

@@ -23,6 +23,8 @@ EXAMPLES:
   tracekit trace sched:sched_process_exec --print 'task->real_parent->tgid'  # BTF: parent pid
   tracekit trace sock:inet_sock_set_state --print 'daddr_v6,dport,newstate'  # IPv4/IPv6, TCP states
   tracekit trace sock:inet_sock_set_state --print '(struct tcp_sock *)skaddr->bytes_acked'
+  tracekit trace io_uring:io_uring_complete --filter '(struct io_kiocb *)req->opcode == 13' \
+      --print 'res,sock(res)->__sk_common.skc_num'  # io_uring accepts: the local port
   tracekit trace kretprobe:vfs_fsync_range --print 'latency,start.str(file->f_path.dentry->d_name.name)'
                                      # a string through BTF from a parameter, saved at entry
   tracekit trace 'kr:ext4_file_write_iter{retval,start.str((struct kiocb *)arg0->ki_filp->f_path.dentry->d_name.name)}' \
@@ -40,7 +42,9 @@ pub struct Args {
     /// struct kiocb * and from a struct file *)
     #[arg(required = true, value_name = "PROBE")]
     pub probes: Vec<String>,
-    /// Only events for which EXPR holds (perf/ftrace filter syntax), evaluated in the kernel
+    /// Only events for which EXPR holds (perf/ftrace filter syntax), evaluated in the kernel;
+    /// a field may be a BTF path, with or without a cast: '(struct io_kiocb *)req->opcode ==
+    /// 13'
     #[arg(long, value_name = "EXPR")]
     pub filter: Option<String>,
     /// Fields to print with each event (kstack, ustack: its stacks; str(FIELD), str(argN),

@@ -321,3 +321,40 @@ fn wall_clock_of_an_event_is_its_stamp_not_the_line_time() {
     // Before the epoch rounds down, not toward zero.
     assert_eq!(wall_s(0, (2_000_000_000, 1_500_000_000)), -1);
 }
+
+/// An optional group the kernel refuses is left out with its `-v` line; the tool's own
+/// groups stay (tcpaccept without io_uring's tracepoint).
+#[test]
+fn optional_groups_the_kernel_lacks_are_left_out() {
+    use crate::jobs::tools::{FlagValues, tcpaccept};
+    let job = tcpaccept::plan(&FlagValues::defaults(&tcpaccept::TOOL)).unwrap();
+    let no_uring = |request: &Request| {
+        if request.probes[0].starts_with("io_uring:") {
+            Err(crate::Error::usage(
+                "no tracepoint io_uring:io_uring_complete",
+            ))
+        } else {
+            Ok(())
+        }
+    };
+    let (kept, left_out) = groups(&job, no_uring);
+    assert_eq!(kept.len(), 1);
+    assert_eq!(kept[0].0.probes, tcpaccept::PROBES);
+    assert_eq!(kept[0].1, tcpaccept::COLUMNS);
+    assert_eq!(
+        left_out,
+        [
+            "tracekit: io_uring accepts left out (io_uring:io_uring_complete): no tracepoint \
+          io_uring:io_uring_complete"
+        ]
+    );
+    let (kept, left_out) = groups(&job, |_| Ok(()));
+    assert_eq!(kept.len(), 2);
+    assert_eq!(kept[1].0.probes, [tcpaccept::URING_PROBE]);
+    assert_eq!(kept[1].1, tcpaccept::URING_COLUMNS);
+    assert!(left_out.is_empty());
+    // A group the tool needs is never left out: its error is the run's (fsslower's opens).
+    let mut needed = job.clone();
+    needed.parts[0].optional = None;
+    assert_eq!(groups(&needed, no_uring).0.len(), 2);
+}

@@ -97,6 +97,7 @@ fn dcsnoop(values: &super::FlagValues) -> Result<EventsJob> {
         job.parts.push(super::EventsPart {
             request: lookups.request,
             columns: LOOKUP_COLUMNS.to_vec(),
+            optional: None,
         });
     }
     Ok(job)
@@ -142,6 +143,7 @@ mod tests {
         let [super::super::EventsPart {
             request: lookups,
             columns,
+            ..
         }] = &job.parts[..]
         else {
             panic!("one more request: {:?}", job.parts);

@@ -80,7 +80,7 @@ mod tests {
                 .unwrap()
                 .listing(),
             r#"Main Tracepoints([Tracepoint { system: "syscalls", event: "sys_enter_execve" }])
-operands: #0 user_str@16 #1 ? #2 user_str@24[0] #3 user_str@24[1] #4 user_str@24[2]
+operands: #0 user_str@16 #1 task_path[2]:s4 #2 user_str@24[0] #3 user_str@24[1] #4 user_str@24[2]
 corr: - | key: - | saves: -
 value: - | agg: trace | layout: array bound 0
 filter: -

@@ -526,6 +526,10 @@ pub struct EventsPart {
     pub request: Request,
     /// Its columns: the job's headers, its own fields.
     pub columns: Vec<Column>,
+    /// `Some(WHAT)`: a group the tool runs without where the kernel lacks its probe or the
+    /// types its fields read (tcpaccept's io_uring accepts: `WHAT`), left out with a `-v`
+    /// line naming WHAT and why; `None`: the tool needs it.
+    pub optional: Option<&'static str>,
 }
 
 /// The time column of an event tool: bcc's `-t` (seconds since tracing began) and `-T`
@@ -684,6 +688,7 @@ impl EventsJob {
         self.parts.push(EventsPart {
             request,
             columns: columns.to_vec(),
+            optional: None,
         });
         self
     }

@@ -2,7 +2,7 @@
 //! current task, a record's pointer field, or (n31, issue 30) the socket or file at a
 //! descriptor field (`sock(ret)->...`, [`operand::FD_PATH`]).
 
-use tracekit_common::engine::{Operand, PATH_BYTES, SIGNED, operand};
+use tracekit_common::engine::{FD_INT32, Operand, PATH_BYTES, SIGNED, operand};
 
 use super::{FieldRef, Hint, ValueType};
 
@@ -25,9 +25,10 @@ pub fn path_ref(
     path_ref_in(name, pointer, &|_| None)
 }
 
-/// An 8-byte integer field of a record by name: its offset (the descriptor of `sock(FIELD)`
-/// and `file(FIELD)` paths).
-pub type FdField<'a> = dyn Fn(&str) -> Option<u32> + 'a;
+/// An integer field of a record by name, of 8 bytes (`ret` of `syscalls:sys_exit_accept4`)
+/// or 4 and signed (`res` of `io_uring:io_uring_complete`): its offset and width (the
+/// descriptor of `sock(FIELD)` and `file(FIELD)` paths).
+pub type FdField<'a> = dyn Fn(&str) -> Option<(u32, u32)> + 'a;
 
 /// [`path_ref`] where `fd_field` finds the descriptor fields of `sock(FIELD)` and
 /// `file(FIELD)` bases ([`operand::FD_PATH`]).
@@ -43,10 +44,10 @@ pub fn path_ref_in(
     };
     Some((|| {
         if let Some((what, field)) = btf_path::fd_base(&expr.base) {
-            let offset = fd_field(field).ok_or_else(|| {
+            let (offset, width) = fd_field(field).ok_or_else(|| {
                 format!(
-                    "`{field}` is not an 8-byte integer field of this event; {what}(FIELD) \
-                     takes a descriptor (`ret` of syscalls:sys_exit_accept4)"
+                    "`{field}` is not an 8-byte or 4-byte signed integer field of this event; \
+                     {what}(FIELD) takes a descriptor (`ret` of syscalls:sys_exit_accept4)"
                 )
             })?;
             let btf = btf_path::kernel_btf().ok_or_else(|| NO_BTF.to_string())?;
@@ -65,6 +66,10 @@ pub fn path_ref_in(
             let mut field = path_field(&expr, &resolved, operand::FD_PATH, offset, &path);
             field.operand.index_offset = files_fdt;
             field.operand.index_shift = fd_max;
+            // A 4-byte descriptor is read as such and sign-extended (-EAGAIN reads as 0).
+            if width == 4 {
+                field.operand.flags |= FD_INT32;
+            }
             return Ok(field);
         }
         let (kind, offset, start) = match (&expr.cast, pointer(&expr.base)) {

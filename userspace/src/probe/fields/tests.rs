@@ -1,5 +1,5 @@
 use super::*;
-use tracekit_common::engine::PTR_FROM_ARG;
+use tracekit_common::engine::{FD_INT32, PTR_FROM_ARG};
 
 #[test]
 fn usdt_arguments_from_the_note() {
@@ -307,7 +307,11 @@ fn descriptor_paths_read_from_the_descriptors_socket() {
         eprintln!("skipped: no /sys/kernel/btf/vmlinux");
         return;
     }
-    let fd_field = |name: &str| (name == "ret").then_some(16);
+    let fd_field = |name: &str| match name {
+        "ret" => Some((16, 8)),
+        "res" => Some((32, 4)),
+        _ => None,
+    };
     let addr = super::path_ref_in("sock(ret)->__sk_common.skc_v6_daddr", &|_| None, &fd_field)
         .unwrap()
         .unwrap();
@@ -348,7 +352,31 @@ fn descriptor_paths_read_from_the_descriptors_socket() {
         super::path_ref_in("sock(fd)->__sk_common.skc_num", &|_| None, &fd_field)
             .unwrap()
             .unwrap_err(),
-        "`fd` is not an 8-byte integer field of this event; sock(FIELD) takes a descriptor \
-         (`ret` of syscalls:sys_exit_accept4)"
+        "`fd` is not an 8-byte or 4-byte signed integer field of this event; sock(FIELD) \
+         takes a descriptor (`ret` of syscalls:sys_exit_accept4)"
+    );
+    // An 8-byte descriptor is read as 8 bytes; a 4-byte one (`res` of
+    // io_uring:io_uring_complete) as an `int`, sign-extended.
+    assert_eq!(port.operand.flags & FD_INT32, 0);
+    let uring = super::path_ref_in("sock(res)->__sk_common.skc_dport", &|_| None, &fd_field)
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (
+            uring.operand.kind,
+            uring.operand.offset,
+            uring.operand.flags,
+            uring.operand.index_offset,
+            uring.operand.index_shift,
+            uring.operand.path,
+        ),
+        (
+            operand::FD_PATH,
+            32,
+            FD_INT32,
+            port.operand.index_offset,
+            port.operand.index_shift,
+            port.operand.path,
+        )
     );
 }
