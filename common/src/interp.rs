@@ -147,7 +147,8 @@ pub struct CodeKey {
     pub runtime: u16,
     /// The low 16 bits of a HotSpot compiled method's `_compile_id` (read with the frame:
     /// a blob freed and reused by other code is announced again, and userspace tells the
-    /// two apart, [`hotspot::encode_blob`]); 0 for every other code object.
+    /// two apart, [`hotspot::encode_blob`]); a V8 optimized `Code`'s
+    /// [`v8::code_generation`] (never 0); 0 for every other code object.
     pub generation: u16,
     /// The code object's address in the process (a HotSpot blob's with the low bits of its
     /// generation, [`hotspot::encode_blob`]).
@@ -184,10 +185,17 @@ pub enum InterpStat {
     /// HotSpot pcs in the code cache whose blob was not found (a free segment, or a blob
     /// beyond [`hotspot::SEGMAP_HOPS`]): stepped by frame pointer, kept native.
     CompiledMisses = 7,
+    /// V8 optimized frames (no `BytecodeArray`) recorded as their `Code` and the pc's
+    /// offset in it (userspace finds their current line).
+    V8Optimized = 8,
+    /// V8 optimized frames recorded as their function, at its definition line: the
+    /// function's code is not the `Code` the pc is in (on-stack-replaced code), or the
+    /// version's `Code` is not read.
+    V8OptimizedNoCode = 9,
 }
 
 /// Number of [`InterpStat`] counters.
-pub const INTERP_STAT_COUNT: u32 = 8;
+pub const INTERP_STAT_COUNT: u32 = 10;
 
 /// CPython's offset slots ([`InterpProcess::offsets`]) and layout families.
 pub mod python {
@@ -335,6 +343,19 @@ pub mod v8 {
     pub const HEAP_OBJECT_TAG: u64 = 1;
     /// Shift of a Smi's value in its word (`v8dbg_SmiShiftSize` + the 1-bit tag).
     pub const SMI_SHIFT: u32 = 32;
+
+    /// The generation an optimized `Code` is announced with ([`super::CodeKey`]): its
+    /// instructions' first address and size folded to 16 bits, never 0 (0: a
+    /// `SharedFunctionInfo`, which has none). Other code at a reused `Code` address almost
+    /// always has another; userspace reads the `Code` again and names it by neither when
+    /// the two differ (a move of the same instructions reads the same).
+    #[inline(always)]
+    pub fn code_generation(start: u64, size: u32) -> u16 {
+        // Fibonacci hashing: the top 16 bits of the pair (start below 2^47) times 2^64 / phi.
+        let pair = start ^ (u64::from(size) << 47);
+        let folded = (pair.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 48) as u16;
+        if folded == 0 { 1 } else { folded }
+    }
 }
 
 /// HotSpot's offset slots ([`InterpProcess::offsets`]), from the JVM's `gHotSpotVMStructs`.
@@ -531,6 +552,29 @@ mod tests {
             decode_blob(encode_blob(0x1_0010, 0xFFFF, 16, 16), 16, 16),
             (0x1_0010, 0xFFF)
         );
+    }
+
+    /// A V8 `Code`'s generation is never 0 (a `SharedFunctionInfo`'s), and other
+    /// instructions (a start 16 bytes on, or a size one byte more) give another one.
+    #[test]
+    fn v8_code_generations_tell_other_instructions_apart() {
+        use v8::code_generation;
+        let (start, size) = (0x0e4a_f3c0_2040, 1184);
+        let generation = code_generation(start, size);
+        assert_ne!(generation, 0);
+        assert_eq!(code_generation(start, size), generation);
+        assert_ne!(code_generation(start + 16, size), generation);
+        assert_ne!(code_generation(start, size + 1), generation);
+        // Over a spread of starts, sizes: almost all distinct, none 0.
+        let mut seen = [false; 1 << 16];
+        let mut distinct = 0;
+        for i in 0..1000u64 {
+            let generation = code_generation(start + 64 * i, 1184 + (i as u32 % 7));
+            assert_ne!(generation, 0);
+            distinct += usize::from(!seen[usize::from(generation)]);
+            seen[usize::from(generation)] = true;
+        }
+        assert!(distinct >= 990, "{distinct} of 1000");
     }
 
     #[test]

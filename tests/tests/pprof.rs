@@ -171,8 +171,14 @@ pub(crate) fn traces(text: &str) -> Vec<Trace> {
                 }
                 if let Some(value) = line.strip_prefix("pid:") {
                     pid = value.trim().parse().ok();
-                } else if samples.is_none() && frames.is_empty() && line.contains(':') {
-                    // Another label (comm, cgroup).
+                } else if samples.is_none()
+                    && frames.is_empty()
+                    && line
+                        .split_whitespace()
+                        .next()
+                        .is_some_and(|w| w.ends_with(':'))
+                {
+                    // Another label (comm, cgroup); frames may hold a `:` too (`-lines`).
                 } else if samples.is_none() {
                     let (count, leaf) = line.split_once(char::is_whitespace)?;
                     samples = Some(count.parse().ok()?);
@@ -217,5 +223,19 @@ Type: samples
     assert_eq!(
         (traces[1].pid, traces[1].samples, traces[1].path.as_str()),
         (None, 1, "kthread;isolate_freepages_block")
+    );
+    // `-lines`: frames hold a `:` too, inlined ones are marked.
+    let lines = "-----------+-------------------------------------------------------
+       pid:  8392
+         5   leaf /work/js_inline.js:14 (inline)
+             middle /work/js_inline.js:19
+";
+    let inlined = self::traces(lines);
+    assert_eq!(
+        (inlined[0].samples, inlined[0].path.as_str()),
+        (
+            5,
+            "middle /work/js_inline.js:19;leaf /work/js_inline.js:14 (inline)"
+        )
     );
 }

@@ -15,7 +15,11 @@
 //! per-CPU cache ([`V8State`]) remembers the functions validated and announced in earlier
 //! stacks of the same process (with the `BytecodeArray` its interpreted frames held), so a
 //! JavaScript frame seen before costs the block and one read of its function's `shared`
-//! (compared with the cached one): 2 reads instead of 13 and a hash lookup.
+//! (compared with the cached one): 2 reads instead of 13 and a hash lookup. An optimized
+//! frame seen before costs the same 2: the cache entry also keeps the function's `Code`
+//! and its instructions' range ([`cached_compiled`]), and the frame's pc in that range and
+//! the function's `code` (read, compared with the cached one) stand for the 7 reads of
+//! its `shared`, its frame slots' `BytecodeArray` check and [`compiled_frame`].
 
 use aya_ebpf::helpers::generated::bpf_probe_read_user;
 use tracekit_common::interp::{
@@ -24,11 +28,11 @@ use tracekit_common::interp::{
         CODE_INSTRUCTIONS, FP_BYTECODE_ARRAY, FP_BYTECODE_OFFSET, FP_CONTEXT, FP_FUNCTION,
         FUNCTION_CODE, FUNCTION_SHARED, HEAP_OBJECT_TAG, HEAP_OBJECT_TAG_MASK, MAP_INSTANCE_TYPE,
         OBJECT_MAP, SMI_SHIFT, TYPE_BYTECODE_ARRAY, TYPE_CODE, TYPE_FUNCTION_FIRST,
-        TYPE_FUNCTION_LAST, TYPE_SHARED_FUNCTION_INFO,
+        TYPE_FUNCTION_LAST, TYPE_SHARED_FUNCTION_INFO, code_generation,
     },
 };
 
-use super::{InterpWalk, announce_code, bump, read_user};
+use super::{InterpWalk, announce_code, announce_generation, bump, read_user};
 use crate::unwind::UnwindMaps;
 
 /// Words of a frame read at once: [`BLOCK_BELOW`] below the frame pointer (V8's x64 frame
@@ -81,6 +85,14 @@ pub struct V8State {
     /// The untagged `BytecodeArray` an interpreted frame of the entry's function held
     /// (its type checked), 0: none yet.
     arrays: [u64; FUNCTION_CACHE],
+    /// The untagged optimized `Code` an optimized frame of the entry's function ran in (its
+    /// type checked, announced), 0: none yet; its first instruction's address, and the
+    /// instructions' size (at most `FRAME_OFFSET_MAX + 1`). A frame hits when its pc is in
+    /// that range and its function's `code` still holds the cached one: a GC that moves
+    /// the function, the `Code` or its instructions, or a deoptimization, is a miss.
+    codes: [u64; FUNCTION_CACHE],
+    code_starts: [u64; FUNCTION_CACHE],
+    code_sizes: [u32; FUNCTION_CACHE],
 }
 
 /// What the walk learnt of the V8 frame at a frame pointer.
@@ -157,6 +169,7 @@ fn claim_cache(walk: &mut InterpWalk) {
     v8.bytecode_array_map = 0;
     v8.functions = [0; FUNCTION_CACHE];
     v8.arrays = [0; FUNCTION_CACHE];
+    v8.codes = [0; FUNCTION_CACHE];
     v8.block_index = [NOT_IN_BLOCK; OFFSET_SLOTS];
     for slot in [
         FP_CONTEXT,
@@ -234,12 +247,27 @@ pub fn frame<M: UnwindMaps>(walk: &mut InterpWalk, fp: u64, pc: u64) -> Frame {
     if heap_object(context).is_none() {
         return Frame { word: None, caller };
     }
+    if let Some(word) = cached_compiled(walk, fp, pc) {
+        bump::<M>(InterpStat::Frames);
+        bump::<M>(InterpStat::V8Optimized);
+        return Frame {
+            word: Some(word),
+            caller,
+        };
+    }
     let word = match read_frame::<M>(walk, fp) {
         Some((function, shared, bytecode_offset)) => {
             bump::<M>(InterpStat::Frames);
             let compiled = match bytecode_offset {
                 Some(_) => None,
-                None => compiled_frame::<M>(walk, function, pc),
+                None => {
+                    let compiled = compiled_frame::<M>(walk, function, pc);
+                    bump::<M>(match compiled {
+                        Some(_) => InterpStat::V8Optimized,
+                        None => InterpStat::V8OptimizedNoCode,
+                    });
+                    compiled
+                }
             };
             compiled.or(Some(encode_frame(
                 runtime::V8,
@@ -271,10 +299,34 @@ fn read_frame<M: UnwindMaps>(walk: &mut InterpWalk, fp: u64) -> Option<(u64, u64
             walk.v8.functions[at] = function;
             walk.v8.shareds[at] = shared;
             walk.v8.arrays[at] = 0;
+            walk.v8.codes[at] = 0;
             cached = true;
         }
     }
     Some((function, shared, bytecode_offset(walk, fp, at, cached)))
+}
+
+/// The encoded frame of the optimized frame at `fp` running at `pc`, when the function
+/// cache holds its function with the `Code` whose instructions hold `pc`, and the
+/// function's `code` is still that `Code` (the one read); `None`: look at the frame anew.
+#[inline(always)]
+fn cached_compiled(walk: &InterpWalk, fp: u64, pc: u64) -> Option<u64> {
+    let function = heap_object(slot(walk, fp, FP_FUNCTION)?)?;
+    let at = function_cache_index(function);
+    let v8 = &walk.v8;
+    let code = v8.codes[at];
+    if code == 0 || v8.functions[at] != function {
+        return None;
+    }
+    let start = v8.code_starts[at];
+    if pc < start || pc - start >= u64::from(v8.code_sizes[at]) {
+        return None;
+    }
+    let field = function + u64::from(walk.process.offsets[FUNCTION_CODE]);
+    if heap_object(read_user::<u64>(field)?)? != code {
+        return None;
+    }
+    Some(encode_frame(runtime::V8, code, pc - start))
 }
 
 /// The function cache's slot of untagged function address `function` (Fibonacci hashing:
@@ -334,9 +386,11 @@ fn bytecode_offset(walk: &mut InterpWalk, fp: u64, entry: usize, cached: bool) -
 /// code's first instruction, announced. `None` (the frame is recorded as its function) when
 /// the version's code is not read, the function's code is not a `Code`, or `pc` is not in
 /// its instructions: on-stack-replaced code, which the function does not point to, or a
-/// pc past the frame's 16-bit offset.
+/// pc past the frame's 16-bit offset. The code is announced with its generation
+/// ([`code_generation`]: a `Code` address reused by other code is announced again), and
+/// kept in the function's cache entry ([`cached_compiled`]) when the function has one.
 #[inline(always)]
-fn compiled_frame<M: UnwindMaps>(walk: &InterpWalk, function: u64, pc: u64) -> Option<u64> {
+fn compiled_frame<M: UnwindMaps>(walk: &mut InterpWalk, function: u64, pc: u64) -> Option<u64> {
     let slot = walk.process.offsets[FUNCTION_CODE];
     if slot == NO_OFFSET {
         return None;
@@ -351,6 +405,13 @@ fn compiled_frame<M: UnwindMaps>(walk: &InterpWalk, function: u64, pc: u64) -> O
     if pc < start || pc - start >= u64::from(size) || pc - start > u64::from(FRAME_OFFSET_MAX) {
         return None;
     }
-    announce_code::<M>(walk, code);
+    if announce_generation::<M>(walk, code, code_generation(start, size)) {
+        let at = function_cache_index(function);
+        if walk.v8.functions[at] == function {
+            walk.v8.codes[at] = code;
+            walk.v8.code_starts[at] = start;
+            walk.v8.code_sizes[at] = size.min(FRAME_OFFSET_MAX + 1);
+        }
+    }
     Some(encode_frame(runtime::V8, code, pc - start))
 }

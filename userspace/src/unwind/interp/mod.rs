@@ -26,6 +26,7 @@ mod hotspot_compiled;
 mod hotspot_lines;
 mod hotspot_pending;
 mod layout;
+mod memory;
 pub mod php;
 pub mod python;
 pub mod ruby;
@@ -58,6 +59,7 @@ use crate::{
 };
 pub use code_info::CodeInfo;
 use layout::layouts;
+pub use memory::read_memory;
 pub use splice::splice;
 
 /// The module column of Python frames.
@@ -293,7 +295,8 @@ impl Interpreters {
                         return;
                     }
                     // The exec mapping holds the eval loop: its file offset gives the bias.
-                    let Some(bias) = bias_of(&binary, mapping) else {
+                    let Some(bias) = bias_at(binary.eval.0, binary.eval_file_offset, mapping)
+                    else {
                         continue;
                     };
                     let process = binary.process(bias);
@@ -398,7 +401,9 @@ impl Interpreters {
             // SAFETY: the kernel writes whole CodeKeys; read_unaligned takes any alignment.
             let key = unsafe { std::ptr::read_unaligned(item.as_ptr().cast::<CodeKey>()) };
             drop(item);
-            let generation = (key.runtime == u16::from(runtime::HOTSPOT)).then_some(key.generation);
+            // V8: an optimized `Code`'s (never 0), none for a `SharedFunctionInfo`.
+            let generation = (key.runtime == u16::from(runtime::HOTSPOT) || key.generation != 0)
+                .then_some(key.generation);
             remember_code(key.pid, key.code, generation);
             read += 1;
         }
@@ -473,6 +478,7 @@ impl Interpreters {
             out.push_str(&format!("\n{name}: {limit}"));
         }
         out.push_str(&self.pending_report());
+        out.push_str(&self.v8_report());
         for (error, n) in &self.errors {
             out.push_str(&format!("\ninterpreters off ({n}x): {error}"));
         }
@@ -486,38 +492,12 @@ impl Interpreters {
 }
 
 /// The load bias of `mapping` holding the eval loop at ELF address `eval` and file offset
-/// `at`.
+/// `at` (ld.so maps every segment of a binary with one bias).
 fn bias_at(eval: u64, at: u64, mapping: &ExecMapping) -> Option<u64> {
     if at < mapping.offset || at - mapping.offset >= mapping.end - mapping.begin {
         return None;
     }
     Some((mapping.begin + (at - mapping.offset)).wrapping_sub(eval))
-}
-
-/// The load bias of `mapping` of `binary`: the mapping must hold the eval loop's file
-/// bytes (ld.so maps every segment of a binary with one bias).
-fn bias_of(binary: &python::Binary, mapping: &ExecMapping) -> Option<u64> {
-    let at = binary.eval_file_offset;
-    if at < mapping.offset || at - mapping.offset >= mapping.end - mapping.begin {
-        return None;
-    }
-    Some((mapping.begin + (at - mapping.offset)).wrapping_sub(binary.eval.0))
-}
-
-/// `length` bytes at `address` of process `pid` (`process_vm_readv`).
-pub fn read_memory(pid: u32, address: u64, length: usize) -> Option<Vec<u8>> {
-    let mut buffer = vec![0u8; length];
-    let local = libc::iovec {
-        iov_base: buffer.as_mut_ptr().cast(),
-        iov_len: length,
-    };
-    let remote = libc::iovec {
-        iov_base: address as *mut libc::c_void,
-        iov_len: length,
-    };
-    // SAFETY: the local buffer is `length` bytes; the remote range is only read by the kernel.
-    let read = unsafe { libc::process_vm_readv(pid as libc::pid_t, &local, 1, &remote, 1, 0) };
-    (read == length as isize).then_some(buffer)
 }
 
 /// A process's runtime, for naming.
@@ -528,6 +508,9 @@ enum Runtime {
     Php(&'static php::Version),
     V8(v8::Version),
     HotSpot(Arc<hotspot::Layout>),
+    /// Tests' code objects: what the function reads at (code, generation).
+    #[cfg(test)]
+    Fake(fn(u64, Option<u16>) -> Option<CodeInfo>),
 }
 
 impl Runtime {
@@ -537,8 +520,10 @@ impl Runtime {
             Runtime::Python(version) => python::read_code(pid, version, code),
             Runtime::Ruby(version) => ruby::read_code(pid, version, code),
             Runtime::Php(version) => php::read_code(pid, version, code),
-            Runtime::V8(version) => v8::read_code(pid, version, code),
+            Runtime::V8(version) => v8::read_code(pid, version, code, generation),
             Runtime::HotSpot(layout) => hotspot::read_code(pid, layout, code, generation),
+            #[cfg(test)]
+            Runtime::Fake(read) => read(code, generation),
         }
     }
 }
@@ -617,9 +602,11 @@ fn register(pid: u32, runtime: Runtime) {
 pub const MAX_CODES_PER_PROCESS: usize = 65536;
 
 /// Reads code object `code` of `pid` if it was not read yet. `generation`: the one the
-/// kernel announced it with (HotSpot blobs); a code pointer announced again with another
-/// is two compiled methods whose generations' low bits (all the frame keeps) are the same
-/// at one address, and is named by neither ([`Registry::ambiguous`]).
+/// kernel announced it with (HotSpot blobs, V8 optimized `Code`s); a code pointer announced
+/// again with another is read again: the same names (V8 code moved, or made again the
+/// same) keep them; else it held two code objects whose frames (which carry no generation,
+/// or only its low bits) cannot be told apart, and is named by neither
+/// ([`Registry::ambiguous`]).
 fn remember_code(pid: u32, code: u64, generation: Option<u16>) {
     let mut registry = registry();
     let Registry {
@@ -636,6 +623,12 @@ fn remember_code(pid: u32, code: u64, generation: Option<u16>) {
         if let Some(generation) = generation
             && let Some(old) = process.generations.insert(code, generation)
             && old != generation
+            && let Some(Some(named)) = process.codes.get(&code)
+            && process
+                .runtime
+                .read_code(pid, code, Some(generation))
+                .as_ref()
+                != Some(named)
         {
             *ambiguous += 1;
             process.codes.insert(code, None);
@@ -780,8 +773,9 @@ fn names_report() -> String {
     }
     if registry.ambiguous > 0 {
         lines.push(format!(
-            "interpreters: {} JVM code cache addresses held two compiled methods whose frames \
-             cannot be told apart; their frames are [unknown] in [java]",
+            "interpreters: {} code addresses (JVM code cache, V8 optimized code) held two \
+             compiled methods whose frames cannot be told apart; their frames are [unknown] \
+             in [java] or [js]",
             registry.ambiguous
         ));
     }

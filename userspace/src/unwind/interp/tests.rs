@@ -140,3 +140,75 @@ fn detects_pyenv_311() {
     eprintln!("{detected:?} in {:?}", started.elapsed());
     assert!(matches!(detected, Detected::Python(_)));
 }
+
+/// What [`fake_code`] reads at any code address: one of two functions' code, or nothing.
+static FAKE_MEMORY: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// A runtime's read of code object `code` with `generation` whose memory holds
+/// [`FAKE_MEMORY`]'s code: 1 and 2 are `a` (moved: 2 is its generation after the move), 3
+/// is `b`, others are no code. As V8's read does, a generation that is not the memory's
+/// reads nothing.
+fn fake_code(_code: u64, generation: Option<u16>) -> Option<CodeInfo> {
+    let memory = FAKE_MEMORY.load(Ordering::Relaxed);
+    let (name, memory_generation) = match memory {
+        1 => ("a", 1),
+        2 => ("a", 2),
+        3 => ("b", 3),
+        _ => return None,
+    };
+    if generation.is_some_and(|generation| generation != memory_generation) {
+        return None;
+    }
+    Some(CodeInfo {
+        name: name.into(),
+        file: "/t/a.js".into(),
+        first_line: 1,
+        linetable: Vec::new(),
+        minor: 3,
+        compiled: vec![(0, vec![format!("{name} (/t/a.js:2)")])],
+    })
+}
+
+/// A code address announced again with another generation is read again: the same code
+/// (moved) keeps its name, other code at the address (freed and reused) is named by
+/// neither, and a read whose generation is not the memory's (reused again since the
+/// announcement) names nothing.
+#[test]
+fn a_reused_code_address_is_read_again_never_misnamed() {
+    let pid = u32::MAX - 43;
+    let name = |code: u64| {
+        registry().processes[&pid].codes[&code]
+            .as_ref()
+            .map(|info| info.name.clone())
+    };
+    register(pid, Runtime::Fake(fake_code));
+    FAKE_MEMORY.store(1, Ordering::Relaxed);
+    remember_code(pid, 0x1000, Some(1));
+    assert_eq!(name(0x1000).as_deref(), Some("a"));
+    // Moved: announced with the generation of its new instructions, read again, the same.
+    FAKE_MEMORY.store(2, Ordering::Relaxed);
+    let before = registry().ambiguous;
+    remember_code(pid, 0x1000, Some(2));
+    assert_eq!(name(0x1000).as_deref(), Some("a"));
+    assert_eq!(registry().ambiguous, before);
+    // Its old generation again (the kernel's LRU forgot it): the same again.
+    FAKE_MEMORY.store(1, Ordering::Relaxed);
+    remember_code(pid, 0x1000, Some(1));
+    assert_eq!(name(0x1000).as_deref(), Some("a"));
+    // Reused by `b`: frames recorded before and after cannot be told apart.
+    FAKE_MEMORY.store(3, Ordering::Relaxed);
+    remember_code(pid, 0x1000, Some(3));
+    assert_eq!(name(0x1000), None);
+    assert_eq!(registry().ambiguous, before + 1);
+    // And stays so, whatever is announced next.
+    remember_code(pid, 0x1000, Some(1));
+    remember_code(pid, 0x1000, None);
+    assert_eq!(name(0x1000), None);
+    // Announced as `a`'s generation but reused by `b` before it was read: not named `b`.
+    remember_code(pid, 0x2000, Some(1));
+    assert_eq!(name(0x2000), None);
+    // A frame with no generation (a V8 `SharedFunctionInfo`) is read as it is.
+    remember_code(pid, 0x3000, None);
+    assert_eq!(name(0x3000).as_deref(), Some("b"));
+    registry().processes.remove(&pid);
+}

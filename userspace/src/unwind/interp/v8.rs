@@ -19,9 +19,14 @@
 //! address is the word after `ExternalString::resource`); uncached external strings are
 //! not read.
 
-use std::collections::HashMap;
+use std::{
+    collections::HashMap,
+    sync::atomic::{AtomicU64, Ordering},
+};
 
-use tracekit_common::interp::{InterpProcess, NO_OFFSET, OFFSET_SLOTS, runtime, v8 as slots};
+use tracekit_common::interp::{
+    InterpProcess, InterpStat, NO_OFFSET, OFFSET_SLOTS, runtime, v8 as slots,
+};
 
 use super::{
     CodeInfo, Detected, read_memory,
@@ -627,18 +632,57 @@ impl v8_lines::Objects for Reader<'_> {
     }
 }
 
+/// Optimized `Code` objects read whose frames have no current line (no source position
+/// table read), for `-v`.
+static CODE_WITHOUT_LINES: AtomicU64 = AtomicU64::new(0);
+
 /// Reads code object `code` (untagged) of process `pid`, as the kernel recorded it: an
 /// optimized `Code` ([`v8_compiled::read`]) or a `SharedFunctionInfo` ([`read_shared`]).
-pub fn read_code(pid: u32, v: &Version, code: u64) -> Option<CodeInfo> {
+/// `generation`: the one the kernel announced a `Code` with
+/// ([`tracekit_common::interp::v8::code_generation`] of its instructions' start and
+/// size); `None` when the `Code` now at `code` has another (other code reused the address
+/// since the frame was recorded: not named by it).
+pub fn read_code(pid: u32, v: &Version, code: u64, generation: Option<u16>) -> Option<CodeInfo> {
     let reader = Reader { pid, v };
     if let (Some(compiled), Some(lines)) = (v.compiled, v.lines)
         && reader.object(code | 1)?.1 == compiled.type_code
     {
+        if let Some(generation) = generation {
+            let start = reader.field(code, compiled.instruction_start)?;
+            let size = reader.field(code, compiled.instruction_size)? as u32;
+            if slots::code_generation(start, size) != generation {
+                return None;
+            }
+        }
         let shared = |object| read_shared(&reader, object);
         let sfi = v.type_shared_function_info;
-        return v8_compiled::read(&reader, &lines, &compiled, sfi, code, shared);
+        let info = v8_compiled::read(&reader, &lines, &compiled, sfi, code, shared)?;
+        if info.compiled.is_empty() {
+            CODE_WITHOUT_LINES.fetch_add(1, Ordering::Relaxed);
+        }
+        return Some(info);
     }
     read_shared(&reader, code).map(|(info, _)| info)
+}
+
+impl super::Interpreters {
+    /// For `-v`, when a V8 process was published: the optimized frames recorded (with a
+    /// current line, or at their function's definition line) after a newline.
+    pub(super) fn v8_report(&self) -> String {
+        if !self.published.values().any(|name| name.starts_with("V8 ")) {
+            return String::new();
+        }
+        let counters = self.counters();
+        format!(
+            "\nV8: {} optimized frames recorded as their code and offset (named with their \
+             current line and inlined functions), {} as their function alone (at its \
+             definition line: on-stack-replaced code, or code not read); {} optimized code \
+             objects had no source positions (their frames at the definition line)",
+            counters[InterpStat::V8Optimized as usize],
+            counters[InterpStat::V8OptimizedNoCode as usize],
+            CODE_WITHOUT_LINES.load(Ordering::Relaxed),
+        )
+    }
 }
 
 /// Reads the `SharedFunctionInfo` at untagged `shared`: the function's name (`(anonymous)`
