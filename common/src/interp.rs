@@ -28,7 +28,9 @@
 //! CPython's code object, Ruby's `rb_iseq_t`, PHP's `zend_function`. [`encode_frame`] and [`decode_frame`] are the only readers and
 //! writers. One eval-loop frame becomes one interpreter frame (CPython 3.8-3.10) or the run of
 //! frames it executes, up to its entry frame (3.11+), in their true place among the native
-//! frames: C extension frames called from Python stay above the Python caller.
+//! frames: C extension frames called from Python stay above the Python caller. A HotSpot
+//! interpreted frame is followed (toward the root) by a word of its method's fingerprint,
+//! no frame of its own ([`hotspot::encode_fingerprint`]).
 //!
 //! # Adding a runtime
 //! One kernel module (`ebpf/src/interp/<runtime>.rs`: one frame per call, given the walk's
@@ -381,6 +383,96 @@ pub mod hotspot {
     /// Bytes below rbp of the interpreter frame's sender sp (the caller's unextended sp,
     /// where a compiled caller's frame starts).
     pub const SENDER_SP_SLOT: usize = 4;
+    /// `ConstMethod::_constants` (the method's `ConstantPool*`), for its [`fingerprint`].
+    pub const CONST_METHOD_CONSTANTS: usize = 5;
+    /// `ConstantPool::_pool_holder` (the method's class, a `Klass*`).
+    pub const CONSTANT_POOL_HOLDER: usize = 6;
+    /// `Klass::_name` (the class name's `Symbol*`).
+    pub const KLASS_NAME: usize = 7;
+    /// `ConstMethod::_name_index` (a u16: the method name's constant pool slot).
+    pub const CONST_METHOD_NAME_INDEX: usize = 8;
+    /// `ConstMethod::_signature_index` (a u16).
+    pub const CONST_METHOD_SIGNATURE_INDEX: usize = 9;
+
+    /// A fingerprint of the method whose `ConstMethod*` is `const_method`, whose constant
+    /// pool is `constants`, whose class name is `Symbol*` `class_name`, and whose name and
+    /// signature are constant pool slots `name_index` and `signature_index`: 16 bits that
+    /// differ, but for 1 in 65,536, between two methods that held the same `Method*` one
+    /// after the other (a class unloaded and its metaspace given to another: the address
+    /// says nothing, the names' symbols and the pool do). The kernel computes it when it
+    /// records an interpreted frame ([`encode_fingerprint`]) and userspace again from the
+    /// process's memory before it names the frame.
+    #[inline(always)]
+    pub fn fingerprint(
+        const_method: u64,
+        constants: u64,
+        class_name: u64,
+        name_index: u16,
+        signature_index: u16,
+    ) -> u16 {
+        let mut hash = const_method
+            ^ constants.rotate_left(21)
+            ^ class_name.rotate_left(42)
+            ^ (u64::from(name_index) | u64::from(signature_index) << 16);
+        hash = hash.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        hash ^= hash >> 29;
+        hash = hash.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        (hash >> 48) as u16
+    }
+
+    /// The code pointer of a fingerprint word ([`encode_fingerprint`]), below any
+    /// `Method*` or blob; one with an unreadable fingerprint has twice it.
+    pub const FINGERPRINT_CODE: u64 = 8;
+
+    /// The word that follows an interpreted frame's (toward the root) in a recorded stack:
+    /// its method's [`fingerprint`] (`None`: unreadable), as a HotSpot frame of code pointer
+    /// [`FINGERPRINT_CODE`] whose offset is the fingerprint. It is no frame of its own.
+    #[inline(always)]
+    pub fn encode_fingerprint(fingerprint: Option<u16>) -> u64 {
+        match fingerprint {
+            Some(fingerprint) => super::encode_frame(
+                super::runtime::HOTSPOT,
+                FINGERPRINT_CODE,
+                u64::from(fingerprint),
+            ),
+            None => super::encode_frame(super::runtime::HOTSPOT, 2 * FINGERPRINT_CODE, 0),
+        }
+    }
+
+    /// The fingerprint of a word [`encode_fingerprint`] wrote (`Some(None)`: it was
+    /// unreadable); `None` when `word` is not one.
+    pub fn decode_fingerprint(word: u64) -> Option<Option<u16>> {
+        match super::decode_frame(word)? {
+            (super::runtime::HOTSPOT, FINGERPRINT_CODE, fingerprint) => {
+                Some(Some(fingerprint as u16))
+            }
+            (super::runtime::HOTSPOT, code, _) if code == 2 * FINGERPRINT_CODE => Some(None),
+            _ => None,
+        }
+    }
+
+    /// Bit of a [`method_key`] that says it holds a fingerprint (never set in an address).
+    pub const METHOD_KEY_FLAG: u64 = 1 << 63;
+    /// Bit where a [`method_key`]'s fingerprint starts (above any user address).
+    pub const METHOD_KEY_SHIFT: u32 = 47;
+
+    /// The code object an interpreted frame of `method` with `fingerprint` is announced and
+    /// named as: one per (`Method*`, fingerprint), so that a `Method*` reused by another
+    /// method is another code object. [`split_method_key`] undoes it.
+    #[inline(always)]
+    pub fn method_key(method: u64, fingerprint: u16) -> u64 {
+        METHOD_KEY_FLAG
+            | (u64::from(fingerprint) << METHOD_KEY_SHIFT)
+            | (method & ((1 << METHOD_KEY_SHIFT) - 1))
+    }
+
+    /// The `Method*` and fingerprint of a [`method_key`]; `None` for any other code pointer.
+    pub fn split_method_key(key: u64) -> Option<(u64, u16)> {
+        (key & METHOD_KEY_FLAG != 0).then_some((
+            key & ((1 << METHOD_KEY_SHIFT) - 1),
+            (key >> METHOD_KEY_SHIFT) as u16,
+        ))
+    }
 
     /// Code heaps of one JVM at most ([`CodeCache::heaps`]; JDK 9+ has 1 or 3).
     pub const MAX_CODE_HEAPS: usize = 4;
@@ -575,6 +667,47 @@ mod tests {
             seen[usize::from(generation)] = true;
         }
         assert!(distinct >= 990, "{distinct} of 1000");
+    }
+
+    #[test]
+    fn interpreted_frames_carry_their_methods_fingerprint() {
+        use hotspot::{
+            decode_fingerprint, encode_fingerprint, fingerprint, method_key, split_method_key,
+        };
+        // Two classes whose metadata was laid out alike (the JReuse fixture's P0 and P1):
+        // the same ConstMethod, pool and indexes, another class name.
+        let p0 = fingerprint(0x7f10_0000_2a08, 0x7f10_0000_1c40, 0x7f22_0001_3e50, 17, 18);
+        let p1 = fingerprint(0x7f10_0000_2a08, 0x7f10_0000_1c40, 0x7f22_0001_3e70, 17, 18);
+        assert_ne!(p0, p1);
+        assert_ne!(
+            p0,
+            fingerprint(0x7f10_0000_2a08, 0x7f10_0000_1c40, 0x7f22_0001_3e50, 17, 20)
+        );
+        assert_eq!(
+            p0,
+            fingerprint(0x7f10_0000_2a08, 0x7f10_0000_1c40, 0x7f22_0001_3e50, 17, 18)
+        );
+        for fp in [Some(0), Some(p0), Some(u16::MAX), None] {
+            let word = encode_fingerprint(fp);
+            assert!(word >= 1 << 47);
+            assert_eq!(decode_fingerprint(word), Some(fp));
+        }
+        // Frames of methods and blobs are not fingerprints.
+        let method = 0x7f10_0000_2b10;
+        assert_eq!(
+            decode_fingerprint(encode_frame(runtime::HOTSPOT, method, 8)),
+            None
+        );
+        assert_eq!(
+            decode_fingerprint(encode_frame(runtime::PYTHON, 8, 3)),
+            None
+        );
+        assert_eq!(decode_fingerprint(method), None);
+        let key = method_key(method, 0xBEEF);
+        assert_eq!(key, 0xDF77_FF10_0000_2B10);
+        assert_eq!(split_method_key(key), Some((method, 0xBEEF)));
+        assert_ne!(key, method_key(method, 0xBEEE));
+        assert_eq!(split_method_key(method), None);
     }
 
     #[test]

@@ -218,6 +218,9 @@ pub struct Walk {
     /// Native frames stepped past so far (0: the PC is the leaf's, exact).
     native_steps: u32,
     padding: u32,
+    /// The fingerprint word the next step records after a HotSpot interpreted frame
+    /// (`tracekit_common::interp::hotspot::encode_fingerprint`), 0: none.
+    fingerprint: u64,
     /// Interpreter frames recorded in the place of eval-loop frames.
     interp: InterpWalk,
     frames: StackFrames,
@@ -298,6 +301,7 @@ pub fn record_user_stack<M: UnwindMaps>(
     w.m_begin = 0;
     w.m_end = 0;
     w.native_steps = 0;
+    w.fingerprint = 0;
     w.interp.start::<M>(pid);
     // SAFETY: plain lookup; the value is copied out at once.
     match unsafe { M::processes().get(&pid) } {
@@ -325,6 +329,12 @@ pub fn record_user_stack<M: UnwindMaps>(
     };
     // The helper may have run the callback fewer times than asked if it failed outright.
     let w = unsafe { &mut *walk };
+    // The last frame's fingerprint word, when the walk ended at its frame.
+    let len = w.len as usize;
+    if w.fingerprint != 0 && len < MAX_STACK_DEPTH {
+        w.frames[len] = w.fingerprint;
+        w.len += 1;
+    }
     w.interp.finish::<M>();
     let stopped = match w.status {
         COMPLETE => {
@@ -358,6 +368,14 @@ extern "C" fn step<M: UnwindMaps>(_index: u64, _ctx: *mut c_void) -> i64 {
     }
     // A return address points after the call; the call itself may be the function's last
     // instruction, so look up the address before it (the leaf's PC is exact).
+    // A HotSpot interpreted frame's fingerprint word, in a step of its own: its index is
+    // bounded by the check above (`len + 1` after a check of `len` is not, to the verifier).
+    if w.fingerprint != 0 {
+        w.frames[len] = w.fingerprint;
+        w.fingerprint = 0;
+        w.len += 1;
+        return 0;
+    }
     let pc = if w.native_steps == 0 { w.pc } else { w.pc - 1 };
     // An eval loop's frame is recorded as the interpreter frames it runs.
     match interp::frame_at::<M>(&mut w.interp, pc) {
@@ -385,8 +403,11 @@ extern "C" fn step<M: UnwindMaps>(_index: u64, _ctx: *mut c_void) -> i64 {
         frame_pointer_step_read::<M>(w, frame.caller)
     } else if interp::hotspot::in_interpreter(&w.interp, pc) {
         // HotSpot's interpreter keeps frame pointers; its frames are recorded as methods.
-        if let Some(word) = interp::hotspot::frame::<M>(&w.interp, w.bp) {
+        if let Some((word, fingerprint)) = interp::hotspot::frame::<M>(&w.interp, w.bp) {
             w.frames[len] = word;
+            // Its method's fingerprint follows it, written by the next step (a frame
+            // without one is named `[unknown]`).
+            w.fingerprint = fingerprint;
         }
         // A compiled caller's frame starts at the sender sp the frame saved, not above
         // the return address (a c2i adapter pushed the arguments between them).

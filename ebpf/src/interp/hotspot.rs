@@ -3,7 +3,8 @@
 //! frame pointer, so the walk steps through it by frame pointer; each interpreter frame
 //! holds its `Method*` and bytecode pointer at fixed slots below rbp (layout in
 //! `tracekit_common::interp::hotspot`, from the JVM's `gHotSpotVMStructs`) and is recorded
-//! as that `Method*` and its bytecode index.
+//! as that `Method*` and its bytecode index, followed by a word with its method's
+//! fingerprint (a `Method*` can be reused by another class's method after an unloading).
 //!
 //! Compiled (C1/C2) code, stubs and adapters are in the code cache's heaps
 //! ([`CodeCache`], from userspace). A pc there belongs to the `CodeBlob` whose block starts
@@ -23,8 +24,10 @@
 use tracekit_common::interp::{
     FRAME_OFFSET_MAX, InterpStat, NO_OFFSET, encode_frame,
     hotspot::{
-        BCP_SLOT, CONST_METHOD_SIZE, MAX_CODE_HEAPS, MAX_FRAME_WORDS, METHOD_CONST_METHOD,
-        METHOD_SLOT, SEGMAP_FREE, SEGMAP_HOPS, SEGMAP_START, SENDER_SP_SLOT, encode_blob,
+        BCP_SLOT, CONST_METHOD_CONSTANTS, CONST_METHOD_NAME_INDEX, CONST_METHOD_SIGNATURE_INDEX,
+        CONST_METHOD_SIZE, CONSTANT_POOL_HOLDER, KLASS_NAME, MAX_CODE_HEAPS, MAX_FRAME_WORDS,
+        METHOD_CONST_METHOD, METHOD_SLOT, SEGMAP_FREE, SEGMAP_HOPS, SEGMAP_START, SENDER_SP_SLOT,
+        encode_blob, encode_fingerprint, fingerprint, method_key,
     },
     runtime,
 };
@@ -45,10 +48,14 @@ pub fn in_interpreter(walk: &InterpWalk, pc: u64) -> bool {
         && pc < walk.process.eval_end
 }
 
-/// The encoded Java frame of the interpreter frame whose frame pointer is `fp`, or `None`
-/// (memory that cannot be read: the frame stays native).
+/// The encoded Java frame of the interpreter frame whose frame pointer is `fp`, and the
+/// fingerprint word of its method that follows it in the stack
+/// ([`tracekit_common::interp::hotspot::encode_fingerprint`]: a `Method*` reused by
+/// another method after its class was unloaded is told apart), or `None` (memory that
+/// cannot be read: the frame stays native). The method is announced as its
+/// [`method_key`], once per fingerprint.
 #[inline(always)]
-pub fn frame<M: UnwindMaps>(walk: &InterpWalk, fp: u64) -> Option<u64> {
+pub fn frame<M: UnwindMaps>(walk: &InterpWalk, fp: u64) -> Option<(u64, u64)> {
     bump::<M>(InterpStat::EvalFrames);
     let method_slot = offset(walk, METHOD_SLOT);
     if fp < 4096 + offset(walk, BCP_SLOT) || method_slot == 0 {
@@ -62,20 +69,57 @@ pub fn frame<M: UnwindMaps>(walk: &InterpWalk, fp: u64) -> Option<u64> {
             return None;
         }
     };
-    let bci = bytecode_index(walk, fp, method).unwrap_or(0);
-    announce_code::<M>(walk, method);
+    let const_method = read_user::<u64>(method + offset(walk, METHOD_CONST_METHOD));
+    let bci = const_method
+        .and_then(|const_method| bytecode_index(walk, fp, const_method))
+        .unwrap_or(0);
+    let fingerprint = const_method.and_then(|const_method| method_fingerprint(walk, const_method));
+    if let Some(fingerprint) = fingerprint {
+        announce_code::<M>(walk, method_key(method, fingerprint));
+    }
     bump::<M>(InterpStat::Frames);
-    Some(encode_frame(runtime::HOTSPOT, method, bci))
+    Some((
+        encode_frame(runtime::HOTSPOT, method, bci),
+        encode_fingerprint(fingerprint),
+    ))
 }
 
 /// The frame's bytecode index: its bytecode pointer from the start of its method's
 /// bytecodes (which follow the `ConstMethod`).
 #[inline(always)]
-fn bytecode_index(walk: &InterpWalk, fp: u64, method: u64) -> Option<u64> {
+fn bytecode_index(walk: &InterpWalk, fp: u64, const_method: u64) -> Option<u64> {
     let bcp = read_user::<u64>(fp - offset(walk, BCP_SLOT))?;
-    let const_method = read_user::<u64>(method + offset(walk, METHOD_CONST_METHOD))?;
     let codes = const_method + offset(walk, CONST_METHOD_SIZE);
     (bcp >= codes && bcp - codes < 65536).then(|| bcp - codes)
+}
+
+/// The [`fingerprint`] of the method whose `ConstMethod` is at `const_method`: its constant
+/// pool, its class's name and its name and signature indexes (`None`: unreadable, or a
+/// slot the layout lacks).
+#[inline(always)]
+fn method_fingerprint(walk: &InterpWalk, const_method: u64) -> Option<u16> {
+    let slots = &walk.process.offsets;
+    if slots[CONST_METHOD_CONSTANTS] == NO_OFFSET
+        || slots[CONSTANT_POOL_HOLDER] == NO_OFFSET
+        || slots[KLASS_NAME] == NO_OFFSET
+        || slots[CONST_METHOD_NAME_INDEX] == NO_OFFSET
+        || slots[CONST_METHOD_SIGNATURE_INDEX] == NO_OFFSET
+    {
+        return None;
+    }
+    let constants = read_user::<u64>(const_method + offset(walk, CONST_METHOD_CONSTANTS))?;
+    let holder = read_user::<u64>(constants + offset(walk, CONSTANT_POOL_HOLDER))?;
+    let class_name = read_user::<u64>(holder + offset(walk, KLASS_NAME))?;
+    let name_index = read_user::<u16>(const_method + offset(walk, CONST_METHOD_NAME_INDEX))?;
+    let signature_index =
+        read_user::<u16>(const_method + offset(walk, CONST_METHOD_SIGNATURE_INDEX))?;
+    Some(fingerprint(
+        const_method,
+        constants,
+        class_name,
+        name_index,
+        signature_index,
+    ))
 }
 
 /// The largest gap believed between an interpreter frame's top and the sender sp it saved

@@ -21,7 +21,9 @@
 use std::collections::HashMap;
 
 use tracekit_common::interp::{
-    InterpProcess, NO_OFFSET, OFFSET_SLOTS, hotspot::CodeCache, runtime,
+    InterpProcess, NO_OFFSET, OFFSET_SLOTS, decode_frame,
+    hotspot::{CodeCache, decode_fingerprint, fingerprint, method_key, split_method_key},
+    runtime,
 };
 
 use super::{Detected, read_memory};
@@ -579,6 +581,17 @@ impl Layout {
         offsets[slots::METHOD_CONST_METHOD] = u16::try_from(self.method_const_method).ok()?;
         offsets[slots::CONST_METHOD_SIZE] = u16::try_from(self.const_method_size?).ok()?;
         offsets[slots::SENDER_SP_SLOT] = below(self.sender_sp_slot).unwrap_or(NO_OFFSET);
+        // The method's fingerprint: without these slots, interpreted frames are [unknown].
+        let (constants, name_index, signature_index) = self.const_method;
+        for (slot, value) in [
+            (slots::CONST_METHOD_CONSTANTS, constants),
+            (slots::CONSTANT_POOL_HOLDER, self.constant_pool.0),
+            (slots::KLASS_NAME, self.klass_name),
+            (slots::CONST_METHOD_NAME_INDEX, name_index),
+            (slots::CONST_METHOD_SIGNATURE_INDEX, signature_index),
+        ] {
+            offsets[slot] = u16::try_from(value).unwrap_or(NO_OFFSET);
+        }
         Some(InterpProcess {
             eval_begin: begin,
             eval_end: end,
@@ -634,7 +647,9 @@ pub fn method_name(memory: &impl Memory, layout: &Layout, method: u64) -> Option
 /// The names of code object `code` of JVM `pid`: a blob of its code cache
 /// ([`super::hotspot_compiled::read_blob`]; `None` when its space holds another
 /// generation now, [`super::hotspot_compiled::blob_of`]: the kernel's announcement gives
-/// `generation`), else a `Method*` ([`read_method`]).
+/// `generation`), else an interpreted frame's [`method_key`] ([`read_method`], `None`
+/// when the `Method*` holds a method of another fingerprint now, [`method_fingerprint`]).
+/// `None` for a bare `Method*`: without its fingerprint, the method it was is not known.
 pub(super) fn read_code(
     pid: u32,
     layout: &Layout,
@@ -651,19 +666,76 @@ pub(super) fn read_code(
             })?;
             Some(super::hotspot_compiled::from_window(info, window))
         }
-        _ => read_method(pid, layout, code),
+        _ => read_method_key(&Process(pid), layout, code),
     }
+}
+
+/// The names of the method of [`method_key`] `key` (`None` for any other code pointer):
+/// [`read_method`]'s, when the `Method*` holds a method of the key's fingerprint; `None`
+/// when it holds another now (its class was unloaded and the space given to another's).
+pub fn read_method_key(memory: &impl Memory, layout: &Layout, key: u64) -> Option<super::CodeInfo> {
+    let (method, fingerprint) = split_method_key(key)?;
+    if method_fingerprint(memory, layout, method)? != fingerprint {
+        return None;
+    }
+    method_info(memory, layout, method)
+}
+
+/// The code object that names interpreter frame `word` of a recorded stack, given the word
+/// after it, toward the root (`next`): a HotSpot interpreted frame's [`method_key`] when
+/// `next` is its fingerprint ([`decode_fingerprint`]); the frame's code pointer for any
+/// other frame. `None` for a native address, a fingerprint word, and an interpreted frame
+/// whose fingerprint the kernel could not read (named `[unknown]`).
+pub fn frame_code(word: u64, next: Option<u64>) -> Option<u64> {
+    let (id, code, _) = decode_frame(word)?;
+    if id != runtime::HOTSPOT {
+        return Some(code);
+    }
+    if decode_fingerprint(word).is_some() {
+        return None;
+    }
+    match next.and_then(decode_fingerprint) {
+        Some(Some(fingerprint)) => Some(method_key(code, fingerprint)),
+        Some(None) => None,
+        None => Some(code),
+    }
+}
+
+/// The [`fingerprint`] of `Method*` `method` as the process's memory holds it now (the one
+/// the kernel recorded with the frame, unless the `Method*` was given to another method).
+pub fn method_fingerprint(memory: &impl Memory, layout: &Layout, method: u64) -> Option<u16> {
+    let const_method = memory.u64(method + layout.method_const_method)?;
+    let (constants_at, name_index_at, signature_index_at) = layout.const_method;
+    let constants = memory.u64(const_method + constants_at)?;
+    let holder = memory.u64(constants + layout.constant_pool.0)?;
+    let class_name = memory.u64(holder + layout.klass_name)?;
+    let u16_at = |address: u64| -> Option<u16> {
+        Some(u16::from_le_bytes(
+            memory.read(address, 2)?.try_into().ok()?,
+        ))
+    };
+    Some(fingerprint(
+        const_method,
+        constants,
+        class_name,
+        u16_at(const_method + name_index_at)?,
+        u16_at(const_method + signature_index_at)?,
+    ))
 }
 
 /// The names of `Method*` `method` of JVM `pid`: `Class.method`, and where the JVM states
 /// them, its class's source file and its compressed line number table
 /// ([`super::hotspot_lines`]; empty when unreadable or absent).
 pub(super) fn read_method(pid: u32, layout: &Layout, method: u64) -> Option<super::CodeInfo> {
-    let memory = Process(pid);
-    let name = method_name(&memory, layout, method)?;
+    method_info(&Process(pid), layout, method)
+}
+
+/// [`read_method`] in `memory`.
+fn method_info(memory: &impl Memory, layout: &Layout, method: u64) -> Option<super::CodeInfo> {
+    let name = method_name(memory, layout, method)?;
     let (file, linetable) = layout
         .lines
-        .and_then(|lines| lines.read(&memory, layout, method))
+        .and_then(|lines| lines.read(memory, layout, method))
         .unwrap_or_default();
     Some(super::CodeInfo {
         name,

@@ -310,3 +310,88 @@ fn a_running_jvm_gives_its_layout() {
     }
     assert_eq!(cache.heap_block_size, 16);
 }
+
+/// A `Symbol` at `at` holding `text` (JDK 17: `_length` at 4, `_body` at 6).
+fn put_symbol(memory: &mut Image, at: u64, text: &str) {
+    memory.put(at + 4, &(text.len() as u16).to_le_bytes());
+    memory.put(at + 6, text.as_bytes());
+}
+
+/// Issue 28: a `Method*` whose class was unloaded and whose metaspace a class of the same
+/// shape took (the JReuse fixture's `P0` then `P1`: the same `ConstMethod`, pool and
+/// indexes, another class name) is named by the method of the frame's fingerprint, or not
+/// at all: never by the method that holds it now.
+#[test]
+fn a_reused_method_is_named_only_by_its_own_fingerprint() {
+    use tracekit_common::interp::hotspot::{fingerprint, method_key};
+    let (mut memory, globals) = image(JDK17, &[("ConstantPool", 0x48)], &[]);
+    let tables = read_vmstructs(&memory, &|name| globals[name]).unwrap();
+    let mut layout = Layout::of(&tables).unwrap();
+    layout.lines = None;
+    let (method, const_method, pool, klass) = (0x12_0000, 0x12_1000, 0x12_2000, 0x12_3000);
+    let (run, p0, p1) = (0x12_4000, 0x12_4100, 0x12_4200);
+    memory.set_u64(method + 0x8, const_method);
+    memory.set_u64(const_method + 0x8, pool);
+    memory.put(const_method + 0x22, &2u16.to_le_bytes());
+    memory.put(const_method + 0x24, &3u16.to_le_bytes());
+    memory.set_u64(pool + 0x18, klass);
+    memory.set_u64(pool + 0x48 + 8 * 2, run);
+    memory.set_u64(klass + 0x18, p0);
+    put_symbol(&mut memory, run, "run");
+    put_symbol(&mut memory, p0, "JReuse$P0");
+    put_symbol(&mut memory, p1, "JReuse$P1");
+    let first = fingerprint(const_method, pool, p0, 2, 3);
+    assert_eq!(method_fingerprint(&memory, &layout, method), Some(first));
+    let name = |memory: &Image, key| read_method_key(memory, &layout, key).map(|info| info.name);
+    assert_eq!(
+        name(&memory, method_key(method, first)).as_deref(),
+        Some("JReuse$P0.run")
+    );
+    // P0 unloaded, P1 laid out in its place: only its class's name differs.
+    memory.set_u64(klass + 0x18, p1);
+    let second = fingerprint(const_method, pool, p1, 2, 3);
+    assert_ne!(first, second);
+    assert_eq!(method_fingerprint(&memory, &layout, method), Some(second));
+    assert_eq!(name(&memory, method_key(method, first)), None);
+    assert_eq!(
+        name(&memory, method_key(method, second)).as_deref(),
+        Some("JReuse$P1.run")
+    );
+    // A bare Method* (a frame whose fingerprint word was cut off) is no method key.
+    assert_eq!(name(&memory, method), None);
+    // Unreadable metadata: no fingerprint, no name.
+    assert_eq!(method_fingerprint(&memory, &layout, 0x40_0000), None);
+    assert_eq!(name(&memory, method_key(0x40_0000, first)), None);
+}
+
+/// The code object of each word of a recorded stack: an interpreted HotSpot frame is named
+/// by its `Method*` and the fingerprint in the word after it.
+#[test]
+fn interpreted_frames_are_keyed_by_their_fingerprint_word() {
+    use tracekit_common::interp::{
+        encode_frame,
+        hotspot::{encode_fingerprint, method_key},
+    };
+    let method = 0x7f10_0000_2b10;
+    let frame = encode_frame(runtime::HOTSPOT, method, 12);
+    let fingerprint = encode_fingerprint(Some(0x1234));
+    assert_eq!(
+        frame_code(frame, Some(fingerprint)),
+        Some(method_key(method, 0x1234))
+    );
+    assert_eq!(
+        frame_code(frame, Some(fingerprint)),
+        Some(0x891A_7F10_0000_2B10)
+    );
+    // Its fingerprint was unreadable: named by nothing.
+    assert_eq!(frame_code(frame, Some(encode_fingerprint(None))), None);
+    // Cut off at the stack's end, or followed by another frame: the bare Method*.
+    assert_eq!(frame_code(frame, None), Some(method));
+    assert_eq!(frame_code(frame, Some(0x40_1000)), Some(method));
+    // The fingerprint word itself and native addresses name nothing.
+    assert_eq!(frame_code(fingerprint, Some(0x40_1000)), None);
+    assert_eq!(frame_code(0x40_1000, None), None);
+    // Compiled frames and other runtimes: their code pointer.
+    let python = encode_frame(runtime::PYTHON, 0x7f00_1000, 4);
+    assert_eq!(frame_code(python, Some(fingerprint)), Some(0x7f00_1000));
+}

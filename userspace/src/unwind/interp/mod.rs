@@ -655,9 +655,9 @@ fn remember_code(pid: u32, code: u64, generation: Option<u16>) {
 /// Reads, now, the code objects of `leaf_first` (a recorded user stack of `pid`) not read
 /// yet, so they are named even if the process exits before the stacks are printed.
 pub fn remember_codes(pid: u32, leaf_first: &[u64]) {
-    for &word in leaf_first {
+    for (index, &word) in leaf_first.iter().enumerate() {
         // One interpreter per process: its runtime names every frame of the stack.
-        if let Some((_, code, _)) = decode_frame(word) {
+        if let Some(code) = hotspot::frame_code(word, leaf_first.get(index + 1).copied()) {
             remember_code(pid, code, None);
         }
     }
@@ -670,13 +670,14 @@ pub fn is_frame(word: u64) -> bool {
 
 /// The frames of encoded interpreter frame `word` of process `pid`: one,
 /// `function (file:LINE)` in its runtime's module ([`PYTHON_MODULE`]...), `[unknown]` in
-/// it when the code object could not be read; a HotSpot compiled frame is its method and
-/// the methods inlined into it there, outermost first ([`hotspot_compiled::frames`]; `leaf`:
-/// the word is the sampled pc, not a return address).
-pub fn frames(pid: u32, word: u64, leaf: bool) -> Vec<Frame> {
-    remember_codes(pid, &[word]);
+/// it when the code object could not be read; a HotSpot compiled frame is its method and the
+/// methods inlined there, outermost first ([`hotspot_compiled::frames`]; `leaf`: the word is
+/// the sampled pc; `next`: the word after it, maybe its fingerprint, [`hotspot::frame_code`]).
+pub fn frames(pid: u32, word: u64, next: Option<u64>, leaf: bool) -> Vec<Frame> {
     let id = decode_frame(word).map_or(runtime::PYTHON, |(id, _, _)| id);
-    let info = decode_frame(word).and_then(|(_, code, units)| {
+    let info = decode_frame(word).zip(hotspot::frame_code(word, next));
+    let info = info.and_then(|((_, _, units), code)| {
+        remember_code(pid, code, None);
         let registry = registry();
         let info = registry.processes.get(&pid)?.codes.get(&code)?.clone()?;
         Some((info, units))
@@ -767,7 +768,7 @@ fn names_report() -> String {
     if registry.read_failures > 0 {
         lines.push(format!(
             "interpreters: {} code objects could not be read (the process exited before it \
-             was named, or its memory is not readable); their frames are [unknown] in [python], [ruby], [php] or [js]",
+             was named, its memory is unreadable, or a JVM's Method* now holds another method); their frames are [unknown] in [python], [ruby], [php], [js] or [java]",
             registry.read_failures
         ));
     }

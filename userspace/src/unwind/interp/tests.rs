@@ -212,3 +212,37 @@ fn a_reused_code_address_is_read_again_never_misnamed() {
     assert_eq!(name(0x3000).as_deref(), Some("b"));
     registry().processes.remove(&pid);
 }
+
+/// A HotSpot interpreted frame's fingerprint word is named with it (no frame of its own)
+/// and ends the native run after it like a frame.
+#[test]
+fn fingerprint_words_are_no_frames() {
+    use tracekit_common::interp::{encode_frame, hotspot::encode_fingerprint};
+    let leaf_first = [
+        0x1000,
+        encode_frame(runtime::HOTSPOT, 0x7f10_0000_2b10, 5),
+        encode_fingerprint(Some(7)),
+        0x3000,
+    ];
+    let mut runs = Vec::new();
+    let frames = splice(0, &leaf_first, |run| {
+        runs.push(run.to_vec());
+        run.iter()
+            .rev()
+            .map(|addr| Frame::user(format!("{addr:#x}"), Some("native")))
+            .collect()
+    });
+    assert_eq!(runs, vec![vec![0x2fff], vec![0x1000]]);
+    let names: Vec<(&str, &str)> = frames
+        .iter()
+        .map(|f| (f.symbol.as_str(), f.module.as_deref().unwrap_or("")))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("0x2fff", "native"),
+            ("[unknown]", JAVA_MODULE),
+            ("0x1000", "native"),
+        ]
+    );
+}
