@@ -403,11 +403,10 @@ extern "C" fn step<M: UnwindMaps>(_index: u64, _ctx: *mut c_void) -> i64 {
         frame_pointer_step_read::<M>(w, frame.caller)
     } else if interp::hotspot::in_interpreter(&w.interp, pc) {
         // HotSpot's interpreter keeps frame pointers; its frames are recorded as methods.
-        if let Some((word, fingerprint)) = interp::hotspot::frame::<M>(&w.interp, w.bp) {
+        // Its method's fingerprint follows it, written by the next step (a frame without
+        // one is named `[unknown]`).
+        if let Some(word) = interp::hotspot::frame::<M>(&w.interp, w.bp, &mut w.fingerprint) {
             w.frames[len] = word;
-            // Its method's fingerprint follows it, written by the next step (a frame
-            // without one is named `[unknown]`).
-            w.fingerprint = fingerprint;
         }
         // A compiled caller's frame starts at the sender sp the frame saved, not above
         // the return address (a c2i adapter pushed the arguments between them).
@@ -463,8 +462,13 @@ extern "C" fn step<M: UnwindMaps>(_index: u64, _ctx: *mut c_void) -> i64 {
 /// Caches the mapping of `pc` in the walk (`m_end == 0`: none holds it).
 #[inline(always)]
 fn find_mapping<M: UnwindMaps>(w: &mut Walk, pc: u64) {
-    w.m_begin = 0;
-    w.m_end = 0;
+    // Volatile: two adjacent zeroed words would be a call of `memset`, a BPF function whose
+    // frame the step's call chain has no room for on Debian 6.1 (512 bytes in all).
+    // SAFETY: fields of this CPU's walk.
+    unsafe {
+        core::ptr::write_volatile(&mut w.m_begin, 0);
+        core::ptr::write_volatile(&mut w.m_end, 0);
+    }
     let count = w.map_count.min(MAX_PROCESS_MAPPINGS);
     if count == 0 {
         return;

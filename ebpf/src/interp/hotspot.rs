@@ -48,14 +48,16 @@ pub fn in_interpreter(walk: &InterpWalk, pc: u64) -> bool {
         && pc < walk.process.eval_end
 }
 
-/// The encoded Java frame of the interpreter frame whose frame pointer is `fp`, and the
-/// fingerprint word of its method that follows it in the stack
+/// The encoded Java frame of the interpreter frame whose frame pointer is `fp`, or `None`
+/// (memory that cannot be read: the frame stays native). The fingerprint word of its
+/// method, which follows it in the stack
 /// ([`tracekit_common::interp::hotspot::encode_fingerprint`]: a `Method*` reused by
-/// another method after its class was unloaded is told apart), or `None` (memory that
-/// cannot be read: the frame stays native). The method is announced as its
-/// [`method_key`], once per fingerprint.
+/// another method after its class was unloaded is told apart), goes to `fingerprint` (the
+/// walk's own slot: a returned pair costs the unwinder's step 16 bytes of BPF stack, which
+/// Debian 6.1's 512-byte limit on the whole call chain does not have). The method is
+/// announced as its [`method_key`], once per fingerprint.
 #[inline(always)]
-pub fn frame<M: UnwindMaps>(walk: &InterpWalk, fp: u64) -> Option<(u64, u64)> {
+pub fn frame<M: UnwindMaps>(walk: &InterpWalk, fp: u64, fingerprint: &mut u64) -> Option<u64> {
     bump::<M>(InterpStat::EvalFrames);
     let method_slot = offset(walk, METHOD_SLOT);
     if fp < 4096 + offset(walk, BCP_SLOT) || method_slot == 0 {
@@ -73,15 +75,14 @@ pub fn frame<M: UnwindMaps>(walk: &InterpWalk, fp: u64) -> Option<(u64, u64)> {
     let bci = const_method
         .and_then(|const_method| bytecode_index(walk, fp, const_method))
         .unwrap_or(0);
-    let fingerprint = const_method.and_then(|const_method| method_fingerprint(walk, const_method));
-    if let Some(fingerprint) = fingerprint {
-        announce_code::<M>(walk, method_key(method, fingerprint));
+    let method_fingerprint =
+        const_method.and_then(|const_method| method_fingerprint(walk, const_method));
+    if let Some(method_fingerprint) = method_fingerprint {
+        announce_code::<M>(walk, method_key(method, method_fingerprint));
     }
     bump::<M>(InterpStat::Frames);
-    Some((
-        encode_frame(runtime::HOTSPOT, method, bci),
-        encode_fingerprint(fingerprint),
-    ))
+    *fingerprint = encode_fingerprint(method_fingerprint);
+    Some(encode_frame(runtime::HOTSPOT, method, bci))
 }
 
 /// The frame's bytecode index: its bytecode pointer from the start of its method's

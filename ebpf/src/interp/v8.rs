@@ -167,10 +167,18 @@ fn claim_cache(walk: &mut InterpWalk) {
     v8.pid = walk.pid;
     v8.builtins = walk.process.eval_begin;
     v8.bytecode_array_map = 0;
-    v8.functions = [0; FUNCTION_CACHE];
-    v8.arrays = [0; FUNCTION_CACHE];
-    v8.codes = [0; FUNCTION_CACHE];
-    v8.block_index = [NOT_IN_BLOCK; OFFSET_SLOTS];
+    // Word by word, volatile: LLVM would make these a call of `memset`, a BPF function
+    // whose frame adds 32 bytes to the unwinder's call chain (Debian 6.1 allows 512 in
+    // all, which the chain reaches). An entry's `arrays` and `codes` are reset when a
+    // function takes it ([`read_frame`]): `functions` alone is forgotten here.
+    for at in 0..FUNCTION_CACHE {
+        // SAFETY: a field of this CPU's map value.
+        unsafe { core::ptr::write_volatile(&mut v8.functions[at], 0) };
+    }
+    for slot in 0..OFFSET_SLOTS {
+        // SAFETY: as above.
+        unsafe { core::ptr::write_volatile(&mut v8.block_index[slot], NOT_IN_BLOCK) };
+    }
     for slot in [
         FP_CONTEXT,
         FP_FUNCTION,
