@@ -56,12 +56,20 @@ fn measured(file: &Path) -> Vec<u64> {
     took
 }
 
+/// Of the fixture's 1000 timings, how many may run late against the probes' own: a task
+/// preempted between its clock read and the syscall (or on its way back) is timed longer
+/// by the fixture than between the probes, never shorter. Such a call moves up the
+/// fixture's ranks, and the wait of a rank at a class's top (p90: the last 1 ms wait, p99:
+/// the last 10 ms one) is then a late one. 0.5% of the calls.
+const LATE_CALLS: usize = 5;
+
 /// Checks the percentiles of the fixture's 1000 waits in a JSON group whose values are in
 /// units of `unit_ns`, against the fixture's own timings (`truth`, sorted): each quantile's
 /// bucket holds the wait of that rank (HdrHistogram's rank: ceil(q * 1000)), give or take
-/// [`SLACK_NS`], and is at most 1/16 of its low end wide. Nothing sleeps less than asked,
-/// so p50 is at least 1 ms and p99.9 at least 100 ms; on a quiet machine p50 is a 1 ms
-/// wait, p99 the last 10 ms one and p99.9 a 100 ms one (a loaded one wakes sleepers late).
+/// [`SLACK_NS`] (above it: of that rank less [`LATE_CALLS`]), and is at most 1/16 of its
+/// low end wide. Nothing sleeps less than asked, so p50 is at least 1 ms and p99.9 at
+/// least 100 ms; on a quiet machine p50 is a 1 ms wait, p99 the last 10 ms one and p99.9 a
+/// 100 ms one (a loaded one wakes sleepers late).
 fn check_waits(group: &serde_json::Value, unit_ns: u64, truth: &[u64]) {
     assert_eq!(group["count"], 1000, "{group}");
     assert_eq!(group["percentiles"]["count"], 1000, "{group}");
@@ -81,9 +89,16 @@ fn check_waits(group: &serde_json::Value, unit_ns: u64, truth: &[u64]) {
         let (low_ns, end_ns) = (low * unit_ns, (high + 1) * unit_ns);
         let wait = truth[rank - 1];
         assert!(
-            low_ns.saturating_sub(SLACK_NS) <= wait && wait < end_ns + SLACK_NS,
-            "{name}: the fixture timed wait #{rank} at {wait} ns, outside [{low_ns}, {end_ns}) \
+            low_ns.saturating_sub(SLACK_NS) <= wait,
+            "{name}: the fixture timed wait #{rank} at {wait} ns, below [{low_ns}, {end_ns}) \
              ns: {group}"
+        );
+        let early = truth[rank - 1 - LATE_CALLS];
+        assert!(
+            early < end_ns + SLACK_NS,
+            "{name}: the fixture timed wait #{} at {early} ns, above [{low_ns}, {end_ns}) \
+             ns: {group}",
+            rank - LATE_CALLS
         );
     }
     let (_, end) = bounds(group, "p50");
@@ -95,8 +110,9 @@ fn check_waits(group: &serde_json::Value, unit_ns: u64, truth: &[u64]) {
     );
     let mean_ns = group["percentiles"]["mean"].as_f64().unwrap() * unit_ns as f64;
     let truth_mean = truth.iter().sum::<u64>() as f64 / 1000.0;
+    // The fixture's late calls weigh on its mean alone: up to 100 ms over the run.
     assert!(
-        (mean_ns - truth_mean).abs() < SLACK_NS as f64,
+        mean_ns < truth_mean + SLACK_NS as f64 && truth_mean - mean_ns < 5.0 * SLACK_NS as f64,
         "mean {mean_ns} ns, the fixture's {truth_mean} ns: {group}"
     );
 }
