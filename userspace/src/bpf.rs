@@ -3,6 +3,8 @@
 use crate::{Error, Result};
 
 mod programs;
+#[cfg(test)]
+mod stack_depth;
 
 pub use programs::keep_programs;
 
