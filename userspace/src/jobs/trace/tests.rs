@@ -7,7 +7,11 @@ use std::{collections::BTreeMap, time::Duration};
 use tracekit_common::engine::{MAX_OPERANDS, MAX_STRINGS, STR_BYTES};
 
 use super::*;
-use crate::{engine::EngineStats, output::golden::Transcript};
+use crate::{
+    engine::EngineStats,
+    output::golden::Transcript,
+    probe::fields::{Hint, ValueType},
+};
 
 /// The bytes of one record the kernel would commit.
 fn record(ts_ns: u64, comm: &str, pid: u32, event: u32, ints: &[u64], strings: &[&str]) -> Vec<u8> {
