@@ -53,9 +53,8 @@ pub fn in_interpreter(walk: &InterpWalk, pc: u64) -> bool {
 /// method, which follows it in the stack
 /// ([`tracekit_common::interp::hotspot::encode_fingerprint`]: a `Method*` reused by
 /// another method after its class was unloaded is told apart), goes to `fingerprint` (the
-/// walk's own slot: a returned pair costs the unwinder's step 16 bytes of BPF stack, which
-/// Debian 6.1's 512-byte limit on the whole call chain does not have). The method is
-/// announced as its [`method_key`], once per fingerprint.
+/// walk's own slot, in its per-CPU map value). The method is announced as its
+/// [`method_key`], once per fingerprint.
 #[inline(always)]
 pub fn frame<M: UnwindMaps>(walk: &InterpWalk, fp: u64, fingerprint: &mut u64) -> Option<u64> {
     bump::<M>(InterpStat::EvalFrames);
