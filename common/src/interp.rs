@@ -53,6 +53,12 @@ pub mod runtime {
     /// HotSpot (OpenJDK's JVM): interpreted Java frames on the frame-pointer chain, and
     /// frames of its code cache (compiled methods, stubs) ([`super::hotspot`]).
     pub const HOTSPOT: u8 = 5;
+    /// A V8 optimized frame whose pc is outside its function's current `Code`
+    /// (on-stack-replaced code, or older code still on the stack): recorded as its
+    /// `SharedFunctionInfo` and the pc's low 16 bits, the pc itself announced
+    /// ([`super::CodeKey`] with this runtime and the pc as `code`) so that userspace finds
+    /// the code around it ([`super::v8`]).
+    pub const V8_REPLACED: u8 = 6;
 }
 
 /// Bit where an encoded frame's runtime starts.
@@ -191,13 +197,17 @@ pub enum InterpStat {
     /// offset in it (userspace finds their current line).
     V8Optimized = 8,
     /// V8 optimized frames recorded as their function, at its definition line: the
-    /// function's code is not the `Code` the pc is in (on-stack-replaced code), or the
-    /// version's `Code` is not read.
+    /// version's `Code` is not read, the function's code is not a `Code`, or the pc's
+    /// offset is past 16 bits.
     V8OptimizedNoCode = 9,
+    /// V8 optimized frames whose pc is outside their function's `Code` (on-stack-replaced
+    /// or older code), recorded as [`runtime::V8_REPLACED`] frames: userspace names them
+    /// through the code it finds around the announced pc, else as their function.
+    V8Replaced = 10,
 }
 
 /// Number of [`InterpStat`] counters.
-pub const INTERP_STAT_COUNT: u32 = 10;
+pub const INTERP_STAT_COUNT: u32 = 11;
 
 /// CPython's offset slots ([`InterpProcess::offsets`]) and layout families.
 pub mod python {

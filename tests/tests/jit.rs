@@ -208,6 +208,70 @@ fn node_chain_command() {
     check_chain(test, &folded, |path| path.contains(&script));
 }
 
+/// The number before `label` in the `-v` line that begins with `line_start`.
+fn verbose_count(stderr: &str, line_start: &str, label: &str) -> u64 {
+    let line = stderr
+        .lines()
+        .find(|line| line.starts_with(line_start))
+        .unwrap_or_else(|| panic!("no {line_start:?} line in: {stderr}"));
+    let before = line
+        .split_once(label)
+        .unwrap_or_else(|| panic!("no {label:?} in {line}"))
+        .0;
+    before
+        .rsplit(|c: char| !c.is_ascii_digit())
+        .find(|word| !word.is_empty())
+        .and_then(|number| number.parse().ok())
+        .unwrap_or_else(|| panic!("no count before {label:?} in {line}"))
+}
+
+/// After some seconds in `middle`'s loop (4 to 8 here), V8 on-stack-replaces `middle`: its
+/// frame, an interpreted one until then, goes on in optimized code with `leaf` inlined,
+/// code `middle`'s function does not point to. Such frames are found from their pc and
+/// named with the inlined `leaf` at its line: the chain holds at the issue's shares over a
+/// 14 s `-- CMD` run, and `-v` says that a fifth of its samples at least were in replaced
+/// code (the run saw the replacement). Before, those samples ended in `middle` at its loop.
+#[test]
+fn node_on_stack_replaced_loop_keeps_its_inlined_leaf() {
+    let test = "node_on_stack_replaced_loop_keeps_its_inlined_leaf";
+    require_root();
+    if !have_node(test) {
+        return;
+    }
+    let out = scratch(test).join("out.folded");
+    let script = fixture();
+    let run = tracekit(
+        [
+            "profile",
+            "-v",
+            "-F",
+            "199",
+            "-o",
+            out.to_str().unwrap(),
+            "--",
+            NODE,
+            &script,
+            "14",
+        ],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    eprintln!("{}", run.stderr);
+    let folded = read_folded(&out);
+    check_chain(test, &folded, |path| path.contains(&script));
+    let samples: u64 = folded
+        .iter()
+        .filter(|(path, _)| path.contains(&script))
+        .map(|(_, n)| n)
+        .sum();
+    let replaced = verbose_count(&run.stderr, "tracekit: V8:", " in code their function");
+    assert!(
+        replaced * 5 >= samples,
+        "{replaced} of {samples} samples in replaced code: V8 did not on-stack-replace \
+         middle in this run"
+    );
+}
+
 /// A node process that exits 1 s into a 5 s profile keeps its names: functions are read
 /// when the kernel first records them.
 #[test]

@@ -298,7 +298,7 @@ fn interval_rows(block: &str) -> Vec<Row> {
 }
 
 /// Acceptance 5: during one `profile -a -i 1`, a node and a JVM (no flags) start 2 s in,
-/// warm up, run their chain for 5 s (node) and 6 s (the JVM) and exit. In each interval's report, no row of theirs is
+/// warm up, run their chain for 9 s (node) and 6 s (the JVM) and exit. In each interval's report, no row of theirs is
 /// an unnamed JavaScript or Java frame; each interval with 3 samples or more of one of them
 /// (node: all its samples; the JVM: those in `Ledger` methods, its startup and its own
 /// threads being native), but the first it appears in (its start) and the last (its exit:
@@ -334,11 +334,9 @@ fn whole_machine_jit_processes_keep_names_in_their_intervals() {
     std::thread::sleep(Duration::from_secs(2));
     let js = fixture_path("js_chain.js");
     let mut node = Command::new(NODE);
-    // 5 s: after ~5.5 s of its loop, node 20 on-stack-replaces `middle` with `leaf`
-    // inlined, and those frames are named `middle` alone (on-stack-replaced code is not
-    // read for inlined frames: issue 28's open gap, docs/limits.md); this test is about
-    // names across intervals, the gap is not.
-    node.args([js.as_str(), "5"]);
+    // 9 s: node 20 on-stack-replaces `middle` (with `leaf` inlined) 4 to 8 s into its
+    // loop; the intervals after keep the leaf's name too.
+    node.args([js.as_str(), "9"]);
     let mut node = spawn_ready(node);
     let mut java = spawn_java(&dir, &classes, "tk_java_churn", "6");
     assert!(node.wait().unwrap().success(), "node failed");

@@ -125,9 +125,21 @@ pub fn announce_code<M: UnwindMaps>(walk: &InterpWalk, code: u64) -> bool {
 /// `_compile_id`): announced again when the same address holds another generation.
 #[inline(always)]
 pub fn announce_generation<M: UnwindMaps>(walk: &InterpWalk, code: u64, generation: u16) -> bool {
+    announce_as::<M>(walk, walk.process.runtime, code, generation)
+}
+
+/// [`announce_generation`] under runtime id `runtime` (V8's replaced-code pcs, announced
+/// under [`runtime::V8_REPLACED`]).
+#[inline(always)]
+pub fn announce_as<M: UnwindMaps>(
+    walk: &InterpWalk,
+    runtime: u8,
+    code: u64,
+    generation: u16,
+) -> bool {
     let key = CodeKey {
         pid: walk.pid,
-        runtime: u16::from(walk.process.runtime),
+        runtime: u16::from(runtime),
         generation,
         code,
     };

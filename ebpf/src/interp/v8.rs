@@ -23,7 +23,8 @@
 
 use aya_ebpf::helpers::generated::bpf_probe_read_user;
 use tracekit_common::interp::{
-    FRAME_OFFSET_MAX, InterpStat, NO_OFFSET, OFFSET_SLOTS, encode_frame, runtime,
+    FRAME_OFFSET_MAX, FRAME_RUNTIME_SHIFT, InterpStat, NO_OFFSET, OFFSET_SLOTS, encode_frame,
+    runtime,
     v8::{
         CODE_INSTRUCTIONS, FP_BYTECODE_ARRAY, FP_BYTECODE_OFFSET, FP_CONTEXT, FP_FUNCTION,
         FUNCTION_CODE, FUNCTION_SHARED, HEAP_OBJECT_TAG, HEAP_OBJECT_TAG_MASK, MAP_INSTANCE_TYPE,
@@ -32,7 +33,7 @@ use tracekit_common::interp::{
     },
 };
 
-use super::{InterpWalk, announce_code, announce_generation, bump, read_user};
+use super::{InterpWalk, announce_as, announce_code, announce_generation, bump, read_user};
 use crate::unwind::UnwindMaps;
 
 /// Words of a frame read at once: [`BLOCK_BELOW`] below the frame pointer (V8's x64 frame
@@ -267,10 +268,26 @@ pub fn frame<M: UnwindMaps>(walk: &mut InterpWalk, fp: u64, pc: u64) -> Frame {
         Some((function, shared, bytecode_offset)) => {
             bump::<M>(InterpStat::Frames);
             let compiled = match bytecode_offset {
-                Some(_) => None,
+                // An unoptimized frame's slots, but maybe not its code: V8 enters
+                // on-stack-replaced code from such a frame and keeps its slots.
+                Some(_) => {
+                    let replaced = !in_builtins(walk, pc) && !in_function_code(walk, function, pc);
+                    let word = if replaced {
+                        replaced_frame::<M>(walk, shared, pc)
+                    } else {
+                        None
+                    };
+                    if word.is_some() {
+                        bump::<M>(InterpStat::V8Replaced);
+                    }
+                    word
+                }
                 None => {
-                    let compiled = compiled_frame::<M>(walk, function, pc);
+                    let compiled = compiled_frame::<M>(walk, function, shared, pc);
                     bump::<M>(match compiled {
+                        Some(word) if word >> FRAME_RUNTIME_SHIFT == V8_REPLACED_BITS => {
+                            InterpStat::V8Replaced
+                        }
                         Some(_) => InterpStat::V8Optimized,
                         None => InterpStat::V8OptimizedNoCode,
                     });
@@ -389,16 +406,21 @@ fn bytecode_offset(walk: &mut InterpWalk, fp: u64, entry: usize, cached: bool) -
     Some(smi >> SMI_SHIFT)
 }
 
-/// The encoded frame of optimized code running function `function` (untagged) at `pc`:
-/// the function's `Code` object (its instance type checked) and the pc's offset from the
-/// code's first instruction, announced. `None` (the frame is recorded as its function) when
-/// the version's code is not read, the function's code is not a `Code`, or `pc` is not in
-/// its instructions: on-stack-replaced code, which the function does not point to, or a
-/// pc past the frame's 16-bit offset. The code is announced with its generation
+/// The encoded frame of optimized code running function `function` (untagged, its
+/// `SharedFunctionInfo` `shared`) at `pc`: the function's `Code` object (its instance type
+/// checked) and the pc's offset from the code's first instruction, announced; a
+/// [`replaced_frame`] when `pc` is not in those instructions. `None` (the frame is recorded
+/// as its function) when the version's code is not read, the function's code is not a
+/// `Code`, or the pc is past the frame's 16-bit offset. The code is announced with its generation
 /// ([`code_generation`]: a `Code` address reused by other code is announced again), and
 /// kept in the function's cache entry ([`cached_compiled`]) when the function has one.
 #[inline(always)]
-fn compiled_frame<M: UnwindMaps>(walk: &mut InterpWalk, function: u64, pc: u64) -> Option<u64> {
+fn compiled_frame<M: UnwindMaps>(
+    walk: &mut InterpWalk,
+    function: u64,
+    shared: u64,
+    pc: u64,
+) -> Option<u64> {
     let slot = walk.process.offsets[FUNCTION_CODE];
     if slot == NO_OFFSET {
         return None;
@@ -410,7 +432,10 @@ fn compiled_frame<M: UnwindMaps>(walk: &mut InterpWalk, function: u64, pc: u64) 
     let fields = walk.process.offsets[CODE_INSTRUCTIONS];
     let start = read_user::<u64>(code + u64::from(fields & 0xFF))?;
     let size = read_user::<u32>(code + u64::from(fields >> 8))?;
-    if pc < start || pc - start >= u64::from(size) || pc - start > u64::from(FRAME_OFFSET_MAX) {
+    if pc < start || pc - start >= u64::from(size) {
+        return replaced_frame::<M>(walk, shared, pc);
+    }
+    if pc - start > u64::from(FRAME_OFFSET_MAX) {
         return None;
     }
     if announce_generation::<M>(walk, code, code_generation(start, size)) {
@@ -422,4 +447,56 @@ fn compiled_frame<M: UnwindMaps>(walk: &mut InterpWalk, function: u64, pc: u64) 
         }
     }
     Some(encode_frame(runtime::V8, code, pc - start))
+}
+
+/// The encoded frame of an optimized frame of `shared` whose pc is outside its function's
+/// current `Code`: code the function no longer points to (on-stack-replaced code, which
+/// V8 enters from a hot loop of an unoptimized frame, or code replaced while the frame ran)
+/// holds it. Recorded as [`runtime::V8_REPLACED`], the function and the pc's low 16 bits,
+/// the pc announced: userspace finds the code object around it, and names the frame with
+/// its line and inlined functions (the code's and `shared` must agree), else as
+/// `shared`. `None` for a pc in the embedded builtins: the top frame's callee (a builtin
+/// that pushed no frame) runs there.
+#[inline(always)]
+fn replaced_frame<M: UnwindMaps>(walk: &InterpWalk, shared: u64, pc: u64) -> Option<u64> {
+    if in_builtins(walk, pc) {
+        return None;
+    }
+    announce_as::<M>(walk, runtime::V8_REPLACED, pc, 0);
+    Some(encode_frame(
+        runtime::V8_REPLACED,
+        shared,
+        pc & u64::from(FRAME_OFFSET_MAX),
+    ))
+}
+
+/// [`runtime::V8_REPLACED`] as the top bits of an encoded frame.
+const V8_REPLACED_BITS: u64 = runtime::V8_REPLACED as u64;
+
+/// Whether `pc` is in V8's embedded builtins (the interpreter's handlers among them).
+#[inline(always)]
+fn in_builtins(walk: &InterpWalk, pc: u64) -> bool {
+    walk.process.eval_begin <= pc && pc < walk.process.eval_end
+}
+
+/// Whether `pc` is in the instructions of function `function`'s (untagged) current code
+/// (an unoptimized frame's baseline code); true when that cannot be told (the version's
+/// code is not read, or not readable): the frame is then recorded as it looks.
+#[inline(always)]
+fn in_function_code(walk: &InterpWalk, function: u64, pc: u64) -> bool {
+    let slot = walk.process.offsets[FUNCTION_CODE];
+    if slot == NO_OFFSET {
+        return true;
+    }
+    let Some(code) = read_user::<u64>(function + u64::from(slot)).and_then(heap_object) else {
+        return true;
+    };
+    let fields = walk.process.offsets[CODE_INSTRUCTIONS];
+    let (Some(start), Some(size)) = (
+        read_user::<u64>(code + u64::from(fields & 0xFF)),
+        read_user::<u32>(code + u64::from(fields >> 8)),
+    ) else {
+        return true;
+    };
+    start <= pc && pc - start < u64::from(size)
 }

@@ -29,6 +29,7 @@ mod layout;
 mod memory;
 pub mod php;
 pub mod python;
+mod registry;
 pub mod ruby;
 mod splice;
 mod unpublish;
@@ -38,10 +39,7 @@ mod v8_lines;
 
 use std::{
     collections::{BTreeMap, HashMap},
-    sync::{
-        Arc, LazyLock, Mutex,
-        atomic::{AtomicBool, Ordering},
-    },
+    sync::atomic::{AtomicBool, Ordering},
 };
 
 use aya::{
@@ -60,6 +58,10 @@ use crate::{
 pub use code_info::CodeInfo;
 use layout::layouts;
 pub use memory::read_memory;
+pub use registry::{MAX_CODES_PER_PROCESS, cached, forget_exited, remember_codes};
+use registry::{
+    Runtime, names_report, register, registry, remember_code, remember_replaced, replaced_frames,
+};
 pub use splice::splice;
 
 /// The module column of Python frames.
@@ -401,6 +403,11 @@ impl Interpreters {
             // SAFETY: the kernel writes whole CodeKeys; read_unaligned takes any alignment.
             let key = unsafe { std::ptr::read_unaligned(item.as_ptr().cast::<CodeKey>()) };
             drop(item);
+            if key.runtime == u16::from(runtime::V8_REPLACED) {
+                remember_replaced(key.pid, key.code);
+                read += 1;
+                continue;
+            }
             // V8: an optimized `Code`'s (never 0), none for a `SharedFunctionInfo`.
             let generation = (key.runtime == u16::from(runtime::HOTSPOT) || key.generation != 0)
                 .then_some(key.generation);
@@ -500,166 +507,14 @@ fn bias_at(eval: u64, at: u64, mapping: &ExecMapping) -> Option<u64> {
     Some((mapping.begin + (at - mapping.offset)).wrapping_sub(eval))
 }
 
-/// A process's runtime, for naming.
-#[derive(Clone, Debug)]
-enum Runtime {
-    Python(python::Version),
-    Ruby(&'static ruby::Version),
-    Php(&'static php::Version),
-    V8(v8::Version),
-    HotSpot(Arc<hotspot::Layout>),
-    /// Tests' code objects: what the function reads at (code, generation).
-    #[cfg(test)]
-    Fake(fn(u64, Option<u16>) -> Option<CodeInfo>),
-}
-
-impl Runtime {
-    /// Reads code object `code` of `pid` (of `generation`, where the kernel announced one).
-    fn read_code(&self, pid: u32, code: u64, generation: Option<u16>) -> Option<CodeInfo> {
-        match self {
-            Runtime::Python(version) => python::read_code(pid, version, code),
-            Runtime::Ruby(version) => ruby::read_code(pid, version, code),
-            Runtime::Php(version) => php::read_code(pid, version, code),
-            Runtime::V8(version) => v8::read_code(pid, version, code, generation),
-            Runtime::HotSpot(layout) => hotspot::read_code(pid, layout, code, generation),
-            #[cfg(test)]
-            Runtime::Fake(read) => read(code, generation),
-        }
-    }
-}
-
 /// The module column of `runtime`'s frames.
 fn module_of(runtime: u8) -> &'static str {
     match runtime {
         runtime::RUBY => RUBY_MODULE,
         runtime::PHP => PHP_MODULE,
-        runtime::V8 => JS_MODULE,
+        runtime::V8 | runtime::V8_REPLACED => JS_MODULE,
         runtime::HOTSPOT => JAVA_MODULE,
         _ => PYTHON_MODULE,
-    }
-}
-
-/// Code objects of one process.
-struct ProcessCodes {
-    runtime: Runtime,
-    /// Code pointer to what was read (`None`: the read failed).
-    codes: HashMap<u64, Option<Arc<CodeInfo>>>,
-    /// The generation each code pointer was announced with (HotSpot blobs).
-    generations: HashMap<u64, u16>,
-}
-
-/// Every process's code objects, shared by the unwind thread (which reads them ahead) and
-/// the symbolizer.
-#[derive(Default)]
-struct Registry {
-    processes: HashMap<u32, ProcessCodes>,
-    /// Processes seen exited at the last [`forget_exited`], freed at the next.
-    dying: Vec<u32>,
-    read_failures: u64,
-    /// Code objects not cached because their process had [`MAX_CODES_PER_PROCESS`].
-    over_limit: u64,
-    /// Code pointers announced with two generations ([`remember_code`]).
-    ambiguous: u64,
-}
-
-static REGISTRY: LazyLock<Mutex<Registry>> = LazyLock::new(Mutex::default);
-
-fn registry() -> std::sync::MutexGuard<'static, Registry> {
-    REGISTRY
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// Records that `pid` runs `runtime` (its code objects are named by it).
-fn register(pid: u32, runtime: Runtime) {
-    let mut registry = registry();
-    let entry = registry
-        .processes
-        .entry(pid)
-        .or_insert_with(|| ProcessCodes {
-            runtime: runtime.clone(),
-            codes: HashMap::new(),
-            generations: HashMap::new(),
-        });
-    // An exec into another version: what was read is of the old image.
-    let same = match (&entry.runtime, &runtime) {
-        (Runtime::Python(a), Runtime::Python(b)) => a.minor == b.minor,
-        (Runtime::Ruby(a), Runtime::Ruby(b)) => a.minor == b.minor,
-        (Runtime::Php(a), Runtime::Php(b)) => a.minor == b.minor,
-        (Runtime::V8(a), Runtime::V8(b)) => a == b,
-        (Runtime::HotSpot(a), Runtime::HotSpot(b)) => a == b,
-        _ => false,
-    };
-    if !same {
-        entry.runtime = runtime;
-        entry.codes.clear();
-        entry.generations.clear();
-    }
-}
-
-/// Code objects cached per process, at most: a process that creates code without end
-/// (`exec`, `eval` in a loop) has the rest of its frames named `[unknown]`, counted in `-v`.
-pub const MAX_CODES_PER_PROCESS: usize = 65536;
-
-/// Reads code object `code` of `pid` if it was not read yet. `generation`: the one the
-/// kernel announced it with (HotSpot blobs, V8 optimized `Code`s); a code pointer announced
-/// again with another is read again: the same names (V8 code moved, or made again the
-/// same) keep them; else it held two code objects whose frames (which carry no generation,
-/// or only its low bits) cannot be told apart, and is named by neither
-/// ([`Registry::ambiguous`]).
-fn remember_code(pid: u32, code: u64, generation: Option<u16>) {
-    let mut registry = registry();
-    let Registry {
-        processes,
-        read_failures,
-        over_limit,
-        ambiguous,
-        ..
-    } = &mut *registry;
-    let Some(process) = processes.get_mut(&pid) else {
-        return;
-    };
-    if process.codes.contains_key(&code) {
-        if let Some(generation) = generation
-            && let Some(old) = process.generations.insert(code, generation)
-            && old != generation
-            && let Some(Some(named)) = process.codes.get(&code)
-            && process
-                .runtime
-                .read_code(pid, code, Some(generation))
-                .as_ref()
-                != Some(named)
-        {
-            *ambiguous += 1;
-            process.codes.insert(code, None);
-        }
-        return;
-    }
-    if process.codes.len() >= MAX_CODES_PER_PROCESS {
-        *over_limit += 1;
-        return;
-    }
-    let read = process
-        .runtime
-        .read_code(pid, code, generation)
-        .map(Arc::new);
-    if read.is_none() {
-        *read_failures += 1;
-    }
-    process.codes.insert(code, read);
-    if let Some(generation) = generation {
-        process.generations.insert(code, generation);
-    }
-}
-
-/// Reads, now, the code objects of `leaf_first` (a recorded user stack of `pid`) not read
-/// yet, so they are named even if the process exits before the stacks are printed.
-pub fn remember_codes(pid: u32, leaf_first: &[u64]) {
-    for (index, &word) in leaf_first.iter().enumerate() {
-        // One interpreter per process: its runtime names every frame of the stack.
-        if let Some(code) = hotspot::frame_code(word, leaf_first.get(index + 1).copied()) {
-            remember_code(pid, code, None);
-        }
     }
 }
 
@@ -675,6 +530,17 @@ pub fn is_frame(word: u64) -> bool {
 /// the sampled pc; `next`: the word after it, maybe its fingerprint, [`hotspot::frame_code`]).
 pub fn frames(pid: u32, word: u64, next: Option<u64>, leaf: bool) -> Vec<Frame> {
     let id = decode_frame(word).map_or(runtime::PYTHON, |(id, _, _)| id);
+    let replaced = match decode_frame(word) {
+        Some((runtime::V8_REPLACED, shared, low_bits)) => replaced_frames(pid, shared, low_bits),
+        _ => None,
+    };
+    // A replaced frame whose code was not found is named as its function.
+    let word = match decode_frame(word) {
+        Some((runtime::V8_REPLACED, shared, _)) if replaced.is_none() => {
+            tracekit_common::interp::encode_frame(runtime::V8, shared, 0)
+        }
+        _ => word,
+    };
     let info = decode_frame(word).zip(hotspot::frame_code(word, next));
     let info = info.and_then(|((_, _, units), code)| {
         remember_code(pid, code, None);
@@ -683,10 +549,13 @@ pub fn frames(pid: u32, word: u64, next: Option<u64>, leaf: bool) -> Vec<Frame> 
         Some((info, units))
     });
     let symbols = match info {
+        _ if replaced.is_some() => replaced.unwrap_or_default(),
         Some((info, offset)) if id == runtime::V8 && !info.compiled.is_empty() => {
             v8_compiled::frames(&info, offset)
         }
-        Some((info, units)) if id == runtime::V8 => vec![(v8::symbol(&info, units), false)],
+        Some((info, units)) if id == runtime::V8 || id == runtime::V8_REPLACED => {
+            vec![(v8::symbol(&info, units), false)]
+        }
         Some((info, offset)) if id == runtime::HOTSPOT && !info.compiled.is_empty() => {
             hotspot_compiled::frames(&info, offset, leaf)
         }
@@ -733,61 +602,6 @@ pub fn source_of_symbol(symbol: &str) -> Option<(&str, &str, i64)> {
     let (function, rest) = inner.rsplit_once(" (")?;
     let (file, line) = rest.rsplit_once(':')?;
     Some((function, file, line.parse().ok()?))
-}
-
-/// Frees the code objects of processes seen exited at the previous call (their stacks
-/// have been named since), and notes those exited now. Called with the symbolizer's own
-/// [`crate::symbolize::Symbolizer::forget_exited`], at each interval: the cache follows the
-/// processes alive, not every process a run under churn saw. Returns how many were freed.
-pub fn forget_exited() -> usize {
-    let mut registry = registry();
-    let dying = std::mem::take(&mut registry.dying);
-    for pid in &dying {
-        registry.processes.remove(pid);
-    }
-    registry.dying = registry
-        .processes
-        .keys()
-        .copied()
-        .filter(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists())
-        .collect();
-    dying.len()
-}
-
-/// Processes whose code objects are cached now, and code objects cached (for tests and
-/// `-v`).
-pub fn cached() -> (usize, usize) {
-    let registry = registry();
-    let codes = registry.processes.values().map(|p| p.codes.len()).sum();
-    (registry.processes.len(), codes)
-}
-
-fn names_report() -> String {
-    let registry = registry();
-    let mut lines = Vec::new();
-    if registry.read_failures > 0 {
-        lines.push(format!(
-            "interpreters: {} code objects could not be read (the process exited before it \
-             was named, its memory is unreadable, or a JVM's Method* now holds another method); their frames are [unknown] in [python], [ruby], [php], [js] or [java]",
-            registry.read_failures
-        ));
-    }
-    if registry.ambiguous > 0 {
-        lines.push(format!(
-            "interpreters: {} code addresses (JVM code cache, V8 optimized code) held two \
-             compiled methods whose frames cannot be told apart; their frames are [unknown] \
-             in [java] or [js]",
-            registry.ambiguous
-        ));
-    }
-    if registry.over_limit > 0 {
-        lines.push(format!(
-            "interpreters: {} code objects not named: their process had {MAX_CODES_PER_PROCESS} \
-             cached already; their frames are [unknown] in [python], [ruby], [php] or [js]",
-            registry.over_limit
-        ));
-    }
-    lines.join("\n")
 }
 
 #[cfg(test)]

@@ -1,4 +1,6 @@
-use super::*;
+use std::sync::Arc;
+
+use super::{registry::Registry, *};
 
 /// A process's code objects stop being cached at the limit, counted; exited processes
 /// are freed at the second `forget_exited` after their exit.

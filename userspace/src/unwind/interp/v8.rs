@@ -86,6 +86,9 @@ pub struct Version {
     /// Where optimized code is read ([`v8_compiled`]); `None`: optimized frames are recorded
     /// as their function, at its definition line.
     compiled: Option<CompiledLayout>,
+    /// Where replaced code is found from a pc ([`replaced`]); `None`: replaced frames are
+    /// named as their function.
+    replaced: Option<replaced::ReplacedLayout>,
 }
 
 /// Where the characters of a cached external string are: `ExternalString::resource`, and
@@ -365,6 +368,7 @@ fn binary(symbols: &Symbols) -> Result<Option<Binary>, String> {
         scope_info_context_locals: field("v8dbg_scopeinfo_idx_ncontextlocals")?,
         lines: None,
         compiled: None,
+        replaced: None,
     };
     let lines = v8_lines::layout(&field, &member, (version.major, version.minor));
     let compiled = match &lines {
@@ -377,9 +381,11 @@ fn binary(symbols: &Symbols) -> Result<Option<Binary>, String> {
         Err(missing) => Err(missing.clone()),
     };
     let compiled_missing = compiled.as_ref().err().cloned();
+    let replaced = replaced::layout(&field, &member, (version.major, version.minor)).ok();
     let version = Version {
         lines: lines.ok(),
         compiled: compiled.ok(),
+        replaced,
         ..version
     };
     let size = u64::try_from(size).map_err(|_| format!("{BUILTINS_SIZE} = {size}"))?;
@@ -675,10 +681,12 @@ impl super::Interpreters {
         let counters = self.counters();
         format!(
             "\nV8: {} optimized frames recorded as their code and offset (named with their \
-             current line and inlined functions), {} as their function alone (at its \
-             definition line: on-stack-replaced code, or code not read); {} optimized code \
+             current line and inlined functions), {} in code their function no longer points \
+             to (on-stack-replaced: named through the code found around their pc), {} as \
+             their function alone (at its definition line: code not read); {} optimized code \
              objects had no source positions (their frames at the definition line)",
             counters[InterpStat::V8Optimized as usize],
+            counters[InterpStat::V8Replaced as usize],
             counters[InterpStat::V8OptimizedNoCode as usize],
             CODE_WITHOUT_LINES.load(Ordering::Relaxed),
         )
@@ -758,6 +766,9 @@ pub fn symbol(info: &CodeInfo, units: u32) -> String {
         None => format!("{} ({})", info.name, info.file),
     }
 }
+
+#[path = "v8_replaced.rs"]
+pub(super) mod replaced;
 
 #[cfg(test)]
 #[path = "v8_tests.rs"]

@@ -211,20 +211,8 @@ pub(super) fn read(
     code: u64,
     shared: impl Fn(u64) -> Option<Shared>,
 ) -> Option<CodeInfo> {
-    let flags = objects.word(code + u64::from(layout.flags))? as u32;
-    if (flags & layout.kind_mask) >> layout.kind_shift <= layout.kind_baseline {
-        return None;
-    }
-    let (deopt, kind) =
-        objects.object(objects.word(code + u64::from(layout.deoptimization_data))?)?;
-    if kind != lines.type_fixed_array {
-        return None;
-    }
+    let (deopt, outer) = deopt_and_outer(objects, lines, layout, type_shared_function_info, code)?;
     let at = |index: u16| element(objects, lines, deopt, u64::from(index));
-    let (outer, kind) = objects.object(at(layout.deopt_shared)?)?;
-    if kind != type_shared_function_info {
-        return None;
-    }
     let (outer_info, outer_script) = shared(outer)?;
     let table = objects
         .word(code + u64::from(layout.source_positions))
@@ -287,6 +275,45 @@ pub(super) fn read(
         compiled,
         ..outer_info
     })
+}
+
+/// The `SharedFunctionInfo` (untagged) of optimized `Code` object `code` (untagged): the
+/// function it was made for (its inlined functions aside). `None` when it is not optimized
+/// code or its deoptimization data cannot be read.
+pub(super) fn outer_shared(
+    objects: &impl Objects,
+    lines: &LineLayout,
+    layout: &CompiledLayout,
+    type_shared_function_info: u16,
+    code: u64,
+) -> Option<u64> {
+    deopt_and_outer(objects, lines, layout, type_shared_function_info, code).map(|(_, outer)| outer)
+}
+
+/// The deoptimization data (untagged) of optimized `code` and its [`outer_shared`].
+fn deopt_and_outer(
+    objects: &impl Objects,
+    lines: &LineLayout,
+    layout: &CompiledLayout,
+    type_shared_function_info: u16,
+    code: u64,
+) -> Option<(u64, u64)> {
+    let flags = objects.word(code + u64::from(layout.flags))? as u32;
+    if (flags & layout.kind_mask) >> layout.kind_shift <= layout.kind_baseline {
+        return None;
+    }
+    let (deopt, kind) =
+        objects.object(objects.word(code + u64::from(layout.deoptimization_data))?)?;
+    if kind != lines.type_fixed_array {
+        return None;
+    }
+    let (outer, kind) = objects.object(element(
+        objects,
+        lines,
+        deopt,
+        u64::from(layout.deopt_shared),
+    )?)?;
+    (kind == type_shared_function_info).then_some((deopt, outer))
 }
 
 /// `name (file:LINE)` with `line`, else the definition line; `name (file)` with neither;
