@@ -54,6 +54,8 @@ pub(super) struct ProcessCodes {
 struct ReplacedCode {
     /// The function it was made for (its `SharedFunctionInfo`, untagged).
     shared: u64,
+    /// The `Code` (untagged).
+    code: u64,
     /// Its first instruction, and the instructions' size in bytes.
     start: u64,
     size: u32,
@@ -186,12 +188,17 @@ pub(super) fn remember_replaced(pid: u32, pc: u64) {
     let Runtime::V8(version) = &process.runtime else {
         return;
     };
-    if process
+    if let Some(at) = process
         .replaced
         .iter()
-        .any(|code| code.start <= pc && pc - code.start < u64::from(code.size))
+        .position(|code| code.start <= pc && pc - code.start < u64::from(code.size))
     {
-        return;
+        let known = &process.replaced[at];
+        if v8::replaced::still_there(pid, version, known.code, known.start) {
+            return;
+        }
+        // V8 moved or freed that code since: what holds the pc now is read afresh.
+        process.replaced.remove(at);
     }
     if process.replaced.len() >= MAX_REPLACED_PER_PROCESS {
         *over_limit += 1;
@@ -200,6 +207,7 @@ pub(super) fn remember_replaced(pid: u32, pc: u64) {
     match v8::replaced::read(pid, version, pc) {
         Some((shared, found, info)) => process.replaced.push(ReplacedCode {
             shared,
+            code: found.code,
             start: found.start,
             size: found.size,
             info: Arc::new(info),

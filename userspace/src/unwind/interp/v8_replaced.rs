@@ -158,6 +158,20 @@ pub(in crate::unwind::interp) fn read(
     Some((outer, found, info))
 }
 
+/// Whether the code found at `start` (its `Code` at untagged `code`) is still there in
+/// process `pid`: V8 has not moved or freed it since.
+pub(in crate::unwind::interp) fn still_there(pid: u32, v: &Version, code: u64, start: u64) -> bool {
+    v.replaced
+        .is_some_and(|layout| stream_names(&Reader { pid, v }, &layout, code, start))
+}
+
+/// Whether the `InstructionStream` whose instructions start at `start` names `code`
+/// (untagged) as its `Code`.
+fn stream_names(memory: &impl Objects, layout: &ReplacedLayout, code: u64, start: u64) -> bool {
+    let field = start - u64::from(layout.stream_instructions) + u64::from(layout.stream_code);
+    memory.word(field) == Some(code | 1)
+}
+
 /// The instruction offset of a replaced frame recorded with `low_bits` (the pc's low 16
 /// bits) in code at `start` of `size` bytes, if that code holds such a pc.
 pub fn offset_in(start: u64, size: u32, low_bits: u32) -> Option<u32> {
@@ -306,6 +320,28 @@ mod tests {
             find_code(&fake, &compiled, &replaced, 0x7f00_0000_0050),
             None
         );
+    }
+
+    /// Code found once is taken as still there while its stream names it; a stream that
+    /// names other code (V8 freed the first and reused its memory) is not.
+    #[test]
+    fn code_is_there_while_its_stream_names_it() {
+        let mut fake = fake();
+        let (_, replaced) = layouts();
+        stream(&mut fake, 0x7f00_0000_0030, 0x5000_0000, 0x100);
+        assert!(stream_names(
+            &fake,
+            &replaced,
+            0x5000_0000,
+            0x7f00_0000_0040
+        ));
+        stream(&mut fake, 0x7f00_0000_0030, 0x5000_2000, 0x100);
+        assert!(!stream_names(
+            &fake,
+            &replaced,
+            0x5000_0000,
+            0x7f00_0000_0040
+        ));
     }
 
     /// No stream within 64 KiB below the pc: none.
