@@ -74,6 +74,9 @@ pub(super) struct Registry {
     pub(super) over_limit: u64,
     /// Code pointers announced with two generations ([`remember_code`]).
     pub(super) ambiguous: u64,
+    /// Pcs of replaced V8 frames in no optimized code found ([`remember_replaced`]):
+    /// their frames are named as their function.
+    pub(super) replaced_unfound: u64,
 }
 
 static REGISTRY: LazyLock<Mutex<Registry>> = LazyLock::new(Mutex::default);
@@ -178,7 +181,7 @@ pub(super) fn remember_replaced(pid: u32, pc: u64) {
     let mut registry = registry();
     let Registry {
         processes,
-        read_failures,
+        replaced_unfound,
         over_limit,
         ..
     } = &mut *registry;
@@ -212,7 +215,7 @@ pub(super) fn remember_replaced(pid: u32, pc: u64) {
             size: found.size,
             info: Arc::new(info),
         }),
-        None => *read_failures += 1,
+        None => *replaced_unfound += 1,
     }
 }
 
@@ -284,6 +287,14 @@ pub(super) fn names_report() -> String {
              compiled methods whose frames cannot be told apart; their frames are [unknown] \
              in [java] or [js]",
             registry.ambiguous
+        ));
+    }
+    if registry.replaced_unfound > 0 {
+        lines.push(format!(
+            "interpreters: {} pcs of V8 frames outside their function's code were in no \
+             optimized code found around them (baseline code, a callee's code before its \
+             frame, or the process exited); those frames are named as their function",
+            registry.replaced_unfound
         ));
     }
     if registry.over_limit > 0 {
