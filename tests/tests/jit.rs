@@ -743,7 +743,7 @@ fn check_node24_run(test: &str, node: &Path, run: &Output) {
 /// (js_chain.js:13)`; on a busy machine V8 may not have got there yet). Acceptance 1 as
 /// written: 90% of the samples name the leaf, 85% have the whole chain.
 #[test]
-#[ignore = "issue 28 open: Node 24 names the leaf in 80% of samples once V8 has on-stack replaced middle (some OSR frames are not found from their pc: 107 of 538 end in middle at its definition line); run with --ignored"]
+#[ignore = "issue 28 open: Node 24 first on-stack-replaces middle with Maglev code (leaf inlined), which has no source positions: its samples end in middle at its definition line (-- CMD 968 of 1120 name the leaf, exit 589 of 737, -a 6 s in 154 of 701); run with --ignored"]
 fn node24_wheel_chain_pid() {
     let test = "node24_wheel_chain_pid";
     require_root();
@@ -778,7 +778,7 @@ fn node24_wheel_chain_pid() {
 /// during the run) and `-a` (its samples among the whole machine's, by its command name,
 /// once it is published: as `jit_machine.rs` counts): acceptance 1 in each.
 #[test]
-#[ignore = "issue 28 open: Node 24 names the leaf in 80% of samples once V8 has on-stack replaced middle (some OSR frames are not found from their pc: 107 of 538 end in middle at its definition line); run with --ignored"]
+#[ignore = "issue 28 open: Node 24 first on-stack-replaces middle with Maglev code (leaf inlined), which has no source positions: its samples end in middle at its definition line (-- CMD 968 of 1120 name the leaf, exit 589 of 737, -a 6 s in 154 of 701); run with --ignored"]
 fn node24_wheel_chain_command_and_whole_machine() {
     let test = "node24_wheel_chain_command_and_whole_machine";
     require_root();
@@ -847,7 +847,7 @@ fn node24_wheel_chain_command_and_whole_machine() {
 /// replaced by then) keeps its names, inlined frames included: its code objects are read
 /// when the kernel first records them. Acceptance 1 over its samples.
 #[test]
-#[ignore = "issue 28 open: Node 24 names the leaf in 80% of samples once V8 has on-stack replaced middle (some OSR frames are not found from their pc: 107 of 538 end in middle at its definition line); run with --ignored"]
+#[ignore = "issue 28 open: Node 24 first on-stack-replaces middle with Maglev code (leaf inlined), which has no source positions: its samples end in middle at its definition line (-- CMD 968 of 1120 name the leaf, exit 589 of 737, -a 6 s in 154 of 701); run with --ignored"]
 fn node24_wheel_names_outlive_the_process() {
     let test = "node24_wheel_names_outlive_the_process";
     require_root();
@@ -1178,12 +1178,12 @@ fn node24_optimized_leaf_lines_pid() {
 }
 
 /// Node 24: frames of on-stack-replaced code (which the function does not point to: the
-/// kernel finds it from the pc, by its `InstructionStream` header) have their current
-/// lines and their inlined functions. `tests/fixtures/js_osr.js` on-stack replaces
-/// `middle`'s loop (`%OptimizeOsr`) and says "ready" once the loop runs TurboFan's code;
-/// an interpreted or baseline `middle` would have its definition line (18), the replaced
-/// loop has its call to `leaf` (22), then `leaf`'s hot line (13): 90% of the samples that
-/// name the fixture.
+/// kernel announces the pc, userspace finds the code by its `InstructionStream` header
+/// below it) have their current lines and their inlined functions.
+/// `tests/fixtures/js_osr.js` on-stack replaces `middle`'s loop (`%OptimizeOsr`) and says
+/// "ready" once the loop runs TurboFan's code; an interpreted or baseline `middle` would
+/// have its definition line (18), the replaced loop has its call to `leaf` (22), then
+/// `leaf`'s hot line (13): 90% of the samples that name the fixture.
 #[test]
 fn node24_osr_frames_have_current_lines() {
     let test = "node24_osr_frames_have_current_lines";
