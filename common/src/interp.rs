@@ -349,6 +349,20 @@ pub mod v8 {
     pub const CODE_INSTRUCTIONS: usize = 12;
     /// `v8dbg_type_Code__CODE_TYPE`.
     pub const TYPE_CODE: usize = 13;
+    /// V8 13.6 (leaptiering): where the `JSDispatchTable`'s entries start in the
+    /// `IsolateGroup` (the process's, at `*state_address`: `IsolateGroup::
+    /// default_isolate_group_`); `FUNCTION_CODE` is then the function's `dispatch_handle`
+    /// (a `u32`) and its `Code` is in the table's entry ([`DISPATCH_HANDLE_SHIFT`]).
+    /// [`super::NO_OFFSET`]: `FUNCTION_CODE` holds a tagged `Code` pointer (V8 11.3).
+    pub const DISPATCH_TABLE: usize = 14;
+    /// V8 13.6's `JSDispatchTable`: entry `handle >> DISPATCH_HANDLE_SHIFT`, of
+    /// `DISPATCH_ENTRY_SIZE` bytes, holds at `DISPATCH_ENTRY_CODE` the function's `Code`
+    /// (untagged) shifted left by `DISPATCH_CODE_SHIFT`, its parameter count in the low
+    /// bits (read from a live node 24).
+    pub const DISPATCH_HANDLE_SHIFT: u32 = 8;
+    pub const DISPATCH_ENTRY_SIZE: u64 = 16;
+    pub const DISPATCH_ENTRY_CODE: u64 = 8;
+    pub const DISPATCH_CODE_SHIFT: u32 = 16;
     /// Low bits of a tagged heap object pointer (`v8dbg_HeapObjectTagMask`).
     pub const HEAP_OBJECT_TAG_MASK: u64 = 3;
     /// Their value in a heap object pointer (`v8dbg_HeapObjectTag`).

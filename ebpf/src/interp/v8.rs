@@ -8,7 +8,9 @@
 //! once per CPU while it stays cached, see below), so a frame that is not what it looks like
 //! stays native. An optimized frame (no `BytecodeArray` in it) whose pc lies in its
 //! function's `Code` instructions is recorded as that `Code` and the pc's offset in them
-//! ([`compiled_frame`]), for userspace to find its current line.
+//! ([`compiled_frame`]), for userspace to find its current line; one whose pc is outside
+//! its function's code is recorded for userspace to find that code ([`replaced_frame`]).
+//! V8 13.6 keeps a function's code in the process's `JSDispatchTable` ([`function_code`]).
 //!
 //! Cost (a helper call per user read, each paying the CPU's return thunk): a frame's slots,
 //! saved frame pointer and return address are read in one block ([`FrameBlock`]), and a
@@ -19,17 +21,19 @@
 //! frame seen before costs the same 2: the cache entry also keeps the function's `Code`
 //! and its instructions' range ([`cached_compiled`]), and the frame's pc in that range and
 //! the function's `code` (read, compared with the cached one) stand for the 7 reads of
-//! its `shared`, its frame slots' `BytecodeArray` check and [`compiled_frame`].
+//! its `shared`, its frame slots' `BytecodeArray` check and [`compiled_frame`] (V8 13.6:
+//! 3 reads more, the function's code being 4 reads through the dispatch table).
 
 use aya_ebpf::helpers::generated::bpf_probe_read_user;
 use tracekit_common::interp::{
     FRAME_OFFSET_MAX, FRAME_RUNTIME_SHIFT, InterpStat, NO_OFFSET, OFFSET_SLOTS, encode_frame,
     runtime,
     v8::{
-        CODE_INSTRUCTIONS, FP_BYTECODE_ARRAY, FP_BYTECODE_OFFSET, FP_CONTEXT, FP_FUNCTION,
-        FUNCTION_CODE, FUNCTION_SHARED, HEAP_OBJECT_TAG, HEAP_OBJECT_TAG_MASK, MAP_INSTANCE_TYPE,
-        OBJECT_MAP, SMI_SHIFT, TYPE_BYTECODE_ARRAY, TYPE_CODE, TYPE_FUNCTION_FIRST,
-        TYPE_FUNCTION_LAST, TYPE_SHARED_FUNCTION_INFO, code_generation,
+        CODE_INSTRUCTIONS, DISPATCH_CODE_SHIFT, DISPATCH_ENTRY_CODE, DISPATCH_ENTRY_SIZE,
+        DISPATCH_HANDLE_SHIFT, DISPATCH_TABLE, FP_BYTECODE_ARRAY, FP_BYTECODE_OFFSET, FP_CONTEXT,
+        FP_FUNCTION, FUNCTION_CODE, FUNCTION_SHARED, HEAP_OBJECT_TAG, HEAP_OBJECT_TAG_MASK,
+        MAP_INSTANCE_TYPE, OBJECT_MAP, SMI_SHIFT, TYPE_BYTECODE_ARRAY, TYPE_CODE,
+        TYPE_FUNCTION_FIRST, TYPE_FUNCTION_LAST, TYPE_SHARED_FUNCTION_INFO, code_generation,
     },
 };
 
@@ -347,8 +351,7 @@ fn cached_compiled(walk: &InterpWalk, fp: u64, pc: u64) -> Option<u64> {
     if pc < start || pc - start >= u64::from(v8.code_sizes[at]) {
         return None;
     }
-    let field = function + u64::from(walk.process.offsets[FUNCTION_CODE]);
-    if heap_object(read_user::<u64>(field)?)? != code {
+    if function_code(walk, function)? != code {
         return None;
     }
     Some(encode_frame(runtime::V8, code, pc - start))
@@ -421,11 +424,7 @@ fn compiled_frame<M: UnwindMaps>(
     shared: u64,
     pc: u64,
 ) -> Option<u64> {
-    let slot = walk.process.offsets[FUNCTION_CODE];
-    if slot == NO_OFFSET {
-        return None;
-    }
-    let code = heap_object(read_user::<u64>(function + u64::from(slot))?)?;
+    let code = function_code(walk, function)?;
     if instance_type(walk, code)? != walk.process.offsets[TYPE_CODE] {
         return None;
     }
@@ -484,11 +483,10 @@ fn in_builtins(walk: &InterpWalk, pc: u64) -> bool {
 /// code is not read, or not readable): the frame is then recorded as it looks.
 #[inline(always)]
 fn in_function_code(walk: &InterpWalk, function: u64, pc: u64) -> bool {
-    let slot = walk.process.offsets[FUNCTION_CODE];
-    if slot == NO_OFFSET {
+    if walk.process.offsets[FUNCTION_CODE] == NO_OFFSET {
         return true;
     }
-    let Some(code) = read_user::<u64>(function + u64::from(slot)).and_then(heap_object) else {
+    let Some(code) = function_code(walk, function) else {
         return true;
     };
     let fields = walk.process.offsets[CODE_INSTRUCTIONS];
@@ -499,4 +497,28 @@ fn in_function_code(walk: &InterpWalk, function: u64, pc: u64) -> bool {
         return true;
     };
     start <= pc && pc - start < u64::from(size)
+}
+
+/// The untagged `Code` function `function` (untagged) runs: the tagged pointer its code
+/// field holds (V8 11.3), or (V8 13.6, `DISPATCH_TABLE` set) the `Code` of the
+/// `JSDispatchTable` entry of the dispatch handle it holds, the table's entries found in
+/// the process's `IsolateGroup` (`*state_address`). `None`: the version's code is not
+/// read, or not readable. Unchecked: the caller checks its instance type.
+#[inline(always)]
+fn function_code(walk: &InterpWalk, function: u64) -> Option<u64> {
+    let slot = walk.process.offsets[FUNCTION_CODE];
+    if slot == NO_OFFSET {
+        return None;
+    }
+    let field = function + u64::from(slot);
+    let table = walk.process.offsets[DISPATCH_TABLE];
+    if table == NO_OFFSET {
+        return heap_object(read_user::<u64>(field)?);
+    }
+    let group = read_user::<u64>(walk.process.state_address)?;
+    let entries = read_user::<u64>(group + u64::from(table))?;
+    let handle = read_user::<u32>(field)?;
+    let entry = entries + u64::from(handle >> DISPATCH_HANDLE_SHIFT) * DISPATCH_ENTRY_SIZE;
+    let word = read_user::<u64>(entry + DISPATCH_ENTRY_CODE)?;
+    Some((word >> DISPATCH_CODE_SHIFT) & !HEAP_OBJECT_TAG_MASK)
 }

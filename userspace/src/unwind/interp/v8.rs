@@ -126,11 +126,16 @@ pub struct Binary {
     pub builtins_file_offset: u64,
     /// Why optimized frames get their definition line, not their current one (for `-v`).
     pub compiled_missing: Option<String>,
+    /// `IsolateGroup::default_isolate_group_` (a pointer to the process's `IsolateGroup`),
+    /// where V8 13.6's functions' code is found (`CompiledLayout::dispatch_table`).
+    pub isolate_group: Option<u64>,
 }
 
 impl Binary {
-    /// The kernel's view of a process mapping this binary with load bias `bias`.
-    pub fn process(&self, bias: u64) -> InterpProcess {
+    /// The kernel's view of a process that runs this binary's builtins with bias `bias`
+    /// (their mapping's address less their ELF address) and loaded the binary with bias
+    /// `load_bias` (the same unless the builtins have a mapping of their own).
+    pub fn process(&self, bias: u64, load_bias: u64) -> InterpProcess {
         let v = &self.version;
         let mut offsets = [NO_OFFSET; OFFSET_SLOTS];
         offsets[slots::FP_CONTEXT] = v.fp_context;
@@ -150,10 +155,18 @@ impl Binary {
                 compiled.instruction_start | compiled.instruction_size << 8;
             offsets[slots::TYPE_CODE] = compiled.type_code;
         }
+        let mut state_address = 0;
+        if let (Some(table), Some(group)) = (
+            v.compiled.and_then(|compiled| compiled.dispatch_table),
+            self.isolate_group,
+        ) {
+            offsets[slots::DISPATCH_TABLE] = table;
+            state_address = group.wrapping_add(load_bias);
+        }
         InterpProcess {
             eval_begin: self.builtins.0.wrapping_add(bias),
             eval_end: (self.builtins.0 + self.builtins.1).wrapping_add(bias),
-            state_address: 0,
+            state_address,
             runtime: runtime::V8,
             layout: 0,
             version_minor: v.minor.min(255) as u8,
@@ -173,12 +186,17 @@ struct Symbols {
     values: HashMap<String, i64>,
     builtins: Option<(u64, u64)>,
     builtins_size: Option<i64>,
+    /// The ELF address of [`ISOLATE_GROUP`].
+    isolate_group: Option<u64>,
 }
 
 const BUILTINS: &str = "v8_Default_embedded_blob_code_";
 const BUILTINS_SIZE: &str = "v8_Default_embedded_blob_code_size_";
 const MAJOR: &str = "_ZN2v88internal7Version6major_E";
 const MINOR: &str = "_ZN2v88internal7Version6minor_E";
+/// `v8::internal::IsolateGroup::default_isolate_group_` (V8 12.8+; in the static symbol
+/// table, in `.bss`).
+const ISOLATE_GROUP: &str = "_ZN2v88internal12IsolateGroup22default_isolate_group_E";
 
 /// The 4-byte values of the interesting symbols of ELF `data` (0 for `.bss`), and the
 /// builtins' address and file offset.
@@ -189,9 +207,14 @@ fn read_symbols(data: &[u8]) -> Result<Symbols, String> {
         values: HashMap::new(),
         builtins: None,
         builtins_size: None,
+        isolate_group: None,
     };
     for symbol in file.symbols().chain(file.dynamic_symbols()) {
         let Ok(name) = symbol.name() else { continue };
+        if name == ISOLATE_GROUP {
+            symbols.isolate_group = Some(symbol.address());
+            continue;
+        }
         let wanted = name.starts_with("v8dbg_")
             || name == BUILTINS
             || name == BUILTINS_SIZE
@@ -377,7 +400,13 @@ fn binary(symbols: &Symbols) -> Result<Option<Binary>, String> {
             &member,
             (version.major, version.minor),
             version.function_shared,
-        ),
+        )
+        .and_then(|compiled| match compiled.dispatch_table {
+            Some(_) if symbols.isolate_group.is_none() => {
+                Err(format!("no {ISOLATE_GROUP} symbol (the functions' code)"))
+            }
+            _ => Ok(compiled),
+        }),
         Err(missing) => Err(missing.clone()),
     };
     let compiled_missing = compiled.as_ref().err().cloned();
@@ -394,6 +423,7 @@ fn binary(symbols: &Symbols) -> Result<Option<Binary>, String> {
         builtins: (builtins, size),
         builtins_file_offset,
         compiled_missing,
+        isolate_group: symbols.isolate_group,
     }))
 }
 
@@ -451,6 +481,18 @@ impl super::Interpreters {
         mapping: &ExecMapping,
         mappings: &[ExecMapping],
     ) -> bool {
+        // The binary's load bias: from a mapping of its text, builtins included (not the
+        // builtins' own mapping).
+        let load_bias = mappings
+            .iter()
+            .filter(|other| {
+                other.offset != binary.builtins_file_offset
+                    && other.inode == mapping.inode
+                    && other.device == mapping.device
+            })
+            .find_map(|other| {
+                super::bias_at(binary.builtins.0, binary.builtins_file_offset, other)
+            });
         let mapping = mappings
             .iter()
             .find(|other| {
@@ -472,169 +514,9 @@ impl super::Interpreters {
                 format!("optimized frames at their definition line ({missing})"),
             );
         }
-        self.publish(pid, binary.process(bias), name, super::Runtime::V8(v));
+        let process = binary.process(bias, load_bias.unwrap_or(bias));
+        self.publish(pid, process, name, super::Runtime::V8(v));
         true
-    }
-}
-
-/// Longest string read (characters).
-const MAX_STRING: u64 = 4096;
-/// Cons and thin strings followed, at most, for one string.
-const MAX_STRING_DEPTH: u32 = 8;
-
-/// Reads the objects of one process.
-pub(super) struct Reader<'a> {
-    pid: u32,
-    v: &'a Version,
-}
-
-impl Reader<'_> {
-    fn word(&self, address: u64) -> Option<u64> {
-        let bytes = read_memory(self.pid, address, 8)?;
-        Some(u64::from_le_bytes(bytes.try_into().ok()?))
-    }
-
-    /// The field at `offset` of the heap object at untagged `object`.
-    fn field(&self, object: u64, offset: u16) -> Option<u64> {
-        self.word(object + u64::from(offset))
-    }
-
-    /// The instance type of tagged pointer `tagged`'s object, and the object (untagged).
-    fn object(&self, tagged: u64) -> Option<(u64, u16)> {
-        if tagged & 3 != 1 {
-            return None;
-        }
-        let object = tagged & !3;
-        let map = self.field(object, self.v.object_map)?;
-        if map & 3 != 1 {
-            return None;
-        }
-        let bytes = read_memory(
-            self.pid,
-            (map & !3) + u64::from(self.v.map_instance_type),
-            2,
-        )?;
-        Some((object, u16::from_le_bytes(bytes.try_into().ok()?)))
-    }
-
-    /// The string at tagged `tagged` (`None`: not a string, or one not read).
-    fn string(&self, tagged: u64, depth: u32) -> Option<String> {
-        self.string_limited(tagged, depth, MAX_STRING)
-    }
-
-    /// The first `limit` characters (UTF-16 units) of the string at tagged `tagged`.
-    fn string_limited(&self, tagged: u64, depth: u32, limit: u64) -> Option<String> {
-        let (object, kind) = self.object(tagged)?;
-        let v = self.v;
-        if kind >= v.first_nonstring_type || depth > MAX_STRING_DEPTH {
-            return None;
-        }
-        let length = u64::from(
-            read_memory(self.pid, object + u64::from(v.string_length), 4)
-                .and_then(|b| Some(u32::from_le_bytes(b.try_into().ok()?)))?,
-        )
-        .min(limit);
-        let one_byte = kind & v.encoding_mask == v.one_byte_tag;
-        let representation = kind & v.representation_mask;
-        if representation == v.seq_tag {
-            return self.chars(object, one_byte, 0, length);
-        }
-        if let Some(external) = v.external
-            && (kind == external.one_byte_type || kind == external.two_byte_type)
-        {
-            // The resource's data, cached after the resource (`kResourceDataOffset`);
-            // uncached external strings have other instance types and are not read.
-            let data = self.field(object, external.resource + 8)?;
-            return (data != 0).then(|| self.chars_at(data, one_byte, length))?;
-        }
-        if representation == v.cons_tag {
-            let first = self.string_limited(self.field(object, v.cons_first)?, depth + 1, limit)?;
-            let units = first.chars().map(|c| c.len_utf16() as u64).sum::<u64>();
-            if units >= limit {
-                return Some(first);
-            }
-            let second =
-                self.string_limited(self.field(object, v.cons_second)?, depth + 1, limit - units)?;
-            return Some(first + &second);
-        }
-        if representation == v.thin_tag {
-            return self.string_limited(self.field(object, v.thin_actual)?, depth + 1, limit);
-        }
-        if representation == v.sliced_tag {
-            let (parent, parent_kind) = self.object(self.field(object, v.sliced_parent)?)?;
-            let start = self.field(object, v.sliced_offset)? >> 32;
-            if parent_kind & v.representation_mask != v.seq_tag {
-                return None;
-            }
-            let one_byte = parent_kind & v.encoding_mask == v.one_byte_tag;
-            return self.chars(parent, one_byte, start, length);
-        }
-        None
-    }
-
-    /// Characters `start..start + length` of the sequential string at untagged `object`.
-    fn chars(&self, object: u64, one_byte: bool, start: u64, length: u64) -> Option<String> {
-        let at = if one_byte {
-            object + u64::from(self.v.seq_one_byte_chars) + start
-        } else {
-            object + u64::from(self.v.seq_two_byte_chars) + 2 * start
-        };
-        self.chars_at(at, one_byte, length)
-    }
-
-    /// `length` characters at `at`, one byte (Latin-1) or two (UTF-16) each.
-    fn chars_at(&self, at: u64, one_byte: bool, length: u64) -> Option<String> {
-        if one_byte {
-            let bytes = read_memory(self.pid, at, length as usize)?;
-            // Latin-1.
-            return Some(bytes.iter().map(|&b| b as char).collect());
-        }
-        let bytes = read_memory(self.pid, at, 2 * length as usize)?;
-        let units: Vec<u16> = bytes
-            .chunks_exact(2)
-            .map(|c| u16::from_le_bytes([c[0], c[1]]))
-            .collect();
-        Some(String::from_utf16_lossy(&units))
-    }
-
-    /// The first 16 slots after the map of `ScopeInfo` `object` (untagged).
-    fn scope_info_slots(&self, object: u64) -> Option<Vec<u64>> {
-        const SLOTS: usize = 16;
-        let data = read_memory(self.pid, object + 8, SLOTS * 8)?;
-        Some(
-            data.chunks_exact(8)
-                .map(|word| u64::from_le_bytes(word.try_into().unwrap()))
-                .collect(),
-        )
-    }
-
-    /// The function name in `ScopeInfo` `object` (untagged): the first string after its
-    /// fixed slots and context locals.
-    fn scope_info_name(&self, object: u64) -> Option<String> {
-        const SLOTS: u64 = 16;
-        let data = self.scope_info_slots(object)?;
-        let slot = |i: u64| -> Option<u64> { data.get(usize::try_from(i).ok()?).copied() };
-        let locals = slot(u64::from(self.v.scope_info_context_locals))? >> 32;
-        let first = u64::from(self.v.scope_info_first_vars) + 2 * locals;
-        (first..SLOTS).find_map(|i| self.string(slot(i)?, 0))
-    }
-}
-
-impl v8_lines::Objects for Reader<'_> {
-    fn word(&self, address: u64) -> Option<u64> {
-        Reader::word(self, address)
-    }
-
-    fn object(&self, tagged: u64) -> Option<(u64, u16)> {
-        Reader::object(self, tagged)
-    }
-
-    fn string_prefix(&self, tagged: u64, limit: u64) -> Option<String> {
-        self.string_limited(tagged, 0, limit)
-    }
-
-    fn pid(&self) -> u32 {
-        self.pid
     }
 }
 
@@ -766,6 +648,10 @@ pub fn symbol(info: &CodeInfo, units: u32) -> String {
         None => format!("{} ({})", info.name, info.file),
     }
 }
+
+#[path = "v8_reader.rs"]
+mod reader;
+pub(super) use reader::Reader;
 
 #[path = "v8_replaced.rs"]
 pub(super) mod replaced;

@@ -21,9 +21,23 @@
 //! start, size and flags; those follow V8 11.3's layout, as read from a live node 20:
 //! `JSFunction::code` 24 bytes past `shared`, then `Code::instruction_start` (a pointer) 16
 //! bytes past `source_position_table`, the flags (a `u32`, the kind in the low bits) 8
-//! past it, the instruction size (a `u32`) 8 past the flags. Other versions need the
-//! symbols themselves; V8 13 (Node 24) states none of the table's fields, so its optimized
-//! frames keep their definition line and `-v` says so.
+//! past it, the instruction size (a `u32`) 8 past the flags.
+//!
+//! V8 13.6 (Node 24, leaptiering, no sandbox) states `Code`'s instruction start, size and
+//! flags and its `wrapper`, but not its tables nor `JSFunction::code`, which it no longer
+//! has: as read from live node 24 processes, the function holds a `u32` dispatch handle in
+//! the word before `shared`, whose entry in the process's `JSDispatchTable` (its base at
+//! byte 2400 of the `IsolateGroup` that `IsolateGroup::default_isolate_group_` points to;
+//! entry `handle >> 8`, 16 bytes, the `Code`'s address shifted left 16 in its second word)
+//! names the `Code` (`tracekit_common::interp::v8::DISPATCH_TABLE`); `Code`'s
+//! deoptimization data and source positions are the two words before its `wrapper`. The
+//! tables are trusted objects with the same header as before (`TrustedByteArray`,
+//! `ProtectedFixedArray`, `TrustedWeakFixedArray`), and the deoptimization data holds a
+//! `SharedFunctionInfoWrapper` (its `shared_info` stated). Each was checked on a
+//! TurboFan-compiled function against `%DebugPrint` (`--allow-natives-syntax`). Frames of
+//! on-stack-replaced code (a loop optimized while it runs; the function does not point to
+//! that code) are found from their pc ([`super::replaced`]). Other versions need the
+//! symbols themselves; `-v` says which is missing.
 
 use std::collections::BTreeMap;
 
@@ -35,8 +49,12 @@ use super::{
 /// Where an optimized `Code` is read (offsets in bytes; indices in elements).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CompiledLayout {
-    /// `JSFunction::code`.
+    /// `JSFunction::code`; V8 13.6: `JSFunction::dispatch_handle` (a `u32`).
     pub function_code: u16,
+    /// V8 13.6 (leaptiering): where the `JSDispatchTable`'s entries are in the
+    /// `IsolateGroup` (`tracekit_common::interp::v8::DISPATCH_TABLE`); `None`:
+    /// `function_code` holds a tagged `Code` pointer.
+    pub dispatch_table: Option<u16>,
     /// `Code::instruction_start` (a pointer).
     pub instruction_start: u16,
     /// `Code::instruction_size` (a `u32`).
@@ -49,64 +67,143 @@ pub struct CompiledLayout {
     pub deoptimization_data: u16,
     /// `v8dbg_type_Code__CODE_TYPE`.
     pub type_code: u16,
-    /// `v8dbg_type_WeakFixedArray__WEAK_FIXED_ARRAY_TYPE` (the literal array's).
-    pub type_weak_fixed_array: u16,
+    /// Instance types of the tables (V8 12+ keeps them in trusted space, with the same
+    /// header: length, then data): the position tables' (`ByteArray`, `TrustedByteArray`),
+    /// the deoptimization data's (`FixedArray`, `TrustedFixedArray`,
+    /// `ProtectedFixedArray`), the literal array's (`WeakFixedArray`, `FixedArray`,
+    /// `TrustedWeakFixedArray`); a type a version does not state is repeated.
+    pub byte_arrays: [u16; 2],
+    pub deoptimization_arrays: [u16; 3],
+    pub literal_arrays: [u16; 3],
     /// `v8dbg_CodeKindFieldMask` and `v8dbg_CodeKindFieldShift` of the flags.
     pub kind_mask: u32,
     pub kind_shift: u32,
     /// `v8dbg_CodeKindBaseline`: the kinds after it are optimized (Maglev, TurboFan).
     pub kind_baseline: u32,
-    /// Indices in the deoptimization data: `SharedFunctionInfo`, literal array, inlining
-    /// positions.
+    /// Indices in the deoptimization data: `SharedFunctionInfo` (V8 13: its
+    /// `SharedFunctionInfoWrapper`), literal array, inlining positions.
     pub deopt_shared: u16,
     pub deopt_literals: u16,
     pub deopt_inlining: u16,
+    /// V8 13: the `SharedFunctionInfoWrapper`'s instance type and its `shared_info`;
+    /// `None`: the deoptimization data holds the `SharedFunctionInfo` itself.
+    pub shared_wrapper: Option<(u16, u16)>,
 }
+
+/// `IsolateGroup`'s `JSDispatchTable` entries (its base pointer), V8 13.6: read from live
+/// node 24 processes (`IsolateGroup::default_isolate_group_` + 2400 held the address
+/// whose entry `dispatch_handle >> 8` named each function's `Code`).
+const V13_6_DISPATCH_TABLE: u16 = 2400;
 
 /// Where optimized code is read in a V8 `version` (major, minor) whose symbols give
 /// `value(NAME)` and `member(CLASS, [FIELD...])`; `function_shared` is
 /// `JSFunction::shared`. The error says what is missing (for `-v`).
+///
+/// Fields V8 does not state are taken from the layouts read from live processes (see the
+/// module's docs), for those versions only: V8 11.3 (Debian's node 20) and V8 13.6 (Node
+/// 24). Any other version needs the symbols themselves.
 pub fn layout(
     value: &impl Fn(&str) -> Result<u16, String>,
     member: &impl Fn(&str, &[&str]) -> Result<u16, String>,
     version: (u16, u16),
     function_shared: u16,
 ) -> Result<CompiledLayout, String> {
-    let source_positions = member("Code", &["source_position_table"])?;
-    // Checked on V8 11.3 only (see the module's docs).
-    let v11_3 = version == (11, 3);
-    let stated_or = |field: &str, fallback: u16| -> Result<u16, String> {
-        member("Code", &[field]).or_else(|err| if v11_3 { Ok(fallback) } else { Err(err) })
+    let (v11_3, v13_6) = (version == (11, 3), version == (13, 6));
+    let code = |field: &str| member("Code", &[field]);
+    // The stated offset, else the checked version's (`checked`), else the error.
+    let or_checked = |stated: Result<u16, String>, checked: Option<u16>| {
+        stated.or_else(|err| checked.ok_or(err))
     };
-    let function_code = member("JSFunction", &["code"]).or_else(|err| {
-        if v11_3 {
-            Ok(function_shared + 24)
-        } else {
-            Err(err)
-        }
-    })?;
-    let instruction_start = stated_or("instruction_start", source_positions + 16)?;
-    let flags = stated_or("flags", instruction_start + 8)?;
-    let instruction_size = stated_or("instruction_size", flags + 8)?;
+    // V8 13.6: the tables are the two words before `Code::wrapper` (deoptimization data,
+    // then source positions).
+    let wrapper = code("wrapper").ok().filter(|_| v13_6);
+    let source_positions = or_checked(
+        code("source_position_table"),
+        wrapper.and_then(|w| w.checked_sub(8)),
+    )?;
+    let deoptimization_data = or_checked(
+        code("deoptimization_data"),
+        wrapper.and_then(|w| w.checked_sub(16)),
+    )?;
+    let function_code = or_checked(
+        member("JSFunction", &["code"]),
+        match version {
+            (11, 3) => Some(function_shared + 24),
+            // The dispatch handle, the word before `shared`.
+            (13, 6) => function_shared.checked_sub(8),
+            _ => None,
+        },
+    )?;
+    let instruction_start = or_checked(
+        code("instruction_start"),
+        v11_3.then_some(source_positions + 16),
+    )?;
+    let flags = or_checked(code("flags"), v11_3.then_some(instruction_start + 8))?;
+    let instruction_size = or_checked(code("instruction_size"), v11_3.then_some(flags + 8))?;
     if instruction_start > 255 || instruction_size > 255 {
         return Err("Code's instruction fields past 255 bytes".into());
     }
     let index = |name: &str| value(&format!("v8dbg_DeoptimizationData{name}Index"));
+    let (deopt_shared, shared_wrapper) = match index("SharedFunctionInfo") {
+        Ok(index) => (index, None),
+        Err(err) => {
+            let wrapped = index("WrappedSharedFunctionInfo").map_err(|_| err)?;
+            let kind =
+                value("v8dbg_type_SharedFunctionInfoWrapper__SHARED_FUNCTION_INFO_WRAPPER_TYPE")?;
+            let shared = member("SharedFunctionInfoWrapper", &["shared_info"])?;
+            (wrapped, Some((kind, shared)))
+        }
+    };
+    let byte_array = value("v8dbg_type_ByteArray__BYTE_ARRAY_TYPE")?;
+    let fixed_array = value("v8dbg_type_FixedArray__FIXED_ARRAY_TYPE")?;
+    let or_same = |name: &str, same: u16| value(name).unwrap_or(same);
+    let (kind_mask, kind_shift) = (
+        value("v8dbg_CodeKindFieldMask")?,
+        value("v8dbg_CodeKindFieldShift").unwrap_or(0),
+    );
+    let kind_baseline = value("v8dbg_CodeKindBaseline")?;
     Ok(CompiledLayout {
         function_code,
+        dispatch_table: v13_6.then_some(V13_6_DISPATCH_TABLE),
         instruction_start,
         instruction_size,
         flags,
         source_positions,
-        deoptimization_data: member("Code", &["deoptimization_data"])?,
+        deoptimization_data,
         type_code: value("v8dbg_type_Code__CODE_TYPE")?,
-        type_weak_fixed_array: value("v8dbg_type_WeakFixedArray__WEAK_FIXED_ARRAY_TYPE")?,
-        kind_mask: u32::from(value("v8dbg_CodeKindFieldMask")?),
-        kind_shift: u32::from(value("v8dbg_CodeKindFieldShift").unwrap_or(0)),
-        kind_baseline: u32::from(value("v8dbg_CodeKindBaseline")?),
-        deopt_shared: index("SharedFunctionInfo")?,
+        byte_arrays: [
+            byte_array,
+            or_same(
+                "v8dbg_type_TrustedByteArray__TRUSTED_BYTE_ARRAY_TYPE",
+                byte_array,
+            ),
+        ],
+        deoptimization_arrays: [
+            fixed_array,
+            or_same(
+                "v8dbg_type_TrustedFixedArray__TRUSTED_FIXED_ARRAY_TYPE",
+                fixed_array,
+            ),
+            or_same(
+                "v8dbg_type_ProtectedFixedArray__PROTECTED_FIXED_ARRAY_TYPE",
+                fixed_array,
+            ),
+        ],
+        literal_arrays: [
+            value("v8dbg_type_WeakFixedArray__WEAK_FIXED_ARRAY_TYPE")?,
+            fixed_array,
+            or_same(
+                "v8dbg_type_TrustedWeakFixedArray__TRUSTED_WEAK_FIXED_ARRAY_TYPE",
+                fixed_array,
+            ),
+        ],
+        kind_mask: u32::from(kind_mask),
+        kind_shift: u32::from(kind_shift),
+        kind_baseline: u32::from(kind_baseline),
+        deopt_shared,
         deopt_literals: index("LiteralArray")?,
         deopt_inlining: index("InliningPositions")?,
+        shared_wrapper,
     })
 }
 
@@ -178,10 +275,15 @@ pub fn chain(position: i64, inlinings: &[Inlining]) -> Chain {
 /// A `SharedFunctionInfo` read for naming: its names and its script (untagged).
 pub(super) type Shared = (CodeInfo, Option<u64>);
 
-/// The `ByteArray` at tagged `tagged`'s bytes.
-fn byte_array(objects: &impl Objects, lines: &LineLayout, tagged: u64) -> Option<Vec<u8>> {
+/// The bytes of the (trusted) `ByteArray` at tagged `tagged`.
+fn byte_array(
+    objects: &impl Objects,
+    lines: &LineLayout,
+    layout: &CompiledLayout,
+    tagged: u64,
+) -> Option<Vec<u8>> {
     let (array, kind) = objects.object(tagged)?;
-    if kind != lines.type_byte_array {
+    if !layout.byte_arrays.contains(&kind) {
         return None;
     }
     let length = objects.word(array + u64::from(lines.array_length))? as i64 >> 32;
@@ -216,14 +318,14 @@ pub(super) fn read(
     let (outer_info, outer_script) = shared(outer)?;
     let table = objects
         .word(code + u64::from(layout.source_positions))
-        .and_then(|table| byte_array(objects, lines, table));
+        .and_then(|table| byte_array(objects, lines, layout, table));
     let inlinings = at(layout.deopt_inlining)
-        .and_then(|tagged| byte_array(objects, lines, tagged))
+        .and_then(|tagged| byte_array(objects, lines, layout, tagged))
         .map(|bytes| decode_inlinings(&bytes))
         .unwrap_or_default();
     let literals = at(layout.deopt_literals)
         .and_then(|tagged| objects.object(tagged))
-        .filter(|&(_, kind)| kind == layout.type_weak_fixed_array || kind == lines.type_fixed_array)
+        .filter(|(_, kind)| layout.literal_arrays.contains(kind))
         .map(|(array, _)| array);
     let entries: Vec<(u32, Chain)> = table
         .map(|table| v8_lines::decode_table(&table))
@@ -304,15 +406,17 @@ fn deopt_and_outer(
     }
     let (deopt, kind) =
         objects.object(objects.word(code + u64::from(layout.deoptimization_data))?)?;
-    if kind != lines.type_fixed_array {
+    if !layout.deoptimization_arrays.contains(&kind) {
         return None;
     }
-    let (outer, kind) = objects.object(element(
-        objects,
-        lines,
-        deopt,
-        u64::from(layout.deopt_shared),
-    )?)?;
+    let at = element(objects, lines, deopt, u64::from(layout.deopt_shared))?;
+    let (mut outer, mut kind) = objects.object(at)?;
+    if let Some((wrapper_type, wrapped)) = layout.shared_wrapper {
+        if kind != wrapper_type {
+            return None;
+        }
+        (outer, kind) = objects.object(objects.word(outer + u64::from(wrapped))?)?;
+    }
     (kind == type_shared_function_info).then_some((deopt, outer))
 }
 
@@ -403,6 +507,125 @@ mod tests {
         );
         assert_eq!(frames[6], (156, outer(120)));
         assert_eq!(frames[14], (388, outer(83)));
+    }
+
+    /// The same `leaf` TurboFan-compiled by a live node 24 (V8 13.6), its tables read as
+    /// the `Code` its `JSDispatchTable` entry named holds them: a `TrustedByteArray` of
+    /// positions, and the same inlining (`sq` at script offset 122).
+    const LEAF_TABLE_13_6: &str = "19fc011d9c012dd001399702174855470d482194feffff0f1bc7fdff\
+                                   ff0f1924c70157195f21980219eb025d54";
+
+    #[test]
+    fn decodes_node_24s_optimized_table_and_inlining() {
+        let inlinings = decode_inlinings(&bytes(LEAF_INLININGS));
+        let frames: Vec<(i64, Chain)> = v8_lines::decode_table(&bytes(LEAF_TABLE_13_6))
+            .iter()
+            .map(|e| (e.code_offset, chain(e.position, &inlinings)))
+            .collect();
+        let outer = |offset| vec![(Function::Outer, Some(offset))];
+        assert_eq!(frames.len(), 15);
+        assert_eq!(frames[0], (11, outer(62)));
+        assert_eq!(frames[2], (47, outer(153)));
+        assert_eq!(frames[6], (134, outer(101)));
+        assert_eq!(
+            frames[7],
+            (
+                150,
+                vec![
+                    (Function::Outer, Some(122)),
+                    (Function::Inlined(0), Some(42))
+                ]
+            )
+        );
+        assert_eq!(frames[8], (163, outer(120)));
+        assert_eq!(frames[14], (360, outer(83)));
+    }
+
+    /// Node 24's symbols (V8 13.6: no `Code::source_position_table`,
+    /// `deoptimization_data` nor `JSFunction::code`) give the layout read from a live node
+    /// 24; another 13.x says what is missing.
+    #[test]
+    fn node_24s_layout() {
+        let symbols: std::collections::HashMap<&str, u16> = [
+            ("v8dbg_class_Code__wrapper__Tagged_CodeWrapper_", 24),
+            ("v8dbg_class_Code__instruction_start__Address", 40),
+            ("v8dbg_class_Code__flags__uint32_t", 52),
+            ("v8dbg_class_Code__instruction_size__int", 56),
+            (
+                "v8dbg_class_InstructionStream__instruction_start__uintptr_t",
+                32,
+            ),
+            (
+                "v8dbg_class_SharedFunctionInfoWrapper__shared_info__Tagged_SharedFunctionInfo_",
+                8,
+            ),
+            ("v8dbg_type_Code__CODE_TYPE", 187),
+            ("v8dbg_type_InstructionStream__INSTRUCTION_STREAM_TYPE", 192),
+            ("v8dbg_type_ByteArray__BYTE_ARRAY_TYPE", 217),
+            ("v8dbg_type_TrustedByteArray__TRUSTED_BYTE_ARRAY_TYPE", 196),
+            ("v8dbg_type_FixedArray__FIXED_ARRAY_TYPE", 205),
+            (
+                "v8dbg_type_TrustedFixedArray__TRUSTED_FIXED_ARRAY_TYPE",
+                197,
+            ),
+            (
+                "v8dbg_type_ProtectedFixedArray__PROTECTED_FIXED_ARRAY_TYPE",
+                193,
+            ),
+            ("v8dbg_type_WeakFixedArray__WEAK_FIXED_ARRAY_TYPE", 256),
+            (
+                "v8dbg_type_TrustedWeakFixedArray__TRUSTED_WEAK_FIXED_ARRAY_TYPE",
+                199,
+            ),
+            (
+                "v8dbg_type_SharedFunctionInfoWrapper__SHARED_FUNCTION_INFO_WRAPPER_TYPE",
+                195,
+            ),
+            ("v8dbg_CodeKindFieldMask", 15),
+            ("v8dbg_CodeKindFieldShift", 0),
+            ("v8dbg_CodeKindBaseline", 10),
+            ("v8dbg_DeoptimizationDataWrappedSharedFunctionInfoIndex", 7),
+            ("v8dbg_DeoptimizationDataLiteralArrayIndex", 3),
+            ("v8dbg_DeoptimizationDataInliningPositionsIndex", 8),
+        ]
+        .into_iter()
+        .collect();
+        let value = |name: &str| symbols.get(name).copied().ok_or(format!("no {name}"));
+        let member = |class: &str, fields: &[&str]| {
+            let prefix = format!("v8dbg_class_{class}__{}__", fields[0]);
+            symbols
+                .iter()
+                .find(|(name, _)| name.starts_with(&prefix))
+                .map(|(_, &v)| v)
+                .ok_or(format!("no {prefix}*"))
+        };
+        assert_eq!(
+            layout(&value, &member, (13, 6), 32),
+            Ok(CompiledLayout {
+                function_code: 24,
+                dispatch_table: Some(2400),
+                instruction_start: 40,
+                instruction_size: 56,
+                flags: 52,
+                source_positions: 16,
+                deoptimization_data: 8,
+                type_code: 187,
+                byte_arrays: [217, 196],
+                deoptimization_arrays: [205, 197, 193],
+                literal_arrays: [256, 205, 199],
+                kind_mask: 15,
+                kind_shift: 0,
+                kind_baseline: 10,
+                deopt_shared: 7,
+                deopt_literals: 3,
+                deopt_inlining: 8,
+                shared_wrapper: Some((195, 8)),
+            })
+        );
+        assert_eq!(
+            layout(&value, &member, (13, 7), 32),
+            Err("no v8dbg_class_Code__source_position_table__*".to_string())
+        );
     }
 
     #[test]

@@ -16,8 +16,9 @@
 //!   and such frames get the definition line.
 //! - **Optimized frames** (Maglev, TurboFan): the kernel records the function's `Code` and
 //!   the pc's offset in it; the `Code`'s own source position table gives the current line,
-//!   and the functions inlined there ([`super::v8_compiled`]; V8 11.3). Elsewhere (Node 24,
-//!   code the function does not point to: on-stack replacement), the definition line.
+//!   and the functions inlined there ([`super::v8_compiled`]; V8 11.3 and 13.6). Code the
+//!   function does not point to (on-stack replacement) is found from the pc on V8 13.6;
+//!   elsewhere such frames are recorded as interpreted.
 //! - **Baseline frames** (Sparkplug): the definition line (the pc would need the code's
 //!   bytecode offset table, not read).
 //!

@@ -15,7 +15,12 @@
 //! V8 11.3 (Debian's node 20) states the stream's instance type and where its instructions
 //! start (`v8dbg_class_InstructionStream__instruction_start__uintptr_t`, 16) but not where
 //! its `Code` is: 8, right after the map, as read from a live node 20 (the `Code`'s
-//! `instruction_start` is the stream's address plus 16).
+//! `instruction_start` is the stream's address plus 16). V8 13.6 (Node 24) states 32 for
+//! the instructions (the stream is a trusted object: map, `Code`, relocation info, body
+//! size) and not the `Code` either: 8 again, as read with gdb from a live node 24 (a
+//! TurboFan `Code` at `0x54867c82068` whose `instruction_stream` (`Code` + 32) held
+//! `0x7f2d3e002d21`; that stream's second word held `0x54867c82069`, the tagged `Code`, and
+//! the `Code`'s `instruction_start` `0x7f2d3e002d40`, the stream plus 32).
 //!
 //! [`runtime::V8_REPLACED`]: tracekit_common::interp::runtime::V8_REPLACED
 
@@ -48,8 +53,12 @@ pub fn layout(
     version: (u16, u16),
 ) -> Result<ReplacedLayout, String> {
     let stream_code = member("InstructionStream", &["code"]).or_else(|err| {
-        // Checked on V8 11.3 only (see the module's docs).
-        if version == (11, 3) { Ok(8) } else { Err(err) }
+        // Checked on V8 11.3 and 13.6 only (see the module's docs).
+        if version == (11, 3) || version == (13, 6) {
+            Ok(8)
+        } else {
+            Err(err)
+        }
     })?;
     Ok(ReplacedLayout {
         type_instruction_stream: value("v8dbg_type_InstructionStream__INSTRUCTION_STREAM_TYPE")?,
@@ -234,19 +243,23 @@ mod tests {
     fn layouts() -> (CompiledLayout, ReplacedLayout) {
         let compiled = CompiledLayout {
             function_code: 48,
+            dispatch_table: None,
             instruction_start: 40,
             instruction_size: 56,
             flags: 48,
             source_positions: 24,
             deoptimization_data: 16,
             type_code: CODE_TYPE,
-            type_weak_fixed_array: 0,
+            byte_arrays: [0; 2],
+            deoptimization_arrays: [0; 3],
+            literal_arrays: [0; 3],
             kind_mask: 15,
             kind_shift: 0,
             kind_baseline: 0,
             deopt_shared: 0,
             deopt_literals: 0,
             deopt_inlining: 0,
+            shared_wrapper: None,
         };
         let replaced = ReplacedLayout {
             type_instruction_stream: STREAM_TYPE,
@@ -353,6 +366,56 @@ mod tests {
         let pc = 0x7f00_0000_0040 + 0x10040;
         assert_eq!(find_code(&fake, &compiled, &replaced, pc), None);
         assert!(find_code(&fake, &compiled, &replaced, pc - 0x80).is_some());
+    }
+
+    /// Node 24's symbols state the stream's type and instructions (32) but not its `Code`:
+    /// 8 on V8 13.6 (measured, see the module's docs); another 13.x says what is missing.
+    #[test]
+    fn node_24s_layout() {
+        let value = |name: &str| match name {
+            "v8dbg_type_InstructionStream__INSTRUCTION_STREAM_TYPE" => Ok(192),
+            _ => Err(format!("no {name}")),
+        };
+        let member = |class: &str, fields: &[&str]| match (class, fields) {
+            ("InstructionStream", ["instruction_start"]) => Ok(32),
+            _ => Err(format!("no v8dbg_class_{class}__{}__*", fields[0])),
+        };
+        assert_eq!(
+            layout(&value, &member, (13, 6)),
+            Ok(ReplacedLayout {
+                type_instruction_stream: 192,
+                stream_instructions: 32,
+                stream_code: 8,
+            })
+        );
+        assert_eq!(
+            layout(&value, &member, (13, 7)),
+            Err("no v8dbg_class_InstructionStream__code__*".to_string())
+        );
+    }
+
+    /// V8 13.6's 32-byte header, instructions at a 64-byte boundary (the live node 24's:
+    /// stream at ...2d20, instructions at ...2d40): found from a pc 0x2a0 into them.
+    #[test]
+    fn finds_a_node_24_stream() {
+        let mut fake = fake();
+        let (compiled, mut replaced) = layouts();
+        replaced.stream_instructions = 32;
+        let stream = 0x7f2d_3e00_2d20;
+        fake.words.insert(stream, STREAM_MAP | 1);
+        fake.words.insert(stream + 8, 0x0548_67c8_2068 | 1);
+        fake.words.insert(0x0548_67c8_2068, CODE_MAP | 1);
+        fake.words.insert(0x0548_67c8_2068 + 40, stream + 32);
+        fake.words.insert(0x0548_67c8_2068 + 56, 0x3c0);
+        let found = find_code(&fake, &compiled, &replaced, stream + 32 + 0x2a0);
+        assert_eq!(
+            found,
+            Some(Found {
+                code: 0x0548_67c8_2068,
+                start: stream + 32,
+                size: 0x3c0,
+            })
+        );
     }
 
     #[test]

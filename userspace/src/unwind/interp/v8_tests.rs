@@ -67,6 +67,7 @@ fn unreadable_layouts_say_why() {
         values: HashMap::new(),
         builtins: Some((0x1000, 0x1000)),
         builtins_size: Some(0x1000),
+        isolate_group: None,
     };
     assert_eq!(
         binary(&symbols),
@@ -94,6 +95,7 @@ fn class_fields_whatever_their_type() {
         values: HashMap::new(),
         builtins: None,
         builtins_size: None,
+        isolate_group: None,
     };
     let name = "v8dbg_class_SharedFunctionInfo__name_or_scope_info__Tagged_NameOrScopeInfoT_";
     symbols.values.insert(name.into(), 24);

@@ -1,0 +1,171 @@
+//! Reading one V8 process's heap objects: words, objects with their instance types,
+//! strings of every shape V8 keeps ([`super`]'s docs), `ScopeInfo` names.
+
+use super::{Version, read_memory, v8_lines};
+
+/// Longest string read (characters).
+const MAX_STRING: u64 = 4096;
+/// Cons and thin strings followed, at most, for one string.
+const MAX_STRING_DEPTH: u32 = 8;
+
+/// Reads the objects of one process.
+pub(in crate::unwind::interp) struct Reader<'a> {
+    pub(super) pid: u32,
+    pub(super) v: &'a Version,
+}
+
+impl Reader<'_> {
+    pub(super) fn word(&self, address: u64) -> Option<u64> {
+        let bytes = read_memory(self.pid, address, 8)?;
+        Some(u64::from_le_bytes(bytes.try_into().ok()?))
+    }
+
+    /// The field at `offset` of the heap object at untagged `object`.
+    pub(super) fn field(&self, object: u64, offset: u16) -> Option<u64> {
+        self.word(object + u64::from(offset))
+    }
+
+    /// The instance type of tagged pointer `tagged`'s object, and the object (untagged).
+    pub(super) fn object(&self, tagged: u64) -> Option<(u64, u16)> {
+        if tagged & 3 != 1 {
+            return None;
+        }
+        let object = tagged & !3;
+        let map = self.field(object, self.v.object_map)?;
+        if map & 3 != 1 {
+            return None;
+        }
+        let bytes = read_memory(
+            self.pid,
+            (map & !3) + u64::from(self.v.map_instance_type),
+            2,
+        )?;
+        Some((object, u16::from_le_bytes(bytes.try_into().ok()?)))
+    }
+
+    /// The string at tagged `tagged` (`None`: not a string, or one not read).
+    pub(super) fn string(&self, tagged: u64, depth: u32) -> Option<String> {
+        self.string_limited(tagged, depth, MAX_STRING)
+    }
+
+    /// The first `limit` characters (UTF-16 units) of the string at tagged `tagged`.
+    pub(super) fn string_limited(&self, tagged: u64, depth: u32, limit: u64) -> Option<String> {
+        let (object, kind) = self.object(tagged)?;
+        let v = self.v;
+        if kind >= v.first_nonstring_type || depth > MAX_STRING_DEPTH {
+            return None;
+        }
+        let length = u64::from(
+            read_memory(self.pid, object + u64::from(v.string_length), 4)
+                .and_then(|b| Some(u32::from_le_bytes(b.try_into().ok()?)))?,
+        )
+        .min(limit);
+        let one_byte = kind & v.encoding_mask == v.one_byte_tag;
+        let representation = kind & v.representation_mask;
+        if representation == v.seq_tag {
+            return self.chars(object, one_byte, 0, length);
+        }
+        if let Some(external) = v.external
+            && (kind == external.one_byte_type || kind == external.two_byte_type)
+        {
+            // The resource's data, cached after the resource (`kResourceDataOffset`);
+            // uncached external strings have other instance types and are not read.
+            let data = self.field(object, external.resource + 8)?;
+            return (data != 0).then(|| self.chars_at(data, one_byte, length))?;
+        }
+        if representation == v.cons_tag {
+            let first = self.string_limited(self.field(object, v.cons_first)?, depth + 1, limit)?;
+            let units = first.chars().map(|c| c.len_utf16() as u64).sum::<u64>();
+            if units >= limit {
+                return Some(first);
+            }
+            let second =
+                self.string_limited(self.field(object, v.cons_second)?, depth + 1, limit - units)?;
+            return Some(first + &second);
+        }
+        if representation == v.thin_tag {
+            return self.string_limited(self.field(object, v.thin_actual)?, depth + 1, limit);
+        }
+        if representation == v.sliced_tag {
+            let (parent, parent_kind) = self.object(self.field(object, v.sliced_parent)?)?;
+            let start = self.field(object, v.sliced_offset)? >> 32;
+            if parent_kind & v.representation_mask != v.seq_tag {
+                return None;
+            }
+            let one_byte = parent_kind & v.encoding_mask == v.one_byte_tag;
+            return self.chars(parent, one_byte, start, length);
+        }
+        None
+    }
+
+    /// Characters `start..start + length` of the sequential string at untagged `object`.
+    pub(super) fn chars(
+        &self,
+        object: u64,
+        one_byte: bool,
+        start: u64,
+        length: u64,
+    ) -> Option<String> {
+        let at = if one_byte {
+            object + u64::from(self.v.seq_one_byte_chars) + start
+        } else {
+            object + u64::from(self.v.seq_two_byte_chars) + 2 * start
+        };
+        self.chars_at(at, one_byte, length)
+    }
+
+    /// `length` characters at `at`, one byte (Latin-1) or two (UTF-16) each.
+    pub(super) fn chars_at(&self, at: u64, one_byte: bool, length: u64) -> Option<String> {
+        if one_byte {
+            let bytes = read_memory(self.pid, at, length as usize)?;
+            // Latin-1.
+            return Some(bytes.iter().map(|&b| b as char).collect());
+        }
+        let bytes = read_memory(self.pid, at, 2 * length as usize)?;
+        let units: Vec<u16> = bytes
+            .chunks_exact(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]))
+            .collect();
+        Some(String::from_utf16_lossy(&units))
+    }
+
+    /// The first 16 slots after the map of `ScopeInfo` `object` (untagged).
+    pub(super) fn scope_info_slots(&self, object: u64) -> Option<Vec<u64>> {
+        const SLOTS: usize = 16;
+        let data = read_memory(self.pid, object + 8, SLOTS * 8)?;
+        Some(
+            data.chunks_exact(8)
+                .map(|word| u64::from_le_bytes(word.try_into().unwrap()))
+                .collect(),
+        )
+    }
+
+    /// The function name in `ScopeInfo` `object` (untagged): the first string after its
+    /// fixed slots and context locals.
+    pub(super) fn scope_info_name(&self, object: u64) -> Option<String> {
+        const SLOTS: u64 = 16;
+        let data = self.scope_info_slots(object)?;
+        let slot = |i: u64| -> Option<u64> { data.get(usize::try_from(i).ok()?).copied() };
+        let locals = slot(u64::from(self.v.scope_info_context_locals))? >> 32;
+        let first = u64::from(self.v.scope_info_first_vars) + 2 * locals;
+        (first..SLOTS).find_map(|i| self.string(slot(i)?, 0))
+    }
+}
+
+impl v8_lines::Objects for Reader<'_> {
+    fn word(&self, address: u64) -> Option<u64> {
+        Reader::word(self, address)
+    }
+
+    fn object(&self, tagged: u64) -> Option<(u64, u16)> {
+        Reader::object(self, tagged)
+    }
+
+    fn string_prefix(&self, tagged: u64, limit: u64) -> Option<String> {
+        self.string_limited(tagged, 0, limit)
+    }
+
+    fn pid(&self) -> u32 {
+        self.pid
+    }
+}
