@@ -314,15 +314,19 @@ fn network_tcplife_shows_each_connection_with_bytes() {
 }
 
 /// Retransmissions forced: a connect() in a network namespace of its own to an address
-/// behind a tun device nobody reads, so the kernel retransmits its SYN (RTO 1 s, doubling)
-/// for 3.5 s. tcpretrans shows each, as many as the namespace's own counter
-/// (`RetransSegs` of /proc/net/snmp) says, with the address, port and state SYN_SENT (by
-/// name).
+/// behind a tun device nobody reads, so the kernel retransmits its SYN for the 3 s the
+/// fixture waits (at 1 s and 2 s: `net.ipv4.tcp_syn_linear_timeouts` keeps the first SYN
+/// timeouts at 1 s since Linux 6.7; a third at 3 s races the close). tcpretrans shows each,
+/// as many as the kernel fired the tracepoint (counted by a tracefs instance of the test's
+/// own, [`Witness`]) and at least the namespace's own counter (`RetransSegs` of
+/// /proc/net/snmp), with the address, port and state SYN_SENT (by name). Where the three
+/// numbers differ, the message says which: the kernel's firings or tracekit's events.
 /// (`tc netem` would drop on loopback, but this kernel has no sch_netem.)
 #[test]
 fn network_tcpretrans_shows_each_forced_retransmission() {
     require_root();
     let dir = scratch("network_tcpretrans");
+    let witness = Witness::start("tcp/tcp_retransmit_skb");
     let snmp = dir.join("snmp.txt");
     let tk_tcp = fixture("tk_tcp");
     let script = format!(
@@ -359,7 +363,35 @@ fn network_tcpretrans_shows_each_forced_retransmission() {
     let column = rows[0].iter().position(|&h| h == "RetransSegs").unwrap();
     let retrans: usize = rows[1][column].parse().unwrap();
     assert!(retrans >= 2, "the kernel retransmitted: {lines}");
-    assert_eq!(events.len(), retrans, "{events:#?}\n{}", run.stderr);
+    // The firings of this test's connection (a concurrent run of the fixture would show
+    // in tracekit's output too: it traces every namespace).
+    let fired = witness.map(|w| w.lines(&["daddr=10.9.9.9", "dport=4242"]));
+    let numbers = format!(
+        "tracekit printed {}, the kernel fired the tracepoint {}, RetransSegs {retrans}",
+        events.len(),
+        fired
+            .as_ref()
+            .map_or("? (no tracefs instance)".into(), |f| f.len().to_string())
+    );
+    let context = format!(
+        "{numbers}\n{events:#?}\n{}\nfirings:\n{}",
+        run.stderr,
+        fired.as_deref().unwrap_or_default().join("\n")
+    );
+    match &fired {
+        Some(fired) => {
+            assert!(
+                fired.len() >= retrans,
+                "the kernel fired too few: {context}"
+            );
+            assert_eq!(
+                events.len(),
+                fired.len(),
+                "tracekit lost or made events: {context}"
+            );
+        }
+        None => assert_eq!(events.len(), retrans, "{context}"),
+    }
     for event in &events {
         assert_eq!(
             (
@@ -376,6 +408,50 @@ fn network_tcpretrans_shows_each_forced_retransmission() {
             ),
             "{event}"
         );
+    }
+}
+
+/// A tracefs instance of the test's own with one event enabled: the kernel's own record of
+/// each time the tracepoint fired, independent of tracekit (ftrace's probe, not perf's or
+/// BPF's). Removed when dropped.
+struct Witness {
+    dir: std::path::PathBuf,
+}
+
+impl Witness {
+    /// Enables `event` (`SYSTEM/EVENT`) in a new instance; None, said on stderr, where
+    /// tracefs has no instances.
+    fn start(event: &str) -> Option<Witness> {
+        let dir = std::path::PathBuf::from(format!(
+            "/sys/kernel/tracing/instances/tracekit-test-{}",
+            std::process::id()
+        ));
+        let made = std::fs::create_dir(&dir)
+            .and_then(|()| std::fs::write(dir.join("events").join(event).join("enable"), "1"));
+        match made {
+            Ok(()) => Some(Witness { dir }),
+            Err(err) => {
+                eprintln!("no tracefs instance to witness {event}: {err}");
+                let _ = std::fs::remove_dir(&dir);
+                None
+            }
+        }
+    }
+
+    /// The lines of the instance's trace holding every one of `words`.
+    fn lines(&self, words: &[&str]) -> Vec<String> {
+        std::fs::read_to_string(self.dir.join("trace"))
+            .unwrap_or_default()
+            .lines()
+            .filter(|line| !line.starts_with('#') && words.iter().all(|w| line.contains(w)))
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+impl Drop for Witness {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.dir);
     }
 }
 
