@@ -530,17 +530,32 @@ pub fn is_frame(word: u64) -> bool {
 /// the sampled pc; `next`: the word after it, maybe its fingerprint, [`hotspot::frame_code`]).
 pub fn frames(pid: u32, word: u64, next: Option<u64>, leaf: bool) -> Vec<Frame> {
     let id = decode_frame(word).map_or(runtime::PYTHON, |(id, _, _)| id);
-    let replaced = match decode_frame(word) {
-        Some((runtime::V8_REPLACED, shared, low_bits)) => replaced_frames(pid, shared, low_bits),
-        _ => None,
+    let symbols = match decode_frame(word) {
+        // A replaced V8 frame whose code was not found is named as its function.
+        Some((runtime::V8_REPLACED, shared, low_bits)) => replaced_frames(pid, shared, low_bits)
+            .unwrap_or_else(|| {
+                let function = tracekit_common::interp::encode_frame(runtime::V8, shared, 0);
+                code_symbols(pid, function, None, leaf)
+            }),
+        _ => code_symbols(pid, word, next, leaf),
     };
-    // A replaced frame whose code was not found is named as its function.
-    let word = match decode_frame(word) {
-        Some((runtime::V8_REPLACED, shared, _)) if replaced.is_none() => {
-            tracekit_common::interp::encode_frame(runtime::V8, shared, 0)
-        }
-        _ => word,
-    };
+    symbols
+        .into_iter()
+        .map(|(symbol, inlined)| Frame {
+            address: None,
+            symbol,
+            module: Some(module_of(id).to_string()),
+            kind: FrameKind::User,
+            inlined,
+            jit: false,
+        })
+        .collect()
+}
+
+/// The symbols of encoded frame `word` (not a replaced V8 frame) of `pid`, each with whether
+/// it is inlined into the one before (see [`frames`]).
+fn code_symbols(pid: u32, word: u64, next: Option<u64>, leaf: bool) -> Vec<(String, bool)> {
+    let id = decode_frame(word).map_or(runtime::PYTHON, |(id, _, _)| id);
     let info = decode_frame(word).zip(hotspot::frame_code(word, next));
     let info = info.and_then(|((_, _, units), code)| {
         remember_code(pid, code, None);
@@ -548,14 +563,11 @@ pub fn frames(pid: u32, word: u64, next: Option<u64>, leaf: bool) -> Vec<Frame> 
         let info = registry.processes.get(&pid)?.codes.get(&code)?.clone()?;
         Some((info, units))
     });
-    let symbols = match info {
-        _ if replaced.is_some() => replaced.unwrap_or_default(),
+    match info {
         Some((info, offset)) if id == runtime::V8 && !info.compiled.is_empty() => {
             v8_compiled::frames(&info, offset)
         }
-        Some((info, units)) if id == runtime::V8 || id == runtime::V8_REPLACED => {
-            vec![(v8::symbol(&info, units), false)]
-        }
+        Some((info, units)) if id == runtime::V8 => vec![(v8::symbol(&info, units), false)],
         Some((info, offset)) if id == runtime::HOTSPOT && !info.compiled.is_empty() => {
             hotspot_compiled::frames(&info, offset, leaf)
         }
@@ -572,18 +584,7 @@ pub fn frames(pid: u32, word: u64, next: Option<u64>, leaf: bool) -> Vec<Frame> 
             vec![(format!("{} ({}:{})", info.name, info.file, line), false)]
         }
         None => vec![(crate::stacks::UNKNOWN_SYMBOL.to_string(), false)],
-    };
-    symbols
-        .into_iter()
-        .map(|(symbol, inlined)| Frame {
-            address: None,
-            symbol,
-            module: Some(module_of(id).to_string()),
-            kind: FrameKind::User,
-            inlined,
-            jit: false,
-        })
-        .collect()
+    }
 }
 
 /// Whether `frame` is of interpreted code (its module is a runtime's, `[python]`).
