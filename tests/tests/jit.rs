@@ -281,11 +281,29 @@ fn node_names_outlive_the_process() {
     if !have_node(test) {
         return;
     }
-    let dir = scratch(test);
-    let out = dir.join("out.folded");
-    let mut child = Command::new(NODE)
+    let (_run, folded) = profile_exiting_node(test, Path::new(NODE), 1, 5);
+    assert_share(
+        test,
+        "samples name leaf after the process exited",
+        share(&folded, names_leaf),
+        (20, 0.80),
+        &folded,
+    );
+}
+
+/// Profiles (`profile -v -F 199 -p`, `profile_s` seconds) a `node` running `js_chain.js`
+/// for `chain_s` seconds, started once tracekit has attached; the node exits mid-profile.
+/// Returns tracekit's run (exit code 0 asserted) and its folded stacks.
+fn profile_exiting_node(
+    test: &str,
+    node: &Path,
+    chain_s: u32,
+    profile_s: u32,
+) -> (Output, Vec<(String, u64)>) {
+    let out = scratch(test).join("out.folded");
+    let mut child = Command::new(node)
         .arg(fixture())
-        .args(["1", "stdin"])
+        .args([&chain_s.to_string(), "stdin"])
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .spawn()
@@ -299,24 +317,17 @@ fn node_names_outlive_the_process() {
         "-p",
         &pid,
         "-d",
-        "5",
+        &profile_s.to_string(),
         "-o",
         out.to_str().unwrap(),
     ]);
     wait_for_stderr(&mut profiler, "Hit Ctrl-C", TIMEOUT);
     child.stdin.take().unwrap().write_all(b"go\n").unwrap();
     let status = child.wait().unwrap();
-    assert!(status.success(), "the fixture failed: {status}");
+    assert!(status.success(), "{test}: the fixture failed: {status}");
     let run = wait_output(profiler, TIMEOUT);
     run.assert_code(0);
-    let folded = read_folded(&out);
-    assert_share(
-        test,
-        "samples name leaf after the process exited",
-        share(&folded, names_leaf),
-        (20, 0.80),
-        &folded,
-    );
+    (run, read_folded(&out))
 }
 
 /// `(file, line)` of a frame named with a script and line: ours (`main (/path/js_chain.js:50)`,
@@ -854,35 +865,9 @@ fn node24_wheel_names_outlive_the_process() {
     let Some(node) = wheel_node(test) else {
         return;
     };
-    let out = scratch(test).join("out.folded");
-    let mut child = Command::new(&node)
-        .arg(fixture())
-        .args(["4", "stdin"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let pid = child.id().to_string();
-    let mut profiler = spawn_tracekit([
-        "profile",
-        "-v",
-        "-F",
-        "199",
-        "-p",
-        &pid,
-        "-d",
-        "8",
-        "-o",
-        out.to_str().unwrap(),
-    ]);
-    wait_for_stderr(&mut profiler, "Hit Ctrl-C", TIMEOUT);
-    child.stdin.take().unwrap().write_all(b"go\n").unwrap();
-    let status = child.wait().unwrap();
-    assert!(status.success(), "the fixture failed: {status}");
-    let run = wait_output(profiler, TIMEOUT);
-    run.assert_code(0);
+    let (_run, folded) = profile_exiting_node(test, &node, 4, 8);
     let script = fixture();
-    check_chain(test, &read_folded(&out), |path| path.contains(&script));
+    check_chain(test, &folded, |path| path.contains(&script));
 }
 
 /// `tests/fixtures/js_lines.js`: a TurboFan-compiled `leaf` whose first loop (line 13) runs
