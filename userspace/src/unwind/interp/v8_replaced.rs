@@ -20,7 +20,10 @@
 //! size) and not the `Code` either: 8 again, as read with gdb from a live node 24 (a
 //! TurboFan `Code` at `0x54867c82068` whose `instruction_stream` (`Code` + 32) held
 //! `0x7f2d3e002d21`; that stream's second word held `0x54867c82069`, the tagged `Code`, and
-//! the `Code`'s `instruction_start` `0x7f2d3e002d40`, the stream plus 32).
+//! the `Code`'s `instruction_start` `0x7f2d3e002d40`, the stream plus 32). V8 12.4 (Node
+//! 22) is laid out as 13.6 (32 stated, `Code` at 8: a live node 22's stream at
+//! `0x7f2fdafc47e0` held the tagged `Code` `0x32dd3c701c01` in its second word, and that
+//! `Code`'s `instruction_start` was `0x7f2fdafc4800`).
 //!
 //! [`runtime::V8_REPLACED`]: tracekit_common::interp::runtime::V8_REPLACED
 
@@ -53,8 +56,8 @@ pub fn layout(
     version: (u16, u16),
 ) -> Result<ReplacedLayout, String> {
     let stream_code = member("InstructionStream", &["code"]).or_else(|err| {
-        // Checked on V8 11.3 and 13.6 only (see the module's docs).
-        if version == (11, 3) || version == (13, 6) {
+        // Checked on V8 11.3, 12.4 and 13.6 only (see the module's docs).
+        if version == (11, 3) || version == (12, 4) || version == (13, 6) {
             Ok(8)
         } else {
             Err(err)
@@ -391,6 +394,20 @@ mod tests {
         assert_eq!(
             layout(&value, &member, (13, 7)),
             Err("no v8dbg_class_InstructionStream__code__*".to_string())
+        );
+        // V8 12.4 (Node 22): the same 32-byte header, its `Code` at 8 (measured, see the
+        // module's docs; stream type 210).
+        let value = |name: &str| match name {
+            "v8dbg_type_InstructionStream__INSTRUCTION_STREAM_TYPE" => Ok(210),
+            _ => Err(format!("no {name}")),
+        };
+        assert_eq!(
+            layout(&value, &member, (12, 4)),
+            Ok(ReplacedLayout {
+                type_instruction_stream: 210,
+                stream_instructions: 32,
+                stream_code: 8,
+            })
         );
     }
 
