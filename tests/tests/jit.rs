@@ -334,6 +334,43 @@ fn profile_exiting_node(
     (run, read_folded(&out))
 }
 
+/// `profile -v -F 199 -- NODE js_chain.js SECONDS` to a folded file of `test`'s scratch
+/// directory: tracekit's run (exit code 0 asserted) and its folded stacks.
+fn profile_node_command(test: &str, node: &Path, seconds: u32) -> (Output, Vec<(String, u64)>) {
+    let out = scratch(test).join("out.folded");
+    let run = tracekit(
+        [
+            "profile",
+            "-v",
+            "-F",
+            "199",
+            "-o",
+            out.to_str().unwrap(),
+            "--",
+            node.to_str().unwrap(),
+            &fixture(),
+            &seconds.to_string(),
+        ],
+        TIMEOUT,
+    );
+    run.assert_code(0);
+    (run, read_folded(&out))
+}
+
+/// `profile -v -F 499 -p PID -d 3` of `node` running `js_lines.js` for 8 s (its `leaf`
+/// optimized by `%OptimizeFunctionOnNextCall`): tracekit's run and its folded stacks.
+pub(crate) fn profile_lines_pid(test: &str, node: &Path) -> (Output, Vec<(String, u64)>) {
+    let mut command = Command::new(node);
+    command.args(["--allow-natives-syntax", &lines_fixture(), "8"]);
+    let mut child = spawn_ready(command);
+    let pid = child.id().to_string();
+    folded_while(
+        &mut child,
+        test,
+        &["profile", "-v", "-F", "499", "-p", &pid, "-d", "3"],
+    )
+}
+
 /// `(file, line)` of a frame named with a script and line: ours (`main (/path/js_chain.js:50)`,
 /// `executeUserEntryPoint (node:internal/modules/run_main:164)`) or a line of V8's
 /// `new Error().stack` (`    at main (/path/js_chain.js:50:5)`, `    at node:internal/...:28:49`);
@@ -811,26 +848,10 @@ fn node24_wheel_chain_command_and_whole_machine() {
     let Some(node) = wheel_node(test) else {
         return;
     };
-    let out = scratch(&format!("{test}_command")).join("out.folded");
     let script = fixture();
-    let run = tracekit(
-        [
-            "profile",
-            "-v",
-            "-F",
-            "199",
-            "-o",
-            out.to_str().unwrap(),
-            "--",
-            node.to_str().unwrap(),
-            &script,
-            "6",
-        ],
-        TIMEOUT,
-    );
-    run.assert_code(0);
+    let (run, folded) = profile_node_command(&format!("{test}_command"), &node, 6);
     check_node24_run(test, &node, &run);
-    check_chain(&format!("{test} -- CMD"), &read_folded(&out), |path| {
+    check_chain(&format!("{test} -- CMD"), &folded, |path| {
         path.contains(&script)
     });
     let mut command = Command::new(&node);
@@ -901,26 +922,10 @@ fn node24_maglev_samples_end_at_their_function() {
     let Some(node) = wheel_node(test) else {
         return;
     };
-    let out = scratch(test).join("out.folded");
     let script = fixture();
-    let run = tracekit(
-        [
-            "profile",
-            "-v",
-            "-F",
-            "199",
-            "-o",
-            out.to_str().unwrap(),
-            "--",
-            node.to_str().unwrap(),
-            &script,
-            "14",
-        ],
-        TIMEOUT,
-    );
-    run.assert_code(0);
+    let (run, folded) = profile_node_command(test, &node, 14);
     check_node24_run(test, &node, &run);
-    let folded: Vec<(String, u64)> = read_folded(&out)
+    let folded: Vec<(String, u64)> = folded
         .into_iter()
         .filter(|(path, _)| path.contains(&script))
         .collect();
@@ -1246,15 +1251,7 @@ fn node24_optimized_leaf_lines_pid() {
     let Some(node) = wheel_node(test) else {
         return;
     };
-    let mut command = Command::new(&node);
-    command.args(["--allow-natives-syntax", &lines_fixture(), "8"]);
-    let mut child = spawn_ready(command);
-    let pid = child.id().to_string();
-    let (run, folded) = folded_while(
-        &mut child,
-        test,
-        &["profile", "-v", "-F", "499", "-p", &pid, "-d", "3"],
-    );
+    let (run, folded) = profile_lines_pid(test, &node);
     check_node24_run(test, &node, &run);
     check_leaf_lines(test, &folded);
 }

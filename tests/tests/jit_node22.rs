@@ -10,7 +10,7 @@ use std::{path::Path, process::Command, time::Duration};
 use tracekit_tests::{Output, assert_share, require_root, share, spawn_ready};
 
 use crate::jit::{
-    check_leaf_lines, fixture, folded_while, lines_fixture, wheel_node_of, whole_chain,
+    check_leaf_lines, fixture, folded_while, profile_lines_pid, wheel_node_of, whole_chain,
 };
 
 /// Node 22 from PyPI, in a venv shared by these tests.
@@ -47,15 +47,7 @@ fn node22_optimized_leaf_lines_pid() {
     let Some(node) = node22(test) else {
         return;
     };
-    let mut command = Command::new(&node);
-    command.args(["--allow-natives-syntax", &lines_fixture(), "8"]);
-    let mut child = spawn_ready(command);
-    let pid = child.id().to_string();
-    let (run, folded) = folded_while(
-        &mut child,
-        test,
-        &["profile", "-v", "-F", "499", "-p", &pid, "-d", "3"],
-    );
+    let (run, folded) = profile_lines_pid(test, &node);
     check_node22_run(test, &node, &run);
     check_leaf_lines(test, &folded);
 }
