@@ -253,7 +253,10 @@ fn jit_node_pid() {
     assert_node_named(&out);
 }
 
-/// `-a` that outlives node: node has exited when the report is made.
+/// `-a` that outlives node: node has exited when the report is made. Node runs 12 s of CPU:
+/// its start-up and TurboFan's compiler threads (native frames) take 30 to 40 samples at
+/// 99 Hz whatever the run's length (measured: 36 of 824 with 8 s, once 42 of 832, under the
+/// 95% the test asks).
 #[test]
 fn jit_node_all_exits_mid_run() {
     require_root();
@@ -269,7 +272,7 @@ fn jit_node_all_exits_mid_run() {
             .chain([out.as_os_str()]),
     );
     wait_for_stderr(&mut profile, "Hit Ctrl-C to end.", TIMEOUT);
-    let mut node = spawn_node("8");
+    let mut node = spawn_node("12");
     let status = node.wait().unwrap();
     assert!(status.success());
     // The run goes on after node exited; Ctrl-C ends it.
