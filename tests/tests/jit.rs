@@ -202,30 +202,12 @@ fn node_chain_command() {
     if !have_node(test) {
         return;
     }
-    let dir = scratch(test);
-    let out = dir.join("out.folded");
     let script = fixture();
-    let run = tracekit(
-        [
-            "profile",
-            "-v",
-            "-F",
-            "199",
-            "-o",
-            out.to_str().unwrap(),
-            "--",
-            NODE,
-            &script,
-            "4",
-        ],
-        TIMEOUT,
-    );
-    run.assert_code(0);
+    let (run, folded) = profile_node_command(test, Path::new(NODE), 4);
     eprintln!("{}", run.stderr);
     // The chain runs on node's main thread, after node's own start-up (~0.1 s of
     // bootstrap code): the samples of the chain's thread once it burns are the ones that
     // name the fixture at all.
-    let folded = read_folded(&out);
     check_chain(test, &folded, |path| path.contains(&script));
 }
 
@@ -259,26 +241,9 @@ fn node_on_stack_replaced_loop_keeps_its_inlined_leaf() {
     if !have_node(test) {
         return;
     }
-    let out = scratch(test).join("out.folded");
     let script = fixture();
-    let run = tracekit(
-        [
-            "profile",
-            "-v",
-            "-F",
-            "199",
-            "-o",
-            out.to_str().unwrap(),
-            "--",
-            NODE,
-            &script,
-            "14",
-        ],
-        TIMEOUT,
-    );
-    run.assert_code(0);
+    let (run, folded) = profile_node_command(test, Path::new(NODE), 14);
     eprintln!("{}", run.stderr);
-    let folded = read_folded(&out);
     check_chain(test, &folded, |path| path.contains(&script));
     let samples: u64 = folded
         .iter()
@@ -822,22 +787,23 @@ pub(crate) fn wheel_node_of(
 /// Node 24's version (printed) and the check that tracekit named it V8 13.6 and read its
 /// optimized code (no `-v` reason for definition lines).
 fn check_node24_run(test: &str, node: &Path, run: &Output) {
+    check_node_run(test, node, run, "V8 13.6 (Node.js)");
+}
+
+/// Prints `node`'s version (and returns it), checks tracekit named it `v8` (`V8 13.6
+/// (Node.js)`) and read its optimized code (no `-v` reason for definition lines).
+pub(crate) fn check_node_run(test: &str, node: &Path, run: &Output, v8: &str) -> String {
     let version = Command::new(node).arg("--version").output().unwrap();
-    eprintln!(
-        "{test}: node {}",
-        String::from_utf8_lossy(&version.stdout).trim()
-    );
-    assert!(
-        run.stderr.contains("V8 13.6 (Node.js)"),
-        "{test}: {}",
-        run.stderr
-    );
+    let version = String::from_utf8_lossy(&version.stdout).trim().to_string();
+    eprintln!("{test}: node {version}");
+    assert!(run.stderr.contains(v8), "{test}: {}", run.stderr);
     assert!(
         !run.stderr
             .contains("optimized frames at their definition line"),
         "{test}: {}",
         run.stderr
     );
+    version
 }
 
 /// Node 24 (V8 13.6: tagged fields spelt `Tagged_..._`, builtins run from a mapping of

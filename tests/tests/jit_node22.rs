@@ -10,7 +10,8 @@ use std::{path::Path, process::Command, time::Duration};
 use tracekit_tests::{Output, assert_share, require_root, share, spawn_ready};
 
 use crate::jit::{
-    check_leaf_lines, fixture, folded_while, profile_lines_pid, wheel_node_of, whole_chain,
+    check_leaf_lines, check_node_run, fixture, folded_while, profile_lines_pid, wheel_node_of,
+    whole_chain,
 };
 
 /// Node 22 from PyPI, in a venv shared by these tests.
@@ -21,21 +22,8 @@ fn node22(test: &str) -> Option<std::path::PathBuf> {
 /// Prints node's version, checks tracekit named it V8 12.4 and read its optimized code
 /// (no `-v` reason for definition lines).
 fn check_node22_run(test: &str, node: &Path, run: &Output) {
-    let version = Command::new(node).arg("--version").output().unwrap();
-    let version = String::from_utf8_lossy(&version.stdout).trim().to_string();
-    eprintln!("{test}: node {version}");
+    let version = check_node_run(test, node, run, "V8 12.4 (Node.js)");
     assert!(version.starts_with("v22."), "{test}: node {version}");
-    assert!(
-        run.stderr.contains("V8 12.4 (Node.js)"),
-        "{test}: {}",
-        run.stderr
-    );
-    assert!(
-        !run.stderr
-            .contains("optimized frames at their definition line"),
-        "{test}: {}",
-        run.stderr
-    );
 }
 
 /// `-p PID` of node 22 running `js_lines.js`'s TurboFan-compiled `leaf`: its samples on its

@@ -27,6 +27,14 @@ fn bytes(hex: &str) -> Vec<u8> {
         .collect()
 }
 
+/// The (code offset, frames) entries of the position table `table` (hex), with `inlinings`.
+fn decoded(table: &str, inlinings: &[Inlining]) -> Vec<(i64, Chain)> {
+    v8_lines::decode_table(&bytes(table))
+        .iter()
+        .map(|e| (e.code_offset, chain(e.position, inlinings)))
+        .collect()
+}
+
 #[test]
 fn decodes_node_20s_optimized_table_and_inlining() {
     let inlinings = decode_inlinings(&bytes(LEAF_INLININGS));
@@ -37,10 +45,7 @@ fn decodes_node_20s_optimized_table_and_inlining() {
             function: 0
         }]
     );
-    let frames: Vec<(i64, Chain)> = v8_lines::decode_table(&bytes(LEAF_TABLE))
-        .iter()
-        .map(|e| (e.code_offset, chain(e.position, &inlinings)))
-        .collect();
+    let frames = decoded(LEAF_TABLE, &inlinings);
     let outer = |offset| vec![(Function::Outer, Some(offset))];
     assert_eq!(frames.len(), 15);
     assert_eq!(frames[0], (0, outer(62)));
@@ -69,10 +74,7 @@ const LEAF_TABLE_13_6: &str = "19fc011d9c012dd001399702174855470d482194feffff0f1
 #[test]
 fn decodes_node_24s_optimized_table_and_inlining() {
     let inlinings = decode_inlinings(&bytes(LEAF_INLININGS));
-    let frames: Vec<(i64, Chain)> = v8_lines::decode_table(&bytes(LEAF_TABLE_13_6))
-        .iter()
-        .map(|e| (e.code_offset, chain(e.position, &inlinings)))
-        .collect();
+    let frames = decoded(LEAF_TABLE_13_6, &inlinings);
     let outer = |offset| vec![(Function::Outer, Some(offset))];
     assert_eq!(frames.len(), 15);
     assert_eq!(frames[0], (11, outer(62)));
@@ -112,10 +114,7 @@ fn decodes_node_22s_optimized_tables() {
     let outer = |offset| vec![(Function::Outer, Some(offset))];
     // js_lines.js: 671 is `leaf`'s `(n)` (line 12), 690..=740 its first loop (line 13),
     // 768..=814 its second (line 15), 838 and 842 its `return` (line 16).
-    let leaf: Vec<(i64, Chain)> = v8_lines::decode_table(&bytes(LEAF_TABLE_12_4))
-        .iter()
-        .map(|e| (e.code_offset, chain(e.position, &[])))
-        .collect();
+    let leaf = decoded(LEAF_TABLE_12_4, &[]);
     assert_eq!(leaf.len(), 29);
     assert_eq!(leaf[0], (0, outer(671)));
     assert_eq!(leaf[1], (39, outer(712)));
@@ -133,10 +132,7 @@ fn decodes_node_22s_optimized_tables() {
             function: 0
         }]
     );
-    let f: Vec<(i64, Chain)> = v8_lines::decode_table(&bytes(INLINED_TABLE_12_4))
-        .iter()
-        .map(|e| (e.code_offset, chain(e.position, &inlinings)))
-        .collect();
+    let f = decoded(INLINED_TABLE_12_4, &inlinings);
     assert_eq!(f.len(), 15);
     assert_eq!(f[6], (134, outer(72)));
     // `inner`'s `*` (27) and `+` (29), inlined at the call.
