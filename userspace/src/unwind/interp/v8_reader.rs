@@ -25,16 +25,14 @@ impl Reader<'_> {
         self.word(object + u64::from(offset))
     }
 
-    /// The instance type of tagged pointer `tagged`'s object, and the object (untagged).
+    /// The instance type of tagged pointer `tagged`'s object, and the object (untagged): its
+    /// current copy when V8 moved it ([`current_copy`]).
     pub(super) fn object(&self, tagged: u64) -> Option<(u64, u16)> {
         if tagged & 3 != 1 {
             return None;
         }
-        let object = tagged & !3;
-        let map = self.field(object, self.v.object_map)?;
-        if map & 3 != 1 {
-            return None;
-        }
+        let (object, map) =
+            current_copy(tagged & !3, self.v.object_map, |address| self.word(address))?;
         let bytes = read_memory(
             self.pid,
             (map & !3) + u64::from(self.v.map_instance_type),
@@ -150,6 +148,30 @@ impl Reader<'_> {
         let first = u64::from(self.v.scope_info_first_vars) + 2 * locals;
         (first..SLOTS).find_map(|i| self.string(slot(i)?, 0))
     }
+}
+
+/// The current copy of the heap object at untagged `object` and its map (tagged); `word`
+/// reads a word of the process, `object_map` is the map word's offset. A scavenge copies a
+/// young object elsewhere and leaves, in the old copy's map word, the new copy's untagged
+/// address (`MapWord::FromForwardingAddress`, `heap/scavenger-inl.h`) until the pointers to
+/// it are updated: a pointer read meanwhile (a young script source read while the
+/// process collects) is followed there, once. `None`: neither a map nor a forwarding
+/// address (not a heap object, or memory V8 reused).
+pub(super) fn current_copy(
+    object: u64,
+    object_map: u16,
+    word: impl Fn(u64) -> Option<u64>,
+) -> Option<(u64, u64)> {
+    let map = word(object + u64::from(object_map))?;
+    if map & 3 == 1 {
+        return Some((object, map));
+    }
+    // Heap objects are 8-byte aligned.
+    if map & 7 != 0 || map == 0 {
+        return None;
+    }
+    let moved = word(map + u64::from(object_map))?;
+    (moved & 3 == 1).then_some((map, moved))
 }
 
 impl v8_lines::Objects for Reader<'_> {

@@ -131,3 +131,34 @@ fn node_names() {
     assert!(is_node("libnode.so.115"));
     assert!(!is_node("nodemon"));
 }
+
+/// A young object moved by a scavenge is read at its new copy, through the forwarding
+/// address in its old copy's map word; anything else in a map word is no object.
+#[test]
+fn moved_objects_are_read_at_their_new_copy() {
+    let memory: std::collections::HashMap<u64, u64> = [
+        (0x1000, 0x5001), // an object in place: its map, tagged
+        (0x2000, 0x3000), // moved: its new copy's address, untagged
+        (0x3000, 0x5001), // the new copy's map
+        (0x4000, 0x2000), // moved to a copy that is itself forwarded: not followed
+        (0x6000, 0x5003), // a weak reference where a map belongs
+        (0x7000, 0),      // zeroed memory
+        (0x8000, 0x9000), // forwarded to unreadable memory
+        (0xb000, 0x3004), // an address not 8-byte aligned: no object is there
+    ]
+    .into_iter()
+    .collect();
+    let word = |address: u64| memory.get(&address).copied();
+    let copy = |object| reader::current_copy(object, 0, word);
+    assert_eq!(copy(0x1000), Some((0x1000, 0x5001)));
+    assert_eq!(copy(0x2000), Some((0x3000, 0x5001)));
+    assert_eq!(copy(0x4000), None);
+    assert_eq!(copy(0x6000), None);
+    assert_eq!(copy(0x7000), None);
+    assert_eq!(copy(0x8000), None);
+    assert_eq!(copy(0xa000), None);
+    assert_eq!(copy(0xb000), None);
+    // The map word's offset is honoured.
+    assert_eq!(reader::current_copy(0xff8, 8, word), Some((0xff8, 0x5001)));
+    assert_eq!(reader::current_copy(0x1ff8, 8, word), None);
+}
