@@ -57,7 +57,7 @@ use crate::{
 };
 pub use code_info::CodeInfo;
 use layout::layouts;
-pub use memory::read_memory;
+pub use memory::{read_memory, read_memory_prefix};
 pub use registry::{MAX_CODES_PER_PROCESS, cached, forget_exited, remember_codes};
 use registry::{
     Runtime, names_report, register, registry, remember_code, remember_replaced, replaced_frames,

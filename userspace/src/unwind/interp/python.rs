@@ -16,7 +16,7 @@ use tracekit_common::interp::{
     runtime,
 };
 
-use super::{CodeInfo, read_memory};
+use super::{CodeInfo, read_memory, read_memory_prefix};
 
 /// One minor version's layout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -275,7 +275,9 @@ const MAX_READ: usize = 64 * 1024;
 
 /// Reads the code object at `code` of process `pid`.
 pub fn read_code(pid: u32, v: &Version, code: u64) -> Option<CodeInfo> {
-    let header = read_memory(pid, code, 256)?;
+    // Its fields are within the first 256 bytes; a small code object can end its mapping
+    // before them.
+    let header = read_memory_prefix(pid, code, 256)?;
     let word = |at: u64| -> Option<u64> {
         let at = at as usize;
         Some(u64::from_le_bytes(header.get(at..at + 8)?.try_into().ok()?))

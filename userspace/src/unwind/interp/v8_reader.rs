@@ -2,6 +2,7 @@
 //! strings of every shape V8 keeps ([`super`]'s docs), `ScopeInfo` names.
 
 use super::{Version, read_memory, v8_lines};
+use crate::unwind::interp::read_memory_prefix;
 
 /// Longest string read (characters).
 const MAX_STRING: u64 = 4096;
@@ -127,10 +128,12 @@ impl Reader<'_> {
         Some(String::from_utf16_lossy(&units))
     }
 
-    /// The first 16 slots after the map of `ScopeInfo` `object` (untagged).
+    /// The first 16 slots after the map of `ScopeInfo` `object` (untagged), fewer when its
+    /// mapping ends before them (a small `ScopeInfo` at the end of V8's heap page: its
+    /// function was named `(anonymous)` with no line before).
     pub(super) fn scope_info_slots(&self, object: u64) -> Option<Vec<u64>> {
         const SLOTS: usize = 16;
-        let data = read_memory(self.pid, object + 8, SLOTS * 8)?;
+        let data = read_memory_prefix(self.pid, object + 8, SLOTS * 8)?;
         Some(
             data.chunks_exact(8)
                 .map(|word| u64::from_le_bytes(word.try_into().unwrap()))
