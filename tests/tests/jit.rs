@@ -314,6 +314,50 @@ fn node_scripts_read_while_node_collects_have_lines() {
     );
 }
 
+/// Names V8 keeps in a function's `ScopeInfo` (`js_scope_names.js`): functions with many
+/// context locals (10 and 80, captured by a closure) have the locals listed before their
+/// name, past 74 with their names in one hash table slot; an anonymous function assigned to
+/// `tools.spin` has the name V8 inferred, as V8's stack traces and `--cpu-prof` show.
+/// Before, names past the first 16 slots were not read (`wide10` and `wide80` were
+/// `(anonymous)`, at no definition line), nor inferred names (`(anonymous)`: so were node's
+/// own `Module._load` and `Module._compile`).
+#[test]
+fn node_function_names_from_their_scopes() {
+    let test = "node_function_names_from_their_scopes";
+    require_root();
+    if !have_node(test) {
+        return;
+    }
+    let script = workspace().join("tests/fixtures/js_scope_names.js");
+    let (_run, folded) =
+        profile_node_script(test, Path::new(NODE), 199, script.to_str().unwrap(), "2");
+    let mut named = std::collections::BTreeMap::<String, u64>::new();
+    for (path, n) in &folded {
+        for frame in path
+            .split(';')
+            .filter(|frame| frame.contains("(/tk/wide.js"))
+        {
+            let (function, rest) = frame.split_once(" (").unwrap();
+            let key = if rest.ends_with(".js)") {
+                format!("{function} without a line")
+            } else {
+                function.to_string()
+            };
+            *named.entry(key).or_default() += n;
+        }
+    }
+    eprintln!("{test}: frames of /tk/wide.js by function: {named:?}");
+    for function in ["wide10", "wide80", "tools.spin"] {
+        let samples = named.get(function).copied().unwrap_or(0);
+        assert!(samples >= 150, "{samples} samples of {function}: {named:?}");
+    }
+    let wrong: Vec<_> = named
+        .keys()
+        .filter(|key| !["wide10", "wide80", "sum", "tools.spin"].contains(&key.as_str()))
+        .collect();
+    assert!(wrong.is_empty(), "frames named {wrong:?}");
+}
+
 /// A node process that exits 1 s into a 5 s profile keeps its names: functions are read
 /// when the kernel first records them.
 #[test]

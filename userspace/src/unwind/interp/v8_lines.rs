@@ -198,7 +198,24 @@ pub fn line_of_ends(ends: &[u32], offset: u32) -> i32 {
     ends.partition_point(|&end| end < offset) as i32 + 1
 }
 
-/// The function's definition offset from the first 16 slots after a `ScopeInfo`'s map
+/// Context locals whose names a `ScopeInfo` keeps inline, at most, plus one: from this many
+/// on one slot holds a hash table of their names (`kScopeInfoMaxInlinedLocalNamesSize`,
+/// `common/globals.h`, V8 10.0+).
+pub const MAX_INLINED_LOCAL_NAMES: u64 = 75;
+
+/// The index (among the slots after its map) of a `ScopeInfo`'s first slot after its
+/// context locals, whose count is `locals` and which start at slot `first_vars`: a name
+/// and an info per local, or, from [`MAX_INLINED_LOCAL_NAMES`] on, the names' hash table
+/// and an info per local (`scope-info.tq`).
+pub fn after_context_locals(first_vars: u64, locals: u64) -> u64 {
+    if locals < MAX_INLINED_LOCAL_NAMES {
+        first_vars + 2 * locals
+    } else {
+        first_vars + 1 + locals
+    }
+}
+
+/// The function's definition offset from the slots after a `ScopeInfo`'s map
 /// (`slots`, raw words) with `first_vars` and the context locals' count at slot
 /// `context_locals` ([`LineLayout::fixed_positions`]: V8 12.8+).
 pub fn definition_offset(
@@ -220,7 +237,7 @@ pub fn definition_offset(
     }
     // The function variable (name, then its slot index as a Smi), an optional inferred
     // name (a heap object), then (start, end).
-    let name = first_vars + 2 * u64::try_from(smi(context_locals)?).ok()?;
+    let name = after_context_locals(first_vars, u64::try_from(smi(context_locals)?).ok()?);
     smi(name + 1)?;
     match smi(name + 2) {
         Some(_) => pair(name + 2),
@@ -516,6 +533,29 @@ mod tests {
             definition_offset(&[0, 0, 0, name, name, name], 3, 2, true),
             None
         );
+    }
+
+    /// Past 74 context locals their names are one hash table slot, not a slot each.
+    #[test]
+    fn slots_after_context_locals() {
+        assert_eq!(after_context_locals(3, 0), 3);
+        assert_eq!(after_context_locals(3, 10), 23);
+        assert_eq!(after_context_locals(3, 74), 151);
+        assert_eq!(after_context_locals(3, 75), 79);
+        assert_eq!(after_context_locals(5, 100), 106);
+        // The definition of a function with 80 context locals (V8 11.3's layout): the
+        // hash table, 80 infos, the function variable (name, slot), no inferred name.
+        let name = 0x2923_b8d2_2949;
+        let mut slots = vec![0, 0, 80 << 32, name];
+        slots.extend(std::iter::repeat_n(0x10 << 32, 80));
+        slots.extend([name, 2 << 32, 40 << 32, 900 << 32]);
+        assert_eq!(definition_offset(&slots, 3, 2, false), Some(40));
+        // With 10, each name inline.
+        let mut slots = vec![0, 0, 10 << 32];
+        slots.extend(std::iter::repeat_n(name, 10));
+        slots.extend(std::iter::repeat_n(0x10 << 32, 10));
+        slots.extend([name, 2 << 32, 40 << 32, 900 << 32]);
+        assert_eq!(definition_offset(&slots, 3, 2, false), Some(40));
     }
 
     #[test]

@@ -128,28 +128,53 @@ impl Reader<'_> {
         Some(String::from_utf16_lossy(&units))
     }
 
-    /// The first 16 slots after the map of `ScopeInfo` `object` (untagged), fewer when its
-    /// mapping ends before them (a small `ScopeInfo` at the end of V8's heap page: its
-    /// function was named `(anonymous)` with no line before).
+    /// The slots after the map of `ScopeInfo` `object` (untagged): the first 16, or through
+    /// the few after its context locals when it has more locals than that
+    /// ([`v8_lines::after_context_locals`]); fewer when its mapping ends before them (a
+    /// small `ScopeInfo` at the end of V8's heap page: its function was named `(anonymous)`
+    /// with no line before).
     pub(super) fn scope_info_slots(&self, object: u64) -> Option<Vec<u64>> {
-        const SLOTS: usize = 16;
-        let data = read_memory_prefix(self.pid, object + 8, SLOTS * 8)?;
-        Some(
-            data.chunks_exact(8)
-                .map(|word| u64::from_le_bytes(word.try_into().unwrap()))
-                .collect(),
-        )
+        const SLOTS: u64 = 16;
+        // A function with thousands of context locals keeps its name unread.
+        const MAX_SLOTS: u64 = 4096;
+        let read = |count: u64| -> Option<Vec<u64>> {
+            let data = read_memory_prefix(self.pid, object + 8, 8 * count as usize)?;
+            Some(
+                data.chunks_exact(8)
+                    .map(|word| u64::from_le_bytes(word.try_into().unwrap()))
+                    .collect(),
+            )
+        };
+        let slots = read(SLOTS)?;
+        let wanted = self.after_context_locals(&slots).map(|after| after + 6);
+        match wanted {
+            Some(wanted) if wanted > SLOTS && slots.len() == SLOTS as usize => {
+                read(wanted.min(MAX_SLOTS))
+            }
+            _ => Some(slots),
+        }
     }
 
-    /// The function name in `ScopeInfo` `object` (untagged): the first string after its
-    /// fixed slots and context locals.
+    /// [`v8_lines::after_context_locals`] of `ScopeInfo` slots `slots`.
+    fn after_context_locals(&self, slots: &[u64]) -> Option<u64> {
+        let locals = *slots.get(usize::from(self.v.scope_info_context_locals))?;
+        (locals & 1 == 0).then_some(())?;
+        let first_vars = u64::from(self.v.scope_info_first_vars);
+        Some(v8_lines::after_context_locals(first_vars, locals >> 32))
+    }
+
+    /// The function name in `ScopeInfo` `object` (untagged): the first string that is not
+    /// empty among the few slots after its context locals: the function variable's name,
+    /// else (an anonymous function: `""` there) the name V8 inferred from where the
+    /// function was assigned (`Module._load` for `Module._load = function (...) {...}`),
+    /// as V8's stack traces and `--cpu-prof` name it (`SharedFunctionInfo::DebugName`).
     pub(super) fn scope_info_name(&self, object: u64) -> Option<String> {
-        const SLOTS: u64 = 16;
         let data = self.scope_info_slots(object)?;
-        let slot = |i: u64| -> Option<u64> { data.get(usize::try_from(i).ok()?).copied() };
-        let locals = slot(u64::from(self.v.scope_info_context_locals))? >> 32;
-        let first = u64::from(self.v.scope_info_first_vars) + 2 * locals;
-        (first..SLOTS).find_map(|i| self.string(slot(i)?, 0))
+        let first = self.after_context_locals(&data)?;
+        (first..first + 4).find_map(|i| {
+            self.string(*data.get(usize::try_from(i).ok()?)?, 0)
+                .filter(|name| !name.is_empty())
+        })
     }
 }
 
