@@ -77,10 +77,22 @@ fn profile_command(dir: &Path, extra: &[&str], command: &[&OsStr]) -> PathBuf {
     out
 }
 
-/// The folded stacks in `out`, once 95% of node's samples name the hot JS function.
+/// The folded stacks in `out`, once 95% of node's samples running JavaScript (entered
+/// through `Builtins_JSEntry`, or with a frame marked `_[j]` or left `[unknown]`) name the
+/// hot JS function. Node's native start-up and its compiler threads are not counted: 10
+/// to 50 of the ~830 samples at 99 Hz (CI: 39 and 7, which made all of node's 93.8%).
 fn assert_node_named(out: &Path) -> Vec<(String, u64)> {
     let folded = parse_folded(&std::fs::read_to_string(out).unwrap());
-    assert_share(&folded, "node", "tkHotLoop", 0.95);
+    let in_javascript: Vec<(String, u64)> = folded
+        .iter()
+        .filter(|(path, _)| {
+            ["Builtins_JSEntry", "_[j]", "[unknown]"]
+                .iter()
+                .any(|mark| path.contains(mark))
+        })
+        .cloned()
+        .collect();
+    assert_share(&in_javascript, "node", "tkHotLoop", 0.95);
     folded
 }
 
