@@ -112,8 +112,11 @@ pub struct WakeuptimeOptions {
 /// Time blocked, by the kernel stack that woke the task (bcc/libbpf-tools' `wakeuptime`),
 /// in ns summed per (woken pid, woken comm, waker's kernel stack): a sleeping task leaving
 /// the CPU (`sched:sched_switch` with `prev_state` 1 or 2, TASK_INTERRUPTIBLE or
-/// TASK_UNINTERRUPTIBLE) starts, saving its pid; `sched:sched_wakeup` of the same thread
-/// ends, in the waker's context, whose kernel stack is the key. The task's own
+/// TASK_UNINTERRUPTIBLE) starts, saving its pid; `sched:sched_waking` of the same thread
+/// ends, in the waker's context, whose kernel stack is the key (bcc probes
+/// `try_to_wake_up`, which traces `sched_waking`; `sched_wakeup` can fire later on the woken
+/// task's CPU, from an IPI in its idle task, when the wakeup is queued there: CI saw a tenth
+/// of a pipe reader's blocked time so credited to the idle task). The task's own
 /// `-p`/`-- CMD` scope selects the blocked tasks; wakers are any task. Only kernel stacks:
 /// the waker's user stack would belong to another process than the key's pid.
 ///
@@ -141,7 +144,7 @@ pub fn wakeuptime(options: &WakeuptimeOptions) -> Result<Request> {
         ],
         filter,
         maps: options.maps,
-        ..Request::probe("sched:sched_wakeup")
+        ..Request::probe("sched:sched_waking")
     })
 }
 
@@ -325,7 +328,7 @@ columns: pid Int { signed: false }, comm Str, start.kstack KernelStack, start.us
         let listing = compiled(&request);
         assert!(
             listing.contains(
-                "Main Tracepoints([Tracepoint { system: \"sched\", event: \"sched_wakeup\" }])"
+                "Main Tracepoints([Tracepoint { system: \"sched\", event: \"sched_waking\" }])"
             ),
             "{listing}"
         );
