@@ -105,9 +105,9 @@ fn names_leaf(path: &str) -> bool {
 /// Samples per (function, line) of the fixture's chain functions in `folded`; panics on a
 /// frame of theirs whose line is not one [`CHAIN`] allows, and when more than 1% of the
 /// samples have a frame of theirs with no line at all (`outer (/path/js_chain.js)`; printed).
-/// Such frames came from a script source read while node moved it (fixed, see
-/// [`node_scripts_read_while_node_collects_have_lines`]); a sample in a callee's prologue
-/// can still repeat its caller with no line.
+/// Such frames came from a script source read while node moved it, and from a `ScopeInfo`
+/// at the end of a heap page (both fixed, see
+/// [`node_scripts_read_while_node_collects_have_lines`]); no other cause is known.
 fn chain_lines(folded: &[(String, u64)]) -> std::collections::BTreeMap<(String, u32), u64> {
     let mut lines = std::collections::BTreeMap::new();
     let (mut no_line, total) = (0, folded.iter().map(|(_, n)| n).sum::<u64>());

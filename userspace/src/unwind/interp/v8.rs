@@ -29,7 +29,7 @@ use tracekit_common::interp::{
 };
 
 use super::{
-    CodeInfo, Detected, read_memory,
+    CodeInfo, Detected, read_memory, read_memory_prefix,
     v8_compiled::{self, CompiledLayout},
     v8_lines::{self, LineLayout},
 };
@@ -581,12 +581,16 @@ fn read_shared(reader: &Reader, shared: u64) -> Option<v8_compiled::Shared> {
     let v = reader.v;
     let name_or_scope = reader.field(shared, v.shared_name_or_scope_info)?;
     let (object, kind) = reader.object(name_or_scope)?;
+    // Read once: for the name, and for the definition line.
+    let scope_slots = (kind == v.type_scope_info)
+        .then(|| reader.scope_info_slots(object))
+        .flatten();
     let name = if kind < v.first_nonstring_type {
         reader.string(name_or_scope, 0)
-    } else if kind == v.type_scope_info {
-        reader.scope_info_name(object)
     } else {
-        None
+        scope_slots
+            .as_deref()
+            .and_then(|slots| reader.scope_info_name(slots))
     };
     let name = name
         .filter(|name| !name.is_empty())
@@ -602,16 +606,13 @@ fn read_shared(reader: &Reader, shared: u64) -> Option<v8_compiled::Shared> {
         .unwrap_or_default();
     let (first_line, linetable) = match (v.lines, script) {
         (Some(layout), Some(script)) if !file.is_empty() => {
-            let slots = (kind == v.type_scope_info)
-                .then(|| reader.scope_info_slots(object))
-                .flatten();
             let indices = (v.scope_info_first_vars, v.scope_info_context_locals);
             let bytecode_array = v.type_bytecode_array;
             v8_lines::function_lines(
                 reader,
                 &layout,
                 shared,
-                slots.as_deref(),
+                scope_slots.as_deref(),
                 indices,
                 bytecode_array,
                 script,

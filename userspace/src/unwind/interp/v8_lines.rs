@@ -215,6 +215,18 @@ pub fn after_context_locals(first_vars: u64, locals: u64) -> u64 {
     }
 }
 
+/// [`after_context_locals`] of a `ScopeInfo` from its slots after the map (`slots`, raw
+/// words), the context locals' count (a Smi) at slot `context_locals`.
+pub fn slots_after_context_locals(
+    slots: &[u64],
+    first_vars: u64,
+    context_locals: u64,
+) -> Option<u64> {
+    let locals = *slots.get(usize::try_from(context_locals).ok()?)?;
+    (locals & 1 == 0).then_some(())?;
+    Some(after_context_locals(first_vars, locals >> 32))
+}
+
 /// The function's definition offset from the slots after a `ScopeInfo`'s map
 /// (`slots`, raw words) with `first_vars` and the context locals' count at slot
 /// `context_locals` ([`LineLayout::fixed_positions`]: V8 12.8+).
@@ -237,7 +249,7 @@ pub fn definition_offset(
     }
     // The function variable (name, then its slot index as a Smi), an optional inferred
     // name (a heap object), then (start, end).
-    let name = after_context_locals(first_vars, u64::try_from(smi(context_locals)?).ok()?);
+    let name = slots_after_context_locals(slots, first_vars, context_locals)?;
     smi(name + 1)?;
     match smi(name + 2) {
         Some(_) => pair(name + 2),

@@ -1,8 +1,7 @@
 //! Reading one V8 process's heap objects: words, objects with their instance types,
 //! strings of every shape V8 keeps ([`super`]'s docs), `ScopeInfo` names.
 
-use super::{Version, read_memory, v8_lines};
-use crate::unwind::interp::read_memory_prefix;
+use super::{Version, read_memory, read_memory_prefix, v8_lines};
 
 /// Longest string read (characters).
 const MAX_STRING: u64 = 4096;
@@ -155,24 +154,25 @@ impl Reader<'_> {
         }
     }
 
-    /// [`v8_lines::after_context_locals`] of `ScopeInfo` slots `slots`.
+    /// [`v8_lines::slots_after_context_locals`] of `ScopeInfo` slots `slots`.
     fn after_context_locals(&self, slots: &[u64]) -> Option<u64> {
-        let locals = *slots.get(usize::from(self.v.scope_info_context_locals))?;
-        (locals & 1 == 0).then_some(())?;
-        let first_vars = u64::from(self.v.scope_info_first_vars);
-        Some(v8_lines::after_context_locals(first_vars, locals >> 32))
+        v8_lines::slots_after_context_locals(
+            slots,
+            u64::from(self.v.scope_info_first_vars),
+            u64::from(self.v.scope_info_context_locals),
+        )
     }
 
-    /// The function name in `ScopeInfo` `object` (untagged): the first string that is not
-    /// empty among the few slots after its context locals: the function variable's name,
+    /// The function name in a `ScopeInfo` whose slots are `slots` ([`Self::scope_info_slots`]):
+    /// the first string that is not empty among the few slots after its context locals:
+    /// the function variable's name,
     /// else (an anonymous function: `""` there) the name V8 inferred from where the
     /// function was assigned (`Module._load` for `Module._load = function (...) {...}`),
     /// as V8's stack traces and `--cpu-prof` name it (`SharedFunctionInfo::DebugName`).
-    pub(super) fn scope_info_name(&self, object: u64) -> Option<String> {
-        let data = self.scope_info_slots(object)?;
-        let first = self.after_context_locals(&data)?;
+    pub(super) fn scope_info_name(&self, slots: &[u64]) -> Option<String> {
+        let first = self.after_context_locals(slots)?;
         (first..first + 4).find_map(|i| {
-            self.string(*data.get(usize::try_from(i).ok()?)?, 0)
+            self.string(*slots.get(usize::try_from(i).ok()?)?, 0)
                 .filter(|name| !name.is_empty())
         })
     }
