@@ -19,7 +19,7 @@ fn main() -> anyhow::Result<()> {
     let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR")?);
     let ebpf_dir = manifest_dir.join("../ebpf");
     let out_dir = PathBuf::from(env::var("OUT_DIR")?);
-    let objects = ["profile", "engine", "ksyms"].map(|name| out_dir.join(name));
+    let objects = ["cpu_sampler", "engine", "ksyms"].map(|name| out_dir.join(name));
 
     let mode = env::var("TRACEKIT_EBPF").unwrap_or_default();
     let missing = match mode.as_str() {

@@ -209,7 +209,7 @@ pub mod operand {
     /// scale-index-base form (`-4@-8(%rbp,%rax,4)`, array elements).
     pub const USER_MEM_INDEXED: u32 = 21;
 
-    // x2 (issue 30): network addresses. Numbered from 40 so other additions do not collide.
+    // Network addresses and BTF paths.
     /// `size` (at most [`super::STR_BYTES`]) raw bytes of the tracepoint record at `offset`,
     /// copied as they are (NULs included) into the operand's string slot: byte arrays such
     /// as `__u8 saddr_v6[16]`, shown as addresses.
@@ -223,8 +223,7 @@ pub mod operand {
     /// The same from the pointer in the 8-byte tracepoint record field at `offset`
     /// (`skaddr` of `sock:inet_sock_set_state` as a `struct tcp_sock *`).
     pub const FIELD_PATH: u32 = 42;
-    // Strings through pointers (issue 30, x1): numbered from 43 so other blocks added at
-    // the same time keep their numbers.
+    // Strings through pointers.
     /// A NUL-terminated string in user memory (`bpf_probe_read_user_str`), at most
     /// [`super::STR_BYTES`] bytes (longer ones are cut): the pointer is the 8-byte record
     /// field at `offset` (the `const char *` fields of `syscalls:*`); with `flags`
@@ -237,14 +236,13 @@ pub mod operand {
     /// The string the start stage saved: its [`super::STR_BYTES`] bytes fill the first four
     /// saved words (`size` 16 or less: the first two), numbers the others.
     pub const SAVED_STR: u32 = 45;
-    // e29 (issue 29): `--by comm` without the string on the hot path.
+    // `--by comm` without the string on the hot path.
     /// The current thread's name as a number: `tid | generation << 32`, the generation
     /// from `ENGINE_TASK_GENS` (0 until the thread is first renamed or exits, see
     /// [`super::TASK_NAMES_ENTRIES`]); the idle task (tid 0) is [`super::IDLE_TASK`] `|
     /// cpu`. Userspace shows it as the comm the thread had in that generation.
     pub const TASK: u32 = 46;
-    // b30 (issue 30): access patterns (biopattern). Numbered from 60 so other additions do
-    // not collide.
+    // Access patterns (biopattern).
     /// Whether the event continues its stream: 1 when operand `aux`'s value (a position,
     /// such as `sector`) equals where the previous event of the same stream ended (that
     /// event's position plus its operand `index_offset`, a length such as `nr_sector`),
@@ -254,7 +252,7 @@ pub mod operand {
     /// stream that does not fit is counted in [`super::stat::READ_ERRORS`] and its events
     /// are first ones).
     pub const FOLLOWS: u32 = 60;
-    // n31 (issue 30): descriptors. Numbered from 70 so other additions do not collide.
+    // Descriptors.
     /// [`FIELD_PATH`]'s path from the `struct file *` the current task has open at the
     /// descriptor in the 8-byte signed record field at `offset` (`ret` of
     /// `syscalls:sys_exit_accept4`; with [`super::FD_INT32`], a 4-byte `int`: `res` of
@@ -264,7 +262,7 @@ pub mod operand {
     /// descriptor, one at or past `max_fds` or one with no file reads as 0 (no error): a
     /// failed `accept` is no read error.
     pub const FD_PATH: u32 = 70;
-    // fs31 (issue 30): paths from a function's parameters, and strings at their end.
+    // Paths from a function's parameters, and strings at their end.
     /// [`TASK_PATH`]'s read from the pointer in probe argument `offset` (a kernel function's
     /// parameter: `iocb->ki_filp->f_pos`), any depth up to [`super::MAX_PATH`] offsets
     /// ([`ARG_DEREF`] is one deep).

@@ -183,7 +183,7 @@ pub enum InterpStat {
     NoThreadState = 2,
     /// Eval-loop frames kept native because interpreter memory could not be read.
     ReadErrors = 3,
-    /// Stacks whose interpreter frames were cut at [`crate::profile::MAX_STACK_DEPTH`].
+    /// Stacks whose interpreter frames were cut at [`crate::cpu_sampler::MAX_STACK_DEPTH`].
     Truncated = 4,
     /// New code objects not announced because `INTERP_CODES` was full (announced again at
     /// their next sample).

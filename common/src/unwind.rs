@@ -107,7 +107,7 @@ pub enum UnwindStat {
     /// Of those, stacks that ended at an outermost frame (an undefined return address, or a
     /// zero frame pointer / return address).
     Complete = 1,
-    /// Stacks cut at the frame budget ([`crate::profile::MAX_STACK_DEPTH`] frames).
+    /// Stacks cut at the frame budget ([`crate::cpu_sampler::MAX_STACK_DEPTH`] frames).
     Truncated = 2,
     /// Stacks of processes with no mapping table yet (walked by frame pointers alone).
     NoProcess = 3,

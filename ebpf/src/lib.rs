@@ -1,6 +1,6 @@
 //! Helpers shared by tracekit's kernel programs. Each program set is its own BPF object
-//! (`src/bin/*.rs`): aya creates every map of an object when it loads it, so one object per
-//! tool keeps a tool from paying for another's maps.
+//! (`src/bin/*.rs`: `cpu_sampler`, `engine`, `ksyms`): aya creates every map of an object
+//! when it loads it, so one object per program set keeps one from paying for another's maps.
 //!
 //! Programs are thin entry points whose logic lives in `try_*` functions; load-time settings
 //! are read-only globals the loader overrides, so the verifier prunes what a setting turns off.
@@ -20,7 +20,7 @@ use aya_ebpf::{
     helpers::generated::bpf_get_stack,
     maps::{HashMap, LruHashMap, RingBuf},
 };
-use tracekit_common::profile::{
+use tracekit_common::cpu_sampler::{
     MAX_STACK_DEPTH, ProcessEvent, ProcessEventKind, StackFrames, stack_hash, tag_stack_hash,
 };
 

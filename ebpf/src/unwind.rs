@@ -23,7 +23,7 @@ use aya_ebpf::{
 };
 use tracekit_common::{
     interp::{CodeKey, InterpConfig, InterpProcess, hotspot::CodeCache},
-    profile::{MAX_STACK_DEPTH, StackFrames},
+    cpu_sampler::{MAX_STACK_DEPTH, StackFrames},
     unwind::{
         MAPPING_SEARCH_STEPS, MAX_PROCESS_MAPPINGS, MAX_SHARDS, Mapping, ProcessMappings,
         ROW_SEARCH_STEPS, SHARD_ROWS, SHARD_ROWS_SHIFT, UnwindRow, UnwindStat, cfa,

@@ -8,11 +8,12 @@ mod stack_depth;
 
 pub use programs::keep_programs;
 
-/// A BPF object built from `ebpf/src/bin/`, one per tool.
+/// A BPF object built from `ebpf/src/bin/`, one per program set (each object's maps are
+/// created when it loads, so one set does not pay for another's maps).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Object {
-    /// `profile`: CPU sampling.
-    Profile,
+    /// `cpu_sampler`: on-CPU stack sampling (`profile`, `top`, the exporter's profiles).
+    CpuSampler,
     /// `engine`: the aggregation engine.
     Engine,
     /// `ksyms`: kernel addresses to names, by the kernel.
@@ -20,14 +21,14 @@ pub enum Object {
 }
 
 // Empty when the build had no BPF toolchain (see build.rs).
-static PROFILE: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/profile"));
+static CPU_SAMPLER: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/cpu_sampler"));
 static ENGINE: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/engine"));
 static KSYMS: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/ksyms"));
 
 /// The embedded BPF object, or an error saying how to build a binary that has it.
 pub fn object(which: Object) -> Result<&'static [u8]> {
     let bytes = match which {
-        Object::Profile => PROFILE,
+        Object::CpuSampler => CPU_SAMPLER,
         Object::Engine => ENGINE,
         Object::Ksyms => KSYMS,
     };

@@ -16,7 +16,7 @@ use crate::{Error, Result};
 
 /// The kind of a countable event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub enum CounterKind {
     /// `PERF_TYPE_HARDWARE`.
     Hardware,
     /// `PERF_TYPE_SOFTWARE`.
@@ -30,7 +30,7 @@ pub enum Kind {
 pub struct Event {
     /// Its name as perf prints it (`cycles`, `page-faults`, `syscalls:sys_enter_read`).
     pub name: String,
-    pub kind: Kind,
+    pub kind: CounterKind,
     /// `perf_event_attr.config`.
     pub config: u64,
 }
@@ -161,8 +161,8 @@ pub fn named_event(name: &str) -> Option<Event> {
         config: row.config,
     };
     find(HARDWARE, name)
-        .map(|row| event(row, Kind::Hardware))
-        .or_else(|| find(SOFTWARE, name).map(|row| event(row, Kind::Software)))
+        .map(|row| event(row, CounterKind::Hardware))
+        .or_else(|| find(SOFTWARE, name).map(|row| event(row, CounterKind::Software)))
 }
 
 /// Every hardware, software and alias name (for suggestions): the names, then the aliases.
@@ -237,9 +237,9 @@ fn attr(event: &Event, command: bool) -> b::perf_event_attr {
     let mut attr = b::perf_event_attr {
         size: size_of::<b::perf_event_attr>() as u32,
         type_: match event.kind {
-            Kind::Hardware => b::PERF_TYPE_HARDWARE,
-            Kind::Software => b::PERF_TYPE_SOFTWARE,
-            Kind::Tracepoint => b::PERF_TYPE_TRACEPOINT,
+            CounterKind::Hardware => b::PERF_TYPE_HARDWARE,
+            CounterKind::Software => b::PERF_TYPE_SOFTWARE,
+            CounterKind::Tracepoint => b::PERF_TYPE_TRACEPOINT,
         },
         config: event.config,
         read_format: (b::PERF_FORMAT_TOTAL_TIME_ENABLED | b::PERF_FORMAT_TOTAL_TIME_RUNNING) as u64,
@@ -367,7 +367,7 @@ pub fn threads_of(pid: u32) -> Vec<u32> {
 pub fn hardware_supported(config: u64) -> bool {
     let event = Event {
         name: String::new(),
-        kind: Kind::Hardware,
+        kind: CounterKind::Hardware,
         config,
     };
     let mut attr = attr(&event, false);
@@ -396,7 +396,7 @@ mod tests {
 
     #[test]
     fn names_and_aliases() {
-        assert_eq!(named_event("cycles").unwrap().kind, Kind::Hardware);
+        assert_eq!(named_event("cycles").unwrap().kind, CounterKind::Hardware);
         assert_eq!(named_event("cpu-cycles").unwrap().name, "cycles");
         assert_eq!(named_event("cs").unwrap().name, "context-switches");
         assert_eq!(
@@ -408,7 +408,7 @@ mod tests {
             named_event("migrations").unwrap(),
             Event {
                 name: "cpu-migrations".into(),
-                kind: Kind::Software,
+                kind: CounterKind::Software,
                 config: u64::from(b::PERF_COUNT_SW_CPU_MIGRATIONS),
             }
         );

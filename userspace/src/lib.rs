@@ -34,7 +34,7 @@ pub mod mappings;
 pub mod output;
 pub mod probe;
 pub mod procmaps;
-pub mod profile;
+pub mod cpu_sampler;
 pub mod session;
 pub mod stacks;
 pub mod symbolize;

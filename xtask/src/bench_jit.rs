@@ -1,5 +1,4 @@
-//! `cargo xtask bench jit`: the cost of naming V8 and HotSpot frames in the kernel (issue 28,
-//! acceptance 6). A busy node (`tests/fixtures/js_chain.js SECONDS count`) and a busy JVM
+//! `cargo xtask bench jit`: the cost of naming V8 and HotSpot frames in the kernel. A busy node (`tests/fixtures/js_chain.js SECONDS count`) and a busy JVM
 //! (`tests/fixtures/TkBusy.java`, no flags), each printing the leaf calls it made, run
 //! SECONDS under each of: nothing, `tracekit profile -a -F 999` with the runtime unwinders,
 //! and the same with `--no-interpreters`, the order rotated each round. Per configuration,

@@ -1,5 +1,4 @@
-//! `cargo xtask bench python`: the cost of unwinding Python frames in the kernel (issue 27,
-//! acceptance 6). Two busy CPython processes (`tests/fixtures/py_chain.py ... count`, which
+//! `cargo xtask bench python`: the cost of unwinding Python frames in the kernel. Two busy CPython processes (`tests/fixtures/py_chain.py ... count`, which
 //! prints the leaf calls it made) run SECONDS under each of: nothing, `tracekit profile -a
 //! -F 999` with interpreters, the same with `--no-interpreters`, `tracekit profile -p PID -F
 //! 999` on one of them, and `py-spy record -r 999` on the same one (when installed). Per configuration: the profiler's CPU time and peak RSS

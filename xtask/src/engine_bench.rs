@@ -1,5 +1,5 @@
 //! `cargo xtask bench engine`: what each plan of the engine costs per event, beside the
-//! cheapest hook that could serve it (issue 29). In one run:
+//! cheapest hook that could serve it. In one run:
 //!
 //! - a getppid() loop alone and under each plan (rounds interleaved, medians): ns added per
 //!   syscall, and that against an empty program on the raw tracepoint `sys_enter` (the
@@ -88,9 +88,9 @@ pub fn engine(tracekit: &Path, sizes: &Sizes) -> Result<()> {
     };
     // A plan kept on classic tracepoints.
     let classic = |name, args: &[&str]| with_env("TRACEKIT_CLASSIC_TRACEPOINTS=1", name, args);
-    // `--by comm` keyed by the string in the kernel, the path before the thread key (issue 29).
+    // `--by comm` keyed by the string in the kernel, the path before the thread key.
     let string_key = |name, args: &[&str]| with_env("TRACEKIT_COMM_KEYS=string", name, args);
-    // The per-CPU group cells off: every group hashed (issue 29).
+    // The per-CPU group cells off: every group hashed.
     let no_cache = |name, args: &[&str]| with_env("TRACEKIT_GROUP_CACHE=0", name, args);
     // Every plan through the interpreter: the general path the simple programs replace.
     let interpreted = |name, args: &[&str]| with_env("TRACEKIT_INTERPRETER=1", name, args);

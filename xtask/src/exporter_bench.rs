@@ -1,6 +1,5 @@
 //! `cargo xtask bench exporter`: `tracekit exporter` with its built-in set, the way it runs
-//! under systemd for days, under heavy process churn. Four figures, each beside the goal
-//! issue 15 sets:
+//! under systemd for days, under heavy process churn. Four figures, each beside its goal:
 //!
 //! - memory: RSS and anonymous RSS at every scrape, the slope after warm-up, the highest
 //!   beside the reading at the end of warm-up, and whether RSS stays flat within 10%: its

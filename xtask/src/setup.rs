@@ -63,7 +63,7 @@ pub fn ensure() -> Result<()> {
     }
 
     // bpftrace and its tools (`/usr/sbin/*.bt`): the side-by-side tests run them on the
-    // same workload as tracekit's tools (issue 30). They must never skip in CI, so a
+    // same workload as tracekit's tools. They must never skip in CI, so a
     // failed install is a setup error. Without root (unit tests only) apt cannot install,
     // and nothing that runs without root needs bpftrace: say so and go on.
     if find_program("bpftrace").is_none() || !Path::new("/usr/sbin/opensnoop.bt").is_file() {
@@ -79,7 +79,7 @@ pub fn ensure() -> Result<()> {
         }
     }
 
-    // Real programs the integration tests profile and trace (issue 14): JIT runtimes, a
+    // Real programs the integration tests profile and trace: JIT runtimes, a
     // debuginfod server, <sys/sdt.h> for USDT fixtures. A failed install only skips those
     // tests (each says why).
     let real_programs = [

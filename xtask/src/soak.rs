@@ -4,7 +4,7 @@
 //! as a level. File-backed RSS is reported apart: it is the page cache of the binaries being
 //! symbolized (a compiler's 100 MiB libLLVM while one runs), shared and reclaimable.
 //!
-//! The churn is the one issue 25 measured under: `/bin/true` run 100 times a second, a
+//! The churn: `/bin/true` run 100 times a second, a
 //! process forking children that exit at once, and one keeping 50 threads coming and going.
 //! The bench fails when a run's RSS at the end is over [`MAX_GROWTH`] times its RSS at one
 //! minute (each the median of the readings around it, so that one reading at a profile's
@@ -142,7 +142,7 @@ pub fn soak(tracekit: &Path, churn: &Path, minutes: f64) -> Result<()> {
     let seconds = minutes * 60.0;
     let duration = format!("{seconds}");
     let mut churners = start_churn(churn, &duration)?;
-    // Issue 25's load: a short-lived program run 100 times a second.
+    // A short-lived program run 100 times a second.
     churners.push(
         Command::new(churn)
             .args(["execs", &duration, "100", "/bin/true"])

@@ -17,7 +17,7 @@ pub const RET: usize = 7;
 
 /// Where operands come from. Arguments are loaded into the scratch by each entry point;
 /// only tracepoints have a record with fields.
-pub trait Source {
+pub trait ArgSource {
     /// Reads a `T` at `offset` in the record.
     fn field<T>(&self, offset: u32) -> Option<T>;
     /// The record's address (for `__data_loc` strings).
@@ -26,7 +26,7 @@ pub trait Source {
     fn ctx(&self) -> *mut c_void;
 }
 
-impl Source for TracePointContext {
+impl ArgSource for TracePointContext {
     #[inline(always)]
     fn field<T>(&self, offset: u32) -> Option<T> {
         // SAFETY: bpf_probe_read_kernel checks the access.
@@ -45,7 +45,7 @@ impl Source for TracePointContext {
 /// Any other context: no record, only the context pointer.
 pub struct NoRecord(pub *mut c_void);
 
-impl Source for NoRecord {
+impl ArgSource for NoRecord {
     #[inline(always)]
     fn field<T>(&self, _offset: u32) -> Option<T> {
         None
@@ -147,7 +147,7 @@ pub(crate) fn read_user(addr: u64, size: u32) -> Option<u64> {
 
 /// Reads an integer field of `size` bytes.
 #[inline(always)]
-pub(crate) fn read_int<S: Source>(source: &S, offset: u32, size: u32, flags: u32) -> Option<u64> {
+pub(crate) fn read_int<S: ArgSource>(source: &S, offset: u32, size: u32, flags: u32) -> Option<u64> {
     let raw = match size {
         1 => u64::from(source.field::<u8>(offset)?),
         2 => u64::from(source.field::<u16>(offset)?),

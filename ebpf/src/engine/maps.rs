@@ -5,7 +5,7 @@
 use aya_ebpf::maps::{HashMap, LruHashMap, PerCpuArray, PerCpuHashMap, RingBuf};
 use tracekit_common::{
     engine::{AggKey, AggValue, CorrKey, MAX_OPERANDS, MAX_STRINGS, Plan, STR_BYTES, StartValue},
-    profile::StackFrames,
+    cpu_sampler::StackFrames,
 };
 
 use crate::unwind::UnwindMaps;
@@ -191,7 +191,7 @@ macro_rules! engine_maps {
 
         /// Stacks by content hash (stack operands); the loader shrinks it when unused.
         #[aya_ebpf::macros::map]
-        static ENGINE_STACKS: aya_ebpf::maps::HashMap<u64, tracekit_common::profile::StackFrames> =
+        static ENGINE_STACKS: aya_ebpf::maps::HashMap<u64, tracekit_common::cpu_sampler::StackFrames> =
             aya_ebpf::maps::HashMap::with_max_entries(
                 tracekit_common::engine::DEFAULT_STACK_ENTRIES,
                 0,
@@ -205,13 +205,13 @@ macro_rules! engine_maps {
         /// New processes, announced once (`Plan::announce`).
         #[aya_ebpf::macros::map]
         static ENGINE_ANNOUNCE: aya_ebpf::maps::RingBuf =
-            aya_ebpf::maps::RingBuf::with_byte_size(tracekit_common::profile::EVENTS_RING_BYTES, 0);
+            aya_ebpf::maps::RingBuf::with_byte_size(tracekit_common::cpu_sampler::EVENTS_RING_BYTES, 0);
 
         /// Processes already announced.
         #[aya_ebpf::macros::map]
         static ENGINE_KNOWN: aya_ebpf::maps::LruHashMap<u32, u8> =
             aya_ebpf::maps::LruHashMap::with_max_entries(
-                tracekit_common::profile::MAX_KNOWN_PIDS,
+                tracekit_common::cpu_sampler::MAX_KNOWN_PIDS,
                 0,
             );
 
@@ -313,7 +313,7 @@ macro_rules! engine_maps {
             }
             #[inline(always)]
             fn stacks()
-            -> &'static aya_ebpf::maps::HashMap<u64, tracekit_common::profile::StackFrames> {
+            -> &'static aya_ebpf::maps::HashMap<u64, tracekit_common::cpu_sampler::StackFrames> {
                 &ENGINE_STACKS
             }
             #[inline(always)]

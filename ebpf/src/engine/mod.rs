@@ -44,7 +44,7 @@ pub use maps::{EngineMaps, Scratch};
 
 use self::{
     aggregate::{aggregate, row_wanted},
-    args::{NoRecord, Source},
+    args::{NoRecord, ArgSource},
     filter::filter,
     operands::{int, read_operands},
 };
@@ -63,7 +63,7 @@ pub(crate) fn bump<M: EngineMaps>(index: u32) {
 /// A main-plan event from the program attached at `event`: find its start if it needs
 /// one, filter, aggregate.
 #[inline(always)]
-fn run_main<M: EngineMaps, S: Source>(source: &S, scratch: *mut Scratch, event: u32) -> Option<()> {
+fn run_main<M: EngineMaps, S: ArgSource>(source: &S, scratch: *mut Scratch, event: u32) -> Option<()> {
     let plan = M::plan();
     if rd!(plan.agg) == agg::OUTSTANDING {
         // A release counts in any task: memory one process allocated is often freed by
@@ -172,7 +172,7 @@ pub(crate) fn take_start<M: EngineMaps>(
 
 /// A start-plan event: filter, then remember when it happened.
 #[inline(always)]
-fn run_start<M: EngineMaps, S: Source>(
+fn run_start<M: EngineMaps, S: ArgSource>(
     source: &S,
     scratch: *mut Scratch,
     event: u32,
@@ -419,7 +419,7 @@ pub fn count_arg1<M: EngineMaps>(ctx: &RawTracePointContext) {
 /// constant, so the verifier keeps one branch of each. The loader sets `simple` only for
 /// plans this computes exactly (`fast_simple` in userspace/src/engine/plan.rs).
 #[inline(always)]
-fn simple<M: EngineMaps, S: Source>(source: &S, scratch: *mut Scratch, event: u32) -> Option<()> {
+fn simple<M: EngineMaps, S: ArgSource>(source: &S, scratch: *mut Scratch, event: u32) -> Option<()> {
     let plan = M::plan();
     let (pid, tid) = task_ids::<M>(plan)?;
     let n = rd!(plan.n_operands);
@@ -581,7 +581,7 @@ fn cache_cell<M: EngineMaps>(word0: u64, word1: u64, slot: u32, value: u64) -> C
 /// Operand `i` of a [`simple`] plan (one of the kinds `fast_simple` allows); None when a
 /// record field cannot be read (counted, as the interpreter does).
 #[inline(always)]
-fn simple_operand<M: EngineMaps, S: Source>(
+fn simple_operand<M: EngineMaps, S: ArgSource>(
     plan: &'static Plan,
     source: &S,
     scratch: *mut Scratch,

@@ -13,12 +13,12 @@ use tracekit_common::{
         FD_INT32, MAX_OPERANDS, MAX_PATH, MAX_STRINGS, Operand, PATH_BYTES, PTR_ARRAY,
         PTR_FROM_ARG, Plan, SIGNED, STR_BYTES, operand, stat,
     },
-    profile::{STACK_ERROR, STACK_NONE},
+    cpu_sampler::{STACK_ERROR, STACK_NONE},
 };
 
 use super::{
     EngineMaps, Scratch,
-    args::{NoRecord, RET, Source, arg, narrow, pt_regs_word, read_int, read_user},
+    args::{NoRecord, RET, ArgSource, arg, narrow, pt_regs_word, read_int, read_user},
     bump,
 };
 use crate::{
@@ -29,11 +29,11 @@ use crate::{
 /// Reads every operand of `plan` into the scratch. Returns whether every read succeeded:
 /// one that failed (a NULL pointer on a path's way) reads as 0 and the others are still
 /// read, so that the filter sees the event; the caller drops an event with a failed read
-/// that the filter keeps, counted in [`stat::READ_ERRORS`] (a4, issue 30: io_uring
+/// that the filter keeps, counted in [`stat::READ_ERRORS`] (io_uring
 /// completions that are no accept, whose `req` is NULL or whose result is no socket's
 /// descriptor, are filtered out, not read errors).
 #[inline(always)]
-pub(crate) fn read_operands<M: EngineMaps, S: Source>(
+pub(crate) fn read_operands<M: EngineMaps, S: ArgSource>(
     plan: &'static Plan,
     source: &S,
     scratch: *mut Scratch,
@@ -144,7 +144,7 @@ pub(crate) fn read_operands<M: EngineMaps, S: Source>(
                         .map(|_| 0)
                 })
             }
-            // x2 (issue 30): raw bytes (addresses), NULs kept.
+            // Raw bytes (addresses), NULs kept.
             operand::FIELD_BYTES => {
                 *buf = [0; STR_BYTES];
                 let size = (operand.size as usize).min(STR_BYTES);
@@ -155,7 +155,7 @@ pub(crate) fn read_operands<M: EngineMaps, S: Source>(
                     .ok()
                     .map(|_| 0)
             }
-            // x2 (issue 30): BTF paths from the task or a record pointer.
+            // BTF paths from the task or a record pointer.
             operand::TASK_PATH => {
                 // SAFETY: plain helper call.
                 let task = unsafe { bpf_get_current_task() };
@@ -163,7 +163,7 @@ pub(crate) fn read_operands<M: EngineMaps, S: Source>(
             }
             operand::FIELD_PATH => read_int(source, operand.offset, 8, 0)
                 .and_then(|base| follow(plan, path_shape(i, &operand), base, scratch)),
-            // n31 (issue 30): a path from the file at a descriptor (a4: or an `int` one).
+            // A path from the file at a descriptor (an 8-byte or an `int` one).
             operand::FD_PATH => read_int(
                 source,
                 operand.offset,
@@ -179,7 +179,7 @@ pub(crate) fn read_operands<M: EngineMaps, S: Source>(
                     file => follow(plan, path_shape(i, &operand), file, scratch),
                 }
             }),
-            // fs31 (issue 30): from a function's parameter, and strings at a path's end.
+            // From a function's parameter, and strings at a path's end.
             operand::ARG_PATH => follow(
                 plan,
                 path_shape(i, &operand),
@@ -397,7 +397,7 @@ fn follows<M: EngineMaps>(scratch: *mut Scratch, operand: &Operand) -> u64 {
 
 /// Records a stack operand, counting what could not be recorded.
 #[inline(always)]
-fn stack_operand<M: EngineMaps, S: Source>(source: &S, scratch: *mut Scratch, flags: u64) -> u64 {
+fn stack_operand<M: EngineMaps, S: ArgSource>(source: &S, scratch: *mut Scratch, flags: u64) -> u64 {
     // SAFETY: this CPU's scratch.
     let frames = unsafe { &raw mut (*scratch).frames };
     stored::<M>(record_stack(
@@ -412,7 +412,7 @@ fn stack_operand<M: EngineMaps, S: Source>(source: &S, scratch: *mut Scratch, fl
 /// Records the user stack: unwound from tables with `ENGINE_USER_UNWIND`, else by frame
 /// pointers.
 #[inline(always)]
-fn user_stack_operand<M: EngineMaps, S: Source>(source: &S, scratch: *mut Scratch) -> u64 {
+fn user_stack_operand<M: EngineMaps, S: ArgSource>(source: &S, scratch: *mut Scratch) -> u64 {
     if M::user_unwind() == 0 {
         // SAFETY: this CPU's scratch.
         let frames = unsafe { &raw mut (*scratch).frames };

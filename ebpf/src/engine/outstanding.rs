@@ -20,7 +20,7 @@ use crate::current_pid_tid;
 
 use super::{
     EngineMaps, Scratch,
-    args::{Source, arg, narrow, read_int},
+    args::{ArgSource, arg, narrow, read_int},
     bump,
     operands::{int, read_operands},
     take_start,
@@ -28,7 +28,7 @@ use super::{
 
 /// When `event` releases (`Plan::release_events`): deletes its address, and true.
 #[inline(always)]
-pub(crate) fn release<M: EngineMaps, S: Source>(
+pub(crate) fn release<M: EngineMaps, S: ArgSource>(
     plan: &'static Plan,
     source: &S,
     scratch: *mut Scratch,
@@ -71,7 +71,7 @@ pub(crate) fn release<M: EngineMaps, S: Source>(
 
 /// Runs an `agg::OUTSTANDING` main plan's allocation `event`.
 #[inline(always)]
-pub(crate) fn run<M: EngineMaps, S: Source>(
+pub(crate) fn run<M: EngineMaps, S: ArgSource>(
     plan: &'static Plan,
     source: &S,
     scratch: *mut Scratch,

@@ -4,7 +4,7 @@
 //! calls (`relocate_calls`: a copy of every function it reaches, with its line info), loaded
 //! or not. The engine object has about 90 programs (64 tracepoint entry points alone), each
 //! reaching the interpreter: linking them all cost 40-60 ms of CPU and 30 MiB of peak memory
-//! in every run of a tool that attaches one (issue 30, acceptance 8). aya has no option to
+//! in every run of a tool that attaches one (`cargo xtask bench startup`). aya has no option to
 //! parse some programs only, so [`keep_programs`] hides the others in a copy of the object:
 //! their function symbols become untyped (`STT_NOTYPE`, as the labels aya skips), so aya
 //! makes no program of them. Their code stays where it is, unreferenced.

@@ -275,7 +275,7 @@ mod tests {
     fn no_program_needs_more_than_the_kernels_512_bytes_of_stack() {
         let mut over = Vec::new();
         let mut engine_deepest = 0;
-        for which in [Object::Profile, Object::Engine, Object::Ksyms] {
+        for which in [Object::CpuSampler, Object::Engine, Object::Ksyms] {
             let Ok(bytes) = object(which) else {
                 eprintln!("skipped: this build has no kernel programs");
                 return;

@@ -245,7 +245,7 @@ pub fn disk_dev(name: &str) -> crate::Result<u64> {
 /// `[no stack]`, `[lost stack]` (not recorded: the stack map was full or the walk failed)
 /// or `[stack 0x...]` (not read back) otherwise.
 pub fn kernel_stack_text(hash: u64, stacks: &BTreeMap<u64, Vec<u64>>) -> String {
-    use tracekit_common::profile::{STACK_ERROR, STACK_NONE};
+    use tracekit_common::cpu_sampler::{STACK_ERROR, STACK_NONE};
     if hash == STACK_NONE {
         return "[no stack]".into();
     }

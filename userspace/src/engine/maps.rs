@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use aya::maps::{HashMap as BpfHashMap, Map, MapData};
 use tracekit_common::{
     engine::{AggKey, AggValue, CACHE_CELLS, CacheCell, KEY_WORDS},
-    profile::{STACK_ERROR, StackFrames},
+    cpu_sampler::{STACK_ERROR, StackFrames},
 };
 
 /// The engine's counters, summed over CPUs (see `tracekit_common::engine::stat`).

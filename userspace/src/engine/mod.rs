@@ -39,7 +39,7 @@ use aya::{
 };
 use tracekit_common::{
     engine::{DEFAULT_STACK_ENTRIES, Outstanding, Plan, TRACE_RING_BYTES, agg, layout, operand},
-    profile::{EVENTS_RING_BYTES, StackFrames},
+    cpu_sampler::{EVENTS_RING_BYTES, StackFrames},
 };
 
 pub use self::{

@@ -1,4 +1,4 @@
-//! `--by comm` without a string on the kernel's hot path (issue 29): the plan's comm key
+//! `--by comm` without a string on the kernel's hot path: the plan's comm key
 //! part becomes [`operand::TASK`] (`tid | generation << 32`, one 4-byte hash lookup instead
 //! of copying and hashing a 32-byte string, and a plan `engine::simple` can run), and
 //! [`TaskNames::translate`] turns it back into the comm when the maps are read, so the
@@ -30,7 +30,7 @@ use tracekit_common::engine::{
 use crate::{Result, error::Context as _, probe::tracefs::EventFormat};
 
 /// The environment variable that keeps `--by comm` keyed by the string in the kernel when
-/// set to `string` (the path before issue 29, for comparisons).
+/// set to `string` (the string key, for comparisons in benchmarks).
 pub const COMM_KEYS: &str = "TRACEKIT_COMM_KEYS";
 
 /// The offset of `pid` in `task:task_rename` records, from its format file.

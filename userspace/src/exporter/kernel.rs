@@ -26,13 +26,13 @@ use crate::{
         request::{KeyField, Request, Shape},
     },
     exporter::{
-        config::{BucketSpec, Config, MetricConfig, Source},
+        config::{BucketSpec, Config, MetricConfig, MetricSource},
         push::{self, PushOptions, PushStats},
         sampler::{SharedSampler, Window},
         series::{Cell, Series, accounting},
         server::{self, CpuProfile, ProfileEndpoint, ServerOptions, Sources},
     },
-    jobs::tools::{FlagValues, Plan},
+    jobs::tools::{FlagValues, ToolPlan},
     output::{
         pprof::{self, PprofOptions, SampleKind},
         prometheus::{Labels, MetricFamily, Value, Values},
@@ -54,16 +54,16 @@ use crate::{
 /// [`Metric::field`]: crate::jobs::tools::Metric::field
 pub fn request(metric: &MetricConfig) -> Result<Request> {
     let mut request = match &metric.source {
-        Source::Preset(preset) => match (preset.0.plan)(&FlagValues::defaults(preset.0))? {
-            Plan::Aggregate(job) => job.request,
-            Plan::Events(_) | Plan::Memleak(_) => {
+        MetricSource::Preset(preset) => match (preset.0.plan)(&FlagValues::defaults(preset.0))? {
+            ToolPlan::Aggregate(job) => job.request,
+            ToolPlan::Events(_) | ToolPlan::Memleak(_) => {
                 return Err(Error::usage(format!(
                     "preset \"{}\" prints events; it has no metric",
                     preset.name()
                 )));
             }
         },
-        Source::Event { event, value } => Request {
+        MetricSource::Event { event, value } => Request {
             value: value.clone(),
             ..Request::probe(event.clone())
         },
@@ -73,8 +73,8 @@ pub fn request(metric: &MetricConfig) -> Result<Request> {
         .iter()
         .map(|label| {
             let field = match &metric.source {
-                Source::Preset(preset) => preset.metric().field(label),
-                Source::Event { .. } => label,
+                MetricSource::Preset(preset) => preset.metric().field(label),
+                MetricSource::Event { .. } => label,
             };
             KeyField::labeled(label.clone(), field)
         })

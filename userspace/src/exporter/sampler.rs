@@ -36,13 +36,13 @@ use std::{
 use aya::maps::{MapData, RingBuf};
 use tokio::sync::oneshot;
 use tracekit_common::{
-    profile::{DEFAULT_COUNT_MAP_ENTRIES, DEFAULT_STACK_MAP_ENTRIES},
+    cpu_sampler::{DEFAULT_COUNT_MAP_ENTRIES, DEFAULT_STACK_MAP_ENTRIES},
     unwind::DEFAULT_TABLE_BUDGET_BYTES,
 };
 
 use crate::{
     Error, Result,
-    profile::{self as sampler, ProfileOptions, Profiler},
+    cpu_sampler::{self as sampler, ProfileOptions, Profiler},
     stacks::{Stack, StackSum},
     symbolize::{Symbolizer, SymbolizerOptions},
 };

@@ -50,7 +50,7 @@ pub struct Cell {
 
 /// What a metric exposes.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Kind {
+pub enum SeriesKind {
     /// The number of events (`NAME_total`).
     Count,
     /// The sum of the values, in base units (`NAME_UNIT_total`, e.g. bytes written).
@@ -79,7 +79,7 @@ pub struct Spec {
     /// Label names.
     pub label_names: Vec<String>,
     /// What it exposes.
-    pub kind: Kind,
+    pub kind: SeriesKind,
     /// Label sets with a series of their own; later ones fold into the overflow series.
     pub max_series: usize,
 }
@@ -281,19 +281,19 @@ impl Series {
     /// The metric family as it stands, series sorted by label values.
     pub fn family(&self) -> MetricFamily {
         let values = match self.spec.kind {
-            Kind::Count => Values::Counter(
+            SeriesKind::Count => Values::Counter(
                 self.totals
                     .iter()
                     .map(|(labels, t)| (labels.clone(), Value::Int(t.slots.iter().sum())))
                     .collect(),
             ),
-            Kind::Sum { scale } => Values::Counter(
+            SeriesKind::Sum { scale } => Values::Counter(
                 self.totals
                     .iter()
                     .map(|(labels, t)| (labels.clone(), Value::Float(scale.to_base(t.sum as f64))))
                     .collect(),
             ),
-            Kind::Histogram { buckets, scale } => Values::Histogram {
+            SeriesKind::Histogram { buckets, scale } => Values::Histogram {
                 upper_bounds: buckets.upper_bounds(scale),
                 series: self
                     .totals
@@ -315,7 +315,7 @@ impl Series {
             name: self.spec.name.clone(),
             help: self.spec.help.clone(),
             unit: match self.spec.kind {
-                Kind::Count => None,
+                SeriesKind::Count => None,
                 _ => self.spec.unit,
             },
             label_names: self.spec.label_names.clone(),
@@ -331,7 +331,7 @@ impl Series {
     /// quantile falls in (the resolution it truly has), in base units. `None` for other
     /// metrics.
     pub fn quantiles(&self) -> Option<MetricFamily> {
-        let Kind::Histogram {
+        let SeriesKind::Histogram {
             buckets: Buckets::LogLinear { precision, .. },
             scale,
         } = self.spec.kind
@@ -459,7 +459,7 @@ mod tests {
             help: "System calls entered.".into(),
             unit: None,
             label_names: vec!["syscall".into()],
-            kind: Kind::Count,
+            kind: SeriesKind::Count,
             max_series,
         })
     }
@@ -663,7 +663,7 @@ mod tests {
             help: "Block I/O request sizes.".into(),
             unit: Some(BaseUnit::Bytes),
             label_names: vec!["disk".into()],
-            kind: Kind::Histogram {
+            kind: SeriesKind::Histogram {
                 buckets: Buckets::Log2 {
                     first: 15,
                     last: 16,
@@ -701,7 +701,7 @@ mod tests {
             help: "Waits.".into(),
             unit: Some(BaseUnit::Seconds),
             label_names: vec![],
-            kind: Kind::Histogram {
+            kind: SeriesKind::Histogram {
                 buckets,
                 scale: Scale {
                     div: 1,
@@ -742,7 +742,7 @@ mod tests {
             help: "Time in system calls.".into(),
             unit: Some(BaseUnit::Seconds),
             label_names: vec![],
-            kind: Kind::Sum {
+            kind: SeriesKind::Sum {
                 scale: Scale {
                     div: 1,
                     per_base: 1e9,

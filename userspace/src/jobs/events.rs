@@ -39,7 +39,7 @@ use tracekit_common::engine::TraceRecord;
 use crate::{
     engine::{compile::Printed, request::Request},
     jobs::tools::{Column, EventTime, EventsJob},
-    profile::comm_string,
+    cpu_sampler::comm_string,
 };
 
 /// The probe groups of `job` that run, its own first ([`EventsJob::parts`]): each request

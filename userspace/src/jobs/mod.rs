@@ -17,8 +17,7 @@
 pub mod aggregate;
 pub mod events;
 pub mod list;
-pub mod memleak;
-pub mod presets;
+pub mod outstanding;
 pub mod source;
 pub mod stacks;
 pub mod stat;

@@ -11,7 +11,7 @@ use aya::maps::{MapData, RingBuf};
 use crate::{
     Result,
     engine::Aggregates,
-    profile::{Profile, ProfileOptions, Profiler, RawProfile},
+    cpu_sampler::{SymbolizedProfile, ProfileOptions, Profiler, RawProfile},
     session::Tracees,
 };
 
@@ -113,7 +113,7 @@ pub trait SampleSource {
 
     /// The symbolized `profile` of a read, as the report shows it: itself by default;
     /// `offwaketime` joins each blocked stack with its waker's.
-    fn join(&mut self, profile: Profile) -> Profile {
+    fn join(&mut self, profile: SymbolizedProfile) -> SymbolizedProfile {
         profile
     }
 

@@ -1,5 +1,5 @@
 //! Stack profiles: `profile` samples on-CPU stacks with the CPU sampler
-//! ([`crate::profile::Profiler`]); `stackcount` and `offcpu` count or time stacks with
+//! ([`crate::cpu_sampler::Profiler`]); `stackcount` and `offcpu` count or time stacks with
 //! engine requests keyed by `pid, comm, kstack, ustack`. Both end the same way: the stacks
 //! are symbolized and written as a report, folded stacks, a flame graph or JSON, per
 //! interval (`-i`) and for the whole run.
@@ -23,7 +23,7 @@ use crate::{
         request::Request,
     },
     output::{self, Format, profile::Header},
-    profile::{self, Profile, ProfileOptions},
+    cpu_sampler::{self, SymbolizedProfile, ProfileOptions},
     session::{self, Collector, Flow, Interval, Tracees},
     stacks::{NamedStackSum, StackSum},
     symbolize::{Symbolizer, SymbolizerOptions, lines::LineProfile},
@@ -153,7 +153,7 @@ impl Keep {
 /// the counters and the processes always (for the summary).
 #[derive(Default)]
 struct Whole {
-    profile: Profile,
+    profile: SymbolizedProfile,
     /// The whole run's stacks by process ([`Keep::Everything`]).
     stacks: StackSum,
     /// The whole run's stacks by name ([`Keep::Symbols`]).
@@ -189,7 +189,7 @@ impl PidSet {
 }
 
 impl Whole {
-    fn add(&mut self, delta: &Profile, keep: Keep) {
+    fn add(&mut self, delta: &SymbolizedProfile, keep: Keep) {
         let whole = &mut self.profile;
         let stats = &mut whole.stats;
         stats.samples += delta.stats.samples;
@@ -261,7 +261,7 @@ impl Collector for StackCollector<'_> {
     }
 
     fn record(&mut self, _ring: usize, data: &[u8]) -> Flow {
-        if let Some(pid) = profile::announced_pid(data) {
+        if let Some(pid) = cpu_sampler::announced_pid(data) {
             // Its maps first, while it lives; its tables are built on their own thread.
             self.symbolizer.remember_process(pid);
             self.source.announced(pid);
@@ -286,12 +286,12 @@ impl Collector for StackCollector<'_> {
         let delta = self.source.take_interval()?.unwrap_or_default();
         let profile = self
             .source
-            .join(profile::symbolize(&delta, &self.symbolizer));
+            .join(cpu_sampler::symbolize(&delta, &self.symbolizer));
         // Lines before forgetting: an exited process's resolvers go with it.
         let lines = self
             .report
             .lines
-            .then(|| profile::leaf_lines(&delta, &self.symbolizer));
+            .then(|| cpu_sampler::leaf_lines(&delta, &self.symbolizer));
         // Exited processes are symbolized for the last time now: forgotten at the next
         // interval, so memory stays flat under churn.
         self.symbolizer.forget_exited();
@@ -502,7 +502,7 @@ fn finish(
     };
     let profile = if options.interval.is_some() {
         // Every interval was symbolized as it ended (the last one after detaching).
-        Profile {
+        SymbolizedProfile {
             stacks: match collector.keep {
                 Keep::Symbols => std::mem::take(&mut collector.whole.named).into_stacks(),
                 _ => std::mem::take(&mut collector.whole.stacks).into_stacks(),
@@ -514,9 +514,9 @@ fn finish(
         let started = std::time::Instant::now();
         let profile = collector
             .source
-            .join(profile::symbolize(&raw, &collector.symbolizer));
+            .join(cpu_sampler::symbolize(&raw, &collector.symbolizer));
         if report.lines {
-            collector.whole.lines = profile::leaf_lines(&raw, &collector.symbolizer);
+            collector.whole.lines = cpu_sampler::leaf_lines(&raw, &collector.symbolizer);
         }
         log::debug!("symbolized in {:?}", started.elapsed());
         profile
@@ -622,7 +622,7 @@ fn outputs(options: &RunOptions) -> Result<Vec<(std::path::PathBuf, Format)>> {
 fn write_profile(
     out: &mut dyn std::io::Write,
     format: Format,
-    profile: &profile::Profile,
+    profile: &cpu_sampler::SymbolizedProfile,
     lines: Option<&LineProfile>,
     header: &Header<'_>,
     top: usize,

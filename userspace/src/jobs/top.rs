@@ -5,7 +5,7 @@
 use std::{collections::HashMap, io::IsTerminal as _, time::Duration};
 
 use aya::maps::{MapData, RingBuf};
-use tracekit_common::profile::{DEFAULT_COUNT_MAP_ENTRIES, DEFAULT_STACK_MAP_ENTRIES};
+use tracekit_common::cpu_sampler::{DEFAULT_COUNT_MAP_ENTRIES, DEFAULT_STACK_MAP_ENTRIES};
 
 use super::{
     RunOptions,
@@ -23,7 +23,7 @@ use crate::{
         request::{KeyField, Request},
     },
     output::top::{Screen, title},
-    profile::{self, ProfileOptions, RawProfile},
+    cpu_sampler::{self, ProfileOptions, RawProfile},
     session::{self, Collector, Flow, Interval, Tracees},
     stacks::{FrameKind, UNKNOWN_SYMBOL},
     symbolize::{Symbolizer, SymbolizerOptions},
@@ -215,7 +215,7 @@ impl Collector for TopCollector<'_> {
 
     fn record(&mut self, _ring: usize, data: &[u8]) -> Flow {
         if let (Source::Samples { symbolizer, .. }, Some(pid)) =
-            (&mut self.source, profile::announced_pid(data))
+            (&mut self.source, cpu_sampler::announced_pid(data))
         {
             symbolizer.remember_process(pid);
         }
@@ -246,7 +246,7 @@ fn rank_samples(
     symbolizer: &Symbolizer,
     keys: &[SortKey],
 ) -> (Vec<(u64, Vec<String>)>, u64) {
-    let profile = profile::symbolize(raw, symbolizer);
+    let profile = cpu_sampler::symbolize(raw, symbolizer);
     let mut counts: HashMap<Vec<String>, u64> = HashMap::new();
     let mut total = 0;
     for stack in &profile.stacks {
@@ -327,7 +327,6 @@ pub fn run(top: &TopOptions, options: &RunOptions) -> Result<()> {
                     include_idle: false,
                     kernel_stacks: true,
                     user_stacks: true,
-                    // Phase 2 of issue 13 gives top the DWARF unwinder.
                     call_graph: Some(crate::unwind::CallGraph::Fp),
                     unwind_budget_bytes: 0,
                     stack_map_entries: DEFAULT_STACK_MAP_ENTRIES,

@@ -26,7 +26,7 @@ use crate::{
     },
     output::{self, Format},
     probe::fields::STACKS,
-    profile::announced_pid,
+    cpu_sampler::announced_pid,
     session::{self, Collector, Flow, Tracees, monotonic_ns},
     stacks::{Frame, UNKNOWN_SYMBOL},
     symbolize::{Symbolizer, SymbolizerOptions, kernel_function},

@@ -111,7 +111,7 @@ struct JsonResult<'a> {
     /// Marks the file as tracekit's, as [`super::saved`] reads it.
     format: &'static str,
     format_version: u32,
-    kind: super::saved::Kind,
+    kind: super::saved::SavedKind,
     command: &'a str,
     traced: &'a str,
     duration_s: f64,
@@ -238,9 +238,9 @@ pub fn write_with_intervals(
             format: super::saved::FORMAT_NAME,
             format_version: super::saved::FORMAT_VERSION,
             kind: if unit.is_some() {
-                super::saved::Kind::Histogram
+                super::saved::SavedKind::Histogram
             } else {
-                super::saved::Kind::Counts
+                super::saved::SavedKind::Counts
             },
             command: table.command,
             traced: table.traced,

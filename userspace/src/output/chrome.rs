@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use super::profile::Header;
 use crate::{
-    profile::Profile,
+    cpu_sampler::SymbolizedProfile,
     stacks::{self, FrameKind, Stack},
 };
 
@@ -28,12 +28,12 @@ pub fn count_us(header: &Header<'_>) -> f64 {
 }
 
 /// Writes `profile` as a trace event file.
-pub fn write(out: &mut dyn io::Write, profile: &Profile, header: &Header<'_>) -> io::Result<()> {
+pub fn write(out: &mut dyn io::Write, profile: &SymbolizedProfile, header: &Header<'_>) -> io::Result<()> {
     serde_json::to_writer(&mut *out, &document(profile, header))?;
     writeln!(out)
 }
 
-fn document(profile: &Profile, header: &Header<'_>) -> Value {
+fn document(profile: &SymbolizedProfile, header: &Header<'_>) -> Value {
     let per_count = count_us(header);
     let mut pids: Vec<u32> = profile.stacks.iter().map(|s| s.pid).collect();
     pids.sort_unstable();
@@ -113,9 +113,9 @@ mod tests {
             count,
             time_slice: None,
         };
-        let profile = Profile {
+        let profile = SymbolizedProfile {
             stacks: vec![stack("b", 2), stack("a", 3), stack("b", 1)],
-            ..Profile::default()
+            ..SymbolizedProfile::default()
         };
         let header = Header {
             hz: Some(100),

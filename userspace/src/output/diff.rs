@@ -27,7 +27,7 @@ pub fn read_folded(bytes: &[u8], path: &Path) -> Result<Folded> {
         None => Err(Error::usage(format!("{name}: empty; give a profile"))),
         Some(b'{') => {
             let kind = saved::kind(bytes, path)?;
-            if kind != saved::Kind::Profile {
+            if kind != saved::SavedKind::Profile {
                 return Err(Error::usage(format!(
                     "{name}: holds a {}; diff compares profiles (stacks with counts)",
                     kind.name()

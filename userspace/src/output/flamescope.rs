@@ -22,7 +22,7 @@ use std::{
 };
 
 use super::{Format, profile::Header};
-use crate::{Error, Result, error::quote, profile::Profile, stacks::Stack};
+use crate::{Error, Result, error::quote, cpu_sampler::SymbolizedProfile, stacks::Stack};
 
 /// The length of a time slice, in ns: 20 ms, FlameScope's row (50 rows a second).
 pub const SLICE_NS: u64 = 20_000_000;
@@ -45,7 +45,7 @@ fn per_slice(stacks: &[Stack]) -> HashMap<u32, u64> {
 
 /// The first slice of the first second sampled: time 0 of the heat map and of
 /// `report --from/--to`. `None` when no stack has a time slice.
-pub fn origin_slice(profile: &Profile, slice_ns: u64) -> Option<u64> {
+pub fn origin_slice(profile: &SymbolizedProfile, slice_ns: u64) -> Option<u64> {
     let per_second = (1_000_000_000 / slice_ns.max(1)).max(1);
     profile
         .stacks
@@ -57,7 +57,7 @@ pub fn origin_slice(profile: &Profile, slice_ns: u64) -> Option<u64> {
 
 /// The stacks of `profile` sampled from `from_s` (inclusive) to `to_s` (exclusive) seconds
 /// after the heat map's time 0, slices dropped (`report --from --to`).
-pub fn select(profile: &Profile, slice_ns: u64, from_s: f64, to_s: f64) -> Profile {
+pub fn select(profile: &SymbolizedProfile, slice_ns: u64, from_s: f64, to_s: f64) -> SymbolizedProfile {
     let origin = origin_slice(profile, slice_ns).unwrap_or(0);
     let from_ns = (from_s * 1e9).round() as i128;
     let to_ns = (to_s * 1e9).round() as i128;
@@ -75,7 +75,7 @@ pub fn select(profile: &Profile, slice_ns: u64, from_s: f64, to_s: f64) -> Profi
             ..stack.clone()
         })
         .collect();
-    Profile {
+    SymbolizedProfile {
         stacks,
         ..profile.clone()
     }
@@ -150,7 +150,7 @@ pub struct CellGraphs {
 /// [`MAX_CELL_GRAPHS`] cells with samples, a cell links to its second's flame graph. A
 /// runtime error when the profile has no time slices (none sampled, or not `--heatmap`),
 /// as [`write_profile`]'s through [`super::write_file`].
-pub fn write_file(path: &Path, profile: &Profile, header: &Header<'_>) -> Result<CellGraphs> {
+pub fn write_file(path: &Path, profile: &SymbolizedProfile, header: &Header<'_>) -> Result<CellGraphs> {
     let (slice_ns, origin) = slices(profile, header).map_err(|err| {
         Error::runtime(format!("writing {}: {err}", quote(&path.to_string_lossy())))
     })?;
@@ -196,7 +196,7 @@ pub fn write_file(path: &Path, profile: &Profile, header: &Header<'_>) -> Result
                 });
         }
     }
-    let empty = Profile {
+    let empty = SymbolizedProfile {
         stacks: Vec::new(),
         ..profile.clone()
     };
@@ -206,7 +206,7 @@ pub fn write_file(path: &Path, profile: &Profile, header: &Header<'_>) -> Result
             to.parse().expect("formatted seconds"),
         );
         let n = (from_s * 1e9 / slice_ns as f64).round() as u64 / group;
-        let cut = Profile {
+        let cut = SymbolizedProfile {
             stacks: by_group.remove(&n).unwrap_or_default(),
             ..empty.clone()
         };
@@ -253,7 +253,7 @@ fn group_range(n: u64, group: u64, slice_ns: u64) -> (String, String) {
 }
 
 /// The ranges of the flame graphs of `group` slices each that hold samples, in time order.
-fn cells(profile: &Profile, slice_ns: u64, origin: u64, group: u64) -> Vec<(String, String)> {
+fn cells(profile: &SymbolizedProfile, slice_ns: u64, origin: u64, group: u64) -> Vec<(String, String)> {
     let mut groups: Vec<u64> = per_slice(&profile.stacks)
         .into_iter()
         .filter(|&(slice, count)| count > 0 && u64::from(slice) >= origin)
@@ -268,7 +268,7 @@ fn cells(profile: &Profile, slice_ns: u64, origin: u64, group: u64) -> Vec<(Stri
 }
 
 /// The slice length and time 0 of a profile's heat map; why not when it has none.
-fn slices(profile: &Profile, header: &Header<'_>) -> std::result::Result<(u64, u64), String> {
+fn slices(profile: &SymbolizedProfile, header: &Header<'_>) -> std::result::Result<(u64, u64), String> {
     match (
         header.time_slice_ns,
         header
@@ -285,7 +285,7 @@ fn slices(profile: &Profile, header: &Header<'_>) -> std::result::Result<(u64, u
 /// (it was taken without `--heatmap`).
 pub fn write_profile(
     out: &mut dyn io::Write,
-    profile: &Profile,
+    profile: &SymbolizedProfile,
     header: &Header<'_>,
 ) -> io::Result<()> {
     let (slice_ns, origin) =
@@ -296,7 +296,7 @@ pub fn write_profile(
 /// The SVG; with `links` (a directory, slices per flame graph), the cells with samples link
 /// to `DIR/FROM-TO.svg`.
 fn render(
-    profile: &Profile,
+    profile: &SymbolizedProfile,
     header: &Header<'_>,
     slice_ns: u64,
     origin: u64,
@@ -454,16 +454,16 @@ mod tests {
         }
     }
 
-    fn profile() -> Profile {
+    fn profile() -> SymbolizedProfile {
         // Seconds 100 and 101 (slices 5000..5100): hot at 0-20 ms, one sample at 980 ms.
-        Profile {
+        SymbolizedProfile {
             stacks: vec![
                 stack("hot", 5000, 7),
                 stack("hot", 5050, 5),
                 stack("cold", 5049, 1),
                 stack("other", 5051, 2),
             ],
-            ..Profile::default()
+            ..SymbolizedProfile::default()
         }
     }
 
@@ -576,11 +576,11 @@ mod tests {
         assert!(cell.contains("pid 1, 1 to 1.02 s"), "{cell}");
 
         // Past MAX_CELL_GRAPHS cells with samples, one graph per second.
-        let busy = Profile {
+        let busy = SymbolizedProfile {
             stacks: (0..MAX_CELL_GRAPHS as u32 + 1)
                 .map(|n| stack("hot", 5000 + n, 1))
                 .collect(),
-            ..Profile::default()
+            ..SymbolizedProfile::default()
         };
         let graphs = write_file(&path, &busy, &header).unwrap();
         assert_eq!(
@@ -647,7 +647,7 @@ mod tests {
     #[test]
     fn no_slices_is_an_error() {
         let header = Header::new("profile", "cpu-clock", "samples", "pid 1");
-        let err = write_profile(&mut Vec::new(), &Profile::default(), &header).unwrap_err();
+        let err = write_profile(&mut Vec::new(), &SymbolizedProfile::default(), &header).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
     }
 }

@@ -11,7 +11,7 @@ use std::{
 
 use super::{Format, chrome, flamegraph, flamescope, plural, report, saved, speedscope};
 use crate::{
-    profile::{Profile, SHORT_STACK_FRAMES},
+    cpu_sampler::{SymbolizedProfile, SHORT_STACK_FRAMES},
     stacks,
 };
 
@@ -101,7 +101,7 @@ impl<'a> Header<'a> {
 pub fn write(
     out: &mut dyn io::Write,
     format: Format,
-    profile: &Profile,
+    profile: &SymbolizedProfile,
     header: &Header<'_>,
     top: usize,
 ) -> io::Result<()> {
@@ -184,7 +184,7 @@ pub fn write(
 }
 
 /// The processes a profile's stacks come from.
-pub fn processes(profile: &Profile) -> usize {
+pub fn processes(profile: &SymbolizedProfile) -> usize {
     let pids: std::collections::HashSet<u32> = profile.stacks.iter().map(|s| s.pid).collect();
     pids.len()
 }
@@ -194,7 +194,7 @@ pub fn processes(profile: &Profile) -> usize {
 /// broken (with `hints`, by pid, saying why where the DWARF unwinder knows; otherwise the
 /// frame-pointer advice).
 pub fn summary(
-    profile: &Profile,
+    profile: &SymbolizedProfile,
     header: &Header<'_>,
     reason: &str,
     processes: usize,
@@ -298,11 +298,11 @@ pub fn written(path: &std::path::Path, format: Format) -> String {
 mod tests {
     use super::*;
     use crate::{
-        profile::{BrokenStacks, Stats},
+        cpu_sampler::{BrokenStacks, Stats},
         stacks::{Frame, FrameKind, Stack},
     };
 
-    fn profile() -> Profile {
+    fn profile() -> SymbolizedProfile {
         let stack = |symbols: &[&str], count| Stack {
             pid: 42,
             comm: "tk_burner".into(),
@@ -314,7 +314,7 @@ mod tests {
             count,
             time_slice: None,
         };
-        Profile {
+        SymbolizedProfile {
             stacks: vec![
                 stack(&["main", "a", "b", "leaf"], 297),
                 stack(&["main", "a"], 3),
@@ -417,7 +417,7 @@ mod tests {
             ),
             "{text}"
         );
-        // One of each: every noun agrees with its number (issue 25).
+        // One of each: every noun agrees with its number.
         let mut one = profile.clone();
         one.stacks.truncate(1);
         one.stats.samples = 1;

@@ -5,7 +5,7 @@
 //!
 //! [`write`] writes a profile and its [`Header`]; [`read`] reads one back into a [`Saved`],
 //! whose [`Saved::header`] and [`Saved::profile`] give every writer the same input it had
-//! when the profile was taken. Files are told apart by their `kind` ([`Kind`]) before the
+//! when the profile was taken. Files are told apart by their `kind` ([`SavedKind`]) before the
 //! rest is read, so other kinds (histograms) can be added.
 //!
 //! ```
@@ -14,7 +14,7 @@
 //! use tracekit::profile::Profile;
 //! use tracekit::stacks::{Frame, Stack};
 //!
-//! let profile = Profile {
+//! let profile = SymbolizedProfile {
 //!     stacks: vec![Stack {
 //!         pid: 7,
 //!         comm: "burner".into(),
@@ -23,7 +23,7 @@
 //!         count: 3,
 //!         time_slice: None,
 //!     }],
-//!     ..Profile::default()
+//!     ..SymbolizedProfile::default()
 //! };
 //! let header = Header {
 //!     hz: Some(99),
@@ -52,7 +52,7 @@ use crate::{
     Error, Result,
     error::quote,
     mappings::Mapping,
-    profile::{Profile, Stats},
+    cpu_sampler::{SymbolizedProfile, Stats},
     stacks::{CodeAddress, Frame, FrameKind, Stack},
 };
 
@@ -64,7 +64,7 @@ pub const FORMAT_NAME: &str = "tracekit";
 /// What a saved file holds, from its `kind` field.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Kind {
+pub enum SavedKind {
     /// Stacks with counts (`profile`, `stackcount`, `offcpu`).
     Profile,
     /// Histograms (`hist` and its presets).
@@ -73,13 +73,13 @@ pub enum Kind {
     Counts,
 }
 
-impl Kind {
+impl SavedKind {
     /// The kind's name as files and messages spell it.
     pub fn name(self) -> &'static str {
         match self {
-            Kind::Profile => "profile",
-            Kind::Histogram => "histogram",
-            Kind::Counts => "counts",
+            SavedKind::Profile => "profile",
+            SavedKind::Histogram => "histogram",
+            SavedKind::Counts => "counts",
         }
     }
 }
@@ -108,7 +108,7 @@ pub struct Saved {
     /// The cgroup of each process, as read when the profile was written.
     pub cgroups: HashMap<u32, String>,
     /// The stacks and the counters.
-    pub profile: Profile,
+    pub profile: SymbolizedProfile,
 }
 
 impl Saved {
@@ -130,7 +130,7 @@ impl Saved {
 struct JsonProfile {
     format: String,
     format_version: u32,
-    kind: Kind,
+    kind: SavedKind,
     tool: String,
     event: String,
     unit: String,
@@ -207,7 +207,7 @@ struct JsonFrame {
 }
 
 /// Writes `profile` as tracekit's JSON (one line and a newline).
-pub fn write(out: &mut dyn io::Write, profile: &Profile, header: &Header<'_>) -> io::Result<()> {
+pub fn write(out: &mut dyn io::Write, profile: &SymbolizedProfile, header: &Header<'_>) -> io::Result<()> {
     let mut mappings: Vec<JsonMapping> = Vec::new();
     let mut mapping_index: HashMap<Arc<Mapping>, usize> = HashMap::new();
     let mut cgroups = BTreeMap::new();
@@ -260,7 +260,7 @@ pub fn write(out: &mut dyn io::Write, profile: &Profile, header: &Header<'_>) ->
     let json = JsonProfile {
         format: FORMAT_NAME.into(),
         format_version: FORMAT_VERSION,
-        kind: Kind::Profile,
+        kind: SavedKind::Profile,
         tool: header.tool.into(),
         event: header.event.into(),
         unit: header.unit.into(),
@@ -293,7 +293,7 @@ pub fn write(out: &mut dyn io::Write, profile: &Profile, header: &Header<'_>) ->
 
 /// The `kind` of a tracekit JSON file's content, after checking that it is ours and of a
 /// version this tracekit reads. Usage errors name `path` and what is wrong.
-pub fn kind(bytes: &[u8], path: &Path) -> Result<Kind> {
+pub fn kind(bytes: &[u8], path: &Path) -> Result<SavedKind> {
     #[derive(Deserialize)]
     struct Head {
         format: Option<String>,
@@ -378,7 +378,7 @@ pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
 pub fn parse(bytes: &[u8], path: &Path) -> Result<Saved> {
     let name = quote(&path.to_string_lossy());
     match kind(bytes, path)? {
-        Kind::Profile => {}
+        SavedKind::Profile => {}
         other => {
             return Err(Error::usage(format!(
                 "{name}: holds a {}, not a profile",
@@ -449,7 +449,7 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<Saved> {
         start: UNIX_EPOCH + Duration::from_nanos(json.start_unix_ns),
         time_slice_ns: json.time_slice_ns,
         cgroups: json.cgroups.into_iter().collect(),
-        profile: Profile {
+        profile: SymbolizedProfile {
             stacks,
             stats: Stats {
                 samples: json.samples,
@@ -672,9 +672,9 @@ impl SavedHistogram {
 pub fn parse_histogram(bytes: &[u8], path: &Path) -> Result<SavedHistogram> {
     let name = quote(&path.to_string_lossy());
     match kind(bytes, path)? {
-        Kind::Histogram => {}
+        SavedKind::Histogram => {}
         other => {
-            let what = if other == Kind::Profile {
+            let what = if other == SavedKind::Profile {
                 "a profile"
             } else {
                 "counts"

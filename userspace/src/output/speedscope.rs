@@ -10,12 +10,12 @@ use serde_json::{Value, json};
 
 use super::profile::Header;
 use crate::{
-    profile::Profile,
+    cpu_sampler::SymbolizedProfile,
     stacks::{FrameKind, Stack},
 };
 
 /// Writes `profile` as a speedscope file.
-pub fn write(out: &mut dyn io::Write, profile: &Profile, header: &Header<'_>) -> io::Result<()> {
+pub fn write(out: &mut dyn io::Write, profile: &SymbolizedProfile, header: &Header<'_>) -> io::Result<()> {
     serde_json::to_writer(&mut *out, &document(profile, header))?;
     writeln!(out)
 }
@@ -29,7 +29,7 @@ fn unit(header: &Header<'_>) -> (&'static str, u64) {
     }
 }
 
-fn document(profile: &Profile, header: &Header<'_>) -> Value {
+fn document(profile: &SymbolizedProfile, header: &Header<'_>) -> Value {
     let (unit, per_count) = unit(header);
     let mut frames: Vec<Value> = Vec::new();
     let mut frame_index: HashMap<(&str, Option<&str>, FrameKind), usize> = HashMap::new();
@@ -118,14 +118,14 @@ mod tests {
             count,
             time_slice: Some(1),
         };
-        let profile = Profile {
+        let profile = SymbolizedProfile {
             stacks: vec![
                 stack(1, "a", 1),
                 stack(2, "b", 3),
                 stack(2, "b", 2),
                 stack(2, "c", 1),
             ],
-            ..Profile::default()
+            ..SymbolizedProfile::default()
         };
         let header = Header {
             hz: Some(100),

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::counters::{Event, Kind, Reading};
+use crate::counters::{Event, CounterKind, Reading};
 
 /// One event as asked.
 #[derive(Clone, Debug)]
@@ -52,7 +52,7 @@ pub fn rate(count: u64, seconds: f64) -> String {
 }
 
 pub fn is_clock(event: &Event) -> bool {
-    event.kind == Kind::Software && matches!(event.name.as_str(), "task-clock" | "cpu-clock")
+    event.kind == CounterKind::Software && matches!(event.name.as_str(), "task-clock" | "cpu-clock")
 }
 
 /// The derived figure perf prints after `#`.

@@ -13,7 +13,7 @@
 //! - `sock(ret)->__sk_common.skc_num`: from the `struct sock` of the socket the current
 //!   task has open at descriptor `ret` (an integer field: `ret` of
 //!   `syscalls:sys_exit_accept4`); `file(fd)->f_flags` from the `struct file` at descriptor
-//!   `fd` (n31, issue 30). The descriptor walk (`task->files->fdt->fd[FD]`) is the
+//!   `fd`. The descriptor walk (`task->files->fdt->fd[FD]`) is the
 //!   kernel's; a descriptor with no file reads as 0.
 //!
 //! The value must be an integer, an enum or a pointer (1, 2, 4 or 8 bytes; no bitfields),

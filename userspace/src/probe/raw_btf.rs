@@ -5,7 +5,7 @@
 //! Why not btf-rs (kept for kernel-function parameters, [`crate::probe::functions`]): its
 //! parse reads the file with a seek per type and builds name maps of every type, 0.13 s of
 //! CPU and 40 MiB of peak memory for one `task->real_parent->tgid` (the startup of
-//! `execsnoop`, issue 30 acceptance 8). This one costs one read of the file (6 MiB here)
+//! `execsnoop`). This one costs one read of the file (6 MiB here)
 //! and one pass over the ~150,000 types.
 //!
 //! Format: the kernel's `Documentation/bpf/btf.rst`. A header (magic `0xeb9f`), a type

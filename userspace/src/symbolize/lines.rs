@@ -6,7 +6,7 @@
 //! A sample whose leaf is in the kernel (a syscall, a page fault) is not attributed to a
 //! user line: [`LineProfile::in_kernel`] counts them. Where the compiler inlined a function,
 //! the line is the inlined function's own, under its name (the innermost frame).
-//! [`crate::profile::leaf_lines`] sorts a profile's samples by line.
+//! [`crate::cpu_sampler::leaf_lines`] sorts a profile's samples by line.
 
 use blazesym::{
     Pid,

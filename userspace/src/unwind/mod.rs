@@ -38,7 +38,7 @@ pub use kernel::{KernelTables, WalkStats};
 use process::{Backing, ExecMapping};
 use table::Segment;
 use tracekit_common::{
-    profile::MAX_STACK_DEPTH,
+    cpu_sampler::MAX_STACK_DEPTH,
     unwind::{MAX_PROCESS_MAPPINGS, Mapping, ProcessMappings},
 };
 pub use worker::{UnwindWorker, Unwinder};

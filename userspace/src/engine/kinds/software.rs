@@ -70,7 +70,7 @@ fn rate_of(spec: &ProbeSpec) -> Result<(&str, Sampling)> {
 fn software_specs(spec: &ProbeSpec, request: &Request, events: &Events) -> Result<Compiled> {
     let (name, sampling) = rate_of(spec)?;
     let config = counters::named_event(name)
-        .filter(|event| event.kind == counters::Kind::Software)
+        .filter(|event| event.kind == counters::CounterKind::Software)
         .map(|event| event.config)
         .ok_or_else(|| {
             Error::usage(format!(

@@ -286,7 +286,7 @@ pub struct MetricConfig {
     /// Its help line.
     pub help: String,
     /// What the kernel counts.
-    pub source: Source,
+    pub source: MetricSource,
     /// Extra filter (the filter language), added to a preset's own.
     pub filter: Option<String>,
     /// Group-by fields; each is a label of the same name.
@@ -301,7 +301,7 @@ pub struct MetricConfig {
 
 /// What a metric's kernel aggregate counts.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Source {
+pub enum MetricSource {
     /// A bcc tool's request.
     Preset(Preset),
     /// One event, as the one-liners write it.
@@ -327,8 +327,8 @@ impl MetricConfig {
         };
         let scale = Scale { div, per_base };
         let counts_events = match &self.source {
-            Source::Preset(preset) => preset.metric().unit.is_none(),
-            Source::Event { value, .. } => value.is_none(),
+            MetricSource::Preset(preset) => preset.metric().unit.is_none(),
+            MetricSource::Event { value, .. } => value.is_none(),
         };
         let kind = match self.buckets {
             Some(spec) => Kind::Histogram {
@@ -636,7 +636,7 @@ fn check_metric(
                 )));
             }
             (
-                Source::Preset(preset),
+                MetricSource::Preset(preset),
                 defaults.help.to_string(),
                 defaults.by.iter().map(|s| s.to_string()).collect(),
                 defaults.unit,
@@ -666,7 +666,7 @@ fn check_metric(
                 None => format!("Events of {event}."),
             };
             (
-                Source::Event {
+                MetricSource::Event {
                     event,
                     value: raw.value,
                 },

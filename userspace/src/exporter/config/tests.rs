@@ -23,14 +23,14 @@ fn the_documented_example_parses() {
     assert_eq!(latency.help, "Block I/O latency from issue to completion.");
     assert_eq!(
         latency.source,
-        Source::Preset(Preset::named("biolatency").unwrap())
+        MetricSource::Preset(Preset::named("biolatency").unwrap())
     );
     assert_eq!(latency.by, ["disk", "op"]);
     assert_eq!(latency.unit, Some(ValueUnit::Nanoseconds));
     let size = &config.metrics[1];
     assert_eq!(
         size.source,
-        Source::Event {
+        MetricSource::Event {
             event: "block:block_rq_issue".into(),
             value: Some("bytes".into())
         }

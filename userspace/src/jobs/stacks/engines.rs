@@ -7,7 +7,7 @@ use std::{collections::HashMap, path::PathBuf};
 use aya::maps::{MapData, RingBuf};
 use tracekit_common::{
     engine::STR_BYTES,
-    profile::{STACK_NONE, SampleKey},
+    cpu_sampler::{STACK_NONE, SampleKey},
 };
 
 use super::Weight;
@@ -15,7 +15,7 @@ use crate::{
     Result,
     engine::{Aggregates, EngineStats, KeyColumn},
     jobs::{aggregate::Engines, source::SampleSource},
-    profile::{Profile, RawProfile},
+    cpu_sampler::{SymbolizedProfile, RawProfile},
     session::Tracees,
     stacks::Stack,
     unwind::Unwinder,
@@ -177,7 +177,7 @@ fn tag_of(words: &[u64]) -> u32 {
 /// stack. Threads are named from `/proc/PID/task/TID/comm` (cached in `names` by tid, which
 /// the caller keeps from read to read; `swapper` for 0; `[TID]` for a thread gone before
 /// its first read).
-pub(crate) fn join_wakers(profile: Profile, names: &mut HashMap<u32, String>) -> Profile {
+pub(crate) fn join_wakers(profile: SymbolizedProfile, names: &mut HashMap<u32, String>) -> SymbolizedProfile {
     use crate::stacks::Frame;
     let (wakers, blocked): (Vec<Stack>, Vec<Stack>) = profile
         .stacks
@@ -209,7 +209,7 @@ pub(crate) fn join_wakers(profile: Profile, names: &mut HashMap<u32, String>) ->
             stack
         })
         .collect();
-    Profile { stacks, ..profile }
+    SymbolizedProfile { stacks, ..profile }
 }
 
 /// A thread's name from `/proc/PID/task/TID/comm`.
@@ -338,7 +338,7 @@ impl SampleSource for EngineStacks<'_> {
         )
     }
 
-    fn join(&mut self, profile: Profile) -> Profile {
+    fn join(&mut self, profile: SymbolizedProfile) -> SymbolizedProfile {
         if self.layout.waker {
             join_wakers(profile, &mut self.names)
         } else {

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use tracekit_common::{
     engine::AggValue,
-    profile::{STACK_NONE, SampleKey},
+    cpu_sampler::{STACK_NONE, SampleKey},
 };
 
 use super::*;
@@ -14,7 +14,7 @@ use crate::{
     engine::{Aggregates, EngineStats},
     jobs::source::ReplaySamples,
     output::golden::Transcript,
-    profile::{RawProfile, Stats},
+    cpu_sampler::{RawProfile, Stats},
     stacks::{Frame, FrameKind, Stack},
 };
 
@@ -49,8 +49,8 @@ fn stack(pid: u32, comm: &str, frames: Vec<Frame>, count: u64) -> Stack {
 }
 
 /// A recorded CPU profile: a burner's two hot leaves, one syscall into the kernel.
-fn recorded(stats: Stats) -> Profile {
-    Profile {
+fn recorded(stats: Stats) -> SymbolizedProfile {
+    SymbolizedProfile {
         stacks: vec![
             stack(
                 4242,
@@ -86,7 +86,7 @@ fn header<'a>(tool: &'a str, cgroups: &'a HashMap<u32, String>) -> Header<'a> {
     }
 }
 
-fn written(format: Format, profile: &Profile, header: &Header<'_>, top: usize) -> String {
+fn written(format: Format, profile: &SymbolizedProfile, header: &Header<'_>, top: usize) -> String {
     let mut out = Vec::new();
     write_profile(&mut out, format, profile, None, header, top).unwrap();
     String::from_utf8(out).unwrap()
@@ -149,7 +149,7 @@ fn golden_profile_lost() {
 #[test]
 fn golden_profile_empty() {
     let cgroups = HashMap::new();
-    let profile = Profile::default();
+    let profile = SymbolizedProfile::default();
     let header = header("profile", &cgroups);
     Transcript::new("tracekit profile -a -d 2  (nothing sampled)")
         .part("stdout", written(Format::Text, &profile, &header, 10))
@@ -568,7 +568,7 @@ fn interval_runs_keep_what_their_outputs_need() {
 
 /// Under churn, an interval run writing folded stacks holds one stack per command and
 /// frames, not one per process: 1000 processes running the same code add up to one stack
-/// (issue 27, acceptance 7: RSS flat over ten minutes of short-lived processes).
+/// (RSS stays flat over ten minutes of short-lived processes).
 #[test]
 fn interval_runs_by_name_hold_one_stack_for_many_processes() {
     let mut whole = Whole::default();
@@ -578,9 +578,9 @@ fn interval_runs_by_name_hold_one_stack_for_many_processes() {
             address: 0x5500_0000_0000 + u64::from(pid) * 4096,
             mapping: None,
         });
-        let profile = Profile {
+        let profile = SymbolizedProfile {
             stacks: vec![stack(pid, "tk_churn", frames, 2)],
-            ..Profile::default()
+            ..SymbolizedProfile::default()
         };
         whole.add(&profile, Keep::Symbols);
     }
@@ -593,9 +593,9 @@ fn interval_runs_by_name_hold_one_stack_for_many_processes() {
 
     let mut everything = Whole::default();
     for pid in [1, 2] {
-        let profile = Profile {
+        let profile = SymbolizedProfile {
             stacks: vec![stack(pid, "tk_churn", vec![user("main")], 1)],
-            ..Profile::default()
+            ..SymbolizedProfile::default()
         };
         everything.add(&profile, Keep::Everything);
     }
@@ -661,7 +661,7 @@ fn offwaketime_pairs_are_joined_into_one_stack() {
         count: 7000,
         time_slice: Some(slice),
     };
-    let profile = Profile {
+    let profile = SymbolizedProfile {
         stacks: vec![
             side(
                 0,
@@ -679,7 +679,7 @@ fn offwaketime_pairs_are_joined_into_one_stack() {
                 blocked.time_slice,
             ),
         ],
-        ..Profile::default()
+        ..SymbolizedProfile::default()
     };
     let joined = join_wakers(profile, &mut HashMap::new());
     let own = std::fs::read_to_string(format!("/proc/{me}/task/{me}/comm")).unwrap();

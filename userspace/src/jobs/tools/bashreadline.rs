@@ -2,7 +2,7 @@
 //! bpftrace's `bashreadline`): a return probe on `readline()` in `/bin/bash` (or the
 //! library given), printing the line it returns (`str(retval)`, its first 32 bytes).
 
-use super::{CLOCK, Column, EventTime, EventsJob, Flag, Group, Plan, TIMESTAMP, Tool};
+use super::{CLOCK, Column, EventTime, EventsJob, Flag, Group, ToolPlan, TIMESTAMP, Tool};
 use crate::Result;
 
 /// `tracekit bashreadline`.
@@ -23,7 +23,7 @@ Lines are cut at 32 bytes (the engine's string size).",
         CLOCK,
     ],
     groups: &[Group::Common, Group::Maps],
-    plan: |values| bashreadline(values).map(Plan::Events),
+    plan: |values| bashreadline(values).map(ToolPlan::Events),
     metric: None,
 };
 

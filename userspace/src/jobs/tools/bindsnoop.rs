@@ -4,7 +4,7 @@
 //! for, read at the entry through BTF (`(struct sockaddr_in *)uaddr->sin_port`), and the
 //! result. A kernel function: kprobe or fentry, whichever the kernel has.
 
-use super::{CLOCK, Column, EventsJob, FAILURES, Group, NAME, Plan, TIMESTAMP, Tool};
+use super::{CLOCK, Column, EventsJob, FAILURES, Group, NAME, ToolPlan, TIMESTAMP, Tool};
 use crate::Result;
 
 /// `tracekit bindsnoop`.
@@ -20,7 +20,7 @@ inet_bind's return value: 0, or -errno (-98: EADDRINUSE). IPv6 binds (inet6_bind
 shown yet, and libbpf-tools' PROTO, OPTS and IF columns are not.",
     flags: &[FAILURES.help("Only binds that failed"), NAME, TIMESTAMP, CLOCK],
     groups: &[Group::Probing],
-    plan: |values| bindsnoop(values).map(Plan::Events),
+    plan: |values| bindsnoop(values).map(ToolPlan::Events),
     metric: None,
 };
 

@@ -2,7 +2,7 @@
 //! `block:block_rq_issue` (or `block_rq_insert`) to `block:block_rq_complete`, paired by
 //! (dev, sector), as a log2 histogram.
 
-use super::{Flag, Group, LatencyUnit, Metric, Plan, Tool, UNIT, ValueUnit, disk_filter};
+use super::{Flag, Group, LatencyUnit, Metric, ToolPlan, Tool, UNIT, ValueUnit, disk_filter};
 use crate::{
     Result,
     engine::request::{KeyField, MapSizes, Request, Start, StartProbe},
@@ -43,7 +43,7 @@ pub const TOOL: Tool = Tool {
             maps: values.maps,
         })?
         .percentiles(values.percentiles, "")
-        .map(Plan::Aggregate)
+        .map(ToolPlan::Aggregate)
     },
     metric: Some(Metric {
         name: "block_io_latency",

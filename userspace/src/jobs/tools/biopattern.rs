@@ -4,7 +4,7 @@
 //! disk's previous one ended (`follows(dev,sector,nr_sector)`, kept in the kernel), random
 //! otherwise; counted per disk with its sectors, and shown as `DISK %RND %SEQ COUNT KBYTES`.
 
-use super::{Flag, Group, Metric, Plan, Tool, disk_filter};
+use super::{Flag, Group, Metric, ToolPlan, Tool, disk_filter};
 use crate::{
     Result,
     engine::request::{KeyField, MapSizes, Request},
@@ -38,7 +38,7 @@ select the process that issued them.",
     )],
     groups: &[Group::Common, Group::Maps],
     plan: |values| {
-        biopattern(values.text("disk"), values.maps).map(Plan::Aggregate)
+        biopattern(values.text("disk"), values.maps).map(ToolPlan::Aggregate)
     },
     metric: Some(Metric {
         name: "block_io_pattern",

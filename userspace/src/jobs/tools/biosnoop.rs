@@ -5,7 +5,7 @@
 //! operation (`rwbs`) and sector printed per I/O, in libbpf-tools' columns `TIME(s) COMM PID
 //! DISK T SECTOR BYTES LAT(ms)`.
 
-use super::{CLOCK, Column, EventTime, EventsJob, Flag, Group, Plan, Tool, disk_filter};
+use super::{CLOCK, Column, EventTime, EventsJob, Flag, Group, ToolPlan, Tool, disk_filter};
 use crate::engine::request::{Start, StartProbe};
 
 /// `tracekit biosnoop`.
@@ -93,7 +93,7 @@ COMM and PID are the task that issued (-Q: inserted) the I/O; -p and -- CMD sele
             EventTime::Clock => EventTime::Clock,
             _ => EventTime::Relative,
         };
-        Ok(Plan::Events(job))
+        Ok(ToolPlan::Events(job))
     },
     metric: None,
 };
@@ -108,7 +108,7 @@ mod tests {
 
     #[test]
     fn biosnoop_saves_the_issuers_comm_pid_and_size_at_issue() {
-        let Plan::Events(job) = (TOOL.plan)(&FlagValues::defaults(&TOOL)).unwrap() else {
+        let ToolPlan::Events(job) = (TOOL.plan)(&FlagValues::defaults(&TOOL)).unwrap() else {
             panic!("events");
         };
         assert_eq!(

@@ -4,7 +4,7 @@
 //! comm, pid and kernel stack under (dev, sector); `block:block_rq_complete` finds them and
 //! adds the latency to a log2 histogram per (comm, pid, disk, stack).
 
-use super::{Flag, Group, Metric, Plan, Tool, UNIT, ValueUnit, disk_filter};
+use super::{Flag, Group, Metric, ToolPlan, Tool, UNIT, ValueUnit, disk_filter};
 use crate::{
     engine::request::{KeyField, Request, Start, StartProbe},
     jobs::aggregate::AggregateJob,
@@ -47,7 +47,7 @@ to completion. Buffered writes are issued by kernel flusher threads, with their 
         let mut start = StartProbe::new(begin, &["dev", "sector"]);
         start.filter = filter.clone();
         let unit = values.unit();
-        Ok(Plan::Aggregate(AggregateJob {
+        Ok(ToolPlan::Aggregate(AggregateJob {
             command: "biostacks",
             what: Some("block I/O latency by initiating stack".into()),
             request: Request {
@@ -100,7 +100,7 @@ mod tests {
 
     #[test]
     fn biostacks_saves_the_issuer_and_its_stack_at_issue() {
-        let Plan::Aggregate(job) = (TOOL.plan)(&FlagValues::defaults(&TOOL)).unwrap() else {
+        let ToolPlan::Aggregate(job) = (TOOL.plan)(&FlagValues::defaults(&TOOL)).unwrap() else {
             panic!("aggregate");
         };
         assert_eq!(

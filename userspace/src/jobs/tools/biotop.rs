@@ -3,7 +3,7 @@
 //! `block:block_rq_issue` (include/trace/events/block.h) and shown busiest first, each
 //! interval (`-i`, bcc's default is 1 s) or at the end.
 
-use super::{Flag, Group, Metric, NOCLEAR, Plan, Tool, disk_filter};
+use super::{Flag, Group, Metric, NOCLEAR, ToolPlan, Tool, disk_filter};
 use crate::{
     engine::request::{KeyField, Request},
     jobs::aggregate::AggregateJob,
@@ -31,7 +31,7 @@ buffered writes).",
     ],
     groups: &[Group::Common, Group::Maps],
     plan: |values| {
-        Ok(Plan::Aggregate(AggregateJob {
+        Ok(ToolPlan::Aggregate(AggregateJob {
             command: "biotop",
             what: Some("block I/O issued".into()),
             request: Request {

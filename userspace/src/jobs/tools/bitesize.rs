@@ -2,7 +2,7 @@
 //! log2 histogram of `block:block_rq_issue`'s `bytes` (include/trace/events/block.h) by
 //! `comm`.
 
-use super::{Flag, Group, Metric, Plan, Tool, ValueUnit, disk_filter};
+use super::{Flag, Group, Metric, ToolPlan, Tool, ValueUnit, disk_filter};
 use crate::{
     Result,
     engine::request::{KeyField, MapSizes, Request},
@@ -29,7 +29,7 @@ pub const TOOL: Tool = Tool {
             disk: values.text("disk").map(Into::into),
             maps: values.maps,
         })
-        .map(Plan::Aggregate)
+        .map(ToolPlan::Aggregate)
     },
     metric: Some(Metric {
         name: "block_io_size",

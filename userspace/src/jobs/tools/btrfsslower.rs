@@ -1,7 +1,7 @@
 //! `tracekit btrfsslower`: [`fsslower --fs btrfs`](super::fsslower), under bcc's and
 //! libbpf-tools' alias name.
 
-use super::{Plan, Tool, fsslower};
+use super::{ToolPlan, Tool, fsslower};
 
 /// `tracekit btrfsslower`.
 pub const TOOL: Tool = fsslower::alias(
@@ -12,5 +12,5 @@ pub const TOOL: Tool = fsslower::alias(
   tracekit btrfsslower 0 -- ./app       # every call while ./app runs
 
 fsslower --fs btrfs: see tracekit fsslower --help.",
-    |values| fsslower::plan(values, "btrfs").map(Plan::Events),
+    |values| fsslower::plan(values, "btrfs").map(ToolPlan::Events),
 );

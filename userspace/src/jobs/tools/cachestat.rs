@@ -6,7 +6,7 @@
 //! the first of its names this kernel has, as libbpf-tools chooses (`folio_mark_accessed`
 //! or `mark_page_accessed`, ...).
 
-use super::{Group, Metric, Plan, Tool};
+use super::{Group, Metric, ToolPlan, Tool};
 use crate::{
     Error, Result,
     engine::request::Request,
@@ -46,7 +46,7 @@ rest hits. --json gives the counts per function.",
     groups: &[Group::Probing],
     plan: |values| {
         let functions = pick(&super::fsdist::kernel_symbols())?;
-        Ok(Plan::Aggregate(AggregateJob {
+        Ok(ToolPlan::Aggregate(AggregateJob {
             command: "cachestat",
             what: Some("page cache accesses ({probes})".into()),
             request: Request {

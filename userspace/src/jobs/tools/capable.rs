@@ -6,7 +6,7 @@
 //! as `has_capability_noaudit`) are left out unless `--all-checks`, as bcc leaves them out
 //! unless `-v`.
 
-use super::{CLOCK, Column, EventTime, EventsJob, Flag, Group, NAME, Plan, TIMESTAMP, Tool};
+use super::{CLOCK, Column, EventTime, EventsJob, Flag, Group, NAME, ToolPlan, TIMESTAMP, Tool};
 
 /// The capabilities by number (`include/uapi/linux/capability.h`, 0 to 40 as of Linux 6.x).
 pub const CAPABILITIES: [&str; 41] = [
@@ -121,7 +121,7 @@ Columns are libbpf-tools' UID, PID, COMM, CAP and NAME; its AUDIT and VERDICT ar
         job.request.target = values.target;
         job.request.maps = values.maps;
         job.time = EventTime::of(values);
-        Ok(Plan::Events(job))
+        Ok(ToolPlan::Events(job))
     },
     metric: None,
 };

@@ -4,7 +4,7 @@
 //! sched.h): on-CPU from switching in (`next_pid`) to switching out (`prev_pid`), off-CPU
 //! the other way round. The idle task (tid 0) is left out.
 
-use super::{Flag, Group, LatencyUnit, Metric, Plan, Tool, UNIT, ValueUnit};
+use super::{Flag, Group, LatencyUnit, Metric, ToolPlan, Tool, UNIT, ValueUnit};
 use crate::{
     engine::request::{KeyField, MapSizes, Request, Start, StartProbe},
     jobs::aggregate::AggregateJob,
@@ -33,7 +33,7 @@ On-CPU time runs from a thread's sched_switch onto a CPU to its sched_switch off
     ],
     groups: &[Group::Common, Group::Maps],
     plan: |values| {
-        Ok(Plan::Aggregate(cpudist(&CpudistOptions {
+        Ok(ToolPlan::Aggregate(cpudist(&CpudistOptions {
             offcpu: values.switch("offcpu"),
             per_thread: values.switch("tids"),
             unit: values.unit(),

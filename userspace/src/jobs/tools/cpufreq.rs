@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use super::{BY_PROCESS, Flag, Group, Plan, Tool};
+use super::{BY_PROCESS, Flag, Group, ToolPlan, Tool};
 use crate::{
     Error, Result,
     engine::request::{KeyField, MapSizes, Request, Shape, Start, StartProbe},
@@ -46,7 +46,7 @@ machines) the tool says so and exits 1.",
             by.push(KeyField::new("cpu"));
         }
         let hz = values.number("frequency").unwrap_or(99);
-        cpufreq(hz, by, values.maps, Path::new(CPUS)).map(Plan::Aggregate)
+        cpufreq(hz, by, values.maps, Path::new(CPUS)).map(ToolPlan::Aggregate)
     },
     metric: None,
 };

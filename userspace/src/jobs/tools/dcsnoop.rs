@@ -6,7 +6,7 @@
 //! printed as bcc prints it with T `R` (a reference), in the same columns from a second
 //! request ([`EventsJob::parts`]). Kernel functions: kprobes or fentry.
 
-use super::{Column, EventsJob, Flag, Group, NAME, Plan, Tool};
+use super::{Column, EventsJob, Flag, Group, NAME, ToolPlan, Tool};
 use crate::Result;
 
 /// The probe: `d_lookup`'s return.
@@ -82,7 +82,7 @@ kernel functions (kprobes or fentry).",
         NAME,
     ],
     groups: &[Group::Probing],
-    plan: |values| dcsnoop(values).map(Plan::Events),
+    plan: |values| dcsnoop(values).map(ToolPlan::Events),
     metric: None,
 };
 

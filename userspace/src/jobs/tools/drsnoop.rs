@@ -2,7 +2,7 @@
 //! itself (bcc/libbpf-tools' `drsnoop`): from `vmscan:mm_vmscan_direct_reclaim_begin` to
 //! `_end` of one thread (include/trace/events/vmscan.h), with the pages it reclaimed.
 
-use super::{Column, EventsJob, Group, NAME, Plan, Tool};
+use super::{Column, EventsJob, Group, NAME, ToolPlan, Tool};
 use crate::engine::request::{Start, StartProbe};
 
 /// `tracekit drsnoop`.
@@ -47,7 +47,7 @@ pub const TOOL: Tool = Tool {
             keep: false,
         });
         job.request.filter = values.comm_filter()?;
-        Ok(Plan::Events(job))
+        Ok(ToolPlan::Events(job))
     },
     metric: None,
 };

@@ -5,7 +5,7 @@
 //! [`ARGS`] arguments of `argv`, each cut at 32 bytes (the engine's string size; a record
 //! holds four strings).
 
-use super::{CLOCK, Column, EventsJob, Group, NAME, Plan, TIMESTAMP, Tool};
+use super::{CLOCK, Column, EventsJob, Group, NAME, ToolPlan, TIMESTAMP, Tool};
 use crate::Result;
 
 /// Arguments shown.
@@ -24,7 +24,7 @@ called execve (task->real_parent->tgid, through BTF). Failed execs are shown too
 seen on entry, its return value is not).",
     flags: &[NAME, TIMESTAMP, CLOCK],
     groups: &[Group::Common, Group::Maps],
-    plan: |values| execsnoop(values).map(Plan::Events),
+    plan: |values| execsnoop(values).map(ToolPlan::Events),
     metric: None,
 };
 
@@ -62,7 +62,7 @@ mod tests {
 
     #[test]
     fn execsnoop_reads_the_path_and_three_arguments() {
-        let Plan::Events(job) = (TOOL.plan)(&FlagValues::defaults(&TOOL)).unwrap() else {
+        let ToolPlan::Events(job) = (TOOL.plan)(&FlagValues::defaults(&TOOL)).unwrap() else {
             panic!("events");
         };
         assert_eq!(

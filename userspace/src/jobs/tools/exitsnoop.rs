@@ -8,7 +8,7 @@
 //! (`task->signal->live.counter == 0`, the count `do_exit` has just decremented), as
 //! libbpf-tools shows processes; `--threaded` shows every thread's.
 
-use super::{CLOCK, Column, EventsJob, FAILURES, Flag, Group, NAME, Plan, TIMESTAMP, Tool};
+use super::{CLOCK, Column, EventsJob, FAILURES, Flag, Group, NAME, ToolPlan, TIMESTAMP, Tool};
 use crate::Result;
 
 /// `tracekit exitsnoop`.
@@ -30,7 +30,7 @@ when it dumped core).",
         CLOCK,
     ],
     groups: &[Group::Common, Group::Maps],
-    plan: |values| exitsnoop(values).map(Plan::Events),
+    plan: |values| exitsnoop(values).map(ToolPlan::Events),
     metric: None,
 };
 
@@ -84,7 +84,7 @@ mod tests {
             let mut values = FlagValues::defaults(&TOOL);
             values.set("threaded", Value::Switch(threaded));
             values.set("failures", Value::Switch(failures));
-            let Plan::Events(job) = (TOOL.plan)(&values).unwrap() else {
+            let ToolPlan::Events(job) = (TOOL.plan)(&values).unwrap() else {
                 panic!("events");
             };
             job

@@ -1,7 +1,7 @@
 //! `tracekit ext4slower`: [`fsslower --fs ext4`](super::fsslower), under bcc's and
 //! libbpf-tools' alias name.
 
-use super::{Plan, Tool, fsslower};
+use super::{ToolPlan, Tool, fsslower};
 
 /// `tracekit ext4slower`.
 pub const TOOL: Tool = fsslower::alias(
@@ -12,5 +12,5 @@ pub const TOOL: Tool = fsslower::alias(
   tracekit ext4slower 0 -- ./app       # every call while ./app runs
 
 fsslower --fs ext4: see tracekit fsslower --help.",
-    |values| fsslower::plan(values, "ext4").map(Plan::Events),
+    |values| fsslower::plan(values, "ext4").map(ToolPlan::Events),
 );

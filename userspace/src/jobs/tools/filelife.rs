@@ -5,7 +5,7 @@
 //! and the file's name (`str(dentry->d_name.name)`, through BTF). Files created before
 //! tracing began are not shown. Kernel functions: kprobes or fentry.
 
-use super::{Column, EventsJob, Group, NAME, Plan, Tool};
+use super::{Column, EventsJob, Group, NAME, ToolPlan, Tool};
 use crate::{
     Result,
     engine::request::{Start, StartProbe},
@@ -50,7 +50,7 @@ began are not shown. PID and COMM are the deleting task's. FILE is the file's na
 path (32 bytes at most). Needs kernel functions (kprobes or fentry).",
     flags: &[NAME],
     groups: &[Group::Probing],
-    plan: |values| filelife(values).map(Plan::Events),
+    plan: |values| filelife(values).map(ToolPlan::Events),
     metric: None,
 };
 

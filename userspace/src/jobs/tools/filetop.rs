@@ -6,7 +6,7 @@
 //! socket, O other) and the file's name read through BTF (`str((struct file *)arg0->
 //! f_path.dentry->d_name.name)`): 8 key words.
 
-use super::{Flag, FlagKind, Group, NAME, NOCLEAR, Plan, Tool};
+use super::{Flag, FlagKind, Group, NAME, NOCLEAR, ToolPlan, Tool};
 use crate::{
     engine::request::{KeyField, Request},
     jobs::aggregate::AggregateJob,
@@ -89,7 +89,7 @@ hardirqs and softirqs here). Needs kernel functions (kprobes or fentry).",
             filters.push(format!("({MODE} & 0x8000) && !({MODE} & 0x7000)"));
         }
         let filter = (!filters.is_empty()).then(|| filters.join(" && "));
-        Ok(Plan::Aggregate(AggregateJob {
+        Ok(ToolPlan::Aggregate(AggregateJob {
             command: "filetop",
             what: Some("file reads and writes".into()),
             request: Request {
@@ -147,7 +147,7 @@ mod tests {
         let mut values = FlagValues::defaults(&TOOL);
         for regular in [false, true] {
             values.set("regular", crate::jobs::tools::Value::Switch(regular));
-            let Ok(Plan::Aggregate(job)) = (TOOL.plan)(&values) else {
+            let Ok(ToolPlan::Aggregate(job)) = (TOOL.plan)(&values) else {
                 panic!("aggregate");
             };
             let Ok(compiled) = crate::engine::compile::compile_in(
@@ -176,7 +176,7 @@ mod tests {
     #[test]
     fn filetop_sorts_as_libbpf_tools() {
         use crate::engine::{Group, KeyColumn, KeyKind, KeyValue};
-        let Ok(Plan::Aggregate(job)) = (TOOL.plan)(&FlagValues::defaults(&TOOL)) else {
+        let Ok(ToolPlan::Aggregate(job)) = (TOOL.plan)(&FlagValues::defaults(&TOOL)) else {
             panic!("aggregate");
         };
         let Report::Split(split) = job.report else {
@@ -233,7 +233,7 @@ mod tests {
         let mut values = FlagValues::defaults(&TOOL);
         values.set("noclear", crate::jobs::tools::Value::Switch(true));
         values.set("sort", crate::jobs::tools::Value::Text("wbytes".into()));
-        let Ok(Plan::Aggregate(job)) = (TOOL.plan)(&values) else {
+        let Ok(ToolPlan::Aggregate(job)) = (TOOL.plan)(&values) else {
             panic!("aggregate");
         };
         let Report::Split(split) = job.report else {

@@ -10,7 +10,7 @@
 //! The aliases `ext4dist`, `xfsdist`, `btrfsdist` and `nfsdist` are this tool with `--fs`
 //! fixed ([`alias`]).
 
-use super::{Flag, FlagValues, Group, Metric, Plan, Tool, UNIT, ValueUnit};
+use super::{Flag, FlagValues, Group, Metric, ToolPlan, Tool, UNIT, ValueUnit};
 use crate::{
     Error, Result,
     engine::request::{Request, Shape},
@@ -132,7 +132,7 @@ pub const fn alias(
     metric: &'static str,
     summary: &'static str,
     examples: &'static str,
-    plan: fn(&FlagValues) -> Result<Plan>,
+    plan: fn(&FlagValues) -> Result<ToolPlan>,
 ) -> Tool {
     Tool {
         name,
@@ -153,7 +153,7 @@ pub const fn alias(
 /// # Errors
 /// A usage error for an unknown filesystem (naming those this kernel has); a runtime error
 /// when this kernel lacks the filesystem's functions (its module is not loaded).
-pub fn plan(values: &FlagValues, fs: &str, command: &'static str) -> Result<Plan> {
+pub fn plan(values: &FlagValues, fs: &str, command: &'static str) -> Result<ToolPlan> {
     let fs = filesystem(fs)?;
     let unit = values.unit();
     let job = AggregateJob {
@@ -172,7 +172,7 @@ pub fn plan(values: &FlagValues, fs: &str, command: &'static str) -> Result<Plan
         },
         tool_filter: false,
     };
-    job.percentiles(values.percentiles, "").map(Plan::Aggregate)
+    job.percentiles(values.percentiles, "").map(ToolPlan::Aggregate)
 }
 
 /// The filesystem named `name`, checked against this kernel's symbols (`/proc/kallsyms`,
@@ -268,7 +268,7 @@ mod tests {
             "kretprobe:xfs_file_read_iter,xfs_file_write_iter,xfs_file_open,xfs_file_fsync,\
              xfs_vn_getattr"
         );
-        if let Ok(Plan::Aggregate(job)) = (TOOL.plan)(&values) {
+        if let Ok(ToolPlan::Aggregate(job)) = (TOOL.plan)(&values) {
             assert_eq!(job.request.probes, [format!("kretprobe:{}", fs.functions.join(","))]);
             assert_eq!((job.request.shape, job.request.value_div), (Shape::Log2, 1000));
         }

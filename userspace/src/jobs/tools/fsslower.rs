@@ -16,7 +16,7 @@
 //! `--fs` fixed ([`alias`]).
 
 use super::{
-    Column, EventsJob, Flag, FlagValues, Group, Plan, Tool,
+    Column, EventsJob, Flag, FlagValues, Group, ToolPlan, Tool,
     fsdist::{FILESYSTEMS, FS, filesystem},
 };
 use crate::Result;
@@ -106,7 +106,7 @@ show 0 for both, as libbpf-tools does. FILENAME is the file's name (not its path
 is loaded; an unknown --fs lists the ones this kernel has.",
     flags: &[MIN_MS, FS],
     groups: &[Group::Probing],
-    plan: |values| plan(values, values.text(FS.long).unwrap_or("ext4")).map(Plan::Events),
+    plan: |values| plan(values, values.text(FS.long).unwrap_or("ext4")).map(ToolPlan::Events),
     metric: None,
 };
 
@@ -115,7 +115,7 @@ pub const fn alias(
     name: &'static str,
     summary: &'static str,
     examples: &'static str,
-    plan: fn(&FlagValues) -> Result<Plan>,
+    plan: fn(&FlagValues) -> Result<ToolPlan>,
 ) -> Tool {
     Tool {
         name,

@@ -2,7 +2,7 @@
 //! `funccount`), through kprobes/fentry or uprobes. Several kernel patterns share one probe
 //! spec: one engine.
 
-use super::{BY_PROCESS, Flag, Group, Plan, Tool};
+use super::{BY_PROCESS, Flag, Group, ToolPlan, Tool};
 use crate::{
     Result,
     engine::request::{KeyField, MapSizes, Request, Target},
@@ -34,7 +34,7 @@ pub const TOOL: Tool = Tool {
             maps: values.maps,
             target: values.target,
         })
-        .map(Plan::Aggregate)
+        .map(ToolPlan::Aggregate)
     },
     metric: None,
 };

@@ -2,7 +2,7 @@
 //! thread (bcc's `funclatency`): the return probe's `latency`. A recursive call overwrites
 //! its caller's start: only the innermost call is timed.
 
-use super::{Flag, Group, LatencyUnit, Plan, Tool, UNIT};
+use super::{Flag, Group, LatencyUnit, ToolPlan, Tool, UNIT};
 use crate::{
     Result,
     engine::request::{MapSizes, Request, Shape, Target},
@@ -43,7 +43,7 @@ pub const TOOL: Tool = Tool {
             target: values.target,
         })?
         .percentiles(values.percentiles, "")
-        .map(Plan::Aggregate)
+        .map(ToolPlan::Aggregate)
     },
     metric: None,
 };

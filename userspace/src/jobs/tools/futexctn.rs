@@ -3,7 +3,7 @@
 //! variable or a semaphore, per futex word address and thread, from `syscalls:sys_enter_futex`
 //! to `syscalls:sys_exit_futex` of one thread, aggregated in the kernel.
 
-use super::{Column, EventsJob, Flag, Group, Metric, NAME, Plan, Tool, ValueUnit};
+use super::{Column, EventsJob, Flag, Group, Metric, NAME, ToolPlan, Tool, ValueUnit};
 use crate::{
     engine::request::{KeyField, MapSizes, Request, Start, StartProbe},
     jobs::aggregate::AggregateJob,
@@ -37,10 +37,10 @@ UADDR is the futex word (a pthread_mutex_t's address, give or take its lock fiel
             maps: values.maps,
         });
         if !values.switch("stacks") {
-            return Ok(Plan::Aggregate(job));
+            return Ok(ToolPlan::Aggregate(job));
         }
         // The same stages, each wait printed with the stack it waited from.
-        Ok(Plan::Events(EventsJob::each_event_of(
+        Ok(ToolPlan::Events(EventsJob::each_event_of(
             job,
             &[
                 Column {

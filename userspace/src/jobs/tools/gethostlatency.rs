@@ -3,7 +3,7 @@
 //! per thread, the host name (`str(arg0)`, its first 32 bytes) saved at the entry and
 //! printed with the latency at the return.
 
-use super::{CLOCK, Column, EventsJob, Flag, Group, NAME, Plan, TIMESTAMP, Tool};
+use super::{CLOCK, Column, EventsJob, Flag, Group, NAME, ToolPlan, TIMESTAMP, Tool};
 use crate::Result;
 
 /// `tracekit gethostlatency`.
@@ -28,7 +28,7 @@ gethostbyname2(), which glibc keeps only for old programs; they are not traced h
         CLOCK,
     ],
     groups: &[Group::Common, Group::Maps],
-    plan: |values| gethostlatency(values).map(Plan::Events),
+    plan: |values| gethostlatency(values).map(ToolPlan::Events),
     metric: None,
 };
 

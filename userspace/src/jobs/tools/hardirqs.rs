@@ -6,7 +6,7 @@
 //! names (`/sys/kernel/irq/N/actions`), as bcc names them. `softirqs` is the same tool on
 //! the softirq tracepoints; both share [`irq_job`].
 
-use super::{Flag, Group, LatencyUnit, Metric, Plan, Tool, UNIT, ValueUnit};
+use super::{Flag, Group, LatencyUnit, Metric, ToolPlan, Tool, UNIT, ValueUnit};
 use crate::{
     Error, Result,
     engine::request::{KeyField, MapSizes, Request, Start, StartProbe},
@@ -94,7 +94,7 @@ pub struct IrqOptions {
 }
 
 /// The plan of `hardirqs` and `softirqs` from their flags.
-pub(super) fn irq_plan(kind: IrqKind, values: &super::FlagValues) -> Result<Plan> {
+pub(super) fn irq_plan(kind: IrqKind, values: &super::FlagValues) -> Result<ToolPlan> {
     if let Some(flag) = values.task_flag() {
         return Err(Error::usage(format!(
             "{} {flag}: interrupts run in whatever task they interrupt; they are measured for the \
@@ -113,7 +113,7 @@ pub(super) fn irq_plan(kind: IrqKind, values: &super::FlagValues) -> Result<Plan
         (false, true) => IrqShow::Dist,
         (false, false) => IrqShow::Time,
     };
-    Ok(Plan::Aggregate(irq_job(
+    Ok(ToolPlan::Aggregate(irq_job(
         kind,
         &IrqOptions {
             show,

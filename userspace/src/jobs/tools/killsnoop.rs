@@ -3,7 +3,7 @@
 //! the thread id, `syscalls:sys_exit_kill` prints them with the return value.
 
 use super::{
-    CLOCK, Column, EventsJob, FAILURES, Group, NAME, Plan, TIMESTAMP, Tool,
+    CLOCK, Column, EventsJob, FAILURES, Group, NAME, ToolPlan, TIMESTAMP, Tool,
 };
 use crate::Result;
 
@@ -21,7 +21,7 @@ pub const TOOL: Tool = Tool {
         CLOCK,
     ],
     groups: &[Group::Common, Group::Maps],
-    plan: |values| killsnoop(values).map(Plan::Events),
+    plan: |values| killsnoop(values).map(ToolPlan::Events),
     metric: None,
 };
 

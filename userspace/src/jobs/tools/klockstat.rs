@@ -3,7 +3,7 @@
 //! rwsems such as a process's `mmap_lock`, spinlocks), from `lock:contention_begin` to
 //! `lock:contention_end` of one task and lock (include/trace/events/lock.h, Linux 5.19+).
 
-use super::{BY_PROCESS, Column, EventsJob, Flag, Group, Metric, Plan, Tool, ValueUnit};
+use super::{BY_PROCESS, Column, EventsJob, Flag, Group, Metric, ToolPlan, Tool, ValueUnit};
 use crate::{
     engine::request::{KeyField, MapSizes, Request, Start, StartProbe},
     jobs::aggregate::AggregateJob,
@@ -37,10 +37,10 @@ TYPE is contention_begin's flags: 1 SPIN, 2 READ, 4 WRITE, 8 RT, 16 PERCPU, 32 M
             maps: values.maps,
         });
         if !values.switch("stacks") {
-            return Ok(Plan::Aggregate(job));
+            return Ok(ToolPlan::Aggregate(job));
         }
         // The same stages, each wait printed with the stack it waited from.
-        Ok(Plan::Events(EventsJob::each_event_of(
+        Ok(ToolPlan::Events(EventsJob::each_event_of(
             job,
             &[
                 Column {

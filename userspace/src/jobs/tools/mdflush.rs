@@ -7,7 +7,7 @@
 //! kernel function: kprobe or fentry, whichever the kernel has; the md-mod module must be
 //! loaded (it is while an array exists).
 
-use super::{Column, EventTime, EventsJob, Group, NAME, Plan, Tool};
+use super::{Column, EventTime, EventsJob, Group, NAME, ToolPlan, Tool};
 use crate::{Error, Result};
 
 /// The function probed.
@@ -53,7 +53,7 @@ Needs the md-mod module loaded (any md array does that) and kprobes or fentry.",
         job.request.maps = values.maps;
         // libbpf-tools' mdflush always prints the time.
         job.time = EventTime::Clock;
-        Ok(Plan::Events(job))
+        Ok(ToolPlan::Events(job))
     },
     metric: None,
 };
@@ -96,7 +96,7 @@ mod tests {
     #[test]
     fn mdflush_prints_each_flush_with_the_arrays_name() {
         let job = match (TOOL.plan)(&FlagValues::defaults(&TOOL)) {
-            Ok(Plan::Events(job)) => job,
+            Ok(ToolPlan::Events(job)) => job,
             Ok(_) => panic!("mdflush prints events"),
             Err(err) => {
                 eprintln!("skipped: {err}");

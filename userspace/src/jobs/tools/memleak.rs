@@ -1,10 +1,10 @@
 //! `tracekit memleak`: allocations not freed, by stack (bcc's and libbpf-tools' `memleak`),
 //! on the engine's outstanding-allocation stage: libc's allocators of one process (`-p PID`,
 //! `-- CMD`), or the kernel's (`kmem:kmalloc`, `kmem:kmem_cache_alloc` and their frees)
-//! without one. The report runs in [`crate::jobs::memleak`].
+//! without one. The report runs in [`crate::jobs::outstanding`].
 
-use super::{Flag, Group, Plan, Tool};
-use crate::jobs::memleak::MemleakJob;
+use super::{Flag, Group, ToolPlan, Tool};
+use crate::jobs::outstanding::OutstandingJob;
 
 /// `tracekit memleak`.
 pub const TOOL: Tool = Tool {
@@ -34,7 +34,7 @@ the stack map had no room for are reported on stderr.",
     ],
     groups: &[Group::Common],
     plan: |values| {
-        let job = MemleakJob {
+        let job = OutstandingJob {
             top: values.number("top").unwrap_or(10) as usize,
             older_ms: values.number("older"),
             min_size: values.number("min-size"),
@@ -49,7 +49,7 @@ the stack map had no room for are reported on stderr.",
                 "-z {min} -Z {max}: the minimum size is above the maximum"
             )));
         }
-        Ok(Plan::Memleak(job))
+        Ok(ToolPlan::Memleak(job))
     },
     metric: None,
 };

@@ -6,8 +6,12 @@
 //! stays out of the library); the exporter builds the same plan with the flags' defaults.
 //!
 //! Adding a tool is one file here plus its line in the `table!` below; see `bitesize.rs`
-//! for a histogram, `syscount.rs` for a count, and [`Plan::Events`] for a tool that prints
+//! for a histogram, `syscount.rs` for a count, and [`ToolPlan::Events`] for a tool that prints
 //! one line per event (execsnoop-like).
+//!
+//! The stack tools whose commands take stack flags of their own (`offcpu`, `wakeuptime`,
+//! `offwaketime`) are here too, one file each, as engine requests outside the table: their
+//! flags are in the binary's `commands/`.
 
 use std::collections::BTreeMap;
 
@@ -22,6 +26,10 @@ use crate::{
     session::Scope,
 };
 
+pub mod offcpu;
+pub mod offwaketime;
+pub mod wakeuptime;
+
 /// Declares each tool's module (`NAME.rs`, holding `pub const TOOL: Tool`) and [`TOOLS`].
 macro_rules! table {
     ($($module:ident),* $(,)?) => {
@@ -33,7 +41,7 @@ macro_rules! table {
 }
 
 // The table: one line per tool, its file `NAME.rs` beside this one; `--help` lists them in
-// this order. New tools go under their group (issue 30's groups), at the group's end.
+// this order. New tools go under their group, at the group's end.
 table! {
     bitesize,
     biolatency,
@@ -134,7 +142,7 @@ pub struct Tool {
     /// The shared flag groups it takes, in `--help` order.
     pub groups: &'static [Group],
     /// The plan: what to run for the flags given ([`FlagValues::defaults`] for the exporter).
-    pub plan: fn(&FlagValues) -> Result<Plan>,
+    pub plan: fn(&FlagValues) -> Result<ToolPlan>,
     /// The metric the exporter serves by the tool's name (`None`: not servable, as a tool
     /// that needs an argument or prints events).
     pub metric: Option<Metric>,
@@ -488,7 +496,7 @@ impl FlagValues {
 
 /// What a tool runs.
 #[derive(Clone, Debug)]
-pub enum Plan {
+pub enum ToolPlan {
     /// Counts or histograms aggregated in the kernel and printed at intervals and at the
     /// end ([`crate::jobs::aggregate`]); the exporter serves these.
     Aggregate(AggregateJob),
@@ -496,8 +504,8 @@ pub enum Plan {
     /// [`EventsJob`].
     Events(EventsJob),
     /// Outstanding allocations by stack, read from the kernel at intervals and at the end
-    /// ([`crate::jobs::memleak`]).
-    Memleak(crate::jobs::memleak::MemleakJob),
+    /// ([`crate::jobs::outstanding`]).
+    Memleak(crate::jobs::outstanding::OutstandingJob),
 }
 
 /// A tool that prints one line per event.

@@ -1,7 +1,7 @@
 //! `tracekit mountsnoop`: each `mount(2)` call with its source, target, filesystem type
 //! and flags (bcc's and libbpf-tools' `mountsnoop`), at `syscalls:sys_enter_mount`.
 
-use super::{CLOCK, Column, EventsJob, Group, NAME, Plan, TIMESTAMP, Tool};
+use super::{CLOCK, Column, EventsJob, Group, NAME, ToolPlan, TIMESTAMP, Tool};
 use crate::Result;
 
 /// `tracekit mountsnoop`.
@@ -15,7 +15,7 @@ Strings are cut at 32 bytes. The call is seen on entry (no return value); umount
 shown.",
     flags: &[NAME, TIMESTAMP, CLOCK],
     groups: &[Group::Common, Group::Maps],
-    plan: |values| mountsnoop(values).map(Plan::Events),
+    plan: |values| mountsnoop(values).map(ToolPlan::Events),
     metric: None,
 };
 

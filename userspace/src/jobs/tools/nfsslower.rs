@@ -1,7 +1,7 @@
 //! `tracekit nfsslower`: [`fsslower --fs nfs`](super::fsslower), under bcc's and
 //! libbpf-tools' alias name.
 
-use super::{Plan, Tool, fsslower};
+use super::{ToolPlan, Tool, fsslower};
 
 /// `tracekit nfsslower`.
 pub const TOOL: Tool = fsslower::alias(
@@ -12,5 +12,5 @@ pub const TOOL: Tool = fsslower::alias(
   tracekit nfsslower 0 -- ./app       # every call while ./app runs
 
 fsslower --fs nfs: see tracekit fsslower --help.",
-    |values| fsslower::plan(values, "nfs").map(Plan::Events),
+    |values| fsslower::plan(values, "nfs").map(ToolPlan::Events),
 );

@@ -2,7 +2,7 @@
 //! `oomkill`), at `oom:mark_victim` (include/trace/events/oom.h): the victim's pid,
 //! command and size, and the task whose allocation triggered the kill.
 
-use super::{CLOCK, Column, EventTime, EventsJob, Group, Plan, TIMESTAMP, Tool};
+use super::{CLOCK, Column, EventTime, EventsJob, Group, ToolPlan, TIMESTAMP, Tool};
 use crate::Result;
 
 /// `tracekit oomkill`.
@@ -16,7 +16,7 @@ VM(kB) is the victim's virtual memory (total_vm), ANON(kB) its resident anonymou
 (anon_rss). PID and COMM are the task whose allocation ran out.",
     flags: &[TIMESTAMP, CLOCK],
     groups: &[Group::Common, Group::Maps],
-    plan: |values| oomkill(values).map(Plan::Events),
+    plan: |values| oomkill(values).map(ToolPlan::Events),
     metric: None,
 };
 

@@ -4,7 +4,7 @@
 //! `syscalls:sys_exit_openat` prints it with the return value.
 
 use super::{
-    CLOCK, Column, EventsJob, FAILURES, Group, NAME, Plan, TIMESTAMP, Tool,
+    CLOCK, Column, EventsJob, FAILURES, Group, NAME, ToolPlan, TIMESTAMP, Tool,
 };
 use crate::Result;
 
@@ -26,7 +26,7 @@ glibc's open() calls openat.",
         CLOCK,
     ],
     groups: &[Group::Common, Group::Maps],
-    plan: |values| opensnoop(values).map(Plan::Events),
+    plan: |values| opensnoop(values).map(ToolPlan::Events),
     metric: None,
 };
 
@@ -70,7 +70,7 @@ mod tests {
     fn opensnoop_saves_the_path_at_entry_and_prints_it_at_exit() {
         let mut values = FlagValues::defaults(&TOOL);
         values.set("failures", Value::Switch(true));
-        let Plan::Events(job) = (TOOL.plan)(&values).unwrap() else {
+        let ToolPlan::Events(job) = (TOOL.plan)(&values).unwrap() else {
             panic!("events");
         };
         assert_eq!(job.request.print, ["ret", "start.filename"]);

@@ -2,7 +2,7 @@
 //! the kernel at `sched:sched_process_fork` (include/trace/events/sched.h; threads
 //! included, as the tracepoint fires for both).
 
-use super::{Group, Metric, Plan, Tool};
+use super::{Group, Metric, ToolPlan, Tool};
 use crate::{
     engine::request::{MapSizes, Request},
     jobs::aggregate::AggregateJob,
@@ -17,7 +17,7 @@ pub const TOOL: Tool = Tool {
   tracekit pidpersec -d 10          # forks in 10 seconds",
     flags: &[],
     groups: &[Group::Common, Group::Maps],
-    plan: |values| Ok(Plan::Aggregate(pidpersec(values.maps))),
+    plan: |values| Ok(ToolPlan::Aggregate(pidpersec(values.maps))),
     metric: Some(Metric {
         name: "forks",
         help: "New processes and threads (sched_process_fork).",

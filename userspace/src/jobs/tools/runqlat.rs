@@ -5,7 +5,7 @@
 //! (include/trace/events/sched.h). Recorded in the waker's and the scheduler's context:
 //! every task is measured.
 
-use super::{Flag, Group, LatencyUnit, Metric, Plan, Tool, UNIT, ValueUnit};
+use super::{Flag, Group, LatencyUnit, Metric, ToolPlan, Tool, UNIT, ValueUnit};
 use crate::{
     Error,
     engine::request::{KeyField, MapSizes, Request, Start, StartProbe},
@@ -49,7 +49,7 @@ runnable task) to the task's next sched_switch onto a CPU.",
             maps: values.maps,
         })
         .percentiles(values.percentiles, "")
-        .map(Plan::Aggregate)
+        .map(ToolPlan::Aggregate)
     },
     metric: Some(Metric {
         name: "runq_latency",

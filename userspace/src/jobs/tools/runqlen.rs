@@ -5,7 +5,7 @@
 //! linear histogram, less the running task, as bcc does: 0 is a CPU running one task with
 //! none waiting.
 
-use super::{Flag, Group, Metric, Plan, Tool};
+use super::{Flag, Group, Metric, ToolPlan, Tool};
 use crate::{
     Error, Result,
     engine::request::{KeyField, Request, Shape},
@@ -42,7 +42,7 @@ cgroups the queue is the task's group's queue on that CPU, as in bcc.",
     groups: &[Group::Common, Group::Maps],
     plan: |values| {
         let hz = values.number("frequency").unwrap_or(99);
-        runqlen(hz, values.switch("cpus"), values.maps).map(Plan::Aggregate)
+        runqlen(hz, values.switch("cpus"), values.maps).map(ToolPlan::Aggregate)
     },
     metric: Some(Metric {
         name: "runq_length",

@@ -3,7 +3,7 @@
 //! new task's wakeup, preemption) and end event (`sched:sched_switch` onto a CPU), with the
 //! threshold filtered in the kernel.
 
-use super::{Column, EventsJob, Flag, Group, Plan, Tool};
+use super::{Column, EventsJob, Flag, Group, ToolPlan, Tool};
 use crate::{
     Error,
     engine::request::{Start, StartProbe},
@@ -83,7 +83,7 @@ pub const TOOL: Tool = Tool {
             "next_pid != 0 && latency >= {}",
             min_us.saturating_mul(1000)
         ));
-        Ok(Plan::Events(job))
+        Ok(ToolPlan::Events(job))
     },
     metric: None,
 };
@@ -100,7 +100,7 @@ mod tests {
     fn runqslower_filters_the_threshold_in_the_kernel() {
         let mut values = FlagValues::defaults(&TOOL);
         values.set("min-us", Value::Number(500));
-        let Plan::Events(job) = (TOOL.plan)(&values).unwrap() else {
+        let ToolPlan::Events(job) = (TOOL.plan)(&values).unwrap() else {
             panic!("events");
         };
         assert_eq!(

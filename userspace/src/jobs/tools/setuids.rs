@@ -4,7 +4,7 @@
 //! the call, read from its credentials through BTF (`task->cred->uid.val`, `euid`, `suid`,
 //! `fsuid`). A failed call leaves them as they were.
 
-use super::{CLOCK, Column, EventsJob, FAILURES, Group, NAME, Plan, TIMESTAMP, Tool};
+use super::{CLOCK, Column, EventsJob, FAILURES, Group, NAME, ToolPlan, TIMESTAMP, Tool};
 use crate::Result;
 
 /// `tracekit setuids`.
@@ -25,7 +25,7 @@ setfsuid the previous file-system id. bpftrace's setuids.bt shows the arguments 
         CLOCK,
     ],
     groups: &[Group::Common, Group::Maps],
-    plan: |values| setuids(values).map(Plan::Events),
+    plan: |values| setuids(values).map(ToolPlan::Events),
     metric: None,
 };
 
@@ -87,7 +87,7 @@ mod tests {
 
     #[test]
     fn setuids_reads_the_ids_after_each_call() {
-        let Plan::Events(job) = (TOOL.plan)(&FlagValues::defaults(&TOOL)).unwrap() else {
+        let ToolPlan::Events(job) = (TOOL.plan)(&FlagValues::defaults(&TOOL)).unwrap() else {
             panic!("events");
         };
         assert_eq!(job.request.probes.len(), 4);

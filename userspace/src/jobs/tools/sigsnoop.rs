@@ -3,7 +3,7 @@
 //! current task: `kill(2)`, `tgkill(2)`, or the kernel on its behalf, as SIGCHLD at exit or
 //! SIGSEGV at a fault), the signal, the target and what became of it.
 
-use super::{CLOCK, Column, EventsJob, FAILURES, Flag, FlagValues, Group, NAME, Plan, TIMESTAMP, Tool};
+use super::{CLOCK, Column, EventsJob, FAILURES, Flag, FlagValues, Group, NAME, ToolPlan, TIMESTAMP, Tool};
 use crate::{Error, Result, jobs::events::signal_name};
 
 /// `tracekit sigsnoop`.
@@ -34,7 +34,7 @@ include/trace/events/signal.h): 0 delivered, 1 ignored, 2 already pending, 3 que
         CLOCK,
     ],
     groups: &[Group::Common, Group::Maps],
-    plan: |values| sigsnoop(values).map(Plan::Events),
+    plan: |values| sigsnoop(values).map(ToolPlan::Events),
     metric: None,
 };
 
@@ -121,7 +121,7 @@ mod tests {
             values.set(long, value.clone());
         }
         match (TOOL.plan)(&values)? {
-            Plan::Events(job) => Ok(job),
+            ToolPlan::Events(job) => Ok(job),
             _ => panic!("sigsnoop prints events"),
         }
     }

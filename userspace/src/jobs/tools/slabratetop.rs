@@ -5,7 +5,7 @@
 //! bcc probes `kmem_cache_alloc` with a kprobe; the tracepoint also sees the allocations
 //! inlined callers make, and needs no kprobes.
 
-use super::{Flag, Group, Metric, NAME, NOCLEAR, Plan, Tool};
+use super::{Flag, Group, Metric, NAME, NOCLEAR, ToolPlan, Tool};
 use crate::{
     engine::request::{KeyField, Request},
     jobs::aggregate::AggregateJob,
@@ -30,7 +30,7 @@ interrupt makes are counted for the task it interrupted (use -a for the whole ma
     ],
     groups: &[Group::Common, Group::Maps],
     plan: |values| {
-        Ok(Plan::Aggregate(AggregateJob {
+        Ok(ToolPlan::Aggregate(AggregateJob {
             command: "slabratetop",
             what: Some("slab allocations".into()),
             request: Request {

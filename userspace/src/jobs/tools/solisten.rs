@@ -4,7 +4,7 @@
 //! socket through BTF (`struct sock`'s `sk_max_ack_backlog`, set before the change).
 
 use super::{
-    Column, EventsJob, Group, NAME, Plan, Tool,
+    Column, EventsJob, Group, NAME, ToolPlan, Tool,
     tcpstates::{IPPROTO_TCP, LISTEN},
 };
 
@@ -51,7 +51,7 @@ the socket listens is not shown.",
             ],
         );
         job.request.filter = Some(filter.join(" && "));
-        Ok(Plan::Events(job))
+        Ok(ToolPlan::Events(job))
     },
     metric: None,
 };

@@ -4,7 +4,7 @@
 //! id, their `syscalls:sys_exit_*` printing it with the result.
 
 use super::{
-    CLOCK, Column, EventsJob, FAILURES, Group, NAME, Plan, TIMESTAMP, Tool,
+    CLOCK, Column, EventsJob, FAILURES, Group, NAME, ToolPlan, TIMESTAMP, Tool,
 };
 use crate::Result;
 
@@ -25,7 +25,7 @@ statfs(2) calls are not traced (their path is elsewhere in their records).",
         CLOCK,
     ],
     groups: &[Group::Common, Group::Maps],
-    plan: |values| statsnoop(values).map(Plan::Events),
+    plan: |values| statsnoop(values).map(ToolPlan::Events),
     metric: None,
 };
 
@@ -71,7 +71,7 @@ mod tests {
     /// Both end events compile to one plan: one engine, one start map.
     #[test]
     fn statsnoop_pairs_two_syscalls_in_one_engine() {
-        let Plan::Events(job) = (TOOL.plan)(&FlagValues::defaults(&TOOL)).unwrap() else {
+        let ToolPlan::Events(job) = (TOOL.plan)(&FlagValues::defaults(&TOOL)).unwrap() else {
             panic!("events");
         };
         let compiled = compile_in(&job.request, &Events::test_6_18()).unwrap();

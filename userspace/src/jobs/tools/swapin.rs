@@ -3,7 +3,7 @@
 //! Linux 6.10+; `swap_readpage` before), counted per (COMM, PID) in the kernel. A kernel
 //! function: kprobe or fentry, whichever the kernel has.
 
-use super::{Group, Metric, Plan, Tool};
+use super::{Group, Metric, ToolPlan, Tool};
 use crate::{
     engine::request::{KeyField, Request},
     jobs::aggregate::AggregateJob,
@@ -26,7 +26,7 @@ folio of pages, read back from swap for the process that faulted on it.",
     flags: &[],
     groups: &[Group::Probing],
     plan: |values| {
-        Ok(Plan::Aggregate(AggregateJob {
+        Ok(ToolPlan::Aggregate(AggregateJob {
             command: "swapin",
             what: Some("swap-ins ({probes})".into()),
             request: Request {

@@ -2,7 +2,7 @@
 //! `syncsnoop`): `sync`, `syncfs`, `fsync`, `fdatasync`, `sync_file_range` and `msync`, at
 //! their `syscalls:sys_enter_*` tracepoints.
 
-use super::{CLOCK, Column, EventTime, EventsJob, Group, NAME, Plan, TIMESTAMP, Tool};
+use super::{CLOCK, Column, EventTime, EventsJob, Group, NAME, ToolPlan, TIMESTAMP, Tool};
 use crate::Result;
 
 /// `tracekit syncsnoop`.
@@ -13,7 +13,7 @@ pub const TOOL: Tool = Tool {
   tracekit syncsnoop -T -n postgres # one command's, with the wall clock",
     flags: &[NAME, TIMESTAMP, CLOCK],
     groups: &[Group::Common, Group::Maps],
-    plan: |values| syncsnoop(values).map(Plan::Events),
+    plan: |values| syncsnoop(values).map(ToolPlan::Events),
     metric: None,
 };
 

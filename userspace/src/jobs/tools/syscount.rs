@@ -4,7 +4,7 @@
 //! `--latency` pairs `sys_enter` and `sys_exit` by thread; `--failures` counts at
 //! `sys_exit` when `ret < 0`.
 
-use super::{BY_PROCESS, FAILURES, Flag, Group, Metric, Plan, Tool};
+use super::{BY_PROCESS, FAILURES, Flag, Group, Metric, ToolPlan, Tool};
 use crate::{
     engine::request::{KeyField, MapSizes, Request, Start, StartProbe},
     jobs::aggregate::AggregateJob,
@@ -40,7 +40,7 @@ pub const TOOL: Tool = Tool {
             maps: values.maps,
         })
         .percentiles(values.percentiles, "usecs")
-        .map(Plan::Aggregate)
+        .map(ToolPlan::Aggregate)
     },
     metric: Some(Metric {
         name: "syscalls",

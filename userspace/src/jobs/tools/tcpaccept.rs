@@ -23,7 +23,7 @@
 //! 16-byte addresses hold the IPv4-mapped address (`sk_daddr_set`), shown as IPv4, as an
 //! IPv6 socket's IPv4-mapped peer is.
 
-use super::{Column, EventsJob, Flag, FlagValues, Group, NAME, Plan, Tool};
+use super::{Column, EventsJob, Flag, FlagValues, Group, NAME, ToolPlan, Tool};
 use crate::{Error, Result};
 
 /// The syscalls' probes.
@@ -127,7 +127,7 @@ only the syscalls are traced (-v says why).",
         NAME,
     ],
     groups: &[Group::Common],
-    plan: |values| plan(values).map(Plan::Events),
+    plan: |values| plan(values).map(ToolPlan::Events),
     metric: None,
 };
 

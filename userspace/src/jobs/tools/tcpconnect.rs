@@ -4,7 +4,7 @@
 //! sending the SYN): its pid and comm are the connecting process's.
 
 use super::{
-    Column, EventsJob, Flag, Group, NAME, Plan, Tool,
+    Column, EventsJob, Flag, Group, NAME, ToolPlan, Tool,
     tcpstates::{CLOSE, IPPROTO_TCP, SYN_SENT, port_filters},
 };
 
@@ -55,7 +55,7 @@ Addresses are IPv4 or IPv6 (an IPv4 socket's, and an IPv4-mapped one, show as IP
             ],
         );
         job.request.filter = Some(filter.join(" && "));
-        Ok(Plan::Events(job))
+        Ok(ToolPlan::Events(job))
     },
     metric: None,
 };

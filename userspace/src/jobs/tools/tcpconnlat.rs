@@ -4,7 +4,7 @@
 //! `sock:inet_sock_set_state`, paired by the socket's address (`skaddr`).
 
 use super::{
-    Column, EventsJob, Flag, Group, Plan, Tool,
+    Column, EventsJob, Flag, Group, ToolPlan, Tool,
     tcpstates::{ESTABLISHED, IPPROTO_TCP, SYN_SENT, port_filters},
 };
 use crate::engine::request::{Start, StartProbe};
@@ -71,7 +71,7 @@ the connecting process, kept from the SYN_SENT change.",
         job.request.all_tasks = true;
         job.request.filter = Some(filter.join(" && "));
         job.request.maps = values.maps;
-        Ok(Plan::Events(job))
+        Ok(ToolPlan::Events(job))
     },
     metric: None,
 };

@@ -8,7 +8,7 @@
 //! tracepoint sees every protocol's drops over IP, so UDP's and ICMP's show too (their
 //! stacks and reasons name them: `UDP_CSUM`, `udp_queue_rcv_one_skb`).
 
-use super::{CLOCK, Column, EventsJob, Group, NAME, Plan, TIMESTAMP, Tool};
+use super::{CLOCK, Column, EventsJob, Group, NAME, ToolPlan, TIMESTAMP, Tool};
 use crate::Result;
 
 /// `tracekit tcpdrop`.
@@ -24,7 +24,7 @@ of whichever task the CPU was running (for loopback traffic, the sender). A SYN 
 nobody listens on is NO_SOCKET. The STACK is the kernel's, innermost first.",
     flags: &[NAME, TIMESTAMP, CLOCK],
     groups: &[Group::Common, Group::Maps],
-    plan: |values| tcpdrop(values).map(Plan::Events),
+    plan: |values| tcpdrop(values).map(ToolPlan::Events),
     metric: None,
 };
 
@@ -65,7 +65,7 @@ mod tests {
 
     #[test]
     fn tcpdrop_keeps_ip_packets_and_reads_the_reason() {
-        let Plan::Events(job) = (TOOL.plan)(&FlagValues::defaults(&TOOL)).unwrap() else {
+        let ToolPlan::Events(job) = (TOOL.plan)(&FlagValues::defaults(&TOOL)).unwrap() else {
             panic!("events");
         };
         assert_eq!(job.request.print, ["reason", "kstack"]);

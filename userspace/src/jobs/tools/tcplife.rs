@@ -7,7 +7,7 @@
 //! `bytes_received`, as libbpf-tools reads them; they count the SYN and FIN too).
 
 use super::{
-    Column, EventsJob, Flag, Group, Plan, Tool,
+    Column, EventsJob, Flag, Group, ToolPlan, Tool,
     tcpstates::{CLOSE, IPPROTO_TCP, SYN_RECV, SYN_SENT, port_filters},
 };
 use crate::engine::request::{Start, StartProbe};
@@ -84,7 +84,7 @@ that the SYN arrived in (the accepting process is not known there). Needs the ke
         job.request.all_tasks = true;
         job.request.filter = Some(filter.join(" && "));
         job.request.maps = values.maps;
-        Ok(Plan::Events(job))
+        Ok(ToolPlan::Events(job))
     },
     metric: None,
 };

@@ -4,7 +4,7 @@
 //! no process column (libbpf-tools' PID is the interrupted task's).
 
 use super::{
-    Column, EventsJob, Flag, Group, Plan, Tool,
+    Column, EventsJob, Flag, Group, ToolPlan, Tool,
     tcpstates::port_filters,
 };
 use crate::Error;
@@ -58,7 +58,7 @@ STATE is the socket's TCP state (ESTABLISHED, SYN_SENT, ...).",
         );
         job.request.filter = (!filter.is_empty()).then(|| filter.join(" && "));
         job.request.all_tasks = true;
-        Ok(Plan::Events(job))
+        Ok(ToolPlan::Events(job))
     },
     metric: None,
 };

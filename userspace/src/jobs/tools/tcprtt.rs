@@ -3,7 +3,7 @@
 //! 3`, in microseconds), which fires for each segment an established socket receives
 //! (`tcp_rcv_established`), where libbpf-tools reads it too.
 
-use super::{Flag, Group, Metric, Plan, Tool, ValueUnit, tcpstates::port_filters};
+use super::{Flag, Group, Metric, ToolPlan, Tool, ValueUnit, tcpstates::port_filters};
 use crate::{
     Result,
     engine::request::{KeyField, MapSizes, Request},
@@ -44,7 +44,7 @@ The RTT is the socket's smoothed estimate (srtt) at each received segment.",
             maps: values.maps,
         })?
         .percentiles(values.percentiles, "")
-        .map(Plan::Aggregate)
+        .map(ToolPlan::Aggregate)
     },
     metric: Some(Metric {
         name: "tcp_rtt",

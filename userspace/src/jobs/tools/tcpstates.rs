@@ -4,7 +4,7 @@
 //! `listen()` and `close()`, the network softirq for a peer's packets, so `PID`/`COMM` are
 //! those of the context (libbpf-tools' `C-PID`/`C-COMM`).
 
-use super::{Column, EventsJob, Flag, Group, NAME, Plan, Tool};
+use super::{Column, EventsJob, Flag, Group, NAME, ToolPlan, Tool};
 use crate::Result;
 
 /// `TCP_ESTABLISHED` (include/net/tcp_states.h), and the other states the network tools
@@ -84,7 +84,7 @@ listen() and close(), the interrupted task for the peer's packets.",
             ],
         );
         job.request.filter = Some(filter.join(" && "));
-        Ok(Plan::Events(job))
+        Ok(ToolPlan::Events(job))
     },
     metric: None,
 };
@@ -123,7 +123,7 @@ mod tests {
     fn tcpstates_reads_addresses_as_bytes() {
         let mut values = FlagValues::defaults(&TOOL);
         values.set("lport", Value::Number(8080));
-        let Plan::Events(job) = (TOOL.plan)(&values).unwrap() else {
+        let ToolPlan::Events(job) = (TOOL.plan)(&values).unwrap() else {
             panic!("events");
         };
         assert_eq!(

@@ -6,7 +6,7 @@
 //! read through the running kernel's BTF. Kernel functions: kprobes or fentry, whichever
 //! the kernel has (`--kprobe`/`--fentry` choose).
 
-use super::{Flag, Group, Metric, Plan, Tool};
+use super::{Flag, Group, Metric, ToolPlan, Tool};
 use crate::{
     Result,
     engine::request::{KeyField, Request},
@@ -33,7 +33,7 @@ how long to trace.",
     ],
     groups: &[Group::Probing],
     plan: |values| {
-        tcpsynbl(values.switch("ipv4"), values.switch("ipv6"), values).map(Plan::Aggregate)
+        tcpsynbl(values.switch("ipv4"), values.switch("ipv6"), values).map(ToolPlan::Aggregate)
     },
     metric: Some(Metric {
         name: "tcp_syn_backlog",
@@ -89,7 +89,7 @@ mod tests {
     #[test]
     fn tcpsynbl_histograms_the_listeners_queue_per_limit() {
         let mut values = FlagValues::defaults(&TOOL);
-        let Plan::Aggregate(job) = (TOOL.plan)(&values).unwrap() else {
+        let ToolPlan::Aggregate(job) = (TOOL.plan)(&values).unwrap() else {
             panic!("an aggregate");
         };
         assert_eq!(job.request.probes, ["kprobe:tcp_v*_syn_recv_sock"]);
@@ -97,7 +97,7 @@ mod tests {
         assert_eq!(job.request.by[0].field, "sk->sk_max_ack_backlog");
         assert!(job.request.all_tasks && job.request.by_event);
         values.set("ipv6", Value::Switch(true));
-        let Plan::Aggregate(job) = (TOOL.plan)(&values).unwrap() else {
+        let ToolPlan::Aggregate(job) = (TOOL.plan)(&values).unwrap() else {
             panic!("an aggregate");
         };
         assert_eq!(job.request.probes, ["kprobe:tcp_v6_syn_recv_sock"]);

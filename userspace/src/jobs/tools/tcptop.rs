@@ -8,7 +8,7 @@
 //! IPv4-mapped, and `skc_portpair`, both ports in one word), keyed in the kernel by probe,
 //! pid, comm, addresses and ports: 8 key words (an address takes 2).
 
-use super::{Flag, FlagKind, Group, Metric, NAME, NOCLEAR, Plan, Tool, ValueUnit};
+use super::{Flag, FlagKind, Group, Metric, NAME, NOCLEAR, ToolPlan, Tool, ValueUnit};
 use crate::{
     engine::request::{KeyField, Request},
     jobs::aggregate::AggregateJob,
@@ -74,7 +74,7 @@ family says: an IPv6 socket's IPv4-mapped peer is IPv6 there, shown as IPv4).",
         )];
         filter.extend(values.comm_filter()?);
         let sk = |member: &str| format!("(struct sock *)sk->__sk_common.{member}");
-        Ok(Plan::Aggregate(AggregateJob {
+        Ok(ToolPlan::Aggregate(AggregateJob {
             command: "tcptop",
             what: Some("TCP bytes received and sent".into()),
             request: Request {
@@ -140,7 +140,7 @@ mod tests {
             values.set("ipv4", Value::Switch(v4));
             values.set("ipv6", Value::Switch(v6));
             (TOOL.plan)(&values).map(|plan| match plan {
-                Plan::Aggregate(job) => job.request.filter.unwrap_or_default(),
+                ToolPlan::Aggregate(job) => job.request.filter.unwrap_or_default(),
                 _ => panic!("aggregate"),
             })
         };

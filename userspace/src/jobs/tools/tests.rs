@@ -43,8 +43,8 @@ fn every_tool_is_complete() {
             plan => plan.unwrap(),
         };
         match plan {
-            Plan::Aggregate(_) => assert!(tool.metric.is_some(), "{}", tool.name),
-            Plan::Events(_) | Plan::Memleak(_) => {
+            ToolPlan::Aggregate(_) => assert!(tool.metric.is_some(), "{}", tool.name),
+            ToolPlan::Events(_) | ToolPlan::Memleak(_) => {
                 assert!(tool.metric.is_none(), "{}", tool.name)
             }
         }
@@ -84,13 +84,13 @@ fn every_plan_compiles_against_the_format_files() {
                 plan => plan.unwrap(),
             };
             let requests = match request {
-                Plan::Aggregate(job) => vec![job.request],
+                ToolPlan::Aggregate(job) => vec![job.request],
                 // Every probe group (fsslower's opens and fsyncs).
-                Plan::Events(job) => std::iter::once(job.request)
+                ToolPlan::Events(job) => std::iter::once(job.request)
                     .chain(job.parts.into_iter().map(|part| part.request))
                     .collect(),
                 // Its specs are built from libc or the kmem format files when it runs.
-                Plan::Memleak(_) => continue,
+                ToolPlan::Memleak(_) => continue,
             };
             for request in requests {
                 if let Err(err) = compile_in(&request, &events) {
@@ -127,13 +127,13 @@ fn event_tools_are_data() {
                 ],
             );
             job.request.filter = values.text("name").map(|c| format!("comm == \"{c}\""));
-            Ok(Plan::Events(job))
+            Ok(ToolPlan::Events(job))
         },
         metric: None,
     };
     let mut values = FlagValues::defaults(&EXECS);
     values.set("name", Value::Text("sh".into()));
-    let Plan::Events(job) = (EXECS.plan)(&values).unwrap() else {
+    let ToolPlan::Events(job) = (EXECS.plan)(&values).unwrap() else {
         panic!("events");
     };
     assert_eq!(job.request.print, ["old_pid"]);

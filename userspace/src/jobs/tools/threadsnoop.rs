@@ -5,7 +5,7 @@
 //! threads libc's `pthread_create` makes; the tracepoint sees every `clone(CLONE_THREAD)`,
 //! of any language's runtime.
 
-use super::{CLOCK, Column, EventsJob, Group, NAME, Plan, TIMESTAMP, Tool};
+use super::{CLOCK, Column, EventsJob, Group, NAME, ToolPlan, TIMESTAMP, Tool};
 use crate::Result;
 
 /// `CLONE_THREAD` (include/uapi/linux/sched.h).
@@ -24,7 +24,7 @@ column (bcc's start routine, from a uprobe on pthread_create): the tracepoint se
 clone(CLONE_THREAD), not only libc's pthread_create.",
     flags: &[NAME, TIMESTAMP, CLOCK],
     groups: &[Group::Common, Group::Maps],
-    plan: |values| threadsnoop(values).map(Plan::Events),
+    plan: |values| threadsnoop(values).map(ToolPlan::Events),
     metric: None,
 };
 
@@ -59,7 +59,7 @@ mod tests {
 
     #[test]
     fn threadsnoop_keeps_clone_thread_only() {
-        let Plan::Events(job) = (TOOL.plan)(&FlagValues::defaults(&TOOL)).unwrap() else {
+        let ToolPlan::Events(job) = (TOOL.plan)(&FlagValues::defaults(&TOOL)).unwrap() else {
             panic!("events");
         };
         assert_eq!(job.request.filter.as_deref(), Some("clone_flags & 0x10000"));

@@ -4,7 +4,7 @@
 //! `CONFIG_FPROBE`) or fentry, whichever the kernel has (`--kprobe`/`--fentry` choose).
 
 use super::{
-    BY_PROCESS, Flag, Group, Metric, Plan, Tool,
+    BY_PROCESS, Flag, Group, Metric, ToolPlan, Tool,
     funccount::{FunctionOptions, funccount},
 };
 
@@ -30,7 +30,7 @@ pub const TOOL: Tool = Tool {
             target: values.target,
         })?;
         job.command = "vfscount";
-        Ok(Plan::Aggregate(job))
+        Ok(ToolPlan::Aggregate(job))
     },
     metric: Some(Metric {
         name: "vfs_calls",

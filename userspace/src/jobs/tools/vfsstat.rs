@@ -5,7 +5,7 @@
 //! fentry, whichever the kernel has.
 
 use super::{
-    BY_PROCESS, Group, Metric, Plan, Tool,
+    BY_PROCESS, Group, Metric, ToolPlan, Tool,
     funccount::{FunctionOptions, funccount},
 };
 
@@ -33,7 +33,7 @@ OPEN and CREATE columns); a function never called has no row.",
             target: values.target,
         })?;
         job.command = "vfsstat";
-        Ok(Plan::Aggregate(job))
+        Ok(ToolPlan::Aggregate(job))
     },
     metric: Some(Metric {
         name: "vfs_operations",

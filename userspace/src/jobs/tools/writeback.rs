@@ -4,7 +4,7 @@
 //! writeback.h), paired by `sb_dev` as bpftrace pairs them. Writeback runs in the flusher
 //! kernel threads, so it is watched for the whole machine.
 
-use super::{Column, EventsJob, Group, Plan, Tool};
+use super::{Column, EventsJob, Group, ToolPlan, Tool};
 use crate::{
     Error,
     engine::request::{Start, StartProbe},
@@ -57,7 +57,7 @@ REASON is the kernel's wb_reason: 0 background, 1 vmscan, 2 sync, 3 periodic, 4 
             keep: false,
         });
         job.request.all_tasks = true;
-        Ok(Plan::Events(job))
+        Ok(ToolPlan::Events(job))
     },
     metric: None,
 };

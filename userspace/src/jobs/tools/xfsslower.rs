@@ -1,7 +1,7 @@
 //! `tracekit xfsslower`: [`fsslower --fs xfs`](super::fsslower), under bcc's and
 //! libbpf-tools' alias name.
 
-use super::{Plan, Tool, fsslower};
+use super::{ToolPlan, Tool, fsslower};
 
 /// `tracekit xfsslower`.
 pub const TOOL: Tool = fsslower::alias(
@@ -12,5 +12,5 @@ pub const TOOL: Tool = fsslower::alias(
   tracekit xfsslower 0 -- ./app       # every call while ./app runs
 
 fsslower --fs xfs: see tracekit fsslower --help.",
-    |values| fsslower::plan(values, "xfs").map(Plan::Events),
+    |values| fsslower::plan(values, "xfs").map(ToolPlan::Events),
 );

@@ -132,10 +132,10 @@ fn samples(comm: &str, stacks: &[SampledStack<'_>]) -> RawProfile {
         let hash = 0x1000 + i as u64;
         raw.stacks
             .insert(hash, frames.iter().map(|&f| inside(f)).collect());
-        let key = tracekit_common::profile::SampleKey {
+        let key = tracekit_common::cpu_sampler::SampleKey {
             pid: std::process::id(),
             generation: 0,
-            kernel_stack: tracekit_common::profile::STACK_NONE,
+            kernel_stack: tracekit_common::cpu_sampler::STACK_NONE,
             user_stack: hash,
             cgroup: 0,
             comm: name,

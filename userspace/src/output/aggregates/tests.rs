@@ -432,7 +432,7 @@ fn summary_accounts_for_every_loss() {
         ),
         "Counted 0 events in 0.00 s (command exited).\nLost: nothing.\n"
     );
-    // One of each: every noun agrees with its number (issue 25).
+    // One of each: every noun agrees with its number.
     let one = EngineStats {
         counted: 1,
         filtered: 1,

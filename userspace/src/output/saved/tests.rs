@@ -98,8 +98,8 @@ fn refuses_foreign_newer_truncated_and_other_kinds() {
     );
     let mut two = Vec::new();
     let header = Header::new("profile", "cpu-clock", "samples", "-a");
-    write(&mut two, &Profile::default(), &header).unwrap();
-    write(&mut two, &Profile::default(), &header).unwrap();
+    write(&mut two, &SymbolizedProfile::default(), &header).unwrap();
+    write(&mut two, &SymbolizedProfile::default(), &header).unwrap();
     assert_eq!(
         parse(&two, Path::new("p.json")).unwrap_err().to_string(),
         "p.json: holds several JSON documents (line 2 starts another; --json -i writes \
@@ -135,7 +135,7 @@ fn round_trips_addresses_mappings_and_slices() {
         address: 0xffff_ffff_8100_0000,
         mapping: None,
     });
-    let profile = Profile {
+    let profile = SymbolizedProfile {
         stacks: vec![Stack {
             pid: 3,
             comm: "x".into(),

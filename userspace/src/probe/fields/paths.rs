@@ -1,5 +1,5 @@
 //! Fields reached through BTF paths ([`crate::probe::btf_path`]) as operands: from the
-//! current task, a record's pointer field, or (n31, issue 30) the socket or file at a
+//! current task, a record's pointer field, or the socket or file at a
 //! descriptor field (`sock(ret)->...`, [`operand::FD_PATH`]).
 
 use tracekit_common::engine::{FD_INT32, Operand, PATH_BYTES, SIGNED, operand};

@@ -472,7 +472,7 @@ impl Interpreters {
             counters[InterpStat::NoThreadState as usize],
             counters[InterpStat::ReadErrors as usize],
             counters[InterpStat::Truncated as usize],
-            tracekit_common::profile::MAX_STACK_DEPTH,
+            tracekit_common::cpu_sampler::MAX_STACK_DEPTH,
             counters[InterpStat::CodesLost as usize],
         );
         for ((path, reason), (n, _)) in &self.unsupported {

@@ -1,5 +1,5 @@
 //! `tracekit`: the command-line front end. Glue only: parsing, exit codes, error lines. The
-//! commands are in `tools/`, one file each; the flags they share in `cli/`.
+//! commands are in `commands/`, one file each; the flags they share in `cli/`.
 //!
 //! Exit status: 0 on success (and on a closed stdout pipe), 2 for bad input, 1 for failures
 //! at run time. Every error is one line on stderr, `tracekit: ...`.
@@ -8,7 +8,7 @@ mod cli;
 #[cfg(test)]
 mod generated;
 mod logger;
-mod tools;
+mod commands;
 
 use std::process::ExitCode;
 
@@ -39,7 +39,7 @@ pub struct Cli {
     #[arg(short, long, global = true, action = ArgAction::Count)]
     pub verbose: u8,
     #[command(subcommand)]
-    pub command: tools::Command,
+    pub command: commands::Command,
 }
 
 /// The static build's allocator. musl's malloc returns large freed blocks to the kernel
@@ -283,9 +283,9 @@ mod tests {
             ])
             .unwrap_or_else(|err| panic!("{command}: {err}"));
             let last = match cli.command {
-                tools::Command::Builtin(tools::Builtin::Hist(args)) => args.last,
-                tools::Command::Builtin(tools::Builtin::Count(args)) => args.last,
-                tools::Command::Builtin(tools::Builtin::Trace(args)) => args.last,
+                commands::Command::Builtin(commands::Builtin::Hist(args)) => args.last,
+                commands::Command::Builtin(commands::Builtin::Count(args)) => args.last,
+                commands::Command::Builtin(commands::Builtin::Trace(args)) => args.last,
                 _ => unreachable!(),
             };
             assert_eq!(

@@ -65,9 +65,9 @@ pub fn run(args: Args, _verbose: u8) -> Result<()> {
     let bytes = saved::read_bytes(&args.file)?;
     // Dispatch on what the file holds; each kind has its own renderers.
     match saved::kind(&bytes, &args.file)? {
-        saved::Kind::Profile => profile(&args, &bytes, &outputs),
-        saved::Kind::Histogram => histogram(&args, &bytes, &outputs),
-        saved::Kind::Counts => Err(Error::usage(format!(
+        saved::SavedKind::Profile => profile(&args, &bytes, &outputs),
+        saved::SavedKind::Histogram => histogram(&args, &bytes, &outputs),
+        saved::SavedKind::Counts => Err(Error::usage(format!(
             "{}: holds counts; report re-renders profiles and histograms in this version",
             quote(&args.file.to_string_lossy()),
         ))),

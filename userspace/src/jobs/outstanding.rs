@@ -1,5 +1,6 @@
-//! `memleak`: outstanding allocations by stack (bcc's and libbpf-tools' `memleak`), on the
-//! engine's outstanding-allocation stage ([`crate::engine::outstanding`]).
+//! Outstanding allocations by stack: the job behind `memleak` (bcc's and libbpf-tools'
+//! `memleak`; its table entry is [`crate::jobs::tools::memleak`]), on the engine's
+//! outstanding-allocation stage ([`crate::engine::outstanding`]).
 //!
 //! With `-p PID` or `-- CMD`, the process's libc allocators are probed (`malloc`, `calloc`,
 //! `realloc`, `posix_memalign`, `aligned_alloc`, `valloc`, `memalign`, `pvalloc`, and
@@ -36,7 +37,7 @@ use crate::{
 
 /// What `memleak` reports, from its flags.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MemleakJob {
+pub struct OutstandingJob {
     /// `--top N`: stacks shown per report (bcc's `-T`, 10).
     pub top: usize,
     /// `--older MS`: only allocations at least this old (bcc's `-o`), in ms.
@@ -52,7 +53,7 @@ pub struct MemleakJob {
     pub kernel: bool,
 }
 
-impl Default for MemleakJob {
+impl Default for OutstandingJob {
     fn default() -> Self {
         Self {
             top: 10,
@@ -187,7 +188,7 @@ pub struct StackTotal {
 /// The allocations of `entries` that `job`'s filters keep at `now_ns`, grouped by stack
 /// (`stack_of` symbolizes a stack hash and pid, leaf first), biggest first.
 pub fn group(
-    job: &MemleakJob,
+    job: &OutstandingJob,
     entries: &[(u64, Outstanding)],
     now_ns: u64,
     mut stack_of: impl FnMut(u64, u32) -> Vec<Frame>,
@@ -305,7 +306,7 @@ pub fn lost_lines(counters: &[(u32, u64)]) -> String {
 
 /// The loaded engines and what the reports need.
 struct MemleakCollector<'a> {
-    job: &'a MemleakJob,
+    job: &'a OutstandingJob,
     specs: Vec<EngineSpec>,
     user: bool,
     engines: Vec<Engine>,
@@ -440,7 +441,7 @@ impl Collector for MemleakCollector<'_> {
 /// # Errors
 /// Usage errors for a scope of several processes; runtime errors when libc or the `kmem`
 /// tracepoints cannot be found, or the kernel refuses the programs.
-pub fn run(job: &MemleakJob, options: &RunOptions) -> Result<()> {
+pub fn run(job: &OutstandingJob, options: &RunOptions) -> Result<()> {
     if options.output.is_some() {
         return Err(Error::usage(
             "memleak prints its reports to stdout; -o FILE is not supported (redirect it)",

@@ -1,5 +1,5 @@
 //! The kernel side of `tracekit profile`: load, attach, read and detach the `profile`
-//! programs (`ebpf/src/profile.rs`, layouts in `tracekit_common::profile`).
+//! programs (`ebpf/src/profile.rs`, layouts in `tracekit_common::cpu_sampler`).
 //!
 //! Samples come from the software `cpu-clock` perf event, one per online CPU, with a fixed
 //! period of `1e9 / HZ` ns (exact rate, unlike frequency mode's feedback loop). Counting
@@ -16,7 +16,7 @@ use aya::{
     },
     util::online_cpus,
 };
-use tracekit_common::profile::{
+use tracekit_common::cpu_sampler::{
     STACK_ERROR, STACK_NONE, STAT_COUNT, SampleKey, StackFrames, Stat, stack_of_generation,
 };
 
@@ -33,14 +33,14 @@ use crate::{
 };
 
 /// The pid (tgid) a process announcement names: the kernel writes a
-/// [`tracekit_common::profile::ProcessEvent`] to an announce ring buffer when it first
+/// [`tracekit_common::cpu_sampler::ProcessEvent`] to an announce ring buffer when it first
 /// samples or stacks a process, and again after `exec`. `None` for a short record.
 pub fn announced_pid(record: &[u8]) -> Option<u32> {
-    if record.len() < size_of::<tracekit_common::profile::ProcessEvent>() {
+    if record.len() < size_of::<tracekit_common::cpu_sampler::ProcessEvent>() {
         return None;
     }
     // SAFETY: the kernel wrote a ProcessEvent; read_unaligned copes with any alignment.
-    let event: tracekit_common::profile::ProcessEvent =
+    let event: tracekit_common::cpu_sampler::ProcessEvent =
         unsafe { std::ptr::read_unaligned(record.as_ptr().cast()) };
     Some(event.pid)
 }
@@ -235,7 +235,7 @@ impl Profiler {
         crate::bpf::hash_entries("--count-map-size", options.count_map_entries)?;
         // perf_event and tracepoint programs need no kernel BTF.
         let mut ebpf = crate::bpf::load_without_kernel_btf(
-            crate::bpf::object(crate::bpf::Object::Profile)?,
+            crate::bpf::object(crate::bpf::Object::CpuSampler)?,
             |loader| {
                 loader
                     .override_global("PROFILE_SELF_PID", &self_pid, true)
@@ -515,7 +515,7 @@ impl Profiler {
 
 /// A profile with every address resolved, and what the stacks say about their own quality.
 #[derive(Clone, Debug, Default)]
-pub struct Profile {
+pub struct SymbolizedProfile {
     /// Distinct stacks with their sample counts.
     pub stacks: Vec<Stack>,
     /// The kernel program's counters.
@@ -591,7 +591,7 @@ pub fn leaf_lines(raw: &RawProfile, symbolizer: &Symbolizer) -> LineProfile {
 }
 
 /// Resolves every stack of `raw` with `symbolizer`, each distinct stack once.
-pub fn symbolize(raw: &RawProfile, symbolizer: &Symbolizer) -> Profile {
+pub fn symbolize(raw: &RawProfile, symbolizer: &Symbolizer) -> SymbolizedProfile {
     let mut kernel_cache: HashMap<u64, Vec<Frame>> = HashMap::new();
     let mut user_cache: HashMap<(u32, u64), Vec<Frame>> = HashMap::new();
     let mut judged: HashMap<u32, (String, u64, u64)> = HashMap::new();
@@ -671,7 +671,7 @@ pub fn symbolize(raw: &RawProfile, symbolizer: &Symbolizer) -> Profile {
         })
         .collect();
     broken.sort_by_key(|b| std::cmp::Reverse(b.samples));
-    Profile {
+    SymbolizedProfile {
         stacks,
         stats: raw.stats,
         unwalked,

@@ -1,11 +1,11 @@
 //! `tracekit offcpu`: time spent blocked, by stack (bcc/libbpf-tools' `offcputime`), the
-//! preset [`tracekit::jobs::presets::offcpu`].
+//! request [`tracekit::jobs::tools::offcpu`].
 
 use clap::Args as ClapArgs;
 use tracekit::{
     Result,
     jobs::{
-        presets,
+        tools::offcpu,
         stacks::{self, Labels, ReportOptions, Weight},
     },
 };
@@ -49,12 +49,12 @@ pub struct Args {
 
 /// Runs `tracekit offcpu`.
 pub fn run(args: Args, verbose: u8) -> Result<()> {
-    let request = presets::offcpu(&presets::OffcpuOptions {
+    let request = offcpu::offcpu(&offcpu::OffcpuOptions {
         min_us: args.block_time.min_us,
         max_us: args.block_time.max_us,
         state: args.state.map(|state| match state {
-            TaskState::Interruptible => presets::TaskState::Interruptible,
-            TaskState::Uninterruptible => presets::TaskState::Uninterruptible,
+            TaskState::Interruptible => offcpu::TaskState::Interruptible,
+            TaskState::Uninterruptible => offcpu::TaskState::Uninterruptible,
         }),
         kernel_stacks: !args.stacks.user_only,
         user_stacks: !args.stacks.kernel_only,

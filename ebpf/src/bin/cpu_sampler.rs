@@ -1,8 +1,8 @@
-//! `profile`: on-CPU stack sampling (bcc's `profile`, `perf record -g`).
+//! `cpu_sampler`: on-CPU stack sampling (`profile`, `top`, the exporter; bcc's `profile`, `perf record -g`).
 //!
 //! Attached to the software `cpu-clock` perf event on every CPU. Each sample is counted in the
 //! kernel under (pid, comm, kernel stack, user stack); userspace reads the maps once at the
-//! end. Shared layouts: `tracekit_common::profile`.
+//! end. Shared layouts: `tracekit_common::cpu_sampler`.
 #![no_std]
 #![no_main]
 
@@ -14,7 +14,7 @@ use aya_ebpf::{
     maps::{Array, HashMap, LruHashMap, PerCpuArray, RingBuf},
     programs::{PerfEventContext, TracePointContext},
 };
-use tracekit_common::profile::{
+use tracekit_common::cpu_sampler::{
     DEFAULT_COUNT_MAP_ENTRIES, DEFAULT_STACK_MAP_ENTRIES, EVENTS_RING_BYTES, MAX_KNOWN_PIDS,
     MAX_TARGET_PIDS, STACK_ERROR, STACK_NONE, STAT_COUNT, SampleKey, StackFrames, Stat,
 };
@@ -72,7 +72,7 @@ static PROFILE_STACKS: HashMap<u64, StackFrames> =
 static PROFILE_COUNTS: HashMap<SampleKey, u64> =
     HashMap::with_max_entries(DEFAULT_COUNT_MAP_ENTRIES, 0);
 
-/// The generation samples count under (see `tracekit_common::profile`), set by userspace.
+/// The generation samples count under (see `tracekit_common::cpu_sampler`), set by userspace.
 #[map]
 static PROFILE_GENERATION: Array<u32> = Array::with_max_entries(1, 0);
 

@@ -3,7 +3,7 @@
 //! (`profile`, `hist`, `trace`, ...), one file each here plus a line in the registry below.
 //! No command imports another.
 
-pub mod table;
+pub mod tools;
 
 /// Declares the command modules and the enum of the commands with files here.
 macro_rules! registry {
@@ -63,7 +63,7 @@ impl Command {
     pub fn run(self, verbose: u8) -> tracekit::Result<()> {
         match self {
             Self::Builtin(builtin) => builtin.run(verbose),
-            Self::Tool(tool, matches) => table::run(tool, &matches, verbose),
+            Self::Tool(tool, matches) => tools::run(tool, &matches, verbose),
         }
     }
 }
@@ -96,7 +96,7 @@ impl clap::Subcommand for Command {
             cmd = add(cmd, builtin.clone());
             if builtin.get_name() == TOOLS_AFTER {
                 for tool in tracekit::jobs::tools::TOOLS {
-                    cmd = add(cmd, table::command(tool));
+                    cmd = add(cmd, tools::command(tool));
                 }
             }
         }

@@ -1,11 +1,11 @@
 //! `tracekit offwaketime`: time blocked, by the blocked task's stacks joined with its
-//! waker's (bcc's `offwaketime`), the preset [`tracekit::jobs::presets::offwaketime`].
+//! waker's (bcc's `offwaketime`), the request [`tracekit::jobs::tools::offwaketime`].
 
 use clap::Args as ClapArgs;
 use tracekit::{
     Result,
     jobs::{
-        presets,
+        tools::offwaketime,
         stacks::{self, Labels, ReportOptions, Weight},
     },
 };
@@ -20,12 +20,12 @@ EXAMPLES:
   tracekit offwaketime --tid 4321 -m 1000 -d 5  # thread 4321's blocks of 1 ms or more
   tracekit offwaketime -K -a -d 5               # kernel stacks only, every task
 
-A sleeping task (S or D) leaving the CPU starts the clock, saving its stacks; the
-sched_waking that wakes it stops it, in the waker's context: the waker's stacks join the
+A sleeping task (S or D) leaving the CPU starts the clock, saving its stacks; 
+sched_waking that wakes it stops it, in the waker's context: the waker's stacks join 
 blocked task's, in the kernel. Folded lines read, as bcc's -f prints them:
   blocked comm;user stack;kernel stack;--;waker kernel stack;waker user stack;waker comm N
 with the waker's frames leaf first (upside down above the blocked stack in a flame graph)
-and N the microseconds blocked. The time is the block itself, switch-out to wakeup; the
+and N the microseconds blocked. The time is the block itself, switch-out to wakeup; 
 run-queue wait after the wakeup is runqlat's. -p, --tid and -- CMD select the blocked tasks;
 the wakers are any task. Kernel frames end in _[k].";
 
@@ -56,7 +56,7 @@ pub struct Args {
 
 /// Runs `tracekit offwaketime`.
 pub fn run(args: Args, verbose: u8) -> Result<()> {
-    let request = presets::offwaketime(&presets::OffwaketimeOptions {
+    let request = offwaketime::offwaketime(&offwaketime::OffwaketimeOptions {
         min_us: args.block_time.min_us,
         max_us: args.block_time.max_us,
         tid: args.tid,

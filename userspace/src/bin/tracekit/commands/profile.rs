@@ -8,7 +8,7 @@ use tracekit::{
     jobs::stacks::{self, Labels, ReportOptions, Sampling},
     output::Format,
 };
-use tracekit_common::profile::{DEFAULT_COUNT_MAP_ENTRIES, DEFAULT_STACK_MAP_ENTRIES};
+use tracekit_common::cpu_sampler::{DEFAULT_COUNT_MAP_ENTRIES, DEFAULT_STACK_MAP_ENTRIES};
 
 use crate::cli::{Common, SymbolArgs, UnwindArgs, parse_hash_entries};
 

@@ -1,11 +1,11 @@
 //! `tracekit wakeuptime`: time blocked, by the kernel stack that woke the task (bcc's and
-//! libbpf-tools' `wakeuptime`), the preset [`tracekit::jobs::presets::wakeuptime`].
+//! libbpf-tools' `wakeuptime`), the request [`tracekit::jobs::tools::wakeuptime`].
 
 use clap::Args as ClapArgs;
 use tracekit::{
     Result,
     jobs::{
-        presets,
+        tools::wakeuptime,
         stacks::{self, Labels, ReportOptions, Weight},
     },
 };
@@ -18,7 +18,7 @@ EXAMPLES:
   tracekit wakeuptime -p 1234 -d 10 -o wake.svg   # flame graph of the wakers' stacks
   tracekit wakeuptime -m 1000 -a -d 5              # only blocks of 1 ms or more, every task
 
-A sleeping task (S or D) leaving the CPU starts the clock; its sched_waking stops it, in the
+A sleeping task (S or D) leaving the CPU starts the clock; its sched_waking stops it, in 
 waker's context: the stack shown is the waker's kernel stack, the pid and comm the woken
 task's. -p and -- CMD select the woken tasks; the wakers are any task.";
 
@@ -44,7 +44,7 @@ pub struct Args {
 
 /// Runs `tracekit wakeuptime`.
 pub fn run(args: Args, verbose: u8) -> Result<()> {
-    let request = presets::wakeuptime(&presets::WakeuptimeOptions {
+    let request = wakeuptime::wakeuptime(&wakeuptime::WakeuptimeOptions {
         min_us: args.block_time.min_us,
         max_us: args.block_time.max_us,
         maps: args.maps.sizes(),

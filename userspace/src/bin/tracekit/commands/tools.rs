@@ -10,7 +10,7 @@ use tracekit::{
     Result,
     jobs::{
         RunOptions, aggregate,
-        tools::{Flag, FlagKind, FlagValues, Group, Plan, Tool, Value},
+        tools::{Flag, FlagKind, FlagValues, Group, ToolPlan, Tool, Value},
         trace,
     },
 };
@@ -107,9 +107,9 @@ fn arg(flag: &Flag) -> Arg {
 pub fn run(tool: &'static Tool, matches: &ArgMatches, verbose: u8) -> Result<()> {
     let (values, options) = values(tool, matches, verbose)?;
     match (tool.plan)(&values)? {
-        Plan::Aggregate(job) => aggregate::run(job, &options),
-        Plan::Events(job) => trace::run_events(&job, &options),
-        Plan::Memleak(job) => tracekit::jobs::memleak::run(&job, &options),
+        ToolPlan::Aggregate(job) => aggregate::run(job, &options),
+        ToolPlan::Events(job) => trace::run_events(&job, &options),
+        ToolPlan::Memleak(job) => tracekit::jobs::outstanding::run(&job, &options),
     }
 }
 
@@ -179,7 +179,7 @@ mod tests {
     };
 
     use super::*;
-    use crate::{Cli, tools::Command};
+    use crate::{Cli, commands::Command};
 
     /// Every tool of the table is a subcommand with its summary, examples and own flags, and
     /// takes exactly one group with the common flags.
@@ -235,7 +235,7 @@ mod tests {
             "99",
         ]);
         assert_eq!(options.scope, Scope::Pids(vec![7]));
-        let Plan::Aggregate(job) = (tool.plan)(&values).unwrap() else {
+        let ToolPlan::Aggregate(job) = (tool.plan)(&values).unwrap() else {
             panic!("syscount aggregates");
         };
         assert_eq!(
@@ -268,7 +268,7 @@ mod tests {
         assert_eq!(values.text("function"), Some("vfs_read"));
         assert_eq!(values.percentiles, Some(4));
         assert_eq!(values.target.pid, Some(3));
-        let Plan::Aggregate(job) = (tool.plan)(&values).unwrap() else {
+        let ToolPlan::Aggregate(job) = (tool.plan)(&values).unwrap() else {
             panic!("funclatency aggregates");
         };
         assert_eq!(job.request.value_div, 1_000_000);

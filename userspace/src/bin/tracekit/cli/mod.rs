@@ -1,7 +1,7 @@
 //! The flag groups every command shares, meaning the same everywhere, as in perf and bcc:
 //! `-a`, `-p PID`, `-- CMD ARGS`, `-d SECONDS`, `-i SECONDS`, `-o FILE`, `--json`, the
 //! kernel map sizes and how kernel functions are probed. Each command's own flags live in
-//! its file under `tools/`.
+//! its file under `commands/`.
 
 use std::{ffi::OsString, path::PathBuf, time::Duration};
 

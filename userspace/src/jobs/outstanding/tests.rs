@@ -44,7 +44,7 @@ fn stack_of(hash: u64, pid: u32) -> Vec<Frame> {
 
 #[test]
 fn report_groups_by_stack_biggest_first() {
-    let totals = group(&MemleakJob::default(), &entries(), 4_000_000_000, stack_of);
+    let totals = group(&OutstandingJob::default(), &entries(), 4_000_000_000, stack_of);
     assert_eq!(
         render(&totals, 10, "14:02:11"),
         "[14:02:11] Top 3 stacks with outstanding allocations:
@@ -72,11 +72,11 @@ fn report_groups_by_stack_biggest_first() {
 
 #[test]
 fn filters_age_and_size_and_lists_addresses() {
-    let job = MemleakJob {
+    let job = OutstandingJob {
         older_ms: Some(1500),
         min_size: Some(50),
         show_allocs: true,
-        ..MemleakJob::default()
+        ..OutstandingJob::default()
     };
     // At 4 s, 1500 ms old: allocated at or before 2.5 s.
     let totals = group(&job, &entries(), 4_000_000_000, stack_of);
@@ -91,9 +91,9 @@ fn filters_age_and_size_and_lists_addresses() {
 \t\tmain [tk_leak]
 "
     );
-    let none = MemleakJob {
+    let none = OutstandingJob {
         max_size: Some(7),
-        ..MemleakJob::default()
+        ..OutstandingJob::default()
     };
     assert_eq!(
         render(&group(&none, &entries(), 0, stack_of), 10, "00:00:02"),
