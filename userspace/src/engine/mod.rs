@@ -38,8 +38,8 @@ use aya::{
     maps::{HashMap as BpfHashMap, Map, MapData, RingBuf},
 };
 use tracekit_common::{
-    engine::{DEFAULT_STACK_ENTRIES, Outstanding, Plan, TRACE_RING_BYTES, agg, layout, operand},
     cpu_sampler::{EVENTS_RING_BYTES, StackFrames},
+    engine::{DEFAULT_STACK_ENTRIES, Outstanding, Plan, TRACE_RING_BYTES, agg, layout, operand},
 };
 
 pub use self::{
