@@ -29,6 +29,9 @@ const VERDICT: &str = "TRACEKIT-VM-RESULT";
 /// The tests run in each kernel.
 pub const VM_TESTS: &[&str] = &[
     "kfunc_",
+    // The kernel-function tools' one-line refusals (tests/tests/tools/kernel_function_tools.rs).
+    "kernel_function_tools_say_what_is_missing",
+    "mdflush_says_what_is_missing",
     "engine_exact_syscall_counts",
     // Raw tracepoints, their fast paths and the classic fallback agree (issue 29).
     "hooks_",

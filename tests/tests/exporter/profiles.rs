@@ -394,18 +394,18 @@ fn exporter_metrics_profile_and_shutdown() {
     assert!(burner.wait().unwrap().success(), "the burner failed");
     assert_eq!(status, 200, "{}", String::from_utf8_lossy(&profile));
     assert_eq!(profile.get(..2), Some(&[0x1f, 0x8b][..]), "not gzip");
-    match crate::pprof::go_or_skip(test) {
+    match crate::profile::pprof::go_or_skip(test) {
         Some(go) => {
             let file = dir.join("cpu.pb.gz");
             std::fs::write(&file, &profile).unwrap();
-            let top = crate::pprof::pprof(go, &["-top", "-sample_index=samples"], &file);
+            let top = crate::profile::pprof::pprof(go, &["-top", "-sample_index=samples"], &file);
             assert!(
                 top.lines()
                     .any(|line| line.split_whitespace().last() == Some("leaf")),
                 "no leaf row in go tool pprof -top:\n{top}"
             );
-            let traces = crate::pprof::pprof(go, &["-traces"], &file);
-            crate::pprof::assert_burner_chain(&traces);
+            let traces = crate::profile::pprof::pprof(go, &["-traces"], &file);
+            crate::profile::pprof::assert_burner_chain(&traces);
         }
         None => eprintln!("{test}: the profile is gzip; not parsed (no go tool pprof)"),
     }
@@ -434,7 +434,7 @@ const THREAD_STARTS: [&str; 4] = [
 fn exporter_profile_names_python_node_and_java_frames() {
     require_root();
     let test = "exporter_profile_names_python_node_and_java_frames";
-    let Some(go) = crate::pprof::go_or_skip(test) else {
+    let Some(go) = crate::profile::pprof::go_or_skip(test) else {
         return;
     };
     let dir = scratch(test);
@@ -468,8 +468,8 @@ fn exporter_profile_names_python_node_and_java_frames() {
     assert_eq!(status, 200, "{}", String::from_utf8_lossy(&profile));
     let file = dir.join("cpu.pb.gz");
     std::fs::write(&file, &profile).unwrap();
-    let text = crate::pprof::pprof(go, &["-traces", "-sample_index=samples"], &file);
-    let traces = crate::pprof::traces(&text);
+    let text = crate::profile::pprof::pprof(go, &["-traces", "-sample_index=samples"], &file);
+    let traces = crate::profile::pprof::traces(&text);
     for (runtime, child) in &runtimes {
         // The JVM's own threads (GC, compilers) keep native frames: its Java code's samples.
         let chain: &[&str] = match *runtime {
@@ -968,7 +968,7 @@ fn read_request(stream: &mut TcpStream) -> Option<Recorded> {
 /// function named `function`, 0 when it is not in the profile.
 fn flat_samples(go: &str, file: &Path, profile: &[u8], function: &str) -> u64 {
     std::fs::write(file, profile).unwrap();
-    let top = crate::pprof::pprof(go, &["-top", "-sample_index=samples"], file);
+    let top = crate::profile::pprof::pprof(go, &["-top", "-sample_index=samples"], file);
     top.lines()
         .find(|line| line.split_whitespace().last() == Some(function))
         .map_or(0, |line| {
@@ -1059,7 +1059,7 @@ fn exporter_pushes_profiles_to_pyroscope() {
         0.0,
         "{text}"
     );
-    match crate::pprof::go_or_skip(test) {
+    match crate::profile::pprof::go_or_skip(test) {
         Some(go) => {
             let file = dir.join("pushed.pb.gz");
             let leaf: Vec<u64> = requests
@@ -1153,7 +1153,7 @@ fn exporter_push_failures_are_counted() {
 /// named `comm`, its functions leaf first with its count.
 fn traces_of(go: &str, file: &Path, profile: &[u8], comm: &str) -> Vec<(Vec<String>, u64)> {
     std::fs::write(file, profile).unwrap();
-    crate::pprof::pprof(go, &["-traces", "-sample_index=samples"], file)
+    crate::profile::pprof::pprof(go, &["-traces", "-sample_index=samples"], file)
         .split("-----------+-")
         .filter(|block| {
             block
@@ -1187,7 +1187,7 @@ fn traces_of(go: &str, file: &Path, profile: &[u8], comm: &str) -> Vec<(Vec<Stri
 fn exporter_profiles_share_one_dwarf_sampler() {
     require_root();
     let test = "exporter_profiles_share_one_dwarf_sampler";
-    let Some(go) = crate::pprof::go_or_skip(test) else {
+    let Some(go) = crate::profile::pprof::go_or_skip(test) else {
         return;
     };
     let dir = scratch(test);
@@ -1255,7 +1255,7 @@ fn exporter_profiles_share_one_dwarf_sampler() {
 fn exporter_profile_of_a_debug_build_costs_its_symbols_not_its_dwarf() {
     require_root();
     let test = "exporter_profile_of_a_debug_build_costs_its_symbols_not_its_dwarf";
-    let Some(go) = crate::pprof::go_or_skip(test) else {
+    let Some(go) = crate::profile::pprof::go_or_skip(test) else {
         return;
     };
     let file = scratch(test).join("cpu.pb.gz");
@@ -1264,16 +1264,16 @@ fn exporter_profile_of_a_debug_build_costs_its_symbols_not_its_dwarf() {
     // The first profile loads the sampler and builds the machine's unwind tables.
     let (status, profile) = get(addr, "/debug/pprof/profile?seconds=1");
     assert_eq!(status, 200, "{}", String::from_utf8_lossy(&profile));
-    let before = crate::reliability::status_kib(pid, "VmRSS");
+    let before = crate::robustness::churn::status_kib(pid, "VmRSS");
     let burner = std::thread::spawn(|| burn_cpu_until(Instant::now() + Duration::from_secs(3)));
     let (status, profile) = get(addr, "/debug/pprof/profile?seconds=2");
     assert_eq!(status, 200, "{}", String::from_utf8_lossy(&profile));
     // The harness's resolvers are still held (for 10 s after its last sample).
-    let after = crate::reliability::status_kib(pid, "VmRSS");
+    let after = crate::robustness::churn::status_kib(pid, "VmRSS");
     burner.join().unwrap();
     stop_exporter(exporter);
     std::fs::write(&file, &profile).unwrap();
-    let top = crate::pprof::pprof(go, &["-top", "-sample_index=samples"], &file);
+    let top = crate::profile::pprof::pprof(go, &["-top", "-sample_index=samples"], &file);
     assert!(
         top.contains("tracekit_tests::burn_cpu_until"),
         "the profile does not name the harness's burning function: {top}"

@@ -14,7 +14,7 @@ use tracekit_tests::{
     Output, ensure_package, fixture, parse_folded, require_root, run, scratch, tracekit,
 };
 
-use crate::pprof::{go_or_skip, pprof};
+use crate::profile::pprof::{go_or_skip, pprof};
 
 const TIMEOUT: Duration = Duration::from_secs(120);
 

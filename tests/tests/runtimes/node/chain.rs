@@ -1256,7 +1256,7 @@ fn node_inlined_leaf_pid() {
     if !have_node(test) {
         return;
     }
-    let Some(go) = crate::pprof::go_or_skip(test) else {
+    let Some(go) = crate::profile::pprof::go_or_skip(test) else {
         return;
     };
     let script = inline_fixture();
@@ -1302,8 +1302,9 @@ fn node_inlined_leaf_pid() {
         .nth(1)
         .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
         .unwrap_or_else(|| panic!("{test}: no V8 line in -v:\n{}", run.stderr));
-    let traces = crate::pprof::pprof(go, &["-traces", "-lines", "-sample_index=samples"], &out);
-    let traces: Vec<(String, u64)> = crate::pprof::traces(&traces)
+    let traces =
+        crate::profile::pprof::pprof(go, &["-traces", "-lines", "-sample_index=samples"], &out);
+    let traces: Vec<(String, u64)> = crate::profile::pprof::traces(&traces)
         .into_iter()
         .filter(|trace| trace.pid == Some(pid))
         .map(|trace| (trace.path, trace.samples))

@@ -9,7 +9,7 @@ use std::{path::Path, process::Command, time::Duration};
 
 use tracekit_tests::{Output, assert_share, require_root, share, spawn_ready};
 
-use crate::jit::{
+use super::chain::{
     check_leaf_lines, check_node_run, fixture, folded_while, profile_lines_pid, wheel_node_of,
     whole_chain,
 };

@@ -1,0 +1,3 @@
+//! `tracekit exporter`.
+
+mod profiles;

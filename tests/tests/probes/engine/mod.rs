@@ -1,0 +1,3 @@
+//! The engine.
+
+mod counts;

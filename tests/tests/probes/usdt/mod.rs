@@ -1,0 +1,3 @@
+//! USDT probes.
+
+mod fixture_probes;

@@ -1,0 +1,6 @@
+//! Profiles.
+
+mod cpu_profile;
+pub(crate) mod pprof;
+mod reports;
+mod unwinding;

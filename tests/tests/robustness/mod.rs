@@ -1,0 +1,5 @@
+//! Robustness.
+
+pub(crate) mod churn;
+mod hostile_input;
+mod soak;

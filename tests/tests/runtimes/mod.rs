@@ -1,0 +1,7 @@
+//! Runtimes.
+
+mod java;
+mod node;
+mod python;
+mod ruby;
+mod whole_machine;

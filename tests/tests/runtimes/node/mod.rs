@@ -1,0 +1,4 @@
+//! Node.js.
+
+mod chain;
+mod v8_versions;

@@ -1,0 +1,4 @@
+//! Python.
+
+mod frames;
+mod startup;

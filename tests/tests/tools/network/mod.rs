@@ -1,0 +1,3 @@
+//! Network tools.
+
+mod connections;

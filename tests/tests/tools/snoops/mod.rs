@@ -1,0 +1,3 @@
+//! Snoops.
+
+mod processes;
