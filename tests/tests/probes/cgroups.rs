@@ -1,6 +1,7 @@
-//! `--cgroup PATH` (issue 30): only tasks in a cgroup v2 subtree, checked in the kernel.
-//! A fixture making a known number of syscalls runs inside a test cgroup while the same
-//! fixture runs outside it at the same time: the tools see exactly the inside one.
+//! Cgroups: `--cgroup PATH` keeps only the tasks in a cgroup v2 subtree, checked in the
+//! kernel (a fixture making a known number of syscalls runs inside a test cgroup while the
+//! same fixture runs outside it at the same time: the tools see exactly the inside one);
+//! `count --by cgroup` names each group by its path.
 
 use std::{
     path::{Path, PathBuf},
@@ -10,25 +11,13 @@ use std::{
 
 use serde_json::Value;
 use tracekit_tests::{
-    fixture, kill, parse_json, require_root, scratch, tracekit, tracekit_bin, wait_for_stderr,
-    wait_output,
+    cgroup2_root, fixture, kill, parse_json, require_root, scratch, tracekit, tracekit_bin,
+    wait_for_stderr, wait_output,
 };
 
 const TIMEOUT: Duration = Duration::from_secs(60);
-
-/// Where cgroup2 is mounted: `/sys/fs/cgroup`, or `/sys/fs/cgroup/unified` on hybrid
-/// (v1 and v2) machines, as this one.
-fn cgroup2_root() -> PathBuf {
-    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
-    mountinfo
-        .lines()
-        .find_map(|line| {
-            let (left, right) = line.split_once(" - ")?;
-            let mount_point = left.split_whitespace().nth(4)?;
-            (right.split_whitespace().next()? == "cgroup2").then(|| PathBuf::from(mount_point))
-        })
-        .expect("a cgroup2 mount")
-}
+/// The timeout of `count --by cgroup`'s run.
+const LONG_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// `CGROUP2/tracekit-test-PID-TEST/inner`, made for one test and removed when dropped
 /// (also when the test fails).
@@ -39,7 +28,9 @@ struct TestCgroup {
 
 impl TestCgroup {
     fn new(test: &str) -> Self {
-        let parent = cgroup2_root().join(format!("tracekit-test-{}-{test}", std::process::id()));
+        let parent = cgroup2_root()
+            .expect("a cgroup2 mount")
+            .join(format!("tracekit-test-{}-{test}", std::process::id()));
         let inner = parent.join("inner");
         std::fs::create_dir_all(&inner).expect("making the test cgroup");
         Self { parent, inner }
@@ -191,7 +182,7 @@ fn cgroup_execsnoop_shows_the_inside_exec_only() {
 #[test]
 fn cgroup_bad_paths_are_refused() {
     require_root();
-    let root = cgroup2_root();
+    let root = cgroup2_root().expect("a cgroup2 mount");
     let root = root.to_str().unwrap();
     let missing = format!("{root}/no-such-tracekit-cgroup");
     let not_cgroup = |path: &str| {
@@ -278,4 +269,85 @@ fn cgroup_and_pid_both_hold() {
             assert_eq!(total, 0, "outside: {}", run.stdout);
         }
     }
+}
+
+/// `count --by cgroup` counts processes in two cgroups (made for the test under the cgroup2
+/// mount) apart, each named by its path: 1000 and 3000 getppid calls. Assumes the test
+/// runs in the root of its cgroup namespace (the paths are from the hierarchy's root).
+#[test]
+fn count_by_cgroup_names_paths() {
+    require_root();
+    let Some(root) = cgroup2_root() else {
+        eprintln!("count_by_cgroup: skipped: no cgroup2 filesystem is mounted (cgroup v2)");
+        return;
+    };
+    let names = [
+        format!("tk-cgroup-a-{}", std::process::id()),
+        format!("tk-cgroup-b-{}", std::process::id()),
+    ];
+    for name in &names {
+        std::fs::create_dir_all(root.join(name)).unwrap();
+    }
+    let syscalls = fixture("tk_syscalls");
+    let script = |cgroup: &str, calls: &str| {
+        format!(
+            "echo $$ > {}/cgroup.procs && exec {} {calls}",
+            root.join(cgroup).display(),
+            syscalls.display()
+        )
+    };
+    let command = format!(
+        "sh -c '{}' ; sh -c '{}'",
+        script(&names[0], "1000"),
+        script(&names[1], "3000")
+    );
+    let out = tracekit(
+        [
+            "count",
+            "syscalls:sys_enter_getppid",
+            "--by",
+            "cgroup",
+            "--json",
+            "--",
+            "sh",
+            "-c",
+            &command,
+        ],
+        LONG_TIMEOUT,
+    );
+    for name in &names {
+        let _ = std::fs::remove_dir(root.join(name));
+    }
+    out.assert_code(0);
+    let json = tracekit_tests::parse_json(&out.stdout);
+    let groups: Vec<(String, u64)> = json["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["key"]["cgroup"].as_str().unwrap().to_string(),
+                g["count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    // The shells may call getppid too before they move themselves: those count in the
+    // test's own cgroup, never in the two made for it.
+    let own = std::fs::read_to_string("/proc/self/cgroup")
+        .unwrap()
+        .lines()
+        .find_map(|line| line.strip_prefix("0::").map(str::to_string))
+        .expect("a cgroup v2 line in /proc/self/cgroup");
+    let (others, mut made): (Vec<_>, Vec<_>) =
+        groups.into_iter().partition(|(path, _)| *path == own);
+    made.sort();
+    assert_eq!(
+        made,
+        [
+            (format!("/{}", names[0]), 1000),
+            (format!("/{}", names[1]), 3000)
+        ],
+        "{out:#?}"
+    );
+    assert!(others.iter().all(|(_, n)| *n < 100), "{out:#?}");
 }

@@ -15,11 +15,9 @@ use tracekit_tests::{
     fixture, parse_json, require_root, scratch, spawn_tracekit, tracekit, wait_output,
 };
 
-const TIMEOUT: Duration = Duration::from_secs(90);
+use super::funcs;
 
-fn funcs() -> String {
-    fixture("tk_funcs").to_string_lossy().into_owned()
-}
+const TIMEOUT: Duration = Duration::from_secs(90);
 
 /// `(low, high)` of percentile `name` (`p50`, `max`) of a JSON group.
 pub fn bounds(group: &serde_json::Value, name: &str) -> (u64, u64) {

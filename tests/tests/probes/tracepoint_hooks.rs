@@ -1,7 +1,7 @@
-//! Which hook a tracepoint plan attaches to (issue 29): one that reads nothing of the record
-//! attaches as the raw tracepoint (no record built), `raw_syscalls`' `id` and `ret` are read
-//! from the raw arguments, and every such fast path gives the general path's answers, the
-//! general path being the classic tracepoint (`TRACEKIT_CLASSIC_TRACEPOINTS=1`) with the
+//! Which hook a tracepoint plan attaches to: one that reads nothing of the record attaches as
+//! the raw tracepoint (no record built), `raw_syscalls`' `id` and `ret` are read from the
+//! raw arguments, and every such fast path gives the general path's answers, the general
+//! path being the classic tracepoint (`TRACEKIT_CLASSIC_TRACEPOINTS=1`) with the
 //! interpreter (`TRACEKIT_INTERPRETER=1`), on a loop of exactly N getppid() calls.
 
 use std::{process::Command, time::Duration};

@@ -13,11 +13,9 @@ use tracekit_tests::{
     wait_for_stderr, wait_output,
 };
 
-const TIMEOUT: Duration = Duration::from_secs(60);
+use super::funcs;
 
-fn funcs() -> String {
-    fixture("tk_funcs").to_string_lossy().into_owned()
-}
+const TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Starts `tk_funcs --wait ARGS`, runs tracekit with `-p PID` until attached, lets the
 /// fixture go, and returns tracekit's output once the fixture exited.

@@ -6,8 +6,8 @@ use std::{
 };
 
 use tracekit_tests::{
-    fixture, ids_held_by, kill, parse_folded, programs_held_by, require_root, run, scratch,
-    spawn_fixture, spawn_tracekit, tracekit, tracekit_bin, wait_for_stderr, wait_output,
+    cgroup2_root, fixture, ids_held_by, kill, parse_folded, programs_held_by, require_root, run,
+    scratch, spawn_fixture, spawn_tracekit, tracekit, tracekit_bin, wait_for_stderr, wait_output,
     wait_unloaded,
 };
 
@@ -372,18 +372,7 @@ fn assert_one_line_error(stderr: &str, needle: &str, args: &[&str]) {
     assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
 }
 
-/// Where the cgroup2 filesystem is mounted (`/sys/fs/cgroup`, or `.../unified` on hybrid
-/// machines), from /proc/self/mountinfo.
-fn cgroup2_root() -> Option<std::path::PathBuf> {
-    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    mountinfo.lines().find_map(|line| {
-        let (left, right) = line.split_once(" - ")?;
-        (right.split_whitespace().next() == Some("cgroup2"))
-            .then(|| left.split_whitespace().nth(4).map(Into::into))?
-    })
-}
-
-/// Issue 25: `profile --by cgroup` counts samples by the sampled thread's cgroup in the
+/// `profile --by cgroup` counts samples by the sampled thread's cgroup in the
 /// kernel, and shows its path as the root frame of folded stacks and in JSON. The burner
 /// runs in a cgroup made for the test, moved there before it execs.
 #[test]

@@ -1,26 +1,14 @@
 //! `-o FILE.pb.gz`: pprof profiles read back by the reference reader, `go tool pprof`.
 
-use std::{path::Path, process::Command, time::Duration};
+use std::{process::Command, time::Duration};
 
-use tracekit_tests::{ensure_package, fixture, parse_json, require_root, run, scratch, tracekit};
+use tracekit_tests::{
+    fixture, parse_json,
+    pprof::{assert_burner_chain, go_or_skip, pprof, traces},
+    require_root, scratch, tracekit,
+};
 
 const TIMEOUT: Duration = Duration::from_secs(60);
-
-/// `go`, installed from Debian's `golang-go` when missing; `None` (with the reason printed)
-/// when it cannot be installed.
-pub(crate) fn go_or_skip(test: &str) -> Option<&'static str> {
-    let go = "/usr/bin/go";
-    ensure_package(test, "golang-go", || Path::new(go).exists()).then_some(go)
-}
-
-/// `go tool pprof ARGS FILE`, its stdout.
-pub(crate) fn pprof(go: &str, args: &[&str], file: &Path) -> String {
-    let mut command = Command::new(go);
-    command.args(["tool", "pprof"]).args(args).arg(file);
-    let output = run(command, TIMEOUT);
-    output.assert_code(0);
-    output.stdout
-}
 
 /// Acceptance 2 of issue 15: `go tool pprof` reads `profile -o FILE.pb.gz` of the burner,
 /// gives `leaf` the same sample count as the profile's own stacks (the folded output's
@@ -116,85 +104,6 @@ fn pprof_file_read_by_go_tool_pprof() {
 
     let traces = pprof(go, &["-traces"], &out);
     assert_burner_chain(&traces);
-}
-
-/// `go tool pprof -traces` output: each sample's functions, leaf first (label lines, which
-/// hold a `:`, and separators left out).
-pub(crate) fn trace_chains(traces: &str) -> Vec<Vec<&str>> {
-    traces
-        .split("-----------+-")
-        .map(|block| {
-            block
-                .lines()
-                .filter(|line| {
-                    let line = line.trim();
-                    !line.is_empty() && !line.contains(':') && !line.starts_with('-')
-                })
-                .filter_map(|line| line.split_whitespace().last())
-                .collect()
-        })
-        .collect()
-}
-
-/// The burner's whole call chain, leaf <- b <- a <- main, is one of the `-traces`, under
-/// its comm label.
-pub(crate) fn assert_burner_chain(traces: &str) {
-    assert!(
-        trace_chains(traces)
-            .iter()
-            .any(|chain| chain.starts_with(&["leaf", "b", "a", "main"])),
-        "no leaf <- b <- a <- main trace in go tool pprof -traces:\n{traces}"
-    );
-    assert!(traces.contains("comm:  tk_burner"), "{traces}");
-}
-
-/// One sample of `go tool pprof -traces -sample_index=samples`: its `pid` label, its
-/// samples, and its functions outermost first joined by `;` (a folded path; names may hold
-/// spaces, as `leaf (/path/js_chain.js)`).
-#[derive(Debug)]
-pub(crate) struct Trace {
-    pub pid: Option<u32>,
-    pub samples: u64,
-    pub path: String,
-}
-
-/// Parses `go tool pprof -traces -sample_index=samples` output: a block per sample, label
-/// lines (`pid:  123`), then the leaf's line led by its count, then one function a line.
-pub(crate) fn traces(text: &str) -> Vec<Trace> {
-    text.split("-----------+-")
-        .skip(1)
-        .filter_map(|block| {
-            let (mut pid, mut samples, mut frames) = (None, None, Vec::new());
-            for line in block.lines().skip(1).map(str::trim) {
-                if line.is_empty() {
-                    continue;
-                }
-                if let Some(value) = line.strip_prefix("pid:") {
-                    pid = value.trim().parse().ok();
-                } else if samples.is_none()
-                    && frames.is_empty()
-                    && line
-                        .split_whitespace()
-                        .next()
-                        .is_some_and(|w| w.ends_with(':'))
-                {
-                    // Another label (comm, cgroup); frames may hold a `:` too (`-lines`).
-                } else if samples.is_none() {
-                    let (count, leaf) = line.split_once(char::is_whitespace)?;
-                    samples = Some(count.parse().ok()?);
-                    frames.push(leaf.trim());
-                } else {
-                    frames.push(line);
-                }
-            }
-            frames.reverse();
-            Some(Trace {
-                pid,
-                samples: samples?,
-                path: frames.join(";"),
-            })
-        })
-        .collect()
 }
 
 #[test]

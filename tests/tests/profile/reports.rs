@@ -1,6 +1,6 @@
-//! Issue 31: subsecond heat maps (`profile --heatmap`), `report` re-rendering a saved
-//! profile, differential flame graphs (`diff`), and the speedscope and Chrome trace outputs,
-//! checked by the tools that read them.
+//! Subsecond heat maps (`profile --heatmap`), `report` re-rendering a saved profile,
+//! differential flame graphs (`diff`), and the speedscope and Chrome trace outputs, checked
+//! by the tools that read them.
 
 use std::{
     collections::HashMap,
@@ -11,10 +11,10 @@ use std::{
 };
 
 use tracekit_tests::{
-    Output, ensure_package, fixture, parse_folded, require_root, run, scratch, tracekit,
+    Output, ensure_package, fixture, parse_folded,
+    pprof::{go_or_skip, pprof},
+    require_root, run, scratch, tracekit,
 };
-
-use crate::profile::pprof::{go_or_skip, pprof};
 
 const TIMEOUT: Duration = Duration::from_secs(120);
 

@@ -498,7 +498,9 @@ fn unwind_leaf_caller_kept_in_both_modes() {
 
 /// tk_leaf's frames, as the symbolizer names them (demangled).
 const LEAF: &str = "Counter<unsigned long>::step(unsigned long)";
+
 const LEAF_CALLER: &str = "run(double)";
+
 const SYSCALLS_CALLER: &str = "run_syscalls(long)";
 
 /// `trace -U` prints each event's user stack walked by the same DWARF unwinder as

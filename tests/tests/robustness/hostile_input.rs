@@ -1,8 +1,8 @@
-//! Hostile input (issue 12, rows 9 to 14): deep and long filters, long probe names, paths
-//! and `-- CMD` arguments, map sizes the kernel refuses, binaries that are no ELF files,
-//! offsets past a function's end, numbers out of range and intervals of a nanosecond. Each
-//! run must end at once with exit status 2 and one line on stderr that names the bad part
-//! (quoting at most 80 characters of it) and what would be valid.
+//! Hostile input: deep and long filters, long probe names, paths and `-- CMD` arguments, map
+//! sizes the kernel refuses, binaries that are no ELF files, offsets past a function's end,
+//! numbers out of range and intervals of a nanosecond. Each run must end at once with exit
+//! status 2 and one line on stderr that names the bad part (quoting at most 80 characters
+//! of it) and what would be valid.
 
 use std::time::Duration;
 

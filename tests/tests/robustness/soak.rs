@@ -23,6 +23,8 @@ use std::{
 
 use tracekit_tests::{parse_folded, require_root, scratch, tracekit_bin, workspace};
 
+use tracekit_tests::status_kib;
+
 /// How long the churn runs: `TRACEKIT_CHURN_SECONDS`, 600 (the 10 minutes) unless
 /// set; 60 is enough to develop with.
 fn churn_seconds() -> u64 {
@@ -30,16 +32,6 @@ fn churn_seconds() -> u64 {
         .ok()
         .and_then(|text| text.parse().ok())
         .unwrap_or(600)
-}
-
-/// A field of `/proc/PID/status` in KiB.
-fn status_kib(pid: u32, field: &str) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
-        .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0)
 }
 
 /// Acceptance 7: `profile -a -i 1` while 50 short Python processes a second start, run

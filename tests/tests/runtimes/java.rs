@@ -1,10 +1,11 @@
-//! HotSpot (issue 28): a JVM's `libjvm.so` is found and its serviceability tables
+//! HotSpot: a JVM's `libjvm.so` is found and its serviceability tables
 //! (`gHotSpotVMStructs`, ...) are read from its memory; `-v` says so. Interpreted Java
 //! frames (`-Xint`) are named `Class.method (File.java:LINE)`, under `-p` and `-- CMD`, and
 //! for a JVM that exits mid-profile. Compiled (C1/C2) frames of a JVM started with no
 //! flags are named the same way, through the code cache and the nmethods' scopes (inlined
-//! methods included). `--no-interpreters` reads nothing and keeps native frames. Java is not in the VM image:
-//! these tests run on the host only.
+//! methods included). `--no-interpreters` reads nothing and keeps native frames. A JVM with
+//! frame pointers and a perf map is named from the map. Java is not in the VM image: these
+//! tests run on the host only.
 
 use std::{
     collections::BTreeMap,
@@ -14,8 +15,8 @@ use std::{
 };
 
 use tracekit_tests::{
-    assert_share, chain_in_order, compile_java, installed, parse_folded, require_root, scratch,
-    share, spawn_ready, spawn_tracekit, tracekit, wait_output,
+    assert_comm_share, assert_share, chain_in_order, compile_java, installed, parse_folded,
+    require_root, scratch, share, spawn_ready, spawn_tracekit, tracekit, wait_output,
 };
 
 const TIMEOUT: Duration = Duration::from_secs(120);
@@ -647,4 +648,50 @@ fn reused_space_is_named_by_its_new_method(test: &str, flags: &[&str], warm: &st
     assert!(total >= 100, "only {total} samples: {folded:#?}");
     assert!(named * 2 >= total, "{named} of {total}: {folded:#?}");
     assert!(phases.len() >= 8, "named in phases {phases:?}: {folded:#?}");
+}
+
+/// Java with frame pointers and the perf map written at exit: the hot method and its callers
+/// down to `main` are named (Netflix's recipe, JDK 17), from the perf map with the runtime
+/// unwinders off (`--no-interpreters`), and from the JVM's own tables with them on: both
+/// name the same chain (issue 28, acceptance 3).
+#[test]
+fn jit_java_hot_method_and_callers() {
+    require_root();
+    if !installed("jit_java", "javac", "openjdk-17-jdk-headless") {
+        return;
+    }
+    let dir = scratch("jit_java");
+    let classes = compile_java(&dir, "TkHot.java");
+    for perf_map in [true, false] {
+        let out = dir.join(format!("java-{perf_map}.folded"));
+        let mut args: Vec<&std::ffi::OsStr> =
+            vec!["profile".as_ref(), "-F".as_ref(), "99".as_ref()];
+        if perf_map {
+            args.push("--no-interpreters".as_ref());
+        }
+        args.extend::<[&std::ffi::OsStr; 11]>([
+            "-o".as_ref(),
+            out.as_os_str(),
+            "--".as_ref(),
+            "java".as_ref(),
+            "-XX:+PreserveFramePointer".as_ref(),
+            "-XX:+UnlockDiagnosticVMOptions".as_ref(),
+            "-XX:+DumpPerfMapAtExit".as_ref(),
+            "-XX:CompileCommand=quiet".as_ref(),
+            "-XX:CompileCommand=dontinline,TkHot::*".as_ref(),
+            "-cp".as_ref(),
+            classes.as_os_str(),
+        ]);
+        args.extend::<[&std::ffi::OsStr; 2]>(["TkHot".as_ref(), "8".as_ref()]);
+        let run = tracekit(args, TIMEOUT);
+        run.assert_code(0);
+        let folded = parse_folded(&std::fs::read_to_string(&out).unwrap());
+        // The main thread's comm is `java`; compiler and GC threads have their own.
+        let chain = if perf_map {
+            "void TkHot.main(java.lang.String[])_[j];long TkHot.tkOuter(long)_[j];long TkHot.tkHotMethod(long)_[j]"
+        } else {
+            "TkHot.main (TkHot.java:33);TkHot.tkOuter (TkHot.java:21);TkHot.tkHotMethod"
+        };
+        assert_comm_share(&folded, "java", chain, 0.90);
+    }
 }

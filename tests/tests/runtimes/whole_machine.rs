@@ -1,8 +1,8 @@
-//! JIT runtimes on the whole machine (issue 28, acceptance 4 and 5): a node, a JVM, a
-//! Python and a native fixture profiled together by `profile -a` are all named in one flame
-//! graph; a node and a JVM that start, warm up and exit during `profile -a -i 1` keep their
-//! names in the intervals where they ran; the interpreters of exited processes leave the
-//! kernel's `INTERP_PROCESSES`. Node and Java are not in the VM image: host only.
+//! Several runtimes on the whole machine: a node, a JVM, a Python and a native fixture
+//! profiled together by `profile -a` are all named in one flame graph; a node and a JVM
+//! that start, warm up and exit during `profile -a -i 1` keep their names in the intervals
+//! where they ran; the interpreters of exited processes leave the kernel's
+//! `INTERP_PROCESSES`. Node and Java are not in the VM image: host only.
 
 use std::{
     os::unix::fs::symlink,
@@ -14,20 +14,16 @@ use std::{
 use tracekit_tests::{
     chain_in_order, compile_java, ensure_package, fixture, ids_held_by, installed, parse_folded,
     require_root, scratch, share, spawn_ready, spawn_tracekit, tracekit_bin, wait_for_stderr,
-    wait_output, wait_until, workspace,
+    wait_output, wait_until,
 };
 
-const TIMEOUT: Duration = Duration::from_secs(180);
-const NODE: &str = "/usr/bin/node";
-const PYTHON: &str = "/root/.pyenv/versions/3.12.1/bin/python3.12";
+use super::fixture_path;
 
-fn fixture_path(name: &str) -> String {
-    workspace()
-        .join("tests/fixtures")
-        .join(name)
-        .display()
-        .to_string()
-}
+const TIMEOUT: Duration = Duration::from_secs(180);
+
+const NODE: &str = "/usr/bin/node";
+
+const PYTHON: &str = "/root/.pyenv/versions/3.12.1/bin/python3.12";
 
 /// Node, Java and the pyenv CPython 3.12 are here (Debian's packages installed when absent);
 /// false, saying why, when one is not.

@@ -1,5 +1,6 @@
-//! The filesystem tools of issue 30: `fsdist` and `fsslower` (`--fs ext4|xfs|btrfs|nfs`,
-//! and their aliases `ext4dist`, `ext4slower`, ...). They probe the filesystem's own kernel functions (`ext4_file_read_iter`,
+//! The filesystem tools: `fsdist` and `fsslower` (`--fs ext4|xfs|btrfs|nfs`, and their
+//! aliases `ext4dist`, `ext4slower`, ...), `filelife`, `dcsnoop`, `filetop` and
+//! `cachestat`. They probe the filesystem's own kernel functions (`ext4_file_read_iter`,
 //! ...), so the tests that trace run in the VM kernel matrix (`cargo xtask test --vm
 //! kfunc_tool_fs`), where the image mounts an ext4 filesystem on a loop device
 //! (`xtask/src/vm.rs`); the unknown-filesystem test runs anywhere.

@@ -1,7 +1,7 @@
-//! The toolbox's kernel-function tools (issue 30): vfsstat, vfscount, capable, tcpsynbl, bindsnoop. They need kprobes or
-//! BPF trampolines: in the VM kernel matrix (`cargo xtask test --vm kfunc_tool`) they count a
-//! fixture's known reads exactly; on a kernel with neither (the development machine) each
-//! says in one line what is missing and exits 1.
+//! The toolbox's kernel-function tools: vfsstat, vfscount, capable, tcpsynbl, bindsnoop,
+//! mdflush. They need kprobes or BPF trampolines: in the VM kernel matrix (`cargo xtask test
+//! --vm kfunc_tool`) they count a fixture's known reads exactly; on a kernel with neither
+//! (the development machine) each says in one line what is missing and exits 1.
 
 use std::{path::Path, time::Duration};
 

@@ -1,15 +1,18 @@
-//! `memleak` against `tk_leak`: 1000 blocks of 4096 bytes leaked from one call chain
-//! (main -> leak_outer -> leak_inner -> malloc) while every other block, from every libc
-//! allocator and from other functions, is freed; and (kernel mode) N files held open.
+//! The memory tools. `memleak` against `tk_leak`: 1000 blocks of 4096 bytes leaked from one
+//! call chain (main -> leak_outer -> leak_inner -> malloc) while every other block, from
+//! every libc allocator and from other functions, is freed; and (kernel mode) N files held
+//! open. `slabratetop` against files opened one by one.
 
 use std::{
+    collections::BTreeMap,
     io::{BufRead as _, BufReader, Write as _},
     process::{Child, Command, Stdio},
     time::Duration,
 };
 
 use tracekit_tests::{
-    fixture, kill, parse_json, require_root, spawn_tracekit, tracekit, wait_for_stderr, wait_output,
+    fixture, kill, parse_json, require_root, spawn_tracekit, tracekit, wait_for_stderr,
+    wait_output, *,
 };
 
 const TIMEOUT: Duration = Duration::from_secs(60);
@@ -216,4 +219,67 @@ fn memleak_kernel_files_held_open() {
         "{}",
         run.stdout
     );
+}
+
+/// `slabratetop -- tk_snoops opens DIR N 0` of files that exist: each open(2) takes one
+/// `filp` (a `struct file`) and one `names_cache` object (the path), so N = 300 gives
+/// exactly 300 more of each than N = 0 (the loader's own opens are the same in both), and
+/// 300 objects' more bytes of each.
+#[test]
+fn slabratetop_counts_a_file_per_open() {
+    require_root();
+    let dir = scratch("slabratetop");
+    let program = fixture("tk_snoops");
+    let dir_text = dir.to_str().unwrap();
+    // Create the files first: creating one allocates an inode and a dentry too.
+    let create = Command::new(&program)
+        .args(["opens", dir_text, "300", "0"])
+        .output()
+        .unwrap();
+    assert!(create.status.success());
+    let caches = |opens: &str| -> BTreeMap<String, (u64, u64)> {
+        let run = tracekit(
+            [
+                "slabratetop",
+                "--json",
+                "--top",
+                "1000",
+                "--",
+                program.to_str().unwrap(),
+                "opens",
+                dir_text,
+                opens,
+                "0",
+            ],
+            TIMEOUT,
+        );
+        run.assert_code(0);
+        let json: serde_json::Value = run
+            .stdout
+            .lines()
+            .find(|line| line.starts_with('{'))
+            .map(|line| serde_json::from_str(line).unwrap())
+            .expect("a JSON report");
+        json["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| {
+                (
+                    g["key"]["CACHE"].as_str().unwrap().to_string(),
+                    (g["count"].as_u64().unwrap(), g["sum"].as_u64().unwrap()),
+                )
+            })
+            .collect()
+    };
+    let none = caches("0");
+    let many = caches("300");
+    for cache in ["filp", "names_cache"] {
+        let (n0, b0) = none.get(cache).copied().unwrap_or_default();
+        let (n1, b1) = many[cache];
+        assert_eq!(n1 - n0, 300, "{cache}: {none:?} {many:?}");
+        // One cache hands out objects of one size.
+        assert_eq!((b1 - b0) % 300, 0, "{cache}");
+        assert_eq!((b1 - b0) / 300, b1 / n1, "{cache}");
+    }
 }

@@ -1,4 +1,5 @@
-//! CPU and scheduler tools of issue 30 (`offwaketime`), against fixtures of known truth.
+//! The scheduler tools, against fixtures of known truth: `offwaketime`, `wakeuptime`,
+//! `runqlen`, `cpufreq`, and the engine's last value per CPU.
 
 use std::{
     io::{BufRead, BufReader, Write},
@@ -9,6 +10,8 @@ use std::{
 use tracekit_tests::*;
 
 const TIMEOUT: Duration = Duration::from_secs(120);
+/// The timeout of the `runqlen` and `wakeuptime` runs.
+const SHORT_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// offwaketime: the thread tk_blocked blocks in read() on a pipe 100 times, from
 /// blocked_outer() -> blocked_read(), each time woken by tk_waker's write() from
@@ -171,4 +174,103 @@ fn cpufreq_refuses_without_a_cpufreq_driver() {
         "{stderr}"
     );
     assert_eq!(run.stdout, "");
+}
+
+/// runqlen samples the run queue of each CPU: 4 processes that stay runnable (sched_yield
+/// in a loop), pinned to one CPU, queue 3 behind the one running, so that CPU's histogram
+/// has its mode at 3 and no other CPU sees the command's processes (but for `taskset`
+/// before it pins itself).
+#[test]
+fn runqlen_counts_the_tasks_pinned_to_one_cpu() {
+    require_root();
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cpu = if cpus > 1 { 1 } else { 0 };
+    let program = fixture("tk_yield");
+    let run = tracekit(
+        [
+            "runqlen",
+            "--cpus",
+            "--json",
+            "--",
+            "taskset",
+            "-c",
+            &cpu.to_string(),
+            program.to_str().unwrap(),
+            "4",
+            "2",
+        ],
+        SHORT_TIMEOUT,
+    );
+    run.assert_code(0);
+    let json = parse_json(&run.stdout);
+    let groups = json["groups"].as_array().expect("groups");
+    let total = |group: &serde_json::Value| -> u64 {
+        group["hist"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["count"].as_u64().unwrap())
+            .sum()
+    };
+    let (pinned, others): (Vec<_>, Vec<_>) = groups
+        .iter()
+        .partition(|group| group["key"]["cpu"].as_u64() == Some(cpu as u64));
+    assert_eq!(pinned.len(), 1, "the pinned CPU: {}", run.stdout);
+    // `taskset` runs for a moment before it pins itself: a sample may catch it on another
+    // CPU (2 runs in 9 had one sample there of ~100).
+    let elsewhere: u64 = others.iter().map(|group| total(group)).sum();
+    assert!(elsewhere <= 2, "samples on other CPUs: {}", run.stdout);
+    let hist = pinned[0]["hist"].as_array().unwrap();
+    let mode = hist
+        .iter()
+        .max_by_key(|b| b["count"].as_u64().unwrap())
+        .expect("samples");
+    assert_eq!(mode["low"].as_i64(), Some(3), "{}", run.stdout);
+    // 2 s at 99 Hz: the command's processes hold the CPU most of the time.
+    assert!(mode["count"].as_u64().unwrap() >= 50, "{}", run.stdout);
+}
+
+/// wakeuptime: a thread blocked in read() on a pipe 100 times, woken each time by another
+/// thread's write: its blocked time shows under the writer's kernel stack through the
+/// pipe's write, within 10% of the time the reader measured around its reads.
+#[test]
+fn wakeuptime_shows_the_pipe_writer_waking_the_reader() {
+    require_root();
+    let dir = scratch("wakeuptime_shows_the_pipe_writer_waking_the_reader");
+    let folded = dir.join("wake.folded");
+    let program = fixture("tk_wake");
+    let run = tracekit(
+        [
+            "wakeuptime",
+            "-o",
+            folded.to_str().unwrap(),
+            "--",
+            program.to_str().unwrap(),
+            "100",
+            "5000",
+        ],
+        SHORT_TIMEOUT,
+    );
+    run.assert_code(0);
+    let measured_us = run
+        .stdout
+        .split_whitespace()
+        .skip_while(|w| *w != "blocked_ns")
+        .nth(1)
+        .and_then(|ns| ns.parse::<u64>().ok())
+        .expect("the fixture's blocked_ns")
+        / 1000;
+    let text = std::fs::read_to_string(&folded).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let stacks = parse_folded(&text);
+    let by_writer: u64 = stacks
+        .iter()
+        .filter(|(stack, _)| stack.starts_with("tk_reader;") && stack.contains("pipe_write"))
+        .map(|(_, us)| us)
+        .sum();
+    let diff = by_writer.abs_diff(measured_us);
+    assert!(
+        diff * 10 <= measured_us,
+        "pipe writer's stacks {by_writer} us, the reader measured {measured_us} us\n{text}"
+    );
 }

@@ -1,6 +1,6 @@
-//! Interpreted code unwound in the kernel (issue 27): Python functions named in stacks of
-//! interpreters started with no flags, for every CPython on the machine (pyenv's 3.8-3.13
-//! and Debian's `python3.11`). A version absent here is skipped with a printed reason.
+//! Python functions named in stacks of interpreters started with no flags, for every
+//! CPython on the machine (pyenv's 3.8-3.13 and Debian's `python3.11`). A version absent
+//! here is skipped with a printed reason.
 
 use std::{
     io::Write as _,
@@ -13,6 +13,8 @@ use tracekit_tests::{
     chain_in_order, parse_folded, require_root, scratch, share, spawn_tracekit, tracekit,
     wait_for_stderr, wait_output, workspace,
 };
+
+use crate::runtimes::fixture_path;
 
 const TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -155,14 +157,6 @@ fn any_python(test: &str, wanted: &[&str]) -> Option<PathBuf> {
             eprintln!("{test}: skipped: none of CPython {wanted:?} is installed here");
             None
         })
-}
-
-fn fixture_path(script: &str) -> String {
-    workspace()
-        .join("tests/fixtures")
-        .join(script)
-        .display()
-        .to_string()
 }
 
 /// Four threads in four chains: each thread's samples (by its comm) name its own chain,

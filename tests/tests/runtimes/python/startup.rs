@@ -1,7 +1,7 @@
-//! Interpreters on a busy whole machine (issue 27, acceptance 4, 5 and 7): a Python process
-//! that starts while the unwind tables of big native binaries are being built is named from
-//! its first samples on, and `-- CMD` is named from its first instruction. The churn test
-//! (`python_churn`) runs in its own phase: see `churn.rs`.
+//! Python on a busy whole machine: a Python process that starts while the unwind tables of
+//! big native binaries are being built is named from its first samples on, and `-- CMD` is
+//! named from its first instruction. The churn test (`python_processes_churn`) runs in its
+//! own phase: see `robustness/soak.rs`.
 
 use std::{
     io::{BufRead as _, BufReader},
