@@ -54,7 +54,7 @@ fn prometheus_or_skip(test: &str) -> Option<&'static str> {
     ensure_package(test, "prometheus", || Path::new(binary).exists()).then_some(binary)
 }
 
-/// Acceptance 1 of issue 15: a real Prometheus scrapes the exporter every second while the
+/// A real Prometheus scrapes the exporter every second while the
 /// fixture makes exactly N getppid() calls and dd writes 64 KiB blocks; its HTTP API gives
 /// the syscall counter's increase == N and the histogram's count == the requests, under the
 /// right `le`.
@@ -161,7 +161,7 @@ fn exporter_scraped_by_prometheus() {
     }
 }
 
-/// Acceptance (issue 31): `buckets = "loglinear"` exposes `--percentiles`' buckets as a
+/// `buckets = "loglinear"` exposes `--percentiles`' buckets as a
 /// Prometheus histogram and the percentiles as `NAME_quantile_seconds{quantile, bound}`;
 /// with `hist --percentiles` attached to the same function during the same 1000 waits,
 /// /metrics and the JSON name the same buckets. Both programs time each call themselves
@@ -328,7 +328,7 @@ const PROTOBUF_ACCEPT: &str = "Accept: application/vnd.google.protobuf;\
     proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.7,\
     text/plain;version=0.0.4;q=0.3,*/*;q=0.2\r\n";
 
-/// Acceptance (issue 31): the log-linear buckets as a native histogram where the scraper
+/// The log-linear buckets as a native histogram where the scraper
 /// accepts protobuf. The fixture makes 1000 timed calls (900 of 1 ms, 90 of 10 ms, 10 of
 /// 100 ms) under an exporter with `buckets = "loglinear"`; /metrics with Prometheus's
 /// protobuf `Accept` gives a native histogram of schema 4 whose buckets are the text

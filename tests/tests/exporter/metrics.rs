@@ -269,7 +269,7 @@ fn exporter_bad_configs() {
     assert!(out.stdout.contains("tky_syscalls: "), "{}", out.stdout);
 }
 
-/// Issue 30's acceptance 6: a tool of the table is a metric by its name alone (YAML here,
+/// A tool of the table is a metric by its name alone (YAML here,
 /// `metrics: [...]`), with the tool's own name, labels and buckets: every servable tool
 /// passes `--check` against this kernel, and served, `syscount` counts the fixture's N
 /// getppid() calls under `syscall="getppid"` (other processes may add a few) while
@@ -335,7 +335,7 @@ fn exporter_serves_tools_by_name() {
     stop_exporter(exporter);
 }
 
-/// Acceptance 5: an exporter serving syscalls `by comm` through 10,000 short-lived
+/// An exporter serving syscalls `by comm` through 10,000 short-lived
 /// commands, each its own comm (`tk_comm_I`: two syscalls, then exit), keeps a bounded
 /// number of series and kernel entries. With `idle_series_seconds = 1`, a series goes a
 /// second after it stops growing (its kernel entry goes at the first scrape that finds it
@@ -443,7 +443,7 @@ filter = 'comm ~ "tk_comm_*"'
     stop_exporter(exporter);
 }
 
-/// Issue 30 acceptance 6: `hardirqs` and `softirqs` are metrics by name alone: handler-time
+/// `hardirqs` and `softirqs` are metrics by name alone: handler-time
 /// histograms in seconds labeled by interrupt name and softirq vector.
 #[test]
 fn exporter_serves_irq_tools_by_name() {

@@ -31,7 +31,7 @@ const THREAD_STARTS: [&str; 4] = [
     "start_thread",
 ];
 
-/// Issue 28: the exporter's CPU profiles name runtime frames as `profile` does, with no
+/// The exporter's CPU profiles name runtime frames as `profile` does, with no
 /// flags given to the runtimes: Debian's python3, node and Java 17, each running its chain
 /// fixture (`outer -> middle -> leaf`; Ledger's `main -> outer -> middle -> leaf`) before
 /// the profile is asked for, are read back by `go tool pprof` with the whole chain in order
@@ -468,11 +468,11 @@ fn traces_of(go: &str, file: &Path, profile: &[u8], comm: &str) -> Vec<(Vec<Stri
         .collect()
 }
 
-/// Issue 15's note: the profile endpoint keeps one sampler, with the DWARF unwinder's
+/// The profile endpoint keeps one sampler, with the DWARF unwinder's
 /// tables, across requests. None is loaded before the first profile; two consecutive
 /// `?seconds=1` requests on the fixture built without frame pointers both show its whole
 /// chain leaf <- four <- three <- two <- one <- main (frame pointers cannot: see
-/// unwind.rs), and the second loads nothing (`cpu_samplers_loaded_total` stays 1).
+/// profile/unwinding.rs), and the second loads nothing (`cpu_samplers_loaded_total` stays 1).
 #[test]
 fn exporter_profiles_share_one_dwarf_sampler() {
     require_root();
@@ -521,7 +521,7 @@ fn exporter_profiles_share_one_dwarf_sampler() {
             took.last().unwrap()
         );
         // A loaded 2-core machine gives the fixture a fraction of a CPU (9 samples in leaf
-        // in a second were seen). Frame pointers give none whole (unwind.rs); the first
+        // in a second were seen). Frame pointers give none whole (profile/unwinding.rs); the first
         // profile loads the sampler, so the fixture's tables come in while it runs.
         assert!(
             whole >= 3 && whole as f64 >= 0.5 * in_leaf as f64,

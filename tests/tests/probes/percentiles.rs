@@ -134,7 +134,7 @@ fn check_text_matches(text: &str, group: &serde_json::Value) {
     }
 }
 
-/// Acceptance: `funclatency --percentiles` on the fixture's wait function (uprobe and
+/// `funclatency --percentiles` on the fixture's wait function (uprobe and
 /// uretprobe), in microseconds; the text report (`-o FILE.txt`) and `--json` of one run
 /// give the same buckets.
 #[test]
@@ -175,7 +175,7 @@ fn percentiles_funclatency_of_known_waits() {
     assert_eq!(report.stdout, text, "report's text differs from the run's");
 }
 
-/// Acceptance: `hist` of a uretprobe's latency (nanoseconds) with `--percentiles`.
+/// `hist` of a uretprobe's latency (nanoseconds) with `--percentiles`.
 #[test]
 fn percentiles_hist_of_uretprobe_latency() {
     require_root();
@@ -204,7 +204,7 @@ fn percentiles_hist_of_uretprobe_latency() {
     );
 }
 
-/// Acceptance: syscall latency: `syscount --latency --percentiles` keeps one log-linear
+/// Syscall latency: `syscount --latency --percentiles` keeps one log-linear
 /// histogram per syscall; the fixture's waits are its only nanosleep calls.
 #[test]
 fn percentiles_syscount_latency_of_nanosleep() {
@@ -373,7 +373,7 @@ fn dd_until(file: &Path, bs: &str, count: &str, until: Instant) {
     }
 }
 
-/// Acceptance: `biolatency -i 1 -d 5 -o heat.svg` while `dd` writes 4 KiB blocks, then
+/// `biolatency -i 1 -d 5 -o heat.svg` while `dd` writes 4 KiB blocks, then
 /// 1 MiB blocks from half-way: the SVG parses as XML, has 5 columns whose cells add up to
 /// the events counted, and the 1 MiB writes (longer each) raise the columns' latency.
 #[test]
@@ -417,7 +417,7 @@ fn heatmap_biolatency_while_dd_changes_block_size() {
     );
 }
 
-/// Acceptance: `runqlat -i 1 -o heat.svg` with a run-queue load (`tk_yield`: 4 processes
+/// `runqlat -i 1 -o heat.svg` with a run-queue load (`tk_yield`: 4 processes
 /// giving the CPU to each other) from second 3: its waits, microseconds each, fill the
 /// rows under 16 us of the columns from 3 on. The machine is shared and its own waits land
 /// in every column (5-40 thousand a second here, across all rows), so the check is on those
@@ -465,7 +465,7 @@ fn heatmap_runqlat_load_from_second_three() {
     );
 }
 
-/// Issue 31 acceptance 5, histograms: one `runqlat -i 1 -d 3` run writes its heat map and
+/// Histograms: one `runqlat -i 1 -d 3` run writes its heat map and
 /// its JSON (`-o heat.svg -o run.json`); `report run.json -o again.svg` draws the same
 /// bytes from the file, with no tracing. The JSON's intervals hold what the map shows (3
 /// columns whose counts add up to the events counted), and `report`'s text holds the whole

@@ -255,7 +255,7 @@ fn hooks_by_comm_counts_a_rename_under_both_names() {
 const BY_THREAD: &str = "comm keyed by thread id in the kernel";
 
 /// Runs `tracekit ARGS --json -v` with `--by comm` keyed by thread and by the string
-/// (`TRACEKIT_COMM_KEYS=string`, the path before issue 29); checks `-v` says which, and
+/// (`TRACEKIT_COMM_KEYS=string`, the general path); checks `-v` says which, and
 /// returns both outputs.
 fn both_comm_keys(args: &[&str]) -> (Value, Value) {
     let mut out = Vec::new();

@@ -38,7 +38,7 @@ fn with_pid(tool_args: &[&str], fixture_args: &[&str]) -> tracekit_tests::Output
     wait_output(tool, TIMEOUT)
 }
 
-/// Acceptance: exact counts of known malloc sizes in the 16, 4096 and 1048576 buckets.
+/// Exact counts of known malloc sizes in the 16, 4096 and 1048576 buckets.
 #[test]
 fn ufunc_hist_malloc_sizes_exact() {
     require_root();
@@ -53,7 +53,7 @@ fn ufunc_hist_malloc_sizes_exact() {
     assert_eq!(bucket(&json, 1048576), 10, "{json:#}");
 }
 
-/// Acceptance: `trace` with a kernel-side filter prints exactly the 110 large mallocs.
+/// `trace` with a kernel-side filter prints exactly the 110 large mallocs.
 #[test]
 fn ufunc_trace_filtered_mallocs_exact_lines() {
     require_root();
@@ -84,7 +84,7 @@ fn ufunc_trace_filtered_mallocs_exact_lines() {
     assert_eq!(sizes.iter().filter(|&&s| s == 1048576).count(), 10);
 }
 
-/// Acceptance: funccount of the fixture's own function says N.
+/// funccount of the fixture's own function says N.
 #[test]
 fn ufunc_funccount_exact() {
     require_root();
@@ -107,7 +107,7 @@ fn ufunc_funccount_exact() {
     assert_eq!(json["groups"][0]["count"], 4242, "{json:#}");
 }
 
-/// Acceptance: a function sleeping 10 ms lands in the bucket holding 10 ms.
+/// A function sleeping 10 ms lands in the bucket holding 10 ms.
 #[test]
 fn ufunc_funclatency_ten_ms() {
     require_root();
@@ -136,7 +136,7 @@ fn ufunc_funclatency_ten_ms() {
     );
 }
 
-/// Acceptance: uretprobe return values land in their buckets.
+/// uretprobe return values land in their buckets.
 #[test]
 fn ufunc_uretprobe_return_values() {
     require_root();
@@ -163,7 +163,7 @@ fn ufunc_uretprobe_return_values() {
     );
 }
 
-/// Acceptance: stackcount on page faults names the function that touches memory, once per
+/// stackcount on page faults names the function that touches memory, once per
 /// page. 20000 pages keep the command alive for tens of milliseconds (a `-- CMD` is also
 /// held at its exit until its memory map is read: docs/profiling.md, Commands held at exit).
 #[test]
@@ -195,7 +195,7 @@ fn ufunc_stackcount_page_faults() {
     assert_eq!(touching, PAGES, "faults in touch_pages: {folded:#?}");
 }
 
-/// Acceptance: stackcount on a syscall tracepoint has N under the fixture's frames. Their
+/// stackcount on a syscall tracepoint has N under the fixture's frames. Their
 /// kernel frames are named by the kernel (the `ksyms` program's `%ps` lookups): each is a
 /// /proc/kallsyms name, at least the two of the syscall entry path.
 #[test]
@@ -250,8 +250,8 @@ fn ufunc_stackcount_syscall_tracepoint() {
     }
 }
 
-/// Acceptance 4 (host part): bad function probes, one line, exit 2; kernel functions on a
-/// kernel without kprobes or trampolines, one line naming both, exit 1.
+/// Bad function probes, one line, exit 2; kernel functions on a kernel without kprobes or
+/// trampolines, one line naming both, exit 1 (the host part).
 #[test]
 fn ufunc_bad_input_one_line_errors() {
     require_root();

@@ -22,7 +22,7 @@ fn samples_of(folded: &[(String, u64)], comm: &str) -> u64 {
         .sum()
 }
 
-/// Acceptance 1: `-- FIXTURE` with a known chain main -> a -> b -> leaf burning ~3 s.
+/// `-- FIXTURE` with a known chain main -> a -> b -> leaf burning ~3 s.
 #[test]
 fn profile_command_known_call_chain_and_rate() {
     require_root();
@@ -69,7 +69,7 @@ fn profile_command_known_call_chain_and_rate() {
     assert!(run.stderr.contains("Lost: nothing."), "{}", run.stderr);
 }
 
-/// Acceptance 2: `-a -d 2` sees two different fixtures, and the syscall-heavy one has
+/// `-a -d 2` sees two different fixtures, and the syscall-heavy one has
 /// resolved kernel frames under its user frames.
 #[test]
 fn profile_all_sees_both_fixtures_with_kernel_frames() {
@@ -114,7 +114,7 @@ fn profile_all_sees_both_fixtures_with_kernel_frames() {
     );
 }
 
-/// Acceptance 3: `-p PID` output holds only that process, checked in JSON.
+/// `-p PID` output holds only that process, checked in JSON.
 #[test]
 fn profile_pid_only_that_process() {
     require_root();
@@ -205,7 +205,7 @@ fn profile_relative_output_lands_in_the_working_directory() {
     }
 }
 
-/// Acceptance 4: `-o x.svg` is well-formed SVG naming the fixture's functions.
+/// `-o x.svg` is well-formed SVG naming the fixture's functions.
 #[test]
 fn profile_svg_is_well_formed_with_function_names() {
     require_root();
@@ -250,7 +250,7 @@ fn profile_svg_is_well_formed_with_function_names() {
     );
 }
 
-/// Acceptance 5: SIGINT during `-a` without `-d` exits 0, writes the output, and leaves no
+/// SIGINT during `-a` without `-d` exits 0, writes the output, and leaves no
 /// program or link of tracekit's behind.
 #[test]
 fn profile_sigint_writes_output_and_detaches() {
@@ -285,7 +285,7 @@ fn profile_sigint_writes_output_and_detaches() {
     wait_unloaded(&programs, &links);
 }
 
-/// Acceptance 6: a process that burns 1 s and exits during `-a -d 3` keeps its names.
+/// A process that burns 1 s and exits during `-a -d 3` keeps its names.
 #[test]
 fn profile_exited_process_keeps_names() {
     require_root();
@@ -316,7 +316,7 @@ fn profile_exited_process_keeps_names() {
     );
 }
 
-/// Acceptance 7: bad input is one line on stderr with exit 2 (usage) or 1 (runtime).
+/// Bad input is one line on stderr with exit 2 (usage) or 1 (runtime).
 #[test]
 fn profile_bad_input_one_line_errors() {
     require_root();
@@ -343,7 +343,7 @@ fn profile_bad_input_one_line_errors() {
     }
 }
 
-/// Acceptance 7: without CAP_BPF/CAP_PERFMON, one line naming them, exit 1.
+/// Without CAP_BPF/CAP_PERFMON, one line naming them, exit 1.
 #[test]
 fn profile_without_privileges_names_them() {
     require_root();

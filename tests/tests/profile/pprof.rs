@@ -10,7 +10,7 @@ use tracekit_tests::{
 
 const TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Acceptance 2 of issue 15: `go tool pprof` reads `profile -o FILE.pb.gz` of the burner,
+/// `go tool pprof` reads `profile -o FILE.pb.gz` of the burner,
 /// gives `leaf` the same sample count as the profile's own stacks (the folded output's
 /// count of stacks ending in `leaf`), and `-traces` shows the whole chain main -> a -> b ->
 /// leaf; the file names the burner's binary with its build ID.

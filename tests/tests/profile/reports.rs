@@ -48,7 +48,7 @@ fn heatmap_cells(svg: &str) -> HashMap<(u64, u64), (u64, String, String)> {
         .collect()
 }
 
-/// Acceptance 3 of issue 31: a fixture that burns CPU only in the first 200 ms of each
+/// A fixture that burns CPU only in the first 200 ms of each
 /// second (of CLOCK_MONOTONIC, which the kernel's time slices count) puts its samples in
 /// the heat map's first 10 rows (20 ms each); `report --from --to` of the hottest cell
 /// draws the fixture's stack, with the cell's samples.
@@ -190,7 +190,7 @@ fn heatmap_rows_and_report_of_a_hot_cell() {
     );
 }
 
-/// Acceptance 5 of issue 31: one profile written as JSON, folded and pprof in one run;
+/// One profile written as JSON, folded and pprof in one run;
 /// `report` of the JSON to folded is byte for byte the folded file, and to pprof reads the
 /// same in `go tool pprof -raw`.
 #[test]
@@ -298,7 +298,7 @@ fn table_row(table: &str, function: &str) -> (f64, f64, f64, f64, f64) {
     (n[0], n[1], n[2], n[3], n[4])
 }
 
-/// Acceptance 4 of issue 31: a fixture moves CPU from alpha to beta between two runs
+/// A fixture moves CPU from alpha to beta between two runs
 /// (80/20, then 20/80 of its work, 2 s of CPU time each); `diff` of the two profiles draws
 /// beta red and alpha blue, and its table names both, beta grown and alpha shrunk, with
 /// total shares (samples with the function on the stack, kernel frames above it
@@ -445,7 +445,7 @@ fn chromium(profile_dir: &Path) -> Command {
     command
 }
 
-/// Acceptance 6 of issue 31: the `.speedscope.json` of a profile validates against the
+/// The `.speedscope.json` of a profile validates against the
 /// schema the speedscope package ships and loads in speedscope itself (its own index.html
 /// in headless Chromium, the way `speedscope FILE` hands it a file): the sandwich view
 /// lists the fixture's frames and the console shows no error (a screenshot is in the
@@ -651,7 +651,7 @@ fn base64(data: &[u8]) -> String {
     out
 }
 
-/// Acceptance 7 of issue 31: bad input to `diff` and `report` is one line naming the file
+/// Bad input to `diff` and `report` is one line naming the file
 /// and what is wrong, exit 2, never a panic.
 #[test]
 fn bad_input_to_diff_and_report() {

@@ -71,7 +71,7 @@ fn profile_folded(test: &str, extra: &[&str], command: &[&str]) -> (Vec<(String,
     folded_of(test, &args, command)
 }
 
-/// Acceptance 1 of issue 13: `-O2 -fomit-frame-pointer`, a chain four deep and a leaf with
+/// `-O2 -fomit-frame-pointer`, a chain four deep and a leaf with
 /// no frame. The DWARF unwinder finds the whole chain from `main` in at least 95% of the
 /// samples; frame pointers do not (so the test proves the unwinder, not the build).
 #[test]
@@ -122,7 +122,7 @@ fn unwind_nofp_whole_chain_dwarf_and_cut_with_fp() {
     eprintln!("fp: {whole} of {total} samples in leaf whole");
 }
 
-/// Issue 13: frames of a stripped binary are named by the start of the function its unwind
+/// Frames of a stripped binary are named by the start of the function its unwind
 /// information bounds them with, so the samples of one function aggregate as they do with
 /// symbols. `tk_nofp` stripped (`strip` keeps `.eh_frame`): at least 95% of the samples in
 /// its leaf are the one stack `tk_nofp_s+0xMAIN;...;tk_nofp_s+0xLEAF`, with the starts `nm`
@@ -194,7 +194,7 @@ fn write_input(path: &Path, bytes: usize) {
     std::fs::write(path, text).unwrap();
 }
 
-/// Acceptance 2 of issue 13 for one Debian program built without frame pointers: at least
+/// For one Debian program built without frame pointers: at least
 /// 90% of `comm`'s samples are whole stacks (the walk reaches libc's `__libc_start_call_main`,
 /// under `_start` and `__libc_start_main`, which are outermost), no user frame is `[unknown]`
 /// (a frame without a symbol is `module+offset`), the median depth is at least
@@ -230,7 +230,7 @@ fn assert_whole_stacks(test: &str, comm: &str, command: &[&str], min_median: usi
     let unknown = through(&stacks, &["[unknown]"]);
     assert_eq!(unknown, 0, "[unknown] user frames: {folded:#?}");
 
-    // The same run by frame pointers is cut, as the issue measured (1 frame).
+    // The same run by frame pointers is cut (1 frame was measured).
     let (folded, _) = profile_folded(
         &format!("{test}_fp"),
         &["--user-only", "--call-graph", "fp"],
@@ -248,7 +248,7 @@ fn assert_whole_stacks(test: &str, comm: &str, command: &[&str], min_median: usi
     );
 }
 
-/// Acceptance 2 of issue 13 for Debian's `xz -9` (perf --call-graph dwarf: median 14).
+/// For Debian's `xz -9` (perf --call-graph dwarf: median 14).
 #[test]
 fn unwind_debian_xz_whole_stacks() {
     require_root();
@@ -266,7 +266,7 @@ fn unwind_debian_xz_whole_stacks() {
     );
 }
 
-/// Acceptance 2 of issue 13 for Debian's `gzip -9` (stripped: its own frames are
+/// For Debian's `gzip -9` (stripped: its own frames are
 /// `gzip+0x...`; perf --call-graph dwarf: median 8).
 #[test]
 fn unwind_debian_gzip_whole_stacks() {
@@ -285,7 +285,7 @@ fn unwind_debian_gzip_whole_stacks() {
     );
 }
 
-/// Acceptance 2 of issue 13 for Debian's `rg` (Rust, stripped; perf --call-graph dwarf:
+/// For Debian's `rg` (Rust, stripped; perf --call-graph dwarf:
 /// median 15 on the same command): one search is a fraction of a second, so one rg searches the
 /// file twenty times (twenty rg processes would each race their first samples against the
 /// loading of their tables, walked by frame pointers until then).
@@ -303,7 +303,7 @@ fn unwind_debian_rg_whole_stacks() {
     assert_whole_stacks("unwind_debian_rg", "rg", &command, 6);
 }
 
-/// Acceptance 2 of issue 13, PostgreSQL: Debian's server is built without frame pointers.
+/// PostgreSQL: Debian's server is built without frame pointers.
 /// `profile -a` while `pgbench -c 4` runs against a private cluster (the backends started
 /// before tracekit, so their tables come from the whole-machine scan): at least 80% of the
 /// samples of the `postgres` processes hold `PostgresMain` or `main` (every process of the
@@ -392,7 +392,7 @@ fn folded_of(test: &str, args: &[&str], command: &[&str]) -> (Vec<(String, u64)>
     (folded, run.stderr)
 }
 
-/// Acceptance 5 of issue 13: `stackcount` and `offcpu` (the engine's programs) walk user
+/// `stackcount` and `offcpu` (the engine's programs) walk user
 /// stacks with the same unwinder. The fixture, without frame pointers, sleeps 2 ms 200 times
 /// in `main;one;two;three;four;nap` through libc's usleep (after one sleep in `main` while
 /// its tables load): every one of those clock_nanosleep stacks holds the whole chain, and so
@@ -443,7 +443,7 @@ fn unwind_nofp_stackcount_and_offcpu() {
     );
 }
 
-/// Acceptance 3 of issue 13: a C++ fixture with frame pointers whose hot leaf, a small
+/// A C++ fixture with frame pointers whose hot leaf, a small
 /// template member function, has no frame (`-momit-leaf-frame-pointer`): the leaf's caller
 /// `run` stays in its stacks in both modes (frame pointers repair the first frame from the
 /// return address at the top of the stack; the tables say where it is). Also `stackcount` by
@@ -590,7 +590,7 @@ fn rust_nofp() -> std::path::PathBuf {
     binary
 }
 
-/// Acceptance 4 of issue 13: a Rust release binary without frame pointers, with a known
+/// A Rust release binary without frame pointers, with a known
 /// chain: the samples in its leaf hold the whole chain up to `_start`; frame pointers lose it.
 #[test]
 fn unwind_rust_release_whole_chain() {

@@ -29,7 +29,7 @@ fn off_cpu_us(json: &serde_json::Value, function: &str) -> u64 {
         .sum()
 }
 
-/// Row 4: 12,000 threads created and joined leave no starts behind: the 2 s sleep that
+/// 12,000 threads created and joined leave no starts behind: the 2 s sleep that
 /// follows is reported as 2 s, with default map sizes.
 #[test]
 fn reliability_offcpu_survives_thread_churn() {
@@ -58,7 +58,7 @@ fn reliability_offcpu_survives_thread_churn() {
     assert!(!run.stderr.contains("full start map"), "{}", run.stderr);
 }
 
-/// Row 5: under thread churn that reuses thread ids (pid_max wraps), no thread inherits a
+/// Under thread churn that reuses thread ids (pid_max wraps), no thread inherits a
 /// dead thread's start: the total time off CPU is at most threads x duration.
 #[test]
 fn reliability_offcpu_total_is_bounded_under_churn() {
@@ -116,7 +116,7 @@ fn spawn_silent(args: &[&str]) -> std::process::Child {
     child
 }
 
-/// Row 6: `profile -a -i 1` under process churn keeps flat memory. This harness, a debug
+/// `profile -a -i 1` under process churn keeps flat memory. This harness, a debug
 /// binary of ~18 MiB, burns CPU after the first reading: a live process whose stacks no
 /// interval needs any more gives back its binary's resolver (CI saw 14.9 -> 37.0 MiB when
 /// it was kept, 18 MiB of it this binary's pages, sampled as the harness read the first
@@ -147,7 +147,7 @@ fn reliability_profile_intervals_keep_flat_memory() {
     );
 }
 
-/// Issue 25, per process: `profile -a -i` under churn holds nothing per process that has
+/// Per process: `profile -a -i` under churn holds nothing per process that has
 /// exited. 2,000 short programs (`tk_burner 0.01`, each sampled ~10 times at 999 Hz, so
 /// each is announced, its maps remembered and its unwind tables published) run in four
 /// batches of 500, one at a time: what tracekit says it publishes at the end (`-v`: "the
@@ -262,7 +262,7 @@ fn largest_mappings(pid: u32) -> String {
         .join(", ")
 }
 
-/// Row 6, kernel side: an interval profile drains each interval's keys and stacks from the
+/// Kernel side: an interval profile drains each interval's keys and stacks from the
 /// kernel maps, so a run of hours under churn never fills them. Maps of 64 keys and 128
 /// stacks hold one 0.25 s interval at 99 Hz on two CPUs (at most 50 samples) but not the
 /// run: it samples more than 64 distinct processes.
@@ -309,7 +309,7 @@ fn reliability_profile_intervals_never_fill_the_maps() {
     assert_eq!(json["lost"]["stack_map_full"], 0, "{}", json["lost"]);
 }
 
-/// Row 6, symbols: an interval profile lets go of what it read for processes that exited
+/// Symbols: an interval profile lets go of what it read for processes that exited
 /// (blazesym keeps a resolver, with the file mapped and its DWARF parsed, per binary path),
 /// so a machine that runs ever new binaries (builds, deploys) does not grow it for hours.
 #[test]
@@ -352,7 +352,7 @@ fn reliability_profile_intervals_release_exited_binaries() {
     assert_eq!(left, 0, "tracekit still maps {left} files of exited copies");
 }
 
-/// Acceptance 3, memory of an interval profile: symbolizing rustc (librustc_driver, a
+/// Memory of an interval profile: symbolizing rustc (librustc_driver, a
 /// 100+ MiB library with a huge symbol table) and building its unwind tables take tens of MiB
 /// of heap; once rustc has exited and been forgotten, that heap goes back to the kernel.
 /// Before, glibc kept it: the run's RSS stayed at the highest any process ever needed.
@@ -411,7 +411,7 @@ fn reliability_profile_intervals_give_back_the_heap_of_exited_processes() {
     );
 }
 
-/// Acceptance 2, start maps under thread churn: 12,000 threads each enter `step` and exit
+/// Start maps under thread churn: 12,000 threads each enter `step` and exit
 /// inside it (a start that no return ends; more than the 10,240 a default start map holds),
 /// then the main thread calls `step` 3,000 times. Each dead thread's start is dropped at its
 /// exit, so no start is lost and every call is counted, exactly.
@@ -450,7 +450,7 @@ fn reliability_funclatency_drops_starts_of_exited_threads() {
     assert!(!run.stderr.contains("full start map"), "{}", run.stderr);
 }
 
-/// Acceptance 2, the other start maps under the same churn: while 12,000 threads are
+/// The other start maps under the same churn: while 12,000 threads are
 /// created and joined one at a time and `dd` makes 300 O_DIRECT writes, whole-machine
 /// `runqlat` (starts keyed by thread, at each wakeup) and `biolatency` (keyed by request)
 /// lose no start to a full map (each default start map holds 10,240), every new thread's
@@ -528,7 +528,7 @@ fn reliability_runqlat_and_biolatency_under_thread_churn() {
     // and counts no miss (the classic tracepoint's record never built, the hypothesis), while
     // their issues were started: the stats' starts not ended (`starts - starts_ended -
     // starts_exited`) account for them, and for requests still in flight at the end. An open
-    // defect: the text output says "Lost: nothing." for them (issue note, 2026-11-27).
+    // defect: the text output says "Lost: nothing." for them (noted 2026-11-27).
     let stats = &biolatency_json["stats"];
     let missed = stats["missed"].as_u64().unwrap_or(0);
     let no_start = stats["no_start"].as_u64().unwrap();

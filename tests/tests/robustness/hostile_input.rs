@@ -38,7 +38,7 @@ fn tracekit_tests_head(text: &str) -> String {
     text.chars().take(300).collect()
 }
 
-/// Row 9: 1,000 nested `(` or `!` overflowed the parser's stack (SIGABRT); 10,000 are
+/// 1,000 nested `(` or `!` overflowed the parser's stack (SIGABRT); 10,000 are
 /// longer than a filter may be.
 #[test]
 fn hostile_deep_filters_name_the_limit() {
@@ -94,7 +94,7 @@ fn hostile_deep_filters_name_the_limit() {
     );
 }
 
-/// Row 10: errors quote at most 80 characters of a 100 KiB filter, probe, name or path.
+/// Errors quote at most 80 characters of a 100 KiB filter, probe, name or path.
 #[test]
 fn hostile_long_inputs_are_quoted_short() {
     let long = "x".repeat(100 * 1024);
@@ -182,7 +182,7 @@ fn hostile_long_inputs_are_quoted_short() {
     );
 }
 
-/// Row 10, the `-- CMD` program and stat's `-e`: one line of bounded length naming it.
+/// The `-- CMD` program and stat's `-e`: one line of bounded length naming it.
 #[test]
 fn hostile_long_commands_and_events_stay_one_short_line() {
     let program = format!("/nonexistent/{}", "x".repeat(100 * 1024));
@@ -211,7 +211,7 @@ fn hostile_long_commands_and_events_stay_one_short_line() {
     );
 }
 
-/// Row 11: map sizes the kernel refuses are usage errors naming the flag and its range.
+/// Map sizes the kernel refuses are usage errors naming the flag and its range.
 #[test]
 fn hostile_map_sizes_name_the_flag_and_range() {
     let range = "expected 1 to 134217728 entries (the largest hash map the kernel makes) \
@@ -235,7 +235,7 @@ fn hostile_map_sizes_name_the_flag_and_range() {
     }
 }
 
-/// Row 12: a directory and a device are named for what they are, not "no such file".
+/// A directory and a device are named for what they are, not "no such file".
 #[test]
 fn hostile_uprobe_binaries_that_are_not_elf() {
     refused(
@@ -270,7 +270,7 @@ fn hostile_uprobe_binaries_that_are_not_elf() {
     );
 }
 
-/// Row 13: an offset past the function's end is refused before the kernel sees it.
+/// An offset past the function's end is refused before the kernel sees it.
 #[test]
 fn hostile_uprobe_offset_past_the_function() {
     let out = run(&["hist", "uprobe:libc:malloc+99999999", "-d", "1"]);
@@ -293,7 +293,7 @@ fn hostile_uprobe_offset_past_the_function() {
     );
 }
 
-/// Row 14: numbers outside the field's range, and intervals below 10 ms.
+/// Numbers outside the field's range, and intervals below 10 ms.
 #[test]
 fn hostile_numbers_out_of_range() {
     refused(
@@ -364,7 +364,7 @@ fn hostile_numbers_out_of_range() {
     );
 }
 
-/// Issue 25: user-space probes limited to a kernel thread (`-p 2`, kthreadd) could never
+/// User-space probes limited to a kernel thread (`-p 2`, kthreadd) could never
 /// fire, and the run printed nothing and exited 0. Every probe kind that sees only user
 /// code refuses it, naming the thread.
 #[test]
@@ -432,7 +432,7 @@ fn hostile_user_probes_on_a_kernel_thread() {
     );
 }
 
-/// Issue 25: `-- /bin/true <1 MiB of arguments>` was echoed whole in the banner (and in
+/// `-- /bin/true <1 MiB of arguments>` was echoed whole in the banner (and in
 /// stat's report and JSON scope). Every echo of the command line quotes it short, as errors
 /// quote inputs: 80 characters, start and end.
 #[test]

@@ -12,7 +12,7 @@ use tracekit_tests::*;
 
 const TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Row 1: `stat -o FILE` writes the report, also when stopped by SIGINT or SIGTERM.
+/// `stat -o FILE` writes the report, also when stopped by SIGINT or SIGTERM.
 #[test]
 fn reliability_stat_writes_its_output_file() {
     require_root();
@@ -61,7 +61,7 @@ fn reliability_stat_writes_its_output_file() {
     }
 }
 
-/// Row 2: `stackcount -i` and `offcpu -i` print one report per interval, the last partial.
+/// `stackcount -i` and `offcpu -i` print one report per interval, the last partial.
 #[test]
 fn reliability_stack_commands_report_each_interval() {
     require_root();
@@ -94,7 +94,7 @@ fn reliability_stack_commands_report_each_interval() {
     }
 }
 
-/// Row 3: `-i 1 -d 3` prints three reports; with `-i 2 -d 3` the last is labelled 1.0 s.
+/// `-i 1 -d 3` prints three reports; with `-i 2 -d 3` the last is labelled 1.0 s.
 #[test]
 fn reliability_intervals_end_at_the_duration() {
     require_root();
@@ -136,7 +136,7 @@ fn children_of(pid: u32) -> Vec<u32> {
         .collect()
 }
 
-/// Row 7: the `-- CMD` workload dies with tracekit, also when tracekit is killed.
+/// The `-- CMD` workload dies with tracekit, also when tracekit is killed.
 #[test]
 fn reliability_workload_dies_with_a_killed_tracekit() {
     require_root();
@@ -219,7 +219,7 @@ fn into_head(args: &[&str]) -> (Option<i32>, Duration, String, Vec<u32>, Vec<u32
     )
 }
 
-/// Row 8: `tracekit ... | head -1` exits within 1 s of head, with status 0 and nothing
+/// `tracekit ... | head -1` exits within 1 s of head, with status 0 and nothing
 /// attached, also when no further event arrives.
 #[test]
 fn reliability_closed_pipe_ends_the_run() {
@@ -263,7 +263,7 @@ fn as_nobody(caps: &str, args: &[&str]) -> Output {
     run(command, TIMEOUT)
 }
 
-/// Rows 15 and 16: with CAP_BPF and CAP_PERFMON and no root, the commands work where the
+/// With CAP_BPF and CAP_PERFMON and no root, the commands work where the
 /// kernel allows, or say in one line which capability is missing and how to grant it.
 #[test]
 fn reliability_least_privilege() {

@@ -1,4 +1,4 @@
-//! Long runs under process churn (issue 27, acceptance 7). Ignored in the main integration
+//! Long runs under process churn. Ignored in the main integration
 //! tier: `cargo xtask test` runs them in a phase of their own after the other tiers (nothing
 //! else runs beside them, and they take minutes) when `TRACEKIT_CHURN_SECONDS` is set (their
 //! length) or the filter names them: see `xtask/src/main.rs`.
@@ -25,7 +25,7 @@ use tracekit_tests::{parse_folded, require_root, scratch, tracekit_bin, workspac
 
 use tracekit_tests::status_kib;
 
-/// How long the churn runs: `TRACEKIT_CHURN_SECONDS`, 600 (the issue's 10 minutes) unless
+/// How long the churn runs: `TRACEKIT_CHURN_SECONDS`, 600 (10 minutes) unless
 /// set; 60 is enough to develop with.
 fn churn_seconds() -> u64 {
     std::env::var("TRACEKIT_CHURN_SECONDS")
@@ -34,7 +34,7 @@ fn churn_seconds() -> u64 {
         .unwrap_or(600)
 }
 
-/// Acceptance 7: `profile -a -i 1` while 50 short Python processes a second start, run
+/// `profile -a -i 1` while 50 short Python processes a second start, run
 /// `churn_work` for 10 ms of CPU and exit. Every interval names `churn_work`; of the samples
 /// of the churning processes that ran Python code, at least 90% name it as a Python frame
 /// (the rest keep `_PyEval_EvalFrameDefault`: their process was not published yet); RSS at

@@ -326,7 +326,7 @@ fn sys_enter_lines(stdout: &str) -> u64 {
 /// getppid(2)'s syscall number on x86-64 (raw_syscalls:sys_enter's `id`).
 const GETPPID: &str = "110";
 
-/// Issue 29, acceptance 4, the loss half: a trace pushed past what it can print loses
+/// Loss counted exactly: a trace pushed past what it can print loses
 /// events, and says exactly how many: the lines printed and the loss it reports add up to
 /// the loop's calls, no more and no fewer. Its reader is this test, which reads nothing
 /// for the first 3 s, while a loop of 1,000,000 syscalls fills the pipe, the output
@@ -360,7 +360,7 @@ fn reliability_trace_reports_its_loss_exactly() {
     );
 }
 
-/// Issue 29, acceptance 4, the other half: at a rate a trace keeps up with (5,000 events a
+/// No loss at a rate it keeps up with: at a rate a trace keeps up with (5,000 events a
 /// second, paced by the fixture, committed without waking the reader for each), every event
 /// is printed and nothing is lost; the ring's timer-driven reads print them as they come.
 #[test]

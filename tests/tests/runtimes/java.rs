@@ -299,7 +299,7 @@ fn innermost_ledger(path: &str) -> Option<String> {
     })
 }
 
-/// The old recipe (issue 28, acceptance 3): a JVM with `-XX:+PreserveFramePointer`, its
+/// The old recipe: a JVM with `-XX:+PreserveFramePointer`, its
 /// chain compiled (kept five frames by `dontinline`), its perf map written by `jcmd PID
 /// Compiler.perfmap` once warm, profiled at the same time by two tracekits: one naming the
 /// frames from HotSpot's own tables, the other (`--no-interpreters`) from
@@ -547,7 +547,7 @@ fn jvm_leaf_in_prologue_or_epilogue_keeps_its_callers() {
     }
 }
 
-/// Issue 28: compiled code thrown away and its code cache space given to other methods
+/// Compiled code thrown away and its code cache space given to other methods
 /// (`JReuse.java`: 16 phases, each compiles `JReuse$P(k % 4).run` of a class loaded by a
 /// loader of its own, runs it 600 ms in thread `reuseK`, then unloads the class, whose
 /// nmethods the sweeper frees; a 4 MiB code cache makes the next phase's nmethods land
@@ -568,7 +568,7 @@ fn jvm_reused_code_cache_space_is_named_by_its_new_method() {
     );
 }
 
-/// Issue 28: the same fixture under `-Xint` (`JReuse.java`, WARM 1): nothing is compiled,
+/// The same fixture under `-Xint` (`JReuse.java`, WARM 1): nothing is compiled,
 /// and each phase's class's `Method*`s are allocated in the metaspace the previous phase's
 /// unloaded class left (before the fix the interpreted frames of `reuseK` were named by
 /// the method first read at their `Method*`: 378 of 693 samples). The kernel records each
@@ -653,7 +653,7 @@ fn reused_space_is_named_by_its_new_method(test: &str, flags: &[&str], warm: &st
 /// Java with frame pointers and the perf map written at exit: the hot method and its callers
 /// down to `main` are named (Netflix's recipe, JDK 17), from the perf map with the runtime
 /// unwinders off (`--no-interpreters`), and from the JVM's own tables with them on: both
-/// name the same chain (issue 28, acceptance 3).
+/// name the same chain.
 #[test]
 fn jit_java_hot_method_and_callers() {
     require_root();

@@ -70,7 +70,7 @@ fn frames_in_order(path: &str, names: &[&str]) -> bool {
     names.iter().all(|name| frames.any(|frame| frame == *name))
 }
 
-/// The JVM fixture's chain, outermost first (see `jvm.rs`: the callers at their call's
+/// The JVM fixture's chain, outermost first (see `java.rs`: the callers at their call's
 /// line, the leaf at any of its lines).
 const JAVA_CHAIN: [&str; 5] = [
     "Ledger.main (Ledger.java:40)",
@@ -141,7 +141,7 @@ fn stop(mut child: Child) {
     let _ = child.wait();
 }
 
-/// Acceptance 4: `profile -a -d 10` while a node fixture, a JVM fixture (no flags: its chain
+/// `profile -a -d 10` while a node fixture, a JVM fixture (no flags: its chain
 /// interpreted, then C1/C2-compiled), a Python fixture and a native burner run together,
 /// each under a command name of its own. One flame graph names all four: at least 90% of
 /// each one's samples name its leaf and 85% its whole chain (the JVM's: its main Java
@@ -294,7 +294,7 @@ fn interval_rows(block: &str) -> Vec<Row> {
         .collect()
 }
 
-/// Acceptance 5: during one `profile -a -i 1`, a node and a JVM (no flags) start 2 s in,
+/// During one `profile -a -i 1`, a node and a JVM (no flags) start 2 s in,
 /// warm up, run their chain for 9 s (node) and 6 s (the JVM) and exit. In each interval's
 /// report, no row of theirs is an unnamed JavaScript or Java frame (but up to 3 samples of
 /// code first run in a process's last milliseconds, in its last interval, when `-v` counts
@@ -306,7 +306,7 @@ fn interval_rows(block: &str) -> Vec<Row> {
 /// its leaf for at least half of them, at least 4 intervals do, and 90% of those samples
 /// over all intervals name it. The
 /// shared machine gives a fixture 5 to 100 samples a second at 99 Hz. The whole run's folded
-/// stacks name node's chain at the shares.
+/// stacks name node's chain at the usual shares.
 #[test]
 fn whole_machine_jit_processes_keep_names_in_their_intervals() {
     let test = "whole_machine_jit_processes_keep_names_in_their_intervals";

@@ -7,7 +7,7 @@ use tracekit_tests::*;
 
 const TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Acceptance 5, futexes: two threads fighting over one pthread_mutex_t. futexctn shows the
+/// Futexes: two threads fighting over one pthread_mutex_t. futexctn shows the
 /// mutex's address (the futex word is its first field), a wait time within 10% of what the
 /// fixture measured around its pthread_mutex_lock calls, and with `--stacks` the waiting
 /// user stack down to the fixture's `wait_for_mutex`.
@@ -87,7 +87,7 @@ fn futexctn_shows_the_contended_mutex() {
     );
 }
 
-/// Acceptance 5, kernel locks: many threads of one process mapping and unmapping at once
+/// Kernel locks: many threads of one process mapping and unmapping at once
 /// contend for its mmap_lock, an rwsem: klockstat shows waits of type WRITE (4) under the
 /// fixture's name, and with `--stacks` the waits come from mmap and munmap taking it.
 #[test]

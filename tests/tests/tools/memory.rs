@@ -145,7 +145,7 @@ fn memleak_on_held(tool_args: &[&str], fixture_args: &[&str]) -> tracekit_tests:
     run
 }
 
-/// Acceptance (issue 30, 4): `memleak -p PID` reports the one leaking stack, exactly.
+/// `memleak -p PID` reports the one leaking stack, exactly.
 #[test]
 fn memleak_pid_reports_exactly_the_leaking_stack() {
     require_root();
@@ -160,7 +160,7 @@ fn memleak_pid_reports_exactly_the_leaking_stack() {
     assert!(!run.stderr.contains("lost"), "{}", run.stderr);
 }
 
-/// Acceptance (issue 30, 4): `memleak -- CMD` reports what the command had not freed when
+/// `memleak -- CMD` reports what the command had not freed when
 /// it exited (read while it is held at its exit).
 #[test]
 fn memleak_command_reports_the_leak_at_exit() {

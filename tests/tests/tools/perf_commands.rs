@@ -33,7 +33,7 @@ fn has_hardware_pmu() -> bool {
     std::path::Path::new("/sys/bus/event_source/devices/cpu").exists()
 }
 
-/// Acceptance 1: page faults of a fixture touching N pages, context switches of one that
+/// Page faults of a fixture touching N pages, context switches of one that
 /// sleeps 100 times, exact syscall tracepoint counts, unsupported hardware counters.
 #[test]
 fn everyday_stat_known_counts() {
@@ -118,7 +118,7 @@ fn everyday_stat_command_counted_from_exec() {
     }
 }
 
-/// Issue 29: `stat -e 'syscalls:sys_enter_*'` counts its 360-odd tracepoints with one
+/// `stat -e 'syscalls:sys_enter_*'` counts its 360-odd tracepoints with one
 /// program on the raw tracepoint `sys_enter`, keyed by syscall number (one perf counter per
 /// tracepoint took 12-15 s to close). The counts are exact and perf stat's: a loop of 7777
 /// `getppid()` is 7777, the command is counted from its exec (its `execve` entry is not its
@@ -223,7 +223,7 @@ fn everyday_stat_syscall_set_counts_exactly() {
     }
 }
 
-/// Acceptance 2: `top` piped shows the CPU burner's hot function first within 3 s.
+/// `top` piped shows the CPU burner's hot function first within 3 s.
 #[test]
 fn everyday_top_piped_shows_hot_function() {
     require_root();
@@ -250,7 +250,7 @@ fn everyday_top_piped_shows_hot_function() {
     );
 }
 
-/// Acceptance 2: `top -e raw_syscalls:sys_enter --sort comm` shows the syscall fixture first.
+/// `top -e raw_syscalls:sys_enter --sort comm` shows the syscall fixture first.
 #[test]
 fn everyday_top_event_by_comm() {
     require_root();
@@ -287,7 +287,7 @@ fn everyday_top_event_by_comm() {
     assert!(first.trim_end().ends_with("tk_syscalls"), "{}", run.stdout);
 }
 
-/// Acceptance 3: offcpu puts >= 90% of a 2 s sleep on stacks holding the sleeping
+/// Offcpu puts >= 90% of a 2 s sleep on stacks holding the sleeping
 /// function, and the total within 10% of 2 s.
 #[test]
 fn everyday_offcpu_sleep_attributed() {
@@ -352,7 +352,7 @@ fn everyday_offcpu_sigint() {
     assert!(json["stacks"].is_array());
 }
 
-/// Acceptance 4: list.
+/// List.
 #[test]
 fn everyday_list() {
     require_root();
@@ -393,7 +393,7 @@ fn everyday_list() {
     }
 }
 
-/// Acceptance 5: bad input, one line, exit 2.
+/// Bad input, one line, exit 2.
 #[test]
 fn everyday_bad_input_one_line_errors() {
     require_root();

@@ -25,7 +25,7 @@ fn kworker_count(json: &Value) -> u64 {
         .sum()
 }
 
-/// Acceptance 1: exactly N getppid() calls are counted exactly N times, by `count` on the
+/// Exactly N getppid() calls are counted exactly N times, by `count` on the
 /// syscall tracepoint and by `syscount`.
 #[test]
 fn engine_exact_syscall_counts() {
@@ -104,8 +104,8 @@ fn perf_stat(events: &str, command: &[&str]) -> Option<Vec<(String, u64)>> {
     )
 }
 
-/// Issue 25, a wrong total: a `syscalls:sys_enter_open*` set is counted by one program on
-/// every syscall, and the summary and `stats.counted` used to add up all of them (3003 for
+/// A set of syscalls counted once each: a `syscalls:sys_enter_open*` set is counted by one
+/// program on every syscall, and the summary and `stats.counted` used to add up all of them (3003 for
 /// the 1002 openat calls below, beside its close and getppid calls). The table, the summary
 /// line and `--json` agree with each other and with perf stat, with and without a filter.
 #[test]
@@ -294,7 +294,7 @@ fn engine_syscount_latency_and_failures() {
     );
 }
 
-/// Acceptance 3: kernel-side filters on numbers and strings, and --by comm.
+/// Kernel-side filters on numbers and strings, and --by comm.
 #[test]
 fn engine_hist_filters_and_groups() {
     require_root();
@@ -427,7 +427,7 @@ fn engine_interval_output() {
     assert_eq!(counted, calls, "interval counts must add up to the whole");
 }
 
-/// Acceptance 6: bad input is one line, exit 2.
+/// Bad input is one line, exit 2.
 #[test]
 fn engine_bad_input_one_line_errors() {
     require_root();

@@ -13,7 +13,7 @@ use super::{dd, dd_as, group_count, start, stop};
 
 const TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Acceptance 2: bitesize puts dd's 64 KiB direct writes in the 65536 bucket and 4 KiB ones
+/// bitesize puts dd's 64 KiB direct writes in the 65536 bucket and 4 KiB ones
 /// in the 4096 bucket.
 #[test]
 fn engine_bitesize_known_block_sizes() {
@@ -67,7 +67,7 @@ fn engine_bitesize_known_block_sizes() {
     }
 }
 
-/// Acceptance 4: biolatency accounts for every completion: each one `count` sees while
+/// biolatency accounts for every completion: each one `count` sees while
 /// biolatency runs is counted, had no start, or was reported missed. `count` runs around
 /// biolatency (attached before it, stopped after it), so the other I/O of a shared machine
 /// (hundreds of requests a second here while others build) adds to `count` only: the two

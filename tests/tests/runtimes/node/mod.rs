@@ -63,7 +63,7 @@ pub(crate) fn folded_while(
 }
 
 /// The fixture's chain, outermost first, with the lines of `js_chain.js` each function's
-/// frames may carry (issue 28): the current line of an interpreted frame as V8 reports it
+/// frames may carry: the current line of an interpreted frame as V8 reports it
 /// (a caller's call: `outer` 29, `middle` 21, or 20 in `Date.now()`; the leaf's line saved
 /// in its body, 11-14; an optimized leaf's current line, 13), else the definition line
 /// (baseline and on-stack-replaced frames, as the perf map's `js_chain.js:11:14`): `outer`

@@ -108,7 +108,7 @@ fn inline_frame(frame: &str) -> Option<(&str, u32, bool)> {
     (file == inline_fixture()).then_some((function, line.parse().ok()?, inlined))
 }
 
-/// Issue 28, V8 inlined frames on Debian's node 20 (V8 11.3), `-p` of the inline fixture
+/// V8 inlined frames on Debian's node 20 (V8 11.3), `-p` of the inline fixture
 /// started with no flags: `leaf` is inlined by TurboFan (`--trace-turbo-inlining` of a
 /// run of its own says so), and the profile expands it from its caller's optimized code:
 /// 90% of node's samples name `leaf` as an inlined frame right under `middle`'s, `leaf`

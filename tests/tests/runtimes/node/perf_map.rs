@@ -37,7 +37,7 @@ fn innermost_js(path: &str) -> Option<String> {
     })
 }
 
-/// The old recipe (issue 28, acceptance 3): node started with `--perf-basic-prof`, profiled
+/// The old recipe: node started with `--perf-basic-prof`, profiled
 /// at the same time by two tracekits, one naming V8's frames from the process's memory, the
 /// other (`--no-interpreters`) from `/tmp/perf-PID.map`. The innermost JavaScript function
 /// of each run's samples agrees for at least 95% of them (the overlap of the two
@@ -152,7 +152,7 @@ fn assert_node_named(out: &Path) -> Vec<(String, u64)> {
 fn run_node_profile(test: &str, node_flag: &str) -> (PathBuf, Vec<(String, u64)>) {
     let dir = scratch(test);
     let fixture = node_fixture();
-    // The perf map's and the jitdump's names: V8's own frames (issue 28) left out.
+    // The perf map's and the jitdump's names: V8's own frames left out.
     let out = profile_command(
         &dir,
         &["--no-interpreters"],

@@ -126,10 +126,10 @@ pub(crate) fn check_node_run(test: &str, node: &Path, run: &Output, v8: &str) ->
 /// their own, functions' code in the `JSDispatchTable`) under `-p`, started 3 s before the
 /// profile so that V8 has optimized the chain: TurboFan inlines `leaf` into `middle`'s
 /// on-stack-replaced code, whose frames are expanded (`middle (js_chain.js:21);leaf
-/// (js_chain.js:13)`; on a busy machine V8 may not have got there yet). Acceptance 1 as
-/// written: 90% of the samples name the leaf, 85% have the whole chain.
+/// (js_chain.js:13)`; on a busy machine V8 may not have got there yet). The usual shares:
+/// 90% of the samples name the leaf, 85% have the whole chain.
 #[test]
-#[ignore = "issue 28 blocked for Node 24: V8 13.6 keeps no source positions for Maglev code (MaglevCodeGenerator sets an empty table), so leaf, inlined into middle's on-stack-replaced Maglev code, cannot be named (node --cpu-prof names no leaf either); middle runs Maglev code about 0.7 s after its first replacement and, after the fixture's overflow deopt ~7 s in, to the end: 14 s -- CMD runs name the leaf in 1206-1288 of ~2790 samples; run with --ignored"]
+#[ignore = "blocked for Node 24: V8 13.6 keeps no source positions for Maglev code (MaglevCodeGenerator sets an empty table), so leaf, inlined into middle's on-stack-replaced Maglev code, cannot be named (node --cpu-prof names no leaf either); middle runs Maglev code about 0.7 s after its first replacement and, after the fixture's overflow deopt ~7 s in, to the end: 14 s -- CMD runs name the leaf in 1206-1288 of ~2790 samples; run with --ignored"]
 fn node24_wheel_chain_pid() {
     let test = "node24_wheel_chain_pid";
     require_root();
@@ -162,9 +162,9 @@ fn node24_wheel_chain_pid() {
 /// Node 24 under `-- CMD` (named from its start, its builtins' own mapping found before its
 /// tables are built: interpreted, baseline, then optimized frames as V8 tiers the chain up
 /// during the run) and `-a` (its samples among the whole machine's, by its command name,
-/// once it is published: as `jit_machine.rs` counts): acceptance 1 in each.
+/// once it is published: as `whole_machine.rs` counts): the usual shares in each.
 #[test]
-#[ignore = "issue 28 blocked for Node 24: V8 13.6 keeps no source positions for Maglev code (MaglevCodeGenerator sets an empty table), so leaf, inlined into middle's on-stack-replaced Maglev code, cannot be named (node --cpu-prof names no leaf either); middle runs Maglev code about 0.7 s after its first replacement and, after the fixture's overflow deopt ~7 s in, to the end: 14 s -- CMD runs name the leaf in 1206-1288 of ~2790 samples; run with --ignored"]
+#[ignore = "blocked for Node 24: V8 13.6 keeps no source positions for Maglev code (MaglevCodeGenerator sets an empty table), so leaf, inlined into middle's on-stack-replaced Maglev code, cannot be named (node --cpu-prof names no leaf either); middle runs Maglev code about 0.7 s after its first replacement and, after the fixture's overflow deopt ~7 s in, to the end: 14 s -- CMD runs name the leaf in 1206-1288 of ~2790 samples; run with --ignored"]
 fn node24_wheel_chain_command_and_whole_machine() {
     let test = "node24_wheel_chain_command_and_whole_machine";
     require_root();
@@ -215,9 +215,9 @@ fn node24_wheel_chain_command_and_whole_machine() {
 
 /// A Node 24 that exits 4 s into an 8 s profile (its chain optimized and on-stack
 /// replaced by then) keeps its names, inlined frames included: its code objects are read
-/// when the kernel first records them. Acceptance 1 over its samples.
+/// when the kernel first records them. The usual shares over its samples.
 #[test]
-#[ignore = "issue 28 blocked for Node 24: V8 13.6 keeps no source positions for Maglev code (MaglevCodeGenerator sets an empty table), so leaf, inlined into middle's on-stack-replaced Maglev code, cannot be named (node --cpu-prof names no leaf either); middle runs Maglev code about 0.7 s after its first replacement and, after the fixture's overflow deopt ~7 s in, to the end: 14 s -- CMD runs name the leaf in 1206-1288 of ~2790 samples; run with --ignored"]
+#[ignore = "blocked for Node 24: V8 13.6 keeps no source positions for Maglev code (MaglevCodeGenerator sets an empty table), so leaf, inlined into middle's on-stack-replaced Maglev code, cannot be named (node --cpu-prof names no leaf either); middle runs Maglev code about 0.7 s after its first replacement and, after the fixture's overflow deopt ~7 s in, to the end: 14 s -- CMD runs name the leaf in 1206-1288 of ~2790 samples; run with --ignored"]
 fn node24_wheel_names_outlive_the_process() {
     let test = "node24_wheel_names_outlive_the_process";
     require_root();
@@ -230,7 +230,7 @@ fn node24_wheel_names_outlive_the_process() {
 }
 
 /// Node 24 running `middle`'s loop in on-stack-replaced Maglev code, which V8 13.6 keeps no
-/// source positions for (the Node 24 gap of issue 28: `leaf`, inlined there, cannot be
+/// source positions for (the Node 24 gap: `leaf`, inlined there, cannot be
 /// named): those samples still have the chain down to the Maglev-compiled function, in
 /// order, and nothing wrong below it. 14 s `-- CMD` (V8 runs Maglev code ~0.7 s after the
 /// first replacement, and again from the fixture's overflow deopt ~7 s in, often to the

@@ -72,7 +72,7 @@ fn jit_python_perf_trampolines() {
     if !help.stdout.contains("--call-graph") {
         eprintln!(
             "{test}: skipped: this build's profile has no `--call-graph dwarf` (the DWARF \
-             unwinder of issue 13), which the interpreter's frames need"
+             unwinder), which the interpreter's frames need"
         );
         return;
     }

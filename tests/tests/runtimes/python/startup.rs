@@ -44,7 +44,7 @@ fn python_named(dir: &Path, python: &Path, comm: &str) -> PathBuf {
 /// `outer;middle;leaf` with the hot line, and those that name `leaf`. Samples of the
 /// interpreter's own start and end (walked whole, to `_start`, with no Python frame: the
 /// dynamic linker, the parser, finalization) are not in the script, and are left out, as
-/// `-p` after the fixture's "ready" leaves them out in `interp.rs`; a sample walked by frame
+/// `-p` after the fixture's "ready" leaves them out in `python/frames.rs`; a sample walked by frame
 /// pointers before the process's tables were published has neither (no `_start`, no Python
 /// frame) and counts against the shares.
 fn named(folded: &[(String, u64)], comm: &str) -> (u64, u64, u64) {
@@ -143,9 +143,9 @@ impl Drop for NativeLoad {
     }
 }
 
-/// Acceptance 4 on a busy machine: `profile -a` while processes run three new 150 MB
+/// On a busy machine: `profile -a` while processes run three new 150 MB
 /// binaries (copies of libLLVM: seconds of table building each), and a Python process
-/// started 2 s into the profile. Its samples name the chain at the shares: its
+/// started 2 s into the profile. Its samples name the chain at the usual shares: its
 /// tables and its interpreter are published ahead of the native binaries' (which used to
 /// take 8-25 s on a development machine, its samples walked by frame pointers meanwhile).
 #[test]
