@@ -276,7 +276,7 @@ fn integration_tests(binary: &std::path::Path, filter: Option<&str>) -> Result<(
     cmd.run()
 }
 
-/// The long tests (minutes of process churn: `tests/tests/churn.rs`), ignored in the main
+/// The long tests (minutes of process churn: `tests/tests/robustness/soak.rs`), ignored in the main
 /// tier and run after every other tier, one at a time: nothing timing-sensitive runs beside
 /// them. They run when the filter names them, or in a whole run when
 /// `TRACEKIT_CHURN_SECONDS` is set (their length: 600 is the 10 minutes). Not yet in
