@@ -11,7 +11,7 @@
 //! ```
 //! use std::time::{Duration, UNIX_EPOCH};
 //! use tracekit::output::{profile::Header, saved};
-//! use tracekit::profile::Profile;
+//! use tracekit::cpu_sampler::SymbolizedProfile;
 //! use tracekit::stacks::{Frame, Stack};
 //!
 //! let profile = SymbolizedProfile {
