@@ -1,5 +1,7 @@
 //! `cargo xtask`: tracekit's developer tasks.
 //!
+//! - `check`: the layering rule (no import cycles among a crate's top-level modules) and
+//!   the size cap on every product file;
 //! - `setup`: install what building the kernel programs needs, and nothing else;
 //! - `build`, `run -- ARGS`: set up, then build (and run) the release binary;
 //! - `test`: set up, unit tests, then the root integration tests one at a time (each tier
@@ -13,6 +15,7 @@ mod bench_jit;
 mod bench_profile;
 mod bench_python;
 mod bench_snoops;
+mod check;
 mod dist;
 mod engine_bench;
 mod exporter_bench;
@@ -35,6 +38,7 @@ use crate::util::{Cmd, workspace_root};
     name = "cargo xtask",
     after_help = "\
 EXAMPLES:
+  cargo xtask check                                # import cycles, files over 800 lines
   cargo xtask setup                                # install the BPF toolchain if missing
   cargo xtask run -- profile -a -d 10 -o out.svg   # build release, profile the machine
   cargo xtask test                                 # unit + root integration tests
@@ -58,6 +62,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Check the house rules: no import cycles among a crate's top-level modules (the
+    /// library names no clap), no product file over 800 lines
+    Check,
     /// Install the nightly rust-src, LLVM and bpf-linker the kernel programs need
     Setup,
     /// Set up, then build the release binary (target/release/tracekit)
@@ -134,6 +141,9 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
+        Command::Check => {
+            check::run(&workspace_root())?;
+        }
         Command::Setup => {
             setup::ensure()?;
         }
@@ -231,7 +241,9 @@ fn repeated(what: &str, repeat: u32, mut tier: impl FnMut() -> Result<()>) -> Re
     Ok(())
 }
 
+/// The house rules (`cargo xtask check`), then the unit tests.
 fn unit_tests() -> Result<()> {
+    check::run(&workspace_root())?;
     eprintln!("xtask: unit tests (no root)");
     util::cargo()
         .args([
