@@ -1,5 +1,9 @@
 //! A tool's flags: what it declares ([`Flag`], the shared ones as constants) and the
 //! values one run gives them ([`FlagValues`]).
+//!
+//! A tool reads only the flags it declares: reading another (a misspelt name, a shared flag
+//! left out of `flags`) panics in tests and debug builds, naming the tool and the flag;
+//! the table's tests build every tool's plan, so they find any such read.
 
 use std::collections::BTreeMap;
 
@@ -214,6 +218,10 @@ pub enum Value {
 /// shared groups.
 #[derive(Clone, Debug)]
 pub struct FlagValues {
+    /// The tool's name, for the message when it reads a flag it does not declare.
+    tool: &'static str,
+    /// The flags it declares.
+    declared: &'static [Flag],
     own: BTreeMap<&'static str, Value>,
     /// `-a`, `-p`, `-- CMD` (a plan may refuse one, as `runqlat` refuses `-p`).
     pub scope: Scope,
@@ -258,6 +266,8 @@ impl FlagValues {
             }
         }
         Self {
+            tool: tool.name,
+            declared: tool.flags,
             own,
             scope: Scope::All,
             cgroup: false,
@@ -267,19 +277,47 @@ impl FlagValues {
         }
     }
 
-    /// Sets flag `long` (a flag of the tool) to `value`.
+    /// Whether the tool declares flag `long` (helpers that apply the shared flags a tool
+    /// takes, as [`super::EventsJob::with_flags`], ask before they read one).
+    pub fn declares(&self, long: &str) -> bool {
+        self.declared.iter().any(|flag| flag.long == long)
+    }
+
+    /// The value of flag `long`, which the tool must declare: reading another is a bug (a
+    /// misspelt name, a shared flag missing from [`Tool::flags`]) that would read as "not
+    /// given", so tests and debug builds panic on it.
+    fn value(&self, long: &str) -> Option<&Value> {
+        debug_assert!(
+            self.declares(long),
+            "tool {} reads flag {long:?}, which it does not declare (its flags: {:?})",
+            self.tool,
+            self.declared
+                .iter()
+                .map(|flag| flag.long)
+                .collect::<Vec<_>>()
+        );
+        self.own.get(long)
+    }
+
+    /// Sets flag `long` (a flag of the tool: another panics in tests and debug builds) to
+    /// `value`.
     pub fn set(&mut self, long: &'static str, value: Value) {
+        debug_assert!(
+            self.declares(long),
+            "tool {} is given flag {long:?}, which it does not declare",
+            self.tool
+        );
         self.own.insert(long, value);
     }
 
     /// Whether switch `long` is on.
     pub fn switch(&self, long: &str) -> bool {
-        matches!(self.own.get(long), Some(Value::Switch(true)))
+        matches!(self.value(long), Some(Value::Switch(true)))
     }
 
     /// The string (or choice, or a positional's first value) given to `long`.
     pub fn text(&self, long: &str) -> Option<&str> {
-        match self.own.get(long)? {
+        match self.value(long)? {
             Value::Text(text) => Some(text),
             Value::List(list) => list.first().map(String::as_str),
             _ => None,
@@ -288,7 +326,7 @@ impl FlagValues {
 
     /// The number given to `long` (or its default).
     pub fn number(&self, long: &str) -> Option<u64> {
-        match self.own.get(long)? {
+        match self.value(long)? {
             Value::Number(n) => Some(*n),
             _ => None,
         }
@@ -296,7 +334,7 @@ impl FlagValues {
 
     /// A positional's values.
     pub fn list(&self, long: &str) -> Vec<String> {
-        match self.own.get(long) {
+        match self.value(long) {
             Some(Value::List(list)) => list.clone(),
             Some(Value::Text(text)) => vec![text.clone()],
             _ => Vec::new(),

@@ -220,11 +220,13 @@ pub enum EventTime {
 }
 
 impl EventTime {
-    /// The time column [`TIMESTAMP`] and [`CLOCK`] ask for (`-T` wins).
+    /// The time column [`TIMESTAMP`] and [`CLOCK`] ask for (`-T` wins), for a tool that
+    /// takes them.
     pub fn of(values: &FlagValues) -> Self {
-        if values.switch(CLOCK.long) {
+        let on = |flag: Flag| values.declares(flag.long) && values.switch(flag.long);
+        if on(CLOCK) {
             EventTime::Clock
-        } else if values.switch(TIMESTAMP.long) {
+        } else if on(TIMESTAMP) {
             EventTime::Relative
         } else {
             EventTime::None
@@ -303,7 +305,7 @@ impl EventsJob {
             per_thread: true,
             keep: false,
         });
-        let failures = values.switch(FAILURES.long);
+        let failures = values.declares(FAILURES.long) && values.switch(FAILURES.long);
         job.with_flags(
             failures
                 .then(|| "ret < 0".to_string())
@@ -313,8 +315,8 @@ impl EventsJob {
         )
     }
 
-    /// The job with the common flags of an event tool applied: `filters` and `-n`'s comm
-    /// filter conjoined, map sizes, and `-t`/`-T`.
+    /// The job with the common flags of an event tool applied, those the tool takes:
+    /// `filters` and `-n`'s comm filter conjoined, map sizes, and `-t`/`-T`.
     ///
     /// # Errors
     /// A usage error for a bad `-n`.
@@ -323,7 +325,9 @@ impl EventsJob {
         mut filters: Vec<String>,
         values: &FlagValues,
     ) -> crate::Result<Self> {
-        filters.extend(values.comm_filter()?);
+        if values.declares(NAME.long) {
+            filters.extend(values.comm_filter()?);
+        }
         self.request.filter = (!filters.is_empty()).then(|| filters.join(" && "));
         self.request.maps = values.maps;
         self.time = EventTime::of(values);
