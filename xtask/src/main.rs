@@ -118,8 +118,8 @@ enum Command {
         /// Targets to run (default: all): filter, probe_spec
         targets: Vec<String>,
     },
-    /// Regenerate dist/man and dist/completions, then build a static binary
-    /// (x86_64-unknown-linux-musl) and a .deb into target/dist/
+    /// Generate the man pages and completions, build a static binary
+    /// (x86_64-unknown-linux-musl) and a .deb holding them, all into target/dist/
     Dist {
         /// Then check them: ldd calls the binary static, it runs `profile -a` and `count`
         /// in the 6.1 VM, and the .deb installs with dpkg -i (into a scratch root) where
