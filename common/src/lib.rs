@@ -5,11 +5,11 @@
 //! `aya::Pod` so the loader can read them out of maps.
 #![no_std]
 
+pub mod cpu_sampler;
 pub mod engine;
 pub mod interp;
 pub mod ksyms;
 pub mod outstanding;
-pub mod cpu_sampler;
 pub mod unwind;
 
 /// Length of a task's `comm` (`TASK_COMM_LEN` in `include/linux/sched.h`), NUL-padded.

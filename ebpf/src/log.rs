@@ -8,7 +8,7 @@
 
 use aya_ebpf::maps::PerCpuArray;
 use aya_log_ebpf::debug;
-use tracekit_common::{engine::stat, cpu_sampler::MAX_STACK_DEPTH, unwind::UnwindStat};
+use tracekit_common::{cpu_sampler::MAX_STACK_DEPTH, engine::stat, unwind::UnwindStat};
 
 /// 1: the kernel programs log (set by the loader with `EbpfLoader::set_global`).
 #[unsafe(no_mangle)]

@@ -22,8 +22,8 @@ use aya_ebpf::{
     programs::PerfEventContext,
 };
 use tracekit_common::{
-    interp::{CodeKey, InterpConfig, InterpProcess, hotspot::CodeCache},
     cpu_sampler::{MAX_STACK_DEPTH, StackFrames},
+    interp::{CodeKey, InterpConfig, InterpProcess, hotspot::CodeCache},
     unwind::{
         MAPPING_SEARCH_STEPS, MAX_PROCESS_MAPPINGS, MAX_SHARDS, Mapping, ProcessMappings,
         ROW_SEARCH_STEPS, SHARD_ROWS, SHARD_ROWS_SHIFT, UnwindRow, UnwindStat, cfa,

@@ -6,6 +6,7 @@
 
 pub mod bpftrace;
 pub mod postgres;
+pub mod pprof;
 
 use std::{
     collections::HashMap,
@@ -587,4 +588,53 @@ pub fn bucket(json: &serde_json::Value, low: u64) -> u64 {
         .filter(|b| b["low"].as_u64() == Some(low))
         .map(|b| b["count"].as_u64().unwrap())
         .sum()
+}
+
+/// (samples of `comm` whose stack has `needle`, samples of `comm`).
+fn comm_share(folded: &[(String, u64)], comm: &str, needle: &str) -> (u64, u64) {
+    let mine = folded
+        .iter()
+        .filter(|(path, _)| path.split(';').next() == Some(comm));
+    let total = mine.clone().map(|(_, n)| n).sum();
+    let hits = mine
+        .filter(|(path, _)| path.contains(needle))
+        .map(|(_, n)| n)
+        .sum();
+    (hits, total)
+}
+
+/// Asserts that at least `at_least` of the samples of `comm` (the first frame) in `folded`
+/// have `needle` in their stack, of at least 30 samples.
+pub fn assert_comm_share(folded: &[(String, u64)], comm: &str, needle: &str, at_least: f64) {
+    let (hits, total) = comm_share(folded, comm, needle);
+    // A share of fewer samples says little; a busy machine gives a 2 s fixture fewer than
+    // 200, so the floor is low.
+    assert!(total >= 30, "only {total} samples of {comm}: {folded:#?}");
+    assert!(
+        hits as f64 >= at_least * total as f64,
+        "{hits} of {total} samples of {comm} have {needle:?} (want {:.0}%): {folded:#?}",
+        at_least * 100.0
+    );
+}
+
+/// A memory figure of process `pid` from `/proc/PID/status`, in KiB (`field`: `VmRSS`, the
+/// resident set; `RssAnon`, its heap and other anonymous memory); 0 once it is gone.
+pub fn status_kib(pid: u32, field: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// Where the cgroup2 filesystem is mounted (`/sys/fs/cgroup`, or `.../unified` on hybrid
+/// machines), from /proc/self/mountinfo.
+pub fn cgroup2_root() -> Option<PathBuf> {
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    mountinfo.lines().find_map(|line| {
+        let (left, right) = line.split_once(" - ")?;
+        (right.split_whitespace().next() == Some("cgroup2"))
+            .then(|| left.split_whitespace().nth(4).map(Into::into))?
+    })
 }

@@ -1,5 +1,6 @@
-//! The kernel side of `tracekit profile`: load, attach, read and detach the `profile`
-//! programs (`ebpf/src/profile.rs`, layouts in `tracekit_common::cpu_sampler`).
+//! The CPU sampler, the kernel side of `tracekit profile`, `top` and the exporter's
+//! profiles: load, attach, read and detach the `cpu_sampler` programs
+//! (`ebpf/src/bin/cpu_sampler.rs`, layouts in `tracekit_common::cpu_sampler`).
 //!
 //! Samples come from the software `cpu-clock` perf event, one per online CPU, with a fixed
 //! period of `1e9 / HZ` ns (exact rate, unlike frequency mode's feedback loop). Counting

@@ -1,14 +1,14 @@
 //! tracekit: eBPF tracing for the jobs of `perf`, bcc and bpftrace, with aggregation in the
 //! kernel and one self-contained binary.
 //!
-//! The binary (`src/main.rs`, `src/cli/`, `src/tools/`) is glue: one file per command that
+//! The binary (`src/bin/tracekit/`: `main.rs`, `cli/`, `commands/`) is glue: one file per command that
 //! builds a request and hands it to a job. The work lives here, in layers that only import
 //! downward:
 //!
 //! 1. [`error`], [`caps`], [`bpf`]: errors, privileges, the embedded BPF objects;
 //! 2. [`probe`]: tracepoint formats, fields, functions, the filter language;
 //! 3. [`engine`]: probe specs and one module per probe kind ([`engine::kinds`]), requests
-//!    compiled to plans, loaded, attached and read; [`profile`]: the CPU sampler; [`counters`]: perf counters;
+//!    compiled to plans, loaded, attached and read; [`cpu_sampler`]: the CPU sampler; [`counters`]: perf counters;
 //! 4. [`symbolize`], [`ksyms`], [`stacks`]: addresses to frames, stacks folded and ranked;
 //!    [`mappings`]: the file mappings and build IDs of frames (for pprof);
 //!    [`jit`](symbolize::jit), [`procmaps`], [`debuginfo`](symbolize::debuginfo): JIT symbols (`perf-PID.map`, jitdump), what a
@@ -25,6 +25,7 @@ pub mod bpf;
 pub mod caps;
 pub mod cgroups;
 pub mod counters;
+pub mod cpu_sampler;
 pub mod engine;
 pub mod error;
 pub mod exporter;
@@ -34,7 +35,6 @@ pub mod mappings;
 pub mod output;
 pub mod probe;
 pub mod procmaps;
-pub mod cpu_sampler;
 pub mod session;
 pub mod stacks;
 pub mod symbolize;

@@ -171,7 +171,7 @@ proptest! {
     }
 }
 
-/// The exact shapes of the rows 9 and 10, as one case each.
+/// Deeply nested and very long filters, one case each: the error names the limit.
 #[test]
 fn deep_and_long_filters_name_the_limit() {
     for open in ["(", "!"] {

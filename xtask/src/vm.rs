@@ -29,15 +29,18 @@ const VERDICT: &str = "TRACEKIT-VM-RESULT";
 /// The tests run in each kernel.
 pub const VM_TESTS: &[&str] = &[
     "kfunc_",
+    // The kernel-function tools' one-line refusals (tests/tests/tools/kernel_function_tools.rs).
+    "kernel_function_tools_say_what_is_missing",
+    "mdflush_says_what_is_missing",
     "engine_exact_syscall_counts",
-    // Raw tracepoints, their fast paths and the classic fallback agree (issue 29).
+    // Raw tracepoints, their fast paths and the classic fallback agree.
     "hooks_",
     "ufunc_funccount_exact",
     "unwind_nofp",
     "unwind_leaf",
     // pyenv's 3.12 is in the image (add_python); the other versions say they are not.
     "python_chain_3_",
-    // tcpaccept's descriptor walk (sock(ret)) against 6.1's and 6.12's layouts (issue 30),
+    // tcpaccept's descriptor walk (sock(ret)) against 6.1's and 6.12's layouts,
     // and its io_uring accepts (sock(res), io_kiocb and io_accept through casts).
     "network_tcpaccept_",
     "network_count_filters_io_uring",
@@ -332,13 +335,13 @@ const EXT4_MODULES: [&str; 6] = [
     "drivers/block/loop",
 ];
 
-/// The modules of an md RAID1 array (mdflush's test, tests/tests/kfunc_tools.rs), in load
+/// The modules of an md RAID1 array (mdflush's test, tests/tests/tools/kernel_function_tools.rs), in load
 /// order: `/init` builds `/dev/md0` from two loop devices through sysfs (no mdadm).
 const MD_MODULES: [&str; 2] = ["drivers/md/md-mod", "drivers/md/raid1"];
 
 /// The modules of xfs and btrfs with what they depend on, in load order (each `.ko`'s
 /// `depends=`; `zstd_compress` is 6.1's alone): `fsdist`/`fsslower --fs xfs|btrfs` attach
-/// to their functions in the VM (tests/tests/fstools.rs). nfs is left out: the test of a
+/// to their functions in the VM (tests/tests/tools/filesystem.rs). nfs is left out: the test of a
 /// filesystem whose module is not loaded needs one.
 const XFS_BTRFS_MODULES: [&str; 6] = [
     "lib/libcrc32c",
@@ -349,7 +352,7 @@ const XFS_BTRFS_MODULES: [&str; 6] = [
     "fs/btrfs/btrfs",
 ];
 
-/// For the filesystem tools' tests (tests/tests/fstools.rs): each kernel's
+/// For the filesystem tools' tests (tests/tests/tools/filesystem.rs): each kernel's
 /// [`EXT4_MODULES`], uncompressed, under `/lib/modules/VERSION/` (busybox's insmod reads
 /// plain `.ko` files), and `/ext4.img`, an 8 MiB ext4 filesystem made by the host's
 /// `mkfs.ext4` without `metadata_csum`. `crc32c_generic` is among the modules all the same:

@@ -181,7 +181,7 @@ pub fn engine_raw_tp_simple(ctx: RawTracePointContext) -> i32 {
 /// The interpreter's fast path for the plainest plan, `syscount` without options: count by
 /// raw tracepoint argument 1 (the syscall number of `sys_enter`) in the per-CPU array, no
 /// filter, no value ([`count_arg1`]). Same cells as [`engine_raw_tp`] writes; the loader picks this program
-/// only for plans where the two agree (`fast_count_arg1` in userspace/src/engine.rs).
+/// only for plans where the two agree (`fast_count_arg1` in userspace/src/engine/plan.rs).
 #[raw_tracepoint]
 pub fn engine_raw_tp_count_arg1(ctx: RawTracePointContext) -> i32 {
     count_arg1::<Engine>(&ctx);

@@ -147,7 +147,12 @@ pub(crate) fn read_user(addr: u64, size: u32) -> Option<u64> {
 
 /// Reads an integer field of `size` bytes.
 #[inline(always)]
-pub(crate) fn read_int<S: ArgSource>(source: &S, offset: u32, size: u32, flags: u32) -> Option<u64> {
+pub(crate) fn read_int<S: ArgSource>(
+    source: &S,
+    offset: u32,
+    size: u32,
+    flags: u32,
+) -> Option<u64> {
     let raw = match size {
         1 => u64::from(source.field::<u8>(offset)?),
         2 => u64::from(source.field::<u16>(offset)?),

@@ -4,8 +4,8 @@
 
 use aya_ebpf::maps::{HashMap, LruHashMap, PerCpuArray, PerCpuHashMap, RingBuf};
 use tracekit_common::{
-    engine::{AggKey, AggValue, CorrKey, MAX_OPERANDS, MAX_STRINGS, Plan, STR_BYTES, StartValue},
     cpu_sampler::StackFrames,
+    engine::{AggKey, AggValue, CorrKey, MAX_OPERANDS, MAX_STRINGS, Plan, STR_BYTES, StartValue},
 };
 
 use crate::unwind::UnwindMaps;
@@ -191,11 +191,13 @@ macro_rules! engine_maps {
 
         /// Stacks by content hash (stack operands); the loader shrinks it when unused.
         #[aya_ebpf::macros::map]
-        static ENGINE_STACKS: aya_ebpf::maps::HashMap<u64, tracekit_common::cpu_sampler::StackFrames> =
-            aya_ebpf::maps::HashMap::with_max_entries(
-                tracekit_common::engine::DEFAULT_STACK_ENTRIES,
-                0,
-            );
+        static ENGINE_STACKS: aya_ebpf::maps::HashMap<
+            u64,
+            tracekit_common::cpu_sampler::StackFrames,
+        > = aya_ebpf::maps::HashMap::with_max_entries(
+            tracekit_common::engine::DEFAULT_STACK_ENTRIES,
+            0,
+        );
 
         /// Per-event records (`agg::TRACE`).
         #[aya_ebpf::macros::map]
@@ -204,8 +206,10 @@ macro_rules! engine_maps {
 
         /// New processes, announced once (`Plan::announce`).
         #[aya_ebpf::macros::map]
-        static ENGINE_ANNOUNCE: aya_ebpf::maps::RingBuf =
-            aya_ebpf::maps::RingBuf::with_byte_size(tracekit_common::cpu_sampler::EVENTS_RING_BYTES, 0);
+        static ENGINE_ANNOUNCE: aya_ebpf::maps::RingBuf = aya_ebpf::maps::RingBuf::with_byte_size(
+            tracekit_common::cpu_sampler::EVENTS_RING_BYTES,
+            0,
+        );
 
         /// Processes already announced.
         #[aya_ebpf::macros::map]
@@ -313,7 +317,8 @@ macro_rules! engine_maps {
             }
             #[inline(always)]
             fn stacks()
-            -> &'static aya_ebpf::maps::HashMap<u64, tracekit_common::cpu_sampler::StackFrames> {
+            -> &'static aya_ebpf::maps::HashMap<u64, tracekit_common::cpu_sampler::StackFrames>
+            {
                 &ENGINE_STACKS
             }
             #[inline(always)]

@@ -44,7 +44,7 @@ pub use maps::{EngineMaps, Scratch};
 
 use self::{
     aggregate::{aggregate, row_wanted},
-    args::{NoRecord, ArgSource},
+    args::{ArgSource, NoRecord},
     filter::filter,
     operands::{int, read_operands},
 };
@@ -63,7 +63,11 @@ pub(crate) fn bump<M: EngineMaps>(index: u32) {
 /// A main-plan event from the program attached at `event`: find its start if it needs
 /// one, filter, aggregate.
 #[inline(always)]
-fn run_main<M: EngineMaps, S: ArgSource>(source: &S, scratch: *mut Scratch, event: u32) -> Option<()> {
+fn run_main<M: EngineMaps, S: ArgSource>(
+    source: &S,
+    scratch: *mut Scratch,
+    event: u32,
+) -> Option<()> {
     let plan = M::plan();
     if rd!(plan.agg) == agg::OUTSTANDING {
         // A release counts in any task: memory one process allocated is often freed by
@@ -391,7 +395,7 @@ pub fn run_simple<M: EngineMaps>(
 /// The interpreter's fast path for the plainest plan, `syscount` without options: count by
 /// raw tracepoint argument 1 (the syscall number of `sys_enter`) in the per-CPU array, no
 /// filter, no value. Same cells as [`run`] writes for the main plan; the loader picks this
-/// program only for plans where the two agree (`fast_count_arg1` in userspace/src/engine.rs).
+/// program only for plans where the two agree (`fast_count_arg1` in userspace/src/engine/plan.rs).
 #[inline(always)]
 pub fn count_arg1<M: EngineMaps>(ctx: &RawTracePointContext) {
     let plan = M::plan();
@@ -419,7 +423,11 @@ pub fn count_arg1<M: EngineMaps>(ctx: &RawTracePointContext) {
 /// constant, so the verifier keeps one branch of each. The loader sets `simple` only for
 /// plans this computes exactly (`fast_simple` in userspace/src/engine/plan.rs).
 #[inline(always)]
-fn simple<M: EngineMaps, S: ArgSource>(source: &S, scratch: *mut Scratch, event: u32) -> Option<()> {
+fn simple<M: EngineMaps, S: ArgSource>(
+    source: &S,
+    scratch: *mut Scratch,
+    event: u32,
+) -> Option<()> {
     let plan = M::plan();
     let (pid, tid) = task_ids::<M>(plan)?;
     let n = rd!(plan.n_operands);

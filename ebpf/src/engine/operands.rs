@@ -9,16 +9,16 @@ use aya_ebpf::helpers::{
     },
 };
 use tracekit_common::{
+    cpu_sampler::{STACK_ERROR, STACK_NONE},
     engine::{
         FD_INT32, MAX_OPERANDS, MAX_PATH, MAX_STRINGS, Operand, PATH_BYTES, PTR_ARRAY,
         PTR_FROM_ARG, Plan, SIGNED, STR_BYTES, operand, stat,
     },
-    cpu_sampler::{STACK_ERROR, STACK_NONE},
 };
 
 use super::{
     EngineMaps, Scratch,
-    args::{NoRecord, RET, ArgSource, arg, narrow, pt_regs_word, read_int, read_user},
+    args::{ArgSource, NoRecord, RET, arg, narrow, pt_regs_word, read_int, read_user},
     bump,
 };
 use crate::{
@@ -397,7 +397,11 @@ fn follows<M: EngineMaps>(scratch: *mut Scratch, operand: &Operand) -> u64 {
 
 /// Records a stack operand, counting what could not be recorded.
 #[inline(always)]
-fn stack_operand<M: EngineMaps, S: ArgSource>(source: &S, scratch: *mut Scratch, flags: u64) -> u64 {
+fn stack_operand<M: EngineMaps, S: ArgSource>(
+    source: &S,
+    scratch: *mut Scratch,
+    flags: u64,
+) -> u64 {
     // SAFETY: this CPU's scratch.
     let frames = unsafe { &raw mut (*scratch).frames };
     stored::<M>(record_stack(

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use aya::maps::{HashMap as BpfHashMap, Map, MapData};
 use tracekit_common::{
-    engine::{AggKey, AggValue, CACHE_CELLS, CacheCell, KEY_WORDS},
     cpu_sampler::{STACK_ERROR, StackFrames},
+    engine::{AggKey, AggValue, CACHE_CELLS, CacheCell, KEY_WORDS},
 };
 
 /// The engine's counters, summed over CPUs (see `tracekit_common::engine::stat`).

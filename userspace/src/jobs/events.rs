@@ -37,9 +37,9 @@
 use tracekit_common::engine::TraceRecord;
 
 use crate::{
+    cpu_sampler::comm_string,
     engine::{compile::Printed, request::Request},
     jobs::tools::{Column, EventTime, EventsJob},
-    cpu_sampler::comm_string,
 };
 
 /// The probe groups of `job` that run, its own first ([`EventsJob::parts`]): each request

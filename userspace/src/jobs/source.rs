@@ -10,8 +10,8 @@ use aya::maps::{MapData, RingBuf};
 
 use crate::{
     Result,
+    cpu_sampler::{ProfileOptions, Profiler, RawProfile, SymbolizedProfile},
     engine::Aggregates,
-    cpu_sampler::{SymbolizedProfile, ProfileOptions, Profiler, RawProfile},
     session::Tracees,
 };
 

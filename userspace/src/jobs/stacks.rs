@@ -18,12 +18,12 @@ use super::{
 };
 use crate::{
     Result, bpf, caps,
+    cpu_sampler::{self, ProfileOptions, SymbolizedProfile},
     engine::{
         compile::{Compiled, compile},
         request::Request,
     },
     output::{self, Format, profile::Header},
-    cpu_sampler::{self, SymbolizedProfile, ProfileOptions},
     session::{self, Collector, Flow, Interval, Tracees},
     stacks::{NamedStackSum, StackSum},
     symbolize::{Symbolizer, SymbolizerOptions, lines::LineProfile},

@@ -8,7 +8,7 @@ use std::{io::Write as _, time::Duration};
 use super::{RunOptions, is_broken_pipe, to_stdout};
 use crate::{
     Error, Result,
-    counters::{self, Counter, Event, Kind, OpenError, Reading, Scope as CounterScope},
+    counters::{self, Counter, CounterKind, Event, OpenError, Reading, Scope as CounterScope},
     jobs::stat::syscalls::SyscallSets,
     output::{
         self, Format,
@@ -66,7 +66,7 @@ pub fn resolve_events(names: &[String], all_cpus: bool) -> Result<Vec<(Event, bo
                 events.push((
                     Event {
                         name: tp.to_string(),
-                        kind: Kind::Tracepoint,
+                        kind: CounterKind::Tracepoint,
                         config: u64::from(format.id),
                     },
                     wildcard,

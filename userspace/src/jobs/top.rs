@@ -16,6 +16,7 @@ use super::{
 };
 use crate::{
     Error, Result, bpf, caps,
+    cpu_sampler::{self, ProfileOptions, RawProfile},
     engine::{
         Aggregates, KeyColumn,
         compile::{Compiled, compile},
@@ -23,7 +24,6 @@ use crate::{
         request::{KeyField, Request},
     },
     output::top::{Screen, title},
-    cpu_sampler::{self, ProfileOptions, RawProfile},
     session::{self, Collector, Flow, Interval, Tracees},
     stacks::{FrameKind, UNKNOWN_SYMBOL},
     symbolize::{Symbolizer, SymbolizerOptions},

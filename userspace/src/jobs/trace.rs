@@ -19,6 +19,7 @@ use super::{
 };
 use crate::{
     Error, Result, caps,
+    cpu_sampler::announced_pid,
     engine::{
         StackReader,
         compile::{Compiled, EventNames, Printed, compile_each},
@@ -26,7 +27,6 @@ use crate::{
     },
     output::{self, Format},
     probe::fields::STACKS,
-    cpu_sampler::announced_pid,
     session::{self, Collector, Flow, Tracees, monotonic_ns},
     stacks::{Frame, UNKNOWN_SYMBOL},
     symbolize::{Symbolizer, SymbolizerOptions, kernel_function},

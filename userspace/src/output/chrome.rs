@@ -28,7 +28,11 @@ pub fn count_us(header: &Header<'_>) -> f64 {
 }
 
 /// Writes `profile` as a trace event file.
-pub fn write(out: &mut dyn io::Write, profile: &SymbolizedProfile, header: &Header<'_>) -> io::Result<()> {
+pub fn write(
+    out: &mut dyn io::Write,
+    profile: &SymbolizedProfile,
+    header: &Header<'_>,
+) -> io::Result<()> {
     serde_json::to_writer(&mut *out, &document(profile, header))?;
     writeln!(out)
 }

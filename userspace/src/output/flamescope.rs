@@ -22,7 +22,7 @@ use std::{
 };
 
 use super::{Format, profile::Header};
-use crate::{Error, Result, error::quote, cpu_sampler::SymbolizedProfile, stacks::Stack};
+use crate::{Error, Result, cpu_sampler::SymbolizedProfile, error::quote, stacks::Stack};
 
 /// The length of a time slice, in ns: 20 ms, FlameScope's row (50 rows a second).
 pub const SLICE_NS: u64 = 20_000_000;
@@ -57,7 +57,12 @@ pub fn origin_slice(profile: &SymbolizedProfile, slice_ns: u64) -> Option<u64> {
 
 /// The stacks of `profile` sampled from `from_s` (inclusive) to `to_s` (exclusive) seconds
 /// after the heat map's time 0, slices dropped (`report --from --to`).
-pub fn select(profile: &SymbolizedProfile, slice_ns: u64, from_s: f64, to_s: f64) -> SymbolizedProfile {
+pub fn select(
+    profile: &SymbolizedProfile,
+    slice_ns: u64,
+    from_s: f64,
+    to_s: f64,
+) -> SymbolizedProfile {
     let origin = origin_slice(profile, slice_ns).unwrap_or(0);
     let from_ns = (from_s * 1e9).round() as i128;
     let to_ns = (to_s * 1e9).round() as i128;
@@ -150,7 +155,11 @@ pub struct CellGraphs {
 /// [`MAX_CELL_GRAPHS`] cells with samples, a cell links to its second's flame graph. A
 /// runtime error when the profile has no time slices (none sampled, or not `--heatmap`),
 /// as [`write_profile`]'s through [`super::write_file`].
-pub fn write_file(path: &Path, profile: &SymbolizedProfile, header: &Header<'_>) -> Result<CellGraphs> {
+pub fn write_file(
+    path: &Path,
+    profile: &SymbolizedProfile,
+    header: &Header<'_>,
+) -> Result<CellGraphs> {
     let (slice_ns, origin) = slices(profile, header).map_err(|err| {
         Error::runtime(format!("writing {}: {err}", quote(&path.to_string_lossy())))
     })?;
@@ -253,7 +262,12 @@ fn group_range(n: u64, group: u64, slice_ns: u64) -> (String, String) {
 }
 
 /// The ranges of the flame graphs of `group` slices each that hold samples, in time order.
-fn cells(profile: &SymbolizedProfile, slice_ns: u64, origin: u64, group: u64) -> Vec<(String, String)> {
+fn cells(
+    profile: &SymbolizedProfile,
+    slice_ns: u64,
+    origin: u64,
+    group: u64,
+) -> Vec<(String, String)> {
     let mut groups: Vec<u64> = per_slice(&profile.stacks)
         .into_iter()
         .filter(|&(slice, count)| count > 0 && u64::from(slice) >= origin)
@@ -268,7 +282,10 @@ fn cells(profile: &SymbolizedProfile, slice_ns: u64, origin: u64, group: u64) ->
 }
 
 /// The slice length and time 0 of a profile's heat map; why not when it has none.
-fn slices(profile: &SymbolizedProfile, header: &Header<'_>) -> std::result::Result<(u64, u64), String> {
+fn slices(
+    profile: &SymbolizedProfile,
+    header: &Header<'_>,
+) -> std::result::Result<(u64, u64), String> {
     match (
         header.time_slice_ns,
         header
@@ -647,7 +664,8 @@ mod tests {
     #[test]
     fn no_slices_is_an_error() {
         let header = Header::new("profile", "cpu-clock", "samples", "pid 1");
-        let err = write_profile(&mut Vec::new(), &SymbolizedProfile::default(), &header).unwrap_err();
+        let err =
+            write_profile(&mut Vec::new(), &SymbolizedProfile::default(), &header).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
     }
 }

@@ -11,7 +11,7 @@ use std::{
 
 use super::{Format, chrome, flamegraph, flamescope, plural, report, saved, speedscope};
 use crate::{
-    cpu_sampler::{SymbolizedProfile, SHORT_STACK_FRAMES},
+    cpu_sampler::{SHORT_STACK_FRAMES, SymbolizedProfile},
     stacks,
 };
 

@@ -50,9 +50,9 @@ use serde::{Deserialize, Serialize};
 use super::profile::Header;
 use crate::{
     Error, Result,
+    cpu_sampler::{Stats, SymbolizedProfile},
     error::quote,
     mappings::Mapping,
-    cpu_sampler::{SymbolizedProfile, Stats},
     stacks::{CodeAddress, Frame, FrameKind, Stack},
 };
 
@@ -207,7 +207,11 @@ struct JsonFrame {
 }
 
 /// Writes `profile` as tracekit's JSON (one line and a newline).
-pub fn write(out: &mut dyn io::Write, profile: &SymbolizedProfile, header: &Header<'_>) -> io::Result<()> {
+pub fn write(
+    out: &mut dyn io::Write,
+    profile: &SymbolizedProfile,
+    header: &Header<'_>,
+) -> io::Result<()> {
     let mut mappings: Vec<JsonMapping> = Vec::new();
     let mut mapping_index: HashMap<Arc<Mapping>, usize> = HashMap::new();
     let mut cgroups = BTreeMap::new();

@@ -15,7 +15,11 @@ use crate::{
 };
 
 /// Writes `profile` as a speedscope file.
-pub fn write(out: &mut dyn io::Write, profile: &SymbolizedProfile, header: &Header<'_>) -> io::Result<()> {
+pub fn write(
+    out: &mut dyn io::Write,
+    profile: &SymbolizedProfile,
+    header: &Header<'_>,
+) -> io::Result<()> {
     serde_json::to_writer(&mut *out, &document(profile, header))?;
     writeln!(out)
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::counters::{Event, CounterKind, Reading};
+use crate::counters::{CounterKind, Event, Reading};
 
 /// One event as asked.
 #[derive(Clone, Debug)]

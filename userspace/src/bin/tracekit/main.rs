@@ -5,10 +5,10 @@
 //! at run time. Every error is one line on stderr, `tracekit: ...`.
 
 mod cli;
+mod commands;
 #[cfg(test)]
 mod generated;
 mod logger;
-mod commands;
 
 use std::process::ExitCode;
 

@@ -50,7 +50,7 @@ use tracekit_common::engine::MAX_LINEAR_SLOTS;
 pub use crate::jobs::tools::ValueUnit;
 use crate::{
     Error, Result,
-    exporter::series::{Kind, Spec},
+    exporter::series::{SeriesKind, Spec},
     jobs::tools::{self, Metric, Tool},
     output::prometheus::{Buckets, Scale},
 };
@@ -331,12 +331,12 @@ impl MetricConfig {
             MetricSource::Event { value, .. } => value.is_none(),
         };
         let kind = match self.buckets {
-            Some(spec) => Kind::Histogram {
+            Some(spec) => SeriesKind::Histogram {
                 buckets: spec.buckets(),
                 scale,
             },
-            None if counts_events => Kind::Count,
-            None => Kind::Sum { scale },
+            None if counts_events => SeriesKind::Count,
+            None => SeriesKind::Sum { scale },
         };
         Spec {
             name: self.name.clone(),

@@ -43,7 +43,7 @@ fn the_documented_example_parses() {
     assert_eq!(spec.unit, Some(BaseUnit::Bytes));
     assert_eq!(
         spec.kind,
-        Kind::Histogram {
+        SeriesKind::Histogram {
             buckets: Buckets::Log2 { first: 9, last: 26 },
             scale: Scale::IDENTITY
         }
@@ -147,13 +147,13 @@ fn default_set() {
     assert!(config.profile.enabled);
     assert_eq!(config.listen.port(), 9435);
     let syscalls = config.metrics[0].spec(1);
-    assert_eq!((syscalls.kind, syscalls.unit), (Kind::Count, None));
+    assert_eq!((syscalls.kind, syscalls.unit), (SeriesKind::Count, None));
     assert_eq!(syscalls.label_names, ["syscall"]);
     let latency = config.metrics[1].spec(1000);
     assert_eq!(latency.unit, Some(BaseUnit::Seconds));
     assert_eq!(
         latency.kind,
-        Kind::Histogram {
+        SeriesKind::Histogram {
             buckets: Buckets::Log2 {
                 first: 10,
                 last: 35
@@ -218,18 +218,18 @@ help = "Sizes of packets sent."
     .unwrap();
     let specs: Vec<Spec> = config.metrics.iter().map(|m| m.spec(1)).collect();
     assert_eq!(specs[0].name, "node_page_faults");
-    assert_eq!(specs[0].kind, Kind::Count);
+    assert_eq!(specs[0].kind, SeriesKind::Count);
     assert_eq!(specs[0].max_series, 5);
     assert_eq!(
         specs[1].kind,
-        Kind::Sum {
+        SeriesKind::Sum {
             scale: Scale::IDENTITY
         }
     );
     assert_eq!(specs[1].unit, Some(BaseUnit::Bytes));
     assert_eq!(
         specs[2].kind,
-        Kind::Histogram {
+        SeriesKind::Histogram {
             buckets: Buckets::Linear {
                 min: 0,
                 step: 100,

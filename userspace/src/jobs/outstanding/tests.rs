@@ -44,7 +44,12 @@ fn stack_of(hash: u64, pid: u32) -> Vec<Frame> {
 
 #[test]
 fn report_groups_by_stack_biggest_first() {
-    let totals = group(&OutstandingJob::default(), &entries(), 4_000_000_000, stack_of);
+    let totals = group(
+        &OutstandingJob::default(),
+        &entries(),
+        4_000_000_000,
+        stack_of,
+    );
     assert_eq!(
         render(&totals, 10, "14:02:11"),
         "[14:02:11] Top 3 stacks with outstanding allocations:

@@ -6,16 +6,16 @@ use std::{collections::HashMap, path::PathBuf};
 
 use aya::maps::{MapData, RingBuf};
 use tracekit_common::{
-    engine::STR_BYTES,
     cpu_sampler::{STACK_NONE, SampleKey},
+    engine::STR_BYTES,
 };
 
 use super::Weight;
 use crate::{
     Result,
+    cpu_sampler::{RawProfile, SymbolizedProfile},
     engine::{Aggregates, EngineStats, KeyColumn},
     jobs::{aggregate::Engines, source::SampleSource},
-    cpu_sampler::{SymbolizedProfile, RawProfile},
     session::Tracees,
     stacks::Stack,
     unwind::Unwinder,
@@ -177,7 +177,10 @@ fn tag_of(words: &[u64]) -> u32 {
 /// stack. Threads are named from `/proc/PID/task/TID/comm` (cached in `names` by tid, which
 /// the caller keeps from read to read; `swapper` for 0; `[TID]` for a thread gone before
 /// its first read).
-pub(crate) fn join_wakers(profile: SymbolizedProfile, names: &mut HashMap<u32, String>) -> SymbolizedProfile {
+pub(crate) fn join_wakers(
+    profile: SymbolizedProfile,
+    names: &mut HashMap<u32, String>,
+) -> SymbolizedProfile {
     use crate::stacks::Frame;
     let (wakers, blocked): (Vec<Stack>, Vec<Stack>) = profile
         .stacks

@@ -5,16 +5,16 @@
 use std::collections::HashMap;
 
 use tracekit_common::{
-    engine::AggValue,
     cpu_sampler::{STACK_NONE, SampleKey},
+    engine::AggValue,
 };
 
 use super::*;
 use crate::{
+    cpu_sampler::{RawProfile, Stats},
     engine::{Aggregates, EngineStats},
     jobs::source::ReplaySamples,
     output::golden::Transcript,
-    cpu_sampler::{RawProfile, Stats},
     stacks::{Frame, FrameKind, Stack},
 };
 

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 
 use crate::{
     Error, Result,
-    counters::{Event, Kind, Reading},
+    counters::{CounterKind, Event, Reading},
     engine::{
         Aggregates, Engine, EngineSpec, Targets,
         compile::compile,
@@ -37,7 +37,7 @@ pub const MIN_SET: usize = 2;
 /// `Some(false)` for `syscalls:sys_exit_NAME` (where this architecture's `sys_exit` gives
 /// the syscall number), with `NAME` a syscall of this architecture; `None` otherwise.
 pub fn set_of(event: &Event) -> Option<bool> {
-    if event.kind != Kind::Tracepoint {
+    if event.kind != CounterKind::Tracepoint {
         return None;
     }
     let name = event.name.strip_prefix("syscalls:")?;

@@ -8,7 +8,6 @@ use crate::{
     engine::request::{KeyField, MapSizes, Request, Start, StartProbe},
 };
 
-
 /// Task states [`offcpu`] can select, as `sched_switch`'s `prev_state` reports them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TaskState {
@@ -142,11 +141,12 @@ mod tests {
             max_us: Some(2),
             ..Default::default()
         });
-        let wakeuptime = super::super::wakeuptime::wakeuptime(&super::super::wakeuptime::WakeuptimeOptions {
-            min_us: Some(5),
-            max_us: Some(2),
-            ..Default::default()
-        });
+        let wakeuptime =
+            super::super::wakeuptime::wakeuptime(&super::super::wakeuptime::WakeuptimeOptions {
+                min_us: Some(5),
+                max_us: Some(2),
+                ..Default::default()
+            });
         for result in [offcpu, wakeuptime] {
             let error = result.unwrap_err();
             assert!(matches!(error, crate::Error::Usage(_)), "{error}");

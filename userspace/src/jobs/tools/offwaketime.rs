@@ -2,11 +2,11 @@
 //! `offwaketime`). Its command takes stack flags of its own (the binary's
 //! `commands/offwaketime.rs`); the request is here.
 
+use super::offcpu::bounds;
 use crate::{
     Result,
     engine::request::{KeyField, MapSizes, Request, Start, StartProbe},
 };
-use super::offcpu::{bounds, check_window};
 
 /// Options of [`offwaketime`].
 #[derive(Clone, Debug)]

@@ -2,11 +2,11 @@
 //! libbpf-tools' `wakeuptime`). Its command takes flags of its own (the binary's
 //! `commands/wakeuptime.rs`); the request is here.
 
+use super::offcpu::bounds;
 use crate::{
     Result,
     engine::request::{KeyField, MapSizes, Request, Start, StartProbe},
 };
-use super::offcpu::bounds;
 
 /// Options of [`wakeuptime`].
 #[derive(Clone, Debug, Default)]

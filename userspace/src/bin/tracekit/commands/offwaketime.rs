@@ -20,12 +20,12 @@ EXAMPLES:
   tracekit offwaketime --tid 4321 -m 1000 -d 5  # thread 4321's blocks of 1 ms or more
   tracekit offwaketime -K -a -d 5               # kernel stacks only, every task
 
-A sleeping task (S or D) leaving the CPU starts the clock, saving its stacks; 
-sched_waking that wakes it stops it, in the waker's context: the waker's stacks join 
+A sleeping task (S or D) leaving the CPU starts the clock, saving its stacks; the
+sched_waking that wakes it stops it, in the waker's context: the waker's stacks join the
 blocked task's, in the kernel. Folded lines read, as bcc's -f prints them:
   blocked comm;user stack;kernel stack;--;waker kernel stack;waker user stack;waker comm N
 with the waker's frames leaf first (upside down above the blocked stack in a flame graph)
-and N the microseconds blocked. The time is the block itself, switch-out to wakeup; 
+and N the microseconds blocked. The time is the block itself, switch-out to wakeup; the
 run-queue wait after the wakeup is runqlat's. -p, --tid and -- CMD select the blocked tasks;
 the wakers are any task. Kernel frames end in _[k].";
 

@@ -10,7 +10,7 @@ use tracekit::{
     Result,
     jobs::{
         RunOptions, aggregate,
-        tools::{Flag, FlagKind, FlagValues, Group, ToolPlan, Tool, Value},
+        tools::{Flag, FlagKind, FlagValues, Group, Tool, ToolPlan, Value},
         trace,
     },
 };

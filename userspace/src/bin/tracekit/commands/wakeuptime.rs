@@ -18,7 +18,7 @@ EXAMPLES:
   tracekit wakeuptime -p 1234 -d 10 -o wake.svg   # flame graph of the wakers' stacks
   tracekit wakeuptime -m 1000 -a -d 5              # only blocks of 1 ms or more, every task
 
-A sleeping task (S or D) leaving the CPU starts the clock; its sched_waking stops it, in 
+A sleeping task (S or D) leaving the CPU starts the clock; its sched_waking stops it, in the
 waker's context: the stack shown is the waker's kernel stack, the pid and comm the woken
 task's. -p and -- CMD select the woken tasks; the wakers are any task.";
 

@@ -1,0 +1,260 @@
+//! File calls: opens (fd or errno), syncs, stats and mounts.
+
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    time::Duration,
+};
+
+use serde_json::Value;
+use tracekit_tests::{require_root, scratch, tracekit};
+
+use super::{json_lines, snoop, with_bpftrace};
+
+const TIMEOUT: Duration = Duration::from_secs(120);
+
+#[test]
+fn opensnoop_shows_each_open_with_its_fd_and_each_failure_with_its_errno() {
+    require_root();
+    // Short, so every path fits the 32 bytes the engine reads.
+    let dir = format!("/tmp/tkos{}", std::process::id());
+    std::fs::create_dir_all(&dir).unwrap();
+    let (truth, events) = snoop(
+        "opensnoop",
+        "opensnoop",
+        &[],
+        &["opens", &dir, "300", "100"],
+    );
+    let expected: BTreeSet<(String, i64, i64)> = truth
+        .lines()
+        .map(|line| {
+            let parts: Vec<&str> = line.split(' ').collect();
+            match parts[..] {
+                ["open", path, fd] => (path.to_string(), fd.parse().unwrap(), 0),
+                ["fail", path, errno] => (path.to_string(), -1, errno.parse().unwrap()),
+                _ => panic!("truth line {line}"),
+            }
+        })
+        .collect();
+    assert_eq!(expected.len(), 400);
+    let seen: BTreeSet<(String, i64, i64)> = events
+        .iter()
+        .filter(|e| e["path"].as_str().unwrap().starts_with(&dir))
+        .map(|e| {
+            (
+                e["path"].as_str().unwrap().to_string(),
+                e["fd"].as_i64().unwrap(),
+                e["err"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(seen, expected);
+    // -x: only the 100 failures (the loader's opens of libraries succeed).
+    let (_, failed) = snoop(
+        "opensnoop_x",
+        "opensnoop",
+        &["-x"],
+        &["opens", &dir, "300", "100"],
+    );
+    let failed: BTreeSet<(String, i64, i64)> = failed
+        .iter()
+        .filter(|e| e["path"].as_str().unwrap().starts_with(&dir))
+        .map(|e| {
+            (
+                e["path"].as_str().unwrap().to_string(),
+                e["fd"].as_i64().unwrap(),
+                e["err"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    let expected_failed: BTreeSet<_> = expected.into_iter().filter(|e| e.1 == -1).collect();
+    assert_eq!(expected_failed.len(), 100);
+    assert_eq!(failed, expected_failed);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn syncsnoop_shows_each_sync_call_by_name() {
+    require_root();
+    let file = scratch("syncsnoop").join("synced");
+    let (truth, events) = snoop(
+        "syncsnoop",
+        "syncsnoop",
+        &[],
+        &["syncs", file.to_str().unwrap(), "50"],
+    );
+    let expected: BTreeMap<String, usize> = truth
+        .lines()
+        .map(|line| {
+            let (call, n) = line.split_once(' ').unwrap();
+            (call.to_string(), n.parse().unwrap())
+        })
+        .collect();
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    for event in &events {
+        *seen
+            .entry(event["call"].as_str().unwrap().to_string())
+            .or_default() += 1;
+    }
+    assert_eq!(seen, expected);
+}
+
+#[test]
+fn opensnoop_sees_what_bpftraces_opensnoop_sees() {
+    require_root();
+    let dir = format!("/tmp/tkob{}", std::process::id());
+    std::fs::create_dir_all(&dir).unwrap();
+    let workload = ["opens", dir.as_str(), "300", "100"];
+    let (truth, theirs, ours) =
+        with_bpftrace("opensnoop_bt", "opensnoop.bt", "opensnoop", &workload);
+    // The fixture's truth: `open PATH FD` and `fail PATH ERRNO`.
+    let expected: BTreeSet<(String, i64, i64)> = truth
+        .lines()
+        .map(|line| match line.split(' ').collect::<Vec<_>>()[..] {
+            ["open", path, fd] => (path.to_string(), fd.parse().unwrap(), 0),
+            ["fail", path, errno] => (path.to_string(), -1, errno.parse().unwrap()),
+            _ => panic!("truth line {line}"),
+        })
+        .collect();
+    // `PID COMM FD ERR PATH`
+    let theirs: BTreeSet<(String, i64, i64)> = theirs
+        .lines()
+        .filter_map(|line| {
+            let parts: Vec<&str> = line.split_whitespace().collect();
+            match parts[..] {
+                [_, _, fd, err, path] if path.starts_with(&dir) => {
+                    Some((path.to_string(), fd.parse().ok()?, err.parse().ok()?))
+                }
+                _ => None,
+            }
+        })
+        .collect();
+    let ours: BTreeSet<(String, i64, i64)> = ours
+        .iter()
+        .filter(|e| e["path"].as_str().unwrap().starts_with(&dir))
+        .map(|e| {
+            (
+                e["path"].as_str().unwrap().to_string(),
+                e["fd"].as_i64().unwrap(),
+                e["err"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(expected.len(), 400);
+    assert_eq!(theirs, expected);
+    assert_eq!(ours, theirs);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn syncsnoop_sees_what_bpftraces_syncsnoop_sees() {
+    require_root();
+    let file = scratch("syncsnoop_bt_file").join("synced");
+    let workload = ["syncs", file.to_str().unwrap(), "50"];
+    let (_, theirs, ours) = with_bpftrace("syncsnoop_bt", "syncsnoop.bt", "syncsnoop", &workload);
+    // `TIME PID COMM EVENT`, EVENT the probe (`tracepoint:syscalls:sys_enter_fsync`).
+    let mut counted: BTreeMap<String, usize> = BTreeMap::new();
+    for line in theirs.lines() {
+        let parts: Vec<&str> = line.split_whitespace().collect();
+        if let [_, _, "tk_snoops", probe] = parts[..]
+            && let Some(call) = probe.strip_prefix("tracepoint:syscalls:sys_enter_")
+        {
+            *counted.entry(call.to_string()).or_default() += 1;
+        }
+    }
+    let mut ours_counted: BTreeMap<String, usize> = BTreeMap::new();
+    for event in ours.iter().filter(|e| e["comm"] == "tk_snoops") {
+        *ours_counted
+            .entry(event["call"].as_str().unwrap().to_string())
+            .or_default() += 1;
+    }
+    assert_eq!(counted.values().sum::<usize>(), 5 * 50 + 1, "{counted:?}");
+    assert_eq!(ours_counted, counted);
+}
+
+/// statx(2) of 200 files and 100 missing ones: each with its path and errno, under `-x`
+/// only the failures; bpftrace's statsnoop.bt (which traces statx too) sees the same.
+#[test]
+fn statsnoop_shows_each_stat_and_sees_what_bpftraces_statsnoop_sees() {
+    require_root();
+    let dir = format!("/tmp/tkst{}", std::process::id());
+    std::fs::create_dir_all(&dir).unwrap();
+    let workload = ["stats", dir.as_str(), "200", "100"];
+    let (truth, events) = snoop("statsnoop", "statsnoop", &[], &workload);
+    let expected: BTreeSet<(String, i64)> = truth
+        .lines()
+        .map(|line| {
+            let parts: Vec<&str> = line.split(' ').collect();
+            (parts[1].to_string(), parts[2].parse().unwrap())
+        })
+        .collect();
+    assert_eq!(expected.len(), 300);
+    let mine = |events: &[Value]| -> BTreeSet<(String, i64)> {
+        events
+            .iter()
+            .filter(|e| e["path"].as_str().unwrap().starts_with(&dir))
+            .map(|e| {
+                (
+                    e["path"].as_str().unwrap().to_string(),
+                    e["err"].as_i64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(mine(&events), expected);
+    let (_, failed) = snoop("statsnoop_x", "statsnoop", &["-x"], &workload);
+    let expected_failed: BTreeSet<_> = expected.iter().filter(|e| e.1 != 0).cloned().collect();
+    assert_eq!(expected_failed.len(), 100);
+    assert_eq!(mine(&failed), expected_failed);
+    // One more run, watched by tracekit and bpftrace's statsnoop.bt at once: the same
+    // stats (paths are the same in every run of the fixture, and so are their errnos).
+    let (_, theirs, ours) = with_bpftrace("statsnoop_bt", "statsnoop.bt", "statsnoop", &workload);
+    assert_eq!(mine(&ours), expected);
+    // `PID COMM ERR PATH`
+    let theirs: BTreeSet<(String, i64)> = theirs
+        .lines()
+        .filter_map(|line| {
+            let parts: Vec<&str> = line.split_whitespace().collect();
+            match parts[..] {
+                [_, _, err, path] if path.starts_with(&dir) => {
+                    Some((path.to_string(), err.parse().ok()?))
+                }
+                _ => None,
+            }
+        })
+        .collect();
+    assert_eq!(theirs, expected);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A tmpfs mounted (read-only, so the flags are known) and unmounted: one line with its
+/// type, source, target and flags.
+#[test]
+fn mountsnoop_shows_a_mount() {
+    require_root();
+    let target = format!("/tmp/tkmnt{}", std::process::id());
+    std::fs::create_dir_all(&target).unwrap();
+    let out = scratch("mountsnoop").join("mounts.json");
+    let script = format!("mount -t tmpfs -o ro tk-src {target} && umount {target}");
+    let run = tracekit(
+        [
+            "mountsnoop",
+            "--json",
+            "-o",
+            out.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ],
+        TIMEOUT,
+    );
+    let _ = std::fs::remove_dir(&target);
+    run.assert_code(0);
+    let (text, events) = json_lines(&out);
+    assert_eq!(events.len(), 1, "{text}");
+    assert_eq!(events[0]["fstype"], "tmpfs", "{text}");
+    assert_eq!(events[0]["source"], "tk-src", "{text}");
+    assert_eq!(events[0]["target"], target.as_str(), "{text}");
+    // MS_RDONLY.
+    assert_eq!(events[0]["flags"].as_u64().unwrap() & 1, 1, "{text}");
+}
