@@ -4,8 +4,8 @@
 //!   the size cap on every product file;
 //! - `setup`: install what building the kernel programs needs, and nothing else;
 //! - `build`, `run -- ARGS`: set up, then build (and run) the release binary;
-//! - `test`: set up, unit tests, then the root integration tests one at a time (each tier
-//!   `--repeat N` times to find flaky tests);
+//! - `test`: set up, `check` and the unit tests, then the root integration tests one at a
+//!   time (each tier `--repeat N` times to find flaky tests);
 //! - `bench`: benchmarks against perf and bpftrace;
 //! - `fuzz`: the libFuzzer targets of the parsers, for a bounded time;
 //! - `dist`: man pages, completions, a static binary and a .deb, in `target/dist/`.
@@ -75,8 +75,9 @@ enum Command {
         #[arg(last = true)]
         args: Vec<OsString>,
     },
-    /// Set up, run the unit tests, the integration tests as root one at a time, then the
-    /// kernel matrix (kprobe and fentry tests in Debian 6.1 and 6.12 kernels under qemu)
+    /// Set up, check the house rules (`check`) and run the unit tests, the integration tests
+    /// as root one at a time, then the kernel matrix (kprobe and fentry tests in Debian 6.1
+    /// and 6.12 kernels under qemu)
     Test {
         /// Only the unit tests (no root needed)
         #[arg(
