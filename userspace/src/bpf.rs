@@ -2,6 +2,7 @@
 
 use crate::{Error, Result};
 
+pub mod names;
 mod programs;
 #[cfg(test)]
 mod stack_depth;
@@ -126,12 +127,19 @@ pub fn load_without_kernel_btf<'a>(
     let log = kernel_log_enabled();
     static ON: u8 = 1;
     static OFF: u8 = 0;
-    loader.override_global(KERNEL_LOG_GLOBAL, if log { &ON } else { &OFF }, false);
+    loader.override_global(
+        names::kernel_log::KERNEL_LOG,
+        if log { &ON } else { &OFF },
+        false,
+    );
     if !log {
         // aya-log's ring buffer (128 KiB) shrinks to one page when nothing writes to it.
         // SAFETY: sysconf(3) has no preconditions.
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-        loader.map_max_entries(KERNEL_LOG_MAP, u32::try_from(page).unwrap_or(4096));
+        loader.map_max_entries(
+            names::kernel_log::AYA_LOGS,
+            u32::try_from(page).unwrap_or(4096),
+        );
     }
     let mut ebpf = loader.load(object)?;
     if log {
@@ -139,12 +147,6 @@ pub fn load_without_kernel_btf<'a>(
     }
     Ok(ebpf)
 }
-
-/// The kernel programs' switch for their debug logs (`ebpf/src/log.rs`): a read-only global,
-/// so with it 0 the verifier prunes every log call.
-const KERNEL_LOG_GLOBAL: &str = "TRACEKIT_KERNEL_LOG";
-/// aya-log's ring buffer of log records.
-const KERNEL_LOG_MAP: &str = "AYA_LOGS";
 
 /// Whether the kernel programs log: at `-vv`, when tracekit's debug messages print.
 fn kernel_log_enabled() -> bool {

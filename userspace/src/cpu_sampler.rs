@@ -23,6 +23,7 @@ use tracekit_common::cpu_sampler::{
 
 use crate::{
     Error, Result,
+    bpf::names::cpu_sampler,
     error::Context as _,
     probe::tracefs,
     stacks::{Frame, Stack, UNKNOWN_SYMBOL},
@@ -176,10 +177,10 @@ pub struct Profiler {
     time_slice_ns: Option<u64>,
 }
 
-const PERF_PROGRAM: &str = "profile_cpu_clock";
-const EXEC_PROGRAM: &str = "profile_sched_exec";
-const MMAP_PROGRAM: &str = "profile_mmap_exec";
-const FORK_PROGRAM: &str = "profile_sched_fork";
+const PERF_PROGRAM: &str = cpu_sampler::CPU_CLOCK;
+const EXEC_PROGRAM: &str = cpu_sampler::SCHED_EXEC;
+const MMAP_PROGRAM: &str = cpu_sampler::MMAP_EXEC;
+const FORK_PROGRAM: &str = cpu_sampler::SCHED_FORK;
 
 impl Profiler {
     /// Loads the programs with `options` baked in as globals and map sizes, and verifies the
@@ -239,27 +240,27 @@ impl Profiler {
             crate::bpf::object(crate::bpf::Object::CpuSampler)?,
             |loader| {
                 loader
-                    .override_global("PROFILE_SELF_PID", &self_pid, true)
-                    .override_global("PROFILE_FILTER_PIDS", &filter, true)
-                    .override_global("PROFILE_CGROUP_ID", &cgroup_id, true)
-                    .override_global("PROFILE_CGROUP_LEVEL", &cgroup_level, true)
-                    .override_global("PROFILE_INCLUDE_IDLE", &include_idle, true)
-                    .override_global("PROFILE_KERNEL_STACKS", &kernel_stacks, true)
-                    .override_global("PROFILE_USER_STACKS", &user_stacks, true)
-                    .override_global("PROFILE_USER_UNWIND", &user_unwind, true)
-                    .override_global("PROFILE_BY_CGROUP", &by_cgroup, true)
-                    .override_global("PROFILE_FORK_CHILD_PID_OFFSET", &fork_offset, true)
-                    .override_global("PROFILE_MMAP_PROT_OFFSET", &prot_offset, true)
-                    .override_global("PROFILE_TIME_SLICE_NS", &time_slice_ns, true)
-                    .map_max_entries("PROFILE_STACKS", options.stack_map_entries)
-                    .map_max_entries("PROFILE_COUNTS", options.count_map_entries);
+                    .override_global(cpu_sampler::SELF_PID, &self_pid, true)
+                    .override_global(cpu_sampler::FILTER_PIDS, &filter, true)
+                    .override_global(cpu_sampler::CGROUP_ID, &cgroup_id, true)
+                    .override_global(cpu_sampler::CGROUP_LEVEL, &cgroup_level, true)
+                    .override_global(cpu_sampler::INCLUDE_IDLE, &include_idle, true)
+                    .override_global(cpu_sampler::KERNEL_STACKS, &kernel_stacks, true)
+                    .override_global(cpu_sampler::USER_STACKS, &user_stacks, true)
+                    .override_global(cpu_sampler::USER_UNWIND, &user_unwind, true)
+                    .override_global(cpu_sampler::BY_CGROUP, &by_cgroup, true)
+                    .override_global(cpu_sampler::FORK_CHILD_PID_OFFSET, &fork_offset, true)
+                    .override_global(cpu_sampler::MMAP_PROT_OFFSET, &prot_offset, true)
+                    .override_global(cpu_sampler::TIME_SLICE_NS, &time_slice_ns, true)
+                    .map_max_entries(cpu_sampler::STACKS, options.stack_map_entries)
+                    .map_max_entries(cpu_sampler::COUNTS, options.count_map_entries);
             },
         )
         .context("loading the profile BPF programs")?;
 
         if let Some(pids) = &options.pids {
             let mut targets: BpfHashMap<_, u32, u8> =
-                BpfHashMap::try_from(ebpf.map_mut("PROFILE_TARGETS").expect("map in object"))
+                BpfHashMap::try_from(ebpf.map_mut(cpu_sampler::TARGETS).expect("map in object"))
                     .context("opening PROFILE_TARGETS")?;
             for &pid in pids {
                 targets
@@ -386,7 +387,7 @@ impl Profiler {
     pub fn take_events(&mut self) -> Result<RingBuf<MapData>> {
         let map = self
             .ebpf
-            .take_map("PROFILE_EVENTS")
+            .take_map(cpu_sampler::EVENTS)
             .ok_or_else(|| Error::runtime("PROFILE_EVENTS already taken"))?;
         RingBuf::try_from(map).context("opening the PROFILE_EVENTS ring buffer")
     }
@@ -423,7 +424,7 @@ impl Profiler {
         self.generation = ended.wrapping_add(1);
         let mut generation: Array<_, u32> = Array::try_from(
             self.ebpf
-                .map_mut("PROFILE_GENERATION")
+                .map_mut(cpu_sampler::GENERATION)
                 .expect("map in object"),
         )
         .context("opening PROFILE_GENERATION")?;
@@ -434,16 +435,22 @@ impl Profiler {
         std::thread::sleep(std::time::Duration::from_millis(2));
 
         let mut raw = self.read_where(|key| key.generation & 1 == ended & 1)?;
-        let mut counts_map: BpfHashMap<_, SampleKey, u64> =
-            BpfHashMap::try_from(self.ebpf.map_mut("PROFILE_COUNTS").expect("map in object"))
-                .context("opening PROFILE_COUNTS")?;
+        let mut counts_map: BpfHashMap<_, SampleKey, u64> = BpfHashMap::try_from(
+            self.ebpf
+                .map_mut(cpu_sampler::COUNTS)
+                .expect("map in object"),
+        )
+        .context("opening PROFILE_COUNTS")?;
         for key in raw.counts.keys() {
             // Gone already only if deleted twice; nothing else deletes.
             let _ = counts_map.remove(key);
         }
-        let mut stack_map: BpfHashMap<_, u64, StackFrames> =
-            BpfHashMap::try_from(self.ebpf.map_mut("PROFILE_STACKS").expect("map in object"))
-                .context("opening PROFILE_STACKS")?;
+        let mut stack_map: BpfHashMap<_, u64, StackFrames> = BpfHashMap::try_from(
+            self.ebpf
+                .map_mut(cpu_sampler::STACKS)
+                .expect("map in object"),
+        )
+        .context("opening PROFILE_STACKS")?;
         let ended_stacks: Vec<u64> = stack_map
             .keys()
             .filter_map(|hash| hash.ok())
@@ -466,7 +473,7 @@ impl Profiler {
     /// [`Profiler::read`] of the keys `keep` selects.
     fn read_where(&self, keep: impl Fn(&SampleKey) -> bool) -> Result<RawProfile> {
         let counts_map: BpfHashMap<_, SampleKey, u64> =
-            BpfHashMap::try_from(self.ebpf.map("PROFILE_COUNTS").expect("map in object"))
+            BpfHashMap::try_from(self.ebpf.map(cpu_sampler::COUNTS).expect("map in object"))
                 .context("opening PROFILE_COUNTS")?;
         let mut counts = HashMap::new();
         for entry in counts_map.iter() {
@@ -477,7 +484,7 @@ impl Profiler {
         }
 
         let stack_map: BpfHashMap<_, u64, StackFrames> =
-            BpfHashMap::try_from(self.ebpf.map("PROFILE_STACKS").expect("map in object"))
+            BpfHashMap::try_from(self.ebpf.map(cpu_sampler::STACKS).expect("map in object"))
                 .context("opening PROFILE_STACKS")?;
         let mut stacks = HashMap::new();
         for key in counts.keys() {
@@ -496,7 +503,7 @@ impl Profiler {
         }
 
         let stats_map: PerCpuArray<_, u64> =
-            PerCpuArray::try_from(self.ebpf.map("PROFILE_STATS").expect("map in object"))
+            PerCpuArray::try_from(self.ebpf.map(cpu_sampler::STATS).expect("map in object"))
                 .context("opening PROFILE_STATS")?;
         let mut counters = [0u64; STAT_COUNT as usize];
         for (index, counter) in counters.iter_mut().enumerate() {

@@ -23,7 +23,7 @@ use aya::{
 use aya_obj::generated::{bpf_attr, bpf_cmd};
 use tracekit_common::ksyms::{BATCH, KsymAddrs, KsymNames};
 
-use crate::bpf::{Object, load_without_kernel_btf, object, sys_bpf};
+use crate::bpf::{Object, load_without_kernel_btf, names::ksyms as names, object, sys_bpf};
 
 /// The loaded program, its maps, and every name looked up so far.
 struct Lookup {
@@ -127,14 +127,14 @@ impl Lookup {
             load_without_kernel_btf(object(Object::Ksyms).map_err(|e| e.to_string())?, |_| {})
                 .map_err(|err| err.to_string())?;
         let program: &mut RawTracePoint = ebpf
-            .program_mut("ksyms_lookup")
+            .program_mut(names::LOOKUP)
             .ok_or("no ksyms_lookup program")?
             .try_into()
             .map_err(|err: aya::programs::ProgramError| err.to_string())?;
         program.load().map_err(|err| err.to_string())?;
-        let addrs = Array::try_from(ebpf.take_map("KSYMS_ADDRS").ok_or("no KSYMS_ADDRS")?)
+        let addrs = Array::try_from(ebpf.take_map(names::ADDRS).ok_or("no KSYMS_ADDRS")?)
             .map_err(|err| err.to_string())?;
-        let names = Array::try_from(ebpf.take_map("KSYMS_NAMES").ok_or("no KSYMS_NAMES")?)
+        let names = Array::try_from(ebpf.take_map(names::NAMES).ok_or("no KSYMS_NAMES")?)
             .map_err(|err| err.to_string())?;
         Ok(Self {
             ebpf,
@@ -156,7 +156,7 @@ impl Lookup {
             .map_err(|err| format!("writing addresses: {err}"))?;
         let program: &RawTracePoint = self
             .ebpf
-            .program("ksyms_lookup")
+            .program(names::LOOKUP)
             .ok_or("no ksyms_lookup program")?
             .try_into()
             .map_err(|err: aya::programs::ProgramError| err.to_string())?;

@@ -1,8 +1,9 @@
 //! `cargo xtask dist`: what a release ships, under `target/dist/`.
 //!
-//! 1. The man pages and shell completions in `dist/man` and `dist/completions`, regenerated
-//!    from the clap definitions (the test `generated::tests::dist_files_are_current` of the
-//!    binary, with `TRACEKIT_REGENERATE=1`);
+//! 1. The man pages and shell completions, generated from the clap definitions into
+//!    `target/dist/man` and `target/dist/completions` (the test
+//!    `generated::tests::every_dist_file_generates` of the binary, with `TRACEKIT_DIST_DIR`);
+//!    they are not kept in the repository;
 //! 2. a static binary for `x86_64-unknown-linux-musl` (the kernel programs embedded as in
 //!    any build; musl-gcc from musl-tools for ring's C), checked to need no loader or
 //!    libraries: the build the VM matrix (`vm.rs`) runs;
@@ -30,13 +31,13 @@ const UNIT_BINARY: (&str, &str) = ("/usr/local/bin/tracekit", "/usr/bin/tracekit
 /// Runs the three steps; returns the static binary's and the .deb's paths.
 pub fn run() -> Result<(PathBuf, PathBuf)> {
     let root = workspace_root();
-    regenerate_docs()?;
-    let binary = build_static()?;
     let out = root.join("target/dist");
+    generate_docs(&out)?;
+    let binary = build_static()?;
     fs::create_dir_all(&out)?;
     let shipped = out.join(format!("tracekit-{VERSION}-{MUSL}"));
     fs::copy(&binary, &shipped)?;
-    let deb = build_deb(&root, &binary, &out)?;
+    let deb = build_deb(&root, &out, &binary)?;
     eprintln!(
         "xtask: dist: {} (static), {}",
         shipped.display(),
@@ -115,16 +116,35 @@ pub fn check(binary: &Path, deb: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Writes `dist/man` and `dist/completions` from the clap definitions.
-fn regenerate_docs() -> Result<()> {
-    eprintln!("xtask: dist: man pages and completions (dist/man, dist/completions)");
+/// Writes `out/man` and `out/completions` from the clap definitions (afresh: no page is
+/// left from a removed command).
+fn generate_docs(out: &Path) -> Result<()> {
+    eprintln!(
+        "xtask: dist: man pages and completions ({}/man, {}/completions)",
+        out.display(),
+        out.display()
+    );
+    for dir in ["man", "completions"] {
+        let _ = fs::remove_dir_all(out.join(dir));
+    }
     cargo()
         .args(["test", "--package", "tracekit", "--bin", "tracekit"])
-        .args(["generated::tests::dist_files_are_current", "--", "--exact"])
+        .args([
+            "generated::tests::every_dist_file_generates",
+            "--",
+            "--exact",
+        ])
         .env("TRACEKIT_EBPF", "require")
-        .env("TRACEKIT_REGENERATE", "1")
+        .env("TRACEKIT_DIST_DIR", out)
         .run()
-        .context("generating the man pages and completions")
+        .context("generating the man pages and completions")?;
+    if !out.join("man/tracekit.1").is_file() {
+        bail!(
+            "no {} after generating it",
+            out.join("man/tracekit.1").display()
+        );
+    }
+    Ok(())
 }
 
 /// Builds the static binary and checks that it is one.
@@ -201,8 +221,9 @@ pub struct Entry {
     pub gzip: bool,
 }
 
-/// Every file of the package, from the man pages and completions in `dist/`.
-pub fn layout(root: &Path, binary: &Path) -> Result<Vec<Entry>> {
+/// Every file of the package: the man pages and completions generated in `generated`
+/// (`target/dist`), the unit and configurations in the repository's `dist/` (under `root`).
+pub fn layout(root: &Path, generated: &Path, binary: &Path) -> Result<Vec<Entry>> {
     let file = |source: PathBuf, target: String, gzip: bool| Entry {
         source,
         target,
@@ -215,8 +236,9 @@ pub fn layout(root: &Path, binary: &Path) -> Result<Vec<Entry>> {
         mode: 0o755,
         gzip: false,
     }];
-    let mut pages: Vec<PathBuf> = fs::read_dir(root.join("dist/man"))
-        .context("dist/man (run `cargo xtask dist`)")?
+    let man = generated.join("man");
+    let mut pages: Vec<PathBuf> = fs::read_dir(&man)
+        .with_context(|| format!("{} (run `cargo xtask dist`)", man.display()))?
         .map(|e| e.map(|e| e.path()))
         .collect::<std::io::Result<_>>()?;
     pages.sort();
@@ -224,7 +246,7 @@ pub fn layout(root: &Path, binary: &Path) -> Result<Vec<Entry>> {
         let name = page.file_name().unwrap().to_string_lossy().into_owned();
         entries.push(file(page, format!("usr/share/man/man1/{name}.gz"), true));
     }
-    let completions = root.join("dist/completions");
+    let completions = generated.join("completions");
     for (name, target) in [
         (
             "tracekit.bash",
@@ -295,12 +317,13 @@ License: MIT or Apache-2.0
     .to_string()
 }
 
-/// Lays the package out in `out/deb` and builds `out/tracekit_VERSION_amd64.deb`.
-fn build_deb(root: &Path, binary: &Path, out: &Path) -> Result<PathBuf> {
+/// Lays the package out in `out/deb` and builds `out/tracekit_VERSION_amd64.deb` (the man
+/// pages and completions generated in `out`).
+fn build_deb(root: &Path, out: &Path, binary: &Path) -> Result<PathBuf> {
     eprintln!("xtask: dist: .deb");
     let stage = out.join("deb");
     let _ = fs::remove_dir_all(&stage);
-    for entry in layout(root, binary)? {
+    for entry in layout(root, out, binary)? {
         let target = stage.join(&entry.target);
         fs::create_dir_all(target.parent().unwrap())?;
         let source = entry.source.display().to_string();
@@ -373,19 +396,31 @@ fn du_bytes(dir: &Path) -> Result<u64> {
 mod tests {
     use super::*;
 
-    /// The package holds the binary, a page per dist/man file, each shell's completions
-    /// where that shell looks, the unit and the configuration.
+    /// The package holds the binary, a page per generated man page, each shell's
+    /// completions where that shell looks, the unit and the configuration.
     #[test]
     fn package_layout() {
         let root = workspace_root();
-        let entries = layout(&root, Path::new("/b/tracekit")).unwrap();
+        // What `generate_docs` writes, in small.
+        let generated = std::env::temp_dir().join(format!("xtask-dist-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&generated);
+        for file in [
+            "man/tracekit.1",
+            "man/tracekit-profile.1",
+            "man/tracekit-count.1",
+            "completions/tracekit.bash",
+            "completions/_tracekit",
+            "completions/tracekit.fish",
+        ] {
+            fs::create_dir_all(generated.join(file).parent().unwrap()).unwrap();
+            fs::write(generated.join(file), ".TH\n").unwrap();
+        }
+        let entries = layout(&root, &generated, Path::new("/b/tracekit")).unwrap();
         let targets: Vec<&str> = entries.iter().map(|e| e.target.as_str()).collect();
         assert_eq!(targets[0], "usr/bin/tracekit");
         assert_eq!(entries[0].mode, 0o755);
-        let pages = fs::read_dir(root.join("dist/man")).unwrap().count();
-        assert!(pages > 10, "{pages}");
         let man: Vec<_> = entries.iter().filter(|e| e.gzip).collect();
-        assert_eq!(man.len(), pages);
+        assert_eq!(man.len(), 3);
         assert!(targets.contains(&"usr/share/man/man1/tracekit-profile.1.gz"));
         assert!(targets.contains(&"usr/share/man/man1/tracekit.1.gz"));
         for target in [
@@ -401,6 +436,12 @@ mod tests {
             assert_eq!(entry.mode, 0o644, "{entry:?}");
             assert!(entry.source.exists(), "{entry:?}");
         }
+        fs::remove_dir_all(&generated).unwrap();
+        let missing = layout(&root, &generated, Path::new("/b/tracekit")).unwrap_err();
+        assert!(
+            format!("{missing:#}").contains("(run `cargo xtask dist`)"),
+            "{missing:#}"
+        );
     }
 
     #[test]

@@ -1,9 +1,11 @@
 //! `cargo xtask`: tracekit's developer tasks.
 //!
+//! - `check`: the layering rule (no import cycles among a crate's top-level modules) and
+//!   the size cap on every product file;
 //! - `setup`: install what building the kernel programs needs, and nothing else;
 //! - `build`, `run -- ARGS`: set up, then build (and run) the release binary;
-//! - `test`: set up, unit tests, then the root integration tests one at a time (each tier
-//!   `--repeat N` times to find flaky tests);
+//! - `test`: set up, `check` and the unit tests, then the root integration tests one at a
+//!   time (each tier `--repeat N` times to find flaky tests);
 //! - `bench`: benchmarks against perf and bpftrace;
 //! - `fuzz`: the libFuzzer targets of the parsers, for a bounded time;
 //! - `dist`: man pages, completions, a static binary and a .deb, in `target/dist/`.
@@ -13,6 +15,7 @@ mod bench_jit;
 mod bench_profile;
 mod bench_python;
 mod bench_snoops;
+mod check;
 mod dist;
 mod engine_bench;
 mod exporter_bench;
@@ -35,6 +38,7 @@ use crate::util::{Cmd, workspace_root};
     name = "cargo xtask",
     after_help = "\
 EXAMPLES:
+  cargo xtask check                                # import cycles, files over 800 lines
   cargo xtask setup                                # install the BPF toolchain if missing
   cargo xtask run -- profile -a -d 10 -o out.svg   # build release, profile the machine
   cargo xtask test                                 # unit + root integration tests
@@ -58,6 +62,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Check the house rules: no import cycles among a crate's top-level modules (the
+    /// library names no clap), no product file over 800 lines
+    Check,
     /// Install the nightly rust-src, LLVM and bpf-linker the kernel programs need
     Setup,
     /// Set up, then build the release binary (target/release/tracekit)
@@ -68,8 +75,9 @@ enum Command {
         #[arg(last = true)]
         args: Vec<OsString>,
     },
-    /// Set up, run the unit tests, the integration tests as root one at a time, then the
-    /// kernel matrix (kprobe and fentry tests in Debian 6.1 and 6.12 kernels under qemu)
+    /// Set up, check the house rules (`check`) and run the unit tests, the integration tests
+    /// as root one at a time, then the kernel matrix (kprobe and fentry tests in Debian 6.1
+    /// and 6.12 kernels under qemu)
     Test {
         /// Only the unit tests (no root needed)
         #[arg(
@@ -111,8 +119,8 @@ enum Command {
         /// Targets to run (default: all): filter, probe_spec
         targets: Vec<String>,
     },
-    /// Regenerate dist/man and dist/completions, then build a static binary
-    /// (x86_64-unknown-linux-musl) and a .deb into target/dist/
+    /// Generate the man pages and completions, build a static binary
+    /// (x86_64-unknown-linux-musl) and a .deb holding them, all into target/dist/
     Dist {
         /// Then check them: ldd calls the binary static, it runs `profile -a` and `count`
         /// in the 6.1 VM, and the .deb installs with dpkg -i (into a scratch root) where
@@ -134,6 +142,9 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
+        Command::Check => {
+            check::run(&workspace_root())?;
+        }
         Command::Setup => {
             setup::ensure()?;
         }
@@ -231,7 +242,9 @@ fn repeated(what: &str, repeat: u32, mut tier: impl FnMut() -> Result<()>) -> Re
     Ok(())
 }
 
+/// The house rules (`cargo xtask check`), then the unit tests.
 fn unit_tests() -> Result<()> {
+    check::run(&workspace_root())?;
     eprintln!("xtask: unit tests (no root)");
     util::cargo()
         .args([

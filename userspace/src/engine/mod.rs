@@ -51,7 +51,11 @@ pub use self::{
 };
 use crate::{
     Error, Result,
-    bpf::{Object, load_without_kernel_btf, object, raise_memlock_limit},
+    bpf::{
+        Object, load_without_kernel_btf,
+        names::{engine, unwind},
+        object, raise_memlock_limit,
+    },
     error::Context as _,
     probe::{
         Tracepoint,
@@ -117,16 +121,7 @@ pub struct Misses {
 
 /// The engine object's programs that serve neither stage (announcements, `-- CMD`'s
 /// children, start-map hygiene, benchmarks).
-const HELPER_PROGRAMS: &[&str] = &[
-    "engine_sched_exec",
-    "engine_mmap_exec",
-    "engine_sched_fork",
-    "engine_start_exit",
-    "engine_start_fork",
-    "engine_task_rename",
-    "engine_task_exit",
-    "engine_empty",
-];
+const HELPER_PROGRAMS: &[&str] = engine::HELPERS;
 
 /// The role of the engine object's program `name`, None for a helper.
 fn program_role(name: &str) -> Option<Role> {
@@ -337,34 +332,34 @@ impl Engine {
         let object = engine_object(spec, main.simple != 0)?;
         let mut ebpf = load_without_kernel_btf(&object, |loader| {
             loader
-                .override_global("ENGINE_PLAN", &main, true)
-                .override_global("ENGINE_START_PLAN", &start, true)
-                .override_global("ENGINE_SELF_PID", &self_pid, true)
-                .override_global("ENGINE_FILTER_PIDS", &filter, true)
-                .override_global("ENGINE_CGROUP_ID", &cgroup_id, true)
-                .override_global("ENGINE_CGROUP_LEVEL", &cgroup_level, true)
-                .override_global("ENGINE_FORK_CHILD_PID_OFFSET", &fork_offset, true)
-                .override_global("ENGINE_MMAP_PROT_OFFSET", &prot_offset, true)
-                .override_global("ENGINE_USER_UNWIND", &unwind_flag, true)
-                .override_global("ENGINE_RENAME_PID_OFFSET", &rename_pid, true)
-                .map_max_entries("ENGINE_TASK_GENS", name_entries)
-                .map_max_entries("ENGINE_TASK_NAMES", name_entries)
-                .map_max_entries("UNWIND_MAPPINGS", unwind_mappings)
-                .map_max_entries("UNWIND_PROCESSES", unwind_processes)
-                .map_max_entries("ENGINE_ARRAY", array_entries)
-                .map_max_entries("ENGINE_HASH", hash_entries)
-                .map_max_entries("ENGINE_CACHE", cache_entries)
-                .map_max_entries("ENGINE_STARTS", start_entries)
-                .map_max_entries("ENGINE_OUTSTANDING", outstanding_entries)
-                .map_max_entries("ENGINE_FOLLOWS", follows_entries)
-                .map_max_entries("ENGINE_STACKS", stack_entries)
-                .map_max_entries("ENGINE_TRACE", trace_bytes)
-                .map_max_entries("ENGINE_ANNOUNCE", announce_bytes);
+                .override_global(engine::PLAN, &main, true)
+                .override_global(engine::START_PLAN, &start, true)
+                .override_global(engine::SELF_PID, &self_pid, true)
+                .override_global(engine::FILTER_PIDS, &filter, true)
+                .override_global(engine::CGROUP_ID, &cgroup_id, true)
+                .override_global(engine::CGROUP_LEVEL, &cgroup_level, true)
+                .override_global(engine::FORK_CHILD_PID_OFFSET, &fork_offset, true)
+                .override_global(engine::MMAP_PROT_OFFSET, &prot_offset, true)
+                .override_global(engine::USER_UNWIND, &unwind_flag, true)
+                .override_global(engine::RENAME_PID_OFFSET, &rename_pid, true)
+                .map_max_entries(engine::TASK_GENS, name_entries)
+                .map_max_entries(engine::TASK_NAMES, name_entries)
+                .map_max_entries(unwind::MAPPINGS, unwind_mappings)
+                .map_max_entries(unwind::PROCESSES, unwind_processes)
+                .map_max_entries(engine::ARRAY, array_entries)
+                .map_max_entries(engine::HASH, hash_entries)
+                .map_max_entries(engine::CACHE, cache_entries)
+                .map_max_entries(engine::STARTS, start_entries)
+                .map_max_entries(engine::OUTSTANDING, outstanding_entries)
+                .map_max_entries(engine::FOLLOWS, follows_entries)
+                .map_max_entries(engine::STACKS, stack_entries)
+                .map_max_entries(engine::TRACE, trace_bytes)
+                .map_max_entries(engine::ANNOUNCE, announce_bytes);
         })
         .context("loading the engine BPF programs")?;
         if let Some(pids) = &targets.pids {
             let mut map: BpfHashMap<_, u32, u8> =
-                BpfHashMap::try_from(ebpf.map_mut("ENGINE_TARGETS").expect("map in object"))
+                BpfHashMap::try_from(ebpf.map_mut(engine::TARGETS).expect("map in object"))
                     .context("opening ENGINE_TARGETS")?;
             for &pid in pids {
                 map.insert(pid, 1, 0)
@@ -395,21 +390,21 @@ impl Engine {
                 .ok_or_else(|| Error::runtime(format!("{name} is not in the engine object")))
         };
         let (array, hash, cache, stats) = (
-            take("ENGINE_ARRAY")?,
-            take("ENGINE_HASH")?,
-            take("ENGINE_CACHE")?,
-            take("ENGINE_STATS")?,
+            take(engine::ARRAY)?,
+            take(engine::HASH)?,
+            take(engine::CACHE)?,
+            take(engine::STATS)?,
         );
-        let outstanding = take("ENGINE_OUTSTANDING")?;
+        let outstanding = take(engine::OUTSTANDING)?;
         let (stacks, trace, announce) = (
-            take("ENGINE_STACKS")?,
-            take("ENGINE_TRACE")?,
-            take("ENGINE_ANNOUNCE")?,
+            take(engine::STACKS)?,
+            take(engine::TRACE)?,
+            take(engine::ANNOUNCE)?,
         );
         let names = match renames {
             Some(_) => Some(names::TaskNames::new(
-                take("ENGINE_TASK_GENS")?,
-                take("ENGINE_TASK_NAMES")?,
+                take(engine::TASK_GENS)?,
+                take(engine::TASK_NAMES)?,
                 &hash,
             )?),
             None => None,
@@ -458,27 +453,27 @@ impl Engine {
         if renames.is_some() {
             // Before the main stage attaches: no event of a thread precedes its records.
             let rename = tracepoint("task", "task_rename");
-            kinds::tracepoint::attach::attach(&mut engine, "engine_task_rename", &rename)?;
+            kinds::tracepoint::attach::attach(&mut engine, engine::TASK_RENAME, &rename)?;
             let exit = tracepoint("sched", "sched_process_exit");
-            kinds::tracepoint::attach::attach(&mut engine, "engine_task_exit", &exit)?;
+            kinds::tracepoint::attach::attach(&mut engine, engine::TASK_EXIT, &exit)?;
         }
         if announces {
             let exec = tracepoint("sched", "sched_process_exec");
-            kinds::tracepoint::attach::attach(&mut engine, "engine_sched_exec", &exec)?;
+            kinds::tracepoint::attach::attach(&mut engine, engine::SCHED_EXEC, &exec)?;
             if mmap_prot_offset.is_some() {
                 let mmap = tracepoint("syscalls", "sys_enter_mmap");
-                kinds::tracepoint::attach::attach(&mut engine, "engine_mmap_exec", &mmap)?;
+                kinds::tracepoint::attach::attach(&mut engine, engine::MMAP_EXEC, &mmap)?;
             }
         }
         if targets.follow_children {
             let fork = tracepoint("sched", "sched_process_fork");
-            kinds::tracepoint::attach::attach(&mut engine, "engine_sched_fork", &fork)?;
+            kinds::tracepoint::attach::attach(&mut engine, engine::SCHED_FORK, &fork)?;
         }
         if by_thread {
             let exit = tracepoint("sched", "sched_process_exit");
-            kinds::tracepoint::attach::attach(&mut engine, "engine_start_exit", &exit)?;
+            kinds::tracepoint::attach::attach(&mut engine, engine::START_EXIT, &exit)?;
             let fork = tracepoint("sched", "sched_process_fork");
-            kinds::tracepoint::attach::attach(&mut engine, "engine_start_fork", &fork)?;
+            kinds::tracepoint::attach::attach(&mut engine, engine::START_FORK, &fork)?;
         }
         Ok(engine)
     }

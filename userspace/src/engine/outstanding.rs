@@ -26,6 +26,7 @@ use super::{
 };
 use crate::{
     Error, Result,
+    bpf::names::engine as names,
     error::Context as _,
     probe::{Tracepoint, tracefs::EventFormat},
 };
@@ -272,9 +273,9 @@ impl AttachPoint for AllocUprobes {
             .map(|(i, a)| (i as u64, a.offset))
             .collect();
         if !self.ret {
-            return self.attach_at(engine, role, "engine_uprobe_start", &allocs);
+            return self.attach_at(engine, role, names::UPROBE_START, &allocs);
         }
-        self.attach_at(engine, role, "engine_uretprobe", &allocs)?;
+        self.attach_at(engine, role, names::URETPROBE, &allocs)?;
         let base = allocs.len() as u64;
         let releases: Vec<(u64, u64)> = self
             .allocators
@@ -283,7 +284,7 @@ impl AttachPoint for AllocUprobes {
             .enumerate()
             .map(|(i, (_, offset))| (base + i as u64, *offset))
             .collect();
-        self.attach_at(engine, role, "engine_uprobe", &releases)
+        self.attach_at(engine, role, names::UPROBE, &releases)
     }
 
     fn events(&self) -> usize {

@@ -19,7 +19,7 @@ use tracekit_common::unwind::{
     UNWIND_STAT_COUNT, UnwindRow, UnwindStat,
 };
 
-use crate::{Error, Result, error::Context as _};
+use crate::{Error, Result, bpf::names::unwind as names, error::Context as _};
 
 /// Bytes of kernel memory one shard holds.
 pub const SHARD_BYTES: u64 = SHARD_ROWS as u64 * size_of::<UnwindRow>() as u64;
@@ -251,13 +251,11 @@ impl KernelTables {
                 .ok_or_else(|| Error::runtime(format!("the BPF object has no {name} map")))
         };
         Ok(Self {
-            shards: ArrayOfMaps::try_from(take("UNWIND_SHARDS")?)
-                .context("opening UNWIND_SHARDS")?,
-            mappings: Array::try_from(take("UNWIND_MAPPINGS")?)
-                .context("opening UNWIND_MAPPINGS")?,
-            processes: BpfHashMap::try_from(take("UNWIND_PROCESSES")?)
+            shards: ArrayOfMaps::try_from(take(names::SHARDS)?).context("opening UNWIND_SHARDS")?,
+            mappings: Array::try_from(take(names::MAPPINGS)?).context("opening UNWIND_MAPPINGS")?,
+            processes: BpfHashMap::try_from(take(names::PROCESSES)?)
                 .context("opening UNWIND_PROCESSES")?,
-            stats: PerCpuArray::try_from(take("UNWIND_STATS")?).context("opening UNWIND_STATS")?,
+            stats: PerCpuArray::try_from(take(names::STATS)?).context("opening UNWIND_STATS")?,
             interp: crate::unwind::interp::Interpreters::take(ebpf),
             shard_maps: Vec::new(),
             next_row: 0,

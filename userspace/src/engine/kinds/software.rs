@@ -127,7 +127,7 @@ impl AttachPoint for SoftwareEvent {
     fn attach(&self, engine: &mut Engine, role: Role) -> Result<()> {
         let program: &mut PerfEvent = engine
             .ebpf()?
-            .program_mut("engine_perf_event")
+            .program_mut(crate::bpf::names::engine::PERF_EVENT)
             .expect("program in object")
             .try_into()
             .context("perf event program type")?;

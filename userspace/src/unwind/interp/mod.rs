@@ -52,6 +52,7 @@ use tracekit_common::interp::{
 };
 
 use crate::{
+    bpf::names::unwind as names,
     stacks::{Frame, FrameKind},
     unwind::process::{Backing, ExecMapping},
 };
@@ -233,12 +234,12 @@ pub struct Interpreters {
 impl Interpreters {
     /// Takes the `INTERP_*` maps out of `ebpf`; `None` when the object has none.
     pub fn take(ebpf: &mut Ebpf) -> Option<Self> {
-        let processes = BpfHashMap::try_from(ebpf.take_map("INTERP_PROCESSES")?).ok()?;
-        let config = Array::try_from(ebpf.take_map("INTERP_CONFIG")?).ok()?;
-        let stats = PerCpuArray::try_from(ebpf.take_map("INTERP_STATS")?).ok()?;
-        let codes = RingBuf::try_from(ebpf.take_map("INTERP_CODES")?).ok()?;
+        let processes = BpfHashMap::try_from(ebpf.take_map(names::INTERP_PROCESSES)?).ok()?;
+        let config = Array::try_from(ebpf.take_map(names::INTERP_CONFIG)?).ok()?;
+        let stats = PerCpuArray::try_from(ebpf.take_map(names::INTERP_STATS)?).ok()?;
+        let codes = RingBuf::try_from(ebpf.take_map(names::INTERP_CODES)?).ok()?;
         let hotspot_code = ebpf
-            .take_map("HOTSPOT_CODE")
+            .take_map(names::HOTSPOT_CODE)
             .and_then(|map| BpfHashMap::try_from(map).ok());
         Some(Self {
             hotspot_code,

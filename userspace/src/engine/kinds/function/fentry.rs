@@ -3,7 +3,10 @@
 
 use aya::programs::{FEntry, FExit};
 
-use crate::{Error, Result, engine::Engine, engine::attach::Role, error::Context as _};
+use crate::{
+    Error, Result, bpf::names::engine as names, engine::Engine, engine::attach::Role,
+    error::Context as _,
+};
 
 /// Loads and attaches the engine's fentry (entries and start stages) or fexit (returns of
 /// the main stage) program to `function`.
@@ -24,9 +27,9 @@ pub(super) fn attach(engine: &mut Engine, function: &str, role: Role, ret: bool)
         .map_err(|err| Error::runtime(format!("fentry needs kernel BTF: {err}")))?;
     if role.is_start() || !ret {
         let name = if role.is_start() {
-            "engine_fentry_start"
+            names::FENTRY_START
         } else {
-            "engine_fentry"
+            names::FENTRY
         };
         let program: &mut FEntry = engine
             .ebpf()?
@@ -41,7 +44,7 @@ pub(super) fn attach(engine: &mut Engine, function: &str, role: Role, ret: bool)
     } else {
         let program: &mut FExit = engine
             .ebpf()?
-            .program_mut("engine_fexit")
+            .program_mut(names::FEXIT)
             .expect("program in object")
             .try_into()
             .context("fexit program type")?;

@@ -8,7 +8,7 @@ use aya::programs::KProbe;
 use super::kprobe_multi;
 use crate::{
     Error, Result,
-    bpf::{Object, object},
+    bpf::{Object, names::engine as names, object},
     engine::{Engine, attach::Role},
     error::Context as _,
 };
@@ -25,9 +25,9 @@ pub(super) fn attach(
     ret: bool,
 ) -> Result<String> {
     let name = match (role, ret) {
-        (Role::Start, _) => "engine_kprobe_start",
-        (Role::Main, false) => "engine_kprobe",
-        (Role::Main, true) => "engine_kretprobe",
+        (Role::Start, _) => names::KPROBE_START,
+        (Role::Main, false) => names::KPROBE,
+        (Role::Main, true) => names::KRETPROBE,
     };
     let ret = ret && !role.is_start();
     let kind = if ret { "kretprobe" } else { "kprobe" };

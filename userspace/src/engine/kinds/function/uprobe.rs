@@ -10,6 +10,7 @@ use aya::programs::{
 
 use crate::{
     Result,
+    bpf::names::engine as names,
     engine::{
         Engine,
         attach::{AttachPoint, Role},
@@ -33,9 +34,9 @@ pub struct Uprobes {
 impl AttachPoint for Uprobes {
     fn attach(&self, engine: &mut Engine, role: Role) -> Result<()> {
         let name = match (role, self.ret) {
-            (Role::Start, _) => "engine_uprobe_start",
-            (Role::Main, false) => "engine_uprobe",
-            (Role::Main, true) => "engine_uretprobe",
+            (Role::Start, _) => names::UPROBE_START,
+            (Role::Main, false) => names::UPROBE,
+            (Role::Main, true) => names::URETPROBE,
         };
         let program: &mut UProbe = engine
             .ebpf()?

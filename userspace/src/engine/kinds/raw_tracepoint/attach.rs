@@ -5,6 +5,7 @@ use aya::programs::RawTracePoint as AyaRawTracePoint;
 
 use crate::{
     Result,
+    bpf::names::engine,
     engine::{
         Engine,
         attach::{AttachPoint, Role},
@@ -32,11 +33,11 @@ impl AttachPoint for RawTracepoint {
 /// The programs [`attach_raw`] may pick for `role` (which one depends on the plan).
 fn raw_programs(role: Role) -> Vec<String> {
     let names: &[&str] = match role {
-        Role::Start => &["engine_raw_tp_start"],
+        Role::Start => &[engine::RAW_TP_START],
         Role::Main => &[
-            "engine_raw_tp_count_arg1",
-            "engine_raw_tp_simple",
-            "engine_raw_tp",
+            engine::RAW_TP_COUNT_ARG1,
+            engine::RAW_TP_SIMPLE,
+            engine::RAW_TP,
         ],
     };
     names.iter().map(|name| name.to_string()).collect()
@@ -45,14 +46,14 @@ fn raw_programs(role: Role) -> Vec<String> {
 /// Loads the stage's raw tracepoint program and attaches it to raw tracepoint `name`.
 fn attach_raw(engine: &mut Engine, role: Role, name: &str) -> Result<()> {
     let program = match role {
-        Role::Start => "engine_raw_tp_start",
+        Role::Start => engine::RAW_TP_START,
         // Counting by argument 1 into the array needs no interpreter (syscount).
         Role::Main if fast_count_arg1(&engine.plan) && !interpreter_only() => {
-            "engine_raw_tp_count_arg1"
+            engine::RAW_TP_COUNT_ARG1
         }
         // A simple plan without the interpreter in the program: no BPF-to-BPF calls.
-        Role::Main if engine.plan.simple != 0 => "engine_raw_tp_simple",
-        Role::Main => "engine_raw_tp",
+        Role::Main if engine.plan.simple != 0 => engine::RAW_TP_SIMPLE,
+        Role::Main => engine::RAW_TP,
     };
     let program: &mut AyaRawTracePoint = engine
         .ebpf()?

@@ -7,6 +7,7 @@ use tracekit_common::engine::{MAX_START_TRACEPOINTS, MAX_TRACEPOINTS, SIMPLE_TRA
 
 use crate::{
     Error, Result,
+    bpf::names::engine as names,
     engine::{
         Engine,
         attach::{AttachPoint, Role},
@@ -22,13 +23,10 @@ pub struct Tracepoints(pub Vec<Tracepoint>);
 /// The engine program for a stage's `index`th tracepoint of `count`: a simple plan's main
 /// stage on at most [`SIMPLE_TRACEPOINTS`] gets the programs with the simple path inlined.
 fn program_name(role: Role, index: usize, count: usize, simple: bool) -> String {
-    match (role, index) {
-        (Role::Start, 0) => "engine_tp_start".to_string(),
-        (Role::Start, _) => format!("engine_tp_start_{index}"),
-        (Role::Main, _) if simple && count <= SIMPLE_TRACEPOINTS => {
-            format!("engine_tp_simple_{index}")
-        }
-        (Role::Main, _) => format!("engine_tp_{index}"),
+    match role {
+        Role::Start => names::start_tracepoint(index),
+        Role::Main if simple && count <= SIMPLE_TRACEPOINTS => names::simple_tracepoint(index),
+        Role::Main => names::tracepoint(index),
     }
 }
 

@@ -10,6 +10,7 @@ use aya::programs::UProbe;
 
 use crate::{
     Error, Result,
+    bpf::names::engine as names,
     engine::{
         Engine,
         attach::{AttachPoint, Role},
@@ -44,8 +45,8 @@ impl Usdt {
 impl AttachPoint for Usdt {
     fn attach(&self, engine: &mut Engine, role: Role) -> Result<()> {
         let name = match role {
-            Role::Start => "engine_uprobe_start",
-            Role::Main => "engine_uprobe",
+            Role::Start => names::UPROBE_START,
+            Role::Main => names::UPROBE,
         };
         let program: &mut UProbe = engine
             .ebpf()?
