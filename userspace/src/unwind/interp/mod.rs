@@ -22,9 +22,6 @@
 
 mod code_info;
 pub mod hotspot;
-mod hotspot_compiled;
-mod hotspot_lines;
-mod hotspot_pending;
 mod layout;
 mod memory;
 pub mod php;
@@ -34,8 +31,6 @@ pub mod ruby;
 mod splice;
 mod unpublish;
 pub mod v8;
-mod v8_compiled;
-mod v8_lines;
 
 use std::{
     collections::{BTreeMap, HashMap},
@@ -224,8 +219,8 @@ pub struct Interpreters {
     /// process loaded again (after an `exec`, a `dlopen`) counts once.
     unsupported: BTreeMap<(String, String), (u64, u32)>,
     errors: BTreeMap<String, u64>,
-    /// JVMs not readable yet, probed again ([`hotspot_pending`]).
-    hotspot_pending: hotspot_pending::PendingJvms,
+    /// JVMs not readable yet, probed again ([`hotspot::pending`]).
+    hotspot_pending: hotspot::pending::PendingJvms,
     /// Runtimes by version: what their frames lack (for `-v`).
     limits: BTreeMap<String, String>,
 }
@@ -526,7 +521,7 @@ pub fn is_frame(word: u64) -> bool {
 /// The frames of encoded interpreter frame `word` of process `pid`: one,
 /// `function (file:LINE)` in its runtime's module ([`PYTHON_MODULE`]...), `[unknown]` in
 /// it when the code object could not be read; a HotSpot compiled frame is its method and the
-/// methods inlined there, outermost first ([`hotspot_compiled::frames`]; `leaf`: the word is
+/// methods inlined there, outermost first ([`hotspot::compiled::frames`]; `leaf`: the word is
 /// the sampled pc; `next`: the word after it, maybe its fingerprint, [`hotspot::frame_code`]).
 pub fn frames(pid: u32, word: u64, next: Option<u64>, leaf: bool) -> Vec<Frame> {
     let id = decode_frame(word).map_or(runtime::PYTHON, |(id, _, _)| id);
@@ -565,14 +560,14 @@ fn code_symbols(pid: u32, word: u64, next: Option<u64>, leaf: bool) -> Vec<(Stri
     });
     match info {
         Some((info, offset)) if id == runtime::V8 && !info.compiled.is_empty() => {
-            v8_compiled::frames(&info, offset)
+            v8::compiled::frames(&info, offset)
         }
         Some((info, units)) if id == runtime::V8 => vec![(v8::symbol(&info, units), false)],
         Some((info, offset)) if id == runtime::HOTSPOT && !info.compiled.is_empty() => {
-            hotspot_compiled::frames(&info, offset, leaf)
+            hotspot::compiled::frames(&info, offset, leaf)
         }
         Some((info, bci)) if id == runtime::HOTSPOT => {
-            vec![(hotspot_lines::symbol(&info, bci), false)]
+            vec![(hotspot::lines::symbol(&info, bci), false)]
         }
         Some((info, units)) => {
             let line = match id {

@@ -8,7 +8,7 @@ use std::{
     sync::{Arc, LazyLock, Mutex},
 };
 
-use super::{CodeInfo, hotspot, php, python, ruby, v8, v8_compiled};
+use super::{CodeInfo, hotspot, php, python, ruby, v8};
 
 /// A process's runtime, for naming.
 #[derive(Clone, Debug)]
@@ -229,7 +229,7 @@ pub(super) fn replaced_frames(pid: u32, shared: u64, low_bits: u32) -> Option<Ve
         (code.shared == shared)
             .then_some(offset)
             .flatten()
-            .map(|offset| v8_compiled::frames(&code.info, offset))
+            .map(|offset| v8::compiled::frames(&code.info, offset))
     })
 }
 

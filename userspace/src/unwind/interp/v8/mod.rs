@@ -2,7 +2,7 @@
 //! for debuggers: frame offsets, instance types, class field offsets), the offsets the
 //! kernel's frame-pointer walk needs (`tracekit_common::interp::v8`), and naming of the
 //! recorded `SharedFunctionInfo`s: the function's name, its script's name and the line
-//! ([`v8_lines`]), read from the process's memory.
+//! ([`lines`]), read from the process's memory.
 //!
 //! The symbols' values are read from the binary's ELF sections with the `object` crate
 //! (values in `.bss` are zero). A binary without them (a V8 built without postmortem
@@ -28,11 +28,7 @@ use tracekit_common::interp::{
     InterpProcess, InterpStat, NO_OFFSET, OFFSET_SLOTS, runtime, v8 as slots,
 };
 
-use super::{
-    CodeInfo, Detected, read_memory, read_memory_prefix,
-    v8_compiled::{self, CompiledLayout},
-    v8_lines::{self, LineLayout},
-};
+use super::{CodeInfo, Detected, read_memory, read_memory_prefix};
 use crate::unwind::process::{Backing, ExecMapping};
 
 /// Instance types of the `JSFunction` classes after `JS_FUNCTION_TYPE` (class
@@ -80,10 +76,10 @@ pub struct Version {
     scope_info_context_locals: u16,
     /// Cached external strings (node's own sources); `None`: not read.
     external: Option<External>,
-    /// Where lines are read ([`v8_lines`]); `None`: a symbol is missing, and frames are
+    /// Where lines are read ([`lines`]); `None`: a symbol is missing, and frames are
     /// `function (script)` with no line.
     lines: Option<LineLayout>,
-    /// Where optimized code is read ([`v8_compiled`]); `None`: optimized frames are recorded
+    /// Where optimized code is read ([`compiled`]); `None`: optimized frames are recorded
     /// as their function, at its definition line.
     compiled: Option<CompiledLayout>,
     /// Where replaced code is found from a pc ([`replaced`]); `None`: replaced frames are
@@ -393,9 +389,9 @@ fn binary(symbols: &Symbols) -> Result<Option<Binary>, String> {
         compiled: None,
         replaced: None,
     };
-    let lines = v8_lines::layout(&field, &member, (version.major, version.minor));
+    let lines = lines::layout(&field, &member, (version.major, version.minor));
     let compiled = match &lines {
-        Ok(_) => v8_compiled::layout(
+        Ok(_) => compiled::layout(
             &field,
             &member,
             (version.major, version.minor),
@@ -525,7 +521,7 @@ impl super::Interpreters {
 static CODE_WITHOUT_LINES: AtomicU64 = AtomicU64::new(0);
 
 /// Reads code object `code` (untagged) of process `pid`, as the kernel recorded it: an
-/// optimized `Code` ([`v8_compiled::read`]) or a `SharedFunctionInfo` ([`read_shared`]).
+/// optimized `Code` ([`compiled::read`]) or a `SharedFunctionInfo` ([`read_shared`]).
 /// `generation`: the one the kernel announced a `Code` with
 /// ([`tracekit_common::interp::v8::code_generation`] of its instructions' start and
 /// size); `None` when the `Code` now at `code` has another (other code reused the address
@@ -544,7 +540,7 @@ pub fn read_code(pid: u32, v: &Version, code: u64, generation: Option<u16>) -> O
         }
         let shared = |object| read_shared(&reader, object);
         let sfi = v.type_shared_function_info;
-        let info = v8_compiled::read(&reader, &lines, &compiled, sfi, code, shared)?;
+        let info = compiled::read(&reader, &lines, &compiled, sfi, code, shared)?;
         if info.compiled.is_empty() {
             CODE_WITHOUT_LINES.fetch_add(1, Ordering::Relaxed);
         }
@@ -577,7 +573,7 @@ impl super::Interpreters {
 
 /// Reads the `SharedFunctionInfo` at untagged `shared`: the function's name (`(anonymous)`
 /// when it has none) and its script's name, and its script (untagged).
-fn read_shared(reader: &Reader, shared: u64) -> Option<v8_compiled::Shared> {
+fn read_shared(reader: &Reader, shared: u64) -> Option<compiled::Shared> {
     let v = reader.v;
     let name_or_scope = reader.field(shared, v.shared_name_or_scope_info)?;
     let (object, kind) = reader.object(name_or_scope)?;
@@ -608,7 +604,7 @@ fn read_shared(reader: &Reader, shared: u64) -> Option<v8_compiled::Shared> {
         (Some(layout), Some(script)) if !file.is_empty() => {
             let indices = (v.scope_info_first_vars, v.scope_info_context_locals);
             let bytecode_array = v.type_bytecode_array;
-            v8_lines::function_lines(
+            lines::function_lines(
                 reader,
                 &layout,
                 shared,
@@ -632,7 +628,7 @@ fn read_shared(reader: &Reader, shared: u64) -> Option<v8_compiled::Shared> {
 }
 
 /// The symbol of a named V8 frame recorded with offset `units` (the kernel's bytecode
-/// offset; 0 in a compiled frame): `function (script:LINE)`, the line as [`v8_lines`]
+/// offset; 0 in a compiled frame): `function (script:LINE)`, the line as [`lines`]
 /// says; `function (script)` when no line is known; `function` when the script has no name
 /// (the runtime's own code).
 pub fn symbol(info: &CodeInfo, units: u32) -> String {
@@ -643,20 +639,21 @@ pub fn symbol(info: &CodeInfo, units: u32) -> String {
     let current = i32::try_from(units)
         .ok()
         .filter(|&units| units > 0)
-        .and_then(|units| v8_lines::line_at(&info.linetable, units));
+        .and_then(|units| lines::line_at(&info.linetable, units));
     match current.or((info.first_line > 0).then_some(info.first_line)) {
         Some(line) => format!("{} ({}:{line})", info.name, info.file),
         None => format!("{} ({})", info.name, info.file),
     }
 }
 
-#[path = "v8_reader.rs"]
+pub(super) mod compiled;
+mod lines;
 mod reader;
-pub(super) use reader::Reader;
-
-#[path = "v8_replaced.rs"]
 pub(super) mod replaced;
 
+use compiled::CompiledLayout;
+use lines::LineLayout;
+pub(super) use reader::Reader;
+
 #[cfg(test)]
-#[path = "v8_tests.rs"]
 mod tests;

@@ -8,7 +8,7 @@
 //! address right after a small header (the stream's map, then its `Code`), so the first
 //! header below the pc whose map is the stream map is the pc's stream (checked: the `Code`
 //! it points back to starts its instructions there and holds the pc). The code is read as
-//! any optimized `Code` ([`v8_compiled::read`]) and kept under its function; a frame's word
+//! any optimized `Code` ([`compiled::read`]) and kept under its function; a frame's word
 //! then picks, among its function's replaced code, the one whose instructions hold a pc
 //! with those low bits.
 //!
@@ -29,11 +29,11 @@
 
 use std::collections::HashSet;
 
-use super::{Reader, Version, read_shared};
-use crate::unwind::interp::{
-    CodeInfo,
-    v8_compiled::{self, CompiledLayout},
-    v8_lines::Objects,
+use super::{
+    CodeInfo, Reader, Version,
+    compiled::{self, CompiledLayout},
+    lines::Objects,
+    read_shared,
 };
 
 /// Where an `InstructionStream` is read.
@@ -154,7 +154,7 @@ pub(super) fn find_code(
 }
 
 /// Replaced code found around `pc` in process `pid`: its function's `SharedFunctionInfo`
-/// (untagged), where it is, and its frames by offset ([`v8_compiled::read`]).
+/// (untagged), where it is, and its frames by offset ([`compiled::read`]).
 pub(in crate::unwind::interp) fn read(
     pid: u32,
     v: &Version,
@@ -164,9 +164,9 @@ pub(in crate::unwind::interp) fn read(
     let reader = Reader { pid, v };
     let found = find_code(&reader, &compiled, &layout, pc)?;
     let sfi = v.type_shared_function_info;
-    let outer = v8_compiled::outer_shared(&reader, &lines, &compiled, sfi, found.code)?;
+    let outer = compiled::outer_shared(&reader, &lines, &compiled, sfi, found.code)?;
     let shared = |object| read_shared(&reader, object);
-    let info = v8_compiled::read(&reader, &lines, &compiled, sfi, found.code, shared)?;
+    let info = compiled::read(&reader, &lines, &compiled, sfi, found.code, shared)?;
     Some((outer, found, info))
 }
 
@@ -242,7 +242,7 @@ mod tests {
         }
     }
 
-    /// Node 20's layout (the module's docs) and `Code`'s fields as `v8_compiled` has them.
+    /// Node 20's layout (the module's docs) and `Code`'s fields as `compiled` has them.
     fn layouts() -> (CompiledLayout, ReplacedLayout) {
         let compiled = CompiledLayout {
             function_code: 48,
