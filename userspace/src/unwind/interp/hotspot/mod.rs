@@ -26,7 +26,7 @@ use tracekit_common::interp::{
     runtime,
 };
 
-use super::{Detected, read_memory};
+use super::{read_memory, runtime::Detected};
 use crate::unwind::process::ExecMapping;
 
 /// Whether `name` (a file name) is HotSpot's shared library.
@@ -46,7 +46,7 @@ pub struct Binary {
 }
 
 /// Checks `file` (a mapping of `libjvm.so`) for the serviceability tables' symbols.
-pub(crate) fn detect(file: &std::path::Path) -> Detected {
+fn detect(file: &std::path::Path) -> Detected {
     use object::{Object as _, ObjectSection as _, ObjectSymbol as _};
     let data = match std::fs::File::open(file).and_then(|f| {
         // SAFETY: a read-only private mapping of a shared library; it is only read.
@@ -91,7 +91,7 @@ pub(crate) fn detect(file: &std::path::Path) -> Detected {
     let Some(anchor) = anchor else {
         return Detected::Unsupported("libjvm.so without JNI_CreateJavaVM".into());
     };
-    Detected::HotSpot(Binary { symbols, anchor })
+    Detected::found(Binary { symbols, anchor })
 }
 
 /// The symbols [`detect`] requires.
@@ -747,8 +747,11 @@ fn method_info(memory: &impl Memory, layout: &Layout, method: u64) -> Option<sup
 }
 
 pub(super) mod compiled;
+mod entry;
 pub(super) mod lines;
 pub(super) mod pending;
+
+pub use entry::{HOTSPOT, HotSpot, MODULE};
 
 #[cfg(test)]
 mod tests;

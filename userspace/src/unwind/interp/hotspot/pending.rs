@@ -9,13 +9,12 @@
 
 use std::{
     collections::HashMap,
-    sync::Arc,
     time::{Duration, Instant},
 };
 
 use tracekit_common::interp::InterpStat;
 
-use crate::unwind::interp::{Interpreters, Runtime, hotspot};
+use crate::unwind::interp::{Interpreters, hotspot};
 use crate::unwind::process::ExecMapping;
 
 /// The wait before the first retry.
@@ -84,7 +83,7 @@ impl Interpreters {
                 Some(process) => {
                     let name = PUBLISHED.to_string();
                     let code_cache = layout.code_cache;
-                    self.publish(pid, process, name, Runtime::HotSpot(Arc::new(layout)));
+                    self.publish(pid, process, name, layout);
                     if let (Some(cache), Some(map)) = (code_cache, &mut self.hotspot_code)
                         && let Err(err) = map.insert(pid, cache, 0)
                     {

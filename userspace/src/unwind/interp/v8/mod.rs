@@ -25,11 +25,16 @@ use std::{
 };
 
 use tracekit_common::interp::{
-    InterpProcess, InterpStat, NO_OFFSET, OFFSET_SLOTS, runtime, v8 as slots,
+    CodeKey, InterpProcess, InterpStat, NO_OFFSET, OFFSET_SLOTS, decode_frame, encode_frame,
+    runtime, v8 as slots,
 };
 
-use super::{CodeInfo, Detected, read_memory, read_memory_prefix};
-use crate::unwind::process::{Backing, ExecMapping};
+use super::{
+    CodeInfo, read_memory, read_memory_prefix,
+    registry::{CodeReader, remember_code},
+    runtime::{Detected, Runtime, code_symbols, same_reader},
+};
+use crate::unwind::process::ExecMapping;
 
 /// Instance types of the `JSFunction` classes after `JS_FUNCTION_TYPE` (class
 /// constructors and the like, V8 9.6+): they are not named in the `v8dbg_*` symbols.
@@ -276,8 +281,98 @@ fn class_field(
     Ok(found)
 }
 
+/// V8, as Node.js runs it, in the runtime table.
+pub struct Node;
+
+/// V8's entry in `RUNTIMES`, the table of runtimes.
+pub static V8: Node = Node;
+
+/// The module column of JavaScript (V8) frames.
+pub const MODULE: &str = "[js]";
+
+impl Runtime for Node {
+    fn tags(&self) -> &'static [u8] {
+        &[runtime::V8, runtime::V8_REPLACED]
+    }
+
+    fn module(&self) -> &'static str {
+        MODULE
+    }
+
+    fn claims(&self, name: &str) -> bool {
+        is_node(name)
+    }
+
+    fn before_tables(&self) -> bool {
+        true
+    }
+
+    fn detect(&self, _path: &str, file: &std::path::Path) -> Detected {
+        detect(file)
+    }
+
+    fn symbols(&self, info: &CodeInfo, offset: u32, _leaf: bool) -> Vec<(String, bool)> {
+        if info.compiled.is_empty() {
+            vec![(symbol(info, offset), false)]
+        } else {
+            compiled::frames(info, offset)
+        }
+    }
+
+    /// A replaced frame is named from the code found around its pc, else as its function.
+    fn frames(&self, pid: u32, word: u64, next: Option<u64>, leaf: bool) -> Vec<(String, bool)> {
+        match decode_frame(word) {
+            Some((runtime::V8_REPLACED, shared, low_bits)) => {
+                replaced::replaced_frames(pid, shared, low_bits).unwrap_or_else(|| {
+                    let function = encode_frame(runtime::V8, shared, 0);
+                    code_symbols(self, pid, function, None, leaf)
+                })
+            }
+            _ => code_symbols(self, pid, word, next, leaf),
+        }
+    }
+
+    /// A replaced frame's pc is looked up at once; an optimized `Code` comes with its
+    /// generation (never 0), a `SharedFunctionInfo` with none.
+    fn announced(&self, key: &CodeKey) {
+        if key.runtime == u16::from(runtime::V8_REPLACED) {
+            replaced::remember_replaced(key.pid, key.code);
+            return;
+        }
+        let generation = (key.generation != 0).then_some(key.generation);
+        remember_code(key.pid, key.code, generation);
+    }
+
+    fn report(&self, interpreters: &super::Interpreters) -> String {
+        interpreters.v8_report()
+    }
+}
+
+impl super::runtime::Binary for Binary {
+    fn load(
+        &self,
+        interpreters: &mut super::Interpreters,
+        pid: u32,
+        _path: &str,
+        mapping: &ExecMapping,
+        mappings: &[ExecMapping],
+    ) -> bool {
+        interpreters.publish_v8(pid, self, mapping, mappings)
+    }
+}
+
+impl CodeReader for Version {
+    fn read_code(&self, pid: u32, code: u64, generation: Option<u16>) -> Option<CodeInfo> {
+        read_code(pid, self, code, generation)
+    }
+
+    fn same(&self, other: &dyn CodeReader) -> bool {
+        same_reader(self, other, |a, b| a == b)
+    }
+}
+
 /// Checks `file` (a mapping of a Node.js binary) for V8's postmortem symbols.
-pub(crate) fn detect(file: &std::path::Path) -> Detected {
+fn detect(file: &std::path::Path) -> Detected {
     let data = match std::fs::File::open(file).and_then(|f| {
         // SAFETY: a read-only private mapping of an executable; it is only read.
         unsafe { memmap2::Mmap::map(&f) }
@@ -286,7 +381,7 @@ pub(crate) fn detect(file: &std::path::Path) -> Detected {
         Err(err) => return Detected::Unsupported(format!("reading the binary: {err}")),
     };
     match read_symbols(&data).and_then(|symbols| binary(&symbols)) {
-        Ok(Some(binary)) => Detected::V8(binary),
+        Ok(Some(binary)) => Detected::found(binary),
         Ok(None) => Detected::None,
         Err(reason) => Detected::Unsupported(reason),
     }
@@ -424,45 +519,6 @@ fn binary(symbols: &Symbols) -> Result<Option<Binary>, String> {
 }
 
 impl super::Interpreters {
-    /// Publishes V8 (or HotSpot, [`Self::load_hotspot`]) in live process `pid` before its
-    /// native unwind tables are built (which takes seconds for a binary the size of node's
-    /// or `libjvm.so`): the kernel walks their frames by frame pointer with no tables, so a
-    /// process profiled from its start (`-- CMD`, a process started during `-a`) is named
-    /// from its first samples. [`Self::load_process`] publishes V8 again after the tables
-    /// (harmless); a JVM published already is not probed again.
-    pub fn load_jit_process(&mut self, pid: u32, mappings: &[ExecMapping]) {
-        if !super::enabled() {
-            return;
-        }
-        for mapping in mappings {
-            let Backing::File { path, .. } = &mapping.backing else {
-                continue;
-            };
-            let name = path.rsplit('/').next().unwrap_or(path);
-            if !is_node(name) && !super::hotspot::is_libjvm(name) {
-                continue;
-            }
-            let key = (mapping.device.clone(), mapping.inode);
-            let detected = self.binaries.entry(key).or_insert_with(|| {
-                let link = format!(
-                    "/proc/{pid}/map_files/{:x}-{:x}",
-                    mapping.begin, mapping.end
-                );
-                let detected = super::detect(path, std::path::Path::new(&link));
-                log::debug!("interpreters: {path}: {detected:?}");
-                detected
-            });
-            let published = match detected.clone() {
-                Detected::V8(binary) => self.publish_v8(pid, &binary, mapping, mappings),
-                Detected::HotSpot(binary) => self.load_hotspot(pid, path, &binary, mapping),
-                _ => false,
-            };
-            if published {
-                return;
-            }
-        }
-    }
-
     /// Publishes V8 `binary` as `pid`'s runtime if `mapping` holds its builtins.
     ///
     /// Node maps the file's builtins a second time, at a mapping of their own. Node 24 (V8
@@ -511,7 +567,7 @@ impl super::Interpreters {
             );
         }
         let process = binary.process(bias, load_bias.unwrap_or(bias));
-        self.publish(pid, process, name, super::Runtime::V8(v));
+        self.publish(pid, process, name, v);
         true
     }
 }
