@@ -33,10 +33,12 @@
 //! no frame of its own ([`hotspot::encode_fingerprint`]).
 //!
 //! # Adding a runtime
-//! One kernel module (`ebpf/src/interp/<runtime>.rs`: one frame per call, given the walk's
-//! state), one userspace module (`userspace/src/unwind/interp/<runtime>.rs`: detection, offsets,
-//! naming), a [`runtime`] constant and its dispatch lines. [`InterpProcess::offsets`] is a
-//! runtime-defined table of structure offsets (CPython's slots: [`python`]).
+//! One file here (`common/src/interp/<runtime>.rs`: its offset slots and constants) and a
+//! [`runtime`] tag, one kernel walker (`ebpf/src/interp/<runtime>.rs`) and one userspace
+//! folder (`userspace/src/unwind/interp/<runtime>/`: detection, layouts, naming), each with
+//! its line in its crate's table (`docs/architecture.md`, "Adding a runtime").
+//! [`InterpProcess::offsets`] is a runtime-defined table of structure offsets (CPython's
+//! slots: [`python`]).
 
 pub mod hotspot;
 pub mod php;
