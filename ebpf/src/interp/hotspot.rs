@@ -22,7 +22,7 @@
 //! as the OpenTelemetry profiler's HotSpot unwinder does.
 
 use tracekit_common::interp::{
-    FRAME_OFFSET_MAX, InterpStat, NO_OFFSET, encode_frame,
+    FRAME_OFFSET_MAX, InterpStat, NO_OFFSET,
     hotspot::{
         BCP_SLOT, CONST_METHOD_CONSTANTS, CONST_METHOD_NAME_INDEX, CONST_METHOD_SIGNATURE_INDEX,
         CONST_METHOD_SIZE, CONSTANT_POOL_HOLDER, KLASS_NAME, MAX_CODE_HEAPS, MAX_FRAME_WORDS,
@@ -32,7 +32,7 @@ use tracekit_common::interp::{
     runtime,
 };
 
-use super::{InterpWalk, announce_code, announce_generation, bump, read_user};
+use super::{InterpWalk, announce_code, announce_generation, bump, read_user, record};
 use crate::unwind::UnwindMaps;
 
 #[inline(always)]
@@ -79,9 +79,13 @@ pub fn frame<M: UnwindMaps>(walk: &InterpWalk, fp: u64, fingerprint: &mut u64) -
     if let Some(method_fingerprint) = method_fingerprint {
         announce_code::<M>(walk, method_key(method, method_fingerprint));
     }
-    bump::<M>(InterpStat::Frames);
     *fingerprint = encode_fingerprint(method_fingerprint);
-    Some(encode_frame(runtime::HOTSPOT, method, bci))
+    Some(record::<M>(
+        InterpStat::Frames,
+        runtime::HOTSPOT,
+        method,
+        bci,
+    ))
 }
 
 /// The frame's bytecode index: its bytecode pointer from the start of its method's
@@ -322,6 +326,10 @@ pub fn compiled_frame<M: UnwindMaps>(walk: &InterpWalk, blob: u64, pc: u64) -> u
         code.heap_block_size,
     );
     announce_generation::<M>(walk, encoded, generation as u16);
-    bump::<M>(InterpStat::CompiledFrames);
-    encode_frame(runtime::HOTSPOT, encoded, pc - blob - window)
+    record::<M>(
+        InterpStat::CompiledFrames,
+        runtime::HOTSPOT,
+        encoded,
+        pc - blob - window,
+    )
 }

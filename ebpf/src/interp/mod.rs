@@ -3,8 +3,11 @@
 //! runs in its place, one frame per `bpf_loop` step (layouts and the frame encoding in
 //! `tracekit_common::interp`).
 //!
-//! A runtime is one module here with a `frame` function of [`InterpFrame`]'s contract, and
-//! one line in [`frame_at`].
+//! A runtime walked through its eval loop (CPython, CRuby, PHP) is one module here with a
+//! type implementing [`EvalLoop`] (how the thread's current frame is found, how one frame is
+//! read), and one line in [`frame_at`]; [`eval_frame`] runs it and [`record`] writes every
+//! runtime's frames. V8 and HotSpot keep frame pointers: the walk steps through their code
+//! and asks their modules for the frame at each frame pointer (`crate::unwind`).
 
 pub mod hotspot;
 pub mod php;
@@ -14,7 +17,7 @@ pub mod v8;
 
 use aya_ebpf::helpers::{bpf_probe_read_kernel, bpf_probe_read_user};
 use tracekit_common::interp::{
-    CodeKey, InterpConfig, InterpProcess, InterpStat, hotspot::CodeCache, runtime,
+    CodeKey, InterpConfig, InterpProcess, InterpStat, encode_frame, hotspot::CodeCache, runtime,
 };
 
 use crate::unwind::UnwindMaps;
@@ -106,11 +109,92 @@ pub fn frame_at<M: UnwindMaps>(walk: &mut InterpWalk, pc: u64) -> InterpFrame {
         bump::<M>(InterpStat::EvalFrames);
     }
     match walk.process.runtime {
-        runtime::PYTHON => python::frame::<M>(walk),
-        runtime::RUBY => ruby::frame::<M>(walk),
-        runtime::PHP => php::frame::<M>(walk),
+        runtime::PYTHON => eval_frame::<M, python::Python>(walk),
+        runtime::RUBY => eval_frame::<M, ruby::Ruby>(walk),
+        runtime::PHP => eval_frame::<M, php::Php>(walk),
         _ => InterpFrame::Native,
     }
+}
+
+/// A runtime whose frames are read where the walk meets its eval loop: the interpreted
+/// frames one eval call runs are recorded in the place of its native frame, one per step.
+pub trait EvalLoop {
+    /// Its tag in encoded frames ([`runtime`]).
+    const RUNTIME: u8;
+
+    /// The current thread's innermost frame (0: the thread runs none), `None` when a read
+    /// failed.
+    fn first_frame<M: UnwindMaps>(walk: &InterpWalk) -> Option<u64>;
+
+    /// The frame to record at or after `walk.frame` (frames the runtime does not record
+    /// skipped): `Some(None)` when the eval call has none left, `None` when a read failed.
+    fn read_frame(walk: &InterpWalk) -> Option<Option<Found>>;
+}
+
+/// A frame an [`EvalLoop`] read.
+pub struct Found {
+    /// Its code object (announced to userspace, which names it).
+    pub code: u64,
+    /// Where it is in the code, in the runtime's units.
+    pub offset: u64,
+    /// Its caller, the next frame to read.
+    pub caller: u64,
+    /// The eval call's last frame: the walk steps past the native frame after it.
+    pub last: bool,
+}
+
+/// One frame of the eval call at the walk's native frame, read by `R` (see [`InterpFrame`]):
+/// the thread's current frame is found at the call's first step; a walk that cannot go on
+/// leaves the eval-loop frames native, counted.
+#[inline(always)]
+pub fn eval_frame<M: UnwindMaps, R: EvalLoop>(walk: &mut InterpWalk) -> InterpFrame {
+    if walk.state == NOT_STARTED {
+        match R::first_frame::<M>(walk) {
+            Some(frame) => {
+                walk.frame = frame;
+                walk.state = READY;
+            }
+            None => {
+                walk.state = DONE;
+                bump::<M>(InterpStat::ReadErrors);
+                return InterpFrame::Native;
+            }
+        }
+    }
+    if walk.state != READY {
+        return InterpFrame::Native;
+    }
+    match R::read_frame(walk) {
+        Some(Some(found)) => {
+            walk.frame = found.caller;
+            walk.pending = u32::from(!found.last);
+            announce_code::<M>(walk, found.code);
+            InterpFrame::Frame {
+                word: record::<M>(InterpStat::Frames, R::RUNTIME, found.code, found.offset),
+                last: found.last,
+            }
+        }
+        Some(None) => {
+            walk.state = DONE;
+            walk.pending = 0;
+            bump::<M>(InterpStat::NoThreadState);
+            InterpFrame::Native
+        }
+        None => {
+            walk.state = DONE;
+            walk.pending = 0;
+            bump::<M>(InterpStat::ReadErrors);
+            InterpFrame::Native
+        }
+    }
+}
+
+/// Every runtime's frame, as the walk stores it in the stack: code object `code` of runtime
+/// `runtime` at `offset` (in the runtime's units), encoded, and counted as `stat`.
+#[inline(always)]
+pub fn record<M: UnwindMaps>(stat: InterpStat, runtime: u8, code: u64, offset: u64) -> u64 {
+    bump::<M>(stat);
+    encode_frame(runtime, code, offset)
 }
 
 /// Announces code object `code` of the walk's process to userspace the first time it is

@@ -5,7 +5,6 @@
 //! current op for callers; for the innermost frame, the last op that saved it).
 
 use tracekit_common::interp::{
-    InterpStat, encode_frame,
     php::{
         CALL_TOP, EVAL_CODE, EX_CALL_INFO, EX_FUNC, EX_OPLINE, EX_PREVIOUS, FUNC_TYPE, OP_LINENO,
         USER_FUNCTION,
@@ -13,7 +12,7 @@ use tracekit_common::interp::{
     runtime,
 };
 
-use super::{DONE, InterpFrame, InterpWalk, NOT_STARTED, READY, bump, read_user};
+use super::{EvalLoop, Found, InterpWalk, read_user};
 use crate::unwind::UnwindMaps;
 
 /// Internal function frames skipped in one step.
@@ -24,50 +23,28 @@ fn offset(walk: &InterpWalk, slot: usize) -> u64 {
     u64::from(walk.process.offsets[slot])
 }
 
-/// One frame of the `execute_ex` call at the walk's native frame (see [`InterpFrame`]).
-#[inline(always)]
-pub fn frame<M: UnwindMaps>(walk: &mut InterpWalk) -> InterpFrame {
-    if walk.state == NOT_STARTED {
-        match read_user::<u64>(walk.process.state_address) {
-            Some(frame) => {
-                walk.frame = frame;
-                walk.state = READY;
-            }
-            None => {
-                walk.state = DONE;
-                bump::<M>(InterpStat::ReadErrors);
-                return InterpFrame::Native;
-            }
-        }
+/// PHP's eval loop, `execute_ex`.
+pub struct Php;
+
+impl EvalLoop for Php {
+    const RUNTIME: u8 = runtime::PHP;
+
+    /// `executor_globals.current_execute_data`.
+    #[inline(always)]
+    fn first_frame<M: UnwindMaps>(walk: &InterpWalk) -> Option<u64> {
+        read_user::<u64>(walk.process.state_address)
     }
-    if walk.state != READY {
-        return InterpFrame::Native;
-    }
-    match read_frame(walk) {
-        Some(Some((word, code, last))) => {
-            super::announce_code::<M>(walk, code);
-            bump::<M>(InterpStat::Frames);
-            InterpFrame::Frame { word, last }
-        }
-        Some(None) => {
-            walk.state = DONE;
-            walk.pending = 0;
-            bump::<M>(InterpStat::NoThreadState);
-            InterpFrame::Native
-        }
-        None => {
-            walk.state = DONE;
-            walk.pending = 0;
-            bump::<M>(InterpStat::ReadErrors);
-            InterpFrame::Native
-        }
+
+    #[inline(always)]
+    fn read_frame(walk: &InterpWalk) -> Option<Option<Found>> {
+        read_frame(walk)
     }
 }
 
-/// The user frame at or after `walk.frame` (encoded word, function, last of its call),
-/// moving to its caller. `Some(None)`: none left; `None`: a read failed.
+/// The user frame at or after `walk.frame` (its function, and the line of its `opline`),
+/// with its caller. `Some(None)`: none left; `None`: a read failed.
 #[inline(always)]
-fn read_frame(walk: &mut InterpWalk) -> Option<Option<(u64, u64, bool)>> {
+fn read_frame(walk: &InterpWalk) -> Option<Option<Found>> {
     let mut ex = walk.frame;
     for _ in 0..MAX_SKIPPED {
         if ex == 0 {
@@ -92,10 +69,12 @@ fn read_frame(walk: &mut InterpWalk) -> Option<Option<(u64, u64, bool)>> {
         } else {
             u64::from(read_user::<u32>(opline + offset(walk, OP_LINENO))?)
         };
-        let last = call_info & CALL_TOP != 0 || previous == 0;
-        walk.frame = previous;
-        walk.pending = u32::from(!last);
-        return Some(Some((encode_frame(runtime::PHP, func, line), func, last)));
+        return Some(Some(Found {
+            code: func,
+            offset: line,
+            caller: previous,
+            last: call_info & CALL_TOP != 0 || previous == 0,
+        }));
     }
     Some(None)
 }

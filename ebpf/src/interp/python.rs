@@ -6,7 +6,7 @@
 //! per version (`tracekit_common::interp::python`).
 
 use tracekit_common::interp::{
-    InterpStat, NO_OFFSET, encode_frame,
+    NO_OFFSET,
     python::{
         CFRAME_CURRENT_FRAME, CODE_BYTECODE, FRAME_CODE, FRAME_ENTRY, FRAME_INSTRUCTION,
         FRAME_OWNED_BY_CSTACK, FRAME_PREVIOUS, TSTATE_FRAME, layout,
@@ -14,7 +14,7 @@ use tracekit_common::interp::{
     runtime,
 };
 
-use super::{DONE, InterpFrame, InterpWalk, NOT_STARTED, READY, bump, config, read_user};
+use super::{EvalLoop, Found, InterpWalk, config, read_user};
 use crate::unwind::UnwindMaps;
 
 #[inline(always)]
@@ -44,49 +44,27 @@ fn owned_by_c_stack(walk: &InterpWalk, frame: u64) -> Option<bool> {
     Some(read_user::<u8>(frame + offset(walk, FRAME_ENTRY))? == FRAME_OWNED_BY_CSTACK)
 }
 
-/// One frame of the eval call at the walk's native frame (see [`InterpFrame`]).
-#[inline(always)]
-pub fn frame<M: UnwindMaps>(walk: &mut InterpWalk) -> InterpFrame {
-    if walk.state == NOT_STARTED {
-        match current_frame::<M>(walk) {
-            Some(frame) => {
-                walk.frame = frame;
-                walk.state = READY;
-            }
-            None => {
-                walk.state = DONE;
-                bump::<M>(InterpStat::ReadErrors);
-                return InterpFrame::Native;
-            }
-        }
+/// CPython's eval loop, `_PyEval_EvalFrameDefault`.
+pub struct Python;
+
+impl EvalLoop for Python {
+    const RUNTIME: u8 = runtime::PYTHON;
+
+    #[inline(always)]
+    fn first_frame<M: UnwindMaps>(walk: &InterpWalk) -> Option<u64> {
+        current_frame::<M>(walk)
     }
-    if walk.state != READY {
-        return InterpFrame::Native;
-    }
-    match read_frame::<M>(walk) {
-        Some(Some(found)) => {
-            bump::<M>(InterpStat::Frames);
-            found
-        }
-        Some(None) => {
-            walk.state = DONE;
-            walk.pending = 0;
-            bump::<M>(InterpStat::NoThreadState);
-            InterpFrame::Native
-        }
-        None => {
-            walk.state = DONE;
-            walk.pending = 0;
-            bump::<M>(InterpStat::ReadErrors);
-            InterpFrame::Native
-        }
+
+    #[inline(always)]
+    fn read_frame(walk: &InterpWalk) -> Option<Option<Found>> {
+        read_frame(walk)
     }
 }
 
-/// Reads the frame at `walk.frame` and moves to its caller. `Some(None)`: no frame left;
-/// `None`: a read failed.
+/// The frame at `walk.frame`, with its caller. `Some(None)`: no frame left; `None`: a read
+/// failed.
 #[inline(always)]
-fn read_frame<M: UnwindMaps>(walk: &mut InterpWalk) -> Option<Option<InterpFrame>> {
+fn read_frame(walk: &InterpWalk) -> Option<Option<Found>> {
     let family = walk.process.layout;
     let owner_frames =
         family == layout::INTERPRETER_FRAME_OWNER || family == layout::INTERPRETER_FRAME_INSTR;
@@ -128,13 +106,11 @@ fn read_frame<M: UnwindMaps>(walk: &mut InterpWalk) -> Option<Option<InterpFrame
     } else {
         true
     };
-    super::announce_code::<M>(walk, code);
     // A chain that ends inside an eval call ends the call's frames too.
-    let last = last || previous == 0;
-    walk.frame = previous;
-    walk.pending = u32::from(!last);
-    Some(Some(InterpFrame::Frame {
-        word: encode_frame(runtime::PYTHON, code, units),
-        last,
+    Some(Some(Found {
+        code,
+        offset: units,
+        caller: previous,
+        last: last || previous == 0,
     }))
 }

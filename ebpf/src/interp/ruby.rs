@@ -7,7 +7,6 @@
 //! instructions. Offsets come from userspace per version (`tracekit_common::interp::ruby`).
 
 use tracekit_common::interp::{
-    InterpStat, encode_frame,
     ruby::{
         BODY_ENCODED, CFP_EP, CFP_ISEQ, CFP_PC, CFP_SIZE, DTV_ENTRY_SIZE, EC_CFP,
         FRAME_FLAG_FINISH, ISEQ_BODY, TCB_DTV,
@@ -15,7 +14,7 @@ use tracekit_common::interp::{
     runtime,
 };
 
-use super::{DONE, InterpFrame, InterpWalk, NOT_STARTED, READY, bump, config, read_user};
+use super::{EvalLoop, Found, InterpWalk, config, read_user};
 use crate::unwind::UnwindMaps;
 
 /// C function frames skipped in one step (each is one read of its `pc`).
@@ -48,60 +47,27 @@ fn current_frame<M: UnwindMaps>(walk: &InterpWalk) -> Option<u64> {
     read_user::<u64>(ec + offset(walk, EC_CFP))
 }
 
-/// One frame of the `rb_vm_exec` call at the walk's native frame (see [`InterpFrame`]).
-#[inline(always)]
-pub fn frame<M: UnwindMaps>(walk: &mut InterpWalk) -> InterpFrame {
-    if walk.state == NOT_STARTED {
-        match current_frame::<M>(walk) {
-            Some(frame) => {
-                walk.frame = frame;
-                walk.state = READY;
-            }
-            None => {
-                walk.state = DONE;
-                bump::<M>(InterpStat::ReadErrors);
-                return InterpFrame::Native;
-            }
-        }
+/// CRuby's eval loop, `vm_exec_core` (run by `rb_vm_exec`).
+pub struct Ruby;
+
+impl EvalLoop for Ruby {
+    const RUNTIME: u8 = runtime::RUBY;
+
+    #[inline(always)]
+    fn first_frame<M: UnwindMaps>(walk: &InterpWalk) -> Option<u64> {
+        current_frame::<M>(walk)
     }
-    if walk.state != READY {
-        return InterpFrame::Native;
-    }
-    match read_frame(walk) {
-        Some(Some(found)) => {
-            super::announce_code::<M>(walk, code_of(&found));
-            bump::<M>(InterpStat::Frames);
-            found
-        }
-        Some(None) => {
-            walk.state = DONE;
-            walk.pending = 0;
-            bump::<M>(InterpStat::NoThreadState);
-            InterpFrame::Native
-        }
-        None => {
-            walk.state = DONE;
-            walk.pending = 0;
-            bump::<M>(InterpStat::ReadErrors);
-            InterpFrame::Native
-        }
+
+    #[inline(always)]
+    fn read_frame(walk: &InterpWalk) -> Option<Option<Found>> {
+        read_frame(walk)
     }
 }
 
+/// The Ruby frame at or after `walk.frame`, with its caller. `Some(None)`: no Ruby frame
+/// left in this call; `None`: a read failed.
 #[inline(always)]
-fn code_of(frame: &InterpFrame) -> u64 {
-    match frame {
-        InterpFrame::Frame { word, .. } => tracekit_common::interp::decode_frame(*word)
-            .map(|(_, code, _)| code)
-            .unwrap_or(0),
-        InterpFrame::Native => 0,
-    }
-}
-
-/// Records the Ruby frame at or after `walk.frame` and moves to its caller. `Some(None)`:
-/// no Ruby frame left in this call; `None`: a read failed.
-#[inline(always)]
-fn read_frame(walk: &mut InterpWalk) -> Option<Option<InterpFrame>> {
+fn read_frame(walk: &InterpWalk) -> Option<Option<Found>> {
     let size = offset(walk, CFP_SIZE);
     let mut cfp = walk.frame;
     for _ in 0..MAX_SKIPPED {
@@ -124,10 +90,10 @@ fn read_frame(walk: &mut InterpWalk) -> Option<Option<InterpFrame>> {
         let body = read_user::<u64>(iseq + offset(walk, ISEQ_BODY))?;
         let encoded = read_user::<u64>(body + offset(walk, BODY_ENCODED))?;
         let units = if pc >= encoded { (pc - encoded) / 8 } else { 0 };
-        walk.frame = cfp + size;
-        walk.pending = u32::from(!finish);
-        return Some(Some(InterpFrame::Frame {
-            word: encode_frame(runtime::RUBY, iseq, units),
+        return Some(Some(Found {
+            code: iseq,
+            offset: units,
+            caller: cfp + size,
             last: finish,
         }));
     }

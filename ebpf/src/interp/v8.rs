@@ -37,7 +37,7 @@ use tracekit_common::interp::{
     },
 };
 
-use super::{InterpWalk, announce_as, announce_code, announce_generation, bump, read_user};
+use super::{InterpWalk, announce_as, announce_code, announce_generation, bump, read_user, record};
 use crate::unwind::UnwindMaps;
 
 /// Words of a frame read at once: [`BLOCK_BELOW`] below the frame pointer (V8's x64 frame
@@ -270,7 +270,13 @@ pub fn frame<M: UnwindMaps>(walk: &mut InterpWalk, fp: u64, pc: u64) -> Frame {
     }
     let word = match read_frame::<M>(walk, fp) {
         Some((function, shared, bytecode_offset)) => {
-            bump::<M>(InterpStat::Frames);
+            // Recorded as its function, unless its optimized code is found.
+            let function_word = record::<M>(
+                InterpStat::Frames,
+                runtime::V8,
+                shared,
+                bytecode_offset.unwrap_or(0),
+            );
             let compiled = match bytecode_offset {
                 // An unoptimized frame's slots, but maybe not its code: V8 enters
                 // on-stack-replaced code from such a frame and keeps its slots.
@@ -298,11 +304,7 @@ pub fn frame<M: UnwindMaps>(walk: &mut InterpWalk, fp: u64, pc: u64) -> Frame {
                     compiled
                 }
             };
-            compiled.or(Some(encode_frame(
-                runtime::V8,
-                shared,
-                bytecode_offset.unwrap_or(0),
-            )))
+            compiled.or(Some(function_word))
         }
         None => {
             bump::<M>(InterpStat::ReadErrors);

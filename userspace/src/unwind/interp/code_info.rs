@@ -18,7 +18,7 @@ pub struct CodeInfo {
     pub minor: u8,
     /// HotSpot compiled methods: each call site's offset from the blob, with its frames as
     /// symbols, outermost first, inlined methods after the method they are inlined into
-    /// (sorted by offset; [`super::hotspot_compiled`]). Empty for every other code object.
+    /// (sorted by offset; [`super::hotspot::compiled`]). Empty for every other code object.
     pub compiled: Vec<(u32, Vec<String>)>,
 }
 

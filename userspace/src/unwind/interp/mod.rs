@@ -17,25 +17,23 @@
 //!   (pid, code pointer); [`remember_codes`] reads a stack's code objects ahead, while the
 //!   process lives. Frames print as `function (file.py:LINE)` in module `[python]`.
 //!
-//! Adding a runtime: a module beside [`python`] with its detection and naming, a branch in
-//! [`detect`] and in [`frames`].
+//! Each runtime is a folder here ([`python`], [`ruby`], [`php`], [`v8`], [`hotspot`]) with a
+//! type implementing the `Runtime` trait, listed in `RUNTIMES` (both in `runtime.rs`); the
+//! code here (publishing, the registry of code objects, splicing, the report) goes through
+//! that table.
 
 mod code_info;
 pub mod hotspot;
-mod hotspot_compiled;
-mod hotspot_lines;
-mod hotspot_pending;
 mod layout;
 mod memory;
 pub mod php;
 pub mod python;
 mod registry;
 pub mod ruby;
+mod runtime;
 mod splice;
 mod unpublish;
 pub mod v8;
-mod v8_compiled;
-mod v8_lines;
 
 use std::{
     collections::{BTreeMap, HashMap},
@@ -48,7 +46,7 @@ use aya::{
 };
 use tracekit_common::interp::{
     CodeKey, INTERP_STAT_COUNT, InterpConfig, InterpProcess, InterpStat, decode_frame,
-    hotspot::CodeCache, runtime,
+    hotspot::CodeCache, runtime as tags,
 };
 
 use crate::{
@@ -59,22 +57,21 @@ use crate::{
 pub use code_info::CodeInfo;
 use layout::layouts;
 pub use memory::{read_memory, read_memory_prefix};
+use registry::{CodeReader, names_report, register};
 pub use registry::{MAX_CODES_PER_PROCESS, cached, forget_exited, remember_codes};
-use registry::{
-    Runtime, names_report, register, registry, remember_code, remember_replaced, replaced_frames,
-};
+use runtime::{Detected, RUNTIMES, file_name, runtime_of};
 pub use splice::splice;
 
 /// The module column of Python frames.
-pub const PYTHON_MODULE: &str = "[python]";
+pub const PYTHON_MODULE: &str = python::MODULE;
 /// The module column of Ruby frames.
-pub const RUBY_MODULE: &str = "[ruby]";
+pub const RUBY_MODULE: &str = ruby::MODULE;
 /// The module column of PHP frames.
-pub const PHP_MODULE: &str = "[php]";
+pub const PHP_MODULE: &str = php::MODULE;
 /// The module column of JavaScript (V8) frames.
-pub const JS_MODULE: &str = "[js]";
+pub const JS_MODULE: &str = v8::MODULE;
 /// The module column of Java (HotSpot) frames.
-pub const JAVA_MODULE: &str = "[java]";
+pub const JAVA_MODULE: &str = hotspot::MODULE;
 
 static DISABLED: AtomicBool = AtomicBool::new(false);
 
@@ -89,120 +86,15 @@ pub fn enabled() -> bool {
     !DISABLED.load(Ordering::Relaxed)
 }
 
-/// What a binary is, as far as interpreters go.
-#[derive(Clone, Debug)]
-pub(crate) enum Detected {
-    Python(python::Binary),
-    Ruby(ruby::Binary),
-    Php(php::Binary),
-    V8(v8::Binary),
-    /// HotSpot's `libjvm.so`: its layout is read per process.
-    HotSpot(hotspot::Binary),
-    /// An interpreter we cannot unwind, and why (for the report).
-    Unsupported(String),
-    /// Not an interpreter.
-    None,
-}
-
-/// Whether the binary at `path` may be an interpreter that [`detect`] knows, by its file
-/// name alone (no file is read): a process that maps one has its tables built first
-/// ([`crate::unwind::worker`]), as its stacks cannot be named before. Keep it in step with
-/// the names [`detect`] looks at.
+/// Whether the binary at `path` may be an interpreter that the runtime table knows, by its
+/// file name alone (no file is read): a process that maps one has its tables built first
+/// ([`crate::unwind::worker`]), as its stacks cannot be named before. Runtimes published
+/// before their tables (V8, HotSpot: [`Interpreters::load_jit_process`]) are not waited for.
 pub fn may_hold_interpreter(path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    name.contains("python")
-        || name.contains("ruby")
-        || name.starts_with("php")
-        || name.starts_with("libphp")
-}
-
-/// Checks the binary of `mapping` (opened as `file`) for an interpreter.
-fn detect(path: &str, file: &std::path::Path) -> Detected {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    if name.contains("ruby") {
-        return ruby::detect(file);
-    }
-    if name.starts_with("php") || name.starts_with("libphp") {
-        return php::detect(path, file);
-    }
-    if v8::is_node(name) {
-        return v8::detect(file);
-    }
-    if hotspot::is_libjvm(name) {
-        return hotspot::detect(file);
-    }
-    if !name.contains("python") {
-        return Detected::None;
-    }
-    use blazesym::inspect::{Inspector, source::Elf, source::Source};
-    let mut elf = Elf::new(file);
-    elf.debug_syms = false;
-    let names = ["_PyEval_EvalFrameDefault", "_PyRuntime", "Py_Version"];
-    let inspector = Inspector::new();
-    let Ok(found) = inspector.lookup(&Source::Elf(elf), &names) else {
-        return Detected::None;
-    };
-    let first = |i: usize| found.get(i).and_then(|syms| syms.first());
-    let (Some(eval), Some(runtime_state)) = (first(0), first(1)) else {
-        return Detected::None;
-    };
-    let Some(eval_size) = eval.size.filter(|&size| size > 0) else {
-        return Detected::Unsupported("_PyEval_EvalFrameDefault has no size".into());
-    };
-    // Py_Version (3.11+) is the authority; older versions are known by their file name.
-    let from_symbol = first(2).and_then(|sym| {
-        use std::os::unix::fs::FileExt as _;
-        let mut word = [0u8; 4];
-        std::fs::File::open(file)
-            .ok()?
-            .read_exact_at(&mut word, sym.file_offset?)
-            .ok()?;
-        python::minor_from_hex(u64::from(u32::from_le_bytes(word)))
-    });
-    let Some(minor) = from_symbol.or_else(|| python::minor_from_name(path)) else {
-        return Detected::Unsupported("CPython of an unknown version".into());
-    };
-    let Some(version) = python::version(minor) else {
-        return Detected::Unsupported(format!(
-            "CPython 3.{minor}: no structure offsets for this version (3.8-3.13 are known)"
-        ));
-    };
-    let Some(eval_file_offset) = eval.file_offset else {
-        return Detected::Unsupported("_PyEval_EvalFrameDefault has no file offset".into());
-    };
-    let mut version = *version;
-    // 3.13+ state their offsets at the start of _PyRuntime: they win over the table.
-    if minor >= 13 {
-        let stated = runtime_state.file_offset.and_then(|offset| {
-            use std::os::unix::fs::FileExt as _;
-            let mut bytes = vec![0u8; 400];
-            std::fs::File::open(file)
-                .ok()?
-                .read_exact_at(&mut bytes, offset)
-                .ok()?;
-            Some(bytes)
-        });
-        match stated.map(|bytes| python::apply_debug_offsets(version, &bytes)) {
-            Some(Ok(stated)) => {
-                if stated != version {
-                    log::debug!(
-                        "{path}: _Py_DebugOffsets differ from 3.{minor}'s table; using them"
-                    );
-                }
-                version = stated;
-            }
-            Some(Err(reason)) => return Detected::Unsupported(reason),
-            None => {
-                return Detected::Unsupported("_Py_DebugOffsets could not be read".into());
-            }
-        }
-    }
-    Detected::Python(python::Binary {
-        version,
-        eval: (eval.addr, eval_size as u64),
-        eval_file_offset,
-        runtime_state: runtime_state.addr,
-    })
+    let name = file_name(path);
+    RUNTIMES
+        .iter()
+        .any(|runtime| !runtime.before_tables() && runtime.claims(name))
 }
 
 /// The interpreter unwinders' maps of one loaded BPF object, and what was detected.
@@ -225,8 +117,8 @@ pub struct Interpreters {
     /// process loaded again (after an `exec`, a `dlopen`) counts once.
     unsupported: BTreeMap<(String, String), (u64, u32)>,
     errors: BTreeMap<String, u64>,
-    /// JVMs not readable yet, probed again ([`hotspot_pending`]).
-    hotspot_pending: hotspot_pending::PendingJvms,
+    /// JVMs not readable yet, probed again ([`hotspot::pending`]).
+    hotspot_pending: hotspot::pending::PendingJvms,
     /// Runtimes by version: what their frames lack (for `-v`).
     limits: BTreeMap<String, String>,
 }
@@ -276,7 +168,7 @@ impl Interpreters {
                         "/proc/{pid}/map_files/{:x}-{:x}",
                         mapping.begin, mapping.end
                     );
-                    let detected = detect(path, std::path::Path::new(&link));
+                    let detected = runtime::detect(path, std::path::Path::new(&link));
                     if !matches!(detected, Detected::None) {
                         log::debug!("interpreters: {path}: {detected:?}");
                     }
@@ -286,77 +178,54 @@ impl Interpreters {
             };
             match detected {
                 Detected::None => {}
-                Detected::HotSpot(binary) => {
-                    // Interpreted Java frames, where the layout was read; else -v says why.
-                    if self.load_hotspot(pid, path, &binary, mapping) {
-                        return;
-                    }
-                }
                 Detected::Unsupported(reason) => self.keep_native(path, reason, pid),
-                Detected::Python(binary) => {
-                    if !self.configure() {
-                        return;
-                    }
-                    // The exec mapping holds the eval loop: its file offset gives the bias.
-                    let Some(bias) = bias_at(binary.eval.0, binary.eval_file_offset, mapping)
-                    else {
-                        continue;
-                    };
-                    let process = binary.process(bias);
-                    match self.processes.insert(pid, process, 0) {
-                        Ok(()) => {
-                            let name = format!("CPython 3.{}", binary.version.minor);
-                            if self.published.get(&pid) != Some(&name) {
-                                *self.by_version.entry(name.clone()).or_default() += 1;
-                            }
-                            self.published.insert(pid, name);
-                            register(pid, Runtime::Python(binary.version));
-                        }
-                        Err(err) => {
-                            *self
-                                .errors
-                                .entry(format!("publishing an interpreter: {err}"))
-                                .or_default() += 1;
-                        }
-                    }
-                    return;
-                }
-                Detected::Ruby(binary) => {
-                    if !self.configure() {
-                        return;
-                    }
-                    let Some(bias) = bias_at(binary.eval.0, binary.eval_file_offset, mapping)
-                    else {
-                        continue;
-                    };
-                    let name = format!("Ruby 3.{}", binary.version.minor);
-                    self.publish(
-                        pid,
-                        binary.process(bias),
-                        name,
-                        Runtime::Ruby(binary.version),
-                    );
-                    return;
-                }
-                Detected::Php(binary) => {
-                    let Some(bias) = bias_at(binary.eval.0, binary.eval_file_offset, mapping)
-                    else {
-                        continue;
-                    };
-                    let name = format!("PHP 8.{}", binary.version.minor);
-                    self.publish(
-                        pid,
-                        binary.process(bias),
-                        name,
-                        Runtime::Php(binary.version),
-                    );
-                    return;
-                }
-                Detected::V8(binary) => {
-                    if self.publish_v8(pid, &binary, mapping, mappings) {
+                Detected::Found(binary) => {
+                    if binary.load(self, pid, path, mapping, mappings) {
                         return;
                     }
                 }
+            }
+        }
+    }
+
+    /// Publishes the runtimes walked by frame pointer (V8, HotSpot: `before_tables` in the
+    /// runtime table) in live process `pid` before its native unwind tables are built (which
+    /// takes seconds for a binary the size of node's or `libjvm.so`): the kernel walks their
+    /// frames with no tables, so a process profiled from its start (`-- CMD`, a process
+    /// started during `-a`) is named from its first samples. [`Self::load_process`]
+    /// publishes V8 again after the tables (harmless); a JVM published already is not
+    /// probed again.
+    pub fn load_jit_process(&mut self, pid: u32, mappings: &[ExecMapping]) {
+        if !enabled() {
+            return;
+        }
+        for mapping in mappings {
+            let Backing::File { path, .. } = &mapping.backing else {
+                continue;
+            };
+            let name = file_name(path);
+            if !RUNTIMES
+                .iter()
+                .any(|runtime| runtime.before_tables() && runtime.claims(name))
+            {
+                continue;
+            }
+            let key = (mapping.device.clone(), mapping.inode);
+            let detected = self.binaries.entry(key).or_insert_with(|| {
+                let link = format!(
+                    "/proc/{pid}/map_files/{:x}-{:x}",
+                    mapping.begin, mapping.end
+                );
+                let detected = runtime::detect(path, std::path::Path::new(&link));
+                log::debug!("interpreters: {path}: {detected:?}");
+                detected
+            });
+            let published = match detected.clone() {
+                Detected::Found(binary) => binary.load(self, pid, path, mapping, mappings),
+                _ => false,
+            };
+            if published {
+                return;
             }
         }
     }
@@ -373,15 +242,16 @@ impl Interpreters {
         }
     }
 
-    /// Publishes `process` as `pid`'s interpreter (Ruby, PHP; CPython's arm predates this).
-    fn publish(&mut self, pid: u32, process: InterpProcess, name: String, runtime: Runtime) {
+    /// Publishes `process` as `pid`'s runtime, `name` its version for the report; the
+    /// process's code objects are read by `reader` from now on.
+    fn publish(&mut self, pid: u32, process: InterpProcess, name: String, reader: impl CodeReader) {
         match self.processes.insert(pid, process, 0) {
             Ok(()) => {
                 if self.published.get(&pid) != Some(&name) {
                     *self.by_version.entry(name.clone()).or_default() += 1;
                 }
                 self.published.insert(pid, name);
-                register(pid, runtime);
+                register(pid, std::sync::Arc::new(reader));
             }
             Err(err) => {
                 *self
@@ -395,7 +265,9 @@ impl Interpreters {
     /// Reads the code objects the kernel announced since the last call (call it often: a
     /// process that exits first keeps frames named `[unknown]`). Returns how many.
     pub fn read_announced(&mut self) -> usize {
-        self.retry_hotspot();
+        for runtime in RUNTIMES {
+            runtime.poll(self);
+        }
         let mut read = 0;
         while let Some(item) = self.codes.next() {
             if item.len() < size_of::<CodeKey>() {
@@ -404,15 +276,7 @@ impl Interpreters {
             // SAFETY: the kernel writes whole CodeKeys; read_unaligned takes any alignment.
             let key = unsafe { std::ptr::read_unaligned(item.as_ptr().cast::<CodeKey>()) };
             drop(item);
-            if key.runtime == u16::from(runtime::V8_REPLACED) {
-                remember_replaced(key.pid, key.code);
-                read += 1;
-                continue;
-            }
-            // V8: an optimized `Code`'s (never 0), none for a `SharedFunctionInfo`.
-            let generation = (key.runtime == u16::from(runtime::HOTSPOT) || key.generation != 0)
-                .then_some(key.generation);
-            remember_code(key.pid, key.code, generation);
+            runtime_of(u8::try_from(key.runtime).unwrap_or(tags::NONE)).announced(&key);
             read += 1;
         }
         read
@@ -485,8 +349,9 @@ impl Interpreters {
         for (name, limit) in &self.limits {
             out.push_str(&format!("\n{name}: {limit}"));
         }
-        out.push_str(&self.pending_report());
-        out.push_str(&self.v8_report());
+        for runtime in RUNTIMES {
+            out.push_str(&runtime.report(self));
+        }
         for (error, n) in &self.errors {
             out.push_str(&format!("\ninterpreters off ({n}x): {error}"));
         }
@@ -508,17 +373,6 @@ fn bias_at(eval: u64, at: u64, mapping: &ExecMapping) -> Option<u64> {
     Some((mapping.begin + (at - mapping.offset)).wrapping_sub(eval))
 }
 
-/// The module column of `runtime`'s frames.
-fn module_of(runtime: u8) -> &'static str {
-    match runtime {
-        runtime::RUBY => RUBY_MODULE,
-        runtime::PHP => PHP_MODULE,
-        runtime::V8 | runtime::V8_REPLACED => JS_MODULE,
-        runtime::HOTSPOT => JAVA_MODULE,
-        _ => PYTHON_MODULE,
-    }
-}
-
 /// Whether `word` of a user stack is an interpreter frame.
 pub fn is_frame(word: u64) -> bool {
     decode_frame(word).is_some()
@@ -526,26 +380,19 @@ pub fn is_frame(word: u64) -> bool {
 
 /// The frames of encoded interpreter frame `word` of process `pid`: one,
 /// `function (file:LINE)` in its runtime's module ([`PYTHON_MODULE`]...), `[unknown]` in
-/// it when the code object could not be read; a HotSpot compiled frame is its method and the
-/// methods inlined there, outermost first ([`hotspot_compiled::frames`]; `leaf`: the word is
-/// the sampled pc; `next`: the word after it, maybe its fingerprint, [`hotspot::frame_code`]).
+/// it when the code object could not be read; a compiled frame (V8, HotSpot) is its
+/// function and the functions inlined there, outermost first (`leaf`: the word is the
+/// sampled pc; `next`: the word after it, maybe a HotSpot method's fingerprint). Named by
+/// the runtime whose tag the word carries (its `Runtime::frames`).
 pub fn frames(pid: u32, word: u64, next: Option<u64>, leaf: bool) -> Vec<Frame> {
-    let id = decode_frame(word).map_or(runtime::PYTHON, |(id, _, _)| id);
-    let symbols = match decode_frame(word) {
-        // A replaced V8 frame whose code was not found is named as its function.
-        Some((runtime::V8_REPLACED, shared, low_bits)) => replaced_frames(pid, shared, low_bits)
-            .unwrap_or_else(|| {
-                let function = tracekit_common::interp::encode_frame(runtime::V8, shared, 0);
-                code_symbols(pid, function, None, leaf)
-            }),
-        _ => code_symbols(pid, word, next, leaf),
-    };
-    symbols
+    let runtime = runtime_of(decode_frame(word).map_or(tags::PYTHON, |(tag, _, _)| tag));
+    runtime
+        .frames(pid, word, next, leaf)
         .into_iter()
         .map(|(symbol, inlined)| Frame {
             address: None,
             symbol,
-            module: Some(module_of(id).to_string()),
+            module: Some(runtime.module().to_string()),
             kind: FrameKind::User,
             inlined,
             jit: false,
@@ -553,47 +400,12 @@ pub fn frames(pid: u32, word: u64, next: Option<u64>, leaf: bool) -> Vec<Frame> 
         .collect()
 }
 
-/// The symbols of encoded frame `word` (not a replaced V8 frame) of `pid`, each with whether
-/// it is inlined into the one before (see [`frames`]).
-fn code_symbols(pid: u32, word: u64, next: Option<u64>, leaf: bool) -> Vec<(String, bool)> {
-    let id = decode_frame(word).map_or(runtime::PYTHON, |(id, _, _)| id);
-    let info = decode_frame(word).zip(hotspot::frame_code(word, next));
-    let info = info.and_then(|((_, _, units), code)| {
-        remember_code(pid, code, None);
-        let registry = registry();
-        let info = registry.processes.get(&pid)?.codes.get(&code)?.clone()?;
-        Some((info, units))
-    });
-    match info {
-        Some((info, offset)) if id == runtime::V8 && !info.compiled.is_empty() => {
-            v8_compiled::frames(&info, offset)
-        }
-        Some((info, units)) if id == runtime::V8 => vec![(v8::symbol(&info, units), false)],
-        Some((info, offset)) if id == runtime::HOTSPOT && !info.compiled.is_empty() => {
-            hotspot_compiled::frames(&info, offset, leaf)
-        }
-        Some((info, bci)) if id == runtime::HOTSPOT => {
-            vec![(hotspot_lines::symbol(&info, bci), false)]
-        }
-        Some((info, units)) => {
-            let line = match id {
-                runtime::RUBY => ruby::line_of(&info, units),
-                // The kernel recorded `opline->lineno` itself.
-                runtime::PHP => units as i32,
-                _ => info.line(units),
-            };
-            vec![(format!("{} ({}:{})", info.name, info.file, line), false)]
-        }
-        None => vec![(crate::stacks::UNKNOWN_SYMBOL.to_string(), false)],
-    }
-}
-
 /// Whether `frame` is of interpreted code (its module is a runtime's, `[python]`).
 pub fn is_interpreted(frame: &Frame) -> bool {
-    matches!(
-        frame.module.as_deref(),
-        Some(PYTHON_MODULE | RUBY_MODULE | PHP_MODULE | JS_MODULE | JAVA_MODULE)
-    )
+    frame
+        .module
+        .as_deref()
+        .is_some_and(|module| RUNTIMES.iter().any(|runtime| runtime.module() == module))
 }
 
 /// An interpreter frame's symbol (`function (file:LINE)`, as [`frame`] writes it) split into

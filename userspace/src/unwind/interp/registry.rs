@@ -1,65 +1,38 @@
 //! The code objects of every process, read from its memory when first seen and kept until
 //! it exits: each runtime's names for the frames the kernel records ([`super::frames`]).
-//! Shared by the unwind thread, which reads announced code ahead ([`remember_code`],
-//! [`remember_replaced`]), and the symbolizer.
+//! Shared by the unwind thread, which reads announced code ahead ([`remember_code`], V8's
+//! [`super::v8::replaced::remember_replaced`]), and the symbolizer.
 
 use std::{
+    any::Any,
     collections::HashMap,
+    fmt,
     sync::{Arc, LazyLock, Mutex},
 };
 
-use super::{CodeInfo, hotspot, php, python, ruby, v8, v8_compiled};
+use super::{CodeInfo, v8::replaced::ReplacedCode};
 
-/// A process's runtime, for naming.
-#[derive(Clone, Debug)]
-pub(super) enum Runtime {
-    Python(python::Version),
-    Ruby(&'static ruby::Version),
-    Php(&'static php::Version),
-    V8(v8::Version),
-    HotSpot(Arc<hotspot::Layout>),
-    /// Tests' code objects: what the function reads at (code, generation).
-    #[cfg(test)]
-    Fake(fn(u64, Option<u16>) -> Option<CodeInfo>),
-}
-
-impl Runtime {
+/// A published process's runtime as detected (its version, or its layout), which reads the
+/// process's code objects; each runtime's folder implements it for its own.
+pub(crate) trait CodeReader: fmt::Debug + Send + Sync + Any {
     /// Reads code object `code` of `pid` (of `generation`, where the kernel announced one).
-    fn read_code(&self, pid: u32, code: u64, generation: Option<u16>) -> Option<CodeInfo> {
-        match self {
-            Runtime::Python(version) => python::read_code(pid, version, code),
-            Runtime::Ruby(version) => ruby::read_code(pid, version, code),
-            Runtime::Php(version) => php::read_code(pid, version, code),
-            Runtime::V8(version) => v8::read_code(pid, version, code, generation),
-            Runtime::HotSpot(layout) => hotspot::read_code(pid, layout, code, generation),
-            #[cfg(test)]
-            Runtime::Fake(read) => read(code, generation),
-        }
-    }
+    fn read_code(&self, pid: u32, code: u64, generation: Option<u16>) -> Option<CodeInfo>;
+
+    /// Whether `other` reads code objects as `self` does: a process that execs into the same
+    /// version keeps what was read ([`super::runtime::same_reader`]).
+    fn same(&self, other: &dyn CodeReader) -> bool;
 }
 
 /// Code objects of one process.
 pub(super) struct ProcessCodes {
-    pub(super) runtime: Runtime,
+    pub(super) runtime: Arc<dyn CodeReader>,
     /// Code pointer to what was read (`None`: the read failed).
     pub(super) codes: HashMap<u64, Option<Arc<CodeInfo>>>,
     /// The generation each code pointer was announced with (HotSpot blobs).
     pub(super) generations: HashMap<u64, u16>,
-    /// V8 code found around announced pcs of replaced frames ([`v8::replaced`]), oldest
-    /// first.
-    replaced: Vec<ReplacedCode>,
-}
-
-/// V8 code found around a replaced frame's pc.
-struct ReplacedCode {
-    /// The function it was made for (its `SharedFunctionInfo`, untagged).
-    shared: u64,
-    /// The `Code` (untagged).
-    code: u64,
-    /// Its first instruction, and the instructions' size in bytes.
-    start: u64,
-    size: u32,
-    info: Arc<CodeInfo>,
+    /// V8 code found around announced pcs of replaced frames ([`super::v8::replaced`]),
+    /// oldest first.
+    pub(super) replaced: Vec<ReplacedCode>,
 }
 
 /// Every process's code objects, shared by the unwind thread (which reads them ahead) and
@@ -74,8 +47,9 @@ pub(super) struct Registry {
     pub(super) over_limit: u64,
     /// Code pointers announced with two generations ([`remember_code`]).
     pub(super) ambiguous: u64,
-    /// Pcs of replaced V8 frames in no optimized code found ([`remember_replaced`]):
-    /// their frames are named as their function.
+    /// Pcs of replaced V8 frames in no optimized code found
+    /// ([`super::v8::replaced::remember_replaced`]): their frames are named as their
+    /// function.
     pub(super) replaced_unfound: u64,
 }
 
@@ -88,7 +62,7 @@ pub(super) fn registry() -> std::sync::MutexGuard<'static, Registry> {
 }
 
 /// Records that `pid` runs `runtime` (its code objects are named by it).
-pub(super) fn register(pid: u32, runtime: Runtime) {
+pub(super) fn register(pid: u32, runtime: Arc<dyn CodeReader>) {
     let mut registry = registry();
     let entry = registry
         .processes
@@ -100,15 +74,7 @@ pub(super) fn register(pid: u32, runtime: Runtime) {
             replaced: Vec::new(),
         });
     // An exec into another version: what was read is of the old image.
-    let same = match (&entry.runtime, &runtime) {
-        (Runtime::Python(a), Runtime::Python(b)) => a.minor == b.minor,
-        (Runtime::Ruby(a), Runtime::Ruby(b)) => a.minor == b.minor,
-        (Runtime::Php(a), Runtime::Php(b)) => a.minor == b.minor,
-        (Runtime::V8(a), Runtime::V8(b)) => a == b,
-        (Runtime::HotSpot(a), Runtime::HotSpot(b)) => a == b,
-        _ => false,
-    };
-    if !same {
+    if !entry.runtime.same(&*runtime) {
         entry.runtime = runtime;
         entry.codes.clear();
         entry.generations.clear();
@@ -171,74 +137,12 @@ pub(super) fn remember_code(pid: u32, code: u64, generation: Option<u16>) {
     }
 }
 
-/// Replaced V8 code kept per process, at most (the newest is dropped past it, counted as
-/// [`Registry::over_limit`]).
-const MAX_REPLACED_PER_PROCESS: usize = 4096;
-
-/// Finds the V8 code around `pc`, a replaced frame's pc the kernel announced for `pid`
-/// ([`v8::replaced`]), unless code found before holds it; kept under its function.
-pub(super) fn remember_replaced(pid: u32, pc: u64) {
-    let mut registry = registry();
-    let Registry {
-        processes,
-        replaced_unfound,
-        over_limit,
-        ..
-    } = &mut *registry;
-    let Some(process) = processes.get_mut(&pid) else {
-        return;
-    };
-    let Runtime::V8(version) = &process.runtime else {
-        return;
-    };
-    if let Some(at) = process
-        .replaced
-        .iter()
-        .position(|code| code.start <= pc && pc - code.start < u64::from(code.size))
-    {
-        let known = &process.replaced[at];
-        if v8::replaced::still_there(pid, version, known.code, known.start) {
-            return;
-        }
-        // V8 moved or freed that code since: what holds the pc now is read afresh.
-        process.replaced.remove(at);
-    }
-    if process.replaced.len() >= MAX_REPLACED_PER_PROCESS {
-        *over_limit += 1;
-        return;
-    }
-    match v8::replaced::read(pid, version, pc) {
-        Some((shared, found, info)) => process.replaced.push(ReplacedCode {
-            shared,
-            code: found.code,
-            start: found.start,
-            size: found.size,
-            info: Arc::new(info),
-        }),
-        None => *replaced_unfound += 1,
-    }
-}
-
-/// The frames of replaced V8 frame `shared` recorded with pc bits `low_bits`, from the
-/// newest code found for `shared` that holds such a pc; `None`: no such code.
-pub(super) fn replaced_frames(pid: u32, shared: u64, low_bits: u32) -> Option<Vec<(String, bool)>> {
-    let registry = registry();
-    let process = registry.processes.get(&pid)?;
-    process.replaced.iter().rev().find_map(|code| {
-        let offset = v8::replaced::offset_in(code.start, code.size, low_bits);
-        (code.shared == shared)
-            .then_some(offset)
-            .flatten()
-            .map(|offset| v8_compiled::frames(&code.info, offset))
-    })
-}
-
 /// Reads, now, the code objects of `leaf_first` (a recorded user stack of `pid`) not read
 /// yet, so they are named even if the process exits before the stacks are printed.
 pub fn remember_codes(pid: u32, leaf_first: &[u64]) {
     for (index, &word) in leaf_first.iter().enumerate() {
         // One interpreter per process: its runtime names every frame of the stack.
-        if let Some(code) = hotspot::frame_code(word, leaf_first.get(index + 1).copied()) {
+        if let Some(code) = super::runtime::frame_code(word, leaf_first.get(index + 1).copied()) {
             remember_code(pid, code, None);
         }
     }

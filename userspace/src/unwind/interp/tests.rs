@@ -1,6 +1,9 @@
 use std::sync::Arc;
 
-use super::{registry::Registry, *};
+use super::{
+    registry::{Registry, registry, remember_code},
+    *,
+};
 
 /// A process's code objects stop being cached at the limit, counted; exited processes
 /// are freed at the second `forget_exited` after their exit.
@@ -10,7 +13,7 @@ fn code_caches_are_bounded_and_freed() {
     // the bound is checked on a live process (this one), which no call frees, and the
     // freeing on a process that does not exist.
     let live = std::process::id();
-    register(live, Runtime::Python(*python::version(12).unwrap()));
+    register(live, Arc::new(*python::version(12).unwrap()));
     for code in 0..MAX_CODES_PER_PROCESS as u64 + 10 {
         remember_code(live, 0x1000 + code * 16, None); // unmapped here: every read fails fast
     }
@@ -22,7 +25,7 @@ fn code_caches_are_bounded_and_freed() {
     assert!(names_report().contains("not named: their process had 65536 cached"));
     registry().processes.remove(&live);
     let gone = u32::MAX - 27;
-    register(gone, Runtime::Python(*python::version(12).unwrap()));
+    register(gone, Arc::new(*python::version(12).unwrap()));
     remember_code(gone, 0x1000, None);
     assert!(registry().processes.contains_key(&gone));
     // Seen exited at one call, freed at the next (whoever makes them).
@@ -40,7 +43,7 @@ fn a_code_pointer_of_two_generations_is_named_by_neither() {
     // A pid no process has: only a forget_exited of another test twice within this test
     // would free it.
     let pid = u32::MAX - 41;
-    register(pid, Runtime::Python(*python::version(12).unwrap()));
+    register(pid, Arc::new(*python::version(12).unwrap()));
     let code = 0x7f00_0000_1010;
     let info = CodeInfo {
         name: "A.run".into(),
@@ -95,7 +98,7 @@ fn interpreter_symbols_split_into_function_file_and_line() {
 #[test]
 fn native_runs_and_interpreter_frames_keep_their_order() {
     use tracekit_common::interp::encode_frame;
-    let python = |code| encode_frame(runtime::PYTHON, code, 0);
+    let python = |code| encode_frame(tags::PYTHON, code, 0);
     let leaf_first = [
         0x1000,
         0x2000,
@@ -138,9 +141,23 @@ fn detects_pyenv_311() {
         return;
     }
     let started = std::time::Instant::now();
-    let detected = detect(path, std::path::Path::new(path));
+    let detected = runtime::detect(path, std::path::Path::new(path));
     eprintln!("{detected:?} in {:?}", started.elapsed());
-    assert!(matches!(detected, Detected::Python(_)));
+    assert!(detected.binary::<python::Binary>().is_some());
+}
+
+/// Tests' code objects: what [`fake_code`] reads.
+#[derive(Debug)]
+struct Fake;
+
+impl CodeReader for Fake {
+    fn read_code(&self, _pid: u32, code: u64, generation: Option<u16>) -> Option<CodeInfo> {
+        fake_code(code, generation)
+    }
+
+    fn same(&self, _other: &dyn CodeReader) -> bool {
+        false
+    }
 }
 
 /// What [`fake_code`] reads at any code address: one of two functions' code, or nothing.
@@ -183,7 +200,7 @@ fn a_reused_code_address_is_read_again_never_misnamed() {
             .as_ref()
             .map(|info| info.name.clone())
     };
-    register(pid, Runtime::Fake(fake_code));
+    register(pid, Arc::new(Fake));
     FAKE_MEMORY.store(1, Ordering::Relaxed);
     remember_code(pid, 0x1000, Some(1));
     assert_eq!(name(0x1000).as_deref(), Some("a"));
@@ -222,7 +239,7 @@ fn fingerprint_words_are_no_frames() {
     use tracekit_common::interp::{encode_frame, hotspot::encode_fingerprint};
     let leaf_first = [
         0x1000,
-        encode_frame(runtime::HOTSPOT, 0x7f10_0000_2b10, 5),
+        encode_frame(tags::HOTSPOT, 0x7f10_0000_2b10, 5),
         encode_fingerprint(Some(7)),
         0x3000,
     ];

@@ -29,7 +29,7 @@ fn bytes(hex: &str) -> Vec<u8> {
 
 /// The (code offset, frames) entries of the position table `table` (hex), with `inlinings`.
 fn decoded(table: &str, inlinings: &[Inlining]) -> Vec<(i64, Chain)> {
-    v8_lines::decode_table(&bytes(table))
+    lines::decode_table(&bytes(table))
         .iter()
         .map(|e| (e.code_offset, chain(e.position, inlinings)))
         .collect()

@@ -2,7 +2,7 @@
 //! for debuggers: frame offsets, instance types, class field offsets), the offsets the
 //! kernel's frame-pointer walk needs (`tracekit_common::interp::v8`), and naming of the
 //! recorded `SharedFunctionInfo`s: the function's name, its script's name and the line
-//! ([`v8_lines`]), read from the process's memory.
+//! ([`lines`]), read from the process's memory.
 //!
 //! The symbols' values are read from the binary's ELF sections with the `object` crate
 //! (values in `.bss` are zero). A binary without them (a V8 built without postmortem
@@ -25,15 +25,16 @@ use std::{
 };
 
 use tracekit_common::interp::{
-    InterpProcess, InterpStat, NO_OFFSET, OFFSET_SLOTS, runtime, v8 as slots,
+    CodeKey, InterpProcess, InterpStat, NO_OFFSET, OFFSET_SLOTS, decode_frame, encode_frame,
+    runtime, v8 as slots,
 };
 
 use super::{
-    CodeInfo, Detected, read_memory, read_memory_prefix,
-    v8_compiled::{self, CompiledLayout},
-    v8_lines::{self, LineLayout},
+    CodeInfo, read_memory, read_memory_prefix,
+    registry::{CodeReader, remember_code},
+    runtime::{Detected, Runtime, code_symbols, same_reader},
 };
-use crate::unwind::process::{Backing, ExecMapping};
+use crate::unwind::process::ExecMapping;
 
 /// Instance types of the `JSFunction` classes after `JS_FUNCTION_TYPE` (class
 /// constructors and the like, V8 9.6+): they are not named in the `v8dbg_*` symbols.
@@ -80,10 +81,10 @@ pub struct Version {
     scope_info_context_locals: u16,
     /// Cached external strings (node's own sources); `None`: not read.
     external: Option<External>,
-    /// Where lines are read ([`v8_lines`]); `None`: a symbol is missing, and frames are
+    /// Where lines are read ([`lines`]); `None`: a symbol is missing, and frames are
     /// `function (script)` with no line.
     lines: Option<LineLayout>,
-    /// Where optimized code is read ([`v8_compiled`]); `None`: optimized frames are recorded
+    /// Where optimized code is read ([`compiled`]); `None`: optimized frames are recorded
     /// as their function, at its definition line.
     compiled: Option<CompiledLayout>,
     /// Where replaced code is found from a pc ([`replaced`]); `None`: replaced frames are
@@ -280,8 +281,98 @@ fn class_field(
     Ok(found)
 }
 
+/// V8, as Node.js runs it, in the runtime table.
+pub struct Node;
+
+/// V8's entry in `RUNTIMES`, the table of runtimes.
+pub static V8: Node = Node;
+
+/// The module column of JavaScript (V8) frames.
+pub const MODULE: &str = "[js]";
+
+impl Runtime for Node {
+    fn tags(&self) -> &'static [u8] {
+        &[runtime::V8, runtime::V8_REPLACED]
+    }
+
+    fn module(&self) -> &'static str {
+        MODULE
+    }
+
+    fn claims(&self, name: &str) -> bool {
+        is_node(name)
+    }
+
+    fn before_tables(&self) -> bool {
+        true
+    }
+
+    fn detect(&self, _path: &str, file: &std::path::Path) -> Detected {
+        detect(file)
+    }
+
+    fn symbols(&self, info: &CodeInfo, offset: u32, _leaf: bool) -> Vec<(String, bool)> {
+        if info.compiled.is_empty() {
+            vec![(symbol(info, offset), false)]
+        } else {
+            compiled::frames(info, offset)
+        }
+    }
+
+    /// A replaced frame is named from the code found around its pc, else as its function.
+    fn frames(&self, pid: u32, word: u64, next: Option<u64>, leaf: bool) -> Vec<(String, bool)> {
+        match decode_frame(word) {
+            Some((runtime::V8_REPLACED, shared, low_bits)) => {
+                replaced::replaced_frames(pid, shared, low_bits).unwrap_or_else(|| {
+                    let function = encode_frame(runtime::V8, shared, 0);
+                    code_symbols(self, pid, function, None, leaf)
+                })
+            }
+            _ => code_symbols(self, pid, word, next, leaf),
+        }
+    }
+
+    /// A replaced frame's pc is looked up at once; an optimized `Code` comes with its
+    /// generation (never 0), a `SharedFunctionInfo` with none.
+    fn announced(&self, key: &CodeKey) {
+        if key.runtime == u16::from(runtime::V8_REPLACED) {
+            replaced::remember_replaced(key.pid, key.code);
+            return;
+        }
+        let generation = (key.generation != 0).then_some(key.generation);
+        remember_code(key.pid, key.code, generation);
+    }
+
+    fn report(&self, interpreters: &super::Interpreters) -> String {
+        interpreters.v8_report()
+    }
+}
+
+impl super::runtime::Binary for Binary {
+    fn load(
+        &self,
+        interpreters: &mut super::Interpreters,
+        pid: u32,
+        _path: &str,
+        mapping: &ExecMapping,
+        mappings: &[ExecMapping],
+    ) -> bool {
+        interpreters.publish_v8(pid, self, mapping, mappings)
+    }
+}
+
+impl CodeReader for Version {
+    fn read_code(&self, pid: u32, code: u64, generation: Option<u16>) -> Option<CodeInfo> {
+        read_code(pid, self, code, generation)
+    }
+
+    fn same(&self, other: &dyn CodeReader) -> bool {
+        same_reader(self, other, |a, b| a == b)
+    }
+}
+
 /// Checks `file` (a mapping of a Node.js binary) for V8's postmortem symbols.
-pub(crate) fn detect(file: &std::path::Path) -> Detected {
+fn detect(file: &std::path::Path) -> Detected {
     let data = match std::fs::File::open(file).and_then(|f| {
         // SAFETY: a read-only private mapping of an executable; it is only read.
         unsafe { memmap2::Mmap::map(&f) }
@@ -290,7 +381,7 @@ pub(crate) fn detect(file: &std::path::Path) -> Detected {
         Err(err) => return Detected::Unsupported(format!("reading the binary: {err}")),
     };
     match read_symbols(&data).and_then(|symbols| binary(&symbols)) {
-        Ok(Some(binary)) => Detected::V8(binary),
+        Ok(Some(binary)) => Detected::found(binary),
         Ok(None) => Detected::None,
         Err(reason) => Detected::Unsupported(reason),
     }
@@ -393,9 +484,9 @@ fn binary(symbols: &Symbols) -> Result<Option<Binary>, String> {
         compiled: None,
         replaced: None,
     };
-    let lines = v8_lines::layout(&field, &member, (version.major, version.minor));
+    let lines = lines::layout(&field, &member, (version.major, version.minor));
     let compiled = match &lines {
-        Ok(_) => v8_compiled::layout(
+        Ok(_) => compiled::layout(
             &field,
             &member,
             (version.major, version.minor),
@@ -428,45 +519,6 @@ fn binary(symbols: &Symbols) -> Result<Option<Binary>, String> {
 }
 
 impl super::Interpreters {
-    /// Publishes V8 (or HotSpot, [`Self::load_hotspot`]) in live process `pid` before its
-    /// native unwind tables are built (which takes seconds for a binary the size of node's
-    /// or `libjvm.so`): the kernel walks their frames by frame pointer with no tables, so a
-    /// process profiled from its start (`-- CMD`, a process started during `-a`) is named
-    /// from its first samples. [`Self::load_process`] publishes V8 again after the tables
-    /// (harmless); a JVM published already is not probed again.
-    pub fn load_jit_process(&mut self, pid: u32, mappings: &[ExecMapping]) {
-        if !super::enabled() {
-            return;
-        }
-        for mapping in mappings {
-            let Backing::File { path, .. } = &mapping.backing else {
-                continue;
-            };
-            let name = path.rsplit('/').next().unwrap_or(path);
-            if !is_node(name) && !super::hotspot::is_libjvm(name) {
-                continue;
-            }
-            let key = (mapping.device.clone(), mapping.inode);
-            let detected = self.binaries.entry(key).or_insert_with(|| {
-                let link = format!(
-                    "/proc/{pid}/map_files/{:x}-{:x}",
-                    mapping.begin, mapping.end
-                );
-                let detected = super::detect(path, std::path::Path::new(&link));
-                log::debug!("interpreters: {path}: {detected:?}");
-                detected
-            });
-            let published = match detected.clone() {
-                Detected::V8(binary) => self.publish_v8(pid, &binary, mapping, mappings),
-                Detected::HotSpot(binary) => self.load_hotspot(pid, path, &binary, mapping),
-                _ => false,
-            };
-            if published {
-                return;
-            }
-        }
-    }
-
     /// Publishes V8 `binary` as `pid`'s runtime if `mapping` holds its builtins.
     ///
     /// Node maps the file's builtins a second time, at a mapping of their own. Node 24 (V8
@@ -515,7 +567,7 @@ impl super::Interpreters {
             );
         }
         let process = binary.process(bias, load_bias.unwrap_or(bias));
-        self.publish(pid, process, name, super::Runtime::V8(v));
+        self.publish(pid, process, name, v);
         true
     }
 }
@@ -525,7 +577,7 @@ impl super::Interpreters {
 static CODE_WITHOUT_LINES: AtomicU64 = AtomicU64::new(0);
 
 /// Reads code object `code` (untagged) of process `pid`, as the kernel recorded it: an
-/// optimized `Code` ([`v8_compiled::read`]) or a `SharedFunctionInfo` ([`read_shared`]).
+/// optimized `Code` ([`compiled::read`]) or a `SharedFunctionInfo` ([`read_shared`]).
 /// `generation`: the one the kernel announced a `Code` with
 /// ([`tracekit_common::interp::v8::code_generation`] of its instructions' start and
 /// size); `None` when the `Code` now at `code` has another (other code reused the address
@@ -544,7 +596,7 @@ pub fn read_code(pid: u32, v: &Version, code: u64, generation: Option<u16>) -> O
         }
         let shared = |object| read_shared(&reader, object);
         let sfi = v.type_shared_function_info;
-        let info = v8_compiled::read(&reader, &lines, &compiled, sfi, code, shared)?;
+        let info = compiled::read(&reader, &lines, &compiled, sfi, code, shared)?;
         if info.compiled.is_empty() {
             CODE_WITHOUT_LINES.fetch_add(1, Ordering::Relaxed);
         }
@@ -577,7 +629,7 @@ impl super::Interpreters {
 
 /// Reads the `SharedFunctionInfo` at untagged `shared`: the function's name (`(anonymous)`
 /// when it has none) and its script's name, and its script (untagged).
-fn read_shared(reader: &Reader, shared: u64) -> Option<v8_compiled::Shared> {
+fn read_shared(reader: &Reader, shared: u64) -> Option<compiled::Shared> {
     let v = reader.v;
     let name_or_scope = reader.field(shared, v.shared_name_or_scope_info)?;
     let (object, kind) = reader.object(name_or_scope)?;
@@ -608,7 +660,7 @@ fn read_shared(reader: &Reader, shared: u64) -> Option<v8_compiled::Shared> {
         (Some(layout), Some(script)) if !file.is_empty() => {
             let indices = (v.scope_info_first_vars, v.scope_info_context_locals);
             let bytecode_array = v.type_bytecode_array;
-            v8_lines::function_lines(
+            lines::function_lines(
                 reader,
                 &layout,
                 shared,
@@ -632,7 +684,7 @@ fn read_shared(reader: &Reader, shared: u64) -> Option<v8_compiled::Shared> {
 }
 
 /// The symbol of a named V8 frame recorded with offset `units` (the kernel's bytecode
-/// offset; 0 in a compiled frame): `function (script:LINE)`, the line as [`v8_lines`]
+/// offset; 0 in a compiled frame): `function (script:LINE)`, the line as [`lines`]
 /// says; `function (script)` when no line is known; `function` when the script has no name
 /// (the runtime's own code).
 pub fn symbol(info: &CodeInfo, units: u32) -> String {
@@ -643,20 +695,21 @@ pub fn symbol(info: &CodeInfo, units: u32) -> String {
     let current = i32::try_from(units)
         .ok()
         .filter(|&units| units > 0)
-        .and_then(|units| v8_lines::line_at(&info.linetable, units));
+        .and_then(|units| lines::line_at(&info.linetable, units));
     match current.or((info.first_line > 0).then_some(info.first_line)) {
         Some(line) => format!("{} ({}:{line})", info.name, info.file),
         None => format!("{} ({})", info.name, info.file),
     }
 }
 
-#[path = "v8_reader.rs"]
+pub(super) mod compiled;
+mod lines;
 mod reader;
-pub(super) use reader::Reader;
-
-#[path = "v8_replaced.rs"]
 pub(super) mod replaced;
 
+use compiled::CompiledLayout;
+use lines::LineLayout;
+pub(super) use reader::Reader;
+
 #[cfg(test)]
-#[path = "v8_tests.rs"]
 mod tests;

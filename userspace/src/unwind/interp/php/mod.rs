@@ -16,7 +16,12 @@ use tracekit_common::interp::{
     runtime,
 };
 
-use super::{CodeInfo, read_memory};
+use super::{
+    CodeInfo, Interpreters, bias_at, read_memory,
+    registry::CodeReader,
+    runtime::{Detected, Runtime, at_line, same_reader},
+};
+use crate::unwind::process::ExecMapping;
 
 /// One minor version's layout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -108,9 +113,68 @@ impl Binary {
     }
 }
 
+/// PHP in the runtime table.
+pub struct Php;
+
+/// PHP's entry in `RUNTIMES`, the table of runtimes.
+pub static PHP: Php = Php;
+
+/// The module column of PHP frames.
+pub const MODULE: &str = "[php]";
+
+impl Runtime for Php {
+    fn tags(&self) -> &'static [u8] {
+        &[runtime::PHP]
+    }
+
+    fn module(&self) -> &'static str {
+        MODULE
+    }
+
+    fn claims(&self, name: &str) -> bool {
+        name.starts_with("php") || name.starts_with("libphp")
+    }
+
+    fn detect(&self, path: &str, file: &std::path::Path) -> Detected {
+        detect(path, file)
+    }
+
+    fn symbols(&self, info: &CodeInfo, units: u32, _leaf: bool) -> Vec<(String, bool)> {
+        // The kernel recorded `opline->lineno` itself.
+        at_line(info, units as i32)
+    }
+}
+
+impl super::runtime::Binary for Binary {
+    fn load(
+        &self,
+        interpreters: &mut Interpreters,
+        pid: u32,
+        _path: &str,
+        mapping: &ExecMapping,
+        _mappings: &[ExecMapping],
+    ) -> bool {
+        let Some(bias) = bias_at(self.eval.0, self.eval_file_offset, mapping) else {
+            return false;
+        };
+        let name = format!("PHP 8.{}", self.version.minor);
+        interpreters.publish(pid, self.process(bias), name, *self.version);
+        true
+    }
+}
+
+impl CodeReader for Version {
+    fn read_code(&self, pid: u32, code: u64, _generation: Option<u16>) -> Option<CodeInfo> {
+        read_code(pid, self, code)
+    }
+
+    fn same(&self, other: &dyn CodeReader) -> bool {
+        same_reader(self, other, |a, b| a.minor == b.minor)
+    }
+}
+
 /// Checks `file` (a mapping of `path`) for a Zend VM.
-pub(crate) fn detect(path: &str, file: &std::path::Path) -> super::Detected {
-    use super::Detected;
+fn detect(path: &str, file: &std::path::Path) -> Detected {
     use blazesym::inspect::{Inspector, source::Elf, source::Source};
     let mut elf = Elf::new(file);
     elf.debug_syms = false;
@@ -147,7 +211,7 @@ pub(crate) fn detect(path: &str, file: &std::path::Path) -> super::Detected {
     else {
         return Detected::Unsupported("execute_ex has no size or file offset".into());
     };
-    Detected::Php(Binary {
+    Detected::found(Binary {
         version,
         eval: (eval.addr, eval_size as u64),
         eval_file_offset,
@@ -216,7 +280,7 @@ mod tests {
             eprintln!("skipped: no {path} (apt-get install php8.2-cli)");
             return;
         }
-        let super::super::Detected::Php(binary) = detect(path, std::path::Path::new(path)) else {
+        let Some(binary) = detect(path, std::path::Path::new(path)).binary::<Binary>() else {
             panic!("{path} not detected as PHP");
         };
         eprintln!("{binary:x?}");

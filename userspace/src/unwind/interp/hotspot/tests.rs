@@ -273,7 +273,7 @@ fn a_running_jvm_gives_its_layout() {
                 "/proc/{pid}/map_files/{:x}-{:x}",
                 mapping.begin, mapping.end
             );
-            let Detected::HotSpot(binary) = detect(std::path::Path::new(&link)) else {
+            let Some(binary) = detect(std::path::Path::new(&link)).binary::<Binary>() else {
                 return Err(format!("{path} not detected"));
             };
             let (layout, summary) = probe(pid, &binary, mapping).map_err(|e| e.reason)?;
@@ -317,7 +317,7 @@ fn put_symbol(memory: &mut Image, at: u64, text: &str) {
     memory.put(at + 6, text.as_bytes());
 }
 
-/// Issue 28: a `Method*` whose class was unloaded and whose metaspace a class of the same
+/// A `Method*` whose class was unloaded and whose metaspace a class of the same
 /// shape took (the JReuse fixture's `P0` then `P1`: the same `ConstMethod`, pool and
 /// indexes, another class name) is named by the method of the frame's fingerprint, or not
 /// at all: never by the method that holds it now.

@@ -10,7 +10,7 @@ fn detects_debian_node() {
         return;
     }
     let started = std::time::Instant::now();
-    let Detected::V8(binary) = detect(std::path::Path::new(path)) else {
+    let Some(binary) = detect(std::path::Path::new(path)).binary::<Binary>() else {
         panic!("{path} not detected as V8");
     };
     eprintln!("{binary:?} in {:?}", started.elapsed());

@@ -9,13 +9,12 @@
 
 use std::{
     collections::HashMap,
-    sync::Arc,
     time::{Duration, Instant},
 };
 
 use tracekit_common::interp::InterpStat;
 
-use super::{Interpreters, Runtime, hotspot};
+use crate::unwind::interp::{Interpreters, hotspot};
 use crate::unwind::process::ExecMapping;
 
 /// The wait before the first retry.
@@ -30,7 +29,7 @@ const PUBLISHED: &str = "HotSpot (interpreted frames)";
 
 /// One JVM waiting to be probed again.
 #[derive(Debug)]
-pub(super) struct Pending {
+pub(in crate::unwind::interp) struct Pending {
     path: String,
     binary: hotspot::Binary,
     mapping: ExecMapping,
@@ -45,7 +44,7 @@ pub(super) struct Pending {
 }
 
 /// JVMs waiting, by pid.
-pub(super) type PendingJvms = HashMap<u32, Pending>;
+pub(in crate::unwind::interp) type PendingJvms = HashMap<u32, Pending>;
 
 impl Interpreters {
     /// Probes JVM `pid` (its `libjvm.so` at `mapping`) and publishes its interpreted
@@ -53,7 +52,7 @@ impl Interpreters {
     /// whether it is published. A JVM published already is not probed again (reading its
     /// tables takes thousands of reads, and it is loaded again at every library it maps);
     /// its pid is forgotten when it exits ([`Interpreters::remove_process`]).
-    pub(super) fn load_hotspot(
+    pub(in crate::unwind::interp) fn load_hotspot(
         &mut self,
         pid: u32,
         path: &str,
@@ -84,7 +83,7 @@ impl Interpreters {
                 Some(process) => {
                     let name = PUBLISHED.to_string();
                     let code_cache = layout.code_cache;
-                    self.publish(pid, process, name, Runtime::HotSpot(Arc::new(layout)));
+                    self.publish(pid, process, name, layout);
                     if let (Some(cache), Some(map)) = (code_cache, &mut self.hotspot_code)
                         && let Err(err) = map.insert(pid, cache, 0)
                     {
@@ -132,7 +131,7 @@ impl Interpreters {
 
     /// Probes again the JVMs whose time has come (see the module's docs). Cheap when none
     /// is waiting.
-    pub(super) fn retry_hotspot(&mut self) {
+    pub(in crate::unwind::interp) fn retry_hotspot(&mut self) {
         if self.hotspot_pending.is_empty() {
             return;
         }
@@ -165,7 +164,7 @@ impl Interpreters {
 
     /// For the report: the compiled frames recorded when a JVM was published, then a line
     /// per JVM still waiting, each after a newline.
-    pub(super) fn pending_report(&self) -> String {
+    pub(in crate::unwind::interp) fn pending_report(&self) -> String {
         let counters = self.counters();
         let compiled = if self.published.values().any(|name| name == PUBLISHED) {
             format!(

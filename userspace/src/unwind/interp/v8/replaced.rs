@@ -8,7 +8,7 @@
 //! address right after a small header (the stream's map, then its `Code`), so the first
 //! header below the pc whose map is the stream map is the pc's stream (checked: the `Code`
 //! it points back to starts its instructions there and holds the pc). The code is read as
-//! any optimized `Code` ([`v8_compiled::read`]) and kept under its function; a frame's word
+//! any optimized `Code` ([`compiled::read`]) and kept under its function; a frame's word
 //! then picks, among its function's replaced code, the one whose instructions hold a pc
 //! with those low bits.
 //!
@@ -27,13 +27,17 @@
 //!
 //! [`runtime::V8_REPLACED`]: tracekit_common::interp::runtime::V8_REPLACED
 
-use std::collections::HashSet;
+use std::{collections::HashSet, sync::Arc};
 
-use super::{Reader, Version, read_shared};
+use super::{
+    CodeInfo, Reader, Version,
+    compiled::{self, CompiledLayout},
+    lines::Objects,
+    read_shared,
+};
 use crate::unwind::interp::{
-    CodeInfo,
-    v8_compiled::{self, CompiledLayout},
-    v8_lines::Objects,
+    registry::{Registry, registry},
+    runtime::reader_as,
 };
 
 /// Where an `InstructionStream` is read.
@@ -154,7 +158,7 @@ pub(super) fn find_code(
 }
 
 /// Replaced code found around `pc` in process `pid`: its function's `SharedFunctionInfo`
-/// (untagged), where it is, and its frames by offset ([`v8_compiled::read`]).
+/// (untagged), where it is, and its frames by offset ([`compiled::read`]).
 pub(in crate::unwind::interp) fn read(
     pid: u32,
     v: &Version,
@@ -164,9 +168,9 @@ pub(in crate::unwind::interp) fn read(
     let reader = Reader { pid, v };
     let found = find_code(&reader, &compiled, &layout, pc)?;
     let sfi = v.type_shared_function_info;
-    let outer = v8_compiled::outer_shared(&reader, &lines, &compiled, sfi, found.code)?;
+    let outer = compiled::outer_shared(&reader, &lines, &compiled, sfi, found.code)?;
     let shared = |object| read_shared(&reader, object);
-    let info = v8_compiled::read(&reader, &lines, &compiled, sfi, found.code, shared)?;
+    let info = compiled::read(&reader, &lines, &compiled, sfi, found.code, shared)?;
     Some((outer, found, info))
 }
 
@@ -189,6 +193,84 @@ fn stream_names(memory: &impl Objects, layout: &ReplacedLayout, code: u64, start
 pub fn offset_in(start: u64, size: u32, low_bits: u32) -> Option<u32> {
     let offset = (u64::from(low_bits).wrapping_sub(start)) & 0xFFFF;
     (offset < u64::from(size)).then_some(offset as u32)
+}
+
+/// V8 code found around a replaced frame's pc, kept in its process's registry entry.
+pub(in crate::unwind::interp) struct ReplacedCode {
+    /// The function it was made for (its `SharedFunctionInfo`, untagged).
+    shared: u64,
+    /// The `Code` (untagged).
+    code: u64,
+    /// Its first instruction, and the instructions' size in bytes.
+    start: u64,
+    size: u32,
+    info: Arc<CodeInfo>,
+}
+
+/// Replaced V8 code kept per process, at most (the newest is dropped past it, counted as
+/// [`Registry::over_limit`](crate::unwind::interp::registry::Registry::over_limit)).
+const MAX_REPLACED_PER_PROCESS: usize = 4096;
+
+/// Finds the V8 code around `pc`, a replaced frame's pc the kernel announced for `pid`
+/// (this module's docs), unless code found before holds it; kept under its function.
+pub(in crate::unwind::interp) fn remember_replaced(pid: u32, pc: u64) {
+    let mut registry = registry();
+    let Registry {
+        processes,
+        replaced_unfound,
+        over_limit,
+        ..
+    } = &mut *registry;
+    let Some(process) = processes.get_mut(&pid) else {
+        return;
+    };
+    let Some(version) = reader_as::<Version>(&*process.runtime) else {
+        return;
+    };
+    if let Some(at) = process
+        .replaced
+        .iter()
+        .position(|code| code.start <= pc && pc - code.start < u64::from(code.size))
+    {
+        let known = &process.replaced[at];
+        if still_there(pid, version, known.code, known.start) {
+            return;
+        }
+        // V8 moved or freed that code since: what holds the pc now is read afresh.
+        process.replaced.remove(at);
+    }
+    if process.replaced.len() >= MAX_REPLACED_PER_PROCESS {
+        *over_limit += 1;
+        return;
+    }
+    match read(pid, version, pc) {
+        Some((shared, found, info)) => process.replaced.push(ReplacedCode {
+            shared,
+            code: found.code,
+            start: found.start,
+            size: found.size,
+            info: Arc::new(info),
+        }),
+        None => *replaced_unfound += 1,
+    }
+}
+
+/// The frames of replaced V8 frame `shared` recorded with pc bits `low_bits`, from the
+/// newest code found for `shared` that holds such a pc; `None`: no such code.
+pub(in crate::unwind::interp) fn replaced_frames(
+    pid: u32,
+    shared: u64,
+    low_bits: u32,
+) -> Option<Vec<(String, bool)>> {
+    let registry = registry();
+    let process = registry.processes.get(&pid)?;
+    process.replaced.iter().rev().find_map(|code| {
+        let offset = offset_in(code.start, code.size, low_bits);
+        (code.shared == shared)
+            .then_some(offset)
+            .flatten()
+            .map(|offset| compiled::frames(&code.info, offset))
+    })
 }
 
 #[cfg(test)]
@@ -242,7 +324,7 @@ mod tests {
         }
     }
 
-    /// Node 20's layout (the module's docs) and `Code`'s fields as `v8_compiled` has them.
+    /// Node 20's layout (the module's docs) and `Code`'s fields as `compiled` has them.
     fn layouts() -> (CompiledLayout, ReplacedLayout) {
         let compiled = CompiledLayout {
             function_code: 48,

@@ -1,7 +1,7 @@
 //! Reading one V8 process's heap objects: words, objects with their instance types,
 //! strings of every shape V8 keeps ([`super`]'s docs), `ScopeInfo` names.
 
-use super::{Version, read_memory, read_memory_prefix, v8_lines};
+use super::{Version, lines, read_memory, read_memory_prefix};
 
 /// Longest string read (characters).
 const MAX_STRING: u64 = 4096;
@@ -129,7 +129,7 @@ impl Reader<'_> {
 
     /// The slots after the map of `ScopeInfo` `object` (untagged): the first 16, or through
     /// the few after its context locals when it has more locals than that
-    /// ([`v8_lines::after_context_locals`]); fewer when its mapping ends before them (a
+    /// ([`lines::after_context_locals`]); fewer when its mapping ends before them (a
     /// small `ScopeInfo` at the end of V8's heap page: its function was named `(anonymous)`
     /// with no line before).
     pub(super) fn scope_info_slots(&self, object: u64) -> Option<Vec<u64>> {
@@ -154,9 +154,9 @@ impl Reader<'_> {
         }
     }
 
-    /// [`v8_lines::slots_after_context_locals`] of `ScopeInfo` slots `slots`.
+    /// [`lines::slots_after_context_locals`] of `ScopeInfo` slots `slots`.
     fn after_context_locals(&self, slots: &[u64]) -> Option<u64> {
-        v8_lines::slots_after_context_locals(
+        lines::slots_after_context_locals(
             slots,
             u64::from(self.v.scope_info_first_vars),
             u64::from(self.v.scope_info_context_locals),
@@ -202,7 +202,7 @@ pub(super) fn current_copy(
     (moved & 3 == 1).then_some((map, moved))
 }
 
-impl v8_lines::Objects for Reader<'_> {
+impl lines::Objects for Reader<'_> {
     fn word(&self, address: u64) -> Option<u64> {
         Reader::word(self, address)
     }

@@ -20,7 +20,12 @@ use tracekit_common::interp::{
     runtime,
 };
 
-use super::{CodeInfo, read_memory};
+use super::{
+    CodeInfo, Interpreters, bias_at, read_memory,
+    registry::CodeReader,
+    runtime::{Detected, Runtime, at_line, same_reader},
+};
+use crate::unwind::process::ExecMapping;
 
 /// One minor version's layout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,9 +114,70 @@ impl Binary {
     }
 }
 
-/// Checks `file` (a mapping of `path`) for a Ruby VM.
-pub(crate) fn detect(file: &std::path::Path) -> super::Detected {
-    use super::Detected;
+/// Ruby in the runtime table.
+pub struct Ruby;
+
+/// Ruby's entry in `RUNTIMES`, the table of runtimes.
+pub static RUBY: Ruby = Ruby;
+
+/// The module column of Ruby frames.
+pub const MODULE: &str = "[ruby]";
+
+impl Runtime for Ruby {
+    fn tags(&self) -> &'static [u8] {
+        &[runtime::RUBY]
+    }
+
+    fn module(&self) -> &'static str {
+        MODULE
+    }
+
+    fn claims(&self, name: &str) -> bool {
+        name.contains("ruby")
+    }
+
+    fn detect(&self, _path: &str, file: &std::path::Path) -> Detected {
+        detect(file)
+    }
+
+    fn symbols(&self, info: &CodeInfo, units: u32, _leaf: bool) -> Vec<(String, bool)> {
+        at_line(info, line_of(info, units))
+    }
+}
+
+impl super::runtime::Binary for Binary {
+    fn load(
+        &self,
+        interpreters: &mut Interpreters,
+        pid: u32,
+        _path: &str,
+        mapping: &ExecMapping,
+        _mappings: &[ExecMapping],
+    ) -> bool {
+        if !interpreters.configure() {
+            return true;
+        }
+        let Some(bias) = bias_at(self.eval.0, self.eval_file_offset, mapping) else {
+            return false;
+        };
+        let name = format!("Ruby 3.{}", self.version.minor);
+        interpreters.publish(pid, self.process(bias), name, *self.version);
+        true
+    }
+}
+
+impl CodeReader for Version {
+    fn read_code(&self, pid: u32, code: u64, _generation: Option<u16>) -> Option<CodeInfo> {
+        read_code(pid, self, code)
+    }
+
+    fn same(&self, other: &dyn CodeReader) -> bool {
+        same_reader(self, other, |a, b| a.minor == b.minor)
+    }
+}
+
+/// Checks `file` (a mapped `libruby` or `ruby`) for a Ruby VM.
+fn detect(file: &std::path::Path) -> Detected {
     use blazesym::inspect::{Inspector, source::Elf, source::Source};
     let mut elf = Elf::new(file);
     elf.debug_syms = false;
@@ -161,7 +227,7 @@ pub(crate) fn detect(file: &std::path::Path) -> super::Detected {
         ),
         None => (exec, eval_file_offset),
     };
-    Detected::Ruby(Binary {
+    Detected::found(Binary {
         version,
         eval,
         eval_file_offset,
@@ -455,7 +521,7 @@ mod tests {
             eprintln!("skipped: no {path} (apt-get install ruby)");
             return;
         }
-        let super::super::Detected::Ruby(binary) = detect(std::path::Path::new(path)) else {
+        let Some(binary) = detect(std::path::Path::new(path)).binary::<Binary>() else {
             panic!("{path} not detected as Ruby");
         };
         eprintln!("{binary:x?}");

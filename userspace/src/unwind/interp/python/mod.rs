@@ -16,7 +16,12 @@ use tracekit_common::interp::{
     runtime,
 };
 
-use super::{CodeInfo, read_memory, read_memory_prefix};
+use super::{
+    CodeInfo, Interpreters, bias_at, read_memory, read_memory_prefix,
+    registry::CodeReader,
+    runtime::{Detected, Runtime, at_line, same_reader},
+};
+use crate::unwind::process::ExecMapping;
 
 /// One minor version's layout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -225,6 +230,144 @@ impl Binary {
             offsets,
         }
     }
+}
+
+/// CPython in the runtime table.
+pub struct Python;
+
+/// CPython's entry in `RUNTIMES`, the table of runtimes.
+pub static PYTHON: Python = Python;
+
+/// The module column of Python frames.
+pub const MODULE: &str = "[python]";
+
+impl Runtime for Python {
+    fn tags(&self) -> &'static [u8] {
+        &[runtime::PYTHON]
+    }
+
+    fn module(&self) -> &'static str {
+        MODULE
+    }
+
+    fn claims(&self, name: &str) -> bool {
+        name.contains("python")
+    }
+
+    fn detect(&self, path: &str, file: &std::path::Path) -> Detected {
+        detect(path, file)
+    }
+
+    fn symbols(&self, info: &CodeInfo, units: u32, _leaf: bool) -> Vec<(String, bool)> {
+        at_line(info, info.line(units))
+    }
+}
+
+impl super::runtime::Binary for Binary {
+    fn load(
+        &self,
+        interpreters: &mut Interpreters,
+        pid: u32,
+        _path: &str,
+        mapping: &ExecMapping,
+        _mappings: &[ExecMapping],
+    ) -> bool {
+        if !interpreters.configure() {
+            return true;
+        }
+        // The exec mapping holds the eval loop: its file offset gives the bias.
+        let Some(bias) = bias_at(self.eval.0, self.eval_file_offset, mapping) else {
+            return false;
+        };
+        let name = format!("CPython 3.{}", self.version.minor);
+        interpreters.publish(pid, self.process(bias), name, self.version);
+        true
+    }
+}
+
+impl CodeReader for Version {
+    fn read_code(&self, pid: u32, code: u64, _generation: Option<u16>) -> Option<CodeInfo> {
+        read_code(pid, self, code)
+    }
+
+    fn same(&self, other: &dyn CodeReader) -> bool {
+        same_reader(self, other, |a, b| a.minor == b.minor)
+    }
+}
+
+/// Checks `file` (the binary at `path`, whose name holds `python`) for CPython: its eval
+/// loop and `_PyRuntime` by symbol, its version from `Py_Version` (3.11+) or its file
+/// name, and the version's offsets (3.13+: as `_PyRuntime` states them).
+fn detect(path: &str, file: &std::path::Path) -> Detected {
+    use blazesym::inspect::{Inspector, source::Elf, source::Source};
+    let mut elf = Elf::new(file);
+    elf.debug_syms = false;
+    let names = ["_PyEval_EvalFrameDefault", "_PyRuntime", "Py_Version"];
+    let inspector = Inspector::new();
+    let Ok(found) = inspector.lookup(&Source::Elf(elf), &names) else {
+        return Detected::None;
+    };
+    let first = |i: usize| found.get(i).and_then(|syms| syms.first());
+    let (Some(eval), Some(runtime_state)) = (first(0), first(1)) else {
+        return Detected::None;
+    };
+    let Some(eval_size) = eval.size.filter(|&size| size > 0) else {
+        return Detected::Unsupported("_PyEval_EvalFrameDefault has no size".into());
+    };
+    // Py_Version (3.11+) is the authority; older versions are known by their file name.
+    let from_symbol = first(2).and_then(|sym| {
+        use std::os::unix::fs::FileExt as _;
+        let mut word = [0u8; 4];
+        std::fs::File::open(file)
+            .ok()?
+            .read_exact_at(&mut word, sym.file_offset?)
+            .ok()?;
+        minor_from_hex(u64::from(u32::from_le_bytes(word)))
+    });
+    let Some(minor) = from_symbol.or_else(|| minor_from_name(path)) else {
+        return Detected::Unsupported("CPython of an unknown version".into());
+    };
+    let Some(version) = version(minor) else {
+        return Detected::Unsupported(format!(
+            "CPython 3.{minor}: no structure offsets for this version (3.8-3.13 are known)"
+        ));
+    };
+    let Some(eval_file_offset) = eval.file_offset else {
+        return Detected::Unsupported("_PyEval_EvalFrameDefault has no file offset".into());
+    };
+    let mut version = *version;
+    // 3.13+ state their offsets at the start of _PyRuntime: they win over the table.
+    if minor >= 13 {
+        let stated = runtime_state.file_offset.and_then(|offset| {
+            use std::os::unix::fs::FileExt as _;
+            let mut bytes = vec![0u8; 400];
+            std::fs::File::open(file)
+                .ok()?
+                .read_exact_at(&mut bytes, offset)
+                .ok()?;
+            Some(bytes)
+        });
+        match stated.map(|bytes| apply_debug_offsets(version, &bytes)) {
+            Some(Ok(stated)) => {
+                if stated != version {
+                    log::debug!(
+                        "{path}: _Py_DebugOffsets differ from 3.{minor}'s table; using them"
+                    );
+                }
+                version = stated;
+            }
+            Some(Err(reason)) => return Detected::Unsupported(reason),
+            None => {
+                return Detected::Unsupported("_Py_DebugOffsets could not be read".into());
+            }
+        }
+    }
+    Detected::found(Binary {
+        version,
+        eval: (eval.addr, eval_size as u64),
+        eval_file_offset,
+        runtime_state: runtime_state.addr,
+    })
 }
 
 /// `_Py_DebugOffsets`, at the start of `_PyRuntime` in 3.13+ (`Include/internal/

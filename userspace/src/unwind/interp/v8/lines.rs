@@ -16,7 +16,7 @@
 //!   and such frames get the definition line.
 //! - **Optimized frames** (Maglev, TurboFan): the kernel records the function's `Code` and
 //!   the pc's offset in it; the `Code`'s own source position table gives the current line,
-//!   and the functions inlined there ([`super::v8_compiled`]; V8 11.3 and 13.6). Code the
+//!   and the functions inlined there ([`super::compiled`]; V8 11.3 and 13.6). Code the
 //!   function does not point to (on-stack replacement) is found from the pc on V8 13.6;
 //!   elsewhere such frames are recorded as interpreted.
 //! - **Baseline frames** (Sparkplug): the definition line (the pc would need the code's

@@ -1,8 +1,8 @@
 //! HotSpot (OpenJDK's JVM): detection by `libjvm.so`'s exported serviceability tables and
 //! the structure offsets read from them. The layout is read and checked for every JVM
 //! process, and the report (`-v`) says what was read or why it could not be. Interpreted
-//! frames are named here and in [`super::hotspot_lines`]; compiled frames (the code cache's
-//! heaps, an nmethod's method and scopes) in [`super::hotspot_compiled`].
+//! frames are named here and in [`lines`]; compiled frames (the code cache's
+//! heaps, an nmethod's method and scopes) in [`compiled`].
 //!
 //! `libjvm.so` exports `gHotSpotVMStructs` and `gHotSpotVMTypes` (pointers to arrays of
 //! entries) and the globals that describe one entry's layout
@@ -26,7 +26,7 @@ use tracekit_common::interp::{
     runtime,
 };
 
-use super::{Detected, read_memory};
+use super::{read_memory, runtime::Detected};
 use crate::unwind::process::ExecMapping;
 
 /// Whether `name` (a file name) is HotSpot's shared library.
@@ -46,7 +46,7 @@ pub struct Binary {
 }
 
 /// Checks `file` (a mapping of `libjvm.so`) for the serviceability tables' symbols.
-pub(crate) fn detect(file: &std::path::Path) -> Detected {
+fn detect(file: &std::path::Path) -> Detected {
     use object::{Object as _, ObjectSection as _, ObjectSymbol as _};
     let data = match std::fs::File::open(file).and_then(|f| {
         // SAFETY: a read-only private mapping of a shared library; it is only read.
@@ -91,7 +91,7 @@ pub(crate) fn detect(file: &std::path::Path) -> Detected {
     let Some(anchor) = anchor else {
         return Detected::Unsupported("libjvm.so without JNI_CreateJavaVM".into());
     };
-    Detected::HotSpot(Binary { symbols, anchor })
+    Detected::found(Binary { symbols, anchor })
 }
 
 /// The symbols [`detect`] requires.
@@ -319,13 +319,13 @@ pub struct Layout {
     pub interpreter_code: Option<(u64, u64)>,
     /// Where a method's line numbers are; `None` when the JVM does not state it (frames are
     /// then named without file and line).
-    pub lines: Option<super::hotspot_lines::LineLayout>,
+    pub lines: Option<lines::LineLayout>,
     /// The interpreter frame's sender sp slot, in words from rbp
     /// (`frame::interpreter_frame_sender_sp_offset`; x86_64's -1 when not stated).
     pub sender_sp_slot: i32,
     /// Where compiled methods' debug information is; `None` when the JVM does not state
     /// it (compiled frames stay native).
-    pub compiled: Option<super::hotspot_compiled::CompiledLayout>,
+    pub compiled: Option<compiled::CompiledLayout>,
     /// The code cache's heaps in the process: read by [`probe`] (`None` from
     /// [`Layout::of`], or when unreadable: compiled frames stay native).
     pub code_cache: Option<CodeCache>,
@@ -423,9 +423,9 @@ impl Layout {
                 .get("frame::interpreter_frame_sender_sp_offset")
                 .copied()
                 .unwrap_or(-1),
-            compiled: super::hotspot_compiled::CompiledLayout::of(tables),
+            compiled: compiled::CompiledLayout::of(tables),
             code_cache: None,
-            lines: super::hotspot_lines::LineLayout::of(tables),
+            lines: lines::LineLayout::of(tables),
             interpreter_queue,
             const_method_size: tables.sizes.get("ConstMethod").copied(),
             interpreter_code: None,
@@ -535,7 +535,7 @@ pub fn with_interpreter(
     })?;
     layout.interpreter_code = Some(code);
     // The code heaps exist before the interpreter is generated.
-    let summary = match super::hotspot_compiled::read_code_cache(&Process(pid), &layout) {
+    let summary = match compiled::read_code_cache(&Process(pid), &layout) {
         Ok(cache) => {
             layout.code_cache = Some(cache);
             format!("{summary}; {} code heaps", cache.count)
@@ -645,8 +645,8 @@ pub fn method_name(memory: &impl Memory, layout: &Layout, method: u64) -> Option
 }
 
 /// The names of code object `code` of JVM `pid`: a blob of its code cache
-/// ([`super::hotspot_compiled::read_blob`]; `None` when its space holds another
-/// generation now, [`super::hotspot_compiled::blob_of`]: the kernel's announcement gives
+/// ([`compiled::read_blob`]; `None` when its space holds another
+/// generation now, [`compiled::blob_of`]: the kernel's announcement gives
 /// `generation`), else an interpreted frame's [`method_key`] ([`read_method`], `None`
 /// when the `Method*` holds a method of another fingerprint now, [`method_fingerprint`]).
 /// `None` for a bare `Method*`: without its fingerprint, the method it was is not known.
@@ -657,14 +657,13 @@ pub(super) fn read_code(
     generation: Option<u16>,
 ) -> Option<super::CodeInfo> {
     match layout.code_cache {
-        Some(cache) if super::hotspot_compiled::in_code_cache(&cache, code) => {
+        Some(cache) if compiled::in_code_cache(&cache, code) => {
             let memory = Process(pid);
-            let (blob, window) =
-                super::hotspot_compiled::blob_of(&memory, &cache, code, generation)?;
-            let info = super::hotspot_compiled::read_blob(&memory, layout, blob, &mut |method| {
+            let (blob, window) = compiled::blob_of(&memory, &cache, code, generation)?;
+            let info = compiled::read_blob(&memory, layout, blob, &mut |method| {
                 read_method(pid, layout, method)
             })?;
-            Some(super::hotspot_compiled::from_window(info, window))
+            Some(compiled::from_window(info, window))
         }
         _ => read_method_key(&Process(pid), layout, code),
     }
@@ -725,7 +724,7 @@ pub fn method_fingerprint(memory: &impl Memory, layout: &Layout, method: u64) ->
 
 /// The names of `Method*` `method` of JVM `pid`: `Class.method`, and where the JVM states
 /// them, its class's source file and its compressed line number table
-/// ([`super::hotspot_lines`]; empty when unreadable or absent).
+/// ([`lines`]; empty when unreadable or absent).
 pub(super) fn read_method(pid: u32, layout: &Layout, method: u64) -> Option<super::CodeInfo> {
     method_info(&Process(pid), layout, method)
 }
@@ -747,6 +746,12 @@ fn method_info(memory: &impl Memory, layout: &Layout, method: u64) -> Option<sup
     })
 }
 
+pub(super) mod compiled;
+mod entry;
+pub(super) mod lines;
+pub(super) mod pending;
+
+pub use entry::{HOTSPOT, HotSpot, MODULE};
+
 #[cfg(test)]
-#[path = "hotspot_tests.rs"]
 mod tests;

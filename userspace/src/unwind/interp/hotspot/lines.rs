@@ -23,10 +23,8 @@
 //! and at method entry), so the leaf's line can be an earlier line of the same method; the
 //! callers' bcis are their call instructions, exact.
 
-use super::{
-    CodeInfo,
-    hotspot::{Field, Layout, Memory, VmStructs, symbol_text},
-};
+use super::{Field, Layout, Memory, VmStructs, symbol_text};
+use crate::unwind::interp::CodeInfo;
 
 /// The largest line number table read (bytes).
 const MAX_TABLE: u64 = 65_536;

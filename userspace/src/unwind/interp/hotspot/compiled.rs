@@ -21,7 +21,7 @@
 //! is named by the next `PcDesc` at or after it (as the JVM's own `pc_desc_near`), the next
 //! call or safepoint of the code it runs (usually of the same method and inlining). Each
 //! scope's line is the line of its bci in its method's line table
-//! ([`super::hotspot_lines`]). Nothing else is guessed: a return address with no `PcDesc`
+//! ([`super::lines`]). Nothing else is guessed: a return address with no `PcDesc`
 //! of its own (a call into the VM that cannot stop at a safepoint, as
 //! `os::javaTimeNanos`), or a leaf pc with no `PcDesc` after it, names the compiled method
 //! alone, without a line. A pc 64 KiB or more into a blob is recorded from the blob's
@@ -34,11 +34,8 @@ use tracekit_common::interp::{
     hotspot::{CodeCache, MAX_CODE_HEAPS, SEGMAP_FREE, SEGMAP_START, decode_blob, generation_mask},
 };
 
-use super::{
-    CodeInfo,
-    hotspot::{Field, Layout, Memory, VmStructs},
-    hotspot_lines,
-};
+use super::{Field, Layout, Memory, VmStructs, lines};
+use crate::unwind::interp::CodeInfo;
 
 /// The most scope bytes, `PcDesc` bytes or metadata bytes read from one nmethod.
 const MAX_DEBUG_BYTES: u64 = 4 << 20;
@@ -315,7 +312,7 @@ pub fn read_blob(
                         frames.clear();
                         break;
                     };
-                    frames.push(hotspot_lines::symbol(code, u32::try_from(bci).unwrap_or(0)));
+                    frames.push(lines::symbol(code, u32::try_from(bci).unwrap_or(0)));
                 }
                 // Outermost (the compiled method) first.
                 frames.reverse();
@@ -349,9 +346,9 @@ impl DebugInfo<'_> {
         while decode != 0 && out.len() < MAX_SCOPE_DEPTH {
             let mut at = decode as usize;
             let (Some(sender), Some(index), Some(bci)) = (
-                hotspot_lines::unsigned5(self.scopes, &mut at),
-                hotspot_lines::unsigned5(self.scopes, &mut at),
-                hotspot_lines::unsigned5(self.scopes, &mut at),
+                lines::unsigned5(self.scopes, &mut at),
+                lines::unsigned5(self.scopes, &mut at),
+                lines::unsigned5(self.scopes, &mut at),
             ) else {
                 return Vec::new();
             };

@@ -3,7 +3,7 @@
 //! instruction (`tracekit_common::interp::v8`); this module reads the `Code` once and maps
 //! every offset to the frames V8 itself would report there, inlined functions included.
 //!
-//! A `Code`'s `source_position_table` is a table of the format [`v8_lines`] decodes, keyed
+//! A `Code`'s `source_position_table` is a table of the format [`lines`] decodes, keyed
 //! by instruction offsets. Each entry's `SourcePosition` holds a script offset and an
 //! inlining id (bits 31..=46, stored plus one: 0 is "not inlined"). The `Code`'s
 //! `deoptimization_data`, a `FixedArray`, holds the function's `SharedFunctionInfo`, its
@@ -49,8 +49,9 @@
 use std::collections::BTreeMap;
 
 use super::{
-    CodeInfo, read_memory,
-    v8_lines::{self, LineLayout, Objects},
+    CodeInfo,
+    lines::{self, LineLayout, Objects},
+    read_memory,
 };
 
 /// Where an optimized `Code` is read (offsets in bytes; indices in elements).
@@ -262,7 +263,7 @@ pub fn chain(position: i64, inlinings: &[Inlining]) -> Chain {
     let mut frames = Vec::new();
     let mut position = position;
     for _ in 0..MAX_INLINING_DEPTH {
-        let offset = v8_lines::script_offset(position);
+        let offset = lines::script_offset(position);
         match inlining_id(position) {
             None => {
                 frames.push((Function::Outer, offset));
@@ -337,7 +338,7 @@ pub(super) fn read(
         .filter(|(_, kind)| layout.literal_arrays.contains(kind))
         .map(|(array, _)| array);
     let entries: Vec<(u32, Chain)> = table
-        .map(|table| v8_lines::decode_table(&table))
+        .map(|table| lines::decode_table(&table))
         .unwrap_or_default()
         .into_iter()
         .map(|entry| {
@@ -363,7 +364,7 @@ pub(super) fn read(
         };
         let Some((info, script)) = read else { continue };
         let found = script
-            .and_then(|script| v8_lines::script_lines(objects, lines, script, &wanted))
+            .and_then(|script| lines::script_lines(objects, lines, script, &wanted))
             .map(|found| wanted.iter().copied().zip(found).collect())
             .unwrap_or_default();
         named.insert(function, (info, found));
@@ -457,5 +458,4 @@ pub fn frames(info: &CodeInfo, offset: u32) -> Vec<(String, bool)> {
 }
 
 #[cfg(test)]
-#[path = "v8_compiled_tests.rs"]
 mod tests;

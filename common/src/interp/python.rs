@@ -1,0 +1,36 @@
+//! CPython's offset slots ([`super::InterpProcess::offsets`]) and layout families.
+
+/// `PyThreadState` to its frames: `frame` (3.8-3.10), `cframe` (3.11-3.12),
+/// `current_frame` (3.13+).
+pub const TSTATE_FRAME: usize = 0;
+/// `_PyCFrame.current_frame` (3.11-3.12); [`super::NO_OFFSET`] otherwise.
+pub const CFRAME_CURRENT_FRAME: usize = 1;
+/// The caller frame: `f_back` (3.8-3.10), `previous` (3.11+).
+pub const FRAME_PREVIOUS: usize = 2;
+/// The frame's code: `f_code` (-3.12), `f_executable` (3.13+).
+pub const FRAME_CODE: usize = 3;
+/// Where the frame is: `f_lasti` (an `int`, 3.8-3.10), `prev_instr` (3.11-3.12),
+/// `instr_ptr` (3.13+).
+pub const FRAME_INSTRUCTION: usize = 4;
+/// `is_entry` (3.11), `owner` (3.12+).
+pub const FRAME_ENTRY: usize = 5;
+/// `co_code_adaptive`, the bytecode's offset in the code object (3.11+).
+pub const CODE_BYTECODE: usize = 6;
+
+/// Layout families ([`super::InterpProcess::layout`]).
+pub mod layout {
+    /// 3.8-3.9: `PyFrameObject` chain, `f_lasti` in bytes.
+    pub const FRAME_OBJECT_BYTES: u8 = 1;
+    /// 3.10: `PyFrameObject` chain, `f_lasti` in 2-byte code units.
+    pub const FRAME_OBJECT_UNITS: u8 = 2;
+    /// 3.11: `_PyInterpreterFrame` through `cframe`, `is_entry` ends an eval call.
+    pub const INTERPRETER_FRAME_ENTRY: u8 = 3;
+    /// 3.12: `_PyInterpreterFrame` through `cframe`, a C-stack-owned frame ends one.
+    pub const INTERPRETER_FRAME_OWNER: u8 = 4;
+    /// 3.13+: `tstate->current_frame`, `instr_ptr` (the current instruction).
+    pub const INTERPRETER_FRAME_INSTR: u8 = 5;
+}
+
+/// `FRAME_OWNED_BY_CSTACK` (`Include/internal/pycore_frame.h`, 3.12+): the shim frame an
+/// eval call pushes at its entry.
+pub const FRAME_OWNED_BY_CSTACK: u8 = 3;

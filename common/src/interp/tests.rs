@@ -1,0 +1,118 @@
+use super::*;
+
+#[test]
+fn layouts_have_no_padding() {
+    assert_eq!(size_of::<InterpProcess>(), 64);
+    assert_eq!(size_of::<InterpConfig>(), 8);
+    assert_eq!(size_of::<hotspot::CodeCache>(), 128);
+    assert_eq!(size_of::<CodeKey>(), 16);
+}
+
+#[test]
+fn blobs_carry_their_generation_in_their_known_low_bits() {
+    use hotspot::{decode_blob, encode_blob, generation_bits};
+    // JDK 17: 128-byte segments, 16-byte block headers: 4 bits.
+    let blob = 0x7f65_7333_4590;
+    assert_eq!(generation_bits(7, 16), 4);
+    let (old, new) = (encode_blob(blob, 107, 7, 16), encode_blob(blob, 140, 7, 16));
+    assert_ne!(old, new);
+    // Still in the blob's segment, so still in the code cache.
+    assert_eq!(old & !127, blob & !127);
+    assert_eq!(decode_blob(old, 7, 16), (blob, 107 & 15));
+    assert_eq!(decode_blob(new, 7, 16), (blob, 140 & 15));
+    // 32-byte segments keep 2 bits; bits beyond them wrap.
+    assert_eq!(generation_bits(5, 16), 2);
+    assert_eq!(
+        decode_blob(encode_blob(0x1010, 7, 5, 16), 5, 16),
+        (0x1010, 3)
+    );
+    // Nothing fits: the blob as it is.
+    assert_eq!(generation_bits(4, 16), 0);
+    assert_eq!(encode_blob(0x1010, 7, 4, 16), 0x1010);
+    assert_eq!(decode_blob(0x1010, 4, 16), (0x1010, 0));
+    // Large segments are capped.
+    assert_eq!(generation_bits(16, 16), hotspot::MAX_GENERATION_BITS);
+    assert_eq!(
+        decode_blob(encode_blob(0x1_0010, 0xFFFF, 16, 16), 16, 16),
+        (0x1_0010, 0xFFF)
+    );
+}
+
+/// A V8 `Code`'s generation is never 0 (a `SharedFunctionInfo`'s), and other
+/// instructions (a start 16 bytes on, or a size one byte more) give another one.
+#[test]
+fn v8_code_generations_tell_other_instructions_apart() {
+    use v8::code_generation;
+    let (start, size) = (0x0e4a_f3c0_2040, 1184);
+    let generation = code_generation(start, size);
+    assert_ne!(generation, 0);
+    assert_eq!(code_generation(start, size), generation);
+    assert_ne!(code_generation(start + 16, size), generation);
+    assert_ne!(code_generation(start, size + 1), generation);
+    // Over a spread of starts, sizes: almost all distinct, none 0.
+    let mut seen = [false; 1 << 16];
+    let mut distinct = 0;
+    for i in 0..1000u64 {
+        let generation = code_generation(start + 64 * i, 1184 + (i as u32 % 7));
+        assert_ne!(generation, 0);
+        distinct += usize::from(!seen[usize::from(generation)]);
+        seen[usize::from(generation)] = true;
+    }
+    assert!(distinct >= 990, "{distinct} of 1000");
+}
+
+#[test]
+fn interpreted_frames_carry_their_methods_fingerprint() {
+    use hotspot::{
+        decode_fingerprint, encode_fingerprint, fingerprint, method_key, split_method_key,
+    };
+    // Two classes whose metadata was laid out alike (the JReuse fixture's P0 and P1):
+    // the same ConstMethod, pool and indexes, another class name.
+    let p0 = fingerprint(0x7f10_0000_2a08, 0x7f10_0000_1c40, 0x7f22_0001_3e50, 17, 18);
+    let p1 = fingerprint(0x7f10_0000_2a08, 0x7f10_0000_1c40, 0x7f22_0001_3e70, 17, 18);
+    assert_ne!(p0, p1);
+    assert_ne!(
+        p0,
+        fingerprint(0x7f10_0000_2a08, 0x7f10_0000_1c40, 0x7f22_0001_3e50, 17, 20)
+    );
+    assert_eq!(
+        p0,
+        fingerprint(0x7f10_0000_2a08, 0x7f10_0000_1c40, 0x7f22_0001_3e50, 17, 18)
+    );
+    for fp in [Some(0), Some(p0), Some(u16::MAX), None] {
+        let word = encode_fingerprint(fp);
+        assert!(word >= 1 << 47);
+        assert_eq!(decode_fingerprint(word), Some(fp));
+    }
+    // Frames of methods and blobs are not fingerprints.
+    let method = 0x7f10_0000_2b10;
+    assert_eq!(
+        decode_fingerprint(encode_frame(runtime::HOTSPOT, method, 8)),
+        None
+    );
+    assert_eq!(
+        decode_fingerprint(encode_frame(runtime::PYTHON, 8, 3)),
+        None
+    );
+    assert_eq!(decode_fingerprint(method), None);
+    let key = method_key(method, 0xBEEF);
+    assert_eq!(key, 0xDF77_FF10_0000_2B10);
+    assert_eq!(split_method_key(key), Some((method, 0xBEEF)));
+    assert_ne!(key, method_key(method, 0xBEEE));
+    assert_eq!(split_method_key(method), None);
+}
+
+#[test]
+fn frames_round_trip_and_never_look_like_user_addresses() {
+    let code = 0x7f3a_1c20_1238;
+    let word = encode_frame(runtime::PYTHON, code, 37);
+    assert!(word >= 1 << 47);
+    assert_eq!(decode_frame(word), Some((runtime::PYTHON, code, 37)));
+    assert_eq!(decode_frame(0x7fff_ffff_f000), None);
+    // Offsets past the field saturate instead of spilling into the runtime.
+    let big = encode_frame(runtime::PYTHON, code, 1 << 20);
+    assert_eq!(
+        decode_frame(big),
+        Some((runtime::PYTHON, code, FRAME_OFFSET_MAX))
+    );
+}
