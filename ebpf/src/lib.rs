@@ -10,7 +10,6 @@
 #![allow(internal_features)]
 
 pub mod engine;
-pub mod interp;
 pub mod log;
 pub mod unwind;
 

@@ -34,7 +34,7 @@
 //!
 //! # Adding a runtime
 //! One file here (`common/src/interp/<runtime>.rs`: its offset slots and constants) and a
-//! [`runtime`] tag, one kernel walker (`ebpf/src/interp/<runtime>.rs`) and one userspace
+//! [`runtime`] tag, one kernel walker (`ebpf/src/unwind/interp/<runtime>.rs`) and one userspace
 //! folder (`userspace/src/unwind/interp/<runtime>/`: detection, layouts, naming), each with
 //! its line in its crate's table (`docs/architecture.md`, "Adding a runtime").
 //! [`InterpProcess::offsets`] is a runtime-defined table of structure offsets (CPython's

@@ -1,6 +1,6 @@
 //! The names of the programs, maps and globals of the embedded objects that the loader uses,
 //! one module per object (and one for what several objects share): the kernel side defines
-//! them (`ebpf/src/bin/`, `ebpf/src/engine/maps.rs`, `ebpf/src/unwind.rs`), the loader names
+//! them (`ebpf/src/bin/`, `ebpf/src/engine/maps.rs`, `ebpf/src/unwind/mod.rs`), the loader names
 //! them only through these constants.
 //!
 //! A name here that its object lacks would show only when a load as root fails (aya's

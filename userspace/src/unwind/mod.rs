@@ -1,6 +1,6 @@
 //! Whole user stacks without frame pointers: unwind tables built from each binary's
 //! `.eh_frame` / `.debug_frame` and loaded into the kernel for its DWARF unwinder
-//! (`ebpf/src/unwind.rs`; map layout in [`tracekit_common::unwind`]).
+//! (`ebpf/src/unwind/mod.rs`; map layout in [`tracekit_common::unwind`]).
 //!
 //! [`UnwindTables`] owns the unwinder's maps of one loaded BPF object. For each process it
 //! is told about ([`UnwindTables::load_process`]: at start, then as the kernel announces

@@ -3,7 +3,7 @@
 //! functions where it shows `execute_ex` ([`php`]), JavaScript functions where it shows V8's
 //! builtins or JIT code ([`v8`]), found with no flags in the target.
 //!
-//! The kernel side (`ebpf/src/interp/`, layouts and the frame encoding in
+//! The kernel side (`ebpf/src/unwind/interp/`, layouts and the frame encoding in
 //! [`tracekit_common::interp`]) records interpreter frames in the eval loop's place during
 //! the DWARF walk. This module feeds it and names what it records:
 //! - [`Interpreters`] owns the `INTERP_*` maps of one BPF object. When a process is loaded

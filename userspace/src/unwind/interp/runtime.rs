@@ -7,7 +7,7 @@
 //! [`Binary`] it detects, which publishes a process, the [`CodeReader`] a published process
 //! names its code objects with, and the naming of its frames. Adding a runtime is a folder
 //! with a type implementing [`Runtime`] and its line in [`RUNTIMES`] (and its kernel walker,
-//! `ebpf/src/interp/`, and shared layout, `common/src/interp/`).
+//! `ebpf/src/unwind/interp/`, and shared layout, `common/src/interp/`).
 
 use std::{any::Any, fmt, path::Path, sync::Arc};
 

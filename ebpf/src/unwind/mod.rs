@@ -30,11 +30,11 @@ use tracekit_common::{
     },
 };
 
-use crate::{
-    Recorded,
-    interp::{self, InterpWalk},
-    store_stack,
-};
+use crate::{Recorded, store_stack};
+
+pub mod interp;
+
+use interp::InterpWalk;
 
 /// The array of shards `UNWIND_SHARDS` (see `tracekit_common::unwind`). Memory-mappable
 /// shards, so that userspace fills one with a single copy instead of a syscall per row.

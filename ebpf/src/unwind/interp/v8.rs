@@ -101,7 +101,7 @@ pub struct V8State {
 }
 
 /// What the walk learnt of the V8 frame at a frame pointer.
-pub struct Frame {
+pub struct V8Frame {
     /// The encoded JavaScript frame, `None`: a native frame.
     pub word: Option<u64>,
     /// The frame's saved frame pointer and return address, when read with its slots.
@@ -242,10 +242,10 @@ fn slot(walk: &InterpWalk, fp: u64, slot: usize) -> Option<u64> {
 /// frame of another kind: entry, exit, stub; or memory that is not a V8 frame), and its
 /// caller's frame pointer and return address when they were read with it.
 #[inline(always)]
-pub fn frame<M: UnwindMaps>(walk: &mut InterpWalk, fp: u64, pc: u64) -> Frame {
+pub fn frame<M: UnwindMaps>(walk: &mut InterpWalk, fp: u64, pc: u64) -> V8Frame {
     bump::<M>(InterpStat::EvalFrames);
     if fp < 64 {
-        return Frame {
+        return V8Frame {
             word: None,
             caller: NO_CALLER,
         };
@@ -254,16 +254,16 @@ pub fn frame<M: UnwindMaps>(walk: &mut InterpWalk, fp: u64, pc: u64) -> Frame {
     let caller = read_block(walk, fp);
     let Some(context) = slot(walk, fp, FP_CONTEXT) else {
         bump::<M>(InterpStat::ReadErrors);
-        return Frame { word: None, caller };
+        return V8Frame { word: None, caller };
     };
     // A frame-type marker (tag bit 0) is not a JavaScript frame.
     if heap_object(context).is_none() {
-        return Frame { word: None, caller };
+        return V8Frame { word: None, caller };
     }
     if let Some(word) = cached_compiled(walk, fp, pc) {
         bump::<M>(InterpStat::Frames);
         bump::<M>(InterpStat::V8Optimized);
-        return Frame {
+        return V8Frame {
             word: Some(word),
             caller,
         };
@@ -311,7 +311,7 @@ pub fn frame<M: UnwindMaps>(walk: &mut InterpWalk, fp: u64, pc: u64) -> Frame {
             None
         }
     };
-    Frame { word, caller }
+    V8Frame { word, caller }
 }
 
 /// The `JSFunction` and `SharedFunctionInfo` (untagged) of the JavaScript frame at `fp`,
