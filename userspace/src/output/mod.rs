@@ -29,6 +29,7 @@ pub(crate) mod golden;
 pub mod heatmap;
 pub mod hist;
 pub mod lines;
+pub mod otlp;
 pub mod pagecache;
 pub mod percentiles;
 pub mod pprof;
