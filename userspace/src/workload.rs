@@ -158,6 +158,13 @@ pub fn find_cgroup(root: &Path, id: &str) -> Option<std::path::PathBuf> {
     None
 }
 
+/// This machine's name (`/proc/sys/kernel/hostname`, as `hostname` prints it).
+pub fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|name| name.trim().to_string())
+        .unwrap_or_default()
+}
+
 /// What a profile says of a process beside its pid and threads.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ProcessInfo {

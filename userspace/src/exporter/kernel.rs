@@ -26,11 +26,13 @@ use crate::{
         request::{KeyField, Request, Shape},
     },
     exporter::{
+        client::PushClient,
         config::{BucketSpec, Config, MetricConfig, MetricSource},
-        push::{self, PushOptions, PushStats},
-        sampler::{SharedSampler, Window},
+        otlp::{self, OtlpStats, Queue},
+        push::{self, Destinations, PushOptions, PushStats},
+        sampler::SharedSampler,
         series::{Cell, Series, accounting},
-        server::{self, CpuProfile, ProfileEndpoint, ServerOptions, Sources},
+        server::{self, CpuProfile, ProfileEndpoint, ServerOptions, Sources, StackWindow},
     },
     jobs::tools::{FlagValues, ToolPlan},
     output::{
@@ -278,6 +280,8 @@ pub struct KernelSources {
     sampler: Arc<SharedSampler>,
     /// Pushes made and failed, with `--push`.
     push: Option<Arc<PushStats>>,
+    /// What the OTLP push did, with `--otlp-endpoint`.
+    otlp: Option<Arc<OtlpStats>>,
 }
 
 impl KernelSources {
@@ -331,7 +335,14 @@ impl KernelSources {
                 config.profile.inlined,
             )),
             push: None,
+            otlp: None,
         })
+    }
+
+    /// Shows `stats` in the metrics (`--otlp-endpoint`).
+    pub fn with_otlp_stats(mut self, stats: Arc<OtlpStats>) -> Self {
+        self.otlp = Some(stats);
+        self
     }
 
     /// Shows `stats` in the metrics (`--push`).
@@ -457,6 +468,9 @@ impl Sources for KernelSources {
         if let Some(push) = &self.push {
             families.extend(push.families(&self.namespace));
         }
+        if let Some(otlp) = &self.otlp {
+            families.extend(otlp.families(&self.namespace));
+        }
         families
     }
 
@@ -474,6 +488,23 @@ impl Sources for KernelSources {
 
     async fn profile(&self, duration: Duration) -> Result<CpuProfile> {
         let hz = self.frequency_hz;
+        let window = self.window(duration).await?;
+        tokio::task::spawn_blocking(move || {
+            let pprof = encode(hz, &window);
+            // The window's stacks were freed on this blocking thread, in its own arena: glibc
+            // keeps it (26 to 88 MiB in ten minutes of the exporter bench before this).
+            crate::symbolize::release_freed_memory();
+            CpuProfile {
+                pprof,
+                start: window.start,
+                duration: window.duration,
+            }
+        })
+        .await
+        .map_err(|err| Error::runtime(format!("the CPU profile task failed: {err}")))
+    }
+
+    async fn window(&self, duration: Duration) -> Result<StackWindow> {
         let inlined = self.sampler.inlined();
         let sampler = Arc::clone(&self.sampler);
         // The first profile loads the sampler (and starts building the tables): blocking.
@@ -483,32 +514,25 @@ impl Sources for KernelSources {
         let window = window
             .await
             .map_err(|_| Error::runtime("the CPU sampler stopped before the profile ended"))?;
-        tokio::task::spawn_blocking(move || {
-            let pprof = encode(hz, inlined, &window);
-            // The window's stacks were freed on this blocking thread, in its own arena: glibc
-            // keeps it (26 to 88 MiB in ten minutes of the exporter bench before this).
-            crate::symbolize::release_freed_memory();
-            CpuProfile {
-                pprof,
-                start: window.start,
-                duration: window.elapsed,
-            }
+        Ok(StackWindow {
+            stacks: window.stacks,
+            start: window.start,
+            duration: window.elapsed,
+            inlined,
         })
-        .await
-        .map_err(|err| Error::runtime(format!("the CPU profile task failed: {err}")))
     }
 }
 
 /// A window's stacks as a gzipped pprof CPU profile at `hz`, with pid, comm and cgroup
-/// labels; `inlined`: whether inlined functions were expanded.
-fn encode(hz: u64, inlined: bool, window: &Window) -> Vec<u8> {
+/// labels (and, where the cgroup names them, `container_id` and `pod_uid`).
+pub fn encode(hz: u64, window: &StackWindow) -> Vec<u8> {
     let options = PprofOptions {
         cgroup: &crate::mappings::read_cgroup,
         comments: vec![format!(
             "tracekit exporter: on-CPU stacks of all processes at {hz} Hz"
         )],
-        inline_frames: inlined,
-        ..PprofOptions::new(SampleKind::Cpu { hz }, window.start, window.elapsed)
+        inline_frames: window.inlined,
+        ..PprofOptions::new(SampleKind::Cpu { hz }, window.start, window.duration)
     };
     pprof::encode(&pprof::build(&window.stacks, &options))
 }
@@ -530,9 +554,32 @@ pub fn run(
 ) -> Result<()> {
     if push.is_some() && !config.profile.enabled {
         return Err(Error::usage(format!(
-            "--push needs CPU profiles, and {origin} has [profile] enabled = false"
+            "--push and --otlp-endpoint need CPU profiles, and {origin} has [profile] \
+             enabled = false"
         )));
     }
+    // Files the clients read (CA, tokens) are read now: a bad one is an error at start.
+    let timeout = push.as_ref().map_or(Duration::from_secs(5), |p| {
+        p.interval
+            .clamp(Duration::from_secs(5), Duration::from_secs(30))
+    });
+    let pyroscope = match push.as_ref().and_then(|p| p.target.clone()) {
+        Some(target) => Some((
+            target,
+            PushClient::new("pyroscope", &config.pyroscope, timeout)?,
+            Arc::new(PushStats::default()),
+        )),
+        None => None,
+    };
+    let otlp_push = match push.as_ref().and_then(|p| p.otlp.clone()) {
+        Some(endpoint) => {
+            let stats = Arc::new(OtlpStats::default());
+            let queue = Arc::new(Queue::new(config.otlp.queue_size, Arc::clone(&stats)));
+            let client = PushClient::new("otlp", &config.otlp.client(), timeout)?;
+            Some((endpoint, client, stats, queue))
+        }
+        None => None,
+    };
     caps::require_tracing("exporter")?;
     if config.profile.enabled {
         bpf::check_frequency(config.profile.frequency_hz).map_err(|err| {
@@ -560,12 +607,14 @@ pub fn run(
             .map(|m| format!("{} ({})", m.config.name, m.what))
             .collect();
         let count = compiled.len();
-        let push_stats = push.as_ref().map(|_| Arc::new(PushStats::default()));
         let mut sources = KernelSources::attach(&config, compiled)?;
         // Loading the metrics freed heap (7.4 MiB for the built-in set) that glibc keeps.
         crate::symbolize::release_freed_memory();
-        if let Some(stats) = &push_stats {
+        if let Some((_, _, stats)) = &pyroscope {
             sources = sources.with_push_stats(Arc::clone(stats));
+        }
+        if let Some((_, _, stats, _)) = &otlp_push {
+            sources = sources.with_otlp_stats(Arc::clone(stats));
         }
         let sources = Arc::new(sources);
         for line in &what {
@@ -581,27 +630,46 @@ pub fn run(
                 String::new()
             },
             match &push {
-                Some(push) => format!(
-                    ", pushing them to {} every {} s as {}",
-                    push.target.shown(),
-                    push.interval.as_secs(),
-                    push.target.name()
-                ),
+                Some(push) => {
+                    let mut to = Vec::new();
+                    if let Some(target) = &push.target {
+                        to.push(format!("{} as {}", target.shown(), target.name()));
+                    }
+                    if let Some(endpoint) = &push.otlp {
+                        to.push(format!("{} as OTLP", endpoint.shown()));
+                    }
+                    format!(
+                        ", pushing them to {} every {} s",
+                        to.join(" and "),
+                        push.interval.as_secs()
+                    )
+                }
                 None => String::new(),
             }
         );
         let (stop_pushes, pushes_stopped) = tokio::sync::watch::channel(false);
         let stop_pushes = Arc::new(stop_pushes);
-        let pushing = match (push, push_stats) {
-            (Some(push), Some(stats)) => Some(tokio::spawn(push::run(
+        let sending = otlp_push.as_ref().map(|(endpoint, client, stats, queue)| {
+            tokio::spawn(otlp::sender(
+                Arc::clone(queue),
+                client.clone(),
+                endpoint.clone(),
+                Arc::clone(stats),
+                pushes_stopped.clone(),
+            ))
+        });
+        let pushing = push.map(|push| {
+            tokio::spawn(push::run(
                 Arc::clone(&sources),
-                push,
+                Destinations {
+                    pyroscope,
+                    otlp: otlp_push.map(|(_, _, _, queue)| queue),
+                },
+                push.interval,
                 config.profile.frequency_hz,
-                stats,
                 pushes_stopped,
-            ))),
-            _ => None,
-        };
+            ))
+        });
         let options = ServerOptions {
             namespace: config.namespace.clone(),
             profile: config.profile.enabled.then_some(ProfileEndpoint {
@@ -628,6 +696,9 @@ pub fn run(
         let _ = stop_pushes.send(true);
         if let Some(pushing) = pushing {
             let _ = pushing.await;
+        }
+        if let Some(sending) = sending {
+            let _ = sending.await;
         }
         sources.detach();
         served?;

@@ -46,6 +46,23 @@ pub trait Sources: Send + Sync + 'static {
     /// A CPU profile of the whole machine over `duration` (less when the exporter stops).
     /// Requests may overlap.
     fn profile(&self, duration: Duration) -> impl Future<Output = Result<CpuProfile>> + Send;
+
+    /// The stacks of the whole machine over `duration`, for the pushes to encode as each
+    /// receiver takes them (pprof, OTLP) from one window.
+    fn window(&self, duration: Duration) -> impl Future<Output = Result<StackWindow>> + Send;
+}
+
+/// The stacks of a CPU profile and the span they cover.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StackWindow {
+    /// Distinct stacks with their sample counts.
+    pub stacks: Vec<crate::stacks::Stack>,
+    /// When sampling started.
+    pub start: SystemTime,
+    /// How long it sampled.
+    pub duration: Duration,
+    /// Whether inlined functions were expanded into frames.
+    pub inlined: bool,
 }
 
 /// A CPU profile and the span it covers.
@@ -357,6 +374,10 @@ mod tests {
                 start: UNIX_EPOCH,
                 duration,
             })
+        }
+
+        async fn window(&self, duration: Duration) -> Result<StackWindow> {
+            Err(Error::runtime(format!("no {duration:?} window here")))
         }
     }
 

@@ -35,14 +35,15 @@ use opentelemetry_proto::tonic::{
 
 use crate::{
     mappings::Mapping,
+    output::pprof::SampleKind,
     stacks::{Frame, FrameKind, Stack},
     workload::{ProcessInfo, Workload},
 };
 
 /// What an OTLP profile says beside its stacks.
 pub struct OtlpOptions<'a> {
-    /// Samples per second per CPU.
-    pub hz: u64,
+    /// What the stacks' counts are: CPU samples at a rate, time off CPU, events.
+    pub kind: SampleKind,
     /// When sampling started.
     pub start: SystemTime,
     /// How long it ran.
@@ -267,15 +268,24 @@ fn profile_id(start_nanos: u64, pid: u32, host: &str) -> Vec<u8> {
 /// process keep the order of `stacks`; processes go by pid.
 pub fn build(stacks: &[Stack], options: &OtlpOptions<'_>) -> ExportProfilesServiceRequest {
     let mut dictionary = Dictionary::new();
+    let (sample_type, period_type, period, multiplier) = match options.kind {
+        SampleKind::Cpu { hz } => (
+            ("samples", "count"),
+            Some(("cpu", "nanoseconds")),
+            (1_000_000_000 / hz.max(1)) as i64,
+            1,
+        ),
+        SampleKind::OffCpuMicros => (("off_cpu", "nanoseconds"), None, 0, 1000),
+        SampleKind::Events => (("events", "count"), None, 0, 1),
+    };
     let sample_type = otlp::ValueType {
-        type_strindex: dictionary.string("samples"),
-        unit_strindex: dictionary.string("count"),
+        type_strindex: dictionary.string(sample_type.0),
+        unit_strindex: dictionary.string(sample_type.1),
     };
-    let period_type = otlp::ValueType {
-        type_strindex: dictionary.string("cpu"),
-        unit_strindex: dictionary.string("nanoseconds"),
-    };
-    let period = (1_000_000_000 / options.hz.max(1)) as i64;
+    let period_type = period_type.map(|(kind, unit)| otlp::ValueType {
+        type_strindex: dictionary.string(kind),
+        unit_strindex: dictionary.string(unit),
+    });
     let start_nanos = options
         .start
         .duration_since(SystemTime::UNIX_EPOCH)
@@ -288,7 +298,9 @@ pub fn build(stacks: &[Stack], options: &OtlpOptions<'_>) -> ExportProfilesServi
         let entry = samples
             .entry((stack_index, vec![thread]))
             .or_insert((order, 0));
-        entry.1 = entry.1.saturating_add(stack.count as i64);
+        entry.1 = entry
+            .1
+            .saturating_add((stack.count as i64).saturating_mul(multiplier));
     }
     let mut resource_profiles = Vec::with_capacity(by_pid.len());
     for (pid, samples) in by_pid {
@@ -355,7 +367,7 @@ pub fn build(stacks: &[Stack], options: &OtlpOptions<'_>) -> ExportProfilesServi
                     samples,
                     time_unix_nano: start_nanos,
                     duration_nano: options.duration.as_nanos() as u64,
-                    period_type: Some(period_type),
+                    period_type,
                     period,
                     profile_id: profile_id(start_nanos, pid, &options.host),
                     dropped_attributes_count: 0,
@@ -377,6 +389,15 @@ pub fn build(stacks: &[Stack], options: &OtlpOptions<'_>) -> ExportProfilesServi
 /// The request's protobuf bytes.
 pub fn encode(request: &ExportProfilesServiceRequest) -> Vec<u8> {
     prost::Message::encode_to_vec(request)
+}
+
+/// Writes the request for `stacks` to `out`, as `profile -o FILE.otlp.pb` does.
+pub fn write(
+    out: &mut (impl std::io::Write + ?Sized),
+    stacks: &[Stack],
+    options: &OtlpOptions<'_>,
+) -> std::io::Result<()> {
+    out.write_all(&encode(&build(stacks, options)))
 }
 
 /// Samples in a request: the sum of every sample's value.

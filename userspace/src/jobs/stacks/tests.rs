@@ -557,6 +557,7 @@ fn interval_runs_keep_what_their_outputs_need() {
     for format in [
         Format::Json,
         Format::Pprof,
+        Format::Otlp,
         Format::Speedscope,
         Format::ChromeTrace,
     ] {

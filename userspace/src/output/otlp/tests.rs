@@ -146,7 +146,7 @@ fn named(request: &ExportProfilesServiceRequest, sample: &otlp::Sample) -> Vec<S
 #[test]
 fn processes_are_resources_and_frames_have_lines() {
     let options = OtlpOptions {
-        hz: 100,
+        kind: SampleKind::Cpu { hz: 100 },
         start: UNIX_EPOCH + Duration::from_secs(1_700_000_000),
         duration: Duration::from_secs(15),
         host: "web1".into(),

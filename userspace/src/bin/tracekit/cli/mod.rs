@@ -95,7 +95,7 @@ pub struct TimingArgs {
 #[derive(Debug, Args)]
 pub struct OutputArgs {
     /// Write the result to FILE, in the format its extension names (.txt .folded .svg .json;
-    /// stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given
+    /// stack profiles also .pb.gz .otlp.pb .heatmap.svg .speedscope.json .trace.json); may be given
     /// several times (profiles, histograms, counts); for histograms with -i, .svg is a heat
     /// map (one column per interval) and .json keeps the intervals for `tracekit report`
     #[arg(short = 'o', long = "output", value_name = "FILE")]
