@@ -6,6 +6,7 @@
 
 mod histograms;
 mod metrics;
+mod otlp;
 mod profiles;
 
 use std::{

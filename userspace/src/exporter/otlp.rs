@@ -135,6 +135,8 @@ impl Drop {
 
 #[derive(Debug, Default)]
 struct Counts {
+    /// Profiles taken and queued.
+    taken: u64,
     exported: u64,
     samples_exported: u64,
     failures: u64,
@@ -231,6 +233,12 @@ impl OtlpStats {
         };
         vec![
             family(
+                "profiles",
+                "OTLP profiles taken (one per interval) and queued for the receiver.",
+                Values::Counter(one(counts.taken)),
+                &[],
+            ),
+            family(
                 "exports",
                 "OTLP profile requests the receiver accepted.",
                 Values::Counter(one(counts.exported)),
@@ -299,6 +307,7 @@ impl Queue {
     /// Queues `batch`; the oldest goes (counted) when the queue is full.
     pub fn push(&self, batch: Batch) {
         let mut batches = self.lock();
+        self.stats.counts().taken += 1;
         batches.push_back(batch);
         while batches.len() > self.capacity {
             let oldest = batches.pop_front().expect("not empty");
