@@ -33,6 +33,7 @@ use crate::{
         sampler::SharedSampler,
         series::{Cell, Series, accounting},
         server::{self, CpuProfile, ProfileEndpoint, ServerOptions, Sources, StackWindow},
+        web::WebConfig,
     },
     jobs::tools::{FlagValues, ToolPlan},
     output::{
@@ -551,6 +552,7 @@ pub fn run(
     origin: &str,
     listen: Option<SocketAddr>,
     push: Option<PushOptions>,
+    web: Option<WebConfig>,
 ) -> Result<()> {
     if push.is_some() && !config.profile.enabled {
         return Err(Error::usage(format!(
@@ -620,12 +622,16 @@ pub fn run(
         for line in &what {
             log::info!("serving {line}");
         }
+        let scheme = match web.as_ref().and_then(|web| web.tls.as_ref()) {
+            Some(_) => "https",
+            None => "http",
+        };
         eprintln!(
-            "tracekit exporter: serving {count} metric{} on http://{bound}/metrics{}{}; \
+            "tracekit exporter: serving {count} metric{} on {scheme}://{bound}/metrics{}{}{}; \
              SIGINT or SIGTERM to stop.",
             if count == 1 { "" } else { "s" },
             if config.profile.enabled {
-                format!(", CPU profiles on http://{bound}/debug/pprof/profile")
+                format!(", CPU profiles on {scheme}://{bound}/debug/pprof/profile")
             } else {
                 String::new()
             },
@@ -645,6 +651,10 @@ pub fn run(
                     )
                 }
                 None => String::new(),
+            },
+            match &web {
+                Some(web) if !web.users.is_empty() => " (basic auth)",
+                _ => "",
             }
         );
         let (stop_pushes, pushes_stopped) = tokio::sync::watch::channel(false);
@@ -691,7 +701,7 @@ pub fn run(
             let _ = pushes_stopper.send(true);
             let _ = received_tx.send(name);
         };
-        let served = server::serve(listener, Arc::clone(&sources), options, shutdown).await;
+        let served = server::serve(listener, Arc::clone(&sources), options, web, shutdown).await;
         // Also when serving failed without a signal.
         let _ = stop_pushes.send(true);
         if let Some(pushing) = pushing {

@@ -12,6 +12,8 @@
 //! - [`own`]: the exporter's CPU, memory and scrape time;
 //! - [`push`]: `--push URL`, CPU profiles POSTed to a Pyroscope-compatible `/ingest`;
 //! - [`otlp`]: `--otlp-endpoint URL`, CPU profiles as OTLP, queued and retried;
+//! - [`web`]: `--web.config.file`, TLS and basic auth of the server (exporter-toolkit's
+//!   format);
 //! - [`client`]: the pushes' HTTP client (TLS trust, authentication, headers);
 //! - [`sampler`]: the one CPU sampler profile requests and pushes share.
 //!
@@ -26,3 +28,4 @@ pub mod push;
 pub mod sampler;
 pub mod series;
 pub mod server;
+pub mod web;

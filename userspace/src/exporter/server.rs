@@ -30,7 +30,10 @@ use tokio::net::TcpListener;
 
 use crate::{
     Error, Result,
-    exporter::own::{OwnMetrics, ScrapeTimer},
+    exporter::{
+        own::{OwnMetrics, ScrapeTimer},
+        web::{TlsListener, WebConfig},
+    },
     output::prometheus::{self, MetricFamily},
 };
 
@@ -124,23 +127,46 @@ pub async fn bind(addr: SocketAddr) -> Result<TcpListener> {
 }
 
 /// Serves `sources` on `listener` until `shutdown` completes; requests under way finish.
+/// With `web`, over TLS where it says so, and every request authenticated where it has
+/// users ([`crate::exporter::web`]).
 pub async fn serve<S: Sources>(
     listener: TcpListener,
     sources: Arc<S>,
     options: ServerOptions,
+    web: Option<WebConfig>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<()> {
     let addr = listener.local_addr().ok();
-    axum::serve(listener, router(sources, options))
-        .with_graceful_shutdown(shutdown)
-        .await
-        .map_err(|err| Error::Runtime {
-            what: match addr {
-                Some(addr) => format!("serving HTTP on {addr}"),
-                None => "serving HTTP".into(),
-            },
-            source: Some(Box::new(err)),
-        })
+    let mut app = router(sources, options);
+    if let Some(web) = web.as_ref().filter(|web| !web.users.is_empty()) {
+        app = app.layer(axum::middleware::from_fn_with_state(
+            web.clone(),
+            crate::exporter::web::authenticate,
+        ));
+    }
+    let served = match web.and_then(|web| web.tls) {
+        Some(acceptor) => {
+            let listener = TlsListener::new(listener, acceptor).map_err(|err| Error::Runtime {
+                what: "serving HTTPS".into(),
+                source: Some(Box::new(err)),
+            })?;
+            axum::serve(listener, app)
+                .with_graceful_shutdown(shutdown)
+                .await
+        }
+        None => {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(shutdown)
+                .await
+        }
+    };
+    served.map_err(|err| Error::Runtime {
+        what: match addr {
+            Some(addr) => format!("serving HTTP on {addr}"),
+            None => "serving HTTP".into(),
+        },
+        source: Some(Box::new(err)),
+    })
 }
 
 fn text(status: StatusCode, body: impl Into<String>) -> Response {
@@ -447,7 +473,7 @@ mod tests {
             namespace: "tracekit".into(),
             profile,
         };
-        let server = tokio::spawn(serve(listener, Arc::clone(&fake), options, async {
+        let server = tokio::spawn(serve(listener, Arc::clone(&fake), options, None, async {
             let _ = stopped.await;
         }));
         (addr, fake, stop, server, socket)

@@ -24,6 +24,7 @@ EXAMPLES:
   tracekit exporter --config exporter.toml --check   # validate, compile, exit
   tracekit exporter --push http://pyroscope:4040      # CPU profiles to Pyroscope every 15 s
   tracekit exporter --otlp-endpoint http://collector:4318   # ... as OTLP profiles
+  tracekit exporter --web.config.file /etc/tracekit/web.yml # TLS, basic auth
   curl -s localhost:9435/metrics              # what Prometheus scrapes
   go tool pprof -top 'http://localhost:9435/debug/pprof/profile?seconds=10'
 
@@ -60,6 +61,11 @@ pub struct Args {
     /// [otlp] endpoint]
     #[arg(long, value_name = "URL")]
     pub otlp_endpoint: Option<String>,
+    /// TLS and basic auth for the server, in Prometheus exporter-toolkit's web config
+    /// format (YAML: tls_server_config with cert_file, key_file, client_auth_type,
+    /// client_ca_file; basic_auth_users with bcrypt hashes)
+    #[arg(long = "web.config.file", value_name = "FILE")]
+    pub web_config_file: Option<PathBuf>,
     /// Seconds between pushes, each a profile of that long (1 to 3600) [default: 15]
     #[arg(long, value_name = "SECONDS",
           value_parser = clap::value_parser!(u64)
@@ -131,6 +137,11 @@ pub fn run(args: Args, _verbose: u8) -> Result<()> {
         .as_ref()
         .map_or("the built-in config".to_string(), |p| p.display().to_string());
     let push = args.push(&config, &origin)?;
+    let web = args
+        .web_config_file
+        .as_deref()
+        .map(tracekit::exporter::web::WebConfig::load)
+        .transpose()?;
     if args.check {
         let compiled = kernel::compile_all(&config, &origin)?;
         println!("{origin}: {} metrics OK", compiled.len());
@@ -139,5 +150,5 @@ pub fn run(args: Args, _verbose: u8) -> Result<()> {
         }
         return Ok(());
     }
-    kernel::run(config, &origin, args.listen, push)
+    kernel::run(config, &origin, args.listen, push, web)
 }
