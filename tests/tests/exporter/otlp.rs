@@ -407,7 +407,11 @@ fn exporter_otlp_queue_survives_a_receiver_outage() {
         let text = scrape(addr);
         let queued = sample_sum(&text, "tracekit_exporter_otlp_queue_length", &[]);
         let after = receiver.lines("otlp.jsonl").len();
-        if queued == 0.0 && after >= 2 + 4 + 2 {
+        // Between two sends (one in flight is neither queued nor exported yet).
+        let settled = sample_sum(&text, "tracekit_exporter_otlp_profiles_total", &[])
+            == sample_sum(&text, "tracekit_exporter_otlp_exports_total", &[])
+                + sample_sum(&text, "tracekit_exporter_otlp_dropped_profiles_total", &[]);
+        if queued == 0.0 && after >= 2 + 4 + 2 && settled {
             Ok(text)
         } else {
             Err(format!("{queued} queued, {after} received"))

@@ -520,6 +520,7 @@ impl Sources for KernelSources {
             start: window.start,
             duration: window.elapsed,
             inlined,
+            processes: window.processes,
         })
     }
 }
@@ -527,8 +528,9 @@ impl Sources for KernelSources {
 /// A window's stacks as a gzipped pprof CPU profile at `hz`, with pid, comm and cgroup
 /// labels (and, where the cgroup names them, `container_id` and `pod_uid`).
 pub fn encode(hz: u64, window: &StackWindow) -> Vec<u8> {
+    let cgroup = |pid| window.process(pid).cgroup;
     let options = PprofOptions {
-        cgroup: &crate::mappings::read_cgroup,
+        cgroup: &cgroup,
         comments: vec![format!(
             "tracekit exporter: on-CPU stacks of all processes at {hz} Hz"
         )],

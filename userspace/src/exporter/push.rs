@@ -42,7 +42,6 @@ use crate::{
         pprof::SampleKind,
         prometheus::{Labels, MetricFamily, Value, Values},
     },
-    workload::ProcessInfo,
 };
 
 /// `--push-interval` when not given: what Pyroscope's agents use (15 s).
@@ -302,7 +301,7 @@ pub async fn run<S: Sources>(
                     start: window.start,
                     duration: window.duration,
                     host,
-                    process: &ProcessInfo::read,
+                    process: &|pid| window.process(pid),
                 };
                 let request = crate::output::otlp::build(&window.stacks, &options);
                 let samples = crate::output::otlp::sample_count(&request);

@@ -66,6 +66,18 @@ pub struct StackWindow {
     pub duration: Duration,
     /// Whether inlined functions were expanded into frames.
     pub inlined: bool,
+    /// What was known of each process while it ran ([`crate::exporter::sampler::Window`]).
+    pub processes: HashMap<u32, crate::workload::ProcessInfo>,
+}
+
+impl StackWindow {
+    /// What is known of process `pid`: as it was while sampled, else read now.
+    pub fn process(&self, pid: u32) -> crate::workload::ProcessInfo {
+        self.processes
+            .get(&pid)
+            .cloned()
+            .unwrap_or_else(|| crate::workload::ProcessInfo::read(pid))
+    }
 }
 
 /// A CPU profile and the span it covers.
