@@ -1781,7 +1781,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__exporter)
-            opts="-c -v -h -V --config --check --listen --push --otlp-endpoint --push-interval --verbose --help --version"
+            opts="-c -v -h -V --config --check --listen --push --otlp-endpoint --web.config.file --push-interval --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1804,6 +1804,10 @@ _tracekit() {
                     return 0
                     ;;
                 --otlp-endpoint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --web.config.file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

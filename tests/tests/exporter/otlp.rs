@@ -14,7 +14,7 @@ use std::{
 
 use prost::Message as _;
 use serde_json::Value as Json;
-use tracekit_tests::{fixture, require_root, scratch, wait_until, workspace};
+use tracekit_tests::{fixture, require_root, scratch, tracekit, wait_until, workspace};
 
 use super::{free_port, sample_sum, scrape, start_exporter_with, stop_exporter};
 
@@ -209,7 +209,7 @@ fn exporter_pushes_otlp_profiles() {
     let procs = container.join("cgroup.procs");
     let mut command = Command::new(fixture("tk_burner"));
     command
-        .arg("4")
+        .arg("8")
         .env("OTEL_SERVICE_NAME", "tk-burner-svc")
         .stdout(Stdio::null());
     // SAFETY: the child only writes a file before exec (async-signal-safe calls).
@@ -218,6 +218,33 @@ fn exporter_pushes_otlp_profiles() {
     }
     let mut burner = command.spawn().expect("starting the burner in its cgroup");
     let pid = burner.id();
+    // `--cgroup` takes the pod's UID and a container ID's first 12 digits.
+    for id in [POD, &CONTAINER[..12]] {
+        let folded = dir.join("by-id.folded");
+        let out = tracekit(
+            [
+                "profile".as_ref(),
+                "--cgroup".as_ref(),
+                id.as_ref(),
+                "-d".as_ref(),
+                "1".as_ref(),
+                "-o".as_ref(),
+                folded.as_os_str(),
+            ],
+            TIMEOUT,
+        );
+        assert!(out.status.success(), "--cgroup {id}: {}", out.stderr);
+        let text = std::fs::read_to_string(&folded).unwrap();
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with("tk_burner;") && l.contains(";a;b;leaf")),
+            "--cgroup {id}:\n{text}"
+        );
+        assert!(
+            text.lines().all(|l| l.starts_with("tk_burner;")),
+            "--cgroup {id}: other processes:\n{text}"
+        );
+    }
     assert!(burner.wait().unwrap().success());
     let ended = now_seconds();
     wait_until(TIMEOUT, || {
@@ -356,7 +383,7 @@ fn exporter_pushes_otlp_profiles() {
     eprintln!("the burner: {burner_samples} samples, {chained} through leaf <- b <- a <- main");
     assert!(
         burner_samples >= 200,
-        "{burner_samples} samples of a 4 s burn"
+        "{burner_samples} samples of an 8 s burn"
     );
     assert!(
         chained * 10 >= burner_samples * 9,

@@ -78,6 +78,12 @@ fn string(key: &str, value: &str) -> KeyValue {
     }
 }
 
+/// A location by its mapping, address, lines (function and line) and frame type.
+type LocationKey = (i32, u64, Vec<(i32, i64)>, i32);
+
+/// Per process, each (stack, sample attributes) with its first position and its count.
+type ByProcess = BTreeMap<u32, BTreeMap<(i32, Vec<i32>), (usize, i64)>>;
+
 #[derive(Default)]
 struct Dictionary {
     table: otlp::ProfilesDictionary,
@@ -85,7 +91,7 @@ struct Dictionary {
     attributes: HashMap<(i32, String), i32>,
     functions: HashMap<(i32, i32, i32), i32>,
     mappings: HashMap<Option<Arc<Mapping>>, i32>,
-    locations: HashMap<(i32, u64, Vec<(i32, i64)>, i32), i32>,
+    locations: HashMap<LocationKey, i32>,
     stacks: HashMap<Vec<i32>, i32>,
 }
 
@@ -290,7 +296,7 @@ pub fn build(stacks: &[Stack], options: &OtlpOptions<'_>) -> ExportProfilesServi
         .start
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |since| since.as_nanos() as u64);
-    let mut by_pid: BTreeMap<u32, BTreeMap<(i32, Vec<i32>), (usize, i64)>> = BTreeMap::new();
+    let mut by_pid: ByProcess = BTreeMap::new();
     for (order, stack) in stacks.iter().enumerate() {
         let stack_index = dictionary.stack(&stack.frames);
         let thread = dictionary.attribute("thread.name", &stack.comm);

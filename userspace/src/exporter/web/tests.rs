@@ -24,17 +24,17 @@ fn bad_files_are_one_line() {
                 .to_string(),
         ),
         (
-            "basic_auth_users:\n  prometheus: plain\n".into(),
+            "basic_auth_users:\n  prometheus: plain\n",
             "basic_auth_users: prometheus: not a bcrypt hash".into(),
         ),
         (
-            "tls_server_confg: {}\n".into(),
+            "tls_server_confg: {}\n",
             "unknown field `tls_server_confg`, expected `tls_server_config` or \
              `basic_auth_users`"
                 .into(),
         ),
         (
-            "tls_server_config:\n  cert_file: a\n  key_file: b\n  cipher_suites: [x]\n".into(),
+            "tls_server_config:\n  cert_file: a\n  key_file: b\n  cipher_suites: [x]\n",
             "tls_server_config: unknown field `cipher_suites`, expected one of `cert_file`, \
              `key_file`, `client_auth_type`, `client_ca_file`, `min_version`"
                 .into(),

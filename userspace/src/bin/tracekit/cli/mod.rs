@@ -32,8 +32,9 @@ pub struct ScopeArgs {
         value_delimiter = ','
     )]
     pub pids: Vec<u32>,
-    /// Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or
-    /// /system.slice/x.service as --by cgroup shows it); checked in the kernel
+    /// Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service,
+    /// /system.slice/x.service as --by cgroup shows it, or a Kubernetes pod UID or container
+    /// ID); checked in the kernel
     #[arg(long, value_name = "PATH")]
     pub cgroup: Option<PathBuf>,
     /// Run CMD with ARGS, trace it and its children, and end when it exits
