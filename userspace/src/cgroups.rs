@@ -110,8 +110,10 @@ pub fn level_below(root: &Path, dir: &Path) -> Option<u32> {
 }
 
 /// The subtree `--cgroup PATH` names: PATH is a directory of the cgroup2 filesystem
-/// (`/sys/fs/cgroup/system.slice/nginx.service`), or a path from the hierarchy's root as
-/// `--by cgroup` and `/proc/PID/cgroup` show it (`/system.slice/nginx.service`).
+/// (`/sys/fs/cgroup/system.slice/nginx.service`), a path from the hierarchy's root as
+/// `--by cgroup` and `/proc/PID/cgroup` show it (`/system.slice/nginx.service`), or a
+/// Kubernetes pod UID or container ID (at least 12 digits of it), found by the names the
+/// kubelet and the runtimes give their cgroups ([`crate::workload`]).
 ///
 /// # Errors
 /// A usage error (one line) when no cgroup2 filesystem is mounted, or PATH is not a
@@ -133,10 +135,25 @@ pub fn resolve_filter(path: &Path) -> crate::Result<CgroupFilter> {
             root.join("system.slice").display()
         ))
     };
-    let candidates = [
+    let mut candidates = vec![
         path.to_path_buf(),
         root.join(path.to_string_lossy().trim_start_matches('/')),
     ];
+    // A pod UID or a container ID (or 12 digits or more of one) names the cgroup the
+    // kubelet or the runtime made for it.
+    let text = path.to_string_lossy();
+    if !candidates.iter().any(|c| c.is_dir()) && crate::workload::looks_like_id(&text) {
+        match crate::workload::find_cgroup(&root, &text) {
+            Some(dir) => candidates.push(dir),
+            None => {
+                return Err(crate::Error::usage(format!(
+                    "--cgroup {shown}: no cgroup under {} is named after this pod or \
+                     container ID",
+                    root.display()
+                )));
+            }
+        }
+    }
     let root_dev = std::fs::metadata(&root).map_err(|_| not_cgroup())?.dev();
     for candidate in candidates {
         let Ok(dir) = candidate.canonicalize() else {

@@ -39,5 +39,6 @@ pub mod session;
 pub mod stacks;
 pub mod symbolize;
 pub mod unwind;
+pub mod workload;
 
 pub use error::{Error, Result};

@@ -101,6 +101,33 @@ pub struct CodeAddress {
     /// The executable file mapping holding `address`, for user frames of processes whose
     /// memory map was read ([`crate::mappings`]).
     pub mapping: Option<Arc<Mapping>>,
+    /// The source file and line of each frame at this address (the function, then the
+    /// functions inlined into it: the frames sharing it, outermost first), where DWARF gave
+    /// them; `None` when no line was looked up (symbol tables only, kernel frames).
+    pub lines: Option<Arc<[Option<FileLine>]>>,
+}
+
+/// A source file and line, as DWARF's line table names them.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct FileLine {
+    /// The file, its directory joined when DWARF gives one.
+    pub file: Arc<str>,
+    /// 1-based.
+    pub line: u32,
+}
+
+impl Frame {
+    /// This frame's source file and line, where DWARF gave them ([`CodeAddress::lines`]):
+    /// `position` is the frame's place among the frames sharing its address (0 for the
+    /// function, 1 for the first function inlined into it...).
+    pub fn file_line(&self, position: usize) -> Option<&FileLine> {
+        self.address
+            .as_ref()?
+            .lines
+            .as_ref()?
+            .get(position)?
+            .as_ref()
+    }
 }
 
 /// Sets the [`CodeAddress`] of each frame of one stack resolved from `leaf_first`
@@ -132,6 +159,7 @@ pub fn set_addresses(
             current = addresses.next().map(|&address| CodeAddress {
                 address,
                 mapping: mapping(address),
+                lines: None,
             });
         }
         frame.address = current.clone();
@@ -516,6 +544,7 @@ mod tests {
         at.frames[1].address = Some(CodeAddress {
             address: 0x1000,
             mapping: None,
+            lines: None,
         });
         sum.add(&at);
         let mut other_pid = stack("burner", &[("main", U), ("b", U)], 2);

@@ -87,6 +87,8 @@ pub fn ensure() -> Result<()> {
         ("javac", "openjdk-17-jdk-headless"),
         ("debuginfod", "debuginfod"),
         ("dtrace", "systemtap-sdt-dev"),
+        // The exporter's tests scrape it with Prometheus (native histograms, TLS).
+        ("prometheus", "prometheus"),
     ];
     let missing: Vec<&str> = real_programs
         .iter()
@@ -97,6 +99,26 @@ pub fn ensure() -> Result<()> {
         match apt_install(&missing) {
             Ok(()) => did.push("installed the real programs the tests profile"),
             Err(err) => eprintln!("xtask: setup: {err:#} (their tests will be skipped)"),
+        }
+    }
+
+    // The OTLP receiver of the exporter's tests decodes with the classes PyPI's
+    // opentelemetry-proto generates from the official protos (profiles v1development,
+    // protos 1.10.0), in the python3 on PATH (pyenv's). A failed install skips those tests.
+    let otlp_import =
+        "import opentelemetry.proto.collector.profiles.v1development.profiles_service_pb2";
+    if find_program("python3").is_some()
+        && Cmd::new("python3")
+            .args(["-c", otlp_import])
+            .output_ok()
+            .is_none()
+    {
+        match Cmd::new("python3")
+            .args(["-m", "pip", "install", "-q", OTLP_PROTO_PIP])
+            .run()
+        {
+            Ok(()) => did.push("installed opentelemetry-proto (the OTLP receiver of the tests)"),
+            Err(err) => eprintln!("xtask: setup: {err:#} (the OTLP tests will be skipped)"),
         }
     }
 
@@ -115,6 +137,10 @@ pub fn ensure() -> Result<()> {
     }
     Ok(())
 }
+
+/// The PyPI release of the OTLP classes the exporter's tests decode with (the same pin as
+/// tests/tests/exporter/otlp.rs).
+const OTLP_PROTO_PIP: &str = "opentelemetry-proto==1.45.2";
 
 struct Nightly {
     sysroot: String,

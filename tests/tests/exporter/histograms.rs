@@ -32,7 +32,7 @@ fn url_encode(query: &str) -> String {
 }
 
 /// An instant query's single value (0 when the result is empty).
-fn prometheus_value(prometheus: SocketAddr, query: &str) -> f64 {
+pub(super) fn prometheus_value(prometheus: SocketAddr, query: &str) -> f64 {
     let (status, body) = get(
         prometheus,
         &format!("/api/v1/query?query={}", url_encode(query)),
@@ -49,7 +49,7 @@ fn prometheus_value(prometheus: SocketAddr, query: &str) -> f64 {
 
 /// `prometheus`, installed from Debian's package when missing; `None` (with the reason
 /// printed) when it cannot be installed.
-fn prometheus_or_skip(test: &str) -> Option<&'static str> {
+pub(super) fn prometheus_or_skip(test: &str) -> Option<&'static str> {
     let binary = "/usr/bin/prometheus";
     ensure_package(test, "prometheus", || Path::new(binary).exists()).then_some(binary)
 }

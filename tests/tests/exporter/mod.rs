@@ -6,7 +6,9 @@
 
 mod histograms;
 mod metrics;
+mod otlp;
 mod profiles;
+mod tls;
 
 use std::{
     collections::BTreeMap,
@@ -215,7 +217,7 @@ fn start_exporter_with(args: &[&std::ffi::OsStr]) -> (Exporter, SocketAddr) {
         eprintln!("exporter: {line}");
     };
     let addr = line
-        .split("http://")
+        .split("://")
         .nth(1)
         .and_then(|rest| rest.split('/').next())
         .and_then(|addr| addr.parse().ok())

@@ -26,11 +26,14 @@ use crate::{
         request::{KeyField, Request, Shape},
     },
     exporter::{
+        client::PushClient,
         config::{BucketSpec, Config, MetricConfig, MetricSource},
-        push::{self, PushOptions, PushStats},
-        sampler::{SharedSampler, Window},
+        otlp::{self, OtlpStats, Queue},
+        push::{self, Destinations, PushOptions, PushStats},
+        sampler::SharedSampler,
         series::{Cell, Series, accounting},
-        server::{self, CpuProfile, ProfileEndpoint, ServerOptions, Sources},
+        server::{self, CpuProfile, ProfileEndpoint, ServerOptions, Sources, StackWindow},
+        web::WebConfig,
     },
     jobs::tools::{FlagValues, ToolPlan},
     output::{
@@ -278,6 +281,8 @@ pub struct KernelSources {
     sampler: Arc<SharedSampler>,
     /// Pushes made and failed, with `--push`.
     push: Option<Arc<PushStats>>,
+    /// What the OTLP push did, with `--otlp-endpoint`.
+    otlp: Option<Arc<OtlpStats>>,
 }
 
 impl KernelSources {
@@ -331,7 +336,14 @@ impl KernelSources {
                 config.profile.inlined,
             )),
             push: None,
+            otlp: None,
         })
+    }
+
+    /// Shows `stats` in the metrics (`--otlp-endpoint`).
+    pub fn with_otlp_stats(mut self, stats: Arc<OtlpStats>) -> Self {
+        self.otlp = Some(stats);
+        self
     }
 
     /// Shows `stats` in the metrics (`--push`).
@@ -457,6 +469,9 @@ impl Sources for KernelSources {
         if let Some(push) = &self.push {
             families.extend(push.families(&self.namespace));
         }
+        if let Some(otlp) = &self.otlp {
+            families.extend(otlp.families(&self.namespace));
+        }
         families
     }
 
@@ -474,6 +489,23 @@ impl Sources for KernelSources {
 
     async fn profile(&self, duration: Duration) -> Result<CpuProfile> {
         let hz = self.frequency_hz;
+        let window = self.window(duration).await?;
+        tokio::task::spawn_blocking(move || {
+            let pprof = encode(hz, &window);
+            // The window's stacks were freed on this blocking thread, in its own arena: glibc
+            // keeps it (26 to 88 MiB in ten minutes of the exporter bench before this).
+            crate::symbolize::release_freed_memory();
+            CpuProfile {
+                pprof,
+                start: window.start,
+                duration: window.duration,
+            }
+        })
+        .await
+        .map_err(|err| Error::runtime(format!("the CPU profile task failed: {err}")))
+    }
+
+    async fn window(&self, duration: Duration) -> Result<StackWindow> {
         let inlined = self.sampler.inlined();
         let sampler = Arc::clone(&self.sampler);
         // The first profile loads the sampler (and starts building the tables): blocking.
@@ -483,32 +515,27 @@ impl Sources for KernelSources {
         let window = window
             .await
             .map_err(|_| Error::runtime("the CPU sampler stopped before the profile ended"))?;
-        tokio::task::spawn_blocking(move || {
-            let pprof = encode(hz, inlined, &window);
-            // The window's stacks were freed on this blocking thread, in its own arena: glibc
-            // keeps it (26 to 88 MiB in ten minutes of the exporter bench before this).
-            crate::symbolize::release_freed_memory();
-            CpuProfile {
-                pprof,
-                start: window.start,
-                duration: window.elapsed,
-            }
+        Ok(StackWindow {
+            stacks: window.stacks,
+            start: window.start,
+            duration: window.elapsed,
+            inlined,
+            processes: window.processes,
         })
-        .await
-        .map_err(|err| Error::runtime(format!("the CPU profile task failed: {err}")))
     }
 }
 
 /// A window's stacks as a gzipped pprof CPU profile at `hz`, with pid, comm and cgroup
-/// labels; `inlined`: whether inlined functions were expanded.
-fn encode(hz: u64, inlined: bool, window: &Window) -> Vec<u8> {
+/// labels (and, where the cgroup names them, `container_id` and `pod_uid`).
+pub fn encode(hz: u64, window: &StackWindow) -> Vec<u8> {
+    let cgroup = |pid| window.process(pid).cgroup;
     let options = PprofOptions {
-        cgroup: &crate::mappings::read_cgroup,
+        cgroup: &cgroup,
         comments: vec![format!(
             "tracekit exporter: on-CPU stacks of all processes at {hz} Hz"
         )],
-        inline_frames: inlined,
-        ..PprofOptions::new(SampleKind::Cpu { hz }, window.start, window.elapsed)
+        inline_frames: window.inlined,
+        ..PprofOptions::new(SampleKind::Cpu { hz }, window.start, window.duration)
     };
     pprof::encode(&pprof::build(&window.stacks, &options))
 }
@@ -527,12 +554,36 @@ pub fn run(
     origin: &str,
     listen: Option<SocketAddr>,
     push: Option<PushOptions>,
+    web: Option<WebConfig>,
 ) -> Result<()> {
     if push.is_some() && !config.profile.enabled {
         return Err(Error::usage(format!(
-            "--push needs CPU profiles, and {origin} has [profile] enabled = false"
+            "--push and --otlp-endpoint need CPU profiles, and {origin} has [profile] \
+             enabled = false"
         )));
     }
+    // Files the clients read (CA, tokens) are read now: a bad one is an error at start.
+    let timeout = push.as_ref().map_or(Duration::from_secs(5), |p| {
+        p.interval
+            .clamp(Duration::from_secs(5), Duration::from_secs(30))
+    });
+    let pyroscope = match push.as_ref().and_then(|p| p.target.clone()) {
+        Some(target) => Some((
+            target,
+            PushClient::new("pyroscope", &config.pyroscope, timeout)?,
+            Arc::new(PushStats::default()),
+        )),
+        None => None,
+    };
+    let otlp_push = match push.as_ref().and_then(|p| p.otlp.clone()) {
+        Some(endpoint) => {
+            let stats = Arc::new(OtlpStats::default());
+            let queue = Arc::new(Queue::new(config.otlp.queue_size, Arc::clone(&stats)));
+            let client = PushClient::new("otlp", &config.otlp.client(), timeout)?;
+            Some((endpoint, client, stats, queue))
+        }
+        None => None,
+    };
     caps::require_tracing("exporter")?;
     if config.profile.enabled {
         bpf::check_frequency(config.profile.frequency_hz).map_err(|err| {
@@ -560,48 +611,77 @@ pub fn run(
             .map(|m| format!("{} ({})", m.config.name, m.what))
             .collect();
         let count = compiled.len();
-        let push_stats = push.as_ref().map(|_| Arc::new(PushStats::default()));
         let mut sources = KernelSources::attach(&config, compiled)?;
         // Loading the metrics freed heap (7.4 MiB for the built-in set) that glibc keeps.
         crate::symbolize::release_freed_memory();
-        if let Some(stats) = &push_stats {
+        if let Some((_, _, stats)) = &pyroscope {
             sources = sources.with_push_stats(Arc::clone(stats));
+        }
+        if let Some((_, _, stats, _)) = &otlp_push {
+            sources = sources.with_otlp_stats(Arc::clone(stats));
         }
         let sources = Arc::new(sources);
         for line in &what {
             log::info!("serving {line}");
         }
+        let scheme = match web.as_ref().and_then(|web| web.tls.as_ref()) {
+            Some(_) => "https",
+            None => "http",
+        };
         eprintln!(
-            "tracekit exporter: serving {count} metric{} on http://{bound}/metrics{}{}; \
+            "tracekit exporter: serving {count} metric{} on {scheme}://{bound}/metrics{}{}{}; \
              SIGINT or SIGTERM to stop.",
             if count == 1 { "" } else { "s" },
             if config.profile.enabled {
-                format!(", CPU profiles on http://{bound}/debug/pprof/profile")
+                format!(", CPU profiles on {scheme}://{bound}/debug/pprof/profile")
             } else {
                 String::new()
             },
             match &push {
-                Some(push) => format!(
-                    ", pushing them to {} every {} s as {}",
-                    push.target.shown(),
-                    push.interval.as_secs(),
-                    push.target.name()
-                ),
+                Some(push) => {
+                    let mut to = Vec::new();
+                    if let Some(target) = &push.target {
+                        to.push(format!("{} as {}", target.shown(), target.name()));
+                    }
+                    if let Some(endpoint) = &push.otlp {
+                        to.push(format!("{} as OTLP", endpoint.shown()));
+                    }
+                    format!(
+                        ", pushing them to {} every {} s",
+                        to.join(" and "),
+                        push.interval.as_secs()
+                    )
+                }
                 None => String::new(),
+            },
+            match &web {
+                Some(web) if !web.users.is_empty() => " (basic auth)",
+                _ => "",
             }
         );
         let (stop_pushes, pushes_stopped) = tokio::sync::watch::channel(false);
         let stop_pushes = Arc::new(stop_pushes);
-        let pushing = match (push, push_stats) {
-            (Some(push), Some(stats)) => Some(tokio::spawn(push::run(
+        let sending = otlp_push.as_ref().map(|(endpoint, client, stats, queue)| {
+            tokio::spawn(otlp::sender(
+                Arc::clone(queue),
+                client.clone(),
+                endpoint.clone(),
+                Arc::clone(stats),
+                pushes_stopped.clone(),
+            ))
+        });
+        let pushing = push.map(|push| {
+            tokio::spawn(push::run(
                 Arc::clone(&sources),
-                push,
+                Destinations {
+                    pyroscope,
+                    otlp: otlp_push.map(|(_, _, _, queue)| queue),
+                },
+                push.interval,
                 config.profile.frequency_hz,
-                stats,
                 pushes_stopped,
-            ))),
-            _ => None,
-        };
+            ))
+        });
         let options = ServerOptions {
             namespace: config.namespace.clone(),
             profile: config.profile.enabled.then_some(ProfileEndpoint {
@@ -623,11 +703,14 @@ pub fn run(
             let _ = pushes_stopper.send(true);
             let _ = received_tx.send(name);
         };
-        let served = server::serve(listener, Arc::clone(&sources), options, shutdown).await;
+        let served = server::serve(listener, Arc::clone(&sources), options, web, shutdown).await;
         // Also when serving failed without a signal.
         let _ = stop_pushes.send(true);
         if let Some(pushing) = pushing {
             let _ = pushing.await;
+        }
+        if let Some(sending) = sending {
+            let _ = sending.await;
         }
         sources.detach();
         served?;
@@ -638,150 +721,4 @@ pub fn run(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn requests(text: &str) -> Vec<Request> {
-        let config = Config::parse(text, "test").unwrap();
-        config.metrics.iter().map(|m| request(m).unwrap()).collect()
-    }
-
-    fn by(request: &Request) -> Vec<(&str, &str)> {
-        request
-            .by
-            .iter()
-            .map(|k| (k.label.as_str(), k.field.as_str()))
-            .collect()
-    }
-
-    /// The default set: the presets' own events, labels on the fields bcc shows, buckets
-    /// of raw nanoseconds and bytes.
-    #[test]
-    fn default_set_requests() {
-        let [syscalls, latency, size, runq] =
-            <[Request; 4]>::try_from(requests(crate::exporter::config::DEFAULT_SET)).unwrap();
-        assert_eq!(syscalls.probes, ["rawtracepoint:sys_enter"]);
-        assert_eq!(
-            (syscalls.shape, syscalls.value.as_deref()),
-            (Shape::Count, None)
-        );
-        assert_eq!(by(&syscalls), [("syscall", "id")]);
-
-        assert_eq!(latency.probes, ["block:block_rq_complete"]);
-        assert_eq!(latency.value.as_deref(), Some("latency"));
-        assert_eq!((latency.shape, latency.value_div), (Shape::Log2, 1));
-        assert_eq!(by(&latency), [("disk", "dev"), ("op", "rwbs")]);
-        assert_eq!(
-            latency.start.as_ref().unwrap().probes[0].probe,
-            "block:block_rq_issue"
-        );
-
-        assert_eq!(size.probes, ["block:block_rq_issue"]);
-        assert_eq!(size.value.as_deref(), Some("bytes"));
-        assert_eq!(by(&size), [("disk", "dev"), ("op", "rwbs")]);
-
-        assert_eq!(runq.probes, ["sched:sched_switch"]);
-        assert_eq!((runq.shape, runq.value_div), (Shape::Log2, 1));
-        assert!(runq.by.is_empty());
-        assert_eq!(runq.filter.as_deref(), Some("next_pid != 0"));
-    }
-
-    /// Extra filters are added to a preset's own; event metrics count, sum or bucket.
-    #[test]
-    fn filters_labels_and_shapes() {
-        let [runq, syscalls, reads, packets] = <[Request; 4]>::try_from(requests(
-            r#"
-[[metric]]
-name = "runq"
-preset = "runqlat"
-by = ["tid"]
-filter = "next_prio < 100"
-[[metric]]
-name = "sys"
-preset = "syscount"
-by = ["syscall", "comm"]
-filter = 'comm == "app"'
-[[metric]]
-name = "read"
-event = "syscalls:sys_exit_read"
-value = "ret"
-unit = "bytes"
-by = ["comm"]
-[[metric]]
-name = "packet_size"
-event = "net:net_dev_xmit"
-value = "len"
-buckets = "linear:0,1500,100"
-"#,
-        ))
-        .unwrap();
-        assert_eq!(
-            runq.filter.as_deref(),
-            Some("(next_pid != 0) && (next_prio < 100)")
-        );
-        assert_eq!(by(&runq), [("tid", "next_pid")]);
-        assert_eq!(syscalls.filter.as_deref(), Some("comm == \"app\""));
-        assert_eq!(by(&syscalls), [("syscall", "id"), ("comm", "comm")]);
-        assert_eq!(reads.probes, ["syscalls:sys_exit_read"]);
-        assert_eq!(
-            (reads.shape, reads.value.as_deref()),
-            (Shape::Count, Some("ret"))
-        );
-        assert_eq!(by(&reads), [("comm", "comm")]);
-        assert_eq!(
-            packets.shape,
-            Shape::Linear {
-                min: 0,
-                max: 1500,
-                step: 100
-            }
-        );
-        assert_eq!(packets.value_div, 1);
-    }
-
-    #[test]
-    fn errors_name_the_metric_and_keep_their_kind() {
-        let usage = in_metric("io", Error::usage("unknown field `x`"));
-        assert_eq!(usage.to_string(), "metric \"io\": unknown field `x`");
-        assert_eq!(usage.exit_code(), 2);
-        let runtime = in_metric("io", Error::runtime("attaching"));
-        assert_eq!(runtime.to_string(), "metric \"io\": attaching");
-        assert_eq!(runtime.exit_code(), 1);
-    }
-
-    /// Only cells unchanged since the last reading, with every kernel entry in an engine
-    /// that can delete, are idle.
-    #[test]
-    fn idle_cells_are_unchanged_and_deletable() {
-        let cell = |name: &str| (Labels::from([name]), 0u32);
-        let previous: HashMap<(Labels, u32), (u64, u64)> = [
-            (cell("gone"), (5, 50)),
-            (cell("busy"), (7, 70)),
-            (cell("array"), (3, 30)),
-            (cell("two"), (4, 40)),
-        ]
-        .into_iter()
-        .collect();
-        let reading: Reading = [
-            (cell("gone"), ((5, 50), vec![(0, vec![1], 0)])),
-            (cell("busy"), ((8, 80), vec![(0, vec![2], 0)])),
-            (cell("new"), ((1, 10), vec![(0, vec![3], 0)])),
-            (cell("array"), ((3, 30), vec![(1, vec![4], 0)])),
-            // Two kernel entries behind one label set, one in the array engine.
-            (
-                cell("two"),
-                ((4, 40), vec![(0, vec![5], 0), (1, vec![6], 0)]),
-            ),
-        ]
-        .into_iter()
-        .collect();
-        assert_eq!(
-            idle_cells(&previous, &reading, &[true, false]),
-            [cell("gone")]
-        );
-        assert_eq!(
-            idle_cells(&previous, &reading, &[true, true]),
-            [cell("array"), cell("gone"), cell("two")]
-        );
-    }
-}
+mod tests;

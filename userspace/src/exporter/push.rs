@@ -32,8 +32,16 @@ use tokio::sync::watch;
 
 use crate::{
     Error, Result,
-    exporter::server::Sources,
-    output::prometheus::{Labels, MetricFamily, Value, Values},
+    exporter::{
+        client::PushClient,
+        otlp::{Batch, OtlpEndpoint, Queue},
+        server::Sources,
+    },
+    output::{
+        otlp::OtlpOptions,
+        pprof::SampleKind,
+        prometheus::{Labels, MetricFamily, Value, Values},
+    },
 };
 
 /// `--push-interval` when not given: what Pyroscope's agents use (15 s).
@@ -150,18 +158,15 @@ fn unix_seconds(time: SystemTime) -> u64 {
     time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
-/// This machine's name (`/proc/sys/kernel/hostname`, as `hostname` prints it).
-pub fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|name| name.trim().to_string())
-        .unwrap_or_default()
-}
+pub use crate::workload::hostname;
 
-/// What `--push` asked for.
+/// What `--push` and `--otlp-endpoint` asked for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PushOptions {
-    /// Where to.
-    pub target: PushTarget,
+    /// Where pprof profiles go (Pyroscope), if anywhere.
+    pub target: Option<PushTarget>,
+    /// Where OTLP profiles go, if anywhere.
+    pub otlp: Option<OtlpEndpoint>,
     /// How often, and the length of each profile.
     pub interval: Duration,
 }
@@ -240,42 +245,32 @@ impl PushStats {
     }
 }
 
-/// Pushes a profile of every `options.interval` to `options.target` until `stop` turns
-/// true (the profile under way is then not pushed; a push in flight gets
-/// `STOP_GRACE` (2 s) to finish). Windows follow each other: the next profile starts when the
-/// last one ends, while the last one is being sent.
+/// Where each interval's profile goes.
+#[derive(Debug)]
+pub struct Destinations {
+    /// Pyroscope: the target, its client, its counts.
+    pub pyroscope: Option<(PushTarget, PushClient, Arc<PushStats>)>,
+    /// The OTLP queue (its sender runs on its own, [`otlp::sender`]).
+    pub otlp: Option<Arc<Queue>>,
+}
+
+/// Takes a profile of every `interval` and hands it to `to` until `stop` turns true (the
+/// profile under way is then not pushed; a Pyroscope push in flight gets `STOP_GRACE`
+/// (2 s) to finish). Windows follow each other: the next profile starts when the last one
+/// ends, while the last one is being sent. Pyroscope and OTLP get the same window, as pprof
+/// and as OTLP.
 pub async fn run<S: Sources>(
     sources: Arc<S>,
-    options: PushOptions,
+    to: Destinations,
+    interval: Duration,
     hz: u64,
-    stats: Arc<PushStats>,
     mut stop: watch::Receiver<bool>,
 ) {
-    let shown = options.target.shown();
-    // A push gets the interval to finish (at least 5 s, at most 30 s).
-    let timeout = options
-        .interval
-        .clamp(Duration::from_secs(5), Duration::from_secs(30));
-    let client = match reqwest::Client::builder()
-        .timeout(timeout)
-        .connect_timeout(timeout.min(Duration::from_secs(5)))
-        .user_agent(concat!("tracekit/", env!("CARGO_PKG_VERSION")))
-        .build()
-    {
-        Ok(client) => client,
-        Err(err) => {
-            log::error!(
-                "cannot push CPU profiles to {shown}: {}",
-                crate::error::chain(&err)
-            );
-            return;
-        }
-    };
-    let target = Arc::new(options.target);
+    let host = hostname();
     let mut in_flight: Option<tokio::task::JoinHandle<()>> = None;
     while !*stop.borrow() {
-        let profile = tokio::select! {
-            profile = sources.profile(options.interval) => profile,
+        let window = tokio::select! {
+            window = sources.window(interval) => window,
             _ = stop.wait_for(|stopped| *stopped) => break,
         };
         if *stop.borrow() {
@@ -286,36 +281,69 @@ pub async fn run<S: Sources>(
         if let Some(previous) = in_flight.take() {
             let _ = previous.await;
         }
-        match profile {
-            Ok(profile) => {
-                let url = target.request_url(profile.start, profile.start + profile.duration, hz);
-                let gzipped = profile.pprof;
-                let (client, stats, shown) = (client.clone(), Arc::clone(&stats), shown.clone());
-                in_flight = Some(tokio::spawn(async move {
-                    match send(&client, url, gzipped).await {
-                        Ok(()) => stats.pushed(&shown),
-                        Err(why) => stats.failed(&shown, &why),
-                    }
-                }));
+        let window = match window {
+            Ok(window) => Arc::new(window),
+            Err(err) => {
+                if let Some((target, _, stats)) = &to.pyroscope {
+                    stats.failed(&target.shown(), &format!("taking the profile: {err}"));
+                }
+                if to.otlp.is_some() {
+                    log::warn!("taking a CPU profile for OTLP failed: {err}");
+                }
+                continue;
             }
-            Err(err) => stats.failed(&shown, &format!("taking the profile: {err}")),
+        };
+        if let Some(queue) = &to.otlp {
+            let (window, queue, host) = (Arc::clone(&window), Arc::clone(queue), host.clone());
+            let encoded = tokio::task::spawn_blocking(move || {
+                let options = OtlpOptions {
+                    kind: SampleKind::Cpu { hz },
+                    start: window.start,
+                    duration: window.duration,
+                    host,
+                    process: &|pid| window.process(pid),
+                };
+                let request = crate::output::otlp::build(&window.stacks, &options);
+                let samples = crate::output::otlp::sample_count(&request);
+                let bytes = crate::output::otlp::encode(&request);
+                queue.push(Batch::new(&bytes, samples, window.start));
+            })
+            .await;
+            if let Err(err) = encoded {
+                log::warn!("encoding an OTLP profile failed: {err}");
+            }
         }
+        if let Some((target, client, stats)) = &to.pyroscope {
+            let url = target.request_url(window.start, window.start + window.duration, hz);
+            let (client, stats, shown) = (client.clone(), Arc::clone(stats), target.shown());
+            let window = Arc::clone(&window);
+            in_flight = Some(tokio::spawn(async move {
+                let gzipped = tokio::task::spawn_blocking(move || {
+                    crate::exporter::kernel::encode(hz, &window)
+                })
+                .await
+                .unwrap_or_default();
+                match send(&client, url, gzipped).await {
+                    Ok(()) => stats.pushed(&shown),
+                    Err(why) => stats.failed(&shown, &why),
+                }
+            }));
+        }
+        drop(window);
+        // The window's stacks were freed on this thread's arena.
+        crate::symbolize::release_freed_memory();
     }
     if let Some(mut last) = in_flight
         && tokio::time::timeout(STOP_GRACE, &mut last).await.is_err()
     {
         last.abort();
-        log::warn!("a push to {shown} still under way at the stop was abandoned");
+        log::warn!("a push to Pyroscope still under way at the stop was abandoned");
     }
 }
 
 /// POSTs one gzipped pprof profile; the failure as one line (the status and the start of
 /// the answer, or the error).
-async fn send(
-    client: &reqwest::Client,
-    url: Url,
-    gzipped: Vec<u8>,
-) -> std::result::Result<(), String> {
+async fn send(client: &PushClient, url: Url, gzipped: Vec<u8>) -> std::result::Result<(), String> {
     let answer = client
         .post(url)
         .header(reqwest::header::CONTENT_TYPE, "binary/octet-stream")
@@ -323,19 +351,10 @@ async fn send(
         .send()
         .await
         .map_err(|err| crate::error::chain(&err))?;
-    let status = answer.status();
-    if status.is_success() {
+    if answer.status().is_success() {
         return Ok(());
     }
-    let body = answer.text().await.unwrap_or_default();
-    let first = body.lines().next().unwrap_or("").trim();
-    Err(if first.is_empty() {
-        format!("HTTP {status}")
-    } else {
-        // Enough to say why (Pyroscope answers one line), not a whole error page.
-        let start: String = first.chars().take(200).collect();
-        format!("HTTP {status}: {start}")
-    })
+    Err(super::client::failure(answer).await)
 }
 
 #[cfg(test)]

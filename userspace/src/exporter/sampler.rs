@@ -24,6 +24,7 @@
 //! long the exporter runs.
 
 use std::{
+    collections::HashMap,
     sync::{
         Arc, Mutex,
         atomic::{AtomicU64, Ordering},
@@ -45,6 +46,7 @@ use crate::{
     cpu_sampler::{self as sampler, ProfileOptions, Profiler},
     stacks::{Stack, StackSum},
     symbolize::{Symbolizer, SymbolizerOptions},
+    workload::ProcessInfo,
 };
 
 /// How often the kernel maps are cut when no window opens or closes.
@@ -63,6 +65,31 @@ pub struct Window {
     pub elapsed: Duration,
     /// Distinct stacks with their sample counts.
     pub stacks: Vec<Stack>,
+    /// What was known of each process of the stacks while it ran (its executable, service
+    /// name and cgroup: read when it was first sampled, so a process that exited before the
+    /// window closed keeps them).
+    pub processes: HashMap<u32, ProcessInfo>,
+}
+
+/// The processes the sampler saw, read once each while they run.
+#[derive(Default)]
+struct Processes(HashMap<u32, ProcessInfo>);
+
+impl Processes {
+    /// Reads the processes of `stacks` not known yet.
+    fn note(&mut self, stacks: &[Stack]) {
+        for stack in stacks {
+            self.0
+                .entry(stack.pid)
+                .or_insert_with(|| ProcessInfo::read(stack.pid));
+        }
+    }
+
+    /// Forgets the processes that exited (the windows keep copies).
+    fn prune(&mut self) {
+        self.0
+            .retain(|pid, _| std::path::Path::new(&format!("/proc/{pid}")).exists());
+    }
 }
 
 enum Command {
@@ -266,6 +293,7 @@ struct Open {
     opened: Instant,
     deadline: Instant,
     stacks: StackSum,
+    processes: HashMap<u32, ProcessInfo>,
     reply: oneshot::Sender<Window>,
 }
 
@@ -276,6 +304,16 @@ impl Open {
         }
     }
 
+    fn add_processes(&mut self, stacks: &[Stack], known: &Processes) {
+        for stack in stacks {
+            if let Some(info) = known.0.get(&stack.pid) {
+                self.processes
+                    .entry(stack.pid)
+                    .or_insert_with(|| info.clone());
+            }
+        }
+    }
+
     fn close(self) {
         let stacks = self.stacks.into_stacks();
         // A requester that went away (the client hung up) does not mind.
@@ -283,6 +321,7 @@ impl Open {
             start: self.start,
             elapsed: self.opened.elapsed(),
             stacks,
+            processes: self.processes,
         });
     }
 }
@@ -300,6 +339,7 @@ fn run(
     shared: &Mutex<Option<Running>>,
 ) {
     let mut windows: Vec<Open> = Vec::new();
+    let mut known = Processes::default();
     let mut last_cut = Instant::now();
     // When the last window closed (the first is on its way when the thread starts).
     let mut idle_since = Instant::now();
@@ -307,7 +347,7 @@ fn run(
         announcements(&mut profiler, &mut ring, &mut symbolizer);
         let now = Instant::now();
         if windows.iter().any(|w| w.deadline <= now) || now >= last_cut + DRAIN_EVERY {
-            cut(&mut profiler, &mut symbolizer, &mut windows);
+            cut(&mut profiler, &mut symbolizer, &mut windows, &mut known);
             last_cut = Instant::now();
             let (due, open): (Vec<Open>, Vec<Open>) =
                 windows.drain(..).partition(|w| w.deadline <= last_cut);
@@ -345,19 +385,20 @@ fn run(
             Ok(Command::Open { duration, reply }) => {
                 // What came before belongs to the windows already open.
                 announcements(&mut profiler, &mut ring, &mut symbolizer);
-                cut(&mut profiler, &mut symbolizer, &mut windows);
+                cut(&mut profiler, &mut symbolizer, &mut windows, &mut known);
                 last_cut = Instant::now();
                 windows.push(Open {
                     start: SystemTime::now(),
                     opened: last_cut,
                     deadline: last_cut + duration,
                     stacks: StackSum::default(),
+                    processes: HashMap::new(),
                     reply,
                 });
             }
             Ok(Command::Stop) | Err(RecvTimeoutError::Disconnected) => {
                 announcements(&mut profiler, &mut ring, &mut symbolizer);
-                cut(&mut profiler, &mut symbolizer, &mut windows);
+                cut(&mut profiler, &mut symbolizer, &mut windows, &mut known);
                 windows.into_iter().for_each(Open::close);
                 break;
             }
@@ -389,13 +430,21 @@ fn announcements(
 
 /// Drains the kernel maps and adds what they held, symbolized, to every open window (not
 /// symbolized when none is open); then forgets the processes that exited.
-fn cut(profiler: &mut Profiler, symbolizer: &mut Symbolizer, windows: &mut [Open]) {
+fn cut(
+    profiler: &mut Profiler,
+    symbolizer: &mut Symbolizer,
+    windows: &mut [Open],
+    known: &mut Processes,
+) {
     match profiler.take_interval() {
         Ok(raw) if !windows.is_empty() => {
             let profile = sampler::symbolize(&raw, symbolizer);
+            known.note(&profile.stacks);
             for window in windows.iter_mut() {
                 window.add(&profile.stacks);
+                window.add_processes(&profile.stacks, known);
             }
+            known.prune();
         }
         Ok(_) => {}
         Err(err) => log::warn!("reading the CPU sampler's maps: {err}"),
@@ -430,6 +479,7 @@ mod tests {
             opened,
             deadline: opened,
             stacks: StackSum::default(),
+            processes: HashMap::new(),
             reply,
         };
         window.add(&[stack(1, "leaf", 10), stack(1, "other", 1)]);

@@ -30,7 +30,10 @@ use tokio::net::TcpListener;
 
 use crate::{
     Error, Result,
-    exporter::own::{OwnMetrics, ScrapeTimer},
+    exporter::{
+        own::{OwnMetrics, ScrapeTimer},
+        web::{TlsListener, WebConfig},
+    },
     output::prometheus::{self, MetricFamily},
 };
 
@@ -46,6 +49,35 @@ pub trait Sources: Send + Sync + 'static {
     /// A CPU profile of the whole machine over `duration` (less when the exporter stops).
     /// Requests may overlap.
     fn profile(&self, duration: Duration) -> impl Future<Output = Result<CpuProfile>> + Send;
+
+    /// The stacks of the whole machine over `duration`, for the pushes to encode as each
+    /// receiver takes them (pprof, OTLP) from one window.
+    fn window(&self, duration: Duration) -> impl Future<Output = Result<StackWindow>> + Send;
+}
+
+/// The stacks of a CPU profile and the span they cover.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StackWindow {
+    /// Distinct stacks with their sample counts.
+    pub stacks: Vec<crate::stacks::Stack>,
+    /// When sampling started.
+    pub start: SystemTime,
+    /// How long it sampled.
+    pub duration: Duration,
+    /// Whether inlined functions were expanded into frames.
+    pub inlined: bool,
+    /// What was known of each process while it ran ([`crate::exporter::sampler::Window`]).
+    pub processes: HashMap<u32, crate::workload::ProcessInfo>,
+}
+
+impl StackWindow {
+    /// What is known of process `pid`: as it was while sampled, else read now.
+    pub fn process(&self, pid: u32) -> crate::workload::ProcessInfo {
+        self.processes
+            .get(&pid)
+            .cloned()
+            .unwrap_or_else(|| crate::workload::ProcessInfo::read(pid))
+    }
 }
 
 /// A CPU profile and the span it covers.
@@ -107,23 +139,46 @@ pub async fn bind(addr: SocketAddr) -> Result<TcpListener> {
 }
 
 /// Serves `sources` on `listener` until `shutdown` completes; requests under way finish.
+/// With `web`, over TLS where it says so, and every request authenticated where it has
+/// users ([`crate::exporter::web`]).
 pub async fn serve<S: Sources>(
     listener: TcpListener,
     sources: Arc<S>,
     options: ServerOptions,
+    web: Option<WebConfig>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<()> {
     let addr = listener.local_addr().ok();
-    axum::serve(listener, router(sources, options))
-        .with_graceful_shutdown(shutdown)
-        .await
-        .map_err(|err| Error::Runtime {
-            what: match addr {
-                Some(addr) => format!("serving HTTP on {addr}"),
-                None => "serving HTTP".into(),
-            },
-            source: Some(Box::new(err)),
-        })
+    let mut app = router(sources, options);
+    if let Some(web) = web.as_ref().filter(|web| !web.users.is_empty()) {
+        app = app.layer(axum::middleware::from_fn_with_state(
+            web.clone(),
+            crate::exporter::web::authenticate,
+        ));
+    }
+    let served = match web.and_then(|web| web.tls) {
+        Some(acceptor) => {
+            let listener = TlsListener::new(listener, acceptor).map_err(|err| Error::Runtime {
+                what: "serving HTTPS".into(),
+                source: Some(Box::new(err)),
+            })?;
+            axum::serve(listener, app)
+                .with_graceful_shutdown(shutdown)
+                .await
+        }
+        None => {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(shutdown)
+                .await
+        }
+    };
+    served.map_err(|err| Error::Runtime {
+        what: match addr {
+            Some(addr) => format!("serving HTTP on {addr}"),
+            None => "serving HTTP".into(),
+        },
+        source: Some(Box::new(err)),
+    })
 }
 
 fn text(status: StatusCode, body: impl Into<String>) -> Response {
@@ -358,6 +413,10 @@ mod tests {
                 duration,
             })
         }
+
+        async fn window(&self, duration: Duration) -> Result<StackWindow> {
+            Err(Error::runtime(format!("no {duration:?} window here")))
+        }
     }
 
     struct Reply {
@@ -426,7 +485,7 @@ mod tests {
             namespace: "tracekit".into(),
             profile,
         };
-        let server = tokio::spawn(serve(listener, Arc::clone(&fake), options, async {
+        let server = tokio::spawn(serve(listener, Arc::clone(&fake), options, None, async {
             let _ = stopped.await;
         }));
         (addr, fake, stop, server, socket)

@@ -29,6 +29,7 @@ pub(crate) mod golden;
 pub mod heatmap;
 pub mod hist;
 pub mod lines;
+pub mod otlp;
 pub mod pagecache;
 pub mod percentiles;
 pub mod pprof;
@@ -79,6 +80,8 @@ pub enum Format {
     Json,
     /// A gzipped pprof profile (`.pb.gz`), for stack profiles.
     Pprof,
+    /// An OpenTelemetry profiles export request (`.otlp.pb`), for stack profiles.
+    Otlp,
     /// A subsecond offset heat map (`.heatmap.svg`), for profiles with time slices.
     Heatmap,
     /// speedscope's file format (`.speedscope.json`), for stack profiles.
@@ -90,7 +93,7 @@ pub enum Format {
 impl Format {
     /// Extensions accepted by `-o`, with their formats; the longer of two that end alike
     /// first (`.heatmap.svg` before `.svg`).
-    pub const EXTENSIONS: [(&'static str, Format); 8] = [
+    pub const EXTENSIONS: [(&'static str, Format); 9] = [
         ("txt", Format::Text),
         ("folded", Format::Folded),
         ("heatmap.svg", Format::Heatmap),
@@ -99,6 +102,7 @@ impl Format {
         ("trace.json", Format::ChromeTrace),
         ("json", Format::Json),
         ("pb.gz", Format::Pprof),
+        ("otlp.pb", Format::Otlp),
     ];
 
     /// Whether only stack profiles are written in this format.
@@ -189,7 +193,7 @@ mod tests {
                 .unwrap_err()
                 .to_string(),
             "-o out.png: cannot tell the format from the extension `.png`; \
-             use one of .txt, .folded, .heatmap.svg, .svg, .speedscope.json, .trace.json, .json, .pb.gz"
+             use one of .txt, .folded, .heatmap.svg, .svg, .speedscope.json, .trace.json, .json, .pb.gz, .otlp.pb"
         );
         assert_eq!(
             Format::from_path(Path::new("cpu.PB.GZ")).unwrap(),
@@ -211,7 +215,7 @@ mod tests {
         assert_eq!(
             Format::from_path(Path::new("out")).unwrap_err().to_string(),
             "-o out: cannot tell the format from a name without an extension; \
-             use one of .txt, .folded, .heatmap.svg, .svg, .speedscope.json, .trace.json, .json, .pb.gz"
+             use one of .txt, .folded, .heatmap.svg, .svg, .speedscope.json, .trace.json, .json, .pb.gz, .otlp.pb"
         );
     }
 }

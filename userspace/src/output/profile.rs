@@ -179,6 +179,29 @@ pub fn write(
             };
             out.write_all(&pprof::encode(&pprof::build(&profile.stacks, &options)))
         }
+        Format::Otlp => {
+            use super::{
+                otlp::{self, OtlpOptions},
+                pprof::SampleKind,
+            };
+            let kind = match (header.tool, header.hz) {
+                ("offcpu", _) => SampleKind::OffCpuMicros,
+                (_, Some(hz)) => SampleKind::Cpu { hz },
+                _ => SampleKind::Events,
+            };
+            let process = |pid| crate::workload::ProcessInfo {
+                cgroup: header.cgroup(pid),
+                ..crate::workload::ProcessInfo::read(pid)
+            };
+            let options = OtlpOptions {
+                kind,
+                start: header.start,
+                duration: header.elapsed,
+                host: crate::workload::hostname(),
+                process: &process,
+            };
+            otlp::write(out, &profile.stacks, &options)
+        }
         Format::Json => saved::write(out, profile, header),
     }
 }
@@ -287,6 +310,7 @@ pub fn written(path: &std::path::Path, format: Format) -> String {
             Format::Svg => "flame graph",
             Format::Json => "JSON",
             Format::Pprof => "pprof profile",
+            Format::Otlp => "OTLP profiles",
             Format::Heatmap => "subsecond heat map",
             Format::Speedscope => "speedscope profile",
             Format::ChromeTrace => "Chrome trace",

@@ -423,9 +423,11 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<Saved> {
                 None => None,
             };
             frames.push(Frame {
-                address: frame
-                    .address
-                    .map(|address| CodeAddress { address, mapping }),
+                address: frame.address.map(|address| CodeAddress {
+                    address,
+                    mapping,
+                    lines: None,
+                }),
                 symbol: frame.symbol,
                 module: frame.module,
                 kind: frame.kind,

@@ -55,7 +55,7 @@ use std::{
 use blazesym::{
     Pid,
     symbolize::{
-        Input, ProcessMemberInfo, Reason, Sym, Symbolized, Symbolizer as Blazesym,
+        CodeInfo, Input, ProcessMemberInfo, Reason, Sym, Symbolized, Symbolizer as Blazesym,
         cache::{Cache, Process as CacheProcess},
         evict::{Elf as EvictElf, Evict, Process as EvictProcess},
         source::{Elf, Kernel, Process, Source},
@@ -71,7 +71,7 @@ pub use self::{demangle::demangle, trim::release_freed_memory};
 use crate::{
     mappings::ProcessMappings,
     procmaps::{KeptFiles, pidfd_exited},
-    stacks::{Frame, FrameKind, KERNEL_MODULE, UNKNOWN_SYMBOL, set_addresses},
+    stacks::{FileLine, Frame, FrameKind, KERNEL_MODULE, UNKNOWN_SYMBOL, set_addresses},
 };
 
 /// How a [`Symbolizer`] names frames.
@@ -424,7 +424,53 @@ impl Symbolizer {
             state.unnamed_frame(pid, addr, alive)
         });
         set_addresses(&mut frames, &lookup, |addr| self.mappings.lookup(pid, addr));
+        set_lines(&mut frames, &symbolized);
         frames
+    }
+}
+
+/// Gives each address of `frames` (set by [`set_addresses`], one per entry of
+/// `symbolized`, leaf first) the source lines blazesym found for its frames, where it looked
+/// any up (DWARF with inlined frames or lines): the function's own line (the call site of
+/// its first inlined callee, if any), then each inlined function's.
+fn set_lines(frames: &mut [Frame], symbolized: &[Symbolized<'_>]) {
+    let file_line = |info: Option<&CodeInfo<'_>>| {
+        let info = info?;
+        let path = info.to_path();
+        Some(FileLine {
+            file: path.to_string_lossy().into(),
+            line: info.line?,
+        })
+    };
+    let mut groups = Vec::new();
+    for (i, frame) in frames.iter().enumerate() {
+        if i == 0 || !frame.inlined {
+            groups.push(i);
+        }
+    }
+    if groups.len() != symbolized.len() {
+        return;
+    }
+    for (g, &start) in groups.iter().enumerate() {
+        let Symbolized::Sym(sym) = &symbolized[symbolized.len() - 1 - g] else {
+            continue;
+        };
+        let end = groups.get(g + 1).copied().unwrap_or(frames.len());
+        if end - start != 1 + sym.inlined.len() {
+            continue;
+        }
+        let lines: Vec<Option<FileLine>> = std::iter::once(file_line(sym.code_info.as_deref()))
+            .chain(sym.inlined.iter().map(|f| file_line(f.code_info.as_ref())))
+            .collect();
+        if lines.iter().all(Option::is_none) {
+            continue;
+        }
+        let lines: Arc<[Option<FileLine>]> = lines.into();
+        for frame in &mut frames[start..end] {
+            if let Some(address) = &mut frame.address {
+                address.lines = Some(Arc::clone(&lines));
+            }
+        }
     }
 }
 /// Return addresses point after the call; looking up `addr - 1` lands inside the call

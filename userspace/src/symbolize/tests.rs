@@ -563,7 +563,8 @@ fn python_perf_trampolines_are_named_after_exit() {
             // JIT code is anonymous memory: an address, no file mapping.
             address: Some(crate::stacks::CodeAddress {
                 address: start + size / 2,
-                mapping: None
+                mapping: None,
+                lines: None,
             }),
             symbol: name,
             module: Some(format!("/tmp/perf-{pid}.map")),

@@ -42,11 +42,14 @@
 //! against the kernel when the engine compiles them. Every error is one line naming the
 //! metric and the bad part, a usage error (exit 2).
 
+mod push;
+
 use std::{collections::HashSet, net::SocketAddr};
 
 use serde::Deserialize;
 use tracekit_common::engine::MAX_LINEAR_SLOTS;
 
+pub use self::push::{BasicAuth, ClientConfig, ClientTls, DEFAULT_QUEUE_SIZE, OtlpConfig};
 pub use crate::jobs::tools::ValueUnit;
 use crate::{
     Error, Result,
@@ -79,6 +82,10 @@ pub struct Config {
     pub idle_series_seconds: u64,
     /// The CPU profile endpoint.
     pub profile: ProfileConfig,
+    /// OTLP profiles pushed (`[otlp]`).
+    pub otlp: OtlpConfig,
+    /// The `--push` (Pyroscope) client (`[pyroscope]`).
+    pub pyroscope: ClientConfig,
 }
 
 /// The `[profile]` table.
@@ -360,6 +367,10 @@ struct RawConfig {
     #[serde(default)]
     profile: ProfileConfig,
     #[serde(default)]
+    otlp: OtlpConfig,
+    #[serde(default)]
+    pyroscope: ClientConfig,
+    #[serde(default)]
     metrics: Vec<String>,
     #[serde(default)]
     metric: Vec<toml::Value>,
@@ -468,6 +479,19 @@ impl Config {
                 "{origin}: [profile]: frequency_hz and max_seconds need to be above 0"
             )));
         }
+        if raw.otlp.queue_size == 0 {
+            return Err(Error::usage(format!(
+                "{origin}: [otlp]: queue_size 0: needs at least 1"
+            )));
+        }
+        for (table, client) in [
+            ("otlp", raw.otlp.client()),
+            ("pyroscope", raw.pyroscope.clone()),
+        ] {
+            client
+                .check(table)
+                .map_err(|err| Error::usage(format!("{origin}: {err}")))?;
+        }
         let mut metrics = Vec::with_capacity(raw.metrics.len() + raw.metric.len());
         let mut names = HashSet::new();
         // `metrics = ["runqlat"]` is `[[metric]] preset = "runqlat"` for each name.
@@ -495,6 +519,8 @@ impl Config {
                 .idle_series_seconds
                 .unwrap_or(DEFAULT_IDLE_SERIES_SECONDS),
             profile: raw.profile,
+            otlp: raw.otlp,
+            pyroscope: raw.pyroscope,
         })
     }
 

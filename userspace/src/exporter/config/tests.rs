@@ -345,7 +345,7 @@ fn bad_configs_name_the_metric_and_the_bad_part() {
         (
             "lisen = \"127.0.0.1:1\"\n",
             "exporter.toml (line 1): unknown field `lisen`, expected one of `listen`, \
-             `namespace`, `max_series`, `idle_series_seconds`, `profile`, `metrics`, `metric`",
+             `namespace`, `max_series`, `idle_series_seconds`, `profile`, `otlp`, `pyroscope`, `metrics`, `metric`",
         ),
         (
             "[[metric]\nname = 3\n",
@@ -447,4 +447,74 @@ fn tools_are_served_by_name() {
         assert_eq!(metric.help, tool.help);
         assert_eq!(metric.by, tool.by);
     }
+}
+
+/// `[otlp]` and `[pyroscope]`: endpoint, queue, client settings, in TOML and YAML alike;
+/// what does not go together is one line.
+#[test]
+fn push_tables() {
+    let toml = r#"
+[otlp]
+endpoint = "https://collector:4318"
+queue_size = 8
+headers = { "X-Scope-OrgID" = "tenant1" }
+bearer_token_file = "/etc/tracekit/token"
+tls = { ca_file = "/etc/tracekit/ca.pem" }
+
+[pyroscope]
+basic_auth = { username = "123", password_file = "/etc/tracekit/pw" }
+tls = { insecure_skip_verify = true }
+"#;
+    let yaml = r#"
+otlp:
+  endpoint: https://collector:4318
+  queue_size: 8
+  headers: {X-Scope-OrgID: tenant1}
+  bearer_token_file: /etc/tracekit/token
+  tls: {ca_file: /etc/tracekit/ca.pem}
+pyroscope:
+  basic_auth: {username: "123", password_file: /etc/tracekit/pw}
+  tls: {insecure_skip_verify: true}
+"#;
+    let config = Config::parse(toml, "x").unwrap();
+    assert_eq!(config, Config::parse_as(yaml, "x", Syntax::Yaml).unwrap());
+    assert_eq!(
+        config.otlp.endpoint.as_deref(),
+        Some("https://collector:4318")
+    );
+    assert_eq!(config.otlp.queue_size, 8);
+    assert_eq!(config.otlp.client().headers["X-Scope-OrgID"], "tenant1");
+    assert_eq!(
+        config.pyroscope.basic_auth.as_ref().unwrap().username,
+        "123"
+    );
+    assert!(config.pyroscope.tls.insecure_skip_verify);
+    // Defaults: no endpoint, 64 queued.
+    let default = Config::default_set();
+    assert_eq!(default.otlp.endpoint, None);
+    assert_eq!(default.otlp.queue_size, DEFAULT_QUEUE_SIZE);
+    for (text, message) in [
+        (
+            "[otlp]\nqueue_size = 0",
+            "x: [otlp]: queue_size 0: needs at least 1",
+        ),
+        (
+            "[otlp]\nbearer_token = \"a\"\nbearer_token_file = \"b\"",
+            "x: [otlp]: bearer_token and bearer_token_file: give one",
+        ),
+        (
+            "[pyroscope]\nbasic_auth = { username = \"u\" }",
+            "x: [pyroscope]: basic_auth needs one of password and password_file",
+        ),
+    ] {
+        let err = Config::parse(text, "x").unwrap_err();
+        assert_eq!(err.to_string(), message, "{text}");
+        assert_eq!(err.exit_code(), 2);
+    }
+    let typo = Config::parse("[otlp]\nendpont = \"x\"", "x").unwrap_err();
+    assert!(
+        typo.to_string()
+            .starts_with("x (line 2): unknown field `endpont`"),
+        "{typo}"
+    );
 }

@@ -557,6 +557,7 @@ fn interval_runs_keep_what_their_outputs_need() {
     for format in [
         Format::Json,
         Format::Pprof,
+        Format::Otlp,
         Format::Speedscope,
         Format::ChromeTrace,
     ] {
@@ -577,6 +578,7 @@ fn interval_runs_by_name_hold_one_stack_for_many_processes() {
         frames[1].address = Some(crate::stacks::CodeAddress {
             address: 0x5500_0000_0000 + u64::from(pid) * 4096,
             mapping: None,
+            lines: None,
         });
         let profile = SymbolizedProfile {
             stacks: vec![stack(pid, "tk_churn", frames, 2)],

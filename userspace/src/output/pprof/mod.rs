@@ -15,7 +15,8 @@
 //! loaded from (address range, file offset, build ID), kernel code one `[kernel.kallsyms]`
 //! mapping spanning the kernel addresses seen. Every mapping is marked as symbolized
 //! (`has_functions`), so consumers do not try to name the addresses again. Samples carry
-//! string labels `pid`, `comm` and, where known, `cgroup`.
+//! string labels `pid`, `comm` and, where known, `cgroup`, and the `container_id` and
+//! `pod_uid` the cgroup's path names ([`crate::workload`]).
 //!
 //! ```
 //! use std::time::{Duration, UNIX_EPOCH};
@@ -160,6 +161,14 @@ pub fn build(stacks: &[Stack], options: &PprofOptions<'_>) -> proto::Profile {
         };
         if let Some(cgroup) = cgroup {
             labels.push(builder.label("cgroup", cgroup));
+            // The container and pod the cgroup names, as Parca and Alloy label them.
+            let workload = crate::workload::Workload::from_cgroup(cgroup);
+            if let Some(id) = &workload.container_id {
+                labels.push(builder.label("container_id", id));
+            }
+            if let Some(uid) = &workload.pod_uid {
+                labels.push(builder.label("pod_uid", uid));
+            }
         }
         let key = (locations, labels);
         let values = samples.entry(key.clone()).or_insert_with(|| {

@@ -7,6 +7,7 @@ fn at(mut frame: Frame, address: u64, mapping: Option<&Arc<Mapping>>) -> Frame {
     frame.address = Some(CodeAddress {
         address,
         mapping: mapping.cloned(),
+        lines: None,
     });
     frame
 }

@@ -129,11 +129,13 @@ fn round_trips_addresses_mappings_and_slices() {
     leaf.address = Some(CodeAddress {
         address: 0x1234,
         mapping: Some(Arc::clone(&mapping)),
+        lines: None,
     });
     let mut kernel = Frame::kernel("do_syscall_64");
     kernel.address = Some(CodeAddress {
         address: 0xffff_ffff_8100_0000,
         mapping: None,
+        lines: None,
     });
     let profile = SymbolizedProfile {
         stacks: vec![Stack {

@@ -32,8 +32,9 @@ pub struct ScopeArgs {
         value_delimiter = ','
     )]
     pub pids: Vec<u32>,
-    /// Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or
-    /// /system.slice/x.service as --by cgroup shows it); checked in the kernel
+    /// Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service,
+    /// /system.slice/x.service as --by cgroup shows it, or a Kubernetes pod UID or container
+    /// ID); checked in the kernel
     #[arg(long, value_name = "PATH")]
     pub cgroup: Option<PathBuf>,
     /// Run CMD with ARGS, trace it and its children, and end when it exits
@@ -95,7 +96,7 @@ pub struct TimingArgs {
 #[derive(Debug, Args)]
 pub struct OutputArgs {
     /// Write the result to FILE, in the format its extension names (.txt .folded .svg .json;
-    /// stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given
+    /// stack profiles also .pb.gz .otlp.pb .heatmap.svg .speedscope.json .trace.json); may be given
     /// several times (profiles, histograms, counts); for histograms with -i, .svg is a heat
     /// map (one column per interval) and .json keeps the intervals for `tracekit report`
     #[arg(short = 'o', long = "output", value_name = "FILE")]

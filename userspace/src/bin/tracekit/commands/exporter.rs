@@ -10,6 +10,7 @@ use tracekit::{
     exporter::{
         config::{Config, Syntax},
         kernel,
+        otlp::OtlpEndpoint,
         push::{self, PushOptions, PushTarget},
     },
 };
@@ -22,6 +23,8 @@ EXAMPLES:
   tracekit exporter --config exporter.yaml    # the same keys in YAML
   tracekit exporter --config exporter.toml --check   # validate, compile, exit
   tracekit exporter --push http://pyroscope:4040      # CPU profiles to Pyroscope every 15 s
+  tracekit exporter --otlp-endpoint http://collector:4318   # ... as OTLP profiles
+  tracekit exporter --web.config.file /etc/tracekit/web.yml # TLS, basic auth
   curl -s localhost:9435/metrics              # what Prometheus scrapes
   go tool pprof -top 'http://localhost:9435/debug/pprof/profile?seconds=10'
 
@@ -53,6 +56,16 @@ pub struct Args {
     /// POST URL/ingest, pprof, as tracekit.cpu{hostname=...}
     #[arg(long, value_name = "URL")]
     pub push: Option<String>,
+    /// Push a CPU profile of the machine every interval as OpenTelemetry profiles
+    /// (OTLP/HTTP, protobuf, gzip) to URL/v1development/profiles [default: the config's
+    /// [otlp] endpoint]
+    #[arg(long, value_name = "URL")]
+    pub otlp_endpoint: Option<String>,
+    /// TLS and basic auth for the server, in Prometheus exporter-toolkit's web config
+    /// format (YAML: tls_server_config with cert_file, key_file, client_auth_type,
+    /// client_ca_file; basic_auth_users with bcrypt hashes)
+    #[arg(long = "web.config.file", value_name = "FILE")]
+    pub web_config_file: Option<PathBuf>,
     /// Seconds between pushes, each a profile of that long (1 to 3600) [default: 15]
     #[arg(long, value_name = "SECONDS",
           value_parser = clap::value_parser!(u64)
@@ -61,21 +74,41 @@ pub struct Args {
 }
 
 impl Args {
-    /// `--push` and `--push-interval`, checked: the URL is http or https with a host.
-    fn push(&self) -> Result<Option<PushOptions>> {
-        let Some(url) = &self.push else {
+    /// `--push`, `--otlp-endpoint` (else `config`'s, from `origin`) and `--push-interval`,
+    /// checked: the URLs are http or https with a host.
+    fn push(&self, config: &Config, origin: &str) -> Result<Option<PushOptions>> {
+        let otlp = match (&self.otlp_endpoint, &config.otlp.endpoint) {
+            (Some(url), _) => Some(OtlpEndpoint::parse(url).map_err(|err| {
+                Error::usage(format!(
+                    "--otlp-endpoint {}: {err}",
+                    tracekit::error::quote(url)
+                ))
+            })?),
+            (None, Some(url)) => Some(OtlpEndpoint::parse(url).map_err(|err| {
+                Error::usage(format!(
+                    "{origin}: [otlp] endpoint {}: {err}",
+                    tracekit::error::quote(url)
+                ))
+            })?),
+            (None, None) => None,
+        };
+        if self.push.is_none() && otlp.is_none() {
             return match self.push_interval {
                 Some(seconds) => Err(Error::usage(format!(
-                    "--push-interval {seconds}: pushes need --push URL"
+                    "--push-interval {seconds}: pushes need --push URL or --otlp-endpoint URL"
                 ))),
                 None => Ok(None),
             };
+        }
+        let target = match &self.push {
+            Some(url) => Some(PushTarget::parse(url, &push::hostname()).map_err(|err| {
+                Error::usage(format!("--push {}: {err}", tracekit::error::quote(url)))
+            })?),
+            None => None,
         };
-        let target = PushTarget::parse(url, &push::hostname()).map_err(|err| {
-            Error::usage(format!("--push {}: {err}", tracekit::error::quote(url)))
-        })?;
         Ok(Some(PushOptions {
             target,
+            otlp,
             interval: std::time::Duration::from_secs(
                 self.push_interval
                     .unwrap_or(push::DEFAULT_INTERVAL_SECONDS),
@@ -99,11 +132,16 @@ pub fn run(args: Args, _verbose: u8) -> Result<()> {
         }
         None => Config::default_set(),
     };
-    let push = args.push()?;
     let origin = args
         .config
         .as_ref()
         .map_or("the built-in config".to_string(), |p| p.display().to_string());
+    let push = args.push(&config, &origin)?;
+    let web = args
+        .web_config_file
+        .as_deref()
+        .map(tracekit::exporter::web::WebConfig::load)
+        .transpose()?;
     if args.check {
         let compiled = kernel::compile_all(&config, &origin)?;
         println!("{origin}: {} metrics OK", compiled.len());
@@ -112,5 +150,5 @@ pub fn run(args: Args, _verbose: u8) -> Result<()> {
         }
         return Ok(());
     }
-    kernel::run(config, &origin, args.listen, push)
+    kernel::run(config, &origin, args.listen, push, web)
 }

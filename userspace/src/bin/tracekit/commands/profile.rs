@@ -33,7 +33,8 @@ Output by -o FILE's extension (-o may be given several times, all from one profi
 .txt (report), .folded (flamegraph.pl/inferno input), .svg (flame graph), .json (what
 `tracekit report` re-renders), .pb.gz (pprof), .heatmap.svg (subsecond heat map: one column
 per second, one row per 20 ms; implies --heatmap), .speedscope.json (speedscope),
-.trace.json (Chrome trace event format). Kernel frames in folded stacks end in _[k].
+.trace.json (Chrome trace event format), .otlp.pb (an OpenTelemetry profiles export request,
+as the exporter's --otlp-endpoint sends it). Kernel frames in folded stacks end in _[k].
 User stacks are unwound in the kernel from .eh_frame tables (--call-graph dwarf, the
 default), so programs built without frame pointers show whole stacks; -v says which
 mappings fell back to frame pointers and why.

@@ -1,0 +1,70 @@
+use std::time::UNIX_EPOCH;
+
+use super::*;
+
+#[test]
+fn endpoints() {
+    for (url, shown) in [
+        (
+            "http://collector:4318",
+            "http://collector:4318/v1development/profiles",
+        ),
+        (
+            "https://u:p@host/otlp/",
+            "https://host/otlp/v1development/profiles",
+        ),
+        (
+            "http://h:4318/v1development/profiles",
+            "http://h:4318/v1development/profiles",
+        ),
+    ] {
+        assert_eq!(OtlpEndpoint::parse(url).unwrap().shown(), shown, "{url}");
+    }
+    for (url, message) in [
+        ("ftp://h", "scheme ftp: expected http or https"),
+        (
+            "http://h/?a=1",
+            "a query or fragment; give the receiver's base URL",
+        ),
+    ] {
+        let err = OtlpEndpoint::parse(url).unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+        assert_eq!(err.to_string(), message);
+    }
+}
+
+fn batch(samples: u64) -> Batch {
+    Batch::new(b"x", samples, UNIX_EPOCH)
+}
+
+/// A full queue drops its oldest, counted with its samples; a failed batch goes back first
+/// in line unless newer ones fill the queue.
+#[test]
+fn the_queue_is_bounded_and_counts_what_it_drops() {
+    let stats = Arc::new(OtlpStats::default());
+    let queue = Queue::new(2, Arc::clone(&stats));
+    queue.push(batch(10));
+    queue.push(batch(20));
+    queue.push(batch(30));
+    assert_eq!(queue.len(), 2);
+    assert_eq!(stats.dropped_counts(Drop::QueueFull), (1, 10));
+    let first = queue.pop().unwrap();
+    assert_eq!(first.samples, 20);
+    queue.retry_later(first);
+    assert_eq!(queue.pop().unwrap().samples, 20);
+    let again = queue.pop().unwrap();
+    queue.push(batch(40));
+    queue.push(batch(50));
+    queue.retry_later(again);
+    assert_eq!(stats.dropped_counts(Drop::QueueFull), (2, 40));
+    let text = crate::output::prometheus::encode(&stats.families("tk"));
+    assert!(
+        text.contains("tk_exporter_otlp_dropped_profiles_total{reason=\"queue_full\"} 2\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("tk_exporter_otlp_dropped_samples_total{reason=\"queue_full\"} 40\n"),
+        "{text}"
+    );
+    assert!(text.contains("tk_exporter_otlp_queue_length 2\n"), "{text}");
+}
