@@ -16,6 +16,28 @@ pub const FRAME_INSTRUCTION: usize = 4;
 pub const FRAME_ENTRY: usize = 5;
 /// `co_code_adaptive`, the bytecode's offset in the code object (3.11+).
 pub const CODE_BYTECODE: usize = 6;
+/// `co_firstlineno` (an `int`): with [`CODE_NAME`] and [`CODE_FILENAME`], what tells a
+/// code object from the one its address held before ([`code_generation`]).
+pub const CODE_FIRSTLINENO: usize = 7;
+/// `co_name` (a pointer).
+pub const CODE_NAME: usize = 8;
+/// `co_filename` (a pointer).
+pub const CODE_FILENAME: usize = 9;
+
+/// The generation a code object is announced with: its first line and the addresses of its
+/// name and file, folded to 16 bits, never 0 (none). A code object freed during start-up
+/// whose address another one takes has, but by a 1-in-65536 chance, another: the kernel
+/// announces the address again and userspace, which named the first, does not name the
+/// second with the first's name.
+#[inline(always)]
+pub fn code_generation(first_line: i32, name: u64, filename: u64) -> u16 {
+    let folded = (first_line as u32 as u16)
+        ^ ((name >> 4) as u16)
+        ^ ((name >> 20) as u16)
+        ^ ((filename >> 4) as u16).rotate_left(8)
+        ^ ((filename >> 20) as u16).rotate_left(8);
+    if folded == 0 { 1 } else { folded }
+}
 
 /// Layout families ([`super::InterpProcess::layout`]).
 pub mod layout {

@@ -135,6 +135,9 @@ pub trait EvalLoop {
 pub struct Found {
     /// Its code object (announced to userspace, which names it).
     pub code: u64,
+    /// What identifies the object at `code` now (0: nothing): announced with it, so that
+    /// an address a freed object's successor took is announced again.
+    pub generation: u16,
     /// Where it is in the code, in the runtime's units.
     pub offset: u64,
     /// Its caller, the next frame to read.
@@ -168,7 +171,7 @@ pub fn eval_frame<M: UnwindMaps, R: EvalLoop>(walk: &mut InterpWalk) -> InterpFr
         Some(Some(found)) => {
             walk.frame = found.caller;
             walk.pending = u32::from(!found.last);
-            announce_code::<M>(walk, found.code);
+            announce_generation::<M>(walk, found.code, found.generation);
             InterpFrame::Frame {
                 word: record::<M>(InterpStat::Frames, R::RUNTIME, found.code, found.offset),
                 last: found.last,

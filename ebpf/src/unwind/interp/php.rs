@@ -70,6 +70,7 @@ fn read_frame(walk: &InterpWalk) -> Option<Option<Found>> {
             u64::from(read_user::<u32>(opline + offset(walk, OP_LINENO))?)
         };
         return Some(Some(Found {
+            generation: 0,
             code: func,
             offset: line,
             caller: previous,

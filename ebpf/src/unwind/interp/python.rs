@@ -8,8 +8,9 @@
 use tracekit_common::interp::{
     NO_OFFSET,
     python::{
-        CFRAME_CURRENT_FRAME, CODE_BYTECODE, FRAME_CODE, FRAME_ENTRY, FRAME_INSTRUCTION,
-        FRAME_OWNED_BY_CSTACK, FRAME_PREVIOUS, TSTATE_FRAME, layout,
+        CFRAME_CURRENT_FRAME, CODE_BYTECODE, CODE_FILENAME, CODE_FIRSTLINENO, CODE_NAME,
+        FRAME_CODE, FRAME_ENTRY, FRAME_INSTRUCTION, FRAME_OWNED_BY_CSTACK, FRAME_PREVIOUS,
+        TSTATE_FRAME, code_generation, layout,
     },
     runtime,
 };
@@ -108,9 +109,27 @@ fn read_frame(walk: &InterpWalk) -> Option<Option<Found>> {
     };
     // A chain that ends inside an eval call ends the call's frames too.
     Some(Some(Found {
+        generation: generation(walk, code).unwrap_or(0),
         code,
         offset: units,
         caller: previous,
         last: last || previous == 0,
     }))
+}
+
+/// [`code_generation`] of the code object at `code`; `None` when the version has no slots
+/// for it or a read failed (the object is announced without one).
+#[inline(always)]
+fn generation(walk: &InterpWalk, code: u64) -> Option<u16> {
+    let slots = &walk.process.offsets;
+    if slots[CODE_FIRSTLINENO] == NO_OFFSET
+        || slots[CODE_NAME] == NO_OFFSET
+        || slots[CODE_FILENAME] == NO_OFFSET
+    {
+        return None;
+    }
+    let first_line = read_user::<i32>(code + offset(walk, CODE_FIRSTLINENO))?;
+    let name = read_user::<u64>(code + offset(walk, CODE_NAME))?;
+    let filename = read_user::<u64>(code + offset(walk, CODE_FILENAME))?;
+    Some(code_generation(first_line, name, filename))
 }

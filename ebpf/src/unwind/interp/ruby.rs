@@ -91,6 +91,7 @@ fn read_frame(walk: &InterpWalk) -> Option<Option<Found>> {
         let encoded = read_user::<u64>(body + offset(walk, BODY_ENCODED))?;
         let units = if pc >= encoded { (pc - encoded) / 8 } else { 0 };
         return Some(Some(Found {
+            generation: 0,
             code: iseq,
             offset: units,
             caller: cfp + size,

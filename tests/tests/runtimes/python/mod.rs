@@ -2,5 +2,6 @@
 //! first samples on, and the perf trampolines of `-X perf`.
 
 mod frames;
+mod names;
 mod perf_trampolines;
 mod startup;

@@ -187,9 +187,10 @@ pub(super) fn names_report() -> String {
     }
     if registry.ambiguous > 0 {
         lines.push(format!(
-            "interpreters: {} code addresses (JVM code cache, V8 optimized code) held two \
-             compiled methods whose frames cannot be told apart; their frames are [unknown] \
-             in [java] or [js]",
+            "interpreters: {} code addresses (JVM code cache, V8 optimized code, a CPython \
+             code object freed and its address taken by another) held two code objects \
+             whose frames cannot be told apart; their frames are [unknown] in [java], [js] \
+             or [python]",
             registry.ambiguous
         ));
     }

@@ -67,7 +67,7 @@ fn a_code_pointer_of_two_generations_is_named_by_neither() {
     remember_code(pid, code, Some(0x0117));
     assert!(!named(&registry()));
     assert_eq!(registry().ambiguous, before + 1);
-    assert!(names_report().contains("held two compiled methods"));
+    assert!(names_report().contains("held two code objects"));
     registry().processes.remove(&pid);
 }
 

@@ -7,11 +7,13 @@
 //! `cpython/pystate.h`); Debian's stripped `python3.11` has the same layout (its
 //! `PyGILState_GetThisThreadState` reads `_PyRuntime+596`, the key of `autoTSSkey` at 592).
 
+mod checks;
+
 use tracekit_common::interp::{
     InterpProcess, NO_OFFSET, OFFSET_SLOTS,
     python::{
-        CFRAME_CURRENT_FRAME, CODE_BYTECODE, FRAME_CODE, FRAME_ENTRY, FRAME_INSTRUCTION,
-        FRAME_PREVIOUS, TSTATE_FRAME, layout,
+        CFRAME_CURRENT_FRAME, CODE_BYTECODE, CODE_FILENAME, CODE_FIRSTLINENO, CODE_NAME,
+        FRAME_CODE, FRAME_ENTRY, FRAME_INSTRUCTION, FRAME_PREVIOUS, TSTATE_FRAME, layout,
     },
     runtime,
 };
@@ -22,6 +24,7 @@ use super::{
     runtime::{Detected, Runtime, at_line, same_reader},
 };
 use crate::unwind::process::ExecMapping;
+use checks::{MAX_FILE, MAX_NAME, Rejected};
 
 /// One minor version's layout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -204,6 +207,8 @@ pub struct Binary {
     pub eval_file_offset: u64,
     /// `_PyRuntime`.
     pub runtime_state: u64,
+    /// `PyCode_Type` and `PyUnicode_Type` (0: not found; their checks are skipped).
+    pub types: (u64, u64),
 }
 
 impl Binary {
@@ -218,6 +223,9 @@ impl Binary {
         offsets[FRAME_INSTRUCTION] = v.frame_instruction;
         offsets[FRAME_ENTRY] = v.frame_entry;
         offsets[CODE_BYTECODE] = v.code_bytecode;
+        offsets[CODE_FIRSTLINENO] = v.code_firstlineno as u16;
+        offsets[CODE_NAME] = v.code_name as u16;
+        offsets[CODE_FILENAME] = v.code_filename as u16;
         InterpProcess {
             eval_begin: self.eval.0.wrapping_add(bias),
             eval_end: (self.eval.0 + self.eval.1).wrapping_add(bias),
@@ -259,7 +267,16 @@ impl Runtime for Python {
     }
 
     fn symbols(&self, info: &CodeInfo, units: u32, _leaf: bool) -> Vec<(String, bool)> {
-        at_line(info, info.line(units))
+        let line = info.line(units);
+        if line <= 0 {
+            checks::count(Rejected::BadLine);
+            return vec![(crate::stacks::UNKNOWN_SYMBOL.to_string(), false)];
+        }
+        at_line(info, line)
+    }
+
+    fn report(&self, _interpreters: &Interpreters) -> String {
+        checks::report()
     }
 }
 
@@ -280,14 +297,52 @@ impl super::runtime::Binary for Binary {
             return false;
         };
         let name = format!("CPython 3.{}", self.version.minor);
-        interpreters.publish(pid, self.process(bias), name, self.version);
+        let biased = |address: u64| {
+            if address == 0 {
+                0
+            } else {
+                address.wrapping_add(bias)
+            }
+        };
+        let reader = Reader {
+            version: self.version,
+            code_type: biased(self.types.0),
+            unicode_type: biased(self.types.1),
+        };
+        interpreters.publish(pid, self.process(bias), name, reader);
         true
     }
 }
 
+/// How a published process's code objects are read: its version's layout, and the
+/// addresses of its `PyCode_Type` and `PyUnicode_Type` in it (0: unchecked).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reader {
+    pub version: Version,
+    pub code_type: u64,
+    pub unicode_type: u64,
+}
+
+impl CodeReader for Reader {
+    fn read_code(&self, pid: u32, code: u64, generation: Option<u16>) -> Option<CodeInfo> {
+        read_code(pid, self, code, generation)
+            .map_err(checks::count)
+            .ok()
+    }
+
+    fn same(&self, other: &dyn CodeReader) -> bool {
+        same_reader(self, other, |a, b| a == b)
+    }
+}
+
 impl CodeReader for Version {
-    fn read_code(&self, pid: u32, code: u64, _generation: Option<u16>) -> Option<CodeInfo> {
-        read_code(pid, self, code)
+    fn read_code(&self, pid: u32, code: u64, generation: Option<u16>) -> Option<CodeInfo> {
+        let reader = Reader {
+            version: *self,
+            code_type: 0,
+            unicode_type: 0,
+        };
+        reader.read_code(pid, code, generation)
     }
 
     fn same(&self, other: &dyn CodeReader) -> bool {
@@ -302,7 +357,13 @@ fn detect(path: &str, file: &std::path::Path) -> Detected {
     use blazesym::inspect::{Inspector, source::Elf, source::Source};
     let mut elf = Elf::new(file);
     elf.debug_syms = false;
-    let names = ["_PyEval_EvalFrameDefault", "_PyRuntime", "Py_Version"];
+    let names = [
+        "_PyEval_EvalFrameDefault",
+        "_PyRuntime",
+        "Py_Version",
+        "PyCode_Type",
+        "PyUnicode_Type",
+    ];
     let inspector = Inspector::new();
     let Ok(found) = inspector.lookup(&Source::Elf(elf), &names) else {
         return Detected::None;
@@ -367,6 +428,10 @@ fn detect(path: &str, file: &std::path::Path) -> Detected {
         eval: (eval.addr, eval_size as u64),
         eval_file_offset,
         runtime_state: runtime_state.addr,
+        types: (
+            first(3).map_or(0, |sym| sym.addr),
+            first(4).map_or(0, |sym| sym.addr),
+        ),
     })
 }
 
@@ -416,25 +481,46 @@ pub fn apply_debug_offsets(version: Version, bytes: &[u8]) -> Result<Version, St
 /// Most bytes of a string or line table read from a process.
 const MAX_READ: usize = 64 * 1024;
 
-/// Reads the code object at `code` of process `pid`.
-pub fn read_code(pid: u32, v: &Version, code: u64) -> Option<CodeInfo> {
+/// Reads the code object at `code` of process `pid`, announced by the kernel with
+/// `generation` (if any), and checks it ([`checks`]) before it names anything.
+pub fn read_code(
+    pid: u32,
+    reader: &Reader,
+    code: u64,
+    generation: Option<u16>,
+) -> Result<CodeInfo, Rejected> {
+    let v = &reader.version;
     // Its fields are within the first 256 bytes; a small code object can end its mapping
     // before them.
-    let header = read_memory_prefix(pid, code, 256)?;
-    let word = |at: u64| -> Option<u64> {
+    let header = read_memory_prefix(pid, code, 256).ok_or(Rejected::Unreadable)?;
+    if !checks::check_type(&header, reader.code_type) {
+        return Err(Rejected::NotCode);
+    }
+    let word = |at: u64| -> Result<u64, Rejected> {
         let at = at as usize;
-        Some(u64::from_le_bytes(header.get(at..at + 8)?.try_into().ok()?))
+        header
+            .get(at..at + 8)
+            .and_then(|bytes| bytes.try_into().ok())
+            .map(u64::from_le_bytes)
+            .ok_or(Rejected::Unreadable)
     };
-    let name = read_string(pid, v, word(v.code_name)?)?;
-    let qualname = v
-        .code_qualname
-        .and_then(word)
-        .and_then(|at| read_string(pid, v, at));
-    let filename = read_string(pid, v, word(v.code_filename)?).unwrap_or_default();
     let at = v.code_firstlineno as usize;
-    let first_line = i32::from_le_bytes(header.get(at..at + 4)?.try_into().ok()?);
+    let first_line = header
+        .get(at..at + 4)
+        .and_then(|bytes| bytes.try_into().ok())
+        .map(i32::from_le_bytes)
+        .ok_or(Rejected::Unreadable)?;
+    let (name_at, file_at) = (word(v.code_name)?, word(v.code_filename)?);
+    checks::check_generation(first_line, name_at, file_at, generation)?;
+    checks::check_first_line(first_line)?;
+    let name = read_string(pid, reader, name_at, MAX_NAME).ok_or(Rejected::BadName)?;
+    let qualname = match v.code_qualname {
+        Some(at) => Some(read_string(pid, reader, word(at)?, MAX_NAME).ok_or(Rejected::BadName)?),
+        None => None,
+    };
+    let filename = read_string(pid, reader, file_at, MAX_FILE).ok_or(Rejected::BadFile)?;
     let linetable = read_bytes(pid, word(v.code_linetable)?).unwrap_or_default();
-    Some(CodeInfo {
+    Ok(CodeInfo {
         name: qualname.unwrap_or(name),
         file: filename,
         first_line,
@@ -444,35 +530,32 @@ pub fn read_code(pid: u32, v: &Version, code: u64) -> Option<CodeInfo> {
     })
 }
 
-/// A `str` object's text (compact strings: every string a code object holds).
-fn read_string(pid: u32, v: &Version, object: u64) -> Option<String> {
+/// A compact `str` object's text (every string a code object holds), checked: its type
+/// `PyUnicode_Type`, valid text of 1 to `max` characters.
+fn read_string(pid: u32, reader: &Reader, object: u64, max: usize) -> Option<String> {
+    let v = &reader.version;
     let header = read_memory(pid, object, 40)?;
+    if !checks::check_type(&header, reader.unicode_type) {
+        return None;
+    }
     let length = u64::from_le_bytes(header[16..24].try_into().ok()?) as usize;
     let state = u32::from_le_bytes(header[32..36].try_into().ok()?);
     let kind = (state >> 2) & 7;
     let compact = state & (1 << 5) != 0;
     let ascii = state & (1 << 6) != 0;
-    if !compact || length > MAX_READ {
+    if !compact || length == 0 || length > max {
         return None;
     }
     if ascii {
         let bytes = read_memory(pid, object + v.ascii_header, length)?;
-        return Some(String::from_utf8_lossy(&bytes).into_owned());
+        return checks::ascii_text(&bytes, max);
     }
-    let width = match kind {
-        1 | 2 | 4 => kind as usize,
-        _ => return None,
-    };
+    let width = kind as usize;
+    if !matches!(width, 1 | 2 | 4) {
+        return None;
+    }
     let bytes = read_memory(pid, object + v.compact_header, length * width)?;
-    let text = bytes
-        .chunks_exact(width)
-        .map(|c| {
-            let mut unit = [0u8; 4];
-            unit[..width].copy_from_slice(c);
-            char::from_u32(u32::from_le_bytes(unit)).unwrap_or(char::REPLACEMENT_CHARACTER)
-        })
-        .collect();
-    Some(text)
+    checks::wide_text(&bytes, width, max)
 }
 
 /// A `bytes` object's contents.
