@@ -34,12 +34,11 @@
 //! - `NAME[A..B]`: the strings `NAME[A]` to `NAME[B-1]` joined by spaces, up to the first
 //!   empty one (execsnoop's `argv[0..4]`).
 
-use tracekit_common::engine::TraceRecord;
-
 use crate::{
     cpu_sampler::comm_string,
     engine::{compile::Printed, request::Request},
     jobs::tools::{Column, EventTime, EventsJob},
+    jobs::trace::TraceEvent,
 };
 
 /// The probe groups of `job` that run, its own first ([`EventsJob::parts`]): each request
@@ -232,7 +231,7 @@ impl Value {
     }
 }
 
-fn printed_value(record: &TraceRecord, prints: &[Printed], name: &str) -> Value {
+fn printed_value(record: &TraceEvent<'_>, prints: &[Printed], name: &str) -> Value {
     let Some(printed) = prints.iter().find(|p| p.name == name) else {
         return Value::Text("?".into());
     };
@@ -346,7 +345,7 @@ fn ppid_of(pid: u32) -> Option<u32> {
         .and_then(|v| v.trim().parse().ok())
 }
 
-fn value(record: &TraceRecord, prints: &[Printed], event: &str, view: &View) -> Value {
+fn value(record: &TraceEvent<'_>, prints: &[Printed], event: &str, view: &View) -> Value {
     match view {
         View::Record("event") => Value::Text(event.to_string()),
         View::Record("syscall") => Value::Text(
@@ -488,7 +487,12 @@ pub fn header(columns: &[Column], time: EventTime) -> String {
     format!("{}\n", cells.join(" ").trim_end())
 }
 
-fn values(record: &TraceRecord, prints: &[Printed], event: &str, columns: &[Column]) -> Vec<Value> {
+fn values(
+    record: &TraceEvent<'_>,
+    prints: &[Printed],
+    event: &str,
+    columns: &[Column],
+) -> Vec<Value> {
     columns
         .iter()
         .map(|c| value(record, prints, event, &View::of(c.field)))
@@ -498,7 +502,7 @@ fn values(record: &TraceRecord, prints: &[Printed], event: &str, columns: &[Colu
 /// One event's JSON object, as [`line`] prints it with `--json` (a caller may add keys, as
 /// `trace` adds the event's stacks).
 pub fn object(
-    record: &TraceRecord,
+    record: &TraceEvent<'_>,
     prints: &[Printed],
     event: &str,
     columns: &[Column],
@@ -527,7 +531,7 @@ pub fn object(
 /// since tracing began; `clock`: the wall clock's `HH:MM:SS`.
 #[allow(clippy::too_many_arguments)]
 pub fn line(
-    record: &TraceRecord,
+    record: &TraceEvent<'_>,
     prints: &[Printed],
     event: &str,
     columns: &[Column],

@@ -285,6 +285,9 @@ pub(crate) fn compile_body(
     if let Some(text) = &request.filter {
         filter::compile(text, fields, builder)?;
     }
+    if request.shape == Shape::Trace {
+        crate::engine::strings::whole_strings(builder, request.maps.max_string);
+    }
     Ok((columns, prints))
 }
 

@@ -1,0 +1,72 @@
+//! Whole strings in trace plans: the string operands read through a pointer (syscall
+//! arguments, `str()`, the path a start saved) read up to a size per kind of string, not
+//! [`STR_BYTES`], into the record's tail ([`LONG_STR`]); group keys and filters keep their
+//! [`STR_BYTES`].
+
+use tracekit_common::engine::{
+    ALL_STRINGS, LONG_HEAD, LONG_STR, Operand, PTR_ARRAY, STR_BYTES, STR_MAX, op, operand,
+};
+
+use super::plan::PlanBuilder;
+
+/// Bytes of a command-line argument shown by default (bcc's execsnoop: 128).
+pub const DEFAULT_ARG_BYTES: u32 = 128;
+/// Bytes of a path or other string shown by default: a whole path (`PATH_MAX` with its NUL).
+pub const DEFAULT_STRING_BYTES: u32 = STR_MAX as u32 - 1;
+
+/// Whether `o` is a string read through a pointer, which a trace plan reads whole.
+fn through_pointer(o: &Operand) -> bool {
+    matches!(
+        o.kind,
+        operand::USER_STR | operand::KERNEL_STR | operand::PATH_STR | operand::SAVED_USER_STR
+    )
+}
+
+/// Makes the trace plan's strings read through pointers whole: at most `max_string` bytes
+/// each (0: [`DEFAULT_STRING_BYTES`], arguments of a pointer array [`DEFAULT_ARG_BYTES`]),
+/// `str(PATH, N)` N with its NUL; the bytes a filter compares are copied for it.
+pub(crate) fn whole_strings(builder: &mut PlanBuilder, max_string: u32) {
+    let plan = builder.plan();
+    let insns = &plan.insns[..plan.n_insns as usize];
+    for (index, o) in builder.operands_mut().iter_mut().enumerate() {
+        if !through_pointer(o) {
+            continue;
+        }
+        let shown = match max_string {
+            0 if o.flags & PTR_ARRAY != 0 => DEFAULT_ARG_BYTES,
+            0 if o.kind == operand::PATH_STR && o.size != STR_BYTES as u32 => o.size - 1,
+            0 => DEFAULT_STRING_BYTES,
+            n => n,
+        };
+        o.size = (shown + 1).clamp(2, STR_MAX as u32);
+        o.flags |= LONG_STR;
+        let filtered = insns
+            .iter()
+            .any(|insn| insn.op >= op::STR_EQ && insn.operand as usize == index);
+        if filtered {
+            o.flags |= LONG_HEAD;
+        }
+    }
+}
+
+/// The listing's mark of a whole string: ` whole:SIZE`, `..MAX` for every string of an
+/// array, `+head` when a filter compares it.
+pub(crate) fn listing(o: &Operand) -> String {
+    if o.flags & LONG_STR == 0 {
+        return String::new();
+    }
+    format!(
+        " whole:{}{}{}",
+        o.size,
+        if o.flags & ALL_STRINGS != 0 {
+            format!("..{}", o.aux)
+        } else {
+            String::new()
+        },
+        if o.flags & LONG_HEAD != 0 {
+            "+head"
+        } else {
+            ""
+        }
+    )
+}
