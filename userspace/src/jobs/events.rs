@@ -107,6 +107,9 @@ pub enum View {
     IpVersion(String),
     /// A kernel `dev_t` by its disk's name.
     Disk(String),
+    /// A path (the second name) made absolute: relative to the directory at the descriptor
+    /// (the first name), or to the cwd for `AT_FDCWD`.
+    FullPath(String, String),
 }
 
 /// A view written as a call, `NAME(inner)`: what it makes of `inner`.
@@ -131,7 +134,11 @@ impl View {
                 .and_then(|rest| rest.strip_suffix(')'))
                 .map(str::to_string)
         };
-        let calls: [(&str, CallView); 15] = [
+        let calls: [(&str, CallView); 16] = [
+            ("full_path", |inner| {
+                let (dfd, path) = inner.split_once(',').unwrap_or(("", &inner));
+                View::FullPath(dfd.trim().to_string(), path.trim().to_string())
+            }),
             ("fd", View::Fd),
             ("errno", View::Errno),
             ("field", View::Field),
@@ -181,6 +188,7 @@ impl View {
             | View::IpVersion(name)
             | View::Disk(name) => vec![name.clone()],
             View::Join(names) => names.clone(),
+            View::FullPath(dfd, path) => vec![dfd.clone(), path.clone()],
         }
     }
 }
@@ -414,6 +422,11 @@ fn value(record: &TraceEvent<'_>, prints: &[Printed], event: &str, view: &View) 
             10 => Value::Uint(6),
             other => Value::Int(other),
         },
+        View::FullPath(dfd, path) => {
+            let path = printed_value(record, prints, path).text();
+            let dfd = as_int(&printed_value(record, prints, dfd));
+            Value::Text(full_path(record.pid, dfd, path))
+        }
         View::Join(names) => {
             let mut parts = Vec::new();
             for name in names {
@@ -424,6 +437,29 @@ fn value(record: &TraceEvent<'_>, prints: &[Printed], event: &str, view: &View) 
             }
             Value::Text(parts.join(" "))
         }
+    }
+}
+
+/// `path` as an absolute path: a relative one joined to the directory of process `pid` at
+/// descriptor `dfd` (`AT_FDCWD`, -100: its cwd), read from `/proc/PID/fd/DFD` or
+/// `/proc/PID/cwd` when the line is made; as it is when it is absolute, cut, unreadable, or
+/// the process is gone (or changed directory since).
+fn full_path(pid: u32, dfd: i64, path: String) -> String {
+    if path.starts_with('/') || path.is_empty() || path == super::trace::UNREADABLE {
+        return path;
+    }
+    let dir = if dfd == i64::from(libc::AT_FDCWD) {
+        format!("/proc/{pid}/cwd")
+    } else {
+        format!("/proc/{pid}/fd/{dfd}")
+    };
+    match std::fs::read_link(dir) {
+        Ok(dir) => {
+            let dir = dir.to_string_lossy();
+            let path = path.strip_prefix("./").unwrap_or(&path);
+            format!("{}/{path}", dir.trim_end_matches('/'))
+        }
+        Err(_) => path,
     }
 }
 

@@ -6,7 +6,10 @@
 use aya::maps::{MapData, RingBuf};
 use tracekit_common::engine::operand;
 
-pub(crate) use self::{event::TraceEvent, fields::field_text};
+pub(crate) use self::{
+    event::{TraceEvent, UNREADABLE},
+    fields::field_text,
+};
 use self::{
     fields::{comm_str, write_field},
     writer::Writer,

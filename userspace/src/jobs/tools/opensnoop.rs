@@ -5,7 +5,7 @@
 //! prints it with the return value.
 
 use super::{
-    CLOCK, Column, EventsJob, FAILURES, Group, NAME, ToolPlan, TIMESTAMP, Tool,
+    CLOCK, Column, EventsJob, FAILURES, Flag, Group, NAME, ToolPlan, TIMESTAMP, Tool,
 };
 use crate::Result;
 
@@ -20,13 +20,20 @@ pub const TOOL: Tool = Tool {
 
 Paths are shown whole (--max-string N cuts them at N bytes, with `...`), as the process
 passed them: read at the syscall's exit, so a path in a page not faulted in at entry still
-shows; `<unreadable>` when it cannot be read. open(2) and openat2(2) are not traced: glibc's
-open() calls openat.",
+shows; `<unreadable>` when it cannot be read. With --full-path a relative path is joined
+to its directory (the dirfd's, or the cwd) as /proc/PID shows it when the line is printed:
+a process gone by then (or that changed directory) shows the path as it passed it.
+open(2) and openat2(2) are not traced: glibc's open() calls openat.",
     flags: &[
         FAILURES.help("Only opens that failed"),
         NAME,
         TIMESTAMP,
         CLOCK,
+        Flag::switch(
+            "full-path",
+            "Print absolute paths: a relative one joined to its directory fd's or the cwd's \
+             path, read from /proc/PID when the line is printed (libbpf-tools opensnoop -F)",
+        ),
     ],
     groups: &[Group::Common, Group::Maps],
     plan: |values| opensnoop(values).map(ToolPlan::Events),
@@ -58,7 +65,11 @@ pub const COLUMNS: [Column; 5] = [
 ];
 
 fn opensnoop(values: &super::FlagValues) -> Result<EventsJob> {
-    EventsJob::syscall_returns(&["openat"], &COLUMNS, values)
+    let mut columns = COLUMNS;
+    if values.switch("full-path") {
+        columns[4].field = "full_path(start.dfd, start.filename)";
+    }
+    EventsJob::syscall_returns(&["openat"], &columns, values)
 }
 
 #[cfg(test)]

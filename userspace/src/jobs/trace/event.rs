@@ -106,3 +106,59 @@ impl<'a> TraceEvent<'a> {
         text
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use tracekit_common::engine::{MAX_OPERANDS, STR_BYTES};
+
+    use super::*;
+
+    fn event(flags: u32, spans: [u32; MAX_STRINGS], cap: u32, tail: &[u8]) -> TraceEvent<'_> {
+        let mut record = TraceRecord {
+            ts_ns: 0,
+            pid: 1,
+            tid: 1,
+            cpu: 0,
+            event: 0,
+            comm: [0; 16],
+            ints: [0; MAX_OPERANDS],
+            strings: [[0; STR_BYTES]; MAX_STRINGS],
+            str_spans: spans,
+            str_flags: flags,
+            str_cap: cap,
+        };
+        record.strings[1][..4].copy_from_slice(b"head");
+        TraceEvent {
+            record,
+            tail: Cow::Borrowed(tail),
+        }
+    }
+
+    #[test]
+    fn strings_from_the_tail_are_whole_or_marked() {
+        let tail = b"/etc/passwd/a/very/long/pathab\0c\0dd\0";
+        // Slot 0 whole, slot 1 from the header, slot 2 cut, slot 3 unreadable.
+        let e = event(
+            STR_IN_TAIL | (STR_IN_TAIL | STR_CUT) << 16 | STR_UNREADABLE << 24,
+            [11 << 16, 0, 11 | 17 << 16, 0],
+            0,
+            tail,
+        );
+        assert_eq!(e.string(0), "/etc/passwd");
+        assert_eq!(e.string(1), "head");
+        assert_eq!(e.string(2), "/a/very/long/path...");
+        assert_eq!(e.string(3), "<unreadable>");
+    }
+
+    #[test]
+    fn an_array_of_strings_marks_cut_ones_and_more() {
+        let tail = b"ab\0c\0dd\0";
+        // Size 3: `ab` and `dd` (2 bytes and their NUL) may go on.
+        let e = event(STR_IN_TAIL | STR_MORE, [8 << 16, 0, 0, 0], 3, tail);
+        assert_eq!(e.string(0), "ab... c dd... ...");
+        let e = event(STR_IN_TAIL, [8 << 16, 0, 0, 0], 4, tail);
+        assert_eq!(e.string(0), "ab c dd");
+        let e = event(STR_IN_TAIL, [0, 0, 0, 0], 4, tail);
+        assert_eq!(e.string(0), "");
+    }
+}
