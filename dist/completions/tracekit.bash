@@ -529,7 +529,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__bashreadline)
-            opts="-t -T -a -p -d -i -o -v -h -V --shared --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-t -T -a -p -d -i -o -v -h -V --shared --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -583,6 +583,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -591,7 +595,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__bindsnoop)
-            opts="-x -n -t -T -a -p -d -i -o -v -h -V --failures --name --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-x -n -t -T -a -p -d -i -o -v -h -V --failures --name --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -649,6 +653,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -657,7 +665,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__biolatency)
-            opts="-a -p -d -i -o -v -h -V --unit --per-disk --queued --disk --percentiles --precision --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --unit --per-disk --queued --disk --percentiles --precision --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -719,6 +727,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -727,7 +739,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__biopattern)
-            opts="-a -p -d -i -o -v -h -V --disk --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --disk --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -778,6 +790,10 @@ _tracekit() {
                     return 0
                     ;;
                 --max-in-flight)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-string)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -843,7 +859,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__biostacks)
-            opts="-Q -a -p -d -i -o -v -h -V --unit --queued --disk --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-Q -a -p -d -i -o -v -h -V --unit --queued --disk --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -901,6 +917,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -909,7 +929,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__biotop)
-            opts="-r -a -p -d -i -o -v -h -V --disk --top --noclear --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-r -a -p -d -i -o -v -h -V --disk --top --noclear --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -971,6 +991,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -979,7 +1003,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__bitesize)
-            opts="-a -p -d -i -o -v -h -V --disk --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --disk --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1033,6 +1057,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1041,7 +1069,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__btrfsdist)
-            opts="-a -p -d -i -o -v -h -V --unit --percentiles --precision --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --unit --percentiles --precision --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1099,6 +1127,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1107,7 +1139,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__btrfsslower)
-            opts="-a -p -d -i -o -v -h -V --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1154,6 +1186,10 @@ _tracekit() {
                     return 0
                     ;;
                 --max-in-flight)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-string)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1165,7 +1201,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__cachestat)
-            opts="-a -p -d -i -o -v -h -V --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1215,6 +1251,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1223,7 +1263,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__capable)
-            opts="-n -t -T -a -p -d -i -o -v -h -V --all-checks --name --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-n -t -T -a -p -d -i -o -v -h -V --all-checks --name --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1281,6 +1321,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1289,7 +1333,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__count)
-            opts="-a -p -d -i -o -v -h -V --by --filter --top --last --last-key --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version tracepoint: t: rawtracepoint: rt: kprobe: k: kretprobe: kr: fentry: f: kfunc: fexit: fr: kretfunc: uprobe: u: uretprobe: ur: usdt: U: software: s: hardware: h:"
+            opts="-a -p -d -i -o -v -h -V --by --filter --top --last --last-key --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --kprobe --fentry --verbose --help --version tracepoint: t: rawtracepoint: rt: kprobe: k: kretprobe: kr: fentry: f: kfunc: fexit: fr: kretfunc: uprobe: u: uretprobe: ur: usdt: U: software: s: hardware: h:"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1359,6 +1403,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1367,7 +1415,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__cpudist)
-            opts="-O -a -p -d -i -o -v -h -V --unit --offcpu --tids --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-O -a -p -d -i -o -v -h -V --unit --offcpu --tids --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1421,6 +1469,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1429,7 +1481,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__cpufreq)
-            opts="-F -a -p -d -i -o -v -h -V --by --cpus --frequency --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-F -a -p -d -i -o -v -h -V --by --cpus --frequency --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1491,6 +1543,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1499,7 +1555,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__dcsnoop)
-            opts="-n -a -p -d -i -o -v -h -V --all-lookups --name --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-n -a -p -d -i -o -v -h -V --all-lookups --name --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1554,6 +1610,10 @@ _tracekit() {
                     return 0
                     ;;
                 --max-in-flight)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-string)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1649,7 +1709,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__execsnoop)
-            opts="-n -t -T -a -p -d -i -o -v -h -V --name --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-n -t -T -a -p -d -i -o -v -h -V --name --timestamp --time --max-args --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1660,6 +1720,10 @@ _tracekit() {
                     return 0
                     ;;
                 -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-args)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1704,6 +1768,10 @@ _tracekit() {
                     return 0
                     ;;
                 --max-in-flight)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-string)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1715,7 +1783,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__exitsnoop)
-            opts="-x -n -t -T -a -p -d -i -o -v -h -V --failures --threaded --name --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-x -n -t -T -a -p -d -i -o -v -h -V --failures --threaded --name --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1770,6 +1838,10 @@ _tracekit() {
                     return 0
                     ;;
                 --max-in-flight)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-string)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1815,7 +1887,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__ext4dist)
-            opts="-a -p -d -i -o -v -h -V --unit --percentiles --precision --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --unit --percentiles --precision --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1873,6 +1945,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1881,7 +1957,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__ext4slower)
-            opts="-a -p -d -i -o -v -h -V --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1931,6 +2007,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1939,7 +2019,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__filelife)
-            opts="-n -a -p -d -i -o -v -h -V --name --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-n -a -p -d -i -o -v -h -V --name --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1997,6 +2077,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2005,7 +2089,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__filetop)
-            opts="-r -n -a -p -d -i -o -v -h -V --top --regular --sort --noclear --name --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-r -n -a -p -d -i -o -v -h -V --top --regular --sort --noclear --name --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2075,6 +2159,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2083,7 +2171,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__fsdist)
-            opts="-a -p -d -i -o -v -h -V --fs --unit --percentiles --precision --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --fs --unit --percentiles --precision --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2145,6 +2233,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2153,7 +2245,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__fsslower)
-            opts="-a -p -d -i -o -v -h -V --fs --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --fs --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2207,6 +2299,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2215,7 +2311,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__funccount)
-            opts="-a -p -d -i -o -v -h -V --by --top --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --by --top --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2273,6 +2369,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2281,7 +2381,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__funclatency)
-            opts="-a -p -d -i -o -v -h -V --unit --percentiles --precision --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --unit --percentiles --precision --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2339,6 +2439,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2347,7 +2451,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__futexctn)
-            opts="-n -a -p -d -i -o -v -h -V --name --top --stacks --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-n -a -p -d -i -o -v -h -V --name --top --stacks --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2409,6 +2513,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2417,7 +2525,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__gethostlatency)
-            opts="-n -t -T -a -p -d -i -o -v -h -V --libc --name --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-n -t -T -a -p -d -i -o -v -h -V --libc --name --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2479,6 +2587,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2487,7 +2599,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__hardirqs)
-            opts="-C -a -p -d -i -o -v -h -V --unit --count --dist --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-C -a -p -d -i -o -v -h -V --unit --count --dist --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2538,6 +2650,10 @@ _tracekit() {
                     return 0
                     ;;
                 --max-in-flight)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-string)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3711,7 +3827,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__hist)
-            opts="-a -p -d -i -o -v -h -V --value --by --filter --linear --percentiles --precision --last --last-key --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version tracepoint: t: rawtracepoint: rt: kprobe: k: kretprobe: kr: fentry: f: kfunc: fexit: fr: kretfunc: uprobe: u: uretprobe: ur: usdt: U: software: s: hardware: h:"
+            opts="-a -p -d -i -o -v -h -V --value --by --filter --linear --percentiles --precision --last --last-key --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --kprobe --fentry --verbose --help --version tracepoint: t: rawtracepoint: rt: kprobe: k: kretprobe: kr: fentry: f: kfunc: fexit: fr: kretfunc: uprobe: u: uretprobe: ur: usdt: U: software: s: hardware: h:"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3789,6 +3905,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -3797,7 +3917,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__killsnoop)
-            opts="-x -n -t -T -a -p -d -i -o -v -h -V --failures --name --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-x -n -t -T -a -p -d -i -o -v -h -V --failures --name --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3855,6 +3975,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -3863,7 +3987,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__klockstat)
-            opts="-a -p -d -i -o -v -h -V --by --top --stacks --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --by --top --stacks --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3921,6 +4045,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -3955,7 +4083,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__mdflush)
-            opts="-n -a -p -d -i -o -v -h -V --name --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-n -a -p -d -i -o -v -h -V --name --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4010,6 +4138,10 @@ _tracekit() {
                     return 0
                     ;;
                 --max-in-flight)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-string)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -4095,7 +4227,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__mountsnoop)
-            opts="-n -t -T -a -p -d -i -o -v -h -V --name --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-n -t -T -a -p -d -i -o -v -h -V --name --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4153,6 +4285,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -4161,7 +4297,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__nfsdist)
-            opts="-a -p -d -i -o -v -h -V --unit --percentiles --precision --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --unit --percentiles --precision --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4219,6 +4355,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -4227,7 +4367,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__nfsslower)
-            opts="-a -p -d -i -o -v -h -V --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4277,6 +4417,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -4285,7 +4429,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__offcpu)
-            opts="-m -M -K -U -a -p -d -i -o -v -h -V --min-block-time --max-block-time --state --kernel-stack --user-stack --top --call-graph --unwind-table-budget --no-interpreters --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --offline --debuginfod-timeout --verbose --help --version"
+            opts="-m -M -K -U -a -p -d -i -o -v -h -V --min-block-time --max-block-time --state --kernel-stack --user-stack --top --call-graph --unwind-table-budget --no-interpreters --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --offline --debuginfod-timeout --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4367,6 +4511,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --debuginfod-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -4379,7 +4527,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__offwaketime)
-            opts="-m -M -f -K -U -a -p -d -i -o -v -h -V --min-block-time --max-block-time --tid --folded --kernel-stack --user-stack --top --call-graph --unwind-table-budget --no-interpreters --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --offline --debuginfod-timeout --verbose --help --version"
+            opts="-m -M -f -K -U -a -p -d -i -o -v -h -V --min-block-time --max-block-time --tid --folded --kernel-stack --user-stack --top --call-graph --unwind-table-budget --no-interpreters --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --offline --debuginfod-timeout --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4461,6 +4609,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --debuginfod-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -4473,7 +4625,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__oomkill)
-            opts="-t -T -a -p -d -i -o -v -h -V --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-t -T -a -p -d -i -o -v -h -V --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4523,6 +4675,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -4531,7 +4687,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__opensnoop)
-            opts="-x -n -t -T -a -p -d -i -o -v -h -V --failures --name --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-x -n -t -T -a -p -d -i -o -v -h -V --failures --name --timestamp --time --full-path --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4589,6 +4745,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -4597,7 +4757,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__pidpersec)
-            opts="-a -p -d -i -o -v -h -V --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4644,6 +4804,10 @@ _tracekit() {
                     return 0
                     ;;
                 --max-in-flight)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-string)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -4775,7 +4939,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__runqlat)
-            opts="-a -p -d -i -o -v -h -V --unit --tids --percentiles --precision --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --unit --tids --percentiles --precision --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4833,6 +4997,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -4841,7 +5009,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__runqlen)
-            opts="-F -a -p -d -i -o -v -h -V --cpus --frequency --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-F -a -p -d -i -o -v -h -V --cpus --frequency --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4896,6 +5064,10 @@ _tracekit() {
                     return 0
                     ;;
                 --max-in-flight)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-string)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -4961,7 +5133,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__setuids)
-            opts="-x -n -t -T -a -p -d -i -o -v -h -V --failures --name --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-x -n -t -T -a -p -d -i -o -v -h -V --failures --name --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5019,6 +5191,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -5027,7 +5203,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__sigsnoop)
-            opts="-x -k -s -n -t -T -a -p -d -i -o -v -h -V --failures --kill --signal --signal-name --name --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-x -k -s -n -t -T -a -p -d -i -o -v -h -V --failures --kill --signal --signal-name --name --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5093,6 +5269,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -5101,7 +5281,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__slabratetop)
-            opts="-n -r -a -p -d -i -o -v -h -V --name --noclear --top --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-n -r -a -p -d -i -o -v -h -V --name --noclear --top --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5167,6 +5347,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -5175,7 +5359,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__softirqs)
-            opts="-C -a -p -d -i -o -v -h -V --unit --count --dist --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-C -a -p -d -i -o -v -h -V --unit --count --dist --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5226,6 +5410,10 @@ _tracekit() {
                     return 0
                     ;;
                 --max-in-flight)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-string)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -5295,7 +5483,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__stackcount)
-            opts="-K -U -a -p -d -i -o -v -h -V --filter --kernel-stack --user-stack --top --call-graph --unwind-table-budget --no-interpreters --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --offline --debuginfod-timeout --verbose --help --version tracepoint: t: rawtracepoint: rt: kprobe: k: kretprobe: kr: fentry: f: kfunc: fexit: fr: kretfunc: uprobe: u: uretprobe: ur: usdt: U: software: s: hardware: h:"
+            opts="-K -U -a -p -d -i -o -v -h -V --filter --kernel-stack --user-stack --top --call-graph --unwind-table-budget --no-interpreters --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --kprobe --fentry --offline --debuginfod-timeout --verbose --help --version tracepoint: t: rawtracepoint: rt: kprobe: k: kretprobe: kr: fentry: f: kfunc: fexit: fr: kretfunc: uprobe: u: uretprobe: ur: usdt: U: software: s: hardware: h:"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5358,6 +5546,10 @@ _tracekit() {
                     return 0
                     ;;
                 --max-in-flight)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-string)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -5435,7 +5627,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__statsnoop)
-            opts="-x -n -t -T -a -p -d -i -o -v -h -V --failures --name --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-x -n -t -T -a -p -d -i -o -v -h -V --failures --name --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5490,6 +5682,10 @@ _tracekit() {
                     return 0
                     ;;
                 --max-in-flight)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-string)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -5501,7 +5697,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__swapin)
-            opts="-a -p -d -i -o -v -h -V --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5551,6 +5747,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -5559,7 +5759,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__syncsnoop)
-            opts="-n -t -T -a -p -d -i -o -v -h -V --name --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-n -t -T -a -p -d -i -o -v -h -V --name --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5617,6 +5817,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -5625,7 +5829,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__syscount)
-            opts="-L -x -a -p -d -i -o -v -h -V --by --latency --failures --top --percentiles --precision --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-L -x -a -p -d -i -o -v -h -V --by --latency --failures --top --percentiles --precision --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5684,6 +5888,10 @@ _tracekit() {
                     return 0
                     ;;
                 --max-in-flight)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-string)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -5819,7 +6027,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__tcpconnlat)
-            opts="-a -p -d -i -o -v -h -V --rport --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --rport --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5873,6 +6081,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -5881,7 +6093,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__tcpdrop)
-            opts="-n -t -T -a -p -d -i -o -v -h -V --name --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-n -t -T -a -p -d -i -o -v -h -V --name --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5939,6 +6151,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -5947,7 +6163,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__tcplife)
-            opts="-a -p -d -i -o -v -h -V --lport --rport --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --lport --rport --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6002,6 +6218,10 @@ _tracekit() {
                     return 0
                     ;;
                 --max-in-flight)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-string)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -6071,7 +6291,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__tcprtt)
-            opts="-a -p -d -i -o -v -h -V --ms --lport --rport --by-lport --by-rport --percentiles --precision --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --ms --lport --rport --by-lport --by-rport --percentiles --precision --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6130,6 +6350,10 @@ _tracekit() {
                     return 0
                     ;;
                 --max-in-flight)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-string)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -6207,7 +6431,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__tcpsynbl)
-            opts="-4 -6 -a -p -d -i -o -v -h -V --ipv4 --ipv6 --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-4 -6 -a -p -d -i -o -v -h -V --ipv4 --ipv6 --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6257,6 +6481,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -6265,7 +6493,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__tcptop)
-            opts="-r -4 -6 -n -a -p -d -i -o -v -h -V --top --noclear --sort --ipv4 --ipv6 --name --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-r -4 -6 -n -a -p -d -i -o -v -h -V --top --noclear --sort --ipv4 --ipv6 --name --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6335,6 +6563,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -6343,7 +6575,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__threadsnoop)
-            opts="-n -t -T -a -p -d -i -o -v -h -V --name --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --verbose --help --version"
+            opts="-n -t -T -a -p -d -i -o -v -h -V --name --timestamp --time --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6401,6 +6633,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -6409,7 +6645,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__top)
-            opts="-F -e -i -d -a -p -v -h -V --frequency --event --sort --top --interval --duration --all-cpus --pid --cgroup --max-groups --max-in-flight --kprobe --fentry --offline --debuginfod-timeout --verbose --help --version"
+            opts="-F -e -i -d -a -p -v -h -V --frequency --event --sort --top --interval --duration --all-cpus --pid --cgroup --max-groups --max-in-flight --max-string --kprobe --fentry --offline --debuginfod-timeout --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6475,6 +6711,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --debuginfod-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -6487,7 +6727,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__trace)
-            opts="-K -U -a -p -d -i -o -v -h -V --filter --print --kernel-stack --user-stack --call-graph --unwind-table-budget --no-interpreters --last --last-key --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --offline --debuginfod-timeout --verbose --help --version tracepoint: t: rawtracepoint: rt: kprobe: k: kretprobe: kr: fentry: f: kfunc: fexit: fr: kretfunc: uprobe: u: uretprobe: ur: usdt: U: software: s: hardware: h:"
+            opts="-K -U -a -p -d -i -o -v -h -V --filter --print --kernel-stack --user-stack --call-graph --unwind-table-budget --no-interpreters --last --last-key --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --kprobe --fentry --offline --debuginfod-timeout --verbose --help --version tracepoint: t: rawtracepoint: rt: kprobe: k: kretprobe: kr: fentry: f: kfunc: fexit: fr: kretfunc: uprobe: u: uretprobe: ur: usdt: U: software: s: hardware: h:"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6561,6 +6801,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --debuginfod-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -6573,7 +6817,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__vfscount)
-            opts="-a -p -d -i -o -v -h -V --by --top --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --by --top --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6631,6 +6875,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -6639,7 +6887,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__vfsstat)
-            opts="-a -p -d -i -o -v -h -V --by --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --by --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6693,6 +6941,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -6701,7 +6953,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__wakeuptime)
-            opts="-m -M -a -p -d -i -o -v -h -V --min-block-time --max-block-time --top --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --offline --debuginfod-timeout --verbose --help --version"
+            opts="-m -M -a -p -d -i -o -v -h -V --min-block-time --max-block-time --top --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --offline --debuginfod-timeout --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6771,6 +7023,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --debuginfod-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -6833,7 +7089,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__xfsdist)
-            opts="-a -p -d -i -o -v -h -V --unit --percentiles --precision --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --unit --percentiles --precision --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6891,6 +7147,10 @@ _tracekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -6899,7 +7159,7 @@ _tracekit() {
             return 0
             ;;
         tracekit__subcmd__xfsslower)
-            opts="-a -p -d -i -o -v -h -V --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --kprobe --fentry --verbose --help --version"
+            opts="-a -p -d -i -o -v -h -V --all-cpus --pid --cgroup --duration --interval --output --json --max-groups --max-in-flight --max-string --kprobe --fentry --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6946,6 +7206,10 @@ _tracekit() {
                     return 0
                     ;;
                 --max-in-flight)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-string)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -145,6 +145,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand bitesize" -s i -l inte
 complete -c tracekit -n "__fish_tracekit_using_subcommand bitesize" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand bitesize" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand bitesize" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand bitesize" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand bitesize" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand bitesize" -l json -d 'Print JSON on stdout instead of text'
 complete -c tracekit -n "__fish_tracekit_using_subcommand bitesize" -s v -l verbose -d 'Say more: -v prints timings and own CPU time, -vv debug logs'
@@ -162,6 +163,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -s i -l in
 complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -l per-disk -d 'One histogram per disk'
 complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -l queued -d 'Measure from insertion in the I/O queue (block_rq_insert) instead of issue to the device'
 complete -c tracekit -n "__fish_tracekit_using_subcommand biolatency" -l percentiles -d 'Keep a log-linear histogram in the kernel and report p50, p90, p99, p99.9, max, count and mean; each percentile is the bucket it falls in'
@@ -181,6 +183,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand runqlat" -s i -l inter
 complete -c tracekit -n "__fish_tracekit_using_subcommand runqlat" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand runqlat" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand runqlat" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand runqlat" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand runqlat" -l tids -d 'One histogram per thread (bcc runqlat -L; tracekit\'s -L is syscount\'s --latency)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand runqlat" -l percentiles -d 'Keep a log-linear histogram in the kernel and report p50, p90, p99, p99.9, max, count and mean; each percentile is the bucket it falls in'
 complete -c tracekit -n "__fish_tracekit_using_subcommand runqlat" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
@@ -199,6 +202,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -s i -l inte
 complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -s L -l latency -d 'Show total and average time in each syscall (microseconds)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -s x -l failures -d 'Count only calls that returned an error'
 complete -c tracekit -n "__fish_tracekit_using_subcommand syscount" -l percentiles -d 'Keep a log-linear histogram in the kernel and report p50, p90, p99, p99.9, max, count and mean; each percentile is the bucket it falls in'
@@ -217,6 +221,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand funccount" -s i -l int
 complete -c tracekit -n "__fish_tracekit_using_subcommand funccount" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand funccount" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand funccount" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand funccount" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand funccount" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand funccount" -l json -d 'Print JSON on stdout instead of text'
 complete -c tracekit -n "__fish_tracekit_using_subcommand funccount" -l kprobe -d 'Probe kernel functions with kprobes, never fentry/fexit'
@@ -235,6 +240,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -s i -l i
 complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -l percentiles -d 'Keep a log-linear histogram in the kernel and report p50, p90, p99, p99.9, max, count and mean; each percentile is the bucket it falls in'
 complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -l json -d 'Print JSON on stdout instead of text'
@@ -244,6 +250,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -s v -l v
 complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tracekit -n "__fish_tracekit_using_subcommand funclatency" -s V -l version -d 'Print version'
 complete -c tracekit -n "__fish_tracekit_using_subcommand execsnoop" -s n -l name -d 'Only tasks whose command name is COMM' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand execsnoop" -l max-args -d 'Arguments shown, 1 to 128 (bcc execsnoop --max-args)' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand execsnoop" -s p -l pid -d 'Trace only these processes (comma-separated pids); ends when they have all exited' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand execsnoop" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand execsnoop" -s d -l duration -d 'Stop after SECONDS (fractions allowed); default: until Ctrl-C or the traced command exits' -r
@@ -251,6 +258,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand execsnoop" -s i -l int
 complete -c tracekit -n "__fish_tracekit_using_subcommand execsnoop" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand execsnoop" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand execsnoop" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand execsnoop" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand execsnoop" -s t -l timestamp -d 'Print a TIME(s) column: seconds since tracing began'
 complete -c tracekit -n "__fish_tracekit_using_subcommand execsnoop" -s T -l time -d 'Print a TIME column: the wall clock, HH:MM:SS'
 complete -c tracekit -n "__fish_tracekit_using_subcommand execsnoop" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
@@ -266,6 +274,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand exitsnoop" -s i -l int
 complete -c tracekit -n "__fish_tracekit_using_subcommand exitsnoop" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand exitsnoop" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand exitsnoop" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand exitsnoop" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand exitsnoop" -s x -l failures -d 'Only exits with a non-zero code or by a signal'
 complete -c tracekit -n "__fish_tracekit_using_subcommand exitsnoop" -l threaded -d 'Show each thread\'s exit, not only the process\'s (the last thread\'s)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand exitsnoop" -s t -l timestamp -d 'Print a TIME(s) column: seconds since tracing began'
@@ -283,6 +292,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand threadsnoop" -s i -l i
 complete -c tracekit -n "__fish_tracekit_using_subcommand threadsnoop" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand threadsnoop" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand threadsnoop" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand threadsnoop" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand threadsnoop" -s t -l timestamp -d 'Print a TIME(s) column: seconds since tracing began'
 complete -c tracekit -n "__fish_tracekit_using_subcommand threadsnoop" -s T -l time -d 'Print a TIME column: the wall clock, HH:MM:SS'
 complete -c tracekit -n "__fish_tracekit_using_subcommand threadsnoop" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
@@ -298,6 +308,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand setuids" -s i -l inter
 complete -c tracekit -n "__fish_tracekit_using_subcommand setuids" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand setuids" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand setuids" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand setuids" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand setuids" -s x -l failures -d 'Only calls that failed (RET < 0; setfsuid never does)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand setuids" -s t -l timestamp -d 'Print a TIME(s) column: seconds since tracing began'
 complete -c tracekit -n "__fish_tracekit_using_subcommand setuids" -s T -l time -d 'Print a TIME column: the wall clock, HH:MM:SS'
@@ -314,6 +325,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand killsnoop" -s i -l int
 complete -c tracekit -n "__fish_tracekit_using_subcommand killsnoop" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand killsnoop" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand killsnoop" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand killsnoop" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand killsnoop" -s x -l failures -d 'Only kill(2) calls that failed'
 complete -c tracekit -n "__fish_tracekit_using_subcommand killsnoop" -s t -l timestamp -d 'Print a TIME(s) column: seconds since tracing began'
 complete -c tracekit -n "__fish_tracekit_using_subcommand killsnoop" -s T -l time -d 'Print a TIME column: the wall clock, HH:MM:SS'
@@ -329,6 +341,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand oomkill" -s i -l inter
 complete -c tracekit -n "__fish_tracekit_using_subcommand oomkill" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand oomkill" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand oomkill" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand oomkill" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand oomkill" -s t -l timestamp -d 'Print a TIME(s) column: seconds since tracing began'
 complete -c tracekit -n "__fish_tracekit_using_subcommand oomkill" -s T -l time -d 'Print a TIME column: the wall clock, HH:MM:SS'
 complete -c tracekit -n "__fish_tracekit_using_subcommand oomkill" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
@@ -343,6 +356,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand pidpersec" -s i -l int
 complete -c tracekit -n "__fish_tracekit_using_subcommand pidpersec" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand pidpersec" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand pidpersec" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand pidpersec" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand pidpersec" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand pidpersec" -l json -d 'Print JSON on stdout instead of text'
 complete -c tracekit -n "__fish_tracekit_using_subcommand pidpersec" -s v -l verbose -d 'Say more: -v prints timings and own CPU time, -vv debug logs'
@@ -357,6 +371,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand sigsnoop" -s i -l inte
 complete -c tracekit -n "__fish_tracekit_using_subcommand sigsnoop" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand sigsnoop" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand sigsnoop" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand sigsnoop" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand sigsnoop" -s x -l failures -d 'Only signals that were not delivered (RESULT not 0)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand sigsnoop" -s k -l kill -d 'Only signals sent by kill(2) (si_code SI_USER)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand sigsnoop" -l signal-name -d 'Show SIG by name (SIGKILL) instead of number'
@@ -385,9 +400,11 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand opensnoop" -s i -l int
 complete -c tracekit -n "__fish_tracekit_using_subcommand opensnoop" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand opensnoop" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand opensnoop" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand opensnoop" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand opensnoop" -s x -l failures -d 'Only opens that failed'
 complete -c tracekit -n "__fish_tracekit_using_subcommand opensnoop" -s t -l timestamp -d 'Print a TIME(s) column: seconds since tracing began'
 complete -c tracekit -n "__fish_tracekit_using_subcommand opensnoop" -s T -l time -d 'Print a TIME column: the wall clock, HH:MM:SS'
+complete -c tracekit -n "__fish_tracekit_using_subcommand opensnoop" -l full-path -d 'Print absolute paths: a relative one joined to its directory fd\'s or the cwd\'s path, read from /proc/PID when the line is printed (libbpf-tools opensnoop -F)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand opensnoop" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand opensnoop" -l json -d 'Print JSON on stdout instead of text'
 complete -c tracekit -n "__fish_tracekit_using_subcommand opensnoop" -s v -l verbose -d 'Say more: -v prints timings and own CPU time, -vv debug logs'
@@ -401,6 +418,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand statsnoop" -s i -l int
 complete -c tracekit -n "__fish_tracekit_using_subcommand statsnoop" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand statsnoop" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand statsnoop" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand statsnoop" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand statsnoop" -s x -l failures -d 'Only stats that failed'
 complete -c tracekit -n "__fish_tracekit_using_subcommand statsnoop" -s t -l timestamp -d 'Print a TIME(s) column: seconds since tracing began'
 complete -c tracekit -n "__fish_tracekit_using_subcommand statsnoop" -s T -l time -d 'Print a TIME column: the wall clock, HH:MM:SS'
@@ -417,6 +435,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand syncsnoop" -s i -l int
 complete -c tracekit -n "__fish_tracekit_using_subcommand syncsnoop" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand syncsnoop" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand syncsnoop" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand syncsnoop" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand syncsnoop" -s t -l timestamp -d 'Print a TIME(s) column: seconds since tracing began'
 complete -c tracekit -n "__fish_tracekit_using_subcommand syncsnoop" -s T -l time -d 'Print a TIME column: the wall clock, HH:MM:SS'
 complete -c tracekit -n "__fish_tracekit_using_subcommand syncsnoop" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
@@ -432,6 +451,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand mountsnoop" -s i -l in
 complete -c tracekit -n "__fish_tracekit_using_subcommand mountsnoop" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand mountsnoop" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand mountsnoop" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand mountsnoop" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand mountsnoop" -s t -l timestamp -d 'Print a TIME(s) column: seconds since tracing began'
 complete -c tracekit -n "__fish_tracekit_using_subcommand mountsnoop" -s T -l time -d 'Print a TIME column: the wall clock, HH:MM:SS'
 complete -c tracekit -n "__fish_tracekit_using_subcommand mountsnoop" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
@@ -448,6 +468,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand vfsstat" -s i -l inter
 complete -c tracekit -n "__fish_tracekit_using_subcommand vfsstat" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand vfsstat" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand vfsstat" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand vfsstat" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand vfsstat" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand vfsstat" -l json -d 'Print JSON on stdout instead of text'
 complete -c tracekit -n "__fish_tracekit_using_subcommand vfsstat" -l kprobe -d 'Probe kernel functions with kprobes, never fentry/fexit'
@@ -465,6 +486,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand vfscount" -s i -l inte
 complete -c tracekit -n "__fish_tracekit_using_subcommand vfscount" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand vfscount" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand vfscount" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand vfscount" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand vfscount" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand vfscount" -l json -d 'Print JSON on stdout instead of text'
 complete -c tracekit -n "__fish_tracekit_using_subcommand vfscount" -l kprobe -d 'Probe kernel functions with kprobes, never fentry/fexit'
@@ -484,6 +506,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand fsdist" -s i -l interv
 complete -c tracekit -n "__fish_tracekit_using_subcommand fsdist" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand fsdist" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand fsdist" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand fsdist" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand fsdist" -l percentiles -d 'Keep a log-linear histogram in the kernel and report p50, p90, p99, p99.9, max, count and mean; each percentile is the bucket it falls in'
 complete -c tracekit -n "__fish_tracekit_using_subcommand fsdist" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand fsdist" -l json -d 'Print JSON on stdout instead of text'
@@ -503,6 +526,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand ext4dist" -s i -l inte
 complete -c tracekit -n "__fish_tracekit_using_subcommand ext4dist" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand ext4dist" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand ext4dist" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand ext4dist" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand ext4dist" -l percentiles -d 'Keep a log-linear histogram in the kernel and report p50, p90, p99, p99.9, max, count and mean; each percentile is the bucket it falls in'
 complete -c tracekit -n "__fish_tracekit_using_subcommand ext4dist" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand ext4dist" -l json -d 'Print JSON on stdout instead of text'
@@ -522,6 +546,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand xfsdist" -s i -l inter
 complete -c tracekit -n "__fish_tracekit_using_subcommand xfsdist" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand xfsdist" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand xfsdist" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand xfsdist" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand xfsdist" -l percentiles -d 'Keep a log-linear histogram in the kernel and report p50, p90, p99, p99.9, max, count and mean; each percentile is the bucket it falls in'
 complete -c tracekit -n "__fish_tracekit_using_subcommand xfsdist" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand xfsdist" -l json -d 'Print JSON on stdout instead of text'
@@ -541,6 +566,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand btrfsdist" -s i -l int
 complete -c tracekit -n "__fish_tracekit_using_subcommand btrfsdist" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand btrfsdist" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand btrfsdist" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand btrfsdist" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand btrfsdist" -l percentiles -d 'Keep a log-linear histogram in the kernel and report p50, p90, p99, p99.9, max, count and mean; each percentile is the bucket it falls in'
 complete -c tracekit -n "__fish_tracekit_using_subcommand btrfsdist" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand btrfsdist" -l json -d 'Print JSON on stdout instead of text'
@@ -560,6 +586,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand nfsdist" -s i -l inter
 complete -c tracekit -n "__fish_tracekit_using_subcommand nfsdist" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand nfsdist" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand nfsdist" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand nfsdist" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand nfsdist" -l percentiles -d 'Keep a log-linear histogram in the kernel and report p50, p90, p99, p99.9, max, count and mean; each percentile is the bucket it falls in'
 complete -c tracekit -n "__fish_tracekit_using_subcommand nfsdist" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand nfsdist" -l json -d 'Print JSON on stdout instead of text'
@@ -575,6 +602,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand cachestat" -s i -l int
 complete -c tracekit -n "__fish_tracekit_using_subcommand cachestat" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand cachestat" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand cachestat" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand cachestat" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand cachestat" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand cachestat" -l json -d 'Print JSON on stdout instead of text'
 complete -c tracekit -n "__fish_tracekit_using_subcommand cachestat" -l kprobe -d 'Probe kernel functions with kprobes, never fentry/fexit'
@@ -590,6 +618,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand fsslower" -s i -l inte
 complete -c tracekit -n "__fish_tracekit_using_subcommand fsslower" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand fsslower" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand fsslower" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand fsslower" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand fsslower" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand fsslower" -l json -d 'Print JSON on stdout instead of text'
 complete -c tracekit -n "__fish_tracekit_using_subcommand fsslower" -l kprobe -d 'Probe kernel functions with kprobes, never fentry/fexit'
@@ -604,6 +633,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand ext4slower" -s i -l in
 complete -c tracekit -n "__fish_tracekit_using_subcommand ext4slower" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand ext4slower" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand ext4slower" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand ext4slower" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand ext4slower" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand ext4slower" -l json -d 'Print JSON on stdout instead of text'
 complete -c tracekit -n "__fish_tracekit_using_subcommand ext4slower" -l kprobe -d 'Probe kernel functions with kprobes, never fentry/fexit'
@@ -618,6 +648,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand xfsslower" -s i -l int
 complete -c tracekit -n "__fish_tracekit_using_subcommand xfsslower" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand xfsslower" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand xfsslower" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand xfsslower" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand xfsslower" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand xfsslower" -l json -d 'Print JSON on stdout instead of text'
 complete -c tracekit -n "__fish_tracekit_using_subcommand xfsslower" -l kprobe -d 'Probe kernel functions with kprobes, never fentry/fexit'
@@ -632,6 +663,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand btrfsslower" -s i -l i
 complete -c tracekit -n "__fish_tracekit_using_subcommand btrfsslower" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand btrfsslower" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand btrfsslower" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand btrfsslower" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand btrfsslower" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand btrfsslower" -l json -d 'Print JSON on stdout instead of text'
 complete -c tracekit -n "__fish_tracekit_using_subcommand btrfsslower" -l kprobe -d 'Probe kernel functions with kprobes, never fentry/fexit'
@@ -646,6 +678,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand nfsslower" -s i -l int
 complete -c tracekit -n "__fish_tracekit_using_subcommand nfsslower" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand nfsslower" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand nfsslower" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand nfsslower" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand nfsslower" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand nfsslower" -l json -d 'Print JSON on stdout instead of text'
 complete -c tracekit -n "__fish_tracekit_using_subcommand nfsslower" -l kprobe -d 'Probe kernel functions with kprobes, never fentry/fexit'
@@ -661,6 +694,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand filelife" -s i -l inte
 complete -c tracekit -n "__fish_tracekit_using_subcommand filelife" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand filelife" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand filelife" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand filelife" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand filelife" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand filelife" -l json -d 'Print JSON on stdout instead of text'
 complete -c tracekit -n "__fish_tracekit_using_subcommand filelife" -l kprobe -d 'Probe kernel functions with kprobes, never fentry/fexit'
@@ -676,6 +710,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand dcsnoop" -s i -l inter
 complete -c tracekit -n "__fish_tracekit_using_subcommand dcsnoop" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand dcsnoop" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand dcsnoop" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand dcsnoop" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand dcsnoop" -l all-lookups -d 'Every path-walk lookup too, T R (bcc dcsnoop -a; -a is --all-cpus here)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand dcsnoop" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand dcsnoop" -l json -d 'Print JSON on stdout instead of text'
@@ -698,6 +733,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -s i -l inter
 complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -l regular -d 'Only regular files (libbpf-tools\' default; its -a counts every type)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -l noclear -d 'Do not clear the screen before each interval\'s table (bcc -C)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand filetop" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
@@ -729,6 +765,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand biotop" -s i -l interv
 complete -c tracekit -n "__fish_tracekit_using_subcommand biotop" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand biotop" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand biotop" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand biotop" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand biotop" -l noclear -d 'Do not clear the screen before each interval\'s table (bcc -C)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand biotop" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand biotop" -l json -d 'Print JSON on stdout instead of text'
@@ -743,6 +780,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand biopattern" -s i -l in
 complete -c tracekit -n "__fish_tracekit_using_subcommand biopattern" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand biopattern" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand biopattern" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand biopattern" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand biopattern" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand biopattern" -l json -d 'Print JSON on stdout instead of text'
 complete -c tracekit -n "__fish_tracekit_using_subcommand biopattern" -s v -l verbose -d 'Say more: -v prints timings and own CPU time, -vv debug logs'
@@ -759,6 +797,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand biostacks" -s i -l int
 complete -c tracekit -n "__fish_tracekit_using_subcommand biostacks" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand biostacks" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand biostacks" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand biostacks" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand biostacks" -s Q -l queued -d 'Start at insertion in the I/O queue (block_rq_insert), with that stack, instead of issue to the device'
 complete -c tracekit -n "__fish_tracekit_using_subcommand biostacks" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand biostacks" -l json -d 'Print JSON on stdout instead of text'
@@ -773,6 +812,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand mdflush" -s i -l inter
 complete -c tracekit -n "__fish_tracekit_using_subcommand mdflush" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand mdflush" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand mdflush" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand mdflush" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand mdflush" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand mdflush" -l json -d 'Print JSON on stdout instead of text'
 complete -c tracekit -n "__fish_tracekit_using_subcommand mdflush" -l kprobe -d 'Probe kernel functions with kprobes, never fentry/fexit'
@@ -790,6 +830,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand cpudist" -s i -l inter
 complete -c tracekit -n "__fish_tracekit_using_subcommand cpudist" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand cpudist" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand cpudist" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand cpudist" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand cpudist" -s O -l offcpu -d 'Off-CPU time: from switching out to switching back in (bcc cpudist -O)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand cpudist" -l tids -d 'One histogram per thread (bcc cpudist -L)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand cpudist" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
@@ -817,6 +858,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand runqlen" -s i -l inter
 complete -c tracekit -n "__fish_tracekit_using_subcommand runqlen" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand runqlen" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand runqlen" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand runqlen" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand runqlen" -l cpus -d 'A histogram per CPU (bcc runqlen -C; tracekit\'s -C is hardirqs\' --count)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand runqlen" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand runqlen" -l json -d 'Print JSON on stdout instead of text'
@@ -833,6 +875,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand hardirqs" -s i -l inte
 complete -c tracekit -n "__fish_tracekit_using_subcommand hardirqs" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand hardirqs" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand hardirqs" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand hardirqs" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand hardirqs" -s C -l count -d 'Count interrupts instead of timing them (bcc hardirqs -C)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand hardirqs" -l dist -d 'A histogram of handler time per interrupt (bcc hardirqs -d; tracekit\'s -d is the duration)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand hardirqs" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
@@ -850,6 +893,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand softirqs" -s i -l inte
 complete -c tracekit -n "__fish_tracekit_using_subcommand softirqs" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand softirqs" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand softirqs" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand softirqs" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand softirqs" -s C -l count -d 'Count softirqs instead of timing them (bcc softirqs -C)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand softirqs" -l dist -d 'A histogram of handler time per vector (bcc softirqs -d; tracekit\'s -d is the duration)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand softirqs" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
@@ -867,6 +911,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand cpufreq" -s i -l inter
 complete -c tracekit -n "__fish_tracekit_using_subcommand cpufreq" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand cpufreq" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand cpufreq" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand cpufreq" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand cpufreq" -l cpus -d 'A histogram per CPU'
 complete -c tracekit -n "__fish_tracekit_using_subcommand cpufreq" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand cpufreq" -l json -d 'Print JSON on stdout instead of text'
@@ -893,6 +938,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand slabratetop" -s i -l i
 complete -c tracekit -n "__fish_tracekit_using_subcommand slabratetop" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand slabratetop" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand slabratetop" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand slabratetop" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand slabratetop" -l noclear -d 'Do not clear the screen before each interval\'s table (bcc -C)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand slabratetop" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand slabratetop" -l json -d 'Print JSON on stdout instead of text'
@@ -922,6 +968,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand swapin" -s i -l interv
 complete -c tracekit -n "__fish_tracekit_using_subcommand swapin" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand swapin" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand swapin" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand swapin" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand swapin" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand swapin" -l json -d 'Print JSON on stdout instead of text'
 complete -c tracekit -n "__fish_tracekit_using_subcommand swapin" -l kprobe -d 'Probe kernel functions with kprobes, never fentry/fexit'
@@ -974,6 +1021,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand tcpconnlat" -s i -l in
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpconnlat" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpconnlat" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpconnlat" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand tcpconnlat" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpconnlat" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpconnlat" -l json -d 'Print JSON on stdout instead of text'
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpconnlat" -s v -l verbose -d 'Say more: -v prints timings and own CPU time, -vv debug logs'
@@ -999,6 +1047,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand tcpdrop" -s i -l inter
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpdrop" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpdrop" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpdrop" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand tcpdrop" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpdrop" -s t -l timestamp -d 'Print a TIME(s) column: seconds since tracing began'
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpdrop" -s T -l time -d 'Print a TIME column: the wall clock, HH:MM:SS'
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpdrop" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
@@ -1016,6 +1065,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand tcprtt" -s i -l interv
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcprtt" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcprtt" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcprtt" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand tcprtt" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcprtt" -l ms -d 'Milliseconds instead of microseconds (bcc -m)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcprtt" -l by-lport -d 'One histogram per local port'
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcprtt" -l by-rport -d 'One histogram per remote port'
@@ -1034,6 +1084,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand tcplife" -s i -l inter
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcplife" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcplife" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcplife" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand tcplife" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcplife" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcplife" -l json -d 'Print JSON on stdout instead of text'
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcplife" -s v -l verbose -d 'Say more: -v prints timings and own CPU time, -vv debug logs'
@@ -1057,6 +1108,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand tcpsynbl" -s i -l inte
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpsynbl" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpsynbl" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpsynbl" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand tcpsynbl" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpsynbl" -s 4 -l ipv4 -d 'Only IPv4 listeners (tcp_v4_syn_recv_sock)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpsynbl" -s 6 -l ipv6 -d 'Only IPv6 listeners (tcp_v6_syn_recv_sock)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcpsynbl" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
@@ -1074,6 +1126,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand bindsnoop" -s i -l int
 complete -c tracekit -n "__fish_tracekit_using_subcommand bindsnoop" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand bindsnoop" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand bindsnoop" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand bindsnoop" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand bindsnoop" -s x -l failures -d 'Only binds that failed'
 complete -c tracekit -n "__fish_tracekit_using_subcommand bindsnoop" -s t -l timestamp -d 'Print a TIME(s) column: seconds since tracing began'
 complete -c tracekit -n "__fish_tracekit_using_subcommand bindsnoop" -s T -l time -d 'Print a TIME column: the wall clock, HH:MM:SS'
@@ -1096,6 +1149,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -s i -l interv
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -l noclear -d 'Do not clear the screen before each interval\'s table (bcc -C)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -s 4 -l ipv4 -d 'Only IPv4 sockets (libbpf-tools tcptop -4)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand tcptop" -s 6 -l ipv6 -d 'Only IPv6 sockets (libbpf-tools tcptop -6)'
@@ -1112,6 +1166,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand capable" -s i -l inter
 complete -c tracekit -n "__fish_tracekit_using_subcommand capable" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand capable" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand capable" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand capable" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand capable" -l all-checks -d 'Also checks made with CAP_OPT_NOAUDIT, which log no denial (bcc -v)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand capable" -s t -l timestamp -d 'Print a TIME(s) column: seconds since tracing began'
 complete -c tracekit -n "__fish_tracekit_using_subcommand capable" -s T -l time -d 'Print a TIME column: the wall clock, HH:MM:SS'
@@ -1132,6 +1187,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand klockstat" -s i -l int
 complete -c tracekit -n "__fish_tracekit_using_subcommand klockstat" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand klockstat" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand klockstat" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand klockstat" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand klockstat" -l stacks -d 'Print each wait with its lock, type, time and the waiting kernel stack'
 complete -c tracekit -n "__fish_tracekit_using_subcommand klockstat" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand klockstat" -l json -d 'Print JSON on stdout instead of text'
@@ -1147,6 +1203,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand futexctn" -s i -l inte
 complete -c tracekit -n "__fish_tracekit_using_subcommand futexctn" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand futexctn" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand futexctn" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand futexctn" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand futexctn" -l stacks -d 'Print each wait with its futex address, time and the waiting user stack'
 complete -c tracekit -n "__fish_tracekit_using_subcommand futexctn" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand futexctn" -l json -d 'Print JSON on stdout instead of text'
@@ -1161,6 +1218,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand bashreadline" -s i -l 
 complete -c tracekit -n "__fish_tracekit_using_subcommand bashreadline" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand bashreadline" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand bashreadline" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand bashreadline" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand bashreadline" -s t -l timestamp -d 'Print a TIME(s) column: seconds since tracing began'
 complete -c tracekit -n "__fish_tracekit_using_subcommand bashreadline" -s T -l time -d 'Print a TIME column: the wall clock, HH:MM:SS'
 complete -c tracekit -n "__fish_tracekit_using_subcommand bashreadline" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
@@ -1177,6 +1235,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand gethostlatency" -s i -
 complete -c tracekit -n "__fish_tracekit_using_subcommand gethostlatency" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand gethostlatency" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand gethostlatency" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand gethostlatency" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand gethostlatency" -s t -l timestamp -d 'Print a TIME(s) column: seconds since tracing began'
 complete -c tracekit -n "__fish_tracekit_using_subcommand gethostlatency" -s T -l time -d 'Print a TIME column: the wall clock, HH:MM:SS'
 complete -c tracekit -n "__fish_tracekit_using_subcommand gethostlatency" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
@@ -1212,6 +1271,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -s i -l interv
 complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -l debuginfod-timeout -d 'The most a run waits for debuginfod servers, over all requests [default: $DEBUGINFOD_TIMEOUT, else 5]' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -s K -l kernel-stack -d 'Kernel stacks only (the default takes both)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand offcpu" -s U -l user-stack -d 'User stacks only'
@@ -1232,6 +1292,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand wakeuptime" -s i -l in
 complete -c tracekit -n "__fish_tracekit_using_subcommand wakeuptime" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand wakeuptime" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand wakeuptime" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand wakeuptime" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand wakeuptime" -l debuginfod-timeout -d 'The most a run waits for debuginfod servers, over all requests [default: $DEBUGINFOD_TIMEOUT, else 5]' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand wakeuptime" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand wakeuptime" -l json -d 'Print JSON on stdout instead of text'
@@ -1253,6 +1314,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand offwaketime" -s i -l i
 complete -c tracekit -n "__fish_tracekit_using_subcommand offwaketime" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand offwaketime" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand offwaketime" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand offwaketime" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand offwaketime" -l debuginfod-timeout -d 'The most a run waits for debuginfod servers, over all requests [default: $DEBUGINFOD_TIMEOUT, else 5]' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand offwaketime" -s f -l folded -d 'Print folded stacks (one line per stack pair, bcc\'s -f) instead of the report'
 complete -c tracekit -n "__fish_tracekit_using_subcommand offwaketime" -s K -l kernel-stack -d 'Kernel stacks only (the default takes both)'
@@ -1299,6 +1361,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand count" -s i -l interva
 complete -c tracekit -n "__fish_tracekit_using_subcommand count" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand count" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand count" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand count" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand count" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand count" -l json -d 'Print JSON on stdout instead of text'
 complete -c tracekit -n "__fish_tracekit_using_subcommand count" -l kprobe -d 'Probe kernel functions with kprobes, never fentry/fexit'
@@ -1320,6 +1383,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -s i -l interval
 complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -l percentiles -d 'Keep a log-linear histogram in the kernel and report p50, p90, p99, p99.9, max, count and mean; each percentile is the bucket it falls in'
 complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand hist" -l json -d 'Print JSON on stdout instead of text'
@@ -1342,6 +1406,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -s i -l interva
 complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -l debuginfod-timeout -d 'The most a run waits for debuginfod servers, over all requests [default: $DEBUGINFOD_TIMEOUT, else 5]' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -s K -l kernel-stack -d 'Print the kernel stack of each event'
 complete -c tracekit -n "__fish_tracekit_using_subcommand trace" -s U -l user-stack -d 'Print the user stack of each event'
@@ -1366,6 +1431,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -s i -l in
 complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -s o -l output -d 'Write the result to FILE, in the format its extension names (.txt .folded .svg .json; stack profiles also .pb.gz .heatmap.svg .speedscope.json .trace.json); may be given several times (profiles, histograms, counts); for histograms with -i, .svg is a heat map (one column per interval) and .json keeps the intervals for `tracekit report`' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -l debuginfod-timeout -d 'The most a run waits for debuginfod servers, over all requests [default: $DEBUGINFOD_TIMEOUT, else 5]' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -s K -l kernel-stack -d 'Kernel stacks only (the default takes both)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand stackcount" -s U -l user-stack -d 'User stacks only'
@@ -1411,6 +1477,7 @@ complete -c tracekit -n "__fish_tracekit_using_subcommand top" -s p -l pid -d 'T
 complete -c tracekit -n "__fish_tracekit_using_subcommand top" -l cgroup -d 'Only tasks in cgroup v2 PATH or below it (/sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as --by cgroup shows it); checked in the kernel' -r -F
 complete -c tracekit -n "__fish_tracekit_using_subcommand top" -l max-groups -d 'Distinct groups (--by keys and histogram slots) the kernel keeps, 1 to 134217728; allocated up front' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand top" -l max-in-flight -d 'Requests or calls in flight the kernel tracks for latencies, 1 to 134217728' -r
+complete -c tracekit -n "__fish_tracekit_using_subcommand top" -l max-string -d 'Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`); default: paths and names whole, arguments 128. --by keys and --filter see the first 31 bytes' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand top" -l debuginfod-timeout -d 'The most a run waits for debuginfod servers, over all requests [default: $DEBUGINFOD_TIMEOUT, else 5]' -r
 complete -c tracekit -n "__fish_tracekit_using_subcommand top" -s a -l all-cpus -d 'Trace every process on every CPU (the default)'
 complete -c tracekit -n "__fish_tracekit_using_subcommand top" -l kprobe -d 'Probe kernel functions with kprobes, never fentry/fexit'
