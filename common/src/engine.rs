@@ -822,7 +822,7 @@ pub struct TraceRecord {
     /// [`STR_MORE`].
     pub str_flags: u32,
     /// The `size` of the record's [`ALL_STRINGS`] string, if any: a string of it that is
-    /// `str_cap - 1` bytes long was cut.
+    /// `str_cap - 1` bytes long filled it and was cut (its last byte is not shown).
     pub str_cap: u32,
 }
 

@@ -45,8 +45,9 @@ fn mark(scratch: *mut Scratch, slot: usize, flags: u32, off: usize, len: usize) 
 
 /// Reads the NUL-terminated string at `src`, at most `size` bytes with its NUL, into the
 /// record's tail after the strings read before it; with [`LONG_HEAD`] in `how`, its first
-/// [`STR_BYTES`] into the string slot too. Marks it cut when it filled `size`, unreadable
-/// when the read failed. Never inlined: one copy serves every operand.
+/// [`STR_BYTES`] into the string slot too. Marks it cut when it filled `size` (its last
+/// byte then left out: the loader asks for one more than it shows), unreadable when the
+/// read failed. Never inlined: one copy serves every operand.
 #[inline(never)]
 pub(crate) fn read_long(scratch: *mut Scratch, src: u64, size: u32, how: u32) -> u32 {
     let slot = (how & 0xff) as usize & (MAX_STRINGS - 1);
@@ -78,10 +79,13 @@ pub(crate) fn read_long(scratch: *mut Scratch, src: u64, size: u32, how: u32) ->
         mark(scratch, slot, STR_IN_TAIL | STR_UNREADABLE, off, 0);
         return 0;
     }
-    let len = (ret as usize - 1) & (STR_MAX - 1);
+    let mut len = (ret as usize - 1) & (STR_MAX - 1);
     let mut flags = STR_IN_TAIL;
+    // The loader asks for a byte more than it shows: a string that filled the size was cut,
+    // and that byte is not shown.
     if ret as usize >= cap {
         flags |= STR_CUT;
+        len = len.saturating_sub(1);
     }
     if how & (LONG_HEAD << 16) != 0 {
         // SAFETY: this CPU's scratch; the helper bounds the copy by STR_BYTES.

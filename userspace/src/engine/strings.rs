@@ -11,8 +11,9 @@ use super::plan::PlanBuilder;
 
 /// Bytes of a command-line argument shown by default (bcc's execsnoop: 128).
 pub const DEFAULT_ARG_BYTES: u32 = 128;
-/// Bytes of a path or other string shown by default: a whole path (`PATH_MAX` with its NUL).
-pub const DEFAULT_STRING_BYTES: u32 = STR_MAX as u32 - 1;
+/// Bytes of a path or other string shown by default: a whole path (`PATH_MAX` less its NUL
+/// and the byte read past the shown ones, that tells a cut string from a whole one).
+pub const DEFAULT_STRING_BYTES: u32 = STR_MAX as u32 - 2;
 
 /// Whether `o` is a string read through a pointer, which a trace plan reads whole.
 fn through_pointer(o: &Operand) -> bool {
@@ -38,7 +39,8 @@ pub(crate) fn whole_strings(builder: &mut PlanBuilder, max_string: u32) {
             0 => DEFAULT_STRING_BYTES,
             n => n,
         };
-        o.size = (shown + 1).clamp(2, STR_MAX as u32);
+        // One byte more than shown, and the NUL: a string that fills it was cut.
+        o.size = (shown + 2).clamp(3, STR_MAX as u32);
         o.flags |= LONG_STR;
         let filtered = insns
             .iter()

@@ -102,7 +102,7 @@ mod tests {
                 .unwrap()
                 .listing(),
             r#"Main Tracepoints([Tracepoint { system: "syscalls", event: "sys_enter_execve" }])
-operands: #0 user_str@16 whole:4096 #1 task_path[2]:s4 #2 user_str@24[20] whole:129..20
+operands: #0 user_str@16 whole:4096 #1 task_path[2]:s4 #2 user_str@24[20] whole:130..20
 corr: - | key: - | saves: -
 value: - | agg: trace | layout: array bound 0
 filter: -

@@ -84,11 +84,13 @@ impl<'a> TraceEvent<'a> {
                 .unwrap_or(bytes)
                 .split(|&b| b == 0)
                 .map(|arg| {
-                    let mut text = String::from_utf8_lossy(arg).into_owned();
-                    if cap > 1 && arg.len() + 1 >= cap {
-                        text.push_str(CUT_MARK);
+                    // A string that filled its size (one byte more than shown, and the
+                    // NUL) was cut: that byte is not shown.
+                    if cap > 2 && arg.len() + 1 >= cap {
+                        let shown = &arg[..cap - 2];
+                        return format!("{}{CUT_MARK}", String::from_utf8_lossy(shown));
                     }
-                    text
+                    String::from_utf8_lossy(arg).into_owned()
                 })
                 .collect();
             if bytes.is_empty() {
@@ -153,9 +155,9 @@ mod tests {
     #[test]
     fn an_array_of_strings_marks_cut_ones_and_more() {
         let tail = b"ab\0c\0dd\0";
-        // Size 3: `ab` and `dd` (2 bytes and their NUL) may go on.
+        // Size 3, 1 byte shown: `ab` and `dd` filled it (2 bytes and their NUL), cut.
         let e = event(STR_IN_TAIL | STR_MORE, [8 << 16, 0, 0, 0], 3, tail);
-        assert_eq!(e.string(0), "ab... c dd... ...");
+        assert_eq!(e.string(0), "a... c d... ...");
         let e = event(STR_IN_TAIL, [8 << 16, 0, 0, 0], 4, tail);
         assert_eq!(e.string(0), "ab c dd");
         let e = event(STR_IN_TAIL, [0, 0, 0, 0], 4, tail);

@@ -261,10 +261,10 @@ pub struct MapArgs {
     #[arg(long, value_name = "N", default_value_t = tracekit_common::engine::DEFAULT_START_ENTRIES,
           value_parser = parse_hash_entries)]
     pub max_in_flight: u32,
-    /// Bytes shown of each string an event prints, 1 to 4095 (longer ones end in `...`);
+    /// Bytes shown of each string an event prints, 1 to 4094 (longer ones end in `...`);
     /// default: paths and names whole, arguments 128. --by keys and --filter see the first
     /// 31 bytes
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4095))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4094))]
     pub max_string: Option<u32>,
 }
 
