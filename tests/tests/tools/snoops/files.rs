@@ -322,9 +322,10 @@ fn trace_prints_long_filenames_whole() {
     require_root();
     let dir = long_dir(4000);
     let program = fixture("tk_snoops");
-    let out = scratch("trace_long_filenames").join("trace.out");
-    let out_text = out.to_str().unwrap();
+    let dir_out = scratch("trace_long_filenames");
     for json in [false, true] {
+        let out = dir_out.join(if json { "trace.json" } else { "trace.txt" });
+        let out_text = out.to_str().unwrap();
         // Lines of 4 KiB from two processes on one pipe interleave: ours go to a file.
         let mut args = vec![
             "trace",
