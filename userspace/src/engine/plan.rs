@@ -359,14 +359,7 @@ impl PlanBuilder {
                 .operands
                 .get(insn.operand as usize)
                 .map_or(operand::NONE, |o| o.kind);
-            insn.op >= op::EQ
-                && matches!(
-                    kind,
-                    operand::LATENCY
-                        | operand::SAVED
-                        | operand::SAVED_STR
-                        | operand::SAVED_USER_STR
-                )
+            insn.op >= op::EQ && super::strings::reads_start(kind)
         };
         plan.filter_first = u32::from(
             plan.needs_start != 0

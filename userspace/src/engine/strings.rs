@@ -15,6 +15,14 @@ pub const DEFAULT_ARG_BYTES: u32 = 128;
 /// and the byte read past the shown ones, that tells a cut string from a whole one).
 pub const DEFAULT_STRING_BYTES: u32 = STR_MAX as u32 - 2;
 
+/// Whether an operand of `kind` is what the start stage left (read once the start is found).
+pub(crate) fn reads_start(kind: u32) -> bool {
+    matches!(
+        kind,
+        operand::LATENCY | operand::SAVED | operand::SAVED_STR | operand::SAVED_USER_STR
+    )
+}
+
 /// Whether `o` is a string read through a pointer, which a trace plan reads whole.
 fn through_pointer(o: &Operand) -> bool {
     matches!(
