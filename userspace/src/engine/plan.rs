@@ -109,7 +109,7 @@ impl PlanBuilder {
         })
     }
 
-    /// The operands so far, to change in place ([`super::strings::whole_strings`]).
+    /// The operands so far, to change in place (`engine::strings::whole_strings`).
     pub(crate) fn operands_mut(&mut self) -> &mut [Operand] {
         &mut self.plan.operands[..self.plan.n_operands as usize]
     }

@@ -4,10 +4,8 @@
 //! [`STR_BYTES`].
 
 use tracekit_common::engine::{
-    ALL_STRINGS, LONG_HEAD, LONG_STR, Operand, PTR_ARRAY, STR_BYTES, STR_MAX, op, operand,
+    ALL_STRINGS, Insn, LONG_HEAD, LONG_STR, Operand, PTR_ARRAY, STR_BYTES, STR_MAX, op, operand,
 };
-
-use super::plan::PlanBuilder;
 
 /// Bytes of a command-line argument shown by default (bcc's execsnoop: 128).
 pub const DEFAULT_ARG_BYTES: u32 = 128;
@@ -33,11 +31,9 @@ fn through_pointer(o: &Operand) -> bool {
 
 /// Makes the trace plan's strings read through pointers whole: at most `max_string` bytes
 /// each (0: [`DEFAULT_STRING_BYTES`], arguments of a pointer array [`DEFAULT_ARG_BYTES`]),
-/// `str(PATH, N)` N with its NUL; the bytes a filter compares are copied for it.
-pub(crate) fn whole_strings(builder: &mut PlanBuilder, max_string: u32) {
-    let plan = builder.plan();
-    let insns = &plan.insns[..plan.n_insns as usize];
-    for (index, o) in builder.operands_mut().iter_mut().enumerate() {
+/// `str(PATH, N)` N with its NUL; the bytes a filter (`insns`) compares are copied for it.
+pub(crate) fn whole_strings(operands: &mut [Operand], insns: &[Insn], max_string: u32) {
+    for (index, o) in operands.iter_mut().enumerate() {
         if !through_pointer(o) {
             continue;
         }

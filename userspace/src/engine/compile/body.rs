@@ -286,7 +286,13 @@ pub(crate) fn compile_body(
         filter::compile(text, fields, builder)?;
     }
     if request.shape == Shape::Trace {
-        crate::engine::strings::whole_strings(builder, request.maps.max_string);
+        let plan = builder.plan();
+        let insns = &plan.insns[..plan.n_insns as usize];
+        crate::engine::strings::whole_strings(
+            builder.operands_mut(),
+            insns,
+            request.maps.max_string,
+        );
     }
     Ok((columns, prints))
 }
