@@ -276,6 +276,11 @@ pub mod operand {
     /// [`super::Operand::path`]. A NULL pointer on the way is a read error; a string that
     /// cannot be read is empty.
     pub const PATH_STR: u32 = 73;
+    /// A NUL-terminated string in user memory at the pointer the start stage saved as its
+    /// number `offset` (`syscalls:sys_enter_openat`'s `filename`): read at the end event,
+    /// when the kernel has faulted the page in (a path in a page not touched yet reads at
+    /// the syscall's entry as nothing).
+    pub const SAVED_USER_STR: u32 = 74;
 }
 
 /// [`operand::TASK`] of the idle task on a CPU (its tid is 0 on every CPU; its comm is
@@ -312,6 +317,11 @@ pub const FD_INT32: u32 = 16;
 /// [`STR_BYTES`]) raw bytes at the path's end, copied into the operand's string slot
 /// (`skc_v6_daddr`, a `struct in6_addr`).
 pub const PATH_BYTES: u32 = 8;
+
+pub use crate::strings::{
+    ALL_STRINGS, LONG_HEAD, LONG_STR, MAX_ARGS, STR_CUT, STR_IN_TAIL, STR_MAX, STR_MORE,
+    STR_UNREADABLE, TAIL_BYTES, TraceOut, TraceRecord,
+};
 
 /// Words a start stage saves ([`StartValue::saved`]): a string of [`STR_BYTES`] in the first
 /// four and two numbers beside it (fsslower's whole file name and its offset), a comm and
@@ -401,6 +411,7 @@ impl Operand {
                 | operand::KERNEL_STR
                 | operand::SAVED_STR
                 | operand::PATH_STR
+                | operand::SAVED_USER_STR
         ) || (matches!(
             self.kind,
             operand::TASK_PATH | operand::FIELD_PATH | operand::FD_PATH
@@ -757,28 +768,6 @@ pub const TRACE_RING_BYTES: u32 = 4 << 20;
 pub const TRACE_WAKEUP_FRACTION: u64 = 4;
 /// How often the reader of the trace ring reads it without being woken, in ms.
 pub const TRACE_POLL_MS: u64 = 10;
-
-/// One event sent to userspace by a [`agg::TRACE`] plan.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct TraceRecord {
-    /// `bpf_ktime_get_ns()`: CLOCK_MONOTONIC, in ns.
-    pub ts_ns: u64,
-    /// Process id.
-    pub pid: u32,
-    /// Thread id.
-    pub tid: u32,
-    /// CPU.
-    pub cpu: u32,
-    /// Which attachment fired (see [`operand::EVENT_INDEX`]).
-    pub event: u32,
-    /// The thread's `comm`.
-    pub comm: [u8; 16],
-    /// Integer operand values, by operand index.
-    pub ints: [u64; MAX_OPERANDS],
-    /// String operand values, by string slot.
-    pub strings: [[u8; STR_BYTES]; MAX_STRINGS],
-}
 
 crate::impl_pod!(
     Plan,

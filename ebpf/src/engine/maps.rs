@@ -5,7 +5,9 @@
 use aya_ebpf::maps::{HashMap, LruHashMap, PerCpuArray, PerCpuHashMap, RingBuf};
 use tracekit_common::{
     cpu_sampler::StackFrames,
-    engine::{AggKey, AggValue, CorrKey, MAX_OPERANDS, MAX_STRINGS, Plan, STR_BYTES, StartValue},
+    engine::{
+        AggKey, AggValue, CorrKey, MAX_OPERANDS, MAX_STRINGS, Plan, STR_BYTES, StartValue, TraceOut,
+    },
 };
 
 use crate::unwind::UnwindMaps;
@@ -22,6 +24,14 @@ pub struct Scratch {
     /// String operand values, by string slot.
     pub(crate) strings: [[u8; STR_BYTES]; MAX_STRINGS],
     pub(crate) key: AggKey,
+    /// By string slot: where its whole string is in `out`'s tail (`TraceRecord::str_spans`).
+    pub(crate) str_spans: [u32; MAX_STRINGS],
+    /// By string slot, 8 bits each: `TraceRecord::str_flags`.
+    pub(crate) str_flags: u32,
+    /// Bytes of `out`'s tail the event's strings use.
+    pub(crate) tail_len: u32,
+    /// A record with whole strings, built to be sent ([`super::strings`]).
+    pub(crate) out: TraceOut,
 }
 
 /// The engine's maps and globals in the object that defines them ([`engine_maps!`]).

@@ -39,6 +39,7 @@ mod maps;
 pub mod names;
 pub mod operands;
 pub mod outstanding;
+pub mod strings;
 
 pub use maps::{EngineMaps, Scratch};
 
@@ -109,6 +110,12 @@ fn run_main<M: EngineMaps, S: ArgSource>(
                     let slot = (rd!(plan.operands[i].offset) as usize).min(SAVED_WORDS - 1);
                     // SAFETY: this CPU's scratch; i < MAX_OPERANDS.
                     unsafe { (*scratch).ints[i] = start.saved[slot] }
+                }
+                // A user string at the pointer the start saved, read now the syscall has
+                // faulted its page in.
+                operand::SAVED_USER_STR => {
+                    let word = (rd!(plan.operands[i].offset) as usize).min(SAVED_WORDS - 1);
+                    strings::read_saved::<M>(scratch, start.saved[word], i as u32);
                 }
                 operand::SAVED_STR => {
                     let slot = (rd!(plan.operands[i].string_slot) as usize) & (MAX_STRINGS - 1);
@@ -275,9 +282,30 @@ fn task_ids<M: EngineMaps>(plan: &'static Plan) -> Option<(u32, u32)> {
     selected(pid, self_pid, filter, M::targets()).then_some((pid, tid))
 }
 
-/// Sends the event to userspace as a [`TraceRecord`]; a full ring buffer is counted.
+/// The flag a trace record is committed with: wakeups batched, the reader polls and is
+/// woken only when a quarter of the ring waits. The loader sizes a trace plan's ring at
+/// TRACE_RING_BYTES: the threshold is a constant.
+#[inline(always)]
+pub(crate) fn wake_flag<M: EngineMaps>() -> u64 {
+    const WAKE_BYTES: u64 = tracekit_common::engine::TRACE_RING_BYTES as u64
+        / tracekit_common::engine::TRACE_WAKEUP_FRACTION;
+    let waiting = M::trace().query(aya_ebpf::bindings::BPF_RB_AVAIL_DATA as u64);
+    if waiting >= WAKE_BYTES {
+        aya_ebpf::bindings::BPF_RB_FORCE_WAKEUP as u64
+    } else {
+        aya_ebpf::bindings::BPF_RB_NO_WAKEUP as u64
+    }
+}
+
+/// Sends the event to userspace as a [`TraceRecord`], with its whole strings after it when
+/// it has any ([`strings::emit_long`]); a full ring buffer is counted.
 #[inline(always)]
 fn emit<M: EngineMaps>(scratch: *mut Scratch, pid: u32, tid: u32, event: u32) {
+    // SAFETY: this CPU's scratch.
+    if unsafe { (*scratch).str_flags } != 0 {
+        strings::emit_long::<M>(scratch, pid, tid, event);
+        return;
+    }
     let Some(mut entry) = M::trace().reserve::<TraceRecord>(0) else {
         bump::<M>(stat::TRACE_LOST);
         return;
@@ -293,17 +321,14 @@ fn emit<M: EngineMaps>(scratch: *mut Scratch, pid: u32, tid: u32, event: u32) {
         (*record).comm = bpf_get_current_comm().unwrap_or_default();
         (*record).ints = (*scratch).ints;
         (*record).strings = (*scratch).strings;
+        (*record).str_spans[0] = 0;
+        (*record).str_spans[1] = 0;
+        (*record).str_spans[2] = 0;
+        (*record).str_spans[3] = 0;
+        (*record).str_flags = 0;
+        (*record).str_cap = 0;
     }
-    // Wakeups batched: the reader polls, and is woken only when a quarter of the ring waits.
-    // The loader sizes a trace plan's ring at TRACE_RING_BYTES: the threshold is a constant.
-    const WAKE_BYTES: u64 = tracekit_common::engine::TRACE_RING_BYTES as u64
-        / tracekit_common::engine::TRACE_WAKEUP_FRACTION;
-    let waiting = M::trace().query(aya_ebpf::bindings::BPF_RB_AVAIL_DATA as u64);
-    entry.submit(if waiting >= WAKE_BYTES {
-        aya_ebpf::bindings::BPF_RB_FORCE_WAKEUP as u64
-    } else {
-        aya_ebpf::bindings::BPF_RB_NO_WAKEUP as u64
-    });
+    entry.submit(wake_flag::<M>());
 }
 
 /// The correlation key of an event.

@@ -11,7 +11,7 @@ use aya_ebpf::helpers::{
 use tracekit_common::{
     cpu_sampler::{STACK_ERROR, STACK_NONE},
     engine::{
-        FD_INT32, MAX_OPERANDS, MAX_PATH, MAX_STRINGS, Operand, PATH_BYTES, PTR_ARRAY,
+        FD_INT32, LONG_STR, MAX_OPERANDS, MAX_PATH, MAX_STRINGS, Operand, PATH_BYTES, PTR_ARRAY,
         PTR_FROM_ARG, Plan, SIGNED, STR_BYTES, operand, stat,
     },
 };
@@ -42,6 +42,11 @@ pub(crate) fn read_operands<M: EngineMaps, S: ArgSource>(
     event: u32,
 ) -> bool {
     let mut all_read = true;
+    // SAFETY: this CPU's scratch.
+    unsafe {
+        (*scratch).str_flags = 0;
+        (*scratch).tail_len = 0;
+    }
     let n = rd!(plan.n_operands) as usize;
     for i in 0..MAX_OPERANDS {
         if i >= n {
@@ -197,6 +202,11 @@ pub(crate) fn read_operands<M: EngineMaps, S: ArgSource>(
                 // The path's last value is the `char *`: 8 bytes, unsigned.
                 base.and_then(|base| follow(plan, shape(i, operand.aux, 8, 0), base, scratch))
                     .map(|ptr| {
+                        if operand.flags & LONG_STR != 0 {
+                            return u64::from(super::strings::read_operand::<M>(
+                                scratch, ptr, i as u32,
+                            ));
+                        }
                         let size = (operand.size as usize).min(STR_BYTES);
                         // SAFETY: the helper bounds the copy by the slice length.
                         let read = unsafe {
@@ -217,6 +227,11 @@ pub(crate) fn read_operands<M: EngineMaps, S: ArgSource>(
                     source.field::<u64>(operand.offset)
                 };
                 pointer.and_then(|mut ptr| {
+                    if operand.flags & LONG_STR != 0 {
+                        return Some(u64::from(super::strings::read_operand::<M>(
+                            scratch, ptr, i as u32,
+                        )));
+                    }
                     if operand.flags & PTR_ARRAY != 0 {
                         let at = (ptr + 8 * u64::from(operand.aux)) as *const u64;
                         // SAFETY: the helpers check the access.
@@ -238,7 +253,8 @@ pub(crate) fn read_operands<M: EngineMaps, S: ArgSource>(
                         unsafe { bpf_probe_read_kernel_str_bytes(src, &mut buf[..]) }.ok()
                     };
                     // A page not faulted in yet (a literal in a forked child's .rodata)
-                    // reads as an empty string: the event is kept.
+                    // reads as nothing: the event is kept (a trace plan reads whole strings,
+                    // marked unreadable: super::strings).
                     if read.is_none() {
                         *buf = [0; STR_BYTES];
                     }

@@ -29,6 +29,7 @@ pub mod plan;
 mod read;
 pub mod request;
 pub mod spec;
+pub mod strings;
 pub mod syscalls;
 
 use std::os::fd::{AsFd as _, OwnedFd};

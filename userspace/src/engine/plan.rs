@@ -109,6 +109,11 @@ impl PlanBuilder {
         })
     }
 
+    /// The operands so far, to change in place (`engine::strings::whole_strings`).
+    pub(crate) fn operands_mut(&mut self) -> &mut [Operand] {
+        &mut self.plan.operands[..self.plan.n_operands as usize]
+    }
+
     /// Whether the plan reads an operand of `kind` (`operand::USER_STACK`, ...).
     pub fn uses(&self, kind: u32) -> bool {
         self.plan.operands[..self.plan.n_operands as usize]
@@ -354,8 +359,7 @@ impl PlanBuilder {
                 .operands
                 .get(insn.operand as usize)
                 .map_or(operand::NONE, |o| o.kind);
-            insn.op >= op::EQ
-                && matches!(kind, operand::LATENCY | operand::SAVED | operand::SAVED_STR)
+            insn.op >= op::EQ && super::strings::reads_start(kind)
         };
         plan.filter_first = u32::from(
             plan.needs_start != 0
@@ -403,6 +407,7 @@ pub fn disassemble(plan: &Plan) -> String {
             operand::USER_STR => "user_str",
             operand::KERNEL_STR => "kernel_str",
             operand::SAVED_STR => "saved_str",
+            operand::SAVED_USER_STR => "saved_user_str",
             operand::TASK => "task",
             operand::FOLLOWS => "follows",
             operand::ARG_PATH => "arg_path",
@@ -422,7 +427,7 @@ pub fn disassemble(plan: &Plan) -> String {
             }
             operand::ARG => format!("{kind}{}:{signed}{}", o.offset, o.size),
             operand::ARG_DEREF => format!("{kind}{}+{}:{signed}{}", o.offset, o.aux, o.size),
-            operand::SAVED => format!("{kind}{}", o.offset),
+            operand::SAVED | operand::SAVED_USER_STR => format!("{kind}{}", o.offset),
             // The offsets are the running kernel's: only their count is shown.
             operand::ARG_PATH => format!("{kind}{}[{}]:{signed}{}", o.offset, o.aux, o.size),
             operand::TASK_PATH => format!("{kind}[{}]:{signed}{}", o.aux, o.size),
@@ -492,7 +497,7 @@ pub fn disassemble(plan: &Plan) -> String {
     let operands: Vec<String> = plan.operands[..plan.n_operands as usize]
         .iter()
         .enumerate()
-        .map(|(i, o)| format!("#{i} {}", operand_text(o)))
+        .map(|(i, o)| format!("#{i} {}{}", operand_text(o), super::strings::listing(o)))
         .collect();
     let saves: Vec<String> = plan
         .saves

@@ -140,6 +140,9 @@ pub struct MapSizes {
     pub max_groups: u32,
     /// Starts in flight the kernel tracks (`--max-in-flight`).
     pub max_in_flight: u32,
+    /// Bytes shown of each string an event carries (`--max-string`); 0: each kind's
+    /// default ([`crate::engine::strings`]).
+    pub max_string: u32,
 }
 
 impl Default for MapSizes {
@@ -147,6 +150,7 @@ impl Default for MapSizes {
         Self {
             max_groups: DEFAULT_HASH_ENTRIES,
             max_in_flight: DEFAULT_START_ENTRIES,
+            max_string: 0,
         }
     }
 }

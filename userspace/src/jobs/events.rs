@@ -34,12 +34,11 @@
 //! - `NAME[A..B]`: the strings `NAME[A]` to `NAME[B-1]` joined by spaces, up to the first
 //!   empty one (execsnoop's `argv[0..4]`).
 
-use tracekit_common::engine::TraceRecord;
-
 use crate::{
     cpu_sampler::comm_string,
     engine::{compile::Printed, request::Request},
     jobs::tools::{Column, EventTime, EventsJob},
+    jobs::trace::TraceEvent,
 };
 
 /// The probe groups of `job` that run, its own first ([`EventsJob::parts`]): each request
@@ -108,6 +107,9 @@ pub enum View {
     IpVersion(String),
     /// A kernel `dev_t` by its disk's name.
     Disk(String),
+    /// A path (the second name) made absolute: relative to the directory at the descriptor
+    /// (the first name), or to the cwd for `AT_FDCWD`.
+    FullPath(String, String),
 }
 
 /// A view written as a call, `NAME(inner)`: what it makes of `inner`.
@@ -132,7 +134,11 @@ impl View {
                 .and_then(|rest| rest.strip_suffix(')'))
                 .map(str::to_string)
         };
-        let calls: [(&str, CallView); 15] = [
+        let calls: [(&str, CallView); 16] = [
+            ("full_path", |inner| {
+                let (dfd, path) = inner.split_once(',').unwrap_or(("", &inner));
+                View::FullPath(dfd.trim().to_string(), path.trim().to_string())
+            }),
             ("fd", View::Fd),
             ("errno", View::Errno),
             ("field", View::Field),
@@ -182,6 +188,7 @@ impl View {
             | View::IpVersion(name)
             | View::Disk(name) => vec![name.clone()],
             View::Join(names) => names.clone(),
+            View::FullPath(dfd, path) => vec![dfd.clone(), path.clone()],
         }
     }
 }
@@ -232,7 +239,7 @@ impl Value {
     }
 }
 
-fn printed_value(record: &TraceRecord, prints: &[Printed], name: &str) -> Value {
+fn printed_value(record: &TraceEvent<'_>, prints: &[Printed], name: &str) -> Value {
     let Some(printed) = prints.iter().find(|p| p.name == name) else {
         return Value::Text("?".into());
     };
@@ -346,7 +353,7 @@ fn ppid_of(pid: u32) -> Option<u32> {
         .and_then(|v| v.trim().parse().ok())
 }
 
-fn value(record: &TraceRecord, prints: &[Printed], event: &str, view: &View) -> Value {
+fn value(record: &TraceEvent<'_>, prints: &[Printed], event: &str, view: &View) -> Value {
     match view {
         View::Record("event") => Value::Text(event.to_string()),
         View::Record("syscall") => Value::Text(
@@ -415,6 +422,11 @@ fn value(record: &TraceRecord, prints: &[Printed], event: &str, view: &View) -> 
             10 => Value::Uint(6),
             other => Value::Int(other),
         },
+        View::FullPath(dfd, path) => {
+            let path = printed_value(record, prints, path).text();
+            let dfd = as_int(&printed_value(record, prints, dfd));
+            Value::Text(full_path(record.pid, dfd, path))
+        }
         View::Join(names) => {
             let mut parts = Vec::new();
             for name in names {
@@ -425,6 +437,29 @@ fn value(record: &TraceRecord, prints: &[Printed], event: &str, view: &View) -> 
             }
             Value::Text(parts.join(" "))
         }
+    }
+}
+
+/// `path` as an absolute path: a relative one joined to the directory of process `pid` at
+/// descriptor `dfd` (`AT_FDCWD`, -100: its cwd), read from `/proc/PID/fd/DFD` or
+/// `/proc/PID/cwd` when the line is made; as it is when it is absolute, cut, unreadable, or
+/// the process is gone (or changed directory since).
+fn full_path(pid: u32, dfd: i64, path: String) -> String {
+    if path.starts_with('/') || path.is_empty() || path == super::trace::UNREADABLE {
+        return path;
+    }
+    let dir = if dfd == i64::from(libc::AT_FDCWD) {
+        format!("/proc/{pid}/cwd")
+    } else {
+        format!("/proc/{pid}/fd/{dfd}")
+    };
+    match std::fs::read_link(dir) {
+        Ok(dir) => {
+            let dir = dir.to_string_lossy();
+            let path = path.strip_prefix("./").unwrap_or(&path);
+            format!("{}/{path}", dir.trim_end_matches('/'))
+        }
+        Err(_) => path,
     }
 }
 
@@ -488,7 +523,12 @@ pub fn header(columns: &[Column], time: EventTime) -> String {
     format!("{}\n", cells.join(" ").trim_end())
 }
 
-fn values(record: &TraceRecord, prints: &[Printed], event: &str, columns: &[Column]) -> Vec<Value> {
+fn values(
+    record: &TraceEvent<'_>,
+    prints: &[Printed],
+    event: &str,
+    columns: &[Column],
+) -> Vec<Value> {
     columns
         .iter()
         .map(|c| value(record, prints, event, &View::of(c.field)))
@@ -498,7 +538,7 @@ fn values(record: &TraceRecord, prints: &[Printed], event: &str, columns: &[Colu
 /// One event's JSON object, as [`line`] prints it with `--json` (a caller may add keys, as
 /// `trace` adds the event's stacks).
 pub fn object(
-    record: &TraceRecord,
+    record: &TraceEvent<'_>,
     prints: &[Printed],
     event: &str,
     columns: &[Column],
@@ -527,7 +567,7 @@ pub fn object(
 /// since tracing began; `clock`: the wall clock's `HH:MM:SS`.
 #[allow(clippy::too_many_arguments)]
 pub fn line(
-    record: &TraceRecord,
+    record: &TraceEvent<'_>,
     prints: &[Printed],
     event: &str,
     columns: &[Column],

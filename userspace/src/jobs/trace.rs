@@ -4,9 +4,12 @@
 //! ends when whoever reads the output goes away (`| head`).
 
 use aya::maps::{MapData, RingBuf};
-use tracekit_common::engine::{TraceRecord, operand};
+use tracekit_common::engine::operand;
 
-pub(crate) use self::fields::field_text;
+pub(crate) use self::{
+    event::{TraceEvent, UNREADABLE},
+    fields::field_text,
+};
 use self::{
     fields::{comm_str, write_field},
     writer::Writer,
@@ -154,7 +157,7 @@ impl Collector for TraceCollector<'_> {
                         Flow::Continue
                     };
                 }
-                let Some(record) = decode(data) else {
+                let Some(record) = TraceEvent::decode(data) else {
                     return Flow::Continue;
                 };
                 self.read_past_ns[ring] =
@@ -524,15 +527,6 @@ fn header(print: &[String]) -> String {
     format!("{}\n", header.trim_end())
 }
 
-/// A trace ring's record; `None` for a short one.
-fn decode(data: &[u8]) -> Option<TraceRecord> {
-    if data.len() < size_of::<TraceRecord>() {
-        return None;
-    }
-    // SAFETY: the kernel wrote a TraceRecord; read_unaligned copes with any alignment.
-    Some(unsafe { std::ptr::read_unaligned(data.as_ptr().cast()) })
-}
-
 /// The end-of-run account on stderr: events printed, in how long, and what was lost.
 fn summary(
     printed: u64,
@@ -586,7 +580,7 @@ fn stack_operand_indices(plan: &tracekit_common::engine::Plan) -> (Option<u32>, 
 }
 
 /// The probe that fired, by the record's event index or function address.
-fn event_name<'a>(record: &TraceRecord, view: &'a EngineView) -> std::borrow::Cow<'a, str> {
+fn event_name<'a>(record: &TraceEvent<'_>, view: &'a EngineView) -> std::borrow::Cow<'a, str> {
     match &view.events {
         EventNames::ByIndex(names) => match names.get(&record.event) {
             Some(name) => name.as_str().into(),
@@ -605,7 +599,7 @@ struct EventStacks {
 }
 
 impl EventStacks {
-    fn of(record: &TraceRecord, view: &EngineView, symbolizer: &Symbolizer) -> Self {
+    fn of(record: &TraceEvent<'_>, view: &EngineView, symbolizer: &Symbolizer) -> Self {
         let stack = |operand: Option<u32>, user: bool| -> Option<Vec<Frame>> {
             let operand = operand?;
             let Some(reader) = view.reader.as_ref() else {
@@ -651,7 +645,7 @@ impl EventStacks {
 /// Appends one event's line (text, or a JSON object with `json`) to `out`, with its stacks.
 fn render_into(
     out: &mut String,
-    record: &TraceRecord,
+    record: &TraceEvent<'_>,
     view: &EngineView,
     start_ns: u64,
     json: bool,
@@ -698,7 +692,7 @@ fn render_into(
 /// One event's line: [`render_into`] a string of its own.
 #[cfg(test)]
 fn render(
-    record: &TraceRecord,
+    record: &TraceEvent<'_>,
     view: &EngineView,
     start_ns: u64,
     json: bool,
@@ -709,6 +703,7 @@ fn render(
     line
 }
 
+mod event;
 mod fields;
 mod merge;
 mod writer;

@@ -7,7 +7,9 @@
 //!   names (kernel functions);
 //! - every event: the built-ins `pid`, `tid`, `cpu`, `comm`.
 
-use tracekit_common::engine::{Operand, PTR_ARRAY, SIGNED, STR_BYTES, operand};
+use tracekit_common::engine::{
+    ALL_STRINGS, MAX_ARGS, Operand, PTR_ARRAY, SIGNED, STR_BYTES, operand,
+};
 
 use crate::{
     Error, Result,
@@ -412,6 +414,23 @@ impl Fields for TracepointFields {
                     self.string_at(field, None)
                 }
             };
+        }
+        // `NAME[..N]`: every string of a `char` pointer array up to its end, at most N of
+        // them (execsnoop's `argv[..20]`; one string, `NAME[0]`, outside trace plans).
+        if let Some((base, max)) = name
+            .strip_suffix(']')
+            .and_then(|rest| rest.split_once("[.."))
+            .and_then(|(base, max)| Some((base, max.parse::<u32>().ok()?)))
+            .filter(|&(_, max)| (1..=MAX_ARGS).contains(&max))
+        {
+            let field = self.format.field(base).filter(|f| !f.is_common())?;
+            if !is_char_pointer_array(&field.c_type) {
+                return None;
+            }
+            let mut all = self.string_at(field, Some(0))?;
+            all.operand.flags |= ALL_STRINGS;
+            all.operand.aux = max;
+            return Some(all);
         }
         if let Some((base, index)) = indexed(name) {
             let field = self.format.field(base).filter(|f| !f.is_common())?;

@@ -6,7 +6,7 @@ use std::{
 };
 
 use serde_json::Value;
-use tracekit_tests::{require_root, scratch, tracekit};
+use tracekit_tests::{fixture, require_root, scratch, tracekit};
 
 use super::{json_lines, snoop, with_bpftrace};
 
@@ -257,4 +257,132 @@ fn mountsnoop_shows_a_mount() {
     assert_eq!(events[0]["target"], target.as_str(), "{text}");
     // MS_RDONLY.
     assert_eq!(events[0]["flags"].as_u64().unwrap() & 1, 1, "{text}");
+}
+
+/// A directory under /tmp whose files `DIR/fI` have paths of about `len` bytes (components
+/// of at most 200 bytes: NAME_MAX is 255).
+fn long_dir(len: usize) -> String {
+    let mut dir = format!("/tmp/tkol{}_{len}", std::process::id());
+    while dir.len() + 6 < len {
+        let room = (len - dir.len() - 6).min(200);
+        dir.push('/');
+        dir.push_str(&"d".repeat(room.max(1)));
+    }
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The paths a `opens`/`stats` truth names.
+fn truth_paths(truth: &str) -> BTreeSet<String> {
+    truth
+        .lines()
+        .filter_map(|line| {
+            let parts: Vec<&str> = line.split(' ').collect();
+            matches!(parts[0], "open" | "fail" | "stat").then(|| parts[1].to_string())
+        })
+        .collect()
+}
+
+/// Paths of about 100, 255 and 4000 bytes, and the ENOENT calls on them, show whole in
+/// `tool`'s JSON `path`: every one of the fixture's 100 calls that succeed and 100 that
+/// fail (`mode`: `opens` or `stats`).
+fn long_paths_whole(tool: &str, mode: &str) {
+    for len in [100, 255, 4000] {
+        let dir = long_dir(len);
+        let (truth, events) = snoop(tool, tool, &[], &[mode, &dir, "100", "100"]);
+        let expected = truth_paths(&truth);
+        assert_eq!(expected.len(), 200, "{len}");
+        let seen: BTreeSet<String> = events
+            .iter()
+            .filter_map(|e| e["path"].as_str())
+            .filter(|path| path.starts_with(&dir))
+            .map(str::to_string)
+            .collect();
+        assert_eq!(seen, expected, "{tool}: paths of {len} bytes");
+        let top = dir.split('/').take(3).collect::<Vec<_>>().join("/");
+        let _ = std::fs::remove_dir_all(top);
+    }
+}
+
+#[test]
+fn opensnoop_shows_long_paths_whole() {
+    require_root();
+    long_paths_whole("opensnoop", "opens");
+}
+
+#[test]
+fn statsnoop_shows_long_paths_whole() {
+    require_root();
+    long_paths_whole("statsnoop", "stats");
+}
+
+/// `trace --print filename` at the entry of openat, text and JSON: the 4000-byte paths whole.
+#[test]
+fn trace_prints_long_filenames_whole() {
+    require_root();
+    let dir = long_dir(4000);
+    let program = fixture("tk_snoops");
+    let dir_out = scratch("trace_long_filenames");
+    for json in [false, true] {
+        let out = dir_out.join(if json { "trace.json" } else { "trace.txt" });
+        let out_text = out.to_str().unwrap();
+        // Lines of 4 KiB from two processes on one pipe interleave: ours go to a file.
+        let mut args = vec![
+            "trace",
+            "syscalls:sys_enter_openat",
+            "--print",
+            "filename",
+            "-o",
+            out_text,
+        ];
+        if json {
+            args.push("--json");
+        }
+        args.extend(["--", program.to_str().unwrap(), "opens", &dir, "100", "100"]);
+        let run = tracekit(&args, TIMEOUT);
+        run.assert_code(0);
+        let expected = truth_paths(&run.stdout);
+        assert_eq!(expected.len(), 200);
+        let text = std::fs::read_to_string(&out).unwrap();
+        let seen: BTreeSet<String> = if json {
+            text.lines()
+                .filter(|line| line.starts_with('{'))
+                .filter_map(|line| {
+                    let e: Value = serde_json::from_str(line).unwrap();
+                    e["filename"].as_str().map(str::to_string)
+                })
+                .filter(|path| path.starts_with(&dir))
+                .collect()
+        } else {
+            text.lines()
+                .filter_map(|line| line.split_once(" \"")?.1.strip_suffix('"'))
+                .filter(|path| path.starts_with(&dir))
+                .map(str::to_string)
+                .collect()
+        };
+        assert_eq!(seen, expected, "json: {json}");
+    }
+    let top = dir.split('/').take(3).collect::<Vec<_>>().join("/");
+    let _ = std::fs::remove_dir_all(top);
+}
+
+/// `--full-path`: `openat(dirfd, "rel/x")` shows as the absolute DIR/rel/x.
+#[test]
+fn opensnoop_full_path_resolves_a_dirfd() {
+    require_root();
+    let dir = format!("/tmp/tkfp{}", std::process::id());
+    std::fs::create_dir_all(&dir).unwrap();
+    let (truth, events) = snoop(
+        "opensnoop_full_path",
+        "opensnoop",
+        &["--full-path"],
+        &["openat-rel", &dir, "10"],
+    );
+    let path = format!("{dir}/rel/x");
+    assert_eq!(truth_paths(&truth), BTreeSet::from([path.clone()]));
+    // The fixture's creation of the file, then its 10 opens through the dirfd.
+    let full = events.iter().filter(|e| e["path"] == path.as_str()).count();
+    assert_eq!(full, 11, "{events:?}");
+    assert!(!events.iter().any(|e| e["path"] == "rel/x"), "{events:?}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

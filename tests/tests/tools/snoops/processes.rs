@@ -541,3 +541,83 @@ fn gethostlatency_shows_each_lookup() {
     }
     assert!(run.stderr.contains("Lost: nothing."), "{}", run.stderr);
 }
+
+/// The fixture's `long-execs` truth: each child's pid and its arguments.
+fn long_exec_truth(truth: &str) -> BTreeMap<u64, Vec<String>> {
+    truth
+        .lines()
+        .filter_map(|line| line.strip_prefix("exec "))
+        .map(|line| {
+            let mut parts = line.split(' ');
+            let pid = parts.next().unwrap().parse().unwrap();
+            (pid, parts.map(str::to_string).collect())
+        })
+        .collect()
+}
+
+/// 30 arguments of 200 bytes: all of them whole with `--max-args 30 --max-string 200`; by
+/// default the first 20, each cut at 128 bytes with `...`, and a last `...` for the rest.
+#[test]
+fn execsnoop_shows_every_argument_up_to_max_args() {
+    require_root();
+    let workload = ["long-execs", "20", "30", "200"];
+    let (truth, events) = snoop(
+        "execsnoop_long",
+        "execsnoop",
+        &["--max-args", "30", "--max-string", "200"],
+        &workload,
+    );
+    let truth = long_exec_truth(&truth);
+    assert_eq!(truth.len(), 20);
+    for (pid, args) in &truth {
+        let event = events
+            .iter()
+            .find(|e| e["pid"].as_u64() == Some(*pid))
+            .unwrap_or_else(|| panic!("no event of {pid}"));
+        assert_eq!(event["args"].as_str().unwrap(), args.join(" "), "{pid}");
+    }
+    let (truth, events) = snoop("execsnoop_long_default", "execsnoop", &[], &workload);
+    for (pid, args) in long_exec_truth(&truth) {
+        let event = events
+            .iter()
+            .find(|e| e["pid"].as_u64() == Some(pid))
+            .unwrap_or_else(|| panic!("no event of {pid}"));
+        let mut shown: Vec<String> = args[..20]
+            .iter()
+            .map(|arg| format!("{}...", &arg[..128]))
+            .collect();
+        shown.push("...".into());
+        assert_eq!(event["args"].as_str().unwrap(), shown.join(" "), "{pid}");
+    }
+}
+
+/// execsnoop.bt (bpftrace's join(): 16 arguments at most) and execsnoop agree on execs
+/// of 10 arguments of 100 bytes, whole in both.
+#[test]
+fn execsnoop_long_arguments_agree_with_bpftrace() {
+    require_root();
+    let workload = ["long-execs", "50", "10", "100"];
+    let (truth, theirs, ours) =
+        with_bpftrace("execsnoop_long_bt", "execsnoop.bt", "execsnoop", &workload);
+    let truth = long_exec_truth(&truth);
+    let theirs: BTreeSet<String> = theirs
+        .lines()
+        .filter_map(|line| {
+            let parts: Vec<&str> = line.split_whitespace().collect();
+            (parts.len() == 12 && parts[2].len() == 100).then(|| parts[2..].join(" "))
+        })
+        .collect();
+    let ours: BTreeSet<String> = ours
+        .iter()
+        .filter(|e| {
+            e["pid"]
+                .as_u64()
+                .is_some_and(|pid| truth.contains_key(&pid))
+        })
+        .map(|e| e["args"].as_str().unwrap().to_string())
+        .collect();
+    let expected: BTreeSet<String> = truth.values().map(|args| args.join(" ")).collect();
+    assert_eq!(ours, expected);
+    assert!(!theirs.is_empty(), "bpftrace printed none whole");
+    assert!(theirs.is_subset(&ours), "{:?}", theirs.difference(&ours));
+}

@@ -285,6 +285,15 @@ pub(crate) fn compile_body(
     if let Some(text) = &request.filter {
         filter::compile(text, fields, builder)?;
     }
+    if request.shape == Shape::Trace {
+        let plan = builder.plan();
+        let insns = &plan.insns[..plan.n_insns as usize];
+        crate::engine::strings::whole_strings(
+            builder.operands_mut(),
+            insns,
+            request.maps.max_string,
+        );
+    }
     Ok((columns, prints))
 }
 

@@ -169,6 +169,22 @@ pub(crate) fn compile_start(
             }
         }
         let field = field.expect("a start stage has begin events");
+        // A trace saves a user string's pointer, read whole at the end event: the syscall
+        // has faulted its page in by then.
+        if request.shape == crate::engine::request::Shape::Trace
+            && let Some(pointer) = user_string_pointer(&field.operand)
+        {
+            let index = builder.operand(pointer)?;
+            let slot = builder.save(index)?;
+            let operand = Operand {
+                kind: operand::SAVED_USER_STR,
+                offset: slot,
+                size: tracekit_common::engine::STR_BYTES as u32,
+                ..Operand::NONE
+            };
+            saved.insert(name, FieldRef { operand, ..field });
+            continue;
+        }
         let index = builder.operand(field.operand)?;
         let slot = builder.save(index)?;
         let operand = if field.ty == ValueType::Str {
@@ -218,6 +234,26 @@ pub(crate) fn compile_start(
             attach,
         },
         saved,
+    })
+}
+
+/// The pointer a user string operand reads through, as a number to save: a record field
+/// (`filename` of `syscalls:sys_enter_openat`) or a probe argument (`str(arg0)`); `None`
+/// for other strings.
+fn user_string_pointer(o: &Operand) -> Option<Operand> {
+    use tracekit_common::engine::{PTR_ARRAY, PTR_FROM_ARG};
+    if o.kind != operand::USER_STR || o.flags & PTR_ARRAY != 0 {
+        return None;
+    }
+    Some(if o.flags & PTR_FROM_ARG != 0 {
+        crate::engine::plan::arg_operand(o.offset, 8, false)
+    } else {
+        Operand {
+            kind: operand::FIELD,
+            offset: o.offset,
+            size: 8,
+            ..Operand::NONE
+        }
     })
 }
 

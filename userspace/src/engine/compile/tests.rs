@@ -118,7 +118,7 @@ fn trace_carries_printed_fields_and_stacks() {
     assert_eq!(
         compiled(&request),
         r#"Main Tracepoints([Tracepoint { system: "syscalls", event: "sys_enter_openat" }])
-operands: #0 user_str@24 #1 field@32:8 #2 ustack
+operands: #0 user_str@24 whole:4096 #1 field@32:8 #2 ustack
 corr: - | key: - | saves: -
 value: - | agg: trace | layout: array bound 0
 filter: -

@@ -6,8 +6,8 @@ use crate::probe::fields::ValueType;
 // The tool's own columns.
 const OPENSNOOP: [Column; 5] = crate::jobs::tools::opensnoop::COLUMNS;
 
-fn record(ret: i64, path: &str) -> (TraceRecord, Vec<Printed>) {
-    let mut record = TraceRecord {
+fn record(ret: i64, path: &str) -> (TraceEvent<'static>, Vec<Printed>) {
+    let mut record = tracekit_common::engine::TraceRecord {
         ts_ns: 0,
         pid: 4242,
         tid: 4243,
@@ -16,6 +16,9 @@ fn record(ret: i64, path: &str) -> (TraceRecord, Vec<Printed>) {
         comm: [0; 16],
         ints: [0; tracekit_common::engine::MAX_OPERANDS],
         strings: [[0; STR_BYTES]; 4],
+        str_spans: [0; 4],
+        str_flags: 0,
+        str_cap: 0,
     };
     record.comm[..3].copy_from_slice(b"cat");
     record.ints[1] = ret as u64;
@@ -36,7 +39,7 @@ fn record(ret: i64, path: &str) -> (TraceRecord, Vec<Printed>) {
             hint: Default::default(),
         },
     ];
-    (record, prints)
+    (record.into(), prints)
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! `tracekit bashreadline`: each command line interactive bash shells read (bcc's and
 //! bpftrace's `bashreadline`): a return probe on `readline()` in `/bin/bash` (or the
-//! library given), printing the line it returns (`str(retval)`, its first 32 bytes).
+//! library given), printing the line it returns (`str(retval)`, whole).
 
 use super::{CLOCK, Column, EventTime, EventsJob, Flag, Group, ToolPlan, TIMESTAMP, Tool};
 use crate::Result;
@@ -12,7 +12,7 @@ pub const TOOL: Tool = Tool {
     examples: "  tracekit bashreadline -T          # every bash command line until Ctrl-C
   tracekit bashreadline --shared /lib/x86_64-linux-gnu/libreadline.so.8
 
-Lines are cut at 32 bytes (the engine's string size).",
+Lines are shown whole (up to 4094 bytes; longer ones end in `...`).",
     flags: &[
         Flag::text(
             "shared",

@@ -69,7 +69,7 @@ pub const TOOL: Tool = Tool {
 A miss is d_lookup() returning NULL: the name is not in the dentry cache (a file about to
 be created, a name that does not exist, or one not read from disk yet). Path walks that
 miss in the RCU walk go through d_alloc_parallel(), not d_lookup(), on recent kernels, as
-in bcc. FILE is the last component looked up (32 bytes at most). --all-lookups is bcc's
+in bcc. FILE is the last component looked up (whole). --all-lookups is bcc's
 -a (-a is --all-cpus here): each lookup_fast() call too, T R (a reference: the path walk
 looking FILE up in the dentry cache, found or not). The two kinds of rows come from two
 ring buffers, merged in time order. Needs

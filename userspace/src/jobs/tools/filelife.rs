@@ -46,8 +46,8 @@ pub const TOOL: Tool = Tool {
 
 AGE(s) runs from the file's creation (security_inode_create: open with O_CREAT, mknod,
 mkfifo) to its unlink (vfs_unlink), by the file's dentry; files created before tracing
-began are not shown. PID and COMM are the deleting task's. FILE is the file's name, not its
-path (32 bytes at most). Needs kernel functions (kprobes or fentry).",
+began are not shown. PID and COMM are the deleting task's. FILE is the file's name (whole, up to
+NAME_MAX; --max-string N cuts it), not its path. Needs kernel functions (kprobes or fentry).",
     flags: &[NAME],
     groups: &[Group::Probing],
     plan: |values| filelife(values).map(ToolPlan::Events),
@@ -91,7 +91,7 @@ mod tests {
             "Start KernelFunctions { functions: [\"security_inode_create\"], ret: false",
             "operands: #0 arg1:8\ncorr: #0 | key: - | saves: -",
             "Main KernelFunctions { functions: [\"vfs_unlink\"], ret: false",
-            "operands: #0 arg2:8 #1 latency #2 path_str(arg2)[1]:32\ncorr: #0 |",
+            "operands: #0 arg2:8 #1 latency #2 path_str(arg2)[1]:4096 whole:4096\ncorr: #0 |",
             "flags: needs_start",
         ] {
             assert!(listing.contains(line), "{line}\n{listing}");

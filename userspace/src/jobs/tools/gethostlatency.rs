@@ -1,7 +1,7 @@
 //! `tracekit gethostlatency`: each host name lookup with its latency (bcc's, bpftrace's and
 //! libbpf-tools' `gethostlatency`): a uprobe and uretprobe on libc's `getaddrinfo()`, paired
-//! per thread, the host name (`str(arg0)`, its first 32 bytes) saved at the entry and
-//! printed with the latency at the return.
+//! per thread, the host name (`str(arg0)`: its pointer saved at the entry, the string read
+//! whole and printed with the latency at the return).
 
 use super::{CLOCK, Column, EventsJob, Flag, Group, NAME, ToolPlan, TIMESTAMP, Tool};
 use crate::Result;
@@ -15,7 +15,7 @@ pub const TOOL: Tool = Tool {
   tracekit gethostlatency --libc /usr/lib/musl/lib/libc.so -- ./app
 
 LAT(ns) runs from getaddrinfo()'s entry to its return in the same thread. Host names are
-cut at 32 bytes (the engine's string size). bcc also probes gethostbyname() and
+shown whole (read at the return, from the pointer saved at the entry). bcc also probes gethostbyname() and
 gethostbyname2(), which glibc keeps only for old programs; they are not traced here.",
     flags: &[
         Flag::text(

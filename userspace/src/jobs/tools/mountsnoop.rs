@@ -11,7 +11,7 @@ pub const TOOL: Tool = Tool {
     examples: "  tracekit mountsnoop               # every mount(2) of the machine until Ctrl-C
   tracekit mountsnoop -T --json
 
-Strings are cut at 32 bytes. The call is seen on entry (no return value); umount(2) is not
+Strings are shown whole (up to 4094 bytes). The call is seen on entry (no return value); umount(2) is not
 shown.",
     flags: &[NAME, TIMESTAMP, CLOCK],
     groups: &[Group::Common, Group::Maps],

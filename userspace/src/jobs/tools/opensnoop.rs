@@ -1,10 +1,11 @@
 //! `tracekit opensnoop`: each `openat(2)` with its path, fd or errno (bcc's and
-//! libbpf-tools' `opensnoop`): `syscalls:sys_enter_openat` saves the path (its first
-//! [`STR_BYTES`](tracekit_common::engine::STR_BYTES) bytes) under the thread id, and
-//! `syscalls:sys_exit_openat` prints it with the return value.
+//! libbpf-tools' `opensnoop`): `syscalls:sys_enter_openat` saves the path's pointer under
+//! the thread id, and `syscalls:sys_exit_openat` reads the whole path
+//! ([`operand::SAVED_USER_STR`](tracekit_common::engine::operand::SAVED_USER_STR)) and
+//! prints it with the return value.
 
 use super::{
-    CLOCK, Column, EventsJob, FAILURES, Group, NAME, ToolPlan, TIMESTAMP, Tool,
+    CLOCK, Column, EventsJob, FAILURES, Flag, Group, NAME, ToolPlan, TIMESTAMP, Tool,
 };
 use crate::Result;
 
@@ -17,13 +18,22 @@ pub const TOOL: Tool = Tool {
   tracekit opensnoop -p 1234 -T     # one process, with the wall clock
   tracekit opensnoop -n nginx --json
 
-Paths are cut at 32 bytes (the engine's string size). open(2) and openat2(2) are not traced:
-glibc's open() calls openat.",
+Paths are shown whole (--max-string N cuts them at N bytes, with `...`), as the process
+passed them: read at the syscall's exit, so a path in a page not faulted in at entry still
+shows; `<unreadable>` when it cannot be read. With --full-path a relative path is joined
+to its directory (the dirfd's, or the cwd) as /proc/PID shows it when the line is printed:
+a process gone by then (or that changed directory) shows the path as it passed it.
+open(2) and openat2(2) are not traced: glibc's open() calls openat.",
     flags: &[
         FAILURES.help("Only opens that failed"),
         NAME,
         TIMESTAMP,
         CLOCK,
+        Flag::switch(
+            "full-path",
+            "Print absolute paths: a relative one joined to its directory fd's or the cwd's \
+             path, read from /proc/PID when the line is printed (libbpf-tools opensnoop -F)",
+        ),
     ],
     groups: &[Group::Common, Group::Maps],
     plan: |values| opensnoop(values).map(ToolPlan::Events),
@@ -55,7 +65,11 @@ pub const COLUMNS: [Column; 5] = [
 ];
 
 fn opensnoop(values: &super::FlagValues) -> Result<EventsJob> {
-    EventsJob::syscall_returns(&["openat"], &COLUMNS, values)
+    let mut columns = COLUMNS;
+    if values.switch("full-path") {
+        columns[4].field = "full_path(start.dfd, start.filename)";
+    }
+    EventsJob::syscall_returns(&["openat"], &columns, values)
 }
 
 #[cfg(test)]
@@ -79,13 +93,13 @@ mod tests {
                 .unwrap()
                 .listing(),
             r#"Start Tracepoints([Tracepoint { system: "syscalls", event: "sys_enter_openat" }])
-operands: #0 tid #1 user_str@24
-corr: #0 | key: - | saves: #1->0 #1->1 #1->2 #1->3
+operands: #0 tid #1 field@24:8
+corr: #0 | key: - | saves: #1->0
 value: - | agg: count | layout: array bound 0
 filter: -
 flags: needs_ids by_thread
 Main Tracepoints([Tracepoint { system: "syscalls", event: "sys_exit_openat" }])
-operands: #0 tid #1 field@16:s8 #2 saved_str
+operands: #0 tid #1 field@16:s8 #2 saved_user_str0 whole:4096
 corr: #0 | key: - | saves: -
 value: - | agg: trace | layout: array bound 0
 filter: slt #1 0

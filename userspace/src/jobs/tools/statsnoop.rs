@@ -16,7 +16,8 @@ pub const TOOL: Tool = Tool {
   tracekit statsnoop -x             # only the ones that failed
   tracekit statsnoop -n ls -t
 
-Paths are cut at 32 bytes (the engine's string size). The older stat(2), lstat(2) and
+Paths are shown whole (--max-string N cuts them at N bytes, with `...`), read at the
+syscall's exit; `<unreadable>` when they cannot be read. The older stat(2), lstat(2) and
 statfs(2) calls are not traced (their path is elsewhere in their records).",
     flags: &[
         FAILURES.help("Only stats that failed"),
@@ -79,13 +80,13 @@ mod tests {
         assert_eq!(
             compiled.listing(),
             r#"Start Tracepoints([Tracepoint { system: "syscalls", event: "sys_enter_statx" }, Tracepoint { system: "syscalls", event: "sys_enter_newfstatat" }])
-operands: #0 tid #1 user_str@24
-corr: #0 | key: - | saves: #1->0 #1->1 #1->2 #1->3
+operands: #0 tid #1 field@24:8
+corr: #0 | key: - | saves: #1->0
 value: - | agg: count | layout: array bound 0
 filter: -
 flags: needs_ids by_thread
 Main Tracepoints([Tracepoint { system: "syscalls", event: "sys_exit_statx" }, Tracepoint { system: "syscalls", event: "sys_exit_newfstatat" }])
-operands: #0 tid #1 field@16:s8 #2 saved_str
+operands: #0 tid #1 field@16:s8 #2 saved_user_str0 whole:4096
 corr: #0 | key: - | saves: -
 value: - | agg: trace | layout: array bound 0
 filter: -

@@ -1,7 +1,9 @@
 //! One printed field of a traced event as text (and JSON): integers in the hint's form
 //! (addresses named, IPs, ports, TCP states), strings quoted as `perf trace` does, `comm`.
 
-use tracekit_common::engine::{STR_BYTES, TraceRecord, operand};
+use tracekit_common::engine::operand;
+
+use super::TraceEvent;
 
 use crate::{
     engine::compile::Printed,
@@ -9,7 +11,10 @@ use crate::{
 };
 
 /// One printed field: as text, and as JSON.
-pub(crate) fn field_text(record: &TraceRecord, printed: &Printed) -> (String, serde_json::Value) {
+pub(crate) fn field_text(
+    record: &TraceEvent<'_>,
+    printed: &Printed,
+) -> (String, serde_json::Value) {
     let mut text = String::new();
     let json = write_field(&mut text, record, printed, true);
     (text, json)
@@ -20,7 +25,7 @@ pub(crate) fn field_text(record: &TraceRecord, printed: &Printed) -> (String, se
 /// and no string of its own per field.
 pub(super) fn write_field(
     out: &mut String,
-    record: &TraceRecord,
+    record: &TraceEvent<'_>,
     printed: &Printed,
     json: bool,
 ) -> serde_json::Value {
@@ -70,11 +75,7 @@ pub(super) fn write_field(
         _ => {}
     }
     match printed.ty {
-        ValueType::Str => {
-            let bytes = &record.strings[printed.string_slot as usize % record.strings.len()];
-            let end = bytes.iter().position(|&b| b == 0).unwrap_or(STR_BYTES);
-            string(out, &String::from_utf8_lossy(&bytes[..end]), true)
-        }
+        ValueType::Str => string(out, &record.string(printed.string_slot), true),
         ValueType::Int { signed: true } => {
             let _ = write!(out, "{}", int as i64);
             if json {

@@ -15,7 +15,7 @@ use crate::{
 
 /// The bytes of one record the kernel would commit.
 fn record(ts_ns: u64, comm: &str, pid: u32, event: u32, ints: &[u64], strings: &[&str]) -> Vec<u8> {
-    let mut record = TraceRecord {
+    let mut record = tracekit_common::engine::TraceRecord {
         ts_ns,
         pid,
         tid: pid + 1,
@@ -24,6 +24,9 @@ fn record(ts_ns: u64, comm: &str, pid: u32, event: u32, ints: &[u64], strings: &
         comm: [0; 16],
         ints: [0; MAX_OPERANDS],
         strings: [[0; STR_BYTES]; MAX_STRINGS],
+        str_spans: [0; MAX_STRINGS],
+        str_flags: 0,
+        str_cap: 0,
     };
     record.comm[..comm.len()].copy_from_slice(comm.as_bytes());
     record.ints[..ints.len()].copy_from_slice(ints);
@@ -33,7 +36,10 @@ fn record(ts_ns: u64, comm: &str, pid: u32, event: u32, ints: &[u64], strings: &
     // SAFETY: TraceRecord is plain old data (#[repr(C)], no padding the kernel leaves
     // uninitialised that a test reads: it is built whole above).
     unsafe {
-        std::slice::from_raw_parts((&raw const record).cast::<u8>(), size_of::<TraceRecord>())
+        std::slice::from_raw_parts(
+            (&raw const record).cast::<u8>(),
+            size_of::<tracekit_common::engine::TraceRecord>(),
+        )
     }
     .to_vec()
 }
@@ -104,7 +110,7 @@ fn stdout(records: &[Vec<u8>], json: bool) -> (String, u64) {
     };
     let mut printed = 0;
     for data in records {
-        if let Some(record) = decode(data) {
+        if let Some(record) = TraceEvent::decode(data) {
             out.push_str(&render(&record, &view, START_NS, json, &symbolizer));
             printed += 1;
         }
@@ -210,7 +216,7 @@ fn header_names_each_groups_fields_when_they_differ() {
 #[test]
 fn unknown_event_index_is_named_by_number() {
     let data = record(START_NS, "x", 1, 9, &[], &[]);
-    let record = decode(&data).unwrap();
+    let record = TraceEvent::decode(&data).unwrap();
     let line = render(&record, &view(), START_NS, false, &Symbolizer::new(false));
     assert!(line.contains(" event 9 "), "{line}");
 }
@@ -221,7 +227,7 @@ fn unknown_event_index_is_named_by_number() {
 fn fields_unsigned_and_full_strings() {
     let full = "x".repeat(STR_BYTES);
     let data = record(START_NS, "x", 1, 0, &[u64::MAX], &[&full]);
-    let record = decode(&data).unwrap();
+    let record = TraceEvent::decode(&data).unwrap();
     let unsigned = Printed {
         name: "n".into(),
         operand: 0,
@@ -246,7 +252,7 @@ fn fields_unsigned_and_full_strings() {
 fn address_fields_print_as_addresses() {
     let v6 = "\u{20}\u{1}\u{d}\u{e}";
     let data = record(START_NS, "x", 1, 0, &[0x0100_007f], &[v6]);
-    let record = decode(&data).unwrap();
+    let record = TraceEvent::decode(&data).unwrap();
     let ipv4 = Printed {
         name: "daddr".into(),
         operand: 0,

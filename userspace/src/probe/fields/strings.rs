@@ -1,10 +1,12 @@
 //! `str(PATH)` and `str(PATH, N)`: the kernel string a BTF path's last `char *` points to
 //! (`str(iocb->ki_filp->f_path.dentry->d_name.name)`), read by the kernel engine as
-//! [`operand::PATH_STR`]. `N` (1 to [`STR_BYTES`], default [`STR_BYTES`]) caps the bytes
-//! read, the NUL included: a start stage saves a string of 32 bytes beside two numbers
+//! [`operand::PATH_STR`]. `N` (1 to [`STR_MAX`], default [`STR_BYTES`] in aggregates and
+//! start stages, the whole name in `trace`) caps the bytes read, the NUL included (group
+//! keys and filters see the first [`STR_BYTES`]): a start stage saves a string of 32 bytes
+//! beside two numbers
 //! (`start.str(PATH)` with `start.iocb->ki_pos`), one of at most 16 beside four.
 
-use tracekit_common::engine::{MAX_PATH, Operand, PTR_FROM_ARG, STR_BYTES, operand};
+use tracekit_common::engine::{MAX_PATH, Operand, PTR_FROM_ARG, STR_BYTES, STR_MAX, operand};
 
 use super::{FieldRef, FunctionFields, ValueType, parse_arg};
 
@@ -34,11 +36,11 @@ pub(super) fn path_string(
         let size = match size {
             None => STR_BYTES as u32,
             Some(text) => match text.parse::<u32>() {
-                Ok(n) if (1..=STR_BYTES as u32).contains(&n) => n,
+                Ok(n) if (1..=STR_MAX as u32).contains(&n) => n,
                 _ => {
                     return Err(format!(
                         "`{name}`: the string's size `{text}` is not a number from 1 to \
-                         {STR_BYTES}"
+                         {STR_MAX}"
                     ));
                 }
             },
@@ -186,8 +188,8 @@ mod tests {
              `char *` member points to"
         );
         assert_eq!(
-            path_string("str(a->b, 33)", &deep).unwrap().unwrap_err(),
-            "`str(a->b, 33)`: the string's size `33` is not a number from 1 to 32"
+            path_string("str(a->b, 4097)", &deep).unwrap().unwrap_err(),
+            "`str(a->b, 4097)`: the string's size `4097` is not a number from 1 to 4096"
         );
         assert!(path_string("str(arg1)", &deep).is_none());
     }

@@ -262,6 +262,11 @@ pub struct MapArgs {
     #[arg(long, value_name = "N", default_value_t = tracekit_common::engine::DEFAULT_START_ENTRIES,
           value_parser = parse_hash_entries)]
     pub max_in_flight: u32,
+    /// Bytes shown of each string an event prints, 1 to 4094 (longer ones end in `...`);
+    /// default: paths and names whole, arguments 128. --by keys and --filter see the first
+    /// 31 bytes
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4094))]
+    pub max_string: Option<u32>,
 }
 
 impl MapArgs {
@@ -270,6 +275,7 @@ impl MapArgs {
         MapSizes {
             max_groups: self.max_groups,
             max_in_flight: self.max_in_flight,
+            max_string: self.max_string.unwrap_or(0),
         }
     }
 }

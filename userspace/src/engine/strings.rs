@@ -1,0 +1,78 @@
+//! Whole strings in trace plans: the string operands read through a pointer (syscall
+//! arguments, `str()`, the path a start saved) read up to a size per kind of string, not
+//! [`STR_BYTES`], into the record's tail ([`LONG_STR`]); group keys and filters keep their
+//! [`STR_BYTES`].
+
+use tracekit_common::engine::{
+    ALL_STRINGS, Insn, LONG_HEAD, LONG_STR, Operand, PTR_ARRAY, STR_BYTES, STR_MAX, op, operand,
+};
+
+/// Bytes of a command-line argument shown by default (bcc's execsnoop: 128).
+pub const DEFAULT_ARG_BYTES: u32 = 128;
+/// Bytes of a path or other string shown by default: a whole path (`PATH_MAX` less its NUL
+/// and the byte read past the shown ones, that tells a cut string from a whole one).
+pub const DEFAULT_STRING_BYTES: u32 = STR_MAX as u32 - 2;
+
+/// Whether an operand of `kind` is what the start stage left (read once the start is found).
+pub(crate) fn reads_start(kind: u32) -> bool {
+    matches!(
+        kind,
+        operand::LATENCY | operand::SAVED | operand::SAVED_STR | operand::SAVED_USER_STR
+    )
+}
+
+/// Whether `o` is a string read through a pointer, which a trace plan reads whole.
+fn through_pointer(o: &Operand) -> bool {
+    matches!(
+        o.kind,
+        operand::USER_STR | operand::KERNEL_STR | operand::PATH_STR | operand::SAVED_USER_STR
+    )
+}
+
+/// Makes the trace plan's strings read through pointers whole: at most `max_string` bytes
+/// each (0: [`DEFAULT_STRING_BYTES`], arguments of a pointer array [`DEFAULT_ARG_BYTES`]),
+/// `str(PATH, N)` N with its NUL; the bytes a filter (`insns`) compares are copied for it.
+pub(crate) fn whole_strings(operands: &mut [Operand], insns: &[Insn], max_string: u32) {
+    for (index, o) in operands.iter_mut().enumerate() {
+        if !through_pointer(o) {
+            continue;
+        }
+        let shown = match max_string {
+            0 if o.flags & PTR_ARRAY != 0 => DEFAULT_ARG_BYTES,
+            0 if o.kind == operand::PATH_STR && o.size != STR_BYTES as u32 => o.size - 1,
+            0 => DEFAULT_STRING_BYTES,
+            n => n,
+        };
+        // One byte more than shown, and the NUL: a string that fills it was cut.
+        o.size = (shown + 2).clamp(3, STR_MAX as u32);
+        o.flags |= LONG_STR;
+        let filtered = insns
+            .iter()
+            .any(|insn| insn.op >= op::STR_EQ && insn.operand as usize == index);
+        if filtered {
+            o.flags |= LONG_HEAD;
+        }
+    }
+}
+
+/// The listing's mark of a whole string: ` whole:SIZE`, `..MAX` for every string of an
+/// array, `+head` when a filter compares it.
+pub(crate) fn listing(o: &Operand) -> String {
+    if o.flags & LONG_STR == 0 {
+        return String::new();
+    }
+    format!(
+        " whole:{}{}{}",
+        o.size,
+        if o.flags & ALL_STRINGS != 0 {
+            format!("..{}", o.aux)
+        } else {
+            String::new()
+        },
+        if o.flags & LONG_HEAD != 0 {
+            "+head"
+        } else {
+            ""
+        }
+    )
+}
