@@ -318,7 +318,8 @@ pub const FD_INT32: u32 = 16;
 /// (`skc_v6_daddr`, a `struct in6_addr`).
 pub const PATH_BYTES: u32 = 8;
 
-pub use crate::strings::{
+mod strings;
+pub use strings::{
     ALL_STRINGS, LONG_HEAD, LONG_STR, MAX_ARGS, STR_CUT, STR_IN_TAIL, STR_MAX, STR_MORE,
     STR_UNREADABLE, TAIL_BYTES, TraceOut, TraceRecord,
 };

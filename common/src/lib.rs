@@ -10,7 +10,6 @@ pub mod engine;
 pub mod interp;
 pub mod ksyms;
 pub mod outstanding;
-pub mod strings;
 pub mod unwind;
 
 /// Length of a task's `comm` (`TASK_COMM_LEN` in `include/linux/sched.h`), NUL-padded.
