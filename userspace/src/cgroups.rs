@@ -113,7 +113,7 @@ pub fn level_below(root: &Path, dir: &Path) -> Option<u32> {
 /// (`/sys/fs/cgroup/system.slice/nginx.service`), a path from the hierarchy's root as
 /// `--by cgroup` and `/proc/PID/cgroup` show it (`/system.slice/nginx.service`), or a
 /// Kubernetes pod UID or container ID (at least 12 digits of it), found by the names the
-/// kubelet and the runtimes give their cgroups ([`crate::workload`]).
+/// kubelet and the runtimes give their cgroups ([`crate::containers`]).
 ///
 /// # Errors
 /// A usage error (one line) when no cgroup2 filesystem is mounted, or PATH is not a
@@ -142,8 +142,8 @@ pub fn resolve_filter(path: &Path) -> crate::Result<CgroupFilter> {
     // A pod UID or a container ID (or 12 digits or more of one) names the cgroup the
     // kubelet or the runtime made for it.
     let text = path.to_string_lossy();
-    if !candidates.iter().any(|c| c.is_dir()) && crate::workload::looks_like_id(&text) {
-        match crate::workload::find_cgroup(&root, &text) {
+    if !candidates.iter().any(|c| c.is_dir()) && crate::containers::looks_like_id(&text) {
+        match crate::containers::find_cgroup(&root, &text) {
             Some(dir) => candidates.push(dir),
             None => {
                 return Err(crate::Error::usage(format!(

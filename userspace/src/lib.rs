@@ -24,6 +24,7 @@
 pub mod bpf;
 pub mod caps;
 pub mod cgroups;
+pub mod containers;
 pub mod counters;
 pub mod cpu_sampler;
 pub mod engine;
@@ -39,6 +40,5 @@ pub mod session;
 pub mod stacks;
 pub mod symbolize;
 pub mod unwind;
-pub mod workload;
 
 pub use error::{Error, Result};

@@ -158,7 +158,7 @@ fn unix_seconds(time: SystemTime) -> u64 {
     time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
-pub use crate::workload::hostname;
+pub use crate::containers::hostname;
 
 /// What `--push` and `--otlp-endpoint` asked for.
 #[derive(Clone, Debug, PartialEq, Eq)]

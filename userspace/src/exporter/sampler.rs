@@ -43,10 +43,10 @@ use tracekit_common::{
 
 use crate::{
     Error, Result,
+    containers::ProcessInfo,
     cpu_sampler::{self as sampler, ProfileOptions, Profiler},
     stacks::{Stack, StackSum},
     symbolize::{Symbolizer, SymbolizerOptions},
-    workload::ProcessInfo,
 };
 
 /// How often the kernel maps are cut when no window opens or closes.

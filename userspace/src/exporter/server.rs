@@ -67,16 +67,16 @@ pub struct StackWindow {
     /// Whether inlined functions were expanded into frames.
     pub inlined: bool,
     /// What was known of each process while it ran ([`crate::exporter::sampler::Window`]).
-    pub processes: HashMap<u32, crate::workload::ProcessInfo>,
+    pub processes: HashMap<u32, crate::containers::ProcessInfo>,
 }
 
 impl StackWindow {
     /// What is known of process `pid`: as it was while sampled, else read now.
-    pub fn process(&self, pid: u32) -> crate::workload::ProcessInfo {
+    pub fn process(&self, pid: u32) -> crate::containers::ProcessInfo {
         self.processes
             .get(&pid)
             .cloned()
-            .unwrap_or_else(|| crate::workload::ProcessInfo::read(pid))
+            .unwrap_or_else(|| crate::containers::ProcessInfo::read(pid))
     }
 }
 

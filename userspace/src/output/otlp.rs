@@ -7,7 +7,7 @@
 //! - one `ResourceProfiles` per process, its resource attributes `host.name`,
 //!   `process.pid`, `process.executable.name`, `service.name` (`OTEL_SERVICE_NAME` from the
 //!   process's environment, else `unknown_service:EXECUTABLE` as the resource conventions
-//!   say), and, where its cgroup names them ([`crate::workload`]), `container.id` and
+//!   say), and, where its cgroup names them ([`crate::containers`]), `container.id` and
 //!   `k8s.pod.uid`; one `Profile` in it, `samples`/`count` with period `cpu`/`nanoseconds`
 //!   (`1e9 / HZ`);
 //! - each sample a stack of the process with its count and the sample attribute
@@ -34,10 +34,10 @@ use opentelemetry_proto::tonic::{
 };
 
 use crate::{
+    containers::{ProcessInfo, Workload},
     mappings::Mapping,
     output::pprof::SampleKind,
     stacks::{Frame, FrameKind, Stack},
-    workload::{ProcessInfo, Workload},
 };
 
 /// What an OTLP profile says beside its stacks.

@@ -189,15 +189,15 @@ pub fn write(
                 (_, Some(hz)) => SampleKind::Cpu { hz },
                 _ => SampleKind::Events,
             };
-            let process = |pid| crate::workload::ProcessInfo {
+            let process = |pid| crate::containers::ProcessInfo {
                 cgroup: header.cgroup(pid),
-                ..crate::workload::ProcessInfo::read(pid)
+                ..crate::containers::ProcessInfo::read(pid)
             };
             let options = OtlpOptions {
                 kind,
                 start: header.start,
                 duration: header.elapsed,
-                host: crate::workload::hostname(),
+                host: crate::containers::hostname(),
                 process: &process,
             };
             otlp::write(out, &profile.stacks, &options)

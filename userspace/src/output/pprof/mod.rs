@@ -16,7 +16,7 @@
 //! mapping spanning the kernel addresses seen. Every mapping is marked as symbolized
 //! (`has_functions`), so consumers do not try to name the addresses again. Samples carry
 //! string labels `pid`, `comm` and, where known, `cgroup`, and the `container_id` and
-//! `pod_uid` the cgroup's path names ([`crate::workload`]).
+//! `pod_uid` the cgroup's path names ([`crate::containers`]).
 //!
 //! ```
 //! use std::time::{Duration, UNIX_EPOCH};
@@ -162,7 +162,7 @@ pub fn build(stacks: &[Stack], options: &PprofOptions<'_>) -> proto::Profile {
         if let Some(cgroup) = cgroup {
             labels.push(builder.label("cgroup", cgroup));
             // The container and pod the cgroup names, as Parca and Alloy label them.
-            let workload = crate::workload::Workload::from_cgroup(cgroup);
+            let workload = crate::containers::Workload::from_cgroup(cgroup);
             if let Some(id) = &workload.container_id {
                 labels.push(builder.label("container_id", id));
             }
