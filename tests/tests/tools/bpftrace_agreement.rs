@@ -367,11 +367,12 @@ fn pidpersec_counts_what_bpftraces_pidpersec_counts() {
 /// histogram is machine-wide and its events are not quite tracekit's: it also times the
 /// idle task (switched out with state 0, switched back in: a sample each time a CPU goes
 /// idle) and leaves out preemptions (`prev_state` is `TASK_REPORT_MAX` then, not 0), and
-/// it watches a shorter window. So only bounds hold, for tk_wake's 1000 pipe wakeups of
-/// its reader 1 ms apart: bpftrace's total holds the reader's 1000 (all in its window),
-/// and tracekit's `--tids` histogram has a thread (the reader) with 1000 to 1010 samples
-/// (its wakeups, its first wakeup as a new task, a rare preemption), as does the writer
-/// (woken by its timer each time) or more.
+/// it watches a shorter window. So only bounds hold, for tk_wake's 1000 pipe writes to
+/// its reader 1 ms apart: bpftrace's total holds the reader's wakeups (all in its window),
+/// and tracekit's `--tids` histogram has a thread (the reader) with 995 to 1010 samples
+/// (its wakeups, its first wakeup as a new task, a rare preemption; a write that lands
+/// while the reader is still on its CPU, preempted between reads, wakes nothing: CI saw
+/// 999), as does the writer (woken by its timer each time) or more.
 #[test]
 fn runqlat_counts_what_bpftraces_runqlat_counts() {
     require_root();
@@ -406,14 +407,16 @@ fn runqlat_counts_what_bpftraces_runqlat_counts() {
         .map(|g| g["count"].as_u64().unwrap())
         .collect();
     let ours: u64 = counts.iter().sum();
-    assert!(theirs >= n, "bpftrace {theirs}: {}", run.theirs);
+    // Writes that find the reader still on its CPU wake nothing: a few may be missing.
+    let least = n - 5;
+    assert!(theirs >= least, "bpftrace {theirs}: {}", run.theirs);
     assert!(
-        counts.iter().any(|&c| (n..=n + 10).contains(&c)),
-        "no thread with {n} to {} samples: {counts:?}",
+        counts.iter().any(|&c| (least..=n + 10).contains(&c)),
+        "no thread with {least} to {} samples: {counts:?}",
         n + 10
     );
     assert!(
-        counts.iter().filter(|&&c| c >= n).count() >= 2,
+        counts.iter().filter(|&&c| c >= least).count() >= 2,
         "{counts:?}"
     );
     println!(
