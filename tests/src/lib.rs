@@ -638,3 +638,62 @@ pub fn cgroup2_root() -> Option<PathBuf> {
             .then(|| left.split_whitespace().nth(4).map(Into::into))?
     })
 }
+
+/// The Debian root of `suite` (`trixie`) made by `cargo xtask test` with debootstrap
+/// (xtask/src/roots.rs): `$TRACEKIT_ROOTS/SUITE`, else `target/roots/SUITE`. `None`, with the
+/// reason printed for the test's skip, when it was not made (no mirror reachable).
+pub fn distro_root(test: &str, suite: &str) -> Option<PathBuf> {
+    let roots = std::env::var_os("TRACEKIT_ROOTS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace().join("target/roots"));
+    let root = roots.join(suite);
+    if root.join(".tracekit-done").is_file() {
+        Some(root)
+    } else {
+        println!(
+            "{test}: skipped: no Debian {suite} root at {} (cargo xtask test makes it with \
+             debootstrap)",
+            root.display()
+        );
+        None
+    }
+}
+
+/// `chroot ROOT PROGRAM ARGS`, with the root's `/proc` mounted (runtimes read
+/// `/proc/self`) while the guard lives.
+pub fn chroot_command(root: &Path, program: &str, args: &[&str]) -> (Command, ProcMount) {
+    let proc_dir = root.join("proc");
+    let mounted = std::fs::read_to_string("/proc/self/mounts")
+        .unwrap_or_default()
+        .lines()
+        .any(|line| line.split(' ').nth(1) == proc_dir.to_str());
+    if !mounted {
+        let status = Command::new("mount")
+            .args(["-t", "proc", "proc"])
+            .arg(&proc_dir)
+            .status()
+            .unwrap();
+        assert!(status.success(), "mount -t proc {}", proc_dir.display());
+    }
+    let mut command = Command::new("chroot");
+    command.arg(root).arg(program).args(args);
+    (
+        command,
+        ProcMount {
+            dir: (!mounted).then_some(proc_dir),
+        },
+    )
+}
+
+/// Unmounts the root's `/proc` when dropped (when this test mounted it).
+pub struct ProcMount {
+    dir: Option<PathBuf>,
+}
+
+impl Drop for ProcMount {
+    fn drop(&mut self) {
+        if let Some(dir) = &self.dir {
+            let _ = Command::new("umount").arg("-l").arg(dir).status();
+        }
+    }
+}

@@ -20,6 +20,7 @@ mod dist;
 mod engine_bench;
 mod exporter_bench;
 mod fuzz;
+mod roots;
 mod setup;
 mod soak;
 mod util;
@@ -268,6 +269,7 @@ fn integration_setup() -> Result<std::path::PathBuf> {
              test`, or `cargo xtask test --unit-only` for the unit tests only"
         );
     }
+    roots::ensure()?;
     build_release()
 }
 
@@ -282,7 +284,8 @@ fn integration_tests(binary: &std::path::Path, filter: Option<&str>) -> Result<(
         "--test-threads=1",
     ])
     .env("TRACEKIT_BIN", binary)
-    .env("TRACEKIT_EBPF", "require");
+    .env("TRACEKIT_EBPF", "require")
+    .env("TRACEKIT_ROOTS", roots::dir());
     if let Some(filter) = filter {
         cmd.arg(filter);
     }
