@@ -554,9 +554,11 @@ impl super::Interpreters {
     ///
     /// Node maps the file's builtins a second time, at a mapping of their own. Node 24 (V8
     /// 13.6) runs them there, so for V8 12+ a mapping of the same file that starts at the
-    /// builtins' file offset is taken before `mapping`; Debian's node 20 (V8 11.3) runs
-    /// them from its text (its JavaScript frames' return addresses are there), so V8 11
-    /// keeps `mapping`. (Seen, not read from V8's sources: a V8 12 build is untested.)
+    /// builtins' file offset is taken before `mapping`; node 20 (V8 11.3), the static build
+    /// and Debian's libnode alike, runs them from its text (its JavaScript frames' return
+    /// addresses are there), so V8 11 takes the text's bias, whichever mapping came first
+    /// (libnode's copy of its builtins lies below the library). (Seen, not read from V8's
+    /// sources: a V8 12 build is untested.)
     pub(super) fn publish_v8(
         &mut self,
         pid: u32,
@@ -576,17 +578,19 @@ impl super::Interpreters {
             .find_map(|other| {
                 super::bias_at(binary.builtins.0, binary.builtins_file_offset, other)
             });
-        let mapping = mappings
-            .iter()
-            .find(|other| {
-                binary.version.major >= 12
-                    && other.offset == binary.builtins_file_offset
-                    && other.inode == mapping.inode
-                    && other.device == mapping.device
-            })
-            .unwrap_or(mapping);
-        let Some(bias) = super::bias_at(binary.builtins.0, binary.builtins_file_offset, mapping)
-        else {
+        let own = mappings.iter().find(|other| {
+            binary.version.major >= 12
+                && other.offset == binary.builtins_file_offset
+                && other.inode == mapping.inode
+                && other.device == mapping.device
+        });
+        let bias_in =
+            |mapping| super::bias_at(binary.builtins.0, binary.builtins_file_offset, mapping);
+        let bias = match own {
+            Some(own) => bias_in(own),
+            None => load_bias.or_else(|| bias_in(mapping)),
+        };
+        let Some(bias) = bias else {
             return false;
         };
         let v = binary.version;
