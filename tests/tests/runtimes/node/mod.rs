@@ -6,6 +6,7 @@
 
 mod chain;
 mod event_stacks;
+mod libnode;
 mod optimized_lines;
 mod perf_map;
 mod v8_versions;
