@@ -6,6 +6,7 @@
 
 mod chain;
 mod event_stacks;
+mod libnode;
 mod optimized_lines;
 mod perf_map;
 mod v8_versions;
@@ -79,29 +80,52 @@ const CHAIN: [(&str, &[u32]); 3] = [
 /// The function and line of `frame` when it is a frame of the fixture with a line
 /// (`leaf (/path/js_chain.js:11)`).
 fn fixture_frame(frame: &str) -> Option<(&str, u32)> {
+    script_frame(&fixture(), frame)
+}
+
+/// The function and line of `frame` when it is a frame of `script` (the fixture's path as
+/// node was given it) with a line.
+fn script_frame<'a>(script: &str, frame: &'a str) -> Option<(&'a str, u32)> {
     let (function, rest) = frame.strip_suffix(')')?.rsplit_once(" (")?;
     let (file, line) = rest.rsplit_once(':')?;
-    (file == fixture()).then_some(())?;
+    (file == script).then_some(())?;
     Some((function, line.parse().ok()?))
 }
 
 /// Whether `frame` is `function`'s, with one of the lines [`CHAIN`] allows it.
 fn chain_frame(function: &str, frame: &str) -> bool {
+    chain_frame_in(&fixture(), function, frame)
+}
+
+/// Whether `frame` is `function`'s of `script`, with one of the lines [`CHAIN`] allows it.
+fn chain_frame_in(script: &str, function: &str, frame: &str) -> bool {
     let lines = CHAIN.iter().find(|(name, _)| *name == function).unwrap().1;
-    fixture_frame(frame).is_some_and(|(name, line)| name == function && lines.contains(&line))
+    script_frame(script, frame)
+        .is_some_and(|(name, line)| name == function && lines.contains(&line))
 }
 
 /// Whether `path` (outermost first) has `outer`, `middle` and `leaf` of the fixture, in
 /// this order, each with a line of its own.
 pub(crate) fn whole_chain(path: &str) -> bool {
+    whole_chain_in(&fixture(), path)
+}
+
+/// [`whole_chain`] of the fixture at `script`.
+fn whole_chain_in(script: &str, path: &str) -> bool {
     let mut frames = path.split(';');
     CHAIN
         .iter()
-        .all(|(function, _)| frames.any(|frame| chain_frame(function, frame)))
+        .all(|(function, _)| frames.any(|frame| chain_frame_in(script, function, frame)))
 }
 
 fn names_leaf(path: &str) -> bool {
-    path.split(';').any(|frame| chain_frame("leaf", frame))
+    names_leaf_in(&fixture(), path)
+}
+
+/// Whether `path` names `leaf` of the fixture at `script`, with one of its lines.
+fn names_leaf_in(script: &str, path: &str) -> bool {
+    path.split(';')
+        .any(|frame| chain_frame_in(script, "leaf", frame))
 }
 
 /// Samples per (function, line) of the fixture's chain functions in `folded`; panics on a
@@ -111,11 +135,19 @@ fn names_leaf(path: &str) -> bool {
 /// at the end of a heap page (both fixed, see
 /// [`node_scripts_read_while_node_collects_have_lines`]); no other cause is known.
 fn chain_lines(folded: &[(String, u64)]) -> std::collections::BTreeMap<(String, u32), u64> {
+    chain_lines_in(&fixture(), folded)
+}
+
+/// [`chain_lines`] of the fixture at `script`.
+fn chain_lines_in(
+    script: &str,
+    folded: &[(String, u64)],
+) -> std::collections::BTreeMap<(String, u32), u64> {
     let mut lines = std::collections::BTreeMap::new();
     let (mut no_line, total) = (0, folded.iter().map(|(_, n)| n).sum::<u64>());
     let bare: Vec<String> = CHAIN
         .iter()
-        .map(|(function, _)| format!("{function} ({})", fixture()))
+        .map(|(function, _)| format!("{function} ({script})"))
         .collect();
     for (path, n) in folded {
         if path.split(';').any(|frame| bare.iter().any(|b| b == frame)) {
@@ -130,15 +162,15 @@ fn chain_lines(folded: &[(String, u64)]) -> std::collections::BTreeMap<(String, 
             else {
                 continue;
             };
-            if !frame.contains(&fixture()) {
+            if !frame.contains(script) {
                 continue;
             }
             assert!(
-                chain_frame(function, frame),
+                chain_frame_in(script, function, frame),
                 "{frame}: not a line of {function} ({:?})",
                 CHAIN
             );
-            let (_, line) = fixture_frame(frame).unwrap();
+            let (_, line) = script_frame(script, frame).unwrap();
             *lines.entry((function.to_string(), line)).or_default() += n;
         }
     }
@@ -152,20 +184,35 @@ fn chain_lines(folded: &[(String, u64)]) -> std::collections::BTreeMap<(String, 
 /// Checks the chain in the samples `of` selects: 90% name the leaf, 85% the whole chain,
 /// each frame of the chain with a line of its function ([`CHAIN`]).
 fn check_chain(test: &str, folded: &[(String, u64)], of: impl Fn(&str) -> bool + Copy) {
+    check_chain_in(test, &fixture(), folded, of, (0.90, 0.85));
+}
+
+/// [`check_chain`] of the fixture at `script`: shares `leaf` of the samples name the leaf,
+/// `whole` the whole chain.
+fn check_chain_in(
+    test: &str,
+    script: &str,
+    folded: &[(String, u64)],
+    of: impl Fn(&str) -> bool + Copy,
+    (leaf, whole): (f64, f64),
+) {
     let chosen: Vec<(String, u64)> = folded
         .iter()
         .filter(|(path, _)| of(path))
         .cloned()
         .collect();
-    eprintln!("{test}: samples per line {:?}", chain_lines(&chosen));
-    let leaf = share(&chosen, names_leaf);
-    assert_share(test, "samples name leaf", leaf, (50, 0.90), &folded);
-    let whole = share(&chosen, whole_chain);
+    eprintln!(
+        "{test}: samples per line {:?}",
+        chain_lines_in(script, &chosen)
+    );
+    let leaf_share = share(&chosen, |path| names_leaf_in(script, path));
+    assert_share(test, "samples name leaf", leaf_share, (50, leaf), &folded);
+    let whole_share = share(&chosen, |path| whole_chain_in(script, path));
     assert_share(
         test,
         "samples have outer;middle;leaf",
-        whole,
-        (50, 0.85),
+        whole_share,
+        (50, whole),
         &folded,
     );
 }

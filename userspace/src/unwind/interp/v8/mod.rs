@@ -5,9 +5,13 @@
 //! ([`lines`]), read from the process's memory.
 //!
 //! The symbols' values are read from the binary's ELF sections with the `object` crate
-//! (values in `.bss` are zero). A binary without them (a V8 built without postmortem
-//! support), with pointer compression (4-byte tagged words), or without the embedded
-//! builtins' symbol keeps its native frames, and the report (`-v`) says why.
+//! (values in `.bss` are zero), from its static or dynamic symbol table: the binary is the
+//! `node` executable or, in Debian's builds, the `libnode.so` it links (addresses are then
+//! the library's). The embedded builtins are found by `v8_Default_embedded_blob_code_`, or
+//! where the library hides it, through V8's accessors of it ([`embedded`]). A binary
+//! without postmortem symbols (a V8 built without postmortem support), with pointer
+//! compression (4-byte tagged words), or without the builtins keeps its native frames, and
+//! the report (`-v`) says why.
 //!
 //! A function's name is its `SharedFunctionInfo`'s `name_or_scope_info`: the name itself,
 //! or a `ScopeInfo` whose first string after its context locals is the name (the layout
@@ -183,12 +187,20 @@ pub fn is_node(name: &str) -> bool {
 }
 
 /// The symbols a V8 binary is read by: `v8dbg_*`, the builtins and V8's version.
+#[derive(Default)]
 struct Symbols {
     values: HashMap<String, i64>,
+    /// The builtins' ELF address and file offset.
     builtins: Option<(u64, u64)>,
     builtins_size: Option<i64>,
+    /// Why the builtins' accessors ([`embedded`]) were not read, when [`BUILTINS`] is not
+    /// exported.
+    builtins_unread: Option<String>,
     /// The ELF address of [`ISOLATE_GROUP`].
     isolate_group: Option<u64>,
+    /// Whether the file defines any symbol of V8's (`v8::`): Debian's `node` is a small
+    /// executable whose V8 is in `libnode.so`, which is checked on its own.
+    defines_v8: bool,
 }
 
 const BUILTINS: &str = "v8_Default_embedded_blob_code_";
@@ -204,14 +216,18 @@ const ISOLATE_GROUP: &str = "_ZN2v88internal12IsolateGroup22default_isolate_grou
 fn read_symbols(data: &[u8]) -> Result<Symbols, String> {
     use object::{Object as _, ObjectSection as _, ObjectSymbol as _, SectionKind};
     let file = object::File::parse(data).map_err(|err| format!("not an ELF file: {err}"))?;
-    let mut symbols = Symbols {
-        values: HashMap::new(),
-        builtins: None,
-        builtins_size: None,
-        isolate_group: None,
-    };
+    let mut symbols = Symbols::default();
+    let mut accessors = (None, None);
     for symbol in file.symbols().chain(file.dynamic_symbols()) {
         let Ok(name) = symbol.name() else { continue };
+        if !symbols.defines_v8 && name.starts_with("_ZN2v8") && symbol.is_definition() {
+            symbols.defines_v8 = true;
+        }
+        if name == embedded::CODE_ACCESSOR {
+            accessors.0 = Some(symbol.address());
+        } else if name == embedded::SIZE_ACCESSOR {
+            accessors.1 = Some(symbol.address());
+        }
         if name == ISOLATE_GROUP {
             symbols.isolate_group = Some(symbol.address());
             continue;
@@ -248,6 +264,15 @@ fn read_symbols(data: &[u8]) -> Result<Symbols, String> {
             symbols.builtins_size = Some(value);
         } else {
             symbols.values.insert(name.to_string(), value);
+        }
+    }
+    if let (None, (Some(code_at), Some(size_at))) = (symbols.builtins, accessors) {
+        match embedded::from_accessors(&file, code_at, size_at) {
+            Ok((start, file_offset, size)) => {
+                symbols.builtins = Some((start, file_offset));
+                symbols.builtins_size = i64::try_from(size).ok();
+            }
+            Err(reason) => symbols.builtins_unread = Some(reason),
         }
     }
     Ok(symbols)
@@ -394,6 +419,9 @@ fn binary(symbols: &Symbols) -> Result<Option<Binary>, String> {
         .keys()
         .all(|name| !name.starts_with("v8dbg_"))
     {
+        if !symbols.defines_v8 {
+            return Ok(None);
+        }
         return Err("V8 without postmortem symbols (v8dbg_*)".into());
     }
     let value = |name: &str| -> Result<i64, String> {
@@ -434,7 +462,10 @@ fn binary(symbols: &Symbols) -> Result<Option<Binary>, String> {
     let (Some((builtins, builtins_file_offset)), Some(size)) =
         (symbols.builtins, symbols.builtins_size)
     else {
-        return Err(format!("no {BUILTINS} symbol (the embedded builtins)"));
+        return Err(match &symbols.builtins_unread {
+            Some(reason) => format!("no {BUILTINS} symbol (the embedded builtins), and {reason}"),
+            None => format!("no {BUILTINS} symbol (the embedded builtins)"),
+        });
     };
     let version = Version {
         major: small(symbols.values.get(MAJOR).copied().unwrap_or(0), MAJOR)?,
@@ -523,9 +554,11 @@ impl super::Interpreters {
     ///
     /// Node maps the file's builtins a second time, at a mapping of their own. Node 24 (V8
     /// 13.6) runs them there, so for V8 12+ a mapping of the same file that starts at the
-    /// builtins' file offset is taken before `mapping`; Debian's node 20 (V8 11.3) runs
-    /// them from its text (its JavaScript frames' return addresses are there), so V8 11
-    /// keeps `mapping`. (Seen, not read from V8's sources: a V8 12 build is untested.)
+    /// builtins' file offset is taken before `mapping`; node 20 (V8 11.3), the static build
+    /// and Debian's libnode alike, runs them from its text (its JavaScript frames' return
+    /// addresses are there), so V8 11 takes the text's bias, whichever mapping came first
+    /// (libnode's copy of its builtins lies below the library). (Seen, not read from V8's
+    /// sources: a V8 12 build is untested.)
     pub(super) fn publish_v8(
         &mut self,
         pid: u32,
@@ -545,17 +578,19 @@ impl super::Interpreters {
             .find_map(|other| {
                 super::bias_at(binary.builtins.0, binary.builtins_file_offset, other)
             });
-        let mapping = mappings
-            .iter()
-            .find(|other| {
-                binary.version.major >= 12
-                    && other.offset == binary.builtins_file_offset
-                    && other.inode == mapping.inode
-                    && other.device == mapping.device
-            })
-            .unwrap_or(mapping);
-        let Some(bias) = super::bias_at(binary.builtins.0, binary.builtins_file_offset, mapping)
-        else {
+        let own = mappings.iter().find(|other| {
+            binary.version.major >= 12
+                && other.offset == binary.builtins_file_offset
+                && other.inode == mapping.inode
+                && other.device == mapping.device
+        });
+        let bias_in =
+            |mapping| super::bias_at(binary.builtins.0, binary.builtins_file_offset, mapping);
+        let bias = match own {
+            Some(own) => bias_in(own),
+            None => load_bias.or_else(|| bias_in(mapping)),
+        };
+        let Some(bias) = bias else {
             return false;
         };
         let v = binary.version;
@@ -703,6 +738,7 @@ pub fn symbol(info: &CodeInfo, units: u32) -> String {
 }
 
 pub(super) mod compiled;
+mod embedded;
 mod lines;
 mod reader;
 pub(super) mod replaced;

@@ -64,10 +64,10 @@ fn detects_debian_node() {
 #[test]
 fn unreadable_layouts_say_why() {
     let mut symbols = Symbols {
-        values: HashMap::new(),
         builtins: Some((0x1000, 0x1000)),
         builtins_size: Some(0x1000),
-        isolate_group: None,
+        defines_v8: true,
+        ..Symbols::default()
     };
     assert_eq!(
         binary(&symbols),
@@ -91,12 +91,7 @@ fn unreadable_layouts_say_why() {
 /// field that disagree are an error naming both; a longer field name is not a match.
 #[test]
 fn class_fields_whatever_their_type() {
-    let mut symbols = Symbols {
-        values: HashMap::new(),
-        builtins: None,
-        builtins_size: None,
-        isolate_group: None,
-    };
+    let mut symbols = Symbols::default();
     let name = "v8dbg_class_SharedFunctionInfo__name_or_scope_info__Tagged_NameOrScopeInfoT_";
     symbols.values.insert(name.into(), 24);
     symbols.values.insert(
@@ -161,4 +156,97 @@ fn moved_objects_are_read_at_their_new_copy() {
     // The map word's offset is honoured.
     assert_eq!(reader::current_copy(0xff8, 8, word), Some((0xff8, 0x5001)));
     assert_eq!(reader::current_copy(0x1ff8, 8, word), None);
+}
+
+/// The trixie root's file `path` (relative), if the root is there (`TRACEKIT_ROOTS`, else
+/// the workspace's `target/roots`).
+fn trixie_file(path: &str) -> Option<std::path::PathBuf> {
+    let roots = std::env::var_os("TRACEKIT_ROOTS")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/roots")
+        });
+    let file = roots.join("trixie").join(path);
+    if !file.is_file() {
+        eprintln!(
+            "skipped: no {} (cargo xtask test makes the root)",
+            file.display()
+        );
+        return None;
+    }
+    Some(file)
+}
+
+/// Debian 13's libnode.so.115: V8 11.3 from its dynamic symbols, the builtins through
+/// their accessors, in the library's text; its small `node` holds no V8 (not a runtime).
+#[test]
+fn detects_debian_libnode() {
+    let Some(library) = trixie_file("usr/lib/x86_64-linux-gnu/libnode.so.115") else {
+        return;
+    };
+    let binary = detect(&library).binary::<Binary>();
+    let binary = binary.unwrap_or_else(|| panic!("{}: {:?}", library.display(), detect(&library)));
+    assert_eq!((binary.version.major, binary.version.minor), (11, 3));
+    assert_eq!(binary.compiled_missing, None);
+    assert!(binary.version.lines.is_some() && binary.version.replaced.is_some());
+    // Page-aligned, over 1 MiB, at its ELF address's offset in the file (a shared library's
+    // text is mapped at its address).
+    let (start, size) = binary.builtins;
+    assert_eq!(start % 4096, 0);
+    assert!(size > 1 << 20, "{size}");
+    assert_eq!(binary.builtins_file_offset, start);
+    if let Some(node) = trixie_file("usr/bin/node") {
+        assert!(
+            matches!(detect(&node), Detected::None),
+            "{:?}",
+            detect(&node)
+        );
+    }
+}
+
+/// Where both are there (the host's node), the accessors find the builtins the
+/// `v8_Default_embedded_blob_code_` symbols state.
+#[test]
+fn builtins_accessors_agree_with_the_symbols() {
+    use object::{Object as _, ObjectSymbol as _};
+    let path = "/usr/bin/node";
+    let Ok(data) = std::fs::read(path) else {
+        eprintln!("skipped: no {path}");
+        return;
+    };
+    let symbols = read_symbols(&data).unwrap();
+    let file = object::File::parse(&*data).unwrap();
+    let at = |name: &str| {
+        file.dynamic_symbols()
+            .chain(file.symbols())
+            .find(|symbol| symbol.name() == Ok(name))
+            .map(|symbol| symbol.address())
+    };
+    let (Some(code_at), Some(size_at), Some(builtins)) = (
+        at(embedded::CODE_ACCESSOR),
+        at(embedded::SIZE_ACCESSOR),
+        symbols.builtins,
+    ) else {
+        eprintln!("skipped: {path} lacks the builtins' symbols or their accessors");
+        return;
+    };
+    let (start, file_offset, size) = embedded::from_accessors(&file, code_at, size_at).unwrap();
+    assert_eq!((start, file_offset), builtins);
+    assert_eq!(Some(size as i64), symbols.builtins_size);
+}
+
+/// A file with no V8 at all is not a runtime; one with V8 but no postmortem symbols is
+/// one tracekit cannot read, and says so.
+#[test]
+fn no_v8_is_no_runtime() {
+    let symbols = Symbols::default();
+    assert_eq!(binary(&symbols), Ok(None));
+    let symbols = Symbols {
+        defines_v8: true,
+        ..Symbols::default()
+    };
+    assert_eq!(
+        binary(&symbols),
+        Err("V8 without postmortem symbols (v8dbg_*)".to_string())
+    );
 }

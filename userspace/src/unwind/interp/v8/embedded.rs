@@ -1,0 +1,161 @@
+//! The embedded builtins of a V8 that does not export `v8_Default_embedded_blob_code_`:
+//! Debian's `libnode.so` (node 18, 20, 24) keeps the blob's symbols hidden and strips its
+//! static symbol table, but exports the two accessors V8 defines beside the blob in
+//! `src/execution/isolate.cc` (V8 8 to 13; read in node 20.19's V8 11.3):
+//!
+//! ```c++
+//! const uint8_t* DefaultEmbeddedBlobCode() { return v8_Default_embedded_blob_code_; }
+//! uint32_t DefaultEmbeddedBlobCodeSize() { return v8_Default_embedded_blob_code_size_; }
+//! ```
+//!
+//! Each compiles to one load of its symbol and a return, so the symbols' addresses are read
+//! from those instructions (x86-64 only: the forms gcc and clang emit for a shared library,
+//! a position-independent and a fixed-address executable).
+
+use object::{Object as _, ObjectSection as _, SectionKind};
+
+/// `v8::internal::DefaultEmbeddedBlobCode()`.
+pub(super) const CODE_ACCESSOR: &str = "_ZN2v88internal23DefaultEmbeddedBlobCodeEv";
+/// `v8::internal::DefaultEmbeddedBlobCodeSize()`.
+pub(super) const SIZE_ACCESSOR: &str = "_ZN2v88internal27DefaultEmbeddedBlobCodeSizeEv";
+
+/// `endbr64`, which a build with `-fcf-protection` puts first in every function.
+const ENDBR64: [u8; 4] = [0xf3, 0x0f, 0x1e, 0xfa];
+const RET: u8 = 0xc3;
+
+/// `body` (the bytes at ELF address `at`) past a leading `endbr64`, and its address.
+fn past_endbr(at: u64, body: &[u8]) -> (u64, &[u8]) {
+    match body.strip_prefix(&ENDBR64) {
+        Some(rest) => (at + ENDBR64.len() as u64, rest),
+        None => (at, body),
+    }
+}
+
+/// The address `DefaultEmbeddedBlobCode`'s body returns, the body being the bytes at ELF
+/// address `at`: `lea rax, [rip + disp32]; ret` (position-independent) or
+/// `mov eax, imm32; ret` (fixed address); `None` for any other body.
+pub(super) fn returned_address(at: u64, body: &[u8]) -> Option<u64> {
+    match past_endbr(at, body) {
+        (at, [0x48, 0x8d, 0x05, d0, d1, d2, d3, RET, ..]) => {
+            Some((at + 7).wrapping_add_signed(i32::from_le_bytes([*d0, *d1, *d2, *d3]).into()))
+        }
+        (_, [0xb8, i0, i1, i2, i3, RET, ..]) => {
+            Some(u64::from(u32::from_le_bytes([*i0, *i1, *i2, *i3])))
+        }
+        _ => None,
+    }
+}
+
+/// The address of the 4-byte value `DefaultEmbeddedBlobCodeSize`'s body (at ELF address
+/// `at`) returns: `mov eax, [rip + disp32]; ret`, or `lea rax, [rip + disp32];
+/// mov eax, [rax]; ret` (Debian's libnode); `None` for any other body.
+pub(super) fn loaded_address(at: u64, body: &[u8]) -> Option<u64> {
+    let (at, body) = past_endbr(at, body);
+    let (next, d) = match body {
+        [0x8b, 0x05, d0, d1, d2, d3, RET, ..] => (at + 6, [*d0, *d1, *d2, *d3]),
+        [0x48, 0x8d, 0x05, d0, d1, d2, d3, 0x8b, 0x00, RET, ..] => (at + 7, [*d0, *d1, *d2, *d3]),
+        _ => return None,
+    };
+    Some(next.wrapping_add_signed(i32::from_le_bytes(d).into()))
+}
+
+/// The embedded builtins' code of ELF `file` from its accessors at ELF addresses `code_at`
+/// and `size_at` ([`CODE_ACCESSOR`], [`SIZE_ACCESSOR`]): the code's ELF address, its file
+/// offset and its size in bytes, or why they cannot be read.
+pub(super) fn from_accessors(
+    file: &object::File,
+    code_at: u64,
+    size_at: u64,
+) -> Result<(u64, u64, u64), String> {
+    if file.architecture() != object::Architecture::X86_64 {
+        return Err(format!(
+            "{CODE_ACCESSOR} not read on {:?}",
+            file.architecture()
+        ));
+    }
+    let unknown = |name: &str| format!("{name}'s instructions are not the load expected");
+    let start = returned_address(code_at, bytes_at(file, code_at, 16).unwrap_or_default())
+        .ok_or_else(|| unknown(CODE_ACCESSOR))?;
+    let size_address = loaded_address(size_at, bytes_at(file, size_at, 16).unwrap_or_default())
+        .ok_or_else(|| unknown(SIZE_ACCESSOR))?;
+    let size = bytes_at(file, size_address, 4)
+        .and_then(|bytes| Some(u32::from_le_bytes(bytes.get(..4)?.try_into().ok()?)))
+        .filter(|&size| size > 0)
+        .ok_or_else(|| format!("{SIZE_ACCESSOR} reads no size from the file"))?;
+    let section = section_at(file, start)
+        .filter(|section| start + u64::from(size) <= section.address() + section.size())
+        .ok_or_else(|| format!("{CODE_ACCESSOR} returns {start:#x}, outside the file's code"))?;
+    let (file_offset, _) = section
+        .file_range()
+        .ok_or_else(|| format!("{CODE_ACCESSOR} returns {start:#x}, in no file data"))?;
+    Ok((
+        start,
+        start - section.address() + file_offset,
+        u64::from(size),
+    ))
+}
+
+/// The section of `file` with data that holds ELF address `address`.
+fn section_at<'a>(file: &'a object::File, address: u64) -> Option<object::Section<'a, 'a>> {
+    file.sections().find(|section| {
+        section.kind() != SectionKind::UninitializedData
+            && (section.address()..section.address() + section.size()).contains(&address)
+    })
+}
+
+/// Up to `len` bytes of `file`'s data at ELF address `address` (fewer at its section's end).
+fn bytes_at<'a>(file: &'a object::File, address: u64, len: u64) -> Option<&'a [u8]> {
+    let section = section_at(file, address)?;
+    let data = section.data().ok()?;
+    let from = usize::try_from(address - section.address()).ok()?;
+    let to = data.len().min(from.saturating_add(len as usize));
+    data.get(from..to)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The accessors of Debian 13's libnode.so.115 (node 20.19), at their ELF addresses.
+    #[test]
+    fn debian_libnode_accessors() {
+        let code = [0x48, 0x8d, 0x05, 0xa9, 0x9d, 0xcd, 0xff, 0xc3, 0x0f, 0x1f];
+        assert_eq!(returned_address(0x116_9250, &code), Some(0xe4_3000));
+        let size = [0x48, 0x8d, 0x05, 0x61, 0xc6, 0xf2, 0x01, 0x8b, 0x00, 0xc3];
+        assert_eq!(loaded_address(0x116_9260, &size), Some(0x309_58c8));
+    }
+
+    /// A fixed-address node (nodesource's 20.20): an immediate address, a RIP-relative
+    /// load; and the same behind `endbr64`.
+    #[test]
+    fn fixed_address_accessors() {
+        let code = [0xb8, 0x00, 0x40, 0x8c, 0x01, 0xc3, 0x66];
+        assert_eq!(returned_address(0x106_2150, &code), Some(0x18c_4000));
+        let size = [0x8b, 0x05, 0x52, 0x11, 0xce, 0x01, 0xc3];
+        assert_eq!(loaded_address(0x106_2160, &size), Some(0x2d4_32b8));
+        let code = [
+            0xf3, 0x0f, 0x1e, 0xfa, 0x48, 0x8d, 0x05, 0x10, 0, 0, 0, 0xc3,
+        ];
+        assert_eq!(returned_address(0x1000, &code), Some(0x1000 + 4 + 7 + 0x10));
+    }
+
+    /// Any other body (a call, a load without its return, a cut body) reads nothing.
+    #[test]
+    fn other_bodies_read_nothing() {
+        assert_eq!(returned_address(0x1000, &[0xe8, 0, 0, 0, 0, 0xc3]), None);
+        assert_eq!(
+            returned_address(0x1000, &[0x48, 0x8d, 0x05, 1, 0, 0, 0]),
+            None
+        );
+        assert_eq!(
+            returned_address(0x1000, &[0x48, 0x8d, 0x05, 1, 0, 0, 0, 0x90]),
+            None
+        );
+        assert_eq!(loaded_address(0x1000, &[0x8b, 0x05, 1, 0, 0]), None);
+        assert_eq!(
+            loaded_address(0x1000, &[0x48, 0x8d, 0x05, 1, 0, 0, 0, 0xc3]),
+            None
+        );
+        assert_eq!(loaded_address(0x1000, &[]), None);
+    }
+}
