@@ -63,9 +63,10 @@ pub fn version_of_name(path: &str) -> Option<(u8, u8)> {
     Some((major.parse().ok()?, minor.parse().ok()?))
 }
 
-/// `(major, minor)` from the `PHP_VERSION` string in the binary (`X-Powered-By: PHP/8.2.36`
-/// is how the SAPI announces it; the same literal is in every build).
-fn version_in_binary(data: &[u8]) -> Option<(u8, u8)> {
+/// `(major, minor)` and the whole version from the `PHP_VERSION` string in the binary
+/// (`X-Powered-By: PHP/8.2.36` is how the SAPI announces it; the same literal is in every
+/// build).
+fn version_in_binary(data: &[u8]) -> Option<((u8, u8), String)> {
     let needle = b"X-Powered-By: PHP/";
     let at = data.windows(needle.len()).position(|w| w == needle)? + needle.len();
     let text: String = data[at..]
@@ -75,7 +76,8 @@ fn version_in_binary(data: &[u8]) -> Option<(u8, u8)> {
         .map(|&b| b as char)
         .collect();
     let mut parts = text.split('.');
-    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
+    let version = (parts.next()?.parse().ok()?, parts.next()?.parse().ok()?);
+    Some((version, text))
 }
 
 /// A detected PHP binary, in its own ELF addresses.
@@ -129,6 +131,14 @@ impl Runtime for Php {
 
     fn module(&self) -> &'static str {
         MODULE
+    }
+
+    fn name(&self) -> &'static str {
+        "php"
+    }
+
+    fn language(&self) -> &'static str {
+        "PHP"
     }
 
     fn claims(&self, name: &str) -> bool {
@@ -188,28 +198,32 @@ fn detect(path: &str, file: &std::path::Path) -> Detected {
         return Detected::None;
     };
     let Some(globals) = first(1) else {
-        return Detected::Unsupported(if first(2).is_some() {
-            "PHP built thread-safe (ZTS): executor globals are per thread, not read".into()
+        return Detected::unsupported(if first(2).is_some() {
+            "PHP built thread-safe (ZTS): executor globals are per thread, not read"
         } else {
-            "PHP without executor_globals".into()
+            "PHP without executor_globals"
         });
     };
     let found_version = std::fs::read(file)
         .ok()
         .and_then(|data| version_in_binary(&data))
-        .or_else(|| version_of_name(path));
-    let Some((major, minor)) = found_version else {
-        return Detected::Unsupported("PHP of an unknown version".into());
+        .or_else(|| {
+            let (major, minor) = version_of_name(path)?;
+            Some(((major, minor), format!("{major}.{minor}")))
+        });
+    let Some(((major, minor), shown)) = found_version else {
+        return Detected::unsupported("PHP of an unknown version");
     };
     let Some(version) = version(major, minor) else {
-        return Detected::Unsupported(format!(
-            "PHP {major}.{minor}: no structure offsets for this version (8.2 is known)"
-        ));
+        return Detected::unsupported_version(
+            shown,
+            format!("no layout for PHP {major}.{minor} (known: 8.2)"),
+        );
     };
     let (Some(eval_size), Some(eval_file_offset)) =
         (eval.size.filter(|&size| size > 0), eval.file_offset)
     else {
-        return Detected::Unsupported("execute_ex has no size or file offset".into());
+        return Detected::unsupported_version(shown, "execute_ex has no size or file offset");
     };
     Detected::found(Binary {
         version,
@@ -295,7 +309,7 @@ mod tests {
         assert_eq!(version_of_name("/usr/bin/php"), None);
         assert_eq!(
             version_in_binary(b"\0X-Powered-By: PHP/8.2.36\0more"),
-            Some((8, 2))
+            Some(((8, 2), "8.2.36".to_string()))
         );
         assert!(version(8, 2).is_some());
         assert!(version(8, 3).is_none());

@@ -136,6 +136,14 @@ impl Runtime for Ruby {
         name.contains("ruby")
     }
 
+    fn name(&self) -> &'static str {
+        "ruby"
+    }
+
+    fn language(&self) -> &'static str {
+        "Ruby"
+    }
+
     fn detect(&self, _path: &str, file: &std::path::Path) -> Detected {
         detect(file)
     }
@@ -202,21 +210,23 @@ fn detect(file: &std::path::Path) -> Detected {
         })
         .unwrap_or_default();
     let Some((major, minor)) = version_of(&text) else {
-        return Detected::Unsupported(format!("Ruby of an unknown version ({text:?})"));
+        return Detected::unsupported(format!("a Ruby of an unknown version ({text:?})"));
     };
     let Some(version) = version(major, minor) else {
-        return Detected::Unsupported(format!(
-            "Ruby {major}.{minor}: no structure offsets for this version (3.1 is known)"
-        ));
+        return Detected::unsupported_version(
+            text,
+            format!("no layout for Ruby {major}.{minor} (known: 3.1)"),
+        );
     };
     let (Some(eval_size), Some(eval_file_offset)) =
         (eval.size.filter(|&size| size > 0), eval.file_offset)
     else {
-        return Detected::Unsupported("rb_vm_exec has no size or file offset".into());
+        return Detected::unsupported_version(text, "rb_vm_exec has no size or file offset");
     };
     let Some(tls_module_slot) = tls_module_slot(&data, "ruby_current_ec") else {
-        return Detected::Unsupported(
-            "Ruby: no general-dynamic TLS relocation of ruby_current_ec".into(),
+        return Detected::unsupported_version(
+            text,
+            "no general-dynamic TLS relocation of ruby_current_ec",
         );
     };
     let exec = (eval.addr, eval_size as u64);
