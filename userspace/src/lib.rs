@@ -15,7 +15,7 @@
 //!    process mapped (kept past its exit, across mount namespaces), debug files by build ID
 //!    (local, debuginfod); [`usdt`](probe::usdt): USDT probes (`.note.stapsdt`), their argument operands,
 //!    attaching with semaphores; [`unwind`]: unwind tables from `.eh_frame` for the
-//!    kernel's DWARF unwinder;
+//!    kernel's DWARF unwinder; [`runtimes`]: the runtimes whose frames could not be named;
 //! 5. [`output`]: neutral values (groups, stacks, counts) to text, folded stacks, SVG, JSON;
 //! 6. [`session`]: one run skeleton (scope, workload, signals, intervals, detach);
 //! 7. [`jobs`]: what the commands run on it (aggregates, stacks, trace, stat, top);
@@ -36,6 +36,7 @@ pub mod mappings;
 pub mod output;
 pub mod probe;
 pub mod procmaps;
+pub mod runtimes;
 pub mod session;
 pub mod stacks;
 pub mod symbolize;

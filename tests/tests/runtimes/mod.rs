@@ -6,6 +6,7 @@ mod node;
 mod php;
 mod python;
 mod ruby;
+mod trixie;
 mod whole_machine;
 
 use std::{

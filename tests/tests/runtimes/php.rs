@@ -68,7 +68,7 @@ fn php_of_an_unknown_version_keeps_native_frames() {
     );
     assert!(
         stderr.contains(&format!(
-            "native frames for {} (PHP 8.9: no structure offsets for this version (8.2 is known)) in 1 process",
+            "native frames for {} (no layout for PHP 8.9 (known: 8.2, 8.4)) in 1 process",
             php.display()
         )),
         "{stderr}"

@@ -40,6 +40,17 @@ pub trait AggregateSource {
     fn detach(&mut self);
 }
 
+/// What a source's unwinder says at the end of a run ([`SampleSource::unwind_report`]).
+#[derive(Debug, Default)]
+pub struct UnwindReport {
+    /// Why the stacks of some processes look broken, by pid.
+    pub hints: HashMap<u32, String>,
+    /// The unwinder's report, for `-v`.
+    pub summary: Option<String>,
+    /// The runtimes found whose frames were not named, and why (said without `-v`).
+    pub not_named: Vec<crate::runtimes::RuntimeNotNamed>,
+}
+
 /// The maps of a sampler, read as raw samples: stack hashes to instruction pointers, and
 /// counts per (process, stacks, comm) key, which the job symbolizes.
 pub trait SampleSource {
@@ -105,10 +116,11 @@ pub trait SampleSource {
         Ok(None)
     }
 
-    /// At the end of a run: why the stacks of some processes look broken (by pid), and the
-    /// unwinder's report for `-v`; nothing by default. Stops the unwind tables' thread.
-    fn unwind_report(&mut self) -> (HashMap<u32, String>, Option<String>) {
-        Default::default()
+    /// At the end of a run: why the stacks of some processes look broken, the runtimes
+    /// whose frames were not named, and the unwinder's report for `-v`; nothing by default.
+    /// Stops the unwind tables' thread.
+    fn unwind_report(&mut self) -> UnwindReport {
+        UnwindReport::default()
     }
 
     /// The symbolized `profile` of a read, as the report shows it: itself by default;
@@ -216,17 +228,19 @@ impl SampleSource for CpuSampler {
         self.profiler.as_ref().map(|profiler| profiler.cpus())
     }
 
-    fn unwind_report(&mut self) -> (HashMap<u32, String>, Option<String>) {
+    fn unwind_report(&mut self) -> UnwindReport {
         let Some(profiler) = &mut self.profiler else {
-            return Default::default();
+            return UnwindReport::default();
         };
-        (
-            profiler
-                .unwind_tables()
-                .map(|tables| tables.broken_hints())
-                .unwrap_or_default(),
-            profiler.unwind_summary(),
-        )
+        let (hints, not_named) = profiler
+            .unwind_tables()
+            .map(|tables| (tables.broken_hints(), tables.runtimes_not_named()))
+            .unwrap_or_default();
+        UnwindReport {
+            hints,
+            summary: profiler.unwind_summary(),
+            not_named,
+        }
     }
 
     fn detach(&mut self) -> Result<()> {

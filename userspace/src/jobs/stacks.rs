@@ -531,8 +531,9 @@ fn finish(
     };
     // In DWARF mode, broken-looking stacks are explained by the mappings that had no table;
     // -v reports the tables and the kernel walk's counters.
-    let (hints, unwind_summary) = collector.source.unwind_report();
+    let unwind = collector.source.unwind_report();
     let mut header = collector.header(&finished.scope_text, finished.elapsed);
+    header.runtimes_not_named = &unwind.not_named;
     header.saved_as = outputs
         .iter()
         .find(|(_, f)| *f == Format::Json)
@@ -564,7 +565,13 @@ fn finish(
         })?;
     }
     let summary = match collector.source.engine_stats()? {
-        None => output::profile::summary(&profile, &header, &finished.reason(), processes, &hints),
+        None => output::profile::summary(
+            &profile,
+            &header,
+            &finished.reason(),
+            processes,
+            &unwind.hints,
+        ),
         Some(stats) => {
             let mut summary = String::new();
             if matches!(labels.tool, "offcpu" | "offwaketime") {
@@ -589,6 +596,13 @@ fn finish(
                 )
         }
     };
+    // Said without -v: a runtime found but not unwound reads as native frames otherwise.
+    let summary = summary
+        + &unwind
+            .not_named
+            .iter()
+            .map(|not_named| format!("tracekit: {}\n", not_named.line()))
+            .collect::<String>();
     let mut after = String::new();
     for (path, format) in outputs {
         let written = match format {
@@ -600,7 +614,7 @@ fn finish(
         after += &format!("{written}\n");
     }
     if options.verbose > 0
-        && let Some(summary) = unwind_summary
+        && let Some(summary) = &unwind.summary
     {
         after += &format!("tracekit: {}\n", summary.replace('\n', "\ntracekit: "));
     }

@@ -43,6 +43,9 @@ pub struct Header<'a> {
     /// The JSON file the same profile is saved to, which heat map cells name in their
     /// `tracekit report` commands.
     pub saved_as: Option<&'a Path>,
+    /// The runtimes found whose frames were not named, and why (JSON's
+    /// `runtimes_not_named`).
+    pub runtimes_not_named: &'a [crate::runtimes::RuntimeNotNamed],
 }
 
 impl<'a> Header<'a> {
@@ -61,6 +64,7 @@ impl<'a> Header<'a> {
             cgroups: None,
             inverted: false,
             saved_as: None,
+            runtimes_not_named: &[],
         }
     }
 

@@ -53,6 +53,7 @@ use crate::{
     cpu_sampler::{Stats, SymbolizedProfile},
     error::quote,
     mappings::Mapping,
+    runtimes::RuntimeNotNamed,
     stacks::{CodeAddress, Frame, FrameKind, Stack},
 };
 
@@ -109,6 +110,8 @@ pub struct Saved {
     pub cgroups: HashMap<u32, String>,
     /// The stacks and the counters.
     pub profile: SymbolizedProfile,
+    /// The runtimes found whose frames were not named, and why.
+    pub runtimes_not_named: Vec<RuntimeNotNamed>,
 }
 
 impl Saved {
@@ -121,6 +124,7 @@ impl Saved {
             start: self.start,
             time_slice_ns: self.time_slice_ns,
             cgroups: Some(&self.cgroups),
+            runtimes_not_named: &self.runtimes_not_named,
             ..Header::new(&self.tool, &self.event, &self.unit, &self.scope)
         }
     }
@@ -150,6 +154,9 @@ struct JsonProfile {
     mappings: Vec<JsonMapping>,
     #[serde(default)]
     cgroups: BTreeMap<u32, String>,
+    /// Runtimes found whose frames stayed native, and why (absent when none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    runtimes_not_named: Vec<RuntimeNotNamed>,
     stacks: Vec<JsonStack>,
 }
 
@@ -289,6 +296,7 @@ pub fn write(
         },
         mappings,
         cgroups,
+        runtimes_not_named: header.runtimes_not_named.to_vec(),
         stacks,
     };
     serde_json::to_writer(&mut *out, &json)?;
@@ -455,6 +463,7 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<Saved> {
         start: UNIX_EPOCH + Duration::from_nanos(json.start_unix_ns),
         time_slice_ns: json.time_slice_ns,
         cgroups: json.cgroups.into_iter().collect(),
+        runtimes_not_named: json.runtimes_not_named,
         profile: SymbolizedProfile {
             stacks,
             stats: Stats {

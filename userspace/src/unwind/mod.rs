@@ -665,6 +665,15 @@ impl UnwindTables {
         text
     }
 
+    /// The runtimes found whose frames stayed native, and why (the run's summary).
+    pub fn runtimes_not_named(&self) -> Vec<crate::runtimes::RuntimeNotNamed> {
+        self.kernel
+            .interp
+            .as_ref()
+            .map(|interp| interp.not_named())
+            .unwrap_or_default()
+    }
+
     /// What was loaded, what it costs, and what fell back to frame pointers and why, one
     /// line each (for `-v`).
     pub fn report(&self) -> String {

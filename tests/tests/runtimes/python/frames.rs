@@ -509,3 +509,75 @@ fn python_same_frames_as_py_spy() {
         );
     }
 }
+
+/// pyenv's CPython 3.7 has no layout: its frames stay native, and the run's summary (no
+/// `-v`) and the JSON say which runtime, version and process, and why.
+#[test]
+fn python_3_7_is_said_in_the_summary() {
+    let test = "python_3_7_is_said_in_the_summary";
+    require_root();
+    let python = PathBuf::from("/root/.pyenv/versions/3.7.16/bin/python3.7");
+    if !python.is_file() {
+        eprintln!(
+            "{test}: skipped: {} is not installed here",
+            python.display()
+        );
+        return;
+    }
+    let dir = scratch(test);
+    let mut child = spawn_ready(&python, "py_chain.py", &["60"]);
+    let pid = child.id().to_string();
+    let folded = dir.join("out.folded");
+    let json = dir.join("out.json");
+    let run = tracekit(
+        [
+            "profile",
+            "-F",
+            "199",
+            "-p",
+            &pid,
+            "-d",
+            "2",
+            "-o",
+            folded.to_str().unwrap(),
+            "-o",
+            json.to_str().unwrap(),
+        ],
+        TIMEOUT,
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+    run.assert_code(0);
+    let folded = parse_folded(&std::fs::read_to_string(&folded).unwrap());
+    let (named, total) = share(&folded, |path| {
+        path.contains("[python]") || path.contains("leaf (")
+    });
+    let (native, _) = share(&folded, |path| path.contains(";_PyEval_EvalFrameDefault"));
+    eprintln!("{test}: {named} of {total} samples name Python code, {native} keep the eval loop");
+    assert!(total >= 50, "only {total} samples: {folded:#?}");
+    assert_eq!(named, 0, "{folded:#?}");
+    assert!(
+        native as f64 >= 0.90 * total as f64,
+        "{native} of {total} samples keep _PyEval_EvalFrameDefault: {folded:#?}"
+    );
+    let reason = "no layout for CPython 3.7 (known: 3.8-3.13)";
+    let line = format!("tracekit: python 3.7 (pid {pid}): Python frames not named: {reason}\n");
+    assert!(
+        run.stderr.contains(&line),
+        "want {line:?} in: {}",
+        run.stderr
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(
+        json["runtimes_not_named"],
+        serde_json::json!([{
+            "runtime": "python",
+            "version": "3.7",
+            "language": "Python",
+            "reason": reason,
+            "pids": [child.id()],
+        }]),
+        "{json}"
+    );
+}

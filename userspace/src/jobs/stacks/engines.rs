@@ -15,7 +15,10 @@ use crate::{
     Result,
     cpu_sampler::{RawProfile, SymbolizedProfile},
     engine::{Aggregates, EngineStats, KeyColumn},
-    jobs::{aggregate::Engines, source::SampleSource},
+    jobs::{
+        aggregate::Engines,
+        source::{SampleSource, UnwindReport},
+    },
     session::Tracees,
     stacks::Stack,
     unwind::Unwinder,
@@ -329,16 +332,19 @@ impl SampleSource for EngineStacks<'_> {
         Ok(Some(self.engines.read()?.stats))
     }
 
-    fn unwind_report(&mut self) -> (HashMap<u32, String>, Option<String>) {
-        let summaries: Vec<String> = self
-            .unwinders
-            .iter_mut()
-            .map(|unwinder| unwinder.tables().summary())
-            .collect();
-        (
-            HashMap::new(),
-            (!summaries.is_empty()).then(|| summaries.join("\n")),
-        )
+    fn unwind_report(&mut self) -> UnwindReport {
+        let mut summaries = Vec::new();
+        let mut not_named = Vec::new();
+        for unwinder in &mut self.unwinders {
+            let tables = unwinder.tables();
+            summaries.push(tables.summary());
+            not_named.extend(tables.runtimes_not_named());
+        }
+        UnwindReport {
+            hints: HashMap::new(),
+            summary: (!summaries.is_empty()).then(|| summaries.join("\n")),
+            not_named,
+        }
     }
 
     fn join(&mut self, profile: SymbolizedProfile) -> SymbolizedProfile {

@@ -182,3 +182,40 @@ fn round_trips_addresses_mappings_and_slices() {
         String::from_utf8(json).unwrap()
     );
 }
+
+/// Runtimes whose frames were not named are written as `runtimes_not_named` and read back;
+/// a profile with none has no such field.
+#[test]
+fn runtimes_not_named_round_trip() {
+    let not_named = [RuntimeNotNamed {
+        runtime: "ruby".into(),
+        version: Some("3.9.8".into()),
+        language: "Ruby".into(),
+        reason: "no layout for Ruby 3.9 (known: 3.1, 3.3)".into(),
+        pids: vec![41, 4242],
+    }];
+    let profile = SymbolizedProfile::default();
+    let header = Header {
+        runtimes_not_named: &not_named,
+        ..Header::new("profile", "cpu-clock", "samples", "pid 41")
+    };
+    let mut json = Vec::new();
+    write(&mut json, &profile, &header).unwrap();
+    let text = String::from_utf8(json.clone()).unwrap();
+    assert!(
+        text.contains(
+            r#""runtimes_not_named":[{"runtime":"ruby","version":"3.9.8","language":"Ruby","reason":"no layout for Ruby 3.9 (known: 3.1, 3.3)","pids":[41,4242]}]"#
+        ),
+        "{text}"
+    );
+    let back = parse(&json, Path::new("x.json")).unwrap();
+    assert_eq!(back.runtimes_not_named, not_named);
+    let mut none = Vec::new();
+    let plain = Header::new("profile", "cpu-clock", "samples", "pid 41");
+    write(&mut none, &profile, &plain).unwrap();
+    assert!(
+        !String::from_utf8(none)
+            .unwrap()
+            .contains("runtimes_not_named")
+    );
+}

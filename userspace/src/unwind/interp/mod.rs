@@ -11,7 +11,8 @@
 //!   are checked for an interpreter (by file name, then symbols through blazesym, then
 //!   version), and the process's [`InterpProcess`] is published: the eval loop's address
 //!   range, where its thread state is found, the version's offsets. A binary whose version
-//!   has no offsets keeps its native frames, and the report (`-v`) says why.
+//!   has no offsets keeps its native frames, and the run's summary says why
+//!   ([`Interpreters::not_named`]; `-v` names the binary).
 //! - [`frames`] names an encoded frame for the symbolizer: the code object is read from the
 //!   process's memory (`process_vm_readv`) the first time it is seen and cached per
 //!   (pid, code pointer); [`remember_codes`] reads a stack's code objects ahead, while the
@@ -36,7 +37,7 @@ mod unpublish;
 pub mod v8;
 
 use std::{
-    collections::{BTreeMap, HashMap},
+    collections::{BTreeMap, BTreeSet, HashMap},
     sync::atomic::{AtomicBool, Ordering},
 };
 
@@ -51,6 +52,7 @@ use tracekit_common::interp::{
 
 use crate::{
     bpf::names::unwind as names,
+    runtimes::RuntimeNotNamed,
     stacks::{Frame, FrameKind},
     unwind::process::{Backing, ExecMapping},
 };
@@ -59,7 +61,7 @@ use layout::layouts;
 pub use memory::{read_memory, read_memory_prefix};
 use registry::{CodeReader, names_report, register};
 pub use registry::{MAX_CODES_PER_PROCESS, cached, forget_exited, remember_codes};
-use runtime::{Detected, RUNTIMES, file_name, runtime_of};
+use runtime::{Detected, RUNTIMES, Unsupported, file_name, runtime_of};
 pub use splice::splice;
 
 /// The module column of Python frames.
@@ -116,6 +118,9 @@ pub struct Interpreters {
     /// (binary, reason) to (processes that kept native frames, the last of them): a
     /// process loaded again (after an `exec`, a `dlopen`) counts once.
     unsupported: BTreeMap<(String, String), (u64, u32)>,
+    /// (runtime, version, reason) to the processes that kept native frames for it, for the
+    /// run's summary ([`Self::not_named`]).
+    not_named: BTreeMap<(&'static str, Option<String>, String), BTreeSet<u32>>,
     errors: BTreeMap<String, u64>,
     /// JVMs not readable yet, probed again ([`hotspot::pending`]).
     hotspot_pending: hotspot::pending::PendingJvms,
@@ -144,6 +149,7 @@ impl Interpreters {
             published: HashMap::new(),
             by_version: BTreeMap::new(),
             unsupported: BTreeMap::new(),
+            not_named: BTreeMap::new(),
             errors: BTreeMap::new(),
             hotspot_pending: Default::default(),
             limits: BTreeMap::new(),
@@ -178,7 +184,7 @@ impl Interpreters {
             };
             match detected {
                 Detected::None => {}
-                Detected::Unsupported(reason) => self.keep_native(path, reason, pid),
+                Detected::Unsupported(unsupported) => self.keep_native(path, unsupported, pid),
                 Detected::Found(binary) => {
                     if binary.load(self, pid, path, mapping, mappings) {
                         return;
@@ -230,16 +236,39 @@ impl Interpreters {
         }
     }
 
-    /// Counts process `pid` as keeping native frames in `path` for `reason` (once per pid).
-    fn keep_native(&mut self, path: &str, reason: String, pid: u32) {
+    /// Counts process `pid` as keeping native frames in `path` for the reason `unsupported`
+    /// gives (once per pid).
+    fn keep_native(&mut self, path: &str, unsupported: Unsupported, pid: u32) {
         let (count, last) = self
             .unsupported
-            .entry((path.to_string(), reason))
+            .entry((path.to_string(), unsupported.reason.clone()))
             .or_default();
         if *last != pid {
             *count += 1;
             *last = pid;
         }
+        self.not_named
+            .entry((unsupported.runtime, unsupported.version, unsupported.reason))
+            .or_default()
+            .insert(pid);
+    }
+
+    /// The runtimes found whose frames stayed native, and why, with their processes (a
+    /// process published since is not one): what the run's summary says without `-v`.
+    pub fn not_named(&self) -> Vec<RuntimeNotNamed> {
+        self.not_named
+            .iter()
+            .filter(|(_, pids)| !pids.is_empty())
+            .map(|((runtime, version, reason), pids)| RuntimeNotNamed {
+                runtime: runtime.to_string(),
+                version: version.clone(),
+                language: runtime::runtime_named(runtime)
+                    .map_or(*runtime, |runtime| runtime.language())
+                    .to_string(),
+                reason: reason.clone(),
+                pids: pids.iter().copied().collect(),
+            })
+            .collect()
     }
 
     /// Publishes `process` as `pid`'s runtime, `name` its version for the report; the
@@ -247,6 +276,9 @@ impl Interpreters {
     fn publish(&mut self, pid: u32, process: InterpProcess, name: String, reader: impl CodeReader) {
         match self.processes.insert(pid, process, 0) {
             Ok(()) => {
+                for pids in self.not_named.values_mut() {
+                    pids.remove(&pid);
+                }
                 if self.published.get(&pid) != Some(&name) {
                     *self.by_version.entry(name.clone()).or_default() += 1;
                 }

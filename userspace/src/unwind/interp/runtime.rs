@@ -40,6 +40,12 @@ pub(crate) trait Runtime: Sync {
     /// The module column of its frames (`[python]`).
     fn module(&self) -> &'static str;
 
+    /// Its name in the run's summary and JSON (`ruby`), lower case.
+    fn name(&self) -> &'static str;
+
+    /// The language its frames are of, as the summary says it (`Ruby frames not named`).
+    fn language(&self) -> &'static str;
+
     /// Whether a mapped file named `name` (no directory) may be this runtime, by its name
     /// alone (no file is read).
     fn claims(&self, name: &str) -> bool;
@@ -110,12 +116,44 @@ pub(crate) enum Detected {
     /// A runtime's binary ([`Binary::load`] publishes it).
     Found(Arc<dyn Binary>),
     /// A runtime we cannot unwind, and why (for the report).
-    Unsupported(String),
+    Unsupported(Unsupported),
     /// Not a runtime.
     None,
 }
 
+/// Why a runtime's binary keeps its native frames.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Unsupported {
+    /// The runtime's [`Runtime::name`] (set by [`detect`]).
+    pub runtime: &'static str,
+    /// The runtime's version as the binary says it (`3.4.1`), when it was read.
+    pub version: Option<String>,
+    /// Why (`no layout for Ruby 3.4`).
+    pub reason: String,
+}
+
 impl Detected {
+    /// A runtime that keeps its native frames for `reason`, its version unread.
+    pub(crate) fn unsupported(reason: impl Into<String>) -> Self {
+        Self::Unsupported(Unsupported {
+            runtime: "",
+            version: None,
+            reason: reason.into(),
+        })
+    }
+
+    /// A runtime of `version` that keeps its native frames for `reason`.
+    pub(crate) fn unsupported_version(
+        version: impl Into<String>,
+        reason: impl Into<String>,
+    ) -> Self {
+        Self::Unsupported(Unsupported {
+            runtime: "",
+            version: Some(version.into()),
+            reason: reason.into(),
+        })
+    }
+
     /// A runtime's `binary`.
     pub(crate) fn found(binary: impl Binary) -> Self {
         Self::Found(Arc::new(binary))
@@ -137,13 +175,27 @@ pub(crate) fn file_name(path: &str) -> &str {
 }
 
 /// Checks the mapped file at `path` (opened as `file`) for a runtime: the first in
-/// [`RUNTIMES`] that claims its name decides.
+/// [`RUNTIMES`] that claims its name decides (and is named in what it finds unsupported).
 pub(crate) fn detect(path: &str, file: &Path) -> Detected {
     let name = file_name(path);
     match RUNTIMES.iter().find(|runtime| runtime.claims(name)) {
-        Some(runtime) => runtime.detect(path, file),
+        Some(runtime) => match runtime.detect(path, file) {
+            Detected::Unsupported(unsupported) => Detected::Unsupported(Unsupported {
+                runtime: runtime.name(),
+                ..unsupported
+            }),
+            detected => detected,
+        },
         None => Detected::None,
     }
+}
+
+/// The runtime named `name` ([`Runtime::name`]).
+pub(crate) fn runtime_named(name: &str) -> Option<&'static dyn Runtime> {
+    RUNTIMES
+        .iter()
+        .copied()
+        .find(|runtime| runtime.name() == name)
 }
 
 /// The runtime whose frames carry kernel tag `tag` (CPython for a tag no runtime has).

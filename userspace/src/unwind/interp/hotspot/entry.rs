@@ -31,6 +31,14 @@ impl Runtime for HotSpot {
         MODULE
     }
 
+    fn name(&self) -> &'static str {
+        "java"
+    }
+
+    fn language(&self) -> &'static str {
+        "Java"
+    }
+
     fn claims(&self, name: &str) -> bool {
         is_libjvm(name)
     }

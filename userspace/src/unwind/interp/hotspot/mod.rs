@@ -26,7 +26,10 @@ use tracekit_common::interp::{
     runtime,
 };
 
-use super::{read_memory, runtime::Detected};
+use super::{
+    read_memory,
+    runtime::{Detected, Runtime as _, Unsupported},
+};
 use crate::unwind::process::ExecMapping;
 
 /// Whether `name` (a file name) is HotSpot's shared library.
@@ -45,6 +48,16 @@ pub struct Binary {
     pub anchor: (u64, u64),
 }
 
+/// A JVM whose Java frames (or compiled ones) stay native for `reason`, found after
+/// detection (the process's own VM structures could not be read).
+pub(super) fn not_named(reason: String) -> Unsupported {
+    Unsupported {
+        runtime: HOTSPOT.name(),
+        version: None,
+        reason,
+    }
+}
+
 /// Checks `file` (a mapping of `libjvm.so`) for the serviceability tables' symbols.
 fn detect(file: &std::path::Path) -> Detected {
     use object::{Object as _, ObjectSection as _, ObjectSymbol as _};
@@ -53,11 +66,11 @@ fn detect(file: &std::path::Path) -> Detected {
         unsafe { memmap2::Mmap::map(&f) }
     }) {
         Ok(data) => data,
-        Err(err) => return Detected::Unsupported(format!("reading libjvm.so: {err}")),
+        Err(err) => return Detected::unsupported(format!("reading libjvm.so: {err}")),
     };
     let elf = match object::File::parse(&*data) {
         Ok(elf) => elf,
-        Err(err) => return Detected::Unsupported(format!("libjvm.so is not ELF: {err}")),
+        Err(err) => return Detected::unsupported(format!("libjvm.so is not ELF: {err}")),
     };
     let mut symbols = HashMap::new();
     let mut anchor = None;
@@ -83,13 +96,13 @@ fn detect(file: &std::path::Path) -> Detected {
         .filter(|name| !symbols.contains_key(*name))
         .collect();
     if !missing.is_empty() {
-        return Detected::Unsupported(format!(
+        return Detected::unsupported(format!(
             "HotSpot without its serviceability symbols: {} missing",
             missing.join(", ")
         ));
     }
     let Some(anchor) = anchor else {
-        return Detected::Unsupported("libjvm.so without JNI_CreateJavaVM".into());
+        return Detected::unsupported("libjvm.so without JNI_CreateJavaVM");
     };
     Detected::found(Binary { symbols, anchor })
 }

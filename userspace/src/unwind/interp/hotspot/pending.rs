@@ -94,7 +94,7 @@ impl Interpreters {
                     }
                     log::debug!("interpreters: JVM {pid}: {summary}");
                     if code_cache.is_none() {
-                        self.keep_native(path, summary, pid);
+                        self.keep_native(path, hotspot::not_named(summary), pid);
                     }
                     return true;
                 }
@@ -125,7 +125,7 @@ impl Interpreters {
             }
             Err(not_read) => not_read.reason,
         };
-        self.keep_native(path, reason, pid);
+        self.keep_native(path, hotspot::not_named(reason), pid);
         false
     }
 
@@ -146,7 +146,7 @@ impl Interpreters {
             if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
                 if let Some(pending) = self.hotspot_pending.remove(&pid) {
                     let reason = format!("{} (it exited first)", pending.reason);
-                    self.keep_native(&pending.path, reason, pid);
+                    self.keep_native(&pending.path, hotspot::not_named(reason), pid);
                 }
                 continue;
             }

@@ -1,14 +1,17 @@
-//! PHP 8.2 (Zend, non-ZTS: the CLI): detection by `execute_ex`, `executor_globals` and the
-//! version `get_zend_version` reports, the structure offsets the kernel walk needs, and
-//! naming of functions (`Class::method`, file, and the line the kernel read from `opline`).
+//! PHP 8.2 and 8.4 (Zend, non-ZTS: the CLI): detection by `execute_ex`, `executor_globals`
+//! and the version in the binary's `X-Powered-By: PHP/8.x.y` literal, the structure
+//! offsets the kernel walk needs (a table per minor version, each entry with its source),
+//! and naming of functions (`Class::method`, file, and the line the kernel read from
+//! `opline`).
 //!
-//! Debian's `php8.2` is stripped and no debug information is reachable here, so the offsets
-//! are a table for 8.2 from its headers (`Zend/zend_compile.h`: `zend_execute_data`,
-//! `zend_op`, `zend_op_array` with `filename` at 152; `Zend/zend_globals.h`;
-//! `Zend/zend_types.h`: `zend_string`'s `val` at 24), checked against the binary's own code:
-//! `zend_get_executed_lineno` reads `executor_globals+0x1e8` (`current_execute_data`),
-//! `func` at 0x18, `prev_execute_data` at 0x30, `opline->lineno` at 0x18, and
-//! `zend_get_executed_filename_ex` reads `op_array.filename` at 0x98.
+//! Debian's `php8.x` binaries are stripped and no debug information is reachable here, so
+//! the offsets come from php-src's headers at the release, checked against the binary's
+//! own code: `zend_get_executed_lineno` reads `executor_globals+0x1e8`
+//! (`current_execute_data`), `func` at 0x18, `prev_execute_data` at 0x30,
+//! `opline->lineno` at 0x18, and `zend_get_executed_filename_ex` reads
+//! `op_array.filename` (0x98 in 8.2, 0xa8 in 8.4). How the executor globals are found did
+//! not change in 8.4: a non-ZTS build still exports `executor_globals`, and
+//! `current_execute_data` is still at 0x1e8 in it.
 
 use tracekit_common::interp::{
     InterpProcess, NO_OFFSET, OFFSET_SLOTS,
@@ -28,23 +31,61 @@ use crate::unwind::process::ExecMapping;
 pub struct Version {
     /// `8.minor`.
     pub minor: u8,
-    /// `executor_globals.current_execute_data`.
-    current_execute_data: u64,
-    function_name: u64,
-    scope: u64,
-    filename: u64,
-    line_start: u64,
+    /// The release the offsets were read at (`php-8.4.27`).
+    pub tag: &'static str,
+    /// `executor_globals.current_execute_data` (`Zend/zend_globals.h`).
+    pub current_execute_data: u64,
+    /// `zend_function.common.function_name` (`Zend/zend_compile.h`).
+    pub function_name: u64,
+    /// `zend_function.common.scope`.
+    pub scope: u64,
+    /// `zend_op_array.filename`.
+    pub filename: u64,
+    /// `zend_op_array.line_start`.
+    pub line_start: u64,
 }
 
-/// The versions known.
-pub const VERSIONS: [Version; 1] = [Version {
-    minor: 2,
-    current_execute_data: 0x1e8,
-    function_name: 8,
-    scope: 16,
-    filename: 152,
-    line_start: 160,
-}];
+/// The versions known. `zend_execute_data` (opline 0, func 24, This 32, prev 48),
+/// `zend_op.lineno` (24), `zend_string` (len 16, val 24) and the call info's
+/// `ZEND_CALL_TOP` are the same in both.
+pub const VERSIONS: [Version; 2] = [
+    // php-8.2 (`Zend/zend_compile.h`): the common part of `zend_op_array` is type,
+    // arg_flags, fn_flags, function_name 8, scope 16, prototype, num_args,
+    // required_num_args, arg_info, attributes, T, run_time_cache (72 bytes); then
+    // cache_size, last_var, last, opcodes, static_variables_ptr, static_variables, vars,
+    // refcount, last_live_range, last_try_catch, live_range, try_catch_array, filename 152,
+    // line_start 160. Debian's 8.2 reads filename at 0x98.
+    Version {
+        minor: 2,
+        tag: "php-8.2.36",
+        current_execute_data: 0x1e8,
+        function_name: 8,
+        scope: 16,
+        filename: 152,
+        line_start: 160,
+    },
+    // php-8.4 (`Zend/zend_compile.h`): the common part of `zend_op_array` grew by 16
+    // bytes (8.4 adds `doc_comment` and, for property hooks, `prop_info` to it), so
+    // filename is at 168 and line_start, which follows it, at 176. Debian 13's 8.4.27
+    // reads filename at 0xa8 (`zend_get_executed_filename_ex`) and
+    // `current_execute_data` at 0x1e8 (`zend_get_executed_lineno`). Only names come from
+    // here: lines are the kernel's `opline->lineno`.
+    Version {
+        minor: 4,
+        tag: "php-8.4.27",
+        current_execute_data: 0x1e8,
+        function_name: 8,
+        scope: 16,
+        filename: 168,
+        line_start: 176,
+    },
+];
+
+/// The versions known, as messages list them (`8.2, 8.4`).
+pub fn known() -> String {
+    let known: Vec<String> = VERSIONS.iter().map(|v| format!("8.{}", v.minor)).collect();
+    known.join(", ")
+}
 
 /// The layout of `8.minor`, if known.
 pub fn version(major: u8, minor: u8) -> Option<&'static Version> {
@@ -63,9 +104,10 @@ pub fn version_of_name(path: &str) -> Option<(u8, u8)> {
     Some((major.parse().ok()?, minor.parse().ok()?))
 }
 
-/// `(major, minor)` from the `PHP_VERSION` string in the binary (`X-Powered-By: PHP/8.2.36`
-/// is how the SAPI announces it; the same literal is in every build).
-fn version_in_binary(data: &[u8]) -> Option<(u8, u8)> {
+/// `(major, minor)` and the whole version from the `PHP_VERSION` string in the binary
+/// (`X-Powered-By: PHP/8.2.36` is how the SAPI announces it; the same literal is in every
+/// build).
+fn version_in_binary(data: &[u8]) -> Option<((u8, u8), String)> {
     let needle = b"X-Powered-By: PHP/";
     let at = data.windows(needle.len()).position(|w| w == needle)? + needle.len();
     let text: String = data[at..]
@@ -75,7 +117,8 @@ fn version_in_binary(data: &[u8]) -> Option<(u8, u8)> {
         .map(|&b| b as char)
         .collect();
     let mut parts = text.split('.');
-    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
+    let version = (parts.next()?.parse().ok()?, parts.next()?.parse().ok()?);
+    Some((version, text))
 }
 
 /// A detected PHP binary, in its own ELF addresses.
@@ -129,6 +172,14 @@ impl Runtime for Php {
 
     fn module(&self) -> &'static str {
         MODULE
+    }
+
+    fn name(&self) -> &'static str {
+        "php"
+    }
+
+    fn language(&self) -> &'static str {
+        "PHP"
     }
 
     fn claims(&self, name: &str) -> bool {
@@ -188,28 +239,32 @@ fn detect(path: &str, file: &std::path::Path) -> Detected {
         return Detected::None;
     };
     let Some(globals) = first(1) else {
-        return Detected::Unsupported(if first(2).is_some() {
-            "PHP built thread-safe (ZTS): executor globals are per thread, not read".into()
+        return Detected::unsupported(if first(2).is_some() {
+            "PHP built thread-safe (ZTS): executor globals are per thread, not read"
         } else {
-            "PHP without executor_globals".into()
+            "PHP without executor_globals"
         });
     };
     let found_version = std::fs::read(file)
         .ok()
         .and_then(|data| version_in_binary(&data))
-        .or_else(|| version_of_name(path));
-    let Some((major, minor)) = found_version else {
-        return Detected::Unsupported("PHP of an unknown version".into());
+        .or_else(|| {
+            let (major, minor) = version_of_name(path)?;
+            Some(((major, minor), format!("{major}.{minor}")))
+        });
+    let Some(((major, minor), shown)) = found_version else {
+        return Detected::unsupported("PHP of an unknown version");
     };
     let Some(version) = version(major, minor) else {
-        return Detected::Unsupported(format!(
-            "PHP {major}.{minor}: no structure offsets for this version (8.2 is known)"
-        ));
+        return Detected::unsupported_version(
+            shown,
+            format!("no layout for PHP {major}.{minor} (known: {})", known()),
+        );
     };
     let (Some(eval_size), Some(eval_file_offset)) =
         (eval.size.filter(|&size| size > 0), eval.file_offset)
     else {
-        return Detected::Unsupported("execute_ex has no size or file offset".into());
+        return Detected::unsupported_version(shown, "execute_ex has no size or file offset");
     };
     Detected::found(Binary {
         version,
@@ -240,7 +295,7 @@ fn read_string(pid: u32, object: u64) -> Option<String> {
 /// file's top level) and its file. Lines come with each frame ([`CodeInfo::line`] is not
 /// used: the kernel records `opline->lineno`).
 pub fn read_code(pid: u32, v: &Version, function: u64) -> Option<CodeInfo> {
-    let header = read_memory(pid, function, 168)?;
+    let header = read_memory(pid, function, (v.filename.max(v.line_start) + 8) as usize)?;
     let word = |at: u64| -> Option<u64> {
         let at = at as usize;
         Some(u64::from_le_bytes(header.get(at..at + 8)?.try_into().ok()?))
@@ -288,6 +343,37 @@ mod tests {
         assert!(binary.eval.1 > 0 && binary.globals != 0);
     }
 
+    /// Debian 13's php8.4 (8.4.27), in the Debian trixie root of the runtime tests:
+    /// `execute_ex` (0x3cf110, 0xa5d6 bytes) and `executor_globals` (0x5f3c40) exported,
+    /// its version read from the binary.
+    #[test]
+    fn detects_debian_trixie_php_8_4() {
+        let roots = std::env::var_os("TRACEKIT_ROOTS").map_or_else(
+            || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/roots"),
+            std::path::PathBuf::from,
+        );
+        let path = roots.join("trixie/usr/bin/php8.4");
+        if !path.exists() {
+            eprintln!(
+                "skipped: no {} (cargo xtask test makes the root)",
+                path.display()
+            );
+            return;
+        }
+        let detected = detect(path.to_str().unwrap(), &path);
+        let Some(binary) = detected.binary::<Binary>() else {
+            panic!("{} not detected as PHP: {detected:?}", path.display());
+        };
+        assert_eq!(binary.version.minor, 4);
+        assert_eq!(binary.eval, (0x3cf110, 0xa5d6));
+        assert_eq!(binary.globals, 0x5f3c40);
+        assert_eq!(
+            binary.process(0).state_address,
+            0x5f3c40 + 0x1e8,
+            "&executor_globals.current_execute_data"
+        );
+    }
+
     #[test]
     fn versions_from_names_and_banner() {
         assert_eq!(version_of_name("/usr/bin/php8.2"), Some((8, 2)));
@@ -295,9 +381,30 @@ mod tests {
         assert_eq!(version_of_name("/usr/bin/php"), None);
         assert_eq!(
             version_in_binary(b"\0X-Powered-By: PHP/8.2.36\0more"),
-            Some((8, 2))
+            Some(((8, 2), "8.2.36".to_string()))
         );
-        assert!(version(8, 2).is_some());
+        assert_eq!(
+            version_in_binary(b"X-Powered-By: PHP/8.4.27\0"),
+            Some(((8, 4), "8.4.27".to_string()))
+        );
+        assert_eq!(known(), "8.2, 8.4");
         assert!(version(8, 3).is_none());
+        assert!(version(8, 5).is_none());
+        let v82 = version(8, 2).unwrap();
+        assert_eq!(
+            (v82.current_execute_data, v82.filename, v82.line_start),
+            (0x1e8, 152, 160)
+        );
+        let v84 = version(8, 4).unwrap();
+        assert_eq!(
+            (
+                v84.current_execute_data,
+                v84.function_name,
+                v84.scope,
+                v84.filename,
+                v84.line_start
+            ),
+            (0x1e8, 8, 16, 168, 176)
+        );
     }
 }

@@ -258,6 +258,14 @@ impl Runtime for Python {
         MODULE
     }
 
+    fn name(&self) -> &'static str {
+        "python"
+    }
+
+    fn language(&self) -> &'static str {
+        "Python"
+    }
+
     fn claims(&self, name: &str) -> bool {
         name.contains("python")
     }
@@ -373,7 +381,7 @@ fn detect(path: &str, file: &std::path::Path) -> Detected {
         return Detected::None;
     };
     let Some(eval_size) = eval.size.filter(|&size| size > 0) else {
-        return Detected::Unsupported("_PyEval_EvalFrameDefault has no size".into());
+        return Detected::unsupported("_PyEval_EvalFrameDefault has no size");
     };
     // Py_Version (3.11+) is the authority; older versions are known by their file name.
     let from_symbol = first(2).and_then(|sym| {
@@ -386,15 +394,19 @@ fn detect(path: &str, file: &std::path::Path) -> Detected {
         minor_from_hex(u64::from(u32::from_le_bytes(word)))
     });
     let Some(minor) = from_symbol.or_else(|| minor_from_name(path)) else {
-        return Detected::Unsupported("CPython of an unknown version".into());
+        return Detected::unsupported("CPython of an unknown version");
     };
     let Some(version) = version(minor) else {
-        return Detected::Unsupported(format!(
-            "CPython 3.{minor}: no structure offsets for this version (3.8-3.13 are known)"
-        ));
+        return Detected::unsupported_version(
+            format!("3.{minor}"),
+            format!("no layout for CPython 3.{minor} (known: 3.8-3.13)"),
+        );
     };
     let Some(eval_file_offset) = eval.file_offset else {
-        return Detected::Unsupported("_PyEval_EvalFrameDefault has no file offset".into());
+        return Detected::unsupported_version(
+            format!("3.{minor}"),
+            "_PyEval_EvalFrameDefault has no file offset",
+        );
     };
     let mut version = *version;
     // 3.13+ state their offsets at the start of _PyRuntime: they win over the table.
@@ -417,9 +429,14 @@ fn detect(path: &str, file: &std::path::Path) -> Detected {
                 }
                 version = stated;
             }
-            Some(Err(reason)) => return Detected::Unsupported(reason),
+            Some(Err(reason)) => {
+                return Detected::unsupported_version(format!("3.{minor}"), reason);
+            }
             None => {
-                return Detected::Unsupported("_Py_DebugOffsets could not be read".into());
+                return Detected::unsupported_version(
+                    format!("3.{minor}"),
+                    "_Py_DebugOffsets could not be read",
+                );
             }
         }
     }

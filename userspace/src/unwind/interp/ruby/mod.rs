@@ -1,15 +1,15 @@
-//! CRuby (MRI) 3.1: detection of `libruby` by its symbols and `ruby_version`, the structure
-//! offsets the kernel walk needs, and naming of iseqs (label, path, line from the `pc`).
+//! CRuby (MRI) 3.1 and 3.3: detection of `libruby` by its symbols and `ruby_version`, the
+//! structure offsets the kernel walk needs ([`versions`]: one table entry per minor
+//! version, each with its source), and naming of iseqs (label, path, line from the `pc`).
 //!
-//! Debian ships no debug information for `libruby3.1` reachable here, so the offsets are a
-//! table for 3.1, from Ruby 3.1's headers (`vm_core.h`: `rb_execution_context_t`,
-//! `rb_control_frame_t` with `__bp__` and `jit_return`, 64 bytes; `rb_iseq_constant_body`
-//! with `location` at 64 and `insns_info` at 120; `iseq.h`: `iseq_insn_info_entry` of 12
-//! bytes with `node_id`; `include/ruby/internal/core/rstring.h`, `rarray.h`), and agree with
-//! the OpenTelemetry profiler's table for 3.1 and with what a 3.1.2 process holds (the
-//! integration test names a known chain and its lines from them). `ruby_current_ec` is
-//! found through the `R_X86_64_DTPMOD64` relocation of its GOT slot (libruby is built with
-//! the general-dynamic TLS model).
+//! The eval loop is `vm_exec_core`, which has no dynamic symbol: it is the large function
+//! `rb_vm_exec` calls. 3.1 exports `rb_vm_exec`; 3.3 does not, and its `rb_iseq_eval_main`
+//! ends in a jump to it, so there it is the callee of `rb_iseq_eval_main` that calls a
+//! large function. `ruby_current_ec` (the thread's execution context) is a TLS variable
+//! reached through its `R_X86_64_DTPMOD64` GOT slot (libruby is built with the
+//! general-dynamic TLS model): named by its relocation in 3.1; in 3.3 it is hidden, so the
+//! slot is the one exported `rb_thread_current` passes to `__tls_get_addr`. A library whose
+//! version has no table entry keeps its native frames, and the run's summary says so.
 
 use tracekit_common::interp::{
     InterpProcess, NO_OFFSET, OFFSET_SLOTS,
@@ -26,55 +26,9 @@ use super::{
     runtime::{Detected, Runtime, at_line, same_reader},
 };
 use crate::unwind::process::ExecMapping;
+pub use versions::{StringLayout, VERSIONS, Version, version, version_of};
 
-/// One minor version's layout.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Version {
-    /// `3.minor`.
-    pub minor: u8,
-    cfp_size: u16,
-    /// `rb_iseq_constant_body.iseq_size` (an `unsigned int`, in `VALUE`s).
-    body_size: u64,
-    body_pathobj: u64,
-    body_label: u64,
-    body_first_lineno: u64,
-    body_insns_info: u64,
-    body_insns_info_size: u64,
-    body_succ_index_table: u64,
-    /// `sizeof(struct iseq_insn_info_entry)` (`line_no` first).
-    insn_info_entry: u64,
-}
-
-/// The versions known.
-pub const VERSIONS: [Version; 1] = [Version {
-    minor: 1,
-    cfp_size: 64,
-    body_size: 4,
-    body_pathobj: 64,
-    body_label: 80,
-    body_first_lineno: 88,
-    body_insns_info: 120,
-    body_insns_info_size: 136,
-    body_succ_index_table: 144,
-    insn_info_entry: 12,
-}];
-
-/// The layout of `3.minor`, if known.
-pub fn version(major: u8, minor: u8) -> Option<&'static Version> {
-    if major != 3 {
-        return None;
-    }
-    VERSIONS.iter().find(|v| v.minor == minor)
-}
-
-/// `(major, minor)` of a `ruby_version` string (`3.1.2`).
-pub fn version_of(text: &str) -> Option<(u8, u8)> {
-    let mut parts = text.split('.');
-    let major = parts.next()?.parse().ok()?;
-    let minor = parts.next()?.parse().ok()?;
-    parts.next()?;
-    Some((major, minor))
-}
+mod versions;
 
 /// A detected `libruby` (or a static `ruby`), in its own ELF addresses.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -136,8 +90,16 @@ impl Runtime for Ruby {
         name.contains("ruby")
     }
 
-    fn detect(&self, _path: &str, file: &std::path::Path) -> Detected {
-        detect(file)
+    fn name(&self) -> &'static str {
+        "ruby"
+    }
+
+    fn language(&self) -> &'static str {
+        "Ruby"
+    }
+
+    fn detect(&self, path: &str, file: &std::path::Path) -> Detected {
+        detect(path, file)
     }
 
     fn symbols(&self, info: &CodeInfo, units: u32, _leaf: bool) -> Vec<(String, bool)> {
@@ -176,18 +138,24 @@ impl CodeReader for Version {
     }
 }
 
-/// Checks `file` (a mapped `libruby` or `ruby`) for a Ruby VM.
-fn detect(file: &std::path::Path) -> Detected {
+/// Checks `file` (a mapped `libruby` or `ruby`, named `path`) for a Ruby VM: one that
+/// exports `ruby_version`.
+fn detect(path: &str, file: &std::path::Path) -> Detected {
     use blazesym::inspect::{Inspector, source::Elf, source::Source};
     let mut elf = Elf::new(file);
     elf.debug_syms = false;
-    let names = ["rb_vm_exec", "ruby_version"];
+    let names = [
+        "ruby_version",
+        "rb_vm_exec",
+        "rb_iseq_eval_main",
+        "rb_thread_current",
+    ];
     let inspector = Inspector::new();
     let Ok(found) = inspector.lookup(&Source::Elf(elf), &names) else {
         return Detected::None;
     };
     let first = |i: usize| found.get(i).and_then(|syms| syms.first());
-    let (Some(eval), Some(version_sym)) = (first(0), first(1)) else {
+    let Some(version_sym) = first(0) else {
         return Detected::None;
     };
     let Ok(data) = std::fs::read(file) else {
@@ -201,31 +169,66 @@ fn detect(file: &std::path::Path) -> Detected {
             String::from_utf8_lossy(&bytes[..end]).into_owned()
         })
         .unwrap_or_default();
-    let Some((major, minor)) = version_of(&text) else {
-        return Detected::Unsupported(format!("Ruby of an unknown version ({text:?})"));
+    let Some((major, minor)) =
+        version_of(&text).or_else(|| versions::version_of_name(super::runtime::file_name(path)))
+    else {
+        return Detected::unsupported(format!("a Ruby of an unknown version ({text:?})"));
+    };
+    let shown = if text.is_empty() {
+        format!("{major}.{minor}")
+    } else {
+        text
     };
     let Some(version) = version(major, minor) else {
-        return Detected::Unsupported(format!(
-            "Ruby {major}.{minor}: no structure offsets for this version (3.1 is known)"
-        ));
-    };
-    let (Some(eval_size), Some(eval_file_offset)) =
-        (eval.size.filter(|&size| size > 0), eval.file_offset)
-    else {
-        return Detected::Unsupported("rb_vm_exec has no size or file offset".into());
-    };
-    let Some(tls_module_slot) = tls_module_slot(&data, "ruby_current_ec") else {
-        return Detected::Unsupported(
-            "Ruby: no general-dynamic TLS relocation of ruby_current_ec".into(),
+        return Detected::unsupported_version(
+            shown,
+            format!(
+                "no layout for Ruby {major}.{minor} (known: {})",
+                versions::known()
+            ),
         );
     };
-    let exec = (eval.addr, eval_size as u64);
-    let (eval, eval_file_offset) = match vm_exec_core(&data, exec, eval_file_offset) {
-        Some(core) => (
-            core,
-            eval_file_offset.wrapping_add(core.0.wrapping_sub(exec.0)),
+    let unsupported = |reason: &str| Detected::unsupported_version(shown.clone(), reason);
+    let function = |sym: &blazesym::inspect::SymInfo<'_>| {
+        Some((
+            (sym.addr, sym.size.filter(|&s| s > 0)? as u64),
+            sym.file_offset?,
+        ))
+    };
+    let file = match object::File::parse(&*data) {
+        Ok(file) => file,
+        Err(err) => return unsupported(&format!("libruby is not ELF: {err}")),
+    };
+    let bounds = crate::unwind::table::function_bounds(&file);
+    // 3.1: `rb_vm_exec` is exported; else it is the callee of `rb_iseq_eval_main` that
+    // calls `vm_exec_core`.
+    let core = match (first(1).and_then(function), first(2).and_then(function)) {
+        (Some((exec, at)), _) => Some(
+            vm_exec_core(&data, &bounds, exec, at)
+                .map(|core| (core, at.wrapping_add(core.0.wrapping_sub(exec.0))))
+                .unwrap_or((exec, at)),
         ),
-        None => (exec, eval_file_offset),
+        (None, Some((main, at))) => callees(&data, &bounds, main, at)
+            .into_iter()
+            .filter_map(|callee| {
+                let callee_at = at.wrapping_add(callee.0.wrapping_sub(main.0));
+                let core = vm_exec_core(&data, &bounds, callee, callee_at)?;
+                Some((core, at.wrapping_add(core.0.wrapping_sub(main.0))))
+            })
+            .max_by_key(|((_, size), _)| *size),
+        (None, None) => None,
+    };
+    let Some((eval, eval_file_offset)) = core else {
+        return unsupported("vm_exec_core not found (no rb_vm_exec, nor a call to it)");
+    };
+    let slot = tls_module_slot(&file, "ruby_current_ec").or_else(|| {
+        let (thread_current, at) = first(3).and_then(function)?;
+        let code = data.get(at as usize..(at + thread_current.1) as usize)?;
+        let slot = general_dynamic_slot(code, thread_current.0)?;
+        is_tls_module_slot(&file, slot).then_some(slot)
+    });
+    let Some(tls_module_slot) = slot else {
+        return unsupported("the TLS slot of ruby_current_ec not found");
     };
     Detected::found(Binary {
         version,
@@ -235,54 +238,108 @@ fn detect(file: &std::path::Path) -> Detected {
     })
 }
 
-/// Smallest size taken for `vm_exec_core` (every instruction's handler: 60 KiB in 3.1.2).
+/// Smallest size taken for `vm_exec_core` (every instruction's handler: 60 KiB in 3.1.2,
+/// 20 KiB of hot handlers in Debian's 3.3.8, its cold ones split off).
 const MIN_EXEC_CORE: u64 = 16 * 1024;
 
-/// `vm_exec_core`'s `[start, size)`: the largest function (by its unwind information) that
-/// `rb_vm_exec` (`exec`: start and size, at `exec_file_offset`) calls directly (`e8 rel32`
-/// whose target starts a function), if at least [`MIN_EXEC_CORE`]. Its samples then read
-/// as Ruby frames, where `rb_vm_exec` alone would leave its unnamed frame above them.
-fn vm_exec_core(data: &[u8], exec: (u64, u64), exec_file_offset: u64) -> Option<(u64, u64)> {
-    let file = object::File::parse(data).ok()?;
-    let bounds = crate::unwind::table::function_bounds(&file);
-    let start = exec_file_offset as usize;
-    let code = data.get(start..start + exec.1 as usize)?;
-    let mut best: Option<(u64, u64)> = None;
+/// The functions (by `bounds`, from the unwind information) that function `func` (start
+/// and size, at `file_offset`) calls or jumps to directly (`e8`/`e9 rel32` whose target
+/// starts a function): `[start, size)` each, in the order met. A byte scan, not a
+/// disassembly: a target counts only where a function starts.
+fn callees(
+    data: &[u8],
+    bounds: &[(u64, u64)],
+    func: (u64, u64),
+    file_offset: u64,
+) -> Vec<(u64, u64)> {
+    let start = file_offset as usize;
+    let Some(code) = data.get(start..start + func.1 as usize) else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
     for at in 0..code.len().saturating_sub(4) {
-        if code[at] != 0xe8 {
+        if code[at] != 0xe8 && code[at] != 0xe9 {
             continue;
         }
-        let rel = i32::from_le_bytes(code[at + 1..at + 5].try_into().ok()?);
-        let target = (exec.0 + at as u64 + 5).wrapping_add_signed(i64::from(rel));
+        let Ok(rel) = code[at + 1..at + 5].try_into().map(i32::from_le_bytes) else {
+            continue;
+        };
+        let target = (func.0 + at as u64 + 5).wrapping_add_signed(i64::from(rel));
         let Ok(index) = bounds.binary_search_by_key(&target, |&(begin, _)| begin) else {
             continue;
         };
         let (begin, end) = bounds[index];
-        let size = end - begin;
-        if size >= MIN_EXEC_CORE && best.is_none_or(|(_, best)| size > best) {
-            best = Some((begin, size));
+        if begin != func.0 && !found.contains(&(begin, end - begin)) {
+            found.push((begin, end - begin));
         }
     }
-    best
+    found
+}
+
+/// `vm_exec_core`'s `[start, size)`: the largest function that `rb_vm_exec` (`exec`: start
+/// and size, at `exec_file_offset`) calls directly, if at least [`MIN_EXEC_CORE`]. Its
+/// samples then read as Ruby frames, where `rb_vm_exec` alone would leave its unnamed
+/// frame above them.
+fn vm_exec_core(
+    data: &[u8],
+    bounds: &[(u64, u64)],
+    exec: (u64, u64),
+    exec_file_offset: u64,
+) -> Option<(u64, u64)> {
+    callees(data, bounds, exec, exec_file_offset)
+        .into_iter()
+        .filter(|&(_, size)| size >= MIN_EXEC_CORE)
+        .max_by_key(|&(_, size)| size)
+}
+
+/// The GOT slot of the first general-dynamic TLS access in `code` (at ELF address
+/// `address`): the x86-64 ABI's fixed sequence `66 48 8d 3d rel32` (`data16 lea
+/// rel32(%rip),%rdi`, the slot) then `66 66 48 e8` (the call to `__tls_get_addr`).
+fn general_dynamic_slot(code: &[u8], address: u64) -> Option<u64> {
+    const LEA: [u8; 4] = [0x66, 0x48, 0x8d, 0x3d];
+    const CALL: [u8; 4] = [0x66, 0x66, 0x48, 0xe8];
+    let at = code
+        .windows(12)
+        .position(|w| w[..4] == LEA && w[8..] == CALL)?;
+    let rel = i32::from_le_bytes(code[at + 4..at + 8].try_into().ok()?);
+    Some((address + at as u64 + 8).wrapping_add_signed(i64::from(rel)))
 }
 
 /// The address of the GOT slot the dynamic linker fills with `symbol`'s TLS module id
 /// (`R_X86_64_DTPMOD64`), whose next word is its offset in the module's block.
-fn tls_module_slot(data: &[u8], symbol: &str) -> Option<u64> {
-    use object::{Object as _, ObjectSymbol as _, ObjectSymbolTable as _, RelocationFlags};
-    const R_X86_64_DTPMOD64: u32 = 16;
-    let file = object::File::parse(data).ok()?;
+fn tls_module_slot(file: &object::File<'_>, symbol: &str) -> Option<u64> {
+    use object::{Object as _, ObjectSymbol as _, ObjectSymbolTable as _};
     let symbols = file.dynamic_symbol_table()?;
-    file.dynamic_relocations()?.find_map(|(at, reloc)| {
-        let RelocationFlags::Elf { r_type } = reloc.flags() else {
-            return None;
-        };
-        let object::RelocationTarget::Symbol(index) = reloc.target() else {
-            return None;
-        };
-        (r_type == R_X86_64_DTPMOD64 && symbols.symbol_by_index(index).ok()?.name().ok()? == symbol)
-            .then_some(at)
+    tls_module_relocations(file).find_map(|(at, index)| {
+        (symbols.symbol_by_index(index?).ok()?.name().ok()? == symbol).then_some(at)
     })
+}
+
+/// Whether `slot` is a GOT slot the dynamic linker fills with a TLS module id (of a hidden
+/// variable, whose relocation names no symbol, or of any other).
+fn is_tls_module_slot(file: &object::File<'_>, slot: u64) -> bool {
+    tls_module_relocations(file).any(|(at, _)| at == slot)
+}
+
+/// The `R_X86_64_DTPMOD64` relocations of `file`: the slot, and the symbol it names if any.
+fn tls_module_relocations<'a>(
+    file: &'a object::File<'_>,
+) -> impl Iterator<Item = (u64, Option<object::SymbolIndex>)> + 'a {
+    use object::{Object as _, RelocationFlags};
+    const R_X86_64_DTPMOD64: u32 = 16;
+    file.dynamic_relocations()
+        .into_iter()
+        .flatten()
+        .filter_map(|(at, reloc)| {
+            let RelocationFlags::Elf { r_type } = reloc.flags() else {
+                return None;
+            };
+            let symbol = match reloc.target() {
+                object::RelocationTarget::Symbol(index) => Some(index),
+                _ => None,
+            };
+            (r_type == R_X86_64_DTPMOD64).then_some((at, symbol))
+        })
 }
 
 const MAX_READ: usize = 64 * 1024;
@@ -303,39 +360,48 @@ fn word32(bytes: &[u8], at: u64) -> Option<u32> {
     Some(u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?))
 }
 
-/// A `String`'s bytes (3.1: embedded length in flags bits 14-18, no variable-width slots).
-fn read_rstring(pid: u32, object: u64) -> Option<String> {
+/// A `String`'s bytes, laid out as `layout` says.
+fn read_rstring(pid: u32, object: u64, layout: StringLayout) -> Option<String> {
     let header = read_memory(pid, object, 40)?;
     let flags = word(&header, 0)?;
     if flags & T_MASK != T_STRING {
         return None;
     }
-    let bytes = if flags & FL_USER1 != 0 {
-        let length = word(&header, 16)? as usize;
-        if length > MAX_READ {
-            return None;
+    let heap = flags & FL_USER1 != 0;
+    let bytes = match layout {
+        StringLayout::LengthInFlags if !heap => {
+            let length = ((flags >> 14) & 0x1f) as usize;
+            header.get(16..16 + length)?.to_vec()
         }
-        read_memory(pid, word(&header, 24)?, length)?
-    } else {
-        let length = ((flags >> 14) & 0x1f) as usize;
-        header.get(16..16 + length)?.to_vec()
+        _ => {
+            let length = word(&header, 16)? as usize;
+            if length > MAX_READ {
+                return None;
+            }
+            if heap {
+                read_memory(pid, word(&header, 24)?, length)?
+            } else {
+                read_memory(pid, object + 24, length)?
+            }
+        }
     };
     Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
-/// An iseq's path: `pathobj` is a `String` or an `Array` `[path, realpath]`.
-fn read_path(pid: u32, object: u64) -> Option<String> {
+/// An iseq's path: `pathobj` is a `String` or an `Array` `[path, realpath]` (an embedded
+/// array's elements at 16, a heap one's `as.heap.ptr` at 32, in 3.1 and 3.3 alike).
+fn read_path(pid: u32, object: u64, layout: StringLayout) -> Option<String> {
     let header = read_memory(pid, object, 40)?;
     let flags = word(&header, 0)?;
     match flags & T_MASK {
-        T_STRING => read_rstring(pid, object),
+        T_STRING => read_rstring(pid, object, layout),
         T_ARRAY => {
             let first = if flags & FL_USER1 != 0 {
                 word(&header, 16)?
             } else {
                 read_memory(pid, word(&header, 32)?, 8).and_then(|b| word(&b, 0))?
             };
-            read_rstring(pid, first)
+            read_rstring(pid, first, layout)
         }
         _ => None,
     }
@@ -346,10 +412,14 @@ fn read_path(pid: u32, object: u64) -> Option<String> {
 pub fn read_code(pid: u32, v: &Version, iseq: u64) -> Option<CodeInfo> {
     let body = read_memory(pid, iseq + 16, 8).and_then(|b| word(&b, 0))?;
     let header = read_memory(pid, body, 160)?;
-    let name = read_rstring(pid, word(&header, v.body_label)?)?;
-    let file = read_path(pid, word(&header, v.body_pathobj)?).unwrap_or_default();
-    // A Fixnum: (n << 1) | 1.
-    let first_line = (word(&header, v.body_first_lineno)? as i64 >> 1) as i32;
+    let name = read_rstring(pid, word(&header, v.body_label)?, v.string)?;
+    let file = read_path(pid, word(&header, v.body_pathobj)?, v.string).unwrap_or_default();
+    let first_line = if v.first_lineno_fixnum {
+        // (n << 1) | 1.
+        (word(&header, v.body_first_lineno)? as i64 >> 1) as i32
+    } else {
+        word32(&header, v.body_first_lineno)? as i32
+    };
     let iseq_size = word32(&header, v.body_size)?.min(MAX_READ as u32);
     let entries = word32(&header, v.body_insns_info_size)?;
     let lines = if entries == 0 || u64::from(entries) * v.insn_info_entry > MAX_READ as u64 {
@@ -458,15 +528,6 @@ pub fn line_of(info: &CodeInfo, units: u32) -> i32 {
 mod tests {
     use super::*;
 
-    #[test]
-    fn versions_from_strings() {
-        assert_eq!(version_of("3.1.2"), Some((3, 1)));
-        assert_eq!(version_of("2.7.8"), Some((2, 7)));
-        assert_eq!(version_of("3.1"), None);
-        assert!(version(3, 1).is_some());
-        assert!(version(3, 3).is_none());
-    }
-
     /// A table with entries starting at positions 0, 3, 7 (immediate part) and 60, 600
     /// (succinct blocks): ranks count the starts at or before each position.
     #[test]
@@ -521,13 +582,56 @@ mod tests {
             eprintln!("skipped: no {path} (apt-get install ruby)");
             return;
         }
-        let Some(binary) = detect(std::path::Path::new(path)).binary::<Binary>() else {
+        let Some(binary) = detect(path, std::path::Path::new(path)).binary::<Binary>() else {
             panic!("{path} not detected as Ruby");
         };
         eprintln!("{binary:x?}");
         assert_eq!(binary.version.minor, 1);
         assert!(binary.eval.1 >= MIN_EXEC_CORE, "{binary:x?}");
         assert_ne!(binary.tls_module_slot, 0);
+    }
+
+    /// Debian 13's libruby 3.3.8 (build id f15efb61...), in the Debian trixie root of the
+    /// runtime tests: neither `rb_vm_exec` nor `ruby_current_ec` is exported. `vm_exec_core`
+    /// is the 20415-byte function at 0x278fd0 (it tests `ec`, loads `ec->cfp->pc` and jumps
+    /// through it), `ruby_current_ec`'s slot is 0x45aad0 (`rb_thread_current` and
+    /// `rb_profile_frames` pass it to `__tls_get_addr`; its DTPOFF word holds 16).
+    #[test]
+    fn detects_debian_trixie_libruby_3_3() {
+        let roots = std::env::var_os("TRACEKIT_ROOTS").map_or_else(
+            || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/roots"),
+            std::path::PathBuf::from,
+        );
+        let path = roots.join("trixie/usr/lib/x86_64-linux-gnu/libruby-3.3.so.3.3.8");
+        if !path.exists() {
+            eprintln!(
+                "skipped: no {} (cargo xtask test makes the root)",
+                path.display()
+            );
+            return;
+        }
+        let detected = detect(path.to_str().unwrap(), &path);
+        let Some(binary) = detected.binary::<Binary>() else {
+            panic!("{} not detected as Ruby: {detected:?}", path.display());
+        };
+        assert_eq!(binary.version.minor, 3);
+        assert_eq!(binary.eval, (0x278fd0, 20415));
+        assert_eq!(binary.eval_file_offset, 0x278fd0);
+        assert_eq!(binary.tls_module_slot, 0x45aad0);
+    }
+
+    /// The slot of the ABI's general-dynamic sequence, as `rb_thread_current` of 3.3.8 has it
+    /// at 0x235ab0: `data16 lea 0x225010(%rip),%rdi` at 0x235ab8 is slot 0x45aad0.
+    #[test]
+    fn general_dynamic_slot_from_code() {
+        let code = [
+            0xf3, 0x0f, 0x1e, 0xfa, // endbr64
+            0x48, 0x83, 0xec, 0x08, // sub $8, %rsp
+            0x66, 0x48, 0x8d, 0x3d, 0x10, 0x50, 0x22, 0x00, // data16 lea 0x225010(%rip)
+            0x66, 0x66, 0x48, 0xe8, 0x33, 0x9c, 0xe0, 0xff, // call __tls_get_addr
+        ];
+        assert_eq!(general_dynamic_slot(&code, 0x235ab0), Some(0x45aad0));
+        assert_eq!(general_dynamic_slot(&code[..16], 0x235ab0), None);
     }
 
     #[test]

@@ -324,6 +324,14 @@ impl Runtime for Node {
         MODULE
     }
 
+    fn name(&self) -> &'static str {
+        "node"
+    }
+
+    fn language(&self) -> &'static str {
+        "JavaScript"
+    }
+
     fn claims(&self, name: &str) -> bool {
         is_node(name)
     }
@@ -403,12 +411,12 @@ fn detect(file: &std::path::Path) -> Detected {
         unsafe { memmap2::Mmap::map(&f) }
     }) {
         Ok(data) => data,
-        Err(err) => return Detected::Unsupported(format!("reading the binary: {err}")),
+        Err(err) => return Detected::unsupported(format!("reading the binary: {err}")),
     };
     match read_symbols(&data).and_then(|symbols| binary(&symbols)) {
         Ok(Some(binary)) => Detected::found(binary),
         Ok(None) => Detected::None,
-        Err(reason) => Detected::Unsupported(reason),
+        Err(reason) => Detected::unsupported(reason),
     }
 }
 
