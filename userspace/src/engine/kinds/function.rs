@@ -307,6 +307,9 @@ fn function_specs(
     };
     // Which function fired: the attach cookie (uprobes) or the function's address (kernel).
     let several = names.len() > 1;
+    if several {
+        several_functions_supported(&spec.text, user, is_return || uses_latency)?;
+    }
     let function_key = if user || !several {
         simple_operand(operand::EVENT_INDEX)
     } else {
@@ -446,4 +449,29 @@ fn function_specs(
         prints: vec![prints],
         events: vec![events],
     })
+}
+
+/// Whether the kernel tells several functions of one probe apart: by attach cookie (user
+/// functions) or by `bpf_get_func_ip` (kernel functions at their return; at entry a kprobe's
+/// instruction pointer names them), both 5.15+.
+///
+/// # Errors
+/// One line naming the helper and the kernel that has it, where the kernel lacks it.
+fn several_functions_supported(probe: &str, user: bool, at_return: bool) -> Result<()> {
+    let probes = crate::bpf::features::probes();
+    let missing = if user && !probes.attach_cookie {
+        Some("bpf_get_attach_cookie")
+    } else if !user && at_return && !probes.func_ip {
+        Some("bpf_get_func_ip")
+    } else {
+        None
+    };
+    match missing {
+        Some(helper) => Err(Error::runtime(format!(
+            "{probe}: telling several functions apart{} needs {helper} (Linux 5.15+), which \
+             this kernel lacks; probe one function at a time",
+            if user { "" } else { " at their return" }
+        ))),
+        None => Ok(()),
+    }
 }
