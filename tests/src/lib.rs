@@ -719,3 +719,28 @@ impl Drop for ProcMount {
         }
     }
 }
+
+/// A fresh directory for block I/O (O_DIRECT writes that reach a disk): `scratch(test)`, or
+/// in the VM matrix, whose root is the in-memory initramfs, a directory on its ext4 loop
+/// device (`$TRACEKIT_BLOCK_DIR`, set by its `/init`). There the other tests' directories
+/// are removed first: the filesystem is small.
+pub fn block_scratch(test: &str) -> PathBuf {
+    let Some(base) = std::env::var_os("TRACEKIT_BLOCK_DIR") else {
+        return scratch(test);
+    };
+    let base = PathBuf::from(base);
+    if let Ok(entries) = std::fs::read_dir(&base) {
+        for entry in entries.flatten() {
+            if entry
+                .file_name()
+                .to_string_lossy()
+                .starts_with("tracekit-block-")
+            {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+    }
+    let dir = base.join(format!("tracekit-block-{test}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}

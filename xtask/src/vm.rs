@@ -46,9 +46,11 @@ pub const VM_TESTS: &[&str] = &[
     "network_tcpaccept_",
     "network_count_filters_io_uring",
     // offcpu's exact attribution on every kernel of the matrix (5.10's first of all: no
-    // bpf_loop, no bpf_task_pt_regs). hist's and biolatency's tests write with O_DIRECT,
-    // which the initramfs refuses, and runqlat's bounds assume real CPUs: not here.
+    // bpf_loop, no bpf_task_pt_regs).
     "everyday_offcpu_sleep_attributed",
+    // biolatency on the ext4 loop device (TRACEKIT_BLOCK_DIR): block_rq_issue/complete.
+    "engine_biolatency_command_counts_its_io",
+    "engine_runqlat_counts_wakeups_and_preemptions",
 ];
 
 /// A kernel of the matrix: a Debian package name pattern.
@@ -393,7 +395,8 @@ const XFS_BTRFS_MODULES: [&str; 6] = [
 
 /// For the filesystem tools' tests (tests/tests/tools/filesystem.rs): each kernel's
 /// [`EXT4_MODULES`], uncompressed, under `/lib/modules/VERSION/` (busybox's insmod reads
-/// plain `.ko` files), and `/ext4.img`, an 8 MiB ext4 filesystem made by the host's
+/// plain `.ko` files), and `/ext4.img`, a 32 MiB ext4 filesystem (biolatency's 300 writes
+/// of 64 KiB fit) made by the host's
 /// `mkfs.ext4` without `metadata_csum`. `crc32c_generic` is among the modules all the same:
 /// without it the mount failed with ENOENT on 6.1 and 6.12 (the crypto API's "not found").
 /// `/init` loads the modules and mounts the image at `/mnt/ext4`. Without `mkfs.ext4` the
@@ -434,7 +437,7 @@ fn add_ext4(image: &Path, dir: &Path) -> Result<()> {
         Some(mkfs) => Cmd::new(mkfs)
             .args(["-q", "-F", "-O", "^metadata_csum", "-b", "4096"])
             .arg(image.join("ext4.img"))
-            .arg("8M")
+            .arg("32M")
             .run()?,
         None => eprintln!("xtask: vm: no mkfs.ext4 (e2fsprogs): the ext4 tests will skip"),
     }
@@ -463,6 +466,8 @@ if [ -f /ext4.img ]; then
   for i in $(seq 50); do [ -b /dev/loop0 ] && break; sleep 0.1; done
   mkdir -p /mnt/ext4
   losetup /dev/loop0 /ext4.img && mount -t ext4 /dev/loop0 /mnt/ext4 || dmesg | tail -5 | sed 's/^/dmesg: /'
+  # O_DIRECT block I/O (biolatency's tests): the initramfs root has no block device.
+  export TRACEKIT_BLOCK_DIR=/mnt/ext4
 fi
 # xfs and btrfs (XFS_BTRFS_MODULES), for their functions: no filesystem of theirs is made.
 for m in libcrc32c xfs xor raid6_pq zstd_compress btrfs; do
