@@ -540,6 +540,28 @@ pub fn kprobes_or_skip(test: &str) -> bool {
     false
 }
 
+/// Whether tracepoint `event` (`io_uring:io_uring_complete`) has field `field` on this
+/// kernel (its tracefs format); prints why a test is skipped when it has not, naming the
+/// kernel that has it (`since`).
+pub fn tracepoint_field_or_skip(test: &str, event: &str, field: &str, since: &str) -> bool {
+    let (system, name) = event.split_once(':').expect("system:name");
+    let format =
+        std::fs::read_to_string(format!("/sys/kernel/tracing/events/{system}/{name}/format"))
+            .unwrap_or_default();
+    let has = format.lines().any(|line| {
+        line.trim_start().starts_with("field:")
+            && line
+                .split(';')
+                .next()
+                .and_then(|decl| decl.trim_end().rsplit([' ', '*']).next())
+                == Some(field)
+    });
+    if !has {
+        eprintln!("{test}: skipped: this kernel's {event} has no `{field}` field (Linux {since})");
+    }
+    has
+}
+
 /// The JSON document on the last line of a tool's stdout (`--json` output).
 pub fn parse_json(stdout: &str) -> serde_json::Value {
     serde_json::from_str(stdout.lines().last().unwrap_or(""))
@@ -696,4 +718,29 @@ impl Drop for ProcMount {
             let _ = Command::new("umount").arg("-l").arg(dir).status();
         }
     }
+}
+
+/// A fresh directory for block I/O (O_DIRECT writes that reach a disk): `scratch(test)`, or
+/// in the VM matrix, whose root is the in-memory initramfs, a directory on its ext4 loop
+/// device (`$TRACEKIT_BLOCK_DIR`, set by its `/init`). There the other tests' directories
+/// are removed first: the filesystem is small.
+pub fn block_scratch(test: &str) -> PathBuf {
+    let Some(base) = std::env::var_os("TRACEKIT_BLOCK_DIR") else {
+        return scratch(test);
+    };
+    let base = PathBuf::from(base);
+    if let Ok(entries) = std::fs::read_dir(&base) {
+        for entry in entries.flatten() {
+            if entry
+                .file_name()
+                .to_string_lossy()
+                .starts_with("tracekit-block-")
+            {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+    }
+    let dir = base.join(format!("tracekit-block-{test}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
 }

@@ -2,12 +2,13 @@
 
 use crate::{Error, Result};
 
+pub mod features;
 pub mod names;
 mod programs;
 #[cfg(test)]
 mod stack_depth;
 
-pub use programs::keep_programs;
+pub use programs::{drop_function_references, keep_programs};
 
 /// A BPF object built from `ebpf/src/bin/`, one per program set (each object's maps are
 /// created when it loads, so one set does not pay for another's maps).
@@ -119,14 +120,56 @@ pub fn load_without_kernel_btf<'a>(
     object: &[u8],
     configure: impl FnOnce(&mut aya::EbpfLoader<'a>),
 ) -> std::result::Result<aya::Ebpf, aya::EbpfError> {
+    let unwinder = features::unwinder();
+    let without_references;
+    let object = if unwinder.bpf_loop {
+        object
+    } else {
+        match drop_function_references(object) {
+            Ok((copy, dropped)) => {
+                log::debug!("no bpf_loop: {dropped} function references dropped");
+                without_references = copy;
+                &without_references[..]
+            }
+            Err(err) => {
+                log::debug!("function references kept: {err}");
+                object
+            }
+        }
+    };
     let hidden = HiddenKernelBtf::enter();
     let mut loader: aya::EbpfLoader<'a> = aya::EbpfLoader::new();
     drop(hidden);
     loader.btf(None);
     configure(&mut loader);
-    let log = kernel_log_enabled();
+    // The unwinder's path on this kernel (objects without an unwinder have no such globals).
     static ON: u8 = 1;
     static OFF: u8 = 0;
+    loader
+        .override_global(
+            names::unwind::BPF_LOOP,
+            if unwinder.bpf_loop { &ON } else { &OFF },
+            false,
+        )
+        .override_global(
+            names::unwind::TASK_STACK_OFFSET,
+            &unwinder.task_stack_offset,
+            false,
+        );
+    // The engine's kprobe and uprobe helpers (5.15+).
+    let probes = features::probes();
+    loader
+        .override_global(
+            names::engine::FUNC_IP,
+            if probes.func_ip { &ON } else { &OFF },
+            false,
+        )
+        .override_global(
+            names::engine::ATTACH_COOKIE,
+            if probes.attach_cookie { &ON } else { &OFF },
+            false,
+        );
+    let log = kernel_log_enabled();
     loader.override_global(
         names::kernel_log::KERNEL_LOG,
         if log { &ON } else { &OFF },

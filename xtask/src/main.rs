@@ -77,8 +77,8 @@ enum Command {
         args: Vec<OsString>,
     },
     /// Set up, check the house rules (`check`) and run the unit tests, the integration tests
-    /// as root one at a time, then the kernel matrix (kprobe and fentry tests in Debian 6.1
-    /// and 6.12 kernels under qemu)
+    /// as root one at a time, then the kernel matrix (kprobe and fentry tests in Debian 5.10,
+    /// 6.1 and 6.12 kernels under qemu)
     Test {
         /// Only the unit tests (no root needed)
         #[arg(
@@ -93,6 +93,9 @@ enum Command {
         /// Only the kernel matrix in VMs
         #[arg(long)]
         vm: bool,
+        /// The matrix's kernels to boot (5.10, 6.1, 6.12; repeat for more): all by default
+        #[arg(long = "kernel", value_name = "VERSION")]
+        kernels: Vec<String>,
         /// Run the unit tier N times, then the integration tier N times, stopping at the
         /// first run that fails (the VM matrix runs once)
         #[arg(
@@ -163,6 +166,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             unit_only,
             integration_only,
             vm,
+            kernels,
             repeat,
             filter,
         } => {
@@ -179,7 +183,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 })?;
                 binary = Some(built);
             }
-            if (all || vm) && !vm::run(if vm { filter.as_deref() } else { None })? {
+            if (all || vm) && !vm::run(if vm { filter.as_deref() } else { None }, &kernels)? {
                 bail!("the kernel matrix failed");
             }
             // Last: minutes long, and a failure here leaves every other tier's answer known.

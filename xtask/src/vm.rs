@@ -1,8 +1,9 @@
-//! `cargo xtask test --vm`: the kernel test matrix. Boots stock Debian kernels (6.1 LTS,
-//! 6.12 LTS) under qemu with an initramfs holding static builds of tracekit, the
-//! integration tests and their fixtures, runs the tests that need what the development
-//! machine's kernel lacks (kprobes, BPF trampolines), and reads a verdict line from the
-//! console. Kernel packages and the initramfs are cached under `target/vm/`.
+//! `cargo xtask test --vm`: the kernel test matrix. Boots stock Debian kernels (Debian 11's
+//! 5.10 LTS, 6.1 LTS, 6.12 LTS; `--kernel` picks some) under qemu with an initramfs holding
+//! static builds of tracekit, the integration tests and their fixtures, runs the tests that
+//! need what the development machine's kernel lacks (kprobes, BPF trampolines, older
+//! kernels' paths), and reads a verdict line from the console. Kernel packages and the
+//! initramfs are cached under `target/vm/`.
 //!
 //! KVM is used when `/dev/kvm` works; otherwise TCG emulation (nested KVM fails on the
 //! development machines), where everything runs 2-10x slower.
@@ -44,6 +45,12 @@ pub const VM_TESTS: &[&str] = &[
     // and its io_uring accepts (sock(res), io_kiocb and io_accept through casts).
     "network_tcpaccept_",
     "network_count_filters_io_uring",
+    // offcpu's exact attribution on every kernel of the matrix (5.10's first of all: no
+    // bpf_loop, no bpf_task_pt_regs).
+    "everyday_offcpu_sleep_attributed",
+    // biolatency on the ext4 loop device (TRACEKIT_BLOCK_DIR): block_rq_issue/complete.
+    "engine_biolatency_command_counts_its_io",
+    "engine_runqlat_counts_wakeups_and_preemptions",
 ];
 
 /// A kernel of the matrix: a Debian package name pattern.
@@ -51,9 +58,24 @@ struct Kernel {
     label: &'static str,
     /// Picks the newest `linux-image-...-amd64` matching this.
     matches: fn(&str) -> bool,
+    /// A Debian suite other than the system's to find the package in, read through a private
+    /// source list under the cache (the system's sources are left alone); `None`: the
+    /// system's sources.
+    suite: Option<&'static str>,
 }
 
-const KERNELS: [Kernel; 2] = [
+const KERNELS: [Kernel; 3] = [
+    // Debian 11 (bullseye): the oldest kernel the matrix proves (BTF on, no bpf_loop).
+    Kernel {
+        label: "5.10",
+        matches: |p| {
+            p.starts_with("linux-image-5.10.0-")
+                && p.ends_with("-amd64-unsigned")
+                && !p.contains("cloud")
+                && !p.contains("-rt-")
+        },
+        suite: Some("bullseye"),
+    },
     Kernel {
         label: "6.1",
         matches: |p| {
@@ -62,21 +84,40 @@ const KERNELS: [Kernel; 2] = [
                 && !p.contains("cloud")
                 && !p.contains("-rt-")
         },
+        suite: None,
     },
     Kernel {
         label: "6.12",
         matches: |p| p.starts_with("linux-image-6.12.") && p.ends_with("+deb12-amd64"),
+        suite: None,
     },
 ];
 
-/// Runs the matrix; returns whether every kernel passed.
-pub fn run(extra_filter: Option<&str>) -> Result<bool> {
+/// The kernels of the matrix `only` names by label (`5.10`, `6.1`, `6.12`); all of them when
+/// it is empty.
+fn selected_kernels(only: &[String]) -> Result<Vec<&'static Kernel>> {
+    if let Some(unknown) = only
+        .iter()
+        .find(|label| !KERNELS.iter().any(|k| k.label == label.as_str()))
+    {
+        let labels: Vec<&str> = KERNELS.iter().map(|k| k.label).collect();
+        bail!("--kernel {unknown}: the matrix has {}", labels.join(", "));
+    }
+    Ok(KERNELS
+        .iter()
+        .filter(|k| only.is_empty() || only.iter().any(|label| label == k.label))
+        .collect())
+}
+
+/// Runs the matrix (the kernels `only` names, or all); returns whether every kernel passed.
+pub fn run(extra_filter: Option<&str>, only: &[String]) -> Result<bool> {
     let root = workspace_root();
     let dir = root.join("target/vm");
     std::fs::create_dir_all(&dir)?;
+    let kernels = selected_kernels(only)?;
     prerequisites()?;
     // The kernels first: the image carries each one's filesystem modules (add_ext4).
-    let vmlinuzes = KERNELS
+    let vmlinuzes = kernels
         .iter()
         .map(|kernel| fetch_kernel(&dir, kernel))
         .collect::<Result<Vec<_>>>()?;
@@ -87,7 +128,7 @@ pub fn run(extra_filter: Option<&str>) -> Result<bool> {
     }
     let mut results = Vec::new();
     let mut kvm = kvm_available();
-    for (kernel, vmlinuz) in KERNELS.iter().zip(vmlinuzes) {
+    for (kernel, vmlinuz) in kernels.iter().zip(vmlinuzes) {
         eprintln!(
             "xtask: vm {}: booting {} ({})",
             kernel.label,
@@ -354,7 +395,8 @@ const XFS_BTRFS_MODULES: [&str; 6] = [
 
 /// For the filesystem tools' tests (tests/tests/tools/filesystem.rs): each kernel's
 /// [`EXT4_MODULES`], uncompressed, under `/lib/modules/VERSION/` (busybox's insmod reads
-/// plain `.ko` files), and `/ext4.img`, an 8 MiB ext4 filesystem made by the host's
+/// plain `.ko` files), and `/ext4.img`, a 32 MiB ext4 filesystem (biolatency's 300 writes
+/// of 64 KiB fit) made by the host's
 /// `mkfs.ext4` without `metadata_csum`. `crc32c_generic` is among the modules all the same:
 /// without it the mount failed with ENOENT on 6.1 and 6.12 (the crypto API's "not found").
 /// `/init` loads the modules and mounts the image at `/mnt/ext4`. Without `mkfs.ext4` the
@@ -395,7 +437,7 @@ fn add_ext4(image: &Path, dir: &Path) -> Result<()> {
         Some(mkfs) => Cmd::new(mkfs)
             .args(["-q", "-F", "-O", "^metadata_csum", "-b", "4096"])
             .arg(image.join("ext4.img"))
-            .arg("8M")
+            .arg("32M")
             .run()?,
         None => eprintln!("xtask: vm: no mkfs.ext4 (e2fsprogs): the ext4 tests will skip"),
     }
@@ -424,6 +466,8 @@ if [ -f /ext4.img ]; then
   for i in $(seq 50); do [ -b /dev/loop0 ] && break; sleep 0.1; done
   mkdir -p /mnt/ext4
   losetup /dev/loop0 /ext4.img && mount -t ext4 /dev/loop0 /mnt/ext4 || dmesg | tail -5 | sed 's/^/dmesg: /'
+  # O_DIRECT block I/O (biolatency's tests): the initramfs root has no block device.
+  export TRACEKIT_BLOCK_DIR=/mnt/ext4
 fi
 # xfs and btrfs (XFS_BTRFS_MODULES), for their functions: no filesystem of theirs is made.
 for m in libcrc32c xfs xor raid6_pq zstd_compress btrfs; do
@@ -512,7 +556,10 @@ pub fn smoke(binary: &Path) -> Result<bool> {
     if !status.success() {
         bail!("building the smoke initramfs failed");
     }
-    let kernel = &KERNELS[0];
+    let kernel = KERNELS
+        .iter()
+        .find(|k| k.label == "6.1")
+        .expect("6.1 is in the matrix");
     let vmlinuz = fetch_kernel(&dir, kernel)?;
     let mut kvm = kvm_available();
     eprintln!(
@@ -535,16 +582,18 @@ fn fetch_kernel(dir: &Path, kernel: &Kernel) -> Result<PathBuf> {
         return Ok(vmlinuz);
     }
     std::fs::create_dir_all(&cache)?;
-    let package = newest_package(kernel)?;
+    let apt = apt_options(dir, kernel)?;
+    let package = newest_package(kernel, &apt)?;
     eprintln!("xtask: vm {}: downloading {package}", kernel.label);
     let download = || {
         Cmd::new("apt-get")
+            .args(&apt)
             .args(["download", &package])
             .current_dir(&cache)
             .run()
     };
     if download().is_err() {
-        Cmd::new("apt-get").arg("update").run()?;
+        Cmd::new("apt-get").args(&apt).arg("update").run()?;
         download()?;
     }
     let deb = std::fs::read_dir(&cache)?
@@ -568,10 +617,40 @@ fn find_vmlinuz(cache: &Path) -> Option<PathBuf> {
         })
 }
 
-fn newest_package(kernel: &Kernel) -> Result<String> {
+/// The options of `apt-get` and `apt-cache` that read `kernel.suite` through a private
+/// source list, lists and package cache under `dir/apt-SUITE/` (none for the system's
+/// sources). The system's own sources and lists are not read or touched.
+fn apt_options(dir: &Path, kernel: &Kernel) -> Result<Vec<String>> {
+    let Some(suite) = kernel.suite else {
+        return Ok(Vec::new());
+    };
+    let apt = dir.join(format!("apt-{suite}"));
+    let lists = apt.join("lists");
+    let cache = apt.join("cache");
+    std::fs::create_dir_all(lists.join("partial"))?;
+    std::fs::create_dir_all(cache.join("archives/partial"))?;
+    let sources = apt.join("sources.list");
+    std::fs::write(
+        &sources,
+        format!("deb http://deb.debian.org/debian {suite} main\n"),
+    )?;
+    Ok(vec![
+        "-o".into(),
+        format!("Dir::Etc::SourceList={}", sources.display()),
+        "-o".into(),
+        "Dir::Etc::SourceParts=/dev/null".into(),
+        "-o".into(),
+        format!("Dir::State::Lists={}", lists.display()),
+        "-o".into(),
+        format!("Dir::Cache={}", cache.display()),
+    ])
+}
+
+fn newest_package(kernel: &Kernel, apt: &[String]) -> Result<String> {
     let search = || {
         Cmd::new("apt-cache")
-            .args(["search", "--names-only", "^linux-image-6"])
+            .args(apt)
+            .args(["search", "--names-only", "^linux-image-[56]"])
             .output_ok()
             .unwrap_or_default()
     };
@@ -580,7 +659,7 @@ fn newest_package(kernel: &Kernel) -> Result<String> {
         .lines()
         .any(|l| (kernel.matches)(l.split_whitespace().next().unwrap_or("")))
     {
-        Cmd::new("apt-get").arg("update").run()?;
+        Cmd::new("apt-get").args(apt).arg("update").run()?;
         text = search();
     }
     let mut packages: Vec<String> = text
@@ -704,10 +783,26 @@ mod tests {
 
     #[test]
     fn picks_kernel_packages_and_orders_versions() {
-        assert!((KERNELS[0].matches)("linux-image-6.1.0-56-amd64"));
-        assert!(!(KERNELS[0].matches)("linux-image-6.1.0-56-cloud-amd64"));
-        assert!((KERNELS[1].matches)("linux-image-6.12.117+deb12-amd64"));
-        assert!(!(KERNELS[1].matches)("linux-image-6.12.117+deb12-rt-amd64"));
+        assert!((KERNELS[0].matches)("linux-image-5.10.0-30-amd64-unsigned"));
+        assert!(!(KERNELS[0].matches)(
+            "linux-image-5.10.0-30-rt-amd64-unsigned"
+        ));
+        assert!(!(KERNELS[0].matches)("linux-image-5.10.0-30-amd64"));
+        assert!((KERNELS[1].matches)("linux-image-6.1.0-56-amd64"));
+        assert!(!(KERNELS[1].matches)("linux-image-6.1.0-56-cloud-amd64"));
+        assert!((KERNELS[2].matches)("linux-image-6.12.117+deb12-amd64"));
+        assert!(!(KERNELS[2].matches)("linux-image-6.12.117+deb12-rt-amd64"));
+        let labels = |only: &[&str]| -> Vec<&str> {
+            let only: Vec<String> = only.iter().map(|s| s.to_string()).collect();
+            selected_kernels(&only)
+                .unwrap()
+                .iter()
+                .map(|k| k.label)
+                .collect()
+        };
+        assert_eq!(labels(&[]), ["5.10", "6.1", "6.12"]);
+        assert_eq!(labels(&["6.12", "5.10"]), ["5.10", "6.12"]);
+        assert!(selected_kernels(&["5.4".to_string()]).is_err());
         let mut packages = ["linux-image-6.1.0-9-amd64", "linux-image-6.1.0-56-amd64"];
         packages.sort_by_key(|p| version_key(p));
         assert_eq!(packages.last(), Some(&"linux-image-6.1.0-56-amd64"));

@@ -138,7 +138,7 @@ fn try_profile_cpu_clock(ctx: &PerfEventContext) -> Result<(), ()> {
     let user_stack = if PROFILE_USER_STACKS.load() == 0 || pid == 0 {
         STACK_NONE
     } else if PROFILE_USER_UNWIND.load() != 0 {
-        match user_regs_at_sample(ctx) {
+        match user_regs_at_sample::<Unwind>(ctx) {
             Some(regs) => stored(
                 record_user_stack::<Unwind>(&regs, pid, &PROFILE_STACKS, generation),
                 Stat::UserStackError,
@@ -152,7 +152,7 @@ fn try_profile_cpu_clock(ctx: &PerfEventContext) -> Result<(), ()> {
                     ctx,
                     frames,
                     &PROFILE_STACKS,
-                    user_regs_at_sample(ctx).as_ref(),
+                    user_regs_at_sample::<Unwind>(ctx).as_ref(),
                     generation,
                 ),
                 Stat::UserStackError,

@@ -11,7 +11,7 @@
 #![no_main]
 
 use aya_ebpf::{
-    EbpfContext,
+    EbpfContext, Global,
     helpers::generated::bpf_get_attach_cookie,
     macros::{
         fentry, fexit, kprobe, kretprobe, perf_event, raw_tracepoint, tracepoint, uprobe, uretprobe,
@@ -32,6 +32,21 @@ use tracekit_ebpf::{
     },
     engine_maps, follow_fork, forget_on_exec_mmap, load_args, unwind_maps,
 };
+
+/// 1: the kernel has `bpf_get_attach_cookie` (5.15+), which names a uprobe's function;
+/// 0: every uprobe is function 0 (the loader attaches one user function at a time there).
+#[unsafe(no_mangle)]
+static KERNEL_ATTACH_COOKIE: Global<u8> = Global::new(1);
+
+/// The user function a uprobe fired for: its attach cookie where the kernel has them.
+#[inline(always)]
+fn uprobe_event(ctx: *mut core::ffi::c_void) -> u32 {
+    if KERNEL_ATTACH_COOKIE.load() == 0 {
+        return 0;
+    }
+    // SAFETY: plain helper call.
+    (unsafe { bpf_get_attach_cookie(ctx) }) as u32
+}
 
 // The DWARF unwinder's tables; the loader shrinks them when user stacks are not unwound.
 unwind_maps!(EngineUnwind);
@@ -226,8 +241,7 @@ pub fn engine_kretprobe(ctx: RetProbeContext) -> u32 {
 /// User function entry (uprobe); the attach cookie says which function.
 #[uprobe]
 pub fn engine_uprobe(ctx: ProbeContext) -> u32 {
-    // SAFETY: plain helper call.
-    let event = unsafe { bpf_get_attach_cookie(ctx.as_ptr()) } as u32;
+    let event = uprobe_event(ctx.as_ptr());
     run::<Engine>(ctx.as_ptr(), false, event, |s, n| {
         load_args!(s, n, |i| ctx.arg::<u64>(i).unwrap_or(0))
     });
@@ -236,8 +250,7 @@ pub fn engine_uprobe(ctx: ProbeContext) -> u32 {
 
 #[uprobe]
 pub fn engine_uprobe_start(ctx: ProbeContext) -> u32 {
-    // SAFETY: plain helper call.
-    let event = unsafe { bpf_get_attach_cookie(ctx.as_ptr()) } as u32;
+    let event = uprobe_event(ctx.as_ptr());
     run::<Engine>(ctx.as_ptr(), true, event, |s, n| {
         load_args!(s, n, |i| ctx.arg::<u64>(i).unwrap_or(0))
     });
@@ -247,8 +260,7 @@ pub fn engine_uprobe_start(ctx: ProbeContext) -> u32 {
 /// User function return (uretprobe).
 #[uretprobe]
 pub fn engine_uretprobe(ctx: RetProbeContext) -> u32 {
-    // SAFETY: plain helper call.
-    let event = unsafe { bpf_get_attach_cookie(ctx.as_ptr()) } as u32;
+    let event = uprobe_event(ctx.as_ptr());
     run::<Engine>(ctx.as_ptr(), false, event, |s, _| {
         // SAFETY: this CPU's scratch.
         unsafe { (*s).args[RET] = ctx.ret::<u64>() }

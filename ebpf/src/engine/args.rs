@@ -130,6 +130,9 @@ pub(crate) fn pt_regs_word(ctx: *mut c_void, offset: u32) -> Option<u64> {
 /// `struct pt_regs` of x86_64: 21 registers of 8 bytes.
 const PT_REGS_BYTES: usize = 21 * 8;
 
+/// `ip`'s offset in x86_64's `struct pt_regs` (after 15 registers and `orig_ax`).
+pub(crate) const PT_REGS_IP: u32 = 16 * 8;
+
 /// `size` bytes of user memory at `addr`, zero-extended (exactly `size` bytes are read, so
 /// a value at the end of a page reads).
 #[inline(always)]

@@ -61,6 +61,10 @@ pub trait EngineMaps {
     fn mmap_prot_offset() -> u32;
     /// `ENGINE_USER_UNWIND`: 1 when user stacks are unwound from tables, 0 by frame pointers.
     fn user_unwind() -> u8;
+    /// `KERNEL_FUNC_IP`: 1 when the kernel has `bpf_get_func_ip` in kprobes (5.15+), 0 when
+    /// a kprobe's function is its saved instruction pointer less the `int3` (set by the
+    /// loader).
+    fn func_ip_helper() -> u8;
     /// `ENGINE_ARRAY`: array layout aggregates.
     fn array() -> &'static PerCpuArray<AggValue>;
     /// `ENGINE_HASH`: hash layout aggregates.
@@ -138,6 +142,10 @@ macro_rules! engine_maps {
         /// from the registers the task saved when it entered the kernel; 0: by frame pointers.
         #[unsafe(no_mangle)]
         static ENGINE_USER_UNWIND: u8 = 0;
+        /// 1: the kernel has `bpf_get_func_ip` in kprobes (5.15+); 0: a kprobe's function
+        /// address is its saved instruction pointer less the `int3` (set by the loader).
+        #[unsafe(no_mangle)]
+        static KERNEL_FUNC_IP: u8 = 1;
         /// Offset of `pid` in `task:task_rename` records (plans keyed by `operand::TASK`).
         #[unsafe(no_mangle)]
         static ENGINE_RENAME_PID_OFFSET: u32 = 0;
@@ -294,6 +302,11 @@ macro_rules! engine_maps {
             fn user_unwind() -> u8 {
                 // SAFETY: reading a static.
                 unsafe { core::ptr::read_volatile(&raw const ENGINE_USER_UNWIND) }
+            }
+            #[inline(always)]
+            fn func_ip_helper() -> u8 {
+                // SAFETY: reading a static.
+                unsafe { core::ptr::read_volatile(&raw const KERNEL_FUNC_IP) }
             }
             #[inline(always)]
             fn array() -> &'static aya_ebpf::maps::PerCpuArray<tracekit_common::engine::AggValue> {

@@ -18,7 +18,7 @@ use tracekit_common::{
 
 use super::{
     EngineMaps, Scratch,
-    args::{ArgSource, NoRecord, RET, arg, narrow, pt_regs_word, read_int, read_user},
+    args::{ArgSource, NoRecord, PT_REGS_IP, RET, arg, narrow, pt_regs_word, read_int, read_user},
     bump,
 };
 use crate::{
@@ -80,7 +80,13 @@ pub(crate) fn read_operands<M: EngineMaps, S: ArgSource>(
                 operand.flags,
             )),
             // SAFETY: plain helper call on the program's context.
-            operand::FUNC_IP => Some(unsafe { bpf_get_func_ip(source.ctx()) }),
+            operand::FUNC_IP if M::func_ip_helper() != 0 => {
+                Some(unsafe { bpf_get_func_ip(source.ctx()) })
+            }
+            // Before 5.15, a kprobe's saved instruction pointer: the function's address (the
+            // probe's, at its entry) plus the `int3` the probe hit, as bcc reads it. The
+            // loader keys several kernel functions by it at entry only.
+            operand::FUNC_IP => pt_regs_word(source.ctx(), PT_REGS_IP).map(|ip| ip - 1),
             operand::KERNEL_STACK => Some(stack_operand::<M, S>(source, scratch, 0)),
             operand::USER_STACK => Some(user_stack_operand::<M, S>(source, scratch)),
             operand::ARG_DEREF => {
@@ -440,12 +446,12 @@ fn user_stack_operand<M: EngineMaps, S: ArgSource>(source: &S, scratch: *mut Scr
             &NoRecord(source.ctx()),
             frames,
             M::stacks(),
-            user_regs_of_task().as_ref(),
+            user_regs_of_task::<M::Unwind>().as_ref(),
             0,
         ));
     }
     let (pid, _) = current_pid_tid();
-    match user_regs_of_task() {
+    match user_regs_of_task::<M::Unwind>() {
         Some(regs) => stored::<M>(record_user_stack::<M::Unwind>(&regs, pid, M::stacks(), 0)),
         // Kernel threads have no user stack.
         None => STACK_NONE,

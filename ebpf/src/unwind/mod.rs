@@ -5,7 +5,12 @@
 //! (any tracing program) give the user registers, [`record_user_stack`] walks and stores the
 //! stack like [`crate::record_stack`]. The walk is a `bpf_loop` (kernel 5.17+) of
 //! [`MAX_STACK_DEPTH`] steps, each with two bounded binary searches, so the verifier sees one
-//! step, not 127; `bpf_task_pt_regs` needs 5.15+.
+//! step, not 127. Kernels without `bpf_loop` (5.10) run the same step as a global BPF
+//! function (5.6+: the verifier checks it once, on its own) in a bounded loop (5.3+); the
+//! loader picks the path (`UNWIND_BPF_LOOP`) and, on such kernels, drops the function
+//! reference `bpf_loop` takes, which they cannot load. The user registers of a task come
+//! from `bpf_task_pt_regs` (5.15+), else from the top of its kernel stack
+//! (`UNWIND_TASK_STACK_OFFSET`).
 //!
 //! The maps are defined by [`unwind_maps!`] in each object that unwinds.
 
@@ -16,7 +21,7 @@ use aya_ebpf::{
     btf_maps::{Array as BtfArray, ArrayOfMaps},
     helpers::{
         bpf_probe_read_kernel, bpf_probe_read_user,
-        generated::{bpf_get_current_task_btf, bpf_loop, bpf_task_pt_regs},
+        generated::{bpf_get_current_task, bpf_get_current_task_btf, bpf_loop, bpf_task_pt_regs},
     },
     maps::{Array, HashMap, LruHashMap, PerCpuArray, RingBuf},
     programs::PerfEventContext,
@@ -68,7 +73,18 @@ pub trait UnwindMaps {
     fn interp_codes() -> &'static RingBuf;
     /// Pid (tgid) to its JVM's code cache (`tracekit_common::interp::hotspot::CodeCache`).
     fn hotspot_code() -> &'static HashMap<u32, CodeCache>;
+    /// 1: the kernel has `bpf_loop` (`UNWIND_BPF_LOOP`, set by the loader).
+    fn bpf_loop() -> u8;
+    /// `task_struct.stack`'s offset where the kernel has no `bpf_task_pt_regs`
+    /// (`UNWIND_TASK_STACK_OFFSET`), 0: it has.
+    fn task_stack_offset() -> u32;
+    /// One [`step`], run as the object's global BPF function (`tracekit_unwind_step`).
+    fn global_step(index: u64) -> i64;
 }
+
+/// `THREAD_SIZE` of x86_64 kernels built without KASAN (Debian's and the distributions'):
+/// a task's kernel stack, whose top holds the user registers it entered the kernel with.
+const THREAD_SIZE: u64 = 16 * 1024;
 
 /// Defines the unwinder's maps (`UNWIND_SHARDS`, `UNWIND_MAPPINGS`, `UNWIND_PROCESSES`,
 /// `UNWIND_STATS`, `UNWIND_WALK`) in the calling BPF object, and `$name`, the
@@ -130,6 +146,26 @@ macro_rules! unwind_maps {
             0,
         );
 
+        /// 1: the kernel has `bpf_loop` (5.17+); 0: the walk is a bounded loop of calls of
+        /// `tracekit_unwind_step`.
+        #[unsafe(no_mangle)]
+        static UNWIND_BPF_LOOP: aya_ebpf::Global<u8> = aya_ebpf::Global::new(1);
+        /// `task_struct.stack`'s offset, from the kernel's BTF, on kernels without
+        /// `bpf_task_pt_regs` (before 5.15); 0: the helper finds a task's user registers.
+        #[unsafe(no_mangle)]
+        static UNWIND_TASK_STACK_OFFSET: aya_ebpf::Global<u32> = aya_ebpf::Global::new(0);
+
+        /// One step of the walk as a global BPF function: the verifier checks it once, on
+        /// its own (it takes and returns scalars only), so a loop of 127 calls costs the
+        /// verifier 127 calls, not 127 steps. For kernels without `bpf_loop`. The step is
+        /// inlined here, not called: a frame more would take the engine's deepest chain
+        /// past the kernel's 512 bytes of stack.
+        #[unsafe(no_mangle)]
+        #[inline(never)]
+        pub extern "C" fn tracekit_unwind_step(_index: u64) -> i64 {
+            $crate::unwind::step_inline::<$name>()
+        }
+
         /// This object's unwinder maps.
         struct $name;
 
@@ -183,6 +219,18 @@ macro_rules! unwind_maps {
             -> &'static aya_ebpf::maps::HashMap<u32, tracekit_common::interp::hotspot::CodeCache>
             {
                 &HOTSPOT_CODE
+            }
+            #[inline(always)]
+            fn bpf_loop() -> u8 {
+                UNWIND_BPF_LOOP.load()
+            }
+            #[inline(always)]
+            fn task_stack_offset() -> u32 {
+                UNWIND_TASK_STACK_OFFSET.load()
+            }
+            #[inline(always)]
+            fn global_step(index: u64) -> i64 {
+                tracekit_unwind_step(index)
             }
         }
     };
@@ -243,7 +291,7 @@ fn user_mode(cs: u64) -> bool {
 /// The user registers of a perf event sample: the sampled registers when the sample hit
 /// user mode, else those the task saved entering the kernel. `None` for kernel threads.
 #[inline(always)]
-pub fn user_regs_at_sample(ctx: &PerfEventContext) -> Option<UserRegs> {
+pub fn user_regs_at_sample<M: UnwindMaps>(ctx: &PerfEventContext) -> Option<UserRegs> {
     // SAFETY: bpf_perf_event_data's regs are readable context fields.
     let regs = unsafe { &(*ctx.ctx).regs };
     if user_mode(regs.cs) {
@@ -253,18 +301,29 @@ pub fn user_regs_at_sample(ctx: &PerfEventContext) -> Option<UserRegs> {
             bp: regs.rbp,
         });
     }
-    user_regs_of_task()
+    user_regs_of_task::<M>()
 }
 
 /// The user registers the current task saved when it entered the kernel
-/// (`bpf_task_pt_regs`, 5.15+). `None` for kernel threads, which have none.
+/// (`bpf_task_pt_regs`, 5.15+; before it, the top of the task's kernel stack, as the kernel's
+/// `task_pt_regs` finds them). `None` for kernel threads, which have none.
 #[inline(always)]
-pub fn user_regs_of_task() -> Option<UserRegs> {
-    // SAFETY: both helpers take and return kernel pointers the verifier tracks; the fields
-    // are read with bpf_probe_read_kernel, which faults safely.
+pub fn user_regs_of_task<M: UnwindMaps>() -> Option<UserRegs> {
+    let stack_offset = M::task_stack_offset();
+    // SAFETY: the helpers take and return kernel pointers the verifier tracks; the fields
+    // are read with bpf_probe_read_kernel, which faults safely. The loader sets the offset
+    // (a read-only global) only on kernels without bpf_task_pt_regs, so the verifier of
+    // each kernel sees one of the two calls.
     unsafe {
-        let task = bpf_get_current_task_btf();
-        let regs = bpf_task_pt_regs(task) as *const pt_regs;
+        let regs = if stack_offset == 0 {
+            let task = bpf_get_current_task_btf();
+            bpf_task_pt_regs(task) as *const pt_regs
+        } else {
+            let task = bpf_get_current_task();
+            let stack: u64 =
+                bpf_probe_read_kernel((task + u64::from(stack_offset)) as *const u64).ok()?;
+            (stack + THREAD_SIZE - core::mem::size_of::<pt_regs>() as u64) as *const pt_regs
+        };
         let cs = bpf_probe_read_kernel(ptr::addr_of!((*regs).cs)).ok()?;
         if !user_mode(cs) {
             return None;
@@ -317,16 +376,24 @@ pub fn record_user_stack<M: UnwindMaps>(
         }
     }
     bump::<M>(UnwindStat::Stacks);
-    // SAFETY: `step` is a static function of the callback's signature; it finds its state in
-    // UNWIND_WALK, so the context is null.
-    unsafe {
-        bpf_loop(
-            MAX_STACK_DEPTH as u32,
-            step::<M> as *mut c_void,
-            ptr::null_mut(),
-            0,
-        )
-    };
+    if M::bpf_loop() != 0 {
+        // SAFETY: `step` is a static function of the callback's signature; it finds its state
+        // in UNWIND_WALK, so the context is null.
+        unsafe {
+            bpf_loop(
+                MAX_STACK_DEPTH as u32,
+                step::<M> as *mut c_void,
+                ptr::null_mut(),
+                0,
+            )
+        };
+    } else {
+        for index in 0..MAX_STACK_DEPTH as u64 {
+            if M::global_step(index) != 0 {
+                break;
+            }
+        }
+    }
     // The helper may have run the callback fewer times than asked if it failed outright.
     let w = unsafe { &mut *walk };
     // The last frame's fingerprint word, when the walk ended at its frame.
@@ -355,8 +422,16 @@ pub fn record_user_stack<M: UnwindMaps>(
     store_stack(&w.frames, len.min(MAX_STACK_DEPTH), stacks, generation)
 }
 
-/// One frame: record the PC, then find the caller's registers. Returns 1 to stop the loop.
+/// One frame (`bpf_loop`'s callback): record the PC, then find the caller's registers.
+/// Returns 1 to stop the loop.
 extern "C" fn step<M: UnwindMaps>(_index: u64, _ctx: *mut c_void) -> i64 {
+    step_inline::<M>()
+}
+
+/// The body of [`step`] and of the global `tracekit_unwind_step` ([`unwind_maps!`]).
+#[doc(hidden)]
+#[inline(always)]
+pub fn step_inline<M: UnwindMaps>() -> i64 {
     let Some(walk) = M::walk().get_ptr_mut(0) else {
         return 1;
     };

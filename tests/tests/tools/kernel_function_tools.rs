@@ -173,7 +173,7 @@ fn kfunc_tool_capable_sees_chown() {
 /// 1), accepted before the next is made: each is one call of its family's
 /// `tcp_v*_syn_recv_sock` with an empty accept queue, under backlog_max 1.
 ///
-/// Exact on 6.12. On 6.1 the emulated VM saw 17 to 19 of each 20, with or without the
+/// Exact on 6.12. On 6.1 (and 5.10: 19 of 20) the emulated VM saw 17 to 19 of each 20, with or without the
 /// other function, and the kernel reported no miss (the run's `missed` stays 0): the
 /// function runs in a softirq, and a kprobe's program is skipped there when the softirq
 /// interrupted another BPF program on the CPU (`bpf_prog_active`; our guess at the cause,
@@ -216,7 +216,7 @@ fn kfunc_tool_tcpsynbl_sees_each_connection_made() {
             .map(|b| (b["low"].as_i64().unwrap(), b["count"].as_u64().unwrap()))
             .collect();
         let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-        if release.starts_with("6.1.") {
+        if release.starts_with("6.1.") || release.starts_with("5.10.") {
             let [(0, seen)] = buckets[..] else {
                 panic!("{flag}: {json:#}");
             };

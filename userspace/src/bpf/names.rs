@@ -61,7 +61,12 @@ pub mod unwind {
             INTERP_CODES = "INTERP_CODES",
             HOTSPOT_CODE = "HOTSPOT_CODE",
         }
-        globals {}
+        globals {
+            /// 1: the kernel has `bpf_loop` (5.17+); 0: the unwinder steps in a bounded loop.
+            BPF_LOOP = "UNWIND_BPF_LOOP",
+            /// Where the user registers are when `bpf_task_pt_regs` is missing (before 5.15).
+            TASK_STACK_OFFSET = "UNWIND_TASK_STACK_OFFSET",
+        }
     }
 }
 
@@ -159,6 +164,10 @@ pub mod engine {
             MMAP_PROT_OFFSET = "ENGINE_MMAP_PROT_OFFSET",
             USER_UNWIND = "ENGINE_USER_UNWIND",
             RENAME_PID_OFFSET = "ENGINE_RENAME_PID_OFFSET",
+            /// 1: kprobes have `bpf_get_func_ip` (5.15+).
+            FUNC_IP = "KERNEL_FUNC_IP",
+            /// 1: probes have `bpf_get_attach_cookie` (5.15+).
+            ATTACH_COOKIE = "KERNEL_ATTACH_COOKIE",
         }
     }
 
@@ -252,13 +261,13 @@ mod tests {
                 Object::CpuSampler,
                 owned(cpu_sampler::PROGRAMS),
                 [cpu_sampler::MAPS, unwind::MAPS, kernel_log::MAPS].concat(),
-                [cpu_sampler::GLOBALS, kernel_log::GLOBALS].concat(),
+                [cpu_sampler::GLOBALS, unwind::GLOBALS, kernel_log::GLOBALS].concat(),
             ),
             (
                 Object::Engine,
                 engine_programs,
                 [engine::MAPS, unwind::MAPS, kernel_log::MAPS].concat(),
-                [engine::GLOBALS, kernel_log::GLOBALS].concat(),
+                [engine::GLOBALS, unwind::GLOBALS, kernel_log::GLOBALS].concat(),
             ),
             (
                 Object::Ksyms,

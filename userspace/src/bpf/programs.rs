@@ -103,6 +103,79 @@ pub fn keep_programs(
     Ok((copy, hidden))
 }
 
+/// `SHT_REL`.
+const SHT_REL: u32 = 9;
+/// `R_BPF_64_64`: a 64-bit immediate (`ld_imm64`) takes a symbol's address.
+const R_BPF_64_64: u64 = 1;
+/// `BPF_LD | BPF_IMM | BPF_DW`, the opcode of `ld_imm64`.
+const LD_IMM64: u8 = 0x18;
+
+/// A copy of the little-endian ELF64 BPF `object` without its function references: each
+/// `ld_imm64` relocated against a function (the callbacks `bpf_loop` takes) loses its
+/// relocation, which moves past the end of its section, where no function is. aya then
+/// neither links the function in for it nor marks the instruction `BPF_PSEUDO_FUNC`: the
+/// instruction loads a plain number, and the function is not in the program unless it is
+/// called.
+///
+/// For kernels before 5.13, which know no `BPF_PSEUDO_FUNC`: they do not count a function
+/// only referenced as a subprogram, so its BTF `func_info` record is one too many ("number
+/// of funcs in func_info doesn't match number of subprogs"). The code that passes such a
+/// reference to a helper must be dead on those kernels (a read-only global).
+///
+/// Returns the copy and how many references were dropped.
+///
+/// # Errors
+/// `object` is not a little-endian ELF64 file, or a header or table runs past its end.
+pub fn drop_function_references(object: &[u8]) -> Result<(Vec<u8>, usize), String> {
+    let bad = || "the BPF object is not a whole little-endian ELF64 file".to_string();
+    if object.get(0..6) != Some(b"\x7fELF\x02\x01") {
+        return Err(bad());
+    }
+    let shoff = u64_at(object, 0x28).ok_or_else(bad)? as usize;
+    let shentsize = u16_at(object, 0x3a).ok_or_else(bad)? as usize;
+    let shnum = u16_at(object, 0x3c).ok_or_else(bad)? as usize;
+    let header = |index: usize| shoff + index * shentsize;
+    let is_code = |index: usize| -> Option<bool> {
+        Some(u64_at(object, header(index) + 8)? & SHF_EXECINSTR != 0)
+    };
+    let mut copy = object.to_vec();
+    let mut dropped = 0;
+    for rel in 0..shnum {
+        let at = header(rel);
+        if u32_at(object, at + 4).ok_or_else(bad)? != SHT_REL {
+            continue;
+        }
+        let target = u32_at(object, at + 0x2c).ok_or_else(bad)? as usize;
+        if target >= shnum || !is_code(target).ok_or_else(bad)? {
+            continue;
+        }
+        let target_offset = u64_at(object, header(target) + 0x18).ok_or_else(bad)? as usize;
+        let target_size = u64_at(object, header(target) + 0x20).ok_or_else(bad)?;
+        let symtab = u32_at(object, at + 0x28).ok_or_else(bad)? as usize;
+        let symbols = u64_at(object, header(symtab) + 0x18).ok_or_else(bad)? as usize;
+        let offset = u64_at(object, at + 0x18).ok_or_else(bad)? as usize;
+        let size = u64_at(object, at + 0x20).ok_or_else(bad)? as usize;
+        if offset + size > object.len() {
+            return Err(bad());
+        }
+        for entry in (offset..offset + size).step_by(16) {
+            let r_offset = u64_at(object, entry).ok_or_else(bad)?;
+            let r_info = u64_at(object, entry + 8).ok_or_else(bad)?;
+            if r_info & 0xffff_ffff != R_BPF_64_64 {
+                continue;
+            }
+            let symbol = symbols + (r_info >> 32) as usize * 24;
+            let section = u16_at(object, symbol + 6).ok_or_else(bad)? as usize;
+            let opcode = object.get(target_offset + r_offset as usize).copied();
+            if section < shnum && is_code(section).ok_or_else(bad)? && opcode == Some(LD_IMM64) {
+                copy[entry..entry + 8].copy_from_slice(&target_size.to_le_bytes());
+                dropped += 1;
+            }
+        }
+    }
+    Ok((copy, dropped))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -154,8 +227,65 @@ mod tests {
             some.functions.len() - some.programs.len()
         );
         assert_eq!(
+            drop_function_references(b"\x7fELF\x01\x01").err(),
+            Some("the BPF object is not a whole little-endian ELF64 file".to_string())
+        );
+        assert_eq!(
             keep_programs(b"\x7fELF\x01\x01", &|_| true).err(),
             Some("the BPF object is not a whole little-endian ELF64 file".to_string())
         );
+    }
+
+    /// The unwinder's `bpf_loop` callbacks are the objects' only function references: once
+    /// dropped, no program of either object links in the step it passed (only the global
+    /// function that calls it, where it is called), and the instructions are as many.
+    #[test]
+    fn function_references_are_dropped() {
+        for which in [crate::bpf::Object::CpuSampler, crate::bpf::Object::Engine] {
+            let Ok(object) = crate::bpf::object(which) else {
+                eprintln!("skipped: this build has no kernel programs");
+                return;
+            };
+            let (copy, dropped) = drop_function_references(object).unwrap();
+            assert!(dropped >= 1, "{which:?}: {dropped}");
+            assert_eq!(drop_function_references(&copy).unwrap().1, 0);
+            let text_sections = |o: &aya_obj::Object| -> std::collections::HashSet<usize> {
+                o.functions.keys().map(|&(section, _)| section).collect()
+            };
+            let mut obj = aya_obj::Object::parse(&copy).unwrap();
+            let sections = text_sections(&obj);
+            obj.relocate_calls(&sections).unwrap();
+            let callback = obj
+                .functions
+                .values()
+                .find(|f| f.name.contains("step") && !f.name.contains("tracekit_unwind_step"))
+                .map(|f| f.name.clone());
+            for program in obj.programs.values() {
+                let linked = &obj.functions[&program.function_key()];
+                // What 5.10's check_subprogs counts: the program and each function called
+                // (BPF_PSEUDO_CALL); one func_info record each.
+                let subprogs: std::collections::HashSet<i64> = linked
+                    .instructions
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, i)| i.code == 0x85 && i.src_reg() == 1)
+                    .map(|(at, i)| at as i64 + i64::from(i.imm) + 1)
+                    .collect();
+                assert_eq!(
+                    linked.func_info.func_info.len(),
+                    subprogs.len() + 1,
+                    "{which:?}: {}",
+                    linked.name
+                );
+                assert!(
+                    linked
+                        .instructions
+                        .iter()
+                        .all(|i| !(i.code == LD_IMM64 && i.src_reg() == 4)),
+                    "{which:?}: a BPF_PSEUDO_FUNC left"
+                );
+            }
+            assert!(callback.is_some(), "{which:?}");
+        }
     }
 }

@@ -703,6 +703,9 @@ pub fn print_usage(verbose: u8, attached_after: Duration) {
             sys.as_secs_f64(),
             max_rss_kib as f64 / 1024.0
         );
+        for line in crate::bpf::features::fallbacks() {
+            eprintln!("tracekit: {line}");
+        }
     }
 }
 

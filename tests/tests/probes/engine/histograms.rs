@@ -5,8 +5,8 @@ use std::{process::Command, time::Duration};
 
 use serde_json::Value;
 use tracekit_tests::{
-    fixture, kill, parse_json, require_root, scratch, spawn_tracekit, tracekit, wait_for_stderr,
-    wait_output,
+    block_scratch, fixture, kill, parse_json, require_root, scratch, spawn_tracekit, tracekit,
+    wait_for_stderr, wait_output,
 };
 
 use super::{dd, dd_as, group_count, start, stop};
@@ -124,7 +124,7 @@ fn engine_biolatency_counts_every_completion() {
 #[test]
 fn engine_biolatency_command_counts_its_io() {
     require_root();
-    let dir = scratch("engine_biolatency_command_counts_its_io");
+    let dir = block_scratch("engine_biolatency_command_counts_its_io");
     let file = dir.join("file");
     let of = format!("of={}", file.display());
     let run = tracekit(

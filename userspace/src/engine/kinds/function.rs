@@ -307,15 +307,68 @@ fn function_specs(
     };
     // Which function fired: the attach cookie (uprobes) or the function's address (kernel).
     let several = names.len() > 1;
+    if several {
+        several_functions_supported(&spec.text, user)?;
+    }
     let function_key = if user || !several {
         simple_operand(operand::EVENT_INDEX)
     } else {
         simple_operand(operand::FUNC_IP)
     };
+    // Before 5.15 a kprobe's function is known at entry only: the return reads the one its
+    // thread's entry saved (an entry stage of its own when nothing else needs one), and
+    // entry and return meet by thread alone, as bcc's funclatency pairs several functions
+    // (nested calls of two of them then pair wrongly).
+    let function_saved = several && !user && is_return && !crate::bpf::features::probes().func_ip;
+    let entry_stage = uses_latency || function_saved;
+    let mut return_function = None;
+    // The entry's values the return reads (`start.str(arg0)`, `start.arg1`), saved with
+    // the entry's time.
+    let mut start = PlanBuilder::new();
+    let mut saved = BTreeMap::new();
+    if entry_stage {
+        let entry = FunctionFields {
+            event: fields.event.clone(),
+            is_return: false,
+            params: fields.params.clone(),
+            user: fields.user,
+        };
+        let tid = builtin("tid").expect("builtin").operand;
+        let tid_start = start.operand(tid)?;
+        start.corr_part(tid_start);
+        if several && !function_saved {
+            let key_start = start.operand(function_key)?;
+            start.corr_part(key_start);
+        }
+        // Strings first: a saved string takes the first four words (16 bytes or less: two).
+        let mut fields = Vec::new();
+        for name in &entry_values {
+            let field = resolve(&entry, "start", &name["start.".len()..])?;
+            fields.push((field.ty != ValueType::Str, *name, field));
+        }
+        fields.sort_by_key(|(number, ..)| *number);
+        for (_, name, field) in fields {
+            if saved.contains_key(name) {
+                continue;
+            }
+            let index = start.operand(field.operand)?;
+            let slot = start.save(index)?;
+            let operand = if field.ty == ValueType::Str {
+                saved_string_operand(&field.operand)
+            } else {
+                saved_operand(slot)
+            };
+            saved.insert(name.clone(), FieldRef { operand, ..field });
+        }
+        if function_saved {
+            let entry_function = start.operand(function_key)?;
+            return_function = Some(saved_operand(start.save(entry_function)?));
+        }
+    }
     let mut main = PlanBuilder::new();
     let mut columns = Vec::new();
     if request.by_event || several {
-        let index = main.operand(function_key)?;
+        let index = main.operand(return_function.unwrap_or(function_key))?;
         main.key_part(index)?;
         let by_index = function_key.kind == operand::EVENT_INDEX;
         columns.push(Column {
@@ -342,45 +395,6 @@ fn function_specs(
     } else {
         0
     };
-    // The entry's values the return reads (`start.str(arg0)`, `start.arg1`), saved with
-    // the entry's time.
-    let mut start = PlanBuilder::new();
-    let mut saved = BTreeMap::new();
-    if uses_latency {
-        let entry = FunctionFields {
-            event: fields.event.clone(),
-            is_return: false,
-            params: fields.params.clone(),
-            user: fields.user,
-        };
-        let tid = builtin("tid").expect("builtin").operand;
-        let tid_start = start.operand(tid)?;
-        start.corr_part(tid_start);
-        if several {
-            let key_start = start.operand(function_key)?;
-            start.corr_part(key_start);
-        }
-        // Strings first: a saved string takes the first four words (16 bytes or less: two).
-        let mut fields = Vec::new();
-        for name in &entry_values {
-            let field = resolve(&entry, "start", &name["start.".len()..])?;
-            fields.push((field.ty != ValueType::Str, *name, field));
-        }
-        fields.sort_by_key(|(number, ..)| *number);
-        for (_, name, field) in fields {
-            if saved.contains_key(name) {
-                continue;
-            }
-            let index = start.operand(field.operand)?;
-            let slot = start.save(index)?;
-            let operand = if field.ty == ValueType::Str {
-                saved_string_operand(&field.operand)
-            } else {
-                saved_operand(slot)
-            };
-            saved.insert(name.clone(), FieldRef { operand, ..field });
-        }
-    }
     if let Some(stage) = &explicit {
         saved = stage.saved.clone();
     }
@@ -417,15 +431,15 @@ fn function_specs(
                 .collect(),
         )
     };
-    let start = if uses_latency {
+    let start = if entry_stage {
         // Entry and return meet per thread (and per function when there are several).
         let tid = builtin("tid").expect("builtin").operand;
-        if !several {
+        if !several || function_saved {
             start.by_thread();
         }
         let tid_main = main.operand(tid)?;
         main.corr_part(tid_main);
-        if several {
+        if several && !function_saved {
             let key_main = main.operand(function_key)?;
             main.corr_part(key_main);
         }
@@ -446,4 +460,19 @@ fn function_specs(
         prints: vec![prints],
         events: vec![events],
     })
+}
+
+/// Whether the kernel tells several user functions of one probe apart: by attach cookie
+/// (5.15+). Kernel functions always are: by `bpf_get_func_ip` (5.15+), else by the kprobe's
+/// instruction pointer at entry, saved for the return.
+///
+/// # Errors
+/// One line naming the helper and the kernel that has it, where the kernel lacks it.
+fn several_functions_supported(probe: &str, user: bool) -> Result<()> {
+    if user && !crate::bpf::features::probes().attach_cookie {
+        return Err(Error::runtime(format!(
+            "{probe}: telling several user functions apart needs bpf_get_attach_cookie              (Linux 5.15+), which this kernel lacks; probe one function at a time"
+        )));
+    }
+    Ok(())
 }

@@ -3,12 +3,13 @@
 //! (drivers/md/md.c, in the md-mod module), which every md personality (raid0, raid1,
 //! raid10, raid456, linear) calls for a bio with `REQ_PREFLUSH` (an `fsync`, a filesystem's
 //! journal commit), with the submitting task and the array's device
-//! (`bio->bi_bdev->bd_dev`, named from /sys/dev/block, where bcc reads `disk_name`). A
+//! (`bio->bi_bdev->bd_dev`, or before 5.12 `bio->bi_disk->part0.__dev.devt`, chosen by the
+//! kernel's BTF; named from /sys/dev/block, where bcc reads `disk_name`). A
 //! kernel function: kprobe or fentry, whichever the kernel has; the md-mod module must be
 //! loaded (it is while an array exists).
 
-use super::{Column, EventTime, EventsJob, Group, NAME, ToolPlan, Tool};
-use crate::{Error, Result};
+use super::{Column, EventTime, EventsJob, Group, NAME, Tool, ToolPlan};
+use crate::{Error, Result, probe::btf_path};
 
 /// The function probed.
 pub const FUNCTION: &str = "md_flush_request";
@@ -47,7 +48,18 @@ Needs the md-mod module loaded (any md array does that) and kprobes or fentry.",
     groups: &[Group::Probing],
     plan: |values| {
         loaded(&std::fs::read_to_string("/proc/kallsyms").unwrap_or_default())?;
-        let mut job = EventsJob::new(&format!("kprobe:{FUNCTION}"), COLUMNS);
+        let device = device_field(btf_path::kernel_btf());
+        let columns: Vec<Column> = COLUMNS
+            .iter()
+            .map(|column| match column.header {
+                "DEVICE" => Column {
+                    field: device,
+                    ..*column
+                },
+                _ => *column,
+            })
+            .collect();
+        let mut job = EventsJob::new(&format!("kprobe:{FUNCTION}"), &columns);
         job.request.filter = values.comm_filter()?;
         job.request.target = values.target;
         job.request.maps = values.maps;
@@ -57,6 +69,32 @@ Needs the md-mod module loaded (any md array does that) and kprobes or fentry.",
     },
     metric: None,
 };
+
+/// The DEVICE column's field in `btf`: the bio's `bi_bdev->bd_dev` (5.12 on), else 5.10's
+/// `bi_disk->part0.__dev.devt` (the whole disk's device: an md array has no partitions).
+/// Without BTF, the newer one (loading it says what is missing).
+pub fn device_field(btf: Option<&btf_path::Btf>) -> &'static str {
+    const OLD: &str = "disk((struct bio *)arg1->bi_disk->part0.__dev.devt)";
+    let Some(btf) = btf else {
+        return COLUMNS[2].field;
+    };
+    let bdev = [
+        btf_path::Step::Arrow("bi_bdev".into()),
+        btf_path::Step::Arrow("bd_dev".into()),
+    ];
+    let disk = [
+        btf_path::Step::Arrow("bi_disk".into()),
+        btf_path::Step::Arrow("part0".into()),
+        btf_path::Step::Dot("__dev".into()),
+        btf_path::Step::Dot("devt".into()),
+    ];
+    if btf_path::resolve(btf, "bio", &bdev).is_err() && btf_path::resolve(btf, "bio", &disk).is_ok()
+    {
+        OLD
+    } else {
+        COLUMNS[2].field
+    }
+}
 
 /// Whether `kallsyms` (the text of /proc/kallsyms) has [`FUNCTION`].
 ///
@@ -107,6 +145,8 @@ mod tests {
         assert_eq!(job.time, EventTime::Clock);
         let headers: Vec<&str> = job.columns.iter().map(|c| c.header).collect();
         assert_eq!(headers, ["PID", "COMM", "DEVICE"]);
+        // This kernel (5.12 on) has bi_bdev.
+        assert_eq!(job.columns[2].field, COLUMNS[2].field);
         let compiled = match crate::engine::compile::compile_in(
             &job.request,
             &crate::engine::compile::Events::test_6_18(),

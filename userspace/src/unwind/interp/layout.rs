@@ -38,7 +38,7 @@ fn task_fsbase_offset() -> Result<u32, String> {
 /// The byte offset of `member` in struct `name`, by one pass over raw BTF (`btf_rs` indexes
 /// every type first: 1.5 s of a debug build for two offsets, which delayed the unwind
 /// tables of the first Python process).
-fn struct_member_offset(btf: &[u8], name: &str, member: &str) -> Option<u32> {
+pub(crate) fn struct_member_offset(btf: &[u8], name: &str, member: &str) -> Option<u32> {
     let word = |at: usize| -> Option<u32> {
         Some(u32::from_le_bytes(btf.get(at..at + 4)?.try_into().ok()?))
     };

@@ -76,6 +76,11 @@ fn attach_multi(
     role: Role,
     ret: bool,
 ) -> std::result::Result<(), String> {
+    // kprobe.multi came in 5.18, after bpf_loop (5.17): a kernel without bpf_loop has none
+    // (and its verifier would refuse the object's bpf_loop callbacks before saying so).
+    if !crate::bpf::features::unwinder().bpf_loop {
+        return Err("this kernel has none (Linux 5.18+)".to_string());
+    }
     let loaded = kprobe_multi::load(
         object(Object::Engine).map_err(|err| err.to_string())?,
         program,

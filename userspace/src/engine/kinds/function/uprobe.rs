@@ -49,11 +49,14 @@ impl AttachPoint for Uprobes {
             Some(pid) => UProbeScope::OneProcess(pid),
             None => UProbeScope::AllProcesses,
         };
+        // Kernels before 5.15 take no attach cookie (the program reads none there, and
+        // several functions at once are refused at compile time).
+        let cookies = crate::bpf::features::probes().attach_cookie;
         let mut links = Vec::with_capacity(self.offsets.len());
         for (index, &offset) in self.offsets.iter().enumerate() {
             let point = UProbeAttachPoint {
                 location: UProbeAttachLocation::AbsoluteOffset(offset),
-                cookie: Some(index as u64),
+                cookie: cookies.then_some(index as u64),
             };
             let link = program
                 .attach(point, &self.binary, scope)
