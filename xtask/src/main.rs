@@ -77,8 +77,8 @@ enum Command {
         args: Vec<OsString>,
     },
     /// Set up, check the house rules (`check`) and run the unit tests, the integration tests
-    /// as root one at a time, then the kernel matrix (kprobe and fentry tests in Debian 5.10,
-    /// 6.1 and 6.12 kernels under qemu)
+    /// as root one at a time, then the kernel matrix (kprobe and fentry tests in Debian 6.1
+    /// and 6.12 kernels under qemu; 5.10 with `--kernel 5.10`)
     Test {
         /// Only the unit tests (no root needed)
         #[arg(
@@ -93,7 +93,7 @@ enum Command {
         /// Only the kernel matrix in VMs
         #[arg(long)]
         vm: bool,
-        /// The matrix's kernels to boot (5.10, 6.1, 6.12; repeat for more): all by default
+        /// The matrix's kernels to boot (5.10, 6.1, 6.12; repeat for more): 6.1 and 6.12 by default
         #[arg(long = "kernel", value_name = "VERSION")]
         kernels: Vec<String>,
         /// Run the unit tier N times, then the integration tier N times, stopping at the

@@ -62,6 +62,8 @@ struct Kernel {
     /// source list under the cache (the system's sources are left alone); `None`: the
     /// system's sources.
     suite: Option<&'static str>,
+    /// Booted when `--kernel` names no kernel.
+    default: bool,
 }
 
 const KERNELS: [Kernel; 3] = [
@@ -75,6 +77,8 @@ const KERNELS: [Kernel; 3] = [
                 && !p.contains("-rt-")
         },
         suite: Some("bullseye"),
+        // Not in the default run (CI) until its kretprobes lose no returns: docs/kernels.md.
+        default: false,
     },
     Kernel {
         label: "6.1",
@@ -85,16 +89,18 @@ const KERNELS: [Kernel; 3] = [
                 && !p.contains("-rt-")
         },
         suite: None,
+        default: true,
     },
     Kernel {
         label: "6.12",
         matches: |p| p.starts_with("linux-image-6.12.") && p.ends_with("+deb12-amd64"),
         suite: None,
+        default: true,
     },
 ];
 
-/// The kernels of the matrix `only` names by label (`5.10`, `6.1`, `6.12`); all of them when
-/// it is empty.
+/// The kernels of the matrix `only` names by label (`5.10`, `6.1`, `6.12`); the default ones
+/// when it is empty.
 fn selected_kernels(only: &[String]) -> Result<Vec<&'static Kernel>> {
     if let Some(unknown) = only
         .iter()
@@ -105,7 +111,13 @@ fn selected_kernels(only: &[String]) -> Result<Vec<&'static Kernel>> {
     }
     Ok(KERNELS
         .iter()
-        .filter(|k| only.is_empty() || only.iter().any(|label| label == k.label))
+        .filter(|k| {
+            if only.is_empty() {
+                k.default
+            } else {
+                only.iter().any(|label| label == k.label)
+            }
+        })
         .collect())
 }
 
