@@ -369,10 +369,10 @@ fn pidpersec_counts_what_bpftraces_pidpersec_counts() {
 /// idle) and leaves out preemptions (`prev_state` is `TASK_REPORT_MAX` then, not 0), and
 /// it watches a shorter window. So only bounds hold, for tk_wake's 1000 pipe writes to
 /// its reader 1 ms apart: bpftrace's total holds the reader's wakeups (all in its window),
-/// and tracekit's `--tids` histogram has a thread (the reader) with 995 to 1010 samples
+/// and tracekit's `--tids` histogram has a thread (the reader) with 980 to 1010 samples
 /// (its wakeups, its first wakeup as a new task, a rare preemption; a write that lands
 /// while the reader is still on its CPU, preempted between reads, wakes nothing: CI saw
-/// 999), as does the writer (woken by its timer each time) or more.
+/// 999, a machine at load 9 985), as does the writer (woken by its timer each time) or more.
 #[test]
 fn runqlat_counts_what_bpftraces_runqlat_counts() {
     require_root();
@@ -407,8 +407,9 @@ fn runqlat_counts_what_bpftraces_runqlat_counts() {
         .map(|g| g["count"].as_u64().unwrap())
         .collect();
     let ours: u64 = counts.iter().sum();
-    // Writes that find the reader still on its CPU wake nothing: a few may be missing.
-    let least = n - 5;
+    // Writes that find the reader still on its CPU wake nothing: a few may be missing, more
+    // on a loaded machine.
+    let least = n - n / 50;
     assert!(theirs >= least, "bpftrace {theirs}: {}", run.theirs);
     assert!(
         counts.iter().any(|&c| (least..=n + 10).contains(&c)),
