@@ -2,6 +2,7 @@
 
 use crate::{Error, Result};
 
+pub mod btf;
 pub mod features;
 pub mod names;
 mod programs;

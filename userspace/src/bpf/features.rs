@@ -165,7 +165,7 @@ fn helper_known(prog_type: bpf_prog_type, id: i32) -> bool {
 fn task_stack_offset() -> Result<u32, String> {
     let data = std::fs::read("/sys/kernel/btf/vmlinux")
         .map_err(|err| format!("reading /sys/kernel/btf/vmlinux: {err}"))?;
-    crate::unwind::interp::struct_member_offset(&data, "task_struct", "stack")
+    super::btf::struct_member_offset(&data, "task_struct", "stack")
         .ok_or_else(|| "no task_struct.stack in the kernel's BTF".to_string())
 }
 

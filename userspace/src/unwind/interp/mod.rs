@@ -36,7 +36,6 @@ mod splice;
 mod unpublish;
 pub mod v8;
 
-pub(crate) use layout::struct_member_offset;
 use std::{
     collections::{BTreeMap, BTreeSet, HashMap},
     sync::atomic::{AtomicBool, Ordering},
