@@ -452,3 +452,24 @@ pub fn source_of_symbol(symbol: &str) -> Option<(&str, &str, i64)> {
 
 #[cfg(test)]
 mod tests;
+
+/// `path` inside the Debian trixie root of the runtime tests (`$TRACEKIT_ROOTS/trixie`, else
+/// `target/roots/trixie`), or `None`, printed as the test's skip, when the root was not made
+/// (`cargo xtask test` makes it).
+#[cfg(test)]
+pub(crate) fn trixie_file(path: &str) -> Option<std::path::PathBuf> {
+    let roots = std::env::var_os("TRACEKIT_ROOTS").map_or_else(
+        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/roots"),
+        std::path::PathBuf::from,
+    );
+    let file = roots.join("trixie").join(path);
+    if file.exists() {
+        Some(file)
+    } else {
+        eprintln!(
+            "skipped: no {} (cargo xtask test makes the root)",
+            file.display()
+        );
+        None
+    }
+}

@@ -348,18 +348,9 @@ mod tests {
     /// its version read from the binary.
     #[test]
     fn detects_debian_trixie_php_8_4() {
-        let roots = std::env::var_os("TRACEKIT_ROOTS").map_or_else(
-            || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/roots"),
-            std::path::PathBuf::from,
-        );
-        let path = roots.join("trixie/usr/bin/php8.4");
-        if !path.exists() {
-            eprintln!(
-                "skipped: no {} (cargo xtask test makes the root)",
-                path.display()
-            );
+        let Some(path) = crate::unwind::interp::trixie_file("usr/bin/php8.4") else {
             return;
-        }
+        };
         let detected = detect(path.to_str().unwrap(), &path);
         let Some(binary) = detected.binary::<Binary>() else {
             panic!("{} not detected as PHP: {detected:?}", path.display());

@@ -598,18 +598,11 @@ mod tests {
     /// `rb_profile_frames` pass it to `__tls_get_addr`; its DTPOFF word holds 16).
     #[test]
     fn detects_debian_trixie_libruby_3_3() {
-        let roots = std::env::var_os("TRACEKIT_ROOTS").map_or_else(
-            || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/roots"),
-            std::path::PathBuf::from,
-        );
-        let path = roots.join("trixie/usr/lib/x86_64-linux-gnu/libruby-3.3.so.3.3.8");
-        if !path.exists() {
-            eprintln!(
-                "skipped: no {} (cargo xtask test makes the root)",
-                path.display()
-            );
+        let Some(path) =
+            crate::unwind::interp::trixie_file("usr/lib/x86_64-linux-gnu/libruby-3.3.so.3.3.8")
+        else {
             return;
-        }
+        };
         let detected = detect(path.to_str().unwrap(), &path);
         let Some(binary) = detected.binary::<Binary>() else {
             panic!("{} not detected as Ruby: {detected:?}", path.display());
