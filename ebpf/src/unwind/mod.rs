@@ -17,14 +17,10 @@
 use core::{ffi::c_void, ptr};
 
 use aya_ebpf::{
-    bindings::{BPF_F_MMAPABLE, pt_regs},
+    bindings::BPF_F_MMAPABLE,
     btf_maps::{Array as BtfArray, ArrayOfMaps},
-    helpers::{
-        bpf_probe_read_kernel, bpf_probe_read_user,
-        generated::{bpf_get_current_task, bpf_get_current_task_btf, bpf_loop, bpf_task_pt_regs},
-    },
+    helpers::{bpf_probe_read_user, generated::bpf_loop},
     maps::{Array, HashMap, LruHashMap, PerCpuArray, RingBuf},
-    programs::PerfEventContext,
 };
 use tracekit_common::{
     cpu_sampler::{MAX_STACK_DEPTH, StackFrames},
@@ -38,6 +34,9 @@ use tracekit_common::{
 use crate::{Recorded, store_stack};
 
 pub mod interp;
+mod regs;
+
+pub use regs::{user_regs_at_sample, user_regs_of_task};
 
 use interp::InterpWalk;
 
@@ -81,10 +80,6 @@ pub trait UnwindMaps {
     /// One [`step`], run as the object's global BPF function (`tracekit_unwind_step`).
     fn global_step(index: u64) -> i64;
 }
-
-/// `THREAD_SIZE` of x86_64 kernels built without KASAN (Debian's and the distributions'):
-/// a task's kernel stack, whose top holds the user registers it entered the kernel with.
-const THREAD_SIZE: u64 = 16 * 1024;
 
 /// Defines the unwinder's maps (`UNWIND_SHARDS`, `UNWIND_MAPPINGS`, `UNWIND_PROCESSES`,
 /// `UNWIND_STATS`, `UNWIND_WALK`) in the calling BPF object, and `$name`, the
@@ -241,7 +236,11 @@ macro_rules! unwind_maps {
 pub struct UserRegs {
     pub ip: u64,
     pub sp: u64,
+    /// The frame pointer (x86_64's RBP, arm64's x29).
     pub bp: u64,
+    /// arm64's link register (x30): a leaf's return address until it saves it; 0 on
+    /// x86_64, where calls push the return address.
+    pub lr: u64,
 }
 
 const RUNNING: u32 = 0;
@@ -279,60 +278,6 @@ fn bump<M: UnwindMaps>(stat: UnwindStat) {
     if let Some(counter) = M::stats().get_ptr_mut(stat as u32) {
         // SAFETY: per-CPU slot, only this CPU writes it while the program runs.
         unsafe { *counter += 1 };
-    }
-}
-
-/// Whether saved registers with this `cs` were taken in user mode (RPL 3).
-#[inline(always)]
-fn user_mode(cs: u64) -> bool {
-    cs & 3 == 3
-}
-
-/// The user registers of a perf event sample: the sampled registers when the sample hit
-/// user mode, else those the task saved entering the kernel. `None` for kernel threads.
-#[inline(always)]
-pub fn user_regs_at_sample<M: UnwindMaps>(ctx: &PerfEventContext) -> Option<UserRegs> {
-    // SAFETY: bpf_perf_event_data's regs are readable context fields.
-    let regs = unsafe { &(*ctx.ctx).regs };
-    if user_mode(regs.cs) {
-        return Some(UserRegs {
-            ip: regs.rip,
-            sp: regs.rsp,
-            bp: regs.rbp,
-        });
-    }
-    user_regs_of_task::<M>()
-}
-
-/// The user registers the current task saved when it entered the kernel
-/// (`bpf_task_pt_regs`, 5.15+; before it, the top of the task's kernel stack, as the kernel's
-/// `task_pt_regs` finds them). `None` for kernel threads, which have none.
-#[inline(always)]
-pub fn user_regs_of_task<M: UnwindMaps>() -> Option<UserRegs> {
-    let stack_offset = M::task_stack_offset();
-    // SAFETY: the helpers take and return kernel pointers the verifier tracks; the fields
-    // are read with bpf_probe_read_kernel, which faults safely. The loader sets the offset
-    // (a read-only global) only on kernels without bpf_task_pt_regs, so the verifier of
-    // each kernel sees one of the two calls.
-    unsafe {
-        let regs = if stack_offset == 0 {
-            let task = bpf_get_current_task_btf();
-            bpf_task_pt_regs(task) as *const pt_regs
-        } else {
-            let task = bpf_get_current_task();
-            let stack: u64 =
-                bpf_probe_read_kernel((task + u64::from(stack_offset)) as *const u64).ok()?;
-            (stack + THREAD_SIZE - core::mem::size_of::<pt_regs>() as u64) as *const pt_regs
-        };
-        let cs = bpf_probe_read_kernel(ptr::addr_of!((*regs).cs)).ok()?;
-        if !user_mode(cs) {
-            return None;
-        }
-        Some(UserRegs {
-            ip: bpf_probe_read_kernel(ptr::addr_of!((*regs).rip)).ok()?,
-            sp: bpf_probe_read_kernel(ptr::addr_of!((*regs).rsp)).ok()?,
-            bp: bpf_probe_read_kernel(ptr::addr_of!((*regs).rbp)).ok()?,
-        })
     }
 }
 
