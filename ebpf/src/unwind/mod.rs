@@ -27,7 +27,7 @@ use tracekit_common::{
     interp::{CodeKey, InterpConfig, InterpProcess, hotspot::CodeCache},
     unwind::{
         MAPPING_SEARCH_STEPS, MAX_PROCESS_MAPPINGS, MAX_SHARDS, Mapping, ProcessMappings,
-        ROW_SEARCH_STEPS, SHARD_ROWS, SHARD_ROWS_SHIFT, UnwindRow, UnwindStat, cfa,
+        ROW_SEARCH_STEPS, SHARD_ROWS, SHARD_ROWS_SHIFT, UnwindRow, UnwindStat, cfa, ra,
     },
 };
 
@@ -253,6 +253,8 @@ pub struct Walk {
     pc: u64,
     sp: u64,
     bp: u64,
+    /// arm64's link register while the first frame is stepped, then 0 (no caller's is known).
+    lr: u64,
     len: u32,
     status: u32,
     map_first: u32,
@@ -300,6 +302,7 @@ pub fn record_user_stack<M: UnwindMaps>(
     w.pc = regs.ip;
     w.sp = regs.sp;
     w.bp = regs.bp;
+    w.lr = regs.lr;
     w.len = 0;
     w.status = RUNNING;
     w.m_begin = 0;
@@ -469,6 +472,7 @@ pub fn step_inline<M: UnwindMaps>() -> i64 {
     } else {
         table_step::<M>(w, pc)
     };
+    w.lr = 0;
     if !stepped {
         return 1;
     }
@@ -571,7 +575,8 @@ fn table_step<M: UnwindMaps>(w: &mut Walk, pc: u64) -> bool {
         return frame_pointer_step::<M>(w);
     };
     let offset = u64::from(row.cfa_offset);
-    let cfa = match row.cfa_rule {
+    let ra_at = row.cfa_rule >> ra::SHIFT;
+    let cfa = match row.cfa_rule & cfa::KIND {
         cfa::RSP => w.sp + offset,
         cfa::RBP => w.bp + offset,
         cfa::PLT => w.sp + 8 + if w.pc & 15 >= offset { 8 } else { 0 },
@@ -586,12 +591,25 @@ fn table_step<M: UnwindMaps>(w: &mut Walk, pc: u64) -> bool {
             return frame_pointer_step::<M>(w);
         }
     };
-    // The CFA is above the frame's stack pointer; anything else is a corrupt walk.
-    if cfa <= w.sp {
+    // The CFA is above the frame's stack pointer (or at it, in an arm64 leaf that has
+    // pushed nothing); anything else is a corrupt walk.
+    if cfa < w.sp || (cfa == w.sp && ra_at != ra::LINK_REGISTER) {
         w.status = FAILED;
         return false;
     }
-    let Some(return_address) = read_user(cfa - 8) else {
+    let saved = match ra_at {
+        ra::LINK_REGISTER if w.lr == 0 => {
+            // Only the first frame's link register is known.
+            bump::<M>(UnwindStat::UnsupportedFrames);
+            return frame_pointer_step::<M>(w);
+        }
+        ra::LINK_REGISTER => Some(w.lr),
+        ra::FRAME_RECORD => {
+            read_user(cfa.wrapping_add((i64::from(row.rbp_offset_words) * 8 + 8) as u64))
+        }
+        words => read_user(cfa - (u64::from(words) + 1) * 8),
+    };
+    let Some(return_address) = saved.map(strip_pointer_authentication) else {
         w.status = FAILED;
         return false;
     };
@@ -665,6 +683,17 @@ fn frame_pointer_step_read<M: UnwindMaps>(w: &mut Walk, read: interp::v8::Caller
     };
     w.sp = bp + 16;
     w.bp = saved_bp;
-    w.pc = return_address;
+    w.pc = strip_pointer_authentication(return_address);
     true
+}
+
+/// A return address without the pointer-authentication code arm64 code built with
+/// `-mbranch-protection` signs it with (bits above the 48-bit user address space).
+#[inline(always)]
+fn strip_pointer_authentication(address: u64) -> u64 {
+    if cfg!(bpf_target_arch = "aarch64") {
+        address & ((1 << 48) - 1)
+    } else {
+        address
+    }
 }
