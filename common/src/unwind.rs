@@ -36,14 +36,17 @@ pub const ROW_SEARCH_STEPS: u32 = 24;
 /// Most rows of one binary's table (see [`ROW_SEARCH_STEPS`]).
 pub const MAX_TABLE_ROWS: u32 = 1 << ROW_SEARCH_STEPS;
 
-/// How the CFA is computed ([`UnwindRow::cfa_rule`]).
+/// How the CFA is computed ([`UnwindRow::cfa_rule`]'s low four bits, [`cfa::KIND`]; the
+/// high four say where the return address is, [`ra`]).
 pub mod cfa {
+    /// The bits of [`super::UnwindRow::cfa_rule`] that hold one of these rules.
+    pub const KIND: u8 = 0x0f;
     /// No unwind information covers this address (a gap between functions, or past the
     /// last one): the kernel steps by frame pointer.
     pub const NONE: u8 = 0;
-    /// CFA = RSP + offset.
+    /// CFA = the stack pointer (x86_64's RSP, arm64's SP) + offset.
     pub const RSP: u8 = 1;
-    /// CFA = RBP + offset.
+    /// CFA = the frame pointer (x86_64's RBP, arm64's x29) + offset.
     pub const RBP: u8 = 2;
     /// A PLT entry (GCC's `DW_CFA_def_cfa_expression` for `.plt`): CFA = RSP + 8, plus 8
     /// more when `(RIP & 15) >= offset` (the entry has pushed its relocation index).
@@ -55,6 +58,25 @@ pub mod cfa {
     pub const UNSUPPORTED: u8 = 5;
 }
 
+/// Where a row's return address is: [`super::UnwindRow::cfa_rule`]'s high four bits
+/// (`cfa_rule >> ra::SHIFT`). x86_64's calls push it at CFA - 8, always; arm64's `bl` leaves
+/// it in the link register (x30), which a function saves where it likes, or not at all.
+pub mod ra {
+    /// The shift of the location in `cfa_rule`.
+    pub const SHIFT: u8 = 4;
+    /// At CFA - 8 (every x86_64 row). Values 1 to [`MAX_WORDS_BELOW`] - 1 mean: at
+    /// CFA - (value + 1) × 8 (arm64 code that saves x30 among other registers).
+    pub const CFA_MINUS_8: u8 = 0;
+    /// The deepest slot below the CFA, in words, the values above express.
+    pub const MAX_WORDS_BELOW: u8 = 14;
+    /// In the frame record: 8 bytes above where the frame pointer was saved (arm64's
+    /// `stp x29, x30`, at any depth).
+    pub const FRAME_RECORD: u8 = 14;
+    /// Still in the link register (arm64's leaves, and prologues before they save x30):
+    /// only the first frame of a walk has its value.
+    pub const LINK_REGISTER: u8 = 15;
+}
+
 /// One row of a binary's unwind table: from `pc` up to the next row's `pc`, how to find the
 /// caller's registers. 8 bytes, no padding (BPF arrays round elements to 8 bytes).
 #[repr(C)]
@@ -64,10 +86,10 @@ pub struct UnwindRow {
     pub pc: u32,
     /// The CFA's offset from its register; for [`cfa::PLT`], the threshold on `RIP & 15`.
     pub cfa_offset: u16,
-    /// One of the [`cfa`] constants.
+    /// One of the [`cfa`] constants, with an [`ra`] location shifted by [`ra::SHIFT`].
     pub cfa_rule: u8,
-    /// Where the caller's RBP was saved, in 8-byte words from the CFA (negative); 0 when RBP
-    /// still holds the caller's value.
+    /// Where the caller's frame pointer (RBP, x29) was saved, in 8-byte words from the CFA
+    /// (negative); 0 when it still holds the caller's value.
     pub rbp_offset_words: i8,
 }
 

@@ -193,6 +193,11 @@ pub fn record_user_stack_fp<C: EbpfContext>(
     if frames[1] != regs.map_or(0, |r| r.ip) {
         return record_stack(ctx, frames as *mut StackFrames, stacks, flags, generation);
     }
+    // arm64: a function past its prologue (and before its first call) has the same return
+    // address in x30 and in its frame record, which the walk has already followed.
+    if cfg!(bpf_target_arch = "aarch64") && frames[2] == return_address {
+        return record_stack(ctx, frames as *mut StackFrames, stacks, flags, generation);
+    }
     frames[0] = frames[1];
     frames[1] = return_address;
     let len = (copied as usize / 8 + 1).min(MAX_STACK_DEPTH);
@@ -206,6 +211,7 @@ pub fn record_user_stack_fp<C: EbpfContext>(
 /// with or without `endbr64` and `bnd`). Anything else (a frame was pushed, the leaf saved
 /// registers, an indirect call through a register) is `None`: the walk stays as the kernel
 /// makes it.
+#[cfg(bpf_target_arch = "x86_64")]
 #[inline(always)]
 fn leaf_return(regs: &unwind::UserRegs) -> Option<u64> {
     let return_address = read_user::<u64>(regs.sp)?;
@@ -226,6 +232,46 @@ fn leaf_return(regs: &unwind::UserRegs) -> Option<u64> {
     leaf_of(target, regs.ip).then_some(return_address)
 }
 
+/// The return address a leaf without a frame record of its own still holds in the link
+/// register (x30), if the instruction before it is a `bl` to a function that starts at most
+/// [`LEAF_MAX_BYTES`] before `regs.ip`, directly or through a PLT stub (`adrp x16`,
+/// `ldr x17, [x16, #off]`, ..., `br x17`). Anything else (an indirect `blr`, x30 reused
+/// after a call returned) is `None`.
+#[cfg(bpf_target_arch = "aarch64")]
+#[inline(always)]
+fn leaf_return(regs: &unwind::UserRegs) -> Option<u64> {
+    // The pointer-authentication bits, if any, are above a 48-bit user address.
+    let return_address = regs.lr & ((1 << 48) - 1);
+    let call = read_user::<u32>(return_address.checked_sub(4)?)?;
+    // bl imm26: 100101 imm26, the offset in instructions from the bl itself.
+    if call & 0xfc00_0000 != 0x9400_0000 {
+        return None;
+    }
+    let words = (((call & 0x03ff_ffff) << 6) as i32 >> 6) as i64;
+    let mut target = (return_address - 4).wrapping_add((words * 4) as u64);
+    if !leaf_of(target, regs.ip) {
+        target = plt_target(target)?;
+    }
+    leaf_of(target, regs.ip).then_some(return_address)
+}
+
+/// Where the PLT stub at `stub` jumps: the GOT slot its `adrp x16, PAGE` and
+/// `ldr x17, [x16, #OFF]` address, read.
+#[cfg(bpf_target_arch = "aarch64")]
+#[inline(always)]
+fn plt_target(stub: u64) -> Option<u64> {
+    let head = read_user::<u64>(stub)?;
+    let (adrp, ldr) = (head as u32, (head >> 32) as u32);
+    // adrp x16: 1 immlo(2) 10000 immhi(19) 10000; ldr x17, [x16, #imm12*8]: 0xf9400211 | imm12 << 10.
+    if adrp & 0x9f00_001f != 0x9000_0010 || ldr & 0xffc0_03ff != 0xf940_0211 {
+        return None;
+    }
+    let pages = ((((adrp >> 5) & 0x7_ffff) << 2 | (adrp >> 29) & 3) << 11) as i32 >> 11;
+    let page = (stub & !0xfff).wrapping_add(((pages as i64) << 12) as u64);
+    let slot = page + u64::from((ldr >> 10) & 0xfff) * 8;
+    read_user::<u64>(slot)
+}
+
 /// Whether a function starting at `start` can hold `pc`.
 #[inline(always)]
 fn leaf_of(start: u64, pc: u64) -> bool {
@@ -233,6 +279,7 @@ fn leaf_of(start: u64, pc: u64) -> bool {
 }
 
 /// Where the PLT stub at `stub` jumps: the GOT slot of its `jmp *rel32(%rip)`, read.
+#[cfg(bpf_target_arch = "x86_64")]
 #[inline(always)]
 fn plt_target(stub: u64) -> Option<u64> {
     let head = read_user::<u64>(stub)?;

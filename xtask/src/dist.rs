@@ -4,12 +4,13 @@
 //!    `target/dist/man` and `target/dist/completions` (the test
 //!    `generated::tests::every_dist_file_generates` of the binary, with `TRACEKIT_DIST_DIR`);
 //!    they are not kept in the repository;
-//! 2. a static binary for `x86_64-unknown-linux-musl` (the kernel programs embedded as in
-//!    any build; musl-gcc from musl-tools for ring's C), checked to need no loader or
-//!    libraries: the build the VM matrix (`vm.rs`) runs;
-//! 3. a `.deb` built with `dpkg-deb`: the binary in `/usr/bin`, the man pages, the bash, zsh
-//!    and fish completions, the exporter's systemd unit (not enabled) and its configuration
-//!    as a conffile.
+//! 2. per architecture (`arch.rs`: x86_64, arm64, cross-built here), a static binary for its
+//!    musl target (the kernel programs built for that architecture and embedded as in any
+//!    build; a C cross compiler for ring's C), checked to be an executable of that machine
+//!    needing no loader or libraries: the build the VM matrix (`vm/`) runs;
+//! 3. per architecture, a `.deb` built with `dpkg-deb`: the binary in `/usr/bin`, the man
+//!    pages, the bash, zsh and fish completions, the exporter's systemd unit (not enabled)
+//!    and its configuration as a conffile.
 
 use std::{
     fs,
@@ -19,8 +20,10 @@ use std::{
 use anyhow::{Context as _, Result, bail};
 
 use crate::{
+    arch::Arch,
+    setup::cross_toolchain,
     util::{Cmd, cargo, workspace_root},
-    vm::{self, MUSL},
+    vm,
 };
 
 /// The version of the workspace, the package's and the .deb's.
@@ -28,29 +31,71 @@ const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// Where the systemd unit in `dist/` expects the binary, and where the .deb puts it.
 const UNIT_BINARY: (&str, &str) = ("/usr/local/bin/tracekit", "/usr/bin/tracekit");
 
-/// Runs the three steps; returns the static binary's and the .deb's paths.
-pub fn run() -> Result<(PathBuf, PathBuf)> {
+/// What a release ships for one architecture.
+#[derive(Debug)]
+pub struct Release {
+    pub arch: &'static Arch,
+    /// `target/dist/tracekit-VERSION-TARGET`.
+    pub binary: PathBuf,
+    /// `target/dist/tracekit_VERSION_DEBARCH.deb`.
+    pub deb: PathBuf,
+}
+
+/// Runs the three steps for each of `arches`; returns what each ships.
+pub fn run(arches: &[&'static Arch]) -> Result<Vec<Release>> {
     let root = workspace_root();
     let out = root.join("target/dist");
     generate_docs(&out)?;
-    let binary = build_static()?;
-    fs::create_dir_all(&out)?;
-    let shipped = out.join(format!("tracekit-{VERSION}-{MUSL}"));
-    fs::copy(&binary, &shipped)?;
-    let deb = build_deb(&root, &out, &binary)?;
-    eprintln!(
-        "xtask: dist: {} (static), {}",
-        shipped.display(),
-        deb.display()
-    );
-    Ok((shipped, deb))
+    let mut releases = Vec::new();
+    for &arch in arches {
+        let binary = build_static(arch)?;
+        fs::create_dir_all(&out)?;
+        let shipped = out.join(format!("tracekit-{VERSION}-{}", arch.musl));
+        fs::copy(&binary, &shipped)?;
+        let deb = build_deb(&root, &out, &binary, arch)?;
+        eprintln!(
+            "xtask: dist: {} (static), {}",
+            shipped.display(),
+            deb.display()
+        );
+        releases.push(Release {
+            arch,
+            binary: shipped,
+            deb,
+        });
+    }
+    Ok(releases)
 }
 
-/// `cargo xtask dist --check`: what a user does with the two files. `ldd` calls the binary
-/// static; it runs `profile -a` and `count` in the 6.1 VM; the .deb installs with `dpkg -i`
+/// `cargo xtask dist --check`: what a user does with the two files of `release`. `ldd` calls
+/// an x86_64 binary static (the ELF check of `build_static` already did, for any
+/// architecture); it runs `profile -a` and `count` in its architecture's 6.1 VM; the .deb
+/// installs with `dpkg -i` (`--force-architecture` for another architecture than the host's)
 /// into a scratch root (`target/dist/check-root`, its own dpkg database), where
 /// `man tracekit-profile` finds and formats its page; `dpkg -r` removes it again.
-pub fn check(binary: &Path, deb: &Path) -> Result<()> {
+pub fn check(release: &Release) -> Result<()> {
+    let Release { arch, binary, deb } = release;
+    let native = arch.deb == "amd64";
+    if native {
+        ldd_static(binary)?;
+    }
+    dpkg_check(deb, native)?;
+    if !vm::smoke(binary, arch)? {
+        bail!(
+            "the static binary failed profile -a or count in the {} 6.1 VM",
+            arch.name
+        );
+    }
+    eprintln!(
+        "xtask: dist --check {}: {}dpkg -i, man, dpkg -r and the 6.1 VM: all pass",
+        arch.name,
+        if native { "ldd, " } else { "" }
+    );
+    Ok(())
+}
+
+/// `ldd` says `binary` is static.
+fn ldd_static(binary: &Path) -> Result<()> {
     let ldd = std::process::Command::new("ldd").arg(binary).output()?;
     let said = format!(
         "{}{}",
@@ -61,7 +106,12 @@ pub fn check(binary: &Path, deb: &Path) -> Result<()> {
         bail!("ldd {}: {}", binary.display(), said.trim());
     }
     eprintln!("xtask: dist --check: ldd: {}", said.trim());
+    Ok(())
+}
 
+/// `deb` installs into a scratch root, where `man tracekit-profile` shows its page, and
+/// removes again.
+fn dpkg_check(deb: &Path, native: bool) -> Result<()> {
     let root = workspace_root().join("target/dist/check-root");
     let _ = fs::remove_dir_all(&root);
     let admin = root.join("var/lib/dpkg");
@@ -74,6 +124,7 @@ pub fn check(binary: &Path, deb: &Path) -> Result<()> {
             .arg(format!("--root={}", root.display()))
             // The package has no maintainer scripts: none to run in the scratch root.
             .arg("--force-script-chrootless")
+            .args((!native).then_some("--force-architecture"))
             .args(args)
             .run()
     };
@@ -108,11 +159,6 @@ pub fn check(binary: &Path, deb: &Path) -> Result<()> {
     if installed.exists() {
         bail!("dpkg -r left {}", installed.display());
     }
-
-    if !vm::smoke(binary)? {
-        bail!("the static binary failed profile -a or count in the 6.1 VM");
-    }
-    eprintln!("xtask: dist --check: ldd, dpkg -i, man, dpkg -r and the 6.1 VM: all pass");
     Ok(())
 }
 
@@ -147,19 +193,29 @@ fn generate_docs(out: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Builds the static binary and checks that it is one.
-fn build_static() -> Result<PathBuf> {
-    vm::ensure_musl()?;
-    eprintln!("xtask: dist: static binary ({MUSL})");
-    let binary = vm::build_static_tracekit()?;
+/// Builds the static binary of `arch` and checks that it is one, for that machine.
+fn build_static(arch: &Arch) -> Result<PathBuf> {
+    cross_toolchain(arch)?;
+    eprintln!("xtask: dist: static binary ({})", arch.musl);
+    let binary = arch.build_static_tracekit()?;
     let elf = fs::read(&binary).with_context(|| binary.display().to_string())?;
     if let Some(why) = not_static(&elf) {
         bail!("{} is not static: {why}", binary.display());
     }
+    let machine = elf
+        .get(0x12..0x14)
+        .map(|b| u16::from_le_bytes([b[0], b[1]]));
+    if machine != Some(arch.elf_machine) {
+        bail!(
+            "{} is not a {} executable (e_machine {machine:?})",
+            binary.display(),
+            arch.name
+        );
+    }
     Ok(binary)
 }
 
-/// Why an x86-64 ELF executable is not static (it names a loader in PT_INTERP, or has
+/// Why a 64-bit little-endian ELF executable is not static (it names a loader in PT_INTERP, or has
 /// dynamic sections with DT_NEEDED libraries), or `None` when it is.
 pub fn not_static(elf: &[u8]) -> Option<String> {
     let u16_at = |at: usize| {
@@ -281,12 +337,13 @@ pub fn layout(root: &Path, generated: &Path, binary: &Path) -> Result<Vec<Entry>
     Ok(entries)
 }
 
-/// DEBIAN/control for a package whose files take `installed_kib`.
-pub fn control(version: &str, installed_kib: u64) -> String {
+/// DEBIAN/control for a package of Debian architecture `deb_arch` whose files take
+/// `installed_kib`.
+pub fn control(version: &str, deb_arch: &str, installed_kib: u64) -> String {
     format!(
         "Package: tracekit
 Version: {version}
-Architecture: amd64
+Architecture: {deb_arch}
 Maintainer: tracekit developers <https://github.com/tracekit/tracekit/issues>
 Installed-Size: {installed_kib}
 Section: utils
@@ -317,11 +374,11 @@ License: MIT or Apache-2.0
     .to_string()
 }
 
-/// Lays the package out in `out/deb` and builds `out/tracekit_VERSION_amd64.deb` (the man
-/// pages and completions generated in `out`).
-fn build_deb(root: &Path, out: &Path, binary: &Path) -> Result<PathBuf> {
-    eprintln!("xtask: dist: .deb");
-    let stage = out.join("deb");
+/// Lays the package out in `out/deb-ARCH` and builds `out/tracekit_VERSION_ARCH.deb` (ARCH
+/// Debian's name of `arch`; the man pages and completions generated in `out`).
+fn build_deb(root: &Path, out: &Path, binary: &Path, arch: &Arch) -> Result<PathBuf> {
+    eprintln!("xtask: dist: .deb ({})", arch.deb);
+    let stage = out.join(format!("deb-{}", arch.deb));
     let _ = fs::remove_dir_all(&stage);
     for entry in layout(root, out, binary)? {
         let target = stage.join(&entry.target);
@@ -349,7 +406,10 @@ fn build_deb(root: &Path, out: &Path, binary: &Path) -> Result<PathBuf> {
     let installed_kib = du_bytes(&stage)?.div_ceil(1024);
     let debian = stage.join("DEBIAN");
     fs::create_dir_all(&debian)?;
-    fs::write(debian.join("control"), control(VERSION, installed_kib))?;
+    fs::write(
+        debian.join("control"),
+        control(VERSION, arch.deb, installed_kib),
+    )?;
     fs::write(debian.join("conffiles"), "/etc/tracekit/exporter.toml\n")?;
     let md5sums = Cmd::new("sh")
         .args([
@@ -362,7 +422,7 @@ fn build_deb(root: &Path, out: &Path, binary: &Path) -> Result<PathBuf> {
     for file in ["control", "conffiles", "md5sums"] {
         set_mode(&debian.join(file), 0o644)?;
     }
-    let deb = out.join(format!("tracekit_{VERSION}_amd64.deb"));
+    let deb = out.join(format!("tracekit_{VERSION}_{}.deb", arch.deb));
     Cmd::new("dpkg-deb")
         .args(["--root-owner-group", "--build"])
         .arg(&stage)
@@ -446,7 +506,11 @@ mod tests {
 
     #[test]
     fn control_file() {
-        let control = control("1.2.3", 4321);
+        assert!(
+            control("1.2.3", "arm64", 1)
+                .starts_with("Package: tracekit\nVersion: 1.2.3\nArchitecture: arm64\n")
+        );
+        let control = control("1.2.3", "amd64", 4321);
         assert!(control.starts_with("Package: tracekit\nVersion: 1.2.3\nArchitecture: amd64\n"));
         assert!(control.contains("\nInstalled-Size: 4321\n"));
         // Continuation lines start with a space; an empty one is " .".

@@ -2,7 +2,8 @@
 //!
 //! - `check`: the layering rule (no import cycles among a crate's top-level modules) and
 //!   the size cap on every product file;
-//! - `setup`: install what building the kernel programs needs, and nothing else;
+//! - `setup`: install what building the kernel programs and the static binaries needs, and
+//!   nothing else;
 //! - `build`, `run -- ARGS`: set up, then build (and run) the release binary;
 //! - `test`: set up, `check` and the unit tests, then the root integration tests one at a
 //!   time (each tier `--repeat N` times to find flaky tests);
@@ -10,6 +11,7 @@
 //! - `fuzz`: the libFuzzer targets of the parsers, for a bounded time;
 //! - `dist`: man pages, completions, a static binary and a .deb, in `target/dist/`.
 
+mod arch;
 mod bench;
 mod bench_jit;
 mod bench_profile;
@@ -66,7 +68,8 @@ enum Command {
     /// Check the house rules: no import cycles among a crate's top-level modules (the
     /// library names no clap), no product file over 800 lines
     Check,
-    /// Install the nightly rust-src, LLVM and bpf-linker the kernel programs need
+    /// Install the nightly rust-src, LLVM and bpf-linker the kernel programs need, and each
+    /// architecture's musl target and C cross compiler
     Setup,
     /// Set up, then build the release binary (target/release/tracekit)
     Build,
@@ -78,7 +81,7 @@ enum Command {
     },
     /// Set up, check the house rules (`check`) and run the unit tests, the integration tests
     /// as root one at a time, then the kernel matrix (kprobe and fentry tests in Debian 6.1
-    /// and 6.12 kernels under qemu; 5.10 with `--kernel 5.10`)
+    /// and 6.12 kernels under qemu, x86_64 and arm64; 5.10 with `--kernel 5.10`)
     Test {
         /// Only the unit tests (no root needed)
         #[arg(
@@ -96,6 +99,9 @@ enum Command {
         /// The matrix's kernels to boot (5.10, 6.1, 6.12; repeat for more): 6.1 and 6.12 by default
         #[arg(long = "kernel", value_name = "VERSION")]
         kernels: Vec<String>,
+        /// The matrix's architectures (x86_64, arm64; repeat for both): all by default
+        #[arg(long = "arch", value_name = "ARCH")]
+        arches: Vec<String>,
         /// Run the unit tier N times, then the integration tier N times, stopping at the
         /// first run that fails (the VM matrix runs once)
         #[arg(
@@ -123,14 +129,18 @@ enum Command {
         /// Targets to run (default: all): filter, probe_spec
         targets: Vec<String>,
     },
-    /// Generate the man pages and completions, build a static binary
-    /// (x86_64-unknown-linux-musl) and a .deb holding them, all into target/dist/
+    /// Generate the man pages and completions, build a static binary per architecture
+    /// (x86_64-unknown-linux-musl, aarch64-unknown-linux-musl) and a .deb holding each, all
+    /// into target/dist/
     Dist {
-        /// Then check them: ldd calls the binary static, it runs `profile -a` and `count`
-        /// in the 6.1 VM, and the .deb installs with dpkg -i (into a scratch root) where
-        /// `man tracekit-profile` works, and removes with dpkg -r
+        /// Then check them: ldd calls the x86_64 binary static, each runs `profile -a` and
+        /// `count` in its architecture's 6.1 VM, and each .deb installs with dpkg -i (into a
+        /// scratch root) where `man tracekit-profile` works, and removes with dpkg -r
         #[arg(long)]
         check: bool,
+        /// The architectures to build (x86_64, arm64; repeat for both): all by default
+        #[arg(long = "arch", value_name = "ARCH")]
+        arches: Vec<String>,
     },
 }
 
@@ -167,6 +177,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             integration_only,
             vm,
             kernels,
+            arches,
             repeat,
             filter,
         } => {
@@ -183,7 +194,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 })?;
                 binary = Some(built);
             }
-            if (all || vm) && !vm::run(if vm { filter.as_deref() } else { None }, &kernels)? {
+            let vm_filter = if vm { filter.as_deref() } else { None };
+            if (all || vm) && !vm::run(vm_filter, &kernels, &arches)? {
                 bail!("the kernel matrix failed");
             }
             // Last: minutes long, and a failure here leaves every other tier's answer known.
@@ -204,11 +216,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
             setup::ensure()?;
             fuzz::run(&targets, seconds)?;
         }
-        Command::Dist { check } => {
+        Command::Dist { check, arches } => {
             setup::ensure()?;
-            let (binary, deb) = dist::run()?;
+            let releases = dist::run(&arch::selected(&arches)?)?;
             if check {
-                dist::check(&binary, &deb)?;
+                for release in &releases {
+                    dist::check(release)?;
+                }
             }
         }
     }

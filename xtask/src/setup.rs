@@ -1,20 +1,45 @@
-//! `cargo xtask setup`: install what building the kernel programs needs, and nothing else.
+//! `cargo xtask setup`: install what building the kernel programs and the static binaries
+//! needs, and nothing else.
 //!
 //! The kernel side is built by the `nightly` toolchain (with `rust-src`, for
 //! `-Z build-std=core`) and linked by bpf-linker, which must be built against the same LLVM
-//! major version as nightly's rustc. On Debian that LLVM comes from `llvm-N-dev`. When all of
-//! it is there, setup is a no-op that takes well under a second.
+//! major version as nightly's rustc. On Debian that LLVM comes from `llvm-N-dev`. The static
+//! binaries (`dist`, the VM tier) need each architecture's musl target and a C compiler for
+//! it (`arch.rs`). When all of it is there, setup is a no-op that takes well under a second.
 
 use std::{path::Path, time::Instant};
 
 use anyhow::{Context as _, Result, bail};
 
-use crate::util::{Cmd, find_program};
+use crate::{
+    arch::{ARCHES, Arch},
+    util::{Cmd, find_program},
+};
 
 /// The bpf-linker release tracekit builds with.
 const BPF_LINKER_VERSION: &str = "0.13.0";
 /// LLVM majors bpf-linker 0.13 has a feature for.
 const BPF_LINKER_LLVM: [u32; 3] = [21, 22, 23];
+
+/// Installs what building for `arch` needs when it is missing: rustup's musl target and the
+/// C compilers (ring, under rustls and the debuginfod client, compiles C for the target;
+/// the VM tier's fixtures are C and C++).
+pub fn cross_toolchain(arch: &Arch) -> Result<()> {
+    let compilers = [arch.cc, arch.fixture_cc, arch.fixture_cxx];
+    if compilers.iter().any(|cc| find_program(cc).is_none()) {
+        apt_install(arch.packages)?;
+    }
+    let targets = Cmd::new("rustup")
+        .args(["target", "list", "--installed"])
+        .output_ok()
+        .unwrap_or_default();
+    if !targets.lines().any(|t| t.trim() == arch.musl) {
+        Cmd::new("rustup")
+            .args(["target", "add", arch.musl])
+            .run()?;
+    }
+    Ok(())
+}
 
 /// Checks the toolchain and installs what is missing, saying what it did.
 pub fn ensure() -> Result<()> {
@@ -60,6 +85,17 @@ pub fn ensure() -> Result<()> {
     if find_program("gcc").is_none() || find_program("g++").is_none() {
         apt_install(&["gcc", "g++", "libc6-dev"])?;
         did.push("installed gcc and g++ (integration test fixtures)");
+    }
+
+    // The static release binaries: each architecture's musl target and C compilers
+    // (`cargo xtask dist`, the VM tier). Without root apt cannot install: say so and go on.
+    for arch in ARCHES {
+        if let Err(err) = cross_toolchain(arch) {
+            eprintln!(
+                "xtask: setup: {err:#} (`dist` and the {} VMs need it)",
+                arch.name
+            );
+        }
     }
 
     // bpftrace and its tools (`/usr/sbin/*.bt`): the side-by-side tests run them on the

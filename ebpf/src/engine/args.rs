@@ -128,10 +128,26 @@ pub(crate) fn pt_regs_word(ctx: *mut c_void, offset: u32) -> Option<u64> {
 }
 
 /// `struct pt_regs` of x86_64: 21 registers of 8 bytes.
+#[cfg(bpf_target_arch = "x86_64")]
 const PT_REGS_BYTES: usize = 21 * 8;
+/// `struct user_pt_regs` of arm64 (what a kprobe's or uprobe's context starts with):
+/// x0-x30, sp, pc, pstate.
+#[cfg(bpf_target_arch = "aarch64")]
+const PT_REGS_BYTES: usize = 34 * 8;
 
 /// `ip`'s offset in x86_64's `struct pt_regs` (after 15 registers and `orig_ax`).
+#[cfg(bpf_target_arch = "x86_64")]
 pub(crate) const PT_REGS_IP: u32 = 16 * 8;
+/// `pc`'s offset in arm64's `struct user_pt_regs` (after x0-x30 and sp).
+#[cfg(bpf_target_arch = "aarch64")]
+pub(crate) const PT_REGS_IP: u32 = 32 * 8;
+
+/// What a kprobe's saved instruction pointer is past the probed address: x86_64's `int3`
+/// has run (1 byte); arm64's `brk` leaves the pc at the probed instruction.
+#[cfg(bpf_target_arch = "x86_64")]
+pub(crate) const PROBE_IP_PAST: u64 = 1;
+#[cfg(bpf_target_arch = "aarch64")]
+pub(crate) const PROBE_IP_PAST: u64 = 0;
 
 /// `size` bytes of user memory at `addr`, zero-extended (exactly `size` bytes are read, so
 /// a value at the end of a page reads).

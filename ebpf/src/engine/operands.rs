@@ -18,7 +18,10 @@ use tracekit_common::{
 
 use super::{
     EngineMaps, Scratch,
-    args::{ArgSource, NoRecord, PT_REGS_IP, RET, arg, narrow, pt_regs_word, read_int, read_user},
+    args::{
+        ArgSource, NoRecord, PROBE_IP_PAST, PT_REGS_IP, RET, arg, narrow, pt_regs_word, read_int,
+        read_user,
+    },
     bump,
 };
 use crate::{
@@ -84,9 +87,9 @@ pub(crate) fn read_operands<M: EngineMaps, S: ArgSource>(
                 Some(unsafe { bpf_get_func_ip(source.ctx()) })
             }
             // Before 5.15, a kprobe's saved instruction pointer: the function's address (the
-            // probe's, at its entry) plus the `int3` the probe hit, as bcc reads it. The
-            // loader keys several kernel functions by it at entry only.
-            operand::FUNC_IP => pt_regs_word(source.ctx(), PT_REGS_IP).map(|ip| ip - 1),
+            // probe's, at its entry), past the `int3` the probe hit on x86_64, as bcc reads
+            // it. The loader keys several kernel functions by it at entry only.
+            operand::FUNC_IP => pt_regs_word(source.ctx(), PT_REGS_IP).map(|ip| ip - PROBE_IP_PAST),
             operand::KERNEL_STACK => Some(stack_operand::<M, S>(source, scratch, 0)),
             operand::USER_STACK => Some(user_stack_operand::<M, S>(source, scratch)),
             operand::ARG_DEREF => {

@@ -17,27 +17,26 @@
 use core::{ffi::c_void, ptr};
 
 use aya_ebpf::{
-    bindings::{BPF_F_MMAPABLE, pt_regs},
+    bindings::BPF_F_MMAPABLE,
     btf_maps::{Array as BtfArray, ArrayOfMaps},
-    helpers::{
-        bpf_probe_read_kernel, bpf_probe_read_user,
-        generated::{bpf_get_current_task, bpf_get_current_task_btf, bpf_loop, bpf_task_pt_regs},
-    },
+    helpers::{bpf_probe_read_user, generated::bpf_loop},
     maps::{Array, HashMap, LruHashMap, PerCpuArray, RingBuf},
-    programs::PerfEventContext,
 };
 use tracekit_common::{
     cpu_sampler::{MAX_STACK_DEPTH, StackFrames},
     interp::{CodeKey, InterpConfig, InterpProcess, hotspot::CodeCache},
     unwind::{
         MAPPING_SEARCH_STEPS, MAX_PROCESS_MAPPINGS, MAX_SHARDS, Mapping, ProcessMappings,
-        ROW_SEARCH_STEPS, SHARD_ROWS, SHARD_ROWS_SHIFT, UnwindRow, UnwindStat, cfa,
+        ROW_SEARCH_STEPS, SHARD_ROWS, SHARD_ROWS_SHIFT, UnwindRow, UnwindStat, cfa, ra,
     },
 };
 
 use crate::{Recorded, store_stack};
 
 pub mod interp;
+mod regs;
+
+pub use regs::{user_regs_at_sample, user_regs_of_task};
 
 use interp::InterpWalk;
 
@@ -81,10 +80,6 @@ pub trait UnwindMaps {
     /// One [`step`], run as the object's global BPF function (`tracekit_unwind_step`).
     fn global_step(index: u64) -> i64;
 }
-
-/// `THREAD_SIZE` of x86_64 kernels built without KASAN (Debian's and the distributions'):
-/// a task's kernel stack, whose top holds the user registers it entered the kernel with.
-const THREAD_SIZE: u64 = 16 * 1024;
 
 /// Defines the unwinder's maps (`UNWIND_SHARDS`, `UNWIND_MAPPINGS`, `UNWIND_PROCESSES`,
 /// `UNWIND_STATS`, `UNWIND_WALK`) in the calling BPF object, and `$name`, the
@@ -241,7 +236,11 @@ macro_rules! unwind_maps {
 pub struct UserRegs {
     pub ip: u64,
     pub sp: u64,
+    /// The frame pointer (x86_64's RBP, arm64's x29).
     pub bp: u64,
+    /// arm64's link register (x30): a leaf's return address until it saves it; 0 on
+    /// x86_64, where calls push the return address.
+    pub lr: u64,
 }
 
 const RUNNING: u32 = 0;
@@ -254,6 +253,8 @@ pub struct Walk {
     pc: u64,
     sp: u64,
     bp: u64,
+    /// arm64's link register while the first frame is stepped, then 0 (no caller's is known).
+    lr: u64,
     len: u32,
     status: u32,
     map_first: u32,
@@ -282,60 +283,6 @@ fn bump<M: UnwindMaps>(stat: UnwindStat) {
     }
 }
 
-/// Whether saved registers with this `cs` were taken in user mode (RPL 3).
-#[inline(always)]
-fn user_mode(cs: u64) -> bool {
-    cs & 3 == 3
-}
-
-/// The user registers of a perf event sample: the sampled registers when the sample hit
-/// user mode, else those the task saved entering the kernel. `None` for kernel threads.
-#[inline(always)]
-pub fn user_regs_at_sample<M: UnwindMaps>(ctx: &PerfEventContext) -> Option<UserRegs> {
-    // SAFETY: bpf_perf_event_data's regs are readable context fields.
-    let regs = unsafe { &(*ctx.ctx).regs };
-    if user_mode(regs.cs) {
-        return Some(UserRegs {
-            ip: regs.rip,
-            sp: regs.rsp,
-            bp: regs.rbp,
-        });
-    }
-    user_regs_of_task::<M>()
-}
-
-/// The user registers the current task saved when it entered the kernel
-/// (`bpf_task_pt_regs`, 5.15+; before it, the top of the task's kernel stack, as the kernel's
-/// `task_pt_regs` finds them). `None` for kernel threads, which have none.
-#[inline(always)]
-pub fn user_regs_of_task<M: UnwindMaps>() -> Option<UserRegs> {
-    let stack_offset = M::task_stack_offset();
-    // SAFETY: the helpers take and return kernel pointers the verifier tracks; the fields
-    // are read with bpf_probe_read_kernel, which faults safely. The loader sets the offset
-    // (a read-only global) only on kernels without bpf_task_pt_regs, so the verifier of
-    // each kernel sees one of the two calls.
-    unsafe {
-        let regs = if stack_offset == 0 {
-            let task = bpf_get_current_task_btf();
-            bpf_task_pt_regs(task) as *const pt_regs
-        } else {
-            let task = bpf_get_current_task();
-            let stack: u64 =
-                bpf_probe_read_kernel((task + u64::from(stack_offset)) as *const u64).ok()?;
-            (stack + THREAD_SIZE - core::mem::size_of::<pt_regs>() as u64) as *const pt_regs
-        };
-        let cs = bpf_probe_read_kernel(ptr::addr_of!((*regs).cs)).ok()?;
-        if !user_mode(cs) {
-            return None;
-        }
-        Some(UserRegs {
-            ip: bpf_probe_read_kernel(ptr::addr_of!((*regs).rip)).ok()?,
-            sp: bpf_probe_read_kernel(ptr::addr_of!((*regs).rsp)).ok()?,
-            bp: bpf_probe_read_kernel(ptr::addr_of!((*regs).rbp)).ok()?,
-        })
-    }
-}
-
 /// Walks the user stack of process `pid` from `regs` and stores it in `stacks` under its
 /// hash tagged with `generation` (for interval drains), as [`crate::record_stack`] does with
 /// the kernel's frame-pointer walk.
@@ -355,6 +302,7 @@ pub fn record_user_stack<M: UnwindMaps>(
     w.pc = regs.ip;
     w.sp = regs.sp;
     w.bp = regs.bp;
+    w.lr = regs.lr;
     w.len = 0;
     w.status = RUNNING;
     w.m_begin = 0;
@@ -524,6 +472,7 @@ pub fn step_inline<M: UnwindMaps>() -> i64 {
     } else {
         table_step::<M>(w, pc)
     };
+    w.lr = 0;
     if !stepped {
         return 1;
     }
@@ -626,7 +575,8 @@ fn table_step<M: UnwindMaps>(w: &mut Walk, pc: u64) -> bool {
         return frame_pointer_step::<M>(w);
     };
     let offset = u64::from(row.cfa_offset);
-    let cfa = match row.cfa_rule {
+    let ra_at = row.cfa_rule >> ra::SHIFT;
+    let cfa = match row.cfa_rule & cfa::KIND {
         cfa::RSP => w.sp + offset,
         cfa::RBP => w.bp + offset,
         cfa::PLT => w.sp + 8 + if w.pc & 15 >= offset { 8 } else { 0 },
@@ -641,12 +591,25 @@ fn table_step<M: UnwindMaps>(w: &mut Walk, pc: u64) -> bool {
             return frame_pointer_step::<M>(w);
         }
     };
-    // The CFA is above the frame's stack pointer; anything else is a corrupt walk.
-    if cfa <= w.sp {
+    // The CFA is above the frame's stack pointer (or at it, in an arm64 leaf that has
+    // pushed nothing); anything else is a corrupt walk.
+    if cfa < w.sp || (cfa == w.sp && ra_at != ra::LINK_REGISTER) {
         w.status = FAILED;
         return false;
     }
-    let Some(return_address) = read_user(cfa - 8) else {
+    let saved = match ra_at {
+        ra::LINK_REGISTER if w.lr == 0 => {
+            // Only the first frame's link register is known.
+            bump::<M>(UnwindStat::UnsupportedFrames);
+            return frame_pointer_step::<M>(w);
+        }
+        ra::LINK_REGISTER => Some(w.lr),
+        ra::FRAME_RECORD => {
+            read_user(cfa.wrapping_add((i64::from(row.rbp_offset_words) * 8 + 8) as u64))
+        }
+        words => read_user(cfa - (u64::from(words) + 1) * 8),
+    };
+    let Some(return_address) = saved.map(strip_pointer_authentication) else {
         w.status = FAILED;
         return false;
     };
@@ -720,6 +683,17 @@ fn frame_pointer_step_read<M: UnwindMaps>(w: &mut Walk, read: interp::v8::Caller
     };
     w.sp = bp + 16;
     w.bp = saved_bp;
-    w.pc = return_address;
+    w.pc = strip_pointer_authentication(return_address);
     true
+}
+
+/// A return address without the pointer-authentication code arm64 code built with
+/// `-mbranch-protection` signs it with (bits above the 48-bit user address space).
+#[inline(always)]
+fn strip_pointer_authentication(address: u64) -> u64 {
+    if cfg!(bpf_target_arch = "aarch64") {
+        address & ((1 << 48) - 1)
+    } else {
+        address
+    }
 }

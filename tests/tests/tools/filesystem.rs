@@ -3,7 +3,7 @@
 //! `cachestat`. They probe the filesystem's own kernel functions (`ext4_file_read_iter`,
 //! ...), so the tests that trace run in the VM kernel matrix (`cargo xtask test --vm
 //! kfunc_tool_fs`), where the image mounts an ext4 filesystem on a loop device
-//! (`xtask/src/vm.rs`); the unknown-filesystem test runs anywhere.
+//! (`xtask/src/vm/image.rs`); the unknown-filesystem test runs anywhere.
 
 use std::{path::PathBuf, time::Duration};
 
@@ -508,7 +508,7 @@ fn kfunc_tool_fsdist_says_the_module_is_not_loaded() {
     assert!(run.stdout.is_empty(), "{}", run.stdout);
 }
 
-/// The VM image loads the xfs and btrfs modules (xtask/src/vm.rs): `fsdist` and `fsslower`
+/// The VM image loads the xfs and btrfs modules (xtask/src/vm/image.rs): `fsdist` and `fsslower`
 /// attach to every function of their tables on each kernel of the matrix (the names and
 /// `fsslower`'s `struct file *` parameters, in the modules' BTF), run, and end well.
 #[test]

@@ -300,8 +300,11 @@ fn find_binary(probe: &str, name: &str, pid: Option<u32>) -> Result<PathBuf> {
     }
     if let Ok(output) = Command::new("ldconfig").arg("-p").output() {
         let text = String::from_utf8_lossy(&output.stdout);
+        // How `ldconfig -p` tags this architecture's libraries (`(libc6,x86-64)`).
         let arch = if cfg!(target_arch = "x86_64") {
             "x86-64"
+        } else if cfg!(target_arch = "aarch64") {
+            "AArch64"
         } else {
             ""
         };

@@ -1,19 +1,21 @@
 //! One binary's unwind table: the compact rows the kernel unwinder reads, built from the
 //! binary's `.eh_frame` and `.debug_frame` with gimli (object reads the sections).
 //!
-//! Each FDE's rows become [`UnwindRow`]s (the CFA as RSP or RBP plus an offset, where RBP
-//! was saved, PLT entries, the outermost frame); a row is kept only where the rule changes,
-//! and a [`cfa::NONE`] row marks where an FDE ends and no other begins, so an address between
-//! functions is never unwound with the rule of the function before it.
+//! Each FDE's rows become [`UnwindRow`]s (the CFA as the stack or frame pointer plus an
+//! offset, where the frame pointer was saved, where the return address is, PLT entries, the
+//! outermost frame); a row is kept only where the rule changes, and a [`cfa::NONE`] row marks
+//! where an FDE ends and no other begins, so an address between functions is never unwound
+//! with the rule of the function before it. x86_64 and arm64 binaries have tables (arm64's
+//! return address is in x30 until a function saves it: [`ra`]).
 
 use std::{borrow::Cow, fmt};
 
 use gimli::{
-    BaseAddresses, CfaRule, CieOrFde, DebugFrame, EhFrame, EndianSlice, LittleEndian, Register,
-    RegisterRule, UnwindContext, UnwindSection, X86_64,
+    AArch64, BaseAddresses, CfaRule, CieOrFde, DebugFrame, EhFrame, EndianSlice, LittleEndian,
+    Register, RegisterRule, UnwindContext, UnwindSection, Vendor, X86_64,
 };
 use object::{Object as _, ObjectSection as _, ObjectSegment as _};
-use tracekit_common::unwind::{MAX_TABLE_ROWS, UnwindRow, cfa};
+use tracekit_common::unwind::{MAX_TABLE_ROWS, UnwindRow, cfa, ra};
 
 /// A `PT_LOAD` segment: where file offsets land in the binary's virtual addresses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,8 +50,8 @@ pub struct BinaryTable {
 pub enum TableError {
     /// Not an ELF file object can read.
     NotElf(String),
-    /// An ELF file for another architecture than x86_64.
-    NotX86_64,
+    /// An ELF file for another architecture than x86_64 and arm64.
+    OtherArchitecture,
     /// Neither `.eh_frame` nor `.debug_frame`.
     NoUnwindInfo,
     /// Code above 4 GiB of virtual address: rows hold 32-bit addresses.
@@ -64,7 +66,7 @@ impl fmt::Display for TableError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             TableError::NotElf(err) => write!(f, "not a readable ELF file ({err})"),
-            TableError::NotX86_64 => f.write_str("not an x86_64 binary"),
+            TableError::OtherArchitecture => f.write_str("not an x86_64 or arm64 binary"),
             TableError::NoUnwindInfo => f.write_str("no .eh_frame or .debug_frame"),
             TableError::AddressesTooHigh => f.write_str("code above 4 GiB of virtual address"),
             TableError::TooManyRows(rows) => {
@@ -79,6 +81,24 @@ impl fmt::Display for TableError {
 const RSP: Register = X86_64::RSP;
 const RBP: Register = X86_64::RBP;
 const RA: Register = X86_64::RA;
+
+/// The machines with tables, and the DWARF numbers of their stack pointer, frame pointer and
+/// return address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Machine {
+    X86_64,
+    /// The AAPCS64's: sp 31, x29, x30 (the link register holds the return address).
+    Aarch64,
+}
+
+impl Machine {
+    fn registers(self) -> (Register, Register, Register) {
+        match self {
+            Machine::X86_64 => (RSP, RBP, RA),
+            Machine::Aarch64 => (AArch64::SP, AArch64::X29, AArch64::X30),
+        }
+    }
+}
 
 /// GCC's CFA expression for `.plt` entries: `rsp + 8 + ((rip & 15) >= N) << 3`, where N is 11
 /// for the classic 16-byte entries and 10 for those with an `endbr64` (IBT).
@@ -156,9 +176,11 @@ pub fn build_from(file: &object::File<'_>) -> Result<BinaryTable, TableError> {
     if file.format() != object::BinaryFormat::Elf {
         return Err(TableError::NotElf("not ELF".into()));
     }
-    if file.architecture() != object::Architecture::X86_64 {
-        return Err(TableError::NotX86_64);
-    }
+    let machine = match file.architecture() {
+        object::Architecture::X86_64 => Machine::X86_64,
+        object::Architecture::Aarch64 => Machine::Aarch64,
+        _ => return Err(TableError::OtherArchitecture),
+    };
     let segments = file
         .segments()
         .map(|segment| {
@@ -180,11 +202,19 @@ pub fn build_from(file: &object::File<'_>) -> Result<BinaryTable, TableError> {
         return Err(TableError::NoUnwindInfo);
     }
     let mut functions = Vec::new();
-    if let Some((data, bases)) = sections.eh_frame() {
-        collect(&data, &bases, 0, &mut functions, &mut table)?;
+    // arm64's DW_CFA_AARCH64_negate_ra_state (pointer authentication) shares its opcode
+    // with another vendor's instruction.
+    let vendor = match machine {
+        Machine::X86_64 => Vendor::Default,
+        Machine::Aarch64 => Vendor::AArch64,
+    };
+    if let Some((mut data, bases)) = sections.eh_frame() {
+        data.set_vendor(vendor);
+        collect(&data, &bases, 0, machine, &mut functions, &mut table)?;
     }
-    if let Some((data, bases)) = sections.debug_frame() {
-        collect(&data, &bases, 1, &mut functions, &mut table)?;
+    if let Some((mut data, bases)) = sections.debug_frame() {
+        data.set_vendor(vendor);
+        collect(&data, &bases, 1, machine, &mut functions, &mut table)?;
     }
     table.rows = merge(functions, &mut table)?;
     if table.rows.len() > MAX_TABLE_ROWS as usize {
@@ -285,6 +315,7 @@ fn collect<'a, S: UnwindSection<EndianSlice<'a, LittleEndian>>>(
     section: &S,
     bases: &BaseAddresses,
     source: u8,
+    machine: Machine,
     functions: &mut Vec<Function>,
     table: &mut BinaryTable,
 ) -> Result<(), TableError> {
@@ -312,7 +343,7 @@ fn collect<'a, S: UnwindSection<EndianSlice<'a, LittleEndian>>>(
             continue;
         };
         while let Ok(Some(row)) = rows.next_row() {
-            let rule = compact_rule(section, row, table);
+            let rule = compact_rule(section, row, machine, table);
             function.rows.push((row.start_address(), rule));
         }
         functions.push(function);
@@ -324,58 +355,68 @@ fn collect<'a, S: UnwindSection<EndianSlice<'a, LittleEndian>>>(
 fn compact_rule<'a, S: UnwindSection<EndianSlice<'a, LittleEndian>>>(
     section: &S,
     row: &gimli::UnwindTableRow<usize>,
+    machine: Machine,
     table: &mut BinaryTable,
 ) -> Rule {
-    match row.register(RA) {
-        Some(RegisterRule::Undefined) => {
-            return Rule {
-                cfa_rule: cfa::END,
-                ..Rule::NONE
-            };
-        }
-        Some(RegisterRule::Offset(-8)) => {}
-        _ => {
-            table.unsupported_rows += 1;
-            return Rule::UNSUPPORTED;
-        }
+    let (sp, fp, return_address) = machine.registers();
+    if let Some(RegisterRule::Undefined) = row.register(return_address) {
+        return Rule {
+            cfa_rule: cfa::END,
+            ..Rule::NONE
+        };
     }
     let (cfa_rule, cfa_offset) = match row.cfa() {
-        CfaRule::RegisterAndOffset { register, offset } => {
-            match (*register, u16::try_from(*offset)) {
-                (RSP, Ok(offset)) => (cfa::RSP, offset),
-                (RBP, Ok(offset)) => (cfa::RBP, offset),
-                _ => (cfa::UNSUPPORTED, 0),
-            }
-        }
+        CfaRule::RegisterAndOffset { register, offset } => match u16::try_from(*offset) {
+            Ok(offset) if *register == sp => (cfa::RSP, offset),
+            Ok(offset) if *register == fp => (cfa::RBP, offset),
+            _ => (cfa::UNSUPPORTED, 0),
+        },
         CfaRule::Expression(expression) => {
             let threshold = expression
                 .get(section)
                 .ok()
                 .and_then(|expression| plt_threshold(expression.0.slice()));
-            match threshold {
-                Some(threshold) => (cfa::PLT, threshold),
-                None => (cfa::UNSUPPORTED, 0),
+            match (machine, threshold) {
+                (Machine::X86_64, Some(threshold)) => (cfa::PLT, threshold),
+                _ => (cfa::UNSUPPORTED, 0),
             }
         }
     };
-    if cfa_rule == cfa::UNSUPPORTED {
+    // Where the frame pointer was saved; `None`: in a way the compact form cannot express.
+    let saved_fp = match row.register(fp) {
+        None | Some(RegisterRule::SameValue | RegisterRule::Undefined) => Some(0),
+        Some(RegisterRule::Offset(offset)) if offset != 0 && offset % 8 == 0 => {
+            i8::try_from(offset / 8).ok()
+        }
+        Some(_) => None,
+    };
+    // Where the return address is: x86_64's at CFA - 8 always; arm64's where x30 is.
+    let ra_at = match (machine, row.register(return_address)) {
+        (_, Some(RegisterRule::Offset(-8))) => Some(ra::CFA_MINUS_8),
+        (Machine::Aarch64, None | Some(RegisterRule::SameValue)) => Some(ra::LINK_REGISTER),
+        (Machine::Aarch64, Some(RegisterRule::Offset(offset))) => match saved_fp {
+            Some(words) if words != 0 && offset == i64::from(words) * 8 + 8 => {
+                Some(ra::FRAME_RECORD)
+            }
+            _ if offset % 8 == 0
+                && (-(i64::from(ra::MAX_WORDS_BELOW) * 8)..-8).contains(&offset) =>
+            {
+                Some((-offset / 8 - 1) as u8)
+            }
+            _ => None,
+        },
+        _ => None,
+    };
+    let Some(ra_at) = ra_at.filter(|_| cfa_rule != cfa::UNSUPPORTED) else {
         table.unsupported_rows += 1;
         return Rule::UNSUPPORTED;
-    }
-    let rbp_offset_words = match row.register(RBP) {
-        None | Some(RegisterRule::SameValue | RegisterRule::Undefined) => 0,
-        Some(RegisterRule::Offset(offset))
-            if offset != 0 && offset % 8 == 0 && i8::try_from(offset / 8).is_ok() =>
-        {
-            (offset / 8) as i8
-        }
-        Some(_) => {
-            table.unsupported_rbp_rows += 1;
-            0
-        }
     };
+    let rbp_offset_words = saved_fp.unwrap_or_else(|| {
+        table.unsupported_rbp_rows += 1;
+        0
+    });
     Rule {
-        cfa_rule,
+        cfa_rule: cfa_rule | ra_at << ra::SHIFT,
         cfa_offset,
         rbp_offset_words,
     }

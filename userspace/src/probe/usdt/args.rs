@@ -1,5 +1,6 @@
-//! USDT argument specs (`-4@%edi`, `8@-16(%rbp)`, `4@$5`, `-8@counter(%rip)`): x86_64
-//! registers, locations, and the engine operands that read them.
+//! USDT argument specs (x86_64: `-4@%edi`, `8@-16(%rbp)`, `4@$5`, `-8@counter(%rip)`; arm64:
+//! `-4@x0`, `8@[sp, 16]`, `4@5`): registers, locations, and the engine operands that read
+//! them.
 
 use std::fmt;
 
@@ -73,6 +74,48 @@ pub fn register(name: &str) -> Option<Register> {
     Some(Register {
         name: PT_REGS[index as usize],
         pt_regs_offset: index * 8 + u32::from(high),
+        width,
+    })
+}
+
+/// arm64's general registers as `struct user_pt_regs` (the uapi layout of
+/// `arch/arm64/include/uapi/asm/ptrace.h`, a stable ABI: `regs[31]`, `sp`, `pc`, `pstate`)
+/// holds them: the offset of each is 8 × its index.
+const ARM64_REGS: [&str; 32] = [
+    "x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11", "x12", "x13", "x14",
+    "x15", "x16", "x17", "x18", "x19", "x20", "x21", "x22", "x23", "x24", "x25", "x26", "x27",
+    "x28", "x29", "x30", "sp",
+];
+
+/// The register an arm64 assembler name means: `x0`-`x30`, their 32-bit views `w0`-`w30`
+/// (the low half: little-endian, at the same offset), `sp`.
+///
+/// ```
+/// use tracekit::probe::usdt::register_arm64;
+/// let w1 = register_arm64("w1").unwrap();
+/// assert_eq!((w1.name, w1.pt_regs_offset, w1.width), ("x1", 8, 4));
+/// assert_eq!(register_arm64("sp").unwrap().pt_regs_offset, 248);
+/// assert!(register_arm64("x31").is_none());
+/// assert!(register_arm64("rdi").is_none());
+/// ```
+pub fn register_arm64(name: &str) -> Option<Register> {
+    let (index, width) = if name == "sp" {
+        (31, 8)
+    } else {
+        let (width, digits) = match name.split_at_checked(1)? {
+            ("x", digits) => (8, digits),
+            ("w", digits) => (4, digits),
+            _ => return None,
+        };
+        if digits.starts_with('0') && digits.len() > 1 {
+            return None;
+        }
+        let index: usize = digits.parse().ok().filter(|n| *n <= 30)?;
+        (index, width)
+    };
+    Some(Register {
+        name: ARM64_REGS[index],
+        pt_regs_offset: index as u32 * 8,
         width,
     })
 }
@@ -322,9 +365,11 @@ const RIP: Register = Register {
     width: 8,
 };
 
-/// Parses one argument spec: `[-]SIZE@LOCATION` (systemtap's format), where LOCATION is
-/// `%reg`, `$const`, `disp(%base)`, `disp(%base,%index,scale)` or `sym+disp(%rip)`. A spec
-/// without `SIZE@` (old notes) is an unsigned 8-byte value. Errors (usage) name the bad part.
+/// Parses one argument spec: `[-]SIZE@LOCATION` (systemtap's format), where LOCATION is, on
+/// x86_64, `%reg`, `$const`, `disp(%base)`, `disp(%base,%index,scale)` or `sym+disp(%rip)`,
+/// and on arm64 `reg`, `const`, `[base]` or `[base, offset]`. The two syntaxes do not
+/// overlap, so both parse anywhere. A spec without `SIZE@` (old notes) is an unsigned 8-byte
+/// value. Errors (usage) name the bad part.
 ///
 /// ```
 /// use tracekit::probe::usdt::{parse_arg, Location};
@@ -335,12 +380,16 @@ const RIP: Register = Register {
 /// assert!(matches!(arg.location, Location::Memory { displacement: -16, .. }));
 /// assert_eq!(parse_arg("4@$5").unwrap().location, Location::Constant(5));
 /// assert!(parse_arg("3@%eax").is_err());
+/// let arg = parse_arg("-4@[x0, -8]").unwrap();
+/// assert!(matches!(arg.location, Location::Memory { displacement: -8, .. }));
+/// assert_eq!(parse_arg("4@5").unwrap().location, Location::Constant(5));
 /// ```
 pub fn parse_arg(spec: &str) -> Result<Arg> {
     let bad = |why: &str| {
         Err(Error::usage(format!(
             "USDT argument spec `{spec}`: {why}; valid: [-]SIZE@LOCATION with SIZE 1, 2, 4 \
-             or 8 and LOCATION %reg, $const, disp(%reg), disp(%reg,%reg,scale) or symbol(%rip)"
+             or 8 and LOCATION %reg, $const, disp(%reg), disp(%reg,%reg,scale) or symbol(%rip) \
+             (x86_64), reg, const, [reg] or [reg, offset] (arm64)"
         )))
     };
     let (size, signed, location) = match spec.split_once('@') {
@@ -416,6 +465,28 @@ pub fn parse_arg(spec: &str) -> Result<Arg> {
             displacement,
             symbol,
         }
+    } else if let Some(inner) = location.strip_prefix('[') {
+        let Some(inner) = inner.strip_suffix(']') else {
+            return bad("unbalanced brackets");
+        };
+        let (base, offset) = inner.split_once(',').unwrap_or((inner, "0"));
+        let Some(base) = register_arm64(base.trim()) else {
+            return bad("unknown base register");
+        };
+        let offset = offset.trim();
+        let Some(displacement) = parse_int(offset.strip_prefix('#').unwrap_or(offset)) else {
+            return bad("bad offset");
+        };
+        Location::Memory {
+            base: Some(base),
+            index: None,
+            displacement,
+            symbol: None,
+        }
+    } else if let Some(reg) = register_arm64(location) {
+        Location::Register(reg)
+    } else if let Some(value) = parse_int(location) {
+        Location::Constant(value)
     } else {
         return bad("unknown location");
     };
@@ -432,15 +503,30 @@ const SEGMENTS: [&str; 6] = ["%cs", "%ds", "%es", "%fs", "%gs", "%ss"];
 /// Parses all argument specs of a note (space-separated); the first that does not parse is
 /// the error.
 pub fn parse_args(specs: &str) -> Result<Vec<Arg>> {
-    specs.split_whitespace().map(parse_arg).collect()
+    split_specs(specs).map(parse_arg).collect()
+}
+
+/// A note's argument specs: separated by spaces, except inside arm64's brackets
+/// (`-4@[x0, 8]` is one).
+fn split_specs(specs: &str) -> impl Iterator<Item = &str> {
+    let mut depth = 0u32;
+    specs
+        .split(move |c: char| {
+            match c {
+                '[' => depth += 1,
+                ']' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            c.is_whitespace() && depth == 0
+        })
+        .filter(|spec| !spec.is_empty())
 }
 
 /// The arguments of a note, one per spec: those that do not parse are
 /// [`Location::Unsupported`] (with [`parse_arg`]'s error), sized by their `[-]SIZE@` if it
 /// reads (8 bytes unsigned if not), so that the others stay readable.
 pub fn parse_note_args(specs: &str) -> Vec<Arg> {
-    specs
-        .split_whitespace()
+    split_specs(specs)
         .map(|spec| {
             parse_arg(spec).unwrap_or_else(|err| {
                 let (signed, size) = match spec.split_once('@') {

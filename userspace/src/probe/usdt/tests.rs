@@ -248,7 +248,8 @@ fn operand_shapes_gcc_writes() {
             Err(
                 "USDT argument spec `4@%xmm0`: unknown register; valid: [-]SIZE@LOCATION \
                  with SIZE 1, 2, 4 or 8 and LOCATION %reg, $const, disp(%reg), \
-                 disp(%reg,%reg,scale) or symbol(%rip)"
+                 disp(%reg,%reg,scale) or symbol(%rip) (x86_64), reg, const, [reg] or \
+                 [reg, offset] (arm64)"
                     .into()
             ),
             Err(
@@ -513,4 +514,41 @@ fn postgres_notes() {
             "transaction__abort"
         ]
     );
+}
+
+/// arm64's specs as GCC writes them in `stapsdt` notes: registers (`x0`, `w1`, `sp`),
+/// memory at a register with or without an offset (`[sp, 16]`, `[x2]`), constants without
+/// `$`; a note's specs split at spaces outside the brackets. Each reads the slot of
+/// `struct user_pt_regs` (`regs[31]`, `sp`) its register names.
+#[test]
+fn arm64_specs_and_their_operands() {
+    let args = parse_args("-4@w0 8@x1 -8@[sp, 16] 4@[x2] 2@[x29, -12] 4@7 8@sp").unwrap();
+    let operands: Vec<(u32, u32, u32, u32, bool)> = args
+        .iter()
+        .map(|arg| {
+            let op = arg.operand().unwrap();
+            (op.kind, op.offset, op.size, op.aux, op.flags & SIGNED != 0)
+        })
+        .collect();
+    assert_eq!(
+        operands,
+        [
+            (operand::REG, 0, 4, 0, true),
+            (operand::REG, 8, 8, 0, false),
+            (operand::USER_MEM, 248, 8, 16, true),
+            (operand::USER_MEM, 16, 4, 0, false),
+            (operand::USER_MEM, 232, 2, -12i32 as u32, false),
+            (operand::CONST, 7, 4, 0, false),
+            (operand::REG, 248, 8, 0, false),
+        ]
+    );
+    let note = parse_note_args("-4@[x0, 8] 4@[q9, 4] 8@x3");
+    assert_eq!(note.len(), 3);
+    assert!(
+        matches!(&note[1].location, Location::Unsupported(why) if why.contains("unknown base register"))
+    );
+    assert!(matches!(note[2].location, Location::Register(r) if r.name == "x3"));
+    for bad in ["4@[x0, 8", "4@[x31]", "4@w31", "4@[x0, q]"] {
+        assert!(parse_arg(bad).is_err(), "{bad}");
+    }
 }

@@ -385,3 +385,69 @@ fn matches_readelf_on_debian_binaries() {
         );
     }
 }
+
+/// arm64 rows as GCC's prologues and epilogues make them: a leaf keeps its return address in
+/// x30 (CFA = SP), `stp x29, x30, [sp, #-32]!` saves it in the frame record beside x29,
+/// `str x30, [sp, #-16]!` (no frame pointer) 16 bytes below the CFA; the epilogue's
+/// restores bring the leaf's rule back; an undefined x30 ends the walk, and a slot deeper
+/// than the compact form reaches is stepped by frame pointer.
+#[test]
+fn rows_of_arm64_eh_frame() {
+    use gimli::AArch64;
+    use object::{
+        Architecture, BinaryFormat, Endianness,
+        write::{Object, SectionKind},
+    };
+    let (fp, lr) = (AArch64::X29, AArch64::X30);
+    let leaf = FrameDescriptionEntry::new(Address::Constant(0x1000), 0x10);
+    let mut framed = FrameDescriptionEntry::new(Address::Constant(0x1010), 0x20);
+    framed.add_instruction(4, I::CfaOffset(32));
+    framed.add_instruction(4, I::Offset(fp, -32));
+    framed.add_instruction(4, I::Offset(lr, -24));
+    framed.add_instruction(0x1c, I::Restore(lr));
+    framed.add_instruction(0x1c, I::Restore(fp));
+    framed.add_instruction(0x1c, I::CfaOffset(0));
+    let mut no_fp = FrameDescriptionEntry::new(Address::Constant(0x1030), 0x10);
+    no_fp.add_instruction(4, I::CfaOffset(16));
+    no_fp.add_instruction(4, I::Offset(lr, -16));
+    let mut outermost = FrameDescriptionEntry::new(Address::Constant(0x1040), 0x10);
+    outermost.add_instruction(0, I::Undefined(lr));
+    let mut deep = FrameDescriptionEntry::new(Address::Constant(0x1050), 0x10);
+    deep.add_instruction(0, I::CfaOffset(256));
+    deep.add_instruction(0, I::Offset(lr, -200));
+    let encoding = gimli::Encoding {
+        format: gimli::Format::Dwarf32,
+        version: 1,
+        address_size: 8,
+    };
+    let mut cie = CommonInformationEntry::new(encoding, 4, -8, lr);
+    cie.add_instruction(I::Cfa(AArch64::SP, 0));
+    let mut frames = FrameTable::default();
+    let cie = frames.add_cie(cie);
+    for fde in [leaf, framed, no_fp, outermost, deep] {
+        frames.add_fde(cie, fde);
+    }
+    let mut section = gimli::write::EhFrame(EndianVec::new(LittleEndian));
+    frames.write_eh_frame(&mut section).unwrap();
+    let mut object = Object::new(BinaryFormat::Elf, Architecture::Aarch64, Endianness::Little);
+    let text = object.add_section(Vec::new(), b".text".to_vec(), SectionKind::Text);
+    object.append_section_data(text, &[0; 0x100], 16);
+    let id = object.add_section(Vec::new(), b".eh_frame".to_vec(), SectionKind::ReadOnlyData);
+    object.append_section_data(id, section.0.slice(), 8);
+    let table = build(&object.write().unwrap()).unwrap();
+
+    let rule = |kind: u8, at: u8| kind | at << ra::SHIFT;
+    assert_eq!(
+        table.rows,
+        [
+            row(0x1000, rule(cfa::RSP, ra::LINK_REGISTER), 0, 0),
+            row(0x1014, rule(cfa::RSP, ra::FRAME_RECORD), 32, -4),
+            row(0x102c, rule(cfa::RSP, ra::LINK_REGISTER), 0, 0),
+            row(0x1034, rule(cfa::RSP, 1), 16, 0),
+            row(0x1040, cfa::END, 0, 0),
+            row(0x1050, cfa::UNSUPPORTED, 0, 0),
+            row(0x1060, cfa::NONE, 0, 0),
+        ]
+    );
+    assert_eq!(table.unsupported_rows, 1);
+}
