@@ -241,7 +241,7 @@ mod tests {
     /// function that calls it, where it is called), and the instructions are as many.
     #[test]
     fn function_references_are_dropped() {
-        for which in [crate::bpf::Object::Profile, crate::bpf::Object::Engine] {
+        for which in [crate::bpf::Object::CpuSampler, crate::bpf::Object::Engine] {
             let Ok(object) = crate::bpf::object(which) else {
                 eprintln!("skipped: this build has no kernel programs");
                 return;
