@@ -39,7 +39,8 @@ pub struct EngineStats {
     /// Starts dropped because their thread exited first.
     pub starts_exited: u64,
     /// Events the kernel did not run the main stage's program for: another BPF program was
-    /// running on that CPU (the programs' `recursion_misses`, see [`super::Misses`]).
+    /// running on that CPU (the programs' `recursion_misses`, see [`super::Misses`]), or a
+    /// kretprobe's return came while all its instances were taken (its `nmissed`).
     pub missed: u64,
     /// Start events the kernel did not run the start stage's program for (as `missed`);
     /// their ends count as ends without a start.

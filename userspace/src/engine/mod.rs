@@ -90,6 +90,8 @@ pub struct Engine {
     notes: Vec<String>,
     /// Kprobe links, owned here so that detaching can close them in parallel.
     kprobe_links: Vec<(Role, aya::programs::kprobe::KProbeLink)>,
+    /// Kretprobes made through tracefs (the main stage's; a start stage is at entry).
+    kretprobe_events: Vec<kinds::function::kretprobe_event::KretprobeEvent>,
     /// The object's maps by name, kept when a stage probes several kernel functions: the
     /// kprobe.multi program shares them (see [`kinds::function::kprobe_multi`]).
     map_fds: Vec<(String, OwnedFd)>,
@@ -112,6 +114,8 @@ pub struct Engine {
 /// tracepoint or perf_event program is skipped when another such program is running on the
 /// same CPU (the kernel's `bpf_prog_active`): the disk interrupt that completes a request
 /// while a scheduler tracepoint's program runs is never seen by `block:block_rq_complete`'s.
+/// The main stage's also hold the returns its tracefs kretprobes lost (`kprobe_profile`'s
+/// nmissed, see [`kinds::function::kretprobe_event`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Misses {
     /// Of the main stage's programs.
@@ -443,6 +447,7 @@ impl Engine {
             links: Vec::new(),
             program_fds: Vec::new(),
             kprobe_links: Vec::new(),
+            kretprobe_events: Vec::new(),
             map_fds,
             multi_links: Vec::new(),
             usdt_links: Vec::new(),
@@ -549,6 +554,7 @@ impl Engine {
             .partition(|(role, _)| role.is_start());
         let links = |links: Vec<(Role, _)>| links.into_iter().map(|(_, link)| link).collect();
         kinds::function::kprobe::close_in_parallel(links(main_links));
+        kinds::function::kprobe::close_in_parallel(std::mem::take(&mut self.kretprobe_events));
         let (start_other, main_other): (Vec<_>, Vec<_>) = std::mem::take(&mut self.links)
             .into_iter()
             .partition(|(role, _)| role.is_start());
@@ -601,6 +607,7 @@ impl Engine {
         for (role, _, program) in &self.multi_links {
             add(*role, program.as_fd());
         }
+        misses.main += kinds::function::kretprobe_event::missed(&self.kretprobe_events);
         misses
     }
 

@@ -549,7 +549,8 @@ pub fn unended(stats: &EngineStats) -> String {
 /// events (and starts) that came while another BPF program ran on their CPU.
 pub fn missed_text(stats: &EngineStats) -> Vec<String> {
     let mut lost = Vec::new();
-    let busy = "(the kernel skips a program while another BPF program runs on the CPU)";
+    let busy = "(the kernel skips a program while another BPF program runs on the CPU, \
+                and a kretprobe's return while more calls are in flight than its maxactive)";
     match (stats.missed, stats.starts_missed) {
         (0, 0) => {}
         (events, 0) => lost.push(format!("{events} events not seen {busy}")),

@@ -6,6 +6,7 @@ pub mod fentry;
 pub mod kernel_function;
 pub mod kprobe;
 pub mod kprobe_multi;
+pub mod kretprobe_event;
 pub mod uprobe;
 
 use std::{collections::BTreeMap, sync::Arc};

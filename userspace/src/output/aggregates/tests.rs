@@ -420,7 +420,8 @@ fn summary_accounts_for_every_loss() {
         "Counted 632 events (7 more did not pass the filter) in 2.00 s (duration reached).\n\
              Lost: 3 events to a full map (raise --max-groups); 2 starts to a full start map \
              (raise --max-in-flight); 2 events and 1 starts not seen (the kernel skips a \
-             program while another BPF program runs on the CPU).\n\
+             program while another BPF program runs on the CPU, and a kretprobe's return \
+             while more calls are in flight than its maxactive).\n\
              Not counted: 4 ends whose start was not seen (in flight when tracing began).\n"
     );
     assert_eq!(

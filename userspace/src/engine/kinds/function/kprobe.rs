@@ -1,11 +1,11 @@
 //! Kprobes and kretprobes on kernel functions: one kprobe.multi link for several functions
 //! where the kernel has them ([`super::kprobe_multi`]), else one link per function.
 
-use std::path::Path;
+use std::{os::fd::AsFd as _, path::Path};
 
 use aya::programs::KProbe;
 
-use super::kprobe_multi;
+use super::{kprobe_multi, kretprobe_event};
 use crate::{
     Error, Result,
     bpf::{Object, names::engine as names, object},
@@ -51,6 +51,20 @@ pub(super) fn attach(
         program
             .load()
             .with_context(|| format!("loading the engine's {kind}"))?;
+    }
+    if ret {
+        let cpus = aya::util::nr_cpus().unwrap_or(1);
+        let maxactive = kretprobe_event::maxactive(functions.len(), cpus);
+        let fd = program.fd().context("the engine's kretprobe")?.as_fd();
+        match kretprobe_event::attach(fd, functions, maxactive) {
+            Ok(events) => {
+                engine.kretprobe_events.extend(events);
+                return Ok(format!("{how} (maxactive {maxactive}, through tracefs)"));
+            }
+            Err(err) => how.push_str(&format!(
+                " (maxactive the kernel's, through the kprobe PMU: {err})"
+            )),
+        }
     }
     let mut links = Vec::with_capacity(functions.len());
     for function in functions {
@@ -117,9 +131,9 @@ fn kprobe_error(kind: &str, function: &str, err: aya::programs::ProgramError) ->
     }
 }
 
-/// Closes kprobe links, from many threads when there are many: each waits for an RCU grace
-/// period, and waits in parallel share grace periods.
-pub(crate) fn close_in_parallel(links: Vec<aya::programs::kprobe::KProbeLink>) {
+/// Closes kprobe links (or removes kretprobe events), from many threads when there are many:
+/// each waits for an RCU grace period, and waits in parallel share grace periods.
+pub(crate) fn close_in_parallel<T: Send>(links: Vec<T>) {
     if links.len() <= 4 {
         return;
     }
