@@ -59,7 +59,6 @@ pub const VM_TESTS: &[&str] = &[
     "everyday_offcpu_sleep_attributed",
     // biolatency on the ext4 loop device (TRACEKIT_BLOCK_DIR): block_rq_issue/complete.
     "engine_biolatency_command_counts_its_io",
-    "engine_runqlat_counts_wakeups_and_preemptions",
 ];
 
 /// The tests run in each arm64 kernel: under TCG each takes several times its x86_64 time,
