@@ -63,9 +63,11 @@ pub const VM_TESTS: &[&str] = &[
 
 /// The tests run in each arm64 kernel: under TCG each takes several times its x86_64 time,
 /// so the list is the engine's exact counts, the kernel-function and user-function probes,
-/// and the unwinders. Left out: `kfunc_fentry_and_kprobe_agree` (6.1 refuses BPF
-/// trampolines on arm64: `bpf_raw_tracepoint_open` fails), `kfunc_wildcard_attach_detach_is_fast`
-/// (its bound assumes x86_64's emulation speed), the kernel-function tools (minutes each).
+/// the unwinders, and one raw-syscall hook test (the syscall number is arm64's). Left out:
+/// `kfunc_fentry_and_kprobe_agree` (6.1 refuses BPF trampolines on arm64:
+/// `bpf_raw_tracepoint_open` fails; 6.12 passes it), `kfunc_wildcard_attach_detach_is_fast` (a time bound set
+/// for x86_64's emulation; failed once of two runs), the other `hooks_` tests and the
+/// kernel-function tools (they passed, but take minutes each: the list ran past 900 s).
 pub const ARM64_VM_TESTS: &[&str] = &[
     "engine_exact_syscall_counts",
     "ufunc_funccount_exact",
@@ -76,7 +78,7 @@ pub const ARM64_VM_TESTS: &[&str] = &[
     "kfunc_funclatency_counts_calls",
     "unwind_leaf",
     "unwind_nofp",
-    "hooks_",
+    "hooks_by_comm_by_thread_as_the_string_key",
 ];
 
 /// The tests of `arch`'s kernels.
