@@ -310,7 +310,9 @@ mod tests {
                 .map(|k| k.name())
                 .collect()
         };
-        assert_eq!(names(&[], &[&X86_64]), ["5.10", "6.1", "6.12"]);
+        // 5.10 only when named (`default: false`).
+        assert_eq!(names(&[], &[&X86_64]), ["6.1", "6.12"]);
+        assert_eq!(names(&["5.10"], &[&X86_64]), ["5.10"]);
         assert_eq!(names(&["6.12", "5.10"], &[&X86_64]), ["5.10", "6.12"]);
         assert_eq!(names(&["6.1"], &[&X86_64, &AARCH64]), ["6.1", "6.1 arm64"]);
         assert_eq!(names(&[], &[&AARCH64]), ["6.1 arm64", "6.12 arm64"]);
