@@ -143,7 +143,7 @@ pub fn selected_kernels(only: &[String], arches: &[&Arch]) -> Result<Vec<&'stati
     }
     let kernels: Vec<&Kernel> = KERNELS
         .iter()
-        .filter(|k| arches.iter().any(|arch| *arch == k.arch))
+        .filter(|k| arches.contains(&k.arch))
         .filter(|k| {
             if only.is_empty() {
                 k.default
