@@ -91,10 +91,17 @@ pub fn build_initramfs(dir: &Path, arch: &Arch) -> Result<PathBuf> {
         add_python(&image, &root)?;
     }
     add_ext4(&image, &module_trees(dir, arch))?;
-    let init = image.join("init");
-    std::fs::write(&init, INIT)?;
-    Cmd::new("chmod").arg("+x").arg(&init).run()?;
     let initramfs = dir.join(format!("initramfs-{}.cpio", arch.name));
+    pack(&image, INIT, &initramfs)?;
+    Ok(initramfs)
+}
+
+/// Writes `init` as the image's `/init` and packs the image directory into `initramfs`
+/// (a newc cpio archive, as the kernel reads it).
+pub fn pack(image: &Path, init: &str, initramfs: &Path) -> Result<()> {
+    let init_path = image.join("init");
+    std::fs::write(&init_path, init)?;
+    Cmd::new("chmod").arg("+x").arg(&init_path).run()?;
     let status = Command::new("sh")
         .arg("-c")
         .arg(format!(
@@ -104,9 +111,13 @@ pub fn build_initramfs(dir: &Path, arch: &Arch) -> Result<PathBuf> {
         ))
         .status()?;
     if !status.success() {
-        bail!("building the initramfs failed");
+        bail!(
+            "packing {} into {} failed",
+            image.display(),
+            initramfs.display()
+        );
     }
-    Ok(initramfs)
+    Ok(())
 }
 
 /// The CPython of the interpreter tests in the VMs: pyenv's 3.12 where it is installed

@@ -21,17 +21,17 @@ use std::{
     time::{Duration, Instant},
 };
 
-use anyhow::{Context as _, Result, bail};
+use anyhow::{Context as _, Result};
 
 use self::{
-    image::{build_initramfs, busybox},
+    image::{build_initramfs, busybox, pack},
     init::SMOKE_INIT,
     kernels::{KERNELS, Kernel, fetch_kernel, selected_kernels},
 };
 use crate::{
     arch::{self, Arch, X86_64},
     setup::{apt_install, cross_toolchain},
-    util::{Cmd, find_program, workspace_root},
+    util::{find_program, workspace_root},
 };
 
 const VERDICT: &str = "TRACEKIT-VM-RESULT";
@@ -197,21 +197,8 @@ pub fn smoke(binary: &Path, arch: &'static Arch) -> Result<bool> {
     }
     std::fs::copy(busybox(&dir, arch)?, image.join("bin/busybox"))?;
     std::fs::copy(binary, image.join("bin/tracekit"))?;
-    let init = image.join("init");
-    std::fs::write(&init, SMOKE_INIT)?;
-    Cmd::new("chmod").arg("+x").arg(&init).run()?;
     let initramfs = dir.join(format!("smoke-{}.cpio", arch.name));
-    let status = Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            "cd {} && find . | cpio --quiet -o -H newc > {}",
-            image.display(),
-            initramfs.display()
-        ))
-        .status()?;
-    if !status.success() {
-        bail!("building the smoke initramfs failed");
-    }
+    pack(&image, SMOKE_INIT, &initramfs)?;
     let kernel = KERNELS
         .iter()
         .find(|k| k.label == "6.1" && k.arch == arch)
