@@ -12,8 +12,8 @@ use std::{
 };
 
 use tracekit_tests::{
-    ProcMount, chain_in_order, chroot_command, distro_root, parse_folded, require_root, run,
-    scratch, share, spawn_ready, tracekit, tracekit_bin, workspace,
+    ProcMount, assert_share, chain_in_order, chroot_command, distro_root, parse_folded,
+    require_root, run, scratch, share, spawn_ready, tracekit, tracekit_bin, workspace,
 };
 
 use super::hot_line;
@@ -42,20 +42,11 @@ fn check_chain(test: &str, folded: &[(String, u64)], script: &str, path: &str) {
         "middle (".to_string(),
         format!("leaf ({path}:{line})"),
     ];
-    let (leaf, total) = share(folded, |stack| stack.contains(";leaf ("));
-    let (whole, _) = share(folded, |stack| chain_in_order(stack, &chain));
-    eprintln!(
-        "{test}: {leaf} of {total} samples name leaf, {whole} the whole chain with line {line}"
-    );
-    assert!(total >= 50, "only {total} samples: {folded:#?}");
-    assert!(
-        leaf as f64 >= 0.95 * total as f64,
-        "{leaf} of {total} samples name leaf (want 95%): {folded:#?}"
-    );
-    assert!(
-        whole as f64 >= 0.90 * total as f64,
-        "{whole} of {total} samples name {chain:?} (want 90%): {folded:#?}"
-    );
+    let leaf = share(folded, |stack| stack.contains(";leaf ("));
+    assert_share(test, "samples name leaf", leaf, (50, 0.95), &folded);
+    let whole = share(folded, |stack| chain_in_order(stack, &chain));
+    let what = format!("samples name {chain:?} (line {line})");
+    assert_share(test, &what, whole, (50, 0.90), &folded);
 }
 
 /// `tracekit profile -F 199 -d 3 -p PID` with folded and JSON outputs, no `-v`: the
