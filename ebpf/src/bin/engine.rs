@@ -285,7 +285,39 @@ pub fn engine_fentry_start(ctx: FEntryContext) -> u32 {
     0
 }
 
-/// Kernel function return through a BPF trampoline (fexit): arguments and return value.
+/// Kernel function return through a BPF trampoline (fexit), for a function whose parameters
+/// take `$words` 8-byte words: the return value is the context's next word. Read at a literal
+/// offset (the verifier refuses any other context load), this needs no `bpf_get_func_ret`
+/// (5.17), so fexit serves 5.5+ kernels; [`engine_fexit`] serves wider parameter lists.
+macro_rules! fexit_programs {
+    ($($name:ident = $words:literal),* $(,)?) => {
+        $(
+            #[fexit]
+            pub fn $name(ctx: FExitContext) -> u32 {
+                run::<Engine>(ctx.as_ptr(), false, 0, |s, n| {
+                    load_args!(s, n, |i| ctx.arg::<u64>(i));
+                    // SAFETY: the trampoline's context holds the parameters' words, then
+                    // the return value; this CPU's scratch.
+                    unsafe { (*s).args[RET] = *(ctx.as_ptr() as *const u64).add($words) }
+                });
+                0
+            }
+        )*
+    };
+}
+
+fexit_programs!(
+    engine_fexit_0 = 0,
+    engine_fexit_1 = 1,
+    engine_fexit_2 = 2,
+    engine_fexit_3 = 3,
+    engine_fexit_4 = 4,
+    engine_fexit_5 = 5,
+    engine_fexit_6 = 6,
+);
+
+/// Kernel function return through a BPF trampoline (fexit): arguments and return value,
+/// through `bpf_get_func_ret` (5.17+) for functions whose parameters take more than six words.
 #[fexit]
 pub fn engine_fexit(ctx: FExitContext) -> u32 {
     run::<Engine>(ctx.as_ptr(), false, 0, |s, n| {

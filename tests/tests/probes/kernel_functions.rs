@@ -414,3 +414,68 @@ fn kfunc_kretprobe_returns_with_blocked_readers() {
     assert_eq!(stats["starts_ended"].as_u64(), Some(200), "{json:#}");
     assert_eq!(total_count(&json), 200, "{json:#}");
 }
+
+/// fexit reads the return value after the function's parameters: `dd bs=4096` over a file of
+/// 300 blocks and 1000 bytes returns 300 x 4096, then 1000, then 0 (end of file), where
+/// `count` is 4096 each time, so a return value read from a parameter's word shows up as
+/// 4096s only. vfs_read (four words) and the read syscall's wrapper (one: `pt_regs *`)
+/// through trampolines (`--fentry`) give the histogram kretprobes give. Before 5.17 fexit
+/// had no `bpf_get_func_ret`: fexit refused to load on 5.10.
+#[test]
+fn kfunc_fexit_return_value_after_the_parameters() {
+    require_root();
+    if !kprobes_or_skip("kfunc_fexit_return_value_after_the_parameters") {
+        return;
+    }
+    let file = std::env::temp_dir().join(format!("tk-fexit-{}", std::process::id()));
+    std::fs::write(&file, vec![7u8; 300 * 4096 + 1000]).unwrap();
+    let _remove = RemoveOnDrop(file.clone());
+    let input = format!("if={}", file.display());
+    let syscall = if cfg!(target_arch = "aarch64") {
+        "__arm64_sys_read"
+    } else {
+        "__x64_sys_read"
+    };
+    for function in ["vfs_read", syscall] {
+        let mut hists = Vec::new();
+        for (flag, note) in [
+            ("--fentry", format!("attached fexit {function}")),
+            ("--kprobe", format!("attached kretprobe {function}")),
+        ] {
+            let probe = format!("kretprobe:{function}");
+            let run = tracekit(
+                [
+                    "hist",
+                    flag,
+                    &probe,
+                    "--value",
+                    "retval",
+                    "-v",
+                    "--json",
+                    "--",
+                    "dd",
+                    &input,
+                    "of=/dev/null",
+                    "bs=4096",
+                ],
+                TIMEOUT,
+            );
+            run.assert_code(0);
+            assert!(run.stderr.contains(&note), "{flag}: {}", run.stderr);
+            let json = parse_json(&run.stdout);
+            assert!(bucket(&json, 4096) >= 300, "{flag} {function}: {json:#}");
+            assert!(bucket(&json, 512) >= 1, "{flag} {function}: {json:#}");
+            hists.push(json["groups"].clone());
+        }
+        assert_eq!(hists[0], hists[1], "{function}: fexit and kretprobe differ");
+    }
+}
+
+/// Removes a scratch file when the test ends, passed or not.
+struct RemoveOnDrop(std::path::PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}

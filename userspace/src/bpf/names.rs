@@ -190,6 +190,16 @@ pub mod engine {
         format!("engine_tp_{index}")
     }
 
+    /// The fexit entry point for a function whose parameters take `words` 8-byte words
+    /// (below [`FEXIT_WORDS`]; [`FEXIT`] reads the return value with `bpf_get_func_ret`).
+    pub fn fexit(words: u32) -> String {
+        format!("engine_fexit_{words}")
+    }
+
+    /// Parameter words up to which [`fexit`] has an entry point (x86-64 trampolines took
+    /// six before 6.1).
+    pub const FEXIT_WORDS: u32 = 7;
+
     /// [`tracepoint`] with a simple plan's path inlined (below `SIMPLE_TRACEPOINTS`).
     pub fn simple_tracepoint(index: usize) -> String {
         format!("engine_tp_simple_{index}")
@@ -254,6 +264,7 @@ mod tests {
             .chain((0..MAX_TRACEPOINTS).map(engine::tracepoint))
             .chain((0..SIMPLE_TRACEPOINTS).map(engine::simple_tracepoint))
             .chain((0..MAX_START_TRACEPOINTS).map(engine::start_tracepoint))
+            .chain((0..engine::FEXIT_WORDS).map(engine::fexit))
             .collect();
         let owned = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
         let objects = [

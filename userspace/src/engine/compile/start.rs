@@ -213,6 +213,7 @@ pub(crate) fn compile_start(
             } else {
                 request.target.how
             },
+            param_words: 0,
         }),
         ref events => {
             let mut tracepoints = Vec::new();

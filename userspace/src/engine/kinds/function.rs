@@ -276,11 +276,15 @@ fn function_specs(
         } else {
             target.how
         };
+        // A struct passed by value takes as many words as it has (BTF's
+        // `btf_distill_func_proto`).
+        let param_words = params.iter().map(|p| p.size.div_ceil(8).max(1)).sum();
         let attach = |ret| -> Attach {
             Arc::new(KernelFunctions {
                 functions: found.clone(),
                 ret,
                 how,
+                param_words,
             })
         };
         let what = if found.len() == 1 {

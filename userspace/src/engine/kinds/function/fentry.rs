@@ -9,12 +9,19 @@ use crate::{
 };
 
 /// Loads and attaches the engine's fentry (entries and start stages) or fexit (returns of
-/// the main stage) program to `function`.
+/// the main stage, `ret`: the words `function`'s parameters take) program to `function`.
+/// fexit reads the return value after the parameters at a fixed offset up to six words
+/// (any kernel with trampolines, 5.5+), with `bpf_get_func_ret` (5.17+) beyond.
 ///
 /// # Errors
 /// A runtime error whose text completes "cannot probe FUNCTION: this kernel ... and ___":
 /// "refuses BPF trampolines (fentry load: EPERM)" where the kernel has none.
-pub(super) fn attach(engine: &mut Engine, function: &str, role: Role, ret: bool) -> Result<()> {
+pub(super) fn attach(
+    engine: &mut Engine,
+    function: &str,
+    role: Role,
+    ret: Option<u32>,
+) -> Result<()> {
     let fentry_error = |err: aya::programs::ProgramError| {
         let text = err.to_string();
         Error::runtime(if text.contains("(os error 1)") {
@@ -25,7 +32,7 @@ pub(super) fn attach(engine: &mut Engine, function: &str, role: Role, ret: bool)
     };
     let btf = aya::Btf::from_sys_fs()
         .map_err(|err| Error::runtime(format!("fentry needs kernel BTF: {err}")))?;
-    if role.is_start() || !ret {
+    if role.is_start() || ret.is_none() {
         let name = if role.is_start() {
             names::FENTRY_START
         } else {
@@ -42,9 +49,15 @@ pub(super) fn attach(engine: &mut Engine, function: &str, role: Role, ret: bool)
         let link = program.take_link(link).map_err(fentry_error)?;
         engine.keep_link(role, link);
     } else {
+        let words = ret.unwrap_or(u32::MAX);
+        let name = if words < names::FEXIT_WORDS {
+            names::fexit(words)
+        } else {
+            names::FEXIT.to_string()
+        };
         let program: &mut FExit = engine
             .ebpf()?
-            .program_mut(names::FEXIT)
+            .program_mut(&name)
             .expect("program in object")
             .try_into()
             .context("fexit program type")?;

@@ -36,6 +36,9 @@ pub struct KernelFunctions {
     pub ret: bool,
     /// Trampolines or kprobes.
     pub how: KernelAttach,
+    /// 8-byte words the function's parameters take (BTF), where fexit finds its return
+    /// value; 0 for entries.
+    pub param_words: u32,
 }
 
 impl AttachPoint for KernelFunctions {
@@ -51,7 +54,12 @@ impl AttachPoint for KernelFunctions {
         };
         let mut trampoline_error = None;
         if self.how != KernelAttach::Kprobe && functions.len() == 1 {
-            match fentry::attach(engine, &functions[0], role, self.ret) {
+            match fentry::attach(
+                engine,
+                &functions[0],
+                role,
+                self.ret.then_some(self.param_words),
+            ) {
                 Ok(()) => {
                     let kind = if self.ret && !role.is_start() {
                         "fexit"
