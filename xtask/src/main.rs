@@ -111,7 +111,7 @@ enum Command {
             value_parser = clap::value_parser!(u32).range(1..)
         )]
         repeat: u32,
-        /// Run only integration tests whose name contains FILTER
+        /// Run only integration tests whose name contains FILTER (with --vm: `a,b` runs both)
         filter: Option<String>,
     },
     /// Benchmarks: tracekit against perf and bpftrace on the same workload

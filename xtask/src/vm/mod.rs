@@ -59,6 +59,8 @@ pub const VM_TESTS: &[&str] = &[
     "everyday_offcpu_sleep_attributed",
     // biolatency on the ext4 loop device (TRACEKIT_BLOCK_DIR): block_rq_issue/complete.
     "engine_biolatency_command_counts_its_io",
+    // runqlat's sched_wakeup/sched_switch pairing (BTF task_struct fields by kernel).
+    "engine_runqlat_counts_wakeups_and_preemptions",
 ];
 
 /// The tests run in each arm64 kernel: under TCG each takes several times its x86_64 time,
@@ -115,7 +117,8 @@ pub fn run(extra_filter: Option<&str>, only: &[String], arches: &[String]) -> Re
         let initramfs = build_initramfs(&dir, arch)?;
         let built = tier.elapsed();
         let filters: Vec<String> = match extra_filter {
-            Some(filter) => vec![filter.to_string()],
+            // `a,b`: the tests whose names hold either, as libtest's several filters.
+            Some(filter) => filter.split(',').map(str::to_string).collect(),
             None => tests_of(arch).iter().map(|s| s.to_string()).collect(),
         };
         for (kernel, vmlinuz) in kernels.iter().zip(vmlinuzes) {
