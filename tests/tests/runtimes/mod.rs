@@ -7,6 +7,7 @@ mod php;
 mod python;
 mod ruby;
 mod trixie;
+mod unwalked;
 mod whole_machine;
 
 use std::{

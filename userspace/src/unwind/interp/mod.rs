@@ -34,6 +34,7 @@ pub mod ruby;
 mod runtime;
 mod splice;
 mod unpublish;
+mod unwalked;
 pub mod v8;
 
 use std::{
@@ -262,9 +263,7 @@ impl Interpreters {
             .map(|((runtime, version, reason), pids)| RuntimeNotNamed {
                 runtime: runtime.to_string(),
                 version: version.clone(),
-                language: runtime::runtime_named(runtime)
-                    .map_or(*runtime, |runtime| runtime.language())
-                    .to_string(),
+                language: runtime::language(runtime).to_string(),
                 reason: reason.clone(),
                 pids: pids.iter().copied().collect(),
             })

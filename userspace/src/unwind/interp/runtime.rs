@@ -186,8 +186,19 @@ pub(crate) fn detect(path: &str, file: &Path) -> Detected {
             }),
             detected => detected,
         },
-        None => Detected::None,
+        None => {
+            super::unwalked::detect(name, path, file).map_or(Detected::None, Detected::Unsupported)
+        }
     }
+}
+
+/// The language of runtime `name`'s frames, as the summary says it: a walked runtime's
+/// ([`Runtime::language`]) or an unwalked one's.
+pub(crate) fn language(name: &'static str) -> &'static str {
+    runtime_named(name)
+        .map(|runtime| runtime.language())
+        .or_else(|| super::unwalked::language(name))
+        .unwrap_or(name)
 }
 
 /// The runtime named `name` ([`Runtime::name`]).
