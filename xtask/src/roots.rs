@@ -1,6 +1,6 @@
 //! Distribution roots for the runtime tests: Debian suites made with `debootstrap`
 //! (`--variant=minbase`) under `target/roots/<suite>`, holding the runtimes as those
-//! suites ship them (Ruby 3.3, PHP 8.4, Debian's `libnode` build of Node). The tests run
+//! suites ship them (Ruby 3.3, PHP 8.4, Debian's `libnode` builds of Node 20 and 18). The tests run
 //! the fixtures inside a root with `chroot` and profile them from the host; they find the
 //! roots through `TRACEKIT_ROOTS` (set by `integration_tests`).
 //!
@@ -26,10 +26,18 @@ pub struct Suite {
 }
 
 /// The roots the integration tests use.
-pub const SUITES: &[Suite] = &[Suite {
-    name: "trixie",
-    packages: &["ruby", "php-cli", "python3", "nodejs"],
-}];
+pub const SUITES: &[Suite] = &[
+    Suite {
+        name: "trixie",
+        packages: &["ruby", "php-cli", "python3", "nodejs"],
+    },
+    // Debian 12 is the hosts' own distribution: only its node (18, libnode.so.108) is not
+    // installed on them (~1.5 min, ~320 MB).
+    Suite {
+        name: "bookworm",
+        packages: &["nodejs"],
+    },
+];
 
 /// The Debian mirror the roots come from (the host's own).
 const MIRROR: &str = "http://deb.debian.org/debian";

@@ -10,7 +10,9 @@
 //!
 //! Each compiles to one load of its symbol and a return, so the symbols' addresses are read
 //! from those instructions (x86-64 only: the forms gcc and clang emit for a shared library,
-//! a position-independent and a fixed-address executable).
+//! a position-independent and a fixed-address executable). Debian 12's libnode.so.108 (node
+//! 18, V8 10.2) loads the blob's address from a pointer in `.data.rel.ro`, which the dynamic
+//! linker fills from an `R_X86_64_RELATIVE` relocation: its addend is the address.
 
 use object::{Object as _, ObjectSection as _, SectionKind};
 
@@ -46,6 +48,38 @@ pub(super) fn returned_address(at: u64, body: &[u8]) -> Option<u64> {
     }
 }
 
+/// The address of the pointer `DefaultEmbeddedBlobCode`'s body (at ELF address `at`) loads
+/// and returns: `lea rax, [rip + disp32]; mov rax, [rax]; ret` (Debian 12's libnode); `None`
+/// for any other body.
+pub(super) fn pointer_address(at: u64, body: &[u8]) -> Option<u64> {
+    match past_endbr(at, body) {
+        (at, [0x48, 0x8d, 0x05, d0, d1, d2, d3, 0x48, 0x8b, 0x00, RET, ..]) => {
+            Some((at + 7).wrapping_add_signed(i32::from_le_bytes([*d0, *d1, *d2, *d3]).into()))
+        }
+        _ => None,
+    }
+}
+
+/// The address the pointer at ELF address `slot` of `file` holds once loaded: the addend of
+/// its `R_X86_64_RELATIVE` relocation, or, with no relocation there, the file's own bytes.
+fn relocated_pointer(file: &object::File, slot: u64) -> Option<u64> {
+    const R_X86_64_RELATIVE: u32 = 8;
+    let relocated = file.dynamic_relocations().and_then(|mut relocations| {
+        relocations.find_map(|(offset, relocation)| {
+            let object::RelocationFlags::Elf { r_type } = relocation.flags() else {
+                return None;
+            };
+            (offset == slot && r_type == R_X86_64_RELATIVE)
+                .then(|| u64::try_from(relocation.addend()).ok())
+                .flatten()
+        })
+    });
+    relocated.or_else(|| {
+        let bytes = bytes_at(file, slot, 8)?;
+        Some(u64::from_le_bytes(bytes.try_into().ok()?)).filter(|&address| address != 0)
+    })
+}
+
 /// The address of the 4-byte value `DefaultEmbeddedBlobCodeSize`'s body (at ELF address
 /// `at`) returns: `mov eax, [rip + disp32]; ret`, or `lea rax, [rip + disp32];
 /// mov eax, [rax]; ret` (Debian's libnode); `None` for any other body.
@@ -74,8 +108,16 @@ pub(super) fn from_accessors(
         ));
     }
     let unknown = |name: &str| format!("{name}'s instructions are not the load expected");
-    let start = returned_address(code_at, bytes_at(file, code_at, 16).unwrap_or_default())
-        .ok_or_else(|| unknown(CODE_ACCESSOR))?;
+    let code_body = bytes_at(file, code_at, 16).unwrap_or_default();
+    let start = match returned_address(code_at, code_body) {
+        Some(start) => start,
+        None => {
+            let slot = pointer_address(code_at, code_body).ok_or_else(|| unknown(CODE_ACCESSOR))?;
+            relocated_pointer(file, slot).ok_or_else(|| {
+                format!("{CODE_ACCESSOR} loads a pointer at {slot:#x} that no relocation fills")
+            })?
+        }
+    };
     let size_address = loaded_address(size_at, bytes_at(file, size_at, 16).unwrap_or_default())
         .ok_or_else(|| unknown(SIZE_ACCESSOR))?;
     let size = bytes_at(file, size_address, 4)
@@ -123,6 +165,20 @@ mod tests {
         assert_eq!(returned_address(0x116_9250, &code), Some(0xe4_3000));
         let size = [0x48, 0x8d, 0x05, 0x61, 0xc6, 0xf2, 0x01, 0x8b, 0x00, 0xc3];
         assert_eq!(loaded_address(0x116_9260, &size), Some(0x309_58c8));
+    }
+
+    /// Debian 12's libnode.so.108 (node 18.20): the code accessor loads a pointer (filled
+    /// by a relative relocation), the size accessor as Debian 13's.
+    #[test]
+    fn debian_12_libnode_accessors() {
+        let code = [
+            0x48, 0x8d, 0x05, 0x19, 0x85, 0xdc, 0x01, 0x48, 0x8b, 0x00, 0xc3,
+        ];
+        assert_eq!(returned_address(0xf6_7e10, &code), None);
+        assert_eq!(pointer_address(0xf6_7e10, &code), Some(0x2d3_0330));
+        let size = [0x48, 0x8d, 0x05, 0xc9, 0xa5, 0x9a, 0x01, 0x8b, 0x00, 0xc3];
+        assert_eq!(loaded_address(0xf6_7e20, &size), Some(0x291_23f0));
+        assert_eq!(pointer_address(0xf6_7e20, &size), None);
     }
 
     /// A fixed-address node (nodesource's 20.20): an immediate address, a RIP-relative
