@@ -244,10 +244,12 @@ fn engine_runqlat_counts_wakeups_and_preemptions() {
         (SLEEPS - 5..=SLEEPS + 60).contains(&waits),
         "{waits} waits for {SLEEPS} sleeps: {json:#}"
     );
-    // Each burner is started once (sched_wakeup_new); the rest are preemptions.
+    // Each burner is started once (sched_wakeup_new); the rest are preemptions: on the host
+    // hundreds; Debian 6.1 under TCG emulation (fewer timer ticks per wall second) gave 56
+    // for three burners.
     let preempted = waits_of(&burner_ids);
     assert!(
-        preempted >= 20 * burner_ids.len() as u64,
+        preempted >= 10 * burner_ids.len() as u64,
         "{preempted} waits of {} burners sharing {cpus} CPUs for 1 s: {json:#}",
         burner_ids.len()
     );
