@@ -87,8 +87,7 @@ pub const KERNELS: [Kernel; 5] = [
                 && !p.contains("-rt-")
         },
         source: Some(&BULLSEYE),
-        // Not in the default run (CI) until its kretprobes lose no returns: docs/kernels.md.
-        default: false,
+        default: true,
     },
     Kernel {
         label: "6.1",
@@ -310,8 +309,7 @@ mod tests {
                 .map(|k| k.name())
                 .collect()
         };
-        // 5.10 only when named (`default: false`).
-        assert_eq!(names(&[], &[&X86_64]), ["6.1", "6.12"]);
+        assert_eq!(names(&[], &[&X86_64]), ["5.10", "6.1", "6.12"]);
         assert_eq!(names(&["5.10"], &[&X86_64]), ["5.10"]);
         assert_eq!(names(&["6.12", "5.10"], &[&X86_64]), ["5.10", "6.12"]);
         assert_eq!(names(&["6.1"], &[&X86_64, &AARCH64]), ["6.1", "6.1 arm64"]);
