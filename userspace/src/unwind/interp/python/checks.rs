@@ -59,6 +59,12 @@ pub fn count(why: Rejected) {
     counts[why.index()] += 1;
 }
 
+/// How many code objects were rejected for `why` so far (all processes, all runs).
+#[cfg(test)]
+pub fn counted(why: Rejected) -> u64 {
+    REJECTED.lock().unwrap_or_else(|p| p.into_inner())[why.index()]
+}
+
 /// The `-v` line of the code objects rejected, after a newline; empty when none were.
 pub fn report() -> String {
     let counts = *REJECTED.lock().unwrap_or_else(|p| p.into_inner());

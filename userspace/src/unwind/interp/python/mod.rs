@@ -13,7 +13,8 @@ use tracekit_common::interp::{
     InterpProcess, NO_OFFSET, OFFSET_SLOTS,
     python::{
         CFRAME_CURRENT_FRAME, CODE_BYTECODE, CODE_FILENAME, CODE_FIRSTLINENO, CODE_NAME,
-        FRAME_CODE, FRAME_ENTRY, FRAME_INSTRUCTION, FRAME_PREVIOUS, TSTATE_FRAME, layout,
+        FRAME_CODE, FRAME_ENTRY, FRAME_INSTRUCTION, FRAME_PREVIOUS, TSTATE_FRAME, code_key,
+        decode_generation, layout, split_code_key,
     },
     runtime,
 };
@@ -274,6 +275,10 @@ impl Runtime for Python {
         detect(path, file)
     }
 
+    fn code(&self, word: u64, code: u64, next: Option<u64>) -> Option<u64> {
+        frame_code(word, code, next)
+    }
+
     fn symbols(&self, info: &CodeInfo, units: u32, _leaf: bool) -> Vec<(String, bool)> {
         let line = info.line(units);
         if line <= 0 {
@@ -498,14 +503,33 @@ pub fn apply_debug_offsets(version: Version, bytes: &[u8]) -> Result<Version, St
 /// Most bytes of a string or line table read from a process.
 const MAX_READ: usize = 64 * 1024;
 
-/// Reads the code object at `code` of process `pid`, announced by the kernel with
-/// `generation` (if any), and checks it ([`checks`]) before it names anything.
+/// The code object that names frame `word` (of code pointer `code`), given the word after
+/// it, toward the root (`next`): the [`code_key`] of the generation `next` holds
+/// ([`decode_generation`]), else the address (its first generation). `None` for a
+/// generation word, which is no frame.
+pub fn frame_code(word: u64, code: u64, next: Option<u64>) -> Option<u64> {
+    if decode_generation(word).is_some() {
+        return None;
+    }
+    Some(match next.and_then(decode_generation) {
+        Some(generation) => code_key(code, generation),
+        None => code,
+    })
+}
+
+/// Reads the code object at `code` (an address, or a [`code_key`], which holds the
+/// generation to check) of process `pid`, announced by the kernel with `generation` (if
+/// any), and checks it ([`checks`]) before it names anything.
 pub fn read_code(
     pid: u32,
     reader: &Reader,
     code: u64,
     generation: Option<u16>,
 ) -> Result<CodeInfo, Rejected> {
+    let (code, generation) = match split_code_key(code) {
+        Some((address, keyed)) => (address, Some(keyed)),
+        None => (code, generation),
+    };
     let v = &reader.version;
     // Its fields are within the first 256 bytes; a small code object can end its mapping
     // before them.
