@@ -46,10 +46,7 @@ impl Rejected {
     }
 }
 
-/// The longest name or file name taken as one (longer: not a name).
-pub const MAX_NAME: usize = 1024;
-/// The longest file name.
-pub const MAX_FILE: usize = 4096;
+pub use super::super::text::{MAX_FILE, MAX_NAME};
 
 static REJECTED: Mutex<[u64; REASONS]> = Mutex::new([0; REASONS]);
 
