@@ -30,7 +30,9 @@
 //! frames it executes, up to its entry frame (3.11+), in their true place among the native
 //! frames: C extension frames called from Python stay above the Python caller. A HotSpot
 //! interpreted frame is followed (toward the root) by a word of its method's fingerprint,
-//! no frame of its own ([`hotspot::encode_fingerprint`]).
+//! no frame of its own ([`hotspot::encode_fingerprint`]); so is a CPython frame of a code
+//! object that is not the first the kernel saw at its address, by a word of its generation
+//! ([`python::encode_generation`]).
 //!
 //! # Adding a runtime
 //! One file here (`common/src/interp/<runtime>.rs`: its offset slots and constants) and a
@@ -152,7 +154,8 @@ pub struct InterpConfig {
 }
 
 /// A code object a process ran, announced once through the `INTERP_CODES` ring buffer
-/// (the `INTERP_SEEN` LRU map remembers which were), so userspace reads its names while the
+/// (the `INTERP_SEEN` LRU map remembers which were, and under generation 0 the first
+/// generation seen at each CPython code address), so userspace reads its names while the
 /// process lives.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -164,10 +167,12 @@ pub struct CodeKey {
     /// The low 16 bits of a HotSpot compiled method's `_compile_id` (read with the frame:
     /// a blob freed and reused by other code is announced again, and userspace tells the
     /// two apart, [`hotspot::encode_blob`]); a V8 optimized `Code`'s
-    /// [`v8::code_generation`] (never 0); 0 for every other code object.
+    /// [`v8::code_generation`] (never 0); a CPython code object's
+    /// [`python::code_generation`] (0: unreadable); 0 for every other code object.
     pub generation: u16,
     /// The code object's address in the process (a HotSpot blob's with the low bits of its
-    /// generation, [`hotspot::encode_blob`]).
+    /// generation, [`hotspot::encode_blob`]; a CPython code object that is not the first
+    /// generation at its address, its [`python::code_key`]).
     pub code: u64,
 }
 

@@ -27,8 +27,8 @@ pub const CODE_FILENAME: usize = 9;
 /// The generation a code object is announced with: its first line and the addresses of its
 /// name and file, folded to 16 bits, never 0 (none). A code object freed during start-up
 /// whose address another one takes has, but by a 1-in-65536 chance, another: the kernel
-/// announces the address again and userspace, which named the first, does not name the
-/// second with the first's name.
+/// records the second's frames with their generation ([`encode_generation`]) and announces
+/// it as its [`code_key`], so userspace names each object's frames by that object.
 #[inline(always)]
 pub fn code_generation(first_line: i32, name: u64, filename: u64) -> u16 {
     let folded = (first_line as u32 as u16)
@@ -37,6 +37,51 @@ pub fn code_generation(first_line: i32, name: u64, filename: u64) -> u16 {
         ^ ((filename >> 4) as u16).rotate_left(8)
         ^ ((filename >> 20) as u16).rotate_left(8);
     if folded == 0 { 1 } else { folded }
+}
+
+/// The code pointer of a generation word ([`encode_generation`]), below any code object.
+pub const GENERATION_CODE: u64 = 8;
+
+/// The word that follows (toward the root) a frame of a code object whose generation is
+/// not the first the kernel saw at its address: the generation, as a CPython frame of code
+/// pointer [`GENERATION_CODE`] whose offset is the generation. It is no frame of its own.
+/// A frame without one is of the address's first generation.
+#[inline(always)]
+pub fn encode_generation(generation: u16) -> u64 {
+    super::encode_frame(
+        super::runtime::PYTHON,
+        GENERATION_CODE,
+        u64::from(generation),
+    )
+}
+
+/// The generation of a word [`encode_generation`] wrote; `None` when `word` is not one.
+pub fn decode_generation(word: u64) -> Option<u16> {
+    match super::decode_frame(word)? {
+        (super::runtime::PYTHON, GENERATION_CODE, generation) => Some(generation as u16),
+        _ => None,
+    }
+}
+
+/// Bit of a [`code_key`] that says it holds a generation (never set in an address).
+pub const CODE_KEY_FLAG: u64 = 1 << 63;
+/// Bit where a [`code_key`]'s generation starts (above any user address).
+pub const CODE_KEY_SHIFT: u32 = 47;
+
+/// The code object a frame of code object `code` of `generation`, followed by its
+/// generation word, is announced and named as: the address alone names the frames of its
+/// first generation, this key those of each later one. [`split_code_key`] undoes it.
+#[inline(always)]
+pub fn code_key(code: u64, generation: u16) -> u64 {
+    CODE_KEY_FLAG | (u64::from(generation) << CODE_KEY_SHIFT) | (code & ((1 << CODE_KEY_SHIFT) - 1))
+}
+
+/// The address and generation of a [`code_key`]; `None` for a bare address.
+pub fn split_code_key(key: u64) -> Option<(u64, u16)> {
+    (key & CODE_KEY_FLAG != 0).then_some((
+        key & ((1 << CODE_KEY_SHIFT) - 1),
+        (key >> CODE_KEY_SHIFT) as u16,
+    ))
 }
 
 /// Layout families ([`super::InterpProcess::layout`]).

@@ -116,3 +116,27 @@ fn frames_round_trip_and_never_look_like_user_addresses() {
         Some((runtime::PYTHON, code, FRAME_OFFSET_MAX))
     );
 }
+
+/// A CPython frame of a later generation at an address is named by its own key: the
+/// generation word after it is no frame, and the key gives back address and generation.
+#[test]
+fn python_generations_key_their_code_objects() {
+    use python::{code_key, decode_generation, encode_generation, split_code_key};
+    let code = 0x7f3a_2b1c_0d40;
+    let word = encode_generation(0xbeef);
+    assert_eq!(decode_generation(word), Some(0xbeef));
+    assert_eq!(
+        decode_generation(encode_frame(runtime::PYTHON, code, 12)),
+        None
+    );
+    assert_eq!(
+        decode_generation(hotspot::encode_fingerprint(Some(0xbeef))),
+        None
+    );
+    assert_eq!(decode_generation(0x5555_5555_1234), None);
+    let key = code_key(code, 0xbeef);
+    assert_ne!(key, code);
+    assert_ne!(key, code_key(code, 0xbeee));
+    assert_eq!(split_code_key(key), Some((code, 0xbeef)));
+    assert_eq!(split_code_key(code), None);
+}

@@ -67,7 +67,7 @@ pub trait UnwindMaps {
     /// Per-CPU counters of the interpreter unwinders, indexed by `InterpStat`.
     fn interp_stats() -> &'static PerCpuArray<u64>;
     /// Code objects announced already.
-    fn interp_seen() -> &'static LruHashMap<CodeKey, u8>;
+    fn interp_seen() -> &'static LruHashMap<CodeKey, u16>;
     /// Announcements of new code objects to userspace.
     fn interp_codes() -> &'static RingBuf;
     /// Pid (tgid) to its JVM's code cache (`tracekit_common::interp::hotspot::CodeCache`).
@@ -124,7 +124,7 @@ macro_rules! unwind_maps {
                 0,
             );
         #[aya_ebpf::macros::map]
-        static INTERP_SEEN: aya_ebpf::maps::LruHashMap<tracekit_common::interp::CodeKey, u8> =
+        static INTERP_SEEN: aya_ebpf::maps::LruHashMap<tracekit_common::interp::CodeKey, u16> =
             aya_ebpf::maps::LruHashMap::with_max_entries(
                 tracekit_common::interp::MAX_SEEN_CODES,
                 0,
@@ -202,7 +202,7 @@ macro_rules! unwind_maps {
             }
             #[inline(always)]
             fn interp_seen()
-            -> &'static aya_ebpf::maps::LruHashMap<tracekit_common::interp::CodeKey, u8> {
+            -> &'static aya_ebpf::maps::LruHashMap<tracekit_common::interp::CodeKey, u16> {
                 &INTERP_SEEN
             }
             #[inline(always)]
@@ -267,8 +267,10 @@ pub struct Walk {
     /// Native frames stepped past so far (0: the PC is the leaf's, exact).
     native_steps: u32,
     padding: u32,
-    /// The fingerprint word the next step records after a HotSpot interpreted frame
-    /// (`tracekit_common::interp::hotspot::encode_fingerprint`), 0: none.
+    /// The word the next step records after the frame just recorded: a HotSpot
+    /// interpreted frame's fingerprint (`tracekit_common::interp::hotspot::
+    /// encode_fingerprint`), a CPython frame's generation (`tracekit_common::interp::
+    /// python::encode_generation`); 0: none.
     fingerprint: u64,
     /// Interpreter frames recorded in the place of eval-loop frames.
     interp: InterpWalk,
@@ -403,8 +405,14 @@ pub fn step_inline<M: UnwindMaps>() -> i64 {
     // An eval loop's frame is recorded as the interpreter frames it runs.
     match interp::frame_at::<M>(&mut w.interp, pc) {
         interp::InterpFrame::Native => w.frames[len] = w.pc,
-        interp::InterpFrame::Frame { word, last } => {
+        interp::InterpFrame::Frame { word, last, after } => {
+            // A frame whose generation word would not fit is not recorded: the stack is
+            // cut before it (without the word it would be named as another object).
+            if after != 0 && len + 1 >= MAX_STACK_DEPTH {
+                return 1;
+            }
             w.frames[len] = word;
+            w.fingerprint = after;
             if !last {
                 w.len += 1;
                 return 0;

@@ -44,7 +44,12 @@ pub struct InterpWalk {
     pub pending: u32,
     /// The process (tgid).
     pub pid: u32,
-    padding: u32,
+    /// A CPython code address's first generation, as `INTERP_SEEN` is given it.
+    pub first: u16,
+    padding: u16,
+    /// The code object being announced ([`announce_key`]): kept here, off the BPF stack,
+    /// which the step that records a frame has little of.
+    pub key: CodeKey,
     /// The JVM's code cache (`count` 0: none, or not a JVM).
     pub code: CodeCache,
     /// V8's per-CPU frame block and caches; kept from stack to stack (not reset by
@@ -88,8 +93,10 @@ pub enum InterpFrame {
     /// The native frame itself.
     Native,
     /// An encoded interpreter frame; `last`: the eval call's last one, so the walk steps
-    /// past the native frame after it (else it stays at that frame for the next one).
-    Frame { word: u64, last: bool },
+    /// past the native frame after it (else it stays at that frame for the next one);
+    /// `after`: the word the next step records after it (a CPython frame's generation,
+    /// `tracekit_common::interp::python::encode_generation`), 0: none.
+    Frame { word: u64, last: bool, after: u64 },
 }
 
 /// The frame to record for native `pc` (adjusted into the call for return addresses).
@@ -129,6 +136,14 @@ pub trait EvalLoop {
     /// The frame to record at or after `walk.frame` (frames the runtime does not record
     /// skipped): `Some(None)` when the eval call has none left, `None` when a read failed.
     fn read_frame(walk: &InterpWalk) -> Option<Option<Found>>;
+
+    /// Announces `found`'s code object; returns the word recorded after its frame (0:
+    /// none).
+    #[inline(always)]
+    fn announce<M: UnwindMaps>(walk: &mut InterpWalk, found: &Found) -> u64 {
+        announce_generation::<M>(walk, found.code, found.generation);
+        0
+    }
 }
 
 /// A frame an [`EvalLoop`] read.
@@ -171,10 +186,11 @@ pub fn eval_frame<M: UnwindMaps, R: EvalLoop>(walk: &mut InterpWalk) -> InterpFr
         Some(Some(found)) => {
             walk.frame = found.caller;
             walk.pending = u32::from(!found.last);
-            announce_generation::<M>(walk, found.code, found.generation);
+            let after = R::announce::<M>(walk, &found);
             InterpFrame::Frame {
                 word: record::<M>(InterpStat::Frames, R::RUNTIME, found.code, found.offset),
                 last: found.last,
+                after,
             }
         }
         Some(None) => {
@@ -230,12 +246,18 @@ pub fn announce_as<M: UnwindMaps>(
         generation,
         code,
     };
+    announce_key::<M>(&key)
+}
+
+/// Announces `key` unless `INTERP_SEEN` remembers it announced; see [`announce_code`].
+#[inline(always)]
+pub fn announce_key<M: UnwindMaps>(key: &CodeKey) -> bool {
     // SAFETY: the value is only tested for presence.
-    if unsafe { M::interp_seen().get(&key) }.is_some() {
+    if unsafe { M::interp_seen().get(key) }.is_some() {
         return true;
     }
-    if M::interp_codes().output::<CodeKey>(&key, 0).is_ok() {
-        let _ = M::interp_seen().insert(&key, &1, 0);
+    if M::interp_codes().output::<CodeKey>(key, 0).is_ok() {
+        let _ = M::interp_seen().insert(key, &1u16, 0);
         true
     } else {
         bump::<M>(InterpStat::CodesLost);

@@ -33,6 +33,7 @@ mod registry;
 pub mod ruby;
 mod runtime;
 mod splice;
+mod text;
 mod unpublish;
 mod unwalked;
 pub mod v8;

@@ -23,6 +23,7 @@ use super::{
     CodeInfo, Interpreters, bias_at, read_memory,
     registry::CodeReader,
     runtime::{Detected, Runtime, at_line, same_reader},
+    text::{MAX_FILE, MAX_NAME, plausible_text},
 };
 use crate::unwind::process::ExecMapping;
 
@@ -277,10 +278,12 @@ fn detect(path: &str, file: &std::path::Path) -> Detected {
 /// Most bytes of a string read from a process.
 const MAX_READ: u64 = 64 * 1024;
 
-/// A `zend_string`'s text (`len` at 16, `val` at 24).
-fn read_string(pid: u32, object: u64) -> Option<String> {
+/// A `zend_string`'s text (`len` at 16, `val` at 24) of 1 to `max` characters
+/// ([`plausible_text`]); `Some(None)` for a null pointer, `None` when it is unreadable or
+/// no such text (the frame is named by none of it).
+fn read_string(pid: u32, object: u64, max: usize) -> Option<Option<String>> {
     if object == 0 {
-        return None;
+        return Some(None);
     }
     let header = read_memory(pid, object + 16, 8)?;
     let length = u64::from_le_bytes(header[..8].try_into().ok()?);
@@ -288,7 +291,7 @@ fn read_string(pid: u32, object: u64) -> Option<String> {
         return None;
     }
     let bytes = read_memory(pid, object + 24, length as usize)?;
-    Some(String::from_utf8_lossy(&bytes).into_owned())
+    plausible_text(&bytes, max).map(Some)
 }
 
 /// Reads the `zend_function` at `function` of process `pid`: `Class::name` (`<main>` for a
@@ -300,17 +303,25 @@ pub fn read_code(pid: u32, v: &Version, function: u64) -> Option<CodeInfo> {
         let at = at as usize;
         Some(u64::from_le_bytes(header.get(at..at + 8)?.try_into().ok()?))
     };
-    let name = read_string(pid, word(v.function_name)?).unwrap_or_else(|| "<main>".into());
+    let name =
+        read_string(pid, word(v.function_name)?, MAX_NAME)?.unwrap_or_else(|| "<main>".into());
     let scope = word(v.scope)?;
-    let name = match (scope != 0)
-        .then(|| read_memory(pid, scope + 8, 8))
-        .flatten()
-        .and_then(|b| read_string(pid, u64::from_le_bytes(b[..8].try_into().ok()?)))
-    {
+    let class = match scope {
+        0 => None,
+        _ => {
+            let class = read_memory(pid, scope + 8, 8)?;
+            read_string(
+                pid,
+                u64::from_le_bytes(class[..8].try_into().ok()?),
+                MAX_NAME,
+            )?
+        }
+    };
+    let name = match class {
         Some(class) => format!("{class}::{name}"),
         None => name,
     };
-    let file = read_string(pid, word(v.filename)?).unwrap_or_default();
+    let file = read_string(pid, word(v.filename)?, MAX_FILE)?.unwrap_or_default();
     let at = v.line_start as usize;
     let first_line = i32::from_le_bytes(header.get(at..at + 4)?.try_into().ok()?);
     Some(CodeInfo {

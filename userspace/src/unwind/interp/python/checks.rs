@@ -46,10 +46,7 @@ impl Rejected {
     }
 }
 
-/// The longest name or file name taken as one (longer: not a name).
-pub const MAX_NAME: usize = 1024;
-/// The longest file name.
-pub const MAX_FILE: usize = 4096;
+pub use super::super::text::{MAX_FILE, MAX_NAME};
 
 static REJECTED: Mutex<[u64; REASONS]> = Mutex::new([0; REASONS]);
 
@@ -57,6 +54,12 @@ static REJECTED: Mutex<[u64; REASONS]> = Mutex::new([0; REASONS]);
 pub fn count(why: Rejected) {
     let mut counts = REJECTED.lock().unwrap_or_else(|p| p.into_inner());
     counts[why.index()] += 1;
+}
+
+/// How many code objects were rejected for `why` so far (all processes, all runs).
+#[cfg(test)]
+pub fn counted(why: Rejected) -> u64 {
+    REJECTED.lock().unwrap_or_else(|p| p.into_inner())[why.index()]
 }
 
 /// The `-v` line of the code objects rejected, after a newline; empty when none were.

@@ -24,6 +24,7 @@ use super::{
     CodeInfo, Interpreters, bias_at, read_memory,
     registry::CodeReader,
     runtime::{Detected, Runtime, at_line, same_reader},
+    text::{MAX_FILE, MAX_NAME, plausible_text},
 };
 use crate::unwind::process::ExecMapping;
 pub use versions::{StringLayout, VERSIONS, Version, version, version_of};
@@ -360,8 +361,9 @@ fn word32(bytes: &[u8], at: u64) -> Option<u32> {
     Some(u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?))
 }
 
-/// A `String`'s bytes, laid out as `layout` says.
-fn read_rstring(pid: u32, object: u64, layout: StringLayout) -> Option<String> {
+/// A `String`'s bytes, laid out as `layout` says, as text of 1 to `max` characters
+/// ([`plausible_text`]).
+fn read_rstring(pid: u32, object: u64, layout: StringLayout, max: usize) -> Option<String> {
     let header = read_memory(pid, object, 40)?;
     let flags = word(&header, 0)?;
     if flags & T_MASK != T_STRING {
@@ -385,7 +387,7 @@ fn read_rstring(pid: u32, object: u64, layout: StringLayout) -> Option<String> {
             }
         }
     };
-    Some(String::from_utf8_lossy(&bytes).into_owned())
+    plausible_text(&bytes, max)
 }
 
 /// An iseq's path: `pathobj` is a `String` or an `Array` `[path, realpath]` (an embedded
@@ -394,14 +396,14 @@ fn read_path(pid: u32, object: u64, layout: StringLayout) -> Option<String> {
     let header = read_memory(pid, object, 40)?;
     let flags = word(&header, 0)?;
     match flags & T_MASK {
-        T_STRING => read_rstring(pid, object, layout),
+        T_STRING => read_rstring(pid, object, layout, MAX_FILE),
         T_ARRAY => {
             let first = if flags & FL_USER1 != 0 {
                 word(&header, 16)?
             } else {
                 read_memory(pid, word(&header, 32)?, 8).and_then(|b| word(&b, 0))?
             };
-            read_rstring(pid, first, layout)
+            read_rstring(pid, first, layout, MAX_FILE)
         }
         _ => None,
     }
@@ -412,7 +414,7 @@ fn read_path(pid: u32, object: u64, layout: StringLayout) -> Option<String> {
 pub fn read_code(pid: u32, v: &Version, iseq: u64) -> Option<CodeInfo> {
     let body = read_memory(pid, iseq + 16, 8).and_then(|b| word(&b, 0))?;
     let header = read_memory(pid, body, 160)?;
-    let name = read_rstring(pid, word(&header, v.body_label)?, v.string)?;
+    let name = read_rstring(pid, word(&header, v.body_label)?, v.string, MAX_NAME)?;
     let file = read_path(pid, word(&header, v.body_pathobj)?, v.string).unwrap_or_default();
     let first_line = if v.first_lineno_fixnum {
         // (n << 1) | 1.
