@@ -59,6 +59,9 @@ pub trait EngineMaps {
     fn fork_child_pid_offset() -> u32;
     /// `ENGINE_MMAP_PROT_OFFSET`: `prot`'s offset in `syscalls:sys_enter_mmap`.
     fn mmap_prot_offset() -> u32;
+    /// `ENGINE_DENTRY_WALK`: the kernel's offsets for directories by their dentries
+    /// (`operand::DIR_PATH`).
+    fn dentry_walk() -> &'static tracekit_common::engine::DentryWalk;
     /// `ENGINE_USER_UNWIND`: 1 when user stacks are unwound from tables, 0 by frame pointers.
     fn user_unwind() -> u8;
     /// `KERNEL_FUNC_IP`: 1 when the kernel has `bpf_get_func_ip` in kprobes (5.15+), 0 when
@@ -138,6 +141,10 @@ macro_rules! engine_maps {
         /// Offset of `prot` in `syscalls:sys_enter_mmap` records (with `Plan::announce`).
         #[unsafe(no_mangle)]
         static ENGINE_MMAP_PROT_OFFSET: u32 = 0;
+        /// The kernel's offsets for directories by their dentries (`operand::DIR_PATH`).
+        #[unsafe(no_mangle)]
+        static ENGINE_DENTRY_WALK: tracekit_common::engine::DentryWalk =
+            tracekit_common::engine::DentryWalk::EMPTY;
         /// 1: user stack operands are walked by the DWARF unwinder (`--call-graph dwarf`)
         /// from the registers the task saved when it entered the kernel; 0: by frame pointers.
         #[unsafe(no_mangle)]
@@ -297,6 +304,10 @@ macro_rules! engine_maps {
             fn mmap_prot_offset() -> u32 {
                 // SAFETY: reading a static.
                 unsafe { core::ptr::read_volatile(&raw const ENGINE_MMAP_PROT_OFFSET) }
+            }
+            #[inline(always)]
+            fn dentry_walk() -> &'static tracekit_common::engine::DentryWalk {
+                &ENGINE_DENTRY_WALK
             }
             #[inline(always)]
             fn user_unwind() -> u8 {

@@ -35,7 +35,7 @@ pub(crate) fn how(slot: u32, user: bool, flags: u32) -> u32 {
 
 /// Records string slot `how & 0xff`'s flags and span.
 #[inline(always)]
-fn mark(scratch: *mut Scratch, slot: usize, flags: u32, off: usize, len: usize) {
+pub(crate) fn mark(scratch: *mut Scratch, slot: usize, flags: u32, off: usize, len: usize) {
     // SAFETY: this CPU's scratch; slot masked into range.
     unsafe {
         (*scratch).str_spans[slot & (MAX_STRINGS - 1)] = (off as u32) | (len as u32) << 16;
