@@ -386,3 +386,36 @@ fn opensnoop_full_path_resolves_a_dirfd() {
     assert!(!events.iter().any(|e| e["path"] == "rel/x"), "{events:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--full-path` names directories as the kernel's dentries do at the open, not as /proc
+/// shows them later: 100 processes that each open `openat(dirfd, "rel/x")` and, after
+/// chdir, `open("rel/y")`, then exit at once, show both paths absolute, 100 of 100; in
+/// /dev/shm (a tmpfs mounted on /dev) the walk crosses the mount.
+#[test]
+fn opensnoop_full_path_outlives_the_process() {
+    require_root();
+    for top in ["/tmp", "/dev/shm"] {
+        let dir = format!("{top}/tkfpx{}", std::process::id());
+        std::fs::create_dir_all(&dir).unwrap();
+        let (truth, events) = snoop(
+            "opensnoop_full_path_exits",
+            "opensnoop",
+            &["--full-path"],
+            &["rel-exits", &dir, "100"],
+        );
+        let (x, y) = (format!("{dir}/rel/x"), format!("{dir}/rel/y"));
+        assert_eq!(truth_paths(&truth), BTreeSet::from([x.clone(), y.clone()]));
+        for path in [&x, &y] {
+            // The parent's creation of the file, then one open by each child.
+            let seen = events.iter().filter(|e| e["path"] == path.as_str()).count();
+            assert_eq!(seen, 101, "{path}: {events:?}");
+        }
+        assert!(
+            !events
+                .iter()
+                .any(|e| e["path"] == "rel/x" || e["path"] == "rel/y"),
+            "{events:?}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
