@@ -30,6 +30,12 @@ pub struct Scratch {
     pub(crate) str_flags: u32,
     /// Bytes of `out`'s tail the event's strings use.
     pub(crate) tail_len: u32,
+    /// A filter's string constant as words, the mask of its bytes, and a block of the string
+    /// it is compared with (`filter::match_whole`): here, not on the stack, which a call
+    /// chain shares (512 bytes).
+    pub(crate) pattern: [u64; STR_BYTES / 8],
+    pub(crate) mask: [u64; STR_BYTES / 8],
+    pub(crate) window: [u64; STR_BYTES / 8 + 1],
     /// A record with whole strings, built to be sent ([`super::strings`]).
     pub(crate) out: TraceOut,
 }

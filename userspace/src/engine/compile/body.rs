@@ -289,12 +289,19 @@ pub(crate) fn compile_body(
     if let Some(text) = &request.filter {
         filter::compile(text, fields, builder)?;
     }
+    let plan = builder.plan();
+    let insns = &plan.insns[..plan.n_insns as usize];
     if request.shape == Shape::Trace {
-        let plan = builder.plan();
-        let insns = &plan.insns[..plan.n_insns as usize];
         crate::engine::strings::whole_strings(
             builder.operands_mut(),
             insns,
+            request.maps.max_string,
+        );
+    } else {
+        crate::engine::strings::compared_strings(
+            builder.operands_mut(),
+            insns,
+            &plan.key_parts[..plan.n_key_parts as usize],
             request.maps.max_string,
         );
     }
