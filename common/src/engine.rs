@@ -281,6 +281,10 @@ pub mod operand {
     /// when the kernel has faulted the page in (a path in a page not touched yet reads at
     /// the syscall's entry as nothing).
     pub const SAVED_USER_STR: u32 = 74;
+    /// The directory at the descriptor that is operand `aux`'s value, by the kernel's
+    /// dentries: [`super::DentryWalk`] says how (operand `aux` a start's saved value with
+    /// [`super::AFTER_START`]).
+    pub const DIR_PATH: u32 = 75;
 }
 
 /// [`operand::TASK`] of the idle task on a CPU (its tid is 0 on every CPU; its comm is
@@ -318,6 +322,8 @@ pub const FD_INT32: u32 = 16;
 /// (`skc_v6_daddr`, a `struct in6_addr`).
 pub const PATH_BYTES: u32 = 8;
 
+mod dentry;
+pub use dentry::{AFTER_START, DIR_DEPTH, DentryWalk, NAME_BYTES, STR_DIR};
 mod strings;
 pub use strings::{
     ALL_STRINGS, LONG_HEAD, LONG_STR, MAX_ARGS, STR_CUT, STR_IN_TAIL, STR_MAX, STR_MORE,
@@ -413,6 +419,7 @@ impl Operand {
                 | operand::SAVED_STR
                 | operand::PATH_STR
                 | operand::SAVED_USER_STR
+                | operand::DIR_PATH
         ) || (matches!(
             self.kind,
             operand::TASK_PATH | operand::FIELD_PATH | operand::FD_PATH
@@ -772,6 +779,7 @@ pub const TRACE_POLL_MS: u64 = 10;
 
 crate::impl_pod!(
     Plan,
+    DentryWalk,
     AggKey,
     AggValue,
     CacheCell,

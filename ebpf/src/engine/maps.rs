@@ -30,6 +30,12 @@ pub struct Scratch {
     pub(crate) str_flags: u32,
     /// Bytes of `out`'s tail the event's strings use.
     pub(crate) tail_len: u32,
+    /// A filter's string constant as words, the mask of its bytes, and a block of the string
+    /// it is compared with (`filter::match_whole`): here, not on the stack, which a call
+    /// chain shares (512 bytes).
+    pub(crate) pattern: [u64; STR_BYTES / 8],
+    pub(crate) mask: [u64; STR_BYTES / 8],
+    pub(crate) window: [u64; STR_BYTES / 8 + 1],
     /// A record with whole strings, built to be sent ([`super::strings`]).
     pub(crate) out: TraceOut,
 }
@@ -59,6 +65,9 @@ pub trait EngineMaps {
     fn fork_child_pid_offset() -> u32;
     /// `ENGINE_MMAP_PROT_OFFSET`: `prot`'s offset in `syscalls:sys_enter_mmap`.
     fn mmap_prot_offset() -> u32;
+    /// `ENGINE_DENTRY_WALK`: the kernel's offsets for directories by their dentries
+    /// (`operand::DIR_PATH`).
+    fn dentry_walk() -> &'static tracekit_common::engine::DentryWalk;
     /// `ENGINE_USER_UNWIND`: 1 when user stacks are unwound from tables, 0 by frame pointers.
     fn user_unwind() -> u8;
     /// `KERNEL_FUNC_IP`: 1 when the kernel has `bpf_get_func_ip` in kprobes (5.15+), 0 when
@@ -138,6 +147,10 @@ macro_rules! engine_maps {
         /// Offset of `prot` in `syscalls:sys_enter_mmap` records (with `Plan::announce`).
         #[unsafe(no_mangle)]
         static ENGINE_MMAP_PROT_OFFSET: u32 = 0;
+        /// The kernel's offsets for directories by their dentries (`operand::DIR_PATH`).
+        #[unsafe(no_mangle)]
+        static ENGINE_DENTRY_WALK: tracekit_common::engine::DentryWalk =
+            tracekit_common::engine::DentryWalk::EMPTY;
         /// 1: user stack operands are walked by the DWARF unwinder (`--call-graph dwarf`)
         /// from the registers the task saved when it entered the kernel; 0: by frame pointers.
         #[unsafe(no_mangle)]
@@ -297,6 +310,10 @@ macro_rules! engine_maps {
             fn mmap_prot_offset() -> u32 {
                 // SAFETY: reading a static.
                 unsafe { core::ptr::read_volatile(&raw const ENGINE_MMAP_PROT_OFFSET) }
+            }
+            #[inline(always)]
+            fn dentry_walk() -> &'static tracekit_common::engine::DentryWalk {
+                &ENGINE_DENTRY_WALK
             }
             #[inline(always)]
             fn user_unwind() -> u8 {

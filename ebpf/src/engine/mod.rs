@@ -20,8 +20,8 @@ use aya_ebpf::{
     programs::{RawTracePointContext, TracePointContext},
 };
 use tracekit_common::engine::{
-    CorrKey, MAX_OPERANDS, MAX_STRINGS, NO_OPERAND, Plan, SAVED_WORDS, STR_BYTES, StartValue,
-    TraceRecord, agg, operand, stat,
+    AFTER_START, CorrKey, MAX_OPERANDS, MAX_STRINGS, NO_OPERAND, Plan, SAVED_WORDS, STR_BYTES,
+    StartValue, TraceRecord, agg, operand, stat,
 };
 
 /// Reads a plan field without letting the compiler fold the build-time default.
@@ -34,6 +34,7 @@ macro_rules! rd {
 
 pub mod aggregate;
 pub mod args;
+pub mod dentry;
 pub mod filter;
 mod maps;
 pub mod names;
@@ -116,6 +117,11 @@ fn run_main<M: EngineMaps, S: ArgSource>(
                 operand::SAVED_USER_STR => {
                     let word = (rd!(plan.operands[i].offset) as usize).min(SAVED_WORDS - 1);
                     strings::read_saved::<M>(scratch, start.saved[word], i as u32);
+                }
+                // A directory at a descriptor the start saved.
+                operand::DIR_PATH if rd!(plan.operands[i].flags) & AFTER_START != 0 => {
+                    let dfd = int(scratch, rd!(plan.operands[i].aux) as usize);
+                    dentry::read_dir::<M>(scratch, dfd, i as u32);
                 }
                 operand::SAVED_STR => {
                     let slot = (rd!(plan.operands[i].string_slot) as usize) & (MAX_STRINGS - 1);

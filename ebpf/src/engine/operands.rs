@@ -11,8 +11,8 @@ use aya_ebpf::helpers::{
 use tracekit_common::{
     cpu_sampler::{STACK_ERROR, STACK_NONE},
     engine::{
-        FD_INT32, LONG_STR, MAX_OPERANDS, MAX_PATH, MAX_STRINGS, Operand, PATH_BYTES, PTR_ARRAY,
-        PTR_FROM_ARG, Plan, SIGNED, STR_BYTES, operand, stat,
+        AFTER_START, FD_INT32, LONG_STR, MAX_OPERANDS, MAX_PATH, MAX_STRINGS, Operand, PATH_BYTES,
+        PTR_ARRAY, PTR_FROM_ARG, Plan, SIGNED, STR_BYTES, operand, stat,
     },
 };
 
@@ -227,6 +227,9 @@ pub(crate) fn read_operands<M: EngineMaps, S: ArgSource>(
                         0
                     })
             }
+            operand::DIR_PATH if operand.flags & AFTER_START == 0 => Some(u64::from(
+                super::dentry::read_dir::<M>(scratch, int(scratch, operand.aux as usize), i as u32),
+            )),
             operand::USER_STR | operand::KERNEL_STR => {
                 *buf = [0; STR_BYTES];
                 let user = operand.kind == operand::USER_STR;
@@ -300,7 +303,7 @@ fn shape(i: usize, n: u32, size: u32, flags: u32) -> u64 {
 /// [`operand::FD_PATH`], its offsets packed as there (`files | fdt << 16`, `fd | max_fds <<
 /// 16`). Never inlined, for the same reason as [`follow`].
 #[inline(never)]
-fn fd_file(fd: u64, files_fdt: u32, fd_max: u32) -> u64 {
+pub(crate) fn fd_file(fd: u64, files_fdt: u32, fd_max: u32) -> u64 {
     let fd = fd as i64;
     if fd < 0 {
         return 0;

@@ -35,7 +35,7 @@ pub(crate) fn how(slot: u32, user: bool, flags: u32) -> u32 {
 
 /// Records string slot `how & 0xff`'s flags and span.
 #[inline(always)]
-fn mark(scratch: *mut Scratch, slot: usize, flags: u32, off: usize, len: usize) {
+pub(crate) fn mark(scratch: *mut Scratch, slot: usize, flags: u32, off: usize, len: usize) {
     // SAFETY: this CPU's scratch; slot masked into range.
     unsafe {
         (*scratch).str_spans[slot & (MAX_STRINGS - 1)] = (off as u32) | (len as u32) << 16;
@@ -45,7 +45,8 @@ fn mark(scratch: *mut Scratch, slot: usize, flags: u32, off: usize, len: usize) 
 
 /// Reads the NUL-terminated string at `src`, at most `size` bytes with its NUL, into the
 /// record's tail after the strings read before it; with [`LONG_HEAD`] in `how`, its first
-/// [`STR_BYTES`] into the string slot too. Marks it cut when it filled `size` (its last
+/// [`STR_BYTES`]` - 1` into the string slot too, and a 1 for its last byte when the string
+/// is longer. Marks it cut when it filled `size` (its last
 /// byte then left out: the loader asks for one more than it shows), unreadable when the
 /// read failed. Never inlined: one copy serves every operand.
 #[inline(never)]
@@ -97,6 +98,11 @@ pub(crate) fn read_long(scratch: *mut Scratch, src: u64, size: u32, how: u32) ->
                 STR_BYTES as u32,
                 dst as *const c_void,
             );
+            // A string longer than the head's bytes: its last byte, else the NUL, says so
+            // (a group key shows it cut).
+            if ret as usize > STR_BYTES {
+                head[STR_BYTES - 1] = 1;
+            }
         }
     }
     mark(scratch, slot, flags, off, len);

@@ -235,6 +235,82 @@ fn kfunc_tool_filelife_shows_each_deleted_file_with_its_age() {
     );
 }
 
+/// filelife shows a file's name (its dentry's, `NAME_MAX` 255 bytes at most), not its
+/// path: 100 names of 100 bytes, 100 of 255, and 100 of 255 in a directory whose paths come
+/// to about 4000 bytes show whole, 100 of 100 each, in JSON and in text.
+#[test]
+fn kfunc_tool_filelife_shows_long_names_whole() {
+    require_root();
+    if !kprobes_or_skip("kfunc_tool_filelife_shows_long_names_whole") {
+        return;
+    }
+    let Some(dir) = ext4_dir("filelife-long") else {
+        return;
+    };
+    // Directories of 200 bytes, the last shorter: DEEP/NAME comes to 4000 bytes.
+    let mut deep = dir.clone();
+    for i in 0.. {
+        let room = 4000usize.saturating_sub(deep.as_os_str().len() + 1 + 255 + 1);
+        if room == 0 {
+            break;
+        }
+        deep = deep.join(format!("{i:02}{}", "d".repeat(room.clamp(3, 200) - 2)));
+    }
+    std::fs::create_dir_all(&deep).unwrap();
+    let name = |i: usize, len: usize| format!("{i:03}{}", "n".repeat(len - 3));
+    let mut files: Vec<(PathBuf, String)> = Vec::new();
+    for (at, len) in [(&dir, 100), (&dir, 255), (&deep, 255)] {
+        files.extend((0..100).map(|i| (at.join(name(i, len)), name(i, len))));
+    }
+    let longest = files
+        .iter()
+        .map(|(path, _)| path.as_os_str().len())
+        .max()
+        .unwrap();
+    assert!((3995..4096).contains(&longest), "{longest}");
+    let script = files
+        .iter()
+        .map(|(path, _)| format!(": > {}\n", path.display()))
+        .chain(
+            files
+                .iter()
+                .map(|(path, _)| format!("rm {}\n", path.display())),
+        )
+        .collect::<String>();
+    let script_path = dir.join("make-and-remove.sh");
+    std::fs::write(&script_path, script).unwrap();
+    let mut expected: Vec<&str> = files.iter().map(|(_, name)| name.as_str()).collect();
+    expected.sort();
+    for json in [true, false] {
+        let out = dir.join(if json { OUT } else { "events.txt" });
+        let out = out.to_string_lossy().into_owned();
+        let mut args = vec!["filelife", "-o", &out];
+        if json {
+            args.push("--json");
+        }
+        let script = script_path.to_string_lossy().into_owned();
+        args.extend(["--", "sh", &script]);
+        let run = tracekit(&args, TIMEOUT);
+        run.assert_code(0);
+        assert!(run.stderr.contains("Lost: nothing."), "{}", run.stderr);
+        let text = std::fs::read_to_string(&out).unwrap();
+        let mut seen: Vec<String> = if json {
+            text.lines()
+                .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+                .filter_map(|e| e["file"].as_str().map(str::to_string))
+                .collect()
+        } else {
+            text.lines()
+                .filter_map(|line| line.split_whitespace().last().map(str::to_string))
+                .collect()
+        };
+        seen.retain(|file| file.len() >= 100);
+        seen.sort();
+        assert_eq!(seen, expected, "json: {json}\n{text}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// dcsnoop of a shell that creates 30 new files: each name misses the dentry cache once
 /// (`d_lookup` in `lookup_open` returns NULL for a name about to be created), T `M`, in the
 /// shell's own pid and tid.

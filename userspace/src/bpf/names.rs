@@ -163,6 +163,7 @@ pub mod engine {
             FORK_CHILD_PID_OFFSET = "ENGINE_FORK_CHILD_PID_OFFSET",
             MMAP_PROT_OFFSET = "ENGINE_MMAP_PROT_OFFSET",
             USER_UNWIND = "ENGINE_USER_UNWIND",
+            DENTRY_WALK = "ENGINE_DENTRY_WALK",
             RENAME_PID_OFFSET = "ENGINE_RENAME_PID_OFFSET",
             /// 1: kprobes have `bpf_get_func_ip` (5.15+).
             FUNC_IP = "KERNEL_FUNC_IP",

@@ -119,8 +119,7 @@ pub fn decode_key(columns: &[KeyColumn], words: &[u64]) -> Vec<KeyValue> {
                 KeyKind::Int { signed: false } => KeyValue::Int(i128::from(first)),
                 KeyKind::Str => {
                     let bytes: Vec<u8> = part.iter().flat_map(|w| w.to_ne_bytes()).collect();
-                    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-                    KeyValue::Text(String::from_utf8_lossy(&bytes[..end]).into_owned())
+                    KeyValue::Text(key_text(&bytes))
                 }
                 KeyKind::Event(names) => KeyValue::Text(
                     names
@@ -159,6 +158,18 @@ pub fn decode_key(columns: &[KeyColumn], words: &[u64]) -> Vec<KeyValue> {
             }
         })
         .collect()
+}
+
+/// A string group key's text: up to its NUL; a key whose last byte is set (the kernel's
+/// mark of a longer string, `engine::strings`) shows its other bytes and `...`.
+fn key_text(bytes: &[u8]) -> String {
+    if bytes.len() == STR_BYTES && bytes[STR_BYTES - 1] != 0 {
+        let shown = &bytes[..STR_BYTES - 1];
+        let end = shown.iter().position(|&b| b == 0).unwrap_or(shown.len());
+        return format!("{}...", String::from_utf8_lossy(&shown[..end]));
+    }
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    String::from_utf8_lossy(&bytes[..end]).into_owned()
 }
 
 /// An inode's `i_mode` as libbpf-tools' `filetop` shows its type: `R` a regular file
@@ -462,5 +473,15 @@ mod tests {
             .map(file_type)
             .collect();
         assert_eq!(types, ["S", "O", "O", "O"]);
+    }
+
+    #[test]
+    fn string_keys_of_longer_strings_are_marked() {
+        let mut bytes = [b'a'; STR_BYTES];
+        bytes[STR_BYTES - 1] = 1;
+        assert_eq!(key_text(&bytes), format!("{}...", "a".repeat(31)));
+        bytes[STR_BYTES - 1] = 0;
+        assert_eq!(key_text(&bytes), "a".repeat(31));
+        assert_eq!(key_text(b"comm\0\0\0\0"), "comm");
     }
 }

@@ -334,6 +334,15 @@ impl Engine {
         } else {
             1
         };
+        // Directories by their dentries: the kernel's offsets, from its BTF.
+        let dentry_walk = if uses(operand::DIR_PATH) {
+            let btf = crate::probe::btf_path::kernel_btf()
+                .ok_or_else(|| Error::runtime(crate::probe::fields::NO_BTF))?;
+            crate::probe::btf_path::dentry_walk(btf)
+                .map_err(|e| Error::runtime(format!("directories by their dentries: {e}")))?
+        } else {
+            tracekit_common::engine::DentryWalk::EMPTY
+        };
         let object = engine_object(spec, main.simple != 0)?;
         let mut ebpf = load_without_kernel_btf(&object, |loader| {
             loader
@@ -346,6 +355,7 @@ impl Engine {
                 .override_global(engine::FORK_CHILD_PID_OFFSET, &fork_offset, true)
                 .override_global(engine::MMAP_PROT_OFFSET, &prot_offset, true)
                 .override_global(engine::USER_UNWIND, &unwind_flag, true)
+                .override_global(engine::DENTRY_WALK, &dentry_walk, true)
                 .override_global(engine::RENAME_PID_OFFSET, &rename_pid, true)
                 .map_max_entries(engine::TASK_GENS, name_entries)
                 .map_max_entries(engine::TASK_NAMES, name_entries)

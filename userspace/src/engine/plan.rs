@@ -415,6 +415,7 @@ pub fn disassemble(plan: &Plan) -> String {
             operand::TASK_PATH => "task_path",
             operand::FIELD_PATH => "field_path",
             operand::FD_PATH => "fd_path",
+            operand::DIR_PATH => "dir_path",
             _ => "?",
         };
         let signed = if o.flags & SIGNED != 0 { "s" } else { "" };
@@ -456,6 +457,10 @@ pub fn disassemble(plan: &Plan) -> String {
                 o.size
             ),
             operand::FOLLOWS => format!("{kind}(#{},#{},#{})", o.offset, o.aux, o.index_offset),
+            operand::DIR_PATH if o.flags & tracekit_common::engine::AFTER_START != 0 => {
+                format!("{kind}(#{}, after start)", o.aux)
+            }
+            operand::DIR_PATH => format!("{kind}(#{})", o.aux),
             operand::USER_STR | operand::KERNEL_STR if o.flags & PTR_FROM_ARG != 0 => {
                 format!("{kind}@arg{}", o.offset)
             }

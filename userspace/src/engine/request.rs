@@ -243,7 +243,10 @@ impl Request {
     pub fn names(&self) -> Vec<String> {
         let mut names: Vec<String> = self.by.iter().map(|k| k.field.clone()).collect();
         names.extend(self.value.iter().cloned());
-        names.extend(self.print.iter().cloned());
+        // `dir(FD)` reads FD.
+        names.extend(self.print.iter().map(|name| {
+            crate::engine::compile::body::dir_of(name).map_or(name.clone(), str::to_string)
+        }));
         if let Some(expr) = self
             .filter
             .as_deref()

@@ -1,7 +1,7 @@
-//! Whole strings in trace plans: the string operands read through a pointer (syscall
+//! Whole strings: in trace plans, the string operands read through a pointer (syscall
 //! arguments, `str()`, the path a start saved) read up to a size per kind of string, not
-//! [`STR_BYTES`], into the record's tail ([`LONG_STR`]); group keys and filters keep their
-//! [`STR_BYTES`].
+//! [`STR_BYTES`], into the record's tail ([`LONG_STR`]); filters compare them whole in
+//! every plan; group keys keep their first [`STR_BYTES`]` - 1` bytes, marked when longer.
 
 use tracekit_common::engine::{
     ALL_STRINGS, Insn, LONG_HEAD, LONG_STR, Operand, PTR_ARRAY, STR_BYTES, STR_MAX, op, operand,
@@ -52,6 +52,42 @@ pub(crate) fn whole_strings(operands: &mut [Operand], insns: &[Insn], max_string
         if filtered {
             o.flags |= LONG_HEAD;
         }
+    }
+}
+
+/// Makes an aggregate plan's strings read through pointers exact where they are compared
+/// and marked where they are cut: a string a filter (`insns`) compares is read whole (as
+/// [`whole_strings`] reads a trace's), so that it equals, starts, ends with or contains a
+/// constant as the whole string does; a group key (`keys`: operand indices) keeps a
+/// string's first [`STR_BYTES`]` - 1` bytes and, when it is longer, a mark in its last byte
+/// (shown as `...`; strings alike in those bytes share a group), unless `str(PATH, N)` asked
+/// for fewer.
+pub(crate) fn compared_strings(
+    operands: &mut [Operand],
+    insns: &[Insn],
+    keys: &[u32],
+    max_string: u32,
+) {
+    for (index, o) in operands.iter_mut().enumerate() {
+        if !through_pointer(o) || o.flags & PTR_ARRAY != 0 {
+            continue;
+        }
+        let filtered = insns
+            .iter()
+            .any(|insn| insn.op >= op::STR_EQ && insn.operand as usize == index);
+        let shown = if filtered {
+            match max_string {
+                0 => DEFAULT_STRING_BYTES,
+                n => n,
+            }
+        } else if keys.contains(&(index as u32)) && o.size >= STR_BYTES as u32 {
+            // One byte past the key's: a longer string is marked.
+            STR_BYTES as u32 - 1
+        } else {
+            continue;
+        };
+        o.size = (shown + 2).clamp(3, STR_MAX as u32);
+        o.flags |= LONG_STR | LONG_HEAD;
     }
 }
 

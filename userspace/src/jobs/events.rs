@@ -31,12 +31,18 @@
 //! - `signal(NAME)`: a signal number by its name (`SIGKILL` for 9), sigsnoop's `--signal-name`;
 //! - `disk(NAME)`: a kernel `dev_t` (major << 20 | minor, as `block_device->bd_dev`) by its
 //!   disk's name under /sys/dev/block (`md0`), mdflush's `DEVICE`;
+//! - `full_path(DIR, PATH)`: PATH made absolute when relative: joined to DIR, a `dir(FD)`
+//!   (the directory at descriptor FD as the kernel's dentries name it), or when DIR is a
+//!   descriptor, to `/proc/PID/fd/DIR` or `/proc/PID/cwd` (`AT_FDCWD`) as read at print time;
 //! - `NAME[A..B]`: the strings `NAME[A]` to `NAME[B-1]` joined by spaces, up to the first
 //!   empty one (execsnoop's `argv[0..4]`).
 
 use crate::{
     cpu_sampler::comm_string,
-    engine::{compile::Printed, request::Request},
+    engine::{
+        compile::{Printed, body::dir_of},
+        request::Request,
+    },
     jobs::tools::{Column, EventTime, EventsJob},
     jobs::trace::TraceEvent,
 };
@@ -65,6 +71,36 @@ pub fn groups(
         groups.push((&part.request, part.columns.as_slice()));
     }
     (groups, left_out)
+}
+
+/// Why the kernel cannot walk a directory's dentries here (`dir(FD)`, the kernel's
+/// `operand::DIR_PATH`): no BTF, or a member its BTF lacks; `None` when it can.
+pub fn no_dentry_walk() -> Option<String> {
+    match crate::probe::btf_path::kernel_btf() {
+        None => Some(crate::probe::fields::NO_BTF.into()),
+        Some(btf) => crate::probe::btf_path::dentry_walk(btf).err(),
+    }
+}
+
+/// The lines `-v` prints for `columns`: how a `full_path` column finds directories.
+pub fn notes(columns: &[Column]) -> Vec<String> {
+    columns
+        .iter()
+        .filter_map(|column| match View::of(column.field) {
+            View::FullPath(dir, _) if dir_of(&dir).is_some() => Some(
+                "tracekit: full paths: relative ones joined to their directory as the \
+                 kernel's dentries name it"
+                    .to_string(),
+            ),
+            View::FullPath(..) => Some(format!(
+                "tracekit: full paths: relative ones joined to their directory as /proc/PID \
+                 shows it when the line is printed (wrong once the process is gone or moved): \
+                 the kernel cannot walk dentries here: {}",
+                no_dentry_walk().unwrap_or_else(|| "the tool asked for /proc".into())
+            )),
+            _ => None,
+        })
+        .collect()
 }
 
 /// What a column shows.
@@ -107,8 +143,9 @@ pub enum View {
     IpVersion(String),
     /// A kernel `dev_t` by its disk's name.
     Disk(String),
-    /// A path (the second name) made absolute: relative to the directory at the descriptor
-    /// (the first name), or to the cwd for `AT_FDCWD`.
+    /// A path (the second name) made absolute: relative to the directory the first name
+    /// is, `dir(FD)` (the kernel's), or is at as a descriptor (read from /proc at print time;
+    /// the cwd for `AT_FDCWD`).
     FullPath(String, String),
 }
 
@@ -422,9 +459,13 @@ fn value(record: &TraceEvent<'_>, prints: &[Printed], event: &str, view: &View) 
             10 => Value::Uint(6),
             other => Value::Int(other),
         },
-        View::FullPath(dfd, path) => {
+        View::FullPath(dir, path) => {
             let path = printed_value(record, prints, path).text();
-            let dfd = as_int(&printed_value(record, prints, dfd));
+            if dir_of(dir).is_some() {
+                let dir = printed_value(record, prints, dir).text();
+                return Value::Text(joined(&dir, path));
+            }
+            let dfd = as_int(&printed_value(record, prints, dir));
             Value::Text(full_path(record.pid, dfd, path))
         }
         View::Join(names) => {
@@ -438,6 +479,18 @@ fn value(record: &TraceEvent<'_>, prints: &[Printed], event: &str, view: &View) 
             Value::Text(parts.join(" "))
         }
     }
+}
+
+/// `path` as an absolute path: a relative one joined to `dir`, the kernel's path of its
+/// directory (`dir(FD)`); as it is when it is absolute, cut, unreadable, or the directory
+/// was unreadable (a descriptor closed meanwhile).
+fn joined(dir: &str, path: String) -> String {
+    let unreadable = super::trace::UNREADABLE;
+    if path.starts_with('/') || path.is_empty() || path == unreadable || dir == unreadable {
+        return path;
+    }
+    let path = path.strip_prefix("./").unwrap_or(&path);
+    format!("{}/{path}", dir.trim_end_matches('/'))
 }
 
 /// `path` as an absolute path: a relative one joined to the directory of process `pid` at

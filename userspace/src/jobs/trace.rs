@@ -361,7 +361,7 @@ pub fn run_events(job: &EventsJob, options: &RunOptions) -> Result<()> {
         crate::engine::compile::compile(request).map(|_| ())
     });
     if options.verbose >= 1 {
-        for line in left_out {
+        for line in left_out.iter().chain(&events::notes(&job.columns)) {
             eprintln!("{line}");
         }
     }

@@ -302,6 +302,42 @@ pub fn fd_walk(btf: &Btf, what: &str) -> Result<(u32, u32, &'static str, Vec<u32
     })
 }
 
+/// Offsets of the kernel's walk of a directory's dentries up to the task's root
+/// ([`tracekit_common::engine::DentryWalk`], for `operand::DIR_PATH`), from `btf`.
+///
+/// # Errors
+/// A struct or member the kernel's BTF lacks (`struct mount` is the kernel's own, not
+/// UAPI), or an offset past 16 bits where two share a word.
+pub fn dentry_walk(btf: &Btf) -> Result<tracekit_common::engine::DentryWalk, String> {
+    // `start.a.b`: member `a` of `struct start`, then `b` inside it.
+    let at = |start: &str, members: &str| -> Result<u32, String> {
+        let mut steps: Vec<Step> = members.split('.').map(|m| Step::Dot(m.into())).collect();
+        if let Some(Step::Dot(first)) = steps.first().cloned() {
+            steps[0] = Step::Arrow(first);
+        }
+        Ok(resolve(btf, start, &steps)?.path[0])
+    };
+    let (path_mnt, path_dentry) = (at("path", "mnt")?, at("path", "dentry")?);
+    let (files_fdt, fd_max, ..) = fd_walk(btf, "file")?;
+    let mnt_root = at("vfsmount", "mnt_root")?;
+    Ok(tracekit_common::engine::DentryWalk {
+        task_fs: at("task_struct", "fs")?,
+        fs_pwd: at("fs_struct", "pwd.mnt")? - path_mnt,
+        fs_root: at("fs_struct", "root.mnt")? - path_mnt,
+        path_mnt,
+        path_dentry,
+        files_fdt,
+        fd_max,
+        file_path: at("file", "f_path.mnt")? - path_mnt,
+        d_parent: at("dentry", "d_parent")?,
+        d_name: at("dentry", "d_name.name")?,
+        mount_mnt: at("mount", "mnt.mnt_root")? - mnt_root,
+        mnt_parent: at("mount", "mnt_parent")?,
+        mnt_mountpoint: at("mount", "mnt_mountpoint")?,
+        mnt_root,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -53,7 +53,7 @@ pub fn build_initramfs(dir: &Path, arch: &Arch) -> Result<PathBuf> {
     std::fs::copy(&tracekit, image.join("bin/tracekit"))?;
     std::fs::copy(&tests, image.join("bin/integration"))?;
     // The flags of tests/src/lib.rs's fixture_flags, plus -static.
-    let fixtures: [(&str, &[&str]); 11] = [
+    let fixtures: [(&str, &[&str]); 12] = [
         ("tk_reads.c", &["-O0", "-g", "-fno-omit-frame-pointer"]),
         ("tk_churn.c", &["-O0", "-g", "-fno-omit-frame-pointer"]),
         ("tk_rename.c", &["-O0", "-g", "-fno-omit-frame-pointer"]),
@@ -63,6 +63,7 @@ pub fn build_initramfs(dir: &Path, arch: &Arch) -> Result<PathBuf> {
         ("tk_burner.c", &["-O0", "-g", "-fno-omit-frame-pointer"]),
         ("tk_files.c", &["-O0", "-g", "-fno-omit-frame-pointer"]),
         ("tk_fsync.c", &["-O0", "-g"]),
+        ("tk_snoops.c", &["-O0", "-g", "-fno-omit-frame-pointer"]),
         ("tk_nofp.c", &["-O2", "-g", "-fomit-frame-pointer"]),
         (
             "tk_leaf.cpp",

@@ -386,3 +386,151 @@ fn opensnoop_full_path_resolves_a_dirfd() {
     assert!(!events.iter().any(|e| e["path"] == "rel/x"), "{events:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--full-path` names directories as the kernel's dentries do at the open, not as /proc
+/// shows them later: 100 processes that each open `openat(dirfd, "rel/x")` and, after
+/// chdir, `open("rel/y")`, then exit at once, show both paths absolute, 100 of 100; in
+/// /dev/shm (a tmpfs mounted on /dev) the walk crosses the mount.
+#[test]
+fn opensnoop_full_path_outlives_the_process() {
+    require_root();
+    for top in ["/tmp", "/dev/shm"] {
+        let dir = format!("{top}/tkfpx{}", std::process::id());
+        std::fs::create_dir_all(&dir).unwrap();
+        let (truth, events) = snoop(
+            "opensnoop_full_path_exits",
+            "opensnoop",
+            &["--full-path"],
+            &["rel-exits", &dir, "100"],
+        );
+        let (x, y) = (format!("{dir}/rel/x"), format!("{dir}/rel/y"));
+        assert_eq!(truth_paths(&truth), BTreeSet::from([x.clone(), y.clone()]));
+        for path in [&x, &y] {
+            // The parent's creation of the file, then one open by each child.
+            let seen = events.iter().filter(|e| e["path"] == path.as_str()).count();
+            assert_eq!(seen, 101, "{path}: {events:?}");
+        }
+        assert!(
+            !events
+                .iter()
+                .any(|e| e["path"] == "rel/x" || e["path"] == "rel/y"),
+            "{events:?}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// `TRACEKIT ARGS -o OUT -- tk_snoops opens DIR 100 100` (DIR/f0..f99 opened,
+/// DIR/missing0..99 failing): what it wrote to OUT.
+fn on_opens(args: &[&str], dir: &str) -> String {
+    let out = scratch("on_opens").join("out.json");
+    let program = fixture("tk_snoops");
+    let mut all = args.to_vec();
+    all.extend(["-o", out.to_str().unwrap()]);
+    all.extend(["--", program.to_str().unwrap(), "opens", dir, "100", "100"]);
+    let run = tracekit(&all, TIMEOUT);
+    run.assert_code(0);
+    std::fs::read_to_string(&out).unwrap()
+}
+
+/// String filters compare whole strings, in traces and in counts: paths of about 100 bytes
+/// end with `/f7` once, contain `missing4` 11 times (4, 40..49), and none equals its own
+/// first 31 bytes (a string's head alone matched every path that starts alike).
+#[test]
+fn string_filters_compare_whole_strings() {
+    require_root();
+    let dir = long_dir(100);
+    let short = format!("/tmp/tkse{}", std::process::id());
+    std::fs::create_dir_all(&short).unwrap();
+    let head: String = format!("{dir}/f1").chars().take(31).collect();
+    let cases = [
+        (&dir, "filename ~ \"*/f7\"".to_string(), 1),
+        (&dir, "filename ~ \"*missing4*\"".to_string(), 11),
+        (&dir, format!("filename ~ \"{}*\"", &dir[..20]), 200),
+        (&dir, format!("filename == \"{head}\""), 0),
+        (&short, format!("filename == \"{short}/f7\""), 1),
+        (&short, format!("filename == \"{short}/f\""), 0),
+        (&short, "filename ~ \"*/f7*\"".to_string(), 11),
+    ];
+    for (dir, filter, expected) in cases {
+        let out = on_opens(
+            &[
+                "trace",
+                "syscalls:sys_enter_openat",
+                "--print",
+                "filename",
+                "--json",
+                "--filter",
+                &filter,
+            ],
+            dir,
+        );
+        let seen = out.lines().filter(|line| line.starts_with('{')).count();
+        assert_eq!(seen, expected, "trace --filter '{filter}'\n{out}");
+        let out = on_opens(
+            &[
+                "count",
+                "syscalls:sys_enter_openat",
+                "--json",
+                "--filter",
+                &filter,
+            ],
+            dir,
+        );
+        let counts: Value = serde_json::from_str(&out).unwrap();
+        let counted: u64 = counts["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| g["count"].as_u64().unwrap())
+            .sum();
+        assert_eq!(counted, expected as u64, "count --filter '{filter}'\n{out}");
+    }
+    let top = dir.split('/').take(3).collect::<Vec<_>>().join("/");
+    let _ = std::fs::remove_dir_all(top);
+    let _ = std::fs::remove_dir_all(short);
+}
+
+/// A string group key keeps a string's first 31 bytes, and shows a longer one with `...`:
+/// the 200 opens under a directory of about 100 bytes share one group, marked; a short
+/// path's group is not.
+#[test]
+fn string_keys_keep_31_bytes_marked() {
+    require_root();
+    let dir = long_dir(100);
+    let out = on_opens(
+        &[
+            "count",
+            "syscalls:sys_enter_openat",
+            "--by",
+            "filename",
+            "--json",
+        ],
+        &dir,
+    );
+    let counts: Value = serde_json::from_str(&out).unwrap();
+    let groups: Vec<(String, u64)> = counts["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            let key = g["key"]["filename"].as_str().unwrap().to_string();
+            (key, g["count"].as_u64().unwrap())
+        })
+        .collect();
+    let head: String = dir.chars().take(31).collect();
+    let marked: Vec<&(String, u64)> = groups
+        .iter()
+        .filter(|(k, _)| k.starts_with(&head))
+        .collect();
+    assert_eq!(marked, [&(format!("{head}..."), 200)], "{out}");
+    // Other paths (the fixture's libraries, short) are not marked.
+    assert!(
+        groups
+            .iter()
+            .all(|(k, _)| k.starts_with(&head) || !k.ends_with("...")),
+        "{out}"
+    );
+    let top = dir.split('/').take(3).collect::<Vec<_>>().join("/");
+    let _ = std::fs::remove_dir_all(top);
+}

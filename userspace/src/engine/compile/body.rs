@@ -258,6 +258,10 @@ pub(crate) fn compile_body(
     builder.value_div(request.value_div);
     let mut prints = Vec::new();
     for name in &request.print {
+        if let Some(fd) = dir_of(name) {
+            prints.push(dir_print(builder, fields, name, fd)?);
+            continue;
+        }
         let field = resolve(fields, "--print", name)?;
         // The pid, tid and comm come with every record: printing them reads nothing more.
         if matches!(
@@ -285,16 +289,63 @@ pub(crate) fn compile_body(
     if let Some(text) = &request.filter {
         filter::compile(text, fields, builder)?;
     }
+    let plan = builder.plan();
+    let insns = &plan.insns[..plan.n_insns as usize];
     if request.shape == Shape::Trace {
-        let plan = builder.plan();
-        let insns = &plan.insns[..plan.n_insns as usize];
         crate::engine::strings::whole_strings(
             builder.operands_mut(),
             insns,
             request.maps.max_string,
         );
+    } else {
+        crate::engine::strings::compared_strings(
+            builder.operands_mut(),
+            insns,
+            &plan.key_parts[..plan.n_key_parts as usize],
+            request.maps.max_string,
+        );
     }
     Ok((columns, prints))
+}
+
+/// The descriptor name of a `dir(FD)` print: the directory at descriptor FD (`AT_FDCWD`:
+/// the cwd), by the kernel's dentries ([`operand::DIR_PATH`]).
+pub(crate) fn dir_of(name: &str) -> Option<&str> {
+    name.strip_prefix("dir(")?.strip_suffix(')').map(str::trim)
+}
+
+/// The printed `dir(FD)` `name`: its descriptor's operand, then the walk from it.
+fn dir_print(
+    builder: &mut PlanBuilder,
+    fields: &dyn Fields,
+    name: &str,
+    fd: &str,
+) -> Result<Printed> {
+    use tracekit_common::engine::{AFTER_START, Operand};
+    let field = resolve(fields, "--print", fd)?;
+    if field.ty == ValueType::Str {
+        return Err(Error::usage(format!(
+            "--print {}: `{}` is a string; dir(FD) takes a descriptor (`dfd` of \
+             syscalls:sys_enter_openat)",
+            quote(name),
+            quote(fd)
+        )));
+    }
+    let from = builder.operand(field.operand)?;
+    let after_start = crate::engine::strings::reads_start(field.operand.kind);
+    let operand = builder.operand(Operand {
+        kind: operand::DIR_PATH,
+        aux: from,
+        flags: if after_start { AFTER_START } else { 0 },
+        ..Operand::NONE
+    })?;
+    Ok(Printed {
+        name: name.to_string(),
+        operand,
+        string_slot: builder.plan().operands[operand as usize].string_slot,
+        ty: ValueType::Str,
+        hint: Hint::Plain,
+    })
 }
 
 /// Picks the map layout once the key is complete: a per-CPU array indexed by the key when

@@ -162,7 +162,7 @@ mod tests {
             assert!(
                 listing.contains(
                     "operands: #0 func_ip #1 tid #2 comm #3 arg_path0[2]:2 \
-                     #4 path_str(arg0)[2]:32 #5 arg2:8"
+                     #4 path_str(arg0)[2]:33 whole:33+head #5 arg2:8"
                 ),
                 "{listing}"
             );

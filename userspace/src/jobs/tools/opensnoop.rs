@@ -21,8 +21,9 @@ pub const TOOL: Tool = Tool {
 Paths are shown whole (--max-string N cuts them at N bytes, with `...`), as the process
 passed them: read at the syscall's exit, so a path in a page not faulted in at entry still
 shows; `<unreadable>` when it cannot be read. With --full-path a relative path is joined
-to its directory (the dirfd's, or the cwd) as /proc/PID shows it when the line is printed:
-a process gone by then (or that changed directory) shows the path as it passed it.
+to its directory (the dirfd's, or the cwd) as the kernel's dentries name it at the open's
+return, up to the process's root (64 levels at most: deeper shows `.../` first); on a kernel
+without BTF, as /proc/PID shows it when the line is printed (-v says which).
 open(2) and openat2(2) are not traced: glibc's open() calls openat.",
     flags: &[
         FAILURES.help("Only opens that failed"),
@@ -32,7 +33,7 @@ open(2) and openat2(2) are not traced: glibc's open() calls openat.",
         Flag::switch(
             "full-path",
             "Print absolute paths: a relative one joined to its directory fd's or the cwd's \
-             path, read from /proc/PID when the line is printed (libbpf-tools opensnoop -F)",
+             path, from the kernel's dentries (libbpf-tools opensnoop -F)",
         ),
     ],
     groups: &[Group::Common, Group::Maps],
@@ -67,7 +68,13 @@ pub const COLUMNS: [Column; 5] = [
 fn opensnoop(values: &super::FlagValues) -> Result<EventsJob> {
     let mut columns = COLUMNS;
     if values.switch("full-path") {
-        columns[4].field = "full_path(start.dfd, start.filename)";
+        // By the kernel's dentries, right once the process is gone; /proc at print time
+        // only where the kernel cannot walk them (`-v` says which).
+        columns[4].field = if crate::jobs::events::no_dentry_walk().is_none() {
+            "full_path(dir(start.dfd), start.filename)"
+        } else {
+            "full_path(start.dfd, start.filename)"
+        };
     }
     EventsJob::syscall_returns(&["openat"], &columns, values)
 }
@@ -106,6 +113,31 @@ filter: slt #1 0
 flags: needs_start filter_first needs_ids
 columns: 
 "#
+        );
+    }
+
+    #[test]
+    fn full_paths_walk_the_saved_descriptor_once_the_start_is_found() {
+        let values = FlagValues::defaults(&TOOL);
+        let mut columns = COLUMNS;
+        columns[4].field = "full_path(dir(start.dfd), start.filename)";
+        let job = EventsJob::syscall_returns(&["openat"], &columns, &values).unwrap();
+        assert_eq!(job.request.print, ["ret", "dir(start.dfd)", "start.filename"]);
+        let listing = compile_in(&job.request, &Events::test_6_18())
+            .unwrap()
+            .listing();
+        assert!(
+            listing.contains(
+                "operands: #0 tid #1 field@16:8 #2 field@24:8\ncorr: #0 | key: - | saves: #1->0 #2->1"
+            ),
+            "{listing}"
+        );
+        assert!(
+            listing.contains(
+                "operands: #0 tid #1 field@16:s8 #2 saved0 #3 dir_path(#2, after start) \
+                 #4 saved_user_str1 whole:4096"
+            ),
+            "{listing}"
         );
     }
 }

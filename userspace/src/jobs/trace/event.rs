@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 
 use tracekit_common::engine::{
-    MAX_STRINGS, STR_CUT, STR_IN_TAIL, STR_MORE, STR_UNREADABLE, TraceRecord,
+    MAX_STRINGS, STR_CUT, STR_DIR, STR_IN_TAIL, STR_MORE, STR_UNREADABLE, TraceRecord,
 };
 
 /// What ends a string that was cut (at its kind's size or `--max-string`), and the list of
@@ -76,6 +76,9 @@ impl<'a> TraceEvent<'a> {
         let span = self.record.str_spans[slot];
         let (off, len) = ((span & 0xffff) as usize, (span >> 16) as usize);
         let bytes = self.tail.get(off..off + len).unwrap_or_default();
+        if flags & STR_DIR != 0 {
+            return dir_text(bytes, flags & STR_CUT != 0).into();
+        }
         // An array's strings each end with their NUL; a string alone has none.
         if bytes.last() == Some(&0) || flags & STR_MORE != 0 {
             let cap = self.record.str_cap as usize;
@@ -106,6 +109,24 @@ impl<'a> TraceEvent<'a> {
             return format!("{text}{CUT_MARK}").into();
         }
         text
+    }
+}
+
+/// A directory from its names leaf first, each with its NUL ([`STR_DIR`]): `/a/b/c`, `/`
+/// for none; `.../b/c` when `cut` (the walk stopped before the root).
+fn dir_text(bytes: &[u8], cut: bool) -> String {
+    let names = bytes.strip_suffix(&[0]).unwrap_or(bytes);
+    let mut text = String::new();
+    if !names.is_empty() {
+        for name in names.split(|&b| b == 0).rev() {
+            text.push('/');
+            text.push_str(&String::from_utf8_lossy(name));
+        }
+    }
+    match (cut, text.is_empty()) {
+        (true, _) => format!("{CUT_MARK}{text}"),
+        (false, true) => "/".into(),
+        (false, false) => text,
     }
 }
 
@@ -162,5 +183,17 @@ mod tests {
         assert_eq!(e.string(0), "ab c dd");
         let e = event(STR_IN_TAIL, [0, 0, 0, 0], 4, tail);
         assert_eq!(e.string(0), "");
+    }
+
+    #[test]
+    fn a_directory_is_its_names_from_the_root() {
+        let tail = b"c\0bb\0a\0";
+        let dir = STR_IN_TAIL | STR_DIR;
+        let e = event(dir, [7 << 16, 0, 0, 0], 0, tail);
+        assert_eq!(e.string(0), "/a/bb/c");
+        let e = event(dir | STR_CUT, [5 << 16, 0, 0, 0], 0, tail);
+        assert_eq!(e.string(0), ".../bb/c");
+        let e = event(dir, [0, 0, 0, 0], 0, tail);
+        assert_eq!(e.string(0), "/");
     }
 }

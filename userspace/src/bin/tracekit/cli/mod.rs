@@ -263,8 +263,8 @@ pub struct MapArgs {
           value_parser = parse_hash_entries)]
     pub max_in_flight: u32,
     /// Bytes shown of each string an event prints, 1 to 4094 (longer ones end in `...`);
-    /// default: paths and names whole, arguments 128. --by keys and --filter see the first
-    /// 31 bytes
+    /// default: paths and names whole, arguments 128. --filter compares this much too; --by
+    /// keys keep 31 bytes (longer ones end in `...`)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4094))]
     pub max_string: Option<u32>,
 }

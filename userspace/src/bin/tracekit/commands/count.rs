@@ -41,7 +41,8 @@ pub struct Args {
     #[arg(required = true, value_name = "PROBE")]
     pub probes: Vec<String>,
     /// Also group by these fields or pid, tid, cpu, comm, cgroup (the cgroup v2 path);
-    /// str(FIELD), argv[I]: the string a pointer points to, 32 bytes at most; up to 8 keys,
+    /// str(FIELD), argv[I]: the string a pointer points to, its first 31 bytes (`...` when
+    /// longer); up to 8 keys,
     /// a string taking the room of 4, a 16-byte address 2 (a socket's skc_portpair is one
     /// key shown as two columns, lport and rport);
     /// ftype(MODE): an inode's i_mode shown as R (regular file), S (socket) or O (other);

@@ -48,7 +48,8 @@ pub struct Args {
     #[arg(long, value_name = "EXPR")]
     pub filter: Option<String>,
     /// Fields to print with each event (kstack, ustack: its stacks; str(FIELD), str(argN),
-    /// str(retval), argv[I]: the string a pointer points to, 32 bytes at most; task->A->B,
+    /// str(retval), argv[I]: the string a pointer points to, whole (--max-string); dir(FD):
+    /// the directory at descriptor FD (AT_FDCWD: the cwd) by the kernel's dentries; task->A->B,
     /// (struct S *)FIELD->A, PARAM->A->B, sock(FD)->A and file(FD)->A (the socket or file at
     /// descriptor field FD, e.g. sock(ret) of sys_exit_accept4): kernel structs through BTF
     /// (a struct of up to 32 bytes as raw bytes, e.g. skc_v6_daddr); str(PATH), str(PATH,N):
