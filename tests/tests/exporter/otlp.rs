@@ -486,7 +486,7 @@ fn pushes_otlp_profiles(test: &str, protocol: Protocol) {
     );
 }
 
-/// The receiver away for 10 s with a queue of 4 profiles (one a second): the 4 newest of
+/// The receiver away for 30 s with a queue of 4 profiles (one a second): the 4 newest of
 /// the outage are delivered after it, the older ones are dropped and counted
 /// (`dropped_profiles_total{reason="queue_full"}` and their samples), the failed attempts
 /// too, and nothing else is missing: the windows received have exactly as many gaps as
@@ -521,7 +521,7 @@ fn exporter_otlp_queue_survives_a_receiver_outage() {
     });
     drop(receiver);
     let away = Instant::now();
-    std::thread::sleep(Duration::from_secs(10));
+    std::thread::sleep(Duration::from_secs(30));
     let receiver = Receiver::start(python, port, &dir);
     eprintln!("receiver away {:?}", away.elapsed());
     // Delivered again, the queue emptied.
@@ -552,7 +552,7 @@ fn exporter_otlp_queue_survives_a_receiver_outage() {
     );
     let failures = sample_sum(&text, "tracekit_exporter_otlp_export_failures_total", &[]);
     eprintln!("dropped {dropped} profiles ({dropped_samples} samples), {failures} failures");
-    assert!(dropped >= 3.0, "{text}");
+    assert!(dropped >= 20.0, "{text}");
     assert!(dropped_samples > 0.0, "{text}");
     assert!(failures >= 1.0, "{text}");
     // Every profile taken is delivered or counted dropped, none queued at the end.
