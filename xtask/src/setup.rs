@@ -140,9 +140,10 @@ pub fn ensure() -> Result<()> {
 
     // The OTLP receiver of the exporter's tests decodes with the classes PyPI's
     // opentelemetry-proto generates from the official protos (profiles v1development,
-    // protos 1.10.0), in the python3 on PATH (pyenv's). A failed install skips those tests.
-    let otlp_import =
-        "import opentelemetry.proto.collector.profiles.v1development.profiles_service_pb2";
+    // protos 1.10.0), in the python3 on PATH (pyenv's), and serves their gRPC stubs with
+    // grpcio. A failed install skips those tests.
+    let otlp_import = "import grpc, \
+         opentelemetry.proto.collector.profiles.v1development.profiles_service_pb2_grpc";
     if find_program("python3").is_some()
         && Cmd::new("python3")
             .args(["-c", otlp_import])
@@ -150,10 +151,11 @@ pub fn ensure() -> Result<()> {
             .is_none()
     {
         match Cmd::new("python3")
-            .args(["-m", "pip", "install", "-q", OTLP_PROTO_PIP])
+            .args(["-m", "pip", "install", "-q", OTLP_PROTO_PIP, GRPCIO_PIP])
             .run()
         {
-            Ok(()) => did.push("installed opentelemetry-proto (the OTLP receiver of the tests)"),
+            Ok(()) => did
+                .push("installed opentelemetry-proto and grpcio (the OTLP receiver of the tests)"),
             Err(err) => eprintln!("xtask: setup: {err:#} (the OTLP tests will be skipped)"),
         }
     }
@@ -177,6 +179,9 @@ pub fn ensure() -> Result<()> {
 /// The PyPI release of the OTLP classes the exporter's tests decode with (the same pin as
 /// tests/tests/exporter/otlp.rs).
 const OTLP_PROTO_PIP: &str = "opentelemetry-proto==1.45.2";
+
+/// The grpcio release the receiver serves OTLP/gRPC with (the same pin as the tests).
+const GRPCIO_PIP: &str = "grpcio==1.85.3";
 
 struct Nightly {
     sysroot: String,

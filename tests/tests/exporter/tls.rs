@@ -33,7 +33,7 @@ fn openssl(dir: &Path, args: &[&str]) {
 }
 
 /// A CA (`NAME.crt`, `NAME.key`) in `dir`.
-fn ca(dir: &Path, name: &str) {
+pub(super) fn ca(dir: &Path, name: &str) {
     openssl(
         dir,
         &[
@@ -50,6 +50,52 @@ fn ca(dir: &Path, name: &str) {
             &format!("{name}.key"),
             "-out",
             &format!("{name}.crt"),
+        ],
+    );
+}
+
+/// `server.crt` and `server.key` in `dir`, for 127.0.0.1, signed by the CA `ca` (see
+/// [`ca`]).
+pub(super) fn server_certificate(dir: &Path) {
+    openssl(
+        dir,
+        &[
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-keyout",
+            "server.key",
+            "-out",
+            "server.csr",
+        ],
+    );
+    std::fs::write(
+        dir.join("server.ext"),
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n\
+         keyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    openssl(
+        dir,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-days",
+            "1",
+            "-extfile",
+            "server.ext",
+            "-out",
+            "server.crt",
         ],
     );
 }
@@ -92,47 +138,7 @@ fn exporter_serves_tls_with_basic_auth() {
     let dir = scratch(test);
     ca(&dir, "ca");
     ca(&dir, "other");
-    openssl(
-        &dir,
-        &[
-            "req",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-subj",
-            "/CN=127.0.0.1",
-            "-keyout",
-            "server.key",
-            "-out",
-            "server.csr",
-        ],
-    );
-    std::fs::write(
-        dir.join("server.ext"),
-        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n\
-         keyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n",
-    )
-    .unwrap();
-    openssl(
-        &dir,
-        &[
-            "x509",
-            "-req",
-            "-in",
-            "server.csr",
-            "-CA",
-            "ca.crt",
-            "-CAkey",
-            "ca.key",
-            "-CAcreateserial",
-            "-days",
-            "1",
-            "-extfile",
-            "server.ext",
-            "-out",
-            "server.crt",
-        ],
-    );
+    server_certificate(&dir);
     let web = dir.join("web.yml");
     std::fs::write(
         &web,

@@ -11,8 +11,83 @@ use crate::{Error, Result, exporter::config::ClientConfig};
 #[derive(Clone, Debug)]
 pub struct PushClient {
     client: reqwest::Client,
-    basic: Option<(String, String)>,
-    bearer: Option<String>,
+    credentials: Credentials,
+}
+
+/// What a push authenticates with, read from the files named at start.
+#[derive(Clone, Debug, Default)]
+pub enum Credentials {
+    /// Nothing.
+    #[default]
+    None,
+    /// `Authorization: Basic`, of this user and password.
+    Basic(String, String),
+    /// `Authorization: Bearer`, of this token.
+    Bearer(String),
+}
+
+impl Credentials {
+    /// The credentials `config` gives, for `table` (named in errors).
+    ///
+    /// # Errors
+    /// A usage error when a token or password file cannot be read.
+    pub fn read(table: &str, config: &ClientConfig) -> Result<Self> {
+        if let Some(token) = &config.bearer_token {
+            return Ok(Self::Bearer(token.clone()));
+        }
+        if let Some(path) = &config.bearer_token_file {
+            return Ok(Self::Bearer(read_secret(
+                path,
+                &format!("[{table}] bearer_token_file"),
+            )?));
+        }
+        let Some(basic) = &config.basic_auth else {
+            return Ok(Self::None);
+        };
+        let password = match (&basic.password, &basic.password_file) {
+            (Some(password), _) => password.clone(),
+            (None, Some(path)) => {
+                read_secret(path, &format!("[{table}] basic_auth.password_file"))?
+            }
+            (None, None) => String::new(),
+        };
+        Ok(Self::Basic(basic.username.clone(), password))
+    }
+
+    /// The `Authorization` header's value, if any.
+    pub fn header(&self) -> Option<String> {
+        use base64::Engine as _;
+        match self {
+            Self::None => None,
+            Self::Basic(user, password) => Some(format!(
+                "Basic {}",
+                base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"))
+            )),
+            Self::Bearer(token) => Some(format!("Bearer {token}")),
+        }
+    }
+}
+
+/// The PEM bundle of `config`'s `tls.ca_file`, checked to hold a certificate.
+///
+/// # Errors
+/// A usage error when the file cannot be read or holds no PEM certificate.
+pub fn read_ca(table: &str, config: &ClientConfig) -> Result<Option<Vec<u8>>> {
+    let Some(path) = &config.tls.ca_file else {
+        return Ok(None);
+    };
+    let shown = crate::error::quote(&path.to_string_lossy());
+    let pem = std::fs::read(path)
+        .map_err(|err| Error::usage(format!("[{table}] tls.ca_file {shown}: {err}")))?;
+    if reqwest::Certificate::from_pem_bundle(&pem)
+        .is_ok_and(|certificates| !certificates.is_empty())
+    {
+        Ok(Some(pem))
+    } else {
+        Err(Error::usage(format!(
+            "[{table}] tls.ca_file {shown}: no PEM certificate in it"
+        )))
+    }
 }
 
 fn read_secret(path: &std::path::Path, what: &str) -> Result<String> {
@@ -38,22 +113,9 @@ impl PushClient {
             .timeout(timeout)
             .connect_timeout(timeout.min(Duration::from_secs(5)))
             .user_agent(concat!("tracekit/", env!("CARGO_PKG_VERSION")));
-        if let Some(path) = &config.tls.ca_file {
-            let pem = std::fs::read(path).map_err(|err| {
-                Error::usage(format!(
-                    "[{table}] tls.ca_file {}: {err}",
-                    crate::error::quote(&path.to_string_lossy())
-                ))
-            })?;
+        if let Some(pem) = read_ca(table, config)? {
             let certificates = reqwest::Certificate::from_pem_bundle(&pem)
-                .ok()
-                .filter(|certificates| !certificates.is_empty())
-                .ok_or_else(|| {
-                    Error::usage(format!(
-                        "[{table}] tls.ca_file {}: no PEM certificate in it",
-                        crate::error::quote(&path.to_string_lossy())
-                    ))
-                })?;
+                .map_err(|err| Error::usage(format!("[{table}] tls.ca_file: {err}")))?;
             for certificate in certificates {
                 builder = builder.add_root_certificate(certificate);
             }
@@ -70,45 +132,25 @@ impl PushClient {
             );
         }
         builder = builder.default_headers(headers);
-        let bearer = match (&config.bearer_token, &config.bearer_token_file) {
-            (Some(token), _) => Some(token.clone()),
-            (None, Some(path)) => Some(read_secret(path, &format!("[{table}] bearer_token_file"))?),
-            (None, None) => None,
-        };
-        let basic = match &config.basic_auth {
-            Some(basic) => {
-                let password = match (&basic.password, &basic.password_file) {
-                    (Some(password), _) => password.clone(),
-                    (None, Some(path)) => {
-                        read_secret(path, &format!("[{table}] basic_auth.password_file"))?
-                    }
-                    (None, None) => String::new(),
-                };
-                Some((basic.username.clone(), password))
-            }
-            None => None,
-        };
+        let credentials = Credentials::read(table, config)?;
         let client = builder.build().map_err(|err| Error::Runtime {
             what: format!("building the [{table}] HTTP client"),
             source: Some(Box::new(err)),
         })?;
         Ok(Self {
             client,
-            basic,
-            bearer,
+            credentials,
         })
     }
 
     /// A POST to `url` with the client's authentication.
     pub fn post(&self, url: reqwest::Url) -> reqwest::RequestBuilder {
-        let mut request = self.client.post(url);
-        if let Some((user, password)) = &self.basic {
-            request = request.basic_auth(user, Some(password));
+        let request = self.client.post(url);
+        match &self.credentials {
+            Credentials::None => request,
+            Credentials::Basic(user, password) => request.basic_auth(user, Some(password)),
+            Credentials::Bearer(token) => request.bearer_auth(token),
         }
-        if let Some(token) = &self.bearer {
-            request = request.bearer_auth(token);
-        }
-        request
     }
 }
 

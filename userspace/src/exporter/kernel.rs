@@ -28,7 +28,7 @@ use crate::{
     exporter::{
         client::PushClient,
         config::{BucketSpec, Config, MetricConfig, MetricSource},
-        otlp::{self, OtlpStats, Queue},
+        otlp::{self, OtlpClient, OtlpStats, Queue},
         push::{self, Destinations, PushOptions, PushStats},
         sampler::SharedSampler,
         series::{Cell, Series, accounting},
@@ -579,7 +579,7 @@ pub fn run(
         Some(endpoint) => {
             let stats = Arc::new(OtlpStats::default());
             let queue = Arc::new(Queue::new(config.otlp.queue_size, Arc::clone(&stats)));
-            let client = PushClient::new("otlp", &config.otlp.client(), timeout)?;
+            let client = OtlpClient::new(&endpoint, &config.otlp.client(), timeout)?;
             Some((endpoint, client, stats, queue))
         }
         None => None,
@@ -644,7 +644,7 @@ pub fn run(
                         to.push(format!("{} as {}", target.shown(), target.name()));
                     }
                     if let Some(endpoint) = &push.otlp {
-                        to.push(format!("{} as OTLP", endpoint.shown()));
+                        to.push(endpoint.described());
                     }
                     format!(
                         ", pushing them to {} every {} s",

@@ -2,14 +2,17 @@
 //! as OpenTelemetry profiles ([`crate::output::otlp`]), POSTed as OTLP/HTTP protobuf,
 //! gzipped, to `URL/v1development/profiles` (the path of the Collector's `otlp` receiver
 //! and of Pyroscope 2.0's OTLP ingestion for the profiles signal while it is in
-//! development).
+//! development), or with `--otlp-protocol grpc` sent as a gzipped OTLP/gRPC call
+//! ([`grpc`]).
 //!
 //! Profiles wait in a bounded queue ([`Queue`], `[otlp] queue_size`, one profile per
 //! interval) while the receiver cannot take them: a connection refused, a timeout, or the
 //! answers OTLP/HTTP says to retry (429, 502, 503, 504) are retried with exponential
 //! backoff (1 s, doubling, at most [`MAX_BACKOFF`]), the oldest first; a profile that finds
 //! the queue full pushes the oldest out. Other answers (400, 401, 413...) reject the
-//! profile for good. What is dropped (`queue_full`, `rejected`, `shutdown`) is counted in
+//! profile for good; over gRPC, the statuses the OTLP specification says to retry
+//! (`UNAVAILABLE`, `RESOURCE_EXHAUSTED` with a retry delay, ...) are retried, after the
+//! server's delay when it gives one, and the others reject the profile. What is dropped (`queue_full`, `rejected`, `shutdown`) is counted in
 //! `NS_exporter_otlp_dropped_profiles_total{reason}` and
 //! `NS_exporter_otlp_dropped_samples_total{reason}`, and logged once per streak.
 
@@ -26,9 +29,14 @@ use tokio::sync::{Notify, watch};
 
 use crate::{
     Error, Result,
-    exporter::client::{self, PushClient},
+    exporter::{
+        client::{self, PushClient},
+        config::{ClientConfig, OtlpProtocol},
+    },
     output::prometheus::{Labels, MetricFamily, Value, Values},
 };
+
+pub mod grpc;
 
 /// The OTLP/HTTP path of the profiles signal.
 pub const PROFILES_PATH: &str = "/v1development/profiles";
@@ -39,21 +47,31 @@ pub const MAX_BACKOFF: Duration = Duration::from_secs(8);
 /// How long queued profiles may still be sent once the exporter stops.
 const STOP_GRACE: Duration = Duration::from_secs(2);
 
-/// Where OTLP profiles go.
+/// The longest wait a gRPC server's retry delay gets.
+pub const MAX_THROTTLE: Duration = Duration::from_secs(60);
+
+/// Where OTLP profiles go, and how.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OtlpEndpoint {
     url: Url,
+    protocol: OtlpProtocol,
 }
 
 impl OtlpEndpoint {
-    /// The endpoint for the base `url` (`http://collector:4318`); [`PROFILES_PATH`] is
-    /// appended unless the path already ends with it.
+    /// The endpoint for the base `url` (`http://collector:4318`); for OTLP/HTTP,
+    /// [`PROFILES_PATH`] is appended unless the path already ends with it; over gRPC
+    /// (`http://collector:4317`, `https` for TLS) the URL names the server only.
     ///
     /// # Errors
     /// A usage error (without the flag's name) when `url` does not parse, is not `http` or
-    /// `https`, has no host, or has a query or fragment.
-    pub fn parse(url: &str) -> Result<Self> {
-        let example = "expected an http or https URL like http://collector:4318";
+    /// `https`, has no host, or has a query or fragment; for gRPC, also a path or a user.
+    pub fn parse(url: &str, protocol: OtlpProtocol) -> Result<Self> {
+        let example = match protocol {
+            OtlpProtocol::HttpProtobuf => {
+                "expected an http or https URL like http://collector:4318"
+            }
+            OtlpProtocol::Grpc => "expected an http or https URL like http://collector:4317",
+        };
         let mut parsed =
             Url::parse(url).map_err(|err| Error::usage(format!("{err}; {example}")))?;
         if !matches!(parsed.scheme(), "http" | "https") {
@@ -71,10 +89,29 @@ impl OtlpEndpoint {
             ));
         }
         let path = parsed.path().trim_end_matches('/').to_string();
-        if !path.ends_with(PROFILES_PATH) {
+        if protocol == OtlpProtocol::Grpc {
+            if !path.is_empty() {
+                return Err(Error::usage(format!(
+                    "a path ({path}): gRPC calls go to the server's {}; give \
+                     http(s)://HOST:PORT",
+                    grpc::EXPORT_PATH
+                )));
+            }
+            if !parsed.username().is_empty() || parsed.password().is_some() {
+                return Err(Error::usage("a user in a gRPC URL: give [otlp] basic_auth"));
+            }
+        } else if !path.ends_with(PROFILES_PATH) {
             parsed.set_path(&format!("{path}{PROFILES_PATH}"));
         }
-        Ok(Self { url: parsed })
+        Ok(Self {
+            url: parsed,
+            protocol,
+        })
+    }
+
+    /// How profiles travel to it.
+    pub fn protocol(&self) -> OtlpProtocol {
+        self.protocol
     }
 
     /// The URL POSTed to, without user and password.
@@ -82,7 +119,46 @@ impl OtlpEndpoint {
         let mut shown = self.url.clone();
         let _ = shown.set_username("");
         let _ = shown.set_password(None);
-        shown.to_string()
+        match self.protocol {
+            OtlpProtocol::HttpProtobuf => shown.to_string(),
+            OtlpProtocol::Grpc => shown.as_str().trim_end_matches('/').to_string(),
+        }
+    }
+
+    /// What the start message says of it: `URL as OTLP/HTTP` or `URL as OTLP/gRPC`.
+    pub fn described(&self) -> String {
+        let how = match self.protocol {
+            OtlpProtocol::HttpProtobuf => "OTLP/HTTP",
+            OtlpProtocol::Grpc => "OTLP/gRPC",
+        };
+        format!("{} as {how}", self.shown())
+    }
+}
+
+/// The client of an endpoint's protocol.
+#[derive(Clone, Debug)]
+pub enum OtlpClient {
+    /// OTLP/HTTP.
+    Http(PushClient),
+    /// OTLP/gRPC (tonic's endpoint settings are 600 bytes).
+    Grpc(Box<grpc::GrpcClient>),
+}
+
+impl OtlpClient {
+    /// The client for `endpoint` with `config`'s TLS, authentication and headers; a
+    /// request may take `timeout`.
+    ///
+    /// # Errors
+    /// A usage error when a file named cannot be read, or a header is not one.
+    pub fn new(endpoint: &OtlpEndpoint, config: &ClientConfig, timeout: Duration) -> Result<Self> {
+        match endpoint.protocol {
+            OtlpProtocol::HttpProtobuf => Ok(Self::Http(PushClient::new("otlp", config, timeout)?)),
+            OtlpProtocol::Grpc => Ok(Self::Grpc(Box::new(grpc::GrpcClient::new(
+                &endpoint.url,
+                config,
+                timeout,
+            )?))),
+        }
     }
 }
 
@@ -253,7 +329,7 @@ impl OtlpStats {
             family(
                 "export_failures",
                 "OTLP export attempts that failed and were retried (no connection, a \
-                 timeout, 429, 502, 503, 504).",
+                 timeout, 429, 502, 503, 504, a gRPC status to retry).",
                 Values::Counter(one(counts.failures)),
                 &[],
             ),
@@ -356,12 +432,45 @@ impl Queue {
 }
 
 /// How one attempt ended.
+#[derive(Debug, PartialEq, Eq)]
 enum Sent {
     Accepted,
-    /// Worth another attempt.
-    Retry(String),
+    /// Worth another attempt (after this long, when the server says).
+    Retry(String, Option<Duration>),
     /// Refused for good.
     Rejected(String),
+}
+
+/// A client ready to send: over gRPC, its channel (made in the runtime, connected at
+/// the first call and again after a failure).
+enum Sender {
+    Http(PushClient),
+    Grpc(grpc::Connected),
+}
+
+impl Sender {
+    async fn send(&self, endpoint: &OtlpEndpoint, batch: &Batch) -> Sent {
+        match self {
+            Sender::Http(client) => send(client, endpoint, batch).await,
+            Sender::Grpc(connected) => connected.send(batch).await,
+        }
+    }
+}
+
+/// What a partial success says was not taken, if anything.
+fn partial_rejection(
+    response: &opentelemetry_proto::tonic::collector::profiles::v1development::ExportProfilesServiceResponse,
+) -> Option<String> {
+    response
+        .partial_success
+        .as_ref()
+        .filter(|partial| partial.rejected_profiles > 0)
+        .map(|partial| {
+            format!(
+                "{} profiles rejected: {}",
+                partial.rejected_profiles, partial.error_message
+            )
+        })
 }
 
 async fn send(client: &PushClient, endpoint: &OtlpEndpoint, batch: &Batch) -> Sent {
@@ -374,26 +483,22 @@ async fn send(client: &PushClient, endpoint: &OtlpEndpoint, batch: &Batch) -> Se
         .await;
     let answer = match answer {
         Ok(answer) => answer,
-        Err(err) => return Sent::Retry(crate::error::chain(&err)),
+        Err(err) => return Sent::Retry(crate::error::chain(&err), None),
     };
     let status = answer.status().as_u16();
     if answer.status().is_success() {
         // A partial success says how many profiles were not taken, and why.
         let body = answer.bytes().await.unwrap_or_default();
         if let Ok(response) = <opentelemetry_proto::tonic::collector::profiles::v1development::ExportProfilesServiceResponse as prost::Message>::decode(body.as_ref())
-            && let Some(partial) = response.partial_success
-            && partial.rejected_profiles > 0
+            && let Some(why) = partial_rejection(&response)
         {
-            return Sent::Rejected(format!(
-                "{} profiles rejected: {}",
-                partial.rejected_profiles, partial.error_message
-            ));
+            return Sent::Rejected(why);
         }
         return Sent::Accepted;
     }
     let why = client::failure(answer).await;
     if matches!(status, 429 | 502 | 503 | 504) {
-        Sent::Retry(why)
+        Sent::Retry(why, None)
     } else {
         Sent::Rejected(why)
     }
@@ -404,12 +509,16 @@ async fn send(client: &PushClient, endpoint: &OtlpEndpoint, batch: &Batch) -> Se
 /// is dropped (counted as `shutdown`).
 pub async fn sender(
     queue: Arc<Queue>,
-    client: PushClient,
+    client: OtlpClient,
     endpoint: OtlpEndpoint,
     stats: Arc<OtlpStats>,
     mut stop: watch::Receiver<bool>,
 ) {
     let shown = endpoint.shown();
+    let client = match client {
+        OtlpClient::Http(client) => Sender::Http(client),
+        OtlpClient::Grpc(client) => Sender::Grpc(client.connect()),
+    };
     let mut backoff = Duration::from_secs(1);
     loop {
         if *stop.borrow() {
@@ -422,17 +531,18 @@ pub async fn sender(
             }
             continue;
         };
-        match send(&client, &endpoint, &batch).await {
+        match client.send(&endpoint, &batch).await {
             Sent::Accepted => {
                 stats.exported(&shown, batch.samples);
                 backoff = Duration::from_secs(1);
             }
             Sent::Rejected(why) => stats.dropped(Drop::Rejected, batch.samples, &why),
-            Sent::Retry(why) => {
+            Sent::Retry(why, delay) => {
                 queue.retry_later(batch);
                 stats.failed(&shown, &why, queue.len());
+                let wait = delay.map_or(backoff, |delay| delay.min(MAX_THROTTLE));
                 tokio::select! {
-                    _ = tokio::time::sleep(backoff) => {}
+                    _ = tokio::time::sleep(wait) => {}
                     _ = stop.wait_for(|stopped| *stopped) => {}
                 }
                 backoff = (backoff * 2).min(MAX_BACKOFF);
@@ -442,11 +552,11 @@ pub async fn sender(
     // The last profiles, while the grace lasts.
     let deadline = tokio::time::Instant::now() + STOP_GRACE;
     while let Some(batch) = queue.pop() {
-        let sent = tokio::time::timeout_at(deadline, send(&client, &endpoint, &batch)).await;
+        let sent = tokio::time::timeout_at(deadline, client.send(&endpoint, &batch)).await;
         match sent {
             Ok(Sent::Accepted) => stats.exported(&shown, batch.samples),
             Ok(Sent::Rejected(why)) => stats.dropped(Drop::Rejected, batch.samples, &why),
-            Ok(Sent::Retry(why)) => stats.dropped(Drop::Shutdown, batch.samples, &why),
+            Ok(Sent::Retry(why, _)) => stats.dropped(Drop::Shutdown, batch.samples, &why),
             Err(_) => stats.dropped(
                 Drop::Shutdown,
                 batch.samples,

@@ -49,7 +49,9 @@ use std::{collections::HashSet, net::SocketAddr};
 use serde::Deserialize;
 use tracekit_common::engine::MAX_LINEAR_SLOTS;
 
-pub use self::push::{BasicAuth, ClientConfig, ClientTls, DEFAULT_QUEUE_SIZE, OtlpConfig};
+pub use self::push::{
+    BasicAuth, ClientConfig, ClientTls, DEFAULT_QUEUE_SIZE, OtlpConfig, OtlpProtocol,
+};
 pub use crate::jobs::tools::ValueUnit;
 use crate::{
     Error, Result,

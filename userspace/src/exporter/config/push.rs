@@ -5,6 +5,7 @@
 //! ```toml
 //! [otlp]
 //! endpoint = "https://otel-collector:4318"   # POSTs to ENDPOINT/v1development/profiles
+//! protocol = "http/protobuf"                 # or "grpc" (endpoint http(s)://HOST:4317)
 //! queue_size = 64                            # profiles held while the receiver is away
 //! headers = { "X-Scope-OrgID" = "tenant1" }
 //! bearer_token_file = "/etc/tracekit/token"  # or bearer_token = "..."
@@ -59,6 +60,37 @@ pub struct ClientConfig {
     pub tls: ClientTls,
 }
 
+/// How OTLP profiles travel, named as the OpenTelemetry SDKs' `OTEL_EXPORTER_OTLP_PROTOCOL`
+/// names it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+pub enum OtlpProtocol {
+    /// OTLP/HTTP: a POST of the protobuf (the receivers' port 4318).
+    #[default]
+    #[serde(rename = "http/protobuf")]
+    HttpProtobuf,
+    /// OTLP/gRPC: a unary `ProfilesService/Export` call over HTTP/2 (port 4317).
+    #[serde(rename = "grpc")]
+    Grpc,
+}
+
+impl OtlpProtocol {
+    /// Every protocol, by [`name`](Self::name).
+    pub const ALL: [OtlpProtocol; 2] = [OtlpProtocol::Grpc, OtlpProtocol::HttpProtobuf];
+
+    /// The name `--otlp-protocol` and `[otlp] protocol` take.
+    pub fn name(self) -> &'static str {
+        match self {
+            OtlpProtocol::HttpProtobuf => "http/protobuf",
+            OtlpProtocol::Grpc => "grpc",
+        }
+    }
+
+    /// The protocol named `name`.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|p| p.name() == name)
+    }
+}
+
 /// The `[otlp]` table.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -66,6 +98,8 @@ pub struct OtlpConfig {
     /// The receiver's base URL (`http://collector:4318`), as `--otlp-endpoint` gives it;
     /// `None`: no OTLP push unless the flag asks.
     pub endpoint: Option<String>,
+    /// How they travel, unless `--otlp-protocol` says.
+    pub protocol: OtlpProtocol,
     /// Profiles (one per interval) held while the receiver cannot take them; the oldest
     /// is dropped (and counted) beyond it. Default 64.
     pub queue_size: usize,
@@ -88,6 +122,7 @@ impl Default for OtlpConfig {
     fn default() -> Self {
         Self {
             endpoint: None,
+            protocol: OtlpProtocol::HttpProtobuf,
             queue_size: DEFAULT_QUEUE_SIZE,
             headers: BTreeMap::new(),
             bearer_token: None,

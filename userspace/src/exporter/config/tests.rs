@@ -455,7 +455,8 @@ fn tools_are_served_by_name() {
 fn push_tables() {
     let toml = r#"
 [otlp]
-endpoint = "https://collector:4318"
+endpoint = "https://collector:4317"
+protocol = "grpc"
 queue_size = 8
 headers = { "X-Scope-OrgID" = "tenant1" }
 bearer_token_file = "/etc/tracekit/token"
@@ -467,7 +468,8 @@ tls = { insecure_skip_verify = true }
 "#;
     let yaml = r#"
 otlp:
-  endpoint: https://collector:4318
+  endpoint: https://collector:4317
+  protocol: grpc
   queue_size: 8
   headers: {X-Scope-OrgID: tenant1}
   bearer_token_file: /etc/tracekit/token
@@ -480,8 +482,9 @@ pyroscope:
     assert_eq!(config, Config::parse_as(yaml, "x", Syntax::Yaml).unwrap());
     assert_eq!(
         config.otlp.endpoint.as_deref(),
-        Some("https://collector:4318")
+        Some("https://collector:4317")
     );
+    assert_eq!(config.otlp.protocol, OtlpProtocol::Grpc);
     assert_eq!(config.otlp.queue_size, 8);
     assert_eq!(config.otlp.client().headers["X-Scope-OrgID"], "tenant1");
     assert_eq!(
@@ -492,6 +495,7 @@ pyroscope:
     // Defaults: no endpoint, 64 queued.
     let default = Config::default_set();
     assert_eq!(default.otlp.endpoint, None);
+    assert_eq!(default.otlp.protocol, OtlpProtocol::HttpProtobuf);
     assert_eq!(default.otlp.queue_size, DEFAULT_QUEUE_SIZE);
     for (text, message) in [
         (
@@ -511,6 +515,13 @@ pyroscope:
         assert_eq!(err.to_string(), message, "{text}");
         assert_eq!(err.exit_code(), 2);
     }
+    let protocol = Config::parse("[otlp]\nprotocol = \"http/json\"", "x").unwrap_err();
+    assert!(
+        protocol
+            .to_string()
+            .contains("unknown variant `http/json`, expected `http/protobuf` or `grpc`"),
+        "{protocol}"
+    );
     let typo = Config::parse("[otlp]\nendpont = \"x\"", "x").unwrap_err();
     assert!(
         typo.to_string()

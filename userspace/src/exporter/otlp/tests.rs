@@ -18,7 +18,39 @@ fn endpoints() {
             "http://h:4318/v1development/profiles",
         ),
     ] {
-        assert_eq!(OtlpEndpoint::parse(url).unwrap().shown(), shown, "{url}");
+        let endpoint = OtlpEndpoint::parse(url, OtlpProtocol::HttpProtobuf).unwrap();
+        assert_eq!(endpoint.shown(), shown, "{url}");
+    }
+    // Over gRPC the URL names the server; the call's path is the service's.
+    for (url, described) in [
+        (
+            "http://collector:4317",
+            "http://collector:4317 as OTLP/gRPC",
+        ),
+        (
+            "https://collector:4317/",
+            "https://collector:4317 as OTLP/gRPC",
+        ),
+    ] {
+        let endpoint = OtlpEndpoint::parse(url, OtlpProtocol::Grpc).unwrap();
+        assert_eq!(endpoint.described(), described, "{url}");
+    }
+    for (url, message) in [
+        (
+            "http://h:4317/otlp",
+            "a path (/otlp): gRPC calls go to the server's \
+             /opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export; \
+             give http(s)://HOST:PORT",
+        ),
+        (
+            "http://u:p@h:4317",
+            "a user in a gRPC URL: give [otlp] basic_auth",
+        ),
+        ("grpc://h:4317", "scheme grpc: expected http or https"),
+    ] {
+        let err = OtlpEndpoint::parse(url, OtlpProtocol::Grpc).unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+        assert_eq!(err.to_string(), message, "{url}");
     }
     for (url, message) in [
         ("ftp://h", "scheme ftp: expected http or https"),
@@ -27,7 +59,7 @@ fn endpoints() {
             "a query or fragment; give the receiver's base URL",
         ),
     ] {
-        let err = OtlpEndpoint::parse(url).unwrap_err();
+        let err = OtlpEndpoint::parse(url, OtlpProtocol::HttpProtobuf).unwrap_err();
         assert_eq!(err.exit_code(), 2);
         assert_eq!(err.to_string(), message);
     }

@@ -8,7 +8,7 @@ use clap::Args as ClapArgs;
 use tracekit::{
     Error, Result,
     exporter::{
-        config::{Config, Syntax},
+        config::{Config, OtlpProtocol, Syntax},
         kernel,
         otlp::OtlpEndpoint,
         push::{self, PushOptions, PushTarget},
@@ -24,6 +24,7 @@ EXAMPLES:
   tracekit exporter --config exporter.toml --check   # validate, compile, exit
   tracekit exporter --push http://pyroscope:4040      # CPU profiles to Pyroscope every 15 s
   tracekit exporter --otlp-endpoint http://collector:4318   # ... as OTLP profiles
+  tracekit exporter --otlp-protocol grpc --otlp-endpoint http://collector:4317
   tracekit exporter --web.config.file /etc/tracekit/web.yml # TLS, basic auth
   curl -s localhost:9435/metrics              # what Prometheus scrapes
   go tool pprof -top 'http://localhost:9435/debug/pprof/profile?seconds=10'
@@ -57,10 +58,16 @@ pub struct Args {
     #[arg(long, value_name = "URL")]
     pub push: Option<String>,
     /// Push a CPU profile of the machine every interval as OpenTelemetry profiles
-    /// (OTLP/HTTP, protobuf, gzip) to URL/v1development/profiles [default: the config's
-    /// [otlp] endpoint]
+    /// (OTLP/HTTP, protobuf, gzip) to URL/v1development/profiles, or over gRPC to the
+    /// server at URL (http://HOST:4317, https for TLS) [default: the config's [otlp]
+    /// endpoint]
     #[arg(long, value_name = "URL")]
     pub otlp_endpoint: Option<String>,
+    /// How OTLP profiles travel, as OTEL_EXPORTER_OTLP_PROTOCOL names it: http/protobuf
+    /// (a POST, port 4318) or grpc (a gzipped ProfilesService/Export call over HTTP/2,
+    /// port 4317) [default: the config's [otlp] protocol, else http/protobuf]
+    #[arg(long, value_name = "PROTOCOL", value_parser = ["grpc", "http/protobuf"])]
+    pub otlp_protocol: Option<String>,
     /// TLS and basic auth for the server, in Prometheus exporter-toolkit's web config
     /// format (YAML: tls_server_config with cert_file, key_file, client_auth_type,
     /// client_ca_file; basic_auth_users with bcrypt hashes)
@@ -77,14 +84,20 @@ impl Args {
     /// `--push`, `--otlp-endpoint` (else `config`'s, from `origin`) and `--push-interval`,
     /// checked: the URLs are http or https with a host.
     fn push(&self, config: &Config, origin: &str) -> Result<Option<PushOptions>> {
+        let protocol = match &self.otlp_protocol {
+            Some(name) => OtlpProtocol::parse(name).ok_or_else(|| {
+                Error::usage(format!("--otlp-protocol {name}: expected grpc or http/protobuf"))
+            })?,
+            None => config.otlp.protocol,
+        };
         let otlp = match (&self.otlp_endpoint, &config.otlp.endpoint) {
-            (Some(url), _) => Some(OtlpEndpoint::parse(url).map_err(|err| {
+            (Some(url), _) => Some(OtlpEndpoint::parse(url, protocol).map_err(|err| {
                 Error::usage(format!(
                     "--otlp-endpoint {}: {err}",
                     tracekit::error::quote(url)
                 ))
             })?),
-            (None, Some(url)) => Some(OtlpEndpoint::parse(url).map_err(|err| {
+            (None, Some(url)) => Some(OtlpEndpoint::parse(url, protocol).map_err(|err| {
                 Error::usage(format!(
                     "{origin}: [otlp] endpoint {}: {err}",
                     tracekit::error::quote(url)
@@ -92,6 +105,11 @@ impl Args {
             })?),
             (None, None) => None,
         };
+        if let (Some(name), None) = (&self.otlp_protocol, &otlp) {
+            return Err(Error::usage(format!(
+                "--otlp-protocol {name}: needs --otlp-endpoint URL or an [otlp] endpoint"
+            )));
+        }
         if self.push.is_none() && otlp.is_none() {
             return match self.push_interval {
                 Some(seconds) => Err(Error::usage(format!(
