@@ -27,8 +27,9 @@ fn hot_line() -> usize {
         + 1
 }
 
-/// The CPython interpreter of pyenv version `version`, or Debian's for "debian".
-fn python(test: &str, version: &str) -> Option<PathBuf> {
+/// The CPython interpreter of pyenv version `version`, or Debian's for "debian"; `None`,
+/// printed as `test`'s skip, when it is not installed.
+pub(super) fn python(test: &str, version: &str) -> Option<PathBuf> {
     let path = if version == "debian" {
         PathBuf::from("/usr/bin/python3.11")
     } else {

@@ -5,29 +5,14 @@
 //! recorded, or `[unknown]`: never by another object that held its address, nor by freed
 //! memory.
 
-use std::{path::PathBuf, time::Duration};
+use std::time::Duration;
 
 use tracekit_tests::{parse_folded, require_root, scratch, tracekit};
 
+use super::frames::python;
 use crate::runtimes::fixture_path;
 
 const TIMEOUT: Duration = Duration::from_secs(60);
-
-/// The CPython of pyenv version `version`, or Debian's for "debian"; `None`, printed as
-/// `test`'s skip, when it is not installed.
-fn python(test: &str, version: &str) -> Option<PathBuf> {
-    let path = if version == "debian" {
-        PathBuf::from("/usr/bin/python3.11")
-    } else {
-        PathBuf::from(format!("/root/.pyenv/versions/{version}/bin/python3"))
-    };
-    if path.is_file() {
-        Some(path)
-    } else {
-        eprintln!("{test}: skipped: {} is not installed here", path.display());
-        None
-    }
-}
 
 /// A Python frame's (`function (file:LINE)`) file and line; `None` for any other frame.
 fn python_frame(frame: &str) -> Option<(&str, i64)> {
