@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use tracekit_tests::{
-    bucket, fixture, function_count, kill, kprobes_or_skip, parse_json, require_root,
+    bucket, fixture, function_count, kill, kprobes_or_skip, parse_json, require_root, scratch,
     spawn_tracekit, total_count, tracekit, wait_for_stderr, wait_output,
 };
 
@@ -427,9 +427,8 @@ fn kfunc_fexit_return_value_after_the_parameters() {
     if !kprobes_or_skip("kfunc_fexit_return_value_after_the_parameters") {
         return;
     }
-    let file = std::env::temp_dir().join(format!("tk-fexit-{}", std::process::id()));
+    let file = scratch("kfunc_fexit_return_value_after_the_parameters").join("blocks");
     std::fs::write(&file, vec![7u8; 300 * 4096 + 1000]).unwrap();
-    let _remove = RemoveOnDrop(file.clone());
     let input = format!("if={}", file.display());
     let syscall = if cfg!(target_arch = "aarch64") {
         "__arm64_sys_read"
@@ -468,14 +467,5 @@ fn kfunc_fexit_return_value_after_the_parameters() {
             hists.push(json["groups"].clone());
         }
         assert_eq!(hists[0], hists[1], "{function}: fexit and kretprobe differ");
-    }
-}
-
-/// Removes a scratch file when the test ends, passed or not.
-struct RemoveOnDrop(std::path::PathBuf);
-
-impl Drop for RemoveOnDrop {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
     }
 }
