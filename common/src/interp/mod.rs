@@ -142,13 +142,15 @@ pub struct InterpProcess {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct InterpConfig {
-    /// Offset of `thread.fsbase` in `struct task_struct` (from the kernel's BTF): the user
-    /// thread pointer, `pthread_self()` under glibc on x86_64.
-    pub task_fsbase_offset: u32,
-    /// Offset from `pthread_self()` of the `data` word of thread-specific key 0
-    /// (`specific_1stblock[0].data` of glibc's `struct pthread`); key `k < 32` is
-    /// `16 * k` further.
-    pub pthread_key_data_offset: u32,
+    /// Offset in `struct task_struct` (from the kernel's BTF) of the user thread pointer:
+    /// `thread.fsbase` on x86_64 (where it is `pthread_self()` under glibc),
+    /// `thread.uw.tp_value` (`tpidr_el0`) on arm64.
+    pub task_thread_pointer_offset: u32,
+    /// Offset from the thread pointer, in bytes, of the `data` word of thread-specific key 0
+    /// (`specific_1stblock[0].data` of glibc's `struct pthread`): positive on x86_64, where
+    /// the thread pointer is the `struct pthread`; negative on arm64, where the
+    /// `struct pthread` ends at it. Key `k < 32` is `16 * k` further.
+    pub key_data_from_thread_pointer: i32,
 }
 
 /// A code object a process ran, announced once through the `INTERP_CODES` ring buffer
