@@ -37,8 +37,12 @@ pub struct Version {
     /// [`layout`] family.
     layout: u8,
     /// `_PyRuntime` to `autoTSSkey` (a `Py_tss_t`: `int _is_initialized; pthread_key_t
-    /// _key;`).
+    /// _key;`) on x86_64.
     auto_tss_key: u64,
+    /// The same on arm64, where glibc's `pthread_mutex_t` is 48 bytes, not 40, and moves it
+    /// in 3.8-3.12 (from `PyGILState_GetThisThreadState` in Debian's arm64 builds: 3.9's
+    /// reads the key at 620, 3.11's at 612, 3.13's at 2164); `None`: not measured.
+    auto_tss_key_arm64: Option<u64>,
     tstate_frame: u16,
     cframe_current_frame: u16,
     frame_previous: u16,
@@ -67,6 +71,7 @@ pub const VERSIONS: [Version; 6] = [
         minor: 8,
         layout: layout::FRAME_OBJECT_BYTES,
         auto_tss_key: 1392,
+        auto_tss_key_arm64: None,
         tstate_frame: 24,
         cframe_current_frame: N,
         frame_previous: 24,
@@ -86,6 +91,7 @@ pub const VERSIONS: [Version; 6] = [
         minor: 9,
         layout: layout::FRAME_OBJECT_BYTES,
         auto_tss_key: 584,
+        auto_tss_key_arm64: Some(616),
         tstate_frame: 24,
         cframe_current_frame: N,
         frame_previous: 24,
@@ -105,6 +111,7 @@ pub const VERSIONS: [Version; 6] = [
         minor: 10,
         layout: layout::FRAME_OBJECT_UNITS,
         auto_tss_key: 584,
+        auto_tss_key_arm64: None,
         tstate_frame: 24,
         cframe_current_frame: N,
         frame_previous: 24,
@@ -124,6 +131,7 @@ pub const VERSIONS: [Version; 6] = [
         minor: 11,
         layout: layout::INTERPRETER_FRAME_ENTRY,
         auto_tss_key: 592,
+        auto_tss_key_arm64: Some(608),
         tstate_frame: 56,
         cframe_current_frame: 8,
         frame_previous: 48,
@@ -143,6 +151,7 @@ pub const VERSIONS: [Version; 6] = [
         minor: 12,
         layout: layout::INTERPRETER_FRAME_OWNER,
         auto_tss_key: 1544,
+        auto_tss_key_arm64: None,
         tstate_frame: 56,
         cframe_current_frame: 0,
         frame_previous: 8,
@@ -162,6 +171,7 @@ pub const VERSIONS: [Version; 6] = [
         minor: 13,
         layout: layout::INTERPRETER_FRAME_INSTR,
         auto_tss_key: 2160,
+        auto_tss_key_arm64: Some(2160),
         tstate_frame: 72,
         cframe_current_frame: N,
         frame_previous: 8,
@@ -212,6 +222,8 @@ pub struct Binary {
     pub runtime_state: u64,
     /// `PyCode_Type` and `PyUnicode_Type` (0: not found; their checks are skipped).
     pub types: (u64, u64),
+    /// `_PyRuntime` to `autoTSSkey` on this architecture.
+    pub auto_tss_key: u64,
 }
 
 impl Binary {
@@ -233,7 +245,7 @@ impl Binary {
             eval_begin: self.eval.0.wrapping_add(bias),
             eval_end: (self.eval.0 + self.eval.1).wrapping_add(bias),
             // The key is the second int of the Py_tss_t.
-            state_address: (self.runtime_state + v.auto_tss_key + 4).wrapping_add(bias),
+            state_address: (self.runtime_state + self.auto_tss_key + 4).wrapping_add(bias),
             runtime: runtime::PYTHON,
             layout: v.layout,
             version_minor: v.minor,
@@ -443,8 +455,21 @@ fn detect(path: &str, file: &std::path::Path) -> Detected {
             }
         }
     }
+    // The profiled process runs on this machine's architecture, as tracekit does.
+    let auto_tss_key = if cfg!(target_arch = "aarch64") {
+        version.auto_tss_key_arm64
+    } else {
+        Some(version.auto_tss_key)
+    };
+    let Some(auto_tss_key) = auto_tss_key else {
+        return Detected::unsupported_version(
+            format!("3.{minor}"),
+            format!("no layout for CPython 3.{minor} on arm64 (known there: 3.9, 3.11, 3.13)"),
+        );
+    };
     Detected::found(Binary {
         version,
+        auto_tss_key,
         eval: (eval.addr, eval_size as u64),
         eval_file_offset,
         runtime_state: runtime_state.addr,
