@@ -12,13 +12,14 @@
 //!
 //! # Frame encoding
 //! A recorded user stack is `[u64; 127]` of instruction pointers, leaf first. User addresses
-//! on x86_64 are below 2^47, so a word with any of bits 60..63 set is never one: an
+//! are below 2^47 on x86_64 and 2^48 on arm64 (whose heaps and mappings are above 2^47:
+//! `0xaaaa...`, `0xffff...`), so a word with any of bits 61..63 set is never one: an
 //! interpreter frame is recorded in the place of the eval loop's native frame as
 //!
 //! ```text
-//!  63    60 59            44 43                           0
+//!  63    61 60            45 44                           0
 //! | runtime | instruction    | code object pointer >> 3     |
-//! |  (4)    | offset (16)    | (44: pointers below 2^47)    |
+//! |  (3)    | offset (16)    | (45: pointers below 2^48)    |
 //! ```
 //!
 //! `runtime` is one of [`runtime`] (never 0), the instruction offset is in the runtime's code
@@ -48,7 +49,7 @@ pub mod python;
 pub mod ruby;
 pub mod v8;
 
-/// Runtimes ([`InterpProcess::runtime`], the top 4 bits of an encoded frame).
+/// Runtimes ([`InterpProcess::runtime`], the top 3 bits of an encoded frame: 7 at most).
 pub mod runtime {
     /// No interpreter.
     pub const NONE: u8 = 0;
@@ -71,10 +72,10 @@ pub mod runtime {
     pub const V8_REPLACED: u8 = 6;
 }
 
-/// Bit where an encoded frame's runtime starts.
-pub const FRAME_RUNTIME_SHIFT: u32 = 60;
+/// Bit where an encoded frame's runtime starts (3 bits: runtimes 1 to 7).
+pub const FRAME_RUNTIME_SHIFT: u32 = 61;
 /// Bit where an encoded frame's instruction offset starts.
-pub const FRAME_OFFSET_SHIFT: u32 = 44;
+pub const FRAME_OFFSET_SHIFT: u32 = 45;
 /// Largest instruction offset an encoded frame holds (larger ones are saturated).
 pub const FRAME_OFFSET_MAX: u32 = (1 << 16) - 1;
 /// Mask of the code pointer's bits (shifted right by 3) in an encoded frame.
@@ -88,7 +89,7 @@ pub fn encode_frame(runtime: u8, code: u64, offset: u64) -> u64 {
     } else {
         offset
     };
-    (u64::from(runtime & 15) << FRAME_RUNTIME_SHIFT)
+    (u64::from(runtime & 7) << FRAME_RUNTIME_SHIFT)
         | (offset << FRAME_OFFSET_SHIFT)
         | ((code >> 3) & FRAME_POINTER_MASK)
 }
@@ -144,13 +145,15 @@ pub struct InterpProcess {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct InterpConfig {
-    /// Offset of `thread.fsbase` in `struct task_struct` (from the kernel's BTF): the user
-    /// thread pointer, `pthread_self()` under glibc on x86_64.
-    pub task_fsbase_offset: u32,
-    /// Offset from `pthread_self()` of the `data` word of thread-specific key 0
-    /// (`specific_1stblock[0].data` of glibc's `struct pthread`); key `k < 32` is
-    /// `16 * k` further.
-    pub pthread_key_data_offset: u32,
+    /// Offset in `struct task_struct` (from the kernel's BTF) of the user thread pointer:
+    /// `thread.fsbase` on x86_64 (where it is `pthread_self()` under glibc),
+    /// `thread.uw.tp_value` (`tpidr_el0`) on arm64.
+    pub task_thread_pointer_offset: u32,
+    /// Offset from the thread pointer, in bytes, of the `data` word of thread-specific key 0
+    /// (`specific_1stblock[0].data` of glibc's `struct pthread`): positive on x86_64, where
+    /// the thread pointer is the `struct pthread`; negative on arm64, where the
+    /// `struct pthread` ends at it. Key `k < 32` is `16 * k` further.
+    pub key_data_from_thread_pointer: i32,
 }
 
 /// A code object a process ran, announced once through the `INTERP_CODES` ring buffer

@@ -109,6 +109,15 @@ fn frames_round_trip_and_never_look_like_user_addresses() {
     assert!(word >= 1 << 47);
     assert_eq!(decode_frame(word), Some((runtime::PYTHON, code, 37)));
     assert_eq!(decode_frame(0x7fff_ffff_f000), None);
+    // arm64's user addresses reach 2^48 (mmap from 0xffff...): their bit 47 is kept.
+    let high = 0xffff_8a3c_1238;
+    let word = encode_frame(runtime::V8_REPLACED, high, FRAME_OFFSET_MAX.into());
+    assert!(word >= 1 << 48);
+    assert_eq!(
+        decode_frame(word),
+        Some((runtime::V8_REPLACED, high, FRAME_OFFSET_MAX))
+    );
+    assert_eq!(decode_frame(0xffff_ffff_f000), None);
     // Offsets past the field saturate instead of spilling into the runtime.
     let big = encode_frame(runtime::PYTHON, code, 1 << 20);
     assert_eq!(

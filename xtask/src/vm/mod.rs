@@ -81,6 +81,10 @@ pub const ARM64_VM_TESTS: &[&str] = &[
     "unwind_leaf",
     "unwind_nofp",
     "hooks_by_comm_by_thread_as_the_string_key",
+    // Debian's arm64 CPython 3.11 and nodejs.org's Node 22 are in the image
+    // (add_debian_python, add_node).
+    "python_chain_debian_3_11",
+    "node22_chain_pid",
 ];
 
 /// The tests of `arch`'s kernels.

@@ -269,17 +269,20 @@ pub fn announce_key<M: UnwindMaps>(key: &CodeKey) -> bool {
 #[inline(always)]
 pub fn config<M: UnwindMaps>() -> Option<InterpConfig> {
     let config = *M::interp_config().get(0)?;
-    (config.task_fsbase_offset != 0 && config.pthread_key_data_offset != 0).then_some(config)
+    (config.task_thread_pointer_offset != 0 && config.key_data_from_thread_pointer != 0)
+        .then_some(config)
 }
 
-/// The current thread's `pthread_self()` (its `fsbase`), from its `task_struct`.
+/// The current thread's user thread pointer (x86_64's `fsbase`, arm64's `tpidr_el0`), from
+/// its `task_struct`.
 #[inline(always)]
 pub fn thread_pointer(config: &InterpConfig) -> Option<u64> {
     // SAFETY: a helper without arguments; the task is read with bpf_probe_read_kernel,
     // which faults safely.
     unsafe {
         let task = aya_ebpf::helpers::generated::bpf_get_current_task();
-        bpf_probe_read_kernel((task + u64::from(config.task_fsbase_offset)) as *const u64).ok()
+        bpf_probe_read_kernel((task + u64::from(config.task_thread_pointer_offset)) as *const u64)
+            .ok()
     }
 }
 
@@ -290,8 +293,10 @@ pub fn thread_specific(config: &InterpConfig, key: u32) -> Option<u64> {
     if key >= 32 {
         return None;
     }
-    let base = thread_pointer(config)?;
-    read_user::<u64>(base + u64::from(config.pthread_key_data_offset) + 16 * u64::from(key))
+    let data = thread_pointer(config)?
+        .wrapping_add(i64::from(config.key_data_from_thread_pointer) as u64)
+        .wrapping_add(16 * u64::from(key));
+    read_user::<u64>(data)
 }
 
 #[inline(always)]

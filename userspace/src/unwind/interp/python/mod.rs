@@ -8,6 +8,9 @@
 //! `PyGILState_GetThisThreadState` reads `_PyRuntime+596`, the key of `autoTSSkey` at 592).
 
 mod checks;
+mod lines;
+
+pub use lines::line_of;
 
 use tracekit_common::interp::{
     InterpProcess, NO_OFFSET, OFFSET_SLOTS,
@@ -35,8 +38,12 @@ pub struct Version {
     /// [`layout`] family.
     layout: u8,
     /// `_PyRuntime` to `autoTSSkey` (a `Py_tss_t`: `int _is_initialized; pthread_key_t
-    /// _key;`).
+    /// _key;`) on x86_64.
     auto_tss_key: u64,
+    /// The same on arm64, where glibc's `pthread_mutex_t` is 48 bytes, not 40, and moves it
+    /// in 3.8-3.12 (from `PyGILState_GetThisThreadState` in Debian's arm64 builds: 3.9's
+    /// reads the key at 620, 3.11's at 612, 3.13's at 2164); `None`: not measured.
+    auto_tss_key_arm64: Option<u64>,
     tstate_frame: u16,
     cframe_current_frame: u16,
     frame_previous: u16,
@@ -65,6 +72,7 @@ pub const VERSIONS: [Version; 6] = [
         minor: 8,
         layout: layout::FRAME_OBJECT_BYTES,
         auto_tss_key: 1392,
+        auto_tss_key_arm64: None,
         tstate_frame: 24,
         cframe_current_frame: N,
         frame_previous: 24,
@@ -84,6 +92,7 @@ pub const VERSIONS: [Version; 6] = [
         minor: 9,
         layout: layout::FRAME_OBJECT_BYTES,
         auto_tss_key: 584,
+        auto_tss_key_arm64: Some(616),
         tstate_frame: 24,
         cframe_current_frame: N,
         frame_previous: 24,
@@ -103,6 +112,7 @@ pub const VERSIONS: [Version; 6] = [
         minor: 10,
         layout: layout::FRAME_OBJECT_UNITS,
         auto_tss_key: 584,
+        auto_tss_key_arm64: None,
         tstate_frame: 24,
         cframe_current_frame: N,
         frame_previous: 24,
@@ -122,6 +132,7 @@ pub const VERSIONS: [Version; 6] = [
         minor: 11,
         layout: layout::INTERPRETER_FRAME_ENTRY,
         auto_tss_key: 592,
+        auto_tss_key_arm64: Some(608),
         tstate_frame: 56,
         cframe_current_frame: 8,
         frame_previous: 48,
@@ -141,6 +152,7 @@ pub const VERSIONS: [Version; 6] = [
         minor: 12,
         layout: layout::INTERPRETER_FRAME_OWNER,
         auto_tss_key: 1544,
+        auto_tss_key_arm64: None,
         tstate_frame: 56,
         cframe_current_frame: 0,
         frame_previous: 8,
@@ -160,6 +172,7 @@ pub const VERSIONS: [Version; 6] = [
         minor: 13,
         layout: layout::INTERPRETER_FRAME_INSTR,
         auto_tss_key: 2160,
+        auto_tss_key_arm64: Some(2160),
         tstate_frame: 72,
         cframe_current_frame: N,
         frame_previous: 8,
@@ -210,6 +223,8 @@ pub struct Binary {
     pub runtime_state: u64,
     /// `PyCode_Type` and `PyUnicode_Type` (0: not found; their checks are skipped).
     pub types: (u64, u64),
+    /// `_PyRuntime` to `autoTSSkey` on this architecture.
+    pub auto_tss_key: u64,
 }
 
 impl Binary {
@@ -231,7 +246,7 @@ impl Binary {
             eval_begin: self.eval.0.wrapping_add(bias),
             eval_end: (self.eval.0 + self.eval.1).wrapping_add(bias),
             // The key is the second int of the Py_tss_t.
-            state_address: (self.runtime_state + v.auto_tss_key + 4).wrapping_add(bias),
+            state_address: (self.runtime_state + self.auto_tss_key + 4).wrapping_add(bias),
             runtime: runtime::PYTHON,
             layout: v.layout,
             version_minor: v.minor,
@@ -445,8 +460,21 @@ fn detect(path: &str, file: &std::path::Path) -> Detected {
             }
         }
     }
+    // The profiled process runs on this machine's architecture, as tracekit does.
+    let auto_tss_key = if cfg!(target_arch = "aarch64") {
+        version.auto_tss_key_arm64
+    } else {
+        Some(version.auto_tss_key)
+    };
+    let Some(auto_tss_key) = auto_tss_key else {
+        return Detected::unsupported_version(
+            format!("3.{minor}"),
+            format!("no layout for CPython 3.{minor} on arm64 (known there: 3.9, 3.11, 3.13)"),
+        );
+    };
     Detected::found(Binary {
         version,
+        auto_tss_key,
         eval: (eval.addr, eval_size as u64),
         eval_file_offset,
         runtime_state: runtime_state.addr,
@@ -607,121 +635,6 @@ fn read_bytes(pid: u32, object: u64) -> Option<Vec<u8>> {
         return None;
     }
     read_memory(pid, object + 32, size)
-}
-
-/// The line of instruction `units` (2-byte code units from the start of the bytecode) of a
-/// code object of `3.minor` whose first line is `first_line` and line table `table`; `None`
-/// where the table gives no line.
-pub fn line_of(minor: u8, first_line: i32, table: &[u8], units: u32) -> Option<i32> {
-    match minor {
-        0..=9 => Some(lnotab_line(first_line, table, units * 2)),
-        10 => linetable_310_line(first_line, table, units * 2),
-        _ => location_table_line(first_line, table, units),
-    }
-}
-
-/// 3.8-3.9 `co_lnotab`: (bytecode increment, signed line increment) pairs.
-fn lnotab_line(first_line: i32, table: &[u8], offset: u32) -> i32 {
-    let mut line = first_line;
-    let mut address = 0u32;
-    for pair in table.chunks_exact(2) {
-        address += u32::from(pair[0]);
-        if address > offset {
-            break;
-        }
-        line += i32::from(pair[1] as i8);
-    }
-    line
-}
-
-/// 3.10 `co_linetable`: (bytecode length, signed line delta, -128: no line) pairs.
-fn linetable_310_line(first_line: i32, table: &[u8], offset: u32) -> Option<i32> {
-    let mut line = first_line;
-    let mut start = 0u32;
-    for pair in table.chunks_exact(2) {
-        let end = start + u32::from(pair[0]);
-        let delta = pair[1] as i8;
-        let here = if delta == -128 {
-            None
-        } else {
-            line += i32::from(delta);
-            Some(line)
-        };
-        if start <= offset && offset < end {
-            return here;
-        }
-        start = end;
-    }
-    None
-}
-
-/// 3.11+ location table (`Objects/locations.md`): entries of code units, each a first byte
-/// `1ccccLLL` (code, length - 1) and code-specific varints.
-fn location_table_line(first_line: i32, table: &[u8], units: u32) -> Option<i32> {
-    let mut at = 0;
-    let mut line = first_line;
-    let mut start = 0u32;
-    let next = |at: &mut usize| -> Option<u8> {
-        let byte = *table.get(*at)?;
-        *at += 1;
-        Some(byte)
-    };
-    let varint = |at: &mut usize| -> Option<u32> {
-        let mut byte = next(at)?;
-        let mut value = u32::from(byte & 63);
-        let mut shift = 0;
-        while byte & 64 != 0 {
-            byte = next(at)?;
-            shift += 6;
-            if shift > 30 {
-                return None;
-            }
-            value |= u32::from(byte & 63) << shift;
-        }
-        Some(value)
-    };
-    let svarint = |at: &mut usize| -> Option<i32> {
-        let value = varint(at)?;
-        Some(if value & 1 != 0 {
-            -((value >> 1) as i32)
-        } else {
-            (value >> 1) as i32
-        })
-    };
-    while at < table.len() {
-        let first = next(&mut at)?;
-        let code = (first >> 3) & 15;
-        let length = u32::from(first & 7) + 1;
-        let here = match code {
-            15 => None,
-            14 => {
-                line += svarint(&mut at)?;
-                varint(&mut at)?;
-                varint(&mut at)?;
-                varint(&mut at)?;
-                Some(line)
-            }
-            13 => {
-                line += svarint(&mut at)?;
-                Some(line)
-            }
-            10..=12 => {
-                line += i32::from(code - 10);
-                next(&mut at)?;
-                next(&mut at)?;
-                Some(line)
-            }
-            _ => {
-                next(&mut at)?;
-                Some(line)
-            }
-        };
-        if units < start + length {
-            return here;
-        }
-        start += length;
-    }
-    None
 }
 
 #[cfg(test)]

@@ -39,48 +39,6 @@ fn debug_offsets_of_3_13_match_the_table() {
     assert!(apply_debug_offsets(table, &[0; 400]).is_err());
 }
 
-#[test]
-fn lnotab_lines() {
-    // Line 10 at byte 0, +1 at byte 6, +2 at byte 10 (3.8's layout).
-    let table = [6, 1, 4, 2];
-    assert_eq!(line_of(8, 10, &table, 0), Some(10));
-    assert_eq!(line_of(8, 10, &table, 2), Some(10));
-    assert_eq!(line_of(8, 10, &table, 3), Some(11));
-    assert_eq!(line_of(8, 10, &table, 5), Some(13));
-}
-
-#[test]
-fn linetable_310_lines() {
-    // Bytes 0-1 no line, 2-7 line 11, 8-11 line 13.
-    let table = [2, 0x80, 6, 1, 4, 2];
-    assert_eq!(line_of(10, 10, &table, 0), None);
-    assert_eq!(line_of(10, 10, &table, 1), Some(11));
-    assert_eq!(line_of(10, 10, &table, 4), Some(13));
-    assert_eq!(line_of(10, 10, &table, 6), None);
-}
-
-#[test]
-fn location_table_lines() {
-    // One unit, no column (code 13), line +1; two units short form (code 0) on it;
-    // three units one-line form (code 11) line +1; one unit of no location.
-    let table = [
-        0x80 | (13 << 3),
-        2, // svarint +1
-        0x80 | 1,
-        0, // short: column byte
-        0x80 | (11 << 3) | 2,
-        4,
-        9,
-        0x80 | (15 << 3),
-    ];
-    assert_eq!(line_of(11, 20, &table, 0), Some(21));
-    assert_eq!(line_of(11, 20, &table, 2), Some(21));
-    assert_eq!(line_of(11, 20, &table, 3), Some(22));
-    assert_eq!(line_of(11, 20, &table, 5), Some(22));
-    assert_eq!(line_of(11, 20, &table, 6), None);
-    assert_eq!(line_of(11, 20, &table, 7), None);
-}
-
 /// CPython 3.11 objects planted in this process's own memory, read back as the traced
 /// process's are (`process_vm_readv`): a code object whose name, qualified name and file
 /// are compact ASCII `str`s, and whose line table is a `bytes`. Each object is 8-aligned
