@@ -84,7 +84,9 @@ fn verbose_count(stderr: &str, line_start: &str, label: &str) -> u64 {
 /// named with the inlined `leaf` at its line: the chain holds at the usual shares (90% the
 /// leaf, 85% the whole chain) over a 14 s `-- CMD` run, and `-v` says that a fifth of its
 /// samples at least were in replaced code (the run saw the replacement). Before, those
-/// samples ended in `middle` at its loop.
+/// samples ended in `middle` at its loop. V8 does not always replace `middle` (on a busy
+/// machine its concurrent compile may come too late, or it deoptimizes and never tries
+/// again): a run that saw no replacement says nothing, and is run again, three times at most.
 #[test]
 fn node_on_stack_replaced_loop_keeps_its_inlined_leaf() {
     let test = "node_on_stack_replaced_loop_keeps_its_inlined_leaf";
@@ -93,19 +95,25 @@ fn node_on_stack_replaced_loop_keeps_its_inlined_leaf() {
         return;
     }
     let script = fixture();
-    let (run, folded) = profile_node_command(test, Path::new(NODE), 14);
-    eprintln!("{}", run.stderr);
-    check_chain(test, &folded, |path| path.contains(&script));
-    let samples: u64 = folded
-        .iter()
-        .filter(|(path, _)| path.contains(&script))
-        .map(|(_, n)| n)
-        .sum();
-    let replaced = verbose_count(&run.stderr, "tracekit: V8:", " in code their function");
-    assert!(
-        replaced * 5 >= samples,
-        "{replaced} of {samples} samples in replaced code: V8 did not on-stack-replace \
-         middle in this run"
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let (run, folded) = profile_node_command(test, Path::new(NODE), 14);
+        eprintln!("{}", run.stderr);
+        check_chain(test, &folded, |path| path.contains(&script));
+        let samples: u64 = folded
+            .iter()
+            .filter(|(path, _)| path.contains(&script))
+            .map(|(_, n)| n)
+            .sum();
+        let replaced = verbose_count(&run.stderr, "tracekit: V8:", " in code their function");
+        if replaced * 5 >= samples {
+            return;
+        }
+        seen.push(format!("{replaced} of {samples}"));
+    }
+    panic!(
+        "samples in replaced code per run: {}: V8 did not on-stack-replace middle in any run",
+        seen.join(", ")
     );
 }
 
