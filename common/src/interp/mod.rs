@@ -116,7 +116,7 @@ pub const OFFSET_SLOTS: usize = 16;
 /// An offset slot the version does not have.
 pub const NO_OFFSET: u16 = u16::MAX;
 
-/// One process's interpreter. 64 bytes, no padding.
+/// One process's interpreter. 80 bytes, no padding.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct InterpProcess {
@@ -138,6 +138,21 @@ pub struct InterpProcess {
     /// Runtime-defined structure offsets (CPython: indexed by the [`python`] slots),
     /// [`NO_OFFSET`] where the version has none.
     pub offsets: [u16; OFFSET_SLOTS],
+    /// A second range of the eval loop's code, `[cold_begin, cold_end)`: a part of the
+    /// function the compiler placed apart (GCC's `.cold` blocks, which profile-guided builds
+    /// fill with whatever their training left cold); 0, 0: none.
+    pub cold_begin: u64,
+    /// One past its last address.
+    pub cold_end: u64,
+}
+
+impl InterpProcess {
+    /// Whether `pc` is in the eval loop's code (either of its ranges).
+    #[inline(always)]
+    pub fn in_eval(&self, pc: u64) -> bool {
+        (self.eval_begin <= pc && pc < self.eval_end)
+            || (self.cold_begin <= pc && pc < self.cold_end)
+    }
 }
 
 /// What the interpreter unwinders need of the kernel and libc (the one `INTERP_CONFIG`

@@ -94,10 +94,18 @@ pub mod layout {
     pub const INTERPRETER_FRAME_ENTRY: u8 = 3;
     /// 3.12: `_PyInterpreterFrame` through `cframe`, a C-stack-owned frame ends one.
     pub const INTERPRETER_FRAME_OWNER: u8 = 4;
-    /// 3.13+: `tstate->current_frame`, `instr_ptr` (the current instruction).
+    /// 3.13+: `tstate->current_frame`, `instr_ptr` (the current instruction); 3.14's
+    /// `f_executable` a tagged reference ([`super::FRAME_CODE_TAG_BITS`]).
     pub const INTERPRETER_FRAME_INSTR: u8 = 5;
 }
 
-/// `FRAME_OWNED_BY_CSTACK` (`Include/internal/pycore_frame.h`, 3.12+): the shim frame an
-/// eval call pushes at its entry.
-pub const FRAME_OWNED_BY_CSTACK: u8 = 3;
+/// The first `owner` of a frame that is not a Python function's (3.12+): the shim frame an
+/// eval call pushes at its entry. `FRAME_OWNED_BY_CSTACK` in 3.12-3.13
+/// (`Include/internal/pycore_frame.h`); 3.14 has `FRAME_OWNED_BY_INTERPRETER` there and
+/// `FRAME_OWNED_BY_CSTACK` after it (`pycore_interpframe_structs.h`), neither a Python frame.
+pub const FRAME_OWNED_BY_SHIM: u8 = 3;
+
+/// Low bits of a frame's code reference that are not the pointer: 3.14's `f_executable` is
+/// a `_PyStackRef`, whose bits 0-1 tag a deferred or immortal reference
+/// (`Include/internal/pycore_stackref.h`); earlier versions' plain pointers are 8-aligned.
+pub const FRAME_CODE_TAG_BITS: u64 = 3;

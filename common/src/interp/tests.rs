@@ -2,7 +2,7 @@ use super::*;
 
 #[test]
 fn layouts_have_no_padding() {
-    assert_eq!(size_of::<InterpProcess>(), 64);
+    assert_eq!(size_of::<InterpProcess>(), 80);
     assert_eq!(size_of::<InterpConfig>(), 8);
     assert_eq!(size_of::<hotspot::CodeCache>(), 128);
     assert_eq!(size_of::<CodeKey>(), 16);

@@ -107,8 +107,7 @@ pub fn frame_at<M: UnwindMaps>(walk: &mut InterpWalk, pc: u64) -> InterpFrame {
     if process.runtime == runtime::NONE
         || process.runtime == runtime::V8
         || process.runtime == runtime::HOTSPOT
-        || pc < process.eval_begin
-        || pc >= process.eval_end
+        || !process.in_eval(pc)
     {
         return InterpFrame::Native;
     }

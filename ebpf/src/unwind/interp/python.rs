@@ -1,4 +1,4 @@
-//! CPython 3.8-3.13 frames: the current thread's `PyThreadState` through `_PyRuntime`'s
+//! CPython 3.8-3.14 frames: the current thread's `PyThreadState` through `_PyRuntime`'s
 //! `autoTSSkey` (glibc thread-specific data, as `PyGILState_GetThisThreadState` finds it), so
 //! each thread gets its own frames whether or not it holds the GIL, then the frame chain:
 //! `PyFrameObject.f_back` (3.8-3.10, one frame per eval call), `_PyInterpreterFrame.previous`
@@ -9,8 +9,8 @@ use tracekit_common::interp::{
     NO_OFFSET,
     python::{
         CFRAME_CURRENT_FRAME, CODE_BYTECODE, CODE_FILENAME, CODE_FIRSTLINENO, CODE_NAME,
-        FRAME_CODE, FRAME_ENTRY, FRAME_INSTRUCTION, FRAME_OWNED_BY_CSTACK, FRAME_PREVIOUS,
-        TSTATE_FRAME, code_generation, code_key, encode_generation, layout,
+        FRAME_CODE, FRAME_CODE_TAG_BITS, FRAME_ENTRY, FRAME_INSTRUCTION, FRAME_OWNED_BY_SHIM,
+        FRAME_PREVIOUS, TSTATE_FRAME, code_generation, code_key, encode_generation, layout,
     },
     runtime,
 };
@@ -39,10 +39,11 @@ fn current_frame<M: UnwindMaps>(walk: &InterpWalk) -> Option<u64> {
     Some(frame)
 }
 
-/// Whether `frame` (3.12+) is the shim an eval call pushes at its entry.
+/// Whether `frame` (3.12+) is the shim an eval call pushes at its entry (or another frame
+/// of no Python function).
 #[inline(always)]
 fn owned_by_c_stack(walk: &InterpWalk, frame: u64) -> Option<bool> {
-    Some(read_user::<u8>(frame + offset(walk, FRAME_ENTRY))? == FRAME_OWNED_BY_CSTACK)
+    Some(read_user::<u8>(frame + offset(walk, FRAME_ENTRY))? >= FRAME_OWNED_BY_SHIM)
 }
 
 /// CPython's eval loop, `_PyEval_EvalFrameDefault`.
@@ -112,7 +113,7 @@ fn read_frame(walk: &InterpWalk) -> Option<Option<Found>> {
     if frame == 0 {
         return Some(None);
     }
-    let code = read_user::<u64>(frame + offset(walk, FRAME_CODE))?;
+    let code = read_user::<u64>(frame + offset(walk, FRAME_CODE))? & !FRAME_CODE_TAG_BITS;
     let units = if family == layout::FRAME_OBJECT_BYTES || family == layout::FRAME_OBJECT_UNITS {
         let lasti = read_user::<i32>(frame + offset(walk, FRAME_INSTRUCTION))?;
         let lasti = if lasti < 0 { 0 } else { lasti as u64 };

@@ -24,6 +24,7 @@
 //! that table.
 
 mod code_info;
+mod cold;
 pub mod hotspot;
 mod layout;
 mod memory;

@@ -614,6 +614,8 @@ impl Layout {
             version_minor: 0,
             padding: [0; 5],
             offsets,
+            cold_begin: 0,
+            cold_end: 0,
         })
     }
 }

@@ -1,4 +1,4 @@
-//! CPython 3.8-3.13: detection by symbols and version, the structure offsets the kernel
+//! CPython 3.8-3.14: detection by symbols and version, the structure offsets the kernel
 //! walk needs, and naming of code objects (name, file, line from the instruction offset).
 //!
 //! Offsets per minor version come from the DWARF of pyenv's builds (`gdb -batch -ex 'print
@@ -67,7 +67,7 @@ pub struct Version {
 const N: u16 = NO_OFFSET;
 
 /// The versions known, 3.8 to 3.13.
-pub const VERSIONS: [Version; 6] = [
+pub const VERSIONS: [Version; 7] = [
     Version {
         minor: 8,
         layout: layout::FRAME_OBJECT_BYTES,
@@ -187,6 +187,28 @@ pub const VERSIONS: [Version; 6] = [
         code_linetable: 136,
         ascii_header: 40,
         compact_header: 56,
+    }, // Debian's 3.14.10 (sid) and 3.14.8 (forky): its `_Py_DebugOffsets`, and its
+    // `PyGILState_GetThisThreadState`, which reads the key's `_is_initialized` at
+    // `_PyRuntime+0x920`. Its `f_executable` is a tagged `_PyStackRef`.
+    Version {
+        minor: 14,
+        layout: layout::INTERPRETER_FRAME_INSTR,
+        auto_tss_key: 2336,
+        auto_tss_key_arm64: None,
+        tstate_frame: 72,
+        cframe_current_frame: N,
+        frame_previous: 8,
+        frame_code: 0,
+        frame_instruction: 56,
+        frame_entry: 74,
+        code_bytecode: 208,
+        code_filename: 112,
+        code_name: 120,
+        code_qualname: Some(128),
+        code_firstlineno: 68,
+        code_linetable: 136,
+        ascii_header: 40,
+        compact_header: 56,
     },
 ];
 
@@ -225,6 +247,8 @@ pub struct Binary {
     pub types: (u64, u64),
     /// `_PyRuntime` to `autoTSSkey` on this architecture.
     pub auto_tss_key: u64,
+    /// The eval loop's part placed apart by the compiler (`super::cold`): start and size.
+    pub cold: Option<(u64, u64)>,
 }
 
 impl Binary {
@@ -252,6 +276,10 @@ impl Binary {
             version_minor: v.minor,
             padding: [0; 5],
             offsets,
+            cold_begin: self.cold.map_or(0, |(start, _)| start.wrapping_add(bias)),
+            cold_end: self
+                .cold
+                .map_or(0, |(start, size)| (start + size).wrapping_add(bias)),
         }
     }
 }
@@ -419,7 +447,7 @@ fn detect(path: &str, file: &std::path::Path) -> Detected {
     let Some(version) = version(minor) else {
         return Detected::unsupported_version(
             format!("3.{minor}"),
-            format!("no layout for CPython 3.{minor} (known: 3.8-3.13)"),
+            format!("no layout for CPython 3.{minor} (known: 3.8-3.14)"),
         );
     };
     let Some(eval_file_offset) = eval.file_offset else {
@@ -433,7 +461,7 @@ fn detect(path: &str, file: &std::path::Path) -> Detected {
     if minor >= 13 {
         let stated = runtime_state.file_offset.and_then(|offset| {
             use std::os::unix::fs::FileExt as _;
-            let mut bytes = vec![0u8; 400];
+            let mut bytes = vec![0u8; DEBUG_OFFSETS_BYTES];
             std::fs::File::open(file)
                 .ok()?
                 .read_exact_at(&mut bytes, offset)
@@ -472,9 +500,23 @@ fn detect(path: &str, file: &std::path::Path) -> Detected {
             format!("no layout for CPython 3.{minor} on arm64 (known there: 3.9, 3.11, 3.13)"),
         );
     };
+    let cold = std::fs::read(file).ok().and_then(|data| {
+        let elf = object::File::parse(&*data).ok()?;
+        let bounds = crate::unwind::table::function_bounds(&elf);
+        super::cold::cold_part(
+            &data,
+            &bounds,
+            (eval.addr, eval_size as u64),
+            eval_file_offset,
+        )
+    });
+    if let Some((start, size)) = cold {
+        log::debug!("{path}: _PyEval_EvalFrameDefault goes on at {start:#x} ({size} bytes)");
+    }
     Detected::found(Binary {
         version,
         auto_tss_key,
+        cold,
         eval: (eval.addr, eval_size as u64),
         eval_file_offset,
         runtime_state: runtime_state.addr,
@@ -485,12 +527,30 @@ fn detect(path: &str, file: &std::path::Path) -> Detected {
     })
 }
 
+/// Bytes of `_PyRuntime` read for its `_Py_DebugOffsets` (the last field used: 3.14's
+/// `PyASCIIObject` size at 640).
+const DEBUG_OFFSETS_BYTES: usize = 656;
+
+/// Where, in `_Py_DebugOffsets`, each version states the offsets tracekit uses: `[tstate
+/// current_frame, frame previous, frame executable, frame instr_ptr, frame owner, code
+/// co_code_adaptive, co_filename, co_name, co_qualname, co_linetable, co_firstlineno,
+/// PyASCIIObject size]`. 3.14 added fields to the interpreter state (`threads_main`, two
+/// generations), the frame (`stackpointer`, `tlbc_index`) and the code object (`co_tlbc`),
+/// and a set object before the unicode one.
+fn debug_offset_fields(minor: u8) -> Option<[usize; 12]> {
+    match minor {
+        13 => Some([184, 232, 240, 248, 264, 344, 280, 288, 296, 304, 312, 560]),
+        14 => Some([208, 256, 264, 272, 288, 384, 320, 328, 336, 344, 352, 640]),
+        _ => None,
+    }
+}
+
 /// `_Py_DebugOffsets`, at the start of `_PyRuntime` in 3.13+ (`Include/internal/
-/// pycore_runtime.h`): CPython's own statement of its structure offsets, in the binary's
-/// initialized data. 3.13's layout (checked against the DWARF of pyenv's 3.13.0): cookie
-/// `xdebugpy`, version, `free_threaded`, then per structure a size and its fields' offsets.
-/// Returns `version` with the offsets the kernel walk and the naming use taken from it, or
-/// why the binary cannot be unwound.
+/// pycore_debug_offsets.h`): CPython's own statement of its structure offsets, in the
+/// binary's initialized data: cookie `xdebugpy`, version, `free_threaded`, then per
+/// structure a size and its fields' offsets (3.13's checked against the DWARF of pyenv's
+/// 3.13.0, 3.14's against Debian's 3.14 headers). Returns `version` with the offsets the
+/// kernel walk and the naming use taken from it, or why the binary cannot be unwound.
 pub fn apply_debug_offsets(version: Version, bytes: &[u8]) -> Result<Version, String> {
     let word = |at: usize| -> Option<u64> {
         Some(u64::from_le_bytes(bytes.get(at..at + 8)?.try_into().ok()?))
@@ -498,12 +558,12 @@ pub fn apply_debug_offsets(version: Version, bytes: &[u8]) -> Result<Version, St
     if bytes.get(..8) != Some(b"xdebugpy".as_slice()) {
         return Err("_PyRuntime does not start with _Py_DebugOffsets".into());
     }
-    if version.minor != 13 {
+    let Some(fields) = debug_offset_fields(version.minor) else {
         return Err(format!(
             "_Py_DebugOffsets of CPython 3.{} have no known layout",
             version.minor
         ));
-    }
+    };
     if word(16) != Some(0) {
         return Err("free-threaded CPython (its frames are reached otherwise)".into());
     }
@@ -512,18 +572,33 @@ pub fn apply_debug_offsets(version: Version, bytes: &[u8]) -> Result<Version, St
             .and_then(|v| u16::try_from(v).ok())
             .ok_or_else(|| format!("_Py_DebugOffsets field at {at} is unreadable"))
     };
+    let [
+        tstate_frame,
+        previous,
+        executable,
+        instruction,
+        owner,
+        bytecode,
+        filename,
+        name,
+        qualname,
+        linetable,
+        firstlineno,
+        ascii,
+    ] = fields;
     Ok(Version {
-        tstate_frame: small(184)?,
-        frame_previous: small(232)?,
-        frame_code: small(240)?,
-        frame_instruction: small(248)?,
-        frame_entry: small(264)?,
-        code_bytecode: small(344)?,
-        code_filename: u64::from(small(280)?),
-        code_name: u64::from(small(288)?),
-        code_qualname: Some(u64::from(small(296)?)),
-        code_linetable: u64::from(small(304)?),
-        code_firstlineno: u64::from(small(312)?),
+        tstate_frame: small(tstate_frame)?,
+        frame_previous: small(previous)?,
+        frame_code: small(executable)?,
+        frame_instruction: small(instruction)?,
+        frame_entry: small(owner)?,
+        code_bytecode: small(bytecode)?,
+        code_filename: u64::from(small(filename)?),
+        code_name: u64::from(small(name)?),
+        code_qualname: Some(u64::from(small(qualname)?)),
+        code_linetable: u64::from(small(linetable)?),
+        code_firstlineno: u64::from(small(firstlineno)?),
+        ascii_header: u64::from(small(ascii)?),
         ..version
     })
 }

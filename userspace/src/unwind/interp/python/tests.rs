@@ -30,13 +30,27 @@ fn debug_offsets_of_3_13_match_the_table() {
     let offset = found[0][0].file_offset.unwrap() as usize;
     let data = std::fs::read(path).unwrap();
     let table = *version(13).unwrap();
-    let stated = apply_debug_offsets(table, &data[offset..offset + 400]).unwrap();
+    let bytes = &data[offset..offset + DEBUG_OFFSETS_BYTES];
+    let stated = apply_debug_offsets(table, bytes).unwrap();
     assert_eq!(stated, table);
     // Another version's layout is not guessed.
     let mut other = table;
-    other.minor = 14;
-    assert!(apply_debug_offsets(other, &data[offset..offset + 400]).is_err());
-    assert!(apply_debug_offsets(table, &[0; 400]).is_err());
+    other.minor = 15;
+    assert!(apply_debug_offsets(other, bytes).is_err());
+    assert!(apply_debug_offsets(table, &[0; DEBUG_OFFSETS_BYTES]).is_err());
+}
+
+/// Debian's 3.14.10 states in its `_Py_DebugOffsets` (its first 656 bytes of `_PyRuntime`,
+/// kept under `tests/data`) the offsets 3.14's table has; read with 3.13's field positions
+/// they would be other offsets.
+#[test]
+fn debug_offsets_of_3_14_match_the_table() {
+    let bytes = include_bytes!("../../../../tests/data/python/debug_offsets-3.14.10");
+    assert_eq!(bytes.len(), DEBUG_OFFSETS_BYTES);
+    let table = *version(14).unwrap();
+    assert_eq!(apply_debug_offsets(table, bytes), Ok(table));
+    let as_3_13 = Version { minor: 13, ..table };
+    assert_ne!(apply_debug_offsets(as_3_13, bytes), Ok(as_3_13));
 }
 
 /// CPython 3.11 objects planted in this process's own memory, read back as the traced

@@ -65,6 +65,8 @@ impl Binary {
             version_minor: self.version.minor,
             padding: [0; 5],
             offsets,
+            cold_begin: 0,
+            cold_end: 0,
         }
     }
 }

@@ -177,6 +177,8 @@ impl Binary {
             version_minor: v.minor.min(255) as u8,
             padding: [0; 5],
             offsets,
+            cold_begin: 0,
+            cold_end: 0,
         }
     }
 }
