@@ -1,6 +1,7 @@
 //! Distribution roots for the runtime tests: Debian suites made with `debootstrap`
 //! (`--variant=minbase`) under `target/roots/<suite>`, holding the runtimes as those
-//! suites ship them (Ruby 3.3, PHP 8.4, Debian's `libnode` builds of Node 20 and 18). The tests run
+//! suites ship them (Ruby 3.3, PHP 8.4, Debian's `libnode` builds of Node 20 and 18, CPython
+//! 3.14). The tests run
 //! the fixtures inside a root with `chroot` and profile them from the host; they find the
 //! roots through `TRACEKIT_ROOTS` (set by `integration_tests`).
 //!
@@ -23,6 +24,9 @@ pub struct Suite {
     pub name: &'static str,
     /// `debootstrap --include`.
     pub packages: &'static [&'static str],
+    /// debootstrap's script for the suite, when it has none of the suite's own name (Debian
+    /// 12's debootstrap predates forky: sid's script serves it).
+    pub script: Option<&'static str>,
 }
 
 /// The roots the integration tests use.
@@ -30,12 +34,20 @@ pub const SUITES: &[Suite] = &[
     Suite {
         name: "trixie",
         packages: &["ruby", "php-cli", "python3", "nodejs"],
+        script: None,
     },
     // Debian 12 is the hosts' own distribution: only its node (18, libnode.so.108) is not
     // installed on them (~1.5 min, ~320 MB).
     Suite {
         name: "bookworm",
         packages: &["nodejs"],
+        script: None,
+    },
+    // Debian testing: the next release's CPython, 3.14 (~1.5 min, ~420 MB with its node).
+    Suite {
+        name: "forky",
+        packages: &["python3"],
+        script: Some("/usr/share/debootstrap/scripts/sid"),
     },
 ];
 
@@ -78,6 +90,7 @@ pub fn ensure() -> Result<()> {
             ])
             .arg(&root)
             .arg(MIRROR)
+            .args(suite.script)
             .run();
         match made {
             Ok(()) => {

@@ -82,7 +82,7 @@ fn profile_pid(dir: &Path, pid: u32) -> (Vec<(String, u64)>, serde_json::Value, 
 
 /// Runs `program args` in `root` (a fixture burning 8 s), profiles it by pid and checks
 /// its chain.
-fn chain_by_pid(test: &str, root: &Path, program: &str, script: &str) {
+pub(super) fn chain_by_pid(test: &str, root: &Path, program: &str, script: &str) {
     let dir = scratch(test);
     let path = fixture_in_root(root, script);
     let (command, _proc) = chroot_command(root, program, &[&path, "8"]);
@@ -96,7 +96,7 @@ fn chain_by_pid(test: &str, root: &Path, program: &str, script: &str) {
 /// `tracekit profile -F 199 -o DIR/out.folded -- chroot ROOT program script 8`, no `-v`,
 /// and checks the chain. The runtime's start-up is in the profile (rubygems' is 0.25 s,
 /// all of it named Ruby frames but not the chain's): 8 s of burning keeps it under 5%.
-fn chain_from_start(test: &str, root: &Path, program: &str, script: &str) {
+pub(super) fn chain_from_start(test: &str, root: &Path, program: &str, script: &str) {
     let dir = scratch(test);
     let path = fixture_in_root(root, script);
     let _proc = proc_mounted(root);
