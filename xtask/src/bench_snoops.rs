@@ -253,11 +253,11 @@ pub(crate) fn snoops(
             );
         }
     }
-    for path in &paths {
-        if path.starts_with("/tmp/tk-bench-") {
-            let _ = std::fs::remove_dir_all(bench_top(path));
-        } else {
+    for (length, path) in lengths.iter().zip(&paths) {
+        if *length == 0 {
             let _ = std::fs::remove_file(path);
+        } else {
+            let _ = std::fs::remove_dir_all(bench_top(path));
         }
     }
     let _ = std::fs::remove_file(&out);
