@@ -157,7 +157,9 @@ pub mod operand {
     /// Fixed-size `char` array field of a tracepoint record: `offset`, `size`.
     pub const FIELD_STRING: u32 = 2;
     /// `__data_loc` string field: a `u32` at `offset`, low 16 bits the data's offset in the
-    /// record, high 16 bits its length.
+    /// record, high 16 bits its length with its NUL. With [`super::LONG_STR`] read whole
+    /// into the tail; else its first [`super::STR_BYTES`]` - 1` bytes, the last byte 1 when
+    /// it is longer (a group key's mark).
     pub const FIELD_DATA_LOC: u32 = 3;
     /// Argument number `offset` of a raw tracepoint, `size` bytes wide.
     pub const ARG: u32 = 4;

@@ -101,6 +101,13 @@ pub enum Bench {
         /// Rounds (each runs every tool once, interleaved)
         #[arg(long, default_value_t = 5)]
         rounds: usize,
+        /// Lengths of the opened path in bytes, comma-separated (0: the short
+        /// `/tmp/tk-bench-open`); every length runs in each round (opensnoop only)
+        #[arg(long, value_delimiter = ',', default_value = "0")]
+        path_bytes: Vec<usize>,
+        /// Another tracekit binary run in the same rounds (a build to compare with)
+        #[arg(long)]
+        compare: Option<PathBuf>,
     },
     /// The idle startup of `execsnoop`, `opensnoop`, `trace` and `profile` (each `-d 1`,
     /// rounds interleaved): median CPU time and peak RSS of a run, loading to detaching
@@ -209,7 +216,19 @@ pub fn run(bench: Bench, tracekit: &Path) -> Result<()> {
             rate,
             seconds,
             rounds,
-        } => crate::bench_snoops::snoops(tracekit, &tool, rate, seconds, rounds),
+            path_bytes,
+            compare,
+        } => crate::bench_snoops::snoops(
+            tracekit,
+            compare.as_deref(),
+            &tool,
+            &crate::bench_snoops::Load {
+                rate,
+                seconds,
+                rounds,
+                path_bytes,
+            },
+        ),
         Bench::Startup { rounds, compare } => {
             crate::bench_snoops::startup(tracekit, compare.as_deref(), rounds)
         }

@@ -6,7 +6,8 @@ use crate::engine::{MAX_OPERANDS, MAX_STRINGS, STR_BYTES};
 
 /// [`Operand::flags`](crate::engine::Operand::flags) bit of the string operands that read through a pointer
 /// ([`operand::USER_STR`](crate::engine::operand::USER_STR), [`operand::KERNEL_STR`](crate::engine::operand::KERNEL_STR), [`operand::PATH_STR`](crate::engine::operand::PATH_STR),
-/// [`operand::SAVED_USER_STR`](crate::engine::operand::SAVED_USER_STR)) in trace plans: the string, at most `size` bytes with its
+/// [`operand::SAVED_USER_STR`](crate::engine::operand::SAVED_USER_STR)) or from the record
+/// ([`operand::FIELD_DATA_LOC`](crate::engine::operand::FIELD_DATA_LOC)) in trace plans: the string, at most `size` bytes with its
 /// NUL (at most [`STR_MAX`]), goes to the record's tail ([`TraceRecord::str_spans`]); its
 /// first [`STR_BYTES`] also to the string slot, which filters compare.
 pub const LONG_STR: u32 = 32;

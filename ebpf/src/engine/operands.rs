@@ -149,13 +149,29 @@ pub(crate) fn read_operands<M: EngineMaps, S: ArgSource>(
                 *buf = [0; STR_BYTES];
                 source.field::<u32>(operand.offset).and_then(|loc| {
                     let data_offset = (loc & 0xffff) as usize;
-                    let len = ((loc >> 16) as usize).min(STR_BYTES);
                     // SAFETY: the location comes from the record itself.
                     let src = unsafe { source.record().add(data_offset) };
+                    if operand.flags & LONG_STR != 0 {
+                        let how = super::strings::how(slot as u32, false, operand.flags);
+                        return Some(u64::from(super::strings::read_long(
+                            scratch,
+                            src as u64,
+                            operand.size,
+                            how,
+                        )));
+                    }
+                    // The length counts the NUL: a longer string is marked in the last
+                    // byte, as a whole string's group key is.
+                    let stored = (loc >> 16) as usize;
+                    let len = stored.min(STR_BYTES);
                     // SAFETY: the helper bounds the copy by the slice length.
-                    unsafe { bpf_probe_read_kernel_str_bytes(src, &mut buf[..len]) }
+                    let read = unsafe { bpf_probe_read_kernel_str_bytes(src, &mut buf[..len]) }
                         .ok()
-                        .map(|_| 0)
+                        .map(|_| 0);
+                    if stored > STR_BYTES {
+                        buf[STR_BYTES - 1] = 1;
+                    }
+                    read
                 })
             }
             // Raw bytes (addresses), NULs kept.

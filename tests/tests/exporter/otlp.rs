@@ -1,8 +1,9 @@
 //! The exporter's OTLP profiles, read by a receiver built from the official protos
 //! (`fixtures/otlp_receiver.py`, PyPI's opentelemetry-proto; grpcio for OTLP/gRPC): the same
-//! samples as the pprof of the same window, a fixture's chain named with lines, its
-//! process's attributes, its container and pod from a containerd-style cgroup, over HTTP
-//! and over gRPC; and the queue across a receiver's outage.
+//! samples as the pprof of the same window, a fixture's chain named with lines, Python's
+//! and node's chains named, the burner's process attributes, its container and pod from a
+//! containerd-style cgroup, over HTTP and over gRPC; the queue across a receiver's
+//! outage, and a server's Retry-After.
 
 use std::{
     io::BufRead as _,
@@ -179,13 +180,142 @@ fn now_seconds() -> u64 {
         .as_secs()
 }
 
+/// Seconds the runtimes' chain fixtures burn.
+const CHAIN_SECONDS: u64 = 6;
+
+/// A runtime running its chain fixture (`outer -> middle -> leaf`) while the exporter
+/// pushes.
+struct Runtime {
+    /// The interpreter, as run.
+    program: &'static str,
+    /// Its file name as `process.executable.name` says it (`/proc/PID/exe`'s).
+    executable: String,
+    /// The fixture script.
+    script: &'static str,
+}
+
+/// Debian's python3, and node where its package is (skipped, saying why, where not).
+fn runtimes_of(test: &str) -> Vec<Runtime> {
+    let mut runtimes = vec![("/usr/bin/python3", "py_chain.py")];
+    if tracekit_tests::ensure_package(test, "nodejs", || Path::new("/usr/bin/node").is_file()) {
+        runtimes.push(("/usr/bin/node", "js_chain.js"));
+    }
+    runtimes
+        .into_iter()
+        .map(|(program, script)| Runtime {
+            program,
+            executable: std::fs::canonicalize(program)
+                .unwrap()
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned(),
+            script,
+        })
+        .collect()
+}
+
+impl Runtime {
+    /// Its fixture, started and waiting for a line on its stdin ([`Runtime::burn`]).
+    fn spawn(&self) -> Child {
+        Command::new(self.program)
+            .arg(workspace().join("tests/fixtures").join(self.script))
+            .args([&CHAIN_SECONDS.to_string(), "stdin"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|err| panic!("spawning {}: {err}", self.program))
+    }
+
+    /// Starts the fixture `child` ([`Runtime::spawn`]) burning, for [`CHAIN_SECONDS`], once
+    /// it says so.
+    fn burn(&self, child: &mut Child) {
+        use std::io::Write as _;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"go\n").unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(line.trim(), "ready", "{} did not start", self.program);
+    }
+
+    /// Its process's OTLP stacks (`pid`'s resources in `otlp`'s requests of windows that
+    /// end after `from`, unix ns) name its chain: of the samples walked to the thread's start
+    /// (those taken before its unwind tables reached the kernel stop short, at most a
+    /// quarter), at least 85% hold `outer`, `middle` and `leaf` in order, `leaf` in the
+    /// fixture's file.
+    fn assert_named(&self, test: &str, otlp: &[Json], pid: u32, from: u64) {
+        let (mut walked, mut early) = (Vec::new(), 0);
+        for request in otlp {
+            if request["start"].as_u64().unwrap() + request["duration"].as_u64().unwrap() <= from {
+                continue;
+            }
+            for resource in request["resources"].as_array().unwrap() {
+                if resource["attributes"]["process.pid"].as_u64() != Some(pid.into()) {
+                    continue;
+                }
+                for stack in resource["stacks"].as_array().unwrap() {
+                    let count = stack["count"].as_u64().unwrap();
+                    // Root first, as folded stacks are.
+                    let frames: Vec<&str> = stack["frames"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .rev()
+                        .map(|f| f.as_str().unwrap())
+                        .collect();
+                    let name = |frame: &str| frame.split(' ').next().unwrap_or("").to_string();
+                    if frames
+                        .iter()
+                        .any(|f| super::profiles::THREAD_STARTS.contains(&name(f).as_str()))
+                    {
+                        walked.push((frames.join(";"), count));
+                    } else {
+                        early += count;
+                    }
+                }
+            }
+        }
+        let total: u64 = walked.iter().map(|w| w.1).sum();
+        eprintln!(
+            "{test}: {}: {early} samples walked before its tables",
+            self.program
+        );
+        assert!(
+            early * 4 <= total + early,
+            "{}: {early} early of {}",
+            self.program,
+            total + early
+        );
+        let chained: u64 = walked
+            .iter()
+            .filter(|(path, _)| {
+                tracekit_tests::chain_in_order(path, &["outer", "middle", "leaf"])
+                    && path
+                        .split(';')
+                        .any(|f| f.starts_with("leaf ") && f.contains(self.script))
+            })
+            .map(|w| w.1)
+            .sum();
+        tracekit_tests::assert_share(
+            test,
+            &format!("{} OTLP samples with outer;middle;leaf", self.program),
+            (chained, total),
+            (20, 0.85),
+            &walked,
+        );
+    }
+}
+
 /// Pushed every second to the receiver both as OTLP/HTTP and (`--push`) as pprof, from the
 /// same windows: each window's OTLP samples equal its pprof's; the burner, run in a cgroup
 /// named as containerd names a pod's container and with `OTEL_SERVICE_NAME`, is its own
 /// resource with its pid, executable, service, container ID and pod UID, its chain named
 /// with the source's lines (`[profile] inlined = true` reads DWARF), and its pprof samples
 /// carry `container_id` and `pod_uid` labels; `--cgroup` takes the pod's and the
-/// container's IDs.
+/// container's IDs. Python's and node's chain fixtures, started with it and burning for
+/// 6 s after it, are named in their OTLP stacks.
 #[test]
 fn exporter_pushes_otlp_profiles() {
     pushes_otlp_profiles("exporter_pushes_otlp_profiles", Protocol::Http);
@@ -195,7 +325,7 @@ fn exporter_pushes_otlp_profiles() {
 /// samples, chain, lines and attributes, the headers and bearer token as metadata; and
 /// the receiver's statuses honoured: its first call's `UNAVAILABLE` is retried, the
 /// retry's `RESOURCE_EXHAUSTED` without a retry delay drops that profile (counted as
-/// `rejected`).
+/// `rejected`). Python and node are named as over HTTP.
 #[test]
 fn exporter_pushes_otlp_profiles_over_grpc() {
     pushes_otlp_profiles("exporter_pushes_otlp_profiles_over_grpc", Protocol::Grpc);
@@ -214,19 +344,27 @@ fn pushes_otlp_profiles(test: &str, protocol: Protocol) {
     };
     let dir = scratch(test);
     let grpc_port = free_port();
+    // The runtimes' executables, whose stacks the receiver keeps too.
+    let runtimes = runtimes_of(test);
+    let mut keep = vec!["--keep".to_string()];
+    keep.extend(runtimes.iter().map(|r| r.executable.clone()));
     let receiver = match protocol {
-        Protocol::Http => Receiver::start(python, free_port(), &dir),
+        Protocol::Http => Receiver::start_with(python, free_port(), &dir, &keep),
         Protocol::Grpc => Receiver::start_with(
             python,
             free_port(),
             &dir,
             &[
-                "--grpc".into(),
-                grpc_port.to_string(),
-                "--fail".into(),
-                "UNAVAILABLE".into(),
-                "RESOURCE_EXHAUSTED".into(),
-            ],
+                &[
+                    "--grpc".into(),
+                    grpc_port.to_string(),
+                    "--fail".into(),
+                    "UNAVAILABLE".into(),
+                    "RESOURCE_EXHAUSTED".into(),
+                ],
+                &keep[..],
+            ]
+            .concat(),
         ),
     };
     let endpoint = match protocol {
@@ -275,6 +413,11 @@ fn pushes_otlp_profiles(test: &str, protocol: Protocol) {
     unsafe {
         command.pre_exec(move || std::fs::write(&procs, b"0"));
     }
+    // Python and node start now and wait: their tables are made while the burner runs.
+    let mut running: Vec<(&Runtime, Child)> = runtimes
+        .iter()
+        .map(|runtime| (runtime, runtime.spawn()))
+        .collect();
     let mut burner = command.spawn().expect("starting the burner in its cgroup");
     let pid = burner.id();
     // `--cgroup` takes the pod's UID and a container ID's first 12 digits.
@@ -309,6 +452,19 @@ fn pushes_otlp_profiles(test: &str, protocol: Protocol) {
         );
     }
     assert!(burner.wait().unwrap().success());
+    // Then Python's and node's chains burn (not beside the burner: on two cores they
+    // would take its share), counted in the windows that end after they begin (their
+    // startups, node compiling its builtins, Python its modules, are before).
+    for (runtime, child) in &mut running {
+        runtime.burn(child);
+    }
+    let chains_from = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    for (_, child) in &mut running {
+        assert!(child.wait().unwrap().success());
+    }
     let ended = now_seconds();
     wait_until(TIMEOUT, || {
         let last = |name: &str, key: &str| {
@@ -476,6 +632,9 @@ fn pushes_otlp_profiles(test: &str, protocol: Protocol) {
                 chained += count;
             }
         }
+    }
+    for (runtime, child) in &running {
+        runtime.assert_named(test, &otlp, child.id(), chains_from);
     }
     eprintln!("the burner: {burner_samples} samples, {chained} through leaf <- b <- a <- main");
     assert!(
@@ -669,4 +828,77 @@ fn exporter_pushes_otlp_over_grpc_with_tls() {
         "{text}"
     );
     assert_eq!(receiver.lines("otlp.jsonl").len(), received.len());
+}
+
+/// The receiver's `Retry-After` is waited for: its first answer, 503 with `Retry-After: 4`,
+/// is retried after 4 s (the backoff would wait 1 s), its second, 429 with an HTTP-date 5 s
+/// ahead, after 4 to 5 s (the backoff: 2 s); the same profile is delivered on the third
+/// attempt, and the two failures are counted.
+#[test]
+fn exporter_otlp_push_waits_for_retry_after() {
+    require_root();
+    let test = "exporter_otlp_push_waits_for_retry_after";
+    let Some(python) = python_or_skip(test) else {
+        return;
+    };
+    let dir = scratch(test);
+    let receiver = Receiver::start_with(
+        python,
+        free_port(),
+        &dir,
+        &["--fail-http".into(), "503:4".into(), "429:date5".into()],
+    );
+    let config = dir.join("exporter.toml");
+    std::fs::write(&config, "metrics = [\"runqlat\"]\n").unwrap();
+    let (exporter, addr) = start_exporter_with(&[
+        "--config".as_ref(),
+        config.as_os_str(),
+        "--otlp-endpoint".as_ref(),
+        receiver.url().as_ref(),
+        "--push-interval".as_ref(),
+        "1".as_ref(),
+    ]);
+    wait_until(TIMEOUT, || match receiver.lines("otlp.jsonl").len() {
+        n if n >= 2 => Ok(()),
+        n => Err(format!("{n} requests")),
+    });
+    let text = scrape(addr);
+    stop_exporter(exporter);
+    let failed = receiver.lines("failed.jsonl");
+    let delivered = receiver.lines("otlp.jsonl");
+    let at = |line: &Json| line["time"].as_f64().or(line["received"].as_f64()).unwrap();
+    assert_eq!(failed.len(), 2, "{failed:?}");
+    let (first, second, third) = (at(&failed[0]), at(&failed[1]), at(&delivered[0]));
+    eprintln!(
+        "attempts at +0, +{:.2} s, +{:.2} s",
+        second - first,
+        third - first
+    );
+    assert!(
+        (4.0..7.0).contains(&(second - first)),
+        "Retry-After: 4 waited {:.2} s",
+        second - first
+    );
+    assert!(
+        (3.9..7.0).contains(&(third - second)),
+        "Retry-After in 5 s (an HTTP-date) waited {:.2} s",
+        third - second
+    );
+    // The oldest profile goes first: the one refused twice is the first delivered.
+    let oldest = delivered
+        .iter()
+        .map(|line| line["start"].as_u64().unwrap())
+        .min()
+        .unwrap();
+    assert_eq!(delivered[0]["start"].as_u64().unwrap(), oldest);
+    assert_eq!(
+        sample_sum(&text, "tracekit_exporter_otlp_export_failures_total", &[]),
+        2.0,
+        "{text}"
+    );
+    assert_eq!(
+        sample_sum(&text, "tracekit_exporter_otlp_dropped_profiles_total", &[]),
+        0.0,
+        "{text}"
+    );
 }

@@ -24,7 +24,7 @@ const TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Frames of a stack walked to its thread's start (the outermost, `clone3` or `__clone3`
 /// as glibc's aliases fall, is left out).
-const THREAD_STARTS: [&str; 4] = [
+pub(super) const THREAD_STARTS: [&str; 4] = [
     "_start",
     "__libc_start_call_main",
     "__libc_start_main",

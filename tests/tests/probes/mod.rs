@@ -1,10 +1,12 @@
 //! Probes and the aggregation engine: `count`, `hist` and `trace` on tracepoints and their
-//! hooks, kernel and user function probes, USDT, cgroup filters and keys, percentiles.
+//! hooks, kernel and user function probes, USDT, cgroup filters and keys, percentiles,
+//! strings stored in tracepoint records.
 
 mod cgroups;
 mod engine;
 mod kernel_functions;
 mod percentiles;
+mod record_strings;
 mod tracepoint_hooks;
 mod usdt;
 mod user_functions;

@@ -1,5 +1,6 @@
 //! Whole strings: in trace plans, the string operands read through a pointer (syscall
-//! arguments, `str()`, the path a start saved) read up to a size per kind of string, not
+//! arguments, `str()`, the path a start saved) or stored in a tracepoint's record
+//! (`__data_loc`) read up to a size per kind of string, not
 //! [`STR_BYTES`], into the record's tail ([`LONG_STR`]); filters compare them whole in
 //! every plan; group keys keep their first [`STR_BYTES`]` - 1` bytes, marked when longer.
 
@@ -21,11 +22,16 @@ pub(crate) fn reads_start(kind: u32) -> bool {
     )
 }
 
-/// Whether `o` is a string read through a pointer, which a trace plan reads whole.
+/// Whether `o` is a string read through a pointer or stored in the record (`__data_loc`),
+/// which a trace plan reads whole.
 fn through_pointer(o: &Operand) -> bool {
     matches!(
         o.kind,
-        operand::USER_STR | operand::KERNEL_STR | operand::PATH_STR | operand::SAVED_USER_STR
+        operand::USER_STR
+            | operand::KERNEL_STR
+            | operand::PATH_STR
+            | operand::SAVED_USER_STR
+            | operand::FIELD_DATA_LOC
     )
 }
 
@@ -80,7 +86,12 @@ pub(crate) fn compared_strings(
                 0 => DEFAULT_STRING_BYTES,
                 n => n,
             }
-        } else if keys.contains(&(index as u32)) && o.size >= STR_BYTES as u32 {
+        } else if keys.contains(&(index as u32))
+            && o.size >= STR_BYTES as u32
+            // The record says a `__data_loc` string's length: the kernel marks a longer
+            // one's key without reading it whole.
+            && o.kind != operand::FIELD_DATA_LOC
+        {
             // One byte past the key's: a longer string is marked.
             STR_BYTES as u32 - 1
         } else {

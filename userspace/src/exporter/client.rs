@@ -1,7 +1,7 @@
 //! The HTTP client of the pushes (OTLP, Pyroscope): TLS trust, authentication and headers
 //! from the config's `[otlp]` and `[pyroscope]` tables, read and checked at start.
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use reqwest::header::{HeaderName, HeaderValue};
 
@@ -166,5 +166,50 @@ pub async fn failure(answer: reqwest::Response) -> String {
         // Enough to say why (servers answer one line), not a whole error page.
         let start: String = first.chars().take(200).collect();
         format!("HTTP {status}: {start}")
+    }
+}
+
+/// How long a server asks a client to wait before trying again, from its `Retry-After`
+/// header (RFC 9110 10.2.3): a number of seconds, or an HTTP-date (a date already past:
+/// no wait); `None` without the header or with one that says neither.
+pub fn retry_after(headers: &reqwest::header::HeaderMap, now: SystemTime) -> Option<Duration> {
+    let value = headers
+        .get(reqwest::header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim();
+    if let Ok(seconds) = value.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    let date = httpdate::parse_http_date(value).ok()?;
+    Some(date.duration_since(now).unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_takes_seconds_and_dates() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        let with = |value: &str| {
+            let mut headers = reqwest::header::HeaderMap::new();
+            headers.insert(
+                reqwest::header::RETRY_AFTER,
+                HeaderValue::from_str(value).unwrap(),
+            );
+            retry_after(&headers, now)
+        };
+        assert_eq!(with("7"), Some(Duration::from_secs(7)));
+        assert_eq!(with(" 120 "), Some(Duration::from_secs(120)));
+        // 1_700_000_000 is Tue, 14 Nov 2023 22:13:20 GMT.
+        assert_eq!(
+            with("Tue, 14 Nov 2023 22:13:50 GMT"),
+            Some(Duration::from_secs(30))
+        );
+        assert_eq!(with("Tue, 14 Nov 2023 22:00:00 GMT"), Some(Duration::ZERO));
+        assert_eq!(with("soon"), None);
+        assert_eq!(with("-1"), None);
+        assert_eq!(retry_after(&reqwest::header::HeaderMap::new(), now), None);
     }
 }

@@ -8,7 +8,8 @@
 //! Profiles wait in a bounded queue ([`Queue`], `[otlp] queue_size`, one profile per
 //! interval) while the receiver cannot take them: a connection refused, a timeout, or the
 //! answers OTLP/HTTP says to retry (429, 502, 503, 504) are retried with exponential
-//! backoff (1 s, doubling, at most [`MAX_BACKOFF`]), the oldest first; a profile that finds
+//! backoff (1 s, doubling, at most [`MAX_BACKOFF`]) or after the answer's `Retry-After`
+//! (at most [`MAX_THROTTLE`]), the oldest first; a profile that finds
 //! the queue full pushes the oldest out. Other answers (400, 401, 413...) reject the
 //! profile for good; over gRPC, the statuses the OTLP specification says to retry
 //! (`UNAVAILABLE`, `RESOURCE_EXHAUSTED` with a retry delay, ...) are retried, after the
@@ -47,7 +48,7 @@ pub const MAX_BACKOFF: Duration = Duration::from_secs(8);
 /// How long queued profiles may still be sent once the exporter stops.
 const STOP_GRACE: Duration = Duration::from_secs(2);
 
-/// The longest wait a gRPC server's retry delay gets.
+/// The longest wait a server's retry delay (gRPC's `RetryInfo`, HTTP's `Retry-After`) gets.
 pub const MAX_THROTTLE: Duration = Duration::from_secs(60);
 
 /// Where OTLP profiles go, and how.
@@ -496,12 +497,20 @@ async fn send(client: &PushClient, endpoint: &OtlpEndpoint, batch: &Batch) -> Se
         }
         return Sent::Accepted;
     }
+    // The server's own wait (429, 503), bounded by the sender.
+    let after = client::retry_after(answer.headers(), SystemTime::now());
     let why = client::failure(answer).await;
     if matches!(status, 429 | 502 | 503 | 504) {
-        Sent::Retry(why, None)
+        Sent::Retry(why, after)
     } else {
         Sent::Rejected(why)
     }
+}
+
+/// The wait before the next attempt: the server's delay (`Retry-After`, `RetryInfo`) when
+/// it gave one, at most [`MAX_THROTTLE`], else `backoff`.
+fn retry_wait(delay: Option<Duration>, backoff: Duration) -> Duration {
+    delay.map_or(backoff, |delay| delay.min(MAX_THROTTLE))
 }
 
 /// Sends what `queue` holds to `endpoint`, oldest first, retrying with backoff, until
@@ -540,7 +549,7 @@ pub async fn sender(
             Sent::Retry(why, delay) => {
                 queue.retry_later(batch);
                 stats.failed(&shown, &why, queue.len());
-                let wait = delay.map_or(backoff, |delay| delay.min(MAX_THROTTLE));
+                let wait = retry_wait(delay, backoff);
                 tokio::select! {
                     _ = tokio::time::sleep(wait) => {}
                     _ = stop.wait_for(|stopped| *stopped) => {}

@@ -8,7 +8,7 @@ use std::{
 use serde_json::Value;
 use tracekit_tests::{fixture, require_root, scratch, tracekit};
 
-use super::{json_lines, snoop, with_bpftrace};
+use super::{json_lines, snoop, snoop_text, with_bpftrace};
 
 const TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -284,21 +284,36 @@ fn truth_paths(truth: &str) -> BTreeSet<String> {
 }
 
 /// Paths of about 100, 255 and 4000 bytes, and the ENOENT calls on them, show whole in
-/// `tool`'s JSON `path`: every one of the fixture's 100 calls that succeed and 100 that
-/// fail (`mode`: `opens` or `stats`).
+/// `tool`'s JSON `path` and in its text's last column: each of the fixture's 100 calls that
+/// succeed and 100 that fail once (`mode`: `opens` or `stats`).
 fn long_paths_whole(tool: &str, mode: &str) {
     for len in [100, 255, 4000] {
         let dir = long_dir(len);
-        let (truth, events) = snoop(tool, tool, &[], &[mode, &dir, "100", "100"]);
+        let workload = [mode, &dir, "100", "100"];
+        let (truth, events) = snoop(tool, tool, &[], &workload);
         let expected = truth_paths(&truth);
         assert_eq!(expected.len(), 200, "{len}");
-        let seen: BTreeSet<String> = events
+        let seen: Vec<String> = events
             .iter()
             .filter_map(|e| e["path"].as_str())
             .filter(|path| path.starts_with(&dir))
             .map(str::to_string)
             .collect();
-        assert_eq!(seen, expected, "{tool}: paths of {len} bytes");
+        assert_eq!(seen.len(), 200, "{tool}: JSON events of {len}-byte paths");
+        let seen: BTreeSet<String> = seen.into_iter().collect();
+        assert_eq!(seen, expected, "{tool}: paths of {len} bytes, JSON");
+        // The text: the path is the last column (these have no spaces).
+        let (truth, text) = snoop_text(&format!("{tool}_text"), tool, &[], &workload);
+        assert_eq!(truth_paths(&truth), expected);
+        let seen: Vec<String> = text
+            .lines()
+            .filter_map(|line| line.split(' ').next_back())
+            .filter(|path| path.starts_with(&dir))
+            .map(str::to_string)
+            .collect();
+        assert_eq!(seen.len(), 200, "{tool}: text lines of {len}-byte paths");
+        let seen: BTreeSet<String> = seen.into_iter().collect();
+        assert_eq!(seen, expected, "{tool}: paths of {len} bytes, text");
         let top = dir.split('/').take(3).collect::<Vec<_>>().join("/");
         let _ = std::fs::remove_dir_all(top);
     }

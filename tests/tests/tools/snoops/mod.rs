@@ -15,11 +15,36 @@ const TIMEOUT: Duration = Duration::from_secs(120);
 /// Runs `tracekit TOOL ARGS --json -o FILE -- tk_snoops WORKLOAD`: the fixture's truth
 /// lines (stdout) and the tool's JSON objects.
 fn snoop(test: &str, tool: &str, args: &[&str], workload: &[&str]) -> (String, Vec<Value>) {
+    let mut all = vec!["--json"];
+    all.extend(args);
+    let (truth, out) = snoop_out(test, tool, &all, workload);
+    (truth, json_lines(&out).1)
+}
+
+/// Runs `tracekit TOOL ARGS -o FILE -- tk_snoops WORKLOAD`: the fixture's truth lines
+/// (stdout) and the tool's text.
+fn snoop_text(test: &str, tool: &str, args: &[&str], workload: &[&str]) -> (String, String) {
+    let (truth, out) = snoop_out(test, tool, args, workload);
+    (truth, std::fs::read_to_string(out).unwrap())
+}
+
+/// Runs `tracekit TOOL ARGS -o FILE -- tk_snoops WORKLOAD`, which must lose nothing: the
+/// fixture's truth lines (stdout) and FILE.
+fn snoop_out(
+    test: &str,
+    tool: &str,
+    args: &[&str],
+    workload: &[&str],
+) -> (String, std::path::PathBuf) {
     let dir = scratch(test);
-    let out = dir.join("events.json");
+    let out = dir.join(if args.contains(&"--json") {
+        "events.json"
+    } else {
+        "events.txt"
+    });
     let out_text = out.to_str().unwrap().to_string();
     let program = fixture("tk_snoops");
-    let mut all = vec![tool, "--json", "-o", out_text.as_str()];
+    let mut all = vec![tool, "-o", out_text.as_str()];
     all.extend(args);
     all.push("--");
     all.push(program.to_str().unwrap());
@@ -31,7 +56,7 @@ fn snoop(test: &str, tool: &str, args: &[&str], workload: &[&str]) -> (String, V
         "events were lost: {}",
         run.stderr
     );
-    (run.stdout.clone(), json_lines(&out).1)
+    (run.stdout.clone(), out)
 }
 
 /// The file a `--json -o FILE` run wrote: its text, and its lines as JSON objects.

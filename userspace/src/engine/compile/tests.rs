@@ -321,3 +321,37 @@ columns: dev Disk, follows(dev,sector,nr_sector) Int { signed: false }
         "--by follows(dev,rwbs,nr_sector): `rwbs` is a string; follows reads numbers"
     );
 }
+
+/// A string stored in the record (`__data_loc`) is read whole where it is printed or
+/// compared, and as its 31 bytes (the kernel marks a longer one) where it is a group key.
+#[test]
+fn record_strings_are_whole_where_printed_or_compared() {
+    let exec = || Request::probe("sched:sched_process_exec");
+    let operands = |request: &Request| {
+        let listing = compiled(request);
+        listing
+            .lines()
+            .find_map(|line| line.strip_prefix("operands: "))
+            .unwrap()
+            .to_string()
+    };
+    let trace = Request {
+        shape: Shape::Trace,
+        print: vec!["filename".into()],
+        ..exec()
+    };
+    assert_eq!(operands(&trace), "#0 field_data_loc@8:4096 whole:4096");
+    let filtered = Request {
+        filter: Some("filename == \"/bin/true\"".into()),
+        ..exec()
+    };
+    assert_eq!(
+        operands(&filtered),
+        "#0 field_data_loc@8:4096 whole:4096+head"
+    );
+    let keyed = Request {
+        by: KeyField::all(&["filename".into()]),
+        ..exec()
+    };
+    assert_eq!(operands(&keyed), "#0 field_data_loc@8:32");
+}

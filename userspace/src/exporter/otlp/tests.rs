@@ -100,3 +100,17 @@ fn the_queue_is_bounded_and_counts_what_it_drops() {
     );
     assert!(text.contains("tk_exporter_otlp_queue_length 2\n"), "{text}");
 }
+
+#[test]
+fn a_servers_delay_replaces_the_backoff_up_to_a_minute() {
+    let backoff = Duration::from_secs(2);
+    assert_eq!(retry_wait(None, backoff), backoff);
+    let delay = Duration::from_secs(5);
+    assert_eq!(retry_wait(Some(delay), backoff), delay);
+    assert_eq!(retry_wait(Some(Duration::ZERO), backoff), Duration::ZERO);
+    assert_eq!(
+        retry_wait(Some(Duration::from_secs(3600)), backoff),
+        MAX_THROTTLE
+    );
+    assert_eq!(MAX_THROTTLE, Duration::from_secs(60));
+}
