@@ -292,6 +292,9 @@ pub fn frame<M: UnwindMaps>(walk: &mut InterpWalk, fp: u64, pc: u64) -> V8Frame 
                     }
                     word
                 }
+                // A JavaScript builtin's frame (`Set.prototype.forEach` calling back into
+                // the script): its code is V8's builtin, which has no source positions.
+                None if in_builtins(walk, pc) => None,
                 None => {
                     let compiled = compiled_frame::<M>(walk, function, shared, pc);
                     bump::<M>(match compiled {

@@ -9,6 +9,7 @@ mod event_stacks;
 mod libnode;
 mod optimized_lines;
 mod perf_map;
+mod real_programs;
 mod v8_versions;
 
 use std::{

@@ -157,6 +157,7 @@ pub fn forget_exited() -> usize {
     let dying = std::mem::take(&mut registry.dying);
     for pid in &dying {
         registry.processes.remove(pid);
+        super::v8::line_ends::forget(*pid);
     }
     registry.dying = registry
         .processes

@@ -48,14 +48,14 @@
 //! first, bit 7 set on every byte but the last. The position of code offset `o` is that of
 //! the last entry whose code offset is `<= o` (`AbstractCode::SourcePosition`).
 
-use super::read_memory;
+use super::{line_ends, read_memory};
 
 /// The largest source position table read (bytes).
 const MAX_TABLE: u64 = 65_536;
 /// The longest source prefix read to count lines when V8 has no `line_ends` (UTF-16 units).
 pub const MAX_SOURCE: u64 = 16 << 20;
-/// The most `line_ends` entries searched.
-const MAX_LINES: u64 = 1 << 24;
+/// The most `line_ends` entries read.
+pub const MAX_LINES: u64 = 1 << 24;
 
 /// Where a function's lines are (offsets in bytes from the `v8dbg_*` symbols).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -171,7 +171,18 @@ pub fn script_offset(position: i64) -> Option<u32> {
 
 /// The 1-based lines of script offsets `offsets` in `source`: one plus the line terminators
 /// before each, counting UTF-16 units as V8 does.
+#[cfg(test)]
 pub fn lines_in_source(source: &str, offsets: &[u32]) -> Vec<i32> {
+    let ends = source_ends(source);
+    offsets
+        .iter()
+        .map(|&offset| line_of_ends(&ends, offset))
+        .collect()
+}
+
+/// The UTF-16 offsets of `source`'s line terminators (`\n`, a `\r` not before `\n`,
+/// U+2028, U+2029), ascending.
+pub fn source_ends(source: &str) -> Vec<u32> {
     let mut ends = Vec::new();
     let mut units = 0u32;
     let mut chars = source.chars().peekable();
@@ -186,10 +197,7 @@ pub fn lines_in_source(source: &str, offsets: &[u32]) -> Vec<i32> {
         }
         units += c.len_utf16() as u32;
     }
-    offsets
-        .iter()
-        .map(|&offset| line_of_ends(&ends, offset))
-        .collect()
+    ends
 }
 
 /// The 1-based line of script offset `offset` given the line terminators' offsets `ends`
@@ -298,7 +306,7 @@ pub(super) trait Objects {
 }
 
 /// A Smi's value.
-fn smi(word: u64) -> Option<i64> {
+pub(super) fn smi(word: u64) -> Option<i64> {
     (word & 1 == 0).then_some((word as i64) >> 32)
 }
 
@@ -330,48 +338,25 @@ pub(super) fn position_table(
 }
 
 /// The 1-based lines of script offsets `offsets` in the `Script` at untagged `script`:
-/// from its `line_ends` when V8 computed them, else counted in its source; `None` when
-/// neither can be read.
+/// from its line terminators ([`line_ends`]: V8's `line_ends` when it computed them, else
+/// counted in its source, once per script); `None` when neither can be read.
 pub(super) fn script_lines(
     objects: &impl Objects,
     layout: &LineLayout,
     script: u64,
     offsets: &[u32],
 ) -> Option<Vec<i32>> {
-    let ends = objects.word(script + u64::from(layout.script_line_ends))?;
-    if let Some((array, kind)) = objects.object(ends)
-        && kind == layout.type_fixed_array
-    {
-        let count = smi(objects.word(array + u64::from(layout.array_length))?)?;
-        let count = u64::try_from(count).ok()?.min(MAX_LINES);
-        let end_at = |i: u64| -> Option<i64> {
-            smi(objects.word(array + u64::from(layout.array_data) + 8 * i)?)
-        };
-        return offsets
-            .iter()
-            .map(|&offset| {
-                // The first line whose end is at or after `offset`, by binary search.
-                let (mut low, mut high) = (0u64, count);
-                while low < high {
-                    let middle = (low + high) / 2;
-                    if end_at(middle)? < i64::from(offset) {
-                        low = middle + 1;
-                    } else {
-                        high = middle;
-                    }
-                }
-                i32::try_from(low + 1).ok()
-            })
-            .collect();
-    }
     let longest = offsets.iter().copied().max()?;
-    let source = objects.word(script + u64::from(layout.script_source))?;
-    let prefix = objects.string_prefix(source, (u64::from(longest) + 1).min(MAX_SOURCE))?;
-    let units: u64 = prefix.chars().map(|c| c.len_utf16() as u64).sum();
-    if units < u64::from(longest).min(MAX_SOURCE) {
+    let ends = line_ends::of_script(objects, layout, script)?;
+    if !ends.covers(longest) {
         return None;
     }
-    Some(lines_in_source(&prefix, offsets))
+    Some(
+        offsets
+            .iter()
+            .map(|&offset| line_of_ends(&ends.ends, offset))
+            .collect(),
+    )
 }
 
 /// The definition line (0: unknown) and the (recorded offset, line) pairs

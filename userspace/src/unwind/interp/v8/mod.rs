@@ -749,6 +749,7 @@ pub fn symbol(info: &CodeInfo, units: u32) -> String {
 
 pub(super) mod compiled;
 mod embedded;
+pub(super) mod line_ends;
 mod lines;
 mod reader;
 pub(super) mod replaced;
