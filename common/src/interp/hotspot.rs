@@ -90,8 +90,10 @@ pub fn decode_fingerprint(word: u64) -> Option<Option<u16>> {
 
 /// Bit of a [`method_key`] that says it holds a fingerprint (never set in an address).
 pub const METHOD_KEY_FLAG: u64 = 1 << 63;
-/// Bit where a [`method_key`]'s fingerprint starts (above any user address).
-pub const METHOD_KEY_SHIFT: u32 = 47;
+/// Bit where a [`method_key`]'s fingerprint starts: above its `Method*` shifted right by 3
+/// (metaspace words are 8-byte aligned), 45 bits for user addresses below 2^48 (arm64's
+/// reach it: a JVM's metaspace there is above 2^47).
+pub const METHOD_KEY_SHIFT: u32 = 45;
 
 /// The code object an interpreted frame of `method` with `fingerprint` is announced and
 /// named as: one per (`Method*`, fingerprint), so that a `Method*` reused by another
@@ -100,13 +102,13 @@ pub const METHOD_KEY_SHIFT: u32 = 47;
 pub fn method_key(method: u64, fingerprint: u16) -> u64 {
     METHOD_KEY_FLAG
         | (u64::from(fingerprint) << METHOD_KEY_SHIFT)
-        | (method & ((1 << METHOD_KEY_SHIFT) - 1))
+        | ((method >> 3) & ((1 << METHOD_KEY_SHIFT) - 1))
 }
 
 /// The `Method*` and fingerprint of a [`method_key`]; `None` for any other code pointer.
 pub fn split_method_key(key: u64) -> Option<(u64, u16)> {
     (key & METHOD_KEY_FLAG != 0).then_some((
-        key & ((1 << METHOD_KEY_SHIFT) - 1),
+        (key & ((1 << METHOD_KEY_SHIFT) - 1)) << 3,
         (key >> METHOD_KEY_SHIFT) as u16,
     ))
 }

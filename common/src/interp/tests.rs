@@ -96,10 +96,25 @@ fn interpreted_frames_carry_their_methods_fingerprint() {
     );
     assert_eq!(decode_fingerprint(method), None);
     let key = method_key(method, 0xBEEF);
-    assert_eq!(key, 0xDF77_FF10_0000_2B10);
+    assert_eq!(key, 0x97DD_EFE2_0000_0562);
     assert_eq!(split_method_key(key), Some((method, 0xBEEF)));
     assert_ne!(key, method_key(method, 0xBEEE));
     assert_eq!(split_method_key(method), None);
+}
+
+#[test]
+fn method_keys_keep_arm64_metaspace_addresses() {
+    use hotspot::{method_key, split_method_key};
+    // arm64 user addresses reach 2^48: a JVM's metaspace there is above 2^47.
+    for method in [0xffff_8a12_3450_u64, 0xaaaa_e000_0008, 0x7f3a_1c20_1238] {
+        for fingerprint in [0, 0xBEEF, u16::MAX] {
+            assert_eq!(
+                split_method_key(method_key(method, fingerprint)),
+                Some((method, fingerprint)),
+                "{method:#x}"
+            );
+        }
+    }
 }
 
 #[test]

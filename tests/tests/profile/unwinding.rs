@@ -303,6 +303,111 @@ fn unwind_debian_rg_whole_stacks() {
     assert_whole_stacks("unwind_debian_rg", "rg", &command, 6);
 }
 
+/// Debian's `xz -9` (stripped `liblzma`, no frame pointers) profiled by tracekit and by
+/// `perf record --call-graph dwarf` (Debian's `linux-perf`) on the same input: tracekit's
+/// median user depth is within 1 of perf's, and no user frame is a bare `[unknown]`. Where
+/// Debian's perf runs: here (perf 6.1 on x86_64: median 15) and in the arm64 VM, whose
+/// image holds Debian's arm64 `xz` and `perf`.
+#[test]
+fn unwind_debian_xz_as_deep_as_perf() {
+    require_root();
+    let test = "unwind_debian_xz_perf";
+    let Some(xz) = debian_program(test, "/usr/bin/xz", "xz-utils") else {
+        return;
+    };
+    let Some(perf) = debian_program(test, "/usr/bin/perf", "linux-perf") else {
+        return;
+    };
+    // Emulated (the VM matrix), xz runs several times slower: 1 MiB is seconds there.
+    let emulated = std::env::var("TRACEKIT_VM_EMULATED").is_ok_and(|v| v == "1");
+    // Apart from the test's own scratch, which each tracekit run starts afresh.
+    let dir = scratch("unwind_debian_xz_perf_data");
+    let input = dir.join("input.txt");
+    write_input(&input, if emulated { 1 << 20 } else { 4 << 20 });
+    let command = [xz, "-9", "-T1", "-k", "-f", input.to_str().unwrap()];
+
+    let (folded, stderr) = profile_folded(test, &["--user-only"], &command);
+    let stacks = user_stacks(&folded, "xz");
+    let total = samples(&stacks);
+    assert!(
+        total >= 50,
+        "only {total} samples of xz: {folded:#?}\n{stderr}"
+    );
+    let unknown = through(&stacks, &["[unknown]"]);
+    let median = median_depth(&stacks);
+
+    let perf_stacks = perf_user_stacks(perf, &dir, &command, "xz");
+    let perf_median = median_depth(&perf_stacks);
+    let walked = stderr.lines().find(|l| l.contains("dwarf unwinder:"));
+    eprintln!(
+        "{test}: median user depth {median} over {total} samples ({unknown} with [unknown]); \
+         perf --call-graph dwarf: {perf_median} over {}\n{}",
+        perf_stacks.len(),
+        walked.unwrap_or_default()
+    );
+    assert!(
+        perf_stacks.len() >= 50,
+        "perf recorded only {} samples of xz",
+        perf_stacks.len()
+    );
+    assert!(
+        median.abs_diff(perf_median) <= 1,
+        "median user depth {median}, perf's {perf_median}: {folded:#?}"
+    );
+    assert_eq!(unknown, 0, "[unknown] user frames: {folded:#?}");
+}
+
+/// `perf record --call-graph dwarf` of `command` (cpu-clock at 99 Hz, into `dir`), read back
+/// by `perf script`: the user frames of each sample of `comm` (`ADDRESS (DSO)`, innermost
+/// first, inlined functions not counted as frames), each with a count of 1.
+fn perf_user_stacks(
+    perf: &str,
+    dir: &Path,
+    command: &[&str],
+    comm: &str,
+) -> Vec<(Vec<String>, u64)> {
+    let data = dir.join("perf.data");
+    let data = data.to_str().unwrap();
+    // Debian's arm64 perf 6.1 in the emulated arm64 6.12 refused cpu-clock sampling
+    // ("PMU Hardware doesn't support sampling/overflow-interrupts"): then the other clock,
+    // then the emulated PMU's cycles.
+    let mut refusals = String::new();
+    let recorded = ["cpu-clock", "task-clock", "cycles"].iter().any(|event| {
+        let mut record = Command::new(perf);
+        record
+            .args(["record", "-q", "-e", event, "-F", "99", "--call-graph"])
+            .args(["dwarf", "-o", data, "--"])
+            .args(command);
+        let out = tracekit_tests::run(record, TIMEOUT);
+        refusals += &format!("perf record -e {event}: {}\n", out.stderr.trim());
+        out.status.success()
+    });
+    eprint!("{refusals}");
+    assert!(recorded, "perf record refused every event:\n{refusals}");
+    let mut script = Command::new(perf);
+    script.args(["script", "--no-inline", "-F", "comm,ip,dso", "-i", data]);
+    let out = tracekit_tests::run(script, TIMEOUT);
+    assert!(out.status.success(), "perf script: {}", out.stderr);
+    // A sample is its comm on a line, then one indented line per frame.
+    let mut stacks: Vec<(Option<Vec<String>>, u64)> = Vec::new();
+    for line in out.stdout.lines() {
+        if !line.starts_with(char::is_whitespace) {
+            if !line.trim().is_empty() {
+                stacks.push(((line.trim() == comm).then(Vec::new), 1));
+            }
+        } else if let Some((Some(frames), _)) = stacks.last_mut() {
+            let frame = line.trim();
+            if !frame.is_empty() && !frame.ends_with("([kernel.kallsyms])") {
+                frames.push(frame.to_string());
+            }
+        }
+    }
+    stacks
+        .into_iter()
+        .filter_map(|(frames, count)| Some((frames?, count)))
+        .collect()
+}
+
 /// PostgreSQL: Debian's server is built without frame pointers.
 /// `profile -a` while `pgbench -c 4` runs against a private cluster (the backends started
 /// before tracekit, so their tables come from the whole-machine scan): at least 80% of the

@@ -93,6 +93,7 @@ pub fn build_initramfs(dir: &Path, arch: &Arch) -> Result<PathBuf> {
     } else {
         add_debian_python(dir, &image, &root)?;
         add_node(dir, &image, &root)?;
+        add_xz_and_perf(dir, &image)?;
     }
     add_ext4(&image, &module_trees(dir, arch))?;
     let initramfs = dir.join(format!("initramfs-{}.cpio", arch.name));
@@ -189,13 +190,22 @@ const DEBIAN_ARM64_PACKAGES: [&str; 7] = [
 
 /// [`DEBIAN_ARM64_PACKAGES`], downloaded and unpacked once into `target/vm/debian-arm64/`.
 fn debian_arm64(dir: &Path) -> Result<PathBuf> {
-    let cache = dir.join("debian-arm64");
+    unpacked_once(dir, "debian-arm64", &DEBIAN_ARM64_PACKAGES)
+}
+
+/// Debian 12's arm64 packages of `packages`, downloaded and unpacked once into one tree,
+/// `target/vm/NAME/`.
+fn unpacked_once(dir: &Path, name: &str, packages: &[&str]) -> Result<PathBuf> {
+    let cache = dir.join(name);
     let done = cache.join(".unpacked");
     if !done.is_file() {
-        eprintln!("xtask: vm: downloading Debian's arm64 CPython 3.11 and libraries");
+        eprintln!(
+            "xtask: vm: downloading Debian's arm64 {}",
+            packages.join(" ")
+        );
         let _ = std::fs::remove_dir_all(&cache);
         let apt = apt_options(dir, Some(&BOOKWORM_ARM64))?;
-        for package in DEBIAN_ARM64_PACKAGES {
+        for package in packages {
             fetch_package(&apt, package, &cache)?;
         }
         std::fs::write(&done, "")?;
@@ -318,6 +328,59 @@ fn add_node(dir: &Path, image: &Path, root: &Path) -> Result<()> {
     )?;
     let fixture = root.join("tests/fixtures/js_chain.js");
     copy_into(image, &fixture, &fixture)
+}
+
+/// Debian 12's arm64 `xz` (`xz-utils`, `liblzma5`: stripped, built without frame pointers)
+/// and `perf` 6.1 (`linux-perf`) with the libraries it loads that [`DEBIAN_ARM64_PACKAGES`]
+/// does not hold: `unwind_debian_xz_as_deep_as_perf` profiles the same `xz -9` with both.
+const DEBIAN_ARM64_PERF_PACKAGES: [&str; 19] = [
+    "xz-utils",
+    "liblzma5",
+    "linux-perf",
+    "libbabeltrace1",
+    "libbz2-1.0",
+    "libcap2",
+    "libcrypt1",
+    "libdw1",
+    "libelf1",
+    "libglib2.0-0",
+    "libnuma1",
+    "libopencsd1",
+    "libpcre2-8-0",
+    "libperl5.36",
+    "libpython3.11",
+    "libslang2",
+    "libunwind8",
+    "libuuid1",
+    "libzstd1",
+];
+
+/// [`DEBIAN_ARM64_PERF_PACKAGES`] in the arm64 image: `/usr/bin/xz`, `/usr/bin/perf`, and
+/// the shared objects of the packages' library directories (links as links), about 30 MB.
+fn add_xz_and_perf(dir: &Path, image: &Path) -> Result<()> {
+    let cache = unpacked_once(dir, "debian-arm64-perf", &DEBIAN_ARM64_PERF_PACKAGES)?;
+    copy_debian(&cache, image, &["/usr/bin/xz", "/usr/bin/perf"])?;
+    for libs in ["lib/aarch64-linux-gnu", "usr/lib/aarch64-linux-gnu"] {
+        let Ok(entries) = std::fs::read_dir(cache.join(libs)) else {
+            continue;
+        };
+        std::fs::create_dir_all(image.join(libs))?;
+        for entry in entries {
+            let path = entry?.path();
+            let name = path.file_name().expect("a directory entry has a name");
+            let to = image.join(libs).join(name);
+            if !name.to_string_lossy().contains(".so") || to.symlink_metadata().is_ok() {
+                continue;
+            }
+            let meta = std::fs::symlink_metadata(&path)?;
+            if meta.is_symlink() {
+                std::os::unix::fs::symlink(std::fs::read_link(&path)?, &to)?;
+            } else if meta.is_file() {
+                std::fs::copy(&path, &to)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The modules an ext4 filesystem on a loop device needs (Debian builds them as modules), in

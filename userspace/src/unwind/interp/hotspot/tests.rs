@@ -381,7 +381,7 @@ fn interpreted_frames_are_keyed_by_their_fingerprint_word() {
     );
     assert_eq!(
         frame_code(frame, Some(fingerprint)),
-        Some(0x891A_7F10_0000_2B10)
+        Some(0x8246_8FE2_0000_0562)
     );
     // Its fingerprint was unreadable: named by nothing.
     assert_eq!(frame_code(frame, Some(encode_fingerprint(None))), None);
