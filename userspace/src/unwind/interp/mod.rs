@@ -23,8 +23,8 @@
 //! code here (publishing, the registry of code objects, splicing, the report) goes through
 //! that table.
 
+mod branches;
 mod code_info;
-mod cold;
 pub mod hotspot;
 mod layout;
 mod memory;

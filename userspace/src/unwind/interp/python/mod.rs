@@ -247,7 +247,7 @@ pub struct Binary {
     pub types: (u64, u64),
     /// `_PyRuntime` to `autoTSSkey` on this architecture.
     pub auto_tss_key: u64,
-    /// The eval loop's part placed apart by the compiler (`super::cold`): start and size.
+    /// The eval loop's part placed apart by the compiler (`super::branches::cold_part`): start and size.
     pub cold: Option<(u64, u64)>,
 }
 
@@ -503,7 +503,7 @@ fn detect(path: &str, file: &std::path::Path) -> Detected {
     let cold = std::fs::read(file).ok().and_then(|data| {
         let elf = object::File::parse(&*data).ok()?;
         let bounds = crate::unwind::table::function_bounds(&elf);
-        super::cold::cold_part(
+        super::branches::cold_part(
             &data,
             &bounds,
             (eval.addr, eval_size as u64),

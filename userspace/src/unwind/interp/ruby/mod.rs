@@ -21,7 +21,9 @@ use tracekit_common::interp::{
 };
 
 use super::{
-    CodeInfo, Interpreters, bias_at, read_memory,
+    CodeInfo, Interpreters, bias_at,
+    branches::{Branch, branch_targets},
+    read_memory,
     registry::CodeReader,
     runtime::{Detected, Runtime, at_line, same_reader},
     text::{MAX_FILE, MAX_NAME, plausible_text},
@@ -211,7 +213,7 @@ fn detect(path: &str, file: &std::path::Path) -> Detected {
                 .map(|core| (core, at.wrapping_add(core.0.wrapping_sub(exec.0))))
                 .unwrap_or((exec, at)),
         ),
-        (None, Some((main, at))) => callees(&data, &bounds, main, at)
+        (None, Some((main, at))) => branch_targets(&data, &bounds, main, at, Branch::CallOrJump)
             .into_iter()
             .filter_map(|callee| {
                 let callee_at = at.wrapping_add(callee.0.wrapping_sub(main.0));
@@ -245,40 +247,6 @@ fn detect(path: &str, file: &std::path::Path) -> Detected {
 /// 20 KiB of hot handlers in Debian's 3.3.8, its cold ones split off).
 const MIN_EXEC_CORE: u64 = 16 * 1024;
 
-/// The functions (by `bounds`, from the unwind information) that function `func` (start
-/// and size, at `file_offset`) calls or jumps to directly (`e8`/`e9 rel32` whose target
-/// starts a function): `[start, size)` each, in the order met. A byte scan, not a
-/// disassembly: a target counts only where a function starts.
-fn callees(
-    data: &[u8],
-    bounds: &[(u64, u64)],
-    func: (u64, u64),
-    file_offset: u64,
-) -> Vec<(u64, u64)> {
-    let start = file_offset as usize;
-    let Some(code) = data.get(start..start + func.1 as usize) else {
-        return Vec::new();
-    };
-    let mut found = Vec::new();
-    for at in 0..code.len().saturating_sub(4) {
-        if code[at] != 0xe8 && code[at] != 0xe9 {
-            continue;
-        }
-        let Ok(rel) = code[at + 1..at + 5].try_into().map(i32::from_le_bytes) else {
-            continue;
-        };
-        let target = (func.0 + at as u64 + 5).wrapping_add_signed(i64::from(rel));
-        let Ok(index) = bounds.binary_search_by_key(&target, |&(begin, _)| begin) else {
-            continue;
-        };
-        let (begin, end) = bounds[index];
-        if begin != func.0 && !found.contains(&(begin, end - begin)) {
-            found.push((begin, end - begin));
-        }
-    }
-    found
-}
-
 /// `vm_exec_core`'s `[start, size)`: the largest function that `rb_vm_exec` (`exec`: start
 /// and size, at `exec_file_offset`) calls directly, if at least [`MIN_EXEC_CORE`]. Its
 /// samples then read as Ruby frames, where `rb_vm_exec` alone would leave its unnamed
@@ -289,7 +257,7 @@ fn vm_exec_core(
     exec: (u64, u64),
     exec_file_offset: u64,
 ) -> Option<(u64, u64)> {
-    callees(data, bounds, exec, exec_file_offset)
+    branch_targets(data, bounds, exec, exec_file_offset, Branch::CallOrJump)
         .into_iter()
         .filter(|&(_, size)| size >= MIN_EXEC_CORE)
         .max_by_key(|&(_, size)| size)
