@@ -6,7 +6,7 @@
 use std::{path::Path, time::Duration};
 
 use serde_json::Value;
-use tracekit_tests::{require_root, scratch, tracekit};
+use tracekit_tests::{require_root, scratch, total_count, tracekit};
 
 const TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -118,13 +118,7 @@ fn data_loc_strings_show_whole_and_compare_whole() {
             ],
             &program,
         );
-        let counts: Value = serde_json::from_str(&out).unwrap();
-        let counted: u64 = counts["groups"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|g| g["count"].as_u64().unwrap())
-            .sum();
+        let counted = total_count(&serde_json::from_str(&out).unwrap());
         assert_eq!(counted, expected as u64, "count --filter '{filter}': {out}");
     }
     // A group key keeps 31 bytes and the mark; the shell's path is whole.

@@ -6,7 +6,7 @@ use std::{
 };
 
 use serde_json::Value;
-use tracekit_tests::{fixture, require_root, scratch, tracekit};
+use tracekit_tests::{fixture, require_root, scratch, total_count, tracekit};
 
 use super::{json_lines, snoop, snoop_text, with_bpftrace};
 
@@ -492,13 +492,7 @@ fn string_filters_compare_whole_strings() {
             ],
             dir,
         );
-        let counts: Value = serde_json::from_str(&out).unwrap();
-        let counted: u64 = counts["groups"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|g| g["count"].as_u64().unwrap())
-            .sum();
+        let counted = total_count(&serde_json::from_str(&out).unwrap());
         assert_eq!(counted, expected as u64, "count --filter '{filter}'\n{out}");
     }
     let top = dir.split('/').take(3).collect::<Vec<_>>().join("/");
