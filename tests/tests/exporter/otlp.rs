@@ -647,6 +647,27 @@ fn pushes_otlp_profiles(test: &str, protocol: Protocol) {
     );
 }
 
+/// The burner, burning until dropped.
+struct Burning(Child);
+
+impl Burning {
+    fn start() -> Self {
+        Self(
+            Command::new(fixture("tk_burner"))
+                .arg("600")
+                .spawn()
+                .unwrap(),
+        )
+    }
+}
+
+impl Drop for Burning {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// The receiver away for 30 s with a queue of 4 profiles (one a second): the 4 newest of
 /// the outage are delivered after it, the older ones are dropped and counted
 /// (`dropped_profiles_total{reason="queue_full"}` and their samples), the failed attempts
@@ -660,6 +681,8 @@ fn exporter_otlp_queue_survives_a_receiver_outage() {
         return;
     };
     let dir = scratch(test);
+    // Every interval has samples (an idle one sends nothing, and would not count).
+    let _busy = Burning::start();
     let port = free_port();
     let receiver = Receiver::start(python, port, &dir);
     let config = dir.join("exporter.toml");
@@ -884,6 +907,13 @@ fn exporter_otlp_push_waits_for_retry_after() {
         "Retry-After in 5 s (an HTTP-date) waited {:.2} s",
         third - second
     );
+    // Idle intervals are not sent: every request has its window and samples.
+    for line in &delivered {
+        assert!(
+            line["start"].is_u64() && line["samples"].as_u64() > Some(0),
+            "{line}"
+        );
+    }
     // The oldest profile goes first: the one refused twice is the first delivered.
     let oldest = delivered
         .iter()

@@ -15,7 +15,8 @@
 //! (`UNAVAILABLE`, `RESOURCE_EXHAUSTED` with a retry delay, ...) are retried, after the
 //! server's delay when it gives one, and the others reject the profile. What is dropped (`queue_full`, `rejected`, `shutdown`) is counted in
 //! `NS_exporter_otlp_dropped_profiles_total{reason}` and
-//! `NS_exporter_otlp_dropped_samples_total{reason}`, and logged once per streak.
+//! `NS_exporter_otlp_dropped_samples_total{reason}`, and logged once per streak. An
+//! interval without a sample sends nothing (`NS_exporter_otlp_empty_intervals_total`).
 
 use std::{
     collections::VecDeque,
@@ -214,6 +215,8 @@ impl Drop {
 struct Counts {
     /// Profiles taken and queued.
     taken: u64,
+    /// Intervals without a sample: nothing to send.
+    empty: u64,
     exported: u64,
     samples_exported: u64,
     failures: u64,
@@ -316,6 +319,12 @@ impl OtlpStats {
                 &[],
             ),
             family(
+                "empty_intervals",
+                "Intervals without a CPU sample, for which no OTLP profile was sent.",
+                Values::Counter(one(counts.empty)),
+                &[],
+            ),
+            family(
                 "exports",
                 "OTLP profile requests the receiver accepted.",
                 Values::Counter(one(counts.exported)),
@@ -381,8 +390,14 @@ impl Queue {
         self.batches.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Queues `batch`; the oldest goes (counted) when the queue is full.
+    /// Queues `batch`; the oldest goes (counted) when the queue is full. A batch of no
+    /// samples (an idle interval) is counted and not sent: a request without a resource
+    /// says nothing, not even its window's time.
     pub fn push(&self, batch: Batch) {
+        if batch.samples == 0 {
+            self.stats.counts().empty += 1;
+            return;
+        }
         let mut batches = self.lock();
         self.stats.counts().taken += 1;
         batches.push_back(batch);

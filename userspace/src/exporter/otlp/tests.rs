@@ -101,6 +101,27 @@ fn the_queue_is_bounded_and_counts_what_it_drops() {
     assert!(text.contains("tk_exporter_otlp_queue_length 2\n"), "{text}");
 }
 
+/// An interval without samples is counted, not queued: its request would carry no
+/// resource, not even the window's time.
+#[test]
+fn an_interval_without_samples_is_counted_not_sent() {
+    let stats = Arc::new(OtlpStats::default());
+    let queue = Queue::new(2, Arc::clone(&stats));
+    queue.push(batch(0));
+    queue.push(batch(3));
+    queue.push(batch(0));
+    assert_eq!(queue.len(), 1);
+    assert_eq!(queue.pop().unwrap().samples, 3);
+    let text = crate::output::prometheus::encode(&stats.families("tk"));
+    for line in [
+        "tk_exporter_otlp_empty_intervals_total 2\n",
+        "tk_exporter_otlp_profiles_total 1\n",
+    ] {
+        assert!(text.contains(line), "{line}{text}");
+    }
+    assert_eq!(stats.dropped_counts(Drop::QueueFull), (0, 0));
+}
+
 #[test]
 fn a_servers_delay_replaces_the_backoff_up_to_a_minute() {
     let backoff = Duration::from_secs(2);
