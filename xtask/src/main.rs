@@ -22,6 +22,7 @@ mod dist;
 mod engine_bench;
 mod exporter_bench;
 mod fuzz;
+mod real_programs;
 mod roots;
 mod setup;
 mod soak;

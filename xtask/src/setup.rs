@@ -160,13 +160,20 @@ pub fn ensure() -> Result<()> {
         }
     }
 
-    // Real JavaScript programs the Node tests profile: npm releases unpacked under target/.
-    // Without npm, or offline, those tests are skipped.
-    match real_js_programs() {
+    // Real JavaScript and Python programs the runtime tests profile: npm and PyPI releases
+    // unpacked under target/. Without npm or pip, or offline, those tests are skipped.
+    match crate::real_programs::javascript() {
         Ok(true) => did.push("unpacked the JavaScript programs the Node tests profile"),
         Ok(false) => {}
         Err(err) => {
             eprintln!("xtask: setup: {err:#} (the real-program Node tests will be skipped)")
+        }
+    }
+    match crate::real_programs::python() {
+        Ok(true) => did.push("unpacked the Python programs and py-spy the Python tests run"),
+        Ok(false) => {}
+        Err(err) => {
+            eprintln!("xtask: setup: {err:#} (the real-program Python tests will be skipped)")
         }
     }
 
@@ -192,50 +199,6 @@ const OTLP_PROTO_PIP: &str = "opentelemetry-proto==1.45.2";
 
 /// The grpcio release the receiver serves OTLP/gRPC with (the same pin as the tests).
 const GRPCIO_PIP: &str = "grpcio==1.85.3";
-
-/// The npm releases the Node tests run as real programs, each unpacked into
-/// `target/real-programs/NAME-VERSION` (the same pins as
-/// tests/tests/runtimes/node/real_programs.rs): TypeScript's compiler, and a project it
-/// compiles (RxJS ships its TypeScript sources, 251 files).
-const REAL_JS_PROGRAMS: [(&str, &str); 2] = [("typescript", "5.9.3"), ("rxjs", "7.8.1")];
-
-/// Unpacks [`REAL_JS_PROGRAMS`] that are not yet; true when one was.
-fn real_js_programs() -> Result<bool> {
-    let dir = crate::util::workspace_root().join("target/real-programs");
-    let mut unpacked = false;
-    for (name, version) in REAL_JS_PROGRAMS {
-        let into = dir.join(format!("{name}-{version}"));
-        if into.join(".tracekit-done").is_file() {
-            continue;
-        }
-        if find_program("npm").is_none() {
-            bail!("no npm to fetch {name}@{version} with");
-        }
-        std::fs::create_dir_all(&into).with_context(|| format!("creating {}", into.display()))?;
-        let tarball = Cmd::new("npm")
-            .args([
-                "pack",
-                "--silent",
-                &format!("{name}@{version}"),
-                "--pack-destination",
-            ])
-            .arg(&dir)
-            .stdout_only()
-            .with_context(|| format!("npm pack {name}@{version}"))?;
-        let tarball = dir.join(tarball.trim());
-        Cmd::new("tar")
-            .arg("xzf")
-            .arg(&tarball)
-            .args(["--strip-components=1", "-C"])
-            .arg(&into)
-            .run()?;
-        std::fs::remove_file(&tarball)
-            .with_context(|| format!("removing {}", tarball.display()))?;
-        std::fs::write(into.join(".tracekit-done"), "")?;
-        unpacked = true;
-    }
-    Ok(unpacked)
-}
 
 struct Nightly {
     sysroot: String,

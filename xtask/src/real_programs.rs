@@ -1,0 +1,151 @@
+//! Real programs from the package registries that the runtime tests run, unpacked under
+//! `target/real-programs/` by `cargo xtask setup` (the same pins as the tests that use them):
+//! JavaScript from npm (tests/tests/runtimes/node/real_programs.rs) and Python from PyPI
+//! with py-spy, the profiler they are compared with (tests/tests/runtimes/python/real_programs.rs).
+
+use std::path::Path;
+
+use anyhow::{Context as _, Result, bail};
+
+use crate::util::{Cmd, find_program};
+
+/// The npm releases the Node tests run as real programs, each unpacked into
+/// `target/real-programs/NAME-VERSION` (the same pins as
+/// tests/tests/runtimes/node/real_programs.rs): TypeScript's compiler, and a project it
+/// compiles (RxJS ships its TypeScript sources, 251 files).
+const REAL_JS_PROGRAMS: [(&str, &str); 2] = [("typescript", "5.9.3"), ("rxjs", "7.8.1")];
+
+/// Unpacks [`REAL_JS_PROGRAMS`] that are not yet; true when one was.
+pub fn javascript() -> Result<bool> {
+    let dir = crate::util::workspace_root().join("target/real-programs");
+    let mut unpacked = false;
+    for (name, version) in REAL_JS_PROGRAMS {
+        let into = dir.join(format!("{name}-{version}"));
+        if into.join(".tracekit-done").is_file() {
+            continue;
+        }
+        if find_program("npm").is_none() {
+            bail!("no npm to fetch {name}@{version} with");
+        }
+        std::fs::create_dir_all(&into).with_context(|| format!("creating {}", into.display()))?;
+        let tarball = Cmd::new("npm")
+            .args([
+                "pack",
+                "--silent",
+                &format!("{name}@{version}"),
+                "--pack-destination",
+            ])
+            .arg(&dir)
+            .stdout_only()
+            .with_context(|| format!("npm pack {name}@{version}"))?;
+        let tarball = dir.join(tarball.trim());
+        Cmd::new("tar")
+            .arg("xzf")
+            .arg(&tarball)
+            .args(["--strip-components=1", "-C"])
+            .arg(&into)
+            .run()?;
+        std::fs::remove_file(&tarball)
+            .with_context(|| format!("removing {}", tarball.display()))?;
+        std::fs::write(into.join(".tracekit-done"), "")?;
+        unpacked = true;
+    }
+    Ok(unpacked)
+}
+
+/// The PyPI wheels the Python tests run, each `(name, version)`, pure Python
+/// (`py3-none-any`) so that one download serves every CPython: pyflakes (a static
+/// analyser), Pygments (a syntax highlighter) and Black (a formatter, its pure-Python wheel)
+/// with Black's dependencies.
+const REAL_PY_PROGRAMS: [(&str, &str); 8] = [
+    ("pyflakes", "4.1.0"),
+    ("pygments", "2.19.2"),
+    ("black", "25.1.0"),
+    ("click", "8.5.1"),
+    ("mypy_extensions", "1.2.0"),
+    ("packaging", "26.4"),
+    ("pathspec", "1.1.1"),
+    ("platformdirs", "4.14.8"),
+];
+
+/// py-spy, CPython's sampling profiler the Python tests compare with: its manylinux
+/// wheel holds the static binary.
+const PY_SPY: (&str, &str) = ("py-spy", "0.4.1");
+
+/// Unpacks [`REAL_PY_PROGRAMS`] into `target/real-programs/python/site` (a `PYTHONPATH`)
+/// and [`PY_SPY`]'s binary to `target/real-programs/python/py-spy`, unless done; true
+/// when it was done now.
+pub fn python() -> Result<bool> {
+    let dir = crate::util::workspace_root().join("target/real-programs/python");
+    let done = dir.join(".tracekit-done");
+    if done.is_file() {
+        return Ok(false);
+    }
+    if find_program("python3").is_none() {
+        bail!("no python3 to fetch the Python programs with (pip)");
+    }
+    let wheels = dir.join("wheels");
+    std::fs::create_dir_all(&wheels).with_context(|| format!("creating {}", wheels.display()))?;
+    let pin = |(name, version): &(&str, &str)| format!("{name}=={version}");
+    let download = |pins: Vec<String>, pure: bool| {
+        let mut pip = Cmd::new("python3");
+        pip.args([
+            "-m",
+            "pip",
+            "download",
+            "-q",
+            "--no-deps",
+            "--only-binary=:all:",
+        ]);
+        if pure {
+            // Not Black's mypyc build for the python3 that runs pip: Python code, as any
+            // CPython in a distribution root would run it.
+            pip.args([
+                "--implementation",
+                "py",
+                "--abi",
+                "none",
+                "--platform",
+                "any",
+                "--python-version",
+                "3.11",
+            ]);
+        }
+        pip.arg("-d").arg(&wheels).args(pins).run()
+    };
+    download(REAL_PY_PROGRAMS.iter().map(pin).collect(), true)
+        .context("pip download of the Python programs")?;
+    download(vec![pin(&PY_SPY)], false).context("pip download of py-spy")?;
+    let site = dir.join("site");
+    for entry in std::fs::read_dir(&wheels)? {
+        let wheel = entry?.path();
+        let into = if is_py_spy(&wheel) {
+            dir.join("py-spy-wheel")
+        } else {
+            site.clone()
+        };
+        Cmd::new("python3")
+            .args(["-m", "zipfile", "-e"])
+            .arg(&wheel)
+            .arg(&into)
+            .run()?;
+    }
+    let binary = dir
+        .join("py-spy-wheel")
+        .join(format!("py_spy-{}.data/scripts/py-spy", PY_SPY.1));
+    let py_spy = dir.join("py-spy");
+    std::fs::copy(&binary, &py_spy)
+        .with_context(|| format!("copying {} out of its wheel", binary.display()))?;
+    std::fs::set_permissions(&py_spy, std::os::unix::fs::PermissionsExt::from_mode(0o755))?;
+    std::fs::remove_dir_all(dir.join("py-spy-wheel"))?;
+    std::fs::remove_dir_all(&wheels)?;
+    std::fs::write(done, "")?;
+    Ok(true)
+}
+
+fn is_py_spy(wheel: &Path) -> bool {
+    wheel
+        .file_name()
+        .and_then(|name| name.to_str())
+        .is_some_and(|name| name.starts_with("py_spy-"))
+}
