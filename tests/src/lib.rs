@@ -4,6 +4,7 @@
 //! The tests load BPF programs, so they need root and run one at a time
 //! (`cargo xtask test` does both).
 
+pub mod agreement;
 pub mod bpftrace;
 pub mod postgres;
 pub mod pprof;

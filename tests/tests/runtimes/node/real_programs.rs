@@ -20,7 +20,10 @@ use std::{
     process::Command,
 };
 
-use tracekit_tests::{require_root, scratch, tracekit, workspace};
+use tracekit_tests::{
+    agreement::{agreement, counted},
+    require_root, scratch, tracekit, workspace,
+};
 
 use super::{NODE, TIMEOUT, have_node, read_folded};
 
@@ -159,40 +162,6 @@ fn cpuprofile_functions(path: &Path) -> HashMap<Function, f64> {
     time
 }
 
-/// The `n` largest entries of `of`.
-fn top(of: &HashMap<Function, f64>, n: usize) -> Vec<Function> {
-    let mut sorted: Vec<(&Function, &f64)> = of.iter().collect();
-    sorted.sort_by(|a, b| b.1.total_cmp(a.1).then(a.0.cmp(b.0)));
-    sorted.into_iter().take(n).map(|(f, _)| f.clone()).collect()
-}
-
-/// 1 - TVD of the shares of `ours` and `v8s` over the union of their top `n` functions,
-/// and each such function's shares (V8's, ours), largest of V8's first.
-fn agreement(
-    ours: &HashMap<Function, f64>,
-    v8s: &HashMap<Function, f64>,
-    n: usize,
-) -> (f64, Vec<(Function, f64, f64)>) {
-    let total = |of: &HashMap<Function, f64>| of.values().sum::<f64>().max(1e-9);
-    let (our_total, v8_total) = (total(ours), total(v8s));
-    let mut functions = top(v8s, n);
-    for function in top(ours, n) {
-        if !functions.contains(&function) {
-            functions.push(function);
-        }
-    }
-    let shares: Vec<(Function, f64, f64)> = functions
-        .into_iter()
-        .map(|function| {
-            let v8 = v8s.get(&function).copied().unwrap_or(0.0) / v8_total;
-            let our = ours.get(&function).copied().unwrap_or(0.0) / our_total;
-            (function, v8, our)
-        })
-        .collect();
-    let distance: f64 = shares.iter().map(|(_, v8, our)| (v8 - our).abs()).sum();
-    (1.0 - distance / 2.0, shares)
-}
-
 /// `tsc` compiling RxJS: tracekit's innermost JavaScript functions agree with V8's own
 /// profile (1 - TVD over the top 30 functions at least [`AGREEMENT`]), fewer than 1% of
 /// the samples with a JavaScript frame have an `[unknown]` frame inside it, and code
@@ -282,13 +251,4 @@ fn node_compiler_functions_agree_with_v8s_profiler() {
         run.stderr
     );
     assert!(score >= AGREEMENT, "{test}: 1 - TVD {score:.3}");
-}
-
-/// The number before `what` in tracekit's `-v` report (0 when it says nothing of it).
-fn counted(stderr: &str, what: &str) -> u64 {
-    stderr
-        .lines()
-        .flat_map(|line| line.split([':', ',', ';']))
-        .find_map(|part| part.split_once(what)?.0.trim().parse().ok())
-        .unwrap_or(0)
 }

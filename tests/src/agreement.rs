@@ -1,0 +1,83 @@
+//! How two profilers agree on one workload: the real-program tests compare tracekit's
+//! innermost runtime function per sample with the runtime's own profiler's (V8's
+//! `--cpu-prof`, py-spy) as distributions, by 1 - TVD (total variation distance) over the
+//! union of both profiles' top functions.
+
+use std::{collections::HashMap, hash::Hash};
+
+/// The `n` largest entries of `of`, largest first (ties by key).
+pub fn top<K: Clone + Ord + Hash>(of: &HashMap<K, f64>, n: usize) -> Vec<K> {
+    let mut sorted: Vec<(&K, &f64)> = of.iter().collect();
+    sorted.sort_by(|a, b| b.1.total_cmp(a.1).then(a.0.cmp(b.0)));
+    sorted.into_iter().take(n).map(|(k, _)| k.clone()).collect()
+}
+
+/// 1 - TVD of the shares of `ours` and `theirs` (each a weight per key: samples or time)
+/// over the union of their top `n` keys: 1 - half the sum of the shares' absolute
+/// differences there. Also each such key's shares (theirs, ours), their largest first.
+pub fn agreement<K: Clone + Ord + Hash>(
+    ours: &HashMap<K, f64>,
+    theirs: &HashMap<K, f64>,
+    n: usize,
+) -> (f64, Vec<(K, f64, f64)>) {
+    let total = |of: &HashMap<K, f64>| of.values().sum::<f64>().max(1e-9);
+    let (our_total, their_total) = (total(ours), total(theirs));
+    let mut keys = top(theirs, n);
+    for key in top(ours, n) {
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    let shares: Vec<(K, f64, f64)> = keys
+        .into_iter()
+        .map(|key| {
+            let their = theirs.get(&key).copied().unwrap_or(0.0) / their_total;
+            let our = ours.get(&key).copied().unwrap_or(0.0) / our_total;
+            (key, their, our)
+        })
+        .collect();
+    let distance: f64 = shares
+        .iter()
+        .map(|(_, their, our)| (their - our).abs())
+        .sum();
+    (1.0 - distance / 2.0, shares)
+}
+
+/// The number before `what` in tracekit's `-v` report (`25 code objects could not be
+/// read`), 0 when it says nothing of it.
+pub fn counted(stderr: &str, what: &str) -> u64 {
+    stderr
+        .lines()
+        .flat_map(|line| line.split([':', ',', ';']))
+        .find_map(|part| part.split_once(what)?.0.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agreement_is_one_minus_half_the_share_differences() {
+        let ours = HashMap::from([("a", 6.0), ("b", 4.0)]);
+        let theirs = HashMap::from([("a", 30.0), ("b", 50.0), ("c", 20.0)]);
+        let (score, shares) = agreement(&ours, &theirs, 30);
+        // |0.3 - 0.6| + |0.5 - 0.4| + |0.2 - 0| = 0.6
+        assert!((score - 0.7).abs() < 1e-9, "{score}");
+        assert_eq!(shares[0].0, "b");
+        assert_eq!(top(&theirs, 1), vec!["b"]);
+        let (score, _) = agreement(&ours, &theirs, 1);
+        // Over b and a only: |0.5 - 0.4| + |0.3 - 0.6| = 0.4
+        assert!((score - 0.8).abs() < 1e-9, "{score}");
+    }
+
+    #[test]
+    fn counted_reads_the_number_before_the_words() {
+        let stderr = "tracekit: interpreters: CPython 3.11 in 1 process; 2906 eval-loop frames \
+                      met, 6234 interpreter frames recorded, 1 kept native\n\
+                      tracekit: interpreters: 25 code objects could not be read (the process)";
+        assert_eq!(counted(stderr, "interpreter frames recorded"), 6234);
+        assert_eq!(counted(stderr, "code objects could not be read"), 25);
+        assert_eq!(counted(stderr, "stacks cut"), 0);
+    }
+}
