@@ -4,4 +4,5 @@
 mod frames;
 mod names;
 mod perf_trampolines;
+mod real_programs;
 mod startup;
