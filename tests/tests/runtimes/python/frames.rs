@@ -448,29 +448,13 @@ fn whole_machine_python_beside_native() {
     }
 }
 
-/// py-spy (`pip install py-spy`), from PATH or pyenv's 3.11, or a printed skip reason.
-fn py_spy(test: &str) -> Option<PathBuf> {
-    let on_path = std::env::var_os("PATH").and_then(|path| {
-        std::env::split_paths(&path)
-            .map(|dir| dir.join("py-spy"))
-            .find(|p| p.is_file())
-    });
-    let pyenv = PathBuf::from("/root/.pyenv/versions/3.11.7/bin/py-spy");
-    on_path
-        .or_else(|| pyenv.is_file().then_some(pyenv))
-        .or_else(|| {
-            eprintln!("{test}: skipped: py-spy is not installed (pip install py-spy)");
-            None
-        })
-}
-
 /// tracekit and py-spy (`record --format raw`) on the same process give the same chain with
 /// the same hot line (py-spy names files by their base name).
 #[test]
 fn python_same_frames_as_py_spy() {
     let test = "python_same_frames_as_py_spy";
     require_root();
-    let Some(spy) = py_spy(test) else {
+    let Some(spy) = super::py_spy(test) else {
         return;
     };
     let Some(python) = any_python(test, &["debian", "3.12.1", "3.11.7"]) else {

@@ -44,21 +44,19 @@ type Function = (String, String);
 /// Where setup unpacked the programs (a `PYTHONPATH`) and py-spy; `None`, the skip's reason
 /// printed, when it did not, or without Debian's python3.
 fn programs(test: &str) -> Option<(PathBuf, PathBuf)> {
-    let dir = workspace().join("target/real-programs/python");
-    let (site, py_spy) = (dir.join("site"), dir.join("py-spy"));
     if !Path::new(PYTHON).is_file() {
         println!("{test}: skipped: no {PYTHON}");
         return None;
     }
-    if site.join("pyflakes").is_dir() && py_spy.is_file() {
-        return Some((site, py_spy));
+    let site = workspace().join("target/real-programs/python/site");
+    if !site.join("pyflakes").is_dir() {
+        println!(
+            "{test}: skipped: no Python programs in {} (cargo xtask setup fetches them with pip)",
+            site.display()
+        );
+        return None;
     }
-    println!(
-        "{test}: skipped: no Python programs and py-spy under {} (cargo xtask setup fetches \
-         them with pip)",
-        dir.display()
-    );
-    None
+    Some((site, super::py_spy(test)?))
 }
 
 /// The function of folded frame `frame` when it is a Python frame (`Class.name
