@@ -631,6 +631,11 @@ impl UnwindTables {
         self.queue_dropped += dropped;
     }
 
+    /// How long building the tables has taken over the run.
+    pub fn build_time(&self) -> Duration {
+        self.build_time
+    }
+
     /// The kernel walk's counters.
     pub fn walk_stats(&self) -> crate::Result<WalkStats> {
         self.kernel.walk_stats()
