@@ -49,6 +49,9 @@ pub struct UnwindReport {
     pub summary: Option<String>,
     /// The runtimes found whose frames were not named, and why (said without `-v`).
     pub not_named: Vec<crate::runtimes::RuntimeNotNamed>,
+    /// The user stacks walked before their process's tables were in (said without `-v`
+    /// when more than 1%); `None` in frame-pointer mode.
+    pub before_tables: Option<crate::output::profile::BeforeTables>,
 }
 
 /// The maps of a sampler, read as raw samples: stack hashes to instruction pointers, and
@@ -232,14 +235,27 @@ impl SampleSource for CpuSampler {
         let Some(profiler) = &mut self.profiler else {
             return UnwindReport::default();
         };
-        let (hints, not_named) = profiler
+        let (hints, not_named, before_tables) = profiler
             .unwind_tables()
-            .map(|tables| (tables.broken_hints(), tables.runtimes_not_named()))
+            .map(|tables| {
+                let walk = tables.walk_stats().unwrap_or_default();
+                let before = crate::output::profile::BeforeTables {
+                    stacks: walk.no_process,
+                    of: walk.stacks,
+                    build: tables.build_time(),
+                };
+                (
+                    tables.broken_hints(),
+                    tables.runtimes_not_named(),
+                    Some(before),
+                )
+            })
             .unwrap_or_default();
         UnwindReport {
             hints,
             summary: profiler.unwind_summary(),
             not_named,
+            before_tables,
         }
     }
 

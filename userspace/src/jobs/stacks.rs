@@ -564,14 +564,18 @@ fn finish(
             write_profile(out, format, &profile, lines.as_ref(), &header, report.top)
         })?;
     }
+    // A process with no tables by the end was walked by frame pointers only, for that
+    // reason, not (necessarily) for want of them.
+    let mut hints = unwind.hints.clone();
+    if unwind.before_tables.is_some() {
+        for broken in &profile.broken {
+            hints
+                .entry(broken.pid)
+                .or_insert_with(|| output::profile::NO_TABLES_YET.to_string());
+        }
+    }
     let summary = match collector.source.engine_stats()? {
-        None => output::profile::summary(
-            &profile,
-            &header,
-            &finished.reason(),
-            processes,
-            &unwind.hints,
-        ),
+        None => output::profile::summary(&profile, &header, &finished.reason(), processes, &hints),
         Some(stats) => {
             let mut summary = String::new();
             if matches!(labels.tool, "offcpu" | "offwaketime") {
@@ -598,6 +602,10 @@ fn finish(
     };
     // Said without -v: a runtime found but not unwound reads as native frames otherwise.
     let summary = summary
+        + &unwind
+            .before_tables
+            .map(|before| output::profile::before_tables_line(&before))
+            .unwrap_or_default()
         + &unwind
             .not_named
             .iter()

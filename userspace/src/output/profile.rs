@@ -303,6 +303,40 @@ pub fn summary(
     out
 }
 
+/// The user stacks the DWARF unwinder walked before their process's unwind tables were
+/// in: with `-a` the machine's tables are built while sampling runs (seconds on a busy
+/// machine), and until then a process is walked by frame pointers only.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BeforeTables {
+    /// User stacks walked with no table for their process.
+    pub stacks: u64,
+    /// User stacks walked.
+    pub of: u64,
+    /// How long building the tables took over the run.
+    pub build: std::time::Duration,
+}
+
+/// Why a process whose stacks look broken had them so, when it had no tables by the end.
+pub const NO_TABLES_YET: &str = "its unwind tables were not built yet when it was sampled \
+     (they are built while sampling runs), so only frame pointers walked its stacks";
+
+/// The summary's note when more than 1% of the user stacks were walked before their
+/// process's tables were in; empty otherwise.
+pub fn before_tables_line(before: &BeforeTables) -> String {
+    if before.stacks * 100 <= before.of {
+        return String::new();
+    }
+    format!(
+        "tracekit: note: {} of {} user stacks ({:.0}%) were walked before their process's \
+         unwind tables were built ({:.1} s of building), by frame pointers only: callers may \
+         be missing. A longer run has fewer; -p PID and -- CMD build the tables first.\n",
+        before.stacks,
+        before.of,
+        100.0 * before.stacks as f64 / before.of as f64,
+        before.build.as_secs_f64()
+    )
+}
+
 /// What `-o FILE` received, for stderr after the summary: `Wrote x.svg (flame graph).`
 pub fn written(path: &std::path::Path, format: Format) -> String {
     format!(
@@ -472,5 +506,25 @@ mod tests {
              -fno-omit-frame-pointer; Rust: -C force-frame-pointers=yes)\n"
         );
         let _ = FrameKind::User;
+    }
+
+    /// More than 1% of the user stacks walked before their tables: one note, with the
+    /// counts and the build time; 1% or less: nothing.
+    #[test]
+    fn stacks_walked_before_their_tables_are_noted_above_one_percent() {
+        let before = |stacks, of| BeforeTables {
+            stacks,
+            of,
+            build: std::time::Duration::from_millis(3361),
+        };
+        assert_eq!(
+            before_tables_line(&before(1318, 1559)),
+            "tracekit: note: 1318 of 1559 user stacks (85%) were walked before their \
+             process's unwind tables were built (3.4 s of building), by frame pointers only: \
+             callers may be missing. A longer run has fewer; -p PID and -- CMD build the \
+             tables first.\n"
+        );
+        assert_eq!(before_tables_line(&before(10, 1000)), "");
+        assert_eq!(before_tables_line(&before(0, 0)), "");
     }
 }

@@ -335,15 +335,22 @@ impl SampleSource for EngineStacks<'_> {
     fn unwind_report(&mut self) -> UnwindReport {
         let mut summaries = Vec::new();
         let mut not_named = Vec::new();
+        let mut before: Option<crate::output::profile::BeforeTables> = None;
         for unwinder in &mut self.unwinders {
             let tables = unwinder.tables();
             summaries.push(tables.summary());
             not_named.extend(tables.runtimes_not_named());
+            let walk = tables.walk_stats().unwrap_or_default();
+            let sum = before.get_or_insert_default();
+            sum.stacks += walk.no_process;
+            sum.of += walk.stacks;
+            sum.build += tables.build_time();
         }
         UnwindReport {
             hints: HashMap::new(),
             summary: (!summaries.is_empty()).then(|| summaries.join("\n")),
             not_named,
+            before_tables: before,
         }
     }
 
