@@ -22,7 +22,7 @@ const TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Copies fixture `name` into `root`'s `/tmp/tracekit-fixtures`; its path as the chrooted
 /// process sees it (and names its frames).
-fn fixture_in_root(root: &Path, name: &str) -> String {
+pub(super) fn fixture_in_root(root: &Path, name: &str) -> String {
     let dir = root.join("tmp/tracekit-fixtures");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::copy(
@@ -35,7 +35,7 @@ fn fixture_in_root(root: &Path, name: &str) -> String {
 
 /// The shares of `folded` that name `leaf` and the whole chain with the hot line of
 /// `script` (at `path` in the root), printed and checked: at least 95% and 90%.
-fn check_chain(test: &str, folded: &[(String, u64)], script: &str, path: &str) {
+pub(super) fn check_chain(test: &str, folded: &[(String, u64)], script: &str, path: &str) {
     let line = hot_line(script);
     let chain = [
         "outer (".to_string(),
