@@ -300,28 +300,23 @@ fn run_front(
 /// starts; the rest are built while it runs.
 pub const PREPARE_INTERPRETERS: Duration = Duration::from_secs(2);
 
-/// The back thread's nice value while it scans the machine: those builds yield the CPU to
-/// the front thread's (and to the machine's work) on a busy machine. The tables of a process
-/// announced by its samples are built at the default priority: on a machine at load 8 a
-/// compiler's sampled for 4 s were never built at nice 10.
+/// The back thread's nice value: its builds yield the CPU to the front thread's (and to the
+/// machine's work) on a busy machine. A sampled process's big binary (a compiler's 3.9 M
+/// rows) may then wait for seconds on a machine at load 8; at nice 0 its build took a
+/// CPU from the work being profiled.
 const BACK_NICE: i32 = 10;
 
-/// Sets this thread's nice value (Linux nice is per thread); says in `-vv` when it cannot.
-fn set_nice(nice: i32) {
-    // SAFETY: gettid(2) and setpriority(2) on this thread only.
+fn run_back(shared: &Shared, jobs: &Receiver<Back>, stop: &AtomicBool) {
+    // SAFETY: gettid(2) and setpriority(2) on this thread only (Linux nice is per thread).
     unsafe {
         let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-        if libc::setpriority(libc::PRIO_PROCESS, tid, nice) != 0 {
+        if libc::setpriority(libc::PRIO_PROCESS, tid, BACK_NICE) != 0 {
             log::debug!(
-                "unwind tables' back thread cannot take nice {nice}: {}",
+                "unwind tables' back thread keeps its priority: {}",
                 std::io::Error::last_os_error()
             );
         }
     }
-}
-
-fn run_back(shared: &Shared, jobs: &Receiver<Back>, stop: &AtomicBool) {
-    let mut nice = 0;
     let mut announced = VecDeque::new();
     let mut scan = VecDeque::new();
     let take = |job: Back, announced: &mut VecDeque<u32>, scan: &mut VecDeque<u32>| match job {
@@ -355,11 +350,6 @@ fn run_back(shared: &Shared, jobs: &Receiver<Back>, stop: &AtomicBool) {
         // A scanned process announced (and loaded) meanwhile is not loaded twice.
         if scanned && with(shared, |tables| tables.is_published(pid)) != Some(false) {
             continue;
-        }
-        let wanted = if scanned { BACK_NICE } else { 0 };
-        if wanted != nice {
-            set_nice(wanted);
-            nice = wanted;
         }
         if !build_binaries(shared, pid, stop)
             || with(shared, |tables| tables.load_process(pid)).is_none()
