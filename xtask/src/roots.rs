@@ -1,7 +1,7 @@
 //! Distribution roots for the runtime tests: Debian suites made with `debootstrap`
 //! (`--variant=minbase`) under `target/roots/<suite>`, holding the runtimes as those
-//! suites ship them (Ruby 3.3, PHP 8.4, Debian's `libnode` builds of Node 20 and 18, CPython
-//! 3.14). The tests run
+//! suites ship them (Ruby 3.3, PHP 8.4, Debian's `libnode` builds of Node 20, 18 and 24,
+//! CPython 3.14, OpenJDK 25). The tests run
 //! the fixtures inside a root with `chroot` and profile them from the host; they find the
 //! roots through `TRACEKIT_ROOTS` (set by `integration_tests`).
 //!
@@ -43,10 +43,11 @@ pub const SUITES: &[Suite] = &[
         packages: &["nodejs"],
         script: None,
     },
-    // Debian testing: the next release's CPython, 3.14 (~1.5 min, ~420 MB with its node).
+    // Debian testing: the next release's CPython 3.14, Node 24 (`libnode.so.137`) and
+    // OpenJDK 25 (~1.7 min, ~720 MB; OpenJDK 25 adds ~300 MB).
     Suite {
         name: "forky",
-        packages: &["python3"],
+        packages: &["python3", "nodejs", "openjdk-25-jre-headless"],
         script: Some("/usr/share/debootstrap/scripts/sid"),
     },
 ];

@@ -3,10 +3,32 @@
 //! chain fixture is named with its hot line. 3.14's frames hold their code object as a
 //! tagged `_PyStackRef`, and its entry frames have a new owner value; before 3.14 was
 //! known, the summary said "no layout for CPython 3.14" and no Python frame was named.
+//!
+//! Debian forky's node 24.21 (`/usr/bin/node` linked to `libnode.so.137`, V8 13.6), the
+//! same way: its library exports the `v8dbg_*` symbols but neither the builtins' symbol
+//! nor their accessors, nor `IsolateGroup::default_isolate_group_`. The builtins are found
+//! as the code V8 gives no unwind information, the isolate group through
+//! `v8::IsolateGroup::GetDefault()`. Before, no JavaScript frame was named ("no
+//! v8_Default_embedded_blob_code_ symbol").
+//!
+//! And forky's OpenJDK 25 with `Ledger.java` (compiled by the host's javac), no flags: the
+//! main thread's samples name `Ledger.sumCents` under `main -> outer -> middle -> leaf`,
+//! C2's inlined methods included. JDK 25 keeps an nmethod's debug information on the C
+//! heap, names its methods' line table flag in `ConstMethodFlags`, and writes its streams'
+//! numbers with an excess of 1; before, every sample ended in `[unknown]` in the code
+//! cache ("the JVM does not state its code heaps' or nmethods' layout").
 
-use tracekit_tests::{distro_root, require_root};
+use std::{path::Path, process::Command, time::Duration};
 
-use super::trixie::{chain_by_pid, chain_from_start};
+use tracekit_tests::{
+    chain_in_order, chroot_command, compile_java, distro_root, installed, parse_folded,
+    require_root, run, scratch, share, spawn_ready, tracekit, tracekit_bin,
+};
+
+use super::{
+    java::{CHAIN, main_thread},
+    trixie::{chain_by_pid, chain_from_start},
+};
 
 #[test]
 fn python_3_14_chain_debian_forky_by_pid() {
@@ -26,4 +48,121 @@ fn python_3_14_chain_debian_forky_from_start() {
         return;
     };
     chain_from_start(test, &root, "/usr/bin/python3.14", "py_chain.py");
+}
+
+#[test]
+fn node_24_chain_debian_forky_by_pid() {
+    let test = "node_24_chain_debian_forky_by_pid";
+    require_root();
+    let Some(root) = distro_root(test, "forky") else {
+        return;
+    };
+    chain_by_pid(test, &root, "/usr/bin/node", "js_chain.js");
+}
+
+#[test]
+fn node_24_chain_debian_forky_from_start() {
+    let test = "node_24_chain_debian_forky_from_start";
+    require_root();
+    let Some(root) = distro_root(test, "forky") else {
+        return;
+    };
+    chain_from_start(test, &root, "/usr/bin/node", "js_chain.js");
+}
+
+/// OpenJDK 25's `java` in the forky root.
+const JAVA_25: &str = "/usr/lib/jvm/java-25-openjdk-amd64/bin/java";
+
+/// `Ledger.java` compiled into the root's `/tmp/tracekit-fixtures/classes`: the path
+/// there; `None` (the test skips, saying why) without the host's `javac` or the JDK.
+fn ledger_in_root(test: &str, root: &Path) -> Option<&'static str> {
+    if !root.join(JAVA_25.trim_start_matches('/')).is_file() {
+        println!("{test}: skipped: no {JAVA_25} in the root");
+        return None;
+    }
+    installed(test, "javac", "openjdk-17-jdk-headless").then(|| {
+        compile_java(&root.join("tmp/tracekit-fixtures"), "Ledger.java");
+        "/tmp/tracekit-fixtures/classes"
+    })
+}
+
+/// Of the main thread's samples in `folded`, 95% name `Ledger.sumCents` and 90% the whole
+/// chain in order, each caller at its call's line.
+fn check_java_chain(test: &str, folded: &[(String, u64)]) {
+    let main: Vec<(String, u64)> = folded
+        .iter()
+        .filter(|(path, _)| main_thread(path))
+        .cloned()
+        .collect();
+    let (leaf, total) = share(&main, |path| path.contains(CHAIN[4]));
+    let (whole, _) = share(&main, |path| chain_in_order(path, &CHAIN));
+    eprintln!("{test}: of {total} main-thread samples, {leaf} name the leaf, {whole} the chain");
+    assert!(total >= 50, "only {total} main-thread samples: {folded:#?}");
+    assert!(
+        leaf as f64 >= 0.95 * total as f64,
+        "{leaf} of {total}: {folded:#?}"
+    );
+    assert!(
+        whole as f64 >= 0.90 * total as f64,
+        "{whole} of {total}: {folded:#?}"
+    );
+}
+
+#[test]
+fn java_25_chain_debian_forky_by_pid() {
+    let test = "java_25_chain_debian_forky_by_pid";
+    require_root();
+    let Some(root) = distro_root(test, "forky") else {
+        return;
+    };
+    let Some(classes) = ledger_in_root(test, &root) else {
+        return;
+    };
+    let (command, _proc) = chroot_command(&root, JAVA_25, &["-cp", classes, "Ledger", "10"]);
+    let mut child = spawn_ready(command);
+    let out = scratch(test).join("out.folded");
+    let pid = child.id().to_string();
+    let args = [
+        "profile",
+        "-F",
+        "199",
+        "-p",
+        &pid,
+        "-d",
+        "3",
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    let done = tracekit(args, Duration::from_secs(120));
+    let _ = child.kill();
+    let _ = child.wait();
+    done.assert_code(0);
+    eprintln!("{}", done.stderr);
+    check_java_chain(test, &parse_folded(&std::fs::read_to_string(&out).unwrap()));
+}
+
+#[test]
+fn java_25_chain_debian_forky_from_start() {
+    let test = "java_25_chain_debian_forky_from_start";
+    require_root();
+    let Some(root) = distro_root(test, "forky") else {
+        return;
+    };
+    let Some(classes) = ledger_in_root(test, &root) else {
+        return;
+    };
+    let (_, _proc) = chroot_command(&root, "true", &[]);
+    let out = scratch(test).join("out.folded");
+    let mut profile = Command::new(tracekit_bin());
+    profile
+        .args(["profile", "-F", "199", "-o"])
+        .arg(&out)
+        .arg("--")
+        .arg("chroot")
+        .arg(&root);
+    profile.args([JAVA_25, "-cp", classes, "Ledger", "8"]);
+    let done = run(profile, Duration::from_secs(120));
+    done.assert_code(0);
+    eprintln!("{}", done.stderr);
+    check_java_chain(test, &parse_folded(&std::fs::read_to_string(&out).unwrap()));
 }

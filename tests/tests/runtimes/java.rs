@@ -52,7 +52,7 @@ fn profile(pid: &str, out: &Path, extra: &[&str]) -> tracekit_tests::Output {
 /// The fixture's chain, outermost first: `main -> outer -> middle -> leaf -> sumCents`
 /// (`sumCents` burns the CPU), each caller at the line of its call (javac's
 /// `LineNumberTable`, `javap -l`), the leaf at one of its own lines (see [`is_leaf`]).
-const CHAIN: [&str; 5] = [
+pub(super) const CHAIN: [&str; 5] = [
     "Ledger.main (Ledger.java:40)",
     "Ledger.outer (Ledger.java:26)",
     "Ledger.middle (Ledger.java:22)",
@@ -72,7 +72,7 @@ fn is_leaf(frame: &str) -> bool {
 
 /// Samples of the JVM's main Java thread (started by the launcher's `JavaMain`); the JVM's
 /// own threads (GC, compiler, VM thread) are the others.
-fn main_thread(path: &str) -> bool {
+pub(super) fn main_thread(path: &str) -> bool {
     path.contains(";JavaMain;")
 }
 

@@ -7,15 +7,13 @@
 //!
 //! A blob named `nmethod` (`CodeBlob::_name`) is a compiled method (C1, C2, or a native
 //! method's wrapper). Its debug information says, for each call site and safepoint, which
-//! methods are running there, inlined ones included (JDK 9-22 layout, the JDK 17 here the
-//! one tested):
-//! - the `PcDesc`s, from `nmethod + _scopes_pcs_offset` to `nmethod + _dependencies_offset`:
-//!   `{pc_offset: i32 (from CodeBlob::_code_begin), scope_decode_offset: i32, ...}`;
-//! - the scopes, from `CompiledMethod::_scopes_data_begin` to the `PcDesc`s: at a decode
-//!   offset, UNSIGNED5 numbers (`CompressedReadStream::read_int`): the sender scope's
-//!   decode offset (0: none, this is the compiled method itself), the method's index in the
-//!   metadata (1-based), the bci plus one (`InvocationEntryBci` is -1);
-//! - the metadata, `Metadata*` words from `nmethod + _metadata_offset` to the scopes.
+//! methods are running there, inlined ones included (JDK 9-22 and JDK 25, the JDK 17 and
+//! 25 here the ones tested; where each part is: [`super::sections`]):
+//! - the `PcDesc`s: `{pc_offset: i32 (from the blob's code), scope_decode_offset: i32, ...}`;
+//! - the scopes: at a decode offset, UNSIGNED5 numbers (`CompressedReadStream::read_int`):
+//!   the sender scope's decode offset (0: none, this is the compiled method itself), the
+//!   method's index in the metadata (1-based), the bci plus one (`InvocationEntryBci` is -1);
+//! - the metadata, `Metadata*` words.
 //!
 //! A return address of a Java call is a call site's `pc_offset` exactly; a sampled leaf pc
 //! is named by the next `PcDesc` at or after it (as the JVM's own `pc_desc_near`), the next
@@ -34,11 +32,9 @@ use tracekit_common::interp::{
     hotspot::{CodeCache, MAX_CODE_HEAPS, SEGMAP_FREE, SEGMAP_START, decode_blob, generation_mask},
 };
 
-use super::{Field, Layout, Memory, VmStructs, lines};
+use super::{Field, Layout, Memory, VmStructs, lines, sections::Sections};
 use crate::unwind::interp::CodeInfo;
 
-/// The most scope bytes, `PcDesc` bytes or metadata bytes read from one nmethod.
-const MAX_DEBUG_BYTES: u64 = 4 << 20;
 /// The deepest inlining decoded at one pc.
 const MAX_SCOPE_DEPTH: usize = 64;
 
@@ -49,11 +45,8 @@ pub struct CompiledLayout {
     pub heap_block_size: u64,
     /// `VirtualSpace::_low_boundary` and `_high_boundary` (reserved bounds).
     pub reserved: (u64, u64),
-    /// `CompiledMethod::_scopes_data_begin` (a pointer).
-    pub scopes_data_begin: u64,
-    /// `nmethod::_metadata_offset`, `_scopes_pcs_offset`, `_dependencies_offset` (i32s,
-    /// from the nmethod).
-    pub offsets: (u64, u64, u64),
+    /// Where an nmethod's metadata, scopes and `PcDesc`s are.
+    pub sections: Sections,
     /// `PcDesc::_pc_offset`, `PcDesc::_scope_decode_offset`, `sizeof(PcDesc)`.
     pub pc_desc: (u64, u64, u64),
     /// `nmethod::_compile_id` (an i32), the generation of the code at a blob's address
@@ -76,12 +69,7 @@ impl CompiledLayout {
                 offset("VirtualSpace::_low_boundary")?,
                 offset("VirtualSpace::_high_boundary")?,
             ),
-            scopes_data_begin: offset("CompiledMethod::_scopes_data_begin")?,
-            offsets: (
-                offset("nmethod::_metadata_offset")?,
-                offset("nmethod::_scopes_pcs_offset")?,
-                offset("nmethod::_dependencies_offset")?,
-            ),
+            sections: Sections::of(offset)?,
             pc_desc: (
                 offset("PcDesc::_pc_offset")?,
                 offset("PcDesc::_scope_decode_offset")?,
@@ -264,27 +252,24 @@ pub fn read_blob(
     info.name = own.as_ref()?.name.clone();
     let compiled = layout.compiled?;
     let code_begin = if layout.code_begin_is_offset {
-        return Some(info);
+        blob + u64::try_from(memory.i32(blob + code_begin_at)?).ok()?
     } else {
         memory.u64(blob + code_begin_at)?
     };
-    let int = |at: u64| -> Option<u64> { u64::try_from(memory.i32(blob + at)?).ok() };
-    let metadata = blob + int(compiled.offsets.0)?;
-    let pcs = blob + int(compiled.offsets.1)?;
-    let pcs_end = blob + int(compiled.offsets.2)?;
-    let scopes = memory.u64(blob + compiled.scopes_data_begin)?;
-    if !(metadata <= scopes && scopes <= pcs && pcs <= pcs_end)
-        || pcs_end - metadata > MAX_DEBUG_BYTES
-        || code_begin < blob
-    {
+    let Some(ranges) = compiled.sections.ranges(memory, blob) else {
+        return Some(info);
+    };
+    if code_begin < blob {
         return Some(info);
     }
-    let metadata = memory.read(metadata, (scopes - metadata) as usize)?;
-    let scopes = memory.read(scopes, (pcs - scopes) as usize)?;
-    let pcs = memory.read(pcs, (pcs_end - pcs) as usize)?;
+    let read = |(begin, end): (u64, u64)| memory.read(begin, (end - begin) as usize);
+    let metadata = read(ranges.metadata)?;
+    let scopes = read(ranges.scopes)?;
+    let pcs = read(ranges.pcs)?;
     let debug = DebugInfo {
         metadata: &metadata,
         scopes: &scopes,
+        excess: u32::from(layout.stream_excess),
     };
     let (pc_at, decode_at, size) = compiled.pc_desc;
     let mut by_scope: HashMap<u32, Vec<String>> = HashMap::new();
@@ -336,6 +321,8 @@ pub fn read_blob(
 struct DebugInfo<'a> {
     metadata: &'a [u8],
     scopes: &'a [u8],
+    /// The scopes' UNSIGNED5 excess ([`Layout::stream_excess`]).
+    excess: u32,
 }
 
 impl DebugInfo<'_> {
@@ -346,9 +333,9 @@ impl DebugInfo<'_> {
         while decode != 0 && out.len() < MAX_SCOPE_DEPTH {
             let mut at = decode as usize;
             let (Some(sender), Some(index), Some(bci)) = (
-                lines::unsigned5(self.scopes, &mut at),
-                lines::unsigned5(self.scopes, &mut at),
-                lines::unsigned5(self.scopes, &mut at),
+                lines::unsigned5(self.scopes, &mut at, self.excess),
+                lines::unsigned5(self.scopes, &mut at, self.excess),
+                lines::unsigned5(self.scopes, &mut at, self.excess),
             ) else {
                 return Vec::new();
             };
@@ -693,6 +680,7 @@ mod tests {
         let debug = DebugInfo {
             metadata: &metadata,
             scopes: &scopes,
+            excess: 0,
         };
         assert_eq!(debug.scopes(4), [(0x2000, 0), (0x1000, 4)]);
         assert_eq!(debug.scopes(1), [(0x1000, 4)]);
@@ -702,6 +690,7 @@ mod tests {
         let debug = DebugInfo {
             metadata: &metadata,
             scopes: &bad,
+            excess: 0,
         };
         assert_eq!(debug.scopes(1), Vec::new());
     }

@@ -53,11 +53,19 @@ impl LineLayout {
             Some(Field::Offset(offset)) => Some(*offset),
             _ => None,
         };
+        // JDK 25 keeps the flags in a `ConstMethodFlags` (its `_flags`, a u4 whose low
+        // bits are read) and names the bit there.
         let flag = *tables
             .int_constants
-            .get("ConstMethod::_has_linenumber_table")?;
+            .get("ConstMethod::_has_linenumber_table")
+            .or_else(|| {
+                tables
+                    .int_constants
+                    .get("ConstMethodFlags::_misc_has_linenumber_table")
+            })?;
+        let flags = offset("ConstMethod::_flags").or_else(|| offset("ConstMethod::_flags._flags"));
         Some(Self {
-            flags: (offset("ConstMethod::_flags")?, u16::try_from(flag).ok()?),
+            flags: (flags?, u16::try_from(flag).ok()?),
             code_size: offset("ConstMethod::_code_size")?,
             const_method_size: offset("ConstMethod::_constMethod_size")?,
             header: *tables.sizes.get("ConstMethod")?,
@@ -120,6 +128,8 @@ impl LineLayout {
 struct Pairs<'a> {
     bytes: &'a [u8],
     at: usize,
+    /// The stream's UNSIGNED5 excess ([`unsigned5`]).
+    excess: u32,
     bci: i64,
     line: i64,
 }
@@ -133,7 +143,7 @@ impl Pairs<'_> {
 
     /// An UNSIGNED5 number.
     fn unsigned(&mut self) -> Option<u32> {
-        unsigned5(self.bytes, &mut self.at)
+        unsigned5(self.bytes, &mut self.at, self.excess)
     }
 
     /// A zigzag-signed number (`CompressedReadStream::read_signed_int`).
@@ -162,24 +172,26 @@ impl Iterator for Pairs<'_> {
     }
 }
 
-/// The UNSIGNED5 number at `*at` of `bytes` (`CompressedReadStream::read_int`: a byte
-/// below 192 ends it, a byte `b >= 192` adds `b` and continues with the next byte worth 64
-/// times more, 5 bytes at most), moving `at` past it; `None` when cut.
-pub(super) fn unsigned5(bytes: &[u8], at: &mut usize) -> Option<u32> {
-    const L: u32 = 192;
+/// The UNSIGNED5 number at `*at` of `bytes` (`CompressedReadStream::read_int`: with
+/// excess `x`, each byte less `x` counts; a byte below `192 - x` ends it, a byte `b` at or
+/// above adds `b - x` and continues with the next byte worth 64 times more, 5 bytes at
+/// most), moving `at` past it; `None` when cut. JDK 20+ writes with excess 1
+/// (`utilities/unsigned5.hpp`: no zero bytes), older JDKs 0.
+pub(super) fn unsigned5(bytes: &[u8], at: &mut usize, x: u32) -> Option<u32> {
+    let l = 192 - x;
     let mut next = || -> Option<u32> {
         let byte = *bytes.get(*at)?;
         *at += 1;
-        Some(u32::from(byte))
+        u32::from(byte).checked_sub(x)
     };
     let mut sum = next()?;
-    if sum < L {
+    if sum < l {
         return Some(sum);
     }
     for i in 1..5 {
         let byte = next()?;
         sum = sum.wrapping_add(byte << (6 * i));
-        if byte < L {
+        if byte < l {
             break;
         }
     }
@@ -189,11 +201,12 @@ pub(super) fn unsigned5(bytes: &[u8], at: &mut usize) -> Option<u32> {
 /// The line of bytecode index `bci` in compressed line number table `table`: the line of
 /// the pair at `bci`, else of the pair with the greatest bci below it; `None` when no pair
 /// is at or below it (or the table is empty).
-pub fn line_of(table: &[u8], bci: u32) -> Option<i32> {
+pub fn line_of(table: &[u8], bci: u32, excess: u32) -> Option<i32> {
     let bci = i64::from(bci);
     let pairs = Pairs {
         bytes: table,
         at: 0,
+        excess,
         bci: 0,
         line: 0,
     };
@@ -212,7 +225,8 @@ pub fn line_of(table: &[u8], bci: u32) -> Option<i32> {
 /// The symbol of a Java frame at `bci` of method `info`: `Class.method (File.java:LINE)`,
 /// or `Class.method` when the file or line is unknown.
 pub fn symbol(info: &CodeInfo, bci: u32) -> String {
-    match line_of(&info.linetable, bci) {
+    // HotSpot's `CodeInfo::minor` is its streams' excess (`Layout::stream_excess`).
+    match line_of(&info.linetable, bci, u32::from(info.minor)) {
         Some(line) if !info.file.is_empty() => format!("{} ({}:{line})", info.name, info.file),
         _ => info.name.clone(),
     }
@@ -221,6 +235,21 @@ pub fn symbol(info: &CodeInfo, bci: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// JDK 20+'s streams add 1 to every byte: `Ledger.sumCents`'s escaped pair is
+    /// `0xFF 0x21 0x02` there, and the scopes' numbers read one less than their bytes.
+    #[test]
+    fn unsigned5_with_excess() {
+        let table = [0x06, 0x11, 0x51, 0xFF, 0x21, 0x02, 0x33, 0x00];
+        assert_eq!(line_of(&table, 28, 1), Some(7));
+        assert_eq!(line_of(&table, 34, 1), Some(10));
+        let mut at = 0;
+        assert_eq!(unsigned5(&[0x01, 0x02, 217, 7], &mut at, 1), Some(0));
+        assert_eq!(unsigned5(&[0x01, 0x02, 217, 7], &mut at, 1), Some(1));
+        // 216 + 6 * 64 = 600 written with excess 1: 217, 7.
+        assert_eq!(unsigned5(&[0x01, 0x02, 217, 7], &mut at, 1), Some(600));
+        assert_eq!(unsigned5(&[0x00], &mut 0, 1), None);
+    }
 
     /// `Ledger.sumCents`'s table as javac's `LineNumberTable` states it (`line 6: 0`,
     /// `line 7: 2`, `line 8: 12`, `line 7: 28`, `line 10: 34`), encoded by HotSpot's rules:
@@ -233,6 +262,7 @@ mod tests {
         let pairs: Vec<(i64, i64)> = Pairs {
             bytes: &SUM_CENTS,
             at: 0,
+            excess: 0,
             bci: 0,
             line: 0,
         }
@@ -242,7 +272,7 @@ mod tests {
         // increment and jump back (28..34) line 7 again, the return line 10.
         let lines: Vec<Option<i32>> = [0, 1, 2, 11, 12, 27, 28, 33, 34, 35]
             .iter()
-            .map(|&bci| line_of(&SUM_CENTS, bci))
+            .map(|&bci| line_of(&SUM_CENTS, bci, 0))
             .collect();
         let want = [6, 6, 7, 7, 8, 8, 7, 7, 10, 10].map(Some);
         assert_eq!(lines, want);
@@ -253,18 +283,18 @@ mod tests {
         // (+300, +1): 0xFF, zigzag 600 as UNSIGNED5 (216 = 192 + 408 % 64, then 408 / 64 =
         // 6), zigzag 2; then (-300, -1) back: zigzag 599 (215, 6), zigzag 1.
         let table = [0x06, 0xFF, 216, 6, 0x02, 0xFF, 215, 6, 0x01, 0x00];
-        assert_eq!(line_of(&table, 0), Some(6));
-        assert_eq!(line_of(&table, 299), Some(6));
-        assert_eq!(line_of(&table, 300), Some(7));
-        assert_eq!(line_of(&table, 5000), Some(7));
+        assert_eq!(line_of(&table, 0, 0), Some(6));
+        assert_eq!(line_of(&table, 299, 0), Some(6));
+        assert_eq!(line_of(&table, 300, 0), Some(7));
+        assert_eq!(line_of(&table, 5000, 0), Some(7));
     }
 
     #[test]
     fn an_empty_or_cut_table_has_no_line() {
-        assert_eq!(line_of(&[], 3), None);
-        assert_eq!(line_of(&[0x00, 0x06], 3), None);
+        assert_eq!(line_of(&[], 3, 0), None);
+        assert_eq!(line_of(&[0x00, 0x06], 3, 0), None);
         // Cut inside an escaped pair: the pairs before it still count.
-        assert_eq!(line_of(&[0x06, 0xFF, 216], 400), Some(6));
+        assert_eq!(line_of(&[0x06, 0xFF, 216], 400, 0), Some(6));
     }
 
     #[test]

@@ -278,6 +278,16 @@ pub fn read_vmstructs(memory: &impl Memory, at: &dyn Fn(&str) -> u64) -> Result<
     Ok(tables)
 }
 
+/// Whether `CodeBlob`'s field at `at` can be an i32, as the kernel reads
+/// `_frame_complete_offset`: no other field of it starts in its 4 bytes (JDK 25 made it an
+/// `int16_t`, `_kind` 2 bytes after it).
+fn i32_wide(tables: &VmStructs, at: u64) -> bool {
+    !tables.fields.iter().any(|(name, field)| {
+        name.starts_with("CodeBlob::")
+            && matches!(field, Field::Offset(other) if (at + 1..at + 4).contains(other))
+    })
+}
+
 /// The offsets a HotSpot unwinder needs (bytes unless said; instance fields). Read by
 /// [`Layout::of`] from a JVM's [`VmStructs`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -339,6 +349,9 @@ pub struct Layout {
     /// Where compiled methods' debug information is; `None` when the JVM does not state
     /// it (compiled frames stay native).
     pub compiled: Option<compiled::CompiledLayout>,
+    /// The UNSIGNED5 excess of the JVM's scopes and line tables ([`lines::unsigned5`]): 1
+    /// from JDK 20 (`Abstract_VM_Version::_vm_major_version`, set by [`read_layout`]), else 0.
+    pub stream_excess: u8,
     /// The code cache's heaps in the process: read by [`probe`] (`None` from
     /// [`Layout::of`], or when unreadable: compiled frames stay native).
     pub code_cache: Option<CodeCache>,
@@ -430,7 +443,8 @@ impl Layout {
             _ => None,
         };
         Ok(Layout {
-            frame_complete: get("CodeBlob::_frame_complete_offset"),
+            frame_complete: get("CodeBlob::_frame_complete_offset")
+                .filter(|&at| i32_wide(tables, at)),
             sender_sp_slot: tables
                 .int_constants
                 .get("frame::interpreter_frame_sender_sp_offset")
@@ -438,6 +452,7 @@ impl Layout {
                 .unwrap_or(-1),
             compiled: compiled::CompiledLayout::of(tables),
             code_cache: None,
+            stream_excess: 0,
             lines: lines::LineLayout::of(tables),
             interpreter_queue,
             const_method_size: tables.sizes.get("ConstMethod").copied(),
@@ -519,7 +534,10 @@ pub fn read_layout(
             .wrapping_add(bias)
     };
     let tables = read_vmstructs(&Process(pid), &at).map_err(NotRead::starting)?;
-    let layout = Layout::of(&tables).map_err(NotRead::never)?;
+    let mut layout = Layout::of(&tables).map_err(NotRead::never)?;
+    if let Some(Field::Static(at)) = tables.fields.get("Abstract_VM_Version::_vm_major_version") {
+        layout.stream_excess = u8::from(Process(pid).i32(*at).is_some_and(|major| major >= 20));
+    }
     let summary = format!(
         "HotSpot layout read ({} fields, {} types, {} constants; Method* at rbp{:+} words)",
         tables.fields.len(),
@@ -756,7 +774,8 @@ fn method_info(memory: &impl Memory, layout: &Layout, method: u64) -> Option<sup
         file,
         first_line: 0,
         linetable,
-        minor: 0,
+        // The line table's excess, for `lines::symbol`.
+        minor: layout.stream_excess,
         compiled: Vec::new(),
     })
 }
@@ -765,6 +784,7 @@ pub(super) mod compiled;
 mod entry;
 pub(super) mod lines;
 pub(super) mod pending;
+mod sections;
 
 pub use entry::{HOTSPOT, HotSpot, MODULE};
 

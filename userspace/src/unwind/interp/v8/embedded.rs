@@ -13,6 +13,15 @@
 //! a position-independent and a fixed-address executable). Debian 12's libnode.so.108 (node
 //! 18, V8 10.2) loads the blob's address from a pointer in `.data.rel.ro`, which the dynamic
 //! linker fills from an `R_X86_64_RELATIVE` relocation: its addend is the address.
+//!
+//! Debian testing's libnode.so.137 (node 24, V8 13.6) exports neither accessor. There the
+//! builtins are found by where V8's generated assembly (`embedded.S`) puts them: x86-64 code
+//! with no unwind information (V8 emits none on Linux), in the largest part of `.text` no
+//! FDE describes, after a one-byte `int3` function (`v8_code_start_for_profiler_`,
+//! `src/snapshot/embedded/embedded-file-writer.cc`) and at the next page (V8 aligns the
+//! blob to a page on x86-64 Linux to remap it). Checked against node 20's symbols and
+//! accessors: the static build's `v8_code_start_for_profiler_` 0x18c3000, blob 0x18c4000;
+//! Debian 13's libnode.so.115 int3 at 0xe42000, blob 0xe43000, as the accessor says.
 
 use object::{Object as _, ObjectSection as _, SectionKind};
 
@@ -137,6 +146,98 @@ pub(super) fn from_accessors(
     ))
 }
 
+/// Page size V8 aligns the x86-64 blob to (`.balign 4096`).
+const BLOB_ALIGNMENT: u64 = 4096;
+
+/// A region without unwind information smaller than this is not taken for the builtins
+/// (node 20's and 24's are 1.6-2 MiB).
+const MIN_BLOB: u64 = 256 * 1024;
+
+/// `int3`, the one byte of `v8_code_start_for_profiler_`.
+const INT3: u8 = 0xcc;
+
+/// The embedded builtins of ELF `file` found without symbols (the module's docs): the
+/// largest range of `.text` no FDE of `bounds` (from
+/// [`crate::unwind::table::function_bounds`]) covers, whose first page starts with
+/// `v8_code_start_for_profiler_`'s `int3`; the builtins are the next page up to the range's
+/// end (the blob's own size, a hidden symbol, is at most a page less). The code's ELF
+/// address, file offset and size in bytes, or why they were not found.
+pub(super) fn from_unwind_gap(
+    file: &object::File,
+    bounds: &[(u64, u64)],
+) -> Result<(u64, u64, u64), String> {
+    if file.architecture() != object::Architecture::X86_64 {
+        return Err(format!(
+            "no builtins found without symbols on {:?}",
+            file.architecture()
+        ));
+    }
+    let text = file
+        .section_by_name(".text")
+        .ok_or("no .text section".to_string())?;
+    let (begin, end) = (text.address(), text.address() + text.size());
+    let (start, gap_end) = largest_gap(bounds, begin, end);
+    let label = start.next_multiple_of(BLOB_ALIGNMENT);
+    let blob = label + BLOB_ALIGNMENT;
+    if gap_end < blob + MIN_BLOB {
+        return Err(format!(
+            "no code without unwind information large enough for them \
+             (the largest: {start:#x}-{gap_end:#x})"
+        ));
+    }
+    if bytes_at(file, label, 1) != Some(&[INT3]) {
+        return Err(format!(
+            "the code without unwind information at {start:#x}-{gap_end:#x} does not start \
+             with V8's v8_code_start_for_profiler_"
+        ));
+    }
+    let (file_offset, _) = text
+        .file_range()
+        .ok_or("no file data for .text".to_string())?;
+    Ok((blob, blob - begin + file_offset, gap_end - blob))
+}
+
+/// The largest `[start, end)` of `[begin, end)` that no range of sorted `bounds` covers.
+fn largest_gap(bounds: &[(u64, u64)], begin: u64, end: u64) -> (u64, u64) {
+    let mut best = (begin, begin);
+    let mut covered = begin;
+    for &(from, to) in bounds.iter().chain([(end, end)].iter()) {
+        let from = from.clamp(begin, end);
+        if from > covered && from - covered > best.1 - best.0 {
+            best = (covered, from);
+        }
+        covered = covered.max(to.min(end));
+    }
+    best
+}
+
+/// `v8::IsolateGroup::GetDefault()` (V8 13: the public API's default group).
+pub(super) const GET_DEFAULT: &str = "_ZN2v812IsolateGroup10GetDefaultEv";
+
+/// The address of `IsolateGroup::default_isolate_group_` that `GetDefault`'s body (at ELF
+/// address `at`) loads the group from: its first `lea rax, [rip + disp32]; mov rax, [rax]`
+/// (Debian testing's libnode.so.137, after the frame set-up) or `mov rax, [rip + disp32]`;
+/// `None` when neither is in its first 64 bytes.
+pub(super) fn default_isolate_group(at: u64, body: &[u8]) -> Option<u64> {
+    let body = &body[..body.len().min(64)];
+    (0..body.len()).find_map(|i| {
+        let (disp, next) = match body[i..] {
+            [0x48, 0x8d, 0x05, d0, d1, d2, d3, 0x48, 0x8b, 0x00, ..] => ([d0, d1, d2, d3], 7),
+            [0x48, 0x8b, 0x05, d0, d1, d2, d3, ..] => ([d0, d1, d2, d3], 7),
+            _ => return None,
+        };
+        Some((at + i as u64 + next).wrapping_add_signed(i32::from_le_bytes(disp).into()))
+    })
+}
+
+/// [`default_isolate_group`] of `file`'s `GetDefault` at ELF address `at`.
+pub(super) fn isolate_group_of(file: &object::File, at: u64) -> Option<u64> {
+    if file.architecture() != object::Architecture::X86_64 {
+        return None;
+    }
+    default_isolate_group(at, bytes_at(file, at, 64)?)
+}
+
 /// The section of `file` with data that holds ELF address `address`.
 fn section_at<'a>(file: &'a object::File, address: u64) -> Option<object::Section<'a, 'a>> {
     file.sections().find(|section| {
@@ -193,6 +294,33 @@ mod tests {
             0xf3, 0x0f, 0x1e, 0xfa, 0x48, 0x8d, 0x05, 0x10, 0, 0, 0, 0xc3,
         ];
         assert_eq!(returned_address(0x1000, &code), Some(0x1000 + 4 + 7 + 0x10));
+    }
+
+    /// Debian testing's libnode.so.137 (node 24): `GetDefault` sets up its frame, then
+    /// loads the group through `default_isolate_group_`'s address.
+    #[test]
+    fn debian_libnode_137_default_isolate_group() {
+        let body = [
+            0x55, 0x48, 0x89, 0xe5, 0x53, 0x48, 0x89, 0xfb, 0x48, 0x83, 0xec, 0x18, 0x48, 0x8d,
+            0x05, 0xed, 0xc6, 0x93, 0x03, 0x48, 0x8b, 0x00, 0xf0, 0x83, 0x00, 0x01,
+        ];
+        assert_eq!(default_isolate_group(0xcc_30e0, &body), Some(0x45f_f7e0));
+        let direct = [0x48, 0x8b, 0x05, 0x10, 0, 0, 0, 0xc3];
+        assert_eq!(
+            default_isolate_group(0x1000, &direct),
+            Some(0x1000 + 7 + 0x10)
+        );
+        assert_eq!(default_isolate_group(0x1000, &body[..14]), None);
+    }
+
+    /// The largest range no function covers, functions overlapping or not, the text's
+    /// end included.
+    #[test]
+    fn largest_gap_between_functions() {
+        let bounds = [(0x1000, 0x1100), (0x1080, 0x1200), (0x5000, 0x5010)];
+        assert_eq!(largest_gap(&bounds, 0x1000, 0x6000), (0x1200, 0x5000));
+        assert_eq!(largest_gap(&bounds, 0x1000, 0x20000), (0x5010, 0x20000));
+        assert_eq!(largest_gap(&[], 0x1000, 0x2000), (0x1000, 0x2000));
     }
 
     /// Any other body (a call, a load without its return, a cut body) reads nothing.

@@ -8,7 +8,8 @@
 //! (values in `.bss` are zero), from its static or dynamic symbol table: the binary is the
 //! `node` executable or, in Debian's builds, the `libnode.so` it links (addresses are then
 //! the library's). The embedded builtins are found by `v8_Default_embedded_blob_code_`, or
-//! where the library hides it, through V8's accessors of it ([`embedded`]). A binary
+//! where the library hides it, through V8's accessors of it or, without those, as the code
+//! V8 gives no unwind information ([`embedded`]). A binary
 //! without postmortem symbols (a V8 built without postmortem support), with pointer
 //! compression (4-byte tagged words), or without the builtins keeps its native frames, and
 //! the report (`-v`) says why.
@@ -195,10 +196,9 @@ struct Symbols {
     /// The builtins' ELF address and file offset.
     builtins: Option<(u64, u64)>,
     builtins_size: Option<i64>,
-    /// Why the builtins' accessors ([`embedded`]) were not read, when [`BUILTINS`] is not
-    /// exported.
+    /// Why the builtins were not found ([`embedded`]), when [`BUILTINS`] is not exported.
     builtins_unread: Option<String>,
-    /// The ELF address of [`ISOLATE_GROUP`].
+    /// The ELF address of [`ISOLATE_GROUP`] (or the one `IsolateGroup::GetDefault` loads).
     isolate_group: Option<u64>,
     /// Whether the file defines any symbol of V8's (`v8::`): Debian's `node` is a small
     /// executable whose V8 is in `libnode.so`, which is checked on its own.
@@ -219,7 +219,7 @@ fn read_symbols(data: &[u8]) -> Result<Symbols, String> {
     use object::{Object as _, ObjectSection as _, ObjectSymbol as _, SectionKind};
     let file = object::File::parse(data).map_err(|err| format!("not an ELF file: {err}"))?;
     let mut symbols = Symbols::default();
-    let mut accessors = (None, None);
+    let (mut accessors, mut get_default) = ((None, None), None);
     for symbol in file.symbols().chain(file.dynamic_symbols()) {
         let Ok(name) = symbol.name() else { continue };
         if !symbols.defines_v8 && name.starts_with("_ZN2v8") && symbol.is_definition() {
@@ -229,6 +229,8 @@ fn read_symbols(data: &[u8]) -> Result<Symbols, String> {
             accessors.0 = Some(symbol.address());
         } else if name == embedded::SIZE_ACCESSOR {
             accessors.1 = Some(symbol.address());
+        } else if name == embedded::GET_DEFAULT {
+            get_default = Some(symbol.address());
         }
         if name == ISOLATE_GROUP {
             symbols.isolate_group = Some(symbol.address());
@@ -275,6 +277,24 @@ fn read_symbols(data: &[u8]) -> Result<Symbols, String> {
                 symbols.builtins_size = i64::try_from(size).ok();
             }
             Err(reason) => symbols.builtins_unread = Some(reason),
+        }
+    }
+    if symbols.isolate_group.is_none() {
+        symbols.isolate_group = get_default.and_then(|at| embedded::isolate_group_of(&file, at));
+    }
+    let postmortem = symbols.values.keys().any(|name| name.starts_with("v8dbg_"));
+    if symbols.builtins.is_none() && postmortem {
+        let bounds = crate::unwind::table::function_bounds(&file);
+        match embedded::from_unwind_gap(&file, &bounds) {
+            Ok((start, file_offset, size)) => {
+                symbols.builtins = Some((start, file_offset));
+                symbols.builtins_size = i64::try_from(size).ok();
+            }
+            Err(reason) => {
+                let accessors = symbols.builtins_unread.take();
+                let reasons = accessors.into_iter().chain([reason]);
+                symbols.builtins_unread = Some(reasons.collect::<Vec<_>>().join(", and "));
+            }
         }
     }
     Ok(symbols)

@@ -235,6 +235,31 @@ fn builtins_accessors_agree_with_the_symbols() {
     assert_eq!(Some(size as i64), symbols.builtins_size);
 }
 
+/// Where the symbols are there (the host's node), the code without unwind information
+/// after V8's `int3` label is the builtins they state, up to a page of padding more.
+#[test]
+fn builtins_without_symbols_agree_with_the_symbols() {
+    let path = "/usr/bin/node";
+    let Ok(data) = std::fs::read(path) else {
+        eprintln!("skipped: no {path}");
+        return;
+    };
+    let symbols = read_symbols(&data).unwrap();
+    let (Some(builtins), Some(size)) = (symbols.builtins, symbols.builtins_size) else {
+        eprintln!("skipped: {path} lacks the builtins' symbols");
+        return;
+    };
+    let file = object::File::parse(&*data).unwrap();
+    let bounds = crate::unwind::table::function_bounds(&file);
+    let (start, file_offset, found) = embedded::from_unwind_gap(&file, &bounds).unwrap();
+    assert_eq!((start, file_offset), builtins);
+    let size = size as u64;
+    assert!(
+        (size..size + 4096).contains(&found),
+        "{found:#x} bytes, {size:#x} stated"
+    );
+}
+
 /// A file with no V8 at all is not a runtime; one with V8 but no postmortem symbols is
 /// one tracekit cannot read, and says so.
 #[test]
