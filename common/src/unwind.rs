@@ -93,6 +93,42 @@ pub struct UnwindRow {
     pub rbp_offset_words: i8,
 }
 
+/// A frame's canonical frame address (CFA: its caller's stack pointer at the call), as
+/// [`frame_cfa`] finds it from the frame's row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cfa {
+    /// At this address.
+    At(u64),
+    /// The frame is the outermost ([`cfa::END`]).
+    End,
+    /// The row cannot say from the registers known: the walk steps by frame pointer.
+    Unknown,
+}
+
+/// The CFA of the frame at `pc` whose row is `row`, from its stack pointer `sp` and frame
+/// pointer `bp` (x86_64's RSP and RBP, arm64's SP and x29).
+///
+/// `sp_exact` false: `sp` is only a lower bound of the frame's stack pointer, as after an
+/// arm64 frame-pointer step (x29 + 16 is the top of the frame record, which GCC puts at the
+/// bottom of the frame, below the locals and the other saved registers; x86_64's record is
+/// at the top, so there x29 + 16 is the CFA). Then a row based on the stack pointer is
+/// reached through the frame record it saved instead ([`ra::FRAME_RECORD`]: x29 points at
+/// it, at CFA + `rbp_offset_words` × 8), and one that saved none is [`Cfa::Unknown`].
+#[inline(always)]
+pub fn frame_cfa(row: &UnwindRow, pc: u64, sp: u64, bp: u64, sp_exact: bool) -> Cfa {
+    let offset = u64::from(row.cfa_offset);
+    match row.cfa_rule & cfa::KIND {
+        cfa::RSP if sp_exact => Cfa::At(sp + offset),
+        cfa::RSP if row.cfa_rule >> ra::SHIFT == ra::FRAME_RECORD && bp >= sp => {
+            Cfa::At(bp.wrapping_sub((i64::from(row.rbp_offset_words) * 8) as u64))
+        }
+        cfa::RBP => Cfa::At(bp + offset),
+        cfa::PLT if sp_exact => Cfa::At(sp + 8 + if pc & 15 >= offset { 8 } else { 0 }),
+        cfa::END => Cfa::End,
+        _ => Cfa::Unknown,
+    }
+}
+
 /// One executable mapping of a process.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -161,5 +197,70 @@ mod tests {
         assert_eq!(size_of::<Mapping>(), 32);
         assert_eq!(size_of::<ProcessMappings>(), 8);
         const { assert!(MAX_PROCESS_MAPPINGS <= 1 << MAPPING_SEARCH_STEPS) };
+    }
+
+    fn row(kind: u8, ra_at: u8, cfa_offset: u16, rbp_offset_words: i8) -> UnwindRow {
+        UnwindRow {
+            pc: 0x1000,
+            cfa_offset,
+            cfa_rule: kind | ra_at << ra::SHIFT,
+            rbp_offset_words,
+        }
+    }
+
+    #[test]
+    fn cfa_from_exact_registers() {
+        let (pc, sp, bp) = (0x40_1003, 0x7fff_0000, 0x7fff_0100);
+        let sp_based = row(cfa::RSP, ra::CFA_MINUS_8, 48, -2);
+        assert_eq!(frame_cfa(&sp_based, pc, sp, bp, true), Cfa::At(0x7fff_0030));
+        let bp_based = row(cfa::RBP, ra::CFA_MINUS_8, 16, -2);
+        assert_eq!(frame_cfa(&bp_based, pc, sp, bp, true), Cfa::At(0x7fff_0110));
+        // A PLT entry at offset 3 of its 16 bytes, before and after its push.
+        let plt = row(cfa::PLT, ra::CFA_MINUS_8, 11, 0);
+        assert_eq!(frame_cfa(&plt, pc, sp, bp, true), Cfa::At(0x7fff_0008));
+        assert_eq!(
+            frame_cfa(&plt, 0x40_100b, sp, bp, true),
+            Cfa::At(0x7fff_0010)
+        );
+        assert_eq!(
+            frame_cfa(&row(cfa::END, 0, 0, 0), pc, sp, bp, true),
+            Cfa::End
+        );
+        for kind in [cfa::NONE, cfa::UNSUPPORTED] {
+            assert_eq!(
+                frame_cfa(&row(kind, 0, 0, 0), pc, sp, bp, true),
+                Cfa::Unknown
+            );
+        }
+    }
+
+    /// An arm64 caller reached by a frame-pointer step: GCC's `stp x29, x30, [sp, -64]!;
+    /// mov x29, sp` put its frame record at its stack pointer, 64 bytes below its CFA, so the
+    /// step's x29 + 16 is 48 bytes short of the CFA its row (CFA = SP + 64) counts from.
+    #[test]
+    fn cfa_after_an_arm64_frame_pointer_step() {
+        let (pc, record) = (0x40_2000, 0x7fff_1000);
+        let sp = 0x7fff_0f00 + 16;
+        let gcc = row(cfa::RSP, ra::FRAME_RECORD, 64, -8);
+        assert_eq!(frame_cfa(&gcc, pc, sp, record, false), Cfa::At(0x7fff_1040));
+        // The same row with the stack pointer known reads it from there.
+        assert_eq!(
+            frame_cfa(&gcc, pc, record, record, true),
+            Cfa::At(0x7fff_1040)
+        );
+        // A frame without a record (x30 saved alone, x29 still the caller's) cannot say.
+        let no_record = row(cfa::RSP, 1, 32, 0);
+        assert_eq!(frame_cfa(&no_record, pc, sp, record, false), Cfa::Unknown);
+        // A record below the lower bound is not this frame's.
+        assert_eq!(
+            frame_cfa(&gcc, pc, record + 16, record, false),
+            Cfa::Unknown
+        );
+        // x29-based rows need no stack pointer.
+        let clang = row(cfa::RBP, ra::FRAME_RECORD, 16, -2);
+        assert_eq!(
+            frame_cfa(&clang, pc, sp, record, false),
+            Cfa::At(0x7fff_1010)
+        );
     }
 }

@@ -26,8 +26,8 @@ use tracekit_common::{
     cpu_sampler::{MAX_STACK_DEPTH, StackFrames},
     interp::{CodeKey, InterpConfig, InterpProcess, hotspot::CodeCache},
     unwind::{
-        MAPPING_SEARCH_STEPS, MAX_PROCESS_MAPPINGS, MAX_SHARDS, Mapping, ProcessMappings,
-        ROW_SEARCH_STEPS, SHARD_ROWS, SHARD_ROWS_SHIFT, UnwindRow, UnwindStat, cfa, ra,
+        Cfa, MAPPING_SEARCH_STEPS, MAX_PROCESS_MAPPINGS, MAX_SHARDS, Mapping, ProcessMappings,
+        ROW_SEARCH_STEPS, SHARD_ROWS, SHARD_ROWS_SHIFT, UnwindRow, UnwindStat, frame_cfa, ra,
     },
 };
 
@@ -266,7 +266,9 @@ pub struct Walk {
     m_rows: u32,
     /// Native frames stepped past so far (0: the PC is the leaf's, exact).
     native_steps: u32,
-    padding: u32,
+    /// 1: `sp` is only a lower bound of the frame's stack pointer (after an arm64
+    /// frame-pointer step, [`frame_cfa`]); 0: it is the frame's.
+    sp_below: u32,
     /// The word the next step records after the frame just recorded: a HotSpot
     /// interpreted frame's fingerprint (`tracekit_common::interp::hotspot::
     /// encode_fingerprint`), a CPython frame's generation (`tracekit_common::interp::
@@ -310,6 +312,7 @@ pub fn record_user_stack<M: UnwindMaps>(
     w.m_begin = 0;
     w.m_end = 0;
     w.native_steps = 0;
+    w.sp_below = 0;
     w.fingerprint = 0;
     w.interp.start::<M>(pid);
     // SAFETY: plain lookup; the value is copied out at once.
@@ -582,19 +585,16 @@ fn table_step<M: UnwindMaps>(w: &mut Walk, pc: u64) -> bool {
         bump::<M>(UnwindStat::UnsupportedFrames);
         return frame_pointer_step::<M>(w);
     };
-    let offset = u64::from(row.cfa_offset);
     let ra_at = row.cfa_rule >> ra::SHIFT;
-    let cfa = match row.cfa_rule & cfa::KIND {
-        cfa::RSP => w.sp + offset,
-        cfa::RBP => w.bp + offset,
-        cfa::PLT => w.sp + 8 + if w.pc & 15 >= offset { 8 } else { 0 },
-        cfa::END => {
+    let cfa = match frame_cfa(&row, w.pc, w.sp, w.bp, w.sp_below == 0) {
+        Cfa::At(cfa) => cfa,
+        Cfa::End => {
             w.pc = 0;
             w.status = COMPLETE;
             bump::<M>(UnwindStat::DwarfFrames);
             return false;
         }
-        _ => {
+        Cfa::Unknown => {
             bump::<M>(UnwindStat::UnsupportedFrames);
             return frame_pointer_step::<M>(w);
         }
@@ -631,6 +631,7 @@ fn table_step<M: UnwindMaps>(w: &mut Walk, pc: u64) -> bool {
     }
     bump::<M>(UnwindStat::DwarfFrames);
     w.sp = cfa;
+    w.sp_below = 0;
     w.pc = return_address;
     true
 }
@@ -689,7 +690,10 @@ fn frame_pointer_step_read<M: UnwindMaps>(w: &mut Walk, read: interp::v8::Caller
             }
         }
     };
+    // x86_64's frame record is at the top of the frame: its end is the caller's stack
+    // pointer. GCC's arm64 record is at the bottom, below the frame's other slots.
     w.sp = bp + 16;
+    w.sp_below = u32::from(cfg!(bpf_target_arch = "aarch64"));
     w.bp = saved_bp;
     w.pc = strip_pointer_authentication(return_address);
     true

@@ -305,7 +305,11 @@ fn unwind_debian_rg_whole_stacks() {
 
 /// Debian's `xz -9` (stripped `liblzma`, no frame pointers) profiled by tracekit and by
 /// `perf record --call-graph dwarf` (Debian's `linux-perf`) on the same input: tracekit's
-/// median user depth is within 1 of perf's, and no user frame is a bare `[unknown]`. Where
+/// median user depth is within 1 of perf's, no user frame is a bare `[unknown]`, and of the
+/// samples in `lzma_code` (the compression, called from `main`) as large a share reaches
+/// `__libc_start_main` as perf's, within 2 points (a stack cut by a wrong step ends in a
+/// frame read from the wrong slot instead; those of xz's exit, whose memory is gone, and of
+/// ld.so's start are not counted). Where
 /// Debian's perf runs: here (perf 6.1 on x86_64: median 15) and in the arm64 VM, whose
 /// image holds Debian's arm64 `xz` and `perf`.
 #[test]
@@ -338,11 +342,28 @@ fn unwind_debian_xz_as_deep_as_perf() {
 
     let perf_stacks = perf_user_stacks(perf, &dir, &command, "xz");
     let perf_median = median_depth(&perf_stacks);
+    // Of the samples in `lzma_code`, the share that hold `__libc_start_main` (perf's frames
+    // are `IP SYM+OFF (DSO)`).
+    let rooted = |stacks: &[(Vec<String>, u64)]| {
+        let holds = |frames: &[String], name: &str| frames.iter().any(|f| f.contains(name));
+        let (mut coding, mut through) = (0, 0);
+        for (frames, count) in stacks.iter().filter(|(f, _)| holds(f, "lzma_code")) {
+            coding += count;
+            if holds(frames, "__libc_start_main") {
+                through += count;
+            }
+        }
+        through as f64 / coding.max(1) as f64
+    };
+    let (share, perf_share) = (rooted(&stacks), rooted(&perf_stacks));
     let walked = stderr.lines().find(|l| l.contains("dwarf unwinder:"));
     eprintln!(
-        "{test}: median user depth {median} over {total} samples ({unknown} with [unknown]); \
-         perf --call-graph dwarf: {perf_median} over {}\n{}",
+        "{test}: median user depth {median} over {total} samples ({unknown} with [unknown], \
+         {:.1}% of lzma_code's through __libc_start_main); perf --call-graph dwarf: \
+         {perf_median} over {} ({:.1}%)\n{}",
+        share * 100.0,
         perf_stacks.len(),
+        perf_share * 100.0,
         walked.unwrap_or_default()
     );
     assert!(
@@ -355,11 +376,17 @@ fn unwind_debian_xz_as_deep_as_perf() {
         "median user depth {median}, perf's {perf_median}: {folded:#?}"
     );
     assert_eq!(unknown, 0, "[unknown] user frames: {folded:#?}");
+    assert!(
+        share + 0.02 >= perf_share,
+        "{:.1}% of lzma_code's samples through __libc_start_main, perf's {:.1}%: {folded:#?}",
+        share * 100.0,
+        perf_share * 100.0
+    );
 }
 
 /// `perf record --call-graph dwarf` of `command` (cpu-clock at 99 Hz, into `dir`), read back
-/// by `perf script`: the user frames of each sample of `comm` (`ADDRESS (DSO)`, innermost
-/// first, inlined functions not counted as frames), each with a count of 1.
+/// by `perf script`: the user frames of each sample of `comm` (`ADDRESS SYMBOL+OFFSET (DSO)`,
+/// innermost first, inlined functions not counted as frames), each with a count of 1.
 fn perf_user_stacks(
     perf: &str,
     dir: &Path,
@@ -385,7 +412,14 @@ fn perf_user_stacks(
     eprint!("{refusals}");
     assert!(recorded, "perf record refused every event:\n{refusals}");
     let mut script = Command::new(perf);
-    script.args(["script", "--no-inline", "-F", "comm,ip,dso", "-i", data]);
+    script.args([
+        "script",
+        "--no-inline",
+        "-F",
+        "comm,ip,sym,symoff,dso",
+        "-i",
+        data,
+    ]);
     let out = tracekit_tests::run(script, TIMEOUT);
     assert!(out.status.success(), "perf script: {}", out.stderr);
     // A sample is its comm on a line, then one indented line per frame.
