@@ -152,14 +152,15 @@ fn assert_compiled(stderr: &str, folded: &[(String, u64)]) {
     );
 }
 
-/// `java [flags] -cp classes Ledger 40` with no `-Xint`, once it printed "ready" and ran
-/// 8 s more (the JIT compiled the chain).
+/// `java [flags] -cp classes Ledger 120` with no `-Xint`, once it printed "ready" and ran
+/// 8 s more (the JIT compiled the chain). Stopped by the test: 120 s outlasts two
+/// profiles in the arm64 VM, where each attach takes 16 s.
 fn spawn_warmed(classes: &Path, flags: &[&str]) -> Child {
     let mut java = Command::new("java");
     java.args(flags)
         .arg("-cp")
         .arg(classes)
-        .args(["Ledger", "40"]);
+        .args(["Ledger", "120"]);
     let child = spawn_ready(java);
     std::thread::sleep(Duration::from_secs(8));
     child
