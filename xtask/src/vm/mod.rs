@@ -12,6 +12,7 @@
 
 mod image;
 mod init;
+mod java;
 mod kernels;
 
 use std::{
@@ -81,10 +82,12 @@ pub const ARM64_VM_TESTS: &[&str] = &[
     "unwind_leaf",
     "unwind_nofp",
     "hooks_by_comm_by_thread_as_the_string_key",
-    // Debian's arm64 CPython 3.11 and nodejs.org's Node 22 are in the image
-    // (add_debian_python, add_node).
+    // Debian's arm64 CPython 3.11, nodejs.org's Node 22 and Debian's OpenJDK 17 are in the
+    // image (add_debian_python, add_node, add_java).
     "python_chain_debian_3_11",
     "node22_chain_pid",
+    // No flags: C2's frames (and the interpreter's, in the first seconds).
+    "jvm_compiled_frames_are_named",
 ];
 
 /// The tests of `arch`'s kernels.
@@ -259,9 +262,12 @@ fn boot(
     // x86_64's TSC is reliable under qemu; without saying so every clock read of 6.1 is a
     // syscall.
     let tsc = if arch == &X86_64 { " tsc=reliable" } else { "" };
+    // The initramfs is unpacked into the guest's root, a tmpfs of half its memory: arm64's
+    // (300 MB, a JVM's in it) left a profile no room to be written in 1024 MB.
+    let memory = if arch == &X86_64 { "1024" } else { "1536" };
     let mut child = Command::new(arch.qemu)
         .args(arch.machine)
-        .args(["-accel", accel, "-cpu", cpu, "-m", "1024", "-smp", "2"])
+        .args(["-accel", accel, "-cpu", cpu, "-m", memory, "-smp", "2"])
         .args(["-nographic", "-no-reboot", "-kernel"])
         .arg(vmlinuz)
         .arg("-initrd")
