@@ -368,6 +368,27 @@ pub fn compile_java(dir: &Path, fixture: &str) -> PathBuf {
     classes
 }
 
+/// `tests/fixtures/FIXTURE` (a `.java` file) compiled: by `javac` into `dir/classes`
+/// ([`compile_java`]), or in the VM matrix the classes the image holds
+/// (`$TRACEKIT_FIXTURES/classes`, compiled by the host's `javac`, for a JVM of the image).
+/// `None`, the test skipping with a printed reason, without `javac`, or in the VM without
+/// `java` or the fixture's classes.
+pub fn java_classes(test: &str, dir: &Path, fixture: &str) -> Option<PathBuf> {
+    let Some(fixtures) = std::env::var_os("TRACEKIT_FIXTURES") else {
+        return installed(test, "javac", "openjdk-17-jdk-headless")
+            .then(|| compile_java(dir, fixture));
+    };
+    let classes = PathBuf::from(fixtures).join("classes");
+    let class = classes
+        .join(fixture.trim_end_matches(".java"))
+        .with_extension("class");
+    if !class.is_file() {
+        eprintln!("{test}: skipped: no {} in the image", class.display());
+        return None;
+    }
+    installed(test, "java", "openjdk-17-jre-headless").then_some(classes)
+}
+
 /// Starts `command` (stdout piped) and waits for its first line, which must be "ready":
 /// fixtures print it once their known work begins.
 pub fn spawn_ready(mut command: Command) -> Child {
@@ -377,10 +398,16 @@ pub fn spawn_ready(mut command: Command) -> Child {
         .spawn()
         .unwrap_or_else(|err| panic!("spawning {command:?}: {err}"));
     let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert_eq!(line.trim(), "ready", "{command:?} did not start");
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    stdout.read_line(&mut line).unwrap();
+    if line.trim() != "ready" {
+        // The rest says why (a JVM prints its reason on the next lines).
+        let mut rest = String::new();
+        let _ = stdout.read_to_string(&mut rest);
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("{command:?} did not start: {line}{rest}");
+    }
     child
 }
 

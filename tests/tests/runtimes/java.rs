@@ -4,8 +4,9 @@
 //! for a JVM that exits mid-profile. Compiled (C1/C2) frames of a JVM started with no
 //! flags are named the same way, through the code cache and the nmethods' scopes (inlined
 //! methods included). `--no-interpreters` reads nothing and keeps native frames. A JVM with
-//! frame pointers and a perf map is named from the map. Java is not in the VM image: these
-//! tests run on the host only.
+//! frame pointers and a perf map is named from the map. The arm64 VM image holds Debian's
+//! arm64 OpenJDK 17 and `Ledger`'s classes: the tests of `Ledger` run there too (no
+//! `javac`: the others skip).
 
 use std::{
     collections::BTreeMap,
@@ -15,16 +16,16 @@ use std::{
 };
 
 use tracekit_tests::{
-    assert_comm_share, assert_share, chain_in_order, compile_java, installed, parse_folded,
-    require_root, scratch, share, spawn_ready, spawn_tracekit, tracekit, wait_output,
+    assert_comm_share, assert_share, chain_in_order, compile_java, installed, java_classes,
+    parse_folded, require_root, scratch, share, spawn_ready, spawn_tracekit, tracekit, wait_output,
 };
 
 const TIMEOUT: Duration = Duration::from_secs(120);
 
-/// `Ledger.java` compiled into `dir/classes`; `None` (the test skips, saying why) without
-/// `javac`.
+/// `Ledger.java` compiled ([`java_classes`]: into `dir/classes`, or the VM image's);
+/// `None` (the test skips, saying why) without `javac` (in the VM, `java`).
 fn compile(test: &str, dir: &Path) -> Option<PathBuf> {
-    installed(test, "javac", "openjdk-17-jdk-headless").then(|| compile_java(dir, "Ledger.java"))
+    java_classes(test, dir, "Ledger.java")
 }
 
 /// `java -Xint Ledger SECONDS`, once it printed "ready".
@@ -151,14 +152,15 @@ fn assert_compiled(stderr: &str, folded: &[(String, u64)]) {
     );
 }
 
-/// `java [flags] -cp classes Ledger 40` with no `-Xint`, once it printed "ready" and ran
-/// 8 s more (the JIT compiled the chain).
+/// `java [flags] -cp classes Ledger 120` with no `-Xint`, once it printed "ready" and ran
+/// 8 s more (the JIT compiled the chain). Stopped by the test: 120 s outlasts two
+/// profiles in the arm64 VM, where each attach takes 16 s.
 fn spawn_warmed(classes: &Path, flags: &[&str]) -> Child {
     let mut java = Command::new("java");
     java.args(flags)
         .arg("-cp")
         .arg(classes)
-        .args(["Ledger", "40"]);
+        .args(["Ledger", "120"]);
     let child = spawn_ready(java);
     std::thread::sleep(Duration::from_secs(8));
     child

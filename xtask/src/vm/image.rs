@@ -11,6 +11,7 @@ use anyhow::{Context as _, Result, bail};
 
 use super::{
     init::INIT,
+    java::add_java,
     kernels::{BOOKWORM_ARM64, apt_options, fetch_package, module_trees},
 };
 use crate::{
@@ -94,6 +95,7 @@ pub fn build_initramfs(dir: &Path, arch: &Arch) -> Result<PathBuf> {
         add_debian_python(dir, &image, &root)?;
         add_node(dir, &image, &root)?;
         add_xz_and_perf(dir, &image)?;
+        add_java(dir, &image, &root)?;
     }
     add_ext4(&image, &module_trees(dir, arch))?;
     let initramfs = dir.join(format!("initramfs-{}.cpio", arch.name));
@@ -195,7 +197,7 @@ fn debian_arm64(dir: &Path) -> Result<PathBuf> {
 
 /// Debian 12's arm64 packages of `packages`, downloaded and unpacked once into one tree,
 /// `target/vm/NAME/`.
-fn unpacked_once(dir: &Path, name: &str, packages: &[&str]) -> Result<PathBuf> {
+pub(super) fn unpacked_once(dir: &Path, name: &str, packages: &[&str]) -> Result<PathBuf> {
     let cache = dir.join(name);
     let done = cache.join(".unpacked");
     if !done.is_file() {
@@ -215,7 +217,7 @@ fn unpacked_once(dir: &Path, name: &str, packages: &[&str]) -> Result<PathBuf> {
 
 /// Copies `from` to `to` inside `image`, following links (the loader's and the libraries'
 /// in Debian's packages are relative, inside the unpacked tree).
-fn copy_into(image: &Path, from: &Path, to: &Path) -> Result<()> {
+pub(super) fn copy_into(image: &Path, from: &Path, to: &Path) -> Result<()> {
     let to = image.join(to.strip_prefix("/").unwrap_or(to));
     std::fs::create_dir_all(to.parent().expect("a file in a directory"))?;
     std::fs::copy(from, &to).with_context(|| format!("copying {}", from.display()))?;
@@ -223,7 +225,7 @@ fn copy_into(image: &Path, from: &Path, to: &Path) -> Result<()> {
 }
 
 /// Copies each of `paths` of Debian's arm64 tree (`cache`) to the same path in `image`.
-fn copy_debian(cache: &Path, image: &Path, paths: &[&str]) -> Result<()> {
+pub(super) fn copy_debian(cache: &Path, image: &Path, paths: &[&str]) -> Result<()> {
     for path in paths {
         copy_into(
             image,

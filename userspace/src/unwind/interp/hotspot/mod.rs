@@ -326,10 +326,8 @@ pub struct Layout {
     pub klass_name: u64,
     /// `Symbol::_length` (u16) and `Symbol::_body`.
     pub symbol: (u64, u64),
-    /// The interpreter's frame, in words from rbp: the `Method*` slot and the bcp slot.
-    /// From `frame::interpreter_frame_last_sp_offset` when the JVM states it (the method is
-    /// the next slot down, the bcp five below the method, as x86_64's frame_x86.hpp lays
-    /// them out); otherwise x86_64's -3 and -8.
+    /// The interpreter's frame, in words from its frame pointer (rbp, arm64's x29): the
+    /// `Method*` slot and the bcp slot ([`interpreter_frame`]).
     pub interpreter_frame: (i32, i32),
     /// `AbstractInterpreter::_code` (process address of the `StubQueue*` of the template
     /// interpreter), `StubQueue::_stub_buffer` and `StubQueue::_buffer_limit` (an i32 in
@@ -423,13 +421,13 @@ impl Layout {
                 missing.join(", ")
             ));
         }
-        let interpreter_frame = match tables
-            .int_constants
-            .get("frame::interpreter_frame_last_sp_offset")
-        {
-            Some(&last_sp) => (last_sp - 1, last_sp - 6),
-            None => (-3, -8),
-        };
+        let interpreter_frame = interpreter_frame(
+            tables
+                .int_constants
+                .get("frame::interpreter_frame_last_sp_offset")
+                .copied(),
+            cfg!(target_arch = "aarch64"),
+        );
         let get = |name: &str| match tables.fields.get(name) {
             Some(Field::Offset(offset)) | Some(Field::Static(offset)) => Some(*offset),
             None => None,
@@ -473,6 +471,16 @@ impl Layout {
             interpreter_frame,
         })
     }
+}
+
+/// The interpreter frame's `Method*` and bcp slots, in words from its frame pointer, below
+/// its last sp slot (`frame::interpreter_frame_last_sp_offset`: stated by x86_64's JVMs
+/// alone, -2 on both architectures): the method is the next slot down on both; the bcp is
+/// five below it on x86_64 (frame_x86.hpp: method, mirror, mdp, cache, locals, bcp) and
+/// six on arm64 (frame_aarch64.hpp: method, mdp, padding, mirror, cache, locals, bcp).
+pub fn interpreter_frame(last_sp: Option<i32>, arm64: bool) -> (i32, i32) {
+    let last_sp = last_sp.unwrap_or(-2);
+    (last_sp - 1, last_sp - if arm64 { 7 } else { 6 })
 }
 
 /// Why [`probe`] read no layout.

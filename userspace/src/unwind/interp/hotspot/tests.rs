@@ -395,3 +395,12 @@ fn interpreted_frames_are_keyed_by_their_fingerprint_word() {
     let python = encode_frame(runtime::PYTHON, 0x7f00_1000, 4);
     assert_eq!(frame_code(python, Some(fingerprint)), Some(0x7f00_1000));
 }
+
+/// JDK 17's interpreter frame slots on both architectures: x86_64 states its last sp slot,
+/// arm64 states none (its `Method*` at x29 - 24, its bcp at x29 - 72).
+#[test]
+fn interpreter_frames_are_laid_out_per_architecture() {
+    assert_eq!(interpreter_frame(Some(-2), false), (-3, -8));
+    assert_eq!(interpreter_frame(None, false), (-3, -8));
+    assert_eq!(interpreter_frame(None, true), (-3, -9));
+}
