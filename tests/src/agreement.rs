@@ -5,6 +5,47 @@
 
 use std::{collections::HashMap, hash::Hash};
 
+/// What folded stacks say of their samples that hold a runtime frame.
+#[derive(Debug)]
+pub struct Innermost<K> {
+    /// Samples per innermost runtime function.
+    pub functions: HashMap<K, f64>,
+    /// Samples with a runtime frame.
+    pub samples: u64,
+    /// Of those, samples with an `[unknown]` frame inside their innermost runtime frame.
+    pub unknown_below: u64,
+}
+
+/// The innermost runtime function of each of `folded`'s stacks (`function` says which
+/// frames are the runtime's, and their key), summed over the samples.
+pub fn innermost<K: Eq + Hash>(
+    folded: &[(String, u64)],
+    function: impl Fn(&str) -> Option<K>,
+) -> Innermost<K> {
+    let mut found = Innermost {
+        functions: HashMap::new(),
+        samples: 0,
+        unknown_below: 0,
+    };
+    for (path, n) in folded {
+        let frames: Vec<&str> = path.split(';').collect();
+        let Some((at, key)) = frames
+            .iter()
+            .enumerate()
+            .rev()
+            .find_map(|(at, frame)| Some((at, function(frame)?)))
+        else {
+            continue;
+        };
+        found.samples += n;
+        *found.functions.entry(key).or_default() += *n as f64;
+        if frames[at + 1..].iter().any(|f| f.starts_with("[unknown]")) {
+            found.unknown_below += n;
+        }
+    }
+    found
+}
+
 /// The `n` largest entries of `of`, largest first (ties by key).
 pub fn top<K: Clone + Ord + Hash>(of: &HashMap<K, f64>, n: usize) -> Vec<K> {
     let mut sorted: Vec<(&K, &f64)> = of.iter().collect();
@@ -69,6 +110,25 @@ mod tests {
         let (score, _) = agreement(&ours, &theirs, 1);
         // Over b and a only: |0.5 - 0.4| + |0.3 - 0.6| = 0.4
         assert!((score - 0.8).abs() < 1e-9, "{score}");
+    }
+
+    #[test]
+    fn innermost_takes_the_last_runtime_frame_and_counts_unknown_below_it() {
+        let folded = [
+            (
+                "p;main;outer (a.py:1);leaf (a.py:7);PyNumber_Add".to_string(),
+                5,
+            ),
+            ("p;main;outer (a.py:1);[unknown];read".to_string(), 2),
+            ("p;main;native".to_string(), 9),
+        ];
+        let found = innermost(&folded, |frame| {
+            frame.split_once(" (").map(|(name, _)| name.to_string())
+        });
+        assert_eq!(found.samples, 7);
+        assert_eq!(found.unknown_below, 2);
+        assert_eq!(found.functions["leaf"], 5.0);
+        assert_eq!(found.functions["outer"], 2.0);
     }
 
     #[test]

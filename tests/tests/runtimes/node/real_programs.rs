@@ -21,7 +21,7 @@ use std::{
 };
 
 use tracekit_tests::{
-    agreement::{agreement, counted},
+    agreement::{self, agreement, counted},
     require_root, scratch, tracekit, workspace,
 };
 
@@ -82,40 +82,6 @@ fn js_function(frame: &str) -> Option<Function> {
     };
     (script.starts_with('/') || script.starts_with("node:"))
         .then(|| (name.to_string(), script.to_string()))
-}
-
-/// What tracekit's folded stacks say of the samples that hold a JavaScript frame.
-#[derive(Default)]
-struct Folded {
-    /// Samples per innermost JavaScript function.
-    innermost: HashMap<Function, f64>,
-    samples: u64,
-    /// Samples with an `[unknown]` frame inside their innermost named JavaScript frame.
-    unknown_below: u64,
-}
-
-fn folded_functions(folded: &[(String, u64)]) -> Folded {
-    let mut found = Folded::default();
-    for (path, n) in folded {
-        let frames: Vec<&str> = path.split(';').collect();
-        let Some((at, function)) = frames
-            .iter()
-            .enumerate()
-            .rev()
-            .find_map(|(at, frame)| Some((at, js_function(frame)?)))
-        else {
-            continue;
-        };
-        found.samples += n;
-        *found.innermost.entry(function).or_default() += *n as f64;
-        if frames[at + 1..]
-            .iter()
-            .any(|frame| frame.starts_with("[unknown]"))
-        {
-            found.unknown_below += n;
-        }
-    }
-    found
 }
 
 /// Self time (µs) per innermost JavaScript function of a `.cpuprofile` (V8's JSON: `nodes`
@@ -213,9 +179,9 @@ fn node_compiler_functions_agree_with_v8s_profiler() {
     args.extend(tsc_args(&tsc, &project, &dir.join("out-tk")));
     let run = tracekit(&args, TIMEOUT);
     run.assert_code(0);
-    let ours = folded_functions(&read_folded(&out));
+    let ours = agreement::innermost(&read_folded(&out), js_function);
 
-    let (score, shares) = agreement(&ours.innermost, &v8s, 30);
+    let (score, shares) = agreement(&ours.functions, &v8s, 30);
     for ((name, script), v8, our) in &shares {
         let script = script.rsplit('/').next().unwrap_or(script);
         eprintln!(

@@ -18,14 +18,13 @@
 //! 0.913-0.921.
 
 use std::{
-    collections::HashMap,
     path::{Path, PathBuf},
     process::Command,
     time::Duration,
 };
 
 use tracekit_tests::{
-    agreement::{agreement, counted},
+    agreement::{self, agreement, counted},
     parse_folded, require_root, run, scratch, tracekit_bin, workspace,
 };
 
@@ -73,37 +72,6 @@ fn python_function(frame: &str) -> Option<Function> {
     let name = name.rsplit('.').next().unwrap_or(name);
     let file = file.rsplit('/').next().unwrap_or(file);
     Some((name.to_string(), file.to_string()))
-}
-
-/// What folded stacks say of the samples that hold a Python frame.
-#[derive(Default)]
-struct Folded {
-    /// Samples per innermost Python function.
-    innermost: HashMap<Function, f64>,
-    samples: u64,
-    /// Samples with an `[unknown]` frame inside their innermost Python frame.
-    unknown_below: u64,
-}
-
-fn folded_functions(folded: &[(String, u64)]) -> Folded {
-    let mut found = Folded::default();
-    for (path, n) in folded {
-        let frames: Vec<&str> = path.split(';').collect();
-        let Some((at, function)) = frames
-            .iter()
-            .enumerate()
-            .rev()
-            .find_map(|(at, frame)| Some((at, python_function(frame)?)))
-        else {
-            continue;
-        };
-        found.samples += n;
-        *found.innermost.entry(function).or_default() += *n as f64;
-        if frames[at + 1..].iter().any(|f| f.starts_with("[unknown]")) {
-            found.unknown_below += n;
-        }
-    }
-    found
 }
 
 /// A workload: its name, and the arguments to `python3` in `dir`.
@@ -205,7 +173,10 @@ fn python_programs_functions_agree_with_py_spy() {
             .args(&workload.args);
         // py-spy's own exit is the program's (pyflakes and Black exit 1 on findings).
         run(with_programs(spy, &site, &dir), TIMEOUT);
-        let theirs = folded_functions(&parse_folded(&std::fs::read_to_string(&spy_out).unwrap()));
+        let theirs = agreement::innermost(
+            &parse_folded(&std::fs::read_to_string(&spy_out).unwrap()),
+            python_function,
+        );
 
         let out = dir.join(format!("{name}.folded"));
         let mut ours = Command::new(tracekit_bin());
@@ -216,9 +187,12 @@ fn python_programs_functions_agree_with_py_spy() {
             .args(&workload.args);
         let profile = run(with_programs(ours, &site, &dir), TIMEOUT);
         profile.assert_code(0);
-        let ours = folded_functions(&parse_folded(&std::fs::read_to_string(&out).unwrap()));
+        let ours = agreement::innermost(
+            &parse_folded(&std::fs::read_to_string(&out).unwrap()),
+            python_function,
+        );
 
-        let (score, shares) = agreement(&ours.innermost, &theirs.innermost, 30);
+        let (score, shares) = agreement(&ours.functions, &theirs.functions, 30);
         for ((function, file), spy, our) in shares.iter().take(10) {
             eprintln!(
                 "{test}: {name}: {:5.1}% py-spy, {:5.1}% tracekit: {function} ({file})",
