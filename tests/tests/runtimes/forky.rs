@@ -21,8 +21,8 @@
 use std::{path::Path, process::Command, time::Duration};
 
 use tracekit_tests::{
-    chain_in_order, chroot_command, compile_java, distro_root, installed, parse_folded,
-    require_root, run, scratch, share, spawn_ready, tracekit, tracekit_bin,
+    assert_share, chain_in_order, chroot_command, compile_java, distro_root, installed,
+    parse_folded, require_root, run, scratch, share, spawn_ready, tracekit, tracekit_bin,
 };
 
 use super::{
@@ -94,18 +94,12 @@ fn check_java_chain(test: &str, folded: &[(String, u64)]) {
         .filter(|(path, _)| main_thread(path))
         .cloned()
         .collect();
-    let (leaf, total) = share(&main, |path| path.contains(CHAIN[4]));
-    let (whole, _) = share(&main, |path| chain_in_order(path, &CHAIN));
-    eprintln!("{test}: of {total} main-thread samples, {leaf} name the leaf, {whole} the chain");
-    assert!(total >= 50, "only {total} main-thread samples: {folded:#?}");
-    assert!(
-        leaf as f64 >= 0.95 * total as f64,
-        "{leaf} of {total}: {folded:#?}"
-    );
-    assert!(
-        whole as f64 >= 0.90 * total as f64,
-        "{whole} of {total}: {folded:#?}"
-    );
+    let leaf = share(&main, |path| path.contains(CHAIN[4]));
+    let what = "main-thread samples name the leaf";
+    assert_share(test, what, leaf, (50, 0.95), &folded);
+    let whole = share(&main, |path| chain_in_order(path, &CHAIN));
+    let what = "main-thread samples name the whole chain";
+    assert_share(test, what, whole, (50, 0.90), &folded);
 }
 
 #[test]
