@@ -295,6 +295,8 @@ fn boot(
     let tag = label.to_string();
     let reader = std::thread::spawn(move || {
         let mut verdict = None;
+        // After an oops the kernel's own lines are shown too: its trace is the answer.
+        let mut oopsed = false;
         for line in BufReader::new(stdout)
             .lines()
             .map_while(std::result::Result::ok)
@@ -304,8 +306,13 @@ fn boot(
             if line.contains("TRACEKIT-VM-KERNEL") {
                 let _ = init_sender.send(());
             }
+            oopsed |= ["Oops", "BUG:", "Kernel panic"]
+                .iter()
+                .any(|sign| line.contains(sign));
             if let Some(at) = line.find(VERDICT) {
                 verdict = Some(line[at + VERDICT.len()..].trim_start().starts_with("PASS"));
+            } else if oopsed {
+                eprintln!("  [{tag}] {line}");
             } else if !line.is_empty() && !line.starts_with('[') && !line.contains("\x1b") {
                 // The tests' own output (kernel messages start with "[  time]").
                 eprintln!("  [{tag}] {line}");
