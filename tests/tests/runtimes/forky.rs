@@ -22,11 +22,12 @@ use std::{path::Path, process::Command, time::Duration};
 
 use tracekit_tests::{
     assert_share, chain_in_order, chroot_command, compile_java, distro_root, installed,
-    parse_folded, require_root, run, scratch, share, spawn_ready, tracekit, tracekit_bin,
+    parse_folded, require_root, run, scratch, share, spawn_ready, tracekit_bin,
 };
 
 use super::{
     java::{CHAIN, main_thread},
+    profile_pid,
     trixie::{chain_by_pid, chain_from_start},
 };
 
@@ -114,25 +115,10 @@ fn java_25_chain_debian_forky_by_pid() {
     };
     let (command, _proc) = chroot_command(&root, JAVA_25, &["-cp", classes, "Ledger", "10"]);
     let mut child = spawn_ready(command);
-    let out = scratch(test).join("out.folded");
-    let pid = child.id().to_string();
-    let args = [
-        "profile",
-        "-F",
-        "199",
-        "-p",
-        &pid,
-        "-d",
-        "3",
-        "-o",
-        out.to_str().unwrap(),
-    ];
-    let done = tracekit(args, Duration::from_secs(120));
+    let (folded, _) = profile_pid(&scratch(test), child.id());
     let _ = child.kill();
     let _ = child.wait();
-    done.assert_code(0);
-    eprintln!("{}", done.stderr);
-    check_java_chain(test, &parse_folded(&std::fs::read_to_string(&out).unwrap()));
+    check_java_chain(test, &folded);
 }
 
 #[test]
