@@ -1,8 +1,8 @@
 //! Distribution roots for the runtime tests: Debian suites made with `debootstrap`
 //! (`--variant=minbase`) under `target/roots/<suite>`, holding the runtimes as those
-//! suites ship them (Ruby 3.3, PHP 8.4, Debian's `libnode` builds of Node 20, 18 and 24,
-//! CPython 3.14, OpenJDK 25). The tests run
-//! the fixtures inside a root with `chroot` and profile them from the host; they find the
+//! suites ship them (Ruby 3.3 and PHP 8.4 with real programs and their own profilers,
+//! Debian's `libnode` builds of Node 20, 18 and 24, CPython 3.14, OpenJDK 25). The tests
+//! run the fixtures inside a root with `chroot` and profile them from the host; they find the
 //! roots through `TRACEKIT_ROOTS` (set by `integration_tests`).
 //!
 //! A root is made once (~2.5 min, ~700 MB) and kept: `target/roots/<suite>/.tracekit-done`
@@ -31,9 +31,26 @@ pub struct Suite {
 
 /// The roots the integration tests use.
 pub const SUITES: &[Suite] = &[
+    // With real programs and each runtime's own sampling profiler (stackprof, Excimer) for
+    // the tests that compare with them (~3.5 min, ~650 MB).
     Suite {
         name: "trixie",
-        packages: &["ruby", "php-cli", "python3", "nodejs"],
+        packages: &[
+            "ruby",
+            "php-cli",
+            "python3",
+            "nodejs",
+            "ruby-stackprof",
+            "rubocop",
+            "asciidoctor",
+            "ruby-kramdown",
+            "ruby-rouge",
+            "php8.4-excimer",
+            "php-parser",
+            "php-league-commonmark",
+            "php-twig",
+            "composer",
+        ],
         script: None,
     },
     // Debian 12 is the hosts' own distribution: only its node (18, libnode.so.108) is not
