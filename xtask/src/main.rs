@@ -22,6 +22,7 @@ mod dist;
 mod engine_bench;
 mod exporter_bench;
 mod fuzz;
+mod panics;
 mod real_programs;
 mod roots;
 mod setup;
@@ -308,7 +309,16 @@ fn integration_tests(binary: &std::path::Path, filter: Option<&str>) -> Result<(
     if let Some(filter) = filter {
         cmd.arg(filter);
     }
-    cmd.run()
+    let mut panics = panics::Panics::default();
+    let ran = cmd.run_watching_stdout(|line| panics.line(line));
+    let panics = panics.finish();
+    if ran.is_err() && !panics.is_empty() {
+        eprintln!("xtask: why each failed test failed:");
+        for (test, message) in panics {
+            eprintln!("  {test}: {}", message.join(" / "));
+        }
+    }
+    ran
 }
 
 /// The long tests (minutes of process churn: `tests/tests/robustness/soak.rs`), ignored in the main

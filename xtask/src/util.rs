@@ -93,6 +93,32 @@ impl Cmd {
         Ok(())
     }
 
+    /// Runs with stdin and stderr inherited, copying its stdout line by line to ours and
+    /// giving each line to `each`; fails unless it exits 0.
+    pub fn run_watching_stdout(&mut self, mut each: impl FnMut(&str)) -> Result<()> {
+        use std::io::{BufRead, Write};
+        let what = self.describe();
+        let mut child = self
+            .inner
+            .stdout(Stdio::piped())
+            .spawn()
+            .with_context(|| format!("cannot start `{what}`"))?;
+        let mut reader = std::io::BufReader::new(child.stdout.take().expect("piped stdout"));
+        let mut line = Vec::new();
+        let mut out = std::io::stdout();
+        while reader.read_until(b'\n', &mut line)? > 0 {
+            out.write_all(&line)?;
+            out.flush()?;
+            each(String::from_utf8_lossy(&line).trim_end_matches('\n'));
+            line.clear();
+        }
+        let status = child.wait()?;
+        if !status.success() {
+            bail!("`{what}` failed ({status})");
+        }
+        Ok(())
+    }
+
     /// Runs with inherited stdio and returns its exit status (1 if killed by a signal).
     pub fn status_code(&mut self) -> Result<u8> {
         let what = self.describe();
