@@ -293,7 +293,12 @@ pub async fn run<S: Sources>(
                 continue;
             }
         };
-        if let Some(queue) = &to.otlp {
+        if let Some(queue) = &to.otlp
+            && window.stacks.is_empty()
+        {
+            // An idle interval: counted by the queue, not built nor encoded.
+            queue.push(Batch::new(&[], 0, window.start));
+        } else if let Some(queue) = &to.otlp {
             let (window, queue, host) = (Arc::clone(&window), Arc::clone(queue), host.clone());
             let encoded = tokio::task::spawn_blocking(move || {
                 let options = OtlpOptions {
