@@ -41,8 +41,12 @@ pub const TYPE_BYTECODE_ARRAY: usize = 10;
 /// `SharedFunctionInfo`.
 pub const FUNCTION_CODE: usize = 11;
 /// `Code::instruction_start` (a pointer, low byte) and `Code::instruction_size` (a u32,
-/// high byte), packed: both are below 256.
+/// high byte's low 7 bits), packed: both are below 256 and 128. With
+/// [`CODE_INSTRUCTIONS_INLINE`] set, the low byte is where the instructions themselves
+/// start in the `Code` object (V8 10.2: `Code::kHeaderSize`, no pointer).
 pub const CODE_INSTRUCTIONS: usize = 12;
+/// The flag of [`CODE_INSTRUCTIONS`]: the `Code` holds its instructions (V8 before 11).
+pub const CODE_INSTRUCTIONS_INLINE: u16 = 0x8000;
 /// `v8dbg_type_Code__CODE_TYPE`.
 pub const TYPE_CODE: usize = 13;
 /// V8 13.6 (leaptiering): where the `JSDispatchTable`'s entries start in the

@@ -29,11 +29,12 @@ use tracekit_common::interp::{
     FRAME_OFFSET_MAX, FRAME_RUNTIME_SHIFT, InterpStat, NO_OFFSET, OFFSET_SLOTS, encode_frame,
     runtime,
     v8::{
-        CODE_INSTRUCTIONS, DISPATCH_CODE_SHIFT, DISPATCH_ENTRY_CODE, DISPATCH_ENTRY_SIZE,
-        DISPATCH_HANDLE_SHIFT, DISPATCH_TABLE, FP_BYTECODE_ARRAY, FP_BYTECODE_OFFSET, FP_CONTEXT,
-        FP_FUNCTION, FUNCTION_CODE, FUNCTION_SHARED, HEAP_OBJECT_TAG, HEAP_OBJECT_TAG_MASK,
-        MAP_INSTANCE_TYPE, OBJECT_MAP, SMI_SHIFT, TYPE_BYTECODE_ARRAY, TYPE_CODE,
-        TYPE_FUNCTION_FIRST, TYPE_FUNCTION_LAST, TYPE_SHARED_FUNCTION_INFO, code_generation,
+        CODE_INSTRUCTIONS, CODE_INSTRUCTIONS_INLINE, DISPATCH_CODE_SHIFT, DISPATCH_ENTRY_CODE,
+        DISPATCH_ENTRY_SIZE, DISPATCH_HANDLE_SHIFT, DISPATCH_TABLE, FP_BYTECODE_ARRAY,
+        FP_BYTECODE_OFFSET, FP_CONTEXT, FP_FUNCTION, FUNCTION_CODE, FUNCTION_SHARED,
+        HEAP_OBJECT_TAG, HEAP_OBJECT_TAG_MASK, MAP_INSTANCE_TYPE, OBJECT_MAP, SMI_SHIFT,
+        TYPE_BYTECODE_ARRAY, TYPE_CODE, TYPE_FUNCTION_FIRST, TYPE_FUNCTION_LAST,
+        TYPE_SHARED_FUNCTION_INFO, code_generation,
     },
 };
 
@@ -433,9 +434,7 @@ fn compiled_frame<M: UnwindMaps>(
     if instance_type(walk, code)? != walk.process.offsets[TYPE_CODE] {
         return None;
     }
-    let fields = walk.process.offsets[CODE_INSTRUCTIONS];
-    let start = read_user::<u64>(code + u64::from(fields & 0xFF))?;
-    let size = read_user::<u32>(code + u64::from(fields >> 8))?;
+    let (start, size) = code_instructions(walk, code)?;
     if pc < start || pc - start >= u64::from(size) {
         return replaced_frame::<M>(walk, shared, pc);
     }
@@ -494,14 +493,24 @@ fn in_function_code(walk: &InterpWalk, function: u64, pc: u64) -> bool {
     let Some(code) = function_code(walk, function) else {
         return true;
     };
-    let fields = walk.process.offsets[CODE_INSTRUCTIONS];
-    let (Some(start), Some(size)) = (
-        read_user::<u64>(code + u64::from(fields & 0xFF)),
-        read_user::<u32>(code + u64::from(fields >> 8)),
-    ) else {
+    let Some((start, size)) = code_instructions(walk, code) else {
         return true;
     };
     start <= pc && pc - start < u64::from(size)
+}
+
+/// The first address and the size of `Code` object `code`'s (untagged) instructions: where
+/// its instruction start field points, or (V8 10: [`CODE_INSTRUCTIONS_INLINE`]) inside it.
+#[inline(always)]
+fn code_instructions(walk: &InterpWalk, code: u64) -> Option<(u64, u32)> {
+    let fields = walk.process.offsets[CODE_INSTRUCTIONS];
+    let start = if fields & CODE_INSTRUCTIONS_INLINE != 0 {
+        code + u64::from(fields & 0xFF)
+    } else {
+        read_user::<u64>(code + u64::from(fields & 0xFF))?
+    };
+    let size = read_user::<u32>(code + u64::from((fields >> 8) & 0x7F))?;
+    Some((start, size))
 }
 
 /// The untagged `Code` function `function` (untagged) runs: the tagged pointer its code

@@ -63,8 +63,12 @@ pub struct CompiledLayout {
     /// `IsolateGroup` (`tracekit_common::interp::v8::DISPATCH_TABLE`); `None`:
     /// `function_code` holds a tagged `Code` pointer.
     pub dispatch_table: Option<u16>,
-    /// `Code::instruction_start` (a pointer).
+    /// `Code::instruction_start` (a pointer); with `instructions_inline`, where the
+    /// instructions themselves start in the `Code`.
     pub instruction_start: u16,
+    /// V8 10: the `Code` object holds its instructions (`Code::kHeaderSize` past it;
+    /// `v8dbg_class_Code__instruction_start__uintptr_t` states that size, not a field).
+    pub instructions_inline: bool,
     /// `Code::instruction_size` (a `u32`).
     pub instruction_size: u16,
     /// `Code::flags` (a `u32`).
@@ -116,7 +120,7 @@ pub fn layout(
     version: (u16, u16),
     function_shared: u16,
 ) -> Result<CompiledLayout, String> {
-    let (v11_3, v13_6) = (version == (11, 3), version == (13, 6));
+    let (v10_2, v11_3, v13_6) = (version == (10, 2), version == (11, 3), version == (13, 6));
     // V8 12.4 (Node 22) and 13.6 keep the tables right before `Code::wrapper`.
     let before_wrapper = v13_6 || version == (12, 4);
     let code = |field: &str| member("Code", &[field]);
@@ -127,13 +131,21 @@ pub fn layout(
     // V8 12.4 and 13.6: the tables are the two words before `Code::wrapper`
     // (deoptimization data, then source positions).
     let wrapper = code("wrapper").ok().filter(|_| before_wrapper);
+    // V8 10.2 (Debian 12's node 18): `Code`'s tagged fields after its map are relocation
+    // info, deoptimization data, source positions, the code data container; then
+    // `instruction_size` (stated: 40), as read from a live node 18.
+    let v10_2_tables = code("instruction_size").ok().filter(|_| v10_2);
     let source_positions = or_checked(
         code("source_position_table"),
-        wrapper.and_then(|w| w.checked_sub(8)),
+        wrapper
+            .and_then(|w| w.checked_sub(8))
+            .or(v10_2_tables.and_then(|size| size.checked_sub(16))),
     )?;
     let deoptimization_data = or_checked(
         code("deoptimization_data"),
-        wrapper.and_then(|w| w.checked_sub(16)),
+        wrapper
+            .and_then(|w| w.checked_sub(16))
+            .or(v10_2_tables.and_then(|size| size.checked_sub(24))),
     )?;
     let function_code = or_checked(
         member("JSFunction", &["code"]),
@@ -150,10 +162,19 @@ pub fn layout(
     )?;
     let flags = or_checked(code("flags"), v11_3.then_some(instruction_start + 8))?;
     let instruction_size = or_checked(code("instruction_size"), v11_3.then_some(flags + 8))?;
-    if instruction_start > 255 || instruction_size > 255 {
+    if instruction_start > 255 || instruction_size > 127 {
         return Err("Code's instruction fields past 255 bytes".into());
     }
-    let index = |name: &str| value(&format!("v8dbg_DeoptimizationData{name}Index"));
+    // V8 10.2 states no index of its deoptimization data: `DeoptimizationData`'s in its
+    // `code.h` (the same as V8 11.3 states).
+    let index = |name: &str| {
+        value(&format!("v8dbg_DeoptimizationData{name}Index")).or_else(|err| match (v10_2, name) {
+            (true, "SharedFunctionInfo") => Ok(6),
+            (true, "LiteralArray") => Ok(2),
+            (true, "InliningPositions") => Ok(7),
+            _ => Err(err),
+        })
+    };
     let (deopt_shared, shared_wrapper) = match index("SharedFunctionInfo") {
         Ok(index) => (index, None),
         Err(err) => {
@@ -176,6 +197,7 @@ pub fn layout(
         function_code,
         dispatch_table: v13_6.then_some(V13_6_DISPATCH_TABLE),
         instruction_start,
+        instructions_inline: v10_2,
         instruction_size,
         flags,
         source_positions,

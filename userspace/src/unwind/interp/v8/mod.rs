@@ -157,8 +157,13 @@ impl Binary {
         offsets[slots::TYPE_BYTECODE_ARRAY] = v.type_bytecode_array;
         if let Some(compiled) = v.compiled {
             offsets[slots::FUNCTION_CODE] = compiled.function_code;
-            offsets[slots::CODE_INSTRUCTIONS] =
-                compiled.instruction_start | compiled.instruction_size << 8;
+            offsets[slots::CODE_INSTRUCTIONS] = compiled.instruction_start
+                | compiled.instruction_size << 8
+                | if compiled.instructions_inline {
+                    slots::CODE_INSTRUCTIONS_INLINE
+                } else {
+                    0
+                };
             offsets[slots::TYPE_CODE] = compiled.type_code;
         }
         let mut state_address = 0;
@@ -653,7 +658,11 @@ pub fn read_code(pid: u32, v: &Version, code: u64, generation: Option<u16>) -> O
         && reader.object(code | 1)?.1 == compiled.type_code
     {
         if let Some(generation) = generation {
-            let start = reader.field(code, compiled.instruction_start)?;
+            let start = if compiled.instructions_inline {
+                code + u64::from(compiled.instruction_start)
+            } else {
+                reader.field(code, compiled.instruction_start)?
+            };
             let size = reader.field(code, compiled.instruction_size)? as u32;
             if slots::code_generation(start, size) != generation {
                 return None;

@@ -330,6 +330,7 @@ mod tests {
             function_code: 48,
             dispatch_table: None,
             instruction_start: 40,
+            instructions_inline: false,
             instruction_size: 56,
             flags: 48,
             source_positions: 24,

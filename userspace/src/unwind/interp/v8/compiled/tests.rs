@@ -223,6 +223,7 @@ fn node_24s_layout() {
             function_code: 24,
             dispatch_table: Some(2400),
             instruction_start: 40,
+            instructions_inline: false,
             instruction_size: 56,
             flags: 52,
             source_positions: 16,
@@ -297,6 +298,7 @@ fn node_22s_layout() {
             function_code: 24,
             dispatch_table: None,
             instruction_start: 40,
+            instructions_inline: false,
             instruction_size: 52,
             flags: 48,
             source_positions: 16,
@@ -316,6 +318,67 @@ fn node_22s_layout() {
     );
     assert_eq!(
         layout(&value, &member, (12, 3), 32),
+        Err("no v8dbg_class_Code__source_position_table__*".to_string())
+    );
+}
+
+/// Debian 12's node 18.20 symbols (V8 10.2, `nm -D` and the values of `libnode.so.108`):
+/// `JSFunction::code`, `Code`'s size and flags stated, `instruction_start` stating the
+/// header's size (the instructions are in the `Code`), its tables and the deoptimization
+/// data's indices not: the tagged fields before `instruction_size`, as read from a live
+/// node 18; another 10.x says what is missing.
+#[test]
+fn node_18s_layout() {
+    let symbols: std::collections::HashMap<&str, u16> = [
+        ("v8dbg_class_JSFunction__code__CodeT", 48),
+        ("v8dbg_class_Code__instruction_start__uintptr_t", 128),
+        ("v8dbg_class_Code__instruction_size__int", 40),
+        ("v8dbg_class_Code__flags__uint32_t", 48),
+        ("v8dbg_type_Code__CODE_TYPE", 240),
+        ("v8dbg_type_ByteArray__BYTE_ARRAY_TYPE", 194),
+        ("v8dbg_type_FixedArray__FIXED_ARRAY_TYPE", 179),
+        ("v8dbg_type_WeakFixedArray__WEAK_FIXED_ARRAY_TYPE", 237),
+        ("v8dbg_CodeKindFieldMask", 15),
+        ("v8dbg_CodeKindFieldShift", 0),
+        ("v8dbg_CodeKindBaseline", 11),
+    ]
+    .into_iter()
+    .collect();
+    let value = |name: &str| symbols.get(name).copied().ok_or(format!("no {name}"));
+    let member = |class: &str, fields: &[&str]| {
+        let prefix = format!("v8dbg_class_{class}__{}__", fields[0]);
+        symbols
+            .iter()
+            .find(|(name, _)| name.starts_with(&prefix))
+            .map(|(_, &v)| v)
+            .ok_or(format!("no {prefix}*"))
+    };
+    assert_eq!(
+        layout(&value, &member, (10, 2), 24),
+        Ok(CompiledLayout {
+            function_code: 48,
+            dispatch_table: None,
+            instruction_start: 128,
+            instructions_inline: true,
+            instruction_size: 40,
+            flags: 48,
+            source_positions: 24,
+            deoptimization_data: 16,
+            type_code: 240,
+            byte_arrays: [194, 194],
+            deoptimization_arrays: [179, 179, 179],
+            literal_arrays: [237, 179, 179],
+            kind_mask: 15,
+            kind_shift: 0,
+            kind_baseline: 11,
+            deopt_shared: 6,
+            deopt_literals: 2,
+            deopt_inlining: 7,
+            shared_wrapper: None,
+        })
+    );
+    assert_eq!(
+        layout(&value, &member, (10, 1), 24),
         Err("no v8dbg_class_Code__source_position_table__*".to_string())
     );
 }
