@@ -25,6 +25,7 @@ mod fuzz;
 mod panics;
 mod real_programs;
 mod roots;
+mod runtimes;
 mod setup;
 mod soak;
 mod util;
@@ -98,6 +99,10 @@ enum Command {
         /// Only the kernel matrix in VMs
         #[arg(long)]
         vm: bool,
+        /// Only the runtime version matrix: the integration tests of `runtimes::`, every
+        /// --repeat run counted, then its table (runtime by way: -p, -- CMD, -a)
+        #[arg(long, conflicts_with_all = ["unit_only", "integration_only", "vm"])]
+        runtimes: bool,
         /// The matrix's kernels to boot (5.10, 6.1, 6.12; repeat for more): 6.1 and 6.12 by default
         #[arg(long = "kernel", value_name = "VERSION")]
         kernels: Vec<String>,
@@ -178,12 +183,18 @@ fn run(cli: Cli) -> Result<ExitCode> {
             unit_only,
             integration_only,
             vm,
+            runtimes,
             kernels,
             arches,
             repeat,
             filter,
         } => {
             setup::ensure()?;
+            if runtimes {
+                let binary = integration_setup()?;
+                runtimes::run(&binary, filter.as_deref(), repeat)?;
+                return Ok(ExitCode::SUCCESS);
+            }
             let all = !(unit_only || integration_only || vm);
             if all || unit_only {
                 repeated("unit tests", repeat, unit_tests)?;

@@ -1,9 +1,9 @@
 //! Runtimes unwound with no flags: Python, Ruby, PHP, Node.js and Java, one file (or folder)
 //! each, their real programs included; and several runtimes on one whole machine.
 
-mod distributions;
 mod forky;
 mod java;
+mod matrix;
 mod node;
 mod php;
 mod python;

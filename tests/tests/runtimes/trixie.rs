@@ -1,9 +1,7 @@
-//! Debian 13's (trixie's) Ruby 3.3.8 and PHP 8.4, run in the Debian trixie root with
-//! `chroot` and profiled from the host with no flags, both started by tracekit
-//! (`-- chroot ROOT ruby ...`) and attached to (`-p PID`): the known chain
-//! (`outer -> middle -> leaf`, burning CPU on one line of `leaf`) is named with the hot
-//! line. A version with no layout keeps whole native stacks and is said in the run's
-//! summary without `-v`, and in the JSON's `runtimes_not_named`.
+//! Debian 13's (trixie's) runtimes in their root: what the matrix's cells share
+//! ([`super::matrix`]: the fixture copied into the root, profiled by pid and from start,
+//! the chain checked), and a version with no layout: it keeps whole native stacks and is
+//! said in the run's summary without `-v`, and in the JSON's `runtimes_not_named`.
 
 use std::{
     path::{Path, PathBuf},
@@ -119,46 +117,6 @@ pub(super) fn chain_from_start(test: &str, root: &Path, program: &str, script: &
 /// The root's `/proc`, mounted while the guard lives.
 fn proc_mounted(root: &Path) -> ProcMount {
     chroot_command(root, "true", &[]).1
-}
-
-#[test]
-fn ruby_3_3_chain_debian_trixie_by_pid() {
-    let test = "ruby_3_3_chain_debian_trixie_by_pid";
-    require_root();
-    let Some(root) = distro_root(test, "trixie") else {
-        return;
-    };
-    chain_by_pid(test, &root, "/usr/bin/ruby3.3", "rb_chain.rb");
-}
-
-#[test]
-fn ruby_3_3_chain_debian_trixie_from_start() {
-    let test = "ruby_3_3_chain_debian_trixie_from_start";
-    require_root();
-    let Some(root) = distro_root(test, "trixie") else {
-        return;
-    };
-    chain_from_start(test, &root, "/usr/bin/ruby3.3", "rb_chain.rb");
-}
-
-#[test]
-fn php_8_4_chain_debian_trixie_by_pid() {
-    let test = "php_8_4_chain_debian_trixie_by_pid";
-    require_root();
-    let Some(root) = distro_root(test, "trixie") else {
-        return;
-    };
-    chain_by_pid(test, &root, "/usr/bin/php8.4", "php_chain.php");
-}
-
-#[test]
-fn php_8_4_chain_debian_trixie_from_start() {
-    let test = "php_8_4_chain_debian_trixie_from_start";
-    require_root();
-    let Some(root) = distro_root(test, "trixie") else {
-        return;
-    };
-    chain_from_start(test, &root, "/usr/bin/php8.4", "php_chain.php");
 }
 
 /// A copy of `file` in the root's `/tmp/<test>/` under `name`, with `from` (found once
