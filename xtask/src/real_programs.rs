@@ -53,24 +53,63 @@ pub fn javascript() -> Result<bool> {
     Ok(unpacked)
 }
 
-/// The PyPI wheels the Python tests run, each `(name, version)`, pure Python
-/// (`py3-none-any`) so that one download serves every CPython: pyflakes (a static
+/// The PyPI wheels the Python tests run, each `(name, version, sha256 of its wheel)`, pure
+/// Python (`py3-none-any`) so that one download serves every CPython: pyflakes (a static
 /// analyser), Pygments (a syntax highlighter) and Black (a formatter, its pure-Python wheel)
-/// with Black's dependencies.
-const REAL_PY_PROGRAMS: [(&str, &str); 8] = [
-    ("pyflakes", "4.1.0"),
-    ("pygments", "2.19.2"),
-    ("black", "25.1.0"),
-    ("click", "8.5.1"),
-    ("mypy_extensions", "1.2.0"),
-    ("packaging", "26.4"),
-    ("pathspec", "1.1.1"),
-    ("platformdirs", "4.14.8"),
+/// with Black's dependencies. pip refuses a wheel of another hash (`--require-hashes`).
+const REAL_PY_PROGRAMS: [(&str, &str, &[&str]); 8] = [
+    (
+        "pyflakes",
+        "4.1.0",
+        &["b2e05e6bac8e49b67be2a6ffa63422c60f7193fc72e8180255907b41ec997dc1"],
+    ),
+    (
+        "pygments",
+        "2.19.2",
+        &["86540386c03d588bb81d44bc3928634ff26449851e99741617ecb9037ee5ec0b"],
+    ),
+    (
+        "black",
+        "25.1.0",
+        &["95e8176dae143ba9097f351d174fdaf0ccd29efb414b362ae3fd72bf0f710717"],
+    ),
+    (
+        "click",
+        "8.5.1",
+        &["8bb5376d2006950386f8c6427613334a2acadc5f559cb80e638d00b4df957e37"],
+    ),
+    (
+        "mypy_extensions",
+        "1.2.0",
+        &["993e7a20aa5671eb41a7132cf555af30062da99729601601b9a8382b11cae768"],
+    ),
+    (
+        "packaging",
+        "26.4",
+        &["81383611a09c1bc0b08b76e0fd5829d7c6824c65b27a6aee339da133f4233ea2"],
+    ),
+    (
+        "pathspec",
+        "1.1.1",
+        &["a00ce642f577bf7f473932318056212bc4f8bfdf53128c78bbd5af0b9b20b189"],
+    ),
+    (
+        "platformdirs",
+        "4.14.8",
+        &["1e34af590de4d978631b751eb2202f2fee4497537a17c1720b12fcf57b331392"],
+    ),
 ];
 
 /// py-spy, CPython's sampling profiler the Python tests compare with: its manylinux
-/// wheel holds the static binary.
-const PY_SPY: (&str, &str) = ("py-spy", "0.4.1");
+/// wheel holds the static binary (the x86_64 wheel's hash, then the aarch64 one's).
+const PY_SPY: (&str, &str, &[&str]) = (
+    "py-spy",
+    "0.4.1",
+    &[
+        "6a80ec05eb8a6883863a367c6a4d4f2d57de68466f7956b6367d4edd5c61bb29",
+        "ee776b9d512a011d1ad3907ed53ae32ce2f3d9ff3e1782236554e22103b5c084",
+    ],
+);
 
 /// Unpacks [`REAL_PY_PROGRAMS`] into `target/real-programs/python/site` (a `PYTHONPATH`)
 /// and [`PY_SPY`]'s binary to `target/real-programs/python/py-spy`, unless done; true
@@ -86,8 +125,17 @@ pub fn python() -> Result<bool> {
     }
     let wheels = dir.join("wheels");
     std::fs::create_dir_all(&wheels).with_context(|| format!("creating {}", wheels.display()))?;
-    let pin = |(name, version): &(&str, &str)| format!("{name}=={version}");
-    let download = |pins: Vec<String>, pure: bool| {
+    // A requirements file: `--require-hashes` takes hashes from one only.
+    let pin = |(name, version, hashes): &(&str, &str, &[&str])| {
+        let hashes: Vec<String> = hashes
+            .iter()
+            .map(|h| format!("--hash=sha256:{h}"))
+            .collect();
+        format!("{name}=={version} {}\n", hashes.join(" "))
+    };
+    let download = |pins: Vec<String>, pure: bool| -> Result<()> {
+        let requirements = wheels.join(if pure { "programs.txt" } else { "py-spy.txt" });
+        std::fs::write(&requirements, pins.concat())?;
         let mut pip = Cmd::new("python3");
         pip.args([
             "-m",
@@ -111,7 +159,13 @@ pub fn python() -> Result<bool> {
                 "3.11",
             ]);
         }
-        pip.arg("-d").arg(&wheels).args(pins).run()
+        pip.arg("-d")
+            .arg(&wheels)
+            .arg("--require-hashes")
+            .arg("-r")
+            .arg(&requirements)
+            .run()?;
+        Ok(std::fs::remove_file(&requirements)?)
     };
     download(REAL_PY_PROGRAMS.iter().map(pin).collect(), true)
         .context("pip download of the Python programs")?;
