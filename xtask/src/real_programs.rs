@@ -12,14 +12,26 @@ use crate::util::{Cmd, find_program};
 /// The npm releases the Node tests run as real programs, each unpacked into
 /// `target/real-programs/NAME-VERSION` (the same pins as
 /// tests/tests/runtimes/node/real_programs.rs): TypeScript's compiler, and a project it
-/// compiles (RxJS ships its TypeScript sources, 251 files).
-const REAL_JS_PROGRAMS: [(&str, &str); 2] = [("typescript", "5.9.3"), ("rxjs", "7.8.1")];
+/// compiles (RxJS ships its TypeScript sources, 251 files). Each with its tarball's
+/// `integrity` (sha512, as npm states it): another is refused.
+const REAL_JS_PROGRAMS: [(&str, &str, &str); 2] = [
+    (
+        "typescript",
+        "5.9.3",
+        "sha512-jl1vZzPDinLr9eUt3J/t7V6FgNEw9QjvBPdysz9KfQDD41fQrC2Y4vKQdiaUpFT4bXlb1RHhLpp8wtm6M5TgSw==",
+    ),
+    (
+        "rxjs",
+        "7.8.1",
+        "sha512-AA3TVj+0A2iuIoQkWEK/tqFjBq2j+6PO6Y0zJcvzLAFhEFIO3HL0vls9hWLncZbAAbK0mar7oZ4V079I/qPMxg==",
+    ),
+];
 
 /// Unpacks [`REAL_JS_PROGRAMS`] that are not yet; true when one was.
 pub fn javascript() -> Result<bool> {
     let dir = crate::util::workspace_root().join("target/real-programs");
     let mut unpacked = false;
-    for (name, version) in REAL_JS_PROGRAMS {
+    for (name, version, integrity) in REAL_JS_PROGRAMS {
         let into = dir.join(format!("{name}-{version}"));
         if into.join(".tracekit-done").is_file() {
             continue;
@@ -28,17 +40,28 @@ pub fn javascript() -> Result<bool> {
             bail!("no npm to fetch {name}@{version} with");
         }
         std::fs::create_dir_all(&into).with_context(|| format!("creating {}", into.display()))?;
-        let tarball = Cmd::new("npm")
+        let packed = Cmd::new("npm")
             .args([
                 "pack",
                 "--silent",
+                "--json",
                 &format!("{name}@{version}"),
                 "--pack-destination",
             ])
             .arg(&dir)
             .stdout_only()
             .with_context(|| format!("npm pack {name}@{version}"))?;
-        let tarball = dir.join(tarball.trim());
+        let packed: serde_json::Value = serde_json::from_str(&packed)
+            .with_context(|| format!("npm pack {name}@{version}: its --json"))?;
+        let file = packed[0]["filename"].as_str().unwrap_or_default();
+        let tarball = dir.join(file);
+        if file.is_empty() || packed[0]["integrity"] != integrity {
+            let _ = std::fs::remove_file(&tarball);
+            bail!(
+                "npm pack {name}@{version}: integrity {} is not the pinned {integrity}",
+                packed[0]["integrity"]
+            );
+        }
         Cmd::new("tar")
             .arg("xzf")
             .arg(&tarball)
