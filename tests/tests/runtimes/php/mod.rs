@@ -2,7 +2,10 @@
 //! absent, started with no flags; its known chain (`outer -> middle -> leaf`, burning CPU on
 //! one line of `leaf`) is named with the hot line. A version with no offsets keeps its
 //! native frames, and `-v` says why. Off-CPU stacks and frames around C functions are
-//! checked for Ruby and PHP together.
+//! checked for Ruby and PHP together. Real programs against PHP's own profiler are in
+//! [`real_programs`].
+
+mod real_programs;
 
 use std::{process::Command, time::Duration};
 
