@@ -325,8 +325,16 @@ impl ProcessFiles {
 
     /// Makes `vmas` (a new read, sorted) the memory map, remembering the executable file
     /// mappings of the old one that no new mapping overlaps in [`ProcessFiles::unmapped`],
-    /// and forgetting the unmapped ones a new mapping now overlaps.
+    /// and forgetting the unmapped ones a new mapping now overlaps. After an `exec` (the
+    /// lowest mapping, the executable's, is another file) nothing of the old program is
+    /// remembered: its addresses mean nothing in the new one.
     fn replace_vmas(&mut self, vmas: Vec<Vma>) {
+        let program = |map: &[Vma]| map.first().map(|vma| (vma.dev, vma.inode));
+        if !self.vmas.is_empty() && program(&self.vmas) != program(&vmas) {
+            self.unmapped.clear();
+            self.vmas = vmas;
+            return;
+        }
         let overlapped = |old: &Vma| {
             let index = vmas.partition_point(|vma| vma.end <= old.start);
             vmas.get(index).is_some_and(|vma| vma.start < old.end)
@@ -499,14 +507,21 @@ mod tests {
         assert!(process.unmapped.is_empty());
         assert_eq!(process.vma_or_unmapped(0x7f0000003800), None);
         assert_eq!(process.vma_or_unmapped(0x7f0000004800), Some(&over[1]));
+        // An exec: another program, and the old one's libraries are not remembered.
+        process.replace_vmas(first.clone());
+        let exec = parse_maps("00400000-00401000 r-xp 00001000 08:02 99  /usr/bin/other\n");
+        process.replace_vmas(exec);
+        assert!(process.unmapped.is_empty());
+        assert_eq!(process.vma_or_unmapped(0x7f0000003800), None);
     }
 
     #[test]
     fn unmapped_code_is_bounded() {
+        let program = parse_maps("00400000-00401000 r-xp 00001000 08:02 17  /usr/bin/x\n");
         let mut process = ProcessFiles::default();
         for i in 0..MAX_UNMAPPED as u64 + 10 {
             let start = 0x7f0000000000 + i * 0x1000;
-            process.replace_vmas(vec![Vma {
+            let plugin = Vma {
                 start,
                 end: start + 0x1000,
                 offset: 0,
@@ -515,9 +530,10 @@ mod tests {
                 inode: i + 1,
                 path: Some(PathBuf::from(format!("/lib/plugin{i}.so"))),
                 deleted: false,
-            }]);
+            };
+            process.replace_vmas([program.clone(), vec![plugin]].concat());
         }
-        process.replace_vmas(Vec::new());
+        process.replace_vmas(program);
         assert_eq!(process.unmapped.len(), MAX_UNMAPPED);
         // The oldest went first.
         assert_eq!(process.unmapped[0].inode, 11);
