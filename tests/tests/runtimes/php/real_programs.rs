@@ -21,8 +21,8 @@
 //! (`AbstractStringContainer::__construct` 2.2% against 0.5%), and the callers that do the
 //! work before calling them less (`MarkdownParser::findBlockStart`, which clones a cursor
 //! for each parser it tries: 0.3% against 3.8%; Twig's row template's `doDisplay`, which
-//! builds each row's strings, 11-13% against 22-27%). Measured here, five runs on a
-//! loaded 2-core machine: php-parse 0.807-0.854, commonmark 0.805-0.850, Twig
+//! builds each row's strings, 11-13% against 22-27%). Measured here, six runs on a
+//! loaded 2-core machine: php-parse 0.807-0.863, commonmark 0.805-0.850, Twig
 //! 0.778-0.813; the test asks for [`AGREEMENT`]. About 30 s.
 
 use std::{
