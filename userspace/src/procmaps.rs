@@ -231,6 +231,9 @@ pub fn pidfd_exited(pidfd: &OwnedFd) -> bool {
     ready > 0 && poll.revents != 0
 }
 
+/// Most unmapped executable file mappings remembered per process ([`ProcessFiles::unmapped`]).
+pub const MAX_UNMAPPED: usize = 256;
+
 /// Files kept open for processes that map them, shared between processes by (device, inode).
 pub type KeptFiles = HashMap<(u64, u64), Arc<File>>;
 
@@ -243,6 +246,11 @@ pub struct ProcessFiles {
     pub ns_pid: u32,
     /// Its memory map when last read.
     pub vmas: Vec<Vma>,
+    /// Executable file mappings an earlier read had and a later one did not (a library
+    /// `dlclose`d: PHP unloads its extensions at exit, after the last samples in them),
+    /// oldest first, at most [`MAX_UNMAPPED`]: addresses sampled while they were mapped
+    /// are still theirs.
+    pub unmapped: Vec<Vma>,
     /// Its root directory, for a process in another mount namespace.
     pub root: Option<OwnedFd>,
     /// Mapped files that no path from tracekit's namespace reaches, by the process's path.
@@ -311,14 +319,52 @@ impl ProcessFiles {
             );
             self.kept.insert(path.clone(), file);
         }
-        self.vmas = vmas;
+        self.replace_vmas(vmas);
         true
+    }
+
+    /// Makes `vmas` (a new read, sorted) the memory map, remembering the executable file
+    /// mappings of the old one that no new mapping overlaps in [`ProcessFiles::unmapped`],
+    /// and forgetting the unmapped ones a new mapping now overlaps. After an `exec` (the
+    /// lowest mapping, the executable's, is another file) nothing of the old program is
+    /// remembered: its addresses mean nothing in the new one.
+    fn replace_vmas(&mut self, vmas: Vec<Vma>) {
+        let program = |map: &[Vma]| map.first().map(|vma| (vma.dev, vma.inode));
+        if !self.vmas.is_empty() && program(&self.vmas) != program(&vmas) {
+            self.unmapped.clear();
+            self.vmas = vmas;
+            return;
+        }
+        let overlapped = |old: &Vma| {
+            let index = vmas.partition_point(|vma| vma.end <= old.start);
+            vmas.get(index).is_some_and(|vma| vma.start < old.end)
+        };
+        self.unmapped.retain(|old| !overlapped(old));
+        let gone = self
+            .vmas
+            .iter()
+            .filter(|old| old.executable && old.path.is_some() && !overlapped(old));
+        self.unmapped.extend(gone.cloned());
+        let excess = self.unmapped.len().saturating_sub(MAX_UNMAPPED);
+        self.unmapped.drain(..excess);
+        self.vmas = vmas;
     }
 
     /// The mapping holding `addr`.
     pub fn vma(&self, addr: u64) -> Option<&Vma> {
         let index = self.vmas.partition_point(|vma| vma.end <= addr);
         self.vmas.get(index).filter(|vma| vma.start <= addr)
+    }
+
+    /// The mapping holding `addr`, else the executable file mapping unmapped last that
+    /// held it.
+    pub fn vma_or_unmapped(&self, addr: u64) -> Option<&Vma> {
+        self.vma(addr).or_else(|| {
+            self.unmapped
+                .iter()
+                .rev()
+                .find(|vma| vma.start <= addr && addr < vma.end)
+        })
     }
 
     /// A path that opens the file the process mapped at `path` (its own path): the kept
@@ -425,6 +471,76 @@ mod tests {
         assert_eq!(process.vma(0x401800).map(|v| v.offset), Some(0x1000));
         assert_eq!(process.vma(0x402000), None);
         assert_eq!(process.vma(0x3fffff), None);
+    }
+
+    /// A library unmapped between two reads (`dlclose`) still holds its addresses; a new
+    /// mapping over them replaces it.
+    #[test]
+    fn unmapped_code_keeps_its_addresses_until_mapped_over() {
+        let first = parse_maps(
+            "00400000-00401000 r-xp 00001000 08:02 17  /usr/bin/php\n\
+             7f0000001000-7f0000003000 r--p 00000000 08:02 20  /usr/lib/tokenizer.so\n\
+             7f0000003000-7f0000005000 r-xp 00002000 08:02 20  /usr/lib/tokenizer.so\n",
+        );
+        let mut process = ProcessFiles::default();
+        process.replace_vmas(first.clone());
+        assert!(process.unmapped.is_empty());
+        process.replace_vmas(first[..1].to_vec());
+        // Only the executable mapping is remembered.
+        assert_eq!(process.unmapped, vec![first[2].clone()]);
+        assert_eq!(process.vma(0x7f0000003800), None);
+        let vma = process.vma_or_unmapped(0x7f0000003800).unwrap();
+        assert_eq!(
+            (vma.start, vma.offset, vma.inode),
+            (0x7f0000003000, 0x2000, 20)
+        );
+        assert_eq!(process.vma_or_unmapped(0x7f0000002000), None);
+        assert_eq!(process.vma_or_unmapped(0x7f0000005000), None);
+        // Read again unchanged: remembered once.
+        process.replace_vmas(first[..1].to_vec());
+        assert_eq!(process.unmapped.len(), 1);
+        let over = parse_maps(
+            "00400000-00401000 r-xp 00001000 08:02 17  /usr/bin/php\n\
+             7f0000004000-7f0000006000 r-xp 00000000 08:02 30  /usr/lib/other.so\n",
+        );
+        process.replace_vmas(over.clone());
+        assert!(process.unmapped.is_empty());
+        assert_eq!(process.vma_or_unmapped(0x7f0000003800), None);
+        assert_eq!(process.vma_or_unmapped(0x7f0000004800), Some(&over[1]));
+        // An exec: another program, and the old one's libraries are not remembered.
+        process.replace_vmas(first.clone());
+        let exec = parse_maps("00400000-00401000 r-xp 00001000 08:02 99  /usr/bin/other\n");
+        process.replace_vmas(exec);
+        assert!(process.unmapped.is_empty());
+        assert_eq!(process.vma_or_unmapped(0x7f0000003800), None);
+    }
+
+    #[test]
+    fn unmapped_code_is_bounded() {
+        let program = parse_maps("00400000-00401000 r-xp 00001000 08:02 17  /usr/bin/x\n");
+        let mut process = ProcessFiles::default();
+        for i in 0..MAX_UNMAPPED as u64 + 10 {
+            let start = 0x7f0000000000 + i * 0x1000;
+            let plugin = Vma {
+                start,
+                end: start + 0x1000,
+                offset: 0,
+                executable: true,
+                dev: 1,
+                inode: i + 1,
+                path: Some(PathBuf::from(format!("/lib/plugin{i}.so"))),
+                deleted: false,
+            };
+            process.replace_vmas([program.clone(), vec![plugin]].concat());
+        }
+        process.replace_vmas(program);
+        assert_eq!(process.unmapped.len(), MAX_UNMAPPED);
+        // The oldest went first.
+        assert_eq!(process.unmapped[0].inode, 11);
+        assert_eq!(
+            process.unmapped.last().unwrap().inode,
+            MAX_UNMAPPED as u64 + 10
+        );
     }
 
     #[test]

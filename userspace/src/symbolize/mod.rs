@@ -419,6 +419,20 @@ impl Symbolizer {
                     .collect()
             }
         };
+        // Addresses in no mapping of the map blazesym cached (a library unloaded before
+        // it was read, as PHP unloads its extensions at exit): through the mapping our
+        // reads remember.
+        let symbolized: Vec<Symbolized<'_>> = symbolized
+            .into_iter()
+            .zip(&lookup)
+            .map(|(symbolized, &addr)| match symbolized {
+                Symbolized::Unknown(Reason::Unmapped) => self
+                    .symbolize_in_file(pid, addr, alive)
+                    .filter(|symbolized| matches!(symbolized, Symbolized::Sym(_)))
+                    .unwrap_or(symbolized),
+                symbolized => symbolized,
+            })
+            .collect();
         let mut state = self.state.borrow_mut();
         let mut frames = frames_outermost_first(&symbolized, &lookup, FrameKind::User, |addr| {
             state.unnamed_frame(pid, addr, alive)

@@ -220,7 +220,8 @@ impl State {
     }
 
     /// Where `addr` of process `pid` is in a file, from the memory map last read (read again
-    /// if the address is in none and the process lives). None outside any file mapping.
+    /// if the address is in none and the process lives), or from an executable file mapping
+    /// unmapped since. None outside any file mapping.
     pub(super) fn file_location(
         &mut self,
         pid: u32,
@@ -236,7 +237,8 @@ impl State {
             known.maps_read = Instant::now();
             known.update_files(&mut self.files);
         }
-        let vma = known.files.vma(addr)?;
+        // A library unloaded since still names the addresses sampled in it.
+        let vma = known.files.vma_or_unmapped(addr)?;
         let path = vma.path.clone()?;
         let file_offset = addr - vma.start + vma.offset;
         let readable = known.files.readable_path(&path).or_else(|| {
