@@ -473,6 +473,8 @@ pub fn step_inline<M: UnwindMaps>() -> i64 {
             }
             interp::hotspot::Edge::SavedRbp => frame_size_step::<M>(w, 16, true),
             interp::hotspot::Edge::ReturnAddress => frame_size_step::<M>(w, 8, false),
+            interp::hotspot::Edge::LinkRegister => link_register_step(w, 0),
+            interp::hotspot::Edge::AllocatedLinkRegister => link_register_step(w, blob.frame_bytes),
         }
     } else if w.m_end == 0 {
         bump::<M>(UnwindStat::NoMappingFrames);
@@ -654,7 +656,21 @@ fn frame_size_step<M: UnwindMaps>(w: &mut Walk, frame_bytes: u64, saved_bp: bool
         w.bp = bp;
     }
     w.sp = sp;
-    w.pc = return_address;
+    w.pc = strip_pointer_authentication(return_address);
+    true
+}
+
+/// An arm64 leaf's step whose return address is still in the link register and whose
+/// caller's x29 is still in x29: its frame (`frame_bytes`, 0 when not allocated yet, or
+/// freed) is above the stack pointer.
+#[inline(always)]
+fn link_register_step(w: &mut Walk, frame_bytes: u64) -> bool {
+    if w.lr == 0 {
+        w.status = FAILED;
+        return false;
+    }
+    w.sp += frame_bytes;
+    w.pc = strip_pointer_authentication(w.lr);
     true
 }
 
