@@ -36,7 +36,7 @@ use crate::{Recorded, store_stack};
 pub mod interp;
 mod regs;
 
-pub use regs::{user_regs_at_sample, user_regs_of_task};
+pub use regs::{sampled_in_exec, user_regs_at_sample, user_regs_of_task};
 
 use interp::InterpWalk;
 
@@ -77,6 +77,9 @@ pub trait UnwindMaps {
     /// `task_struct.stack`'s offset where the kernel has no `bpf_task_pt_regs`
     /// (`UNWIND_TASK_STACK_OFFSET`), 0: it has.
     fn task_stack_offset() -> u32;
+    /// arm64: `pt_regs.syscallno`'s offset, from the kernel's BTF
+    /// (`UNWIND_SYSCALLNO_OFFSET`); 0: unknown (x86_64 reads the uapi `orig_rax`).
+    fn syscallno_offset() -> u32;
     /// One [`step`], run as the object's global BPF function (`tracekit_unwind_step`).
     fn global_step(index: u64) -> i64;
 }
@@ -149,6 +152,9 @@ macro_rules! unwind_maps {
         /// `bpf_task_pt_regs` (before 5.15); 0: the helper finds a task's user registers.
         #[unsafe(no_mangle)]
         static UNWIND_TASK_STACK_OFFSET: aya_ebpf::Global<u32> = aya_ebpf::Global::new(0);
+        /// arm64: `pt_regs.syscallno`'s offset, from the kernel's BTF; 0: unknown.
+        #[unsafe(no_mangle)]
+        static UNWIND_SYSCALLNO_OFFSET: aya_ebpf::Global<u32> = aya_ebpf::Global::new(0);
 
         /// One step of the walk as a global BPF function: the verifier checks it once, on
         /// its own (it takes and returns scalars only), so a loop of 127 calls costs the
@@ -222,6 +228,10 @@ macro_rules! unwind_maps {
             #[inline(always)]
             fn task_stack_offset() -> u32 {
                 UNWIND_TASK_STACK_OFFSET.load()
+            }
+            #[inline(always)]
+            fn syscallno_offset() -> u32 {
+                UNWIND_SYSCALLNO_OFFSET.load()
             }
             #[inline(always)]
             fn global_step(index: u64) -> i64 {
