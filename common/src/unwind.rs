@@ -180,10 +180,18 @@ pub enum UnwindStat {
     UnsupportedFrames = 7,
     /// Stacks that ended because user memory could not be read (or the walk went nowhere).
     ReadErrors = 8,
+    /// Samples taken inside `execve` whose user stack was not walked (its registers are
+    /// the old image's call of exec, into memory the exec replaces).
+    InExec = 9,
 }
 
 /// Number of [`UnwindStat`] counters.
-pub const UNWIND_STAT_COUNT: u32 = 9;
+pub const UNWIND_STAT_COUNT: u32 = 10;
+
+/// `execve` and `execveat`'s numbers on x86_64 (arch/x86/entry/syscalls/syscall_64.tbl).
+pub const EXEC_SYSCALLS_X86_64: [u32; 2] = [59, 322];
+/// `execve` and `execveat`'s numbers on arm64 (include/uapi/asm-generic/unistd.h).
+pub const EXEC_SYSCALLS_AARCH64: [u32; 2] = [221, 281];
 
 crate::impl_pod!(UnwindRow, Mapping, ProcessMappings);
 

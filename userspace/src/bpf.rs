@@ -156,6 +156,11 @@ pub fn load_without_kernel_btf<'a>(
             names::unwind::TASK_STACK_OFFSET,
             &unwinder.task_stack_offset,
             false,
+        )
+        .override_global(
+            names::unwind::SYSCALLNO_OFFSET,
+            &unwinder.syscallno_offset,
+            false,
         );
     // The engine's kprobe and uprobe helpers (5.15+).
     let probes = features::probes();

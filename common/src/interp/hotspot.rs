@@ -234,3 +234,118 @@ pub fn decode_blob(code: u64, segment_shift: u32, heap_block_size: u32) -> (u64,
 pub fn generation_mask(segment_shift: u32, heap_block_size: u32) -> u32 {
     (1 << generation_bits(segment_shift, heap_block_size)) - 1
 }
+
+/// Where a leaf frame of compiled code (or a stub), sampled at its pc, keeps its caller's
+/// pc and frame pointer: told apart by the instructions of its prologue and epilogue
+/// (x86_64: `tracekit_ebpf`'s byte patterns; arm64: [`arm64_edge`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Edge {
+    /// The frame is whole: its size says where the return address and the saved frame
+    /// pointer are (at its top, the return address above the frame pointer).
+    Whole,
+    /// x86_64: the stack pointer points at the return address; rbp is still the caller's
+    /// (before the prologue pushed or stored anything, or after the epilogue popped rbp).
+    ReturnAddress,
+    /// The saved frame pointer is at the stack pointer, the return address above it
+    /// (x86_64: after `push rbp`, or at the epilogue's `pop rbp`; arm64: after
+    /// `stp x29, x30, [sp, #-16]!`, or at `ldp x29, x30, [sp], #16`).
+    SavedRbp,
+    /// x86_64: the frame is allocated but rbp is not stored in it yet: stepped by the
+    /// frame size, rbp is still the caller's.
+    RbpInRegister,
+    /// arm64: the return address is in the link register (x30) and the stack pointer and
+    /// x29 are the caller's (before the prologue allocated or stored anything, or after
+    /// the epilogue freed the frame).
+    LinkRegister,
+    /// arm64: the frame is allocated but the return address and the caller's x29 are
+    /// still in registers (at `stp x29, x30, [sp, #N]`, or after `ldp x29, x30, [sp, #N]`
+    /// at the `add sp` that frees the frame).
+    AllocatedLinkRegister,
+}
+
+/// The arm64 instructions HotSpot builds and tears down compiled frames with
+/// (`MacroAssembler::build_frame` and `remove_frame` of JDK 17's
+/// macroAssembler_aarch64.cpp: the frame record, x29 and x30, at the frame's top), as
+/// 32-bit words.
+pub mod arm64 {
+    /// The operand bits of a load or store pair of x29 (Rt) and x30 (Rt2) at sp (Rn).
+    const FRAME_RECORD: u32 = 29 | 30 << 10 | 31 << 5;
+    /// A 64-bit load or store pair's opcode, addressing mode and registers (not its
+    /// offset).
+    const PAIR_MASK: u32 = 0xFFC0_7FFF;
+    /// `stp x29, x30, [sp, #N]` (signed offset).
+    pub const STP_RECORD: u32 = 0xA900_0000 | FRAME_RECORD;
+    /// `stp x29, x30, [sp, #-N]!` (pre-index).
+    pub const STP_RECORD_PUSH: u32 = 0xA980_0000 | FRAME_RECORD;
+    /// `ldp x29, x30, [sp, #N]` (signed offset).
+    pub const LDP_RECORD: u32 = 0xA940_0000 | FRAME_RECORD;
+    /// `ldp x29, x30, [sp], #N` (post-index).
+    pub const LDP_RECORD_POP: u32 = 0xA8C0_0000 | FRAME_RECORD;
+    /// `ret` (to x30).
+    pub const RET: u32 = 0xD65F_03C0;
+
+    /// Whether `word` is the pair instruction `pair` (one of the `*_RECORD*` words) at any
+    /// offset.
+    #[inline(always)]
+    pub fn is_pair(word: u32, pair: u32) -> bool {
+        word & PAIR_MASK == pair
+    }
+
+    /// Whether `word` moves sp by `sub` (else `add`): `sub sp, sp, #imm` (shifted or not)
+    /// or `sub sp, sp, xM` (extended register), for frames past 4 KiB.
+    #[inline(always)]
+    pub fn moves_sp(word: u32, sub: bool) -> bool {
+        let (immediate, register) = if sub {
+            (0xD100_03FF, 0xCB20_03FF)
+        } else {
+            (0x9100_03FF, 0x8B20_03FF)
+        };
+        word & 0xFF80_03FF == immediate || word & 0xFFE0_03FF == register
+    }
+}
+
+/// [`Edge`] of an arm64 leaf frame sampled at instruction `here`, with the instructions
+/// before it (`before[0]` at pc - 4, up to pc - 16; 0 for a word outside the code, or
+/// before the code's start in a prologue), and whether pc is in the prologue (before
+/// `_code_begin + _frame_complete_offset`). The prologue (after the inline cache check
+/// and the stack bang) is `sub sp; stp x29, x30, [sp, #N]` for frames below 528 bytes,
+/// else `stp x29, x30, [sp, #-16]!; [mov x29, sp;] [mov x8, #N;] sub sp`; the epilogue
+/// is `ldp x29, x30, [sp, #N]; add sp` or `add sp; ldp x29, x30, [sp], #16`, then the
+/// return poll (`ldr`, `cmp sp`, `b.hi`, C1 and C2 alike) and `ret`.
+#[inline(always)]
+pub fn arm64_edge(here: u32, before: [u32; 4], prologue: bool) -> Edge {
+    use arm64::{LDP_RECORD, LDP_RECORD_POP, RET, STP_RECORD, STP_RECORD_PUSH, is_pair, moves_sp};
+    if prologue {
+        if is_pair(here, STP_RECORD) {
+            return Edge::AllocatedLinkRegister;
+        }
+        for word in before {
+            if moves_sp(word, true) || is_pair(word, STP_RECORD) {
+                return Edge::Whole;
+            }
+            if is_pair(word, STP_RECORD_PUSH) {
+                return Edge::SavedRbp;
+            }
+        }
+        // The inline cache check, the stack bang, the first `sub sp` or `stp`.
+        return Edge::LinkRegister;
+    }
+    if here == RET {
+        return Edge::LinkRegister;
+    }
+    if is_pair(here, LDP_RECORD_POP) {
+        return Edge::SavedRbp;
+    }
+    if moves_sp(here, false) && is_pair(before[0], LDP_RECORD) {
+        return Edge::AllocatedLinkRegister;
+    }
+    // In the return poll after the frame was freed.
+    for (index, word) in before.iter().enumerate() {
+        let freed = is_pair(*word, LDP_RECORD_POP)
+            || (moves_sp(*word, false) && index < 3 && is_pair(before[index + 1], LDP_RECORD));
+        if freed {
+            return Edge::LinkRegister;
+        }
+    }
+    Edge::Whole
+}

@@ -164,3 +164,67 @@ fn python_generations_key_their_code_objects() {
     assert_eq!(split_code_key(key), Some((code, 0xbeef)));
     assert_eq!(split_code_key(code), None);
 }
+
+/// Each pc of an arm64 prologue and epilogue of both frame sizes (words from GNU as), told
+/// apart by [`hotspot::arm64_edge`].
+#[test]
+fn arm64_prologues_and_epilogues_say_where_the_caller_is() {
+    use hotspot::{Edge, arm64_edge};
+    // Every pc of `code`, with the words before it (0 before the code's start).
+    fn edges<const N: usize>(code: [u32; N], prologue: bool) -> [Edge; N] {
+        core::array::from_fn(|at| {
+            let before = core::array::from_fn(|back| {
+                at.checked_sub(back + 1).map_or(0, |index| code[index])
+            });
+            arm64_edge(code[at], before, prologue)
+        })
+    }
+    use Edge::{AllocatedLinkRegister, LinkRegister, SavedRbp, Whole};
+    // nop; sub x9, sp, #0x14, lsl #12; str xzr, [x9] (the stack bang); sub sp, sp, #0x30;
+    // stp x29, x30, [sp, #32]; add x29, sp, #32 (-XX:+PreserveFramePointer).
+    let small = [
+        0xd503201f, 0xd14053e9, 0xf900013f, 0xd100c3ff, 0xa9027bfd, 0x910083fd,
+    ];
+    assert_eq!(
+        edges(small, true),
+        [
+            LinkRegister,
+            LinkRegister,
+            LinkRegister,
+            LinkRegister,
+            AllocatedLinkRegister,
+            Whole
+        ]
+    );
+    // stp x29, x30, [sp, #-16]!; mov x29, sp; mov x8, #0x1230; sub sp, sp, x8.
+    let large = [0xa9bf7bfd, 0x910003fd, 0xd2824608, 0xcb2863ff];
+    assert_eq!(
+        edges(large, true),
+        [LinkRegister, SavedRbp, SavedRbp, SavedRbp]
+    );
+    // ldr x0, [x1]; ldp x29, x30, [sp, #32]; add sp, sp, #0x30; ldr x8, [x28, #832];
+    // cmp sp, x8; b.hi; ret.
+    let small = [
+        0xf9400020, 0xa9427bfd, 0x9100c3ff, 0xf941a388, 0xeb2863ff, 0x54000008, 0xd65f03c0,
+    ];
+    assert_eq!(
+        edges(small, false),
+        [
+            Whole,
+            Whole,
+            AllocatedLinkRegister,
+            LinkRegister,
+            LinkRegister,
+            LinkRegister,
+            LinkRegister
+        ]
+    );
+    // ldr x0, [x1]; add sp, sp, x8; ldp x29, x30, [sp], #16; ldr x8, [x28, #832]; ret.
+    let large = [0xf9400020, 0x8b2863ff, 0xa8c17bfd, 0xf941a388, 0xd65f03c0];
+    assert_eq!(
+        edges(large, false),
+        [Whole, Whole, SavedRbp, LinkRegister, LinkRegister]
+    );
+    // A body's own pair stores and loads are not the frame record's.
+    assert_eq!(arm64_edge(0xa90153f3, [0xa9bd7bfd, 0, 0, 0], false), Whole);
+}

@@ -21,7 +21,7 @@ use tracekit_common::cpu_sampler::{
 use tracekit_ebpf::{
     Recorded, announce, atomic_add, current_pid_tid, follow_fork, forget_on_exec_mmap, in_cgroup,
     record_stack, record_user_stack_fp, selected,
-    unwind::{record_user_stack, user_regs_at_sample},
+    unwind::{record_user_stack, sampled_in_exec, user_regs_at_sample},
 };
 
 /// The loader's own pid: never sampled.
@@ -136,6 +136,9 @@ fn try_profile_cpu_clock(ctx: &PerfEventContext) -> Result<(), ()> {
         STACK_NONE
     };
     let user_stack = if PROFILE_USER_STACKS.load() == 0 || pid == 0 {
+        STACK_NONE
+    } else if sampled_in_exec::<Unwind>(ctx) {
+        // The saved user registers may be the replaced image's: the kernel stack says exec.
         STACK_NONE
     } else if PROFILE_USER_UNWIND.load() != 0 {
         match user_regs_at_sample::<Unwind>(ctx) {

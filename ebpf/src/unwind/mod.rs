@@ -36,7 +36,7 @@ use crate::{Recorded, store_stack};
 pub mod interp;
 mod regs;
 
-pub use regs::{user_regs_at_sample, user_regs_of_task};
+pub use regs::{sampled_in_exec, user_regs_at_sample, user_regs_of_task};
 
 use interp::InterpWalk;
 
@@ -77,6 +77,9 @@ pub trait UnwindMaps {
     /// `task_struct.stack`'s offset where the kernel has no `bpf_task_pt_regs`
     /// (`UNWIND_TASK_STACK_OFFSET`), 0: it has.
     fn task_stack_offset() -> u32;
+    /// arm64: `pt_regs.syscallno`'s offset, from the kernel's BTF
+    /// (`UNWIND_SYSCALLNO_OFFSET`); 0: unknown (x86_64 reads the uapi `orig_rax`).
+    fn syscallno_offset() -> u32;
     /// One [`step`], run as the object's global BPF function (`tracekit_unwind_step`).
     fn global_step(index: u64) -> i64;
 }
@@ -149,6 +152,9 @@ macro_rules! unwind_maps {
         /// `bpf_task_pt_regs` (before 5.15); 0: the helper finds a task's user registers.
         #[unsafe(no_mangle)]
         static UNWIND_TASK_STACK_OFFSET: aya_ebpf::Global<u32> = aya_ebpf::Global::new(0);
+        /// arm64: `pt_regs.syscallno`'s offset, from the kernel's BTF; 0: unknown.
+        #[unsafe(no_mangle)]
+        static UNWIND_SYSCALLNO_OFFSET: aya_ebpf::Global<u32> = aya_ebpf::Global::new(0);
 
         /// One step of the walk as a global BPF function: the verifier checks it once, on
         /// its own (it takes and returns scalars only), so a loop of 127 calls costs the
@@ -222,6 +228,10 @@ macro_rules! unwind_maps {
             #[inline(always)]
             fn task_stack_offset() -> u32 {
                 UNWIND_TASK_STACK_OFFSET.load()
+            }
+            #[inline(always)]
+            fn syscallno_offset() -> u32 {
+                UNWIND_SYSCALLNO_OFFSET.load()
             }
             #[inline(always)]
             fn global_step(index: u64) -> i64 {
@@ -473,6 +483,8 @@ pub fn step_inline<M: UnwindMaps>() -> i64 {
             }
             interp::hotspot::Edge::SavedRbp => frame_size_step::<M>(w, 16, true),
             interp::hotspot::Edge::ReturnAddress => frame_size_step::<M>(w, 8, false),
+            interp::hotspot::Edge::LinkRegister => link_register_step(w, 0),
+            interp::hotspot::Edge::AllocatedLinkRegister => link_register_step(w, blob.frame_bytes),
         }
     } else if w.m_end == 0 {
         bump::<M>(UnwindStat::NoMappingFrames);
@@ -654,7 +666,21 @@ fn frame_size_step<M: UnwindMaps>(w: &mut Walk, frame_bytes: u64, saved_bp: bool
         w.bp = bp;
     }
     w.sp = sp;
-    w.pc = return_address;
+    w.pc = strip_pointer_authentication(return_address);
+    true
+}
+
+/// An arm64 leaf's step whose return address is still in the link register and whose
+/// caller's x29 is still in x29: its frame (`frame_bytes`, 0 when not allocated yet, or
+/// freed) is above the stack pointer.
+#[inline(always)]
+fn link_register_step(w: &mut Walk, frame_bytes: u64) -> bool {
+    if w.lr == 0 {
+        w.status = FAILED;
+        return false;
+    }
+    w.sp += frame_bytes;
+    w.pc = strip_pointer_authentication(w.lr);
     true
 }
 

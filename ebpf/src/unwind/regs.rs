@@ -17,6 +17,8 @@ use aya_ebpf::{
     programs::PerfEventContext,
 };
 
+use tracekit_common::unwind::UnwindStat;
+
 use super::{UnwindMaps, UserRegs};
 
 #[cfg(bpf_target_arch = "x86_64")]
@@ -108,20 +110,85 @@ pub fn user_regs_at_sample<M: UnwindMaps>(ctx: &PerfEventContext) -> Option<User
 /// the kernel's `task_pt_regs` finds them). `None` for kernel threads, which have none.
 #[inline(always)]
 pub fn user_regs_of_task<M: UnwindMaps>() -> Option<UserRegs> {
+    saved(task_regs::<M>()?)
+}
+
+/// Whether a perf event sample that hit kernel mode is inside `execve` or `execveat` (the
+/// syscall number its task saved entering the kernel) before the new image's registers
+/// are set (counted as `UnwindStat::InExec`). Its saved user registers are then the old
+/// image's call of exec: once the exec has installed the new memory map and name, they
+/// point into memory that is gone, and a walk from them is one frame resolving nowhere.
+/// The new image's registers start with a zero frame pointer (x86_64's `ELF_PLAT_INIT`,
+/// arm64's `start_thread`), which the old image's call of exec has not on arm64.
+#[inline(always)]
+pub fn sampled_in_exec<M: UnwindMaps>(ctx: &PerfEventContext) -> bool {
+    // SAFETY: bpf_perf_event_data's regs are readable context fields.
+    let regs = unsafe { &(*ctx.ctx).regs };
+    if sampled(regs).is_some() {
+        return false;
+    }
+    let Some(saved_regs) = task_regs::<M>() else {
+        return false;
+    };
+    let Some(number) = syscall_number::<M>(saved_regs) else {
+        return false;
+    };
+    let exec = (number == EXEC_SYSCALLS[0] || number == EXEC_SYSCALLS[1])
+        && saved(saved_regs).is_some_and(|user| user.bp != 0);
+    if exec {
+        super::bump::<M>(UnwindStat::InExec);
+    }
+    exec
+}
+
+#[cfg(bpf_target_arch = "x86_64")]
+const EXEC_SYSCALLS: [u32; 2] = tracekit_common::unwind::EXEC_SYSCALLS_X86_64;
+#[cfg(bpf_target_arch = "aarch64")]
+const EXEC_SYSCALLS: [u32; 2] = tracekit_common::unwind::EXEC_SYSCALLS_AARCH64;
+
+/// The number of the syscall the task is in, from its saved registers at `regs`
+/// (`orig_rax`, uapi; a negative number, as -1 outside a syscall, is none of exec's).
+#[cfg(bpf_target_arch = "x86_64")]
+#[inline(always)]
+fn syscall_number<M: UnwindMaps>(regs: *const Regs) -> Option<u32> {
+    // SAFETY: bpf_probe_read_kernel faults safely.
+    unsafe { bpf_probe_read_kernel(ptr::addr_of!((*regs).orig_rax)) }
+        .ok()
+        .map(|number| number as u32)
+}
+
+/// The number of the syscall the task is in, from its saved registers at `regs`
+/// (`pt_regs.syscallno`, past the uapi registers, at the offset the kernel's BTF states;
+/// `NO_SYSCALL`, -1, outside a syscall). `None` when the offset is unknown.
+#[cfg(bpf_target_arch = "aarch64")]
+#[inline(always)]
+fn syscall_number<M: UnwindMaps>(regs: *const Regs) -> Option<u32> {
+    let offset = M::syscallno_offset();
+    if offset == 0 {
+        return None;
+    }
+    // SAFETY: bpf_probe_read_kernel faults safely.
+    unsafe { bpf_probe_read_kernel((regs as u64 + u64::from(offset)) as *const i32) }
+        .ok()
+        .map(|number| number as u32)
+}
+
+/// Where the current task saved its user registers entering the kernel.
+#[inline(always)]
+fn task_regs<M: UnwindMaps>() -> Option<*const Regs> {
     let stack_offset = M::task_stack_offset();
     // SAFETY: the helpers take and return kernel pointers the verifier tracks; the fields
     // are read with bpf_probe_read_kernel, which faults safely. The loader sets the offset
     // (a read-only global) only on kernels without bpf_task_pt_regs, so the verifier of
     // each kernel sees one of the two calls.
-    let regs = unsafe {
+    unsafe {
         if stack_offset == 0 {
             let task = bpf_get_current_task_btf();
-            bpf_task_pt_regs(task) as *const Regs
+            Some(bpf_task_pt_regs(task) as *const Regs)
         } else {
-            task_stack_regs(stack_offset)?
+            task_stack_regs(stack_offset)
         }
-    };
-    saved(regs)
+    }
 }
 
 /// The saved user registers at the top of the current task's kernel stack

@@ -322,12 +322,12 @@ fn unwind_debian_xz_as_deep_as_perf() {
     let Some(perf) = debian_program(test, "/usr/bin/perf", "linux-perf") else {
         return;
     };
-    // Emulated (the VM matrix), xz runs several times slower: 1 MiB is seconds there.
+    // Emulated (the VM matrix), xz runs several times slower: 512 KiB is seconds there.
     let emulated = std::env::var("TRACEKIT_VM_EMULATED").is_ok_and(|v| v == "1");
     // Apart from the test's own scratch, which each tracekit run starts afresh.
     let dir = scratch("unwind_debian_xz_perf_data");
     let input = dir.join("input.txt");
-    write_input(&input, if emulated { 1 << 20 } else { 4 << 20 });
+    write_input(&input, if emulated { 512 << 10 } else { 4 << 20 });
     let command = [xz, "-9", "-T1", "-k", "-f", input.to_str().unwrap()];
 
     let (folded, stderr) = profile_folded(test, &["--user-only"], &command);

@@ -60,6 +60,9 @@ pub struct Unwinder {
     /// `task_struct.stack`'s offset when the kernel has no `bpf_task_pt_regs`; 0 when it has
     /// (or when neither is known: the load then says what is missing).
     pub task_stack_offset: u32,
+    /// arm64: `pt_regs.syscallno`'s offset, where a sample inside `execve` is told apart
+    /// (0: unknown, or x86_64, where the uapi `orig_rax` says it).
+    pub syscallno_offset: u32,
 }
 
 static UNWINDER: OnceLock<Unwinder> = OnceLock::new();
@@ -82,9 +85,18 @@ pub fn unwinder() -> &'static Unwinder {
                 0
             })
         };
+        let syscallno_offset = if cfg!(target_arch = "aarch64") {
+            syscallno_offset().unwrap_or_else(|err| {
+                log::debug!("{err}: samples inside execve are walked as others");
+                0
+            })
+        } else {
+            0
+        };
         let unwinder = Unwinder {
             bpf_loop,
             task_stack_offset,
+            syscallno_offset,
         };
         log::debug!("kernel BPF features: {unwinder:?}");
         unwinder
@@ -169,20 +181,41 @@ fn task_stack_offset() -> Result<u32, String> {
         .ok_or_else(|| "no task_struct.stack in the kernel's BTF".to_string())
 }
 
+/// arm64's `pt_regs.syscallno` offset, from the kernel's BTF.
+fn syscallno_offset() -> Result<u32, String> {
+    let data = std::fs::read("/sys/kernel/btf/vmlinux")
+        .map_err(|err| format!("reading /sys/kernel/btf/vmlinux: {err}"))?;
+    super::btf::struct_member_offset(&data, "pt_regs", "syscallno")
+        .ok_or_else(|| "no pt_regs.syscallno in the kernel's BTF".to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The kernel programs tell a sample inside exec by these numbers: the syscall table's.
+    #[test]
+    fn exec_syscalls_are_the_tables() {
+        use syscalls::Sysno;
+        let table = [Sysno::execve.id() as u32, Sysno::execveat.id() as u32];
+        #[cfg(target_arch = "x86_64")]
+        assert_eq!(tracekit_common::unwind::EXEC_SYSCALLS_X86_64, table);
+        #[cfg(target_arch = "aarch64")]
+        assert_eq!(tracekit_common::unwind::EXEC_SYSCALLS_AARCH64, table);
+    }
 
     #[test]
     fn fallbacks_name_the_feature_and_its_kernel() {
         let newest = Unwinder {
             bpf_loop: true,
             task_stack_offset: 0,
+            syscallno_offset: 0,
         };
         assert!(describe(&newest).is_empty());
         let debian_11 = Unwinder {
             bpf_loop: false,
             task_stack_offset: 24,
+            syscallno_offset: 0,
         };
         let lines = describe(&debian_11);
         assert_eq!(lines.len(), 2);

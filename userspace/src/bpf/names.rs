@@ -66,6 +66,8 @@ pub mod unwind {
             BPF_LOOP = "UNWIND_BPF_LOOP",
             /// Where the user registers are when `bpf_task_pt_regs` is missing (before 5.15).
             TASK_STACK_OFFSET = "UNWIND_TASK_STACK_OFFSET",
+            /// arm64: where a task's saved registers keep its syscall number.
+            SYSCALLNO_OFFSET = "UNWIND_SYSCALLNO_OFFSET",
         }
     }
 }

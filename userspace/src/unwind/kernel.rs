@@ -184,6 +184,7 @@ pub struct WalkStats {
     pub no_mapping_frames: u64,
     pub unsupported_frames: u64,
     pub read_errors: u64,
+    pub in_exec: u64,
 }
 
 /// First-fit allocator of ranges of `UNWIND_MAPPINGS` slots.
@@ -372,6 +373,7 @@ impl KernelTables {
             no_mapping_frames: counters[UnwindStat::NoMappingFrames as usize],
             unsupported_frames: counters[UnwindStat::UnsupportedFrames as usize],
             read_errors: counters[UnwindStat::ReadErrors as usize],
+            in_exec: counters[UnwindStat::InExec as usize],
         })
     }
 }

@@ -662,6 +662,14 @@ impl UnwindTables {
                 walk.no_mapping_frames,
                 walk.unsupported_frames,
             ));
+            if walk.in_exec > 0 {
+                // Their saved registers may be the replaced image's: the kernel stack shows
+                // the exec, the user stack is left out.
+                text.push_str(&format!(
+                    "; {} inside execve, their user stacks not walked",
+                    crate::error::plural(walk.in_exec, "sample", "samples")
+                ));
+            }
         }
         if let Some(interp) = &self.kernel.interp {
             text.push('\n');

@@ -16,10 +16,13 @@
 //!
 //! A sampled leaf pc in a blob's prologue or epilogue is in a frame only partly built or
 //! already torn down, where stepping by the frame size would read the wrong slots and lose
-//! or invent callers. [`edge`] tells those pcs apart from the instructions HotSpot's x86_64
-//! prologues and epilogues are made of (C1, C2, native wrappers, runtime stubs: the stack
-//! bang, `push rbp`, `sub rsp`, `mov [rsp+N], rbp`; `pop rbp`, the return poll, `ret`),
-//! as the OpenTelemetry profiler's HotSpot unwinder does.
+//! or invent callers. [`edge`] tells those pcs apart from the instructions HotSpot's
+//! prologues and epilogues are made of (C1, C2, native wrappers, runtime stubs), as the
+//! OpenTelemetry profiler's HotSpot unwinder does: on x86_64 the stack bang, `push rbp`,
+//! `sub rsp`, `mov [rsp+N], rbp`; `pop rbp`, the return poll, `ret`; on arm64
+//! (`tracekit_common::interp::hotspot::arm64_edge`) `sub sp` and `stp x29, x30`, `ldp x29,
+//! x30` and `add sp`, the return poll, `ret`, where a leaf's return address may still be
+//! in the link register.
 
 use tracekit_common::interp::{
     FRAME_OFFSET_MAX, InterpStat, NO_OFFSET,
@@ -27,10 +30,12 @@ use tracekit_common::interp::{
         BCP_SLOT, CONST_METHOD_CONSTANTS, CONST_METHOD_NAME_INDEX, CONST_METHOD_SIGNATURE_INDEX,
         CONST_METHOD_SIZE, CONSTANT_POOL_HOLDER, KLASS_NAME, MAX_CODE_HEAPS, MAX_FRAME_WORDS,
         METHOD_CONST_METHOD, METHOD_SLOT, SEGMAP_FREE, SEGMAP_HOPS, SEGMAP_START, SENDER_SP_SLOT,
-        encode_blob, encode_fingerprint, fingerprint, method_key,
+        arm64_edge, encode_blob, encode_fingerprint, fingerprint, method_key,
     },
     runtime,
 };
+
+pub use tracekit_common::interp::hotspot::Edge;
 
 use super::{InterpWalk, announce_code, announce_generation, bump, read_user, record};
 use crate::unwind::UnwindMaps;
@@ -195,22 +200,6 @@ pub fn code_blob<M: UnwindMaps>(walk: &InterpWalk, pc: u64) -> Option<Blob> {
     })
 }
 
-/// Where a leaf frame in compiled code, sampled at its pc, keeps its caller's pc and rbp.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Edge {
-    /// The frame is whole: its size says where the return address and the saved rbp are.
-    Whole,
-    /// The stack pointer points at the return address; rbp is still the caller's (before
-    /// the prologue pushed or stored anything, or after the epilogue popped rbp).
-    ReturnAddress,
-    /// The saved rbp is at the stack pointer, the return address above it (after `push
-    /// rbp` in a prologue, or at the epilogue's `pop rbp`).
-    SavedRbp,
-    /// The frame is allocated but rbp is not stored in it yet: stepped by the frame size,
-    /// rbp is still the caller's.
-    RbpInRegister,
-}
-
 /// Byte `index` of little-endian `word`.
 #[inline(always)]
 fn byte(word: u64, index: u32) -> u8 {
@@ -238,55 +227,104 @@ const POP_RBP: u8 = 0x5D;
 const RET: u8 = 0xC3;
 
 /// Where the leaf frame of blob `blob` sampled at `pc` (exact: the interrupted
-/// instruction starts there) keeps its caller: inside the prologue (`pc` before
-/// `_code_begin + _frame_complete_offset`) by the instruction about to run, and in an
-/// epilogue by `pop rbp`, the return poll's `cmp`/`ja` and `ret`. [`Edge::Whole`] when the
-/// code cannot be read.
+/// instruction starts there) keeps its caller, by the instructions of the architecture's
+/// prologues and epilogues. [`Edge::Whole`] when the code cannot be read.
 #[inline(always)]
 pub fn edge(walk: &InterpWalk, blob: u64, pc: u64) -> Edge {
+    if cfg!(bpf_target_arch = "aarch64") {
+        edge_arm64(walk, blob, pc)
+    } else {
+        edge_x86_64(walk, blob, pc)
+    }
+}
+
+/// The start of blob `blob`'s code and the end of its prologue
+/// (`_code_begin + _frame_complete_offset`), where the JVM states them.
+#[inline(always)]
+fn prologue(walk: &InterpWalk, blob: u64) -> Option<(u64, u64)> {
     let code = &walk.code;
+    if code.frame_complete_offset == 0 {
+        return None;
+    }
+    let begin = if code.code_begin_is_offset != 0 {
+        read_user::<i32>(blob + u64::from(code.code_begin_offset))
+            .filter(|&offset| offset > 0)
+            .map(|offset| blob + offset as u64)
+    } else {
+        read_user::<u64>(blob + u64::from(code.code_begin_offset))
+    }?;
+    let complete = read_user::<i32>(blob + u64::from(code.frame_complete_offset))?;
+    (complete > 0).then(|| (begin, begin + complete as u64))
+}
+
+/// [`edge`] on arm64 ([`arm64_edge`]): the instruction at `pc` and the four before it
+/// (those before the code's start, in the prologue, are none).
+#[inline(always)]
+fn edge_arm64(walk: &InterpWalk, blob: u64, pc: u64) -> Edge {
+    let (Some(here), Some(near), Some(far)) = (
+        read_user::<u32>(pc),
+        read_user::<u64>(pc - 8),
+        read_user::<u64>(pc - 16),
+    ) else {
+        return Edge::Whole;
+    };
+    let (begin, in_prologue) = match prologue(walk, blob) {
+        Some((begin, end)) if begin <= pc && pc < end => (begin, true),
+        _ => (0, false),
+    };
+    let word = |at: u64, pair: u64, high: bool| {
+        let word = if high {
+            (pair >> 32) as u32
+        } else {
+            pair as u32
+        };
+        if at >= begin { word } else { 0 }
+    };
+    let before = [
+        word(pc - 4, near, true),
+        word(pc - 8, near, false),
+        word(pc - 12, far, true),
+        word(pc - 16, far, false),
+    ];
+    arm64_edge(here, before, in_prologue)
+}
+
+/// [`edge`] on x86_64: inside the prologue (`pc` before `_code_begin +
+/// _frame_complete_offset`) by the instruction about to run, and in an epilogue by
+/// `pop rbp`, the return poll's `cmp`/`ja` and `ret`.
+#[inline(always)]
+fn edge_x86_64(walk: &InterpWalk, blob: u64, pc: u64) -> Edge {
     let (Some(here), Some(before)) = (read_user::<u64>(pc), read_user::<u64>(pc - 8)) else {
         return Edge::Whole;
     };
     let last = byte(before, 7);
-    if code.frame_complete_offset != 0 {
-        let begin = if code.code_begin_is_offset != 0 {
-            read_user::<i32>(blob + u64::from(code.code_begin_offset))
-                .filter(|&offset| offset > 0)
-                .map(|offset| blob + offset as u64)
-        } else {
-            read_user::<u64>(blob + u64::from(code.code_begin_offset))
-        };
-        let complete = read_user::<i32>(blob + u64::from(code.frame_complete_offset));
-        if let (Some(begin), Some(complete)) = (begin, complete)
-            && complete > 0
-            && begin <= pc
-            && pc < begin + complete as u64
-        {
-            let op = low3(here);
-            let pushed = last == PUSH_RBP || (before >> 32) as u32 == ((MOV_RBP_RSP << 8) | 0x55);
-            return if op == SUB_RSP[0] || op == SUB_RSP[1] {
-                // After `push rbp` (C1; C2 with a stack bang), or the first instruction
-                // (C2 without one: the frame is allocated, then rbp stored in it).
-                if pushed {
-                    Edge::SavedRbp
-                } else {
-                    Edge::ReturnAddress
-                }
-            } else if op == MOV_RBP_RSP && last == PUSH_RBP {
+    if let Some((begin, end)) = prologue(walk, blob)
+        && begin <= pc
+        && pc < end
+    {
+        let op = low3(here);
+        let pushed = last == PUSH_RBP || (before >> 32) as u32 == ((MOV_RBP_RSP << 8) | 0x55);
+        return if op == SUB_RSP[0] || op == SUB_RSP[1] {
+            // After `push rbp` (C1; C2 with a stack bang), or the first instruction
+            // (C2 without one: the frame is allocated, then rbp stored in it).
+            if pushed {
                 Edge::SavedRbp
-            } else if (here & 0xFFFF_FFFF) as u32 == STORE_RBP[0]
-                || (here & 0xFFFF_FFFF) as u32 == STORE_RBP[1]
-            {
-                Edge::RbpInRegister
-            } else if op == MOV_RBP_RSP {
-                // -XX:+PreserveFramePointer after `mov [rsp+N], rbp`: the frame is whole.
-                Edge::Whole
             } else {
-                // The inline cache check, the stack bang, `push rbp`: nothing pushed yet.
                 Edge::ReturnAddress
-            };
-        }
+            }
+        } else if op == MOV_RBP_RSP && last == PUSH_RBP {
+            Edge::SavedRbp
+        } else if (here & 0xFFFF_FFFF) as u32 == STORE_RBP[0]
+            || (here & 0xFFFF_FFFF) as u32 == STORE_RBP[1]
+        {
+            Edge::RbpInRegister
+        } else if op == MOV_RBP_RSP {
+            // -XX:+PreserveFramePointer after `mov [rsp+N], rbp`: the frame is whole.
+            Edge::Whole
+        } else {
+            // The inline cache check, the stack bang, `push rbp`: nothing pushed yet.
+            Edge::ReturnAddress
+        };
     }
     let first = byte(here, 0);
     if first == POP_RBP && (byte(here, 1) == RET || low3(here >> 8) == RETURN_POLL) {
