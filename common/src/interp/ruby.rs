@@ -24,6 +24,9 @@ pub const ISEQ_BODY: usize = 7;
 pub const BODY_ENCODED: usize = 8;
 /// `VM_FRAME_FLAG_FINISH` in `ep[0]`: the frame an `rb_vm_exec` call started with.
 pub const FRAME_FLAG_FINISH: u64 = 0x0020;
+/// `VM_FRAME_FLAG_CFRAME` in `ep[0]`: a frame that runs no instructions (a C function's,
+/// the VM stack's base frame).
+pub const FRAME_FLAG_CFRAME: u64 = 0x0080;
 /// Glibc x86_64: `tcbhead_t.dtv`'s offset from the thread pointer.
 pub const TCB_DTV: u64 = 8;
 /// Glibc x86_64: `sizeof(dtv_t)`.

@@ -119,6 +119,37 @@ fn proc_mounted(root: &Path) -> ProcMount {
     chroot_command(root, "true", &[]).1
 }
 
+/// `reload` (rb_load.rb) spends most of its time in `load` (a C function) parsing and
+/// compiling a file: Ruby 3.3 pushes a frame with no `pc` meanwhile, flagged as the first
+/// of an eval call (`rb_vm_push_frame_fname`'s), though no eval call runs it. At least 90%
+/// of the samples name `reload` at its `load` line. Before, the walk took the flag for the
+/// end of the call and kept the whole stack native: 8 of 173 samples named `reload`.
+#[test]
+fn ruby_3_3_names_the_caller_of_a_load_that_parses() {
+    let test = "ruby_3_3_names_the_caller_of_a_load_that_parses";
+    require_root();
+    let Some(root) = distro_root(test, "trixie") else {
+        return;
+    };
+    let dir = scratch(test);
+    let script = "rb_load.rb";
+    let path = fixture_in_root(&root, script);
+    let (command, _proc) = chroot_command(&root, "/usr/bin/ruby3.3", &[&path, "8"]);
+    let mut child = spawn_ready(command);
+    let (folded, _, _) = profile_pid(&dir, child.id());
+    let _ = child.kill();
+    let _ = child.wait();
+    let caller = format!(";reload ({path}:{}", hot_line(script));
+    let named = share(&folded, |stack| stack.contains(&caller));
+    assert_share(
+        test,
+        &format!("samples name {caller:?}"),
+        named,
+        (50, 0.90),
+        &folded,
+    );
+}
+
 /// A copy of `file` in the root's `/tmp/<test>/` under `name`, with `from` (found once
 /// or more) replaced by `to` at its first place: the copy's path on the host and in the
 /// root.
