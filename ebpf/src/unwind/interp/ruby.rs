@@ -8,14 +8,15 @@
 //! (`tracekit_common::interp::ruby`).
 
 use tracekit_common::interp::{
+    python::code_generation,
     ruby::{
-        BODY_ENCODED, CFP_EP, CFP_ISEQ, CFP_PC, CFP_SIZE, DTV_ENTRY_SIZE, EC_CFP,
-        FRAME_FLAG_CFRAME, FRAME_FLAG_FINISH, ISEQ_BODY, TCB_DTV,
+        BODY_ENCODED, BODY_FIRST_LINENO, BODY_LABEL, BODY_PATHOBJ, CFP_EP, CFP_ISEQ, CFP_PC,
+        CFP_SIZE, DTV_ENTRY_SIZE, EC_CFP, FRAME_FLAG_CFRAME, FRAME_FLAG_FINISH, ISEQ_BODY, TCB_DTV,
     },
     runtime,
 };
 
-use super::{EvalLoop, Found, InterpWalk, config, read_user};
+use super::{EvalLoop, Found, InterpWalk, announce_first_generation, config, read_user};
 use crate::unwind::UnwindMaps;
 
 /// C function frames skipped in one step (each is one read of its `pc`).
@@ -66,6 +67,14 @@ impl EvalLoop for Ruby {
     fn read_frame(walk: &InterpWalk) -> Option<Option<Found>> {
         read_frame(walk)
     }
+
+    /// An iseq's frames carry its generation when its address held another iseq first (the
+    /// top-level iseq of a required file is freed once it has run, and a later one takes
+    /// its slot): [`announce_first_generation`].
+    #[inline(always)]
+    fn announce<M: UnwindMaps>(walk: &mut InterpWalk, found: &Found) -> u64 {
+        announce_first_generation::<M>(walk, found, runtime::RUBY)
+    }
 }
 
 /// The Ruby frame at or after `walk.frame`, with its caller. `Some(None)`: no Ruby frame
@@ -97,8 +106,13 @@ fn read_frame(walk: &InterpWalk) -> Option<Option<Found>> {
         let body = read_user::<u64>(iseq + offset(walk, ISEQ_BODY))?;
         let encoded = read_user::<u64>(body + offset(walk, BODY_ENCODED))?;
         let units = if pc >= encoded { (pc - encoded) / 8 } else { 0 };
+        // The iseq's first line (a Fixnum up to 3.1, an `int` after: its low half either
+        // way), label and path, as userspace checks them when it reads the iseq.
+        let first_line = read_user::<i32>(body + offset(walk, BODY_FIRST_LINENO))?;
+        let label = read_user::<u64>(body + offset(walk, BODY_LABEL))?;
+        let path = read_user::<u64>(body + offset(walk, BODY_PATHOBJ))?;
         return Some(Some(Found {
-            generation: 0,
+            generation: code_generation(first_line, label, path),
             code: iseq,
             offset: units,
             caller: cfp + size,
