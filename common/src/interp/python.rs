@@ -28,7 +28,8 @@ pub const CODE_FILENAME: usize = 9;
 /// name and file, folded to 16 bits, never 0 (none). A code object freed during start-up
 /// whose address another one takes has, but by a 1-in-65536 chance, another: the kernel
 /// records the second's frames with their generation ([`encode_generation`]) and announces
-/// it as its [`code_key`], so userspace names each object's frames by that object.
+/// it as its [`code_key`], so userspace names each object's frames by that object. Ruby's
+/// iseqs are told apart the same way, by their first line, label and path.
 #[inline(always)]
 pub fn code_generation(first_line: i32, name: u64, filename: u64) -> u16 {
     let folded = (first_line as u32 as u16)

@@ -22,8 +22,17 @@ pub const CFP_SIZE: usize = 6;
 pub const ISEQ_BODY: usize = 7;
 /// `rb_iseq_constant_body.iseq_encoded`.
 pub const BODY_ENCODED: usize = 8;
+/// `rb_iseq_constant_body.location.pathobj`.
+pub const BODY_PATHOBJ: usize = 9;
+/// `rb_iseq_constant_body.location.label`.
+pub const BODY_LABEL: usize = 10;
+/// `rb_iseq_constant_body.location.first_lineno`.
+pub const BODY_FIRST_LINENO: usize = 11;
 /// `VM_FRAME_FLAG_FINISH` in `ep[0]`: the frame an `rb_vm_exec` call started with.
 pub const FRAME_FLAG_FINISH: u64 = 0x0020;
+/// `VM_FRAME_FLAG_CFRAME` in `ep[0]`: a frame that runs no instructions (a C function's,
+/// the VM stack's base frame).
+pub const FRAME_FLAG_CFRAME: u64 = 0x0080;
 /// Glibc x86_64: `tcbhead_t.dtv`'s offset from the thread pointer.
 pub const TCB_DTV: u64 = 8;
 /// Glibc x86_64: `sizeof(dtv_t)`.

@@ -119,6 +119,89 @@ fn proc_mounted(root: &Path) -> ProcMount {
     chroot_command(root, "true", &[]).1
 }
 
+/// `reload` (rb_load.rb) spends most of its time in `load` (a C function) parsing and
+/// compiling a file: Ruby 3.3 pushes a frame with no `pc` meanwhile, flagged as the first
+/// of an eval call (`rb_vm_push_frame_fname`'s), though no eval call runs it. At least 90%
+/// of the samples name `reload` at its `load` line. Before, the walk took the flag for the
+/// end of the call and kept the whole stack native: 8 of 173 samples named `reload`.
+#[test]
+fn ruby_3_3_names_the_caller_of_a_load_that_parses() {
+    let test = "ruby_3_3_names_the_caller_of_a_load_that_parses";
+    require_root();
+    let Some(root) = distro_root(test, "trixie") else {
+        return;
+    };
+    let dir = scratch(test);
+    let script = "rb_load.rb";
+    let path = fixture_in_root(&root, script);
+    let (command, _proc) = chroot_command(&root, "/usr/bin/ruby3.3", &[&path, "8"]);
+    let mut child = spawn_ready(command);
+    let (folded, _, _) = profile_pid(&dir, child.id());
+    let _ = child.kill();
+    let _ = child.wait();
+    let caller = format!(";reload ({path}:{}", hot_line(script));
+    let named = share(&folded, |stack| stack.contains(&caller));
+    assert_share(
+        test,
+        &format!("samples name {caller:?}"),
+        named,
+        (50, 0.90),
+        &folded,
+    );
+}
+
+/// `rb_reuse.rb`: 400 methods `first_N` burn under `phase_one`, are freed, and 400
+/// `second_N` burn under `phase_two` in the iseq slots they left. No `phase_two` sample
+/// names a `first_` method, at least 90% name a `second_` one. Before, an address was
+/// named by the first iseq read there: 104 of 594 `phase_two` samples named `first_`
+/// methods (the same happened to RuboCop's and Rouge's methods in the slots of
+/// `<top (required)>` iseqs of files required earlier).
+#[test]
+fn ruby_3_3_names_an_iseq_in_a_freed_ones_slot() {
+    let test = "ruby_3_3_names_an_iseq_in_a_freed_ones_slot";
+    require_root();
+    let Some(root) = distro_root(test, "trixie") else {
+        return;
+    };
+    let dir = scratch(test);
+    let path = fixture_in_root(&root, "rb_reuse.rb");
+    let _proc = proc_mounted(&root);
+    let out = dir.join("out.folded");
+    let mut profile = Command::new(tracekit_bin());
+    profile
+        .args(["profile", "-F", "199", "-o"])
+        .arg(&out)
+        .arg("--")
+        .arg("chroot")
+        .arg(&root)
+        .args(["/usr/bin/ruby3.3", &path, "6"]);
+    run(profile, TIMEOUT).assert_code(0);
+    let folded = parse_folded(&std::fs::read_to_string(&out).unwrap());
+    let second: Vec<(String, u64)> = folded
+        .iter()
+        .filter(|(stack, _)| stack.contains(";phase_two ("))
+        .cloned()
+        .collect();
+    let innermost = |stack: &str, prefix: &str| {
+        stack
+            .split(';')
+            .rev()
+            .find(|frame| frame.ends_with(')') && frame.contains(" (<reuse>:"))
+            .is_some_and(|frame| frame.starts_with(prefix))
+    };
+    let (stale, _) = share(&second, |stack| innermost(stack, "first_"));
+    let named = share(&second, |stack| innermost(stack, "second_"));
+    eprintln!("{test}: {stale} phase_two samples name a first_ method");
+    assert_share(
+        test,
+        "phase_two samples name a second_ method",
+        named,
+        (100, 0.90),
+        &second,
+    );
+    assert_eq!(stale, 0, "{second:#?}");
+}
+
 /// A copy of `file` in the root's `/tmp/<test>/` under `name`, with `from` (found once
 /// or more) replaced by `to` at its first place: the copy's path on the host and in the
 /// root.

@@ -17,7 +17,10 @@ pub mod v8;
 
 use aya_ebpf::helpers::{bpf_probe_read_kernel, bpf_probe_read_user};
 use tracekit_common::interp::{
-    CodeKey, InterpConfig, InterpProcess, InterpStat, encode_frame, hotspot::CodeCache, runtime,
+    CodeKey, InterpConfig, InterpProcess, InterpStat, encode_frame,
+    hotspot::CodeCache,
+    python::{code_key, encode_generation},
+    runtime,
 };
 
 use crate::unwind::UnwindMaps;
@@ -44,7 +47,7 @@ pub struct InterpWalk {
     pub pending: u32,
     /// The process (tgid).
     pub pid: u32,
-    /// A CPython code address's first generation, as `INTERP_SEEN` is given it.
+    /// A CPython or Ruby code address's first generation, as `INTERP_SEEN` is given it.
     pub first: u16,
     padding: u16,
     /// The code object being announced ([`announce_key`]): kept here, off the BPF stack,
@@ -246,6 +249,43 @@ pub fn announce_as<M: UnwindMaps>(
         code,
     };
     announce_key::<M>(&key)
+}
+
+/// Announces `found`'s code object of `runtime` (CPython, Ruby), whose generation tells
+/// the objects that took one address apart: the first generation seen at an address names
+/// its bare frames; a later one (the first object was freed and another took its address)
+/// is announced as its [`code_key`] and its frames carry their generation in the word
+/// after them (returned, 0: none).
+#[inline(always)]
+pub fn announce_first_generation<M: UnwindMaps>(
+    walk: &mut InterpWalk,
+    found: &Found,
+    runtime: u8,
+) -> u64 {
+    let generation = found.generation;
+    // The address's first generation is kept under generation 0, which no object has.
+    walk.key.pid = walk.pid;
+    walk.key.runtime = u16::from(runtime);
+    walk.key.generation = 0;
+    walk.key.code = found.code;
+    let mut after = 0;
+    if generation != 0 {
+        // SAFETY: plain lookup; the value is copied out at once.
+        match unsafe { M::interp_seen().get(&walk.key) } {
+            Some(&first) if first != generation => {
+                walk.key.code = code_key(found.code, generation);
+                after = encode_generation(generation);
+            }
+            Some(_) => {}
+            None => {
+                walk.first = generation;
+                let _ = M::interp_seen().insert(&walk.key, &walk.first, 0);
+            }
+        }
+        walk.key.generation = generation;
+    }
+    announce_key::<M>(&walk.key);
+    after
 }
 
 /// Announces `key` unless `INTERP_SEEN` remembers it announced; see [`announce_code`].

@@ -10,12 +10,12 @@ use tracekit_common::interp::{
     python::{
         CFRAME_CURRENT_FRAME, CODE_BYTECODE, CODE_FILENAME, CODE_FIRSTLINENO, CODE_NAME,
         FRAME_CODE, FRAME_CODE_TAG_BITS, FRAME_ENTRY, FRAME_INSTRUCTION, FRAME_OWNED_BY_SHIM,
-        FRAME_PREVIOUS, TSTATE_FRAME, code_generation, code_key, encode_generation, layout,
+        FRAME_PREVIOUS, TSTATE_FRAME, code_generation, layout,
     },
     runtime,
 };
 
-use super::{EvalLoop, Found, InterpWalk, announce_key, config, read_user};
+use super::{EvalLoop, Found, InterpWalk, announce_first_generation, config, read_user};
 use crate::unwind::UnwindMaps;
 
 #[inline(always)]
@@ -62,35 +62,11 @@ impl EvalLoop for Python {
         read_frame(walk)
     }
 
-    /// The first generation seen at a code object's address names its bare frames; a later
-    /// one (the first object was freed and another took its address) is announced as its
-    /// [`code_key`] and its frames carry their generation in the word after them.
+    /// A code object's frames carry its generation when its address held another one
+    /// first ([`announce_first_generation`]).
     #[inline(always)]
     fn announce<M: UnwindMaps>(walk: &mut InterpWalk, found: &Found) -> u64 {
-        let generation = found.generation;
-        // The address's first generation is kept under generation 0, which no object has.
-        walk.key.pid = walk.pid;
-        walk.key.runtime = u16::from(runtime::PYTHON);
-        walk.key.generation = 0;
-        walk.key.code = found.code;
-        let mut after = 0;
-        if generation != 0 {
-            // SAFETY: plain lookup; the value is copied out at once.
-            match unsafe { M::interp_seen().get(&walk.key) } {
-                Some(&first) if first != generation => {
-                    walk.key.code = code_key(found.code, generation);
-                    after = encode_generation(generation);
-                }
-                Some(_) => {}
-                None => {
-                    walk.first = generation;
-                    let _ = M::interp_seen().insert(&walk.key, &walk.first, 0);
-                }
-            }
-            walk.key.generation = generation;
-        }
-        announce_key::<M>(&walk.key);
-        after
+        announce_first_generation::<M>(walk, found, runtime::PYTHON)
     }
 }
 

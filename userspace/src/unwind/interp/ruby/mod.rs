@@ -13,9 +13,10 @@
 
 use tracekit_common::interp::{
     InterpProcess, NO_OFFSET, OFFSET_SLOTS,
+    python::{code_generation, split_code_key},
     ruby::{
-        BODY_ENCODED, CFP_EP, CFP_ISEQ, CFP_PC, CFP_SIZE, EC_CFP, EC_VM_STACK, EC_VM_STACK_SIZE,
-        ISEQ_BODY,
+        BODY_ENCODED, BODY_FIRST_LINENO, BODY_LABEL, BODY_PATHOBJ, CFP_EP, CFP_ISEQ, CFP_PC,
+        CFP_SIZE, EC_CFP, EC_VM_STACK, EC_VM_STACK_SIZE, ISEQ_BODY,
     },
     runtime,
 };
@@ -58,6 +59,9 @@ impl Binary {
         offsets[CFP_SIZE] = self.version.cfp_size;
         offsets[ISEQ_BODY] = 16;
         offsets[BODY_ENCODED] = 8;
+        offsets[BODY_PATHOBJ] = self.version.body_pathobj as u16;
+        offsets[BODY_LABEL] = self.version.body_label as u16;
+        offsets[BODY_FIRST_LINENO] = self.version.body_first_lineno as u16;
         InterpProcess {
             eval_begin: self.eval.0.wrapping_add(bias),
             eval_end: (self.eval.0 + self.eval.1).wrapping_add(bias),
@@ -107,6 +111,12 @@ impl Runtime for Ruby {
         detect(path, file)
     }
 
+    /// A frame followed by a generation word is of an iseq that took the slot of one
+    /// recorded before it: named by its [`code_key`](tracekit_common::interp::python::code_key).
+    fn code(&self, word: u64, code: u64, next: Option<u64>) -> Option<u64> {
+        super::python::frame_code(word, code, next)
+    }
+
     fn symbols(&self, info: &CodeInfo, units: u32, _leaf: bool) -> Vec<(String, bool)> {
         at_line(info, line_of(info, units))
     }
@@ -134,8 +144,11 @@ impl super::runtime::Binary for Binary {
 }
 
 impl CodeReader for Version {
-    fn read_code(&self, pid: u32, code: u64, _generation: Option<u16>) -> Option<CodeInfo> {
-        read_code(pid, self, code)
+    fn read_code(&self, pid: u32, code: u64, generation: Option<u16>) -> Option<CodeInfo> {
+        match split_code_key(code) {
+            Some((iseq, keyed)) => read_code(pid, self, iseq, Some(keyed)),
+            None => read_code(pid, self, code, generation),
+        }
     }
 
     fn same(&self, other: &dyn CodeReader) -> bool {
@@ -380,10 +393,22 @@ fn read_path(pid: u32, object: u64, layout: StringLayout) -> Option<String> {
 }
 
 /// Reads the iseq at `iseq` of process `pid`: its label, path, and its line table decoded
-/// into `(position, line)` changes (8 bytes each, in [`CodeInfo::linetable`]).
-pub fn read_code(pid: u32, v: &Version, iseq: u64) -> Option<CodeInfo> {
+/// into `(position, line)` changes (8 bytes each, in [`CodeInfo::linetable`]). `None` also
+/// when the kernel recorded it with `generation` and the iseq there now has another (it
+/// was freed and its slot taken).
+pub fn read_code(pid: u32, v: &Version, iseq: u64, generation: Option<u16>) -> Option<CodeInfo> {
     let body = read_memory(pid, iseq + 16, 8).and_then(|b| word(&b, 0))?;
     let header = read_memory(pid, body, 160)?;
+    if let Some(generation) = generation {
+        let now = code_generation(
+            word32(&header, v.body_first_lineno)? as i32,
+            word(&header, v.body_label)?,
+            word(&header, v.body_pathobj)?,
+        );
+        if now != generation {
+            return None;
+        }
+    }
     let name = read_rstring(pid, word(&header, v.body_label)?, v.string, MAX_NAME)?;
     let file = read_path(pid, word(&header, v.body_pathobj)?, v.string).unwrap_or_default();
     let first_line = if v.first_lineno_fixnum {

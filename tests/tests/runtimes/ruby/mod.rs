@@ -1,7 +1,10 @@
 //! Ruby frames unwound in the kernel: Debian's `ruby` (3.1), installed by the tests when
 //! absent, started with no flags; its known chain (`outer -> middle -> leaf`, burning CPU
 //! on one line of `leaf`) is named with the hot line, thread by thread. A version with no
-//! offsets keeps its native frames, and `-v` says why.
+//! offsets keeps its native frames, and `-v` says why. Real programs of Debian 13's Ruby
+//! against stackprof: [`real_programs`].
+
+mod real_programs;
 
 use std::{path::Path, process::Command};
 
