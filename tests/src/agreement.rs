@@ -94,6 +94,77 @@ pub fn counted(stderr: &str, what: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// One real program's comparison, as the real-program tests print and check it.
+pub struct Program<'a> {
+    /// The test's and the program's names, for the lines printed.
+    pub test: &'a str,
+    pub name: &'a str,
+    /// The runtime's profiler (`py-spy`) and runtime (`Python`), for the lines printed.
+    pub profiler: &'a str,
+    pub runtime: &'a str,
+    /// The innermost functions (name, file) of tracekit's samples and of the profiler's.
+    pub ours: &'a Innermost<(String, String)>,
+    pub theirs: &'a Innermost<(String, String)>,
+    /// tracekit's `-v` report.
+    pub stderr: &'a str,
+    /// The fewest samples with a runtime frame asked of each side (ours, theirs).
+    pub at_least: (u64, u64),
+}
+
+impl Program<'_> {
+    /// Prints the ten largest shares and what was counted, checks that each side has its
+    /// samples, that fewer than 1% of tracekit's have an `[unknown]` frame inside their
+    /// innermost runtime frame (`unknown` says which, on failure) and that fewer than 1% of
+    /// the runtime frames recorded were code objects that could not be read; returns
+    /// 1 - TVD over the top 30 functions.
+    pub fn check(&self, unknown: impl Fn() -> String) -> f64 {
+        let (test, name) = (self.test, self.name);
+        let (ours, theirs) = (self.ours, self.theirs);
+        let (score, shares) = agreement(&ours.functions, &theirs.functions, 30);
+        for ((function, file), their, our) in shares.iter().take(10) {
+            let file = file.rsplit('/').next().unwrap_or(file);
+            eprintln!(
+                "{test}: {name}: {:5.1}% {}, {:5.1}% tracekit: {function} ({file})",
+                their * 100.0,
+                self.profiler,
+                our * 100.0
+            );
+        }
+        let inside = ours.unknown_below as f64 / ours.samples.max(1) as f64;
+        let unread = counted(self.stderr, "code objects could not be read");
+        let frames = counted(self.stderr, "interpreter frames recorded");
+        eprintln!(
+            "{test}: {name}: {} samples with a {} frame ({} {}'s), {:.2}% with [unknown] \
+             inside the innermost; {unread} code objects not read of {frames} frames; \
+             1 - TVD over the top 30 functions {score:.3}",
+            ours.samples,
+            self.runtime,
+            theirs.samples,
+            self.profiler,
+            inside * 100.0
+        );
+        assert!(
+            ours.samples >= self.at_least.0 && theirs.samples >= self.at_least.1,
+            "{test}: {name}: {} and {} samples: {}",
+            ours.samples,
+            theirs.samples,
+            self.stderr
+        );
+        assert!(
+            inside < 0.01,
+            "{test}: {name}: {:.1}% with [unknown] inside: {}",
+            inside * 100.0,
+            unknown()
+        );
+        assert!(
+            frames > 0 && (unread as f64) < 0.01 * frames as f64,
+            "{test}: {name}: {}",
+            self.stderr
+        );
+        score
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

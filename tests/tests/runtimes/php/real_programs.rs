@@ -32,8 +32,7 @@ use std::{
 };
 
 use tracekit_tests::{
-    agreement::{self, agreement, counted},
-    chroot_command, distro_root, parse_folded, require_root, run, scratch, tracekit_bin,
+    agreement, chroot_command, distro_root, parse_folded, require_root, run, scratch, tracekit_bin,
 };
 
 use super::super::trixie::fixture_in_root;
@@ -210,43 +209,17 @@ fn php_programs_functions_agree_with_excimer() {
             php_function,
         );
 
-        let (score, shares) = agreement(&ours.functions, &theirs.functions, 30);
-        for ((function, file), excimer, our) in shares.iter().take(10) {
-            let file = file.rsplit('/').next().unwrap_or(file);
-            eprintln!(
-                "{test}: {name}: {:5.1}% Excimer, {:5.1}% tracekit: {function} ({file})",
-                excimer * 100.0,
-                our * 100.0
-            );
+        let score = agreement::Program {
+            test,
+            name,
+            profiler: "Excimer",
+            runtime: "PHP",
+            ours: &ours,
+            theirs: &theirs,
+            stderr: &profile.stderr,
+            at_least: (500, 500),
         }
-        let unknown = ours.unknown_below as f64 / ours.samples.max(1) as f64;
-        let unread = counted(&profile.stderr, "code objects could not be read");
-        let frames = counted(&profile.stderr, "interpreter frames recorded");
-        eprintln!(
-            "{test}: {name}: {} samples with a PHP frame ({} Excimer's), {:.2}% with \
-             [unknown] inside the innermost; {unread} code objects not read of {frames} \
-             frames; 1 - TVD over the top 30 functions {score:.3}",
-            ours.samples,
-            theirs.samples,
-            unknown * 100.0
-        );
-        assert!(
-            ours.samples >= 500 && theirs.samples >= 500,
-            "{test}: {name}: {} and {} samples: {}",
-            ours.samples,
-            theirs.samples,
-            profile.stderr
-        );
-        assert!(
-            unknown < 0.01,
-            "{test}: {name}: {:.1}% with [unknown]",
-            unknown * 100.0
-        );
-        assert!(
-            frames > 0 && (unread as f64) < 0.01 * frames as f64,
-            "{test}: {name}: {}",
-            profile.stderr
-        );
+        .check(String::new);
         if score < AGREEMENT {
             failed.push(format!("{name}: 1 - TVD {score:.3}"));
         }

@@ -24,8 +24,7 @@ use std::{
 };
 
 use tracekit_tests::{
-    agreement::{self, agreement, counted},
-    parse_folded, require_root, run, scratch, tracekit_bin, workspace,
+    agreement, parse_folded, require_root, run, scratch, tracekit_bin, workspace,
 };
 
 const TIMEOUT: Duration = Duration::from_secs(180);
@@ -192,42 +191,17 @@ fn python_programs_functions_agree_with_py_spy() {
             python_function,
         );
 
-        let (score, shares) = agreement(&ours.functions, &theirs.functions, 30);
-        for ((function, file), spy, our) in shares.iter().take(10) {
-            eprintln!(
-                "{test}: {name}: {:5.1}% py-spy, {:5.1}% tracekit: {function} ({file})",
-                spy * 100.0,
-                our * 100.0
-            );
+        let score = agreement::Program {
+            test,
+            name,
+            profiler: "py-spy",
+            runtime: "Python",
+            ours: &ours,
+            theirs: &theirs,
+            stderr: &profile.stderr,
+            at_least: (300, 300),
         }
-        let unknown = ours.unknown_below as f64 / ours.samples.max(1) as f64;
-        let unread = counted(&profile.stderr, "code objects could not be read");
-        let frames = counted(&profile.stderr, "interpreter frames recorded");
-        eprintln!(
-            "{test}: {name}: {} samples with a Python frame ({} py-spy's), {:.2}% with \
-             [unknown] inside the innermost; {unread} code objects not read of {frames} \
-             frames; 1 - TVD over the top 30 functions {score:.3}",
-            ours.samples,
-            theirs.samples,
-            unknown * 100.0
-        );
-        assert!(
-            ours.samples >= 300 && theirs.samples >= 300,
-            "{test}: {name}: {} and {} samples: {}",
-            ours.samples,
-            theirs.samples,
-            profile.stderr
-        );
-        assert!(
-            unknown < 0.01,
-            "{test}: {name}: {:.1}% with [unknown]",
-            unknown * 100.0
-        );
-        assert!(
-            frames > 0 && (unread as f64) < 0.01 * frames as f64,
-            "{test}: {name}: {}",
-            profile.stderr
-        );
+        .check(String::new);
         if score < AGREEMENT {
             failed.push(format!("{name}: 1 - TVD {score:.3}"));
         }

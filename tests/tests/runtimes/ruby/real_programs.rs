@@ -28,7 +28,7 @@
 use std::{path::Path, process::Command, time::Duration};
 
 use tracekit_tests::{
-    agreement::{self, Innermost, agreement, counted},
+    agreement::{self, Innermost},
     chroot_command, distro_root, parse_folded, require_root, run, scratch, tracekit_bin,
 };
 
@@ -262,46 +262,21 @@ fn ruby_programs_functions_agree_with_stackprof() {
             .collect();
         let ours = innermost(&folded);
 
-        let (score, shares) = agreement(&ours.functions, &theirs.functions, 30);
-        for ((function, file), sp, our) in shares.iter().take(10) {
-            let file = file.rsplit('/').next().unwrap_or(file);
-            eprintln!(
-                "{test}: {name}: {:5.1}% stackprof, {:5.1}% tracekit: {function} ({file})",
-                sp * 100.0,
-                our * 100.0
-            );
-        }
-        let unknown = ours.unknown_below as f64 / ours.samples.max(1) as f64;
-        let unread = counted(&profile.stderr, "code objects could not be read");
-        let frames = counted(&profile.stderr, "interpreter frames recorded");
         eprintln!(
-            "{test}: {name}: {} samples with a Ruby frame ({} stackprof's, and {} of its in \
-             the garbage collector), {:.2}% with [unknown] inside the innermost; {unread} \
-             code objects not read of {frames} frames; 1 - TVD over the top 30 functions \
-             {score:.3}",
-            ours.samples,
-            theirs.samples,
-            results["gc_samples"],
-            unknown * 100.0
+            "{test}: {name}: {} of stackprof's samples in the garbage collector",
+            results["gc_samples"]
         );
-        assert!(
-            ours.samples >= 1000 && theirs.samples >= 500,
-            "{test}: {name}: {} and {} samples: {}",
-            ours.samples,
-            theirs.samples,
-            profile.stderr
-        );
-        assert!(
-            unknown < 0.01,
-            "{test}: {name}: {:.1}% with [unknown]: {:#?}",
-            unknown * 100.0,
-            unknown_inside(&folded)
-        );
-        assert!(
-            frames > 0 && (unread as f64) < 0.01 * frames as f64,
-            "{test}: {name}: {}",
-            profile.stderr
-        );
+        let score = agreement::Program {
+            test,
+            name,
+            profiler: "stackprof",
+            runtime: "Ruby",
+            ours: &ours,
+            theirs: &theirs,
+            stderr: &profile.stderr,
+            at_least: (1000, 500),
+        }
+        .check(|| format!("{:#?}", unknown_inside(&folded)));
         if score < AGREEMENT {
             failed.push(format!("{name}: 1 - TVD {score:.3}"));
         }
