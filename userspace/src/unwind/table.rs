@@ -216,6 +216,12 @@ pub fn build_from(file: &object::File<'_>) -> Result<BinaryTable, TableError> {
         data.set_vendor(vendor);
         collect(&data, &bases, 1, machine, &mut functions, &mut table)?;
     }
+    if machine == Machine::Aarch64
+        && let Some(plt) = file.section_by_name(".plt")
+        && plt.size() > ARM64_PLT0_BYTES
+    {
+        functions.push(arm64_plt(plt.address(), plt.address() + plt.size()));
+    }
     table.rows = merge(functions, &mut table)?;
     if table.rows.len() > MAX_TABLE_ROWS as usize {
         return Err(TableError::TooManyRows(table.rows.len()));
@@ -419,6 +425,35 @@ fn compact_rule<'a, S: UnwindSection<EndianSlice<'a, LittleEndian>>>(
         cfa_rule: cfa_rule | ra_at << ra::SHIFT,
         cfa_offset,
         rbp_offset_words,
+    }
+}
+
+/// arm64's first PLT entry (PLT0, the lazy binder's: `stp x16, x30, [sp, #-16]!` and 28
+/// more bytes, `bti c` first where the binary has branch protection).
+const ARM64_PLT0_BYTES: u64 = 32;
+
+/// arm64's `.plt` from `start` to `end`, which no FDE describes: past PLT0 (stepped by frame
+/// pointer, its stack changes), each entry loads the target from the GOT and branches with
+/// `x16`/`x17` only (`adrp; ldr; add; br`, maybe after `bti c`), so a pc there is in its
+/// caller's call with the caller's stack pointer and the return address still in x30.
+/// Before, a sample in a stub (libjvm's `clock_gettime@plt`) was stepped by frame pointer,
+/// which skips the caller (`os::javaTimeNanos()`).
+fn arm64_plt(start: u64, end: u64) -> Function {
+    Function {
+        start,
+        end,
+        source: 0,
+        rows: vec![
+            (start, Rule::UNSUPPORTED),
+            (
+                start + ARM64_PLT0_BYTES,
+                Rule {
+                    cfa_rule: cfa::RSP | ra::LINK_REGISTER << ra::SHIFT,
+                    cfa_offset: 0,
+                    rbp_offset_words: 0,
+                },
+            ),
+        ],
     }
 }
 

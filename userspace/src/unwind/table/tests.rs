@@ -451,3 +451,27 @@ fn rows_of_arm64_eh_frame() {
     );
     assert_eq!(table.unsupported_rows, 1);
 }
+
+/// arm64's `.plt` has no FDE: past PLT0 its stubs keep the caller's stack pointer and the
+/// return address in x30; beside a function's FDE, whose rows stand where they overlap.
+#[test]
+fn arm64_plt_entries_return_through_the_link_register() {
+    let mut table = BinaryTable::default();
+    let function = Function {
+        start: 0x1100,
+        end: 0x1110,
+        source: 0,
+        rows: vec![(0x1100, Rule::NONE)],
+    };
+    let rows = merge(vec![function, arm64_plt(0x1000, 0x1100)], &mut table).unwrap();
+    let rule = |kind: u8, at: u8| kind | at << ra::SHIFT;
+    assert_eq!(
+        rows,
+        [
+            row(0x1000, cfa::UNSUPPORTED, 0, 0),
+            row(0x1020, rule(cfa::RSP, ra::LINK_REGISTER), 0, 0),
+            row(0x1100, cfa::NONE, 0, 0),
+        ]
+    );
+    assert_eq!(table.functions, 2);
+}
