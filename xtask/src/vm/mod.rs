@@ -82,15 +82,11 @@ pub const ARM64_VM_TESTS: &[&str] = &[
     "unwind_leaf",
     "unwind_nofp",
     "hooks_by_comm_by_thread_as_the_string_key",
-    // Debian's arm64 CPython 3.11 and nodejs.org's Node 22 are in the image
-    // (add_debian_python, add_node), and Debian's arm64 xz and perf. Debian's OpenJDK 17
-    // is too (add_java), but `jvm_compiled_frames_are_named` is left out: it names the
-    // chain in 91-94% of the main thread's samples on both kernels (the test asks 90%),
-    // yet each 6.12 run had one sample cut below libjvm's `clock_gettime@plt` (no
-    // `.eh_frame` row; named by the mapping symbol `$x`), `java;Ledger.main;$x`, which the
-    // test counts as Java frames outside the main thread.
+    // Debian's arm64 CPython 3.11, nodejs.org's Node 22 and Debian's OpenJDK 17 are in the
+    // image (add_debian_python, add_node, add_java), and Debian's arm64 xz and perf.
     "python_chain_debian_3_11",
     "node22_chain_pid",
+    "jvm_compiled_frames_are_named",
     "unwind_debian_xz_as_deep_as_perf",
 ];
 
