@@ -304,8 +304,9 @@ fn integration_setup() -> Result<std::path::PathBuf> {
     build_release()
 }
 
-fn integration_tests(binary: &std::path::Path, filter: Option<&str>) -> Result<()> {
-    eprintln!("xtask: integration tests (root, one at a time: the kernel is shared state)");
+/// `cargo test` of the integration tests with `binary`, one at a time (the kernel is shared
+/// state), those whose names contain `filter` if given.
+pub fn integration_command(binary: &std::path::Path, filter: Option<&str>) -> util::Cmd {
     let mut cmd = util::cargo();
     cmd.args([
         "test",
@@ -320,6 +321,12 @@ fn integration_tests(binary: &std::path::Path, filter: Option<&str>) -> Result<(
     if let Some(filter) = filter {
         cmd.arg(filter);
     }
+    cmd
+}
+
+fn integration_tests(binary: &std::path::Path, filter: Option<&str>) -> Result<()> {
+    eprintln!("xtask: integration tests (root, one at a time: the kernel is shared state)");
+    let mut cmd = integration_command(binary, filter);
     let mut panics = panics::Panics::default();
     let ran = cmd.run_watching_stdout(|line| panics.line(line));
     let panics = panics.finish();

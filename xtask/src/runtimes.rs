@@ -90,18 +90,7 @@ pub fn run(binary: &std::path::Path, filter: Option<&str>, repeat: u32) -> Resul
     let mut results = Results::default();
     for run in 1..=repeat {
         eprintln!("xtask: runtime matrix: run {run} of {repeat}");
-        let mut cmd = crate::util::cargo();
-        cmd.args([
-            "test",
-            "--package",
-            "tracekit-tests",
-            "--",
-            "--test-threads=1",
-        ])
-        .env("TRACEKIT_BIN", binary)
-        .env("TRACEKIT_EBPF", "require")
-        .env("TRACEKIT_ROOTS", crate::roots::dir())
-        .arg(filter.unwrap_or("runtimes::"));
+        let mut cmd = crate::integration_command(binary, Some(filter.unwrap_or("runtimes::")));
         // A failed test is counted; the next run goes on.
         let _ = cmd.run_watching_stdout(|line| results.line(line));
     }
