@@ -94,25 +94,60 @@ impl Cmd {
     }
 
     /// Runs with stdin and stderr inherited, copying its stdout line by line to ours and
-    /// giving each line to `each`; fails unless it exits 0.
+    /// giving each line to `each`; fails unless it exits 0. A thread reads the pipe: a
+    /// process the command leaves behind holding its stdout (a test's stray child) does not
+    /// keep this one waiting once the command has exited (what comes in the 2 s after the
+    /// exit is still copied).
     pub fn run_watching_stdout(&mut self, mut each: impl FnMut(&str)) -> Result<()> {
-        use std::io::{BufRead, Write};
+        use std::{
+            io::{BufRead, Write},
+            sync::mpsc::{RecvTimeoutError, channel},
+            time::{Duration, Instant},
+        };
         let what = self.describe();
         let mut child = self
             .inner
             .stdout(Stdio::piped())
             .spawn()
             .with_context(|| format!("cannot start `{what}`"))?;
-        let mut reader = std::io::BufReader::new(child.stdout.take().expect("piped stdout"));
-        let mut line = Vec::new();
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (lines, received) = channel::<Vec<u8>>();
+        std::thread::spawn(move || {
+            let mut reader = std::io::BufReader::new(stdout);
+            loop {
+                let mut line = Vec::new();
+                match reader.read_until(b'\n', &mut line) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) if lines.send(line).is_err() => break,
+                    Ok(_) => {}
+                }
+            }
+        });
         let mut out = std::io::stdout();
-        while reader.read_until(b'\n', &mut line)? > 0 {
+        let mut show = |line: Vec<u8>| -> Result<()> {
             out.write_all(&line)?;
             out.flush()?;
             each(String::from_utf8_lossy(&line).trim_end_matches('\n'));
-            line.clear();
+            Ok(())
+        };
+        let status = loop {
+            match received.recv_timeout(Duration::from_millis(200)) {
+                Ok(line) => show(line)?,
+                Err(RecvTimeoutError::Timeout) => {
+                    if let Some(status) = child.try_wait()? {
+                        break status;
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => break child.wait()?,
+            }
+        };
+        let until = Instant::now() + Duration::from_secs(2);
+        while let Some(left) = until.checked_duration_since(Instant::now()) {
+            match received.recv_timeout(left) {
+                Ok(line) => show(line)?,
+                Err(_) => break,
+            }
         }
-        let status = child.wait()?;
         if !status.success() {
             bail!("`{what}` failed ({status})");
         }
@@ -172,4 +207,23 @@ pub fn find_program(program: &str) -> Option<PathBuf> {
     std::env::split_paths(&path_with_cargo_bin())
         .map(|dir| dir.join(program))
         .find(|path| path.is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A child left behind holding the command's stdout (`sleep 30 &`) does not hold the
+    /// run up past the command's exit and the 2 s after it.
+    #[test]
+    fn a_stray_child_does_not_hold_up_the_watch() {
+        let started = std::time::Instant::now();
+        let mut lines = Vec::new();
+        Cmd::new("sh")
+            .args(["-c", "echo one; sleep 30 & echo two"])
+            .run_watching_stdout(|line| lines.push(line.to_string()))
+            .unwrap();
+        assert_eq!(lines, ["one", "two"]);
+        assert!(started.elapsed().as_secs() < 10, "{:?}", started.elapsed());
+    }
 }
