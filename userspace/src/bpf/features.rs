@@ -78,7 +78,7 @@ pub fn unwinder() -> &'static Unwinder {
         let task_stack_offset = if helper_known(tracepoint, BPF_FUNC_TASK_PT_REGS) {
             0
         } else {
-            task_stack_offset().unwrap_or_else(|err| {
+            kernel_member_offset("task_struct", "stack").unwrap_or_else(|err| {
                 log::debug!(
                     "no bpf_task_pt_regs, and {err}: user registers unknown in tracepoints"
                 );
@@ -86,7 +86,7 @@ pub fn unwinder() -> &'static Unwinder {
             })
         };
         let syscallno_offset = if cfg!(target_arch = "aarch64") {
-            syscallno_offset().unwrap_or_else(|err| {
+            kernel_member_offset("pt_regs", "syscallno").unwrap_or_else(|err| {
                 log::debug!("{err}: samples inside execve are walked as others");
                 0
             })
@@ -173,20 +173,13 @@ fn helper_known(prog_type: bpf_prog_type, id: i32) -> bool {
     }
 }
 
-/// `task_struct.stack`'s offset, from the kernel's BTF.
-fn task_stack_offset() -> Result<u32, String> {
+/// The offset of `structure`'s `member` in the running kernel, from its BTF
+/// (`task_struct.stack`; arm64's `pt_regs.syscallno`).
+fn kernel_member_offset(structure: &str, member: &str) -> Result<u32, String> {
     let data = std::fs::read("/sys/kernel/btf/vmlinux")
         .map_err(|err| format!("reading /sys/kernel/btf/vmlinux: {err}"))?;
-    super::btf::struct_member_offset(&data, "task_struct", "stack")
-        .ok_or_else(|| "no task_struct.stack in the kernel's BTF".to_string())
-}
-
-/// arm64's `pt_regs.syscallno` offset, from the kernel's BTF.
-fn syscallno_offset() -> Result<u32, String> {
-    let data = std::fs::read("/sys/kernel/btf/vmlinux")
-        .map_err(|err| format!("reading /sys/kernel/btf/vmlinux: {err}"))?;
-    super::btf::struct_member_offset(&data, "pt_regs", "syscallno")
-        .ok_or_else(|| "no pt_regs.syscallno in the kernel's BTF".to_string())
+    super::btf::struct_member_offset(&data, structure, member)
+        .ok_or_else(|| format!("no {structure}.{member} in the kernel's BTF"))
 }
 
 #[cfg(test)]
