@@ -13,16 +13,17 @@
 //! numbers with an excess of 1; before, every sample ended in `[unknown]` in the code
 //! cache ("the JVM does not state its code heaps' or nmethods' layout").
 
-use std::{path::Path, process::Command, time::Duration};
+use std::path::Path;
 
 use tracekit_tests::{
     assert_share, chain_in_order, chroot_command, compile_java, distro_root, installed,
-    parse_folded, require_root, run, scratch, share, spawn_ready, tracekit_bin,
+    require_root, scratch, share, spawn_ready,
 };
 
 use super::{
     java::{CHAIN, main_thread},
     profile_pid,
+    trixie::profile_in_root,
 };
 
 /// OpenJDK 25's `java` in the forky root.
@@ -85,18 +86,6 @@ fn java_25_chain_debian_forky_from_start() {
     let Some(classes) = ledger_in_root(test, &root) else {
         return;
     };
-    let (_, _proc) = chroot_command(&root, "true", &[]);
-    let out = scratch(test).join("out.folded");
-    let mut profile = Command::new(tracekit_bin());
-    profile
-        .args(["profile", "-F", "199", "-o"])
-        .arg(&out)
-        .arg("--")
-        .arg("chroot")
-        .arg(&root);
-    profile.args([JAVA_25, "-cp", classes, "Ledger", "8"]);
-    let done = run(profile, Duration::from_secs(120));
-    done.assert_code(0);
-    eprintln!("{}", done.stderr);
-    check_java_chain(test, &parse_folded(&std::fs::read_to_string(&out).unwrap()));
+    let folded = profile_in_root(test, &root, &[JAVA_25, "-cp", classes, "Ledger", "8"]);
+    check_java_chain(test, &folded);
 }

@@ -95,10 +95,16 @@ pub(super) fn chain_by_pid(test: &str, root: &Path, program: &str, script: &str)
 /// and checks the chain. The runtime's start-up is in the profile (rubygems' is 0.25 s,
 /// all of it named Ruby frames but not the chain's): 8 s of burning keeps it under 5%.
 pub(super) fn chain_from_start(test: &str, root: &Path, program: &str, script: &str) {
-    let dir = scratch(test);
     let path = fixture_in_root(root, script);
+    let folded = profile_in_root(test, root, &[program, &path, "8"]);
+    check_chain(test, &folded, script, &path);
+}
+
+/// `tracekit profile -F 199 -o DIR/out.folded -- chroot ROOT ARGS...` (its `/proc` mounted
+/// meanwhile), no `-v`, which must exit 0: its folded stacks (its stderr printed).
+pub(super) fn profile_in_root(test: &str, root: &Path, args: &[&str]) -> Vec<(String, u64)> {
     let _proc = proc_mounted(root);
-    let out = dir.join("out.folded");
+    let out = scratch(test).join("out.folded");
     let mut profile = Command::new(tracekit_bin());
     profile
         .args(["profile", "-F", "199", "-o"])
@@ -106,12 +112,11 @@ pub(super) fn chain_from_start(test: &str, root: &Path, program: &str, script: &
         .arg("--")
         .arg("chroot")
         .arg(root)
-        .args([program, &path, "8"]);
+        .args(args);
     let done = run(profile, TIMEOUT);
     done.assert_code(0);
     eprintln!("{}", done.stderr);
-    let folded = parse_folded(&std::fs::read_to_string(&out).unwrap());
-    check_chain(test, &folded, script, &path);
+    parse_folded(&std::fs::read_to_string(&out).unwrap())
 }
 
 /// The root's `/proc`, mounted while the guard lives.
@@ -163,20 +168,8 @@ fn ruby_3_3_names_an_iseq_in_a_freed_ones_slot() {
     let Some(root) = distro_root(test, "trixie") else {
         return;
     };
-    let dir = scratch(test);
     let path = fixture_in_root(&root, "rb_reuse.rb");
-    let _proc = proc_mounted(&root);
-    let out = dir.join("out.folded");
-    let mut profile = Command::new(tracekit_bin());
-    profile
-        .args(["profile", "-F", "199", "-o"])
-        .arg(&out)
-        .arg("--")
-        .arg("chroot")
-        .arg(&root)
-        .args(["/usr/bin/ruby3.3", &path, "6"]);
-    run(profile, TIMEOUT).assert_code(0);
-    let folded = parse_folded(&std::fs::read_to_string(&out).unwrap());
+    let folded = profile_in_root(test, &root, &["/usr/bin/ruby3.3", &path, "6"]);
     let second: Vec<(String, u64)> = folded
         .iter()
         .filter(|(stack, _)| stack.contains(";phase_two ("))
